@@ -1,0 +1,41 @@
+# The build script is the documentation of how each artifact is made.
+GO      ?= go
+BUILD   ?= build
+export CGO_ENABLED := 1
+
+.PHONY: all test demo bench wasm cshared lint fuzz-seeds golden clean
+
+all: wasm cshared
+
+## wasm: the core as a WASI reactor for wazero, Node and browsers.
+wasm:
+	@mkdir -p $(BUILD)
+	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w' -o $(BUILD)/crawlcheck.wasm ./wasm
+
+## cshared: the core as a C shared library for ctypes and C hosts.
+cshared:
+	@mkdir -p $(BUILD)
+	$(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w' -o $(BUILD)/libcrawlcheck.so ./cshared
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
+	$(GO) vet ./...
+
+## test: everything a clean checkout needs, then every test.
+test: lint wasm cshared
+	$(GO) test -count=1 ./...
+	$(MAKE) fuzz-seeds
+
+## fuzz-seeds: a short coverage-guided run of every fuzz target.
+fuzz-seeds:
+	@for t in $$($(GO) test -list '^Fuzz' ./core/... | grep '^Fuzz'); do \
+	  pkg=$$($(GO) list -f '{{.ImportPath}} {{.Dir}}' ./core/... | while read p d; do grep -l "func $$t(" $$d/*_test.go >/dev/null 2>&1 && echo $$p; done | head -1); \
+	  echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime 5s $$pkg || exit 1; \
+	done
+
+## golden: regenerate testdata/ deliberately; read the diff before committing.
+golden:
+	$(GO) test ./core/... -update
+
+clean:
+	rm -rf $(BUILD)
