@@ -13,6 +13,9 @@ func Call(op string, request []byte) (response []byte) {
 			response = errorEnvelope("internal", fmt.Sprintf("panic in op %q: %v", op, r))
 		}
 	}()
+	if fn, ok := testOps[op]; ok {
+		return fn(request)
+	}
 	switch op {
 	case "version":
 		return []byte(`{"ok":true,"result":{"abi":1,"engine":"crawlcheck-core/0.0.0"}}`)
@@ -24,3 +27,9 @@ func errorEnvelope(code, msg string) []byte {
 	b, _ := json.Marshal(msg)
 	return []byte(`{"error":{"code":"` + code + `","message":` + string(b) + `},"ok":false}`)
 }
+
+// testOps holds ops that only test builds register (see testpanic.go).
+var testOps = map[string]func([]byte) []byte{}
+
+// registerTestOp adds an op for a test build; production builds register none.
+func registerTestOp(name string, fn func([]byte) []byte) { testOps[name] = fn }
