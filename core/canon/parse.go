@@ -1,0 +1,429 @@
+package canon
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/crawlcheck/verifier/core/cerr"
+	jcs "github.com/cyberphone/json-canonicalization/go/src/webpki.org/jsoncanonicalizer"
+)
+
+// Parse parses one JSON document strictly. See the package comment for what
+// it refuses; every refusal is a *cerr.Error naming the byte offset.
+func Parse(data []byte) (Value, error) {
+	if len(data) > MaxBytes {
+		return Value{}, cerr.New(cerr.InputTooLarge, "document of %d bytes exceeds the limit of %d", len(data), MaxBytes)
+	}
+	return ParseString(string(data))
+}
+
+// ParseString is Parse over a string; substrings of s are kept in the tree, so
+// parsing a string costs no copy of the unescaped text.
+func ParseString(s string) (Value, error) {
+	if len(s) > MaxBytes {
+		return Value{}, cerr.New(cerr.InputTooLarge, "document of %d bytes exceeds the limit of %d", len(s), MaxBytes)
+	}
+	p := parser{s: s}
+	p.skipSpace()
+	v, err := p.value(0)
+	if err != nil {
+		return Value{}, err
+	}
+	p.skipSpace()
+	if p.i != len(p.s) {
+		return Value{}, p.fail(cerr.JSONSyntax, "unexpected %s after the document", p.describe())
+	}
+	return v, nil
+}
+
+type parser struct {
+	s       string
+	i       int
+	members []Member // stack shared by all open objects
+	elems   []Value  // stack shared by all open arrays
+	buf     []byte   // scratch for unescaping
+}
+
+func (p *parser) fail(code cerr.Code, format string, args ...any) error {
+	e := cerr.New(code, format, args...)
+	e.Msg += " at offset " + strconv.Itoa(p.i)
+	return e
+}
+
+func (p *parser) describe() string {
+	if p.i >= len(p.s) {
+		return "end of input"
+	}
+	c := p.s[p.i]
+	if c >= 0x20 && c < 0x7f {
+		return strconv.Quote(string(c))
+	}
+	return "byte 0x" + strconv.FormatUint(uint64(c), 16)
+}
+
+func (p *parser) skipSpace() {
+	for p.i < len(p.s) {
+		switch p.s[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *parser) value(depth int) (Value, error) {
+	if p.i >= len(p.s) {
+		return Value{}, p.fail(cerr.JSONSyntax, "unexpected end of input")
+	}
+	switch c := p.s[p.i]; {
+	case c == '{':
+		return p.object(depth + 1)
+	case c == '[':
+		return p.array(depth + 1)
+	case c == '"':
+		s, err := p.str()
+		return Value{kind: String, s: s}, err
+	case c == '-' || (c >= '0' && c <= '9'):
+		return p.number()
+	case c == 't':
+		return p.literal("true", Value{kind: Bool, b: true})
+	case c == 'f':
+		return p.literal("false", Value{kind: Bool})
+	case c == 'n':
+		return p.literal("null", Value{})
+	}
+	return Value{}, p.fail(cerr.JSONSyntax, "unexpected %s", p.describe())
+}
+
+func (p *parser) literal(word string, v Value) (Value, error) {
+	if len(p.s)-p.i < len(word) || p.s[p.i:p.i+len(word)] != word {
+		return Value{}, p.fail(cerr.JSONSyntax, "invalid literal, expected %s", word)
+	}
+	p.i += len(word)
+	return v, nil
+}
+
+func (p *parser) object(depth int) (Value, error) {
+	if depth > MaxDepth {
+		return Value{}, p.fail(cerr.JSONTooDeep, "nesting deeper than %d", MaxDepth)
+	}
+	p.i++ // {
+	base := len(p.members)
+	p.skipSpace()
+	if p.i < len(p.s) && p.s[p.i] == '}' {
+		p.i++
+		return Value{kind: Object, obj: []Member{}}, nil
+	}
+	for {
+		if p.i >= len(p.s) || p.s[p.i] != '"' {
+			return Value{}, p.fail(cerr.JSONSyntax, "expected a member name, found %s", p.describe())
+		}
+		key, err := p.str()
+		if err != nil {
+			return Value{}, err
+		}
+		p.skipSpace()
+		if p.i >= len(p.s) || p.s[p.i] != ':' {
+			return Value{}, p.fail(cerr.JSONSyntax, "expected ':' after member name, found %s", p.describe())
+		}
+		p.i++
+		p.skipSpace()
+		v, err := p.value(depth)
+		if err != nil {
+			return Value{}, err
+		}
+		p.members = append(p.members, Member{Key: key, Value: v})
+		p.skipSpace()
+		if p.i >= len(p.s) {
+			return Value{}, p.fail(cerr.JSONSyntax, "unterminated object")
+		}
+		if p.s[p.i] == ',' {
+			p.i++
+			p.skipSpace()
+			continue
+		}
+		if p.s[p.i] != '}' {
+			return Value{}, p.fail(cerr.JSONSyntax, "expected ',' or '}' in object, found %s", p.describe())
+		}
+		p.i++
+		break
+	}
+	obj := make([]Member, len(p.members)-base)
+	copy(obj, p.members[base:])
+	clear(p.members[base:])
+	p.members = p.members[:base]
+	if !membersSorted(obj) {
+		slices.SortFunc(obj, func(a, b Member) int { return CompareKeys(a.Key, b.Key) })
+		for i := 1; i < len(obj); i++ {
+			if obj[i].Key == obj[i-1].Key {
+				return Value{}, p.fail(cerr.JSONDuplicateKey, "duplicate member name %s in the object ending", strconv.Quote(obj[i].Key))
+			}
+		}
+	}
+	return Value{kind: Object, obj: obj}, nil
+}
+
+// membersSorted reports whether keys are strictly ascending, which also rules
+// out duplicates; parsed objects usually are (canonical or generated input).
+func membersSorted(ms []Member) bool {
+	for i := 1; i < len(ms); i++ {
+		if CompareKeys(ms[i-1].Key, ms[i].Key) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *parser) array(depth int) (Value, error) {
+	if depth > MaxDepth {
+		return Value{}, p.fail(cerr.JSONTooDeep, "nesting deeper than %d", MaxDepth)
+	}
+	p.i++ // [
+	base := len(p.elems)
+	p.skipSpace()
+	if p.i < len(p.s) && p.s[p.i] == ']' {
+		p.i++
+		return Value{kind: Array, arr: []Value{}}, nil
+	}
+	for {
+		v, err := p.value(depth)
+		if err != nil {
+			return Value{}, err
+		}
+		p.elems = append(p.elems, v)
+		p.skipSpace()
+		if p.i >= len(p.s) {
+			return Value{}, p.fail(cerr.JSONSyntax, "unterminated array")
+		}
+		if p.s[p.i] == ',' {
+			p.i++
+			p.skipSpace()
+			continue
+		}
+		if p.s[p.i] != ']' {
+			return Value{}, p.fail(cerr.JSONSyntax, "expected ',' or ']' in array, found %s", p.describe())
+		}
+		p.i++
+		break
+	}
+	arr := make([]Value, len(p.elems)-base)
+	copy(arr, p.elems[base:])
+	clear(p.elems[base:])
+	p.elems = p.elems[:base]
+	return Value{kind: Array, arr: arr}, nil
+}
+
+// str parses a string starting at the opening quote. Without escapes the
+// result is a substring of the input: no copy.
+func (p *parser) str() (string, error) {
+	p.i++ // "
+	start := p.i
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		switch {
+		case c == '"':
+			s := p.s[start:p.i]
+			p.i++
+			return s, nil
+		case c == '\\':
+			return p.escapedStr(start)
+		case c < 0x20:
+			return "", p.fail(cerr.JSONSyntax, "control character 0x%02x in string", c)
+		case c < utf8.RuneSelf:
+			p.i++
+		default:
+			r, size := utf8.DecodeRuneInString(p.s[p.i:])
+			if r == utf8.RuneError && size <= 1 {
+				return "", p.fail(cerr.JSONInvalidUTF8, "invalid UTF-8 in string")
+			}
+			p.i += size
+		}
+	}
+	return "", p.fail(cerr.JSONSyntax, "unterminated string")
+}
+
+func (p *parser) escapedStr(start int) (string, error) {
+	b := append(p.buf[:0], p.s[start:p.i]...)
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			p.buf = b
+			return string(b), nil
+		case c == '\\':
+			if p.i+1 >= len(p.s) {
+				return "", p.fail(cerr.JSONSyntax, "unterminated escape")
+			}
+			e := p.s[p.i+1]
+			p.i += 2
+			switch e {
+			case '"', '\\', '/':
+				b = append(b, e)
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				r, err := p.unicodeEscape()
+				if err != nil {
+					return "", err
+				}
+				b = utf8.AppendRune(b, r)
+			default:
+				p.i -= 2
+				return "", p.fail(cerr.JSONSyntax, "invalid escape \\%c", e)
+			}
+		case c < 0x20:
+			return "", p.fail(cerr.JSONSyntax, "control character 0x%02x in string", c)
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			p.i++
+		default:
+			r, size := utf8.DecodeRuneInString(p.s[p.i:])
+			if r == utf8.RuneError && size <= 1 {
+				return "", p.fail(cerr.JSONInvalidUTF8, "invalid UTF-8 in string")
+			}
+			b = append(b, p.s[p.i:p.i+size]...)
+			p.i += size
+		}
+	}
+	return "", p.fail(cerr.JSONSyntax, "unterminated string")
+}
+
+// unicodeEscape reads XXXX after \u (and a following low surrogate escape).
+func (p *parser) unicodeEscape() (rune, error) {
+	hi, err := p.hex4()
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case hi >= 0xDC00 && hi <= 0xDFFF:
+		return 0, p.fail(cerr.JSONLoneSurrogate, "lone low surrogate \\u%04x", hi)
+	case hi < 0xD800 || hi > 0xDBFF:
+		return hi, nil
+	}
+	if len(p.s)-p.i < 6 || p.s[p.i] != '\\' || p.s[p.i+1] != 'u' {
+		return 0, p.fail(cerr.JSONLoneSurrogate, "lone high surrogate \\u%04x", hi)
+	}
+	p.i += 2
+	lo, err := p.hex4()
+	if err != nil {
+		return 0, err
+	}
+	if lo < 0xDC00 || lo > 0xDFFF {
+		return 0, p.fail(cerr.JSONLoneSurrogate, "high surrogate \\u%04x followed by \\u%04x", hi, lo)
+	}
+	return 0x10000 + (hi-0xD800)<<10 + (lo - 0xDC00), nil
+}
+
+func (p *parser) hex4() (rune, error) {
+	if len(p.s)-p.i < 4 {
+		return 0, p.fail(cerr.JSONSyntax, "truncated \\u escape")
+	}
+	var r rune
+	for k := 0; k < 4; k++ {
+		c := p.s[p.i+k]
+		var d byte
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, p.fail(cerr.JSONSyntax, "invalid hex digit in \\u escape")
+		}
+		r = r<<4 | rune(d)
+	}
+	p.i += 4
+	return r, nil
+}
+
+// number parses a JSON number and keeps its canonical ES6 text.
+func (p *parser) number() (Value, error) {
+	start := p.i
+	if p.s[p.i] == '-' {
+		p.i++
+	}
+	digits := p.i
+	if p.i < len(p.s) && p.s[p.i] == '0' {
+		p.i++
+	} else if p.i < len(p.s) && p.s[p.i] >= '1' && p.s[p.i] <= '9' {
+		for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
+			p.i++
+		}
+	} else {
+		return Value{}, p.fail(cerr.JSONSyntax, "invalid number")
+	}
+	intDigits := p.i - digits
+	simple := true
+	if p.i < len(p.s) && p.s[p.i] == '.' {
+		simple = false
+		p.i++
+		if !p.digits() {
+			return Value{}, p.fail(cerr.JSONSyntax, "invalid number: digits expected after '.'")
+		}
+	}
+	if p.i < len(p.s) && (p.s[p.i] == 'e' || p.s[p.i] == 'E') {
+		simple = false
+		p.i++
+		if p.i < len(p.s) && (p.s[p.i] == '+' || p.s[p.i] == '-') {
+			p.i++
+		}
+		if !p.digits() {
+			return Value{}, p.fail(cerr.JSONSyntax, "invalid number: digits expected in exponent")
+		}
+	}
+	text := p.s[start:p.i]
+	// Integers of up to 15 digits are exact doubles whose ES6 form is the
+	// literal itself: the common case costs no float conversion.
+	if simple && intDigits <= 15 {
+		if text == "-0" {
+			text = "0"
+		}
+		return Value{kind: Number, s: text}, nil
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	if math.IsInf(f, 0) {
+		return Value{}, p.fail(cerr.JSONNumberOutOfRange, "number %s overflows an IEEE-754 double", clip(text))
+	}
+	if err != nil && !isRangeErr(err) {
+		return Value{}, p.fail(cerr.JSONSyntax, "invalid number %s", clip(text))
+	}
+	canonical, err := jcs.NumberToJSON(f)
+	if err != nil {
+		return Value{}, p.fail(cerr.JSONNumberOutOfRange, "number %s cannot be represented", clip(text))
+	}
+	return Value{kind: Number, s: canonical}, nil
+}
+
+func (p *parser) digits() bool {
+	start := p.i
+	for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
+		p.i++
+	}
+	return p.i > start
+}
+
+func isRangeErr(err error) bool {
+	ne, ok := err.(*strconv.NumError)
+	return ok && ne.Err == strconv.ErrRange
+}
+
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}
