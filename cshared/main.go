@@ -1,0 +1,100 @@
+// Command cshared is the CrawlCheck core as a C shared library,
+// libcrawlcheck.so, for ctypes and C hosts.
+//
+// It is the binary interface and nothing else (docs/abi.md, crawlcheck.h):
+// every decision is core.Call's. The request is read in place from C memory
+// (no copy; core.Call keeps nothing after it returns) and the response is
+// copied once into malloc'd memory the caller frees, so no Go pointer ever
+// crosses to C.
+//
+// Build (see the Makefile's cshared target):
+//
+//	go build -buildmode=c-shared -trimpath -ldflags='-s -w' -o build/libcrawlcheck.so ./cshared
+package main
+
+/*
+#include <stdlib.h>
+#include <stdint.h>
+*/
+import "C"
+
+import (
+	"fmt"
+	"strings"
+	"unsafe"
+
+	"github.com/crawlcheck/verifier/core"
+	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/cerr"
+)
+
+// abiVersion is the version of this interface in docs/abi.md.
+const abiVersion = 1
+
+// maxRequest is the request cap of docs/abi.md (CRAWLCHECK_MAX_REQUEST): a
+// request is a document, and no document may be larger.
+const maxRequest = canon.MaxBytes
+
+// beforeCall is nil in release builds; the crawlcheck_testpanic build sets it
+// to panic inside this layer, to prove the layer's own recover works.
+var beforeCall func(op string)
+
+func main() {}
+
+//export crawlcheck_abi_version
+func crawlcheck_abi_version() C.uint32_t { return abiVersion }
+
+//export crawlcheck_call
+func crawlcheck_call(op *C.char, req *C.uint8_t, reqLen C.size_t, outLen *C.size_t) *C.uint8_t {
+	if outLen == nil {
+		return nil
+	}
+	resp := guardedCall(op, req, reqLen)
+	// One byte more for a NUL terminator, so the response is also a C
+	// string (JSON escapes every NUL inside it) and malloc never sees 0.
+	// cgo's C.malloc aborts rather than return NULL.
+	out := C.malloc(C.size_t(len(resp) + 1))
+	buf := unsafe.Slice((*byte)(out), len(resp)+1)
+	buf[copy(buf, resp)] = 0
+	*outLen = C.size_t(len(resp))
+	return (*C.uint8_t)(out)
+}
+
+//export crawlcheck_free
+func crawlcheck_free(p *C.uint8_t) { C.free(unsafe.Pointer(p)) }
+
+func guardedCall(op *C.char, req *C.uint8_t, reqLen C.size_t) (resp []byte) {
+	defer func() {
+		if r := recover(); r != nil {
+			resp = errorEnvelope(cerr.Internal, fmt.Sprintf("panic in C call: %v", r))
+		}
+	}()
+	if reqLen > maxRequest {
+		return errorEnvelope(cerr.InputTooLarge, fmt.Sprintf("request is %d bytes; the cap is %d", uint64(reqLen), maxRequest))
+	}
+	if req == nil && reqLen > 0 {
+		return errorEnvelope(cerr.BadRequest, fmt.Sprintf("req is NULL with req_len %d", uint64(reqLen)))
+	}
+	var name string
+	if op != nil {
+		name = C.GoString(op)
+	}
+	if beforeCall != nil {
+		beforeCall(name)
+	}
+	request := []byte{}
+	if reqLen > 0 {
+		request = unsafe.Slice((*byte)(unsafe.Pointer(req)), int(reqLen))
+	}
+	return core.Call(name, request)
+}
+
+// errorEnvelope is the canonical (RFC 8785) error envelope of docs/abi.md,
+// for the failures this layer answers itself. The message is made valid
+// UTF-8 first: a panic value may carry any bytes.
+func errorEnvelope(code cerr.Code, msg string) []byte {
+	b := append([]byte(`{"error":{"code":"`), code...)
+	b = append(b, `","message":`...)
+	b = canon.AppendString(b, strings.ToValidUTF8(msg, "\uFFFD"))
+	return append(b, `},"ok":false}`...)
+}

@@ -1,0 +1,121 @@
+// Command wasm is the CrawlCheck core as a WASI preview 1 reactor:
+// crawlcheck.wasm, loaded by wazero, Node (node:wasi) and browsers (a shim).
+//
+// It is the binary interface and nothing else (docs/abi.md): every decision
+// is core.Call's. The host runs _initialize once, then for each call writes
+// the op and the request into buffers from malloc, calls call, reads the
+// response it points to and frees all three.
+//
+// Buffers are Go slices kept reachable in a map keyed by their address until
+// free: Go's collector does not move objects, so an address handed to the
+// host stays valid exactly as long as the map holds the slice.
+//
+// Build (see the Makefile's wasm target):
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags='-s -w' -o build/crawlcheck.wasm ./wasm
+package main
+
+import (
+	"fmt"
+	"strings"
+	"unsafe"
+
+	"github.com/crawlcheck/verifier/core"
+	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/cerr"
+)
+
+// abiVersion is the version of this interface in docs/abi.md.
+const abiVersion = 1
+
+// maxRequest is the request cap of docs/abi.md: a request is a document,
+// and no document may be larger.
+const maxRequest = canon.MaxBytes
+
+// pinned holds every buffer handed to the host, by address, until free.
+// A reactor runs one call at a time, so the map needs no lock.
+var pinned = map[uint32][]byte{}
+
+// beforeCall is nil in release builds; the crawlcheck_testpanic build sets it
+// to panic inside this layer, to prove the layer's own recover works.
+var beforeCall func(op string)
+
+func main() {}
+
+//go:wasmexport abi_version
+func abi_version() uint32 { return abiVersion }
+
+// malloc returns a buffer of size bytes the host may write into, or 0 if
+// size exceeds the request cap. A zero size still gets a distinct address.
+//
+//go:wasmexport malloc
+func malloc(size uint32) uint32 {
+	if size > maxRequest {
+		return 0
+	}
+	p, _ := alloc(int(size))
+	return p
+}
+
+// free releases a buffer from malloc or a response from call; an unknown
+// address is ignored, so a double free cannot corrupt anything.
+//
+//go:wasmexport free
+func free(ptr uint32) { delete(pinned, ptr) }
+
+// call runs op on the request and returns ptr<<32|len of the response, which
+// the host must free. The request is read in place (the host still owns it);
+// a request longer than the cap is refused without reading it.
+//
+//go:wasmexport call
+func call(opPtr unsafe.Pointer, opLen uint32, reqPtr unsafe.Pointer, reqLen uint32) uint64 {
+	resp := guardedCall(opPtr, opLen, reqPtr, reqLen)
+	// A copy: core.Call may return a slice it shares or that aliases the
+	// request, and the host must get an address of its own to free.
+	p, buf := alloc(len(resp))
+	copy(buf, resp)
+	return uint64(p)<<32 | uint64(len(resp))
+}
+
+func guardedCall(opPtr unsafe.Pointer, opLen uint32, reqPtr unsafe.Pointer, reqLen uint32) (resp []byte) {
+	defer func() {
+		if r := recover(); r != nil {
+			resp = errorEnvelope(cerr.Internal, fmt.Sprintf("panic in wasm call: %v", r))
+		}
+	}()
+	if reqLen > maxRequest {
+		return errorEnvelope(cerr.InputTooLarge, fmt.Sprintf("request is %d bytes; the cap is %d", reqLen, maxRequest))
+	}
+	op := string(guestBytes(opPtr, opLen))
+	if beforeCall != nil {
+		beforeCall(op)
+	}
+	return core.Call(op, guestBytes(reqPtr, reqLen))
+}
+
+// guestBytes views n bytes of linear memory at ptr without copying.
+func guestBytes(ptr unsafe.Pointer, n uint32) []byte {
+	if n == 0 {
+		return []byte{}
+	}
+	return unsafe.Slice((*byte)(ptr), n)
+}
+
+// alloc returns a new n-byte buffer and its address, and keeps it until
+// free. The address is unique among live buffers, also for n == 0.
+func alloc(n int) (uint32, []byte) {
+	buf := make([]byte, n+1) // +1: a distinct, non-nil address even for n == 0
+	p := uint32(uintptr(unsafe.Pointer(&buf[0])))
+	pinned[p] = buf
+	return p, buf[:n]
+}
+
+// errorEnvelope is the canonical (RFC 8785) error envelope of docs/abi.md,
+// for the failures this layer answers itself. The message is made valid
+// UTF-8 first: a panic value may carry any bytes.
+func errorEnvelope(code cerr.Code, msg string) []byte {
+	b := append([]byte(`{"error":{"code":"`), code...)
+	b = append(b, `","message":`...)
+	b = canon.AppendString(b, strings.ToValidUTF8(msg, "\uFFFD"))
+	return append(b, `},"ok":false}`...)
+}
