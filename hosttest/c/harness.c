@@ -1,0 +1,303 @@
+/*
+ * harness.c — a C host for libcrawlcheck.so, driven by hosttest.
+ *
+ * A Go test process cannot load a second Go runtime, so the honest way to
+ * test the C library is a C program that dlopens it, exactly as ctypes does.
+ * One process runs many calls: requests come framed on stdin, and every
+ * length in a frame is a little-endian uint32:
+ *
+ *     request:  op_len op req_len req
+ *     response: resp_len resp
+ *
+ * Usage: harness LIB MODE [ARGS]
+ *
+ *   serve             answer each request frame with a response frame, until EOF
+ *   threads T N       read all requests; answer each once single-threaded (the
+ *                     reference, written as response frames); then T threads
+ *                     make N calls each, cycling through the requests, and
+ *                     every answer must equal the reference (exit 1 if not)
+ *   rss N             read all requests; 1,000 calls to warm up, then N calls;
+ *                     print "rss_before_kb=B rss_after_kb=A"
+ *   bench             read all requests; time calls to each until 0.5 s has
+ *                     passed; print "iterations ns_per_call" per request
+ *   overcap OP        call OP with a request one byte over the cap whose
+ *                     memory is unreadable (PROT_NONE): a library that read
+ *                     it would crash. Write the response frame.
+ *
+ * Diagnostics go to stderr; the exit status is 0 only if all went well.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "crawlcheck.h"
+
+static uint32_t (*abi_version)(void);
+static uint8_t *(*call)(const char *, const uint8_t *, size_t, size_t *);
+static void (*free_response)(uint8_t *);
+
+static void die(const char *what) {
+	fprintf(stderr, "harness: %s\n", what);
+	exit(2);
+}
+
+static void load(const char *path) {
+	void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		fprintf(stderr, "harness: dlopen %s: %s\n", path, dlerror());
+		exit(2);
+	}
+	abi_version = (uint32_t(*)(void))dlsym(lib, "crawlcheck_abi_version");
+	call = (uint8_t * (*)(const char *, const uint8_t *, size_t, size_t *)) dlsym(lib, "crawlcheck_call");
+	free_response = (void (*)(uint8_t *))dlsym(lib, "crawlcheck_free");
+	if (!abi_version || !call || !free_response)
+		die("library lacks a crawlcheck_ symbol");
+	if (abi_version() != CRAWLCHECK_ABI_VERSION) {
+		fprintf(stderr, "harness: library abi %u, harness %u\n", abi_version(), CRAWLCHECK_ABI_VERSION);
+		exit(2);
+	}
+}
+
+/* ---- frames ---- */
+
+/* read_full returns 1 on success, 0 on EOF before the first byte. */
+static int read_full(void *buf, size_t n) {
+	size_t got = 0;
+	while (got < n) {
+		size_t r = fread((char *)buf + got, 1, n - got, stdin);
+		if (r == 0) {
+			if (got == 0)
+				return 0;
+			die("truncated frame on stdin");
+		}
+		got += r;
+	}
+	return 1;
+}
+
+static int read_u32(uint32_t *v) {
+	uint8_t b[4];
+	if (!read_full(b, 4))
+		return 0;
+	*v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+	return 1;
+}
+
+static void write_frame(const uint8_t *p, size_t n) {
+	uint8_t b[4] = {(uint8_t)n, (uint8_t)(n >> 8), (uint8_t)(n >> 16), (uint8_t)(n >> 24)};
+	if (fwrite(b, 1, 4, stdout) != 4 || fwrite(p, 1, n, stdout) != n)
+		die("write to stdout failed");
+}
+
+typedef struct {
+	char *op; /* NUL-terminated copy */
+	uint8_t *req;
+	uint32_t req_len;
+	uint8_t *want; /* reference response (threads mode) */
+	size_t want_len;
+} request;
+
+/* read_request reads one request frame; 0 at EOF. */
+static int read_request(request *r) {
+	uint32_t n;
+	memset(r, 0, sizeof *r);
+	if (!read_u32(&n))
+		return 0;
+	r->op = malloc((size_t)n + 1);
+	if (!r->op)
+		die("out of memory");
+	if (n && !read_full(r->op, n))
+		die("truncated op");
+	r->op[n] = 0;
+	if (!read_u32(&r->req_len))
+		die("truncated frame: no request length");
+	r->req = malloc(r->req_len ? r->req_len : 1);
+	if (!r->req)
+		die("out of memory");
+	if (r->req_len && !read_full(r->req, r->req_len))
+		die("truncated request");
+	return 1;
+}
+
+static request *read_all(size_t *count) {
+	size_t n = 0, cap = 16;
+	request *rs = malloc(cap * sizeof *rs);
+	if (!rs)
+		die("out of memory");
+	for (;;) {
+		if (n == cap) {
+			cap *= 2;
+			rs = realloc(rs, cap * sizeof *rs);
+			if (!rs)
+				die("out of memory");
+		}
+		if (!read_request(&rs[n]))
+			break;
+		n++;
+	}
+	if (n == 0)
+		die("no requests on stdin");
+	*count = n;
+	return rs;
+}
+
+/* ---- modes ---- */
+
+static int serve(void) {
+	request r;
+	while (read_request(&r)) {
+		size_t n;
+		uint8_t *resp = call(r.op, r.req, r.req_len, &n);
+		write_frame(resp, n);
+		free_response(resp);
+		free(r.op);
+		free(r.req);
+		fflush(stdout);
+	}
+	return 0;
+}
+
+typedef struct {
+	request *rs;
+	size_t count;
+	long calls;
+	long offset;
+	long mismatches;
+} worker;
+
+static void *work(void *arg) {
+	worker *w = arg;
+	for (long i = 0; i < w->calls; i++) {
+		request *r = &w->rs[(size_t)(w->offset + i) % w->count];
+		size_t n;
+		uint8_t *resp = call(r->op, r->req, r->req_len, &n);
+		if (n != r->want_len || memcmp(resp, r->want, n) != 0)
+			w->mismatches++;
+		free_response(resp);
+	}
+	return NULL;
+}
+
+static int threads(int nthreads, long calls) {
+	size_t count;
+	request *rs = read_all(&count);
+	for (size_t i = 0; i < count; i++) {
+		rs[i].want = call(rs[i].op, rs[i].req, rs[i].req_len, &rs[i].want_len);
+		write_frame(rs[i].want, rs[i].want_len);
+	}
+	pthread_t *ts = calloc((size_t)nthreads, sizeof *ts);
+	worker *ws = calloc((size_t)nthreads, sizeof *ws);
+	if (!ts || !ws)
+		die("out of memory");
+	for (int t = 0; t < nthreads; t++) {
+		ws[t] = (worker){rs, count, calls, (long)t * 7, 0};
+		if (pthread_create(&ts[t], NULL, work, &ws[t]) != 0)
+			die("pthread_create failed");
+	}
+	long mismatches = 0;
+	for (int t = 0; t < nthreads; t++) {
+		pthread_join(ts[t], NULL);
+		mismatches += ws[t].mismatches;
+	}
+	fprintf(stderr, "harness: threads=%d calls=%ld mismatches=%ld\n", nthreads, calls, mismatches);
+	return mismatches == 0 ? 0 : 1;
+}
+
+static long rss_kb(void) {
+	FILE *f = fopen("/proc/self/statm", "r");
+	long size, resident;
+	if (!f || fscanf(f, "%ld %ld", &size, &resident) != 2)
+		die("cannot read /proc/self/statm");
+	fclose(f);
+	return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static void run_calls(request *rs, size_t count, long calls) {
+	for (long i = 0; i < calls; i++) {
+		request *r = &rs[(size_t)i % count];
+		size_t n;
+		free_response(call(r->op, r->req, r->req_len, &n));
+	}
+}
+
+static int rss(long calls) {
+	size_t count;
+	request *rs = read_all(&count);
+	run_calls(rs, count, 1000);
+	long before = rss_kb();
+	run_calls(rs, count, calls);
+	printf("rss_before_kb=%ld rss_after_kb=%ld\n", before, rss_kb());
+	return 0;
+}
+
+static double now_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int bench(void) {
+	size_t count;
+	request *rs = read_all(&count);
+	for (size_t i = 0; i < count; i++) {
+		long iters = 1;
+		double elapsed;
+		run_calls(&rs[i], 1, 1); /* warm up */
+		for (;;) {
+			double start = now_ns();
+			run_calls(&rs[i], 1, iters);
+			elapsed = now_ns() - start;
+			if (elapsed >= 5e8 || iters >= 1L << 30)
+				break;
+			long next = elapsed > 0 ? (long)(iters * 6e8 / elapsed) : iters * 100;
+			iters = next > iters * 100 ? iters * 100 : (next <= iters ? iters + 1 : next);
+		}
+		printf("%ld %.1f\n", iters, elapsed / (double)iters);
+	}
+	return 0;
+}
+
+static int overcap(const char *op) {
+	size_t len = CRAWLCHECK_MAX_REQUEST + 1;
+	void *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		die("mmap failed");
+	size_t n;
+	if (call(op, p, len, NULL) != NULL)
+		die("crawlcheck_call with out_len NULL did not return NULL");
+	uint8_t *resp = call(op, p, len, &n);
+	write_frame(resp, n);
+	free_response(resp);
+	munmap(p, len);
+	return 0;
+}
+
+int main(int argc, char **argv) {
+	if (argc < 3)
+		die("usage: harness LIB serve|threads T N|rss N|bench|overcap OP");
+	load(argv[1]);
+	const char *mode = argv[2];
+	int status;
+	if (strcmp(mode, "serve") == 0 && argc == 3)
+		status = serve();
+	else if (strcmp(mode, "threads") == 0 && argc == 5)
+		status = threads(atoi(argv[3]), atol(argv[4]));
+	else if (strcmp(mode, "rss") == 0 && argc == 4)
+		status = rss(atol(argv[3]));
+	else if (strcmp(mode, "bench") == 0 && argc == 3)
+		status = bench();
+	else if (strcmp(mode, "overcap") == 0 && argc == 4)
+		status = overcap(argv[3]);
+	else
+		die("usage: harness LIB serve|threads T N|rss N|bench|overcap OP");
+	if (fflush(stdout) != 0)
+		die("write to stdout failed");
+	return status;
+}

@@ -1,0 +1,176 @@
+// Package vectors reads the shared test vectors in testdata/ into the exact
+// bytes a host sends and the exact bytes it must get back.
+//
+// Two layouts exist:
+//
+//   - testdata/ops/<op>/<case>.json holds one call:
+//     {"op": "...", "request": <JSON>, "response": <JSON>}, or "request_raw":
+//     "<string>" in place of "request" for a request that is not valid JSON.
+//   - Suites: a file of {"cases": [{"name", "request", <member>}]} for one
+//     op, where the expected response is {"ok":true,"result":<member>}.
+//     The table suites lists them.
+//
+// Bytes are taken from the file, never re-encoded: a JSON member is read as
+// json.RawMessage and only compacted (json.Compact removes whitespace and
+// nothing else), so key order, escapes and number spellings reach the core
+// as the vector's author wrote them. Re-marshaling would sort keys and
+// escape <, > and &.
+package vectors
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Vector is one call and the response every host must return, byte for byte.
+type Vector struct {
+	Name    string // where it came from: "ops/<op>/<case>" or "<suite>/<name>"
+	Op      string
+	Request []byte
+	Want    []byte
+}
+
+// suites are the files of many cases for one op. To add one, add a line.
+var suites = []struct {
+	file   string // under testdata/
+	op     string
+	member string // the case member holding the result
+}{
+	{"continuity.json", "continuity_check", "record"},
+	{"guard.json", "guard", "answer"},
+}
+
+// Load reads every vector under the testdata directory root. Absent files
+// and directories yield no vectors; a file that is present but malformed is
+// an error.
+func Load(root string) ([]Vector, error) {
+	vs, err := loadOps(filepath.Join(root, "ops"))
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range suites {
+		more, err := loadSuite(filepath.Join(root, s.file), s.op, s.member)
+		if err != nil {
+			return nil, err
+		}
+		vs = append(vs, more...)
+	}
+	return vs, nil
+}
+
+func loadOps(dir string) ([]Vector, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".json") {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("vectors: %w", err)
+	}
+	sort.Strings(files)
+	vs := make([]Vector, 0, len(files))
+	for _, path := range files {
+		v, err := loadOp(dir, path)
+		if err != nil {
+			return nil, fmt.Errorf("vectors: %s: %w", path, err)
+		}
+		vs = append(vs, v)
+	}
+	return vs, nil
+}
+
+func loadOp(dir, path string) (Vector, error) {
+	var f struct {
+		Op         string          `json:"op"`
+		Request    json.RawMessage `json:"request"`
+		RequestRaw *string         `json:"request_raw"`
+		Response   json.RawMessage `json:"response"`
+	}
+	if err := readJSON(path, &f); err != nil {
+		return Vector{}, err
+	}
+	rel, _ := filepath.Rel(dir, path)
+	v := Vector{Name: "ops/" + strings.TrimSuffix(filepath.ToSlash(rel), ".json"), Op: f.Op}
+	if opDir := filepath.Base(filepath.Dir(path)); f.Op != opDir {
+		return Vector{}, fmt.Errorf("op %q in directory %q", f.Op, opDir)
+	}
+	switch {
+	case f.RequestRaw != nil && f.Request != nil:
+		return Vector{}, errors.New("both request and request_raw")
+	case f.RequestRaw != nil:
+		v.Request = []byte(*f.RequestRaw)
+	case f.Request != nil:
+		v.Request = compact(f.Request)
+	default:
+		return Vector{}, errors.New("no request or request_raw")
+	}
+	if f.Response == nil {
+		return Vector{}, errors.New("no response")
+	}
+	v.Want = compact(f.Response)
+	return v, nil
+}
+
+func loadSuite(path, op, member string) ([]Vector, error) {
+	var f struct {
+		Cases []map[string]json.RawMessage `json:"cases"`
+	}
+	err := readJSON(path, &f)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("vectors: %s: %w", path, err)
+	}
+	suite := strings.TrimSuffix(filepath.Base(path), ".json")
+	vs := make([]Vector, 0, len(f.Cases))
+	for i, c := range f.Cases {
+		var name string
+		if err := json.Unmarshal(c["name"], &name); err != nil || name == "" {
+			return nil, fmt.Errorf("vectors: %s: case %d: no name", path, i)
+		}
+		if c["request"] == nil || c[member] == nil {
+			return nil, fmt.Errorf("vectors: %s: case %q: needs request and %s", path, name, member)
+		}
+		want := append([]byte(`{"ok":true,"result":`), compact(c[member])...)
+		vs = append(vs, Vector{
+			Name:    suite + "/" + name,
+			Op:      op,
+			Request: compact(c["request"]),
+			Want:    append(want, '}'),
+		})
+	}
+	return vs, nil
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+// compact is json.Compact of a member json.Unmarshal has already checked.
+func compact(raw json.RawMessage) []byte {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		panic("vectors: compact of a checked member: " + err.Error())
+	}
+	return b.Bytes()
+}
