@@ -1,31 +1,106 @@
 package core
 
 import (
-	"encoding/json"
-	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/req"
 )
 
-// Call runs one op on a JSON request and returns the JSON envelope.
-// It never panics: a panic inside an op is recovered into an "internal" error.
+// ABIVersion is the version of the binary interface (docs/abi.md).
+const ABIVersion = 1
+
+// MaxRequestBytes caps a request; hosts refuse larger input before copying it.
+const MaxRequestBytes = canon.MaxBytes
+
+type opFunc func(req.Obj) (canon.Value, error)
+
+// ops is the op table: the whole surface of the core.
+var ops = map[string]opFunc{}
+
+func init() {
+	for name, fn := range map[string]opFunc{
+		"version":          opVersion,
+		"rules":            opRules,
+		"canonicalize":     opCanonicalize,
+		"hash_tools":       opHashTools,
+		"make_lock":        opMakeLock,
+		"verify_lock":      opVerifyLock,
+		"sign_lock":        opSignLock,
+		"public_key":       opPublicKey,
+		"convert_lock":     opConvertLock,
+		"diff":             opDiff,
+		"lock_check":       opLockCheck,
+		"continuity_check": opContinuityCheck,
+		"verify_record":    opVerifyRecord,
+		"verify_chain":     opVerifyChain,
+	} {
+		ops[name] = fn
+	}
+}
+
+// Ops lists the op names, sorted.
+func Ops() []string {
+	names := make([]string, 0, len(ops))
+	for n := range ops {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Call runs one op on a JSON request and returns the JSON envelope
+// (docs/abi.md). It never panics: a panic inside an op is recovered into an
+// "internal" error envelope.
 func Call(op string, request []byte) (response []byte) {
 	defer func() {
 		if r := recover(); r != nil {
-			response = errorEnvelope("internal", fmt.Sprintf("panic in op %q: %v", op, r))
+			response = envelope(canon.Value{}, cerr.New(cerr.Internal, "panic in op %q: %v", op, r))
 		}
 	}()
 	if fn, ok := testOps[op]; ok {
 		return fn(request)
 	}
-	switch op {
-	case "version":
-		return []byte(`{"ok":true,"result":{"abi":1,"engine":"crawlcheck-core/0.0.0"}}`)
+	fn, ok := ops[op]
+	if !ok {
+		return envelope(canon.Value{}, cerr.New(cerr.UnknownOp, "unknown op %s", clip(op)))
 	}
-	return errorEnvelope("unknown_op", fmt.Sprintf("unknown op %q", op))
+	if len(request) > MaxRequestBytes {
+		return envelope(canon.Value{}, cerr.New(cerr.InputTooLarge, "request of %d bytes exceeds the limit of %d", len(request), MaxRequestBytes))
+	}
+	r, err := req.Parse(request)
+	if err != nil {
+		return envelope(canon.Value{}, err)
+	}
+	result, err := fn(r)
+	return envelope(result, err)
 }
 
-func errorEnvelope(code, msg string) []byte {
-	b, _ := json.Marshal(msg)
-	return []byte(`{"error":{"code":"` + code + `","message":` + string(b) + `},"ok":false}`)
+func envelope(result canon.Value, err error) []byte {
+	if err != nil {
+		return canon.Canonical(canon.Obj(
+			canon.M("ok", canon.BoolOf(false)),
+			canon.M("error", canon.Obj(
+				canon.M("code", canon.Str(string(cerr.CodeOf(err)))),
+				canon.M("message", canon.Str(cerr.Message(err))),
+			)),
+		))
+	}
+	out := append(make([]byte, 0, 64), `{"ok":true,"result":`...)
+	out = canon.AppendCanonical(out, result)
+	return append(out, '}')
+}
+
+// clip shortens an op name for a message and makes it valid UTF-8: the op
+// name is the one input that reaches a message without going through the
+// strict parser.
+func clip(s string) string {
+	if len(s) > 64 {
+		s = s[:64] + "…"
+	}
+	return canon.Str(strings.ToValidUTF8(s, "\uFFFD")).String()
 }
 
 // testOps holds ops that only test builds register (see testpanic.go).

@@ -217,3 +217,6 @@ func Equal(a, b Value) bool {
 	}
 	return true
 }
+
+// String returns the canonical JSON text of v.
+func (v Value) String() string { return string(Canonical(v)) }

@@ -1,0 +1,255 @@
+package continuity
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/policy"
+	"github.com/crawlcheck/verifier/core/timefmt"
+	"github.com/crawlcheck/verifier/core/tools"
+)
+
+// RecordKind is the kind of a continuity record.
+const RecordKind = "crawlcheck-continuity-record"
+
+// sortFindings orders findings by the rule table, then tool name, then part:
+// one order in every build.
+func sortFindings(fs []policy.Finding) {
+	rank := map[policy.Observation]int{}
+	for i, r := range policy.Rules {
+		rank[r.Observation] = i
+	}
+	slices.SortStableFunc(fs, func(a, b policy.Finding) int {
+		if c := cmp.Compare(rank[a.Observation], rank[b.Observation]); c != 0 {
+			return c
+		}
+		if c := canon.CompareKeys(a.Tool, b.Tool); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Part, b.Part)
+	})
+}
+
+func effectsValue(session policy.Effect, perTool map[string]policy.Effect) (canon.Value, canon.Value) {
+	names := make([]string, 0, len(perTool))
+	for n := range perTool {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, canon.CompareKeys)
+	ms := make([]canon.Member, len(names))
+	for i, n := range names {
+		ms[i] = canon.M(n, canon.Str(perTool[n].String()))
+	}
+	return canon.Str(session.String()), canon.Obj(ms...)
+}
+
+func optStr(s string) canon.Value { return canon.StrOrNull(s, s != "") }
+
+func (c *check) record(d policy.Decision) canon.Value {
+	in := c.in
+	effect, toolEffects := effectsValue(d.Effect, d.Tools)
+
+	obs := make([]canon.Value, len(d.Findings))
+	for i, f := range d.Findings {
+		ms := []canon.Member{
+			canon.M("observation", canon.Str(string(f.Observation))),
+			canon.M("tool", optStr(f.Tool)),
+			canon.M("part", optStr(f.Part)),
+			canon.M("effect", canon.Str(f.Effect.String())),
+			canon.M("detail", f.Detail),
+			canon.M("override", canon.BoolOf(f.Override)),
+		}
+		if in.Mode == policy.ModeObserve {
+			ms = append(ms, canon.M("would", canon.Str(f.Would.String())))
+		}
+		if f.Exception != nil {
+			ms = append(ms, canon.M("exception", f.Exception.Value()))
+		}
+		obs[i] = canon.Obj(ms...)
+	}
+
+	observed := []canon.Member{
+		canon.M("tools_sha256", canon.NullValue()),
+		canon.M("count", canon.NullValue()),
+		canon.M("pages", canon.Int(int64(c.observed.Pages))),
+		canon.M("truncated", canon.BoolOf(c.observed.Truncated != "")),
+		canon.M("truncation", optStr(c.observed.Truncated)),
+		canon.M("failure", optStr(in.Observed.Failure)),
+		canon.M("malformed", canon.BoolOf(c.malformed != nil)),
+	}
+	if c.listRead {
+		observed[0].Value = canon.Str(tools.ListSHA256(c.observed.Tools))
+		observed[1].Value = canon.Int(int64(len(c.observed.Tools)))
+	}
+
+	age := in.Now.Sub(c.base.ApprovedAt)
+	baseline := canon.Obj(
+		canon.M("format", canon.Str(c.base.Format)),
+		canon.M("server_name", optStr(c.base.AgentgateName)),
+		canon.M("sha256", canon.Str(c.trust.Digest)),
+		canon.M("tools_sha256", optStr(c.base.ToolsSHA256)),
+		canon.M("count", canon.Int(int64(len(c.base.Tools)))),
+		canon.M("trust", canon.Str(c.trust.Trust)),
+		canon.M("trust_reason", optStr(c.trust.Reason)),
+		canon.M("key_id", optStr(c.trust.KeyID)),
+		canon.M("approved_at", canon.Str(timefmt.Format(c.base.ApprovedAt))),
+		canon.M("age_s", canon.Int(int64(age/time.Second))),
+		canon.M("parts", canon.Str(c.trust.Parts)),
+		canon.M("blind_parts", canon.Strs(nonNil(c.base.BlindParts))),
+	)
+
+	server := canon.Obj(
+		canon.M("approved_url", optStr(c.base.URL)),
+		canon.M("observed_url", optStr(in.Observed.Endpoint)),
+		canon.M("identity", canon.Str(c.identity)),
+		canon.M("protocol_version", optStr(in.Observed.ProtocolVersion)),
+		canon.M("handshake", optStr(in.Observed.Handshake)),
+		canon.M("info", in.Observed.ServerInfo),
+	)
+
+	applied := make([]canon.Value, len(d.Applied))
+	for i, e := range d.Applied {
+		applied[i] = e.Value()
+	}
+	expired := make([]canon.Value, len(d.Expired))
+	for i, e := range d.Expired {
+		expired[i] = e.Value()
+	}
+
+	ms := []canon.Member{
+		canon.M("kind", canon.Str(RecordKind)),
+		canon.M("v", canon.Int(1)),
+		canon.M("checked_at", canon.Str(timefmt.Format(in.Now))),
+		canon.M("mode", canon.Str(in.Mode)),
+		canon.M("effect", effect),
+		canon.M("tools", toolEffects),
+	}
+	if in.Mode == policy.ModeObserve {
+		we, wt := effectsValue(d.WouldEffect, d.WouldTools)
+		ms = append(ms, canon.M("would", canon.Obj(canon.M("effect", we), canon.M("tools", wt))))
+	}
+	ms = append(ms,
+		canon.M("observations", canon.Arr(obs...)),
+		canon.M("server", server),
+		canon.M("baseline", baseline),
+		canon.M("observed", canon.Obj(observed...)),
+		canon.M("policy", canon.Obj(
+			canon.M("sha256", canon.Str(in.Policy.SHA256)),
+			canon.M("version", canon.Str(in.Policy.Version)),
+			canon.M("source", canon.Str(in.Policy.Source)),
+			canon.M("expected_version", optStr(in.ExpectedPolicyVersion)),
+		)),
+		canon.M("exceptions", canon.Obj(canon.M("applied", canon.Arr(applied...)), canon.M("expired", canon.Arr(expired...)))),
+		canon.M("engine", canon.Obj(
+			canon.M("version", canon.Str(policy.EngineVersion)),
+			canon.M("rules_sha256", canon.Str(policy.RulesSHA256())),
+		)),
+	)
+	if in.PrevRecordSHA256 != "" {
+		ms = append(ms, canon.M("prev_record_sha256", canon.Str(in.PrevRecordSHA256)))
+	}
+	rec := canon.Obj(ms...)
+	return canon.Obj(append(ms, canon.M("record_sha256", canon.Str(canon.SHA256Hex(rec))))...)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// Verification of a record: record_sha256 is recomputed over every other member.
+type Verification struct {
+	Valid    bool
+	Stored   string
+	Computed string
+	Reason   string // "" when valid
+}
+
+// VerifyRecord recomputes a record's record_sha256. A record that is not a
+// continuity record at all is an error; one whose hash does not match is a
+// result (Valid false), since that is the answer the caller asked for.
+func VerifyRecord(rec canon.Value) (Verification, error) {
+	if rec.Kind() != canon.Object {
+		return Verification{}, cerr.New(cerr.RecordInvalid, "a record is a JSON object, got a %s", rec.Kind())
+	}
+	if k, _ := rec.Get("kind"); k.String() != `"`+RecordKind+`"` {
+		return Verification{}, cerr.New(cerr.RecordInvalid, "record kind is %s, want %q", k, RecordKind)
+	}
+	sv, _ := rec.Get("record_sha256")
+	stored, ok := sv.Str()
+	if !ok {
+		return Verification{}, cerr.New(cerr.RecordInvalid, "record has no record_sha256 string")
+	}
+	v := Verification{Stored: stored, Computed: canon.SHA256Hex(rec.Without("record_sha256"))}
+	v.Valid = v.Stored == v.Computed
+	if !v.Valid {
+		v.Reason = "record_sha256 does not match the record: it was edited after it was made"
+	}
+	return v, nil
+}
+
+// Chain is the verification of a JSON-lines log of records.
+type Chain struct {
+	Valid    bool
+	Count    int
+	BrokenAt int // index of the first bad record; -1 when valid
+	Reason   string
+	Head     string // record_sha256 of the last good record
+	TornTail bool   // the last line was cut off mid-write and was set aside
+}
+
+// VerifyChain checks each record's hash and that each record's
+// prev_record_sha256 names the record before it. A last line without its
+// newline that does not parse is a torn write (a crash during append): it is
+// reported and set aside, not counted as an edit. Any other bad line breaks
+// the chain.
+func VerifyChain(lines string) Chain {
+	ch := Chain{Valid: true, BrokenAt: -1}
+	rest := lines
+	for i := 0; rest != ""; i++ {
+		line, after, found := strings.Cut(rest, "\n")
+		rest = after
+		if strings.TrimSpace(line) == "" {
+			if found {
+				i--
+				continue
+			}
+			break
+		}
+		broken := func(reason string) Chain {
+			ch.Valid, ch.BrokenAt, ch.Reason = false, i, reason
+			return ch
+		}
+		rec, err := canon.ParseString(line)
+		if err != nil {
+			if !found {
+				ch.TornTail = true
+				return ch
+			}
+			return broken("line " + itoa(i+1) + ": " + cerr.Message(err))
+		}
+		v, err := VerifyRecord(rec)
+		if err != nil {
+			return broken("line " + itoa(i+1) + ": " + cerr.Message(err))
+		}
+		if !v.Valid {
+			return broken("line " + itoa(i+1) + ": " + v.Reason)
+		}
+		pv, hasPrev := rec.Get("prev_record_sha256")
+		prev, _ := pv.Str()
+		if ch.Count > 0 && (!hasPrev || prev != ch.Head) {
+			return broken("line " + itoa(i+1) + ": prev_record_sha256 does not name the record before it")
+		}
+		ch.Count++
+		ch.Head = v.Stored
+	}
+	return ch
+}
+
+func itoa(n int) string { return canon.Int(int64(n)).String() }

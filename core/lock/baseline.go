@@ -1,0 +1,121 @@
+package lock
+
+import (
+	"time"
+
+	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/tools"
+)
+
+// Format names.
+const (
+	FormatCrawlcheck = "crawlcheck-mcp-lock"
+	FormatAgentgate  = "agentgate.lock"
+)
+
+// File is a parsed lockfile of either format; exactly one field is set.
+type File struct {
+	Crawlcheck *Crawlcheck
+	Agentgate  *Agentgate
+}
+
+// Parse recognises and validates a lockfile: a "kind" member makes it a
+// crawlcheck lockfile, a "lockfileVersion" member an agentgate.lock.
+func Parse(doc canon.Value) (File, error) {
+	if doc.Kind() != canon.Object {
+		return File{}, cerr.New(cerr.LockInvalid, "a lockfile is a JSON object, got a %s", doc.Kind())
+	}
+	if k, ok := doc.Get("kind"); ok {
+		if s, _ := k.Str(); s != Kind {
+			return File{}, cerr.New(cerr.LockUnsupported, "lockfile kind %s is not supported (this core reads %q and agentgate.lock)", k, Kind)
+		}
+		l, err := parseCrawlcheck(doc)
+		return File{Crawlcheck: l}, err
+	}
+	if doc.Has("lockfileVersion") {
+		a, err := parseAgentgate(doc)
+		return File{Agentgate: a}, err
+	}
+	return File{}, cerr.New(cerr.LockInvalid, "not a lockfile: neither \"kind\" nor \"lockfileVersion\" is present")
+}
+
+// Format names the file's format.
+func (f File) Format() string {
+	if f.Agentgate != nil {
+		return FormatAgentgate
+	}
+	return FormatCrawlcheck
+}
+
+// BaselineTool is one approved tool as a baseline knows it.
+type BaselineTool struct {
+	Name      string
+	SHA256    string           // crawlcheck v1 tool hash; "" for agentgate
+	Parts     *tools.Parts     // per-part hashes; nil when the baseline has none it may use
+	Agentgate *tools.Agentgate // agentgate hashes; nil for crawlcheck
+}
+
+// Baseline is what observed tools are compared against, whichever format it
+// came from.
+type Baseline struct {
+	Format        string
+	URL           string // "" when the lockfile pins no endpoint
+	ApprovedAt    time.Time
+	ToolsSHA256   string // "" for agentgate
+	Tools         []BaselineTool
+	Descriptions  map[string]string
+	BlindParts    []string // parts of a tool this baseline cannot see
+	PartsAbsent   bool     // a crawlcheck lock without usable per-part hashes
+	AgentgateName string
+}
+
+// Lookup finds a baseline tool by name.
+func (b *Baseline) Lookup(name string) (*BaselineTool, bool) {
+	for i := range b.Tools {
+		if b.Tools[i].Name == name {
+			return &b.Tools[i], true
+		}
+	}
+	return nil, false
+}
+
+// Baseline presents a crawlcheck lockfile for comparison; with useParts
+// false its per-part hashes are set aside (parts added after signing).
+func (l *Crawlcheck) Baseline(useParts bool) Baseline {
+	b := Baseline{Format: FormatCrawlcheck, URL: l.Server.URL, ApprovedAt: l.ApprovedAt,
+		ToolsSHA256: l.ToolsSHA256, Descriptions: l.Descriptions}
+	b.PartsAbsent = l.Parts == nil || !useParts
+	for _, e := range l.Tools {
+		t := BaselineTool{Name: e.Name, SHA256: e.SHA256}
+		if !b.PartsAbsent {
+			p := l.Parts[e.Name]
+			t.Parts = &p
+		}
+		b.Tools = append(b.Tools, t)
+	}
+	return b
+}
+
+// Baseline presents one server of an agentgate.lock. It cannot see
+// annotations: the record says so.
+func (a *Agentgate) Baseline(server string) (Baseline, error) {
+	s, ok := a.Server(server)
+	if !ok {
+		if server == "" && len(a.Servers) == 1 {
+			s = &a.Servers[0]
+		} else {
+			names := make([]string, len(a.Servers))
+			for i := range a.Servers {
+				names[i] = a.Servers[i].Name
+			}
+			return Baseline{}, cerr.New(cerr.BadRequest, "agentgate.lock has no server %q (it has %v); name one with server_name", server, names)
+		}
+	}
+	b := Baseline{Format: FormatAgentgate, ApprovedAt: a.GeneratedAt, Descriptions: map[string]string{},
+		BlindParts: []string{tools.PartAnnotations}, AgentgateName: s.Name}
+	for i := range s.Tools {
+		b.Tools = append(b.Tools, BaselineTool{Name: s.Tools[i].Name, Agentgate: &s.Tools[i].Agentgate})
+	}
+	return b, nil
+}

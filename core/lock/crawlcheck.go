@@ -1,0 +1,313 @@
+// Package lock reads, validates and writes the two lockfile formats the core
+// knows — crawlcheck-mcp-lock v1 (docs/spec/crawlcheck-mcp-lock.schema.json)
+// and agentgate.lock v1 (docs/spec/agentgate.lock.schema.json) — and presents
+// either as a Baseline to compare observed tools against.
+//
+// Both are written deterministically: a documented member order, tools sorted
+// by name (UTF-16 code units), two-space indentation, a trailing newline. A
+// lockfile of an unknown kind or version is refused with a message naming
+// it, never read as something else.
+package lock
+
+import (
+	"time"
+
+	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/timefmt"
+	"github.com/crawlcheck/verifier/core/tools"
+)
+
+// Kind is the kind of a crawlcheck lockfile.
+const Kind = "crawlcheck-mcp-lock"
+
+// Server is what a lockfile says about the server it was approved for.
+type Server struct {
+	URL             string      // the endpoint: an http(s) URL, or "stdio:<command line>"
+	ProtocolVersion string      // "" when not recorded
+	Info            canon.Value // serverInfo as the server sent it; null when not recorded
+}
+
+// Entry is one locked tool.
+type Entry struct {
+	Name   string
+	SHA256 string
+}
+
+// Crawlcheck is a crawlcheck-mcp-lock v1 lockfile.
+type Crawlcheck struct {
+	Server         Server
+	ApprovedAt     time.Time
+	ToolsSHA256    string
+	Tools          []Entry                // sorted by name
+	Parts          map[string]tools.Parts // nil: a legacy lock without per-part hashes
+	Descriptions   map[string]string
+	ScanAtApproval canon.Value // carried verbatim when present; null otherwise
+	SHA256         string      // "" when absent
+	Signature      string      // "" when absent
+
+	doc canon.Value // the document as parsed, for digests
+}
+
+var crawlcheckMembers = map[string]bool{"kind": true, "v": true, "server": true, "approved_at": true,
+	"tools_sha256": true, "count": true, "tools": true, "parts": true, "descriptions": true,
+	"scan_at_approval": true, "sha256": true, "signature": true}
+
+// parseCrawlcheck validates a crawlcheck lockfile whose kind was checked.
+func parseCrawlcheck(doc canon.Value) (*Crawlcheck, error) {
+	bad := func(format string, args ...any) (*Crawlcheck, error) {
+		return nil, cerr.New(cerr.LockInvalid, "crawlcheck lockfile: "+format, args...)
+	}
+	if v, _ := doc.Get("v"); v.String() != "1" {
+		return nil, cerr.New(cerr.LockUnsupported, "crawlcheck lockfile version v=%s is not supported (this core reads v=1)", v)
+	}
+	for _, m := range doc.Members() {
+		if !crawlcheckMembers[m.Key] {
+			return bad("unknown member %q", m.Key)
+		}
+	}
+	l := &Crawlcheck{doc: doc}
+
+	srv, ok := doc.Get("server")
+	if !ok || srv.Kind() != canon.Object {
+		return bad("\"server\" must be an object")
+	}
+	for _, m := range srv.Members() {
+		switch m.Key {
+		case "url":
+			if l.Server.URL, ok = m.Value.Str(); !ok || l.Server.URL == "" {
+				return bad("server.url must be a non-empty string")
+			}
+		case "protocol_version":
+			if l.Server.ProtocolVersion, ok = m.Value.Str(); !ok {
+				return bad("server.protocol_version must be a string")
+			}
+		case "info":
+			if m.Value.Kind() != canon.Object {
+				return bad("server.info must be an object")
+			}
+			l.Server.Info = m.Value
+		default:
+			return bad("unknown member server.%s", m.Key)
+		}
+	}
+
+	at, err := timeMember(doc, "approved_at")
+	if err != nil {
+		return nil, err
+	}
+	l.ApprovedAt = at
+
+	list, _ := doc.Get("tools")
+	if list.Kind() != canon.Array {
+		return bad("\"tools\" must be an array")
+	}
+	names := map[string]bool{}
+	hashes := make([]string, 0, len(list.Elems()))
+	for i, e := range list.Elems() {
+		n, _ := e.Get("name")
+		h, _ := e.Get("sha256")
+		name, ok1 := n.Str()
+		hash, ok2 := h.Str()
+		if e.Kind() != canon.Object || len(e.Members()) != 2 || !ok1 || name == "" || !ok2 || !tools.IsHexHash(hash) {
+			return bad("tools[%d] must be {\"name\": non-empty string, \"sha256\": 64 lowercase hex}", i)
+		}
+		if names[name] {
+			return bad("tool %q is listed twice", name)
+		}
+		names[name] = true
+		l.Tools = append(l.Tools, Entry{Name: name, SHA256: hash})
+		hashes = append(hashes, hash)
+	}
+	if c, _ := doc.Get("count"); c.String() != canon.Int(int64(len(l.Tools))).String() {
+		return bad("count is %s but %d tools are listed", c, len(l.Tools))
+	}
+	ts, _ := doc.Get("tools_sha256")
+	if l.ToolsSHA256, _ = ts.Str(); l.ToolsSHA256 != tools.ToolsSHA256(hashes) {
+		return bad("tools_sha256 does not match the listed tool hashes")
+	}
+
+	if pv, ok := doc.Get("parts"); ok {
+		if pv.Kind() != canon.Object || len(pv.Members()) != len(l.Tools) {
+			return bad("\"parts\" must be an object with one member per tool")
+		}
+		l.Parts = make(map[string]tools.Parts, len(l.Tools))
+		for _, m := range pv.Members() {
+			if !names[m.Key] {
+				return bad("parts names %q, which is not a locked tool", m.Key)
+			}
+			p, err := parseParts(m.Key, m.Value)
+			if err != nil {
+				return nil, err
+			}
+			l.Parts[m.Key] = p
+		}
+	}
+
+	l.Descriptions = map[string]string{}
+	if dv, ok := doc.Get("descriptions"); ok {
+		if dv.Kind() != canon.Object {
+			return bad("\"descriptions\" must be an object")
+		}
+		for _, m := range dv.Members() {
+			s, ok := m.Value.Str()
+			if !ok || !names[m.Key] {
+				return bad("descriptions.%s must be the string description of a locked tool", m.Key)
+			}
+			l.Descriptions[m.Key] = s
+		}
+	}
+	if sv, ok := doc.Get("scan_at_approval"); ok {
+		if sv.Kind() != canon.Object {
+			return bad("scan_at_approval must be an object")
+		}
+		l.ScanAtApproval = sv
+	}
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"sha256", &l.SHA256}, {"signature", &l.Signature}} {
+		if v, ok := doc.Get(f.name); ok {
+			if *f.dst, ok = v.Str(); !ok || *f.dst == "" {
+				return bad("%s must be a non-empty string", f.name)
+			}
+		}
+	}
+	if l.SHA256 != "" && !tools.IsHexHash(l.SHA256) {
+		return bad("sha256 must be 64 lowercase hex digits")
+	}
+	tools.SortEntries(l.Tools, func(e Entry) string { return e.Name })
+	return l, nil
+}
+
+func parseParts(name string, v canon.Value) (tools.Parts, error) {
+	var p tools.Parts
+	get := func(k string) (string, bool) {
+		x, _ := v.Get(k)
+		s, ok := x.Str()
+		return s, ok && tools.IsHexHash(s)
+	}
+	var ok1, ok2, ok3, ok4 bool
+	p.Name, ok1 = get(tools.PartName)
+	p.Description, ok2 = get(tools.PartDescription)
+	p.InputSchema, ok3 = get(tools.PartInputSchema)
+	p.Annotations, ok4 = get(tools.PartAnnotations)
+	if v.Kind() != canon.Object || len(v.Members()) != 4 || !(ok1 && ok2 && ok3 && ok4) {
+		return p, cerr.New(cerr.LockInvalid, "crawlcheck lockfile: parts.%s must hold exactly name, description, inputSchema and annotations, each 64 lowercase hex", name)
+	}
+	return p, nil
+}
+
+func timeMember(doc canon.Value, name string) (time.Time, error) {
+	v, ok := doc.Get(name)
+	s, isStr := v.Str()
+	if !ok || !isStr {
+		return time.Time{}, cerr.New(cerr.LockInvalid, "lockfile: %s must be an RFC 3339 time string", name)
+	}
+	t, err := timefmt.Parse(s)
+	if err != nil {
+		return time.Time{}, cerr.New(cerr.LockInvalid, "lockfile: %s: %s", name, cerr.Message(err))
+	}
+	return t, nil
+}
+
+// Digests returns the digest of the document as it is and, when it has
+// parts, the digest without them (for a lock whose signature predates them).
+func (l *Crawlcheck) Digests() (content, withoutParts string) {
+	content = canon.SHA256Hex(l.doc.Without("sha256", "signature"))
+	if l.Parts != nil {
+		withoutParts = canon.SHA256Hex(l.doc.Without("sha256", "signature", "parts"))
+	}
+	return content, withoutParts
+}
+
+// NewCrawlcheck builds an unsigned lockfile approving the given tools.
+func NewCrawlcheck(server Server, approvedAt time.Time, ts []tools.Tool) *Crawlcheck {
+	l := &Crawlcheck{Server: server, ApprovedAt: approvedAt, Parts: map[string]tools.Parts{}, Descriptions: map[string]string{}}
+	for _, t := range ts {
+		l.Tools = append(l.Tools, Entry{Name: t.Name, SHA256: t.SHA256})
+		l.Parts[t.Name] = t.Parts
+		if t.HasDescription {
+			l.Descriptions[t.Name] = t.Description
+		}
+	}
+	tools.SortEntries(l.Tools, func(e Entry) string { return e.Name })
+	l.ToolsSHA256 = tools.ToolsSHA256(l.hashes())
+	l.doc = l.build(false)
+	return l
+}
+
+func (l *Crawlcheck) hashes() []string {
+	hs := make([]string, len(l.Tools))
+	for i, e := range l.Tools {
+		hs[i] = e.SHA256
+	}
+	return hs
+}
+
+// build renders the lockfile as a JSON value in the documented member
+// order; withSignature includes sha256 and signature.
+func (l *Crawlcheck) build(withSignature bool) canon.Value {
+	server := []canon.Member{}
+	if l.Server.URL != "" {
+		server = append(server, canon.M("url", canon.Str(l.Server.URL)))
+	}
+	if l.Server.ProtocolVersion != "" {
+		server = append(server, canon.M("protocol_version", canon.Str(l.Server.ProtocolVersion)))
+	}
+	if !l.Server.Info.IsNull() {
+		server = append(server, canon.M("info", l.Server.Info))
+	}
+	entries := make([]canon.Value, len(l.Tools))
+	for i, e := range l.Tools {
+		entries[i] = canon.Obj(canon.M("name", canon.Str(e.Name)), canon.M("sha256", canon.Str(e.SHA256)))
+	}
+	ms := []canon.Member{
+		canon.M("kind", canon.Str(Kind)),
+		canon.M("v", canon.Int(1)),
+		canon.M("server", canon.Obj(server...)),
+		canon.M("approved_at", canon.Str(timefmt.Format(l.ApprovedAt))),
+		canon.M("tools_sha256", canon.Str(l.ToolsSHA256)),
+		canon.M("count", canon.Int(int64(len(l.Tools)))),
+		canon.M("tools", canon.Arr(entries...)),
+	}
+	if l.Parts != nil {
+		ps := make([]canon.Member, 0, len(l.Tools))
+		for _, e := range l.Tools {
+			ps = append(ps, canon.M(e.Name, l.Parts[e.Name].Value()))
+		}
+		ms = append(ms, canon.M("parts", canon.Obj(ps...)))
+	}
+	ds := []canon.Member{}
+	for _, e := range l.Tools {
+		if d, ok := l.Descriptions[e.Name]; ok {
+			ds = append(ds, canon.M(e.Name, canon.Str(d)))
+		}
+	}
+	ms = append(ms, canon.M("descriptions", canon.Obj(ds...)))
+	if !l.ScanAtApproval.IsNull() {
+		ms = append(ms, canon.M("scan_at_approval", l.ScanAtApproval))
+	}
+	if withSignature && l.SHA256 != "" {
+		ms = append(ms, canon.M("sha256", canon.Str(l.SHA256)))
+	}
+	if withSignature && l.Signature != "" {
+		ms = append(ms, canon.M("signature", canon.Str(l.Signature)))
+	}
+	return canon.Obj(ms...)
+}
+
+// Bytes is the lockfile as written to disk.
+func (l *Crawlcheck) Bytes() []byte { return canon.Indent(l.build(true)) }
+
+// Seal sets sha256 to the digest of the content (dropping any signature,
+// which would no longer match). signature, when not "", is then set.
+func (l *Crawlcheck) Seal(sign func(digest string) string) {
+	l.Signature = ""
+	l.doc = l.build(false)
+	l.SHA256 = canon.SHA256Hex(l.doc)
+	if sign != nil {
+		l.Signature = sign(l.SHA256)
+	}
+	l.doc = l.build(true)
+}

@@ -1,0 +1,138 @@
+package core
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+
+	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/diff"
+	"github.com/crawlcheck/verifier/core/lock"
+	"github.com/crawlcheck/verifier/core/policy"
+	"github.com/crawlcheck/verifier/core/req"
+)
+
+var (
+	hashOfNull     = sha256Hex("null")
+	hashOfEmpty    = sha256Hex("")
+	hashOfEmptyObj = sha256Hex("{}")
+)
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// opConvertLock converts between the formats where the information allows.
+// crawlcheck → agentgate is computed from the per-part hashes and the kept
+// description texts; annotations, the server and the signature are lost.
+// agentgate → crawlcheck cannot be computed from hashes (annotations and
+// canonical descriptions are not in an agentgate.lock): it needs the tools,
+// which must match the agentgate entry, and their annotations are taken as
+// given, unpinned.
+func opConvertLock(r req.Obj) (canon.Value, error) {
+	if err := r.Only("lock", "to", "name", "server", "approved_at", "generated_by", "tools", "pages"); err != nil {
+		return canon.Value{}, err
+	}
+	f, err := parseLock(r, "lock")
+	if err != nil {
+		return canon.Value{}, err
+	}
+	to, err := r.OneOf("to", "", "crawlcheck", "agentgate")
+	if err != nil {
+		return canon.Value{}, err
+	}
+	switch {
+	case to == "":
+		return canon.Value{}, cerr.New(cerr.BadRequest, "request.to is required (crawlcheck or agentgate)")
+	case to == "agentgate" && f.Crawlcheck != nil:
+		return crawlcheckToAgentgate(r, f.Crawlcheck)
+	case to == "crawlcheck" && f.Agentgate != nil:
+		return agentgateToCrawlcheck(r, f.Agentgate)
+	}
+	return canon.Value{}, cerr.New(cerr.BadRequest, "the lockfile is already a %s", f.Format())
+}
+
+func crawlcheckToAgentgate(r req.Obj, l *lock.Crawlcheck) (canon.Value, error) {
+	name, err := r.Str("name", true)
+	if err != nil {
+		return canon.Value{}, err
+	}
+	by, err := r.Str("generated_by", false)
+	if err != nil {
+		return canon.Value{}, err
+	}
+	if by == "" {
+		by = policy.EngineVersion
+	}
+	if l.Parts == nil {
+		return canon.Value{}, cerr.New(cerr.LockInvalid, "a crawlcheck lockfile without per-part hashes cannot be converted: lock the tools again")
+	}
+	s := lock.AgentgateServer{Name: name}
+	for _, e := range l.Tools {
+		p := l.Parts[e.Name]
+		t := lock.AgentgateTool{Name: e.Name}
+		t.NameHash = sha256Hex(e.Name)
+		switch text, ok := l.Descriptions[e.Name]; {
+		case p.Description == hashOfNull:
+			t.DescriptionHash = hashOfEmpty
+		case !ok:
+			return canon.Value{}, cerr.New(cerr.LockInvalid, "tool %q has a description whose text the lockfile does not keep", e.Name)
+		case canon.SHA256Hex(canon.Str(text)) != p.Description:
+			return canon.Value{}, cerr.New(cerr.LockInvalid, "descriptions.%s does not match its part hash", e.Name)
+		default:
+			t.DescriptionHash = sha256Hex(text)
+		}
+		t.InputSchemaHash = p.InputSchema
+		if p.InputSchema == hashOfNull {
+			t.InputSchemaHash = hashOfEmptyObj
+		}
+		s.Tools = append(s.Tools, t)
+	}
+	built := lock.NewAgentgateServerFromHashes(s)
+	a := &lock.Agentgate{GeneratedBy: by, GeneratedAt: l.ApprovedAt}
+	a.Put(built)
+	lost := []string{"annotations (agentgate.lock has no annotation hash)", "server (endpoint, protocol version, server info)", "tool sha256 and tools_sha256"}
+	if l.Signature != "" {
+		lost = append(lost, "signature (agentgate.lock is unsigned)")
+	}
+	if !l.ScanAtApproval.IsNull() {
+		lost = append(lost, "scan_at_approval")
+	}
+	return canon.Obj(canon.M("lock", canon.Str(string(a.Bytes()))), canon.M("lost", canon.Strs(lost))), nil
+}
+
+func agentgateToCrawlcheck(r req.Obj, a *lock.Agentgate) (canon.Value, error) {
+	name, err := r.Str("name", false)
+	if err != nil {
+		return canon.Value{}, err
+	}
+	base, err := a.Baseline(name)
+	if err != nil {
+		return canon.Value{}, err
+	}
+	if !r.Has("tools") && !r.Has("pages") {
+		return canon.Value{}, cerr.New(cerr.BadRequest, "converting an agentgate.lock needs the tools (request.tools or request.pages): its hashes cannot be turned into crawlcheck tool hashes")
+	}
+	obs, err := toolSource(r)
+	if err != nil {
+		return canon.Value{}, err
+	}
+	if d := diff.Against(base, obs.Tools); !d.Same() || obs.Truncated != "" {
+		return canon.Value{}, cerr.New(cerr.BadRequest, "the tools given do not match servers.%s of the agentgate.lock (added %v, removed %v, %d modified): approve them first", base.AgentgateName, d.Added, d.Removed, len(d.Modified))
+	}
+	srv, err := serverOf(r)
+	if err != nil {
+		return canon.Value{}, err
+	}
+	at := a.GeneratedAt
+	if r.Has("approved_at") {
+		if at, err = r.Time("approved_at"); err != nil {
+			return canon.Value{}, err
+		}
+	}
+	l := lock.NewCrawlcheck(srv, at, obs.Tools)
+	l.Seal(nil)
+	lost := []string{"annotations were not pinned by the agentgate.lock: they are taken from the tools given"}
+	return canon.Obj(canon.M("lock", canon.Str(string(l.Bytes()))), canon.M("lost", canon.Strs(lost))), nil
+}

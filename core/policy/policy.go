@@ -1,0 +1,221 @@
+package policy
+
+import (
+	"time"
+
+	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/timefmt"
+	"github.com/crawlcheck/verifier/core/tools"
+)
+
+// PolicyKind is the kind of a policy document (docs/policy.md).
+const PolicyKind = "crawlcheck-policy"
+
+// DefaultVersion is the version of the default policy.
+const DefaultVersion = "crawlcheck-default-1"
+
+// DefaultMaxAgeDays is the default maximum baseline age.
+const DefaultMaxAgeDays = 90
+
+// Sources of a policy.
+const (
+	SourceDefault  = "default"
+	SourceOperator = "operator"
+)
+
+// Exception is an approved exception: a person accepted one observation on
+// one tool at one observed hash, until a time.
+type Exception struct {
+	Observation Observation
+	Tool        string // "" for a session-scope observation
+	SHA256      string // the observed tool hash it was approved for; "" for session scope
+	ApprovedBy  string
+	Until       time.Time
+	Reason      string
+}
+
+// Value renders the exception as JSON.
+func (e Exception) Value() canon.Value {
+	return canon.Obj(
+		canon.M("observation", canon.Str(string(e.Observation))),
+		canon.M("tool", canon.Str(e.Tool)),
+		canon.M("sha256", canon.Str(e.SHA256)),
+		canon.M("approved_by", canon.Str(e.ApprovedBy)),
+		canon.M("until", canon.Str(timefmt.Format(e.Until))),
+		canon.M("reason", canon.Str(e.Reason)),
+	)
+}
+
+// Policy is the operator's policy, defaults filled in.
+type Policy struct {
+	Version                string
+	MaxBaselineAge         time.Duration
+	Effects                map[Observation]Effect
+	AllowIntegrityOverride bool
+	RequireSignedBaseline  *bool // nil: required exactly when operator keys are given
+	Exceptions             []Exception
+	Source                 string
+	SHA256                 string
+}
+
+// Default is the policy in force when the operator gives none.
+func Default() *Policy {
+	p, err := parse(DefaultDocument(), SourceDefault)
+	if err != nil {
+		panic("the default policy does not parse: " + err.Error())
+	}
+	return p
+}
+
+// DefaultDocument is the default policy as a document: every effect of the
+// table written out, so its sha256 pins the defaults too.
+func DefaultDocument() canon.Value {
+	effects := make([]canon.Member, len(Rules))
+	for i, r := range Rules {
+		effects[i] = canon.M(string(r.Observation), canon.Str(r.Default.String()))
+	}
+	return canon.Obj(
+		canon.M("kind", canon.Str(PolicyKind)),
+		canon.M("v", canon.Int(1)),
+		canon.M("version", canon.Str(DefaultVersion)),
+		canon.M("max_baseline_age_days", canon.Int(DefaultMaxAgeDays)),
+		canon.M("effects", canon.Obj(effects...)),
+	)
+}
+
+// Parse reads an operator policy document.
+func Parse(doc canon.Value) (*Policy, error) { return parse(doc, SourceOperator) }
+
+func parse(doc canon.Value, source string) (*Policy, error) {
+	bad := func(format string, args ...any) (*Policy, error) {
+		return nil, cerr.New(cerr.PolicyInvalid, "policy: "+format, args...)
+	}
+	if doc.Kind() != canon.Object {
+		return bad("is a %s, not an object", doc.Kind())
+	}
+	if k, _ := doc.Get("kind"); k.String() != `"`+PolicyKind+`"` {
+		return bad("kind is %s, want %q", k, PolicyKind)
+	}
+	if v, _ := doc.Get("v"); v.String() != "1" {
+		return bad("unsupported v %s", v)
+	}
+	p := &Policy{Effects: map[Observation]Effect{}, Source: source, SHA256: canon.SHA256Hex(doc),
+		MaxBaselineAge: DefaultMaxAgeDays * 24 * time.Hour}
+	for _, r := range Rules {
+		p.Effects[r.Observation] = r.Default
+	}
+	for _, m := range doc.Members() {
+		v := m.Value
+		switch m.Key {
+		case "kind", "v":
+		case "version":
+			var ok bool
+			if p.Version, ok = v.Str(); !ok || p.Version == "" {
+				return bad("version must be a non-empty string")
+			}
+		case "max_baseline_age_days":
+			days, ok := smallInt(v)
+			if !ok || days < 1 || days > 36500 {
+				return bad("max_baseline_age_days must be an integer from 1 to 36500")
+			}
+			p.MaxBaselineAge = time.Duration(days) * 24 * time.Hour
+		case "effects":
+			if v.Kind() != canon.Object {
+				return bad("effects must be an object")
+			}
+			for _, e := range v.Members() {
+				if _, ok := RuleOf(Observation(e.Key)); !ok {
+					return bad("effects names unknown observation %q", e.Key)
+				}
+				s, _ := e.Value.Str()
+				eff, ok := ParseEffect(s)
+				if !ok {
+					return bad("effects.%s: unknown effect %s", e.Key, e.Value)
+				}
+				p.Effects[Observation(e.Key)] = eff
+			}
+		case "allow_integrity_override":
+			var ok bool
+			if p.AllowIntegrityOverride, ok = v.BoolValue(); !ok {
+				return bad("allow_integrity_override must be a boolean")
+			}
+		case "require_signed_baseline":
+			b, ok := v.BoolValue()
+			if !ok {
+				return bad("require_signed_baseline must be a boolean")
+			}
+			p.RequireSignedBaseline = &b
+		case "exceptions":
+			if v.Kind() != canon.Array {
+				return bad("exceptions must be an array")
+			}
+			for i, ev := range v.Elems() {
+				e, err := parseException(ev)
+				if err != nil {
+					return bad("exceptions[%d]: %s", i, err)
+				}
+				p.Exceptions = append(p.Exceptions, e)
+			}
+		default:
+			return bad("unknown member %q", m.Key)
+		}
+	}
+	if p.Version == "" {
+		return bad("version is required")
+	}
+	for o, e := range p.Effects {
+		if r, _ := RuleOf(o); r.Class == ClassIntegrity && e < Deny && !p.AllowIntegrityOverride {
+			return bad("effects.%s lowers an integrity observation to %s; that needs \"allow_integrity_override\": true", o, e)
+		}
+	}
+	return p, nil
+}
+
+func parseException(v canon.Value) (Exception, error) {
+	var e Exception
+	str := func(k string) (string, bool) { x, _ := v.Get(k); return x.Str() }
+	o, ok := str("observation")
+	if _, known := RuleOf(Observation(o)); !ok || !known {
+		return e, cerr.New(cerr.PolicyInvalid, "observation must name an observation")
+	}
+	e.Observation = Observation(o)
+	e.Tool, _ = str("tool")
+	e.SHA256, _ = str("sha256")
+	if r, _ := RuleOf(e.Observation); r.Scope == ScopeTool && (e.Tool == "" || !tools.IsHexHash(e.SHA256)) {
+		return e, cerr.New(cerr.PolicyInvalid, "an exception for %s names a tool and the observed tool sha256 it was approved for", o)
+	}
+	if e.ApprovedBy, ok = str("approved_by"); !ok || e.ApprovedBy == "" {
+		return e, cerr.New(cerr.PolicyInvalid, "approved_by is required")
+	}
+	until, _ := str("until")
+	t, err := timefmt.Parse(until)
+	if err != nil {
+		return e, cerr.New(cerr.PolicyInvalid, "until must be an RFC 3339 time")
+	}
+	e.Until = t
+	e.Reason, _ = str("reason")
+	for _, m := range v.Members() {
+		switch m.Key {
+		case "observation", "tool", "sha256", "approved_by", "until", "reason":
+		default:
+			return e, cerr.New(cerr.PolicyInvalid, "unknown member %q", m.Key)
+		}
+	}
+	return e, nil
+}
+
+func smallInt(v canon.Value) (int, bool) {
+	s, ok := v.NumberText()
+	if !ok || len(s) > 9 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, true
+}

@@ -1,0 +1,174 @@
+// Package policy turns observations into effects: the table of spec §4, the
+// operator's changes to it, approved exceptions, and the three modes.
+//
+// The rule table is data (Rules), returned by the "rules" op and hashed into
+// engine.rules_sha256, so a record names exactly the rules that decided it.
+package policy
+
+import (
+	"github.com/crawlcheck/verifier/core/canon"
+)
+
+// Effect is what the runtime is told to do; larger is stronger.
+type Effect int
+
+// The effects, weakest first.
+const (
+	Proceed Effect = iota
+	ProceedRecorded
+	Refresh
+	PauseTool
+	Pause
+	Deny
+)
+
+var effectNames = [...]string{"proceed", "proceed_recorded", "refresh", "pause_tool", "pause", "deny"}
+
+func (e Effect) String() string { return effectNames[e] }
+
+// ParseEffect reads an effect name.
+func ParseEffect(s string) (Effect, bool) {
+	for i, n := range effectNames {
+		if n == s {
+			return Effect(i), true
+		}
+	}
+	return 0, false
+}
+
+// Blocks reports whether the effect stops a tool or session.
+func (e Effect) Blocks() bool { return e >= PauseTool }
+
+// Observation names what a check saw.
+type Observation string
+
+// The 21 observations of spec §4.
+const (
+	Unchanged              Observation = "unchanged"
+	ToolAdded              Observation = "tool_added"
+	ToolRemoved            Observation = "tool_removed"
+	DescriptionChanged     Observation = "description_changed"
+	SchemaChanged          Observation = "schema_changed"
+	AnnotationsChanged     Observation = "annotations_changed"
+	ToolChanged            Observation = "tool_changed"
+	EvidenceExpired        Observation = "evidence_expired"
+	SignatureInvalid       Observation = "signature_invalid"
+	KeyUnknown             Observation = "key_unknown"
+	KeyRetired             Observation = "key_retired"
+	ServerIdentityMismatch Observation = "server_identity_mismatch"
+	ServerUnavailable      Observation = "server_unavailable"
+	ToolListTruncated      Observation = "tool_list_truncated"
+	ResponseMalformed      Observation = "response_malformed"
+	BaselineStale          Observation = "baseline_stale"
+	PolicyVersionMismatch  Observation = "policy_version_mismatch"
+	CheckTimeout           Observation = "check_timeout"
+	ServiceUnavailable     Observation = "service_unavailable"
+	DecisionRefused        Observation = "decision_refused"
+	BaselineUntrusted      Observation = "baseline_untrusted"
+)
+
+// Classes of observations.
+const (
+	ClassInterface    = "interface"    // the tool definitions themselves
+	ClassIntegrity    = "integrity"    // stays deny unless the operator overrides it on the record
+	ClassAvailability = "availability" // nothing (or not everything) could be compared
+	ClassGovernance   = "governance"   // the baseline or policy in force is not the one expected
+	ClassEvidence     = "evidence"     // signed evidence from an issuer needs asking again
+)
+
+// Scopes of observations.
+const (
+	ScopeTool    = "tool"    // about one tool; pause_tool withholds that tool alone
+	ScopeSession = "session" // about the whole server
+)
+
+// Rule is one row of the table.
+type Rule struct {
+	Observation Observation
+	Default     Effect
+	Class       string
+	Scope       string
+	Meaning     string
+}
+
+// Rules is the table of spec §4, in its order.
+var Rules = []Rule{
+	{Unchanged, Proceed, ClassInterface, ScopeSession, "the offered tools match the approved baseline"},
+	{ToolAdded, PauseTool, ClassInterface, ScopeTool, "a tool the baseline does not list is offered: unavailable until approved"},
+	{ToolRemoved, Proceed, ClassInterface, ScopeTool, "a tool in the baseline is no longer offered"},
+	{DescriptionChanged, PauseTool, ClassInterface, ScopeTool, "that tool waits for re-approval; the others stay usable"},
+	{SchemaChanged, PauseTool, ClassInterface, ScopeTool, "that tool waits for re-approval"},
+	{AnnotationsChanged, PauseTool, ClassInterface, ScopeTool, "that tool waits for re-approval"},
+	{ToolChanged, PauseTool, ClassInterface, ScopeTool, "changed, and the baseline has no per-part hashes to say which part"},
+	{EvidenceExpired, Refresh, ClassEvidence, ScopeSession, "ask again; if that fails, pause"},
+	{SignatureInvalid, Deny, ClassIntegrity, ScopeSession, "signed evidence does not verify"},
+	{KeyUnknown, Deny, ClassIntegrity, ScopeSession, "signed evidence names a key the directory does not hold"},
+	{KeyRetired, Deny, ClassIntegrity, ScopeSession, "signed evidence names a retired key"},
+	{ServerIdentityMismatch, Deny, ClassIntegrity, ScopeSession, "the server answering is not the one approved"},
+	{ServerUnavailable, Pause, ClassAvailability, ScopeSession, "nothing was compared"},
+	{ToolListTruncated, Pause, ClassAvailability, ScopeSession, "a further page of tools/list was not read"},
+	{ResponseMalformed, Pause, ClassAvailability, ScopeSession, "the tool list could not be parsed"},
+	{BaselineStale, Pause, ClassGovernance, ScopeSession, "the approval is older than the policy allows"},
+	{PolicyVersionMismatch, Pause, ClassGovernance, ScopeSession, "the policy in force is not the one the deployment expects"},
+	{CheckTimeout, Pause, ClassAvailability, ScopeSession, "the check did not finish"},
+	{ServiceUnavailable, Pause, ClassAvailability, ScopeSession, "CrawlCheck unreachable: the local fallback applies"},
+	{DecisionRefused, Deny, ClassIntegrity, ScopeSession, "CrawlCheck's signed decision for the host did not allow the connection"},
+	{BaselineUntrusted, Deny, ClassIntegrity, ScopeSession, "the approved lockfile's signature does not verify, or its key is neither CrawlCheck's nor yours"},
+}
+
+// RuleOf returns the rule of an observation.
+func RuleOf(o Observation) (Rule, bool) {
+	for _, r := range Rules {
+		if r.Observation == o {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
+
+// Modes.
+const (
+	ModeObserve = "observe" // nothing is blocked; the record carries what would have happened
+	ModeReview  = "review"  // every change pauses the session; integrity failures still deny
+	ModeEnforce = "enforce" // the policy applies as written
+)
+
+// Modes lists the modes.
+var Modes = []string{ModeObserve, ModeReview, ModeEnforce}
+
+// EngineVersion names this core in every record.
+const EngineVersion = "crawlcheck-core/1.0.0"
+
+// RulesValue is the rule table as JSON: what the "rules" op returns and what
+// rules_sha256 is the hash of.
+func RulesValue() canon.Value {
+	rows := make([]canon.Value, len(Rules))
+	for i, r := range Rules {
+		rows[i] = canon.Obj(
+			canon.M("observation", canon.Str(string(r.Observation))),
+			canon.M("default_effect", canon.Str(r.Default.String())),
+			canon.M("class", canon.Str(r.Class)),
+			canon.M("scope", canon.Str(r.Scope)),
+			canon.M("meaning", canon.Str(r.Meaning)),
+		)
+	}
+	return canon.Obj(
+		canon.M("kind", canon.Str("crawlcheck-rules")),
+		canon.M("v", canon.Int(1)),
+		canon.M("effects", canon.Strs(effectNames[:])),
+		canon.M("modes", canon.Obj(
+			canon.M(ModeObserve, canon.Str("every effect becomes proceed; the record carries the enforce effects as would")),
+			canon.M(ModeReview, canon.Str("every observation but unchanged is at least pause; integrity observations keep deny; an applied exception keeps proceed_recorded")),
+			canon.M(ModeEnforce, canon.Str("effects as the policy says; pause_tool withholds that tool alone; a session-scope pause_tool is pause")),
+		)),
+		canon.M("refresh", canon.Str("refresh asks the host to try once more; on a check marked refreshed it is pause")),
+		canon.M("exceptions", canon.Str("an exception matching observation, tool and observed tool sha256, before its until, gives proceed_recorded; after until it is recorded as expired and changes nothing")),
+		canon.M("integrity_override", canon.Str("an operator policy may set an integrity observation below deny only with allow_integrity_override; the record marks each such observation override")),
+		canon.M("observations", canon.Arr(rows...)),
+	)
+}
+
+var rulesSHA256 = canon.SHA256Hex(RulesValue())
+
+// RulesSHA256 is engine.rules_sha256.
+func RulesSHA256() string { return rulesSHA256 }

@@ -1,0 +1,142 @@
+package tools
+
+import (
+	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/cerr"
+)
+
+// Why a tool list is incomplete. A truncated list is never a pass: the
+// policy turns it into tool_list_truncated.
+const (
+	TruncatedUnfollowed = "next_cursor_unfollowed" // the last page read still had a nextCursor
+	TruncatedRepeated   = "cursor_repeated"        // a server handed out a cursor it had handed out before
+	TruncatedPageCap    = "page_cap_reached"       // the binding stopped at its page cap
+)
+
+// MaxPages caps the pages one check accepts (docs/abi.md).
+const MaxPages = 1000
+
+// Observed is a whole tools/list as read through its pages.
+type Observed struct {
+	Tools     []Tool
+	Pages     int
+	Truncated string // "" or one of the Truncated* reasons
+}
+
+// ParsePage reads one page as a server sent it: a tools/list result
+// {"tools":[…],"nextCursor":…}, a JSON-RPC response carrying one, or a bare
+// array of tools. An empty-string nextCursor is refused: MCP gives no
+// meaning to it, and clients disagree on whether it ends the list.
+func ParsePage(raw string) (list canon.Value, cursor string, hasCursor bool, err error) {
+	v, err := canon.ParseString(raw)
+	if err != nil {
+		return list, "", false, err
+	}
+	return PageValue(v)
+}
+
+// PageValue is ParsePage over an already parsed document.
+func PageValue(v canon.Value) (list canon.Value, cursor string, hasCursor bool, err error) {
+	if v.Kind() == canon.Array {
+		return v, "", false, nil
+	}
+	if v.Kind() != canon.Object {
+		return list, "", false, cerr.New(cerr.ToolsMalformed, "a page is a %s, not a tools/list result", v.Kind())
+	}
+	if v.Has("jsonrpc") {
+		if e, ok := v.Get("error"); ok {
+			return list, "", false, cerr.New(cerr.ToolsMalformed, "the server answered tools/list with a JSON-RPC error: %s", clip(string(canon.Canonical(e))))
+		}
+		res, ok := v.Get("result")
+		if !ok || res.Kind() != canon.Object {
+			return list, "", false, cerr.New(cerr.ToolsMalformed, "a JSON-RPC response without a result object")
+		}
+		v = res
+	}
+	list, ok := v.Get("tools")
+	if !ok {
+		return list, "", false, cerr.New(cerr.ToolsMalformed, "a tools/list result without \"tools\"")
+	}
+	if list.Kind() != canon.Array {
+		return list, "", false, cerr.New(cerr.ToolsMalformed, "\"tools\" is a %s, not an array", list.Kind())
+	}
+	c, ok := v.Get("nextCursor")
+	if !ok || c.IsNull() {
+		return list, "", false, nil
+	}
+	if cursor, ok = c.Str(); !ok {
+		return list, "", false, cerr.New(cerr.ToolsMalformed, "nextCursor is a %s, not a string", c.Kind())
+	}
+	if cursor == "" {
+		return list, "", false, cerr.New(cerr.ToolsMalformed, "nextCursor is an empty string")
+	}
+	return list, cursor, true, nil
+}
+
+// FromPages parses and hashes the pages of one tools/list walk, in the order
+// they were read. pageCapReached is the binding's fact that it stopped at its
+// cap; everything else (an unfollowed or repeated cursor) the core sees in the
+// pages themselves. A page it cannot parse is a cerr.ToolsMalformed naming the
+// page.
+func FromPages(pages []string, pageCapReached bool) (Observed, error) {
+	var obs Observed
+	if len(pages) > MaxPages {
+		return obs, cerr.New(cerr.BadRequest, "%d pages exceed the limit of %d", len(pages), MaxPages)
+	}
+	var all []canon.Value
+	seen := map[string]bool{}
+	lastHasCursor := false
+	for i, raw := range pages {
+		list, cursor, has, err := ParsePage(raw)
+		if err != nil {
+			return obs, cerr.In(pageName(i), asMalformed(err))
+		}
+		obs.Pages++
+		if has && seen[cursor] {
+			// The walk ends here; this page's tools are not taken, since a
+			// server that repeats a cursor may be repeating the page too.
+			obs.Truncated = TruncatedRepeated
+			break
+		}
+		all = append(all, list.Elems()...)
+		lastHasCursor = has
+		if !has {
+			if i != len(pages)-1 {
+				return obs, cerr.New(cerr.BadRequest, "page %d has no nextCursor, yet %d more pages follow", i, len(pages)-1-i)
+			}
+			break
+		}
+		seen[cursor] = true
+	}
+	ts, err := Hash(canon.Arr(all...))
+	if err != nil {
+		return obs, err
+	}
+	obs.Tools = ts
+	switch {
+	case obs.Truncated != "":
+	case pageCapReached:
+		obs.Truncated = TruncatedPageCap
+	case lastHasCursor:
+		obs.Truncated = TruncatedUnfollowed
+	}
+	return obs, nil
+}
+
+// asMalformed files every JSON refusal of a server's page under
+// ToolsMalformed, keeping the JSON code's words in the message.
+func asMalformed(err error) error {
+	if c := cerr.CodeOf(err); c != cerr.ToolsMalformed && c != cerr.InputTooLarge {
+		return cerr.New(cerr.ToolsMalformed, "%s (%s)", cerr.Message(err), c)
+	}
+	return err
+}
+
+func pageName(i int) string { return "page " + canon.Int(int64(i)).String() }
+
+func clip(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
+}

@@ -1,0 +1,256 @@
+// Package tools turns raw tools/list pages into hashed tools.
+//
+// It hashes the tool objects exactly as they arrived on the wire: a client
+// SDK's typed Tool drops unknown fields and invents defaults, so the core is
+// handed raw page bytes and parses them itself, strictly (core/canon).
+//
+// Three hashes are computed per tool (docs/hashing.md):
+//
+//   - sha256: the crawlcheck v1 tool hash, SHA-256 of the canonical JSON of
+//     {name, description, inputSchema, annotations} with absent parts as null;
+//   - parts: SHA-256 of the canonical JSON of each of those four parts alone
+//     (absent as null), so that a change can be named;
+//   - agentgate: nameHash, descriptionHash and inputSchemaHash of agentgate.lock v1.
+//
+// A list the hashing rules cannot hash unambiguously — a null entry, a
+// non-object tool, a missing, empty or non-string name, a duplicate name, a
+// non-string description, a non-object inputSchema or annotations — is
+// refused with cerr.ToolsMalformed; it is never hashed.
+package tools
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"strings"
+
+	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/cerr"
+)
+
+// The four parts of a tool, by their wire names, in canonical key order.
+const (
+	PartAnnotations = "annotations"
+	PartDescription = "description"
+	PartInputSchema = "inputSchema"
+	PartName        = "name"
+)
+
+// Parts holds one hash per part of a tool.
+type Parts struct {
+	Name, Description, InputSchema, Annotations string
+}
+
+// Get returns the hash of the named part.
+func (p Parts) Get(part string) string {
+	switch part {
+	case PartName:
+		return p.Name
+	case PartDescription:
+		return p.Description
+	case PartInputSchema:
+		return p.InputSchema
+	}
+	return p.Annotations
+}
+
+// Value is the parts as a JSON object.
+func (p Parts) Value() canon.Value {
+	return canon.Obj(
+		canon.M(PartName, canon.Str(p.Name)),
+		canon.M(PartDescription, canon.Str(p.Description)),
+		canon.M(PartInputSchema, canon.Str(p.InputSchema)),
+		canon.M(PartAnnotations, canon.Str(p.Annotations)),
+	)
+}
+
+// Tool is one hashed tool.
+type Tool struct {
+	Name           string
+	Description    string // "" when absent or null
+	HasDescription bool
+	InputSchema    canon.Value // null when absent
+	Annotations    canon.Value // null when absent
+	SHA256         string
+	Parts          Parts
+}
+
+// Agentgate holds the per-tool hashes of agentgate.lock v1.
+type Agentgate struct {
+	NameHash, DescriptionHash, InputSchemaHash string
+}
+
+// Agentgate computes the agentgate.lock v1 hashes: SHA-256 of the UTF-8 name,
+// of the UTF-8 description ("" when absent), and of the canonical JSON of the
+// input schema ({} when absent).
+func (t *Tool) Agentgate() Agentgate {
+	schema := t.InputSchema
+	if schema.IsNull() {
+		schema = canon.Obj()
+	}
+	return Agentgate{
+		NameHash:        hashHex([]byte(t.Name)),
+		DescriptionHash: hashHex([]byte(t.Description)),
+		InputSchemaHash: hashHex(canon.Canonical(schema)),
+	}
+}
+
+func hashHex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Hash validates and hashes a JSON array of tool objects, in order.
+func Hash(list canon.Value) ([]Tool, error) {
+	if list.Kind() != canon.Array {
+		return nil, cerr.New(cerr.ToolsMalformed, "the tool list is a %s, not an array", list.Kind())
+	}
+	out := make([]Tool, 0, len(list.Elems()))
+	var buf []byte
+	for i, v := range list.Elems() {
+		t, b, err := hashOne(i, v, buf)
+		if err != nil {
+			return nil, err
+		}
+		buf = b
+		out = append(out, t)
+	}
+	if err := checkUnique(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func checkUnique(ts []Tool) error {
+	seen := make(map[string]int, len(ts))
+	for i, t := range ts {
+		if j, dup := seen[t.Name]; dup {
+			return cerr.New(cerr.ToolsMalformed, "tools[%d] and tools[%d] are both named %q", j, i, t.Name)
+		}
+		seen[t.Name] = i
+	}
+	return nil
+}
+
+// hashOne validates one tool and hashes it in a single serialization pass:
+// the canonical tool object is written into buf, and each part's hash is
+// taken over its own span of it.
+func hashOne(i int, v canon.Value, buf []byte) (Tool, []byte, error) {
+	bad := func(format string, args ...any) (Tool, []byte, error) {
+		return Tool{}, buf, cerr.New(cerr.ToolsMalformed, "tools[%d]: "+format, append([]any{i}, args...)...)
+	}
+	if v.Kind() != canon.Object {
+		return bad("is %s, not a tool object", v.Kind())
+	}
+	var t Tool
+	nameV, ok := v.Get(PartName)
+	if !ok {
+		return bad("has no name")
+	}
+	if t.Name, ok = nameV.Str(); !ok {
+		return bad("name is a %s, not a string", nameV.Kind())
+	}
+	if t.Name == "" {
+		return bad("name is empty")
+	}
+	desc, hasDesc := v.Get(PartDescription)
+	if hasDesc && !desc.IsNull() {
+		if t.Description, ok = desc.Str(); !ok {
+			return bad("(%q) description is a %s, not a string", t.Name, desc.Kind())
+		}
+		t.HasDescription = true
+	} else {
+		desc = canon.NullValue()
+	}
+	if s, ok := v.Get(PartInputSchema); ok {
+		if s.Kind() != canon.Object {
+			return bad("(%q) inputSchema is a %s, not an object", t.Name, s.Kind())
+		}
+		t.InputSchema = s
+	}
+	if a, ok := v.Get(PartAnnotations); ok && !a.IsNull() {
+		if a.Kind() != canon.Object {
+			return bad("(%q) annotations is a %s, not an object", t.Name, a.Kind())
+		}
+		t.Annotations = a
+	}
+
+	b := append(buf[:0], `{"annotations":`...)
+	a0 := len(b)
+	b = canon.AppendCanonical(b, t.Annotations)
+	a1 := len(b)
+	b = append(b, `,"description":`...)
+	d0 := len(b)
+	b = canon.AppendCanonical(b, desc)
+	d1 := len(b)
+	b = append(b, `,"inputSchema":`...)
+	s0 := len(b)
+	b = canon.AppendCanonical(b, t.InputSchema)
+	s1 := len(b)
+	b = append(b, `,"name":`...)
+	n0 := len(b)
+	b = canon.AppendString(b, t.Name)
+	n1 := len(b)
+	b = append(b, '}')
+	t.SHA256 = hashHex(b)
+	t.Parts = Parts{
+		Name:        hashHex(b[n0:n1]),
+		Description: hashHex(b[d0:d1]),
+		InputSchema: hashHex(b[s0:s1]),
+		Annotations: hashHex(b[a0:a1]),
+	}
+	return t, b, nil
+}
+
+// ToolsSHA256 is the list hash of the lockfile spec: the tool hashes sorted,
+// joined with "\n", hashed. Order of the tools does not matter.
+func ToolsSHA256(hashes []string) string {
+	sorted := slices.Clone(hashes)
+	slices.Sort(sorted)
+	return hashHex([]byte(strings.Join(sorted, "\n")))
+}
+
+// ListSHA256 is ToolsSHA256 over hashed tools.
+func ListSHA256(ts []Tool) string {
+	hs := make([]string, len(ts))
+	for i := range ts {
+		hs[i] = ts[i].SHA256
+	}
+	return ToolsSHA256(hs)
+}
+
+// SurfaceHash is agentgate's whole-server hash: SHA-256 of the canonical
+// JSON array of [nameHash, descriptionHash, inputSchemaHash] triples, sorted
+// by tool name (UTF-16 code unit order, as canon.CompareKeys).
+func SurfaceHash(names []string, hashes []Agentgate) string {
+	idx := make([]int, len(names))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return canon.CompareKeys(names[a], names[b]) })
+	triples := make([]canon.Value, len(idx))
+	for k, i := range idx {
+		h := hashes[i]
+		triples[k] = canon.Strs([]string{h.NameHash, h.DescriptionHash, h.InputSchemaHash})
+	}
+	return canon.SHA256Hex(canon.Arr(triples...))
+}
+
+// IsHexHash reports whether s is a lowercase hex SHA-256.
+func IsHexHash(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// SortEntries sorts anything named by canonical (UTF-16) name order.
+func SortEntries[T any](xs []T, name func(T) string) {
+	slices.SortFunc(xs, func(a, b T) int { return canon.CompareKeys(name(a), name(b)) })
+}
