@@ -52,7 +52,7 @@ type Input struct {
 	Policy                *policy.Policy
 	ExpectedPolicyVersion string
 	Keys                  sig.Keys
-	RequireSigned         *bool           // overrides the policy's require_signed_baseline
+	RequireSigned         *bool            // overrides the policy's require_signed_baseline
 	Evidence              []policy.Finding // observations from signed evidence (guard)
 	PrevRecordSHA256      string
 	Refreshed             bool

@@ -49,7 +49,7 @@ const (
 	ReasonRetiredKey         = "retired_key"
 	ReasonOutsideValidity    = "key_outside_validity"
 	ReasonMalformedSignature = "malformed_signature"
-	ReasonDigestMismatch     = "sha256_mismatch" // unsigned, but its sha256 does not match its content
+	ReasonDigestMismatch     = "sha256_mismatch"  // unsigned, but its sha256 does not match its content
 	ReasonUnsignedRefused    = "unsigned_refused" // unsigned where a signature is required
 )
 
