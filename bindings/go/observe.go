@@ -1,0 +1,256 @@
+package preflight
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Failure classes: why an Observation holds no complete tool list.
+const (
+	// FailureUnavailable: the server could not be reached, or the session
+	// broke before the list was read.
+	FailureUnavailable = "server_unavailable"
+	// FailureTimeout: the context ended (deadline or cancellation) first.
+	FailureTimeout = "check_timeout"
+	// FailureCapture: the SDK produced a tools/list answer this package did
+	// not see on the wire, e.g. from its SEP-2549 list cache after an earlier
+	// listing on the same session. Nothing was observed.
+	FailureCapture = "capture_failed"
+)
+
+// Reasons a nextCursor was left unfollowed (Observation.Unfollowed).
+const (
+	UnfollowedPageCap  = "page_cap"        // the page cap was reached
+	UnfollowedRepeated = "cursor_repeated" // the cursor was already followed
+	UnfollowedEmpty    = "cursor_empty"    // the cursor is "": never followed
+	UnfollowedInvalid  = "cursor_invalid"  // the cursor is not a string
+)
+
+// DefaultPageCap is the most tools/list pages Observe reads by default.
+const DefaultPageCap = 100
+
+// Observation is what a preflight saw: the facts the core decides on. It
+// holds no verdict and no hash.
+type Observation struct {
+	// Endpoint names the server that answered (Transport.Endpoint).
+	Endpoint string
+	// Handshake is "initialize" or "server/discover": the newest handshake
+	// answered with a result; "" if none was.
+	Handshake string
+	// ProtocolVersion is the version the session uses.
+	ProtocolVersion string
+	// HandshakeResult and ServerInfo are the verbatim bytes of the handshake
+	// result and of its serverInfo (for server/discover, the
+	// io.modelcontextprotocol/serverInfo member of its _meta); nil if absent.
+	HandshakeResult json.RawMessage
+	ServerInfo      json.RawMessage
+	// Pages holds each tools/list answer in order, as received: the bytes
+	// of the response's result member, or the whole frame when the frame has
+	// no single result member (an error response, a frame that is not JSON).
+	// A page need not be valid JSON.
+	Pages [][]byte
+	// Unfollowed says why the last page's nextCursor was not followed
+	// (Unfollowed* constants), with the cursor's bytes in NextCursor; "" when
+	// the list ended, or when the last page is too broken to have a cursor.
+	Unfollowed string
+	NextCursor json.RawMessage
+	// Failure is "" or a Failure* constant; FailureDetail says what failed.
+	// Pages read before a failure are kept.
+	Failure       string
+	FailureDetail string
+}
+
+// Options tunes Observe.
+type Options struct {
+	// PageCap bounds the pages read; 0 means DefaultPageCap.
+	PageCap int
+}
+
+// Connect connects client to the server over t and observes its tool list.
+// On failure the session is nil and the Observation says why, with the
+// handshake facts captured so far.
+func Connect(ctx context.Context, client *mcp.Client, t *Transport, sopts *mcp.ClientSessionOptions, opts *Options) (*mcp.ClientSession, Observation) {
+	cs, err := client.Connect(ctx, t, sopts)
+	if err != nil {
+		obs := t.handshakeFacts(nil)
+		obs.Failure, obs.FailureDetail = classify(ctx, fmt.Errorf("connecting to %s: %w", t.endpoint, err))
+		return nil, obs
+	}
+	return cs, Observe(ctx, cs, t, opts)
+}
+
+// Observe reads every tools/list page of a session connected over t,
+// following nextCursor until the list ends, the page cap is reached, or a
+// cursor is repeated, empty or not a string. Call it before anything else on
+// the session lists tools: a later listing may be answered from the SDK's
+// cache (FailureCapture).
+func Observe(ctx context.Context, cs *mcp.ClientSession, t *Transport, opts *Options) Observation {
+	obs := t.handshakeFacts(cs)
+	pageCap := DefaultPageCap
+	if opts != nil && opts.PageCap > 0 {
+		pageCap = opts.PageCap
+	}
+	followed := map[string]bool{}
+	cursor := ""
+	for {
+		page, failure, detail := t.fetchPage(ctx, cs, cursor)
+		if failure != "" {
+			obs.Failure, obs.FailureDetail = failure, fmt.Sprintf("tools/list page %d: %s", len(obs.Pages)+1, detail)
+			return obs
+		}
+		obs.Pages = append(obs.Pages, page)
+		fields, err := members(page)
+		if err != nil {
+			return obs // not an object: the page itself is the fact
+		}
+		raw, ok := fields["nextCursor"]
+		if !ok || bytes.Equal(raw, []byte("null")) {
+			return obs
+		}
+		var next string
+		switch {
+		case json.Unmarshal(raw, &next) != nil:
+			obs.Unfollowed = UnfollowedInvalid
+		case next == "":
+			obs.Unfollowed = UnfollowedEmpty
+		case followed[next]:
+			obs.Unfollowed = UnfollowedRepeated
+		case len(obs.Pages) >= pageCap:
+			obs.Unfollowed = UnfollowedPageCap
+		}
+		if obs.Unfollowed != "" {
+			obs.NextCursor = raw
+			return obs
+		}
+		followed[next] = true
+		cursor = next
+	}
+}
+
+// fetchPage sends one tools/list through the SDK and returns the answer
+// captured on the wire. It does not wait for the SDK to accept the answer:
+// a page that is not JSON may leave the SDK's decoder waiting for more
+// bytes, so the call is abandoned as soon as its answer is recorded.
+func (t *Transport) fetchPage(ctx context.Context, cs *mcp.ClientSession, cursor string) (page []byte, failure, detail string) {
+	mark := t.rec.count("tools/list")
+	callCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.ListTools(callCtx, &mcp.ListToolsParams{Cursor: cursor})
+		done <- err
+	}()
+	var (
+		sdkErr  error
+		sdkDone bool
+	)
+	for {
+		wake := t.rec.changed()
+		c, answer := t.rec.nth("tools/list", mark)
+		if answer != nil {
+			cancel()
+			if !sdkDone {
+				<-done
+			}
+			return pageOf(answer), "", ""
+		}
+		if sdkDone {
+			switch {
+			case ctx.Err() != nil:
+				return nil, FailureTimeout, ctx.Err().Error()
+			case c == nil && sdkErr == nil:
+				return nil, FailureCapture, "answered by the SDK without a tools/list request on the wire (its list cache)"
+			case sdkErr != nil:
+				f, d := classify(ctx, sdkErr)
+				return nil, f, d
+			default:
+				return nil, FailureCapture, "the SDK accepted an answer that was not captured"
+			}
+		}
+		select {
+		case sdkErr = <-done:
+			sdkDone = true
+		case <-wake:
+		}
+	}
+}
+
+// classify turns an error into a failure class.
+func classify(ctx context.Context, err error) (failure, detail string) {
+	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return FailureTimeout, err.Error()
+	}
+	return FailureUnavailable, err.Error()
+}
+
+// pageOf returns the page a tools/list answer carries: its result member's
+// bytes when the frame is an object with exactly one "result" member, else
+// the whole frame (the core refuses it as malformed and says why).
+func pageOf(frame []byte) []byte {
+	fields, err := members(frame)
+	if err != nil {
+		return frame
+	}
+	if r, ok := fields["result"]; ok {
+		return r
+	}
+	return frame
+}
+
+// handshakeFacts fills the endpoint and handshake fields from the captured
+// handshake answer, and the negotiated version from the session if any.
+func (t *Transport) handshakeFacts(cs *mcp.ClientSession) Observation {
+	obs := Observation{Endpoint: t.endpoint}
+	obs.Handshake, obs.HandshakeResult = t.rec.handshake()
+	fields, _ := members(obs.HandshakeResult)
+	switch obs.Handshake {
+	case "initialize":
+		obs.ServerInfo = fields["serverInfo"]
+		_ = json.Unmarshal(fields["protocolVersion"], &obs.ProtocolVersion)
+	case "server/discover":
+		meta, _ := members(fields["_meta"])
+		obs.ServerInfo = meta["io.modelcontextprotocol/serverInfo"]
+	}
+	if cs != nil && cs.InitializeResult() != nil {
+		obs.ProtocolVersion = cs.InitializeResult().ProtocolVersion
+	}
+	return obs
+}
+
+// members returns the members of a JSON object as verbatim bytes. An object
+// that repeats a key is refused, so that no caller picks one of two answers.
+func members(obj []byte) (map[string]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, errors.New("not a JSON object")
+	}
+	out := map[string]json.RawMessage{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		if _, dup := out[key]; dup {
+			return nil, fmt.Errorf("duplicate key %q", key)
+		}
+		out[key] = v
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("trailing data after the object")
+	}
+	return out, nil
+}

@@ -1,0 +1,197 @@
+package preflight
+
+import (
+	"bytes"
+	"encoding/json"
+	"sync"
+)
+
+// A call is one JSON-RPC request the client sent, and the frame that
+// answered it.
+type call struct {
+	method string
+	answer []byte // the whole incoming frame, verbatim; nil until answered
+}
+
+// recorder keeps, for one session, every call the client sent and the exact
+// frame that answered it. Frames are matched by JSON-RPC id; a frame that is
+// not JSON cannot name its id, so it is given to the call it was sent in
+// reply to (HTTP knows: it is the body of that call's POST) or, on stdio, to
+// the newest unanswered tools/list call.
+type recorder struct {
+	mu          sync.Mutex
+	calls       []*call
+	byID        map[string]*call
+	listChanged int
+	wake        chan struct{} // closed and replaced on every change
+}
+
+func newRecorder() *recorder {
+	return &recorder{byID: map[string]*call{}, wake: make(chan struct{})}
+}
+
+// changed returns a channel closed at the recorder's next change.
+func (r *recorder) changed() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.wake
+}
+
+// notifyLocked wakes the waiters of changed.
+func (r *recorder) notifyLocked() {
+	close(r.wake)
+	r.wake = make(chan struct{})
+}
+
+// envelope is just enough of a JSON-RPC message to route it.
+type envelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method *string         `json:"method"`
+}
+
+// sent records an outgoing frame. It returns the call when the frame is a
+// single request (not a batch, not a notification).
+func (r *recorder) sent(frame []byte) *call {
+	var batch []json.RawMessage
+	if json.Unmarshal(frame, &batch) == nil {
+		for _, m := range batch {
+			r.sent(m)
+		}
+		return nil
+	}
+	var env envelope
+	if json.Unmarshal(frame, &env) != nil || env.Method == nil || !hasID(env.ID) {
+		return nil
+	}
+	c := &call{method: *env.Method}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, c)
+	r.byID[idKey(env.ID)] = c
+	r.notifyLocked()
+	return c
+}
+
+// received records an incoming frame; to is the call it answers when the
+// transport knows it (HTTP), else nil.
+func (r *recorder) received(frame []byte, to *call) {
+	frame = bytes.Clone(frame)
+	var batch []json.RawMessage
+	if json.Unmarshal(frame, &batch) == nil {
+		for _, m := range batch {
+			r.received(m, nil)
+		}
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var env envelope
+	parsed := json.Unmarshal(frame, &env) == nil
+	if parsed && env.Method != nil {
+		// A notification or a server-to-client request.
+		if *env.Method == "notifications/tools/list_changed" {
+			r.listChanged++
+			r.notifyLocked()
+		}
+		return
+	}
+	if c, ok := r.byID[idKey(env.ID)]; parsed && hasID(env.ID) && ok {
+		to = c
+	}
+	if to == nil {
+		// Not JSON, no id, or an id no call has: not routable by id.
+		to = r.pendingLocked()
+	}
+	if to != nil && to.answer == nil {
+		to.answer = frame
+		r.notifyLocked()
+	}
+}
+
+// pendingLocked is the call an unattributable frame most likely answers: the
+// newest unanswered tools/list, else the newest unanswered call.
+func (r *recorder) pendingLocked() *call {
+	var newest *call
+	for i := len(r.calls) - 1; i >= 0; i-- {
+		c := r.calls[i]
+		if c.answer != nil {
+			continue
+		}
+		if c.method == "tools/list" {
+			return c
+		}
+		if newest == nil {
+			newest = c
+		}
+	}
+	return newest
+}
+
+// nth returns the n-th call (from 0) of method, or nil, and its answer.
+func (r *recorder) nth(method string, n int) (c *call, answer []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.calls {
+		if c.method != method {
+			continue
+		}
+		if n == 0 {
+			return c, c.answer
+		}
+		n--
+	}
+	return nil, nil
+}
+
+// count returns how many calls of method were sent.
+func (r *recorder) count(method string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, c := range r.calls {
+		if c.method == method {
+			n++
+		}
+	}
+	return n
+}
+
+// handshake returns the method and answer of the newest initialize or
+// server/discover call answered with a result.
+func (r *recorder) handshake() (method string, result json.RawMessage) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.calls) - 1; i >= 0; i-- {
+		c := r.calls[i]
+		if c.method != "initialize" && c.method != "server/discover" || c.answer == nil {
+			continue
+		}
+		var resp struct {
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal(c.answer, &resp) == nil && resp.Result != nil {
+			return c.method, resp.Result
+		}
+	}
+	return "", nil
+}
+
+func (r *recorder) listChangedCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.listChanged
+}
+
+// hasID reports whether a message's id member is present and not null.
+func hasID(id json.RawMessage) bool {
+	return len(id) > 0 && !bytes.Equal(id, []byte("null"))
+}
+
+// idKey is the id's compact JSON text: 7 and "7" are different ids.
+func idKey(id json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, id) != nil {
+		return string(id)
+	}
+	return b.String()
+}
