@@ -522,3 +522,25 @@ func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+func TestEventStreamAnswers(t *testing.T) {
+	// Servers may answer a POST with an event stream; the page must come
+	// out of the event's data lines byte for byte, line breaks included.
+	const broken = "{\"tools\":[\n{\"name\":\"x\""
+	s := start(t, "http", `{"http_sse":true,"page_size":2,"pages_raw":{"2":`+jsonString(broken)+`},"tools":`+oddTools+`}`)
+	_, obs := s.check(t, nil, nil)
+	if obs.Failure != "" || len(obs.Pages) != 2 {
+		t.Fatalf("failure %q (%s), %d pages; want 2", obs.Failure, obs.FailureDetail, len(obs.Pages))
+	}
+	var odd []json.RawMessage
+	if err := json.Unmarshal([]byte(oddTools), &odd); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"tools":[` + string(odd[0]) + `,` + string(odd[1]) + `],"nextCursor":"cursor-2"}`
+	if got := string(obs.Pages[0]); got != want {
+		t.Errorf("page 1:\n got %s\nwant %s", got, want)
+	}
+	if got := string(obs.Pages[1]); !strings.HasSuffix(got, `,"result":`+broken+`}`) {
+		t.Errorf("page 2 = %q, want the whole frame carrying %q", got, broken)
+	}
+}

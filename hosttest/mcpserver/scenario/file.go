@@ -61,6 +61,11 @@ type File struct {
 	// reach the wire as written.
 	Tools []json.RawMessage `json:"tools"`
 
+	// HTTPSSE makes the HTTP server send the answers the scenario writes
+	// itself (tools/list, tools/call, handshake errors) as a
+	// text/event-stream of one event instead of an application/json body.
+	HTTPSSE bool `json:"http_sse,omitempty"`
+
 	// PagesRaw replaces the result of page N (key "N", from 1) with the
 	// exact bytes of the string, which need not be JSON. On stdio the bytes
 	// must not contain a newline (it would end the frame).

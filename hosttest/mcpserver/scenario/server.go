@@ -54,9 +54,6 @@ func New(f *File, logger *log.Logger) *Server {
 	return &Server{file: f, state: NewState(f), sdk: sdk, log: logger}
 }
 
-// State returns the live scenario state.
-func (s *Server) State() *State { return s.state }
-
 // An answer is how the scenario handles one incoming JSON-RPC call.
 type answer struct {
 	frame []byte // the complete response frame, or nil: let the SDK answer
@@ -333,12 +330,32 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request) bool {
 	if a.frame == nil {
 		return false
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(a.frame)
+	if s.file.HTTPSSE {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write(sseEvent(a.frame))
+	} else {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(a.frame)
+	}
 	if a.done != nil {
 		a.done()
 	}
 	return true
+}
+
+// sseEvent frames one message as a server-sent event. A line break in the
+// frame (possible only in a raw page) becomes a new data line, which the
+// client joins back with "\n", so the bytes survive.
+func sseEvent(frame []byte) []byte {
+	var b bytes.Buffer
+	b.WriteString("event: message\n")
+	for _, line := range bytes.Split(frame, []byte("\n")) {
+		b.WriteString("data: ")
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	b.WriteByte('\n')
+	return b.Bytes()
 }
 
 // WatchTrigger polls path (every 20ms, until ctx is done) for a trigger file:

@@ -19,7 +19,7 @@ type State struct {
 	tools     []json.RawMessage
 	completed int    // listings whose last page has been answered
 	applied   []bool // per file.Mutations
-	applyLog  []string
+	applyLog  []int  // file index of each applied mutation, -1 for ad-hoc
 }
 
 // NewState starts a scenario with the file's tools.
@@ -184,7 +184,7 @@ func (s *State) applyLocked(i int, m Mutation) (notify bool, err error) {
 	if i >= 0 {
 		s.applied[i] = true
 	}
-	s.applyLog = append(s.applyLog, strconv.Itoa(i))
+	s.applyLog = append(s.applyLog, i)
 	return m.Notify && *s.file.ListChanged, nil
 }
 
@@ -239,7 +239,7 @@ func (s *State) HasTool(name string) bool {
 // Snapshot is what GET /admin/state reports.
 type Snapshot struct {
 	CompletedListings int      `json:"completed_listings"`
-	Applied           []string `json:"applied"` // file indexes, "-1" for ad-hoc
+	Applied           []int    `json:"applied"` // file index of each applied mutation, -1 for ad-hoc
 	ToolNames         []string `json:"tool_names"`
 }
 
@@ -247,7 +247,7 @@ type Snapshot struct {
 func (s *State) Snapshot() Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	snap := Snapshot{CompletedListings: s.completed, Applied: append([]string{}, s.applyLog...), ToolNames: []string{}}
+	snap := Snapshot{CompletedListings: s.completed, Applied: append([]int{}, s.applyLog...), ToolNames: []string{}}
 	for _, t := range s.tools {
 		snap.ToolNames = append(snap.ToolNames, toolName(t))
 	}
