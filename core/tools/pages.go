@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"unicode/utf8"
+
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
 )
@@ -134,9 +136,15 @@ func asMalformed(err error) error {
 
 func pageName(i int) string { return "page " + canon.Int(int64(i)).String() }
 
+// clip shortens s to at most 200 bytes, never cutting a character in half:
+// the message ends up in records, which must stay UTF-8.
 func clip(s string) string {
-	if len(s) > 200 {
-		return s[:200] + "…"
+	if len(s) <= 200 {
+		return s
 	}
-	return s
+	i := 200
+	for !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }
