@@ -160,7 +160,7 @@ func (s *Server) Mutate(body []byte) error {
 	if err != nil {
 		return err
 	}
-	s.log.Printf("admin mutation applied; tools now %v", s.state.Snapshot().ToolNames)
+	s.log.Printf("admin mutation applied; tools now %q", s.state.Snapshot().ToolNames)
 	if notify {
 		s.notifyListChanged()
 	}
