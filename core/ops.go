@@ -64,7 +64,7 @@ func toolSource(r req.Obj) (tools.Observed, error) {
 		ts, err := tools.Hash(r.Value("tools"))
 		return tools.Observed{Tools: ts, Pages: 1}, cerr.In("request.tools", err)
 	case hasPages:
-		pages, err := r.Strings("pages")
+		pages, err := r.Pages("pages")
 		if err != nil {
 			return tools.Observed{}, err
 		}

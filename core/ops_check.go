@@ -339,7 +339,7 @@ func observedOf(r req.Obj) (continuity.Observed, error) {
 	if o.PageCapReached, err = ob.Bool("page_cap_reached"); err != nil {
 		return o, err
 	}
-	if o.Pages, err = ob.Strings("pages"); err != nil {
+	if o.Pages, err = ob.Pages("pages"); err != nil {
 		return o, err
 	}
 	if o.Failure == "" && !ob.Has("pages") {

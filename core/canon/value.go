@@ -35,8 +35,9 @@ const (
 	Object
 )
 
-var kindNames = [...]string{"null", "boolean", "number", "string", "array", "object"}
+var kindNames = [...]string{"null", "a boolean", "a number", "a string", "an array", "an object"}
 
+// String names the type with its article ("an array"), as messages use it.
 func (k Kind) String() string { return kindNames[k] }
 
 // Value is one JSON value. The zero Value is null.

@@ -176,7 +176,7 @@ type Verification struct {
 // result (Valid false), since that is the answer the caller asked for.
 func VerifyRecord(rec canon.Value) (Verification, error) {
 	if rec.Kind() != canon.Object {
-		return Verification{}, cerr.New(cerr.RecordInvalid, "a record is a JSON object, got a %s", rec.Kind())
+		return Verification{}, cerr.New(cerr.RecordInvalid, "a record is a JSON object, got %s", rec.Kind())
 	}
 	if k, _ := rec.Get("kind"); k.String() != `"`+RecordKind+`"` {
 		return Verification{}, cerr.New(cerr.RecordInvalid, "record kind is %s, want %q", k, RecordKind)

@@ -24,7 +24,7 @@ type File struct {
 // crawlcheck lockfile, a "lockfileVersion" member an agentgate.lock.
 func Parse(doc canon.Value) (File, error) {
 	if doc.Kind() != canon.Object {
-		return File{}, cerr.New(cerr.LockInvalid, "a lockfile is a JSON object, got a %s", doc.Kind())
+		return File{}, cerr.New(cerr.LockInvalid, "a lockfile is a JSON object, got %s", doc.Kind())
 	}
 	if k, ok := doc.Get("kind"); ok {
 		if s, _ := k.Str(); s != Kind {

@@ -92,7 +92,7 @@ func parse(doc canon.Value, source string) (*Policy, error) {
 		return nil, cerr.New(cerr.PolicyInvalid, "policy: "+format, args...)
 	}
 	if doc.Kind() != canon.Object {
-		return bad("is a %s, not an object", doc.Kind())
+		return bad("is %s, not an object", doc.Kind())
 	}
 	if k, _ := doc.Get("kind"); k.String() != `"`+PolicyKind+`"` {
 		return bad("kind is %s, want %q", k, PolicyKind)

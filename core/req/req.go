@@ -6,6 +6,7 @@
 package req
 
 import (
+	"encoding/base64"
 	"time"
 
 	"github.com/crawlcheck/verifier/core/canon"
@@ -26,7 +27,7 @@ func Parse(data []byte) (Obj, error) {
 		return Obj{}, cerr.In("request", err)
 	}
 	if v.Kind() != canon.Object {
-		return Obj{}, cerr.New(cerr.BadRequest, "the request is a %s, not an object", v.Kind())
+		return Obj{}, cerr.New(cerr.BadRequest, "the request is %s, not an object", v.Kind())
 	}
 	return Obj{V: v, Path: "request"}, nil
 }
@@ -152,9 +153,41 @@ func (o Obj) Strings(name string) ([]string, error) {
 	for i, e := range v.Elems() {
 		s, ok := e.Str()
 		if !ok {
-			return nil, o.bad(name, "must be an array of strings (element %d is a %s)", i, e.Kind())
+			return nil, o.bad(name, "must be an array of strings (element %d is %s)", i, e.Kind())
 		}
 		out[i] = s
+	}
+	return out, nil
+}
+
+// Pages returns an array of raw documents: each element is a string (the
+// document's text) or {"base64": "..."} (its exact bytes, for a host that
+// holds bytes which may not be valid UTF-8: the core, not the host, must be
+// the one to refuse them).
+func (o Obj) Pages(name string) ([]string, error) {
+	if !o.Has(name) {
+		return nil, nil
+	}
+	v := o.Value(name)
+	if v.Kind() != canon.Array {
+		return nil, o.bad(name, "must be an array")
+	}
+	out := make([]string, len(v.Elems()))
+	for i, e := range v.Elems() {
+		if s, ok := e.Str(); ok {
+			out[i] = s
+			continue
+		}
+		b64, _ := e.Get("base64")
+		s, ok := b64.Str()
+		if e.Kind() != canon.Object || len(e.Members()) != 1 || !ok {
+			return nil, o.bad(name, "element %d must be a string or {\"base64\": string}", i)
+		}
+		raw, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return nil, o.bad(name, "element %d: invalid base64", i)
+		}
+		out[i] = string(raw)
 	}
 	return out, nil
 }

@@ -65,7 +65,7 @@ func ParseDirectory(v canon.Value) (*Directory, error) {
 		return nil, cerr.New(cerr.KeyInvalid, "key directory: "+format, args...)
 	}
 	if v.Kind() != canon.Object {
-		return bad("is a %s, not an object", v.Kind())
+		return bad("is %s, not an object", v.Kind())
 	}
 	if k, _ := v.Get("kind"); k.String() != `"crawlcheck-key-directory"` {
 		return bad("kind is %s, want \"crawlcheck-key-directory\"", k)

@@ -43,7 +43,7 @@ func PageValue(v canon.Value) (list canon.Value, cursor string, hasCursor bool, 
 		return v, "", false, nil
 	}
 	if v.Kind() != canon.Object {
-		return list, "", false, cerr.New(cerr.ToolsMalformed, "a page is a %s, not a tools/list result", v.Kind())
+		return list, "", false, cerr.New(cerr.ToolsMalformed, "a page is %s, not a tools/list result", v.Kind())
 	}
 	if v.Has("jsonrpc") {
 		if e, ok := v.Get("error"); ok {
@@ -60,14 +60,14 @@ func PageValue(v canon.Value) (list canon.Value, cursor string, hasCursor bool, 
 		return list, "", false, cerr.New(cerr.ToolsMalformed, "a tools/list result without \"tools\"")
 	}
 	if list.Kind() != canon.Array {
-		return list, "", false, cerr.New(cerr.ToolsMalformed, "\"tools\" is a %s, not an array", list.Kind())
+		return list, "", false, cerr.New(cerr.ToolsMalformed, "\"tools\" is %s, not an array", list.Kind())
 	}
 	c, ok := v.Get("nextCursor")
 	if !ok || c.IsNull() {
 		return list, "", false, nil
 	}
 	if cursor, ok = c.Str(); !ok {
-		return list, "", false, cerr.New(cerr.ToolsMalformed, "nextCursor is a %s, not a string", c.Kind())
+		return list, "", false, cerr.New(cerr.ToolsMalformed, "nextCursor is %s, not a string", c.Kind())
 	}
 	if cursor == "" {
 		return list, "", false, cerr.New(cerr.ToolsMalformed, "nextCursor is an empty string")

@@ -103,7 +103,7 @@ func hashHex(b []byte) string {
 // Hash validates and hashes a JSON array of tool objects, in order.
 func Hash(list canon.Value) ([]Tool, error) {
 	if list.Kind() != canon.Array {
-		return nil, cerr.New(cerr.ToolsMalformed, "the tool list is a %s, not an array", list.Kind())
+		return nil, cerr.New(cerr.ToolsMalformed, "the tool list is %s, not an array", list.Kind())
 	}
 	out := make([]Tool, 0, len(list.Elems()))
 	var buf []byte
@@ -148,7 +148,7 @@ func hashOne(i int, v canon.Value, buf []byte) (Tool, []byte, error) {
 		return bad("has no name")
 	}
 	if t.Name, ok = nameV.Str(); !ok {
-		return bad("name is a %s, not a string", nameV.Kind())
+		return bad("name is %s, not a string", nameV.Kind())
 	}
 	if t.Name == "" {
 		return bad("name is empty")
@@ -156,7 +156,7 @@ func hashOne(i int, v canon.Value, buf []byte) (Tool, []byte, error) {
 	desc, hasDesc := v.Get(PartDescription)
 	if hasDesc && !desc.IsNull() {
 		if t.Description, ok = desc.Str(); !ok {
-			return bad("(%q) description is a %s, not a string", t.Name, desc.Kind())
+			return bad("(%q) description is %s, not a string", t.Name, desc.Kind())
 		}
 		t.HasDescription = true
 	} else {
@@ -164,13 +164,13 @@ func hashOne(i int, v canon.Value, buf []byte) (Tool, []byte, error) {
 	}
 	if s, ok := v.Get(PartInputSchema); ok {
 		if s.Kind() != canon.Object {
-			return bad("(%q) inputSchema is a %s, not an object", t.Name, s.Kind())
+			return bad("(%q) inputSchema is %s, not an object", t.Name, s.Kind())
 		}
 		t.InputSchema = s
 	}
 	if a, ok := v.Get(PartAnnotations); ok && !a.IsNull() {
 		if a.Kind() != canon.Object {
-			return bad("(%q) annotations is a %s, not an object", t.Name, a.Kind())
+			return bad("(%q) annotations is %s, not an object", t.Name, a.Kind())
 		}
 		t.Annotations = a
 	}

@@ -1,0 +1,304 @@
+package core_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/crawlcheck/verifier/core"
+	"github.com/crawlcheck/verifier/core/canon"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/ (read the diff before committing)")
+
+type goldenCase struct {
+	Name    string
+	Request obj
+}
+
+// continuityRequest is a check of pages against a lockfile, as a binding
+// connected to the approved endpoint would ask it.
+func continuityRequest(lock obj, pages []string, mode string) obj {
+	return obj{
+		"now":  checkNow,
+		"mode": mode,
+		"lock": lock,
+		"observed": obj{
+			"endpoint":         fixtureURL,
+			"protocol_version": "2025-06-18",
+			"server_info":      obj{"name": "issues", "version": "1.4.0"},
+			"handshake":        "initialize",
+			"pages":            pages,
+		},
+	}
+}
+
+func with(r obj, key string, v any) obj {
+	r = deepCopy(r)
+	r[key] = v
+	return r
+}
+
+func withObserved(r obj, key string, v any) obj {
+	r = deepCopy(r)
+	r["observed"].(obj)[key] = v
+	return r
+}
+
+func operatorPolicy(edit func(obj)) obj {
+	p := obj{"kind": "crawlcheck-policy", "v": 1, "version": "acme-2026-11", "max_baseline_age_days": 30,
+		"effects": obj{"tool_removed": "pause_tool", "annotations_changed": "proceed"}}
+	if edit != nil {
+		edit(p)
+	}
+	return p
+}
+
+// continuityCases are the cases of spec §6: the 17 interface cases, the 14
+// failure classes in the 3 modes, the signed-baseline cases, and the
+// decisions this project made where the spec was silent.
+func continuityCases(t testing.TB) []goldenCase {
+	base := baseTools()
+	lock := lockDoc(t, base, approvedAt)
+	one := func(ts []obj) []string { return []string{page(t, ts, "")} }
+	enforce := func(ts []obj) obj { return continuityRequest(lock, one(ts), "enforce") }
+
+	legacy := deepCopy(lock)
+	delete(legacy, "parts")
+	delete(legacy, "sha256")
+
+	var cs []goldenCase
+	add := func(name string, r obj) { cs = append(cs, goldenCase{name, r}) }
+
+	// The 17 interface cases.
+	add("unchanged", enforce(base))
+	add("description rug pull withholds that tool alone", enforce(rugPull(base)))
+	add("legitimate description update", enforce(descriptionUpdate(base)))
+	add("schema widened", enforce(schemaWidening(base)))
+	add("annotations flipped", enforce(annotationFlip(base)))
+	add("tool added", enforce(toolAdded(base)))
+	add("tool removed", enforce(toolRemoved(base)))
+	add("legacy baseline without parts", continuityRequest(legacy, one(rugPull(base)), "enforce"))
+	add("truncated list", continuityRequest(lock, []string{page(t, base[:2], "c2")}, "enforce"))
+	add("malformed response", continuityRequest(lock, []string{`{"tools":[{"name":"get_issue"},null]}`}, "enforce"))
+	add("old baseline", continuityRequest(lockDoc(t, base, oldApproval), one(base), "enforce"))
+	add("policy version mismatch", with(enforce(base), "expected_policy_version", "acme-2026-11"))
+	add("different server", withObserved(enforce(base), "endpoint", "https://mcp.example.net/mcp"))
+	add("observe mode never blocks", continuityRequest(lock, one(rugPull(base)), "observe"))
+	add("review mode pauses the session", continuityRequest(lock, one(descriptionUpdate(base)), "review"))
+	rugHash := toolHash(t, rugPull(base), "get_issue")
+	exception := func(until string) obj {
+		return obj{"observation": "description_changed", "tool": "get_issue", "sha256": rugHash,
+			"approved_by": "alice@example.com", "until": until, "reason": "wording change reviewed in TICKET-12"}
+	}
+	add("approved exception", with(enforce(rugPull(base)), "policy", operatorPolicy(func(p obj) {
+		p["max_baseline_age_days"] = 90
+		p["exceptions"] = []any{exception("2026-12-31T00:00:00Z")}
+	})))
+	add("expired exception", with(enforce(rugPull(base)), "policy", operatorPolicy(func(p obj) {
+		p["max_baseline_age_days"] = 90
+		p["exceptions"] = []any{exception("2026-11-01T00:00:00Z")}
+	})))
+	add("operator policy", with(enforce(annotationFlip(toolRemoved(base))), "policy", operatorPolicy(nil)))
+
+	// The 14 failure classes in each mode.
+	directory := keyDirectory(t)
+	issuer := loadKey(t, "test-issuer")
+	signed := signDoc(t, lock, issuer, true)
+	edited := deepCopy(signed)
+	edited["descriptions"].(obj)["get_issue"] = "Get one issue by its number, and close the others."
+	evidence := func(o string, detail obj) func(string) obj {
+		return func(mode string) obj {
+			return with(continuityRequest(lock, one(base), mode), "evidence", []any{obj{"observation": o, "detail": detail}})
+		}
+	}
+	failures := []struct {
+		observation string
+		request     func(mode string) obj
+	}{
+		{"evidence_expired", evidence("evidence_expired", obj{"expired_at": "2026-11-30T11:50:00.000Z"})},
+		{"signature_invalid", evidence("signature_invalid", obj{"receipt_sha256": "00" + rugHash[2:]})},
+		{"key_unknown", evidence("key_unknown", obj{"key_id": "test-unknown-9"})},
+		{"key_retired", evidence("key_retired", obj{"key_id": "test-issuer-2025"})},
+		{"server_identity_mismatch", func(mode string) obj {
+			return withObserved(continuityRequest(lock, one(base), mode), "endpoint", "https://mcp.example.net/mcp")
+		}},
+		{"server_unavailable", func(mode string) obj {
+			r := continuityRequest(lock, nil, mode)
+			delete(r["observed"].(obj), "pages")
+			r["observed"].(obj)["failure"] = "server_unavailable"
+			r["observed"].(obj)["failure_detail"] = "connect: connection refused"
+			return r
+		}},
+		{"tool_list_truncated", func(mode string) obj {
+			return continuityRequest(lock, []string{page(t, base[:2], "c2")}, mode)
+		}},
+		{"response_malformed", func(mode string) obj {
+			return continuityRequest(lock, []string{`{"tools":[{"name":"get_issue"`}, mode)
+		}},
+		{"baseline_stale", func(mode string) obj {
+			return continuityRequest(lockDoc(t, base, oldApproval), one(base), mode)
+		}},
+		{"policy_version_mismatch", func(mode string) obj {
+			return with(continuityRequest(lock, one(base), mode), "expected_policy_version", "acme-2026-11")
+		}},
+		{"check_timeout", func(mode string) obj {
+			r := continuityRequest(lock, nil, mode)
+			delete(r["observed"].(obj), "pages")
+			r["observed"].(obj)["failure"] = "check_timeout"
+			r["observed"].(obj)["failure_detail"] = "tools/list did not answer within 10s"
+			return r
+		}},
+		{"service_unavailable", evidence("service_unavailable", obj{"issuer": "https://issuer.example/api/v1/mcp/lock/check", "fallback": "local"})},
+		{"decision_refused", evidence("decision_refused", obj{"decision": "block"})},
+		{"baseline_untrusted", func(mode string) obj {
+			return with(continuityRequest(edited, one(base), mode), "key_directory", directory)
+		}},
+	}
+	for _, f := range failures {
+		for _, mode := range []string{"observe", "review", "enforce"} {
+			add(f.observation+" in "+mode, f.request(mode))
+		}
+	}
+
+	// Signed baselines.
+	foreign := loadKey(t, "test-foreign")
+	operator := loadKey(t, "test-operator")
+	other := loadKey(t, "test-operator-other")
+	signedCheck := func(doc obj, extra obj) obj {
+		r := with(continuityRequest(doc, one(base), "enforce"), "key_directory", directory)
+		for k, v := range extra {
+			r[k] = v
+		}
+		return r
+	}
+	add("signed by CrawlCheck", signedCheck(signed, nil))
+	add("edited after signing", signedCheck(edited, nil))
+	add("re-signed with a foreign key", signedCheck(signDoc(t, edited, foreign, true), nil))
+	add("operator-signed", signedCheck(signDoc(t, lock, operator, false), obj{"operator_keys": []any{operator.PublicKey}}))
+	add("wrong operator key", signedCheck(signDoc(t, lock, other, false), obj{"operator_keys": []any{operator.PublicKey}}))
+	add("unsigned", continuityRequest(lock, one(base), "enforce"))
+
+	// Decisions where the spec was silent (docs/decisions.md).
+	add("unsigned refused once an operator key is given", with(continuityRequest(lock, one(base), "enforce"), "operator_keys", []any{operator.PublicKey}))
+	add("signed by a retired issuer key", signedCheck(signDoc(t, lock, loadKey(t, "test-issuer-retired"), true), nil))
+	legacySigned := signDoc(t, legacy, issuer, true)
+	partsAdded := deepCopy(legacySigned)
+	partsAdded["parts"] = lock["parts"]
+	add("parts added after signing are not used", with(continuityRequest(partsAdded, one(rugPull(base)), "enforce"), "key_directory", directory))
+	add("repeated cursor", continuityRequest(lock, []string{page(t, base[:2], "same"), page(t, base[2:], "same")}, "enforce"))
+	add("page cap reached", withObserved(continuityRequest(lock, []string{page(t, base[:2], "c2")}, "enforce"), "page_cap_reached", true))
+	add("empty-string cursor", continuityRequest(lock, []string{`{"nextCursor":"","tools":` + string(mustJSON(t, base[:2])) + `}`}, "enforce"))
+	add("two pages read whole", continuityRequest(lock, []string{page(t, base[:2], "c2"), page(t, base[2:], "")}, "enforce"))
+	add("invalid UTF-8 in a page", withObserved(enforce(base), "pages", []any{obj{"base64": "eyJ0b29scyI6W3sibmFtZSI6Iv8ifV19"}}))
+	add("duplicate tool names across pages", continuityRequest(lock, []string{page(t, base[:2], "c2"), page(t, base[1:], "")}, "enforce"))
+	add("stdio server", withObserved(continuityRequest(lockDocAt(t, base, "stdio:issues-server --stdio"), one(base), "enforce"), "endpoint", "stdio:issues-server  --stdio"))
+	add("evidence_expired after a refresh", with(evidence("evidence_expired", obj{})("enforce"), "refreshed", true))
+	add("chained to a previous record", with(enforce(base), "prev_record_sha256", rugHash))
+	add("integrity override on the record", with(withObserved(enforce(base), "endpoint", "https://mcp-2.example.com/mcp"), "policy", operatorPolicy(func(p obj) {
+		p["max_baseline_age_days"] = 90
+		p["allow_integrity_override"] = true
+		p["effects"] = obj{"server_identity_mismatch": "pause"}
+	})))
+	agentgate := agentgateDoc(t, base)
+	add("agentgate baseline cannot see annotations", continuityRequest(agentgate, one(annotationFlip(base)), "enforce"))
+	add("agentgate baseline sees a rug pull", continuityRequest(agentgate, one(rugPull(base)), "enforce"))
+	return cs
+}
+
+func lockDocAt(t testing.TB, ts []obj, url string) obj {
+	res := call(t, "make_lock", obj{"tools": ts, "approved_at": approvedAt, "server": obj{"url": url}})
+	var doc obj
+	json.Unmarshal([]byte(resultField(t, res, "lock")), &doc)
+	return doc
+}
+
+func agentgateDoc(t testing.TB, ts []obj) obj {
+	res := call(t, "make_lock", obj{"tools": ts, "format": "agentgate", "name": "issues", "approved_at": approvedAt, "generated_by": "agentgate@1.2.0"})
+	var doc obj
+	json.Unmarshal([]byte(resultField(t, res, "lock")), &doc)
+	return doc
+}
+
+func toolHash(t testing.TB, ts []obj, name string) string {
+	var out struct {
+		Tools []struct{ Name, SHA256 string }
+	}
+	json.Unmarshal(call(t, "hash_tools", obj{"tools": ts}), &out)
+	for _, x := range out.Tools {
+		if x.Name == name {
+			return x.SHA256
+		}
+	}
+	t.Fatalf("no tool %q", name)
+	return ""
+}
+
+type continuityFile struct {
+	Cases []struct {
+		Name    string          `json:"name"`
+		Request json.RawMessage `json:"request"`
+		Record  json.RawMessage `json:"record"`
+	} `json:"cases"`
+}
+
+// TestContinuityGolden holds testdata/continuity.json: every case's request
+// gives exactly its record, and the file holds exactly the cases above.
+func TestContinuityGolden(t *testing.T) {
+	path := filepath.Join(testdataDir, "continuity.json")
+	cases := continuityCases(t)
+	if *update {
+		var rows []canon.Value
+		for _, c := range cases {
+			reqBytes := mustJSON(t, c.Request)
+			rv, err := canon.Parse(reqBytes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := call(t, "continuity_check", c.Request)
+			rec, err := canon.Parse(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows = append(rows, canon.Obj(canon.M("name", canon.Str(c.Name)), canon.M("request", rv), canon.M("record", rec)))
+		}
+		doc := canon.Obj(
+			canon.M("kind", canon.Str("crawlcheck-continuity-golden")),
+			canon.M("v", canon.Int(1)),
+			canon.M("about", canon.Str("Each case: the continuity_check request and the record it must give, byte for byte once compacted (docs/testdata.md). Written by `go test ./core -update`.")),
+			canon.M("cases", canon.Arr(rows...)),
+		)
+		if err := os.WriteFile(path, canon.Indent(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./core -update)", err)
+	}
+	var file continuityFile
+	if err := json.Unmarshal(raw, &file); err != nil {
+		t.Fatal(err)
+	}
+	if len(file.Cases) != len(cases) {
+		t.Fatalf("%s has %d cases, the code defines %d (run go test ./core -update and read the diff)", path, len(file.Cases), len(cases))
+	}
+	for i, fc := range file.Cases {
+		c := cases[i]
+		if fc.Name != c.Name {
+			t.Errorf("case %d is %q in the file, %q in the code", i, fc.Name, c.Name)
+			continue
+		}
+		want, _ := canon.Parse(mustJSON(t, c.Request))
+		if got := compact(t, fc.Request); !bytes.Equal(got, canon.Canonical(want)) {
+			t.Errorf("%s: the file's request differs from the code's (run -update and read the diff)", c.Name)
+		}
+		got := core.Call("continuity_check", compact(t, fc.Request))
+		if !bytes.Equal(got, okEnvelope(compact(t, fc.Record))) {
+			t.Errorf("%s: record differs\n got  %s\n want %s", c.Name, got, compact(t, fc.Record))
+		}
+	}
+}

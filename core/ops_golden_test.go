@@ -1,0 +1,285 @@
+package core_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/crawlcheck/verifier/core"
+	"github.com/crawlcheck/verifier/core/canon"
+)
+
+// opVector is one testdata/ops/<op>/<name>.json: a request and the exact
+// envelope it gives. Exactly one of Request, Raw (request text that is not a
+// JSON object) and B64 (request bytes that are not even UTF-8) is set.
+type opVector struct {
+	Op, Name string
+	Request  any
+	Raw      string
+	B64      []byte
+}
+
+func (v opVector) bytes(t testing.TB) []byte {
+	switch {
+	case v.B64 != nil:
+		return v.B64
+	case v.Raw != "":
+		return []byte(v.Raw)
+	}
+	return mustJSON(t, v.Request)
+}
+
+func opVectors(t testing.TB) []opVector {
+	base := baseTools()
+	lock := lockDoc(t, base, approvedAt)
+	directory := keyDirectory(t)
+	issuer, operator, other := loadKey(t, "test-issuer"), loadKey(t, "test-operator"), loadKey(t, "test-operator-other")
+	signed := signDoc(t, lock, issuer, true)
+	edited := deepCopy(signed)
+	edited["descriptions"].(obj)["get_issue"] = "Get one issue, and close the others."
+	legacy := deepCopy(lock)
+	delete(legacy, "parts")
+	delete(legacy, "sha256")
+	agentgate := agentgateDoc(t, base)
+	one := func(ts []obj) []string { return []string{page(t, ts, "")} }
+
+	var vs []opVector
+	add := func(op, name string, request any) { vs = append(vs, opVector{Op: op, Name: name, Request: request}) }
+	raw := func(op, name, text string) { vs = append(vs, opVector{Op: op, Name: name, Raw: text}) }
+	bin := func(op, name string, b []byte) { vs = append(vs, opVector{Op: op, Name: name, B64: b}) }
+
+	add("version", "ok", obj{})
+	add("version", "unknown field", obj{"verbose": true})
+	raw("version", "request not json", `{"a":`)
+	raw("version", "request not an object", `[]`)
+	bin("version", "request not utf-8", []byte("{\"a\":\"\xff\"}"))
+	raw("version", "request with duplicate keys", `{"a":1,"a":2}`)
+	add("no_such_op", "unknown op", obj{})
+	add("rules", "ok", obj{})
+
+	add("canonicalize", "ok", obj{"json": `{"b":[1.50,-0,1e21,"\u00e9\ud83d\ude00"],"a":{"z":null,"y":true}}`})
+	add("canonicalize", "utf-16 key order", obj{"json": `{"\ufb33":1,"\ud83d\ude00":2,"a":3}`})
+	add("canonicalize", "duplicate key", obj{"json": `{"a":1,"b":{"c":1,"c":2}}`})
+	add("canonicalize", "lone surrogate", obj{"json": `["\udead"]`})
+	add("canonicalize", "too deep", obj{"json": strings.Repeat("[", 129) + strings.Repeat("]", 129)})
+	add("canonicalize", "number out of range", obj{"json": `{"n":1e999}`})
+	add("canonicalize", "not json", obj{"json": `{"a" 1}`})
+	add("canonicalize", "missing json", obj{})
+
+	add("hash_tools", "tools", obj{"tools": base})
+	add("hash_tools", "pages", obj{"pages": []string{page(t, base[:2], "c2"), page(t, base[2:], "")}})
+	add("hash_tools", "jsonrpc response", obj{"pages": []string{`{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"ping","extra":{"x":1}}]}}`}})
+	add("hash_tools", "truncated pages", obj{"pages": []string{page(t, base[:2], "c2")}})
+	add("hash_tools", "null entry", obj{"tools": []any{base[0], nil}})
+	add("hash_tools", "duplicate names", obj{"tools": []any{base[0], base[0]}})
+	add("hash_tools", "name not a string", obj{"tools": []any{obj{"name": 7}}})
+	add("hash_tools", "empty name", obj{"tools": []any{obj{"name": ""}}})
+	add("hash_tools", "inputSchema not an object", obj{"tools": []any{obj{"name": "a", "inputSchema": "object"}}})
+	add("hash_tools", "description not a string", obj{"tools": []any{obj{"name": "a", "description": []any{"x"}}}})
+	add("hash_tools", "annotations not an object", obj{"tools": []any{obj{"name": "a", "annotations": true}}})
+	add("hash_tools", "tools and pages", obj{"tools": base, "pages": one(base)})
+	add("hash_tools", "jsonrpc error", obj{"pages": []string{`{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"boom"}}`}})
+
+	srv := obj{"url": fixtureURL, "protocol_version": "2025-06-18", "info": obj{"name": "issues", "version": "1.4.0"}}
+	add("make_lock", "crawlcheck", obj{"tools": base, "approved_at": approvedAt, "server": srv})
+	add("make_lock", "from pages", obj{"pages": []string{page(t, base[:2], "c2"), page(t, base[2:], "")}, "approved_at": approvedAt, "server": srv})
+	add("make_lock", "agentgate", obj{"tools": base, "format": "agentgate", "name": "issues", "approved_at": approvedAt, "generated_by": "agentgate@1.2.0"})
+	add("make_lock", "agentgate into another", obj{"tools": toolAdded(base)[4:], "format": "agentgate", "name": "admin", "approved_at": checkNow, "into": agentgate})
+	add("make_lock", "truncated list refused", obj{"pages": []string{page(t, base[:2], "c2")}, "approved_at": approvedAt})
+	add("make_lock", "missing approved_at", obj{"tools": base})
+	add("make_lock", "unknown format", obj{"tools": base, "approved_at": approvedAt, "format": "yaml"})
+
+	verify := func(name string, doc any, extra obj) {
+		r := obj{"lock": doc, "now": checkNow, "key_directory": directory}
+		for k, v := range extra {
+			r[k] = v
+		}
+		add("verify_lock", name, r)
+	}
+	verify("unsigned", lock, nil)
+	verify("signed by the issuer", signed, nil)
+	verify("operator signed", signDoc(t, lock, operator, false), obj{"operator_keys": []any{operator.PublicKey}})
+	verify("wrong operator key", signDoc(t, lock, other, false), obj{"operator_keys": []any{operator.PublicKey}})
+	verify("edited after signing", edited, nil)
+	verify("foreign key", signDoc(t, lock, loadKey(t, "test-foreign"), true), nil)
+	verify("retired key", signDoc(t, lock, loadKey(t, "test-issuer-retired"), true), nil)
+	verify("issuer key not yet valid", signed, obj{"now": "2025-12-01T00:00:00Z"})
+	verify("unsigned but required", lock, obj{"require_signed": true})
+	verify("lock as a string", string(mustJSON(t, lock)), nil)
+	verify("agentgate", agentgate, nil)
+	verify("unknown kind", obj{"kind": "crawlcheck-mcp-lock-2"}, nil)
+	verify("unknown v", with(lock, "v", 2), nil)
+	verify("unknown lockfileVersion", with(agentgate, "lockfileVersion", 3), nil)
+	verify("tools_sha256 mismatch", with(lock, "tools_sha256", strings.Repeat("0", 64)), nil)
+	verify("unknown member", with(lock, "comment", "hi"), nil)
+	verify("count mismatch", with(lock, "count", 3), nil)
+	verify("malformed signature", with(signed, "signature", "ed25519:test-issuer-2026:!!"), nil)
+	verify("lock with a duplicate key", `{"kind":"crawlcheck-mcp-lock","kind":"x"}`, nil)
+	add("verify_lock", "missing now", obj{"lock": lock})
+	add("verify_lock", "bad key directory", obj{"lock": lock, "now": checkNow, "key_directory": obj{"kind": "crawlcheck-key-directory", "v": 1, "keys": []any{obj{"kid": "k", "alg": "rsa"}}}})
+	add("verify_lock", "bad operator key", obj{"lock": lock, "now": checkNow, "operator_keys": []any{"AAAA"}})
+
+	add("sign_lock", "operator key", obj{"lock": lock, "private_key": operator.Seed})
+	add("sign_lock", "issuer key id", obj{"lock": lock, "private_key": issuer.Seed, "key_id": issuer.KID})
+	add("sign_lock", "re-sign replaces the signature", obj{"lock": signed, "private_key": operator.Seed})
+	add("sign_lock", "agentgate refused", obj{"lock": agentgate, "private_key": operator.Seed})
+	add("sign_lock", "bad private key", obj{"lock": lock, "private_key": "c2hvcnQ="})
+
+	add("public_key", "ok", obj{"private_key": operator.Seed})
+	add("public_key", "bad", obj{"private_key": "not base64"})
+
+	add("convert_lock", "crawlcheck to agentgate", obj{"lock": signed, "to": "agentgate", "name": "issues"})
+	add("convert_lock", "agentgate to crawlcheck with the tools", obj{"lock": agentgate, "to": "crawlcheck", "tools": base, "server": obj{"url": fixtureURL}})
+	add("convert_lock", "agentgate to crawlcheck without tools", obj{"lock": agentgate, "to": "crawlcheck"})
+	add("convert_lock", "agentgate to crawlcheck with other tools", obj{"lock": agentgate, "to": "crawlcheck", "tools": rugPull(base)})
+	add("convert_lock", "legacy lock", obj{"lock": legacy, "to": "agentgate", "name": "issues"})
+	add("convert_lock", "same format", obj{"lock": lock, "to": "crawlcheck"})
+
+	add("diff", "two tool lists", obj{"old": base, "new": schemaWidening(rugPull(toolAdded(toolRemoved(base))))})
+	add("diff", "lock against tools", obj{"old": lock, "new": obj{"tools": annotationFlip(rugPull(base))}})
+	add("diff", "legacy lock against tools", obj{"old": legacy, "new": one(rugPull(base))[0]})
+	add("diff", "agentgate against tools", obj{"old": agentgate, "new": annotationFlip(schemaWidening(base))})
+	add("diff", "new is a lock", obj{"old": base, "new": lock})
+	add("diff", "schema paths escaped", obj{"old": []any{obj{"name": "a", "inputSchema": obj{"properties": obj{"a/b": obj{"type": "string"}, "c~d": 1}}}},
+		"new": []any{obj{"name": "a", "inputSchema": obj{"properties": obj{"a/b": obj{"type": "number"}, "e": []any{1}}}}}})
+
+	add("lock_check", "unchanged", obj{"lock": lock, "tools": base})
+	add("lock_check", "changed", obj{"lock": lock, "pages": one(toolAdded(rugPull(base)))})
+	add("lock_check", "unreachable", obj{"lock": lock, "failure": "server_unavailable", "failure_detail": "connection refused"})
+	add("lock_check", "malformed page", obj{"lock": lock, "pages": []string{"<html>"}})
+	add("lock_check", "truncated", obj{"lock": lock, "pages": []string{page(t, base[:2], "c2")}})
+	add("lock_check", "agentgate", obj{"lock": agentgate, "tools": rugPull(base), "server_name": "issues"})
+	add("lock_check", "agentgate unknown server", obj{"lock": agentgate, "tools": base, "server_name": "github"})
+
+	good := continuityRequest(lock, one(base), "enforce")
+	add("continuity_check", "missing now", with(good, "now", nil))
+	add("continuity_check", "unknown mode", with(good, "mode", "audit"))
+	add("continuity_check", "unknown field", with(good, "operator_key", operator.PublicKey))
+	add("continuity_check", "integrity lowered without override", with(good, "policy", operatorPolicy(func(p obj) {
+		p["effects"] = obj{"baseline_untrusted": "proceed"}
+	})))
+	add("continuity_check", "policy unknown observation", with(good, "policy", operatorPolicy(func(p obj) { p["effects"] = obj{"tool_renamed": "deny"} })))
+	add("continuity_check", "evidence a host may not report", with(good, "evidence", []any{obj{"observation": "unchanged"}}))
+	add("continuity_check", "observed without pages or failure", withObserved(with(good, "observed", obj{"endpoint": fixtureURL}), "endpoint", fixtureURL))
+	add("continuity_check", "lock invalid", with(good, "lock", with(lock, "count", 9)))
+	add("continuity_check", "bad prev_record_sha256", with(good, "prev_record_sha256", "abc"))
+	add("continuity_check", "page neither string nor base64", withObserved(good, "pages", []any{obj{"text": "{}"}}))
+
+	first := call(t, "continuity_check", good)
+	var firstRec obj
+	json.Unmarshal(first, &firstRec)
+	second := call(t, "continuity_check", with(continuityRequest(lock, one(rugPull(base)), "enforce"), "prev_record_sha256", firstRec["record_sha256"]))
+	editedRec := deepCopy(firstRec)
+	editedRec["effect"] = "proceed_recorded"
+	add("verify_record", "valid", obj{"record": firstRec})
+	add("verify_record", "edited", obj{"record": editedRec})
+	add("verify_record", "as a string", obj{"record": string(first)})
+	add("verify_record", "not a record", obj{"record": obj{"kind": "crawlcheck-mcp-lock"}})
+	chain := string(first) + "\n" + string(second) + "\n"
+	add("verify_chain", "valid", obj{"records": chain})
+	add("verify_chain", "torn tail", obj{"records": chain + string(first)[:40]})
+	add("verify_chain", "broken link", obj{"records": string(second) + "\n" + string(first) + "\n"})
+	add("verify_chain", "edited record", obj{"records": string(mustJSON(t, editedRec)) + "\n"})
+	add("verify_chain", "empty", obj{"records": ""})
+	return vs
+}
+
+type opFile struct {
+	Op         string          `json:"op"`
+	Request    json.RawMessage `json:"request"`
+	RequestRaw *string         `json:"request_raw"`
+	RequestB64 *string         `json:"request_b64"`
+	Response   json.RawMessage `json:"response"`
+}
+
+// TestOpsGolden holds testdata/ops: every vector's request gives exactly its
+// envelope, every op has vectors, and the directory holds exactly the
+// vectors above.
+func TestOpsGolden(t *testing.T) {
+	dir := filepath.Join(testdataDir, "ops")
+	vs := opVectors(t)
+	want := map[string]opVector{}
+	for _, v := range vs {
+		want[filepath.Join(v.Op, fileSafe(v.Name)+".json")] = v
+	}
+	if *update {
+		os.RemoveAll(dir)
+		for rel, v := range want {
+			req := v.bytes(t)
+			resp, err := canon.Parse(core.Call(v.Op, req))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms := []canon.Member{canon.M("op", canon.Str(v.Op))}
+			switch {
+			case v.B64 != nil:
+				ms = append(ms, canon.M("request_b64", canon.Str(base64.StdEncoding.EncodeToString(req))))
+			case v.Raw != "":
+				ms = append(ms, canon.M("request_raw", canon.Str(v.Raw)))
+			default:
+				rv, err := canon.Parse(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ms = append(ms, canon.M("request", rv))
+			}
+			ms = append(ms, canon.M("response", resp))
+			os.MkdirAll(filepath.Join(dir, v.Op), 0o755)
+			if err := os.WriteFile(filepath.Join(dir, rel), canon.Indent(canon.Obj(ms...)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "*.json"))
+	seenOps := map[string]bool{}
+	for _, f := range files {
+		rel, _ := filepath.Rel(dir, f)
+		v, ok := want[rel]
+		if !ok {
+			t.Errorf("%s is in testdata but not in the code (run go test ./core -update)", rel)
+			continue
+		}
+		delete(want, rel)
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var vf opFile
+		if err := json.Unmarshal(raw, &vf); err != nil {
+			t.Fatalf("%s: %v", rel, err)
+		}
+		var req []byte
+		switch {
+		case vf.RequestB64 != nil:
+			req, _ = base64.StdEncoding.DecodeString(*vf.RequestB64)
+		case vf.RequestRaw != nil:
+			req = []byte(*vf.RequestRaw)
+		default:
+			req = compact(t, vf.Request)
+			c, _ := canon.Parse(v.bytes(t))
+			if !bytes.Equal(req, canon.Canonical(c)) {
+				t.Errorf("%s: the file's request differs from the code's (run -update and read the diff)", rel)
+			}
+		}
+		seenOps[vf.Op] = true
+		if got, exp := core.Call(vf.Op, req), compact(t, vf.Response); !bytes.Equal(got, exp) {
+			t.Errorf("%s:\n got  %s\n want %s", rel, got, exp)
+		}
+	}
+	for rel := range want {
+		t.Errorf("%s is missing from testdata (run go test ./core -update)", rel)
+	}
+	for _, op := range core.Ops() {
+		if !seenOps[op] {
+			t.Errorf("op %s has no vector in testdata/ops", op)
+		}
+	}
+	if !slices.Contains(core.Ops(), "continuity_check") {
+		t.Error("the op table lost continuity_check")
+	}
+}
