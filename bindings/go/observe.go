@@ -134,9 +134,10 @@ func Observe(ctx context.Context, cs *mcp.ClientSession, t *Transport, opts *Opt
 }
 
 // fetchPage sends one tools/list through the SDK and returns the answer
-// captured on the wire. It does not wait for the SDK to accept the answer:
-// a page that is not JSON may leave the SDK's decoder waiting for more
-// bytes, so the call is abandoned as soon as its answer is recorded.
+// captured on the wire. An answer that names the call's id is left for the
+// SDK to finish, so the session goes on as it would without the check. An
+// answer the SDK cannot route (not JSON, no id, a wrong id) may leave it
+// waiting for more bytes forever, so that call is abandoned at once.
 func (t *Transport) fetchPage(ctx context.Context, cs *mcp.ClientSession, cursor string) (page []byte, failure, detail string) {
 	mark := t.rec.count("tools/list")
 	callCtx, cancel := context.WithCancel(ctx)
@@ -152,11 +153,13 @@ func (t *Transport) fetchPage(ctx context.Context, cs *mcp.ClientSession, cursor
 	)
 	for {
 		wake := t.rec.changed()
-		c, answer := t.rec.nth("tools/list", mark)
+		c, answer, matched := t.rec.nth("tools/list", mark)
 		if answer != nil {
-			cancel()
+			if !matched {
+				cancel()
+			}
 			if !sdkDone {
-				<-done
+				<-done // bounded by ctx
 			}
 			return pageOf(answer), "", ""
 		}

@@ -544,3 +544,30 @@ func TestEventStreamAnswers(t *testing.T) {
 		t.Errorf("page 2 = %q, want the whole frame carrying %q", got, broken)
 	}
 }
+
+func TestCachedListIsNotAnObservation(t *testing.T) {
+	// A 2026-07-28 server may let the SDK cache a list (SEP-2549 ttlMs); a
+	// second listing on the session is then answered without the wire, and
+	// must not pass for a live observation.
+	const page = `{"tools":[{"name":"t1","inputSchema":{"type":"object"}}],"ttlMs":600000}`
+	eachKind(t, func(t *testing.T, kind string) {
+		s := start(t, kind, `{"pages_raw":{"1":`+jsonString(page)+`},"tools":[]}`)
+		ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
+		defer cancel()
+		tr := s.transport(t)
+		client := mcp.NewClient(&mcp.Implementation{Name: "preflight-test", Version: "0"}, nil)
+		cs, obs := preflight.Connect(ctx, client, tr, nil, nil)
+		if cs == nil {
+			t.Fatalf("connect: %s %s", obs.Failure, obs.FailureDetail)
+		}
+		defer cs.Close()
+		mustPass(t, obs)
+		if string(obs.Pages[0]) != page {
+			t.Fatalf("first listing %s", obs.Pages[0])
+		}
+		obs = preflight.Observe(ctx, cs, tr, nil)
+		if obs.Failure != preflight.FailureCapture || len(obs.Pages) != 0 {
+			t.Fatalf("second listing: failure %q, %d pages; want capture_failed and no page", obs.Failure, len(obs.Pages))
+		}
+	})
+}

@@ -9,8 +9,9 @@ import (
 // A call is one JSON-RPC request the client sent, and the frame that
 // answered it.
 type call struct {
-	method string
-	answer []byte // the whole incoming frame, verbatim; nil until answered
+	method  string
+	answer  []byte // the whole incoming frame, verbatim; nil until answered
+	matched bool   // answer named this call's id (the SDK can route it too)
 }
 
 // recorder keeps, for one session, every call the client sent and the exact
@@ -95,15 +96,16 @@ func (r *recorder) received(frame []byte, to *call) {
 		}
 		return
 	}
+	matched := false
 	if c, ok := r.byID[idKey(env.ID)]; parsed && hasID(env.ID) && ok {
-		to = c
+		to, matched = c, true
 	}
 	if to == nil {
 		// Not JSON, no id, or an id no call has: not routable by id.
 		to = r.pendingLocked()
 	}
 	if to != nil && to.answer == nil {
-		to.answer = frame
+		to.answer, to.matched = frame, matched
 		r.notifyLocked()
 	}
 }
@@ -127,8 +129,9 @@ func (r *recorder) pendingLocked() *call {
 	return newest
 }
 
-// nth returns the n-th call (from 0) of method, or nil, and its answer.
-func (r *recorder) nth(method string, n int) (c *call, answer []byte) {
+// nth returns the n-th call (from 0) of method, or nil, with its answer
+// and whether the answer named the call's id.
+func (r *recorder) nth(method string, n int) (c *call, answer []byte, matched bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, c := range r.calls {
@@ -136,11 +139,11 @@ func (r *recorder) nth(method string, n int) (c *call, answer []byte) {
 			continue
 		}
 		if n == 0 {
-			return c, c.answer
+			return c, c.answer, c.matched
 		}
 		n--
 	}
-	return nil, nil
+	return nil, nil, false
 }
 
 // count returns how many calls of method were sent.
