@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/crawlcheck/verifier/core/cerr"
@@ -43,7 +44,6 @@ type parser struct {
 	i       int
 	members []Member // stack shared by all open objects
 	elems   []Value  // stack shared by all open arrays
-	buf     []byte   // scratch for unescaping
 }
 
 func (p *parser) fail(code cerr.Code, format string, args ...any) error {
@@ -222,6 +222,12 @@ func (p *parser) str() (string, error) {
 	p.i++ // "
 	start := p.i
 	for p.i < len(p.s) {
+		for p.i < len(p.s) && plain[p.s[p.i]] {
+			p.i++
+		}
+		if p.i >= len(p.s) {
+			break
+		}
 		c := p.s[p.i]
 		switch {
 		case c == '"':
@@ -232,8 +238,6 @@ func (p *parser) str() (string, error) {
 			return p.escapedStr(start)
 		case c < 0x20:
 			return "", p.fail(cerr.JSONSyntax, "control character 0x%02x in string", c)
-		case c < utf8.RuneSelf:
-			p.i++
 		default:
 			r, size := utf8.DecodeRuneInString(p.s[p.i:])
 			if r == utf8.RuneError && size <= 1 {
@@ -246,14 +250,27 @@ func (p *parser) str() (string, error) {
 }
 
 func (p *parser) escapedStr(start int) (string, error) {
-	b := append(p.buf[:0], p.s[start:p.i]...)
+	// The decoded text is never longer than the raw text up to the closing
+	// quote: size the builder once, so a megabyte string (a page handed over
+	// as a JSON string) is copied exactly once.
+	var b strings.Builder
+	b.Grow(rawStringLen(p.s[p.i:]) + (p.i - start))
+	b.WriteString(p.s[start:p.i])
 	for p.i < len(p.s) {
+		// Copy the run of plain ASCII up to the next byte that needs a look.
+		run := p.i
+		for p.i < len(p.s) && plain[p.s[p.i]] {
+			p.i++
+		}
+		b.WriteString(p.s[run:p.i])
+		if p.i >= len(p.s) {
+			break
+		}
 		c := p.s[p.i]
 		switch {
 		case c == '"':
 			p.i++
-			p.buf = b
-			return string(b), nil
+			return b.String(), nil
 		case c == '\\':
 			if p.i+1 >= len(p.s) {
 				return "", p.fail(cerr.JSONSyntax, "unterminated escape")
@@ -262,42 +279,62 @@ func (p *parser) escapedStr(start int) (string, error) {
 			p.i += 2
 			switch e {
 			case '"', '\\', '/':
-				b = append(b, e)
+				b.WriteByte(e)
 			case 'b':
-				b = append(b, '\b')
+				b.WriteByte('\b')
 			case 'f':
-				b = append(b, '\f')
+				b.WriteByte('\f')
 			case 'n':
-				b = append(b, '\n')
+				b.WriteByte('\n')
 			case 'r':
-				b = append(b, '\r')
+				b.WriteByte('\r')
 			case 't':
-				b = append(b, '\t')
+				b.WriteByte('\t')
 			case 'u':
 				r, err := p.unicodeEscape()
 				if err != nil {
 					return "", err
 				}
-				b = utf8.AppendRune(b, r)
+				b.WriteRune(r)
 			default:
 				p.i -= 2
 				return "", p.fail(cerr.JSONSyntax, "invalid escape \\%c", e)
 			}
 		case c < 0x20:
 			return "", p.fail(cerr.JSONSyntax, "control character 0x%02x in string", c)
-		case c < utf8.RuneSelf:
-			b = append(b, c)
-			p.i++
 		default:
 			r, size := utf8.DecodeRuneInString(p.s[p.i:])
 			if r == utf8.RuneError && size <= 1 {
 				return "", p.fail(cerr.JSONInvalidUTF8, "invalid UTF-8 in string")
 			}
-			b = append(b, p.s[p.i:p.i+size]...)
+			b.WriteString(p.s[p.i : p.i+size])
 			p.i += size
 		}
 	}
 	return "", p.fail(cerr.JSONSyntax, "unterminated string")
+}
+
+// plain marks the bytes a string may hold that need no look: ASCII other than
+// control characters, '"' and '\\'.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// rawStringLen is the length of the string body at the start of s, up to its
+// closing quote (or the end of s), stepping over escapes.
+func rawStringLen(s string) int {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '"':
+			return i
+		case '\\':
+			i++
+		}
+	}
+	return len(s)
 }
 
 // unicodeEscape reads XXXX after \u (and a following low surrogate escape).

@@ -61,8 +61,12 @@ func Against(base lock.Baseline, observed []tools.Tool) Result {
 			r.Removed = append(r.Removed, bt.Name)
 		}
 	}
+	byName := make(map[string]*lock.BaselineTool, len(base.Tools))
+	for i := range base.Tools {
+		byName[base.Tools[i].Name] = &base.Tools[i]
+	}
 	for _, t := range sorted {
-		bt, ok := base.Lookup(t.Name)
+		bt, ok := byName[t.Name]
 		if !ok {
 			r.Added = append(r.Added, t.Name)
 			continue

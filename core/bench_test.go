@@ -1,0 +1,43 @@
+package core_test
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/crawlcheck/verifier/core"
+	"github.com/crawlcheck/verifier/internal/benchdata"
+)
+
+// BenchmarkContinuity1000 is the core's performance target: a continuity
+// check of 1,000 tools (about 1 MB) against its lockfile, record included,
+// within 3× of BenchmarkFloor1000 measured in the same run.
+func BenchmarkContinuity1000(b *testing.B) {
+	req := benchdata.ContinuityRequest(1000)
+	b.SetBytes(int64(len(req)))
+	b.ResetTimer()
+	for b.Loop() {
+		if out := core.Call("continuity_check", req); !strings.HasPrefix(string(out[:12]), `{"ok":true`) {
+			b.Fatalf("%s", out[:200])
+		}
+	}
+}
+
+// BenchmarkFloor1000 is the floor: unmarshal the same page bytes into
+// []json.RawMessage and hash them once.
+func BenchmarkFloor1000(b *testing.B) {
+	page := benchdata.Page(1000)
+	b.SetBytes(int64(len(page)))
+	for b.Loop() {
+		var p struct{ Tools []json.RawMessage }
+		if err := json.Unmarshal(page, &p); err != nil {
+			b.Fatal(err)
+		}
+		h := sha256.New()
+		for _, t := range p.Tools {
+			h.Write(t)
+		}
+		h.Sum(nil)
+	}
+}

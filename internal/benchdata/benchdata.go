@@ -1,0 +1,74 @@
+// Package benchdata builds the inputs every benchmark of the project uses, so
+// that native Go, wazero and the C library are measured on the same bytes: a
+// tools/list page of n realistic tools (about 1 KB each) and the
+// continuity_check request comparing it with its own lockfile.
+package benchdata
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/crawlcheck/verifier/core"
+)
+
+// Now is the check time of every benchmark request.
+const Now = "2026-11-30T12:00:00Z"
+
+// Tools returns n tool objects with descriptions, nested input schemas and
+// annotations.
+func Tools(n int) []map[string]any {
+	ts := make([]map[string]any, n)
+	for i := range ts {
+		props := map[string]any{}
+		for p := 0; p < 6; p++ {
+			props[fmt.Sprintf("field_%d", p)] = map[string]any{
+				"type":        []string{"string", "integer", "boolean"}[p%3],
+				"description": fmt.Sprintf("Parameter %d of tool %d: what it means, its unit and its default.", p, i),
+			}
+		}
+		props["options"] = map[string]any{"type": "object", "properties": map[string]any{
+			"limit": map[string]any{"type": "integer", "minimum": 1, "maximum": 1000},
+			"order": map[string]any{"enum": []string{"asc", "desc"}},
+		}}
+		ts[i] = map[string]any{
+			"name":        fmt.Sprintf("tool_%05d", i),
+			"description": fmt.Sprintf("Tool %d does one thing well. %s", i, strings.Repeat("It reads the input, checks it and answers. ", 4)),
+			"inputSchema": map[string]any{"type": "object", "properties": props, "required": []string{"field_0"}},
+			"annotations": map[string]any{"readOnlyHint": i%2 == 0, "title": fmt.Sprintf("Tool %d", i)},
+		}
+	}
+	return ts
+}
+
+// Page is the tools/list result of Tools(n).
+func Page(n int) []byte {
+	b, err := json.Marshal(map[string]any{"tools": Tools(n)})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// ContinuityRequest is a continuity_check of Page(n) against its own
+// lockfile, in enforce mode: the full path, record included.
+func ContinuityRequest(n int) []byte {
+	page := Page(n)
+	var made struct {
+		OK     bool
+		Result struct{ Lock string }
+	}
+	mk, _ := json.Marshal(map[string]any{"pages": []string{string(page)}, "approved_at": "2026-11-01T00:00:00Z",
+		"server": map[string]any{"url": "https://bench.example/mcp"}})
+	if err := json.Unmarshal(core.Call("make_lock", mk), &made); err != nil || !made.OK {
+		panic("benchdata: make_lock failed")
+	}
+	req, err := json.Marshal(map[string]any{
+		"now": Now, "mode": "enforce", "lock": made.Result.Lock,
+		"observed": map[string]any{"endpoint": "https://bench.example/mcp", "pages": []string{string(page)}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	return req
+}
