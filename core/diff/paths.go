@@ -19,9 +19,10 @@ const MaxPaths = 100
 
 // Paths lists where new differs from old, as JSON Pointers, in canonical
 // order: object members by name (UTF-16), array elements by index. A value
-// whose type changed, and an array element, is reported whole at its own
-// path; objects are descended into. At most MaxPaths are listed; cut says
-// whether more differed.
+// whose type changed, a changed scalar, and an added or removed member or
+// array element is reported whole at its own path; objects, and arrays
+// element by element, are descended into. At most MaxPaths are listed; cut
+// says whether more differed.
 func Paths(old, new canon.Value) (paths []PathChange, cut bool) {
 	paths = []PathChange{}
 	var walk func(path string, a, b canon.Value)
