@@ -5,7 +5,9 @@
 // every decision is core.Call's. The request is read in place from C memory
 // (no copy; core.Call keeps nothing after it returns) and the response is
 // copied once into malloc'd memory the caller frees, so no Go pointer ever
-// crosses to C.
+// crosses to C. A request over the cap is refused by core.Call by its length
+// before a byte is read (hosttest pins this by passing unreadable memory),
+// so this layer needs no cap of its own.
 //
 // Build (see the Makefile's cshared target):
 //
@@ -28,13 +30,6 @@ import (
 	"github.com/crawlcheck/verifier/core/cerr"
 )
 
-// abiVersion is the version of this interface in docs/abi.md.
-const abiVersion = 1
-
-// maxRequest is the request cap of docs/abi.md (CRAWLCHECK_MAX_REQUEST): a
-// request is a document, and no document may be larger.
-const maxRequest = canon.MaxBytes
-
 // beforeCall is nil in release builds; the crawlcheck_testpanic build sets it
 // to panic inside this layer, to prove the layer's own recover works.
 var beforeCall func(op string)
@@ -42,7 +37,7 @@ var beforeCall func(op string)
 func main() {}
 
 //export crawlcheck_abi_version
-func crawlcheck_abi_version() C.uint32_t { return abiVersion }
+func crawlcheck_abi_version() C.uint32_t { return core.ABIVersion }
 
 //export crawlcheck_call
 func crawlcheck_call(op *C.char, req *C.uint8_t, reqLen C.size_t, outLen *C.size_t) *C.uint8_t {
@@ -69,9 +64,6 @@ func guardedCall(op *C.char, req *C.uint8_t, reqLen C.size_t) (resp []byte) {
 			resp = errorEnvelope(cerr.Internal, fmt.Sprintf("panic in C call: %v", r))
 		}
 	}()
-	if reqLen > maxRequest {
-		return errorEnvelope(cerr.InputTooLarge, fmt.Sprintf("request is %d bytes; the cap is %d", uint64(reqLen), maxRequest))
-	}
 	if req == nil && reqLen > 0 {
 		return errorEnvelope(cerr.BadRequest, fmt.Sprintf("req is NULL with req_len %d", uint64(reqLen)))
 	}

@@ -4,9 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"testing"
-
-	"github.com/crawlcheck/verifier/core"
-	"github.com/crawlcheck/verifier/hosttest/gen"
 )
 
 var (
@@ -18,7 +15,7 @@ var (
 // the same bytes from each, errors included. A failure prints the case's
 // seed: -diff.seed=S -diff.n=1 replays it alone.
 func TestDifferential(t *testing.T) {
-	g := gen.New(listedOps(t), core.Call)
+	g := newGen(t)
 	t.Logf("ops exercised: %v (plus version and unknown ops)", g.Ops())
 	const batch = 500
 	failures := 0

@@ -13,6 +13,7 @@ import (
 	"github.com/crawlcheck/verifier/core"
 	"github.com/crawlcheck/verifier/hosttest/artifact"
 	"github.com/crawlcheck/verifier/hosttest/chost"
+	"github.com/crawlcheck/verifier/hosttest/gen"
 	"github.com/crawlcheck/verifier/hosttest/wasmhost"
 )
 
@@ -83,10 +84,7 @@ type answers struct{ native, wasm, c []byte }
 func ask(t testing.TB, calls []call) []answers {
 	t.Helper()
 	out := make([]answers, len(calls))
-	reqs := make([]chost.Request, len(calls))
-	for i, c := range calls {
-		reqs[i] = chost.Request{Op: c.op, Body: c.req}
-	}
+	reqs := requests(calls)
 	var cerr error
 	var cResps [][]byte
 	var wg sync.WaitGroup
@@ -169,4 +167,29 @@ func envelopeCode(resp []byte) string {
 		return "ok"
 	}
 	return env.Error.Code
+}
+
+// newGen is a generator for the ops the core lists, with the test keys and
+// key directory of testdata/keys when they exist.
+func newGen(t testing.TB) *gen.Gen {
+	t.Helper()
+	g := gen.New(listedOps(t), core.Call)
+	if dir, err := os.ReadFile("../testdata/keys/test-directory.json"); err == nil {
+		g.Directory = string(dir)
+	}
+	files, _ := filepath.Glob("../testdata/keys/test-*.json")
+	for _, f := range files {
+		var k struct{ Kid, Seed string }
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &k); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if k.Seed != "" {
+			g.Keys = append(g.Keys, gen.Key{ID: k.Kid, Seed: k.Seed})
+		}
+	}
+	return g
 }

@@ -25,13 +25,6 @@ import (
 	"github.com/crawlcheck/verifier/core/cerr"
 )
 
-// abiVersion is the version of this interface in docs/abi.md.
-const abiVersion = 1
-
-// maxRequest is the request cap of docs/abi.md: a request is a document,
-// and no document may be larger.
-const maxRequest = canon.MaxBytes
-
 // pinned holds every buffer handed to the host, by address, until free.
 // A reactor runs one call at a time, so the map needs no lock.
 var pinned = map[uint32][]byte{}
@@ -43,14 +36,15 @@ var beforeCall func(op string)
 func main() {}
 
 //go:wasmexport abi_version
-func abi_version() uint32 { return abiVersion }
+func abi_version() uint32 { return core.ABIVersion }
 
 // malloc returns a buffer of size bytes the host may write into, or 0 if
-// size exceeds the request cap. A zero size still gets a distinct address.
+// size exceeds the request cap, so a host learns of an over-cap request
+// before it copies a byte in. A zero size still gets a distinct address.
 //
 //go:wasmexport malloc
 func malloc(size uint32) uint32 {
-	if size > maxRequest {
+	if size > core.MaxRequestBytes {
 		return 0
 	}
 	p, _ := alloc(int(size))
@@ -64,8 +58,11 @@ func malloc(size uint32) uint32 {
 func free(ptr uint32) { delete(pinned, ptr) }
 
 // call runs op on the request and returns ptr<<32|len of the response, which
-// the host must free. The request is read in place (the host still owns it);
-// a request longer than the cap is refused without reading it.
+// the host must free. The request is read in place (the host still owns it).
+// A host with a request over the cap passes its length and any non-zero
+// address without copying it in: core.Call refuses a request by its length
+// before reading a byte of it (hosttest pins this with an address whose
+// every byte is outside memory).
 //
 //go:wasmexport call
 func call(opPtr unsafe.Pointer, opLen uint32, reqPtr unsafe.Pointer, reqLen uint32) uint64 {
@@ -83,9 +80,6 @@ func guardedCall(opPtr unsafe.Pointer, opLen uint32, reqPtr unsafe.Pointer, reqL
 			resp = errorEnvelope(cerr.Internal, fmt.Sprintf("panic in wasm call: %v", r))
 		}
 	}()
-	if reqLen > maxRequest {
-		return errorEnvelope(cerr.InputTooLarge, fmt.Sprintf("request is %d bytes; the cap is %d", reqLen, maxRequest))
-	}
 	op := string(guestBytes(opPtr, opLen))
 	if beforeCall != nil {
 		beforeCall(op)

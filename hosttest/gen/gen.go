@@ -38,10 +38,19 @@ var Known = []string{"canonicalize", "hash_tools", "make_lock", "verify_lock", "
 // Gen makes calls. Native answers the calls the generator itself needs to
 // build inputs (a lockfile to verify, a key to trust); it is never compared.
 type Gen struct {
+	// Keys sign lockfiles besides the generator's own; Directory is a key
+	// directory document to verify against. The test keys of testdata/keys
+	// go here, so that some lockfiles are issuer-signed and verify.
+	Keys      []Key
+	Directory string
+
 	ops    []string // Known ops the core lists
 	listed map[string]bool
 	native func(op string, request []byte) []byte
 }
+
+// Key is a signing key: its key id and base64 Ed25519 seed.
+type Key struct{ ID, Seed string }
 
 // New returns a generator for the ops listed (the version result's ops).
 func New(listed []string, native func(op string, request []byte) []byte) *Gen {
@@ -131,21 +140,22 @@ func (r *rng) request(op string) *node {
 	case "hash_tools":
 		return r.source(r.tools(), object())
 	case "make_lock":
-		return r.makeLockRequest(r.tools())
+		return r.makeLockRequest(r.tools(), false)
 	case "verify_lock":
-		req := object().set("lock", r.document(r.lock()))
+		req := object().set("lock", r.document(r.lock(r.tools())))
 		req.set("now", str(r.timestamp()))
-		if r.IntN(2) == 0 {
-			req.set("operator_keys", array(str(r.publicKey())))
-		}
+		r.trust(req)
 		if r.IntN(3) == 0 {
 			req.set("require_signed", boolean(r.IntN(2) == 0))
 		}
 		return req
 	case "sign_lock":
 		req := object().set("lock", r.document(r.unsignedLock()))
-		req.set("private_key", str(r.privateKey()))
-		if r.IntN(3) == 0 {
+		k := r.key()
+		req.set("private_key", str(k.Seed))
+		if k.ID != "" {
+			req.set("key_id", str(k.ID))
+		} else if r.IntN(8) == 0 {
 			req.set("key_id", str(r.words(2)))
 		}
 		return req
@@ -155,27 +165,121 @@ func (r *rng) request(op string) *node {
 		if r.IntN(3) == 0 {
 			oldSide = r.document(r.lockOf(old))
 		} else {
-			oldSide = r.source(old, object())
+			oldSide = r.document(text(r.Rand, r.page(old, "")))
 		}
-		return object().set("old", oldSide).set("new", r.source(r.mutate(old), object()))
+		return object().set("old", oldSide).set("new", r.document(text(r.Rand, r.page(r.mutate(old), ""))))
 	case "lock_check":
 		tools := r.tools()
 		req := object().set("lock", r.document(r.lockOf(tools)))
 		r.source(r.mutate(tools), req)
+		r.failure(req)
 		if r.IntN(4) == 0 {
 			req.set("server_name", str(r.words(2)))
 		}
-		if r.IntN(8) == 0 {
-			req.set("unreachable", boolean(true))
-		}
 		return req
 	default: // continuity_check
-		tools := r.tools()
-		req := object().set("lock", r.document(r.lockOf(tools)))
-		r.source(r.mutate(tools), req)
-		req.set("now", str(r.timestamp()))
+		return r.continuityRequest()
+	}
+}
+
+// continuityRequest is a continuity_check of a mutated list against a
+// lockfile of the original, under a random mode, policy and trust.
+func (r *rng) continuityRequest() *node {
+	tools := r.tools()
+	req := object().set("lock", r.document(r.lock(tools)))
+	req.set("now", str(r.timestamp()))
+	if r.IntN(4) != 0 {
 		req.set("mode", str([]string{"observe", "review", "enforce"}[r.IntN(3)]))
-		return req
+	}
+	observed := object()
+	if r.IntN(10) != 0 {
+		r.source(r.mutate(tools), observed)
+		observed.del("tools") // observed tools arrive as pages only
+		if observed.get("pages") == nil {
+			observed.set("pages", array(str(text(r.Rand, r.page(r.mutate(tools), "")))))
+		}
+	}
+	r.failure(observed)
+	if r.IntN(2) == 0 {
+		observed.set("endpoint", str("https://mcp.example.com/"+r.words(1)))
+		observed.set("protocol_version", str([]string{"2025-06-18", "2025-11-25", "2026-07-28"}[r.IntN(3)]))
+		observed.set("handshake", str([]string{"initialize", "server/discover"}[r.IntN(2)]))
+	}
+	if r.IntN(3) == 0 {
+		observed.set("server_info", r.value(2))
+	}
+	req.set("observed", observed)
+	if r.IntN(3) == 0 {
+		req.set("policy", r.policy())
+	}
+	if r.IntN(6) == 0 {
+		req.set("expected_policy_version", str([]string{"p1", "default", r.words(1)}[r.IntN(3)]))
+	}
+	r.trust(req)
+	if r.IntN(5) == 0 {
+		req.set("require_signed_baseline", boolean(r.IntN(2) == 0))
+	}
+	if r.IntN(6) == 0 {
+		obs := []string{"evidence_expired", "signature_invalid", "key_unknown", "key_retired",
+			"server_identity_mismatch", "decision_refused", "service_unavailable", "unchanged"}
+		req.set("evidence", array(object().set("observation", str(obs[r.IntN(len(obs))])).set("detail", r.value(1))))
+	}
+	if r.IntN(5) == 0 {
+		req.set("prev_record_sha256", str(fmt.Sprintf("%064x", r.Uint64())))
+	}
+	if r.IntN(8) == 0 {
+		req.set("refreshed", boolean(true))
+	}
+	return req
+}
+
+// policy is a crawlcheck-policy document, sometimes a broken one.
+func (r *rng) policy() *node {
+	p := object().set("kind", str("crawlcheck-policy")).set("v", num("1")).set("version", str("p1"))
+	if r.IntN(3) == 0 {
+		p.set("max_baseline_age_days", num([]string{"1", "90", "36500", "0", "1.5", "1e1"}[r.IntN(6)]))
+	}
+	effects := object()
+	obs := []string{"tool_added", "tool_removed", "description_changed", "schema_changed", "annotations_changed",
+		"signature_invalid", "baseline_stale", "response_malformed", "tool_list_truncated", "no_such_observation"}
+	effs := []string{"proceed", "proceed_recorded", "refresh", "pause_tool", "pause", "deny", "explode"}
+	for range r.IntN(4) {
+		effects.set(obs[r.IntN(len(obs))], str(effs[r.IntN(len(effs))]))
+	}
+	p.set("effects", effects)
+	if r.IntN(4) == 0 {
+		p.set("allow_integrity_override", boolean(r.IntN(2) == 0))
+	}
+	if r.IntN(4) == 0 {
+		p.set("require_signed_baseline", boolean(r.IntN(2) == 0))
+	}
+	return r.document(text(r.Rand, p))
+}
+
+// failure adds, now and then, what a binding reports when it has no
+// (complete) list: a failure, or that it stopped at the page cap.
+func (r *rng) failure(req *node) {
+	switch r.IntN(12) {
+	case 0:
+		req.set("failure", str([]string{"server_unavailable", "check_timeout", "other"}[r.IntN(3)]))
+		req.set("failure_detail", str(r.words(3)))
+		if r.IntN(2) == 0 {
+			req.del("pages")
+			req.del("tools")
+		}
+	case 1:
+		req.set("page_cap_reached", boolean(true))
+	}
+}
+
+// trust adds keys to verify a lockfile with: the key directory and
+// operator public keys.
+func (r *rng) trust(req *node) {
+	if r.gen.Directory != "" && r.IntN(2) == 0 {
+		req.set("key_directory", r.document(r.gen.Directory))
+	}
+	if r.IntN(2) == 0 {
+		req.set("operator_keys", array(str(r.publicKey())))
 	}
 }
 
@@ -355,23 +459,14 @@ func (r *rng) source(tools []*node, req *node) *node {
 		return req.set("tools", r.toolArray(tools))
 	}
 	nPages := 1 + r.IntN(min(4, len(tools)+1))
-	if nPages == 1 && r.IntN(4) == 0 {
-		return req.set("pages", array(str(r.damage(text(r.Rand, r.toolArray(tools))))))
-	}
 	pages := array()
 	for p := range nPages {
 		lo, hi := p*len(tools)/nPages, (p+1)*len(tools)/nPages
-		result := object().set("tools", r.toolArray(tools[lo:hi]))
+		cursor := ""
 		if p < nPages-1 {
-			result.set("nextCursor", str(fmt.Sprintf("cursor-%d", p+1)))
-		} else if r.IntN(4) == 0 {
-			result.set("nextCursor", null())
+			cursor = fmt.Sprintf("cursor-%d", p+1)
 		}
-		page := result
-		if r.IntN(3) == 0 {
-			page = object().set("jsonrpc", str("2.0")).set("id", num(fmt.Sprint(p+1))).set("result", result)
-		}
-		pages.vals = append(pages.vals, str(r.damage(text(r.Rand, page))))
+		pages.vals = append(pages.vals, str(r.damage(text(r.Rand, r.page(tools[lo:hi], cursor)))))
 	}
 	switch r.IntN(12) {
 	case 0: // truncated: the last page's nextCursor is never followed
@@ -386,6 +481,25 @@ func (r *rng) source(tools []*node, req *node) *node {
 	return req.set("pages", pages)
 }
 
+// page is one tools/list page: a result with nextCursor when cursor is set,
+// maybe wrapped in a JSON-RPC response, or (without a cursor) now and then
+// a bare array of tools.
+func (r *rng) page(tools []*node, cursor string) *node {
+	if cursor == "" && r.IntN(6) == 0 {
+		return r.toolArray(tools)
+	}
+	result := object().set("tools", r.toolArray(tools))
+	if cursor != "" {
+		result.set("nextCursor", str(cursor))
+	} else if r.IntN(4) == 0 {
+		result.set("nextCursor", null())
+	}
+	if r.IntN(3) == 0 {
+		return object().set("jsonrpc", str("2.0")).set("id", num(fmt.Sprint(1+r.IntN(9)))).set("result", result)
+	}
+	return result
+}
+
 // document is a lockfile as a request field: the file's bytes as a string,
 // or (when they are JSON) spliced in as a value.
 func (r *rng) document(file string) *node {
@@ -395,12 +509,18 @@ func (r *rng) document(file string) *node {
 	return str(file)
 }
 
-func (r *rng) makeLockRequest(tools []*node) *node {
-	req := r.source(tools, object())
+// makeLockRequest is a make_lock request; a lockfile the generator needs
+// as an input (inline) takes its tools inline, so that it rarely fails.
+func (r *rng) makeLockRequest(tools []*node, inline bool) *node {
+	req := object()
+	if inline {
+		req.set("tools", r.toolArray(tools))
+	} else {
+		r.source(tools, req)
+	}
 	if r.IntN(3) == 0 {
 		req.set("format", str("agentgate"))
-		req.set("generated_at", str(r.timestamp()))
-		if r.IntN(2) == 0 {
+		if r.IntN(16) != 0 {
 			req.set("name", str(r.words(2)))
 		}
 		if r.IntN(2) == 0 {
@@ -425,7 +545,7 @@ func (r *rng) lockOf(tools []*node) string {
 	if !r.gen.listed["make_lock"] {
 		return r.words(3) // not a lockfile: the error must be identical
 	}
-	req := r.makeLockRequest(tools)
+	req := r.makeLockRequest(tools, true)
 	resp := r.result("make_lock", req)
 	if resp == nil {
 		return "{}"
@@ -439,13 +559,18 @@ func (r *rng) lockOf(tools []*node) string {
 
 func (r *rng) unsignedLock() string { return r.lockOf(r.tools()) }
 
-// lock is a lockfile, signed by the native core half the time.
-func (r *rng) lock() string {
-	file := r.lockOf(r.tools())
+// lock is a lockfile of tools, signed by the native core half the time.
+func (r *rng) lock(tools []*node) string {
+	file := r.lockOf(tools)
 	if !r.gen.listed["sign_lock"] || r.IntN(2) == 0 {
 		return file
 	}
-	resp := r.result("sign_lock", object().set("lock", str(file)).set("private_key", str(r.privateKey())))
+	k := r.key()
+	req := object().set("lock", str(file)).set("private_key", str(k.Seed))
+	if k.ID != "" {
+		req.set("key_id", str(k.ID))
+	}
+	resp := r.result("sign_lock", req)
 	var out struct {
 		Lock string `json:"lock"`
 	}
@@ -484,27 +609,31 @@ func (r *rng) result(op string, req *node) []byte {
 	return env.Result
 }
 
-// privateKey is a base64 Ed25519 seed, now and then of the wrong length
-// or not base64 at all.
-func (r *rng) privateKey() string {
-	n := 32
-	switch r.IntN(20) {
-	case 0:
-		n = 31
-	case 1:
-		return "not base64!"
-	}
-	seed := make([]byte, n)
-	for i := range seed {
-		seed[i] = byte(r.IntN(4)) // few distinct keys, so some lockfiles verify
-	}
-	return base64.StdEncoding.EncodeToString(seed)
+// ownSeeds are the generator's operator keys (seeds of repeated bytes), few
+// so that a lockfile's signer and the key trusted to verify it often agree.
+var ownSeeds = []string{
+	base64.StdEncoding.EncodeToString(make([]byte, 32)),
+	base64.StdEncoding.EncodeToString(slices.Repeat([]byte{7}, 32)),
 }
 
-// publicKey is the public key of a random seed, from the native core when
-// it has public_key, else arbitrary base64.
+// key is a signing key: one of Gen.Keys (with its key id), one of the
+// generator's own operator keys (no key id), or now and then a broken seed.
+func (r *rng) key() Key {
+	switch n := r.IntN(20); {
+	case n == 0:
+		return Key{Seed: base64.StdEncoding.EncodeToString(make([]byte, 31))}
+	case n == 1:
+		return Key{Seed: "not base64!"}
+	case n < 10 && len(r.gen.Keys) > 0:
+		return r.gen.Keys[r.IntN(len(r.gen.Keys))]
+	}
+	return Key{Seed: ownSeeds[r.IntN(len(ownSeeds))]}
+}
+
+// publicKey is the public key of a random key, from the native core when it
+// has public_key, else the seed (which must then fail to verify anything).
 func (r *rng) publicKey() string {
-	seed := r.privateKey()
+	seed := r.key().Seed
 	if r.gen.listed["public_key"] {
 		var out struct {
 			PublicKey string `json:"public_key"`

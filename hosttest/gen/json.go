@@ -204,7 +204,7 @@ var numbers = []string{
 }
 
 func (g *rng) number() string {
-	if g.IntN(60) == 0 {
+	if g.IntN(500) == 0 {
 		return "1e400" // json_number_out_of_range
 	}
 	return numbers[g.IntN(len(numbers))]

@@ -4,8 +4,9 @@
 // Two layouts exist:
 //
 //   - testdata/ops/<op>/<case>.json holds one call:
-//     {"op": "...", "request": <JSON>, "response": <JSON>}, or "request_raw":
-//     "<string>" in place of "request" for a request that is not valid JSON.
+//     {"op": "...", "request": <JSON>, "response": <JSON>}, or in place of
+//     "request" "request_raw": "<string>" for a request that is not valid
+//     JSON, or "request_b64": "<base64>" for one that is not even UTF-8.
 //   - Suites: a file of {"cases": [{"name", "request", <member>}]} for one
 //     op, where the expected response is {"ok":true,"result":<member>}.
 //     The table suites lists them.
@@ -19,6 +20,7 @@ package vectors
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -99,6 +101,7 @@ func loadOp(dir, path string) (Vector, error) {
 		Op         string          `json:"op"`
 		Request    json.RawMessage `json:"request"`
 		RequestRaw *string         `json:"request_raw"`
+		RequestB64 *string         `json:"request_b64"`
 		Response   json.RawMessage `json:"response"`
 	}
 	if err := readJSON(path, &f); err != nil {
@@ -109,15 +112,26 @@ func loadOp(dir, path string) (Vector, error) {
 	if opDir := filepath.Base(filepath.Dir(path)); f.Op != opDir {
 		return Vector{}, fmt.Errorf("op %q in directory %q", f.Op, opDir)
 	}
+	n := 0
+	for _, present := range []bool{f.Request != nil, f.RequestRaw != nil, f.RequestB64 != nil} {
+		if present {
+			n++
+		}
+	}
+	if n != 1 {
+		return Vector{}, errors.New("needs exactly one of request, request_raw, request_b64")
+	}
 	switch {
-	case f.RequestRaw != nil && f.Request != nil:
-		return Vector{}, errors.New("both request and request_raw")
 	case f.RequestRaw != nil:
 		v.Request = []byte(*f.RequestRaw)
-	case f.Request != nil:
-		v.Request = compact(f.Request)
+	case f.RequestB64 != nil:
+		b, err := base64.StdEncoding.DecodeString(*f.RequestB64)
+		if err != nil {
+			return Vector{}, fmt.Errorf("request_b64: %w", err)
+		}
+		v.Request = b
 	default:
-		return Vector{}, errors.New("no request or request_raw")
+		v.Request = compact(f.Request)
 	}
 	if f.Response == nil {
 		return Vector{}, errors.New("no response")

@@ -51,7 +51,10 @@ func (in *instance) exchange(op string, request []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("op: %w", err)
 	}
-	var reqPtr uint32 // an over-cap request is not copied: the module refuses it by its length
+	// An over-cap request is not copied in: the module refuses it by its
+	// length. Its address is the end of memory, so a module that read it
+	// anyway would trap instead of answering.
+	reqPtr := in.mem.Size()
 	if len(request) <= MaxRequest {
 		if reqPtr, err = in.write(&in.req, request); err != nil {
 			return nil, fmt.Errorf("request: %w", err)
