@@ -19,9 +19,9 @@ type Finding struct {
 type Decided struct {
 	Finding
 	Effect    Effect // what the runtime does
-	Would     Effect // what enforce would do (observe mode; else equal to Effect)
+	Would     Effect // what enforce would do (the record carries it in observe mode)
 	Exception *Exception
-	Override  bool // an integrity observation the operator's policy set below deny
+	Override  bool // an integrity observation the operator's policy (effects or an exception) set below deny
 }
 
 // Decision is the policy's answer for a whole check.
@@ -45,13 +45,13 @@ func Decide(p *Policy, mode string, findings []Finding, offered []string, now ti
 		x := Decided{Finding: f}
 		e := p.Effects[f.Observation]
 		rule, _ := RuleOf(f.Observation)
-		x.Override = rule.Class == ClassIntegrity && e < Deny
 		if ex, expired := p.exceptionFor(f, now); ex != nil && !expired {
 			e, x.Exception = ProceedRecorded, ex
 			d.Applied = append(d.Applied, *ex)
 		} else if ex != nil {
 			d.Expired = append(d.Expired, *ex)
 		}
+		x.Override = rule.Class == ClassIntegrity && e < Deny
 		if e == Refresh && refreshed {
 			e = Pause
 		}

@@ -153,7 +153,7 @@ func parse(doc canon.Value, source string) (*Policy, error) {
 			for i, ev := range v.Elems() {
 				e, err := parseException(ev)
 				if err != nil {
-					return bad("exceptions[%d]: %s", i, err)
+					return bad("exceptions[%d]: %s", i, cerr.Message(err))
 				}
 				p.Exceptions = append(p.Exceptions, e)
 			}
@@ -164,9 +164,17 @@ func parse(doc canon.Value, source string) (*Policy, error) {
 	if p.Version == "" {
 		return bad("version is required")
 	}
-	for o, e := range p.Effects {
-		if r, _ := RuleOf(o); r.Class == ClassIntegrity && e < Deny && !p.AllowIntegrityOverride {
-			return bad("effects.%s lowers an integrity observation to %s; that needs \"allow_integrity_override\": true", o, e)
+	// In table order, so that the message is the same in every build.
+	for _, r := range Rules {
+		if e := p.Effects[r.Observation]; r.Class == ClassIntegrity && e < Deny && !p.AllowIntegrityOverride {
+			return bad("effects.%s lowers an integrity observation to %s; that needs \"allow_integrity_override\": true", r.Observation, e)
+		}
+	}
+	// An exception lowers its observation to proceed_recorded: for an
+	// integrity observation that is an override too.
+	for i, e := range p.Exceptions {
+		if r, _ := RuleOf(e.Observation); r.Class == ClassIntegrity && !p.AllowIntegrityOverride {
+			return bad("exceptions[%d] excepts the integrity observation %s; that needs \"allow_integrity_override\": true", i, e.Observation)
 		}
 	}
 	return p, nil
