@@ -78,7 +78,7 @@ func TestFromPagesRefuses(t *testing.T) {
 		{"JSON-RPC without result", []string{`{"jsonrpc":"2.0","id":1}`}, cerr.ToolsMalformed, "without a result object"},
 		{"JSON-RPC result not an object", []string{`{"jsonrpc":"2.0","id":1,"result":[]}`}, cerr.ToolsMalformed, "without a result object"},
 		{"no tools member", []string{`{"nextCursor":"x"}`}, cerr.ToolsMalformed, `without "tools"`},
-		{"tools not an array", []string{`{"tools":{}}`}, cerr.ToolsMalformed, `"tools" is a object`},
+		{"tools not an array", []string{`{"tools":{}}`}, cerr.ToolsMalformed, `"tools" is an object`},
 		{"page is a string", []string{`"tools"`}, cerr.ToolsMalformed, "a page is a string"},
 		{"page is not JSON", []string{`{"tools":[`}, cerr.ToolsMalformed, "(json_syntax)"},
 		{"duplicate key", []string{`{"tools":[{"name":"a","name":"b"}]}`}, cerr.ToolsMalformed, "(json_duplicate_key)"},
