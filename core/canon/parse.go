@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/crawlcheck/verifier/core/cerr"
@@ -251,66 +250,72 @@ func (p *parser) str() (string, error) {
 
 func (p *parser) escapedStr(start int) (string, error) {
 	// The decoded text is never longer than the raw text up to the closing
-	// quote: size the builder once, so a megabyte string (a page handed over
-	// as a JSON string) is copied exactly once.
-	var b strings.Builder
-	b.Grow(rawStringLen(p.s[p.i:]) + (p.i - start))
-	b.WriteString(p.s[start:p.i])
-	for p.i < len(p.s) {
-		// Copy the run of plain ASCII up to the next byte that needs a look.
-		run := p.i
-		for p.i < len(p.s) && plain[p.s[p.i]] {
-			p.i++
+	// quote: one buffer of that size, written by index. A page handed over as
+	// a JSON string is mostly short runs between \" escapes, so the loop
+	// stays byte-wise and branch-light.
+	out := make([]byte, rawStringLen(p.s[p.i:])+(p.i-start))
+	w := copy(out, p.s[start:p.i])
+	s, i := p.s, p.i
+	for i < len(s) {
+		c := s[i]
+		if plain[c] {
+			out[w] = c
+			w++
+			i++
+			continue
 		}
-		b.WriteString(p.s[run:p.i])
-		if p.i >= len(p.s) {
-			break
-		}
-		c := p.s[p.i]
 		switch {
 		case c == '"':
-			p.i++
-			return b.String(), nil
+			p.i = i + 1
+			return string(out[:w]), nil
 		case c == '\\':
-			if p.i+1 >= len(p.s) {
+			if i+1 >= len(s) {
+				p.i = i
 				return "", p.fail(cerr.JSONSyntax, "unterminated escape")
 			}
-			e := p.s[p.i+1]
-			p.i += 2
+			e := s[i+1]
+			i += 2
 			switch e {
 			case '"', '\\', '/':
-				b.WriteByte(e)
+				out[w] = e
 			case 'b':
-				b.WriteByte('\b')
+				out[w] = '\b'
 			case 'f':
-				b.WriteByte('\f')
+				out[w] = '\f'
 			case 'n':
-				b.WriteByte('\n')
+				out[w] = '\n'
 			case 'r':
-				b.WriteByte('\r')
+				out[w] = '\r'
 			case 't':
-				b.WriteByte('\t')
+				out[w] = '\t'
 			case 'u':
+				p.i = i
 				r, err := p.unicodeEscape()
 				if err != nil {
 					return "", err
 				}
-				b.WriteRune(r)
+				i = p.i
+				w += utf8.EncodeRune(out[w:], r)
+				continue
 			default:
-				p.i -= 2
+				p.i = i - 2
 				return "", p.fail(cerr.JSONSyntax, "invalid escape \\%c", e)
 			}
+			w++
 		case c < 0x20:
+			p.i = i
 			return "", p.fail(cerr.JSONSyntax, "control character 0x%02x in string", c)
 		default:
-			r, size := utf8.DecodeRuneInString(p.s[p.i:])
+			r, size := utf8.DecodeRuneInString(s[i:])
 			if r == utf8.RuneError && size <= 1 {
+				p.i = i
 				return "", p.fail(cerr.JSONInvalidUTF8, "invalid UTF-8 in string")
 			}
-			b.WriteString(p.s[p.i : p.i+size])
-			p.i += size
+			w += copy(out[w:], s[i:i+size])
+			i += size
 		}
 	}
+	p.i = i
 	return "", p.fail(cerr.JSONSyntax, "unterminated string")
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -44,9 +45,16 @@ func utf16Key(r rune) uint32 {
 // Canonical returns the RFC 8785 bytes of v.
 func Canonical(v Value) []byte { return AppendCanonical(nil, v) }
 
+// scratch holds serialization buffers between hashes: a lockfile's
+// canonical form is hashed on every check and need not be reallocated.
+var scratch = sync.Pool{New: func() any { return new([]byte) }}
+
 // SHA256Hex is the lowercase hex SHA-256 of the canonical bytes of v.
 func SHA256Hex(v Value) string {
-	sum := sha256.Sum256(Canonical(v))
+	buf := scratch.Get().(*[]byte)
+	*buf = AppendCanonical((*buf)[:0], v)
+	sum := sha256.Sum256(*buf)
+	scratch.Put(buf)
 	return hex.EncodeToString(sum[:])
 }
 
