@@ -79,9 +79,13 @@ func PageValue(v canon.Value) (list canon.Value, cursor string, hasCursor bool, 
 // they were read. pageCapReached is the binding's fact that it stopped at its
 // cap; everything else (an unfollowed or repeated cursor) the core sees in the
 // pages themselves. A page it cannot parse is a cerr.ToolsMalformed naming the
-// page.
+// page. So is a walk of no pages: a server that offers no tools still answers
+// with one page, so no page means nothing was read, never "no tools".
 func FromPages(pages []string, pageCapReached bool) (Observed, error) {
 	var obs Observed
+	if len(pages) == 0 {
+		return obs, cerr.New(cerr.ToolsMalformed, "no tools/list page was read")
+	}
 	if len(pages) > MaxPages {
 		return obs, cerr.New(cerr.BadRequest, "%d pages exceed the limit of %d", len(pages), MaxPages)
 	}

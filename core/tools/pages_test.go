@@ -40,7 +40,6 @@ func TestFromPages(t *testing.T) {
 			`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a"}],"nextCursor":"x"}}`,
 			`{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"b"}]}}`}, false, "a,b", 2, ""},
 		{"cursor followed to the end", []string{pA, pBEnd}, false, "a,b", 2, ""},
-		{"no pages, nothing offered", nil, false, "", 0, ""},
 		{"empty tools", []string{`{"tools":[]}`}, false, "", 1, ""},
 		{"nextCursor unfollowed", []string{pA}, false, "a", 1, TruncatedUnfollowed},
 		{"nextCursor unfollowed after two pages", []string{pA, pB}, false, "a,b", 2, TruncatedUnfollowed},
@@ -72,6 +71,7 @@ func TestFromPagesRefuses(t *testing.T) {
 		code  cerr.Code
 		msg   string
 	}{
+		{"no pages: nothing was read", nil, cerr.ToolsMalformed, "no tools/list page was read"},
 		{"empty-string cursor", []string{`{"tools":[{"name":"a"}],"nextCursor":""}`}, cerr.ToolsMalformed, "nextCursor is an empty string"},
 		{"non-string cursor", []string{`{"tools":[],"nextCursor":1}`}, cerr.ToolsMalformed, "nextCursor is a number"},
 		{"JSON-RPC error", []string{`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}`}, cerr.ToolsMalformed, "JSON-RPC error: {\"code\":-32601"},
