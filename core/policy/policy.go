@@ -188,10 +188,23 @@ func parseException(v canon.Value) (Exception, error) {
 		return e, cerr.New(cerr.PolicyInvalid, "observation must name an observation")
 	}
 	e.Observation = Observation(o)
-	e.Tool, _ = str("tool")
-	e.SHA256, _ = str("sha256")
-	if r, _ := RuleOf(e.Observation); r.Scope == ScopeTool && (e.Tool == "" || !tools.IsHexHash(e.SHA256)) {
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"tool", &e.Tool}, {"sha256", &e.SHA256}, {"reason", &e.Reason}} {
+		if x, ok := v.Get(f.name); ok {
+			if *f.dst, ok = x.Str(); !ok {
+				return e, cerr.New(cerr.PolicyInvalid, "%s must be a string", f.name)
+			}
+		}
+	}
+	switch r, _ := RuleOf(e.Observation); {
+	case r.Scope == ScopeTool && (e.Tool == "" || !tools.IsHexHash(e.SHA256)):
 		return e, cerr.New(cerr.PolicyInvalid, "an exception for %s names a tool and the observed tool sha256 it was approved for", o)
+	case r.Scope == ScopeSession && (e.Tool != "" || e.SHA256 != ""):
+		// A session finding has no tool and no hash: such an exception
+		// could never apply.
+		return e, cerr.New(cerr.PolicyInvalid, "an exception for %s is session-wide: it names no tool and no sha256", o)
 	}
 	if e.ApprovedBy, ok = str("approved_by"); !ok || e.ApprovedBy == "" {
 		return e, cerr.New(cerr.PolicyInvalid, "approved_by is required")
@@ -202,7 +215,6 @@ func parseException(v canon.Value) (Exception, error) {
 		return e, cerr.New(cerr.PolicyInvalid, "until must be an RFC 3339 time")
 	}
 	e.Until = t
-	e.Reason, _ = str("reason")
 	for _, m := range v.Members() {
 		switch m.Key {
 		case "observation", "tool", "sha256", "approved_by", "until", "reason":

@@ -211,6 +211,10 @@ func TestParseRefuses(t *testing.T) {
 		{exc(`{"observation":"baseline_stale","approved_by":"a"}`), "until must be an RFC 3339 time"},
 		{exc(`{"observation":"baseline_stale","approved_by":"a","until":"soon"}`), "until must be an RFC 3339 time"},
 		{exc(`{"observation":"baseline_stale","approved_by":"a","until":"2027-01-01T00:00:00Z","ticket":1}`), `unknown member "ticket"`},
+		{exc(`{"observation":"baseline_stale","approved_by":"a","until":"2027-01-01T00:00:00Z","reason":5}`), "reason must be a string"},
+		{exc(`{"observation":"tool_added","tool":1,"sha256":"` + hexA + `","approved_by":"a","until":"2027-01-01T00:00:00Z"}`), "tool must be a string"},
+		{exc(`{"observation":"baseline_stale","tool":"t","approved_by":"a","until":"2027-01-01T00:00:00Z"}`), "session-wide"},
+		{exc(`{"observation":"baseline_stale","sha256":"` + hexA + `","approved_by":"a","until":"2027-01-01T00:00:00Z"}`), "session-wide"},
 		{exc(`{"observation":"server_identity_mismatch","approved_by":"a","until":"2027-01-01T00:00:00Z"}`), "exceptions[0] excepts the integrity observation server_identity_mismatch"},
 	} {
 		_, err := parsePolicy(t, c.doc)
