@@ -106,18 +106,20 @@ func startHTTP(t *testing.T, args ...string) string {
 	return ""
 }
 
-// transport returns a fresh recording transport to s.
-func (s *server) transport(t *testing.T) *preflight.Transport {
-	t.Helper()
-	var inner mcp.Transport
+// inner returns a fresh SDK transport to s.
+func (s *server) inner() mcp.Transport {
 	if s.kind == "stdio" {
 		cmd := exec.Command(serverBin, "--scenario", s.scenario, "--trigger", s.trigger)
 		cmd.Stderr = os.Stderr
-		inner = &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}
-	} else {
-		inner = &mcp.StreamableClientTransport{Endpoint: s.url, MaxRetries: -1}
+		return &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}
 	}
-	tr, err := preflight.Wrap(inner)
+	return &mcp.StreamableClientTransport{Endpoint: s.url, MaxRetries: -1}
+}
+
+// transport returns a fresh recording transport to s.
+func (s *server) transport(t *testing.T) *preflight.Transport {
+	t.Helper()
+	tr, err := preflight.Wrap(s.inner())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,223 @@
+package preflight
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/crawlcheck/verifier/core/timefmt"
+	"github.com/crawlcheck/verifier/internal/corecall"
+)
+
+// Settings are the inputs of a continuity check that come from the
+// deployment rather than from the server (docs/continuity.md, Request).
+type Settings struct {
+	// Mode is "observe", "review" or "enforce"; "" means enforce.
+	Mode string
+	// ServerName picks the entry of an agentgate.lock with several servers.
+	ServerName string
+	// Policy is the operator's policy document; nil means the default policy.
+	Policy []byte
+	// ExpectedPolicyVersion, when set, is the policy version the deployment
+	// expects; another is policy_version_mismatch.
+	ExpectedPolicyVersion string
+	// OperatorKeys are base64 Ed25519 public keys of the operator. Giving
+	// any makes a signed baseline required, unless the policy says otherwise.
+	OperatorKeys []string
+	// KeyDirectory is the issuer's key directory (docs/keys.md).
+	KeyDirectory []byte
+}
+
+// Evidence is an observation a host reports from signed evidence or from
+// asking the issuer (docs/continuity.md, evidence).
+type Evidence struct {
+	Observation string          `json:"observation"`
+	Detail      json.RawMessage `json:"detail,omitempty"`
+}
+
+// Request is one continuity_check: the approved lockfile, what was
+// observed, and the settings it is judged by.
+type Request struct {
+	Settings
+	// Lock is the approved lockfile's bytes, handed to the core unparsed so
+	// that its strict parser sees exactly what is on disk.
+	Lock        []byte
+	Observation Observation
+	Now         time.Time
+	Evidence    []Evidence
+	// PrevRecordSHA256 chains this record to the one before it in a log.
+	PrevRecordSHA256 string
+	// Refreshed marks the one re-check a refresh effect asks for.
+	Refreshed bool
+}
+
+// Check runs the core's continuity_check. An error means the request itself
+// was refused (a lockfile that does not parse, a policy that is invalid):
+// there is no record, and the caller must not proceed. Everything the server
+// did wrong is an observation in the record instead.
+func Check(r Request) (Record, error) {
+	req := map[string]any{
+		"now":      timefmt.Format(r.Now),
+		"lock":     string(r.Lock),
+		"observed": observedJSON(r.Observation),
+	}
+	if r.Mode != "" {
+		req["mode"] = r.Mode
+	}
+	if r.ServerName != "" {
+		req["server_name"] = r.ServerName
+	}
+	if r.Policy != nil {
+		req["policy"] = string(r.Policy)
+	}
+	if r.ExpectedPolicyVersion != "" {
+		req["expected_policy_version"] = r.ExpectedPolicyVersion
+	}
+	if len(r.OperatorKeys) > 0 {
+		req["operator_keys"] = r.OperatorKeys
+	}
+	if r.KeyDirectory != nil {
+		req["key_directory"] = string(r.KeyDirectory)
+	}
+	if len(r.Evidence) > 0 {
+		req["evidence"] = r.Evidence
+	}
+	if r.PrevRecordSHA256 != "" {
+		req["prev_record_sha256"] = r.PrevRecordSHA256
+	}
+	if r.Refreshed {
+		req["refreshed"] = true
+	}
+	raw, err := corecall.Call("continuity_check", req)
+	if err != nil {
+		return Record{}, err
+	}
+	return ParseRecord(raw)
+}
+
+// observedJSON is the request's observed member: the facts, as the capture
+// saw them. The capture's own failure class capture_failed (the SDK answered
+// from its cache, so nothing live was read) is handed over as
+// server_unavailable, the class that means "nothing was compared", with the
+// capture's detail: it fails closed under every policy that pauses on an
+// unreachable server, and the core's closed list of failures stays as it is.
+func observedJSON(o Observation) map[string]any {
+	obs := map[string]any{}
+	if o.Endpoint != "" {
+		obs["endpoint"] = o.Endpoint
+	}
+	if o.ProtocolVersion != "" {
+		obs["protocol_version"] = o.ProtocolVersion
+	}
+	if o.ServerInfo != nil {
+		obs["server_info"] = o.ServerInfo
+	}
+	if o.Handshake != "" {
+		obs["handshake"] = o.Handshake
+	}
+	pages := make([]any, len(o.Pages))
+	for i, p := range o.Pages {
+		if utf8.Valid(p) {
+			pages[i] = string(p)
+		} else {
+			pages[i] = map[string]string{"base64": base64.StdEncoding.EncodeToString(p)}
+		}
+	}
+	if len(pages) > 0 || o.Failure == "" {
+		obs["pages"] = pages
+	}
+	if o.Unfollowed == UnfollowedPageCap {
+		obs["page_cap_reached"] = true
+	}
+	switch o.Failure {
+	case "":
+	case FailureCapture:
+		obs["failure"] = FailureUnavailable
+		obs["failure_detail"] = FailureCapture + ": " + o.FailureDetail
+	default:
+		obs["failure"] = o.Failure
+		obs["failure_detail"] = o.FailureDetail
+	}
+	return obs
+}
+
+// Record is a crawlcheck-continuity-record (docs/continuity.md, The
+// record). Raw is the record as the core wrote it: canonical JSON on one
+// line, the bytes record_sha256 covers; the other fields are read from it
+// for the binding's own use.
+type Record struct {
+	Raw    json.RawMessage
+	SHA256 string
+	// PrevSHA256 is the record's prev_record_sha256: the record before it.
+	PrevSHA256   string
+	Mode         string
+	Effect       string
+	Tools        map[string]string
+	Would        *Would
+	Observations []Finding
+	Observed     ObservedSummary
+}
+
+// Would is what enforce would have done, on an observe-mode record.
+type Would struct {
+	Effect string            `json:"effect"`
+	Tools  map[string]string `json:"tools"`
+}
+
+// Finding is one entry of the record's observations.
+type Finding struct {
+	Observation string          `json:"observation"`
+	Tool        string          `json:"tool"`
+	Part        string          `json:"part"`
+	Effect      string          `json:"effect"`
+	Would       string          `json:"would"`
+	Detail      json.RawMessage `json:"detail"`
+	Override    bool            `json:"override"`
+}
+
+// ObservedSummary is the record's observed member.
+type ObservedSummary struct {
+	ToolsSHA256 string `json:"tools_sha256"`
+	Count       *int   `json:"count"`
+	Pages       int    `json:"pages"`
+	Truncated   bool   `json:"truncated"`
+	Truncation  string `json:"truncation"`
+	Failure     string `json:"failure"`
+	Malformed   bool   `json:"malformed"`
+}
+
+// Complete reports whether the whole tool list was read and parsed: the
+// only observation a lockfile may be made from.
+func (o ObservedSummary) Complete() bool {
+	return o.Failure == "" && !o.Truncated && !o.Malformed
+}
+
+// ParseRecord reads a record the core wrote. It does not verify
+// record_sha256 (the op verify_record does).
+func ParseRecord(raw []byte) (Record, error) {
+	var r struct {
+		Kind         string            `json:"kind"`
+		SHA256       string            `json:"record_sha256"`
+		Prev         string            `json:"prev_record_sha256"`
+		Mode         string            `json:"mode"`
+		Effect       string            `json:"effect"`
+		Tools        map[string]string `json:"tools"`
+		Would        *Would            `json:"would"`
+		Observations []Finding         `json:"observations"`
+		Observed     ObservedSummary   `json:"observed"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return Record{}, fmt.Errorf("reading a continuity record: %w", err)
+	}
+	if r.Kind != "crawlcheck-continuity-record" || r.SHA256 == "" || r.Effect == "" {
+		return Record{}, errors.New("reading a continuity record: not a crawlcheck-continuity-record")
+	}
+	return Record{
+		Raw: bytes.Clone(raw), SHA256: r.SHA256, PrevSHA256: r.Prev, Mode: r.Mode, Effect: r.Effect, Tools: r.Tools,
+		Would: r.Would, Observations: r.Observations, Observed: r.Observed,
+	}, nil
+}

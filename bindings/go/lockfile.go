@@ -1,0 +1,145 @@
+package preflight
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/crawlcheck/verifier/core/timefmt"
+	"github.com/crawlcheck/verifier/internal/corecall"
+)
+
+// Lockfile formats, as verify_lock names them.
+const (
+	FormatCrawlcheck = "crawlcheck-mcp-lock"
+	FormatAgentgate  = "agentgate.lock"
+)
+
+// LockInfo is the core's verify_lock answer about a lockfile.
+type LockInfo struct {
+	Format  string `json:"format"`
+	Trust   string `json:"trust"`
+	Reason  string `json:"reason"`
+	KeyID   string `json:"key_id"`
+	SHA256  string `json:"sha256"`
+	Count   int    `json:"count"`
+	Parts   string `json:"parts"`
+	Servers []string
+}
+
+// ReadLock parses and verifies a lockfile with the core (verify_lock): an
+// error means the file is not a lockfile this core reads (wrong kind or
+// version, a syntax error, a duplicate key), so nothing may be checked
+// against it. Untrusted is not an error: it is in Trust, and the continuity
+// check turns it into baseline_untrusted.
+func ReadLock(lock []byte, now time.Time, s Settings) (LockInfo, error) {
+	req := map[string]any{"lock": string(lock), "now": timefmt.Format(now)}
+	if len(s.OperatorKeys) > 0 {
+		req["operator_keys"] = s.OperatorKeys
+	}
+	if s.KeyDirectory != nil {
+		req["key_directory"] = string(s.KeyDirectory)
+	}
+	var info LockInfo
+	if err := corecall.Into("verify_lock", req, &info); err != nil {
+		return LockInfo{}, err
+	}
+	if info.Format == FormatAgentgate {
+		// The core has read the file strictly; this only lists its servers.
+		var ag struct {
+			Servers map[string]json.RawMessage `json:"servers"`
+		}
+		if err := json.Unmarshal(lock, &ag); err != nil {
+			return LockInfo{}, fmt.Errorf("reading the servers of an agentgate.lock: %w", err)
+		}
+		for name := range ag.Servers {
+			info.Servers = append(info.Servers, name)
+		}
+		slices.Sort(info.Servers)
+	}
+	return info, nil
+}
+
+// LockOptions say how MakeLock pins an observation.
+type LockOptions struct {
+	// Format is "crawlcheck" (the default) or "agentgate".
+	Format string
+	// Name is the server's name in an agentgate.lock.
+	Name string
+	// Into is an agentgate.lock to add the server to (or replace it in).
+	Into []byte
+	// Now is the approval time (approved_at, or the agentgate generatedAt).
+	Now time.Time
+	// SigningKey, when set, is the operator's base64 Ed25519 seed: the new
+	// crawlcheck lockfile is signed with it (sign_lock).
+	SigningKey string
+}
+
+// ErrIncomplete is returned by MakeLock for an observation that failed
+// before a list was read. (A list cut short or malformed is refused by the
+// core's make_lock: a lockfile pins the whole list or nothing.)
+var ErrIncomplete = errors.New("no tool list was read")
+
+// MakeLock builds a lockfile from an observation with the core's make_lock
+// (and sign_lock): the pages as read, the endpoint, protocol version and
+// serverInfo of the handshake. Writing it is the caller's act, and should
+// follow a person's reading of what changed.
+func MakeLock(obs Observation, o LockOptions) ([]byte, error) {
+	if obs.Failure != "" {
+		return nil, fmt.Errorf("%w: %s: %s", ErrIncomplete, obs.Failure, obs.FailureDetail)
+	}
+	pages := observedJSON(obs)["pages"]
+	req := map[string]any{"pages": pages, "approved_at": timefmt.Format(o.Now)}
+	switch o.Format {
+	case "", "crawlcheck":
+		server := map[string]any{}
+		if obs.Endpoint != "" {
+			server["url"] = obs.Endpoint
+		}
+		if obs.ProtocolVersion != "" {
+			server["protocol_version"] = obs.ProtocolVersion
+		}
+		if info := bytes.TrimSpace(obs.ServerInfo); len(info) > 0 && info[0] == '{' {
+			server["info"] = json.RawMessage(info)
+		}
+		if len(server) > 0 {
+			req["server"] = server
+		}
+	case "agentgate":
+		if o.SigningKey != "" {
+			return nil, errors.New("an agentgate.lock cannot be signed; use the crawlcheck format to sign")
+		}
+		req["format"] = "agentgate"
+		req["name"] = o.Name
+		if o.Into != nil {
+			req["into"] = string(o.Into)
+		}
+	default:
+		return nil, fmt.Errorf("unknown lockfile format %q (crawlcheck or agentgate)", o.Format)
+	}
+	var made struct {
+		Lock string `json:"lock"`
+	}
+	if err := corecall.Into("make_lock", req, &made); err != nil {
+		return nil, err
+	}
+	if o.SigningKey == "" {
+		return []byte(made.Lock), nil
+	}
+	return SignLock([]byte(made.Lock), o.SigningKey)
+}
+
+// SignLock signs a crawlcheck lockfile with an Ed25519 seed (base64) as an
+// operator key (sign_lock); a signature it had is replaced.
+func SignLock(lock []byte, key string) ([]byte, error) {
+	var signed struct {
+		Lock string `json:"lock"`
+	}
+	if err := corecall.Into("sign_lock", map[string]string{"lock": string(lock), "private_key": key}, &signed); err != nil {
+		return nil, err
+	}
+	return []byte(signed.Lock), nil
+}

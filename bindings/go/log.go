@@ -1,0 +1,140 @@
+package preflight
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sync"
+
+	"github.com/crawlcheck/verifier/internal/corecall"
+)
+
+// Log is an append-only JSON-lines file of continuity records, chained: each
+// record's prev_record_sha256 is the record_sha256 of the line before it, so
+// a record taken out or edited shows (verify_chain, `crawlcheck record
+// verify`). One process writes a log at a time; two writers would fork the
+// chain.
+type Log struct {
+	mu   sync.Mutex
+	f    *os.File
+	head string
+}
+
+// OpenLog opens or creates the log at path and finds its head: the
+// record_sha256 of its last good record, which the next record must name.
+//
+// A last line cut off mid-write (no newline, not JSON: a crash during an
+// append) is the one damage tolerated: the core reports it as torn_tail,
+// and OpenLog truncates those bytes so that the next record starts on a
+// line of its own — they never were a record. Any other damage (an edited
+// record, a broken link) is an error: appending to a log that no longer
+// verifies would hide where it was broken.
+func OpenLog(path string) (*Log, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening the record log: %w", err)
+	}
+	l, err := openLog(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("record log %s: %w", path, err)
+	}
+	return l, nil
+}
+
+func openLog(f *os.File) (*Log, error) {
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) == 0 {
+		return &Log{f: f}, nil
+	}
+	chain, err := VerifyChain(data)
+	if err != nil {
+		return nil, err
+	}
+	if !chain.Valid {
+		return nil, fmt.Errorf("broken at record %d: %s; move it aside to start a new log", chain.BrokenAt+1, chain.Reason)
+	}
+	switch {
+	case chain.TornTail:
+		keep := bytes.LastIndexByte(data, '\n') + 1
+		if err := f.Truncate(int64(keep)); err != nil {
+			return nil, fmt.Errorf("cutting off a torn last line: %w", err)
+		}
+	case data[len(data)-1] != '\n':
+		// A whole last record whose newline was never written.
+		if _, err := f.Write([]byte{'\n'}); err != nil {
+			return nil, err
+		}
+	}
+	if err := f.Sync(); err != nil {
+		return nil, err
+	}
+	return &Log{f: f, head: chain.Head}, nil
+}
+
+// Head returns the record_sha256 of the last record, "" for an empty log.
+func (l *Log) Head() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.head
+}
+
+// Append writes the record and a newline in one write, and syncs the file
+// before returning, so that a record the caller acted on is on disk. The
+// record must name the log's head as its prev_record_sha256.
+func (l *Log) Append(r Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return errors.New("record log: closed")
+	}
+	if r.PrevSHA256 != l.head {
+		return fmt.Errorf("record log: record %s names %q as the record before it, but the log's last record is %q", r.SHA256, r.PrevSHA256, l.head)
+	}
+	line := make([]byte, 0, len(r.Raw)+1)
+	line = append(append(line, r.Raw...), '\n')
+	if _, err := l.f.Write(line); err != nil {
+		return fmt.Errorf("record log: %w", err)
+	}
+	if err := l.f.Sync(); err != nil {
+		return fmt.Errorf("record log: %w", err)
+	}
+	l.head = r.SHA256
+	return nil
+}
+
+// Close closes the file.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return fs.ErrClosed
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
+
+// Chain is the core's verify_chain answer for a JSON-lines log.
+type Chain struct {
+	Valid    bool   `json:"valid"`
+	Count    int    `json:"count"`
+	BrokenAt int    `json:"broken_at"`
+	Reason   string `json:"reason"`
+	Head     string `json:"head"`
+	TornTail bool   `json:"torn_tail"`
+}
+
+// VerifyChain checks a JSON-lines log with the core: every record's
+// record_sha256, and every link.
+func VerifyChain(lines []byte) (Chain, error) {
+	var c Chain
+	err := corecall.Into("verify_chain", map[string]string{"records": string(lines)}, &c)
+	return c, err
+}

@@ -1,0 +1,497 @@
+package preflight
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/crawlcheck/verifier/internal/atomicfile"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultTimeout bounds one check (connect, handshake and every tools/list
+// page) when Config.Timeout is zero.
+const DefaultTimeout = 10 * time.Second
+
+// Config configures a Session.
+type Config struct {
+	Settings
+	// LockPath is the approved lockfile. It is read once by Open and
+	// rewritten (atomically) by Confirm.
+	LockPath string
+	// SigningKey, when set, is the operator's Ed25519 seed (base64): the
+	// lockfile Confirm writes is signed with it.
+	SigningKey string
+	// PageCap bounds the tools/list pages one check reads; 0 means
+	// DefaultPageCap.
+	PageCap int
+	// Timeout bounds one check; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// LogPath, when set, is an append-only JSON-lines log every record is
+	// written to (see Log), chained to the records already in it.
+	LogPath string
+	// OnRecord, when set, is called with every record, after it is logged.
+	// It runs while the session holds its check lock: it must not call the
+	// Session's methods.
+	OnRecord func(Record)
+	// Now is the clock of the records; nil means time.Now.
+	Now func() time.Time
+}
+
+// Session is an MCP client session whose tools pass a continuity check
+// before the model sees them. It follows the record's effects: a tool whose
+// effect is pause_tool or stronger is left out of ListTools and Tools and
+// refused by CallTool; a session effect of pause or deny refuses every call;
+// refresh checks once more. A notifications/tools/list_changed makes the
+// session check again, and no call goes through until that check is done.
+//
+// ListTools and Tools answer from the tool list the current record was
+// made from, not from a new listing: the tools handed to the model are the
+// tools that were compared.
+type Session struct {
+	client *mcp.Client
+	sopts  *mcp.ClientSessionOptions
+	// changes counts the list_changed notifications the SDK has handled
+	// (after clearing its list cache); changed wakes the watcher.
+	changes atomic.Int64
+	changed chan struct{}
+	t       *Transport
+	cfg     Config
+	log     *Log
+
+	// checkMu makes checks, re-checks and confirmations one at a time.
+	checkMu sync.Mutex
+
+	mu   sync.Mutex // guards the fields below
+	cs   *mcp.ClientSession
+	lock []byte
+	obs  Observation
+	rec  Record
+	seen int64  // list_changed notifications the current record covers
+	prev string // record_sha256 of the newest record, for the chain
+	err  error  // a check that could not be made: every call fails with it
+
+	done    chan struct{}
+	watcher sync.WaitGroup
+}
+
+// Open connects to the server over transport (an *mcp.CommandTransport or
+// *mcp.StreamableClientTransport, wrapped here to capture the raw tool
+// list) with a client made from impl and copts, checks it against the
+// lockfile and returns the session. A session whose check paused or denied
+// it is returned too: it refuses every call, and Record says why.
+//
+// Open makes the client itself, chaining its own ToolListChangedHandler
+// before any in copts: the SDK subscribes to tools/list_changed only when a
+// handler is set, and clears its list cache just before calling it, so a
+// re-check started there reads the new list from the wire.
+//
+// Open fails without a session when the configuration cannot be used (a
+// lockfile that is missing, unreadable or of a format or version the core
+// does not read; a broken log), and with a *RefusedError carrying the record
+// when the server could not be connected at all.
+func Open(ctx context.Context, impl *mcp.Implementation, copts *mcp.ClientOptions, transport mcp.Transport, sopts *mcp.ClientSessionOptions, cfg Config) (*Session, error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.LockPath == "" {
+		return nil, errors.New("preflight: Config.LockPath is required")
+	}
+	lock, err := os.ReadFile(cfg.LockPath)
+	if err != nil {
+		return nil, fmt.Errorf("preflight: reading the lockfile: %w", err)
+	}
+	if _, err := ReadLock(lock, cfg.Now(), cfg.Settings); err != nil {
+		return nil, fmt.Errorf("preflight: lockfile %s: %w", cfg.LockPath, err)
+	}
+	t, err := Wrap(transport)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{sopts: sopts, t: t, cfg: cfg, lock: lock, done: make(chan struct{}), changed: make(chan struct{}, 1)}
+	s.client = mcp.NewClient(impl, s.clientOptions(copts))
+	if cfg.LogPath != "" {
+		if s.log, err = OpenLog(cfg.LogPath); err != nil {
+			return nil, fmt.Errorf("preflight: %w", err)
+		}
+		s.prev = s.log.Head()
+	}
+	s.checkMu.Lock()
+	err = s.recheck(ctx)
+	s.checkMu.Unlock()
+	if err == nil && s.cs == nil {
+		err = fmt.Errorf("preflight: no session with %s: %w", t.Endpoint(), &RefusedError{Effect: s.rec.Effect, Record: s.rec})
+	}
+	if err != nil {
+		s.shutdown()
+		return nil, err
+	}
+	s.watcher.Add(1)
+	go s.watch()
+	return s, nil
+}
+
+// Record returns the newest record of this session.
+func (s *Session) Record() Record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rec
+}
+
+// Recheck observes the tool list again and checks it, whether or not the
+// server announced a change.
+func (s *Session) Recheck(ctx context.Context) (Record, error) {
+	s.checkMu.Lock()
+	defer s.checkMu.Unlock()
+	if err := s.recheck(ctx); err != nil {
+		return Record{}, err
+	}
+	return s.Record(), nil
+}
+
+// ListTools returns the tools of the checked list that the record lets
+// through, in one result without a cursor.
+func (s *Session) ListTools(ctx context.Context, params *mcp.ListToolsParams) (*mcp.ListToolsResult, error) {
+	if params != nil && params.Cursor != "" {
+		return nil, fmt.Errorf("preflight: unknown cursor %q: ListTools answers in one page", params.Cursor)
+	}
+	rec, err := s.gate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	pages := s.obs.Pages
+	s.mu.Unlock()
+	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}}
+	for _, page := range pages {
+		var p struct {
+			Tools []json.RawMessage `json:"tools"`
+		}
+		if json.Unmarshal(page, &p) != nil {
+			continue // a page the core accepted always has this shape
+		}
+		for _, raw := range p.Tools {
+			var tool mcp.Tool
+			// A tool the SDK's type cannot hold cannot be handed over as
+			// one; it is left out rather than handed over changed.
+			if json.Unmarshal(raw, &tool) != nil || !allowed(rec, tool.Name) {
+				continue
+			}
+			res.Tools = append(res.Tools, &tool)
+		}
+	}
+	return res, nil
+}
+
+// Tools iterates over the tools ListTools returns.
+func (s *Session) Tools(ctx context.Context, params *mcp.ListToolsParams) iter.Seq2[*mcp.Tool, error] {
+	return func(yield func(*mcp.Tool, error) bool) {
+		res, err := s.ListTools(ctx, params)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		for _, t := range res.Tools {
+			if !yield(t, nil) {
+				return
+			}
+		}
+	}
+}
+
+// CallTool calls a tool the record lets through, and refuses any other with
+// a *RefusedError.
+func (s *Session) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	if params == nil {
+		return nil, errors.New("preflight: CallTool without params names no tool")
+	}
+	rec, err := s.gate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !allowed(rec, params.Name) {
+		return nil, &RefusedError{Tool: params.Name, Effect: rec.Tools[params.Name], Record: rec}
+	}
+	s.mu.Lock()
+	cs := s.cs
+	s.mu.Unlock()
+	return cs.CallTool(ctx, params)
+}
+
+// allowed reports whether the record lets a tool through: its effect is
+// weaker than pause_tool. A tool the checked list did not offer has no
+// effect and is refused, except in observe mode, which never blocks.
+func allowed(rec Record, name string) bool {
+	effect, ok := rec.Tools[name]
+	if !ok {
+		return rec.Mode == "observe"
+	}
+	return !Withheld(effect)
+}
+
+// gate brings the check up to date with the server's list_changed
+// notifications and returns the record, or the error every call gets while
+// the session is stopped.
+func (s *Session) gate(ctx context.Context) (Record, error) {
+	s.checkMu.Lock()
+	var err error
+	if s.stale() {
+		err = s.recheck(ctx)
+	}
+	s.checkMu.Unlock()
+	if err != nil {
+		return Record{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return Record{}, s.err
+	}
+	if Stopped(s.rec.Effect) {
+		return Record{}, &RefusedError{Effect: s.rec.Effect, Record: s.rec}
+	}
+	return s.rec, nil
+}
+
+// clientOptions returns copts with the session's list_changed handler
+// chained before the caller's.
+func (s *Session) clientOptions(copts *mcp.ClientOptions) *mcp.ClientOptions {
+	var opts mcp.ClientOptions
+	if copts != nil {
+		opts = *copts
+	}
+	next := opts.ToolListChangedHandler
+	opts.ToolListChangedHandler = func(ctx context.Context, req *mcp.ToolListChangedRequest) {
+		s.changes.Add(1)
+		select {
+		case s.changed <- struct{}{}:
+		default:
+		}
+		if next != nil {
+			next(ctx, req)
+		}
+	}
+	return &opts
+}
+
+// stale reports whether the server announced a change the current record
+// does not cover.
+func (s *Session) stale() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changes.Load() > s.seen
+}
+
+// watch re-checks in the background on every list_changed, so that the
+// record follows the server even when no call is made.
+func (s *Session) watch() {
+	defer s.watcher.Done()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-s.changed:
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			select {
+			case <-s.done:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		s.checkMu.Lock()
+		if s.stale() {
+			// An error is kept in s.err and refuses every call.
+			_ = s.recheck(ctx)
+		}
+		s.checkMu.Unlock()
+		cancel()
+	}
+}
+
+// recheck observes the list (connecting first when there is no session)
+// and checks it; a refresh effect gets the one further check the rules ask
+// for. Callers hold checkMu.
+func (s *Session) recheck(ctx context.Context) error {
+	obs, seen := s.observe(ctx)
+	rec, err := s.check(obs, false)
+	if err == nil && rec.Effect == EffectRefresh {
+		obs, seen = s.observe(ctx)
+		rec, err = s.check(obs, true)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.err = err
+	if err == nil {
+		s.obs, s.rec, s.seen = obs, rec, seen
+	}
+	return err
+}
+
+// observe reads the tool list within the configured timeout, and returns
+// it with the number of list_changed notifications seen before it began.
+func (s *Session) observe(ctx context.Context) (Observation, int64) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	opts := &Options{PageCap: s.cfg.PageCap}
+	seen := s.changes.Load()
+	s.mu.Lock()
+	cs := s.cs
+	s.mu.Unlock()
+	if cs != nil {
+		return Observe(ctx, cs, s.t, opts), seen
+	}
+	cs, obs := Connect(ctx, s.client, s.t, s.sopts, opts)
+	s.mu.Lock()
+	s.cs = cs
+	s.mu.Unlock()
+	return obs, seen
+}
+
+// check runs the continuity check on obs, chains, logs and hands on the
+// record. A record that cannot be logged is an error: a decision must not
+// be acted on without its record.
+func (s *Session) check(obs Observation, refreshed bool) (Record, error) {
+	s.mu.Lock()
+	req := Request{Settings: s.cfg.Settings, Lock: s.lock, Observation: obs, Now: s.cfg.Now(), PrevRecordSHA256: s.prev, Refreshed: refreshed}
+	s.mu.Unlock()
+	rec, err := Check(req)
+	if err != nil {
+		return Record{}, fmt.Errorf("preflight: %w", err)
+	}
+	if s.log != nil {
+		if err := s.log.Append(rec); err != nil {
+			return Record{}, fmt.Errorf("preflight: %w", err)
+		}
+	}
+	s.mu.Lock()
+	s.prev = rec.SHA256
+	s.mu.Unlock()
+	if s.cfg.OnRecord != nil {
+		s.cfg.OnRecord(rec)
+	}
+	return rec, nil
+}
+
+// confirmable are the observations a confirmation may leave unnamed: no
+// change (unchanged), a pin dropped for a tool no longer offered
+// (tool_removed: dropping it makes nothing callable), and an approval that
+// is only old (baseline_stale: re-approving is the cure).
+var confirmable = []string{"unchanged", "tool_removed", "baseline_stale"}
+
+// Confirm re-approves the tool list of the current record, as a person's
+// act: the caller has shown a person what changed for each tool named and
+// the person approved it. The new lockfile is made (make_lock) from the
+// pages the record was made from, signed with Config.SigningKey when one is
+// set, and written atomically over Config.LockPath; then the same pages
+// are checked against it, and that record is returned.
+//
+// Confirm refuses, changing nothing, unless the record's list was read
+// whole and every tool with a change is named: confirming one tool must
+// never approve another's change on the side. Any observation about the
+// session rather than a tool (a different server, an untrusted baseline,
+// evidence, a policy version) is refused too; those are not resolved by
+// re-approving tools.
+func (s *Session) Confirm(names ...string) (Record, error) {
+	s.checkMu.Lock()
+	defer s.checkMu.Unlock()
+	s.mu.Lock()
+	obs, rec, lock, stopErr := s.obs, s.rec, s.lock, s.err
+	s.mu.Unlock()
+	if stopErr != nil {
+		return Record{}, stopErr
+	}
+	if !rec.Observed.Complete() {
+		return Record{}, fmt.Errorf("preflight: confirm: the tool list was not read whole (record %s); nothing to approve", rec.SHA256)
+	}
+	named := map[string]bool{}
+	var unnamed []string
+	for _, f := range rec.Observations {
+		switch {
+		case slices.Contains(confirmable, f.Observation):
+		case f.Tool != "" && slices.Contains(names, f.Tool):
+			named[f.Tool] = true
+		case f.Tool != "":
+			unnamed = append(unnamed, f.Tool+" ("+f.Observation+")")
+		default:
+			unnamed = append(unnamed, f.Observation)
+		}
+	}
+	if len(unnamed) > 0 {
+		return Record{}, fmt.Errorf("preflight: confirm: not approved; also changed: %s (record %s)", strings.Join(unnamed, ", "), rec.SHA256)
+	}
+	for _, n := range names {
+		if !named[n] {
+			return Record{}, fmt.Errorf("preflight: confirm: tool %q has no change to approve (record %s)", n, rec.SHA256)
+		}
+	}
+	now := s.cfg.Now()
+	info, err := ReadLock(lock, now, Settings{})
+	if err != nil {
+		return Record{}, fmt.Errorf("preflight: confirm: %w", err)
+	}
+	opts := LockOptions{Now: now, SigningKey: s.cfg.SigningKey}
+	if info.Format == FormatAgentgate {
+		opts.Format, opts.Into, opts.Name = "agentgate", lock, s.cfg.ServerName
+		if opts.Name == "" && len(info.Servers) == 1 {
+			opts.Name = info.Servers[0]
+		}
+	}
+	newLock, err := MakeLock(obs, opts)
+	if err != nil {
+		return Record{}, fmt.Errorf("preflight: confirm: %w", err)
+	}
+	if err := atomicfile.Write(s.cfg.LockPath, newLock, 0o644); err != nil {
+		return Record{}, fmt.Errorf("preflight: confirm: %w", err)
+	}
+	s.mu.Lock()
+	s.lock = newLock
+	s.mu.Unlock()
+	rec, err = s.check(obs, false)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.err = err
+	if err != nil {
+		return Record{}, err
+	}
+	s.rec = rec
+	return rec, nil
+}
+
+// Close stops the watcher, closes the MCP session and the log.
+func (s *Session) Close() error {
+	return s.shutdown()
+}
+
+func (s *Session) shutdown() error {
+	select {
+	case <-s.done:
+		return nil
+	default:
+		close(s.done)
+	}
+	s.watcher.Wait()
+	var errs []error
+	s.mu.Lock()
+	cs := s.cs
+	s.mu.Unlock()
+	if cs != nil {
+		errs = append(errs, cs.Close())
+	}
+	if s.log != nil {
+		errs = append(errs, s.log.Close())
+	}
+	return errors.Join(errs...)
+}
