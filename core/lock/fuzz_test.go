@@ -12,7 +12,8 @@ import (
 
 // FuzzLockParse: a document either is refused with a lockfile or JSON code,
 // or it is a lockfile that the core writes back in its own layout, and that
-// layout reads back to the same bytes.
+// layout reads back to the same bytes. A document that is a tool list the
+// core can hash is locked in both formats, and those read back too.
 func FuzzLockParse(f *testing.F) {
 	ts := hashed(f, toolList)
 	cc := NewCrawlcheck(server(), approved, ts)
@@ -33,7 +34,8 @@ func FuzzLockParse(f *testing.F) {
 		`{"lockfileVersion":1,"generatedBy":"","generatedAt":"2026-08-03T12:00:00.000Z","servers":{}}`,
 		`{"kind":"crawlcheck-mcp-lock","v":1,"v":1}`,
 		`{"lockfileVersion":1.0e0,"servers":{"":{"surfaceHash":"","tools":[]}}}`,
-		`[]`, `"\ud800"`, "{\"kind\":\"\xff\"}",
+		`[]`, `"\ud800"`, "{\"kind\":\"\xff\"}", toolList,
+		`[{"name":"\u0000\"\\/","description":"\ud83d\ude00","inputSchema":{"":[{"a":-0.0}]}},{"name":"\ufeff"}]`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -41,6 +43,22 @@ func FuzzLockParse(f *testing.F) {
 		doc, err := canon.Parse(data)
 		if err != nil {
 			return
+		}
+		if ts, err := tools.Hash(doc); err == nil {
+			cc := NewCrawlcheck(Server{URL: "https://x/"}, approved, ts)
+			cc.Seal(nil)
+			ag := &Agentgate{GeneratedBy: "x", GeneratedAt: approved}
+			ag.Put(NewAgentgateServer("s", ts))
+			for _, b := range [][]byte{cc.Bytes(), ag.Bytes()} {
+				again, err := canon.Parse(b)
+				if err != nil {
+					t.Fatalf("a written lockfile is not JSON: %v\n%s", err, b)
+				}
+				f, err := Parse(again)
+				if err != nil || !bytes.Equal(fileBytes(f), b) {
+					t.Fatalf("a written lockfile does not read back (%v):\n%s", err, b)
+				}
+			}
 		}
 		file, err := Parse(doc)
 		if err != nil {
