@@ -33,6 +33,11 @@ fuzz-seeds:
 	  echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime 5s $$pkg || exit 1; \
 	done
 
+## bench: time native, wazero and the .so on the continuity check; write docs/benchmarks.md.
+## It builds its own artifacts with the flags above (the builds are reproducible).
+bench:
+	$(GO) run ./hosttest/bench -o docs/benchmarks.md
+
 ## golden: regenerate testdata/ deliberately; read the diff before committing.
 golden:
 	$(GO) test ./core/... -update

@@ -29,7 +29,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 
 	"github.com/tetratelabs/wazero"
@@ -82,12 +85,17 @@ func New(ctx context.Context, wasm []byte, cfg Config) (*Host, error) {
 // loaded from the cache) and nothing run yet. Benchmarks use it to time
 // compilation and instantiation apart.
 func Compile(ctx context.Context, wasm []byte, cfg Config) (*Host, error) {
+	return compile(ctx, wasm, cfg, wazero.NewRuntimeConfigCompiler())
+}
+
+// compile is Compile on a given runtime configuration; BenchmarkGuard
+// compares against wazero's own guard with it.
+func compile(ctx context.Context, wasm []byte, cfg Config, rc wazero.RuntimeConfig) (*Host, error) {
 	sum := sha256.Sum256(wasm)
 	dir, err := cacheDir(cfg.CacheRoot, hex.EncodeToString(sum[:]))
 	if err != nil {
 		return nil, err
 	}
-	rc := wazero.NewRuntimeConfigCompiler()
 	if dir != "" {
 		cache, err := wazero.NewCompilationCacheWithDir(dir)
 		if err != nil {
@@ -255,7 +263,7 @@ func cacheDir(root, sum string) (string, error) {
 }
 
 // wazeroVersion is the wazero module version this program was built with,
-// "devel" if the build carries no module information.
+// "devel" if neither the build information nor the source path names it.
 func wazeroVersion() string {
 	if info, ok := debug.ReadBuildInfo(); ok {
 		for _, dep := range info.Deps {
@@ -266,6 +274,17 @@ func wazeroVersion() string {
 				if dep.Version != "" && dep.Version != "(devel)" {
 					return dep.Version
 				}
+			}
+		}
+	}
+	// Test binaries carry no dependency list, but a function compiled from
+	// the module cache has the version in its source path.
+	f := runtime.FuncForPC(reflect.ValueOf(wazero.NewRuntime).Pointer())
+	if f != nil {
+		file, _ := f.FileLine(f.Entry())
+		if _, after, ok := strings.Cut(file, "tetratelabs/wazero@"); ok {
+			if v, _, _ := strings.Cut(after, "/"); v != "" {
+				return v
 			}
 		}
 	}

@@ -1,0 +1,76 @@
+// Command issuer is the test issuer every end-to-end test of signed
+// evidence starts, whatever its language: it answers lock checks and
+// preflight decisions with receipts signed by the test keys, serves the rule
+// tables and its key directory, and misbehaves as its knobs say (package
+// service, docs/receipts.md).
+//
+//	issuer [--listen 127.0.0.1:0] [--keys testdata/keys] [--late] [--key active|retired|unknown]
+//	       [--subject URL] [--reuse-nonce] [--down 503|hang] [--lifetime 5m]
+//
+// It prints its base URL (http://HOST:PORT) alone on one line of stdout,
+// then serves until SIGINT or SIGTERM. Logs go to stderr. The knobs can be
+// changed while it runs: POST /admin/knobs.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/crawlcheck/verifier/hosttest/issuer/service"
+)
+
+func main() {
+	listen := flag.String("listen", "127.0.0.1:0", "address to serve HTTP on")
+	keys := flag.String("keys", "testdata/keys", "directory of the test keys and the test key directory")
+	lifetime := flag.Duration("lifetime", 0, "how long a receipt is valid (default 5m)")
+	var k service.Knobs
+	flag.BoolVar(&k.Late, "late", false, "answer with receipts that expired before they were sent")
+	flag.StringVar(&k.Key, "key", "", "sign with the active (default), retired or unknown key")
+	flag.StringVar(&k.Subject, "subject", "", "name this endpoint as every receipt's subject")
+	flag.BoolVar(&k.ReuseNonce, "reuse-nonce", false, "give every receipt the same nonce")
+	flag.StringVar(&k.Down, "down", "", "answer every API request with 503, or hang")
+	flag.Parse()
+	logger := log.New(os.Stderr, "issuer: ", log.Lmsgprefix)
+	if err := run(*listen, *keys, *lifetime, k, logger); err != nil {
+		logger.Fatal(err)
+	}
+}
+
+func run(listen, keysDir string, lifetime time.Duration, k service.Knobs, logger *log.Logger) error {
+	keys, dir, err := service.LoadTestKeys(keysDir)
+	if err != nil {
+		return fmt.Errorf("--keys: %w", err)
+	}
+	iss, err := service.New(service.Config{Keys: keys, Directory: dir, Lifetime: lifetime, Knobs: k, Logger: logger})
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Println("http://" + ln.Addr().String()); err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: iss.Handler()}
+	go func() {
+		<-ctx.Done()
+		// Close, not Shutdown: a request held by the hang knob would hold a
+		// graceful shutdown open forever.
+		hs.Close()
+	}()
+	if err := hs.Serve(ln); err != http.ErrServerClosed {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,237 @@
+package service
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// Reading is what the issuer read of an MCP server itself ({lock, url}
+// requests): the facts a lock check or continuity check decides from. It
+// holds no verdict: the core decides.
+type Reading struct {
+	Endpoint        string          // the URL that answered, after redirects
+	ProtocolVersion string          // from the initialize result
+	ServerInfo      json.RawMessage // the initialize result's serverInfo, verbatim
+	Pages           []string        // each tools/list result, as received
+	PageCapReached  bool
+	Failure         string // "", "server_unavailable" or "check_timeout"
+	FailureDetail   string
+}
+
+// Failures of a reading, named as the core names them.
+const (
+	failureUnavailable = "server_unavailable"
+	failureTimeout     = "check_timeout"
+)
+
+// protocolVersion is the version the issuer's client asks for.
+const protocolVersion = "2025-06-18"
+
+// maxFrame bounds one JSON-RPC answer the issuer reads.
+const maxFrame = 64 << 20
+
+// read runs the initialize handshake and every tools/list page on a
+// streamable HTTP endpoint, keeping each page's result bytes exactly as
+// received. Redirects are followed, and the endpoint that finally answered
+// is what the receipt names as its subject: an honest issuer says which
+// server it read, and a host expecting another one refuses the receipt.
+//
+// The walk stops where a binding's does (docs/continuity.md): a page without
+// a nextCursor, an empty or repeated cursor, or the page cap. Deciding what
+// that means is the core's job.
+func read(ctx context.Context, hc *http.Client, url string, pageCap int) Reading {
+	c := &mcpClient{hc: hc, url: url}
+	fail := func(err error) Reading {
+		r := Reading{Endpoint: c.url, Failure: failureUnavailable, FailureDetail: err.Error()}
+		if ctx.Err() != nil {
+			r.Failure = failureTimeout
+		}
+		return r
+	}
+	init, err := c.call(ctx, "initialize", map[string]any{
+		"protocolVersion": protocolVersion,
+		"capabilities":    map[string]any{},
+		"clientInfo":      map[string]any{"name": "crawlcheck-test-issuer", "version": "1.0.0"},
+	})
+	if err != nil {
+		return fail(fmt.Errorf("initialize: %w", err))
+	}
+	var hs struct {
+		ProtocolVersion string          `json:"protocolVersion"`
+		ServerInfo      json.RawMessage `json:"serverInfo"`
+	}
+	if err := json.Unmarshal(init, &hs); err != nil {
+		return fail(fmt.Errorf("initialize: result: %w", err))
+	}
+	c.version = hs.ProtocolVersion
+	if err := c.notify(ctx, "notifications/initialized"); err != nil {
+		return fail(fmt.Errorf("notifications/initialized: %w", err))
+	}
+	r := Reading{Endpoint: c.url, ProtocolVersion: hs.ProtocolVersion, ServerInfo: hs.ServerInfo}
+	seen := map[string]bool{}
+	var cursor *string
+	for {
+		if len(r.Pages) == pageCap {
+			r.PageCapReached = true
+			return r
+		}
+		params := map[string]any{}
+		if cursor != nil {
+			params["cursor"] = *cursor
+		}
+		page, err := c.call(ctx, "tools/list", params)
+		var rpcErr *rpcError
+		switch {
+		case errors.As(err, &rpcErr):
+			// The frame itself is the page: the core calls it malformed.
+			r.Pages = append(r.Pages, string(rpcErr.frame))
+			return r
+		case err != nil:
+			return fail(fmt.Errorf("tools/list page %d: %w", len(r.Pages)+1, err))
+		}
+		r.Pages = append(r.Pages, string(page))
+		var next struct {
+			NextCursor *string `json:"nextCursor"`
+		}
+		if json.Unmarshal(page, &next) != nil || next.NextCursor == nil || *next.NextCursor == "" || seen[*next.NextCursor] {
+			return r
+		}
+		seen[*next.NextCursor] = true
+		cursor = next.NextCursor
+	}
+}
+
+// mcpClient is the least of a streamable HTTP client: JSON-RPC requests by
+// POST, answered as JSON or as an event stream, with the session id the
+// server hands out.
+type mcpClient struct {
+	hc      *http.Client
+	url     string
+	session string
+	version string
+	nextID  int
+}
+
+type rpcError struct{ frame []byte }
+
+func (e *rpcError) Error() string { return "JSON-RPC error: " + string(e.frame) }
+
+func (c *mcpClient) post(ctx context.Context, msg map[string]any) (*http.Response, error) {
+	body, err := json.Marshal(msg)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if c.session != "" {
+		req.Header.Set("Mcp-Session-Id", c.session)
+	}
+	if c.version != "" {
+		req.Header.Set("MCP-Protocol-Version", c.version)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	c.url = resp.Request.URL.String()
+	if s := resp.Header.Get("Mcp-Session-Id"); s != "" {
+		c.session = s
+	}
+	if resp.StatusCode/100 != 2 {
+		resp.Body.Close()
+		return nil, fmt.Errorf("HTTP %s", resp.Status)
+	}
+	return resp, nil
+}
+
+func (c *mcpClient) notify(ctx context.Context, method string) error {
+	resp, err := c.post(ctx, map[string]any{"jsonrpc": "2.0", "method": method})
+	if err != nil {
+		return err
+	}
+	return resp.Body.Close()
+}
+
+// call sends a request and returns the raw bytes of its result member.
+func (c *mcpClient) call(ctx context.Context, method string, params map[string]any) (json.RawMessage, error) {
+	c.nextID++
+	id := c.nextID
+	resp, err := c.post(ctx, map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var result json.RawMessage
+	var rpcErr error
+	match := func(f []byte) bool {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal(f, &m) != nil || string(m.ID) != strconv.Itoa(id) {
+			return false
+		}
+		if result = m.Result; result == nil {
+			rpcErr = &rpcError{frame: f}
+		}
+		return true
+	}
+	found := false
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		found, err = events(resp.Body, match)
+	} else {
+		var b []byte
+		if b, err = io.ReadAll(io.LimitReader(resp.Body, maxFrame)); err == nil {
+			found = match(b)
+		}
+	}
+	switch {
+	case err != nil:
+		return nil, err
+	case !found:
+		return nil, fmt.Errorf("no answer to request %d", id)
+	}
+	return result, rpcErr
+}
+
+// events reads server-sent events until match takes one (data lines joined
+// with "\n", as the event-stream format says); the stream may stay open
+// after the answer, so reading stops there.
+func events(r io.Reader, match func([]byte) bool) (bool, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxFrame)
+	var cur []byte
+	have := false
+	for sc.Scan() {
+		line := sc.Bytes()
+		switch {
+		case len(line) == 0:
+			if have && match(cur) {
+				return true, nil
+			}
+			cur, have = nil, false
+		case bytes.HasPrefix(line, []byte("data:")):
+			d := bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))
+			if have {
+				cur = append(cur, '\n')
+			}
+			cur, have = append(cur, d...), true
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return false, err
+	}
+	return have && match(cur), nil
+}
