@@ -143,3 +143,50 @@ func SignLock(lock []byte, key string) ([]byte, error) {
 	}
 	return []byte(signed.Lock), nil
 }
+
+// LockCheck is the core's crawlcheck-mcp-lock-check answer (the lockfile
+// spec's check: any difference blocks, and so does a list not read whole).
+type LockCheck struct {
+	Raw            json.RawMessage `json:"-"`
+	Verdict        string          `json:"verdict"`
+	Decision       string          `json:"decision"`
+	Added          []string        `json:"added"`
+	Removed        []string        `json:"removed"`
+	Modified       []string        `json:"modified"`
+	ModifiedDetail []struct {
+		Name            string          `json:"name"`
+		Parts           []string        `json:"parts"`
+		ToolChanged     bool            `json:"tool_changed"`
+		DescriptionDiff json.RawMessage `json:"description_diff"`
+	} `json:"modified_detail"`
+	Unreachable *struct {
+		Reason string `json:"reason"`
+		Detail string `json:"detail"`
+	} `json:"unreachable"`
+}
+
+// CheckLock runs the core's lock_check of an observation against a
+// lockfile (serverName picks an agentgate.lock's entry). It is the drift
+// gate: no policy, no modes.
+func CheckLock(lock []byte, serverName string, obs Observation) (LockCheck, error) {
+	facts := observedJSON(obs)
+	req := map[string]any{"lock": string(lock)}
+	for _, k := range []string{"pages", "page_cap_reached", "failure", "failure_detail"} {
+		if v, ok := facts[k]; ok {
+			req[k] = v
+		}
+	}
+	if serverName != "" {
+		req["server_name"] = serverName
+	}
+	raw, err := corecall.Call("lock_check", req)
+	if err != nil {
+		return LockCheck{}, err
+	}
+	var a LockCheck
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return LockCheck{}, fmt.Errorf("lock_check: decoding the answer: %w", err)
+	}
+	a.Raw = raw
+	return a, nil
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	preflight "github.com/crawlcheck/verifier/bindings/go"
+	"github.com/crawlcheck/verifier/internal/atomicfile"
+	"github.com/crawlcheck/verifier/internal/corecall"
+)
+
+// cmdApprove re-approves a server's tools as a person's act: it shows what
+// changed against the lockfile, asks, and writes the new lockfile.
+func cmdApprove(c *cli, args []string) error {
+	fs := c.flagSet("approve")
+	lockPath := fs.String("lock", "", "the approved lockfile `FILE` (required); rewritten unless -o")
+	var src sourceFlags
+	src.register(fs)
+	serverName := fs.String("server-name", "", "which server of an agentgate.lock to approve (default: its only one)")
+	signKey := fs.String("sign-key", "", "sign the new lockfile with the operator key in `KEYFILE`")
+	yes := fs.Bool("yes", false, "approve without asking (for scripts: the person approved elsewhere)")
+	out := fs.String("o", "", "write the new lockfile to `FILE` instead of replacing --lock")
+	if _, err := c.parse(fs, args, 0); err != nil {
+		return err
+	}
+	if *lockPath == "" {
+		return usagef("--lock is required")
+	}
+	now, err := c.clock()
+	if err != nil {
+		return err
+	}
+	opts := preflight.LockOptions{Now: now}
+	if *signKey != "" {
+		if opts.SigningKey, err = readSigningKey(*signKey); err != nil {
+			return err
+		}
+	}
+	lock, tg, err := loadLock(*lockPath, &src, now, preflight.Settings{ServerName: *serverName})
+	if err != nil {
+		return err
+	}
+	info, err := preflight.ReadLock(lock, now, preflight.Settings{})
+	if err != nil {
+		return err
+	}
+	if info.Format == preflight.FormatAgentgate {
+		opts.Format, opts.Into, opts.Name = "agentgate", lock, *serverName
+		if opts.Name == "" {
+			if len(info.Servers) != 1 {
+				return usagef("the agentgate.lock has servers %s: name one with --server-name", strings.Join(info.Servers, ", "))
+			}
+			opts.Name = info.Servers[0]
+		}
+	}
+	if !*yes && !isTerminal(os.Stdin) {
+		return usagef("stdin is not a terminal: pass --yes to approve without asking")
+	}
+	obs, err := tg.observe(c)
+	if err != nil {
+		return err
+	}
+	newLock, err := preflight.MakeLock(obs, opts)
+	if err != nil {
+		return lockRefused(tg, err)
+	}
+	var d diffResult
+	newList, err := toolList(obs)
+	if err != nil {
+		return err
+	}
+	req := map[string]any{"old": string(lock), "new": string(newList)}
+	if opts.Name != "" {
+		req["server_name"] = opts.Name
+	}
+	if err := corecall.Into("diff", req, &d); err != nil {
+		return err
+	}
+	printDiff(c.stdout, d)
+	if !*yes {
+		fmt.Fprint(c.stderr, "Approve these tools? [y/N] ")
+		answer, _ := bufio.NewReader(c.stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+			return blocked("not approved; %s is unchanged", *lockPath)
+		}
+	}
+	dest := *lockPath
+	if *out != "" {
+		dest = *out
+	}
+	if err := atomicfile.Write(dest, newLock, 0o644); err != nil {
+		return err
+	}
+	written, err := preflight.ReadLock(newLock, now, preflight.Settings{})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "approved: wrote %s (%d tools, sha256 %s)\n", dest, written.Count, written.SHA256)
+	return nil
+}
+
+// toolList is the list the new lockfile was made from, as one document for
+// the diff: the page itself, or the tools of every page joined into one
+// array, each tool's bytes as received.
+func toolList(obs preflight.Observation) ([]byte, error) {
+	if len(obs.Pages) == 1 {
+		return obs.Pages[0], nil
+	}
+	list := []byte{'['}
+	for i, page := range obs.Pages {
+		var p struct {
+			Tools []json.RawMessage `json:"tools"`
+		}
+		if err := json.Unmarshal(page, &p); err != nil {
+			return nil, fmt.Errorf("page %d: %w", i+1, err)
+		}
+		for _, t := range p.Tools {
+			if len(list) > 1 {
+				list = append(list, ',')
+			}
+			list = append(list, t...)
+		}
+	}
+	return append(list, ']'), nil
+}
+
+// isTerminal reports whether f is a character device: a person can answer.
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

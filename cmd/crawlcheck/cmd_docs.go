@@ -1,0 +1,194 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	preflight "github.com/crawlcheck/verifier/bindings/go"
+	"github.com/crawlcheck/verifier/internal/atomicfile"
+	"github.com/crawlcheck/verifier/internal/corecall"
+)
+
+// cmdDiff compares a lockfile or a tool list with a tool list. Exit 1 when
+// they differ.
+func cmdDiff(c *cli, args []string) error {
+	fs := c.flagSet("diff")
+	serverName := fs.String("server-name", "", "which server of an agentgate.lock OLD is")
+	asJSON := fs.Bool("json", false, "print the core's diff answer")
+	rest, err := c.parse(fs, args, 2)
+	if err != nil {
+		return err
+	}
+	oldDoc, err := readInput("OLD", rest[0])
+	if err != nil {
+		return err
+	}
+	newDoc, err := readInput("NEW", rest[1])
+	if err != nil {
+		return err
+	}
+	req := map[string]any{"old": string(oldDoc), "new": string(newDoc)}
+	if *serverName != "" {
+		req["server_name"] = *serverName
+	}
+	raw, err := corecall.Call("diff", req)
+	if err != nil {
+		return err
+	}
+	var d diffResult
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return fmt.Errorf("diff: decoding the answer: %w", err)
+	}
+	if *asJSON {
+		fmt.Fprintf(c.stdout, "%s\n", raw)
+	} else {
+		printDiff(c.stdout, d)
+	}
+	if !d.same() {
+		return blocked("")
+	}
+	return nil
+}
+
+// cmdConvert converts a lockfile between the crawlcheck and agentgate
+// formats, saying on stderr what the target cannot carry.
+func cmdConvert(c *cli, args []string) error {
+	fs := c.flagSet("convert")
+	to := fs.String("to", "", "crawlcheck or agentgate (required)")
+	name := fs.String("name", "", "the server's name (agentgate)")
+	url := fs.String("url", "", "the server's endpoint (crawlcheck)")
+	tools := fs.String("tools", "", "the tool list `FILE` an agentgate.lock pins (needed to make a crawlcheck lockfile)")
+	out := fs.String("o", "", "write to `FILE` (atomically) instead of stdout")
+	rest, err := c.parse(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	if *to != "crawlcheck" && *to != "agentgate" {
+		return usagef("--to crawlcheck or --to agentgate")
+	}
+	lock, err := readInput("the lockfile", rest[0])
+	if err != nil {
+		return err
+	}
+	req := map[string]any{"lock": string(lock), "to": *to}
+	if *name != "" {
+		req["name"] = *name
+	}
+	if *url != "" {
+		req["server"] = map[string]string{"url": *url}
+	}
+	if *tools != "" {
+		page, err := readInput("the tool list", *tools)
+		if err != nil {
+			return err
+		}
+		req["pages"] = []string{string(page)}
+	}
+	if c.now != "" {
+		req["approved_at"] = c.now
+	}
+	var res struct {
+		Lock string   `json:"lock"`
+		Lost []string `json:"lost"`
+	}
+	if err := corecall.Into("convert_lock", req, &res); err != nil {
+		return err
+	}
+	for _, l := range res.Lost {
+		fmt.Fprintf(c.stderr, "crawlcheck convert: not carried over: %s\n", l)
+	}
+	return writeOut(c, *out, []byte(res.Lock))
+}
+
+// cmdCanon writes the RFC 8785 canonical form of a JSON document.
+func cmdCanon(c *cli, args []string) error {
+	fs := c.flagSet("canon")
+	rest, err := c.parse(fs, args, -1)
+	if err != nil {
+		return err
+	}
+	var doc []byte
+	switch len(rest) {
+	case 0:
+		if doc, err = io.ReadAll(c.stdin); err != nil {
+			return fmt.Errorf("reading stdin: %w", err)
+		}
+	case 1:
+		if doc, err = readInput("the document", rest[0]); err != nil {
+			return err
+		}
+	default:
+		return usagef("at most one FILE")
+	}
+	var res struct {
+		Canonical string `json:"canonical"`
+	}
+	if err := corecall.Into("canonicalize", map[string]string{"json": string(doc)}, &res); err != nil {
+		return err
+	}
+	_, err = io.WriteString(c.stdout, res.Canonical)
+	return err
+}
+
+// cmdRecord verifies a continuity record, or a JSON-lines log of them (each
+// record_sha256, each link). Exit 1 when anything does not verify.
+func cmdRecord(c *cli, args []string) error {
+	if len(args) == 0 || args[0] != "verify" {
+		return usagef("record verify FILE")
+	}
+	fs := c.flagSet("record verify")
+	rest, err := c.parse(fs, args[1:], 1)
+	if err != nil {
+		return err
+	}
+	data, err := readInput("the records", rest[0])
+	if err != nil {
+		return err
+	}
+	// One JSON value is one record (pretty-printed or not); anything else
+	// is read as a JSON-lines log.
+	if json.Valid(data) {
+		var v struct {
+			Valid          bool   `json:"valid"`
+			RecordSHA256   string `json:"record_sha256"`
+			ComputedSHA256 string `json:"computed_sha256"`
+			Reason         string `json:"reason"`
+		}
+		if err := corecall.Into("verify_record", map[string]string{"record": string(data)}, &v); err != nil {
+			return err
+		}
+		if !v.Valid {
+			fmt.Fprintf(c.stdout, "%s: INVALID: %s (record_sha256 %s, computed %s)\n", rest[0], v.Reason, v.RecordSHA256, v.ComputedSHA256)
+			return blocked("")
+		}
+		fmt.Fprintf(c.stdout, "%s: valid record %s\n", rest[0], v.RecordSHA256)
+		return nil
+	}
+	chain, err := preflight.VerifyChain(data)
+	if err != nil {
+		return err
+	}
+	if !chain.Valid {
+		fmt.Fprintf(c.stdout, "%s: INVALID at record %d: %s\n", rest[0], chain.BrokenAt+1, chain.Reason)
+		return blocked("")
+	}
+	fmt.Fprintf(c.stdout, "%s: valid chain of %d record(s), head %s\n", rest[0], chain.Count, chain.Head)
+	if chain.TornTail {
+		fmt.Fprintf(c.stdout, "%s: a torn last line (an interrupted write) was set aside\n", rest[0])
+	}
+	return nil
+}
+
+// writeOut writes a document to -o FILE (atomically) or to stdout.
+func writeOut(c *cli, out string, data []byte) error {
+	if out == "" {
+		_, err := c.stdout.Write(data)
+		return err
+	}
+	if err := atomicfile.Write(out, data, 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stderr, "crawlcheck: wrote %s\n", out)
+	return nil
+}

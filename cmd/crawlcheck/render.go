@@ -1,0 +1,218 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	preflight "github.com/crawlcheck/verifier/bindings/go"
+)
+
+// recordView is what the summary shows of a record, beyond preflight.Record.
+type recordView struct {
+	Server struct {
+		ApprovedURL     string `json:"approved_url"`
+		ObservedURL     string `json:"observed_url"`
+		Identity        string `json:"identity"`
+		Handshake       string `json:"handshake"`
+		ProtocolVersion string `json:"protocol_version"`
+	} `json:"server"`
+	Baseline struct {
+		Format      string `json:"format"`
+		ServerName  string `json:"server_name"`
+		Count       int    `json:"count"`
+		Trust       string `json:"trust"`
+		TrustReason string `json:"trust_reason"`
+		KeyID       string `json:"key_id"`
+		ApprovedAt  string `json:"approved_at"`
+	} `json:"baseline"`
+	Policy struct {
+		Version string `json:"version"`
+		Source  string `json:"source"`
+	} `json:"policy"`
+	CheckedAt string `json:"checked_at"`
+}
+
+// printRecord writes a readable summary of a record: the effect, what was
+// compared, every observation with the description text that moved, and
+// what happens to each tool.
+func printRecord(w io.Writer, rec preflight.Record) {
+	var v recordView
+	_ = json.Unmarshal(rec.Raw, &v) // a record the core wrote has this shape
+	fmt.Fprintf(w, "effect    %s (%s mode)\n", rec.Effect, rec.Mode)
+	if rec.Would != nil {
+		fmt.Fprintf(w, "would     %s in enforce mode\n", rec.Would.Effect)
+	}
+	server := v.Server.ObservedURL
+	if server == "" {
+		server = v.Server.ApprovedURL
+	}
+	fmt.Fprintf(w, "server    %s (identity %s", orNone(server), v.Server.Identity)
+	if v.Server.Handshake != "" {
+		fmt.Fprintf(w, ", %s %s", v.Server.Handshake, v.Server.ProtocolVersion)
+	}
+	fmt.Fprintln(w, ")")
+	trust := v.Baseline.Trust
+	if v.Baseline.TrustReason != "" {
+		trust += ": " + v.Baseline.TrustReason
+	}
+	if v.Baseline.KeyID != "" {
+		trust += ", key " + v.Baseline.KeyID
+	}
+	name := ""
+	if v.Baseline.ServerName != "" {
+		name = " " + v.Baseline.ServerName
+	}
+	fmt.Fprintf(w, "baseline  %s%s, %d tools, %s, approved %s\n", v.Baseline.Format, name, v.Baseline.Count, trust, v.Baseline.ApprovedAt)
+	o := rec.Observed
+	switch {
+	case o.Failure != "":
+		fmt.Fprintf(w, "observed  nothing: %s\n", o.Failure)
+	case o.Malformed:
+		fmt.Fprintf(w, "observed  %d page(s), malformed\n", o.Pages)
+	default:
+		count := 0
+		if o.Count != nil {
+			count = *o.Count
+		}
+		fmt.Fprintf(w, "observed  %d tools in %d page(s)", count, o.Pages)
+		if o.Truncated {
+			fmt.Fprintf(w, ", truncated: %s", o.Truncation)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "policy    %s (%s)\n", v.Policy.Version, v.Policy.Source)
+	fmt.Fprintln(w, "\nobservations")
+	for _, f := range rec.Observations {
+		subject := f.Tool
+		if f.Part != "" {
+			subject += " " + f.Part
+		}
+		effect := f.Effect
+		if f.Would != "" && f.Would != f.Effect {
+			effect += " (would " + f.Would + ")"
+		}
+		fmt.Fprintf(w, "  %-24s %-24s %s\n", f.Observation, subject, effect)
+		printDetail(w, f.Detail)
+	}
+	if len(rec.Tools) > 0 {
+		fmt.Fprintln(w, "\ntools")
+		for _, name := range sortedKeys(rec.Tools) {
+			e := rec.Tools[name]
+			note := ""
+			if preflight.Withheld(e) {
+				note = "  withheld"
+			}
+			fmt.Fprintf(w, "  %-24s %s%s\n", name, e, note)
+		}
+	}
+	fmt.Fprintf(w, "\nrecord    %s\n", rec.SHA256)
+}
+
+// printDetail writes an observation's detail: a description diff as the
+// text that moved, anything else as compact JSON.
+func printDetail(w io.Writer, detail json.RawMessage) {
+	if len(detail) == 0 || string(detail) == "null" || string(detail) == "{}" {
+		return
+	}
+	var d struct {
+		DescriptionDiff []diffOp `json:"description_diff"`
+	}
+	if json.Unmarshal(detail, &d) == nil && d.DescriptionDiff != nil {
+		printTextDiff(w, d.DescriptionDiff)
+		return
+	}
+	fmt.Fprintf(w, "      %s\n", detail)
+}
+
+// diffOp is one segment of a description_diff.
+type diffOp struct {
+	Op   string `json:"op"`
+	Text string `json:"text"`
+}
+
+// printTextDiff writes a description diff one segment a line: "=" kept,
+// "-" removed, "+" inserted.
+func printTextDiff(w io.Writer, ops []diffOp) {
+	for _, op := range ops {
+		mark := map[string]string{"equal": "=", "delete": "-", "insert": "+"}[op.Op]
+		if mark == "" {
+			mark = "?"
+		}
+		text := strings.ReplaceAll(op.Text, "\n", "\n        ")
+		fmt.Fprintf(w, "      %s %s\n", mark, text)
+	}
+}
+
+// diffResult is the core's diff answer.
+type diffResult struct {
+	Added    []string `json:"added"`
+	Removed  []string `json:"removed"`
+	Modified []struct {
+		Name            string   `json:"name"`
+		Parts           []string `json:"parts"`
+		ToolChanged     bool     `json:"tool_changed"`
+		DescriptionDiff []diffOp `json:"description_diff"`
+		SchemaPaths     []struct {
+			Change string `json:"change"`
+			Path   string `json:"path"`
+		} `json:"schema_paths"`
+		SchemaPathsTruncated bool `json:"schema_paths_truncated"`
+	} `json:"modified"`
+	Unchanged  int      `json:"unchanged"`
+	BlindParts []string `json:"blind_parts"`
+}
+
+func (d diffResult) same() bool {
+	return len(d.Added) == 0 && len(d.Removed) == 0 && len(d.Modified) == 0
+}
+
+// printDiff writes a diff answer for a person to read.
+func printDiff(w io.Writer, d diffResult) {
+	if d.same() {
+		fmt.Fprintf(w, "no change (%d tools)\n", d.Unchanged)
+	}
+	for _, n := range d.Added {
+		fmt.Fprintf(w, "added     %s\n", n)
+	}
+	for _, n := range d.Removed {
+		fmt.Fprintf(w, "removed   %s\n", n)
+	}
+	for _, m := range d.Modified {
+		parts := strings.Join(m.Parts, ", ")
+		if m.ToolChanged {
+			parts = "changed; the baseline cannot say which part"
+		}
+		fmt.Fprintf(w, "modified  %s (%s)\n", m.Name, parts)
+		if m.DescriptionDiff != nil {
+			printTextDiff(w, m.DescriptionDiff)
+		}
+		for _, p := range m.SchemaPaths {
+			fmt.Fprintf(w, "      schema %s %s\n", p.Change, p.Path)
+		}
+		if m.SchemaPathsTruncated {
+			fmt.Fprintln(w, "      schema … (more paths not listed)")
+		}
+	}
+	if len(d.BlindParts) > 0 {
+		fmt.Fprintf(w, "not compared (the baseline does not pin them): %s\n", strings.Join(d.BlindParts, ", "))
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}

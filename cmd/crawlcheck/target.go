@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	preflight "github.com/crawlcheck/verifier/bindings/go"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// target is where a tool list comes from: a live server over stdio or
+// streamable HTTP, or a file holding one page.
+type target struct {
+	args      []string // stdio: the command line
+	env       []string // stdio: extra environment (from an MCP client config)
+	url       string   // HTTP: the endpoint; with toolsFile, only the server's name
+	toolsFile string   // a file: a JSON array of tools, a tools/list result or a JSON-RPC response
+}
+
+// sourceFlags are --tools, --server and --url.
+type sourceFlags struct{ tools, server, url string }
+
+func (s *sourceFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.tools, "tools", "", "read the tool list from `FILE` (one page) instead of a server")
+	fs.StringVar(&s.server, "server", "", "start the stdio server `\"CMD ARGS\"` (words split as a POSIX shell does, without expansion)")
+	fs.StringVar(&s.url, "url", "", "connect to the streamable HTTP server at `URL`; with --tools, only names the server")
+}
+
+// target returns the target the flags name, ok false when none is given.
+func (s *sourceFlags) target() (target, bool, error) {
+	switch {
+	case s.server != "" && (s.tools != "" || s.url != ""):
+		return target{}, false, usagef("--server cannot be combined with --tools or --url")
+	case s.tools != "":
+		return target{toolsFile: s.tools, url: s.url}, true, nil
+	case s.server != "":
+		args, err := splitWords(s.server)
+		if err != nil {
+			return target{}, false, usagef("--server: %v", err)
+		}
+		if len(args) == 0 {
+			return target{}, false, usagef("--server names no command")
+		}
+		return target{args: args}, true, nil
+	case s.url != "":
+		return target{url: s.url}, true, nil
+	}
+	return target{}, false, nil
+}
+
+// targetOf returns the target a lockfile's endpoint names: "stdio:" and a
+// command line, or an http(s) URL.
+func targetOf(endpoint string) (target, error) {
+	if cmdline, ok := strings.CutPrefix(endpoint, "stdio:"); ok {
+		args, err := splitWords(cmdline)
+		if err != nil || len(args) == 0 {
+			return target{}, fmt.Errorf("endpoint %q: not a command line", endpoint)
+		}
+		return target{args: args}, nil
+	}
+	if strings.HasPrefix(endpoint, "http://") || strings.HasPrefix(endpoint, "https://") {
+		return target{url: endpoint}, nil
+	}
+	return target{}, fmt.Errorf("endpoint %q is neither stdio: nor an http(s) URL", endpoint)
+}
+
+// live reports whether the target is a server rather than a file.
+func (t target) live() bool { return t.toolsFile == "" }
+
+// observe reads the target's tool list. A file that cannot be read is an
+// error; everything a server does wrong is in the Observation.
+func (t target) observe(c *cli) (preflight.Observation, error) {
+	if !t.live() {
+		page, err := os.ReadFile(t.toolsFile)
+		if err != nil {
+			return preflight.Observation{}, fmt.Errorf("reading the tool list: %w", err)
+		}
+		return preflight.Observation{Endpoint: t.url, Pages: [][]byte{page}}, nil
+	}
+	var inner mcp.Transport
+	if t.args != nil {
+		cmd := exec.Command(t.args[0], t.args[1:]...)
+		cmd.Env = append(os.Environ(), t.env...)
+		cmd.Stderr = c.stderr
+		inner = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+	} else {
+		// The client timeout bounds what the context cannot: closing the
+		// session (an HTTP DELETE) after the check.
+		inner = &mcp.StreamableClientTransport{Endpoint: t.url, MaxRetries: -1, HTTPClient: &http.Client{Timeout: c.timeout}}
+	}
+	tr, err := preflight.Wrap(inner)
+	if err != nil {
+		return preflight.Observation{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "crawlcheck", Version: "1"}, nil)
+	cs, obs := preflight.Connect(ctx, client, tr, nil, &preflight.Options{PageCap: c.pageCap})
+	if cs != nil {
+		cs.Close()
+	}
+	return obs, nil
+}
+
+// splitWords splits a command line into words as a POSIX shell does, without
+// any expansion: blanks separate words; '…' keeps everything literally;
+// "…" keeps everything but \" \\ \$ \` and \newline; a backslash outside
+// quotes keeps the next character. It is the inverse of the quoting of
+// preflight.StdioEndpoint, so a stdio endpoint in a lockfile names the
+// command it was made from.
+func splitWords(s string) ([]string, error) {
+	var (
+		words []string
+		word  strings.Builder
+		in    bool // a word has begun (possibly empty, as in '')
+	)
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case ch == ' ' || ch == '\t' || ch == '\n':
+			if in {
+				words = append(words, word.String())
+				word.Reset()
+				in = false
+			}
+		case ch == '\'':
+			end := strings.IndexByte(s[i+1:], '\'')
+			if end < 0 {
+				return nil, errors.New("unterminated ' quote")
+			}
+			word.WriteString(s[i+1 : i+1+end])
+			i += end + 1
+			in = true
+		case ch == '"':
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`\n", s[i+1]) >= 0 {
+					i++
+					if s[i] == '\n' {
+						continue
+					}
+				}
+				word.WriteByte(s[i])
+			}
+			if i >= len(s) {
+				return nil, errors.New(`unterminated " quote`)
+			}
+			in = true
+		case ch == '\\':
+			if i+1 >= len(s) {
+				return nil, errors.New("a backslash ends the line")
+			}
+			i++
+			if s[i] != '\n' {
+				word.WriteByte(s[i])
+				in = true
+			}
+		default:
+			word.WriteByte(ch)
+			in = true
+		}
+	}
+	if in {
+		words = append(words, word.String())
+	}
+	return words, nil
+}
+
+// readInput reads a file named by a flag, saying which one failed.
+func readInput(what, path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", what, err)
+	}
+	return data, nil
+}
+
+// readKey reads a key file: the base64 key on one line.
+func readKey(what, path string) (string, error) {
+	data, err := readInput(what, path)
+	if err != nil {
+		return "", err
+	}
+	key := strings.TrimSpace(string(data))
+	if key == "" {
+		return "", fmt.Errorf("%s %s is empty", what, path)
+	}
+	return key, nil
+}
