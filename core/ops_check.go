@@ -112,9 +112,12 @@ func readSide(r req.Obj, field string) (*lock.File, []tools.Tool, error) {
 		}
 		return &f, nil, nil
 	}
-	list, _, _, err := tools.PageValue(doc)
+	list, cursor, more, err := tools.PageValue(doc)
 	if err != nil {
 		return nil, nil, cerr.In("request."+field, err)
+	}
+	if more {
+		return nil, nil, cerr.New(cerr.BadRequest, "request.%s has nextCursor %q: it is one page, not the whole list", field, cursor)
 	}
 	ts, err := tools.Hash(list)
 	return nil, ts, cerr.In("request."+field, err)
@@ -166,6 +169,9 @@ func opLockCheck(r req.Obj) (canon.Value, error) {
 	if err != nil {
 		return canon.Value{}, err
 	}
+	if err := checkSealed(f); err != nil {
+		return canon.Value{}, err
+	}
 	name, err := r.Str("server_name", false)
 	if err != nil {
 		return canon.Value{}, err
@@ -204,6 +210,22 @@ func opLockCheck(r req.Obj) (canon.Value, error) {
 		verdict = "changed"
 	}
 	return lockCheckAnswer(base, verdict, &d, tools.ListSHA256(obs.Tools), canon.NullValue()), nil
+}
+
+// checkSealed refuses a crawlcheck lockfile whose sha256 no longer matches
+// its content: lock_check takes no keys, so this is the integrity it can
+// check (verify_lock checks signatures). A digest without parts is accepted,
+// as for parts added after signing.
+func checkSealed(f lock.File) error {
+	l := f.Crawlcheck
+	if l == nil || l.SHA256 == "" {
+		return nil
+	}
+	content, withoutParts := l.Digests()
+	if l.SHA256 != content && l.SHA256 != withoutParts {
+		return cerr.New(cerr.LockInvalid, "request.lock: its sha256 does not match its content: it was edited after it was sealed")
+	}
+	return nil
 }
 
 func lockCheckAnswer(base lock.Baseline, verdict string, d *diff.Result, observedSHA string, unreachable canon.Value) canon.Value {

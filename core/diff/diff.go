@@ -65,6 +65,7 @@ func Against(base lock.Baseline, observed []tools.Tool) Result {
 	for i := range base.Tools {
 		byName[base.Tools[i].Name] = &base.Tools[i]
 	}
+	budget := checkCells
 	for _, t := range sorted {
 		bt, ok := byName[t.Name]
 		if !ok {
@@ -77,7 +78,7 @@ func Against(base lock.Baseline, observed []tools.Tool) Result {
 			continue
 		}
 		if old, ok := base.Descriptions[t.Name]; ok && hasPart(c.Parts, tools.PartDescription) {
-			c.DescriptionDiff = Words(old, t.Description)
+			c.DescriptionDiff = words(old, t.Description, &budget)
 		}
 		r.Modified = append(r.Modified, c)
 	}

@@ -12,10 +12,15 @@ type Segment struct {
 	Text string // the words, joined by single spaces
 }
 
-// maxCells bounds the table of the longest-common-subsequence step; beyond
-// it the middle of the two texts is reported as one deletion and one
-// insertion, which is still exact, only coarser.
-const maxCells = 4_000_000
+// maxCells bounds the table of the longest-common-subsequence step for one
+// description; checkCells bounds all of them in one comparison, so a server
+// that rewrites a thousand long descriptions cannot make a check slow.
+// Beyond the budget the middle of the two texts is reported as one deletion
+// and one insertion, which is still exact, only coarser.
+const (
+	maxCells   = 1_000_000
+	checkCells = 16_000_000
+)
 
 // Words is the word-level diff of two texts (docs/hashing.md):
 //
@@ -30,6 +35,12 @@ const maxCells = 4_000_000
 // White space itself is not compared: a change that only re-wraps a
 // description shows as no moved words (the hash still flags it).
 func Words(old, new string) []Segment {
+	budget := maxCells
+	return words(old, new, &budget)
+}
+
+// words is Words drawing its table cells from a shared budget.
+func words(old, new string, budget *int) []Segment {
 	a, b := strings.Fields(old), strings.Fields(new)
 	pre := 0
 	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
@@ -43,7 +54,7 @@ func Words(old, new string) []Segment {
 	for _, w := range a[:pre] {
 		ops = append(ops, wordOp{"equal", w})
 	}
-	ops = append(ops, middle(a[pre:len(a)-suf], b[pre:len(b)-suf])...)
+	ops = append(ops, middle(a[pre:len(a)-suf], b[pre:len(b)-suf], budget)...)
 	for _, w := range a[len(a)-suf:] {
 		ops = append(ops, wordOp{"equal", w})
 	}
@@ -52,9 +63,10 @@ func Words(old, new string) []Segment {
 
 type wordOp struct{ op, word string }
 
-func middle(a, b []string) []wordOp {
+func middle(a, b []string, budget *int) []wordOp {
 	var ops []wordOp
-	if len(a)*len(b) > maxCells || len(a) == 0 || len(b) == 0 {
+	cells := len(a) * len(b)
+	if cells > min(*budget, maxCells) || len(a) == 0 || len(b) == 0 {
 		for _, w := range a {
 			ops = append(ops, wordOp{"delete", w})
 		}
@@ -63,6 +75,7 @@ func middle(a, b []string) []wordOp {
 		}
 		return ops
 	}
+	*budget -= cells
 	// lcs[i][j] = LCS length of a[i:] and b[j:].
 	w := len(b) + 1
 	lcs := make([]int32, (len(a)+1)*w)

@@ -108,7 +108,7 @@ func FromPages(pages []string, pageCapReached bool) (Observed, error) {
 		lastHasCursor = has
 		if !has {
 			if i != len(pages)-1 {
-				return obs, cerr.New(cerr.BadRequest, "page %d has no nextCursor, yet %d more pages follow", i, len(pages)-1-i)
+				return obs, cerr.New(cerr.ToolsMalformed, "page %d has no nextCursor, yet %d more pages follow", i, len(pages)-1-i)
 			}
 			break
 		}

@@ -89,7 +89,7 @@ func TestFromPagesRefuses(t *testing.T) {
 		{"second page unparsable names the page", []string{`{"tools":[],"nextCursor":"x"}`, `nope`}, cerr.ToolsMalformed, "page 1: "},
 		{"duplicate names across pages", []string{`{"tools":[{"name":"a"}],"nextCursor":"x"}`, `{"tools":[{"name":"a"}]}`}, cerr.ToolsMalformed, `both named "a"`},
 		{"malformed tool on a page", []string{`{"tools":[{"name":"a","description":7}]}`}, cerr.ToolsMalformed, "description is a number"},
-		{"pages after the last", []string{`{"tools":[]}`, `{"tools":[]}`}, cerr.BadRequest, "no nextCursor, yet 1 more pages follow"},
+		{"pages after the last", []string{`{"tools":[]}`, `{"tools":[]}`}, cerr.ToolsMalformed, "no nextCursor, yet 1 more pages follow"},
 		{"too many pages", many, cerr.BadRequest, "exceed the limit"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
