@@ -36,6 +36,9 @@ func init() {
 		"continuity_check": opContinuityCheck,
 		"verify_record":    opVerifyRecord,
 		"verify_chain":     opVerifyChain,
+		"guard":            opGuard,
+		"replay_decision":  opReplayDecision,
+		"sign_receipt":     opSignReceipt,
 	} {
 		ops[name] = fn
 	}

@@ -186,6 +186,7 @@ func opVectors(t testing.TB) []opVector {
 	add("verify_chain", "broken link", obj{"records": string(second) + "\n" + string(first) + "\n"})
 	add("verify_chain", "edited record", obj{"records": string(mustJSON(t, editedRec)) + "\n"})
 	add("verify_chain", "empty", obj{"records": ""})
+	vs = append(vs, receiptVectors(t)...)
 	return append(vs, exampleVectors(t)...)
 }
 

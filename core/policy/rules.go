@@ -140,7 +140,9 @@ var Modes = []string{ModeObserve, ModeReview, ModeEnforce}
 const EngineVersion = "crawlcheck-core/1.0.0"
 
 // RulesValue is the rule table as JSON: what the "rules" op returns and what
-// rules_sha256 is the hash of.
+// rules_sha256 is the hash of. It covers how signed evidence is judged and
+// how decisions are read (evidenceValue), so a receipt's engine.rules_sha256
+// names everything its decision came from.
 func RulesValue() canon.Value {
 	rows := make([]canon.Value, len(Rules))
 	for i, r := range Rules {
@@ -165,6 +167,7 @@ func RulesValue() canon.Value {
 		canon.M("exceptions", canon.Str("an exception matching observation, tool and observed tool sha256, before its until, gives proceed_recorded; after until it is recorded as expired and changes nothing")),
 		canon.M("integrity_override", canon.Str("an operator policy may set an integrity observation below deny only with allow_integrity_override; the record marks each such observation override")),
 		canon.M("observations", canon.Arr(rows...)),
+		canon.M("evidence", evidenceValue()),
 	)
 }
 
