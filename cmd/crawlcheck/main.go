@@ -74,7 +74,7 @@ func init() {
 var order = []string{"lock", "check", "approve", "ci", "diff", "sign", "verify", "keygen", "convert", "canon", "record"}
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr}
+	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, timeout: preflight.DefaultTimeout, pageCap: preflight.DefaultPageCap}
 	fs := c.flagSet("crawlcheck")
 	fs.Usage = func() { c.usage() }
 	if err := fs.Parse(args); err != nil {
@@ -137,13 +137,7 @@ func (c *cli) flagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	fs.StringVar(&c.now, "now", c.now, "the time of records and approvals, RFC 3339 (default: the clock)")
-	if c.timeout == 0 {
-		c.timeout = preflight.DefaultTimeout
-	}
 	fs.DurationVar(&c.timeout, "timeout", c.timeout, "bound on one check of a live server: connect, handshake and every tools/list page")
-	if c.pageCap == 0 {
-		c.pageCap = preflight.DefaultPageCap
-	}
 	fs.IntVar(&c.pageCap, "page-cap", c.pageCap, "most tools/list pages read from a live server")
 	return fs
 }

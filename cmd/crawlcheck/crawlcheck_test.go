@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	preflight "github.com/crawlcheck/verifier/bindings/go"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// The CLI is tested as a user types it: the scripts in testdata/*.txtar run
+// the real command (this test binary re-executed as crawlcheck) against the
+// real scenario server (hosttest/mcpserver, built once per test run).
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){"crawlcheck": main})
+}
+
+func TestScripts(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "mcpserver")
+	build := exec.Command("go", "build", "-o", bin, "github.com/crawlcheck/verifier/hosttest/mcpserver")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the scenario server: %v\n%s", err, out)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("MCPSERVER", bin)
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"serve":   cmdServe,
+			"mutate":  cmdMutate,
+			"stdio":   cmdStdio,
+			"downurl": cmdDownURL,
+			"exits":   cmdExits,
+			"expand":  cmdExpand,
+			"edit":    cmdEdit,
+		},
+	})
+}
+
+// serve [-env VAR] SCENARIO [ARGS...] starts the scenario server over HTTP in
+// the background, sets $URL (or $VAR) to its endpoint, and stops it when
+// the script ends.
+func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! serve")
+	}
+	name := "URL"
+	if len(args) >= 2 && args[0] == "-env" {
+		name, args = args[1], args[2:]
+	}
+	if len(args) < 1 {
+		ts.Fatalf("usage: serve [-env VAR] SCENARIO [ARGS...]")
+	}
+	cmd := exec.Command(ts.Getenv("MCPSERVER"), append([]string{"--scenario", ts.MkAbs(args[0]), "--listen", "127.0.0.1:0"}, args[1:]...)...)
+	stdout, err := cmd.StdoutPipe()
+	ts.Check(err)
+	ts.Check(cmd.Start())
+	ts.Defer(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	})
+	line := make(chan string, 1)
+	go func() {
+		l, _ := bufio.NewReader(stdout).ReadString('\n')
+		line <- strings.TrimSpace(l)
+	}()
+	select {
+	case url := <-line:
+		if !strings.HasPrefix(url, "http://") {
+			ts.Fatalf("the scenario server printed %q, not its URL", url)
+		}
+		ts.Setenv(name, url)
+	case <-time.After(10 * time.Second):
+		ts.Fatalf("the scenario server printed no URL")
+	}
+}
+
+// mutate URL [FILE] applies the server's next admin mutation, or the
+// mutation object in FILE.
+func cmdMutate(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: mutate URL [FILE]")
+	}
+	body := ""
+	if len(args) == 2 {
+		body = ts.ReadFile(args[1])
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Post(strings.TrimSuffix(args[0], "/mcp")+"/admin/mutate", "application/json", strings.NewReader(body))
+	ts.Check(err)
+	resp.Body.Close()
+	if ok := resp.StatusCode == http.StatusOK; ok == neg {
+		ts.Fatalf("admin mutate: %s", resp.Status)
+	}
+}
+
+// stdio VAR SCENARIO [ARGS...] sets $VAR to the command line that starts
+// the scenario server over stdio, for --server.
+func cmdStdio(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: stdio VAR SCENARIO [ARGS...]")
+	}
+	argv := append([]string{ts.Getenv("MCPSERVER"), "--scenario", ts.MkAbs(args[1])}, args[2:]...)
+	ts.Setenv(args[0], strings.TrimPrefix(preflight.StdioEndpoint(argv), "stdio:"))
+}
+
+// downurl VAR sets $VAR to an HTTP endpoint where nothing listens.
+func cmdDownURL(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: downurl VAR")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	ts.Setenv(args[0], "http://"+ln.Addr().String()+"/mcp")
+	ln.Close()
+}
+
+// exits CODE PROG [ARGS...] runs PROG and fails unless it exits with CODE;
+// its output is then matched by stdout and stderr as after exec.
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits CODE PROG [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	case err != nil:
+		ts.Fatalf("%s: %v", args[1], err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
+
+// expand FILE... replaces $VAR and ${VAR} in each file with the script's
+// environment (to write an MCP config naming a server's URL).
+func cmdExpand(ts *testscript.TestScript, neg bool, args []string) {
+	for _, f := range args {
+		data := os.Expand(ts.ReadFile(f), ts.Getenv)
+		ts.Check(os.WriteFile(ts.MkAbs(f), []byte(data), 0o644))
+	}
+}
+
+// edit FILE OLD NEW replaces the first OLD in FILE with NEW: tampering.
+func cmdEdit(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: edit FILE OLD NEW")
+	}
+	data := ts.ReadFile(args[0])
+	if !strings.Contains(data, args[1]) {
+		ts.Fatalf("%s does not contain %q", args[0], args[1])
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.Replace(data, args[1], args[2], 1)), 0o644))
+}
