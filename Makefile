@@ -21,6 +21,11 @@ lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
 
+## demo: pin a live scenario server, rug-pull one description, catch it in
+## enforce mode, re-approve, check again (scripts/demo.sh).
+demo:
+	GO=$(GO) BUILD=$(BUILD) scripts/demo.sh
+
 ## test: everything a clean checkout needs, then every test.
 test: lint wasm cshared
 	$(GO) test -count=1 ./...
