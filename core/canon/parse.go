@@ -43,6 +43,38 @@ type parser struct {
 	i       int
 	members []Member // stack shared by all open objects
 	elems   []Value  // stack shared by all open arrays
+
+	// Finished objects and arrays are carved out of slabs: a tool list is
+	// tens of thousands of small objects, and one allocation per object is
+	// what makes parsing slow where allocation is dear (WebAssembly).
+	memberSlab []Member
+	elemSlab   []Value
+}
+
+const slabSize = 1024
+
+func (p *parser) takeMembers(n int) []Member {
+	if n > slabSize/4 {
+		return make([]Member, n)
+	}
+	if len(p.memberSlab)+n > cap(p.memberSlab) {
+		p.memberSlab = make([]Member, 0, slabSize)
+	}
+	k := len(p.memberSlab)
+	p.memberSlab = p.memberSlab[:k+n]
+	return p.memberSlab[k : k+n : k+n]
+}
+
+func (p *parser) takeElems(n int) []Value {
+	if n > slabSize/4 {
+		return make([]Value, n)
+	}
+	if len(p.elemSlab)+n > cap(p.elemSlab) {
+		p.elemSlab = make([]Value, 0, slabSize)
+	}
+	k := len(p.elemSlab)
+	p.elemSlab = p.elemSlab[:k+n]
+	return p.elemSlab[k : k+n : k+n]
 }
 
 func (p *parser) fail(code cerr.Code, format string, args ...any) error {
@@ -150,7 +182,7 @@ func (p *parser) object(depth int) (Value, error) {
 		p.i++
 		break
 	}
-	obj := make([]Member, len(p.members)-base)
+	obj := p.takeMembers(len(p.members) - base)
 	copy(obj, p.members[base:])
 	clear(p.members[base:])
 	p.members = p.members[:base]
@@ -208,7 +240,7 @@ func (p *parser) array(depth int) (Value, error) {
 		p.i++
 		break
 	}
-	arr := make([]Value, len(p.elems)-base)
+	arr := p.takeElems(len(p.elems) - base)
 	copy(arr, p.elems[base:])
 	clear(p.elems[base:])
 	p.elems = p.elems[:base]
