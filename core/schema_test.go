@@ -31,7 +31,7 @@ func loadSchemas(t *testing.T) schemaSet {
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()
 	files, err := filepath.Glob(filepath.Join(schemaDir, "*.schema.json"))
-	if err != nil || len(files) != 5 {
+	if err != nil || len(files) != 8 {
 		t.Fatalf("schemas in %s: %v %v", schemaDir, files, err)
 	}
 	set := schemaSet{}
