@@ -33,7 +33,7 @@ type PinnedKey struct {
 	Public ed25519.PublicKey
 }
 
-// Nonce is a nonce seen in an accepted receipt, kept until its receipt
+// Nonce is the nonce of an authentic receipt, kept until that receipt
 // could no longer be fresh.
 type Nonce struct {
 	Nonce     string
