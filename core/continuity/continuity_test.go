@@ -208,10 +208,10 @@ func TestRecordSays(t *testing.T) {
 	}
 	in.Observed.Pages = []string{"<html>"}
 	rec = run(t, in)
-	if got := get(rec, "observed").String(); got != `{"count":null,"failure":null,"malformed":true,"pages":0,"tools_sha256":null,"truncated":false,"truncation":null}` {
+	if got := get(rec, "observed").String(); got != `{"count":null,"failure":null,"malformed":true,"pages":1,"tools_sha256":null,"truncated":false,"truncation":null}` {
 		t.Errorf("observed %s", got)
 	}
-	if d := get(rec, "observations").Elems()[0]; str(d, "detail", "code") != "tools_malformed" || !strings.Contains(str(d, "detail", "error"), "page 0") {
+	if d := get(rec, "observations").Elems()[0]; str(d, "detail", "code") != "tools_malformed" || !strings.Contains(str(d, "detail", "error"), "page 1") {
 		t.Errorf("detail %s", d)
 	}
 	if got := get(rec, "tools").String(); got != `{}` {

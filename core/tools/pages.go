@@ -21,7 +21,7 @@ const MaxPages = 1000
 // Observed is a whole tools/list as read through its pages.
 type Observed struct {
 	Tools     []Tool
-	Pages     int
+	Pages     int // the pages the binding read and handed over
 	Truncated string // "" or one of the Truncated* reasons
 }
 
@@ -82,7 +82,7 @@ func PageValue(v canon.Value) (list canon.Value, cursor string, hasCursor bool, 
 // page. So is a walk of no pages: a server that offers no tools still answers
 // with one page, so no page means nothing was read, never "no tools".
 func FromPages(pages []string, pageCapReached bool) (Observed, error) {
-	var obs Observed
+	obs := Observed{Pages: len(pages)}
 	if len(pages) == 0 {
 		return obs, cerr.New(cerr.ToolsMalformed, "no tools/list page was read")
 	}
@@ -97,7 +97,6 @@ func FromPages(pages []string, pageCapReached bool) (Observed, error) {
 		if err != nil {
 			return obs, cerr.In(pageName(i), asMalformed(err))
 		}
-		obs.Pages++
 		if has && seen[cursor] {
 			// The walk ends here; this page's tools are not taken, since a
 			// server that repeats a cursor may be repeating the page too.
@@ -108,7 +107,7 @@ func FromPages(pages []string, pageCapReached bool) (Observed, error) {
 		lastHasCursor = has
 		if !has {
 			if i != len(pages)-1 {
-				return obs, cerr.New(cerr.ToolsMalformed, "page %d has no nextCursor, yet %d more pages follow", i, len(pages)-1-i)
+				return obs, cerr.New(cerr.ToolsMalformed, "page %d has no nextCursor, yet %d more pages follow", i+1, len(pages)-1-i)
 			}
 			break
 		}
@@ -138,7 +137,8 @@ func asMalformed(err error) error {
 	return err
 }
 
-func pageName(i int) string { return "page " + canon.Int(int64(i)).String() }
+// pageName names a page for a message, counting from 1 as a person does.
+func pageName(i int) string { return "page " + canon.Int(int64(i+1)).String() }
 
 // clip shortens s to at most 200 bytes, never cutting a character in half:
 // the message ends up in records, which must stay UTF-8.

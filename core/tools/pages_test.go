@@ -86,7 +86,7 @@ func TestFromPagesRefuses(t *testing.T) {
 		{"lone surrogate", []string{`{"tools":[{"name":"\ud800"}]}`}, cerr.ToolsMalformed, "(json_lone_surrogate)"},
 		{"too deep", []string{strings.Repeat("[", 200) + strings.Repeat("]", 200)}, cerr.ToolsMalformed, "(json_too_deep)"},
 		{"second page malformed", []string{`{"tools":[],"nextCursor":"x"}`, `{"tools":[null]}`}, cerr.ToolsMalformed, "tools[0]: is null"},
-		{"second page unparsable names the page", []string{`{"tools":[],"nextCursor":"x"}`, `nope`}, cerr.ToolsMalformed, "page 1: "},
+		{"second page unparsable names the page", []string{`{"tools":[],"nextCursor":"x"}`, `nope`}, cerr.ToolsMalformed, "page 2: "},
 		{"duplicate names across pages", []string{`{"tools":[{"name":"a"}],"nextCursor":"x"}`, `{"tools":[{"name":"a"}]}`}, cerr.ToolsMalformed, `both named "a"`},
 		{"malformed tool on a page", []string{`{"tools":[{"name":"a","description":7}]}`}, cerr.ToolsMalformed, "description is a number"},
 		{"pages after the last", []string{`{"tools":[]}`, `{"tools":[]}`}, cerr.ToolsMalformed, "no nextCursor, yet 1 more pages follow"},
