@@ -35,7 +35,7 @@ test: lint wasm cshared
 fuzz-seeds:
 	@for t in $$($(GO) test -list '^Fuzz' ./core/... | grep '^Fuzz'); do \
 	  pkg=$$($(GO) list -f '{{.ImportPath}} {{.Dir}}' ./core/... | while read p d; do grep -l "func $$t(" $$d/*_test.go >/dev/null 2>&1 && echo $$p; done | head -1); \
-	  echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime 5s $$pkg || exit 1; \
+	  echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime 5s -fuzzminimizetime 2s $$pkg || exit 1; \
 	done
 
 ## bench: time native, wazero and the .so on the continuity check; write docs/benchmarks.md.
