@@ -5,11 +5,16 @@
 // service, docs/receipts.md).
 //
 //	issuer [--listen 127.0.0.1:0] [--keys testdata/keys] [--late] [--key active|retired|unknown]
-//	       [--subject URL] [--reuse-nonce] [--down 503|hang] [--lifetime 5m]
+//	       [--subject URL] [--reuse-nonce] [--down 503|hang] [--lifetime 5m] [--now RFC3339]
 //
 // It prints its base URL (http://HOST:PORT) alone on one line of stdout,
 // then serves until SIGINT or SIGTERM. Logs go to stderr. The knobs can be
 // changed while it runs: POST /admin/knobs.
+//
+// --now stops its clock at one instant, the one a test gives its host (the
+// CLI's --now, a preflight Config.Now): receipts are then issued at a time
+// the host agrees with, and stay inside the test keys' validity window on
+// whatever day the tests run.
 package main
 
 import (
@@ -31,6 +36,7 @@ func main() {
 	listen := flag.String("listen", "127.0.0.1:0", "address to serve HTTP on")
 	keys := flag.String("keys", "testdata/keys", "directory of the test keys and the test key directory")
 	lifetime := flag.Duration("lifetime", 0, "how long a receipt is valid (default 5m)")
+	nowFlag := flag.String("now", "", "issue every receipt at this RFC 3339 time (default: the clock)")
 	var k service.Knobs
 	flag.BoolVar(&k.Late, "late", false, "answer with receipts that expired before they were sent")
 	flag.StringVar(&k.Key, "key", "", "sign with the active (default), retired or unknown key")
@@ -39,17 +45,25 @@ func main() {
 	flag.StringVar(&k.Down, "down", "", "answer every API request with 503, or hang")
 	flag.Parse()
 	logger := log.New(os.Stderr, "issuer: ", log.Lmsgprefix)
-	if err := run(*listen, *keys, *lifetime, k, logger); err != nil {
+	var now func() time.Time
+	if *nowFlag != "" {
+		t, err := time.Parse(time.RFC3339Nano, *nowFlag)
+		if err != nil {
+			logger.Fatalf("--now: %v", err)
+		}
+		now = func() time.Time { return t }
+	}
+	if err := run(*listen, *keys, *lifetime, now, k, logger); err != nil {
 		logger.Fatal(err)
 	}
 }
 
-func run(listen, keysDir string, lifetime time.Duration, k service.Knobs, logger *log.Logger) error {
+func run(listen, keysDir string, lifetime time.Duration, now func() time.Time, k service.Knobs, logger *log.Logger) error {
 	keys, dir, err := service.LoadTestKeys(keysDir)
 	if err != nil {
 		return fmt.Errorf("--keys: %w", err)
 	}
-	iss, err := service.New(service.Config{Keys: keys, Directory: dir, Lifetime: lifetime, Knobs: k, Logger: logger})
+	iss, err := service.New(service.Config{Keys: keys, Directory: dir, Lifetime: lifetime, Now: now, Knobs: k, Logger: logger})
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/crawlcheck/verifier/core"
 )
 
 // TestCommand builds the command and runs it as other languages' tests do:
@@ -20,7 +23,8 @@ func TestCommand(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "--listen", "127.0.0.1:0", "--keys", "../../testdata/keys", "--key", "retired", "--reuse-nonce")
+	cmd := exec.Command(bin, "--listen", "127.0.0.1:0", "--keys", "../../testdata/keys", "--key", "retired", "--reuse-nonce",
+		"--now", "2026-11-30T12:00:00Z")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -52,6 +56,28 @@ func TestCommand(t *testing.T) {
 	json.Unmarshal(get("/admin/knobs"), &knobs)
 	if dir.Kind != "crawlcheck-key-directory" || knobs["key"] != "retired" || knobs["reuse_nonce"] != true || len(knobs) != 2 {
 		t.Errorf("key directory kind %q, knobs %v", dir.Kind, knobs)
+	}
+	// --now: a receipt is issued at that instant, whatever the clock says.
+	var made struct {
+		OK     bool
+		Result struct{ Lock string }
+	}
+	json.Unmarshal(core.Call("make_lock", []byte(`{"tools":[],"approved_at":"2026-10-07T10:45:00Z","server":{"url":"http://127.0.0.1:1/mcp"}}`)), &made)
+	if !made.OK {
+		t.Fatal("make_lock refused an empty list")
+	}
+	body, _ := json.Marshal(map[string]any{"lock": made.Result.Lock, "tools": []any{}})
+	resp, err := http.Post(base+"/api/v1/mcp/lock/check", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var receipt struct {
+		IssuedAt string `json:"issued_at"`
+	}
+	json.NewDecoder(resp.Body).Decode(&receipt)
+	resp.Body.Close()
+	if receipt.IssuedAt != "2026-11-30T12:00:00.000Z" {
+		t.Errorf("with --now, issued_at %q", receipt.IssuedAt)
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	if err := cmd.Wait(); err != nil {
