@@ -72,8 +72,9 @@ type Knobs struct {
 	Subject string `json:"subject,omitempty"`
 	// ReuseNonce gives every receipt the same nonce.
 	ReuseNonce bool `json:"reuse_nonce,omitempty"`
-	// Down makes /api/ answer "503" (Service Unavailable) or "hang" (never
-	// answer until the client gives up).
+	// Down makes /api/ answer "503" (Service Unavailable), "hang" (never
+	// answer until the client gives up) or "garbage" (200 with a body that
+	// is not JSON, as a captive portal or a broken proxy answers).
 	Down string `json:"down,omitempty"`
 }
 
@@ -81,8 +82,8 @@ func (k Knobs) check() error {
 	switch {
 	case k.Key != "" && k.Key != "active" && k.Key != "retired" && k.Key != "unknown":
 		return fmt.Errorf("key must be active, retired or unknown, got %q", k.Key)
-	case k.Down != "" && k.Down != "503" && k.Down != "hang":
-		return fmt.Errorf("down must be 503 or hang, got %q", k.Down)
+	case k.Down != "" && k.Down != "503" && k.Down != "hang" && k.Down != "garbage":
+		return fmt.Errorf("down must be 503, hang or garbage, got %q", k.Down)
 	}
 	return nil
 }
@@ -187,6 +188,9 @@ func (s *Issuer) Handler() http.Handler {
 			http.Error(w, "test issuer: down", http.StatusServiceUnavailable)
 		case "hang":
 			<-r.Context().Done()
+		case "garbage":
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, "<html><body>Sign in to the network to continue.</body></html>\n")
 		default:
 			api.ServeHTTP(w, r)
 		}

@@ -288,7 +288,8 @@ func TestServerUnreachable(t *testing.T) {
 	}
 }
 
-// TestDown: 503, or no answer until the client gives up.
+// TestDown: 503, no answer until the client gives up, or 200 with a body
+// that is not JSON.
 func TestDown(t *testing.T) {
 	e := newEnv(t, `{"tools":`+tools+`}`)
 	e.knobs(service.Knobs{Down: "503"})
@@ -302,6 +303,10 @@ func TestDown(t *testing.T) {
 	if resp, err := http.DefaultClient.Do(req); err == nil {
 		resp.Body.Close()
 		t.Errorf("down hang: answered %d", resp.StatusCode)
+	}
+	e.knobs(service.Knobs{Down: "garbage"})
+	if out := e.get("/api/v1/keys"); json.Valid(out) {
+		t.Errorf("down garbage: answered JSON %s", out)
 	}
 	e.knobs(service.Knobs{})
 	e.get("/api/v1/keys")
