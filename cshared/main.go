@@ -21,7 +21,6 @@ package main
 import "C"
 
 import (
-	"fmt"
 	"strings"
 	"unsafe"
 
@@ -61,11 +60,11 @@ func crawlcheck_free(p *C.uint8_t) { C.free(unsafe.Pointer(p)) }
 func guardedCall(op *C.char, req *C.uint8_t, reqLen C.size_t) (resp []byte) {
 	defer func() {
 		if r := recover(); r != nil {
-			resp = errorEnvelope(cerr.Internal, fmt.Sprintf("panic in C call: %v", r))
+			resp = errorEnvelope(cerr.Internal, cerr.New(cerr.Internal, "panic in C call: %v", r).Msg)
 		}
 	}()
 	if req == nil && reqLen > 0 {
-		return errorEnvelope(cerr.BadRequest, fmt.Sprintf("req is NULL with req_len %d", uint64(reqLen)))
+		return errorEnvelope(cerr.BadRequest, cerr.New(cerr.BadRequest, "req is NULL with req_len %d", uint64(reqLen)).Msg)
 	}
 	var name string
 	if op != nil {

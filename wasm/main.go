@@ -16,7 +16,6 @@
 package main
 
 import (
-	"fmt"
 	"runtime/debug"
 	"strings"
 	"unsafe"
@@ -85,7 +84,7 @@ func call(opPtr unsafe.Pointer, opLen uint32, reqPtr unsafe.Pointer, reqLen uint
 func guardedCall(opPtr unsafe.Pointer, opLen uint32, reqPtr unsafe.Pointer, reqLen uint32) (resp []byte) {
 	defer func() {
 		if r := recover(); r != nil {
-			resp = errorEnvelope(cerr.Internal, fmt.Sprintf("panic in wasm call: %v", r))
+			resp = errorEnvelope(cerr.Internal, cerr.New(cerr.Internal, "panic in wasm call: %v", r).Msg)
 		}
 	}()
 	op := string(guestBytes(opPtr, opLen))

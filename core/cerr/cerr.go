@@ -7,7 +7,6 @@ package cerr
 
 import (
 	"errors"
-	"fmt"
 )
 
 // Code names a class of error. The set is closed: see docs/abi.md.
@@ -48,7 +47,7 @@ func (e *Error) Error() string { return string(e.Code) + ": " + e.Msg }
 
 // New makes a coded error with a formatted message.
 func New(code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
+	return &Error{Code: code, Msg: sprintf(format, args...)}
 }
 
 // In prefixes the message of err with the place it happened ("lock: ..."),

@@ -42,6 +42,8 @@ func (e Effect) Blocks() bool { return e >= PauseTool }
 // Observation names what a check saw.
 type Observation string
 
+func (o Observation) String() string { return string(o) }
+
 // The 21 observations of spec §4.
 const (
 	Unchanged              Observation = "unchanged"
