@@ -1,15 +1,10 @@
 package core_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/crawlcheck/verifier/core"
-	"github.com/crawlcheck/verifier/core/canon"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/ (read the diff before committing)")
@@ -237,68 +232,14 @@ func toolHash(t testing.TB, ts []obj, name string) string {
 	return ""
 }
 
-type continuityFile struct {
-	Cases []struct {
-		Name    string          `json:"name"`
-		Request json.RawMessage `json:"request"`
-		Record  json.RawMessage `json:"record"`
-	} `json:"cases"`
-}
-
 // TestContinuityGolden holds testdata/continuity.json: every case's request
 // gives exactly its record, and the file holds exactly the cases above.
 func TestContinuityGolden(t *testing.T) {
-	path := filepath.Join(testdataDir, "continuity.json")
-	cases := continuityCases(t)
-	if *update {
-		var rows []canon.Value
-		for _, c := range cases {
-			reqBytes := mustJSON(t, c.Request)
-			rv, err := canon.Parse(reqBytes)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res := call(t, "continuity_check", c.Request)
-			rec, err := canon.Parse(res)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rows = append(rows, canon.Obj(canon.M("name", canon.Str(c.Name)), canon.M("request", rv), canon.M("record", rec)))
-		}
-		doc := canon.Obj(
-			canon.M("kind", canon.Str("crawlcheck-continuity-golden")),
-			canon.M("v", canon.Int(1)),
-			canon.M("about", canon.Str("Each case: the continuity_check request and the record it must give, byte for byte once compacted (docs/testdata.md). Written by `go test ./core -update`.")),
-			canon.M("cases", canon.Arr(rows...)),
-		)
-		if err := os.WriteFile(path, canon.Indent(doc), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./core -update)", err)
-	}
-	var file continuityFile
-	if err := json.Unmarshal(raw, &file); err != nil {
-		t.Fatal(err)
-	}
-	if len(file.Cases) != len(cases) {
-		t.Fatalf("%s has %d cases, the code defines %d (run go test ./core -update and read the diff)", path, len(file.Cases), len(cases))
-	}
-	for i, fc := range file.Cases {
-		c := cases[i]
-		if fc.Name != c.Name {
-			t.Errorf("case %d is %q in the file, %q in the code", i, fc.Name, c.Name)
-			continue
-		}
-		want, _ := canon.Parse(mustJSON(t, c.Request))
-		if got := compact(t, fc.Request); !bytes.Equal(got, canon.Canonical(want)) {
-			t.Errorf("%s: the file's request differs from the code's (run -update and read the diff)", c.Name)
-		}
-		got := core.Call("continuity_check", compact(t, fc.Request))
-		if !bytes.Equal(got, okEnvelope(compact(t, fc.Record))) {
-			t.Errorf("%s: record differs\n got  %s\n want %s", c.Name, got, compact(t, fc.Record))
-		}
-	}
+	goldenFile{
+		path:   filepath.Join(testdataDir, "continuity.json"),
+		kind:   "crawlcheck-continuity-golden",
+		about:  "Each case: the continuity_check request and the record it must give, byte for byte once compacted (docs/testdata.md). Written by `go test ./core -update`.",
+		op:     "continuity_check",
+		result: "record",
+	}.hold(t, continuityCases(t))
 }

@@ -1,15 +1,12 @@
 package core_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/crawlcheck/verifier/core"
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/guard"
 	"github.com/crawlcheck/verifier/core/policy"
@@ -278,71 +275,20 @@ func guardCases(t testing.TB) []goldenCase {
 	return cs
 }
 
-type guardFile struct {
-	Cases []struct {
-		Name    string          `json:"name"`
-		Request json.RawMessage `json:"request"`
-		Answer  json.RawMessage `json:"answer"`
-	} `json:"cases"`
-}
-
 // TestGuardGolden holds testdata/guard.json: every case's request gives
 // exactly its answer, and the file holds exactly the cases above.
 func TestGuardGolden(t *testing.T) {
-	path := filepath.Join(testdataDir, "guard.json")
 	cases := guardCases(t)
-	if *update {
-		var rows []canon.Value
-		for _, c := range cases {
-			rv, err := canon.Parse(mustJSON(t, c.Request))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ans, err := canon.Parse(call(t, "guard", c.Request))
-			if err != nil {
-				t.Fatal(err)
-			}
-			rows = append(rows, canon.Obj(canon.M("name", canon.Str(c.Name)), canon.M("request", rv), canon.M("answer", ans)))
-		}
-		doc := canon.Obj(
-			canon.M("kind", canon.Str("crawlcheck-guard-golden")),
-			canon.M("v", canon.Int(1)),
-			canon.M("about", canon.Str("Each case: the guard request and the answer it must give, byte for byte once compacted (docs/receipts.md). Written by `go test ./core -update`.")),
-			canon.M("cases", canon.Arr(rows...)),
-		)
-		if err := os.WriteFile(path, canon.Indent(doc), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./core -update)", err)
-	}
-	var file guardFile
-	if err := json.Unmarshal(raw, &file); err != nil {
-		t.Fatal(err)
-	}
-	if len(file.Cases) != len(cases) {
-		t.Fatalf("%s has %d cases, the code defines %d (run go test ./core -update and read the diff)", path, len(file.Cases), len(cases))
-	}
 	if len(cases) < 64 {
 		t.Errorf("the acceptance suite has %d cases; spec §6 asks for at least 64", len(cases))
 	}
-	for i, fc := range file.Cases {
-		c := cases[i]
-		if fc.Name != c.Name {
-			t.Errorf("case %d is %q in the file, %q in the code", i, fc.Name, c.Name)
-			continue
-		}
-		want, _ := canon.Parse(mustJSON(t, c.Request))
-		if got := compact(t, fc.Request); !bytes.Equal(got, canon.Canonical(want)) {
-			t.Errorf("%s: the file's request differs from the code's (run -update and read the diff)", c.Name)
-		}
-		got := core.Call("guard", compact(t, fc.Request))
-		if !bytes.Equal(got, okEnvelope(compact(t, fc.Answer))) {
-			t.Errorf("%s: answer differs\n got  %s\n want %s", c.Name, got, compact(t, fc.Answer))
-		}
-	}
+	goldenFile{
+		path:   filepath.Join(testdataDir, "guard.json"),
+		kind:   "crawlcheck-guard-golden",
+		about:  "Each case: the guard request and the answer it must give, byte for byte once compacted (docs/receipts.md). Written by `go test ./core -update`.",
+		op:     "guard",
+		result: "answer",
+	}.hold(t, cases)
 }
 
 // guardAnswer is the part of a guard answer the fault tests read.
