@@ -67,17 +67,22 @@ func serverOf(r req.Obj) (lock.Server, error) {
 	return s, nil
 }
 
-func makeAgentgate(r req.Obj, ts []tools.Tool, at time.Time) (canon.Value, error) {
-	name, err := r.Str("name", true)
-	if err != nil {
-		return canon.Value{}, err
+// agentgateEntry reads what names an agentgate.lock server entry: the
+// required server name and generatedBy (this engine when not given).
+func agentgateEntry(r req.Obj) (name, by string, err error) {
+	if name, err = r.Str("name", true); err != nil {
+		return "", "", err
 	}
-	by, err := r.Str("generated_by", false)
-	if err != nil {
-		return canon.Value{}, err
-	}
-	if by == "" {
+	if by, err = r.Str("generated_by", false); by == "" {
 		by = policy.EngineVersion
+	}
+	return name, by, err
+}
+
+func makeAgentgate(r req.Obj, ts []tools.Tool, at time.Time) (canon.Value, error) {
+	name, by, err := agentgateEntry(r)
+	if err != nil {
+		return canon.Value{}, err
 	}
 	a := &lock.Agentgate{}
 	if r.Has("into") {

@@ -8,7 +8,6 @@ import (
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/diff"
 	"github.com/crawlcheck/verifier/core/lock"
-	"github.com/crawlcheck/verifier/core/policy"
 	"github.com/crawlcheck/verifier/core/req"
 )
 
@@ -54,16 +53,9 @@ func opConvertLock(r req.Obj) (canon.Value, error) {
 }
 
 func crawlcheckToAgentgate(r req.Obj, l *lock.Crawlcheck) (canon.Value, error) {
-	name, err := r.Str("name", true)
+	name, by, err := agentgateEntry(r)
 	if err != nil {
 		return canon.Value{}, err
-	}
-	by, err := r.Str("generated_by", false)
-	if err != nil {
-		return canon.Value{}, err
-	}
-	if by == "" {
-		by = policy.EngineVersion
 	}
 	if l.Parts == nil {
 		return canon.Value{}, cerr.New(cerr.LockInvalid, "a crawlcheck lockfile without per-part hashes cannot be converted: lock the tools again")
