@@ -53,28 +53,18 @@ type parser struct {
 
 const slabSize = 1024
 
-func (p *parser) takeMembers(n int) []Member {
+// take carves n elements out of a slab, starting a new slab when the
+// current one is full; large objects and arrays get their own allocation.
+func take[T any](slab *[]T, n int) []T {
 	if n > slabSize/4 {
-		return make([]Member, n)
+		return make([]T, n)
 	}
-	if len(p.memberSlab)+n > cap(p.memberSlab) {
-		p.memberSlab = make([]Member, 0, slabSize)
+	if len(*slab)+n > cap(*slab) {
+		*slab = make([]T, 0, slabSize)
 	}
-	k := len(p.memberSlab)
-	p.memberSlab = p.memberSlab[:k+n]
-	return p.memberSlab[k : k+n : k+n]
-}
-
-func (p *parser) takeElems(n int) []Value {
-	if n > slabSize/4 {
-		return make([]Value, n)
-	}
-	if len(p.elemSlab)+n > cap(p.elemSlab) {
-		p.elemSlab = make([]Value, 0, slabSize)
-	}
-	k := len(p.elemSlab)
-	p.elemSlab = p.elemSlab[:k+n]
-	return p.elemSlab[k : k+n : k+n]
+	k := len(*slab)
+	*slab = (*slab)[:k+n]
+	return (*slab)[k : k+n : k+n]
 }
 
 func (p *parser) fail(code cerr.Code, format string, args ...any) error {
@@ -182,7 +172,7 @@ func (p *parser) object(depth int) (Value, error) {
 		p.i++
 		break
 	}
-	obj := p.takeMembers(len(p.members) - base)
+	obj := take(&p.memberSlab, len(p.members)-base)
 	copy(obj, p.members[base:])
 	clear(p.members[base:])
 	p.members = p.members[:base]
@@ -240,7 +230,7 @@ func (p *parser) array(depth int) (Value, error) {
 		p.i++
 		break
 	}
-	arr := p.takeElems(len(p.elems) - base)
+	arr := take(&p.elemSlab, len(p.elems)-base)
 	copy(arr, p.elems[base:])
 	clear(p.elems[base:])
 	p.elems = p.elems[:base]
