@@ -25,6 +25,12 @@
 // one): Connect and Observe give an Observation, Check turns it into a
 // Record, MakeLock pins it, Log keeps the records chained.
 //
+// With Config.Issuer set, every check also asks an issuer for a signed lock
+// check of the pages read, judges the answer with the core's guard, and
+// hands guard's observations to the check as evidence; an issuer that
+// cannot be asked is service_unavailable, and the local comparison stands
+// as the fallback. IssuerClient is that path for hosts with their own loop.
+//
 // The context bounds the whole observation: a server that never answers
 // becomes FailureTimeout, one that cannot be reached FailureUnavailable. A
 // page that is not JSON is kept verbatim and ends the listing; the core

@@ -21,9 +21,10 @@ import (
 )
 
 // These tests run the real scenario server (hosttest/mcpserver), built once
-// in TestMain, over stdio and streamable HTTP, through the real SDK client.
+// in TestMain, over stdio and streamable HTTP, through the real SDK client;
+// the service path tests also run the real test issuer (hosttest/issuer).
 
-var serverBin string
+var serverBin, issuerBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "preflight-test")
@@ -32,10 +33,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	serverBin = filepath.Join(dir, "mcpserver")
-	build := exec.Command("go", "build", "-o", serverBin, "github.com/crawlcheck/verifier/hosttest/mcpserver")
+	issuerBin = filepath.Join(dir, "issuer")
+	build := exec.Command("go", "build", "-o", dir, "github.com/crawlcheck/verifier/hosttest/mcpserver", "github.com/crawlcheck/verifier/hosttest/issuer")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the scenario server:", err)
+		fmt.Fprintln(os.Stderr, "building the scenario server and the test issuer:", err)
 		os.Exit(1)
 	}
 	code := m.Run()

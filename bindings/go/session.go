@@ -44,6 +44,14 @@ type Config struct {
 	OnRecord func(Record)
 	// Now is the clock of the records; nil means time.Now.
 	Now func() time.Time
+	// Issuer, when set, turns on the service path: every check (the first,
+	// each re-check, the one after Confirm) asks the issuer and hands the
+	// core's judgement of its answer to the check as evidence
+	// (docs/preflight.md, The service path). Settings.KeyDirectory, when
+	// set, is the operator's copy of the issuer's key directory and vouches
+	// for its answers. With LogPath, the replay state is kept next to the
+	// log (NonceStatePath); without, in memory for the session.
+	Issuer *Issuer
 }
 
 // Session is an MCP client session whose tools pass a continuity check
@@ -66,6 +74,7 @@ type Session struct {
 	t       *Transport
 	cfg     Config
 	log     *Log
+	issuer  *IssuerClient // nil without Config.Issuer
 
 	// checkMu makes checks, re-checks and confirmations one at a time.
 	checkMu sync.Mutex
@@ -75,9 +84,10 @@ type Session struct {
 	lock []byte
 	obs  Observation
 	rec  Record
-	seen int64  // list_changed notifications the current record covers
-	prev string // record_sha256 of the newest record, for the chain
-	err  error  // a check that could not be made: every call fails with it
+	cons Consultation // the issuer's part of rec
+	seen int64        // list_changed notifications the current record covers
+	prev string       // record_sha256 of the newest record, for the chain
+	err  error        // a check that could not be made: every call fails with it
 
 	done    chan struct{}
 	watcher sync.WaitGroup
@@ -121,6 +131,15 @@ func Open(ctx context.Context, impl *mcp.Implementation, copts *mcp.ClientOption
 	}
 	s := &Session{sopts: sopts, t: t, cfg: cfg, lock: lock, done: make(chan struct{}), changed: make(chan struct{}, 1)}
 	s.client = mcp.NewClient(impl, s.clientOptions(copts))
+	if cfg.Issuer != nil {
+		state := ""
+		if cfg.LogPath != "" {
+			state = NonceStatePath(cfg.LogPath)
+		}
+		if s.issuer, err = NewIssuerClient(*cfg.Issuer, cfg.KeyDirectory, state); err != nil {
+			return nil, fmt.Errorf("preflight: %w", err)
+		}
+	}
 	if cfg.LogPath != "" {
 		if s.log, err = OpenLog(cfg.LogPath); err != nil {
 			return nil, fmt.Errorf("preflight: %w", err)
@@ -147,6 +166,15 @@ func (s *Session) Record() Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.rec
+}
+
+// Consultation returns what the issuer gave the newest record (the zero
+// Consultation without Config.Issuer): whether it was asked, guard's
+// answer, or why it could not be asked.
+func (s *Session) Consultation() Consultation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cons
 }
 
 // Recheck observes the tool list again and checks it, whether or not the
@@ -326,16 +354,18 @@ func (s *Session) watch() {
 // for. Callers hold checkMu.
 func (s *Session) recheck(ctx context.Context) error {
 	obs, seen := s.observe(ctx)
-	rec, err := s.check(obs, false)
+	rec, cons, err := s.check(ctx, obs, false)
 	if err == nil && rec.Effect == EffectRefresh {
+		// The refreshed check asks the issuer again too: refresh is how an
+		// expired or replayed receipt is answered (spec §4).
 		obs, seen = s.observe(ctx)
-		rec, err = s.check(obs, true)
+		rec, cons, err = s.check(ctx, obs, true)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.err = err
 	if err == nil {
-		s.obs, s.rec, s.seen = obs, rec, seen
+		s.obs, s.rec, s.cons, s.seen = obs, rec, cons, seen
 	}
 	return err
 }
@@ -360,20 +390,30 @@ func (s *Session) observe(ctx context.Context) (Observation, int64) {
 	return obs, seen
 }
 
-// check runs the continuity check on obs, chains, logs and hands on the
-// record. A record that cannot be logged is an error: a decision must not
-// be acted on without its record.
-func (s *Session) check(obs Observation, refreshed bool) (Record, error) {
+// check asks the issuer (with Config.Issuer), runs the continuity check on
+// obs with its evidence, chains, logs and hands on the record. A record
+// that cannot be logged is an error: a decision must not be acted on
+// without its record.
+func (s *Session) check(ctx context.Context, obs Observation, refreshed bool) (Record, Consultation, error) {
 	s.mu.Lock()
 	req := Request{Settings: s.cfg.Settings, Lock: s.lock, Observation: obs, Now: s.cfg.Now(), PrevRecordSHA256: s.prev, Refreshed: refreshed}
 	s.mu.Unlock()
+	var cons Consultation
+	if s.issuer != nil {
+		var err error
+		cons, err = s.issuer.Consult(ctx, ServiceQuery{Lock: req.Lock, Settings: req.Settings, Observation: obs, Now: req.Now})
+		if err != nil {
+			return Record{}, cons, fmt.Errorf("preflight: %w", err)
+		}
+		req.Evidence = cons.Evidence
+	}
 	rec, err := Check(req)
 	if err != nil {
-		return Record{}, fmt.Errorf("preflight: %w", err)
+		return Record{}, cons, fmt.Errorf("preflight: %w", err)
 	}
 	if s.log != nil {
 		if err := s.log.Append(rec); err != nil {
-			return Record{}, fmt.Errorf("preflight: %w", err)
+			return Record{}, cons, fmt.Errorf("preflight: %w", err)
 		}
 	}
 	s.mu.Lock()
@@ -382,7 +422,7 @@ func (s *Session) check(obs Observation, refreshed bool) (Record, error) {
 	if s.cfg.OnRecord != nil {
 		s.cfg.OnRecord(rec)
 	}
-	return rec, nil
+	return rec, cons, nil
 }
 
 // confirmable are the observations a confirmation may leave unnamed: no
@@ -390,6 +430,32 @@ func (s *Session) check(obs Observation, refreshed bool) (Record, error) {
 // (tool_removed: dropping it makes nothing callable), and an approval that
 // is only old (baseline_stale: re-approving is the cure).
 var confirmable = []string{"unchanged", "tool_removed", "baseline_stale"}
+
+// issuerSawTheChange reports whether f is the issuer's refusal for no other
+// reason than its decision: a signed lock check blocks exactly when the list
+// differs from the lockfile, which is what re-approval resolves. The check
+// after Confirm asks the issuer again, about the new baseline, so nothing
+// the issuer says goes unheard. Any other failing answer (a key, freshness,
+// subject, baseline) is not resolved by re-approving tools.
+func issuerSawTheChange(f Finding) bool {
+	if f.Observation != "decision_refused" {
+		return false
+	}
+	var d struct {
+		Failed []struct {
+			Reason string `json:"reason"`
+		} `json:"failed"`
+	}
+	if json.Unmarshal(f.Detail, &d) != nil || len(d.Failed) == 0 {
+		return false
+	}
+	for _, x := range d.Failed {
+		if x.Reason != "not_allowed" {
+			return false
+		}
+	}
+	return true
+}
 
 // Confirm re-approves the tool list of the current record, as a person's
 // act: the caller has shown a person what changed for each tool named and
@@ -403,7 +469,8 @@ var confirmable = []string{"unchanged", "tool_removed", "baseline_stale"}
 // never approve another's change on the side. Any observation about the
 // session rather than a tool (a different server, an untrusted baseline,
 // evidence, a policy version) is refused too; those are not resolved by
-// re-approving tools.
+// re-approving tools. The one exception is the issuer's refusal of a list
+// that differs from the lockfile (issuerSawTheChange).
 func (s *Session) Confirm(names ...string) (Record, error) {
 	s.checkMu.Lock()
 	defer s.checkMu.Unlock()
@@ -420,7 +487,7 @@ func (s *Session) Confirm(names ...string) (Record, error) {
 	var unnamed []string
 	for _, f := range rec.Observations {
 		switch {
-		case slices.Contains(confirmable, f.Observation):
+		case slices.Contains(confirmable, f.Observation), issuerSawTheChange(f):
 		case f.Tool != "" && slices.Contains(names, f.Tool):
 			named[f.Tool] = true
 		case f.Tool != "":
@@ -459,14 +526,16 @@ func (s *Session) Confirm(names ...string) (Record, error) {
 	s.mu.Lock()
 	s.lock = newLock
 	s.mu.Unlock()
-	rec, err = s.check(obs, false)
+	// The issuer is asked about the new baseline too; its deadline bounds
+	// the wait.
+	rec, cons, err := s.check(context.Background(), obs, false)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.err = err
 	if err != nil {
 		return Record{}, err
 	}
-	s.rec = rec
+	s.rec, s.cons = rec, cons
 	return rec, nil
 }
 

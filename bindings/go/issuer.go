@@ -1,0 +1,410 @@
+package preflight
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/crawlcheck/verifier/core/timefmt"
+	"github.com/crawlcheck/verifier/internal/atomicfile"
+	"github.com/crawlcheck/verifier/internal/corecall"
+)
+
+// The service path (docs/receipts.md, "Service path for SDKs"): before the
+// continuity check, the issuer is asked for a signed lock check of exactly
+// the pages the host read; the core's guard judges the receipt against the
+// deployment's own keys, policy and replay state; and guard's observations
+// go into the check as evidence. The record's effect is the strongest of the
+// local comparison's and the evidence's, so an issuer can make a check
+// stricter and never weaker. An issuer that cannot be asked is the evidence
+// service_unavailable, and the local comparison stands as the fallback.
+
+// DefaultIssuerTimeout bounds one consultation of the issuer (its key
+// directory and the lock check) when Issuer.Timeout is zero.
+const DefaultIssuerTimeout = 5 * time.Second
+
+// OperationLockCheck is the operation the service path asks for.
+const OperationLockCheck = "mcp.lock.check"
+
+// maxIssuerAnswer bounds what is read of one issuer answer: a receipt
+// carries the pages it judged, which the core bounds at 16 MiB a request.
+const maxIssuerAnswer = 32 << 20
+
+// Issuer configures the service path: which issuer to ask, and which keys
+// may vouch for its answers.
+type Issuer struct {
+	// URL is the issuer's base URL (https://…; the API is under /api/v1/).
+	URL string
+	// PinnedKeys are issuer keys the deployment pinned. Without a trusted
+	// key directory (Settings.KeyDirectory, the operator's own copy), the
+	// issuer's directory is fetched on every consultation and used only for
+	// the keys pinned here: it can retire or narrow a pinned key, never
+	// vouch for another. With neither, there is nothing to trust an answer
+	// by, and the configuration is refused.
+	PinnedKeys []PinnedKey
+	// Timeout bounds one consultation; 0 means DefaultIssuerTimeout.
+	Timeout time.Duration
+	// HTTPClient sends the requests; nil means http.DefaultClient. The
+	// consultation's deadline applies whatever the client's own timeout.
+	HTTPClient *http.Client
+}
+
+// PinnedKey is an issuer key the deployment pinned: its key id and the
+// base64 of its Ed25519 public key.
+type PinnedKey struct {
+	KID       string `json:"kid"`
+	PublicKey string `json:"public_key"`
+}
+
+// Consultation is what asking the issuer gave one check.
+type Consultation struct {
+	// Asked is false when the issuer was not asked: the host read no whole
+	// tool list (a failure, a truncated or malformed list), so there was
+	// nothing for the issuer to judge, and the record's own observation
+	// already stops the session under the default policy.
+	Asked bool
+	// Unavailable says why the issuer gave no answer to judge ("" when it
+	// answered): the evidence is then service_unavailable.
+	Unavailable string
+	// Guard is the core's guard answer on the issuer's receipt (canonical
+	// JSON), nil when there was none.
+	Guard json.RawMessage
+	// PolicyResult and EvidenceLevel are read from Guard.
+	PolicyResult  string
+	EvidenceLevel string
+	// Evidence is what the continuity check is given: guard's
+	// observations as they are, or service_unavailable.
+	Evidence []Evidence
+}
+
+// IssuerClient asks one issuer and keeps the replay state (the nonces of
+// the receipts already accepted) between answers: in memory, and in a
+// state file when one is named, so that a receipt replayed to a later run is
+// still seen.
+type IssuerClient struct {
+	cfg       Issuer
+	directory []byte // the trusted key directory; nil when fetched
+	statePath string
+
+	mu   sync.Mutex // guards seen, and the state file
+	seen json.RawMessage
+}
+
+// NonceStatePath is where the replay state of a record log is kept: next
+// to the log, so that whoever keeps the log keeps the state.
+func NonceStatePath(logPath string) string { return logPath + ".issuer-nonces.json" }
+
+// nonceStateKind names the state file's format.
+const nonceStateKind = "crawlcheck-issuer-nonces"
+
+// NewIssuerClient checks the configuration and loads the replay state from
+// statePath ("" keeps it in memory only). keyDirectory is the operator's
+// copy of the issuer's key directory (trusted as it is), or nil. A state
+// file that cannot be read is an error: replays could no longer be seen.
+func NewIssuerClient(cfg Issuer, keyDirectory []byte, statePath string) (*IssuerClient, error) {
+	u, err := url.Parse(cfg.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("issuer URL %q: not an http(s) URL", cfg.URL)
+	}
+	if keyDirectory == nil && len(cfg.PinnedKeys) == 0 {
+		return nil, errors.New("issuer: no key to judge its answers by: give the operator's copy of its key directory, or pin its keys")
+	}
+	for _, k := range cfg.PinnedKeys {
+		if k.KID == "" || k.PublicKey == "" {
+			return nil, fmt.Errorf("issuer: pinned key %+v: a key id and a public key are both required", k)
+		}
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultIssuerTimeout
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = http.DefaultClient
+	}
+	cfg.URL = strings.TrimSuffix(cfg.URL, "/")
+	c := &IssuerClient{cfg: cfg, directory: keyDirectory, statePath: statePath, seen: json.RawMessage("[]")}
+	if statePath == "" {
+		return c, nil
+	}
+	b, err := os.ReadFile(statePath)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return c, nil
+	case err != nil:
+		return nil, fmt.Errorf("issuer replay state: %w", err)
+	}
+	var st struct {
+		Kind       string          `json:"kind"`
+		SeenNonces json.RawMessage `json:"seen_nonces"`
+	}
+	if err := json.Unmarshal(b, &st); err != nil || st.Kind != nonceStateKind || !bytes.HasPrefix(st.SeenNonces, []byte("[")) {
+		return nil, fmt.Errorf("issuer replay state %s: not a %s file; move it aside (replays it recorded would go unseen)", statePath, nonceStateKind)
+	}
+	c.seen = st.SeenNonces
+	return c, nil
+}
+
+// ServiceQuery is one check's question to the issuer.
+type ServiceQuery struct {
+	// Lock is the approved lockfile, as on disk.
+	Lock []byte
+	// Settings give the server's name in an agentgate.lock and the
+	// deployment's policy, which guard judges the receipt by.
+	Settings    Settings
+	Observation Observation
+	Now         time.Time
+}
+
+// Consult asks the issuer about the observation and judges its answer with
+// the core's guard. An error means the question could not be put at all
+// (an observation that names no endpoint, a lockfile, policy or key
+// directory of the deployment's own that guard refuses, a replay state that
+// cannot be written): there must be no record then. Everything the issuer
+// does wrong is in the Consultation.
+func (c *IssuerClient) Consult(ctx context.Context, q ServiceQuery) (Consultation, error) {
+	obs := q.Observation
+	if obs.Endpoint == "" {
+		return Consultation{}, errors.New("issuer: the observation names no endpoint for a receipt to speak about")
+	}
+	pages, reading, ok := wholeList(obs)
+	if !ok {
+		return Consultation{}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+
+	dir := c.directory
+	if dir == nil {
+		fetched, err := c.get(ctx, "/api/v1/keys")
+		if err != nil {
+			return c.unavailable("key_directory", err), nil
+		}
+		if dir, err = pinnedOnly(fetched, c.cfg.PinnedKeys); err != nil {
+			return c.unavailable("key_directory", err), nil
+		}
+		// The core reads a directory strictly; one it refuses is the
+		// issuer's garbage, not the deployment's mistake.
+		if dir != nil {
+			if _, err := ReadLock(q.Lock, q.Now, Settings{KeyDirectory: dir}); err != nil {
+				return c.unavailable("key_directory", fmt.Errorf("the core refuses the issuer's key directory: %w", err)), nil
+			}
+		}
+	}
+
+	body := map[string]any{"lock": string(q.Lock), "pages": pages, "subject": obs.Endpoint}
+	if q.Settings.ServerName != "" {
+		body["server_name"] = q.Settings.ServerName
+	}
+	answer, err := c.post(ctx, "/api/v1/mcp/lock/check", body)
+	if err != nil {
+		return c.unavailable("lock_check", err), nil
+	}
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	req := map[string]any{
+		"receipt":               string(answer),
+		"expected_subject":      obs.Endpoint,
+		"expected_operation":    OperationLockCheck,
+		"now":                   timefmt.Format(q.Now),
+		"seen_nonces":           c.seen,
+		"lock":                  string(q.Lock),
+		"observed_tools_sha256": reading,
+	}
+	if dir != nil {
+		req["key_directory"] = string(dir)
+	}
+	if len(c.cfg.PinnedKeys) > 0 {
+		req["pinned_keys"] = c.cfg.PinnedKeys
+	}
+	if q.Settings.Policy != nil {
+		req["policy"] = string(q.Settings.Policy)
+	}
+	raw, err := corecall.Call("guard", req)
+	if err != nil {
+		return Consultation{}, fmt.Errorf("issuer: judging its answer: %w", err)
+	}
+	var g struct {
+		PolicyResult  string          `json:"policy_result"`
+		EvidenceLevel string          `json:"evidence_level"`
+		Observations  []Evidence      `json:"observations"`
+		SeenNonces    json.RawMessage `json:"seen_nonces"`
+	}
+	if err := json.Unmarshal(raw, &g); err != nil {
+		return Consultation{}, fmt.Errorf("issuer: reading guard's answer: %w", err)
+	}
+	if err := c.keep(g.SeenNonces); err != nil {
+		return Consultation{}, err
+	}
+	return Consultation{Asked: true, Guard: raw, PolicyResult: g.PolicyResult, EvidenceLevel: g.EvidenceLevel, Evidence: g.Observations}, nil
+}
+
+// wholeList returns the observation's pages as the core takes them and the
+// host's own reading (hash_tools' tools_sha256), ok false when there is no
+// whole list to ask about: nothing read, a list cut short, or pages the
+// core cannot hash.
+func wholeList(obs Observation) (pages any, reading string, ok bool) {
+	if obs.Failure != "" || obs.Unfollowed != "" {
+		return nil, "", false
+	}
+	facts := observedJSON(obs)
+	var h struct {
+		ToolsSHA256 string          `json:"tools_sha256"`
+		Truncated   json.RawMessage `json:"truncated"`
+	}
+	if err := corecall.Into("hash_tools", map[string]any{"pages": facts["pages"]}, &h); err != nil {
+		return nil, "", false
+	}
+	if len(h.Truncated) > 0 && string(h.Truncated) != "null" {
+		return nil, "", false
+	}
+	return facts["pages"], h.ToolsSHA256, true
+}
+
+// pinnedOnly keeps of a fetched key directory only the keys the deployment
+// pinned (same key id, same public key), with its kind, version and issuer:
+// so it can retire a pinned key, bound its window or name the issuer, and
+// vouch for nothing else. nil when it holds none of them: the pins alone
+// then decide. A document that is not a JSON object is an error.
+func pinnedOnly(fetched []byte, pins []PinnedKey) ([]byte, error) {
+	var d map[string]json.RawMessage
+	if err := json.Unmarshal(fetched, &d); err != nil {
+		return nil, fmt.Errorf("the key directory is not a JSON object: %w", err)
+	}
+	var keys []json.RawMessage
+	if err := json.Unmarshal(d["keys"], &keys); err != nil {
+		return nil, fmt.Errorf("the key directory's keys are not an array: %w", err)
+	}
+	var kept []json.RawMessage
+	for _, k := range keys {
+		var id PinnedKey
+		if json.Unmarshal(k, &id) != nil {
+			continue
+		}
+		for _, p := range pins {
+			if p == id {
+				kept = append(kept, k)
+				break
+			}
+		}
+	}
+	if len(kept) == 0 {
+		return nil, nil
+	}
+	d["keys"], _ = json.Marshal(kept)
+	return json.Marshal(d)
+}
+
+// unavailable is the consultation of an issuer that gave no answer to judge:
+// the evidence service_unavailable, whose detail says what failed and that
+// the local comparison is the fallback.
+func (c *IssuerClient) unavailable(step string, err error) Consultation {
+	detail, _ := json.Marshal(map[string]string{
+		"issuer":    c.cfg.URL,
+		"operation": OperationLockCheck,
+		"step":      step,
+		"error":     err.Error(),
+		"fallback":  "local_comparison",
+	})
+	return Consultation{
+		Asked:       true,
+		Unavailable: step + ": " + err.Error(),
+		Evidence:    []Evidence{{Observation: "service_unavailable", Detail: detail}},
+	}
+}
+
+// get and post send one request within ctx and return the body of a 200
+// answer. Anything else — no connection, the deadline, another status, a
+// body cut short or too long, bytes that are not a JSON object — is an
+// error: the issuer gave nothing to judge.
+func (c *IssuerClient) get(ctx context.Context, path string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.cfg.URL+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	return c.do(req)
+}
+
+func (c *IssuerClient) post(ctx context.Context, path string, body any) ([]byte, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the request: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.URL+path, bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	return c.do(req)
+}
+
+func (c *IssuerClient) do(req *http.Request) ([]byte, error) {
+	resp, err := c.cfg.HTTPClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, timedOut(err))
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxIssuerAnswer+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%s %s: reading the answer: %w", req.Method, req.URL.Path, timedOut(err))
+	case resp.StatusCode != http.StatusOK:
+		return nil, fmt.Errorf("%s %s: HTTP %d: %s", req.Method, req.URL.Path, resp.StatusCode, excerpt(body))
+	case len(body) > maxIssuerAnswer:
+		return nil, fmt.Errorf("%s %s: the answer exceeds %d bytes", req.Method, req.URL.Path, maxIssuerAnswer)
+	case !utf8.Valid(body) || !json.Valid(body) || !bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("{")):
+		return nil, fmt.Errorf("%s %s: the answer is not a JSON object: %s", req.Method, req.URL.Path, excerpt(body))
+	}
+	return body, nil
+}
+
+// timedOut names a deadline as such: "context deadline exceeded" deep in a
+// url.Error says less than "timed out".
+func timedOut(err error) error {
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		return fmt.Errorf("timed out: %w", err)
+	}
+	return err
+}
+
+// excerpt is the start of a body, for an error message.
+func excerpt(b []byte) string {
+	const n = 200
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// keep replaces the replay state with guard's answer and writes the state
+// file when it changed. Callers hold c.mu.
+func (c *IssuerClient) keep(seen json.RawMessage) error {
+	if len(seen) == 0 {
+		return errors.New("issuer: guard's answer holds no seen_nonces")
+	}
+	changed := !bytes.Equal(seen, c.seen)
+	c.seen = seen
+	if c.statePath == "" || !changed {
+		return nil
+	}
+	b, err := json.Marshal(map[string]any{"kind": nonceStateKind, "v": 1, "seen_nonces": seen})
+	if err != nil {
+		return fmt.Errorf("issuer replay state: %w", err)
+	}
+	if err := atomicfile.Write(c.statePath, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("issuer replay state: %w", err)
+	}
+	return nil
+}

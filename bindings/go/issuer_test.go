@@ -1,0 +1,408 @@
+package preflight_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	preflight "github.com/crawlcheck/verifier/bindings/go"
+)
+
+// The service path tests run the real test issuer (hosttest/issuer, its
+// clock stopped at testNow) next to the real scenario server, and change
+// its knobs while it runs.
+
+// Test issuer keys (testdata/keys): the active and the retired one.
+var (
+	activeKey  = preflight.PinnedKey{KID: "test-issuer-2026", PublicKey: "R2+nOTqJ24B+Bub9jH6p+WWS7P39GRzcQVzBDMKGvUQ="}
+	retiredKey = preflight.PinnedKey{KID: "test-issuer-2025", PublicKey: "LGF8kOr4DTbH6K8S38o8mnNtd5vPqWWEBOkxiUtWIeg="}
+)
+
+// issuerTimeout bounds each consultation: the issuer runs on this machine.
+const issuerTimeout = 3 * time.Second
+
+type testIssuer struct{ url string }
+
+// startIssuer runs the test issuer until the test ends.
+func startIssuer(t *testing.T) *testIssuer {
+	t.Helper()
+	cmd := exec.Command(issuerBin, "--listen", "127.0.0.1:0", "--keys", filepath.Join("..", "..", "testdata", "keys"),
+		"--now", testNow.Format(time.RFC3339))
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	})
+	line := make(chan string, 1)
+	go func() {
+		l, _ := bufio.NewReader(stdout).ReadString('\n')
+		line <- strings.TrimSpace(l)
+	}()
+	select {
+	case l := <-line:
+		if !strings.HasPrefix(l, "http://127.0.0.1:") {
+			t.Fatalf("the issuer printed %q, want its URL", l)
+		}
+		return &testIssuer{url: l}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the issuer printed no URL")
+	}
+	return nil
+}
+
+// knobs sets the issuer's knobs (a JSON object; "{}" is an honest issuer).
+func (i *testIssuer) knobs(t *testing.T, body string) {
+	t.Helper()
+	resp, err := http.Post(i.url+"/admin/knobs", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("knobs %s: %s", body, resp.Status)
+	}
+}
+
+// testDirectory is the operator's copy of the test issuer's key directory.
+func testDirectory(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "keys", "test-directory.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// serviceConfig is a session config that asks iss, trusting the operator's
+// copy of its key directory.
+func serviceConfig(t *testing.T, lockPath string, iss *testIssuer) preflight.Config {
+	return preflight.Config{LockPath: lockPath, Settings: preflight.Settings{KeyDirectory: testDirectory(t)},
+		Issuer: &preflight.Issuer{URL: iss.url, Timeout: issuerTimeout}}
+}
+
+// observations lists a record's observation names, in order.
+func observations(rec preflight.Record) []string {
+	var out []string
+	for _, f := range rec.Observations {
+		out = append(out, f.Observation)
+	}
+	return out
+}
+
+// finding returns the record's finding of an observation, or fails.
+func finding(t *testing.T, rec preflight.Record, name string) preflight.Finding {
+	t.Helper()
+	for _, f := range rec.Observations {
+		if f.Observation == name {
+			return f
+		}
+	}
+	t.Fatalf("the record has no %s: %v", name, observations(rec))
+	return preflight.Finding{}
+}
+
+// failedReasons are the reasons listed in an evidence finding's detail.
+func failedReasons(t *testing.T, f preflight.Finding) []string {
+	t.Helper()
+	var d struct {
+		Failed []struct{ Reason string } `json:"failed"`
+	}
+	if err := json.Unmarshal(f.Detail, &d); err != nil {
+		t.Fatalf("detail %s: %v", f.Detail, err)
+	}
+	var out []string
+	for _, x := range d.Failed {
+		out = append(out, x.Reason)
+	}
+	return out
+}
+
+func TestServiceAgreeing(t *testing.T) {
+	eachKind(t, func(t *testing.T, kind string) {
+		s := start(t, kind, `{"tools":`+threeTools+`}`)
+		lockPath := lockOf(t, s, preflight.LockOptions{})
+		iss := startIssuer(t)
+		sess, recs := open(t, s, serviceConfig(t, lockPath, iss))
+		rec, cons := recs.next(t), sess.Consultation()
+		if rec.Effect != preflight.EffectProceed || !slices.Equal(observations(rec), []string{"unchanged"}) {
+			t.Fatalf("issuer agreeing: effect %s, observations %v; want proceed, unchanged", rec.Effect, observations(rec))
+		}
+		if !cons.Asked || cons.Unavailable != "" || cons.PolicyResult != "proceed" || cons.EvidenceLevel != "C" || len(cons.Evidence) != 0 {
+			t.Fatalf("consultation %+v; want asked, proceed at level C, no evidence", cons)
+		}
+
+		// The rug pull: the issuer sees the change too, and its signed lock
+		// check blocks: decision_refused, deny by default, on top of the
+		// local pause_tool.
+		s.mutate(t, t2RugPull)
+		pulled := recs.next(t)
+		if pulled.Effect != preflight.EffectDeny || !slices.Equal(observations(pulled), []string{"description_changed", "decision_refused"}) {
+			t.Fatalf("rug pull: effect %s, observations %v; want deny with description_changed and decision_refused", pulled.Effect, observations(pulled))
+		}
+		if r := failedReasons(t, finding(t, pulled, "decision_refused")); !slices.Equal(r, []string{"not_allowed"}) {
+			t.Errorf("decision_refused reasons %v, want not_allowed", r)
+		}
+		refusal(t, call(sess, "t1"))
+
+		// Re-approval resolves what the issuer refused: the check after
+		// Confirm asks it again, about the new baseline.
+		confirmed, err := sess.Confirm("t2")
+		if err != nil {
+			t.Fatalf("Confirm: %v", err)
+		}
+		if confirmed.Effect != preflight.EffectProceed || sess.Consultation().PolicyResult != "proceed" {
+			t.Errorf("after Confirm: effect %s, issuer %+v", confirmed.Effect, sess.Consultation())
+		}
+		if err := call(sess, "t2"); err != nil {
+			t.Errorf("calling t2 after Confirm: %v", err)
+		}
+	})
+}
+
+// TestServiceUnavailable: an issuer that cannot be asked is
+// service_unavailable, with the local comparison as the fallback. The
+// default policy pauses on it; an operator who accepts the local comparison
+// alone says service_unavailable: proceed, and the local comparison decides.
+func TestServiceUnavailable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + ln.Addr().String()
+	ln.Close()
+	fallback := []byte(`{"kind":"crawlcheck-policy","v":1,"version":"t-fallback","effects":{"service_unavailable":"proceed"}}`)
+
+	for _, c := range []struct{ name, knobs, want string }{
+		{"refused", "", "connect: connection refused"},
+		{"503", `{"down":"503"}`, "HTTP 503"},
+		{"hang", `{"down":"hang"}`, "timed out"},
+		{"garbage", `{"down":"garbage"}`, "not a JSON object"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := start(t, "http", `{"tools":`+threeTools+`}`)
+			lockPath := lockOf(t, s, preflight.LockOptions{})
+			cfg := serviceConfig(t, lockPath, &testIssuer{url: refused})
+			if c.knobs != "" {
+				iss := startIssuer(t)
+				iss.knobs(t, c.knobs)
+				cfg.Issuer.URL = iss.url
+			}
+			cfg.Issuer.Timeout = 250 * time.Millisecond
+
+			// Unchanged, default policy: the local comparison found nothing,
+			// and the session pauses on the unreachable issuer.
+			sess, _ := open(t, s, cfg)
+			rec, cons := sess.Record(), sess.Consultation()
+			if rec.Effect != preflight.EffectPause || !slices.Equal(observations(rec), []string{"unchanged", "service_unavailable"}) {
+				t.Fatalf("effect %s, observations %v; want pause with unchanged and service_unavailable", rec.Effect, observations(rec))
+			}
+			f := finding(t, rec, "service_unavailable")
+			if !strings.Contains(cons.Unavailable, c.want) || !bytes.Contains(f.Detail, []byte(`"fallback":"local_comparison"`)) ||
+				!bytes.Contains(f.Detail, []byte(c.want)) {
+				t.Errorf("unavailable %q, detail %s; want %q and the fallback named", cons.Unavailable, f.Detail, c.want)
+			}
+
+			// The operator's fallback policy: unchanged proceeds, the record
+			// still says the issuer was not heard.
+			sess.Close()
+			cfg.Settings.Policy = fallback
+			sess, _ = open(t, s, cfg)
+			if rec := sess.Record(); rec.Effect != preflight.EffectProceed || finding(t, rec, "service_unavailable").Effect != preflight.EffectProceed {
+				t.Fatalf("fallback policy, unchanged: effect %s, %v", rec.Effect, observations(rec))
+			}
+
+			// A rug pull with the issuer down: the local comparison still
+			// withholds the changed tool; with the default policy the whole
+			// session is paused as well.
+			sess.Close()
+			s.mutate(t, t2RugPull)
+			sess, _ = open(t, s, cfg)
+			rec = sess.Record()
+			if rec.Effect != preflight.EffectPauseTool || rec.Tools["t2"] != preflight.EffectPauseTool || rec.Tools["t1"] != preflight.EffectProceed {
+				t.Fatalf("fallback policy, rug pull: effect %s, tools %v; want t2 alone withheld", rec.Effect, rec.Tools)
+			}
+			refusal(t, call(sess, "t2"))
+			if err := call(sess, "t1"); err != nil {
+				t.Errorf("fallback policy: calling t1: %v", err)
+			}
+			sess.Close()
+			cfg.Settings.Policy = nil
+			sess, _ = open(t, s, cfg)
+			if rec := sess.Record(); rec.Effect != preflight.EffectPause || rec.Tools["t2"] != preflight.EffectPause || rec.Tools["t1"] != preflight.EffectPause {
+				t.Errorf("default policy, rug pull: effect %s, tools %v; want every tool paused", rec.Effect, rec.Tools)
+			}
+		})
+	}
+}
+
+// TestServiceLate: an expired receipt is evidence_expired, whose refresh
+// asks the issuer once more; late again, the session pauses.
+func TestServiceLate(t *testing.T) {
+	s := start(t, "http", `{"tools":`+threeTools+`}`)
+	lockPath := lockOf(t, s, preflight.LockOptions{})
+	iss := startIssuer(t)
+	iss.knobs(t, `{"late":true}`)
+	_, recs := open(t, s, serviceConfig(t, lockPath, iss))
+	first, second := recs.next(t), recs.next(t)
+	if first.Effect != preflight.EffectRefresh || second.Effect != preflight.EffectPause || second.PrevSHA256 != first.SHA256 {
+		t.Fatalf("records %s then %s; want refresh, then pause chained to it", first.Effect, second.Effect)
+	}
+	a, b := finding(t, first, "evidence_expired"), finding(t, second, "evidence_expired")
+	if !slices.Equal(failedReasons(t, a), []string{"expired"}) {
+		t.Errorf("reasons %v, want expired", failedReasons(t, a))
+	}
+	var da, db struct {
+		Receipt string `json:"receipt_sha256"`
+	}
+	json.Unmarshal(a.Detail, &da)
+	json.Unmarshal(b.Detail, &db)
+	if da.Receipt == "" || da.Receipt == db.Receipt {
+		t.Errorf("receipts %q and %q: the refresh must ask the issuer again", da.Receipt, db.Receipt)
+	}
+}
+
+// TestServiceIntegrity: the issuer's answer fails a question of the
+// integrity class, and the session is denied.
+func TestServiceIntegrity(t *testing.T) {
+	for _, c := range []struct{ name, knobs, observation, reason string }{
+		{"retired key", `{"key":"retired"}`, "key_retired", "retired_key"},
+		{"unknown key", `{"key":"unknown"}`, "key_unknown", "key_unknown"},
+		{"other subject", `{"subject":"http://elsewhere.invalid/mcp"}`, "server_identity_mismatch", "other_subject"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := start(t, "http", `{"tools":`+threeTools+`}`)
+			lockPath := lockOf(t, s, preflight.LockOptions{})
+			iss := startIssuer(t)
+			iss.knobs(t, c.knobs)
+			sess, _ := open(t, s, serviceConfig(t, lockPath, iss))
+			rec := sess.Record()
+			if rec.Effect != preflight.EffectDeny || !slices.Equal(observations(rec), []string{"unchanged", c.observation}) {
+				t.Fatalf("effect %s, observations %v; want deny with %s", rec.Effect, observations(rec), c.observation)
+			}
+			if r := failedReasons(t, finding(t, rec, c.observation)); !slices.Contains(r, c.reason) {
+				t.Errorf("reasons %v, want %s", r, c.reason)
+			}
+			if sess.Consultation().PolicyResult != "deny" {
+				t.Errorf("guard's result %s, want deny", sess.Consultation().PolicyResult)
+			}
+		})
+	}
+}
+
+// TestServiceReplay: a receipt whose nonce was seen is evidence_expired;
+// the refresh gets the same nonce again, and the session pauses. The replay
+// state is kept next to the log, so a later session sees the replay too.
+func TestServiceReplay(t *testing.T) {
+	s := start(t, "http", `{"tools":`+threeTools+`}`)
+	lockPath := lockOf(t, s, preflight.LockOptions{})
+	iss := startIssuer(t)
+	iss.knobs(t, `{"reuse_nonce":true}`)
+	cfg := serviceConfig(t, lockPath, iss)
+	cfg.LogPath = filepath.Join(t.TempDir(), "records.jsonl")
+
+	first, _ := open(t, s, cfg)
+	if rec := first.Record(); rec.Effect != preflight.EffectProceed {
+		t.Fatalf("the first receipt with the nonce: effect %s, %v", rec.Effect, observations(rec))
+	}
+	first.Close()
+	if _, err := os.Stat(preflight.NonceStatePath(cfg.LogPath)); err != nil {
+		t.Fatalf("no replay state next to the log: %v", err)
+	}
+
+	second, recs := open(t, s, cfg)
+	a, b := recs.next(t), recs.next(t)
+	if a.Effect != preflight.EffectRefresh || b.Effect != preflight.EffectPause || second.Record().SHA256 != b.SHA256 {
+		t.Fatalf("replayed: records %s then %s; want refresh, then pause", a.Effect, b.Effect)
+	}
+	if r := failedReasons(t, finding(t, b, "evidence_expired")); !slices.Equal(r, []string{"nonce_seen"}) {
+		t.Errorf("reasons %v, want nonce_seen", r)
+	}
+
+	// A session with its own log has no such state: the same receipt is new
+	// to it. (What made the difference above is the state file.)
+	cfg.LogPath = filepath.Join(t.TempDir(), "records.jsonl")
+	if fresh, _ := open(t, s, cfg); fresh.Record().Effect != preflight.EffectProceed {
+		t.Errorf("a fresh replay state: effect %s", fresh.Record().Effect)
+	}
+}
+
+// TestServicePinnedKeys: without the operator's copy of the key directory,
+// the issuer's own is fetched and used only for the keys pinned.
+func TestServicePinnedKeys(t *testing.T) {
+	s := start(t, "http", `{"tools":`+threeTools+`}`)
+	lockPath := lockOf(t, s, preflight.LockOptions{})
+	iss := startIssuer(t)
+	for _, c := range []struct {
+		name   string
+		pins   []preflight.PinnedKey
+		knobs  string
+		effect string
+		obs    string
+	}{
+		{"active key pinned", []preflight.PinnedKey{activeKey}, `{}`, preflight.EffectProceed, ""},
+		// The issuer's directory lists its active key, but the deployment
+		// pinned another: the issuer cannot vouch for itself.
+		{"active key not pinned", []preflight.PinnedKey{retiredKey}, `{}`, preflight.EffectDeny, "key_unknown"},
+		// A pinned key the issuer's directory retired is retired.
+		{"retired key pinned", []preflight.PinnedKey{activeKey, retiredKey}, `{"key":"retired"}`, preflight.EffectDeny, "key_retired"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			iss.knobs(t, c.knobs)
+			sess, _ := open(t, s, preflight.Config{LockPath: lockPath,
+				Issuer: &preflight.Issuer{URL: iss.url, PinnedKeys: c.pins, Timeout: issuerTimeout}})
+			rec := sess.Record()
+			if rec.Effect != c.effect {
+				t.Fatalf("effect %s, observations %v; want %s", rec.Effect, observations(rec), c.effect)
+			}
+			if c.obs != "" {
+				finding(t, rec, c.obs)
+			}
+		})
+	}
+}
+
+// TestIssuerConfig: a configuration with nothing to trust answers by, or a
+// replay state that cannot be read, is refused before anything is asked.
+func TestIssuerConfig(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state.json")
+	os.WriteFile(state, []byte("not json"), 0o600)
+	for name, f := range map[string]func() error{
+		"no keys": func() error {
+			_, err := preflight.NewIssuerClient(preflight.Issuer{URL: "https://issuer.invalid"}, nil, "")
+			return err
+		},
+		"not a URL": func() error {
+			_, err := preflight.NewIssuerClient(preflight.Issuer{URL: "issuer.invalid"}, []byte(`{}`), "")
+			return err
+		},
+		"empty pin": func() error {
+			_, err := preflight.NewIssuerClient(preflight.Issuer{URL: "https://issuer.invalid", PinnedKeys: []preflight.PinnedKey{{KID: "k"}}}, nil, "")
+			return err
+		},
+		"broken state": func() error {
+			_, err := preflight.NewIssuerClient(preflight.Issuer{URL: "https://issuer.invalid"}, []byte(`{}`), state)
+			return err
+		},
+	} {
+		if f() == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
