@@ -21,7 +21,7 @@ const MaxPages = 1000
 // Observed is a whole tools/list as read through its pages.
 type Observed struct {
 	Tools     []Tool
-	Pages     int // the pages the binding read and handed over
+	Pages     int    // the pages the binding read and handed over
 	Truncated string // "" or one of the Truncated* reasons
 }
 
