@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	preflight "github.com/crawlcheck/verifier/bindings/go"
@@ -57,6 +60,8 @@ func cmdCheck(c *cli, args []string) error {
 	src.register(fs)
 	var sf settingsFlags
 	sf.register(fs)
+	var isf issuerFlags
+	isf.register(fs)
 	asJSON := fs.Bool("json", false, "print the record itself (canonical JSON, one line)")
 	logPath := fs.String("log", "", "append the record to the JSON-lines log `FILE`, chained to its last record")
 	if _, err := c.parse(fs, args, 0); err != nil {
@@ -64,6 +69,9 @@ func cmdCheck(c *cli, args []string) error {
 	}
 	if *lockPath == "" {
 		return usagef("--lock is required")
+	}
+	if isf.url != "" && src.tools != "" && src.url == "" {
+		return usagef("--issuer: a receipt speaks about an endpoint: with --tools, name the server with --url")
 	}
 	if sf.mode != "observe" && sf.mode != "review" && sf.mode != "enforce" {
 		return usagef("--mode %q: observe, review or enforce", sf.mode)
@@ -87,7 +95,11 @@ func cmdCheck(c *cli, args []string) error {
 		}
 		defer log.Close()
 	}
-	emit := func(rec preflight.Record) error {
+	issuer, err := isf.client(settings.KeyDirectory, *logPath)
+	if err != nil {
+		return err
+	}
+	emit := func(rec preflight.Record, cons preflight.Consultation) error {
 		if log != nil {
 			if err := log.Append(rec); err != nil {
 				return err
@@ -95,8 +107,11 @@ func cmdCheck(c *cli, args []string) error {
 		}
 		if *asJSON {
 			fmt.Fprintf(c.stdout, "%s\n", rec.Raw)
-		} else {
-			printRecord(c.stdout, rec)
+			return nil
+		}
+		printRecord(c.stdout, rec)
+		if issuer != nil {
+			printConsultation(c.stdout, isf.url, cons)
 		}
 		return nil
 	}
@@ -105,14 +120,23 @@ func cmdCheck(c *cli, args []string) error {
 		if err != nil {
 			return preflight.Record{}, err
 		}
-		rec, err := preflight.Check(preflight.Request{
+		req := preflight.Request{
 			Settings: settings, Lock: lock, Observation: obs, Now: now,
 			PrevRecordSHA256: prev, Refreshed: refreshed,
-		})
+		}
+		var cons preflight.Consultation
+		if issuer != nil {
+			q := preflight.ServiceQuery{Lock: lock, Settings: settings, Observation: obs, Now: now}
+			if cons, err = issuer.Consult(context.Background(), q); err != nil {
+				return preflight.Record{}, err
+			}
+			req.Evidence = cons.Evidence
+		}
+		rec, err := preflight.Check(req)
 		if err != nil {
 			return rec, err
 		}
-		return rec, emit(rec)
+		return rec, emit(rec, cons)
 	}
 	prev := ""
 	if log != nil {
@@ -120,7 +144,9 @@ func cmdCheck(c *cli, args []string) error {
 	}
 	rec, err := check(false, prev)
 	if err == nil && rec.Effect == preflight.EffectRefresh {
-		// The rules' refresh: check once more; refresh then means pause.
+		// The rules' refresh: check once more (asking the issuer again:
+		// refresh is how an expired or replayed receipt is answered);
+		// refresh then means pause.
 		if !*asJSON {
 			fmt.Fprintln(c.stdout, "\nrefresh: checking once more")
 		}
@@ -133,6 +159,71 @@ func cmdCheck(c *cli, args []string) error {
 		return blocked("%s", rec.Effect)
 	}
 	return nil
+}
+
+// issuerFlags configure the service path (docs/cli.md, check --issuer).
+type issuerFlags struct {
+	url     string
+	pins    stringList
+	timeout time.Duration
+}
+
+func (f *issuerFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.url, "issuer", "", "ask the issuer at `URL` for a signed lock check and let the policy judge it")
+	fs.Var(&f.pins, "issuer-pin", "pin an issuer key `KID:PUBKEY` (repeatable); without --issuer-keys, the issuer's own key directory is fetched and used only for pinned keys")
+	fs.DurationVar(&f.timeout, "issuer-timeout", preflight.DefaultIssuerTimeout, "bound on asking the issuer (its key directory and the lock check)")
+}
+
+// client returns the issuer client the flags configure, nil without
+// --issuer. The replay state is kept next to the log when there is one,
+// else in memory for this run.
+func (f *issuerFlags) client(keyDirectory []byte, logPath string) (*preflight.IssuerClient, error) {
+	if f.url == "" {
+		if len(f.pins) > 0 {
+			return nil, usagef("--issuer-pin without --issuer")
+		}
+		return nil, nil
+	}
+	if f.timeout <= 0 {
+		return nil, usagef("--issuer-timeout must be positive")
+	}
+	cfg := preflight.Issuer{URL: f.url, Timeout: f.timeout}
+	for _, p := range f.pins {
+		kid, pub, ok := strings.Cut(p, ":")
+		if !ok || kid == "" || pub == "" {
+			return nil, usagef("--issuer-pin %q: want KID:PUBKEY (the base64 Ed25519 public key)", p)
+		}
+		cfg.PinnedKeys = append(cfg.PinnedKeys, preflight.PinnedKey{KID: kid, PublicKey: pub})
+	}
+	if keyDirectory == nil && len(cfg.PinnedKeys) == 0 {
+		return nil, usagef("--issuer needs keys to judge its answers by: --issuer-keys FILE (your copy of its key directory) or --issuer-pin KID:PUBKEY")
+	}
+	state := ""
+	if logPath != "" {
+		state = preflight.NonceStatePath(logPath)
+	}
+	return preflight.NewIssuerClient(cfg, keyDirectory, state)
+}
+
+// printConsultation writes what the issuer said, after the record that
+// carries it as evidence.
+func printConsultation(w io.Writer, url string, cons preflight.Consultation) {
+	switch {
+	case !cons.Asked:
+		fmt.Fprintf(w, "issuer    %s: not asked: no whole tool list was read\n", url)
+	case cons.Unavailable != "":
+		fmt.Fprintf(w, "issuer    %s: unavailable (%s); the local comparison is the fallback\n", url, cons.Unavailable)
+	default:
+		var names []string
+		for _, e := range cons.Evidence {
+			names = append(names, e.Observation)
+		}
+		fmt.Fprintf(w, "issuer    %s: %s (evidence level %s)", url, cons.PolicyResult, cons.EvidenceLevel)
+		if len(names) > 0 {
+			fmt.Fprintf(w, ": %s", strings.Join(names, ", "))
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 // loadLock reads and parses the lockfile (a missing, unreadable or

@@ -27,19 +27,27 @@ func TestMain(m *testing.M) {
 }
 
 func TestScripts(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "mcpserver")
-	build := exec.Command("go", "build", "-o", bin, "github.com/crawlcheck/verifier/hosttest/mcpserver")
+	dir := t.TempDir()
+	build := exec.Command("go", "build", "-o", dir, "github.com/crawlcheck/verifier/hosttest/mcpserver", "github.com/crawlcheck/verifier/hosttest/issuer")
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the scenario server: %v\n%s", err, out)
+		t.Fatalf("building the scenario server and the test issuer: %v\n%s", err, out)
+	}
+	keys, err := filepath.Abs(filepath.Join("..", "..", "testdata", "keys"))
+	if err != nil {
+		t.Fatal(err)
 	}
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata",
 		Setup: func(env *testscript.Env) error {
-			env.Setenv("MCPSERVER", bin)
+			env.Setenv("MCPSERVER", filepath.Join(dir, "mcpserver"))
+			env.Setenv("ISSUER", filepath.Join(dir, "issuer"))
+			env.Setenv("KEYS", keys)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"serve":   cmdServe,
+			"issuer":  cmdIssuer,
+			"knobs":   cmdKnobs,
 			"mutate":  cmdMutate,
 			"stdio":   cmdStdio,
 			"downurl": cmdDownURL,
@@ -65,6 +73,12 @@ func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: serve [-env VAR] SCENARIO [ARGS...]")
 	}
 	cmd := exec.Command(ts.Getenv("MCPSERVER"), append([]string{"--scenario", ts.MkAbs(args[0]), "--listen", "127.0.0.1:0"}, args[1:]...)...)
+	ts.Setenv(name, background(ts, "the scenario server", cmd))
+}
+
+// background starts cmd, stops it when the script ends, and returns the URL
+// it prints alone on its first line.
+func background(ts *testscript.TestScript, what string, cmd *exec.Cmd) string {
 	stdout, err := cmd.StdoutPipe()
 	ts.Check(err)
 	ts.Check(cmd.Start())
@@ -80,11 +94,42 @@ func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
 	select {
 	case url := <-line:
 		if !strings.HasPrefix(url, "http://") {
-			ts.Fatalf("the scenario server printed %q, not its URL", url)
+			ts.Fatalf("%s printed %q, not its URL", what, url)
 		}
-		ts.Setenv(name, url)
+		return url
 	case <-time.After(10 * time.Second):
-		ts.Fatalf("the scenario server printed no URL")
+		ts.Fatalf("%s printed no URL", what)
+	}
+	return ""
+}
+
+// issuer [-env VAR] [ARGS...] starts the test issuer (hosttest/issuer, with
+// the test keys) in the background, sets $ISSUER_URL (or $VAR) to its base
+// URL, and stops it when the script ends. ARGS are its flags: --now, knobs.
+func cmdIssuer(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! issuer")
+	}
+	name := "ISSUER_URL"
+	if len(args) >= 2 && args[0] == "-env" {
+		name, args = args[1], args[2:]
+	}
+	cmd := exec.Command(ts.Getenv("ISSUER"), append([]string{"--listen", "127.0.0.1:0", "--keys", ts.Getenv("KEYS")}, args...)...)
+	ts.Setenv(name, background(ts, "the test issuer", cmd))
+}
+
+// knobs URL JSON sets the test issuer's knobs while it runs ({} for an
+// honest issuer).
+func cmdKnobs(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: knobs URL JSON")
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Post(args[0]+"/admin/knobs", "application/json", strings.NewReader(args[1]))
+	ts.Check(err)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		ts.Fatalf("knobs %s: %s", args[1], resp.Status)
 	}
 }
 

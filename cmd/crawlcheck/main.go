@@ -2,7 +2,7 @@
 // a live server against it before an agent connects.
 //
 //	crawlcheck lock    (--tools FILE | --server "CMD ARGS" | --url URL) [-o FILE]
-//	crawlcheck check   --lock FILE [--tools FILE | --server … | --url …] [--mode enforce]
+//	crawlcheck check   --lock FILE [--tools FILE | --server … | --url …] [--mode enforce] [--issuer URL]
 //	crawlcheck approve --lock FILE [--server … | --url …] [--yes]
 //	crawlcheck ci      --lock FILE [--config MCP.json]
 //	crawlcheck diff | sign | verify | keygen | convert | canon | record verify
@@ -57,7 +57,7 @@ var commands map[string]command
 func init() {
 	commands = map[string]command{
 		"lock":    {"lock (--tools FILE [--url URL] | --server \"CMD ARGS\" | --url URL) [--format crawlcheck|agentgate] [--name NAME] [--sign-key KEYFILE] [-o FILE]", cmdLock},
-		"check":   {"check --lock FILE [--tools FILE | --server \"CMD ARGS\" | --url URL] [--mode observe|review|enforce] [--policy FILE] [--expected-policy-version V] [--operator-key PUB]... [--issuer-keys FILE] [--server-name NAME] [--json] [--log FILE]", cmdCheck},
+		"check":   {"check --lock FILE [--tools FILE | --server \"CMD ARGS\" | --url URL] [--mode observe|review|enforce] [--policy FILE] [--expected-policy-version V] [--operator-key PUB]... [--issuer-keys FILE] [--server-name NAME] [--issuer URL [--issuer-pin KID:PUBKEY]... [--issuer-timeout 5s]] [--json] [--log FILE]", cmdCheck},
 		"approve": {"approve --lock FILE [--tools FILE | --server \"CMD ARGS\" | --url URL] [--server-name NAME] [--sign-key KEYFILE] [--yes] [-o FILE]", cmdApprove},
 		"ci":      {"ci --lock FILE [--config MCP.json] [--json]", cmdCI},
 		"diff":    {"diff [--server-name NAME] [--json] OLD NEW", cmdDiff},
