@@ -148,21 +148,24 @@ func TestServiceAgreeing(t *testing.T) {
 			t.Fatalf("consultation %+v; want asked, proceed at level C, no evidence", cons)
 		}
 
-		// The rug pull: the issuer sees the change too, and its signed lock
-		// check blocks: decision_refused, deny by default, on top of the
-		// local pause_tool.
+		// The rug pull: the issuer sees the change too. Its signed lock
+		// check is a reading, not a refusal: no evidence is added, the local
+		// comparison names the tool, and only that tool is withheld.
 		s.mutate(t, t2RugPull)
 		pulled := recs.next(t)
-		if pulled.Effect != preflight.EffectDeny || !slices.Equal(observations(pulled), []string{"description_changed", "decision_refused"}) {
-			t.Fatalf("rug pull: effect %s, observations %v; want deny with description_changed and decision_refused", pulled.Effect, observations(pulled))
+		if pulled.Effect != preflight.EffectPauseTool || !slices.Equal(observations(pulled), []string{"description_changed"}) {
+			t.Fatalf("rug pull: effect %s, observations %v; want pause_tool with description_changed alone", pulled.Effect, observations(pulled))
 		}
-		if r := failedReasons(t, finding(t, pulled, "decision_refused")); !slices.Equal(r, []string{"not_allowed"}) {
-			t.Errorf("decision_refused reasons %v, want not_allowed", r)
+		if c := sess.Consultation(); c.PolicyResult != "pause" || len(c.Evidence) != 0 {
+			t.Errorf("issuer on the rug pull: %+v; want pause and no evidence", c)
 		}
-		refusal(t, call(sess, "t1"))
+		if err := call(sess, "t1"); err != nil {
+			t.Errorf("t1 is unchanged and stays usable: %v", err)
+		}
+		refusal(t, call(sess, "t2"))
 
-		// Re-approval resolves what the issuer refused: the check after
-		// Confirm asks it again, about the new baseline.
+		// Re-approval: the check after Confirm asks the issuer again, about
+		// the new baseline.
 		confirmed, err := sess.Confirm("t2")
 		if err != nil {
 			t.Fatalf("Confirm: %v", err)

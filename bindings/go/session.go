@@ -431,32 +431,6 @@ func (s *Session) check(ctx context.Context, obs Observation, refreshed bool) (R
 // is only old (baseline_stale: re-approving is the cure).
 var confirmable = []string{"unchanged", "tool_removed", "baseline_stale"}
 
-// issuerSawTheChange reports whether f is the issuer's refusal for no other
-// reason than its decision: a signed lock check blocks exactly when the list
-// differs from the lockfile, which is what re-approval resolves. The check
-// after Confirm asks the issuer again, about the new baseline, so nothing
-// the issuer says goes unheard. Any other failing answer (a key, freshness,
-// subject, baseline) is not resolved by re-approving tools.
-func issuerSawTheChange(f Finding) bool {
-	if f.Observation != "decision_refused" {
-		return false
-	}
-	var d struct {
-		Failed []struct {
-			Reason string `json:"reason"`
-		} `json:"failed"`
-	}
-	if json.Unmarshal(f.Detail, &d) != nil || len(d.Failed) == 0 {
-		return false
-	}
-	for _, x := range d.Failed {
-		if x.Reason != "not_allowed" {
-			return false
-		}
-	}
-	return true
-}
-
 // Confirm re-approves the tool list of the current record, as a person's
 // act: the caller has shown a person what changed for each tool named and
 // the person approved it. The new lockfile is made (make_lock) from the
@@ -469,8 +443,8 @@ func issuerSawTheChange(f Finding) bool {
 // never approve another's change on the side. Any observation about the
 // session rather than a tool (a different server, an untrusted baseline,
 // evidence, a policy version) is refused too; those are not resolved by
-// re-approving tools. The one exception is the issuer's refusal of a list
-// that differs from the lockfile (issuerSawTheChange).
+// re-approving tools. (An issuer that saw the same change adds no
+// observation: its lock check is a reading, not a refusal.)
 func (s *Session) Confirm(names ...string) (Record, error) {
 	s.checkMu.Lock()
 	defer s.checkMu.Unlock()
@@ -487,7 +461,7 @@ func (s *Session) Confirm(names ...string) (Record, error) {
 	var unnamed []string
 	for _, f := range rec.Observations {
 		switch {
-		case slices.Contains(confirmable, f.Observation), issuerSawTheChange(f):
+		case slices.Contains(confirmable, f.Observation):
 		case f.Tool != "" && slices.Contains(names, f.Tool):
 			named[f.Tool] = true
 		case f.Tool != "":

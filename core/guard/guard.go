@@ -83,6 +83,7 @@ type Answer struct {
 	Nonces     []Nonce
 	failures   []failed
 	policy     *policy.Policy
+	sawChange  bool // an authentic lock check whose verdict is changed
 }
 
 // Check judges a receipt. It never fails: a receipt that cannot be read,
@@ -144,7 +145,13 @@ func (a *Answer) judge(in Input, r *Receipt) {
 	default:
 		a.Holds["assessment_complete"] = true
 	}
-	if !r.Allows() {
+	// A lock check that saw a change is a reading, not a refusal: the host's
+	// own comparison names the changed tools and the policy withholds them
+	// one by one (a lying issuer fails B, the replay). Only a decision
+	// receipt's pause or deny refuses the connection; a lock check the issuer
+	// could not complete fails assessment_complete above.
+	a.sawChange = r.Kind == KindLockCheck && r.Verdict == "changed"
+	if r.Kind == KindDecision && !r.Allows() {
 		a.failures = append(a.failures, failed{"decision", "not_allowed", null, str(r.Decision)})
 	}
 
@@ -291,6 +298,12 @@ func (a *Answer) decide(in Input) {
 			canon.M("failed", canon.Arr(rows...)),
 			canon.M("receipt_sha256", receiptSHA),
 		)})
+	}
+	if len(a.Findings) == 0 && a.sawChange {
+		// Sound evidence of a change: nothing to refuse, but not a pass
+		// either; a host that runs the continuity check learns which tools.
+		a.Result, a.Effect = policy.DecisionPause, policy.PauseTool
+		return
 	}
 	if len(a.Findings) == 0 {
 		a.Result, a.Effect = policy.DecisionProceed, policy.Proceed
