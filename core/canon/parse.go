@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/crawlcheck/verifier/core/cerr"
 	jcs "github.com/cyberphone/json-canonicalization/go/src/webpki.org/jsoncanonicalizer"
@@ -85,14 +86,11 @@ func (p *parser) describe() string {
 }
 
 func (p *parser) skipSpace() {
-	for p.i < len(p.s) {
-		switch p.s[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
+	s, i := p.s, p.i
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
 	}
+	p.i = i
 }
 
 func (p *parser) value(depth int) (Value, error) {
@@ -240,33 +238,38 @@ func (p *parser) array(depth int) (Value, error) {
 // str parses a string starting at the opening quote. Without escapes the
 // result is a substring of the input: no copy.
 func (p *parser) str() (string, error) {
-	p.i++ // "
-	start := p.i
-	for p.i < len(p.s) {
-		for p.i < len(p.s) && plain[p.s[p.i]] {
-			p.i++
+	s := p.s
+	start := p.i + 1 // after the opening quote
+	i := start
+	for i < len(s) {
+		// Locals, not p.i: the scan is the parser's hottest loop.
+		for i < len(s) && plain[s[i]] {
+			i++
 		}
-		if p.i >= len(p.s) {
+		if i >= len(s) {
 			break
 		}
-		c := p.s[p.i]
+		c := s[i]
 		switch {
 		case c == '"':
-			s := p.s[start:p.i]
-			p.i++
-			return s, nil
+			p.i = i + 1
+			return s[start:i], nil
 		case c == '\\':
+			p.i = i
 			return p.escapedStr(start)
 		case c < 0x20:
+			p.i = i
 			return "", p.fail(cerr.JSONSyntax, "control character 0x%02x in string", c)
 		default:
-			r, size := utf8.DecodeRuneInString(p.s[p.i:])
+			r, size := utf8.DecodeRuneInString(s[i:])
 			if r == utf8.RuneError && size <= 1 {
+				p.i = i
 				return "", p.fail(cerr.JSONInvalidUTF8, "invalid UTF-8 in string")
 			}
-			p.i += size
+			i += size
 		}
 	}
+	p.i = i
 	return "", p.fail(cerr.JSONSyntax, "unterminated string")
 }
 
@@ -289,7 +292,9 @@ func (p *parser) escapedStr(start int) (string, error) {
 		switch {
 		case c == '"':
 			p.i = i + 1
-			return string(out[:w]), nil
+			// out is this string's own buffer and is never written again,
+			// so it becomes the string without a second copy.
+			return unsafe.String(unsafe.SliceData(out), w), nil
 		case c == '\\':
 			if i+1 >= len(s) {
 				p.i = i
