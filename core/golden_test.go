@@ -198,6 +198,13 @@ func continuityCases(t testing.TB) []goldenCase {
 		p["allow_integrity_override"] = true
 		p["effects"] = obj{"server_identity_mismatch": "pause"}
 	})))
+	g := newGuardFixture(t)
+	var answer obj
+	json.Unmarshal(call(t, "guard", g.request(g.receipt(receiptSpec{}))), &answer)
+	issuerCheck := continuityRequest(g.lock, one(g.tools), "enforce")
+	add("the issuer agreed, and the record names its receipt", with(issuerCheck, "issuer", obj{"url": "https://issuer.example/api/v1/mcp/lock/check", "guard": answer}))
+	add("the issuer could not be asked: local fallback", with(with(issuerCheck, "issuer", obj{"url": "https://issuer.example/api/v1/mcp/lock/check", "unavailable": "connect: connection refused"}),
+		"evidence", []any{obj{"observation": "service_unavailable", "detail": obj{"fallback": "local_comparison"}}}))
 	agentgate := agentgateDoc(t, base)
 	add("agentgate baseline cannot see annotations", continuityRequest(agentgate, one(annotationFlip(base)), "enforce"))
 	add("agentgate baseline sees a rug pull", continuityRequest(agentgate, one(rugPull(base)), "enforce"))

@@ -280,7 +280,7 @@ var evidenceObservations = map[policy.Observation]bool{
 
 func opContinuityCheck(r req.Obj) (canon.Value, error) {
 	if err := r.Only("now", "mode", "lock", "server_name", "observed", "policy", "expected_policy_version",
-		"key_directory", "operator_keys", "require_signed_baseline", "evidence", "prev_record_sha256", "refreshed"); err != nil {
+		"key_directory", "operator_keys", "require_signed_baseline", "evidence", "issuer", "prev_record_sha256", "refreshed"); err != nil {
 		return canon.Value{}, err
 	}
 	var in continuity.Input
@@ -319,6 +319,13 @@ func opContinuityCheck(r req.Obj) (canon.Value, error) {
 	}
 	if in.Evidence, err = evidenceOf(r); err != nil {
 		return canon.Value{}, err
+	}
+	if o, ok, err := r.Object("issuer"); err != nil {
+		return canon.Value{}, err
+	} else if ok {
+		if in.Issuer, err = continuity.IssuerTrace(o); err != nil {
+			return canon.Value{}, err
+		}
 	}
 	if in.PrevRecordSHA256, err = r.Str("prev_record_sha256", false); err != nil {
 		return canon.Value{}, err

@@ -169,6 +169,8 @@ func opVectors(t testing.TB) []opVector {
 	add("continuity_check", "lock invalid", with(good, "lock", with(lock, "count", 9)))
 	add("continuity_check", "bad prev_record_sha256", with(good, "prev_record_sha256", "abc"))
 	add("continuity_check", "page neither string nor base64", withObserved(good, "pages", []any{obj{"text": "{}"}}))
+	add("continuity_check", "issuer with neither guard nor unavailable", with(good, "issuer", obj{"url": "https://issuer.example"}))
+	add("continuity_check", "issuer guard that is not a guard answer", with(good, "issuer", obj{"url": "https://issuer.example", "guard": obj{"ok": true}}))
 
 	first := call(t, "continuity_check", good)
 	var firstRec obj

@@ -49,6 +49,8 @@ type Request struct {
 	Observation Observation
 	Now         time.Time
 	Evidence    []Evidence
+	// Issuer is what the issuer asked said, for the record; nil when none was.
+	Issuer *IssuerTrace
 	// PrevRecordSHA256 chains this record to the one before it in a log.
 	PrevRecordSHA256 string
 	// Refreshed marks the one re-check a refresh effect asks for.
@@ -85,6 +87,9 @@ func Check(r Request) (Record, error) {
 	}
 	if len(r.Evidence) > 0 {
 		req["evidence"] = r.Evidence
+	}
+	if r.Issuer != nil {
+		req["issuer"] = r.Issuer
 	}
 	if r.PrevRecordSHA256 != "" {
 		req["prev_record_sha256"] = r.PrevRecordSHA256

@@ -74,6 +74,8 @@ type Consultation struct {
 	// nothing for the issuer to judge, and the record's own observation
 	// already stops the session under the default policy.
 	Asked bool
+	// URL is the issuer asked.
+	URL string
 	// Unavailable says why the issuer gave no answer to judge ("" when it
 	// answered): the evidence is then service_unavailable.
 	Unavailable string
@@ -86,6 +88,24 @@ type Consultation struct {
 	// Evidence is what the continuity check is given: guard's
 	// observations as they are, or service_unavailable.
 	Evidence []Evidence
+}
+
+// Trace is what the continuity check records of this consultation (its
+// "issuer" member): the receipt relied on and guard's verdict, or why the
+// issuer could not be asked; nil when it was not asked. An agreeing issuer
+// adds no observation, so this is how the record shows it was asked.
+func (c Consultation) Trace() *IssuerTrace {
+	if !c.Asked {
+		return nil
+	}
+	return &IssuerTrace{URL: c.URL, Guard: c.Guard, Unavailable: c.Unavailable}
+}
+
+// IssuerTrace is continuity_check's "issuer" member (docs/continuity.md).
+type IssuerTrace struct {
+	URL         string          `json:"url"`
+	Guard       json.RawMessage `json:"guard,omitempty"`
+	Unavailable string          `json:"unavailable,omitempty"`
 }
 
 // IssuerClient asks one issuer and keeps the replay state (the nonces of
@@ -246,7 +266,7 @@ func (c *IssuerClient) Consult(ctx context.Context, q ServiceQuery) (Consultatio
 	if err := c.keep(g.SeenNonces); err != nil {
 		return Consultation{}, err
 	}
-	return Consultation{Asked: true, Guard: raw, PolicyResult: g.PolicyResult, EvidenceLevel: g.EvidenceLevel, Evidence: g.Observations}, nil
+	return Consultation{Asked: true, URL: c.cfg.URL, Guard: raw, PolicyResult: g.PolicyResult, EvidenceLevel: g.EvidenceLevel, Evidence: g.Observations}, nil
 }
 
 // wholeList returns the observation's pages as the core takes them and the
@@ -318,6 +338,7 @@ func (c *IssuerClient) unavailable(step string, err error) Consultation {
 	})
 	return Consultation{
 		Asked:       true,
+		URL:         c.cfg.URL,
 		Unavailable: step + ": " + err.Error(),
 		Evidence:    []Evidence{{Observation: "service_unavailable", Detail: detail}},
 	}

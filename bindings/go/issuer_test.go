@@ -156,8 +156,16 @@ func TestServiceAgreeing(t *testing.T) {
 		if pulled.Effect != preflight.EffectPauseTool || !slices.Equal(observations(pulled), []string{"description_changed"}) {
 			t.Fatalf("rug pull: effect %s, observations %v; want pause_tool with description_changed alone", pulled.Effect, observations(pulled))
 		}
-		if c := sess.Consultation(); c.PolicyResult != "pause" || len(c.Evidence) != 0 {
-			t.Errorf("issuer on the rug pull: %+v; want pause and no evidence", c)
+		var onRecord struct {
+			Issuer struct {
+				PolicyResult string `json:"policy_result"`
+				Receipt      *struct {
+					SHA256 string `json:"sha256"`
+				} `json:"receipt"`
+			} `json:"issuer"`
+		}
+		if err := json.Unmarshal(pulled.Raw, &onRecord); err != nil || onRecord.Issuer.PolicyResult != "pause" || onRecord.Issuer.Receipt == nil {
+			t.Errorf("the record's issuer on the rug pull: %+v (%v); want the receipt and pause", onRecord.Issuer, err)
 		}
 		if err := call(sess, "t1"); err != nil {
 			t.Errorf("t1 is unchanged and stays usable: %v", err)

@@ -405,7 +405,7 @@ func (s *Session) check(ctx context.Context, obs Observation, refreshed bool) (R
 		if err != nil {
 			return Record{}, cons, fmt.Errorf("preflight: %w", err)
 		}
-		req.Evidence = cons.Evidence
+		req.Evidence, req.Issuer = cons.Evidence, cons.Trace()
 	}
 	rec, err := Check(req)
 	if err != nil {

@@ -130,7 +130,7 @@ func cmdCheck(c *cli, args []string) error {
 			if cons, err = issuer.Consult(context.Background(), q); err != nil {
 				return preflight.Record{}, err
 			}
-			req.Evidence = cons.Evidence
+			req.Evidence, req.Issuer = cons.Evidence, cons.Trace()
 		}
 		rec, err := preflight.Check(req)
 		if err != nil {

@@ -54,6 +54,7 @@ type Input struct {
 	Keys                  sig.Keys
 	RequireSigned         *bool            // overrides the policy's require_signed_baseline
 	Evidence              []policy.Finding // observations from signed evidence (guard)
+	Issuer                canon.Value      // what the issuer asked said (IssuerTrace); null when none was asked
 	PrevRecordSHA256      string
 	Refreshed             bool
 }

@@ -144,6 +144,7 @@ func (c *check) record(d policy.Decision) canon.Value {
 			canon.M("expected_version", optStr(in.ExpectedPolicyVersion)),
 		)),
 		canon.M("exceptions", canon.Obj(canon.M("applied", canon.Arr(applied...)), canon.M("expired", canon.Arr(expired...)))),
+		canon.M("issuer", in.Issuer),
 		canon.M("engine", canon.Obj(
 			canon.M("version", canon.Str(policy.EngineVersion)),
 			canon.M("rules_sha256", canon.Str(policy.RulesSHA256())),
