@@ -194,15 +194,12 @@ func (s *Session) ListTools(ctx context.Context, params *mcp.ListToolsParams) (*
 	if params != nil && params.Cursor != "" {
 		return nil, fmt.Errorf("preflight: unknown cursor %q: ListTools answers in one page", params.Cursor)
 	}
-	rec, err := s.gate(ctx)
+	rec, obs, err := s.gate(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	pages := s.obs.Pages
-	s.mu.Unlock()
 	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}}
-	for _, page := range pages {
+	for _, page := range obs.Pages {
 		var p struct {
 			Tools []json.RawMessage `json:"tools"`
 		}
@@ -244,7 +241,7 @@ func (s *Session) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mc
 	if params == nil {
 		return nil, errors.New("preflight: CallTool without params names no tool")
 	}
-	rec, err := s.gate(ctx)
+	rec, _, err := s.gate(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -269,9 +266,11 @@ func allowed(rec Record, name string) bool {
 }
 
 // gate brings the check up to date with the server's list_changed
-// notifications and returns the record, or the error every call gets while
-// the session is stopped.
-func (s *Session) gate(ctx context.Context) (Record, error) {
+// notifications and returns the record with the observation it was made
+// from — taken together, so a re-check in between can never pair one
+// list's tools with another list's effects — or the error every call gets
+// while the session is stopped.
+func (s *Session) gate(ctx context.Context) (Record, Observation, error) {
 	s.checkMu.Lock()
 	var err error
 	if s.stale() {
@@ -279,17 +278,17 @@ func (s *Session) gate(ctx context.Context) (Record, error) {
 	}
 	s.checkMu.Unlock()
 	if err != nil {
-		return Record{}, err
+		return Record{}, Observation{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
-		return Record{}, s.err
+		return Record{}, Observation{}, s.err
 	}
 	if Stopped(s.rec.Effect) {
-		return Record{}, &RefusedError{Effect: s.rec.Effect, Record: s.rec}
+		return Record{}, Observation{}, &RefusedError{Effect: s.rec.Effect, Record: s.rec}
 	}
-	return s.rec, nil
+	return s.rec, s.obs, nil
 }
 
 // clientOptions returns copts with the session's list_changed handler
