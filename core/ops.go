@@ -95,7 +95,7 @@ func opHashTools(r req.Obj) (canon.Value, error) {
 		rows[i] = canon.Obj(
 			canon.M("name", canon.Str(t.Name)),
 			canon.M("sha256", canon.Str(t.SHA256)),
-			canon.M("parts", t.Parts.Value()),
+			canon.M("parts", t.Parts().Value()),
 			canon.M("agentgate", canon.Obj(
 				canon.M("nameHash", canon.Str(ags[i].NameHash)),
 				canon.M("descriptionHash", canon.Str(ags[i].DescriptionHash)),

@@ -103,8 +103,9 @@ func compareTool(bt *lock.BaselineTool, t *tools.Tool) (Change, bool) {
 		c.Unknown = true
 		return c, true
 	}
+	observed := t.Parts()
 	for _, p := range []string{tools.PartDescription, tools.PartInputSchema, tools.PartAnnotations} {
-		if bt.Parts.Get(p) != t.Parts.Get(p) {
+		if bt.Parts.Get(p) != observed.Get(p) {
 			c.Parts = append(c.Parts, p)
 		}
 	}
@@ -131,7 +132,7 @@ func Lists(old, new []tools.Tool) Result {
 	for i := range old {
 		t := &old[i]
 		byName[t.Name] = t
-		parts := t.Parts
+		parts := t.Parts()
 		base.Tools = append(base.Tools, lock.BaselineTool{Name: t.Name, SHA256: t.SHA256, Parts: &parts})
 		if t.HasDescription {
 			base.Descriptions[t.Name] = t.Description

@@ -278,7 +278,7 @@ func TestAgainstLegacyLockSaysToolChanged(t *testing.T) {
 // forged or broken: the tool is reported changed, never unchanged.
 func TestAgainstInconsistentPartsIsToolChanged(t *testing.T) {
 	obs := hashed(t, `[{"name":"ping"}]`)
-	parts := obs[0].Parts
+	parts := obs[0].Parts()
 	base := lock.Baseline{Tools: []lock.BaselineTool{{Name: "ping", SHA256: strings.Repeat("0", 64), Parts: &parts}}}
 	r := Against(base, obs)
 	if len(r.Modified) != 1 || !r.Modified[0].Unknown || len(r.Modified[0].Parts) != 0 {

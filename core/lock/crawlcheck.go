@@ -224,9 +224,10 @@ func (l *Crawlcheck) Digests() (content, withoutParts string) {
 // NewCrawlcheck builds an unsigned lockfile approving the given tools.
 func NewCrawlcheck(server Server, approvedAt time.Time, ts []tools.Tool) *Crawlcheck {
 	l := &Crawlcheck{Server: server, ApprovedAt: approvedAt, Parts: map[string]tools.Parts{}, Descriptions: map[string]string{}}
-	for _, t := range ts {
+	for i := range ts {
+		t := &ts[i]
 		l.Tools = append(l.Tools, Entry{Name: t.Name, SHA256: t.SHA256})
-		l.Parts[t.Name] = t.Parts
+		l.Parts[t.Name] = t.Parts()
 		if t.HasDescription {
 			l.Descriptions[t.Name] = t.Description
 		}

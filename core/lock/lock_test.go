@@ -319,7 +319,7 @@ func TestCrawlcheckBaseline(t *testing.T) {
 		t.Errorf("baseline %+v", b)
 	}
 	bt, ok := b.Lookup("ping")
-	if !ok || bt.Parts == nil || *bt.Parts != ts[2].Parts || bt.SHA256 != ts[2].SHA256 || bt.Agentgate != nil {
+	if !ok || bt.Parts == nil || *bt.Parts != ts[2].Parts() || bt.SHA256 != ts[2].SHA256 || bt.Agentgate != nil {
 		t.Errorf("ping: %+v", bt)
 	}
 	if _, ok := b.Lookup("nope"); ok {

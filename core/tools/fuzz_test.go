@@ -79,7 +79,7 @@ func FuzzFromPages(f *testing.F) {
 			if got := canon.SHA256Hex(whole); got != tl.SHA256 {
 				t.Fatalf("%q: sha256 %s, recomputed %s", tl.Name, tl.SHA256, got)
 			}
-			if tl.Parts.InputSchema != canon.SHA256Hex(tl.InputSchema) || tl.Parts.Description != canon.SHA256Hex(desc) {
+			if tl.Parts().InputSchema != canon.SHA256Hex(tl.InputSchema) || tl.Parts().Description != canon.SHA256Hex(desc) {
 				t.Fatalf("%q: part hashes differ from the parts", tl.Name)
 			}
 		}

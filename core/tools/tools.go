@@ -72,7 +72,7 @@ type Tool struct {
 	InputSchema    canon.Value // null when absent
 	Annotations    canon.Value // null when absent
 	SHA256         string
-	Parts          Parts
+	parts          *Parts // computed on first use: a check needs them only for changed tools
 }
 
 // Agentgate holds the per-tool hashes of agentgate.lock v1.
@@ -132,9 +132,7 @@ func checkUnique(ts []Tool) error {
 	return nil
 }
 
-// hashOne validates one tool and hashes it in a single serialization pass:
-// the canonical tool object is written into buf, and each part's hash is
-// taken over its own span of it.
+// hashOne validates one tool and hashes its canonical form, written into buf.
 func hashOne(i int, v canon.Value, buf []byte) (Tool, []byte, error) {
 	bad := func(format string, args ...any) (Tool, []byte, error) {
 		return Tool{}, buf, cerr.New(cerr.ToolsMalformed, "tools[%d]: "+format, append([]any{i}, args...)...)
@@ -153,14 +151,11 @@ func hashOne(i int, v canon.Value, buf []byte) (Tool, []byte, error) {
 	if t.Name == "" {
 		return bad("name is empty")
 	}
-	desc, hasDesc := v.Get(PartDescription)
-	if hasDesc && !desc.IsNull() {
+	if desc, hasDesc := v.Get(PartDescription); hasDesc && !desc.IsNull() {
 		if t.Description, ok = desc.Str(); !ok {
 			return bad("(%q) description is %s, not a string", t.Name, desc.Kind())
 		}
 		t.HasDescription = true
-	} else {
-		desc = canon.NullValue()
 	}
 	if s, ok := v.Get(PartInputSchema); ok {
 		if s.Kind() != canon.Object {
@@ -176,30 +171,39 @@ func hashOne(i int, v canon.Value, buf []byte) (Tool, []byte, error) {
 	}
 
 	b := append(buf[:0], `{"annotations":`...)
-	a0 := len(b)
 	b = canon.AppendCanonical(b, t.Annotations)
-	a1 := len(b)
 	b = append(b, `,"description":`...)
-	d0 := len(b)
-	b = canon.AppendCanonical(b, desc)
-	d1 := len(b)
+	b = canon.AppendCanonical(b, t.descriptionValue())
 	b = append(b, `,"inputSchema":`...)
-	s0 := len(b)
 	b = canon.AppendCanonical(b, t.InputSchema)
-	s1 := len(b)
 	b = append(b, `,"name":`...)
-	n0 := len(b)
 	b = canon.AppendString(b, t.Name)
-	n1 := len(b)
 	b = append(b, '}')
 	t.SHA256 = hashHex(b)
-	t.Parts = Parts{
-		Name:        hashHex(b[n0:n1]),
-		Description: hashHex(b[d0:d1]),
-		InputSchema: hashHex(b[s0:s1]),
-		Annotations: hashHex(b[a0:a1]),
-	}
 	return t, b, nil
+}
+
+func (t *Tool) descriptionValue() canon.Value {
+	if !t.HasDescription {
+		return canon.NullValue()
+	}
+	return canon.Str(t.Description)
+}
+
+// Parts returns the per-part hashes. They are computed on first use: the
+// tool hash alone tells an unchanged tool, and hashing every part of every
+// tool would double the hashing of a check (dearest in WebAssembly, which
+// has no SHA instructions).
+func (t *Tool) Parts() Parts {
+	if t.parts == nil {
+		t.parts = &Parts{
+			Name:        canon.SHA256Hex(canon.Str(t.Name)),
+			Description: canon.SHA256Hex(t.descriptionValue()),
+			InputSchema: canon.SHA256Hex(t.InputSchema),
+			Annotations: canon.SHA256Hex(t.Annotations),
+		}
+	}
+	return *t.parts
 }
 
 // ToolsSHA256 is the list hash of the lockfile spec: the tool hashes sorted,

@@ -102,8 +102,8 @@ func TestHashMatchesSpecFormulas(t *testing.T) {
 				t.Errorf("sha256 = %s, want sha256(%s) = %s", tl.SHA256, c.canonical, sum(c.canonical))
 			}
 			want := Parts{Name: sum(c.partName), Description: sum(c.partDesc), InputSchema: sum(c.partSchema), Annotations: sum(c.partAnnot)}
-			if tl.Parts != want {
-				t.Errorf("parts = %+v\nwant %+v", tl.Parts, want)
+			if tl.Parts() != want {
+				t.Errorf("parts = %+v\nwant %+v", tl.Parts(), want)
 			}
 			ag := tl.Agentgate()
 			wantAG := Agentgate{NameHash: sum(c.agName), DescriptionHash: sum(c.agDesc), InputSchemaHash: sum(c.agSchema)}
@@ -111,8 +111,8 @@ func TestHashMatchesSpecFormulas(t *testing.T) {
 				t.Errorf("agentgate = %+v\nwant %+v", ag, wantAG)
 			}
 			for _, p := range []string{PartName, PartDescription, PartInputSchema, PartAnnotations} {
-				if got, ok := tl.Parts.Value().Get(p); !ok || got.String() != `"`+tl.Parts.Get(p)+`"` {
-					t.Errorf("Parts.Value()[%s] = %s, Get = %s", p, got, tl.Parts.Get(p))
+				if got, ok := tl.Parts().Value().Get(p); !ok || got.String() != `"`+tl.Parts().Get(p)+`"` {
+					t.Errorf("Parts.Value()[%s] = %s, Get = %s", p, got, tl.Parts().Get(p))
 				}
 			}
 		})
