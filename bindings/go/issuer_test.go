@@ -1,7 +1,6 @@
 package preflight_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"net"
@@ -11,11 +10,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	preflight "github.com/crawlcheck/verifier/bindings/go"
+	"github.com/crawlcheck/verifier/internal/listening"
 )
 
 // The service path tests run the real test issuer (hosttest/issuer, its
@@ -39,32 +38,12 @@ func startIssuer(t *testing.T) *testIssuer {
 	cmd := exec.Command(issuerBin, "--listen", "127.0.0.1:0", "--keys", filepath.Join("..", "..", "testdata", "keys"),
 		"--now", testNow.Format(time.RFC3339))
 	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
+	url, stop, err := listening.Start(cmd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
-	})
-	line := make(chan string, 1)
-	go func() {
-		l, _ := bufio.NewReader(stdout).ReadString('\n')
-		line <- strings.TrimSpace(l)
-	}()
-	select {
-	case l := <-line:
-		if !strings.HasPrefix(l, "http://127.0.0.1:") {
-			t.Fatalf("the issuer printed %q, want its URL", l)
-		}
-		return &testIssuer{url: l}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the issuer printed no URL")
-	}
-	return nil
+	t.Cleanup(stop)
+	return &testIssuer{url: url}
 }
 
 // knobs sets the issuer's knobs (a JSON object; "{}" is an honest issuer).

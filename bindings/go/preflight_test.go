@@ -1,7 +1,6 @@
 package preflight_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -12,11 +11,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	preflight "github.com/crawlcheck/verifier/bindings/go"
+	"github.com/crawlcheck/verifier/internal/listening"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -80,32 +79,15 @@ func startHTTP(t *testing.T, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(serverBin, append(args, "--listen", "127.0.0.1:0")...)
 	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
+	url, stop, err := listening.Start(cmd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	t.Cleanup(stop)
+	if !strings.HasSuffix(url, "/mcp") {
+		t.Fatalf("the server's URL %q does not end in /mcp", url)
 	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
-	})
-	line := make(chan string, 1)
-	go func() {
-		l, _ := bufio.NewReader(stdout).ReadString('\n')
-		line <- strings.TrimSpace(l)
-	}()
-	select {
-	case l := <-line:
-		if !strings.HasPrefix(l, "http://127.0.0.1:") || !strings.HasSuffix(l, "/mcp") {
-			t.Fatalf("server printed %q, want its URL", l)
-		}
-		return l
-	case <-time.After(10 * time.Second):
-		t.Fatal("the server printed no URL")
-	}
-	return ""
+	return url
 }
 
 // inner returns a fresh SDK transport to s.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"net"
 	"net/http"
@@ -10,11 +9,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	preflight "github.com/crawlcheck/verifier/bindings/go"
+	"github.com/crawlcheck/verifier/internal/listening"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -79,28 +78,12 @@ func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
 // background starts cmd, stops it when the script ends, and returns the URL
 // it prints alone on its first line.
 func background(ts *testscript.TestScript, what string, cmd *exec.Cmd) string {
-	stdout, err := cmd.StdoutPipe()
-	ts.Check(err)
-	ts.Check(cmd.Start())
-	ts.Defer(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
-	})
-	line := make(chan string, 1)
-	go func() {
-		l, _ := bufio.NewReader(stdout).ReadString('\n')
-		line <- strings.TrimSpace(l)
-	}()
-	select {
-	case url := <-line:
-		if !strings.HasPrefix(url, "http://") {
-			ts.Fatalf("%s printed %q, not its URL", what, url)
-		}
-		return url
-	case <-time.After(10 * time.Second):
-		ts.Fatalf("%s printed no URL", what)
+	url, stop, err := listening.Start(cmd)
+	if err != nil {
+		ts.Fatalf("%s: %v", what, err)
 	}
-	return ""
+	ts.Defer(stop)
+	return url
 }
 
 // issuer [-env VAR] [ARGS...] starts the test issuer (hosttest/issuer, with
