@@ -7,11 +7,10 @@ package listening
 import (
 	"bufio"
 	"fmt"
+	"os/exec"
 	"strings"
 	"syscall"
 	"time"
-
-	"os/exec"
 )
 
 // Timeout bounds the wait for the URL line.
