@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 	"unsafe"
 
@@ -50,9 +51,46 @@ type parser struct {
 	// what makes parsing slow where allocation is dear (WebAssembly).
 	memberSlab []Member
 	elemSlab   []Value
+	presized   bool // the member stack was sized from the input once
 }
 
 const slabSize = 1024
+
+// growMembers grows the member stack, once, when it gets large: to the
+// number of ':' left in the input (an upper bound on the members still to
+// come, capped), after which append doubles as usual:
+// a 100,000-key object then costs one allocation instead of seventeen
+// doublings, each a large copy the collector must watch.
+func (p *parser) growMembers() {
+	if cap(p.members) < slabSize || p.presized {
+		return // append's doubling is cheap while small, and after one estimate
+	}
+	p.presized = true
+	const maxPresize = 1 << 18
+	want := min(strings.Count(p.s[p.i:], ":"), (len(p.s)-p.i)/5, maxPresize)
+	if want > cap(p.members)-len(p.members) {
+		p.members = slices.Grow(p.members, want)
+	}
+}
+
+// finish moves the members or elements of the object or array just closed,
+// stack[base:], into a slice of their own. A large one at the bottom of the
+// stack keeps the stack's memory instead (a fresh stack is started): copying
+// megabytes of pointers is what made a 100,000-key object slow, since the
+// collector must watch every pointer copied while it runs.
+func finish[T any](stack, slab *[]T, base int) []T {
+	n := len(*stack) - base
+	if base == 0 && n > slabSize/4 {
+		out := (*stack)[:n:n]
+		*stack = nil
+		return out
+	}
+	out := take(slab, n)
+	copy(out, (*stack)[base:])
+	clear((*stack)[base:])
+	*stack = (*stack)[:base]
+	return out
+}
 
 // take carves n elements out of a slab, starting a new slab when the
 // current one is full; large objects and arrays get their own allocation.
@@ -154,6 +192,9 @@ func (p *parser) object(depth int) (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
+		if len(p.members) == cap(p.members) {
+			p.growMembers()
+		}
 		p.members = append(p.members, Member{Key: key, Value: v})
 		p.skipSpace()
 		if p.i >= len(p.s) {
@@ -170,10 +211,7 @@ func (p *parser) object(depth int) (Value, error) {
 		p.i++
 		break
 	}
-	obj := take(&p.memberSlab, len(p.members)-base)
-	copy(obj, p.members[base:])
-	clear(p.members[base:])
-	p.members = p.members[:base]
+	obj := finish(&p.members, &p.memberSlab, base)
 	if !membersSorted(obj) {
 		slices.SortFunc(obj, func(a, b Member) int { return CompareKeys(a.Key, b.Key) })
 		for i := 1; i < len(obj); i++ {
@@ -228,10 +266,7 @@ func (p *parser) array(depth int) (Value, error) {
 		p.i++
 		break
 	}
-	arr := take(&p.elemSlab, len(p.elems)-base)
-	copy(arr, p.elems[base:])
-	clear(p.elems[base:])
-	p.elems = p.elems[:base]
+	arr := finish(&p.elems, &p.elemSlab, base)
 	return Value{kind: Array, arr: arr}, nil
 }
 
