@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawlcheck/verifier/core/internal/coretest"
+
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/lock"
@@ -33,21 +35,8 @@ var (
 	now        = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 )
 
-func hashed(t testing.TB, list string) []tools.Tool {
-	t.Helper()
-	v, err := canon.ParseString(list)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts, err := tools.Hash(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ts
-}
-
 func sealed(t testing.TB, list string, sign func(string) string) *lock.Crawlcheck {
-	l := lock.NewCrawlcheck(lock.Server{URL: url}, approvedAt, hashed(t, list))
+	l := lock.NewCrawlcheck(lock.Server{URL: url}, approvedAt, coretest.Hashed(t, list))
 	l.Seal(sign)
 	return l
 }
@@ -203,7 +192,7 @@ func TestCheck(t *testing.T) {
 func TestRecordSays(t *testing.T) {
 	in := input(t, policy.ModeEnforce, `{"tools":[{"name":"get"}],"nextCursor":"2"}`)
 	rec := run(t, in)
-	if got := get(rec, "observed").String(); got != `{"count":1,"failure":null,"malformed":false,"pages":1,"tools_sha256":"`+tools.ListSHA256(hashed(t, `[{"name":"get"}]`))+`","truncated":true,"truncation":"next_cursor_unfollowed"}` {
+	if got := get(rec, "observed").String(); got != `{"count":1,"failure":null,"malformed":false,"pages":1,"tools_sha256":"`+tools.ListSHA256(coretest.Hashed(t, `[{"name":"get"}]`))+`","truncated":true,"truncation":"next_cursor_unfollowed"}` {
 		t.Errorf("observed %s", got)
 	}
 	in.Observed.Pages = []string{"<html>"}
@@ -358,7 +347,7 @@ func TestBaselineTrust(t *testing.T) {
 
 func TestAgentgateBaseline(t *testing.T) {
 	ag := &lock.Agentgate{GeneratedBy: "agentgate@1", GeneratedAt: approvedAt}
-	ag.Put(lock.NewAgentgateServer("issues", hashed(t, approved)))
+	ag.Put(lock.NewAgentgateServer("issues", coretest.Hashed(t, approved)))
 	ag.Put(lock.NewAgentgateServer("other", nil))
 	in := input(t, policy.ModeEnforce, page(strings.Replace(approved, `{"readOnlyHint":true}`, `{"readOnlyHint":false}`, 1)))
 	in.Lock = reread(t, ag.Bytes())

@@ -7,6 +7,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/internal/coretest"
 	"github.com/crawlcheck/verifier/core/tools"
 )
 
@@ -15,7 +16,7 @@ import (
 // layout reads back to the same bytes. A document that is a tool list the
 // core can hash is locked in both formats, and those read back too.
 func FuzzLockParse(f *testing.F) {
-	ts := hashed(f, toolList)
+	ts := coretest.Hashed(f, toolList)
 	cc := NewCrawlcheck(server(), approved, ts)
 	cc.Seal(nil)
 	f.Add(cc.Bytes())

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawlcheck/verifier/core/internal/coretest"
+
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/tools"
@@ -27,19 +29,6 @@ const toolList = `[
 	{"name":"ping"},
 	{"name":"\ud83d\ude00 smile","description":""}
 ]`
-
-func hashed(t testing.TB, list string) []tools.Tool {
-	t.Helper()
-	v, err := canon.ParseString(list)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts, err := tools.Hash(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ts
-}
 
 func parseBytes(t testing.TB, b []byte) (File, error) {
 	t.Helper()
@@ -65,7 +54,7 @@ func server() Server {
 }
 
 func newLock(t testing.TB) *Crawlcheck {
-	l := NewCrawlcheck(server(), approved, hashed(t, toolList))
+	l := NewCrawlcheck(server(), approved, coretest.Hashed(t, toolList))
 	l.Seal(nil)
 	return l
 }
@@ -134,7 +123,7 @@ func TestCrawlcheckWrittenLayout(t *testing.T) {
 }
 
 func TestRoundTripIsByteIdentical(t *testing.T) {
-	unsealed := NewCrawlcheck(Server{URL: "stdio:npx server"}, approved, hashed(t, toolList))
+	unsealed := NewCrawlcheck(Server{URL: "stdio:npx server"}, approved, coretest.Hashed(t, toolList))
 	signed := newLock(t)
 	signed.Seal(func(d string) string { return "ed25519:op_0123456789abcdef:" + strings.Repeat("A", 86) })
 	legacy := newLock(t)
@@ -146,9 +135,9 @@ func TestRoundTripIsByteIdentical(t *testing.T) {
 	empty := NewCrawlcheck(Server{}, approved, nil)
 
 	ag := &Agentgate{GeneratedBy: "agentgate@0.4.1", GeneratedAt: approved}
-	ag.Put(NewAgentgateServer("filesystem", hashed(t, toolList)))
+	ag.Put(NewAgentgateServer("filesystem", coretest.Hashed(t, toolList)))
 	ag.Put(NewAgentgateServer("empty", nil))
-	ag.Put(NewAgentgateServer("\u00e9", hashed(t, `[{"name":"b"},{"name":"a"}]`)))
+	ag.Put(NewAgentgateServer("\u00e9", coretest.Hashed(t, `[{"name":"b"},{"name":"a"}]`)))
 
 	for name, b := range map[string][]byte{
 		"unsealed": unsealed.Bytes(), "signed": signed.Bytes(), "legacy": legacy.Bytes(),
@@ -312,7 +301,7 @@ func TestDigests(t *testing.T) {
 }
 
 func TestCrawlcheckBaseline(t *testing.T) {
-	ts := hashed(t, toolList)
+	ts := coretest.Hashed(t, toolList)
 	l := NewCrawlcheck(server(), approved, ts)
 	b := l.Baseline(true)
 	if b.Format != FormatCrawlcheck || b.URL != "https://mcp.example.com/mcp" || b.PartsAbsent || len(b.BlindParts) != 0 || b.ToolsSHA256 != tools.ListSHA256(ts) {
@@ -335,7 +324,7 @@ func TestCrawlcheckBaseline(t *testing.T) {
 // The agentgate.lock hashes of the spec, computed here from literal strings.
 func TestAgentgateHashes(t *testing.T) {
 	ag := &Agentgate{GeneratedBy: "crawlcheck-core/1.0.0", GeneratedAt: approved}
-	ag.Put(NewAgentgateServer("fs", hashed(t, `[
+	ag.Put(NewAgentgateServer("fs", coretest.Hashed(t, `[
 		{"name":"write_file","description":"Write a file.","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}},"annotations":{"destructiveHint":true}},
 		{"name":"read_file"}]`)))
 	var doc struct {
@@ -382,8 +371,8 @@ func TestAgentgateHashes(t *testing.T) {
 
 func TestAgentgateParse(t *testing.T) {
 	ag := &Agentgate{GeneratedBy: "agentgate@0.4.1", GeneratedAt: approved}
-	ag.Put(NewAgentgateServer("b", hashed(t, toolList)))
-	ag.Put(NewAgentgateServer("a", hashed(t, `[{"name":"x"}]`)))
+	ag.Put(NewAgentgateServer("b", coretest.Hashed(t, toolList)))
+	ag.Put(NewAgentgateServer("a", coretest.Hashed(t, `[{"name":"x"}]`)))
 	b := ag.Bytes()
 	f := mustParse(t, b)
 	if f.Format() != FormatAgentgate || f.Crawlcheck != nil {
@@ -403,7 +392,7 @@ func TestAgentgateParse(t *testing.T) {
 	}
 
 	// Put replaces a server entry of the same name.
-	a.Put(NewAgentgateServer("a", hashed(t, `[{"name":"y"}]`)))
+	a.Put(NewAgentgateServer("a", coretest.Hashed(t, `[{"name":"y"}]`)))
 	if s, _ := a.Server("a"); len(a.Servers) != 2 || s.Tools[0].Name != "y" {
 		t.Errorf("Put did not replace: %+v", a.Servers)
 	}
@@ -411,7 +400,7 @@ func TestAgentgateParse(t *testing.T) {
 
 func TestAgentgateRefusesBadFields(t *testing.T) {
 	ag := &Agentgate{GeneratedBy: "agentgate@0.4.1", GeneratedAt: approved}
-	ag.Put(NewAgentgateServer("fs", hashed(t, toolList)))
+	ag.Put(NewAgentgateServer("fs", coretest.Hashed(t, toolList)))
 	base := ag.Bytes()
 	fs := func(m jm) jm { return m["servers"].(jm)["fs"].(jm) }
 	tool0 := func(m jm) jm { return fs(m)["tools"].([]any)[0].(jm) }
@@ -450,7 +439,7 @@ func TestAgentgateRefusesBadFields(t *testing.T) {
 
 func TestAgentgateBaseline(t *testing.T) {
 	ag := &Agentgate{GeneratedBy: "x", GeneratedAt: approved}
-	ag.Put(NewAgentgateServer("fs", hashed(t, toolList)))
+	ag.Put(NewAgentgateServer("fs", coretest.Hashed(t, toolList)))
 	b, err := ag.Baseline("")
 	if err != nil {
 		t.Fatal(err)
