@@ -1,0 +1,82 @@
+"""crawlcheck: the CrawlCheck verifier core (libcrawlcheck.so) for Python.
+
+``call(op, request)`` is the core's one function; ``crawlcheck.ops`` has one
+typed function per op. ``with_preflight`` / ``McpPreflight`` put the
+continuity check in front of an official ``mcp`` ClientSession.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._core import CoreError, call, call_bytes, call_result, encode_request
+from ._lib import SUPPORTED_ABI, LibraryError
+from .ops import (
+    approve,
+    canonicalize,
+    continuity_check,
+    convert_lock,
+    diff,
+    endpoint,
+    escape_text,
+    guard,
+    hash_tools,
+    lock_check,
+    make_lock,
+    public_key,
+    replay_decision,
+    rules,
+    scan,
+    sign_lock,
+    sign_receipt,
+    verify_chain,
+    verify_lock,
+    verify_record,
+    version,
+)
+
+__version__ = "1.13.0"
+
+__all__ = [
+    "SUPPORTED_ABI",
+    "ContinuityRefused",
+    "CoreError",
+    "LibraryError",
+    "McpPreflight",
+    "__version__",
+    "approve",
+    "call",
+    "call_bytes",
+    "call_result",
+    "canonicalize",
+    "continuity_check",
+    "convert_lock",
+    "diff",
+    "encode_request",
+    "endpoint",
+    "escape_text",
+    "guard",
+    "hash_tools",
+    "lock_check",
+    "make_lock",
+    "public_key",
+    "replay_decision",
+    "rules",
+    "scan",
+    "sign_lock",
+    "sign_receipt",
+    "verify_chain",
+    "verify_lock",
+    "verify_record",
+    "version",
+    "with_preflight",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # The preflight imports the mcp package; the core API must not need it.
+    if name in ("McpPreflight", "with_preflight", "ContinuityRefused"):
+        from . import preflight
+
+        return getattr(preflight, name)
+    raise AttributeError(f"module 'crawlcheck' has no attribute {name!r}")

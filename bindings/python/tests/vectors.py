@@ -1,0 +1,155 @@
+"""The shared vectors of testdata/ as the exact bytes a host sends and must
+get back (docs/testdata.md; the same reading as hosttest/vectors).
+
+Bytes are taken from the file, never re-encoded: a member's bytes are found
+by a scanner over the file and only compacted (insignificant white space
+removed, every token kept), so key order, escapes and number spellings reach
+the core as the vector's author wrote them.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+WS = b" \t\r\n"
+
+
+@dataclass
+class Vector:
+    name: str
+    op: str
+    request: bytes
+    want: bytes
+
+
+def _skip_ws(b: bytes, i: int) -> int:
+    while i < len(b) and b[i] in WS:
+        i += 1
+    return i
+
+
+def _value_end(b: bytes, i: int) -> int:
+    """The end of the JSON value starting at b[i] (no leading white space)."""
+    c = b[i : i + 1]
+    if c == b'"':
+        i += 1
+        while True:
+            ch = b[i]
+            if ch == 0x5C:  # backslash
+                i += 2
+            elif ch == 0x22:
+                return i + 1
+            else:
+                i += 1
+    if c in (b"{", b"["):
+        close = b"}" if c == b"{" else b"]"
+        i = _skip_ws(b, i + 1)
+        if b[i : i + 1] == close:
+            return i + 1
+        while True:
+            if c == b"{":
+                i = _skip_ws(b, _value_end(b, i))  # key
+                assert b[i : i + 1] == b":", f"':' expected at {i}"
+                i = _skip_ws(b, i + 1)
+            i = _skip_ws(b, _value_end(b, i))
+            if b[i : i + 1] == b",":
+                i = _skip_ws(b, i + 1)
+                continue
+            assert b[i : i + 1] == close, f"{close!r} expected at {i}"
+            return i + 1
+    while i < len(b) and b[i] not in b",]} \t\r\n":
+        i += 1
+    return i
+
+
+def members(b: bytes) -> Dict[str, bytes]:
+    """The members of a JSON object, each its verbatim bytes."""
+    out: Dict[str, bytes] = {}
+    i = _skip_ws(b, 0)
+    assert b[i : i + 1] == b"{"
+    i = _skip_ws(b, i + 1)
+    while b[i : i + 1] != b"}":
+        kend = _value_end(b, i)
+        key = json.loads(b[i:kend])
+        i = _skip_ws(b, kend)
+        i = _skip_ws(b, i + 1)
+        vend = _value_end(b, i)
+        out[key] = b[i:vend]
+        i = _skip_ws(b, vend)
+        if b[i : i + 1] == b",":
+            i = _skip_ws(b, i + 1)
+    return out
+
+
+def elements(b: bytes) -> List[bytes]:
+    out: List[bytes] = []
+    i = _skip_ws(b, 0)
+    assert b[i : i + 1] == b"["
+    i = _skip_ws(b, i + 1)
+    while b[i : i + 1] != b"]":
+        end = _value_end(b, i)
+        out.append(b[i:end])
+        i = _skip_ws(b, end)
+        if b[i : i + 1] == b",":
+            i = _skip_ws(b, i + 1)
+    return out
+
+
+def compact(b: bytes) -> bytes:
+    """Removes white space outside strings and nothing else (Go's json.Compact)."""
+    out = bytearray()
+    in_str = esc = False
+    for ch in b:
+        if in_str:
+            out.append(ch)
+            if esc:
+                esc = False
+            elif ch == 0x5C:
+                esc = True
+            elif ch == 0x22:
+                in_str = False
+        elif ch in WS:
+            continue
+        else:
+            if ch == 0x22:
+                in_str = True
+            out.append(ch)
+    return bytes(out)
+
+
+SUITES: List[Tuple[str, str, str]] = [
+    ("continuity.json", "continuity_check", "record"),
+    ("guard.json", "guard", "answer"),
+]
+
+
+def load(root: Path) -> List[Vector]:
+    vs: List[Vector] = []
+    ops = root / "ops"
+    for path in sorted(ops.rglob("*.json"), key=lambda p: str(p)):
+        m = members(path.read_bytes())
+        op = json.loads(m["op"])
+        assert op == path.parent.name, path
+        if "request_raw" in m:
+            req = json.loads(m["request_raw"]).encode("utf-8", "surrogatepass")
+        elif "request_b64" in m:
+            req = base64.b64decode(json.loads(m["request_b64"]))
+        else:
+            req = compact(m["request"])
+        name = "ops/" + str(path.relative_to(ops)).removesuffix(".json")
+        vs.append(Vector(name, op, req, compact(m["response"])))
+    for file, op, member in SUITES:
+        path = root / file
+        if not path.exists():
+            continue
+        suite = file.removesuffix(".json")
+        for case in elements(members(path.read_bytes())["cases"]):
+            cm = members(case)
+            want = b'{"ok":true,"result":' + compact(cm[member]) + b"}"
+            vs.append(Vector(f"{suite}/{json.loads(cm['name'])}", op, compact(cm["request"]), want))
+    return vs
+REPO_TESTDATA = Path(__file__).resolve().parents[3] / "testdata"
