@@ -1,0 +1,291 @@
+"""The service path (docs/receipts.md, "Service path for SDKs"), as the Go
+preflight does it (bindings/go/issuer.go): ask the issuer for a signed lock
+check of exactly the pages read, judge the receipt with the core's guard
+against the deployment's own keys, policy and replay state, and hand guard's
+observations to continuity_check as evidence. An issuer that cannot be asked
+is the evidence service_unavailable; the local comparison stands."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import anyio
+
+from ._core import CoreError
+from ._log import write_atomic
+from .ops import guard, hash_tools, verify_lock
+
+DEFAULT_ISSUER_TIMEOUT = 5.0
+OPERATION_LOCK_CHECK = "mcp.lock.check"
+MAX_ISSUER_ANSWER = 32 << 20
+NONCE_STATE_KIND = "crawlcheck-issuer-nonces"
+
+
+def nonce_state_path(log_path: str) -> str:
+    """Where the replay state of a record log is kept: next to the log."""
+    return log_path + ".issuer-nonces.json"
+
+
+@dataclass
+class Issuer:
+    """Which issuer to ask, and which keys may vouch for its answers."""
+
+    url: str
+    #: ``[{"kid": ..., "public_key": ...}]``: used, without the operator's
+    #: copy of the key directory, to keep the issuer's own directory to these.
+    pinned_keys: Sequence[Mapping[str, str]] = ()
+    timeout: float = DEFAULT_ISSUER_TIMEOUT
+
+
+@dataclass
+class Consultation:
+    """What asking the issuer gave one check."""
+
+    asked: bool = False
+    url: str = ""
+    unavailable: str = ""
+    guard: Optional[Dict[str, Any]] = None
+    policy_result: str = ""
+    evidence_level: str = ""
+    evidence: List[Dict[str, Any]] = field(default_factory=list)
+
+    def trace(self) -> Optional[Dict[str, Any]]:
+        """continuity_check's ``issuer`` member; None when not asked."""
+        if not self.asked:
+            return None
+        t: Dict[str, Any] = {"url": self.url}
+        if self.guard is not None:
+            t["guard"] = self.guard
+        if self.unavailable:
+            t["unavailable"] = self.unavailable
+        return t
+
+
+class IssuerConfigError(ValueError):
+    """The service path cannot be configured (URL, keys, replay state)."""
+
+
+class _Unavailable(Exception):
+    pass
+
+
+class IssuerClient:
+    """Asks one issuer and keeps the replay state between answers."""
+
+    def __init__(self, cfg: Issuer, key_directory: Optional[bytes], state_path: Optional[str]) -> None:
+        u = urllib.parse.urlsplit(cfg.url or "")
+        if u.scheme not in ("http", "https") or not u.hostname:
+            raise IssuerConfigError(f"issuer URL {cfg.url!r}: not an http(s) URL")
+        if key_directory is None and not cfg.pinned_keys:
+            raise IssuerConfigError(
+                "issuer: no key to judge its answers by: give the operator's copy of its key "
+                "directory, or pin its keys"
+            )
+        for k in cfg.pinned_keys:
+            if not k.get("kid") or not k.get("public_key"):
+                raise IssuerConfigError(f"issuer: pinned key {dict(k)!r}: a key id and a public key are both required")
+        self.url = cfg.url.rstrip("/")
+        self.pins = [{"kid": k["kid"], "public_key": k["public_key"]} for k in cfg.pinned_keys]
+        self.timeout = cfg.timeout if cfg.timeout > 0 else DEFAULT_ISSUER_TIMEOUT
+        self.directory = key_directory
+        self.state_path = state_path
+        self.seen: Any = []
+        if state_path and os.path.exists(state_path):
+            try:
+                with open(state_path, "rb") as f:
+                    st = json.loads(f.read())
+                ok = isinstance(st, dict) and st.get("kind") == NONCE_STATE_KIND and isinstance(st.get("seen_nonces"), list)
+            except (OSError, ValueError):
+                ok = False
+            if not ok:
+                raise IssuerConfigError(
+                    f"issuer replay state {state_path}: not a {NONCE_STATE_KIND} file; move it aside "
+                    "(replays it recorded would go unseen)"
+                )
+            self.seen = st["seen_nonces"]
+
+    async def consult(
+        self,
+        *,
+        lock: bytes,
+        observed: Mapping[str, Any],
+        now: str,
+        server_name: Optional[str],
+        policy: Optional[bytes],
+    ) -> Consultation:
+        """Asks about the observation and judges the answer. An error (CoreError,
+        OSError) means the question could not be put: no record then."""
+        endpoint = observed.get("endpoint")
+        if not endpoint:
+            raise IssuerConfigError("issuer: the observation names no endpoint for a receipt to speak about")
+        whole = _whole_list(observed)
+        if whole is None:
+            return Consultation()
+        pages, reading = whole
+        directory = self.directory
+        answer: bytes
+        step = "key_directory"
+        deadline = anyio.current_time() + self.timeout
+        try:
+            with anyio.fail_after(self.timeout):
+                if directory is None:
+                    fetched = await self._do("GET", "/api/v1/keys", None, deadline)
+                    directory = _pinned_only(fetched, self.pins)
+                    if directory is not None:
+                        try:
+                            verify_lock(lock=lock, now=now, key_directory=directory)
+                        except CoreError as e:
+                            raise _Unavailable(f"the core refuses the issuer's key directory: {e}") from e
+                step = "lock_check"
+                body: Dict[str, Any] = {"lock": _text(lock), "pages": pages, "subject": endpoint}
+                if server_name:
+                    body["server_name"] = server_name
+                answer = await self._do("POST", "/api/v1/mcp/lock/check", body, deadline)
+        except TimeoutError:
+            return self._unavailable(step, f"timed out after {self.timeout:g}s")
+        except _Unavailable as e:
+            return self._unavailable(step, str(e))
+
+        g = guard(
+            receipt=answer,
+            expected_subject=str(endpoint),
+            expected_operation=OPERATION_LOCK_CHECK,
+            now=now,
+            key_directory=directory,
+            pinned_keys=self.pins or None,
+            seen_nonces=self.seen,
+            lock=lock,
+            policy=policy,
+            observed_tools_sha256=reading,
+        )
+        self._keep(g.get("seen_nonces"))
+        return Consultation(
+            asked=True,
+            url=self.url,
+            guard=g,
+            policy_result=str(g.get("policy_result") or ""),
+            evidence_level=str(g.get("evidence_level") or ""),
+            evidence=list(g.get("observations") or []),
+        )
+
+    async def _do(self, method: str, path: str, body: Any, deadline: float) -> bytes:
+        """One request within the consultation's deadline; the body of a 200
+        answer that is a JSON object, else _Unavailable."""
+        data = None if body is None else json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        left = max(0.05, deadline - anyio.current_time())
+
+        def send() -> "tuple[int, bytes]":
+            try:
+                with urllib.request.urlopen(req, timeout=left) as resp:
+                    return resp.status, resp.read(MAX_ISSUER_ANSWER + 1)
+            except urllib.error.HTTPError as e:
+                return e.code, e.read(1024)
+
+        try:
+            status, answer = await anyio.to_thread.run_sync(send, abandon_on_cancel=True)
+        except (OSError, ValueError) as e:
+            raise _Unavailable(f"{method} {path}: {e}") from e
+        if status != 200:
+            raise _Unavailable(f"{method} {path}: HTTP {status}: {_excerpt(answer)}")
+        if len(answer) > MAX_ISSUER_ANSWER:
+            raise _Unavailable(f"{method} {path}: the answer exceeds {MAX_ISSUER_ANSWER} bytes")
+        try:
+            ok = isinstance(json.loads(answer.decode("utf-8")), dict)
+        except ValueError:
+            ok = False
+        if not ok:
+            raise _Unavailable(f"{method} {path}: the answer is not a JSON object: {_excerpt(answer)}")
+        return answer
+
+    def _unavailable(self, step: str, err: str) -> Consultation:
+        detail = {
+            "issuer": self.url,
+            "operation": OPERATION_LOCK_CHECK,
+            "step": step,
+            "error": err,
+            "fallback": "local_comparison",
+        }
+        return Consultation(
+            asked=True,
+            url=self.url,
+            unavailable=f"{step}: {err}",
+            evidence=[{"observation": "service_unavailable", "detail": detail}],
+        )
+
+    def _keep(self, seen: Any) -> None:
+        if not isinstance(seen, list):
+            raise IssuerConfigError("issuer: guard's answer holds no seen_nonces")
+        changed = seen != self.seen
+        self.seen = seen
+        if self.state_path and changed:
+            doc = json.dumps({"kind": NONCE_STATE_KIND, "v": 1, "seen_nonces": seen}, separators=(",", ":"))
+            write_atomic(self.state_path, doc.encode("utf-8") + b"\n", 0o600)
+
+
+def _text(b: Union[bytes, str]) -> str:
+    return b if isinstance(b, str) else b.decode("utf-8", "replace")
+
+
+def _whole_list(observed: Mapping[str, Any]) -> Optional[tuple]:  # type: ignore[type-arg]
+    """The pages as the issuer takes them and the host's own reading, or None
+    when there is no whole list to ask about."""
+    if observed.get("failure") or observed.get("page_cap_reached") or observed.get("_unfollowed"):
+        return None
+    pages = observed.get("pages") or []
+    try:
+        h = hash_tools(pages=pages)
+    except CoreError:
+        return None
+    if h.get("truncated") is not None:
+        return None
+    wire: List[Any] = []
+    for p in pages:
+        if isinstance(p, (bytes, bytearray)):
+            try:
+                wire.append(bytes(p).decode("utf-8"))
+            except UnicodeDecodeError:
+                import base64
+
+                wire.append({"base64": base64.b64encode(bytes(p)).decode("ascii")})
+        else:
+            wire.append(p)
+    return wire, h.get("tools_sha256")
+
+
+def _pinned_only(fetched: bytes, pins: Sequence[Mapping[str, str]]) -> Optional[bytes]:
+    """Keeps of a fetched key directory only the pinned keys (same kid, same
+    public key), with its kind, version and issuer; None when none is left."""
+    try:
+        d = json.loads(fetched)
+    except ValueError as e:
+        raise _Unavailable(f"the key directory is not a JSON object: {e}") from e
+    if not isinstance(d, dict):
+        raise _Unavailable("the key directory is not a JSON object")
+    keys = d.get("keys")
+    if not isinstance(keys, list):
+        raise _Unavailable("the key directory's keys are not an array")
+    kept = [
+        k
+        for k in keys
+        if isinstance(k, dict)
+        and any(k.get("kid") == p["kid"] and k.get("public_key") == p["public_key"] for p in pins)
+    ]
+    if not kept:
+        return None
+    d["keys"] = kept
+    return json.dumps(d, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _excerpt(b: bytes) -> str:
+    s = b.decode("utf-8", "replace")
+    return json.dumps(s[:200] + ("…" if len(s) > 200 else ""), ensure_ascii=False)

@@ -1,0 +1,911 @@
+"""with_preflight / McpPreflight: the continuity check in front of an official
+``mcp`` ClientSession (mcp 1.x ≥ 1.18 and 2.x).
+
+The preflight observes what the server offers, hands the facts to the
+core's continuity_check and follows the record; it never decides. It is the
+Python counterpart of the Go preflight (bindings/go, docs/preflight.md):
+the same requests to the core, so the same server state at the same clock
+gives the same record bytes.
+
+The capture. The SDK's typed ``ListToolsResult`` drops fields it does not
+know (2.x) and refuses lists it cannot hold, so the pages are taken below
+it: the preflight puts a tap on the session's read and write streams before
+the session starts. The write tap learns the ids of ``initialize``,
+``server/discover`` and ``tools/list`` requests; the read tap takes each
+answer's ``result`` member as the transport decoded it, and a frame the
+transport could not decode (the SDK hands the session the parse error, with
+the line it could not read) as that page's bytes. A page is the result
+re-encoded compactly with its key order, so every hash equals the one of
+the bytes on the wire; what a decoded JSON value cannot carry (a repeated
+key, number spelling) is lost before the session sees it, in every Python
+client (docs/decisions.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import anyio
+
+from ._core import CoreError, call_result
+from ._issuer import Consultation, Issuer, IssuerClient, nonce_state_path
+from ._log import RecordLog, write_atomic
+from .ops import approve as _approve_op
+from .ops import endpoint as _endpoint_op
+from .ops import escape_text, make_lock, rules, sign_lock, verify_lock, version
+
+DEFAULT_PAGE_CAP = 100
+DEFAULT_TIMEOUT = 10.0
+
+#: Effects, weakest to strongest, as the core's rule table orders them.
+PROCEED, PROCEED_RECORDED, REFRESH, PAUSE_TOOL, PAUSE, DENY = (
+    "proceed",
+    "proceed_recorded",
+    "refresh",
+    "pause_tool",
+    "pause",
+    "deny",
+)
+
+_effects: Optional[List[str]] = None
+_ops: Optional[List[str]] = None
+
+
+def _effect_order() -> List[str]:
+    global _effects
+    if _effects is None:
+        _effects = [str(e) for e in rules()["rules"]["effects"]]
+    return _effects
+
+
+def _has_op(op: str) -> bool:
+    global _ops
+    if _ops is None:
+        _ops = [str(o) for o in version()["ops"]]
+    return op in _ops
+
+
+def at_least(effect: str, minimum: str) -> bool:
+    """Whether effect is as strong as minimum or stronger. An effect the rule
+    table does not name counts as the strongest: it fails closed."""
+    order = _effect_order()
+    if effect not in order or minimum not in order:
+        return True
+    return order.index(effect) >= order.index(minimum)
+
+
+def withheld(effect: str) -> bool:
+    """A tool with this effect is withheld from the model and refused."""
+    return at_least(effect, PAUSE_TOOL)
+
+
+def stopped(effect: str) -> bool:
+    """A session with this effect stops."""
+    return at_least(effect, PAUSE)
+
+
+def show(s: str) -> str:
+    """A server's string made safe to show a person: the core's escape_text
+    (C3). Until a core has that op, every character outside printable ASCII is
+    written as a JSON escape, which hides nothing either."""
+    if _has_op("escape_text"):
+        return str(escape_text(text=s)["text"])
+    return json.dumps(s, ensure_ascii=True)[1:-1]
+
+
+class ContinuityRefused(Exception):
+    """A call the check refused: a withheld tool (``tool`` set) or a session
+    paused or denied (``tool`` None). ``record`` is the record that decided
+    (a dict), ``record_raw`` its canonical bytes."""
+
+    def __init__(self, record: Dict[str, Any], record_raw: bytes, tool: Optional[str] = None, effect: str = "") -> None:
+        self.record = record
+        self.record_raw = record_raw
+        self.tool = tool
+        self.effect = effect
+        sha = record.get("record_sha256", "")
+        if tool is not None and not effect:
+            msg = f"crawlcheck: tool {show(tool)!s} refused: not in the checked tool list (record {sha})"
+        elif tool is not None:
+            msg = f"crawlcheck: tool {show(tool)!s} refused: {effect} (record {sha})"
+        else:
+            msg = f"crawlcheck: session refused: {effect} (record {sha})"
+        super().__init__(msg)
+
+
+class PreflightError(RuntimeError):
+    """The check could not be made (a configuration the core refuses, a log
+    that cannot be written): there is no record, and every call fails."""
+
+
+def format_time(t: datetime) -> str:
+    """RFC 3339, UTC, milliseconds: the form the core writes."""
+    t = t.astimezone(timezone.utc)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+
+
+def endpoint_of(server: Union[str, Sequence[str], Any]) -> str:
+    """The endpoint string a record carries: a URL as given, or for a stdio
+    server (a StdioServerParameters or an argv list) ``stdio:`` + the command
+    line. The core's endpoint op (C3) decides; until a core has it, the
+    rule is the one docs/continuity.md states: Python's shlex.join."""
+    if isinstance(server, str):
+        if _has_op("endpoint"):
+            return str(_endpoint_op(url=server)["endpoint"])
+        return server
+    if hasattr(server, "command"):
+        argv = [str(server.command), *[str(a) for a in (getattr(server, "args", None) or [])]]
+    else:
+        argv = [str(a) for a in server]
+    if _has_op("endpoint"):
+        return str(_endpoint_op(command=argv)["endpoint"])
+    return "stdio:" + shlex.join(argv)
+
+
+# --- the capture -----------------------------------------------------------
+
+_WATCHED = ("initialize", "server/discover", "tools/list")
+
+
+def _message(item: Any) -> Any:
+    msg = getattr(item, "message", None)
+    return getattr(msg, "root", msg)
+
+
+def _dump(obj: Any) -> bytes:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _frame_bytes(exc: BaseException) -> bytes:
+    """The line a transport could not decode, as its parse error carries it."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            for e in errors():
+                inp = e.get("input")
+                if isinstance(inp, (str, bytes)):
+                    return inp.encode("utf-8", "surrogateescape") if isinstance(inp, str) else inp
+        except Exception:  # noqa: BLE001 - a foreign exception's own failure
+            pass
+    return repr(exc).encode("utf-8", "replace")
+
+
+class _Tap:
+    """What crossed the session's streams: requests watched by id, their
+    answers, undecodable frames and list_changed notifications."""
+
+    def __init__(self) -> None:
+        self.sent: Dict[str, str] = {}  # request id -> method
+        self.order: List[str] = []  # ids of tools/list requests, in order
+        self.answers: Dict[str, Tuple[str, Any]] = {}  # id -> ("result"|"error", value)
+        self.broken: List[bytes] = []  # frames that were not JSON-RPC
+        self.handshake: Optional[Tuple[str, Dict[str, Any]]] = None
+        self.changes = 0
+        self._wake: Optional[anyio.Event] = None
+
+    def _notify(self) -> None:
+        if self._wake is not None:
+            self._wake.set()
+            self._wake = None
+
+    async def wait(self) -> None:
+        if self._wake is None:
+            self._wake = anyio.Event()
+        await self._wake.wait()
+
+    def on_send(self, item: Any) -> None:
+        m = _message(item)
+        method = getattr(m, "method", None)
+        rid = getattr(m, "id", None)
+        if method in _WATCHED and rid is not None:
+            self.sent[str(rid)] = str(method)
+            if method == "tools/list":
+                self.order.append(str(rid))
+
+    def on_receive(self, item: Any) -> None:
+        if isinstance(item, BaseException):
+            self.broken.append(_frame_bytes(item))
+            self._notify()
+            return
+        m = _message(item)
+        if getattr(m, "method", None) == "notifications/tools/list_changed":
+            self.changes += 1
+            self._notify()
+            return
+        rid = getattr(m, "id", None)
+        if rid is None or str(rid) not in self.sent:
+            return
+        key = str(rid)
+        if hasattr(m, "result"):
+            self.answers[key] = ("result", m.result)
+            if self.sent[key] != "tools/list" and isinstance(m.result, dict):
+                self.handshake = (self.sent[key], m.result)
+        else:
+            frame = m.model_dump(by_alias=True, mode="json", exclude_none=True)
+            self.answers[key] = ("error", frame)
+        self._notify()
+
+
+class _ReadTap:
+    def __init__(self, inner: Any, tap: _Tap) -> None:
+        self._inner = inner
+        self._tap = tap
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def receive(self) -> Any:
+        item = await self._inner.receive()
+        self._tap.on_receive(item)
+        return item
+
+    def __aiter__(self) -> "_ReadTap":
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> "_ReadTap":
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._inner.__aexit__(*exc)
+
+
+class _WriteTap:
+    def __init__(self, inner: Any, tap: _Tap) -> None:
+        self._inner = inner
+        self._tap = tap
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def send(self, item: Any) -> None:
+        self._tap.on_send(item)
+        await self._inner.send(item)
+
+    async def __aenter__(self) -> "_WriteTap":
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._inner.__aexit__(*exc)
+
+
+def _install_tap(session: Any, tap: _Tap) -> None:
+    """Puts the tap on an unstarted session's streams: mcp 2.x keeps them on
+    its dispatcher, 1.x on the session itself."""
+    owner = getattr(session, "_dispatcher", None)
+    if owner is None or not hasattr(owner, "_read_stream"):
+        owner = session
+    if not hasattr(owner, "_read_stream") or not hasattr(owner, "_write_stream"):
+        raise PreflightError(
+            "crawlcheck: cannot reach this ClientSession's streams: pass an mcp ClientSession "
+            "(mcp 1.18 or later, or 2.x) before entering it"
+        )
+    owner._read_stream = _ReadTap(owner._read_stream, tap)
+    owner._write_stream = _WriteTap(owner._write_stream, tap)
+
+
+@dataclass
+class Observation:
+    """What the preflight saw: the facts the core decides on."""
+
+    endpoint: str = ""
+    handshake: str = ""
+    protocol_version: str = ""
+    server_info: Any = None
+    pages: List[bytes] = field(default_factory=list)
+    #: why the last page's nextCursor was not followed: page_cap,
+    #: cursor_repeated, cursor_empty, cursor_invalid; "" when the list ended.
+    unfollowed: str = ""
+    failure: str = ""
+    failure_detail: str = ""
+
+    def observed(self) -> Dict[str, Any]:
+        """continuity_check's ``observed`` member (as bindings/go builds it)."""
+        o: Dict[str, Any] = {}
+        if self.endpoint:
+            o["endpoint"] = self.endpoint
+        if self.protocol_version:
+            o["protocol_version"] = self.protocol_version
+        if self.server_info is not None:
+            o["server_info"] = self.server_info
+        if self.handshake:
+            o["handshake"] = self.handshake
+        if self.pages or not self.failure:
+            o["pages"] = list(self.pages)
+        if self.unfollowed == "page_cap":
+            o["page_cap_reached"] = True
+        if self.failure == "capture_failed":
+            o["failure"] = "server_unavailable"
+            o["failure_detail"] = "capture_failed: " + self.failure_detail
+        elif self.failure:
+            o["failure"] = self.failure
+            o["failure_detail"] = self.failure_detail
+        return o
+
+
+def _members(page: bytes) -> Optional[Dict[str, Any]]:
+    """A page's members, or None when it is not one JSON object (repeated keys
+    refused, so no caller picks one of two answers)."""
+
+    def pairs(ps: List[Tuple[str, Any]]) -> Dict[str, Any]:
+        d: Dict[str, Any] = {}
+        for k, v in ps:
+            if k in d:
+                raise ValueError(f"duplicate key {k!r}")
+            d[k] = v
+        return d
+
+    try:
+        v = json.loads(page, object_pairs_hook=pairs)
+    except ValueError:
+        return None
+    return v if isinstance(v, dict) else None
+
+
+# --- the session -----------------------------------------------------------
+
+
+class McpPreflight:
+    """An mcp ClientSession whose tools pass a continuity check before the
+    model sees them (docs/preflight.md has the Go twin).
+
+    The check runs after the handshake (``initialize``/``discover`` through
+    this object) and before the first ``call_tool``. A tool whose effect is
+    pause_tool or stronger is left out of ``list_tools`` and refused by
+    ``call_tool`` with ContinuityRefused; a session effect of pause or deny
+    refuses every call; refresh checks once more. A
+    ``notifications/tools/list_changed`` makes the next call check again
+    first. ``list_tools`` answers from the pages the current record was made
+    from: the tools handed to the model are the tools that were compared.
+    Every other attribute is the session's.
+    """
+
+    def __init__(
+        self,
+        session: Any,
+        lock: Union[str, "os.PathLike[str]"],
+        *,
+        endpoint: Union[str, Sequence[str], Any, None] = None,
+        mode: str = "enforce",
+        policy: Union[bytes, str, None] = None,
+        expected_policy_version: Optional[str] = None,
+        operator_keys: Optional[Sequence[str]] = None,
+        key_directory: Union[bytes, str, None] = None,
+        require_signed_baseline: Optional[bool] = None,
+        server_name: Optional[str] = None,
+        issuer: Union[Issuer, str, None] = None,
+        on_record: Optional[Callable[[Dict[str, Any], bytes], None]] = None,
+        log_path: Optional[str] = None,
+        page_cap: int = DEFAULT_PAGE_CAP,
+        timeout: float = DEFAULT_TIMEOUT,
+        signing_key: Optional[str] = None,
+        now: Optional[Callable[[], datetime]] = None,
+    ) -> None:
+        self.session = session
+        self.lock_path = os.fspath(lock)
+        self.endpoint = endpoint_of(endpoint) if endpoint is not None else ""
+        self.mode = mode
+        self.policy = policy.encode("utf-8") if isinstance(policy, str) else policy
+        self.expected_policy_version = expected_policy_version
+        self.operator_keys = list(operator_keys) if operator_keys else None
+        self.key_directory = key_directory.encode("utf-8") if isinstance(key_directory, str) else key_directory
+        self.require_signed_baseline = require_signed_baseline
+        self.server_name = server_name
+        self.on_record = on_record
+        self.log_path = log_path
+        self.page_cap = page_cap if page_cap > 0 else DEFAULT_PAGE_CAP
+        self.timeout = timeout if timeout > 0 else DEFAULT_TIMEOUT
+        self.signing_key = signing_key
+        self.now = now or (lambda: datetime.now(timezone.utc))
+        self._issuer_cfg = Issuer(url=issuer) if isinstance(issuer, str) else issuer
+
+        self._tap = _Tap()
+        self._check_lock = anyio.Lock()
+        self._lock_bytes = b""
+        self._log: Optional[RecordLog] = None
+        self._issuer: Optional[IssuerClient] = None
+        self._prev = ""
+        self._obs = Observation()
+        self._rec: Optional[Dict[str, Any]] = None
+        self._raw = b""
+        self._cons = Consultation()
+        self._seen = 0
+        self._err: Optional[BaseException] = None
+        self._connected = False
+        self._entered = False
+
+    # -- lifecycle
+
+    async def __aenter__(self) -> "McpPreflight":
+        """Reads the lockfile and checks its signature (once, here), opens the
+        log, taps the session's streams and enters the session."""
+        try:
+            with open(self.lock_path, "rb") as f:
+                self._lock_bytes = f.read()
+        except OSError as e:
+            raise PreflightError(f"crawlcheck: reading the lockfile: {e}") from e
+        try:
+            self.baseline = verify_lock(
+                lock=self._lock_bytes,
+                now=format_time(self.now()),
+                key_directory=self.key_directory,
+                operator_keys=self.operator_keys,
+            )
+        except CoreError as e:
+            raise PreflightError(f"crawlcheck: lockfile {self.lock_path}: {e}") from e
+        if self._issuer_cfg is not None:
+            state = nonce_state_path(self.log_path) if self.log_path else None
+            self._issuer = IssuerClient(self._issuer_cfg, self.key_directory, state)
+        if self.log_path:
+            self._log = RecordLog(self.log_path)
+            self._prev = self._log.head
+        _install_tap(self.session, self._tap)
+        try:
+            await self.session.__aenter__()
+        except BaseException:
+            self._close_log()
+            raise
+        self._entered = True
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        try:
+            return await self.session.__aexit__(*exc)
+        finally:
+            self._entered = False
+            self._close_log()
+
+    def _close_log(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.session, name)
+
+    # -- the handshake and the check
+
+    async def initialize(self) -> Any:
+        """The session's ``initialize``, then the check. A server that cannot
+        be connected is ContinuityRefused carrying the record."""
+        return await self._handshake("initialize")
+
+    async def discover(self) -> Any:
+        """The session's ``discover`` (protocol 2026-07-28), then the check."""
+        return await self._handshake("discover")
+
+    async def _handshake(self, how: str) -> Any:
+        async with self._check_lock:
+            result = None
+            obs = Observation(endpoint=self.endpoint)
+            try:
+                with anyio.fail_after(self.timeout):
+                    result = await getattr(self.session, how)()
+                self._connected = True
+            except TimeoutError as e:
+                obs.failure, obs.failure_detail = "check_timeout", f"{how}: timed out after {self.timeout:g}s: {e}"
+            except Exception as e:  # noqa: BLE001 - whatever the SDK raised, the server was not connected
+                obs.failure, obs.failure_detail = "server_unavailable", f"{how}: {type(e).__name__}: {e}"
+            if self._connected:
+                await self._recheck()
+            else:
+                self._facts(obs)
+                await self._settle(obs)
+            rec = self._current()
+            if not self._connected:
+                raise ContinuityRefused(rec[0], rec[1], effect=str(rec[0].get("effect", "")))
+            return result
+
+    @property
+    def record(self) -> Optional[Dict[str, Any]]:
+        """The newest record (a dict); None before the first check."""
+        return self._rec
+
+    @property
+    def record_raw(self) -> bytes:
+        """The newest record's canonical bytes, as logged."""
+        return self._raw
+
+    @property
+    def consultation(self) -> Consultation:
+        """What the issuer gave the newest record."""
+        return self._cons
+
+    async def recheck(self) -> Dict[str, Any]:
+        """Observes the tool list again and checks it."""
+        async with self._check_lock:
+            await self._recheck()
+            return self._current()[0]
+
+    def _current(self) -> Tuple[Dict[str, Any], bytes]:
+        if self._err is not None:
+            raise PreflightError(f"crawlcheck: the check could not be made: {self._err}") from self._err
+        assert self._rec is not None
+        return self._rec, self._raw
+
+    async def _recheck(self) -> None:
+        obs, seen = await self._observe()
+        await self._settle(obs, seen)
+
+    async def _settle(self, obs: Observation, seen: Optional[int] = None) -> None:
+        try:
+            rec, raw, cons = await self._check(obs, refreshed=False)
+            if rec.get("effect") == REFRESH:
+                # refresh asks once more, the issuer too (spec §4).
+                if self._connected:
+                    obs, seen = await self._observe()
+                rec, raw, cons = await self._check(obs, refreshed=True)
+        except (CoreError, OSError, PreflightError, ValueError) as e:
+            self._err = e
+            return
+        self._err = None
+        self._obs, self._rec, self._raw, self._cons = obs, rec, raw, cons
+        if seen is not None:
+            self._seen = seen
+
+    def _facts(self, obs: Observation) -> None:
+        """The handshake's facts, from its answer as the tap saw it."""
+        hs = self._tap.handshake
+        if hs is None:
+            return
+        method, result = hs
+        obs.handshake = method
+        if method == "initialize":
+            obs.server_info = result.get("serverInfo")
+            pv = result.get("protocolVersion")
+            obs.protocol_version = pv if isinstance(pv, str) else ""
+        else:
+            meta = result.get("_meta")
+            if isinstance(meta, dict):
+                obs.server_info = meta.get("io.modelcontextprotocol/serverInfo")
+            pv = getattr(self.session, "_negotiated_version", None)
+            obs.protocol_version = pv if isinstance(pv, str) else ""
+
+    async def _observe(self) -> Tuple[Observation, int]:
+        """Reads every tools/list page within the timeout."""
+        obs = Observation(endpoint=self.endpoint)
+        self._facts(obs)
+        seen = self._tap.changes
+        followed: set = set()  # type: ignore[type-arg]
+        cursor: Optional[str] = None
+        try:
+            with anyio.fail_after(self.timeout):
+                while True:
+                    page, failure, detail = await self._fetch_page(cursor)
+                    if failure:
+                        obs.failure = failure
+                        obs.failure_detail = f"tools/list page {len(obs.pages) + 1}: {detail}"
+                        return obs, seen
+                    assert page is not None
+                    obs.pages.append(page)
+                    fields = _members(page)
+                    if fields is None or fields.get("nextCursor") is None:
+                        return obs, seen
+                    nxt = fields["nextCursor"]
+                    if not isinstance(nxt, str):
+                        obs.unfollowed = "cursor_invalid"
+                    elif nxt == "":
+                        obs.unfollowed = "cursor_empty"
+                    elif nxt in followed:
+                        obs.unfollowed = "cursor_repeated"
+                    elif len(obs.pages) >= self.page_cap:
+                        obs.unfollowed = "page_cap"
+                    if obs.unfollowed:
+                        return obs, seen
+                    followed.add(nxt)
+                    cursor = nxt
+        except TimeoutError as e:
+            obs.failure = "check_timeout"
+            obs.failure_detail = f"tools/list page {len(obs.pages) + 1}: timed out after {self.timeout:g}s: {e}"
+            return obs, seen
+
+    async def _fetch_page(self, cursor: Optional[str]) -> Tuple[Optional[bytes], str, str]:
+        """Sends one tools/list through the SDK and returns the answer the tap
+        saw. A frame that could not be decoded is taken as the answer of the
+        newest unanswered tools/list, and that call is abandoned."""
+        from mcp import types
+
+        tap = self._tap
+        mark, broken_mark = len(tap.order), len(tap.broken)
+        state: Dict[str, Any] = {}
+
+        async def run() -> None:
+            try:
+                await self.session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
+                state["ok"] = True
+            except Exception as e:  # noqa: BLE001 - kept and classified below
+                state["err"] = e
+            finally:
+                tap._notify()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run)
+            while True:
+                rid = tap.order[mark] if len(tap.order) > mark else None
+                if rid is not None and rid in tap.answers:
+                    kind, value = tap.answers.pop(rid)
+                    page = _dump(value)
+                    if "ok" not in state and "err" not in state and kind == "error":
+                        tg.cancel_scope.cancel()
+                    return page, "", ""
+                if rid is not None and len(tap.broken) > broken_mark:
+                    tg.cancel_scope.cancel()
+                    return tap.broken[broken_mark], "", ""
+                if "ok" in state or "err" in state:
+                    err = state.get("err")
+                    if rid is None and err is None:
+                        return None, "capture_failed", "answered by the SDK without a tools/list request on the wire (its list cache)"
+                    if err is not None:
+                        return None, "server_unavailable", f"{type(err).__name__}: {err}"
+                    return None, "capture_failed", "the SDK accepted an answer that was not captured"
+                await tap.wait()
+
+    async def _check(self, obs: Observation, refreshed: bool) -> Tuple[Dict[str, Any], bytes, Consultation]:
+        now = format_time(self.now())
+        cons = Consultation()
+        observed = obs.observed()
+        if self._issuer is not None and not obs.unfollowed:
+            cons = await self._issuer.consult(
+                lock=self._lock_bytes,
+                observed=observed,
+                now=now,
+                server_name=self.server_name,
+                policy=self.policy,
+            )
+        req: Dict[str, Any] = {"now": now, "lock": self._lock_bytes, "observed": observed}
+        if self.mode:
+            req["mode"] = self.mode
+        if self.server_name:
+            req["server_name"] = self.server_name
+        if self.policy is not None:
+            req["policy"] = self.policy
+        if self.expected_policy_version:
+            req["expected_policy_version"] = self.expected_policy_version
+        if self.operator_keys:
+            req["operator_keys"] = self.operator_keys
+        if self.key_directory is not None:
+            req["key_directory"] = self.key_directory
+        if self.require_signed_baseline is not None:
+            req["require_signed_baseline"] = self.require_signed_baseline
+        if cons.evidence:
+            req["evidence"] = cons.evidence
+        trace = cons.trace()
+        if trace is not None:
+            req["issuer"] = trace
+        if self._prev:
+            req["prev_record_sha256"] = self._prev
+        if refreshed:
+            req["refreshed"] = True
+        raw = call_result("continuity_check", req)
+        rec = json.loads(raw)
+        if self._log is not None:
+            self._log.append(raw, rec["record_sha256"], rec.get("prev_record_sha256"))
+        self._prev = rec["record_sha256"]
+        if self.on_record is not None:
+            self.on_record(rec, raw)
+        return rec, raw, cons
+
+    # -- the gate
+
+    def _allowed(self, rec: Dict[str, Any], name: str) -> bool:
+        tools = rec.get("tools") or {}
+        if name not in tools:
+            return rec.get("mode") == "observe"
+        return not withheld(str(tools[name]))
+
+    async def _gate(self) -> Tuple[Dict[str, Any], bytes, Observation]:
+        async with self._check_lock:
+            if self._rec is None and self._err is None:
+                raise PreflightError("crawlcheck: call initialize() (or discover()) on the preflight first")
+            if self._connected and self._tap.changes > self._seen:
+                await self._recheck()
+            rec, raw = self._current()
+            if stopped(str(rec.get("effect", ""))):
+                raise ContinuityRefused(rec, raw, effect=str(rec.get("effect")))
+            return rec, raw, self._obs
+
+    async def list_tools(self, *args: Any, params: Any = None, cursor: Optional[str] = None) -> Any:
+        """The tools of the checked list the record lets through, in one result
+        without a cursor. A tool the SDK's type cannot hold is left out rather
+        than handed over changed."""
+        from mcp import types
+
+        given = cursor or (args[0] if args else None) or getattr(params, "cursor", None)
+        if given:
+            raise ValueError(f"crawlcheck: unknown cursor {given!r}: list_tools answers in one page")
+        rec, _, obs = await self._gate()
+        tools: List[Any] = []
+        for page in obs.pages:
+            fields = _members(page)
+            if fields is None or not isinstance(fields.get("tools"), list):
+                continue
+            for t in fields["tools"]:
+                try:
+                    tool = types.Tool.model_validate(t)
+                except Exception:  # noqa: BLE001 - pydantic's error: the SDK cannot hold it
+                    continue
+                if self._allowed(rec, tool.name):
+                    tools.append(tool)
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(self, name: str, arguments: Optional[Dict[str, Any]] = None, *args: Any, **kwargs: Any) -> Any:
+        """Calls a tool the record lets through; refuses any other with
+        ContinuityRefused."""
+        rec, raw, _ = await self._gate()
+        if not self._allowed(rec, name):
+            raise ContinuityRefused(rec, raw, tool=name, effect=str((rec.get("tools") or {}).get(name, "")))
+        return await self.session.call_tool(name, arguments, *args, **kwargs)
+
+    def allowed_names(self) -> List[str]:
+        """Names of the offered tools the newest record lets through."""
+        rec = self._rec or {}
+        return sorted(n for n in (rec.get("tools") or {}) if self._allowed(rec, n))
+
+    # -- re-approval
+
+    async def confirm(self, *names: str) -> Dict[str, Any]:
+        """Re-approves the named tools, as a person's act, after a person read
+        what changed: the core's approval op makes the new lockfile from the
+        pages of the current record (refusing unless every changed tool is
+        named and the list was read whole), it is signed with signing_key when
+        one is set, written atomically over the lockfile, and the same pages
+        are checked against it. Returns that record."""
+        async with self._check_lock:
+            rec, raw = self._current()
+            obs = self._obs
+            now = format_time(self.now())
+            new_lock = self._approve(rec, raw, obs, list(names), now)
+            if self.signing_key:
+                new_lock = str(sign_lock(lock=new_lock.encode("utf-8"), private_key=self.signing_key)["lock"])
+            data = new_lock.encode("utf-8")
+            write_atomic(self.lock_path, data, 0o644)
+            self._lock_bytes = data
+            await self._settle(obs)
+            return self._current()[0]
+
+    def _approve(self, rec: Dict[str, Any], raw: bytes, obs: Observation, names: List[str], now: str) -> str:
+        if _has_op("approve"):
+            req: Dict[str, Any] = {"pages": list(obs.pages)}
+            if obs.unfollowed == "page_cap":
+                req["page_cap_reached"] = True
+            a = _approve_op(
+                record=raw,
+                lock=self._lock_bytes,
+                names=names,
+                approved_at=now,
+                server_name=self.server_name,
+                **req,
+            )
+            if not a.get("approved"):
+                unnamed = ", ".join(
+                    show(str(u.get("tool"))) + f" ({u.get('observation')})" if u.get("tool") is not None else str(u.get("observation"))
+                    for u in a.get("unnamed") or []
+                )
+                raise PreflightError(
+                    f"crawlcheck: confirm: not approved: {show(str(a.get('reason')))}"
+                    + (f"; also changed: {unnamed}" if unnamed else "")
+                    + f" (record {rec.get('record_sha256')})"
+                )
+            return str(a["lock"])
+        return self._approve_without_op(rec, obs, names, now)
+
+    def _approve_without_op(self, rec: Dict[str, Any], obs: Observation, names: List[str], now: str) -> str:
+        """The approval rule as the Go preflight applies it, for a core built
+        before the approve op (C3); the op replaces this once merged."""
+        o = rec.get("observed") or {}
+        if o.get("failure") or o.get("truncated") or o.get("malformed"):
+            raise PreflightError(
+                f"crawlcheck: confirm: the tool list was not read whole (record {rec.get('record_sha256')}); nothing to approve"
+            )
+        confirmable = ("unchanged", "tool_removed", "baseline_stale")
+        named: set = set()  # type: ignore[type-arg]
+        unnamed: List[str] = []
+        for f in rec.get("observations") or []:
+            tool = f.get("tool")
+            if f.get("observation") in confirmable:
+                continue
+            if tool is not None and tool in names:
+                named.add(tool)
+            elif tool is not None:
+                unnamed.append(f"{show(str(tool))} ({f.get('observation')})")
+            else:
+                unnamed.append(str(f.get("observation")))
+        if unnamed:
+            raise PreflightError(
+                f"crawlcheck: confirm: not approved; also changed: {', '.join(unnamed)} (record {rec.get('record_sha256')})"
+            )
+        for n in names:
+            if n not in named:
+                raise PreflightError(
+                    f"crawlcheck: confirm: tool {show(n)} has no change to approve (record {rec.get('record_sha256')})"
+                )
+        info = verify_lock(lock=self._lock_bytes, now=now)
+        if info.get("format") == "agentgate.lock":
+            name = self.server_name
+            if not name:
+                servers = sorted((json.loads(self._lock_bytes).get("servers") or {}).keys())
+                name = servers[0] if len(servers) == 1 else None
+            return str(make_lock(pages=list(obs.pages), approved_at=now, format="agentgate", name=name, into=self._lock_bytes)["lock"])
+        server: Dict[str, Any] = {}
+        if obs.endpoint:
+            server["url"] = obs.endpoint
+        if obs.protocol_version:
+            server["protocol_version"] = obs.protocol_version
+        if isinstance(obs.server_info, dict):
+            server["info"] = obs.server_info
+        return str(make_lock(pages=list(obs.pages), approved_at=now, server=server or None)["lock"])
+
+
+def with_preflight(
+    session: Any,
+    lock: Union[str, "os.PathLike[str]"],
+    *,
+    endpoint: Union[str, Sequence[str], Any, None] = None,
+    mode: str = "enforce",
+    policy: Union[bytes, str, None] = None,
+    expected_policy_version: Optional[str] = None,
+    operator_keys: Optional[Sequence[str]] = None,
+    key_directory: Union[bytes, str, None] = None,
+    require_signed_baseline: Optional[bool] = None,
+    server_name: Optional[str] = None,
+    issuer: Union[Issuer, str, None] = None,
+    on_record: Optional[Callable[[Dict[str, Any], bytes], None]] = None,
+    log_path: Optional[str] = None,
+    page_cap: int = DEFAULT_PAGE_CAP,
+    timeout: float = DEFAULT_TIMEOUT,
+    signing_key: Optional[str] = None,
+    now: Optional[Callable[[], datetime]] = None,
+) -> McpPreflight:
+    """Wraps an (unentered) mcp ClientSession in the continuity check::
+
+        async with stdio_client(params) as (read, write):
+            async with with_preflight(ClientSession(read, write), "crawlcheck.lock.json",
+                                      endpoint=params) as session:
+                await session.initialize()
+    """
+    return McpPreflight(
+        session,
+        lock,
+        endpoint=endpoint,
+        mode=mode,
+        policy=policy,
+        expected_policy_version=expected_policy_version,
+        operator_keys=operator_keys,
+        key_directory=key_directory,
+        require_signed_baseline=require_signed_baseline,
+        server_name=server_name,
+        issuer=issuer,
+        on_record=on_record,
+        log_path=log_path,
+        page_cap=page_cap,
+        timeout=timeout,
+        signing_key=signing_key,
+        now=now,
+    )
+
+
+__all__ = [
+    "ContinuityRefused",
+    "Issuer",
+    "McpPreflight",
+    "Observation",
+    "PreflightError",
+    "endpoint_of",
+    "format_time",
+    "stopped",
+    "with_preflight",
+    "withheld",
+]
+
