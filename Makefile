@@ -3,7 +3,7 @@ GO      ?= go
 BUILD   ?= build
 export CGO_ENABLED := 1
 
-.PHONY: all test demo bench wasm cshared lint fuzz-seeds golden clean
+.PHONY: all test test-python python-wheel demo bench wasm cshared lint fuzz-seeds golden clean
 
 all: wasm cshared
 
@@ -30,6 +30,50 @@ demo:
 test: lint wasm cshared
 	$(GO) test -count=1 ./...
 	$(MAKE) fuzz-seeds
+	$(MAKE) test-python
+
+## Python (bindings/python): two virtual environments under $(BUILD)/, made
+## once from the pinned requirements (the first run needs PyPI; later runs are
+## offline): mcp 2.x with openai-agents, mypy and the wheel build; mcp 1.x
+## with langchain-mcp-adapters and crewai-tools[mcp].
+PYTHON  ?= python3
+PY      := bindings/python
+PYREQ   := $(PY)/requirements
+VENV2   := $(BUILD)/py-mcp2
+VENV1   := $(BUILD)/py-mcp1
+WHEELS  := $(BUILD)/dist
+
+$(VENV2)/.installed: $(PYREQ)/mcp2.txt
+	$(PYTHON) -m venv $(VENV2)
+	$(VENV2)/bin/pip install -q -r $(PYREQ)/mcp2.txt
+	touch $@
+
+$(VENV1)/.installed: $(PYREQ)/mcp1.txt
+	$(PYTHON) -m venv $(VENV1)
+	$(VENV1)/bin/pip install -q -r $(PYREQ)/mcp1.txt
+	touch $@
+
+## python-wheel: the crawlcheck wheel with the library built above inside it.
+python-wheel: cshared $(VENV2)/.installed
+	mkdir -p $(PY)/src/crawlcheck/lib
+	cp $(BUILD)/libcrawlcheck.so $(PY)/src/crawlcheck/lib/libcrawlcheck.so
+	rm -rf $(WHEELS) && mkdir -p $(WHEELS)
+	cd $(PY) && $(CURDIR)/$(VENV2)/bin/python -m build -q --no-isolation --wheel --outdir $(CURDIR)/$(WHEELS) .
+
+## test-python: build the wheel, install it into a fresh venv (offline) and
+## into both test venvs, then pytest in each and mypy.
+test-python: python-wheel $(VENV1)/.installed
+	$(GO) build -o $(BUILD)/mcpserver ./hosttest/mcpserver
+	$(GO) build -o $(BUILD)/issuer ./hosttest/issuer
+	$(GO) build -o $(BUILD)/crawlcheck ./cmd/crawlcheck
+	rm -rf $(BUILD)/py-fresh && $(PYTHON) -m venv $(BUILD)/py-fresh
+	$(BUILD)/py-fresh/bin/pip install -q --no-index $(WHEELS)/crawlcheck-*.whl
+	cd / && $(CURDIR)/$(BUILD)/py-fresh/bin/python -c 'import crawlcheck; v = crawlcheck.version(); print("fresh venv:", crawlcheck.__version__, v["engine"], "abi", v["abi"])'
+	$(VENV2)/bin/pip install -q --no-index --no-deps --force-reinstall $(WHEELS)/crawlcheck-*.whl
+	$(VENV1)/bin/pip install -q --no-index --no-deps --force-reinstall $(WHEELS)/crawlcheck-*.whl
+	cd $(PY) && $(CURDIR)/$(VENV2)/bin/mypy
+	cd $(PY) && BUILD=$(CURDIR)/$(BUILD) $(CURDIR)/$(VENV2)/bin/python -m pytest -q -p no:cacheprovider
+	cd $(PY) && BUILD=$(CURDIR)/$(BUILD) $(CURDIR)/$(VENV1)/bin/python -m pytest -q -p no:cacheprovider
 
 ## fuzz-seeds: a short coverage-guided run of every fuzz target.
 fuzz-seeds:

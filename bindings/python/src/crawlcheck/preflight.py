@@ -610,6 +610,7 @@ class McpPreflight:
             obs.failure = "check_timeout"
             obs.failure_detail = f"tools/list page {len(obs.pages) + 1}: timed out after {self.timeout:g}s: {e}"
             return obs, seen
+        raise AssertionError("unreachable: the loop returns")
 
     async def _fetch_page(self, cursor: Optional[str]) -> Tuple[Optional[bytes], str, str]:
         """Sends one tools/list through the SDK and returns the answer the tap
@@ -651,6 +652,7 @@ class McpPreflight:
                         return None, "server_unavailable", f"{type(err).__name__}: {err}"
                     return None, "capture_failed", "the SDK accepted an answer that was not captured"
                 await tap.wait()
+        raise AssertionError("unreachable: the loop returns")
 
     async def _check(self, obs: Observation, refreshed: bool) -> Tuple[Dict[str, Any], bytes, Consultation]:
         now = format_time(self.now())
