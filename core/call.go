@@ -39,6 +39,8 @@ func init() {
 		"guard":            opGuard,
 		"replay_decision":  opReplayDecision,
 		"sign_receipt":     opSignReceipt,
+		"approve":          opApprove,
+		"endpoint":         opEndpoint,
 	} {
 		ops[name] = fn
 	}
