@@ -40,6 +40,8 @@ func init() {
 		"replay_decision":  opReplayDecision,
 		"sign_receipt":     opSignReceipt,
 		"escape_text":      opEscapeText,
+		"approve":          opApprove,
+		"endpoint":         opEndpoint,
 	} {
 		ops[name] = fn
 	}
