@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -37,7 +36,7 @@ from ._issuer import Consultation, Issuer, IssuerClient, nonce_state_path
 from ._log import RecordLog, write_atomic
 from .ops import approve as _approve_op
 from .ops import endpoint as _endpoint_op
-from .ops import escape_text, make_lock, rules, sign_lock, verify_lock, version
+from .ops import escape_text, rules, sign_lock, verify_lock
 
 DEFAULT_PAGE_CAP = 100
 DEFAULT_TIMEOUT = 10.0
@@ -53,7 +52,6 @@ PROCEED, PROCEED_RECORDED, REFRESH, PAUSE_TOOL, PAUSE, DENY = (
 )
 
 _effects: Optional[List[str]] = None
-_ops: Optional[List[str]] = None
 
 
 def _effect_order() -> List[str]:
@@ -61,13 +59,6 @@ def _effect_order() -> List[str]:
     if _effects is None:
         _effects = [str(e) for e in rules()["rules"]["effects"]]
     return _effects
-
-
-def _has_op(op: str) -> bool:
-    global _ops
-    if _ops is None:
-        _ops = [str(o) for o in version()["ops"]]
-    return op in _ops
 
 
 def at_least(effect: str, minimum: str) -> bool:
@@ -90,12 +81,8 @@ def stopped(effect: str) -> bool:
 
 
 def show(s: str) -> str:
-    """A server's string made safe to show a person: the core's escape_text
-    (C3). Until a core has that op, every character outside printable ASCII is
-    written as a JSON escape, which hides nothing either."""
-    if _has_op("escape_text"):
-        return str(escape_text(text=s)["text"])
-    return json.dumps(s, ensure_ascii=True)[1:-1]
+    """A server's string made safe to show a person: the core's escape_text."""
+    return str(escape_text(text=s)["text"])
 
 
 class ContinuityRefused(Exception):
@@ -130,21 +117,16 @@ def format_time(t: datetime) -> str:
 
 
 def endpoint_of(server: Union[str, Sequence[str], Any]) -> str:
-    """The endpoint string a record carries: a URL as given, or for a stdio
-    server (a StdioServerParameters or an argv list) ``stdio:`` + the command
-    line. The core's endpoint op (C3) decides; until a core has it, the
-    rule is the one docs/continuity.md states: Python's shlex.join."""
+    """The endpoint string a record carries (the core's endpoint op): a URL as
+    given, or for a stdio server (a StdioServerParameters or an argv list)
+    ``stdio:`` + the command line."""
     if isinstance(server, str):
-        if _has_op("endpoint"):
-            return str(_endpoint_op(url=server)["endpoint"])
-        return server
+        return str(_endpoint_op(url=server)["endpoint"])
     if hasattr(server, "command"):
         argv = [str(server.command), *[str(a) for a in (getattr(server, "args", None) or [])]]
     else:
         argv = [str(a) for a in server]
-    if _has_op("endpoint"):
-        return str(_endpoint_op(command=argv)["endpoint"])
-    return "stdio:" + shlex.join(argv)
+    return str(_endpoint_op(command=argv)["endpoint"])
 
 
 # --- the capture -----------------------------------------------------------
@@ -768,86 +750,41 @@ class McpPreflight:
             rec, raw = self._current()
             obs = self._obs
             now = format_time(self.now())
-            new_lock = self._approve(rec, raw, obs, list(names), now)
-            if self.signing_key:
-                new_lock = str(sign_lock(lock=new_lock.encode("utf-8"), private_key=self.signing_key)["lock"])
-            data = new_lock.encode("utf-8")
+            data = self._approve(rec, raw, obs, list(names), now).encode("utf-8")
             write_atomic(self.lock_path, data, 0o644)
             self._lock_bytes = data
             await self._settle(obs)
             return self._current()[0]
 
     def _approve(self, rec: Dict[str, Any], raw: bytes, obs: Observation, names: List[str], now: str) -> str:
-        if _has_op("approve"):
-            req: Dict[str, Any] = {"pages": list(obs.pages)}
-            if obs.unfollowed == "page_cap":
-                req["page_cap_reached"] = True
-            a = _approve_op(
-                record=raw,
-                lock=self._lock_bytes,
-                names=names,
-                approved_at=now,
-                server_name=self.server_name,
-                **req,
+        """The core's approve op on the current record and its pages, as the Go
+        preflight asks it (bindings/go, Approve)."""
+        req: Dict[str, Any] = {"record": raw, "lock": self._lock_bytes, "names": names, "approved_at": now}
+        if not obs.failure:
+            facts = obs.observed()
+            for k in ("pages", "page_cap_reached"):
+                if k in facts:
+                    req[k] = facts[k]
+        if self.server_name:
+            req["server_name"] = self.server_name
+        a = _approve_op(**req)
+        if not a.get("approved") or a.get("lock") is None:
+            unnamed = ", ".join(
+                (show(str(u.get("tool"))) + f" ({u.get('observation')})") if u.get("tool") is not None else str(u.get("observation"))
+                for u in a.get("unnamed") or []
             )
-            if not a.get("approved"):
-                unnamed = ", ".join(
-                    show(str(u.get("tool"))) + f" ({u.get('observation')})" if u.get("tool") is not None else str(u.get("observation"))
-                    for u in a.get("unnamed") or []
-                )
-                raise PreflightError(
-                    f"crawlcheck: confirm: not approved: {show(str(a.get('reason')))}"
-                    + (f"; also changed: {unnamed}" if unnamed else "")
-                    + f" (record {rec.get('record_sha256')})"
-                )
-            return str(a["lock"])
-        return self._approve_without_op(rec, obs, names, now)
-
-    def _approve_without_op(self, rec: Dict[str, Any], obs: Observation, names: List[str], now: str) -> str:
-        """The approval rule as the Go preflight applies it, for a core built
-        before the approve op (C3); the op replaces this once merged."""
-        o = rec.get("observed") or {}
-        if o.get("failure") or o.get("truncated") or o.get("malformed"):
+            not_changed = ", ".join(show(str(n)) for n in a.get("not_changed") or [])
             raise PreflightError(
-                f"crawlcheck: confirm: the tool list was not read whole (record {rec.get('record_sha256')}); nothing to approve"
+                f"crawlcheck: confirm (record {rec.get('record_sha256')}): not approved: {show(str(a.get('reason')))}"
+                + (f"; also changed: {unnamed}" if unnamed else "")
+                + (f"; no change to approve: {not_changed}" if not_changed else "")
             )
-        confirmable = ("unchanged", "tool_removed", "baseline_stale")
-        named: set = set()  # type: ignore[type-arg]
-        unnamed: List[str] = []
-        for f in rec.get("observations") or []:
-            tool = f.get("tool")
-            if f.get("observation") in confirmable:
-                continue
-            if tool is not None and tool in names:
-                named.add(tool)
-            elif tool is not None:
-                unnamed.append(f"{show(str(tool))} ({f.get('observation')})")
-            else:
-                unnamed.append(str(f.get("observation")))
-        if unnamed:
-            raise PreflightError(
-                f"crawlcheck: confirm: not approved; also changed: {', '.join(unnamed)} (record {rec.get('record_sha256')})"
-            )
-        for n in names:
-            if n not in named:
-                raise PreflightError(
-                    f"crawlcheck: confirm: tool {show(n)} has no change to approve (record {rec.get('record_sha256')})"
-                )
-        info = verify_lock(lock=self._lock_bytes, now=now)
-        if info.get("format") == "agentgate.lock":
-            name = self.server_name
-            if not name:
-                servers = sorted((json.loads(self._lock_bytes).get("servers") or {}).keys())
-                name = servers[0] if len(servers) == 1 else None
-            return str(make_lock(pages=list(obs.pages), approved_at=now, format="agentgate", name=name, into=self._lock_bytes)["lock"])
-        server: Dict[str, Any] = {}
-        if obs.endpoint:
-            server["url"] = obs.endpoint
-        if obs.protocol_version:
-            server["protocol_version"] = obs.protocol_version
-        if isinstance(obs.server_info, dict):
-            server["info"] = obs.server_info
-        return str(make_lock(pages=list(obs.pages), approved_at=now, server=server or None)["lock"])
+        lock = str(a["lock"])
+        if self.signing_key:
+            if a.get("format") != "crawlcheck-mcp-lock":
+                raise PreflightError("crawlcheck: confirm: an agentgate.lock cannot be signed; use the crawlcheck format to sign")
+            lock = str(sign_lock(lock=lock.encode("utf-8"), private_key=self.signing_key)["lock"])
+        return lock
 
 
 def with_preflight(
