@@ -23,6 +23,7 @@ client (docs/decisions.md).
 
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 from dataclasses import dataclass, field
@@ -278,6 +279,51 @@ def _install_tap(session: Any, tap: _Tap) -> None:
     owner._write_stream = _WriteTap(owner._write_stream, tap)
 
 
+def _unwrap(item: Any) -> Any:
+    """An item as the session sees it: mcp 2.x's context streams carry
+    (contextvars.Context, item) envelopes below their wrapper."""
+    if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], contextvars.Context):
+        return item[1]
+    return item
+
+
+def _patchable(stream: Any) -> Any:
+    """The stream itself, or the one it wraps, whose methods can be replaced
+    on the instance (a wrapper with __slots__ cannot)."""
+    s = stream
+    while s is not None and not hasattr(s, "__dict__"):
+        s = getattr(s, "_inner", None)
+    if s is None:
+        raise PreflightError(f"crawlcheck: cannot tap a stream of type {type(stream).__name__}")
+    return s
+
+
+def _attach_tap(session: Any, tap: _Tap) -> None:
+    """Puts the tap on a running session's streams by replacing their
+    instances' receive and send (the session's loop looks them up on every
+    message). A receive already waiting when this runs is not tapped: the
+    caller sends a ping first, whose answer it takes."""
+    owner = getattr(session, "_dispatcher", None)
+    if owner is None or not hasattr(owner, "_read_stream"):
+        owner = session
+    if not hasattr(owner, "_read_stream") or not hasattr(owner, "_write_stream"):
+        raise PreflightError("crawlcheck: cannot reach this ClientSession's streams")
+    rs, ws = _patchable(owner._read_stream), _patchable(owner._write_stream)
+    receive, send = rs.receive, ws.send
+
+    async def tapped_receive() -> Any:
+        item = await receive()
+        tap.on_receive(_unwrap(item))
+        return item
+
+    async def tapped_send(item: Any) -> None:
+        tap.on_send(_unwrap(item))
+        await send(item)
+
+    rs.receive = tapped_receive
+    ws.send = tapped_send
+
+
 @dataclass
 class Observation:
     """What the preflight saw: the facts the core decides on."""
@@ -413,6 +459,42 @@ class McpPreflight:
     async def __aenter__(self) -> "McpPreflight":
         """Reads the lockfile and checks its signature (once, here), opens the
         log, taps the session's streams and enters the session."""
+        self._load()
+        _install_tap(self.session, self._tap)
+        try:
+            await self.session.__aenter__()
+        except BaseException:
+            self._close_log()
+            raise
+        self._entered = True
+        return self
+
+    async def attach(self, initialize_result: Any = None) -> None:
+        """For a session that is already running, its handshake made (the
+        framework adapters): loads the configuration, taps the streams in
+        place and takes the handshake's facts from its typed result. No check
+        is made here; ``recheck`` makes one."""
+        self._load()
+        _attach_tap(self.session, self._tap)
+        # The session's loop may be waiting in a receive from before the tap:
+        # a ping's answer is the one message that wait takes. Any answer will
+        # do, an error too (a stateless 2026-07-28 server has no ping).
+        try:
+            with anyio.fail_after(self.timeout):
+                await self.session.send_ping()
+        except Exception:  # noqa: BLE001, S110 - only the message's arrival matters
+            pass
+        how = "initialize"
+        if initialize_result is None:
+            initialize_result = getattr(self.session, "initialize_result", None)
+        if initialize_result is None:
+            how, initialize_result = "server/discover", getattr(self.session, "discover_result", None)
+        if initialize_result is not None:
+            dump = initialize_result.model_dump(by_alias=True, mode="json", exclude_none=True)
+            self._tap.handshake = (how, dump)
+        self._connected = True
+
+    def _load(self) -> None:
         try:
             with open(self.lock_path, "rb") as f:
                 self._lock_bytes = f.read()
@@ -424,6 +506,7 @@ class McpPreflight:
                 now=format_time(self.now()),
                 key_directory=self.key_directory,
                 operator_keys=self.operator_keys,
+                server_name=self.server_name,
             )
         except CoreError as e:
             raise PreflightError(f"crawlcheck: lockfile {self.lock_path}: {e}") from e
@@ -433,14 +516,6 @@ class McpPreflight:
         if self.log_path:
             self._log = RecordLog(self.log_path)
             self._prev = self._log.head
-        _install_tap(self.session, self._tap)
-        try:
-            await self.session.__aenter__()
-        except BaseException:
-            self._close_log()
-            raise
-        self._entered = True
-        return self
 
     async def __aexit__(self, *exc: Any) -> Any:
         try:
@@ -448,6 +523,10 @@ class McpPreflight:
         finally:
             self._entered = False
             self._close_log()
+
+    def close(self) -> None:
+        """Closes the log (an attached preflight; entered ones close on exit)."""
+        self._close_log()
 
     def _close_log(self) -> None:
         if self._log is not None:

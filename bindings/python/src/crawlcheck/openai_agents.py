@@ -1,0 +1,123 @@
+"""crawlcheck.openai_agents.with_continuity: the continuity check on an
+OpenAI Agents SDK MCP server (``agents.mcp.MCPServer``), at every
+``list_tools``.
+
+The wrapper is an MCPServer itself: the agent's tool list comes from the
+pages the check read (the tools the model sees are the tools that were
+compared), without the tools the record withholds; ``call_tool`` refuses a
+withheld tool, or any tool of a paused or denied session, with
+ContinuityRefused carrying the record. The Agents SDK turns a tool error into
+a message for the model unless the server's failure_error_function says
+otherwise. ``confirm(*names)`` re-approves, as McpPreflight.confirm.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Optional, Union
+
+from agents.mcp import MCPServer
+
+from ._options import Options
+from .preflight import ContinuityRefused, McpPreflight
+
+__all__ = ["ContinuityMCPServer", "with_continuity"]
+
+_PASSED_ON = (
+    "use_structured_content",
+    "_needs_approval_policy",
+    "_failure_error_function",
+    "tool_meta_resolver",
+    "custom_data_extractor",
+    "tool_input_guardrails",
+    "tool_output_guardrails",
+)
+
+
+def _endpoint(server: Any) -> Union[str, Any, None]:
+    params = getattr(server, "params", None)
+    if isinstance(params, dict) and params.get("url"):
+        return str(params["url"])
+    if isinstance(params, dict) and params.get("command"):
+        return [str(params["command"]), *[str(a) for a in params.get("args") or []]]
+    if params is not None and hasattr(params, "command"):
+        return params
+    return None
+
+
+class ContinuityMCPServer(MCPServer):
+    """An MCPServer whose tool list passes the continuity check."""
+
+    def __init__(self, server: MCPServer, lock: Union[str, "os.PathLike[str]"], mode: str, options: Options) -> None:
+        super().__init__()
+        for name in _PASSED_ON:
+            if hasattr(server, name):
+                setattr(self, name, getattr(server, name))
+        self.inner = server
+        self._lock = lock
+        self._mode = mode
+        self._options = options
+        self.preflight: Optional[McpPreflight] = None
+
+    @property
+    def name(self) -> str:
+        return str(self.inner.name)
+
+    async def connect(self) -> None:
+        await self.inner.connect()  # type: ignore[no-untyped-call]
+
+    async def cleanup(self) -> None:
+        if self.preflight is not None:
+            self.preflight.close()
+            self.preflight = None
+        await self.inner.cleanup()  # type: ignore[no-untyped-call]
+
+    async def _preflight(self) -> McpPreflight:
+        session = getattr(self.inner, "session", None)
+        if session is None:
+            raise RuntimeError(f"crawlcheck: MCP server {self.inner.name!r} is not connected")
+        if self.preflight is None or self.preflight.session is not session:
+            pf = McpPreflight(
+                session,
+                self._lock,
+                endpoint=_endpoint(self.inner),
+                mode=self._mode,
+                **self._options,
+            )
+            await pf.attach(getattr(self.inner, "server_initialize_result", None))
+            self.preflight = pf
+        return self.preflight
+
+    async def list_tools(self, run_context: Any = None, agent: Any = None) -> List[Any]:
+        """Checks the server's tool list now and returns the tools the record
+        lets through."""
+        pf = await self._preflight()
+        await pf.recheck()
+        return list((await pf.list_tools()).tools)
+
+    async def call_tool(self, tool_name: str, arguments: Optional[Dict[str, Any]], meta: Optional[Dict[str, Any]] = None) -> Any:
+        pf = await self._preflight()
+        rec, raw, _ = await pf._gate()
+        if not pf._allowed(rec, tool_name):
+            raise ContinuityRefused(rec, raw, tool=tool_name, effect=str((rec.get("tools") or {}).get(tool_name, "")))
+        return await self.inner.call_tool(tool_name, arguments, meta)
+
+    async def list_prompts(self) -> Any:
+        return await self.inner.list_prompts()
+
+    async def get_prompt(self, name: str, arguments: Optional[Dict[str, Any]] = None) -> Any:
+        return await self.inner.get_prompt(name, arguments)
+
+    async def confirm(self, *names: str) -> Dict[str, Any]:
+        """Re-approves the named tools (McpPreflight.confirm)."""
+        return await (await self._preflight()).confirm(*names)
+
+    @property
+    def record(self) -> Optional[Dict[str, Any]]:
+        return self.preflight.record if self.preflight is not None else None
+
+
+def with_continuity(server: MCPServer, lock: Union[str, "os.PathLike[str]"], mode: str = "enforce", **options: Any) -> ContinuityMCPServer:
+    """Wraps an Agents SDK MCP server (connected or not) in the continuity
+    check; options are McpPreflight's (log_path, on_record, policy, ...)."""
+    return ContinuityMCPServer(server, lock, mode, Options(**options))  # type: ignore[typeddict-item]

@@ -1,0 +1,83 @@
+"""crawlcheck.openai_agents with the real OpenAI Agents SDK (no model call):
+the tools the Agent hands the model, and a refused call."""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, AsyncIterator, List
+
+import pytest
+from servers import MCPSERVER, NOW, http_server, mutate_http, pin, rug_pull, scenario
+
+pytest.importorskip("agents")
+from agents import Agent, RunContextWrapper  # noqa: E402
+from agents.mcp import MCPServerStdio, MCPServerStreamableHttp  # noqa: E402
+
+from crawlcheck.openai_agents import with_continuity  # noqa: E402
+from crawlcheck.preflight import ContinuityRefused, endpoint_of  # noqa: E402
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@asynccontextmanager
+async def agents_server(transport: str, tmp: Path) -> AsyncIterator[Any]:
+    # Legacy handshake: the scenario server answers tools/call in the pre-2026
+    # shape, which mcp 2.x refuses on a 2026-07-28 session (no resultType).
+    scen = scenario(tmp, handshake="initialize", mutations=[rug_pull()])
+    if transport == "http":
+        with http_server(scen) as url:
+            async with MCPServerStreamableHttp(params={"url": url}, name="shop") as server:
+                server.test_endpoint = url
+                server.test_mutate = lambda: mutate_http(url)
+                yield server
+    else:
+        trigger = tmp / "trigger"
+        params = {"command": MCPSERVER, "args": ["--scenario", str(scen), "--trigger", str(trigger)]}
+        async with MCPServerStdio(params=params, name="shop") as server:
+            from servers import mutate_trigger
+
+            server.test_endpoint = endpoint_of([MCPSERVER, *params["args"]])
+            server.test_mutate = lambda: mutate_trigger(trigger)
+            yield server
+
+
+async def model_tools(agent: Agent) -> List[str]:
+    return sorted(t.name for t in await agent.get_mcp_tools(RunContextWrapper(context=None)))
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_agent_gets_only_the_checked_tools(transport: str, tmp_path: Path) -> None:
+    async with agents_server(transport, tmp_path) as server:
+        lock = pin(tmp_path, server.test_endpoint)
+        wrapped = with_continuity(server, lock, mode="enforce", now=lambda: NOW, log_path=str(tmp_path / "r.jsonl"))
+        agent = Agent(name="a", instructions="-", mcp_servers=[wrapped])
+        assert await model_tools(agent) == ["get_item", "list_items"]
+        assert wrapped.record is not None and wrapped.record["effect"] == "proceed"
+
+        server.test_mutate()
+        # Checked at every list_tools: the rug-pulled tool is not handed over.
+        assert await model_tools(agent) == ["list_items"]
+        with pytest.raises(ContinuityRefused) as refused:
+            await wrapped.call_tool("get_item", {"id": "1"})
+        assert refused.value.record["tools"]["get_item"] == "pause_tool"
+        assert (await wrapped.call_tool("list_items", {})).content[0].text == "called list_items"
+
+        rec = await wrapped.confirm("get_item")
+        assert rec["effect"] == "proceed"
+        assert await model_tools(agent) == ["get_item", "list_items"]
+
+
+async def test_observe_hands_every_tool(tmp_path: Path) -> None:
+    async with agents_server("http", tmp_path) as server:
+        lock = pin(tmp_path, server.test_endpoint, tools=[])
+        wrapped = with_continuity(server, lock, mode="observe", now=lambda: NOW)
+        agent = Agent(name="a", instructions="-", mcp_servers=[wrapped])
+        assert await model_tools(agent) == ["get_item", "list_items"]
+        assert wrapped.record is not None and wrapped.record["would"]["effect"] == "pause_tool"
+        assert (await wrapped.call_tool("get_item", {"id": "1"})).content[0].text == "called get_item"
