@@ -469,11 +469,12 @@ class McpPreflight:
         self._entered = True
         return self
 
-    async def attach(self, initialize_result: Any = None) -> None:
-        """For a session that is already running, its handshake made (the
-        framework adapters): loads the configuration, taps the streams in
-        place and takes the handshake's facts from its typed result. No check
-        is made here; ``recheck`` makes one."""
+    async def attach(self, initialize_result: Any = None, *, initialized: bool = True) -> None:
+        """For a session that is already running (the framework adapters):
+        loads the configuration and taps the streams in place. With
+        ``initialized`` the handshake was made and its facts are taken from
+        its typed result (``recheck`` then makes the check); without, call
+        ``initialize`` next, which captures the handshake as it crosses."""
         self._load()
         _attach_tap(self.session, self._tap)
         # The session's loop may be waiting in a receive from before the tap:
@@ -484,6 +485,8 @@ class McpPreflight:
                 await self.session.send_ping()
         except Exception:  # noqa: BLE001, S110 - only the message's arrival matters
             pass
+        if not initialized:
+            return
         how = "initialize"
         if initialize_result is None:
             initialize_result = getattr(self.session, "initialize_result", None)
