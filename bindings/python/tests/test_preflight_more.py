@@ -56,11 +56,18 @@ async def test_no_check_no_call(tmp_path: Path) -> None:
 async def test_server_down_is_refused_with_a_record(tmp_path: Path) -> None:
     params = StdioServerParameters(command="/bin/false")
     lock = pin(tmp_path, "stdio:/bin/false")
-    async with stdio_client(params) as (read, write):
-        async with with_preflight(ClientSession(read, write), lock, endpoint=params, now=lambda: NOW, timeout=3) as s:
-            with pytest.raises(ContinuityRefused) as refused:
-                await s.initialize()
-    rec = refused.value.record
+    refused: List[ContinuityRefused] = []
+    try:
+        async with stdio_client(params) as (read, write):
+            async with with_preflight(ClientSession(read, write), lock, endpoint=params, now=lambda: NOW, timeout=3) as s:
+                try:
+                    await s.initialize()
+                except ContinuityRefused as e:
+                    refused.append(e)
+    except BaseException as e:  # noqa: BLE001
+        # mcp 1.x's stdio transport raises its own broken pipe on the way out.
+        assert "BrokenResource" in repr(leaf(e)) or "Connection" in repr(leaf(e)), repr(e)
+    rec = refused[0].record
     assert rec["observed"]["failure"] in ("server_unavailable", "check_timeout") and rec["effect"] == "pause"
 
 
