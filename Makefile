@@ -3,7 +3,7 @@ GO      ?= go
 BUILD   ?= build
 export CGO_ENABLED := 1
 
-.PHONY: all test test-python python-wheel demo bench wasm cshared lint fuzz-seeds golden clean
+.PHONY: all test test-python python-wheel bench-python demo bench wasm cshared lint fuzz-seeds golden clean
 
 all: wasm cshared
 
@@ -59,6 +59,12 @@ python-wheel: cshared $(VENV2)/.installed
 	cp $(BUILD)/libcrawlcheck.so $(PY)/src/crawlcheck/lib/libcrawlcheck.so
 	rm -rf $(WHEELS) && mkdir -p $(WHEELS)
 	cd $(PY) && $(CURDIR)/$(VENV2)/bin/python -m build -q --no-isolation --wheel --outdir $(CURDIR)/$(WHEELS) .
+
+## bench-python: the .so through Python against a plain-Python json+hashlib
+## pass, 10 to 10,000 tools (a Markdown table on stdout; docs/python.md).
+bench-python: python-wheel
+	$(VENV2)/bin/pip install -q --no-index --no-deps --force-reinstall $(WHEELS)/crawlcheck-*.whl
+	$(VENV2)/bin/python $(PY)/bench.py
 
 ## test-python: build the wheel, install it into a fresh venv (offline) and
 ## into both test venvs, then pytest in each and mypy.
