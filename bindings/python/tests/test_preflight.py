@@ -221,3 +221,18 @@ async def test_a_hanging_server_ends_in_time(transport: str, tmp_path: Path) -> 
                 rec = refused.value.record
                 assert rec["observed"]["failure"] == "check_timeout"
                 assert rec["effect"] == "pause"
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_discover_handshake(transport: str, tmp_path: Path) -> None:
+    """mcp 2.x's server/discover (protocol 2026-07-28) is a handshake too."""
+    if not hasattr(ClientSession, "discover"):
+        pytest.skip("this mcp has no server/discover")
+    async with server(transport, tmp_path) as srv:
+        async with srv.session(pin(tmp_path, srv.endpoint)) as s:
+            await s.discover()
+            rec = s.record
+            assert rec is not None and rec["effect"] == "proceed", rec
+            assert rec["server"]["handshake"] == "server/discover"
+            assert rec["server"]["info"] == {"name": "shop", "version": "2.1"}
+            assert names(await s.list_tools()) == ["get_item", "list_items"]
