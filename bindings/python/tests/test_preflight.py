@@ -236,3 +236,14 @@ async def test_discover_handshake(transport: str, tmp_path: Path) -> None:
             assert rec["server"]["handshake"] == "server/discover"
             assert rec["server"]["info"] == {"name": "shop", "version": "2.1"}
             assert names(await s.list_tools()) == ["get_item", "list_items"]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_lone_surrogate_is_malformed_not_a_crash(transport: str, tmp_path: Path) -> None:
+    bad = '{"tools":[{"name":"get_item","description":"x\\ud800","inputSchema":{"type":"object"}}]}'
+    async with server(transport, tmp_path, pages_raw={"1": bad}) as srv:
+        async with srv.session(pin(tmp_path, srv.endpoint)) as s:
+            await s.initialize()
+            rec = s.record
+            assert rec is not None and observations(rec) == ["response_malformed"], rec
+            assert rec["effect"] == "pause"

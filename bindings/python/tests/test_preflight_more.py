@@ -129,3 +129,20 @@ def test_log_torn_tail_and_damage(tmp_path: Path) -> None:
     path.write_bytes(path.read_bytes().replace(b'"enforce"', b'"observe"', 1))
     with pytest.raises(LogError):
         RecordLog(str(path))
+
+
+async def test_agentgate_lock_confirm_keeps_the_other_servers(tmp_path: Path) -> None:
+    other = crawlcheck.make_lock(tools=[{"name": "x", "inputSchema": {"type": "object"}}], format="agentgate", name="other", approved_at="2026-11-29T12:00:00Z")["lock"]
+    changed = [dict(TOOLS[0], description="Reads an item, as approved."), TOOLS[1]]
+    ag = crawlcheck.make_lock(tools=changed, format="agentgate", name="shop", into=other, approved_at="2026-11-29T12:00:00Z")["lock"]
+    lock = tmp_path / "agentgate.lock"
+    lock.write_text(ag)
+    async with server("stdio", tmp_path) as srv:
+        async with srv.session(lock, server_name="shop") as s:
+            await s.initialize()
+            assert s.record is not None and s.record["tools"]["get_item"] == "pause_tool"
+            assert s.record["baseline"]["server_name"] == "shop"
+            rec = await s.confirm("get_item")
+            assert rec["effect"] == "proceed"
+    servers = json.loads(lock.read_text())["servers"]
+    assert sorted(servers) == ["other", "shop"]

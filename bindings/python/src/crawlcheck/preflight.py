@@ -141,7 +141,13 @@ def _message(item: Any) -> Any:
 
 
 def _dump(obj: Any) -> bytes:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    """A decoded JSON value as compact bytes in its key order. A string with
+    a lone surrogate (a server's ``\\ud800``) cannot be UTF-8: the value is
+    then written with escapes, so the core sees the escape, as on the wire."""
+    try:
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
 def _frame_bytes(exc: BaseException) -> bytes:
