@@ -16,7 +16,9 @@
 package main
 
 import (
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"unsafe"
 
@@ -35,12 +37,48 @@ var beforeCall func(op string)
 
 func main() {}
 
-// A call's garbage is freed by the next collections; in WebAssembly the
-// collector runs on the caller's only thread and every cycle is paid for in
-// latency, so the module collects less often than a native process would:
-// a 1,000-tool check allocates about 16 MB, and the default (GOGC=100)
-// would collect several times inside that one call.
-func init() { debug.SetGCPercent(400) }
+// Garbage collection runs between calls, not inside them.
+//
+// A reactor's Go runtime only runs while the host is inside an export, and
+// an export runs on one goroutine that never blocks: the collector's
+// background mark workers get scheduled only if it blocks. A cycle started
+// inside a call is then driven by allocation assists alone and stretches
+// over many calls, and everything allocated while it runs is kept as if
+// live; each such cycle set a larger heap goal than the last, so a
+// long-lived instance grew by kilobytes per call until it ran out of its
+// 4 GiB (issue 9). So the pacer is off (GOGC=off) and the module collects
+// itself after a call, when the call and those before it have allocated
+// gcBudget bytes since the last collection: at that point almost nothing
+// is live, so the collection is cheap, it finishes, and the linear memory
+// settles at the high-water mark of one call plus gcBudget. The memory
+// limit is the safety net for a call that alone allocates more than it.
+const (
+	gcBudget    = 16 << 20
+	memoryLimit = 512 << 20
+)
+
+var (
+	gcSample   = []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	allocsAtGC uint64
+)
+
+func init() {
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(memoryLimit)
+}
+
+// collect runs a full collection if gcBudget bytes were allocated since
+// the last one. runtime.GC blocks until the cycle and its sweep are done,
+// which lets the collector's goroutines run.
+func collect() {
+	metrics.Read(gcSample)
+	if gcSample[0].Value.Uint64()-allocsAtGC < gcBudget {
+		return
+	}
+	runtime.GC()
+	metrics.Read(gcSample)
+	allocsAtGC = gcSample[0].Value.Uint64()
+}
 
 //go:wasmexport abi_version
 func abi_version() uint32 { return core.ABIVersion }
@@ -78,6 +116,7 @@ func call(opPtr unsafe.Pointer, opLen uint32, reqPtr unsafe.Pointer, reqLen uint
 	// request, and the host must get an address of its own to free.
 	p, buf := alloc(len(resp))
 	copy(buf, resp)
+	collect()
 	return uint64(p)<<32 | uint64(len(resp))
 }
 

@@ -174,6 +174,19 @@ func (h *Host) Idle() int {
 	return len(h.idle)
 }
 
+// MemoryBytes is the linear memory of the instances waiting in the pool, in
+// bytes: what the module holds of the host's memory. A wasm memory never
+// shrinks, so a long-lived host watches this to see that it stays flat.
+func (h *Host) MemoryBytes() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var n uint64
+	for _, inst := range h.idle {
+		n += uint64(inst.mem.Size())
+	}
+	return n
+}
+
 var errClosed = errors.New("wasmhost: host is closed")
 
 func (h *Host) get(ctx context.Context) (*instance, error) {
