@@ -1,12 +1,12 @@
 package core
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/diff"
+	"github.com/crawlcheck/verifier/core/digest"
 	"github.com/crawlcheck/verifier/core/lock"
 	"github.com/crawlcheck/verifier/core/req"
 )
@@ -18,7 +18,7 @@ var (
 )
 
 func sha256Hex(s string) string {
-	sum := sha256.Sum256([]byte(s))
+	sum := digest.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
 
