@@ -174,3 +174,21 @@ def test_no_rss_growth_over_100000_calls() -> None:
     # Measured: flat (within ±1.5 MiB) with the answer freed; ~13.5 MiB
     # when crawlcheck_free is skipped.
     assert grown < 6 << 20, f"RSS grew by {grown} bytes"
+
+
+def test_attachments_carry_bytes_that_are_not_utf8() -> None:
+    """A page that is not UTF-8 arrives as it is (a raw attachment) and is an
+    observation, not a broken request; the same page as text gives the same
+    record as its attachment."""
+    from vectors import members
+
+    req = json.loads(members(EXAMPLE.read_bytes())["request"])
+    bad = dict(req, observed=dict(req["observed"], pages=[b'{"tools":[{"name":"\xff"}]}']))
+    rec = crawlcheck.continuity_check(**bad)
+    assert [o["observation"] for o in rec["observations"]] == ["response_malformed"]
+    as_text = crawlcheck.call_result("continuity_check", req)
+    page = req["observed"]["pages"][0]
+    as_bytes = crawlcheck.call_result("continuity_check", dict(req, observed=dict(req["observed"], pages=[page.encode()])))
+    assert as_text == as_bytes
+    body, att = crawlcheck.encode_request(dict(req, lock=json.dumps(req["lock"]).encode()))
+    assert att is not None and b'"lock":{"$raw":0}' in body

@@ -17,8 +17,7 @@ DOC_FIELDS = {"lock", "into", "policy", "old", "new", "record", "records", "key_
 
 
 def as_attachments(req: dict) -> dict:
-    """Every document given as a string becomes bytes: a raw attachment when
-    the library takes them (ABI 2), the same string again otherwise."""
+    """Every document given as a string becomes bytes: a raw attachment."""
     out = dict(req)
     for k, v in req.items():
         if k in DOC_FIELDS and isinstance(v, str):

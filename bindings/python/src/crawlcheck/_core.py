@@ -1,17 +1,15 @@
 """call(op, request): the core's one function, with Python values.
 
 A request is a mapping of JSON values. A ``bytes`` value anywhere in it is a
-document's bytes (a tools/list page, a lockfile, a policy, a record...): with
-ABI 2 it travels as a raw attachment (docs/abi.md, C1: the field holds
+document's bytes (a tools/list page, a lockfile, a policy, a record...): it
+travels as a raw attachment (docs/abi.md, ABI 2: the field holds
 ``{"$raw": i}`` and the bytes are frame i), so it is neither escaped into a
-JSON string nor required to be UTF-8; with ABI 1 it is sent as a JSON string
-(a page that is not UTF-8 as ``{"base64": ...}``, the form the core takes for
-pages). Either way the core answers with the same bytes.
+JSON string nor required to be UTF-8; the core answers exactly as if it had
+been that string.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import struct
 from typing import Any, Dict, List, Mapping, Optional, Tuple
@@ -32,37 +30,21 @@ class CoreError(Exception):
         self.message = message
 
 
-def encode_request(request: Mapping[str, Any], raw: Optional[bool] = None) -> Tuple[bytes, Optional[bytes]]:
-    """The request's bytes and its attachments (None when there are none).
-
-    ``raw`` None means: attachments when the loaded library takes them.
-    """
-    if raw is None:
-        raw = library().raw_attachments
+def encode_request(request: Mapping[str, Any]) -> Tuple[bytes, Optional[bytes]]:
+    """The request's bytes and its attachments (None when there are none)."""
     frames: List[bytes] = []
 
-    def walk(v: Any, in_pages: bool) -> Any:
+    def walk(v: Any) -> Any:
         if isinstance(v, (bytes, bytearray, memoryview)):
-            b = bytes(v)
-            if raw:
-                frames.append(b)
-                return {"$raw": len(frames) - 1}
-            try:
-                return b.decode("utf-8")
-            except UnicodeDecodeError:
-                if in_pages:
-                    return {"base64": base64.b64encode(b).decode("ascii")}
-                raise ValueError(
-                    "a document that is not UTF-8 can only be sent to a core of ABI 2 or later "
-                    "(raw attachments)"
-                ) from None
+            frames.append(bytes(v))
+            return {"$raw": len(frames) - 1}
         if isinstance(v, Mapping):
-            return {str(k): walk(x, k == "pages") for k, x in v.items()}
+            return {str(k): walk(x) for k, x in v.items()}
         if isinstance(v, (list, tuple)):
-            return [walk(x, in_pages) for x in v]
+            return [walk(x) for x in v]
         return v
 
-    body = walk(request, False)
+    body = walk(request)
     text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     req = text.encode("utf-8")
     if not frames:

@@ -19,9 +19,9 @@ import threading
 from pathlib import Path
 from typing import Optional
 
-#: ABI versions this package speaks. ABI 1 is JSON-only requests; ABI 2 adds
-#: ``crawlcheck_call_raw`` (documents as raw attachments).
-SUPPORTED_ABI = (1, 2)
+#: ABI versions this package speaks: 2, which adds ``crawlcheck_call_raw``
+#: (documents as raw attachments) to ABI 1's JSON-only ``crawlcheck_call``.
+SUPPORTED_ABI = (2,)
 
 #: The environment variable that names another library file to load.
 LIB_ENV = "CRAWLCHECK_LIB"
@@ -67,30 +67,23 @@ class Library:
                 f"speaks {', '.join(map(str, SUPPORTED_ABI))}. Install the wheel built "
                 "with its own library, or point CRAWLCHECK_LIB at a matching build."
             )
+        try:
+            raw = dll.crawlcheck_call_raw
+        except AttributeError as e:
+            raise LibraryError(f"crawlcheck: {path} says ABI {self.abi} but has no crawlcheck_call_raw") from e
+        raw.argtypes = [
+            ctypes.c_char_p,
+            ctypes.c_void_p,
+            ctypes.c_size_t,
+            ctypes.c_void_p,
+            ctypes.c_size_t,
+            ctypes.POINTER(ctypes.c_size_t),
+        ]
+        raw.restype = ctypes.c_void_p
         self._call = call
+        self._call_raw = raw
         self._free = free
-        self._call_raw = None
-        if self.abi >= 2:
-            try:
-                raw = dll.crawlcheck_call_raw
-            except AttributeError as e:
-                raise LibraryError(f"crawlcheck: {path} says ABI {self.abi} but has no crawlcheck_call_raw") from e
-            raw.argtypes = [
-                ctypes.c_char_p,
-                ctypes.c_void_p,
-                ctypes.c_size_t,
-                ctypes.c_void_p,
-                ctypes.c_size_t,
-                ctypes.POINTER(ctypes.c_size_t),
-            ]
-            raw.restype = ctypes.c_void_p
-            self._call_raw = raw
         self.pid = os.getpid()
-
-    @property
-    def raw_attachments(self) -> bool:
-        """Whether requests may carry documents as raw attachments (ABI ≥ 2)."""
-        return self._call_raw is not None
 
     def _check_process(self) -> None:
         if os.getpid() != self.pid:
@@ -112,8 +105,6 @@ class Library:
         if attachments is None:
             ptr = self._call(opb, request, len(request), ctypes.byref(out_len))
         else:
-            if self._call_raw is None:
-                raise LibraryError(f"crawlcheck: {self.path} (ABI {self.abi}) takes no raw attachments")
             ptr = self._call_raw(opb, request, len(request), attachments, len(attachments), ctypes.byref(out_len))
         if not ptr:
             raise LibraryError(f"crawlcheck: {op}: the library returned no answer")
