@@ -39,9 +39,10 @@ test: lint wasm cshared
 PYTHON  ?= python3
 PY      := bindings/python
 PYREQ   := $(PY)/requirements
-VENV2   := $(BUILD)/py-mcp2
-VENV1   := $(BUILD)/py-mcp1
-WHEELS  := $(BUILD)/dist
+ABUILD  := $(abspath $(BUILD))
+VENV2   := $(ABUILD)/py-mcp2
+VENV1   := $(ABUILD)/py-mcp1
+WHEELS  := $(ABUILD)/dist
 
 $(VENV2)/.installed: $(PYREQ)/mcp2.txt
 	$(PYTHON) -m venv $(VENV2)
@@ -58,7 +59,7 @@ python-wheel: cshared $(VENV2)/.installed
 	mkdir -p $(PY)/src/crawlcheck/lib
 	cp $(BUILD)/libcrawlcheck.so $(PY)/src/crawlcheck/lib/libcrawlcheck.so
 	rm -rf $(WHEELS) && mkdir -p $(WHEELS)
-	cd $(PY) && $(CURDIR)/$(VENV2)/bin/python -m build -q --no-isolation --wheel --outdir $(CURDIR)/$(WHEELS) .
+	cd $(PY) && $(VENV2)/bin/python -m build -q --no-isolation --wheel --outdir $(WHEELS) .
 
 ## bench-python: the .so through Python against a plain-Python json+hashlib
 ## pass, 10 to 10,000 tools (a Markdown table on stdout; docs/python.md).
@@ -72,14 +73,14 @@ test-python: python-wheel $(VENV1)/.installed
 	$(GO) build -o $(BUILD)/mcpserver ./hosttest/mcpserver
 	$(GO) build -o $(BUILD)/issuer ./hosttest/issuer
 	$(GO) build -o $(BUILD)/crawlcheck ./cmd/crawlcheck
-	rm -rf $(BUILD)/py-fresh && $(PYTHON) -m venv $(BUILD)/py-fresh
-	$(BUILD)/py-fresh/bin/pip install -q --no-index $(WHEELS)/crawlcheck-*.whl
-	cd / && $(CURDIR)/$(BUILD)/py-fresh/bin/python -c 'import crawlcheck; v = crawlcheck.version(); print("fresh venv:", crawlcheck.__version__, v["engine"], "abi", v["abi"])'
+	rm -rf $(ABUILD)/py-fresh && $(PYTHON) -m venv $(ABUILD)/py-fresh
+	$(ABUILD)/py-fresh/bin/pip install -q --no-index $(WHEELS)/crawlcheck-*.whl
+	cd / && $(ABUILD)/py-fresh/bin/python -c 'import crawlcheck; v = crawlcheck.version(); print("fresh venv:", crawlcheck.__version__, v["engine"], "abi", v["abi"])'
 	$(VENV2)/bin/pip install -q --no-index --no-deps --force-reinstall $(WHEELS)/crawlcheck-*.whl
 	$(VENV1)/bin/pip install -q --no-index --no-deps --force-reinstall $(WHEELS)/crawlcheck-*.whl
-	cd $(PY) && $(CURDIR)/$(VENV2)/bin/mypy
-	cd $(PY) && BUILD=$(CURDIR)/$(BUILD) $(CURDIR)/$(VENV2)/bin/python -m pytest -q -p no:cacheprovider
-	cd $(PY) && BUILD=$(CURDIR)/$(BUILD) $(CURDIR)/$(VENV1)/bin/python -m pytest -q -p no:cacheprovider
+	cd $(PY) && $(VENV2)/bin/mypy
+	cd $(PY) && BUILD=$(ABUILD) $(VENV2)/bin/python -m pytest -q -p no:cacheprovider
+	cd $(PY) && BUILD=$(ABUILD) $(VENV1)/bin/python -m pytest -q -p no:cacheprovider
 
 ## fuzz-seeds: a short coverage-guided run of every fuzz target.
 fuzz-seeds:
