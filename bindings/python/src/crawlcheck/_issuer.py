@@ -7,14 +7,14 @@ is the evidence service_unavailable; the local comparison stands."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
-
 import urllib.error
 import urllib.parse
 import urllib.request
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import anyio
 
@@ -238,8 +238,9 @@ def _text(b: Union[bytes, str]) -> str:
 
 def _whole_list(observed: Mapping[str, Any]) -> Optional[tuple]:  # type: ignore[type-arg]
     """The pages as the issuer takes them and the host's own reading, or None
-    when there is no whole list to ask about."""
-    if observed.get("failure") or observed.get("page_cap_reached") or observed.get("_unfollowed"):
+    when there is no whole list to ask about. (A cursor left unfollowed is the
+    caller's to see: it does not ask then.)"""
+    if observed.get("failure") or observed.get("page_cap_reached"):
         return None
     pages = observed.get("pages") or []
     try:
@@ -254,8 +255,6 @@ def _whole_list(observed: Mapping[str, Any]) -> Optional[tuple]:  # type: ignore
             try:
                 wire.append(bytes(p).decode("utf-8"))
             except UnicodeDecodeError:
-                import base64
-
                 wire.append({"base64": base64.b64encode(bytes(p)).decode("ascii")})
         else:
             wire.append(p)
