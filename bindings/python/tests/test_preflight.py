@@ -247,3 +247,18 @@ async def test_lone_surrogate_is_malformed_not_a_crash(transport: str, tmp_path:
             rec = s.record
             assert rec is not None and observations(rec) == ["response_malformed"], rec
             assert rec["effect"] == "pause"
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_list_changed_rechecks_without_a_call(transport: str, tmp_path: Path) -> None:
+    records: List[Dict[str, Any]] = []
+    async with server(transport, tmp_path, mutations=[rug_pull()]) as srv:
+        async with srv.session(pin(tmp_path, srv.endpoint), on_record=lambda r, _: records.append(r)) as s:
+            await s.initialize()
+            assert len(records) == 1
+            srv.mutate()
+            with anyio.fail_after(5):
+                while len(records) < 2:
+                    await anyio.sleep(0.02)
+            assert records[1]["tools"]["get_item"] == "pause_tool"
+            assert records[1]["prev_record_sha256"] == records[0]["record_sha256"]

@@ -473,7 +473,28 @@ class McpPreflight:
             self._close_log()
             raise
         self._entered = True
+        # The record follows the server even when no call is made: a
+        # list_changed starts a re-check in the background (the Go
+        # preflight's watcher), run in the session's own task group so that
+        # it ends with the session; calls wait for it on the check lock.
+        # Without that group (another SDK), the next call re-checks first.
+        group = getattr(self.session, "_task_group", None)
+        if group is not None and hasattr(group, "start_soon"):
+            group.start_soon(self._watch)
         return self
+
+    async def _watch(self) -> None:
+        while True:
+            await self._tap.wait()
+            if not self._connected or self._tap.changes <= self._seen:
+                continue
+            async with self._check_lock:
+                if self._tap.changes > self._seen:
+                    try:
+                        await self._recheck()
+                    except Exception as e:  # noqa: BLE001 - never into the session's group
+                        # Every call is refused with it until a check succeeds.
+                        self._err = e
 
     async def attach(self, initialize_result: Any = None, *, initialized: bool = True) -> None:
         """For a session that is already running (the framework adapters):
