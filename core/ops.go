@@ -14,9 +14,6 @@ import (
 )
 
 func opVersion(r req.Obj) (canon.Value, error) {
-	if err := r.Only(); err != nil {
-		return canon.Value{}, err
-	}
 	return canon.Obj(
 		canon.M("abi", canon.Int(ABIVersion)),
 		canon.M("engine", canon.Str(policy.EngineVersion)),
@@ -26,9 +23,6 @@ func opVersion(r req.Obj) (canon.Value, error) {
 }
 
 func opRules(r req.Obj) (canon.Value, error) {
-	if err := r.Only(); err != nil {
-		return canon.Value{}, err
-	}
 	return canon.Obj(
 		canon.M("rules", policy.RulesValue()),
 		canon.M("rules_sha256", canon.Str(policy.RulesSHA256())),
@@ -38,9 +32,6 @@ func opRules(r req.Obj) (canon.Value, error) {
 }
 
 func opCanonicalize(r req.Obj) (canon.Value, error) {
-	if err := r.Only("json"); err != nil {
-		return canon.Value{}, err
-	}
 	s, err := r.Str("json", true)
 	if err != nil {
 		return canon.Value{}, err
@@ -79,9 +70,6 @@ func toolSource(r req.Obj) (tools.Observed, error) {
 }
 
 func opHashTools(r req.Obj) (canon.Value, error) {
-	if err := r.Only("tools", "pages", "page_cap_reached"); err != nil {
-		return canon.Value{}, err
-	}
 	obs, err := toolSource(r)
 	if err != nil {
 		return canon.Value{}, err
@@ -153,9 +141,6 @@ func keysOf(r req.Obj) (sig.Keys, error) {
 }
 
 func opVerifyLock(r req.Obj) (canon.Value, error) {
-	if err := r.Only("lock", "now", "key_directory", "operator_keys", "require_signed", "server_name"); err != nil {
-		return canon.Value{}, err
-	}
 	f, err := parseLock(r, "lock")
 	if err != nil {
 		return canon.Value{}, err
@@ -222,9 +207,6 @@ func lockServers(r req.Obj, f lock.File) ([]string, canon.Value, error) {
 }
 
 func opSignLock(r req.Obj) (canon.Value, error) {
-	if err := r.Only("lock", "private_key", "key_id"); err != nil {
-		return canon.Value{}, err
-	}
 	f, err := parseLock(r, "lock")
 	if err != nil {
 		return canon.Value{}, err
@@ -267,9 +249,6 @@ func signingKey(r req.Obj) (ed25519.PrivateKey, string, error) {
 }
 
 func opPublicKey(r req.Obj) (canon.Value, error) {
-	if err := r.Only("private_key"); err != nil {
-		return canon.Value{}, err
-	}
 	priv, kid, err := signingKey(r)
 	if err != nil {
 		return canon.Value{}, err
@@ -281,9 +260,6 @@ func opPublicKey(r req.Obj) (canon.Value, error) {
 }
 
 func opVerifyRecord(r req.Obj) (canon.Value, error) {
-	if err := r.Only("record"); err != nil {
-		return canon.Value{}, err
-	}
 	rec, ok, err := r.Doc("record")
 	if err != nil {
 		return canon.Value{}, err
@@ -304,9 +280,6 @@ func opVerifyRecord(r req.Obj) (canon.Value, error) {
 }
 
 func opVerifyChain(r req.Obj) (canon.Value, error) {
-	if err := r.Only("records"); err != nil {
-		return canon.Value{}, err
-	}
 	lines, err := r.Str("records", false)
 	if err != nil {
 		return canon.Value{}, err

@@ -54,9 +54,6 @@ type approval struct {
 // side. Otherwise it answers the new lockfile, of the format of the old one
 // (for an agentgate.lock, the old file with the compared server replaced).
 func opApprove(r req.Obj) (canon.Value, error) {
-	if err := r.Only("record", "lock", "tools", "pages", "page_cap_reached", "names", "approved_at", "server_name", "server"); err != nil {
-		return canon.Value{}, err
-	}
 	f, err := parseLock(r, "lock")
 	if err != nil {
 		return canon.Value{}, err
@@ -341,9 +338,6 @@ func approvedServer(r req.Obj, old *lock.Crawlcheck, seen canon.Value) (lock.Ser
 // opEndpoint is the endpoint string a record carries for a server: an http
 // or https URL as given, or "stdio:" and the command line (endpoint.Stdio).
 func opEndpoint(r req.Obj) (canon.Value, error) {
-	if err := r.Only("url", "command"); err != nil {
-		return canon.Value{}, err
-	}
 	hasURL, hasCommand := r.Has("url"), r.Has("command")
 	var ep string
 	switch {

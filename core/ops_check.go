@@ -14,9 +14,6 @@ import (
 )
 
 func opMakeLock(r req.Obj) (canon.Value, error) {
-	if err := r.Only("tools", "pages", "page_cap_reached", "format", "server", "approved_at", "name", "generated_by", "into"); err != nil {
-		return canon.Value{}, err
-	}
 	format, err := r.OneOf("format", "crawlcheck", "crawlcheck", "agentgate")
 	if err != nil {
 		return canon.Value{}, err
@@ -50,7 +47,7 @@ func serverOf(r req.Obj) (lock.Server, error) {
 	if err != nil || !ok {
 		return s, err
 	}
-	if err := o.Only("url", "protocol_version", "info"); err != nil {
+	if err := o.Only(names(serverFields)...); err != nil {
 		return s, err
 	}
 	if s.URL, err = o.Str("url", false); err != nil {
@@ -136,9 +133,6 @@ func baselineOf(f lock.File, serverName string) (lock.Baseline, error) {
 }
 
 func opDiff(r req.Obj) (canon.Value, error) {
-	if err := r.Only("old", "new", "server_name"); err != nil {
-		return canon.Value{}, err
-	}
 	oldLock, oldTools, err := readSide(r, "old")
 	if err != nil {
 		return canon.Value{}, err
@@ -167,9 +161,6 @@ func opDiff(r req.Obj) (canon.Value, error) {
 // opLockCheck is the crawlcheck-mcp-lock-check answer of the lockfile spec:
 // any difference blocks, and so does a list that could not be read whole.
 func opLockCheck(r req.Obj) (canon.Value, error) {
-	if err := r.Only("lock", "tools", "pages", "page_cap_reached", "server_name", "failure", "failure_detail"); err != nil {
-		return canon.Value{}, err
-	}
 	f, err := parseLock(r, "lock")
 	if err != nil {
 		return canon.Value{}, err
@@ -293,10 +284,6 @@ var evidenceObservations = map[policy.Observation]bool{
 }
 
 func opContinuityCheck(r req.Obj) (canon.Value, error) {
-	if err := r.Only("now", "mode", "lock", "server_name", "observed", "policy", "expected_policy_version",
-		"key_directory", "operator_keys", "require_signed_baseline", "evidence", "issuer", "prev_record_sha256", "refreshed"); err != nil {
-		return canon.Value{}, err
-	}
 	var in continuity.Input
 	var err error
 	if in.Now, err = r.Time("now"); err != nil {
@@ -362,7 +349,7 @@ func observedOf(r req.Obj) (continuity.Observed, error) {
 	if !ok {
 		return o, cerr.New(cerr.BadRequest, "request.observed is required")
 	}
-	if err := ob.Only("endpoint", "protocol_version", "server_info", "handshake", "pages", "page_cap_reached", "failure", "failure_detail"); err != nil {
+	if err := ob.Only(names(observedFields)...); err != nil {
 		return o, err
 	}
 	if o.Endpoint, err = ob.Str("endpoint", false); err != nil {
@@ -413,7 +400,7 @@ func evidenceOf(r req.Obj) ([]policy.Finding, error) {
 		if e.Kind() != canon.Object {
 			return nil, cerr.New(cerr.BadRequest, "%s must be an object", o.Path)
 		}
-		if err := o.Only("observation", "detail"); err != nil {
+		if err := o.Only(names(evidenceFields)...); err != nil {
 			return nil, err
 		}
 		name, err := o.Str("observation", true)

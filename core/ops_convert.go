@@ -17,9 +17,6 @@ import (
 // which must match the agentgate entry, and their annotations are taken as
 // given, unpinned.
 func opConvertLock(r req.Obj) (canon.Value, error) {
-	if err := r.Only("lock", "to", "name", "server", "approved_at", "generated_by", "tools", "pages"); err != nil {
-		return canon.Value{}, err
-	}
 	f, err := parseLock(r, "lock")
 	if err != nil {
 		return canon.Value{}, err

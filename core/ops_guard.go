@@ -19,7 +19,7 @@ func runnerAt(path string) guard.Runner {
 		if request.Kind() != canon.Object {
 			return canon.Value{}, cerr.New(cerr.BadRequest, "%s must be an object", path)
 		}
-		return ops[op](req.Obj{V: request, Path: path})
+		return run(op, ops[op], req.Obj{V: request, Path: path})
 	}
 }
 
@@ -34,10 +34,6 @@ func lockAndDigest(r req.Obj, field string) (canon.Value, string, error) {
 }
 
 func opGuard(r req.Obj) (canon.Value, error) {
-	if err := r.Only("receipt", "expected_subject", "expected_operation", "now", "key_directory", "pinned_keys",
-		"seen_nonces", "lock", "policy", "observed_tools_sha256"); err != nil {
-		return canon.Value{}, err
-	}
 	in := guard.Input{Run: runnerAt("receipt.inputs"), Policy: policy.Default()}
 	var err error
 	if !r.Has("receipt") {
@@ -113,7 +109,7 @@ func receiptKeys(r req.Obj) (*sig.Directory, []guard.PinnedKey, error) {
 			if e.Kind() != canon.Object {
 				return nil, nil, cerr.New(cerr.BadRequest, "%s must be an object", o.Path)
 			}
-			if err := o.Only("kid", "public_key"); err != nil {
+			if err := o.Only(names(pinnedKeyFields)...); err != nil {
 				return nil, nil, err
 			}
 			kid, err := o.Str("kid", true)
@@ -151,7 +147,7 @@ func seenNonces(r req.Obj) ([]guard.Nonce, error) {
 		if e.Kind() != canon.Object {
 			return nil, cerr.New(cerr.BadRequest, "%s must be an object", o.Path)
 		}
-		if err := o.Only("nonce", "expires_at"); err != nil {
+		if err := o.Only(names(seenNonceFields)...); err != nil {
 			return nil, err
 		}
 		var err error
@@ -182,9 +178,6 @@ func readReceipt(r req.Obj) (*guard.Receipt, error) {
 }
 
 func opReplayDecision(r req.Obj) (canon.Value, error) {
-	if err := r.Only("receipt", "lock"); err != nil {
-		return canon.Value{}, err
-	}
 	rc, err := readReceipt(r)
 	if err != nil {
 		return canon.Value{}, err
@@ -227,9 +220,6 @@ func opReplayDecision(r req.Obj) (canon.Value, error) {
 }
 
 func opSignReceipt(r req.Obj) (canon.Value, error) {
-	if err := r.Only("kind", "private_key", "key_id", "issuer", "issued_at", "expires_at", "nonce", "subject", "inputs", "carry_lock"); err != nil {
-		return canon.Value{}, err
-	}
 	kind, err := r.OneOf("kind", guard.KindLockCheck, guard.KindLockCheck, guard.KindDecision)
 	if err != nil {
 		return canon.Value{}, err

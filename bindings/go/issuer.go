@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/crawlcheck/verifier/core"
 	"github.com/crawlcheck/verifier/core/timefmt"
 	"github.com/crawlcheck/verifier/internal/atomicfile"
 	"github.com/crawlcheck/verifier/internal/corecall"
@@ -38,8 +39,9 @@ const DefaultIssuerTimeout = 5 * time.Second
 const OperationLockCheck = "mcp.lock.check"
 
 // maxIssuerAnswer bounds what is read of one issuer answer: a receipt
-// carries the pages it judged, which the core bounds at 16 MiB a request.
-const maxIssuerAnswer = 32 << 20
+// carries the pages it judged, and the core judges no request larger than
+// core.MaxRequestBytes (64 MiB).
+const maxIssuerAnswer = core.MaxRequestBytes
 
 // Issuer configures the service path: which issuer to ask, and which keys
 // may vouch for its answers.
