@@ -39,7 +39,7 @@ func names(fs []Field) []string {
 }
 
 func need(name, typ, doc string) Field { return Field{Name: name, Type: typ, Doc: doc} }
-func may(name, typ, doc string) Field { return Field{Name: name, Type: typ, Optional: true, Doc: doc} }
+func may(name, typ, doc string) Field  { return Field{Name: name, Type: typ, Optional: true, Doc: doc} }
 
 // Shared field groups.
 var (
@@ -69,10 +69,10 @@ var (
 		may("failure", "string", "`server_unavailable` or `check_timeout`: why there are no pages"),
 		may("failure_detail", "string", "what the host saw of the failure"),
 	}
-	evidenceFields     = []Field{need("observation", "string", "an observation a host may report"), may("detail", "any JSON", "")}
-	pinnedKeyFields    = []Field{need("kid", "string", ""), need("public_key", "string", "base64 Ed25519 public key")}
-	seenNonceFields    = []Field{need("nonce", "string", ""), need("expires_at", "time", "")}
-	lockCheckResult    = []Field{
+	evidenceFields  = []Field{need("observation", "string", "an observation a host may report"), may("detail", "any JSON", "")}
+	pinnedKeyFields = []Field{need("kid", "string", ""), need("public_key", "string", "base64 Ed25519 public key")}
+	seenNonceFields = []Field{need("nonce", "string", ""), need("expires_at", "time", "")}
+	lockCheckResult = []Field{
 		need("kind", "string", "`crawlcheck-mcp-lock-check`"),
 		need("v", "number", "1"),
 		need("verdict", "string", "`unchanged`, `changed` or `unreachable`"),
@@ -217,7 +217,7 @@ var opSpecs = []OpSpec{
 			may("mode", "string", "`observe`, `review` or `enforce` (default)"),
 			need("lock", "document", "the approved lockfile"),
 			may("server_name", "string", "agentgate: which server"),
-			need("observed", "object `{" + joinNames(observedFields) + "}`", "what the host saw of the server"),
+			need("observed", "object `{"+joinNames(observedFields)+"}`", "what the host saw of the server"),
 			may("policy", "document", "the operator's policy (default: the default policy)"),
 			may("expected_policy_version", "string", ""),
 		}, keyFields, []Field{
