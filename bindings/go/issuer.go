@@ -223,7 +223,7 @@ func (c *IssuerClient) Consult(ctx context.Context, q ServiceQuery) (Consultatio
 		}
 	}
 
-	body := map[string]any{"lock": string(q.Lock), "pages": pages, "subject": obs.Endpoint}
+	body := map[string]any{"lock": corecall.Text(q.Lock), "pages": pages, "subject": obs.Endpoint}
 	if q.Settings.ServerName != "" {
 		body["server_name"] = q.Settings.ServerName
 	}
@@ -235,22 +235,22 @@ func (c *IssuerClient) Consult(ctx context.Context, q ServiceQuery) (Consultatio
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	req := map[string]any{
-		"receipt":               string(answer),
+		"receipt":               corecall.Text(answer),
 		"expected_subject":      obs.Endpoint,
 		"expected_operation":    OperationLockCheck,
 		"now":                   timefmt.Format(q.Now),
 		"seen_nonces":           c.seen,
-		"lock":                  string(q.Lock),
+		"lock":                  corecall.Text(q.Lock),
 		"observed_tools_sha256": reading,
 	}
 	if dir != nil {
-		req["key_directory"] = string(dir)
+		req["key_directory"] = corecall.Text(dir)
 	}
 	if len(c.cfg.PinnedKeys) > 0 {
 		req["pinned_keys"] = c.cfg.PinnedKeys
 	}
 	if q.Settings.Policy != nil {
-		req["policy"] = string(q.Settings.Policy)
+		req["policy"] = corecall.Text(q.Settings.Policy)
 	}
 	raw, err := corecall.Call("guard", req)
 	if err != nil {

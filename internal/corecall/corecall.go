@@ -6,8 +6,10 @@
 package corecall
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/crawlcheck/verifier/core"
 )
@@ -60,4 +62,42 @@ func Into(op string, req, out any) error {
 		return fmt.Errorf("%s: decoding the result: %w", op, err)
 	}
 	return nil
+}
+
+// Text is a document's bytes carried into a request as a JSON string
+// exactly: encoding/json would replace each invalid UTF-8 byte of a Go
+// string with U+FFFD, silently changing a user's file before the core sees
+// it. Text escapes only what JSON requires ('"', '\' and control
+// characters) and writes every other byte as it is, so valid UTF-8 arrives
+// unchanged and invalid UTF-8 reaches the core's strict parser, which
+// refuses it (json_invalid_utf8) as every other host's core does.
+type Text []byte
+
+// MarshalJSON writes the bytes as a JSON string, losslessly.
+func (t Text) MarshalJSON() ([]byte, error) {
+	const hex = "0123456789abcdef"
+	out := make([]byte, 0, len(t)+2)
+	out = append(out, '"')
+	for _, c := range t {
+		switch {
+		case c == '"' || c == '\\':
+			out = append(out, '\\', c)
+		case c < 0x20:
+			out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			out = append(out, c)
+		}
+	}
+	return append(out, '"'), nil
+}
+
+// Page is a page's bytes in a request, in the form the core's pages take:
+// a string when they are valid UTF-8, else {"base64": ...}, so that bytes
+// a server sent reach the core as they were and invalid UTF-8 becomes the
+// core's observation (response_malformed), not a changed page.
+func Page(b []byte) any {
+	if utf8.Valid(b) {
+		return Text(b)
+	}
+	return map[string]string{"base64": base64.StdEncoding.EncodeToString(b)}
 }
