@@ -134,6 +134,9 @@ func cmdCanon(c *cli, args []string) error {
 // cmdRecord verifies a continuity record, or a JSON-lines log of them (each
 // record_sha256, each link). Exit 1 when anything does not verify.
 func cmdRecord(c *cli, args []string) error {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		args = []string{"verify", args[0]}
+	}
 	if len(args) == 0 || args[0] != "verify" {
 		return usagef("record verify FILE")
 	}
