@@ -14,11 +14,15 @@ import (
 	"github.com/crawlcheck/verifier/core"
 )
 
+// Code is one of the core's error codes, the closed list of docs/abi.md.
+type Code string
+
 // Error is an error envelope of the core: a request the op refused. Code is
-// one of the closed list in docs/abi.md.
+// one of the closed list in docs/abi.md. The Go preflight exports both
+// types (preflight.CoreError, preflight.ErrorCode).
 type Error struct {
 	Op      string
-	Code    string
+	Code    Code
 	Message string
 }
 
@@ -47,7 +51,7 @@ func Call(op string, req any) (json.RawMessage, error) {
 		if env.Error == nil {
 			return nil, &Error{Op: op, Code: "internal", Message: "an error envelope without an error"}
 		}
-		return nil, &Error{Op: op, Code: env.Error.Code, Message: env.Error.Message}
+		return nil, &Error{Op: op, Code: Code(env.Error.Code), Message: env.Error.Message}
 	}
 	return env.Result, nil
 }
