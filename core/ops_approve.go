@@ -218,6 +218,10 @@ func recordMadeFrom(rd *req.Reader, f lock.File, a approval, serverName string) 
 		rd.Fail(cerr.New(cerr.BadRequest, "%s was not made against %s (its baseline is another lockfile)", rd.Field("record"), rd.Field("lock")))
 	case serverName != "" && serverName != a.serverName:
 		rd.Fail(cerr.New(cerr.BadRequest, "%s %s is not the server the record compared (%s)", rd.Field("server_name"), canon.Str(serverName), canon.Str(a.serverName)))
+	case f.Agentgate != nil:
+		if _, ok := f.Agentgate.Server(a.serverName); !ok {
+			rd.Fail(cerr.New(cerr.BadRequest, "%s compared server %s, which %s does not have", rd.Field("record"), canon.Str(a.serverName), rd.Field("lock")))
+		}
 	}
 	obs := toolSource(rd)
 	switch {
