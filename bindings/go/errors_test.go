@@ -15,7 +15,7 @@ import (
 // TestErrorCodesAreTheCores: the exported codes are docs/abi.md's closed
 // list (which core/abi_fields_test.go holds to the core's own).
 func TestErrorCodesAreTheCores(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/abi.md")
+	doc, err := os.ReadFile(repoPath("docs", "abi.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,7 +67,7 @@ func TestPreflightDocExample(t *testing.T) {
 	for _, line := range strings.Split("\timpl := "+body, "\n") {
 		want.WriteString(strings.TrimPrefix(line, "\t") + "\n")
 	}
-	doc, err := os.ReadFile("../../docs/preflight.md")
+	doc, err := os.ReadFile(repoPath("docs", "preflight.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
