@@ -39,6 +39,7 @@ func init() {
 		"guard":            opGuard,
 		"replay_decision":  opReplayDecision,
 		"sign_receipt":     opSignReceipt,
+		"escape_text":      opEscapeText,
 		"approve":          opApprove,
 		"endpoint":         opEndpoint,
 	} {
