@@ -271,6 +271,9 @@ var opSpecs = []OpSpec{
 			may("command", "array of strings", "argv of a stdio server"),
 		},
 		Result: []Field{need("endpoint", "string", "")}},
+	{Name: "escape_text", Summary: "The one rule for showing a string from a server, a lockfile or a record to a person (core/textsafe; the CLI prints through the same Go function). C0 controls (tab and newline included), DEL, C1 controls, bidirectional controls, zero-width and other invisible characters and the tag block are written `\\u{HEX}` (upper-case hex, at least two digits); a backslash followed by `u{` or `x{` is written `\\u{5C}`, so every `\\u{` in the answer is an escape and every other backslash is a backslash. The full table is in docs/cli.md (\"What a person reads\"). Show the answer, never the input.",
+		Request: []Field{need("text", "string", "the string to show (may be empty)")},
+		Result:  []Field{need("text", "string", "the string, shown safely")}},
 	{Name: "verify_record", Summary: "Recomputes a record's `record_sha256`; a mismatch is an answer.",
 		Request: []Field{need("record", "document", "a continuity record")},
 		Result: []Field{
