@@ -79,3 +79,31 @@ async def test_records_are_byte_identical(transport: str, case: str, tmp_path: P
         assert py == go, "\n".join(r.decode() for r in py + go)
         rec = json.loads(py[-1])
         assert rec["server"]["handshake"] == "initialize" and rec["server"]["identity"] == "match"
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_service_path_records_are_byte_identical(transport: str, tmp_path: Path) -> None:
+    """The same issuer answers (its clock stopped, one nonce for every
+    receipt) give the same records through the service path."""
+    from servers import KEYS, issuer, set_knobs
+
+    from crawlcheck.preflight import Issuer
+
+    directory = KEYS / "test-directory.json"
+    with issuer() as iss:
+        set_knobs(iss, {"reuse_nonce": True})
+        async with server(transport, tmp_path, handshake="initialize", tools=SERVED) as srv:
+            lock = pin(tmp_path, srv.endpoint)
+            py: List[bytes] = []
+            async with srv.session(
+                lock, issuer=Issuer(url=iss), key_directory=directory.read_bytes(), on_record=lambda _, raw: py.append(raw)
+            ) as s:
+                await s.initialize()
+            if transport == "http":
+                source = ["--url", srv.url]
+            else:
+                source = ["--server", shlex.join([srv.params.command, *srv.params.args])]
+            go = cli_records(["check", "--lock", str(lock), "--issuer", iss, "--issuer-keys", str(directory), *source])
+    assert py == go, "\n".join(r.decode() for r in py + go)
+    rec = json.loads(py[-1])
+    assert rec["issuer"]["receipt"] is not None and rec["tools"]["get_item"] == "pause_tool"
