@@ -37,7 +37,7 @@ def scenario(tmp: Path, **knobs: Any) -> Path:
     s: Dict[str, Any] = {"server": {"name": "shop", "version": "2.1"}, "tools": TOOLS}
     s.update(knobs)
     p = tmp / "scenario.json"
-    p.write_text(json.dumps(s, separators=(",", ":")))
+    p.write_text(json.dumps(s, separators=(",", ":"), ensure_ascii=False), encoding="utf-8")
     return p
 
 
