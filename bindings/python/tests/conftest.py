@@ -1,16 +1,8 @@
+"""The tests import their helpers (vectors, servers) from this directory."""
+
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-import pytest
-
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[2]
-REPO_TESTDATA = REPO / "testdata"
-sys.path.insert(0, str(HERE))
-
-
-@pytest.fixture(scope="session")
-def repo() -> Path:
-    return REPO
+sys.path.insert(0, str(Path(__file__).resolve().parent))

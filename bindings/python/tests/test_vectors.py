@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from vectors import REPO_TESTDATA, load  # type: ignore[attr-defined]
+from vectors import REPO_TESTDATA, load
 
 import crawlcheck
 from crawlcheck import _core

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 WS = b" \t\r\n"
+REPO_TESTDATA = Path(__file__).resolve().parents[3] / "testdata"
 
 
 @dataclass
@@ -152,4 +153,3 @@ def load(root: Path) -> List[Vector]:
             want = b'{"ok":true,"result":' + compact(cm[member]) + b"}"
             vs.append(Vector(f"{suite}/{json.loads(cm['name'])}", op, compact(cm["request"]), want))
     return vs
-REPO_TESTDATA = Path(__file__).resolve().parents[3] / "testdata"

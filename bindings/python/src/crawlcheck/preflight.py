@@ -400,8 +400,8 @@ class McpPreflight:
     pause_tool or stronger is left out of ``list_tools`` and refused by
     ``call_tool`` with ContinuityRefused; a session effect of pause or deny
     refuses every call; refresh checks once more. A
-    ``notifications/tools/list_changed`` makes the next call check again
-    first. ``list_tools`` answers from the pages the current record was made
+    ``notifications/tools/list_changed`` starts a check in the background,
+    and calls wait for it. ``list_tools`` answers from the pages the current record was made
     from: the tools handed to the model are the tools that were compared.
     Every other attribute is the session's.
     """
