@@ -53,22 +53,40 @@ async def test_no_check_no_call(tmp_path: Path) -> None:
                 await s.list_tools()
 
 
-async def test_server_down_is_refused_with_a_record(tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_server_down_is_refused_with_a_record(transport: str, tmp_path: Path) -> None:
+    from test_preflight import streamable_client
+    from test_service import _refused_url
+
+    url = _refused_url() + "/mcp"
     params = StdioServerParameters(command="/bin/false")
-    lock = pin(tmp_path, "stdio:/bin/false")
+    lock = pin(tmp_path, url if transport == "http" else "stdio:/bin/false")
+    records: List[Dict[str, Any]] = []
     refused: List[ContinuityRefused] = []
+    kw: Dict[str, Any] = dict(now=lambda: NOW, timeout=3, on_record=lambda r, _: records.append(r))
     try:
-        async with stdio_client(params) as (read, write):
-            async with with_preflight(ClientSession(read, write), lock, endpoint=params, now=lambda: NOW, timeout=3) as s:
-                try:
-                    await s.initialize()
-                except ContinuityRefused as e:
-                    refused.append(e)
+        if transport == "http":
+            async with streamable_client(url) as streams:
+                async with with_preflight(ClientSession(streams[0], streams[1]), lock, endpoint=url, **kw) as s:
+                    try:
+                        await s.initialize()
+                    except ContinuityRefused as e:
+                        refused.append(e)
+        else:
+            async with stdio_client(params) as (read, write):
+                async with with_preflight(ClientSession(read, write), lock, endpoint=params, **kw) as s:
+                    try:
+                        await s.initialize()
+                    except ContinuityRefused as e:
+                        refused.append(e)
     except BaseException as e:  # noqa: BLE001
-        # mcp 1.x's stdio transport raises its own broken pipe on the way out.
-        assert "BrokenResource" in repr(leaf(e)) or "Connection" in repr(leaf(e)), repr(e)
-    rec = refused[0].record
+        # The transport's own error (a refused connection, mcp 1.x's broken
+        # pipe) cancels the session's body: the preflight records before it goes.
+        assert not isinstance(leaf(e), (AssertionError, ContinuityRefused)), repr(e)
+    assert len(records) == 1
+    rec = records[0]
     assert rec["observed"]["failure"] in ("server_unavailable", "check_timeout") and rec["effect"] == "pause"
+    assert not refused or refused[0].record == rec
 
 
 async def test_signed_baseline_and_resigning(tmp_path: Path) -> None:

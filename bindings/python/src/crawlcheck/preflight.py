@@ -198,8 +198,11 @@ class _Tap:
 
     def on_receive(self, item: Any) -> None:
         if isinstance(item, BaseException):
-            self.broken.append(_frame_bytes(item))
-            self._notify()
+            # Kept only while a page is awaited: a server cannot fill memory
+            # with frames nobody asked for.
+            if self.order:
+                self.broken.append(_frame_bytes(item))
+                self._notify()
             return
         m = _message(item)
         if getattr(m, "method", None) == "notifications/tools/list_changed":
@@ -210,10 +213,12 @@ class _Tap:
         if rid is None or str(rid) not in self.sent:
             return
         key = str(rid)
-        if hasattr(m, "result"):
+        method = self.sent.pop(key)
+        if method != "tools/list":
+            if hasattr(m, "result") and isinstance(m.result, dict):
+                self.handshake = (method, m.result)
+        elif hasattr(m, "result"):
             self.answers[key] = ("result", m.result)
-            if self.sent[key] != "tools/list" and isinstance(m.result, dict):
-                self.handshake = (self.sent[key], m.result)
         else:
             frame = m.model_dump(by_alias=True, mode="json", exclude_none=True)
             self.answers[key] = ("error", frame)
@@ -589,6 +594,18 @@ class McpPreflight:
                 obs.failure, obs.failure_detail = "check_timeout", f"{how}: timed out after {self.timeout:g}s: {e}"
             except Exception as e:  # noqa: BLE001 - whatever the SDK raised, the server was not connected
                 obs.failure, obs.failure_detail = "server_unavailable", f"{how}: {type(e).__name__}: {e}"
+            except anyio.get_cancelled_exc_class():
+                # The transport's task group failed (a refused connection, a
+                # server that exited) and cancels everything inside it, this
+                # check too: the record is still made, shielded, so the log
+                # and on_record show that nothing was compared. (The
+                # timeout's own cancellation is TimeoutError above.)
+                obs.failure = "server_unavailable"
+                obs.failure_detail = f"{how}: the transport ended the session before the handshake finished"
+                with anyio.CancelScope(shield=True):
+                    self._facts(obs)
+                    await self._settle(obs)
+                raise
             if self._connected:
                 await self._recheck()
             else:
@@ -674,7 +691,10 @@ class McpPreflight:
         try:
             with anyio.fail_after(self.timeout):
                 while True:
-                    page, failure, detail = await self._fetch_page(cursor)
+                    try:
+                        page, failure, detail = await self._fetch_page(cursor)
+                    finally:
+                        self._fetched()
                     if failure:
                         obs.failure = failure
                         obs.failure_detail = f"tools/list page {len(obs.pages) + 1}: {detail}"
@@ -710,7 +730,12 @@ class McpPreflight:
         from mcp import types
 
         tap = self._tap
-        mark, broken_mark = len(tap.order), len(tap.broken)
+        # One page at a time (the check lock): what an earlier, abandoned
+        # call left behind is no answer to this one.
+        tap.order.clear()
+        tap.broken.clear()
+        tap.answers.clear()
+        mark, broken_mark = 0, 0
         state: Dict[str, Any] = {}
 
         async def run() -> None:
@@ -744,6 +769,15 @@ class McpPreflight:
                     return None, "capture_failed", "the SDK accepted an answer that was not captured"
                 await tap.wait()
         raise AssertionError("unreachable: the loop returns")
+
+    def _fetched(self) -> None:
+        """Forgets the fetch's requests: a late answer to an abandoned call is
+        dropped on arrival."""
+        for rid in self._tap.order:
+            self._tap.sent.pop(rid, None)
+        self._tap.order.clear()
+        self._tap.broken.clear()
+        self._tap.answers.clear()
 
     async def _check(self, obs: Observation, refreshed: bool) -> Tuple[Dict[str, Any], bytes, Consultation]:
         now = format_time(self.now())
