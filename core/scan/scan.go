@@ -1,0 +1,305 @@
+package scan
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/tools"
+)
+
+// Finding is one match of one rule in one text of one tool.
+type Finding struct {
+	Rule   int    // index into Rules
+	Tool   string // the tool's name
+	Part   string // JSON Pointer into the tool object: /name, /description, /inputSchema/…, /annotations/…
+	Key    bool   // the text is the member name at Part, not its value
+	Offset int    // in bytes of the text's UTF-8
+	Length int    // in bytes
+	Span   string // the matched text, at most MaxSpan bytes of it
+	Hidden string // for tag characters: the ASCII text they spell
+
+	tool, seq int // for the order: the tool's rank, the text's rank in the tool
+}
+
+// Result is a scan of a tool list.
+type Result struct {
+	Severity Severity
+	Kinds    map[string]int // kind → findings, counting those past MaxFindings
+	Findings []Finding      // at most MaxFindings, the most severe kept
+}
+
+// Run scans the tools; when only is not nil, findings are kept for the
+// tools it names alone (the others still count as names a text can refer to).
+func Run(ts []tools.Tool, only map[string]bool) Result {
+	return run(ts, only).result()
+}
+
+func run(ts []tools.Tool, only map[string]bool) *scanner {
+	order := make([]int, len(ts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return canon.CompareKeys(ts[a].Name, ts[b].Name) })
+	s := &scanner{c: rules, names: map[string]bool{}, last: make([]int, len(Rules)), phraseEnd: make([]int, len(Rules))}
+	for i := range ts {
+		if identifierLike(ts[i].Name) {
+			s.names[strings.ToLower(ts[i].Name)] = true
+		}
+	}
+	for rank, i := range order {
+		t := &ts[i]
+		if only != nil && !only[t.Name] {
+			continue
+		}
+		s.tool, s.toolName, s.self = rank, t.Name, strings.ToLower(t.Name)
+		s.text("/name", t.Name, where{name: true})
+		if t.HasDescription {
+			s.text("/description", t.Description, where{description: true})
+		}
+		s.walk("/inputSchema", t.InputSchema, where{schema: true})
+		s.walk("/annotations", t.Annotations, where{})
+	}
+	return s
+}
+
+// where says what a text is, for the rules' In.
+type where struct {
+	name, description, key bool
+	schema                 bool // inside inputSchema
+	value                  bool // under default, examples, example, const or enum
+	prose                  bool // the value of a schema description or title
+	names                  bool // the object's member names are property names, not keywords
+	dialect                bool // a json-schema.org $schema value: a URL there is the norm
+}
+
+func (w where) applies(in string) bool {
+	switch in {
+	case InAny:
+		return true
+	case InName:
+		return w.name
+	case InText:
+		return !w.name && !w.dialect
+	case InDescription:
+		return w.description
+	case InSchemaValue:
+		return w.value && !w.key
+	case InSchemaDesc:
+		return w.prose && !w.key
+	}
+	return false
+}
+
+// walk scans the member names and strings of a JSON value, members in
+// canonical order so the findings do not depend on how the server ordered them.
+func (s *scanner) walk(ptr string, v canon.Value, w where) {
+	switch v.Kind() {
+	case canon.String:
+		str, _ := v.Str()
+		w.dialect = w.schema && strings.HasSuffix(ptr, "/$schema") && isDialect(str)
+		s.text(ptr, str, w)
+	case canon.Array:
+		for i, e := range v.Elems() {
+			s.walk(ptr+"/"+strconv.Itoa(i), e, where{schema: w.schema, value: w.value})
+		}
+	case canon.Object:
+		ms := slices.Clone(v.Members())
+		slices.SortFunc(ms, func(a, b canon.Member) int { return canon.CompareKeys(a.Key, b.Key) })
+		for _, m := range ms {
+			p := ptr + "/" + pointerEscape(m.Key)
+			s.text(p, m.Key, where{schema: w.schema, value: w.value, key: true})
+			child := where{schema: w.schema, value: w.value}
+			if w.schema && !w.names && !w.value {
+				switch m.Key {
+				case "default", "examples", "example", "const", "enum":
+					child.value = true
+				case "description", "title":
+					child.prose = true
+				case "properties", "patternProperties", "$defs", "definitions", "dependentSchemas":
+					child.names = true
+				}
+			}
+			s.walk(p, m.Value, child)
+		}
+	}
+}
+
+// isDialect says whether a $schema value is one of JSON Schema's own
+// dialect URLs.
+func isDialect(s string) bool {
+	for _, p := range []string{"http://json-schema.org/", "https://json-schema.org/"} {
+		if rest, ok := strings.CutPrefix(s, p); ok {
+			return !strings.ContainsAny(rest, " \t\n<>\"'")
+		}
+	}
+	return false
+}
+
+// pointerEscape escapes a JSON Pointer reference token (RFC 6901).
+func pointerEscape(k string) string {
+	if !strings.ContainsAny(k, "~/") {
+		return k
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
+}
+
+// identifierLike says whether a tool name reads as an identifier rather
+// than a word: only those are looked for in other tools' text, since a
+// plain word ("fetch", "search") is mostly just the word.
+func identifierLike(name string) bool {
+	if len(name) < 3 {
+		return false
+	}
+	marked := false
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '_' || c == '-' || c == '.' || '0' <= c && c <= '9':
+			marked = true
+		case 'A' <= c && c <= 'Z':
+			if i > 0 && 'a' <= name[i-1] && name[i-1] <= 'z' {
+				marked = true
+			}
+		case 'a' <= c && c <= 'z':
+		default:
+			return false
+		}
+	}
+	return marked
+}
+
+type scanner struct {
+	c         *compiled
+	names     map[string]bool // identifier-like tool names of the list, lower case
+	tool      int
+	toolName  string
+	seq       int
+	found     []Finding
+	last      []int  // rule → its latest finding in the current text, or -1
+	self      string // the current tool's name, lower case
+	phraseEnd []int  // rule → end of its latest phrase match in the current text, in words
+	work      int    // steps taken, one per byte and one per look-around step: the fuzz target holds it linear
+	words     []word
+	cur, nxt  []int
+}
+
+// add records a match of rule in the current text, merging it into the
+// previous finding of the same rule in that text when they overlap.
+func (s *scanner) add(rule int, ptr string, w where, text string, start, end int) {
+	if i := s.last[rule]; i >= 0 {
+		f := &s.found[i]
+		if start <= f.Offset+f.Length && end >= f.Offset {
+			lo, hi := min(start, f.Offset), max(end, f.Offset+f.Length)
+			f.Offset, f.Length, f.Span = lo, hi-lo, clipSpan(text[lo:hi])
+			return
+		}
+	}
+	s.last[rule] = len(s.found)
+	s.found = append(s.found, Finding{Rule: rule, Tool: s.toolName, Part: ptr, Key: w.key,
+		Offset: start, Length: end - start, Span: clipSpan(text[start:end]), tool: s.tool, seq: s.seq})
+}
+
+// clipSpan keeps at most MaxSpan bytes, cut on a character boundary.
+func clipSpan(s string) string {
+	if len(s) <= MaxSpan {
+		return s
+	}
+	n := MaxSpan
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}
+
+func (s *scanner) result() Result {
+	res := Result{Kinds: map[string]int{}}
+	for _, f := range s.found {
+		r := Rules[f.Rule]
+		res.Kinds[r.Kind]++
+		res.Severity = max(res.Severity, r.Severity)
+	}
+	byPlace := func(a, b Finding) int {
+		if c := a.tool - b.tool; c != 0 {
+			return c
+		}
+		if c := a.seq - b.seq; c != 0 {
+			return c
+		}
+		if c := a.Offset - b.Offset; c != 0 {
+			return c
+		}
+		if c := a.Rule - b.Rule; c != 0 {
+			return c
+		}
+		return a.Length - b.Length
+	}
+	fs := s.found
+	if len(fs) > MaxFindings {
+		slices.SortStableFunc(fs, func(a, b Finding) int {
+			if c := Rules[b.Rule].Severity - Rules[a.Rule].Severity; c != 0 {
+				return int(c)
+			}
+			return byPlace(a, b)
+		})
+		fs = fs[:MaxFindings]
+	}
+	slices.SortFunc(fs, byPlace)
+	for i := range fs {
+		if Rules[fs[i].Rule].ID == "invisible.tag" {
+			fs[i].Hidden = decodeTags(fs[i].Span)
+		}
+	}
+	res.Findings = fs
+	return res
+}
+
+// decodeTags spells the ASCII a run of tag characters stands for.
+func decodeTags(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r > 0xE0000 && r < 0xE007F && r-0xE0000 >= 0x20 {
+			b.WriteByte(byte(r - 0xE0000))
+		}
+	}
+	return b.String()
+}
+
+// Value is the scan as the scan_at_approval member of a lockfile.
+func (r Result) Value() canon.Value {
+	kinds := make([]string, 0, len(r.Kinds))
+	for k := range r.Kinds {
+		kinds = append(kinds, k)
+	}
+	slices.SortFunc(kinds, canon.CompareKeys)
+	km := make([]canon.Member, len(kinds))
+	for i, k := range kinds {
+		km[i] = canon.M(k, canon.Int(int64(r.Kinds[k])))
+	}
+	fs := make([]canon.Value, len(r.Findings))
+	for i, f := range r.Findings {
+		rule := Rules[f.Rule]
+		ms := []canon.Member{
+			canon.M("tool", canon.Str(f.Tool)),
+			canon.M("part", canon.Str(f.Part)),
+			canon.M("key", canon.BoolOf(f.Key)),
+			canon.M("offset", canon.Int(int64(f.Offset))),
+			canon.M("length", canon.Int(int64(f.Length))),
+			canon.M("kind", canon.Str(rule.Kind)),
+			canon.M("rule", canon.Str(rule.ID)),
+			canon.M("severity", canon.Str(rule.Severity.String())),
+			canon.M("span", canon.Str(f.Span)),
+		}
+		if f.Hidden != "" {
+			ms = append(ms, canon.M("hidden", canon.Str(f.Hidden)))
+		}
+		fs[i] = canon.Obj(ms...)
+	}
+	return canon.Obj(
+		canon.M("severity", canon.Str(r.Severity.String())),
+		canon.M("kinds", canon.Obj(km...)),
+		canon.M("findings", canon.Arr(fs...)),
+		canon.M("rules_sha256", canon.Str(RulesSHA256())),
+	)
+}

@@ -1,0 +1,165 @@
+package scan
+
+import "strings"
+
+// word is one ASCII word of a text, lower case, apostrophes dropped
+// ("Don't" is "dont"), at t[start:end].
+type word struct {
+	start, end int
+	w          string
+}
+
+// wordsIn splits the text into words and identifiers, then matches the
+// phrase rules over the words and the tool-name rules over the identifiers.
+func (s *scanner) wordsIn(t string, add func(rule, start, end int)) {
+	s.words = splitWords(t, s.words[:0])
+	s.phrasesIn(t, add)
+	s.identifiersIn(t, add)
+}
+
+func splitWords(t string, ws []word) []word {
+	isAlnum := func(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' }
+	for i := 0; i < len(t); {
+		if !isAlnum(t[i]) {
+			i++
+			continue
+		}
+		start, plain := i, true
+		for i < len(t) {
+			c := t[i]
+			switch {
+			case isAlnum(c):
+				if 'A' <= c && c <= 'Z' {
+					plain = false
+				}
+				i++
+				continue
+			case c == '\'' && i+1 < len(t) && isAlnum(t[i+1]):
+				plain = false
+				i++
+				continue
+			case c == 0xE2 && strings.HasPrefix(t[i:], "\u2019") && i+3 < len(t) && isAlnum(t[i+3]):
+				plain = false
+				i += 3
+				continue
+			}
+			break
+		}
+		w := t[start:i]
+		if !plain {
+			b := make([]byte, 0, len(w))
+			for j := 0; j < len(w); j++ {
+				if isAlnum(w[j]) {
+					b = append(b, lower(w[j]))
+				}
+			}
+			w = string(b)
+		}
+		ws = append(ws, word{start, i, w})
+	}
+	return ws
+}
+
+// phrasesIn matches every phrase starting at every word. The positions a
+// phrase can have reached are kept as a set, so a gap never makes a match
+// depend on which earlier word was taken; the set is bounded by the gaps,
+// which keeps the pass linear.
+func (s *scanner) phrasesIn(t string, add func(rule, start, end int)) {
+	ws := s.words
+	ruleEnd := s.phraseEnd // rule → end of its latest match, in words
+	for i := range ruleEnd {
+		ruleEnd[i] = 0
+	}
+	for i := range ws {
+		for _, pi := range s.c.byFirst[ws[i].w] {
+			p := &s.c.phrases[pi]
+			if i < ruleEnd[p.rule] {
+				continue
+			}
+			if end, ok := s.matchPhrase(p, i); ok {
+				add(p.rule, ws[i].start, ws[end].end)
+				ruleEnd[p.rule] = end + 1
+			}
+		}
+	}
+}
+
+func (s *scanner) matchPhrase(p *phrase, i int) (int, bool) {
+	ws := s.words
+	cur := append(s.cur[:0], i)
+	for _, st := range p.steps[1:] {
+		nxt := s.nxt[:0]
+		for _, at := range cur {
+			for q := at + 1; q <= at+1+st.gap && q < len(ws); q++ {
+				s.work++
+				if st.match(ws[q].w) && !contains(nxt, q) {
+					nxt = append(nxt, q)
+				}
+			}
+		}
+		s.cur, s.nxt = nxt, cur
+		if len(nxt) == 0 {
+			return 0, false
+		}
+		cur = nxt
+	}
+	end := cur[0]
+	for _, q := range cur {
+		end = min(end, q)
+	}
+	return end, true
+}
+
+func contains(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// identifiersIn looks up each identifier of the text (letters, digits, _,
+// - and . between them) among the list's tool names and the well-known
+// tool names of other servers.
+func (s *scanner) identifiersIn(t string, add func(rule, start, end int)) {
+	isID := func(c byte) bool { return isWordByte(c) || c == '-' || c == '.' }
+	var buf []byte
+	for i := 0; i < len(t); {
+		if !isID(t[i]) {
+			i++
+			continue
+		}
+		start := i
+		for i < len(t) && isID(t[i]) {
+			i++
+		}
+		lo, hi := start, i
+		for lo < hi && (t[lo] == '.' || t[lo] == '-') {
+			lo++
+		}
+		for hi > lo && (t[hi-1] == '.' || t[hi-1] == '-') {
+			hi--
+		}
+		if hi-lo < 3 {
+			continue
+		}
+		buf = buf[:0]
+		for j := lo; j < hi; j++ {
+			buf = append(buf, lower(t[j]))
+		}
+		if string(buf) == s.self {
+			continue
+		}
+		switch {
+		case s.names[string(buf)]:
+			if s.c.listTool >= 0 {
+				add(s.c.listTool, lo, hi)
+			}
+		default:
+			if rule, ok := s.c.known[string(buf)]; ok {
+				add(rule, lo, hi)
+			}
+		}
+	}
+}
