@@ -39,6 +39,7 @@ func exampleVectors(t testing.TB) []opVector {
 			"observed": obj{"endpoint": fixtureURL, "pages": []string{page(t, rugged, "")}}}),
 		ex("verify_record", obj{"record": string(first)}),
 		ex("verify_chain", obj{"records": string(first) + "\n"}),
+		ex("scan", obj{"tools": rugged}),
 	}
 }
 

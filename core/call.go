@@ -39,6 +39,7 @@ func init() {
 		"guard":            opGuard,
 		"replay_decision":  opReplayDecision,
 		"sign_receipt":     opSignReceipt,
+		"scan":             opScan,
 	} {
 		ops[name] = fn
 	}

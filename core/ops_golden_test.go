@@ -189,6 +189,7 @@ func opVectors(t testing.TB) []opVector {
 	add("verify_chain", "edited record", obj{"records": string(mustJSON(t, editedRec)) + "\n"})
 	add("verify_chain", "empty", obj{"records": ""})
 	vs = append(vs, receiptVectors(t)...)
+	vs = append(vs, scanVectors(t)...)
 	return append(vs, exampleVectors(t)...)
 }
 

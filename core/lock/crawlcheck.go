@@ -14,6 +14,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/scan"
 	"github.com/crawlcheck/verifier/core/timefmt"
 	"github.com/crawlcheck/verifier/core/tools"
 )
@@ -42,7 +43,7 @@ type Crawlcheck struct {
 	Tools          []Entry                // sorted by name
 	Parts          map[string]tools.Parts // nil: a legacy lock without per-part hashes
 	Descriptions   map[string]string
-	ScanAtApproval canon.Value // carried verbatim when present; null otherwise
+	ScanAtApproval canon.Value // carried verbatim when read (whatever rules made it); null when absent
 	SHA256         string      // "" when absent
 	Signature      string      // "" when absent
 
@@ -221,9 +222,12 @@ func (l *Crawlcheck) Digests() (content, withoutParts string) {
 	return content, withoutParts
 }
 
-// NewCrawlcheck builds an unsigned lockfile approving the given tools.
+// NewCrawlcheck builds an unsigned lockfile approving the given tools,
+// with this core's scan of them (scan_at_approval): whoever approves a list
+// gets its findings pinned beside it, under the rules that made them.
 func NewCrawlcheck(server Server, approvedAt time.Time, ts []tools.Tool) *Crawlcheck {
-	l := &Crawlcheck{Server: server, ApprovedAt: approvedAt, Parts: map[string]tools.Parts{}, Descriptions: map[string]string{}}
+	l := &Crawlcheck{Server: server, ApprovedAt: approvedAt, Parts: map[string]tools.Parts{}, Descriptions: map[string]string{},
+		ScanAtApproval: scan.Run(ts, nil).Value()}
 	for i := range ts {
 		t := &ts[i]
 		l.Tools = append(l.Tools, Entry{Name: t.Name, SHA256: t.SHA256})

@@ -266,7 +266,8 @@ func decodeTags(s string) string {
 	return b.String()
 }
 
-// Value is the scan as the scan_at_approval member of a lockfile.
+// Value is the scan as the scan_at_approval member of a lockfile:
+// {findings, kinds, rules_sha256, severity}.
 func (r Result) Value() canon.Value {
 	kinds := make([]string, 0, len(r.Kinds))
 	for k := range r.Kinds {
@@ -280,26 +281,29 @@ func (r Result) Value() canon.Value {
 	fs := make([]canon.Value, len(r.Findings))
 	for i, f := range r.Findings {
 		rule := Rules[f.Rule]
-		ms := []canon.Member{
-			canon.M("tool", canon.Str(f.Tool)),
-			canon.M("part", canon.Str(f.Part)),
-			canon.M("key", canon.BoolOf(f.Key)),
-			canon.M("offset", canon.Int(int64(f.Offset))),
-			canon.M("length", canon.Int(int64(f.Length))),
-			canon.M("kind", canon.Str(rule.Kind)),
-			canon.M("rule", canon.Str(rule.ID)),
-			canon.M("severity", canon.Str(rule.Severity.String())),
-			canon.M("span", canon.Str(f.Span)),
-		}
+		var ms []canon.Member
 		if f.Hidden != "" {
 			ms = append(ms, canon.M("hidden", canon.Str(f.Hidden)))
 		}
+		ms = append(ms,
+			canon.M("key", canon.BoolOf(f.Key)),
+			canon.M("kind", canon.Str(rule.Kind)),
+			canon.M("length", canon.Int(int64(f.Length))),
+			canon.M("offset", canon.Int(int64(f.Offset))),
+			canon.M("part", canon.Str(f.Part)),
+			canon.M("rule", canon.Str(rule.ID)),
+			canon.M("severity", canon.Str(rule.Severity.String())),
+			canon.M("span", canon.Str(f.Span)),
+			canon.M("tool", canon.Str(f.Tool)),
+		)
 		fs[i] = canon.Obj(ms...)
 	}
+	// Members in canonical order, as a parsed lockfile holds them, so a
+	// lockfile read and written again is byte-identical.
 	return canon.Obj(
-		canon.M("severity", canon.Str(r.Severity.String())),
-		canon.M("kinds", canon.Obj(km...)),
 		canon.M("findings", canon.Arr(fs...)),
+		canon.M("kinds", canon.Obj(km...)),
 		canon.M("rules_sha256", canon.Str(RulesSHA256())),
+		canon.M("severity", canon.Str(r.Severity.String())),
 	)
 }
