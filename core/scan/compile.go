@@ -1,7 +1,6 @@
 package scan
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -91,7 +90,11 @@ func compile(rs []Rule) *compiled {
 			panic("scan: rule " + r.ID + " names unknown matcher " + r.Match)
 		}
 	}
-	slices.SortFunc(c.chars, func(a, b charRange) int { return int(a.lo - b.lo) })
+	for i := 1; i < len(c.chars); i++ { // insertion sort: a few dozen ranges, once
+		for j := i; j > 0 && c.chars[j].lo < c.chars[j-1].lo; j-- {
+			c.chars[j], c.chars[j-1] = c.chars[j-1], c.chars[j]
+		}
+	}
 	for i := 1; i < len(c.chars); i++ {
 		if c.chars[i].lo <= c.chars[i-1].hi {
 			panic("scan: character ranges overlap at U+" + strconv.FormatInt(int64(c.chars[i].lo), 16))
@@ -121,19 +124,19 @@ func number(s string) int {
 
 // charRule returns the rule of a character, or -1.
 func (c *compiled) charRule(r rune) int {
-	i, found := slices.BinarySearchFunc(c.chars, r, func(cr charRange, r rune) int {
-		switch {
+	lo, hi := 0, len(c.chars)
+	for lo < hi {
+		m := (lo + hi) / 2
+		switch cr := &c.chars[m]; {
 		case cr.hi < r:
-			return -1
+			lo = m + 1
 		case cr.lo > r:
-			return 1
+			hi = m
+		default:
+			return cr.rule
 		}
-		return 0
-	})
-	if !found {
-		return -1
 	}
-	return c.chars[i].rule
+	return -1
 }
 
 // A phrase is a sequence of word steps; each step may follow the one before
