@@ -34,8 +34,9 @@ type automaton struct {
 	lits    []literal
 	class   [256]uint8 // byte → column; 0 for bytes in no literal
 	columns int
-	next    []int32   // state*columns + column → state
+	next    []int32   // state*columns + column → next state (times columns once built)
 	out     [][]int32 // state → literals ending there
+	ends    []bool    // state*columns → whether literals end in that state
 }
 
 func newAutomaton(lits []literal) *automaton {
@@ -91,16 +92,28 @@ func newAutomaton(lits []literal) *automaton {
 			}
 		}
 	}
+	// Transitions hold the target's row offset, sparing a multiplication
+	// per byte; ends marks the rows of states where literals end.
+	a.ends = make([]bool, len(a.next))
+	for i, t := range a.next {
+		a.next[i] = t * int32(a.columns)
+	}
+	for st, o := range a.out {
+		a.ends[st*a.columns] = len(o) > 0
+	}
 	return a
 }
 
 // find calls hit with each literal occurrence in s that meets its word
 // boundaries, as (literal, start, end).
 func (a *automaton) find(s string, hit func(l *literal, start, end int)) {
-	state := int32(0)
+	row := int32(0)
 	for i := 0; i < len(s); i++ {
-		state = a.next[state*int32(a.columns)+int32(a.class[s[i]])]
-		for _, li := range a.out[state] {
+		row = a.next[row+int32(a.class[s[i]])]
+		if !a.ends[row] {
+			continue
+		}
+		for _, li := range a.out[row/int32(a.columns)] {
 			l := &a.lits[li]
 			start, end := i+1-len(l.text), i+1
 			if l.startBound && start > 0 && isWordByte(s[start-1]) {
@@ -121,6 +134,24 @@ func lower(c byte) byte {
 	return c
 }
 
-func isWordByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
-}
+// Byte classes, by table: these are asked once or more per byte of text.
+const (
+	classAlnum = 1 << iota // ASCII letter or digit
+	classWord              // letter, digit or _
+	classID                // letter, digit, _, - or .
+)
+
+var byteClass = func() (t [256]uint8) {
+	for c := range 256 {
+		b := byte(c)
+		if 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' {
+			t[c] |= classAlnum | classWord | classID
+		}
+	}
+	t['_'] |= classWord | classID
+	t['-'] |= classID
+	t['.'] |= classID
+	return t
+}()
+
+func isWordByte(c byte) bool { return byteClass[c]&classWord != 0 }

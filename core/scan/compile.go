@@ -7,21 +7,22 @@ import (
 
 // compiled is the rule table turned into matchers, once, at start-up.
 type compiled struct {
-	chars    []charRange      // sorted by lo
-	ac       *automaton       // literal and url rules
-	tags     map[string]int   // tag name → rule
-	phrases  []phrase         // phrase rules
-	byFirst  map[string][]int // first word of a phrase → phrases
-	known    map[string]int   // well-known tool name (lower case) → rule
-	listTool int              // the list_tool rule, or -1
-	escape   int              // the escape rule, or -1
-	loneCR   int              // the lone_cr rule, or -1
-	email    int              // the email rule, or -1
-	nonASCII int              // the non_ascii rule, or -1
-	mixed    []mixedRule      // mixed_script rules
-	spaceRun []numRule        // space_run rules
-	length   []numRule        // length rules
-	isURL    map[int]bool     // rules whose literal matches extend over an address
+	chars       []charRange      // sorted by lo
+	ac          *automaton       // literal and url rules
+	tags        map[string]int   // tag name → rule
+	phrases     []phrase         // phrase rules
+	byFirst     map[string][]int // first word of a phrase → phrases
+	firstFilter wordFilter       // what byFirst certainly lacks
+	known       map[string]int   // well-known tool name (lower case) → rule
+	listTool    int              // the list_tool rule, or -1
+	escape      int              // the escape rule, or -1
+	loneCR      int              // the lone_cr rule, or -1
+	email       int              // the email rule, or -1
+	nonASCII    int              // the non_ascii rule, or -1
+	mixed       []mixedRule      // mixed_script rules
+	spaceRun    []numRule        // space_run rules
+	length      []numRule        // length rules
+	isURL       map[int]bool     // rules whose literal matches extend over an address
 }
 
 type charRange struct {
@@ -64,6 +65,7 @@ func compile(rs []Rule) *compiled {
 				c.phrases = append(c.phrases, p)
 				for _, w := range p.steps[0].words {
 					c.byFirst[w] = append(c.byFirst[w], len(c.phrases)-1)
+					c.firstFilter.put(w)
 				}
 			}
 		case MatchKnownTool:
@@ -184,16 +186,24 @@ func parsePhrase(s string, rule int) phrase {
 	return p
 }
 
-func (st *step) match(w string) bool {
+func (st *step) match(w []byte) bool {
 	for _, x := range st.words {
-		if x == w {
+		if string(w) == x {
 			return true
 		}
 	}
 	for _, x := range st.prefixes {
-		if strings.HasPrefix(w, x) {
+		if len(w) >= len(x) && string(w[:len(x)]) == x {
 			return true
 		}
 	}
 	return false
 }
+
+// wordFilter answers "certainly not a first word" from a word's length and
+// first letter, sparing a map lookup for most words of a text.
+type wordFilter [16]uint64 // [length mod 16] → bit per first byte mod 64
+
+func (f *wordFilter) put(w string) { f[len(w)%16] |= 1 << (w[0] % 64) }
+
+func (f *wordFilter) has(w []byte) bool { return f[len(w)%16]&(1<<(w[0]%64)) != 0 }

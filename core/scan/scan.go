@@ -42,10 +42,16 @@ func run(ts []tools.Tool, only map[string]bool) *scanner {
 		order[i] = i
 	}
 	slices.SortFunc(order, func(a, b int) int { return canon.CompareKeys(ts[a].Name, ts[b].Name) })
-	s := &scanner{c: rules, names: map[string]bool{}, last: make([]int, len(Rules)), phraseEnd: make([]int, len(Rules))}
+	s := &scanner{c: rules, names: make(map[string]int, len(ts)+len(rules.known)), last: make([]int, len(Rules)), phraseEnd: make([]int, len(Rules))}
+	for i := range s.last {
+		s.last[i] = -1
+	}
+	for n, rule := range rules.known {
+		s.names[n] = rule
+	}
 	for i := range ts {
-		if identifierLike(ts[i].Name) {
-			s.names[strings.ToLower(ts[i].Name)] = true
+		if identifierLike(ts[i].Name) && rules.listTool >= 0 {
+			s.names[strings.ToLower(ts[i].Name)] = rules.listTool
 		}
 	}
 	for rank, i := range order {
@@ -54,12 +60,16 @@ func run(ts []tools.Tool, only map[string]bool) *scanner {
 			continue
 		}
 		s.tool, s.toolName, s.self = rank, t.Name, strings.ToLower(t.Name)
-		s.text("/name", t.Name, where{name: true})
+		s.path = append(s.path[:0], "name")
+		s.text(t.Name, where{name: true})
 		if t.HasDescription {
-			s.text("/description", t.Description, where{description: true})
+			s.path[0] = "description"
+			s.text(t.Description, where{description: true})
 		}
-		s.walk("/inputSchema", t.InputSchema, where{schema: true})
-		s.walk("/annotations", t.Annotations, where{})
+		s.path[0] = "inputSchema"
+		s.walk(t.InputSchema, where{schema: true})
+		s.path[0] = "annotations"
+		s.walk(t.Annotations, where{})
 	}
 	return s
 }
@@ -93,23 +103,33 @@ func (w where) applies(in string) bool {
 }
 
 // walk scans the member names and strings of a JSON value, members in
-// canonical order so the findings do not depend on how the server ordered them.
-func (s *scanner) walk(ptr string, v canon.Value, w where) {
+// canonical order (as parsed), so the findings do not depend on how the
+// server ordered them.
+// The path is a stack of reference tokens, turned into a JSON Pointer
+// only for a finding.
+func (s *scanner) walk(v canon.Value, w where) {
 	switch v.Kind() {
 	case canon.String:
 		str, _ := v.Str()
-		w.dialect = w.schema && strings.HasSuffix(ptr, "/$schema") && isDialect(str)
-		s.text(ptr, str, w)
+		if schemaWord(str) {
+			return
+		}
+		w.dialect = w.schema && s.path[len(s.path)-1] == "$schema" && isDialect(str)
+		s.text(str, w)
 	case canon.Array:
 		for i, e := range v.Elems() {
-			s.walk(ptr+"/"+strconv.Itoa(i), e, where{schema: w.schema, value: w.value})
+			s.path = append(s.path, strconv.Itoa(i))
+			s.walk(e, where{schema: w.schema, value: w.value})
+			s.path = s.path[:len(s.path)-1]
 		}
 	case canon.Object:
-		ms := slices.Clone(v.Members())
-		slices.SortFunc(ms, func(a, b canon.Member) int { return canon.CompareKeys(a.Key, b.Key) })
-		for _, m := range ms {
-			p := ptr + "/" + pointerEscape(m.Key)
-			s.text(p, m.Key, where{schema: w.schema, value: w.value, key: true})
+		ms := v.Members() // in canonical order: canon.Parse sorts every object it reads
+		for i := range ms {
+			m := &ms[i] // a member is large: copying it per iteration shows in the profile
+			s.path = append(s.path, m.Key)
+			if !schemaWord(m.Key) {
+				s.text(m.Key, where{schema: w.schema, value: w.value, key: true})
+			}
 			child := where{schema: w.schema, value: w.value}
 			if w.schema && !w.names && !w.value {
 				switch m.Key {
@@ -121,9 +141,27 @@ func (s *scanner) walk(ptr string, v canon.Value, w where) {
 					child.names = true
 				}
 			}
-			s.walk(p, m.Value, child)
+			s.walk(m.Value, child)
+			s.path = s.path[:len(s.path)-1]
 		}
 	}
+}
+
+// schemaWord says whether a text of the schema or annotations is a JSON
+// Schema keyword, type name or MCP annotation hint, in which no rule can
+// find anything: most member names are, and skipping them keeps the scan's
+// cost a fraction of make_lock's.
+func schemaWord(s string) bool {
+	switch s {
+	case "type", "description", "properties", "required", "items", "enum", "default", "title",
+		"minimum", "maximum", "format", "additionalProperties", "anyOf", "oneOf", "allOf", "not",
+		"const", "pattern", "minLength", "maxLength", "minItems", "maxItems", "uniqueItems",
+		"examples", "$ref", "$defs", "$id", "$schema", "exclusiveMinimum", "exclusiveMaximum",
+		"multipleOf", "nullable", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint",
+		"string", "object", "integer", "number", "boolean", "array", "null":
+		return true
+	}
+	return false
 }
 
 // isDialect says whether a $schema value is one of JSON Schema's own
@@ -137,12 +175,17 @@ func isDialect(s string) bool {
 	return false
 }
 
-// pointerEscape escapes a JSON Pointer reference token (RFC 6901).
-func pointerEscape(k string) string {
-	if !strings.ContainsAny(k, "~/") {
-		return k
+// pointer is the current path as a JSON Pointer (RFC 6901).
+func (s *scanner) pointer() string {
+	var b strings.Builder
+	for _, k := range s.path {
+		b.WriteByte('/')
+		if strings.ContainsAny(k, "~/") {
+			k = strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
+		}
+		b.WriteString(k)
 	}
-	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
+	return b.String()
 }
 
 // identifierLike says whether a tool name reads as an identifier rather
@@ -172,23 +215,25 @@ func identifierLike(name string) bool {
 
 type scanner struct {
 	c         *compiled
-	names     map[string]bool // identifier-like tool names of the list, lower case
+	names     map[string]int // lower case tool name → rule: the list's identifier-like names, then well-known ones
 	tool      int
 	toolName  string
 	seq       int
 	found     []Finding
-	last      []int  // rule → its latest finding in the current text, or -1
+	last      []int  // rule → its latest finding, or -1 (of the current text if its seq is)
 	self      string // the current tool's name, lower case
 	phraseEnd []int  // rule → end of its latest phrase match in the current text, in words
 	work      int    // steps taken, one per byte and one per look-around step: the fuzz target holds it linear
 	words     []word
+	path      []string // reference tokens of the current text
+	low       []byte   // the words of the current text, lower case
 	cur, nxt  []int
 }
 
 // add records a match of rule in the current text, merging it into the
 // previous finding of the same rule in that text when they overlap.
-func (s *scanner) add(rule int, ptr string, w where, text string, start, end int) {
-	if i := s.last[rule]; i >= 0 {
+func (s *scanner) add(rule int, w where, text string, start, end int) {
+	if i := s.last[rule]; i >= 0 && s.found[i].seq == s.seq {
 		f := &s.found[i]
 		if start <= f.Offset+f.Length && end >= f.Offset {
 			lo, hi := min(start, f.Offset), max(end, f.Offset+f.Length)
@@ -197,7 +242,7 @@ func (s *scanner) add(rule int, ptr string, w where, text string, start, end int
 		}
 	}
 	s.last[rule] = len(s.found)
-	s.found = append(s.found, Finding{Rule: rule, Tool: s.toolName, Part: ptr, Key: w.key,
+	s.found = append(s.found, Finding{Rule: rule, Tool: s.toolName, Part: s.pointer(), Key: w.key,
 		Offset: start, Length: end - start, Span: clipSpan(text[start:end]), tool: s.tool, seq: s.seq})
 }
 

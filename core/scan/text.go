@@ -7,15 +7,12 @@ import (
 
 // text runs every rule that applies to one text. Each pass is one walk over
 // the text with bounded look-around, so the whole is linear in its length.
-func (s *scanner) text(ptr, t string, w where) {
+func (s *scanner) text(t string, w where) {
 	s.seq++
 	s.work += len(t) + 1
-	for i := range s.last {
-		s.last[i] = -1
-	}
 	add := func(rule, start, end int) {
 		if w.applies(Rules[rule].In) {
-			s.add(rule, ptr, w, t, start, end)
+			s.add(rule, w, t, start, end)
 		}
 	}
 	s.characters(t, w, add)
@@ -58,6 +55,10 @@ func (s *scanner) characters(t string, w where, add func(rule, start, end int)) 
 			runRule = -1
 		}
 	}
+	minBlank := len(t) + 1 // the shortest run a rule looks for
+	for _, n := range c.spaceRun {
+		minBlank = min(minBlank, n.n)
+	}
 	flushBlank := func(at int) {
 		for _, n := range c.spaceRun {
 			if blank >= n.n {
@@ -76,11 +77,33 @@ func (s *scanner) characters(t string, w where, add func(rule, start, end int)) 
 		}
 		word = scriptWord{}
 	}
+	for i := 0; i < len(t) && !nonASCII; i++ {
+		nonASCII = t[i] >= utf8.RuneSelf
+	}
 	for i := 0; i < len(t); {
+		// Fast path: in an ASCII text, a printable character only ends a
+		// run; scripts can only mix where there is something beyond ASCII.
+		if b := t[i]; b >= ' ' && b < 0x7F && !nonASCII {
+			if runRule >= 0 {
+				flushRun(i)
+			}
+			switch {
+			case b == ' ':
+				if blank == 0 {
+					blankStart = i
+				}
+				blank++
+			case blank >= minBlank:
+				flushBlank(i)
+			default:
+				blank = 0
+			}
+			i++
+			continue
+		}
 		r, size := rune(t[i]), 1
 		if r >= utf8.RuneSelf {
 			r, size = utf8.DecodeRuneInString(t[i:])
-			nonASCII = true
 		}
 		// Characters of the table.
 		rule := -1

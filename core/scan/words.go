@@ -2,62 +2,52 @@ package scan
 
 import "strings"
 
-// word is one ASCII word of a text, lower case, apostrophes dropped
-// ("Don't" is "dont"), at t[start:end].
+// word is one ASCII word of a text at t[start:end]; its lower-case form,
+// apostrophes dropped ("Don't" is "dont"), is low[lo:hi] of the scanner.
 type word struct {
 	start, end int
-	w          string
+	lo, hi     int
 }
 
 // wordsIn splits the text into words and identifiers, then matches the
 // phrase rules over the words and the tool-name rules over the identifiers.
 func (s *scanner) wordsIn(t string, add func(rule, start, end int)) {
-	s.words = splitWords(t, s.words[:0])
+	s.words, s.low = splitWords(t, s.words[:0], s.low[:0])
 	s.phrasesIn(t, add)
 	s.identifiersIn(t, add)
 }
 
-func splitWords(t string, ws []word) []word {
-	isAlnum := func(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' }
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+func splitWords(t string, ws []word, low []byte) ([]word, []byte) {
 	for i := 0; i < len(t); {
 		if !isAlnum(t[i]) {
 			i++
 			continue
 		}
-		start, plain := i, true
+		w := word{start: i, lo: len(low)}
 		for i < len(t) {
 			c := t[i]
 			switch {
 			case isAlnum(c):
-				if 'A' <= c && c <= 'Z' {
-					plain = false
-				}
+				low = append(low, lower(c))
 				i++
 				continue
 			case c == '\'' && i+1 < len(t) && isAlnum(t[i+1]):
-				plain = false
 				i++
 				continue
 			case c == 0xE2 && strings.HasPrefix(t[i:], "\u2019") && i+3 < len(t) && isAlnum(t[i+3]):
-				plain = false
 				i += 3
 				continue
 			}
 			break
 		}
-		w := t[start:i]
-		if !plain {
-			b := make([]byte, 0, len(w))
-			for j := 0; j < len(w); j++ {
-				if isAlnum(w[j]) {
-					b = append(b, lower(w[j]))
-				}
-			}
-			w = string(b)
-		}
-		ws = append(ws, word{start, i, w})
+		w.end, w.hi = i, len(low)
+		ws = append(ws, w)
 	}
-	return ws
+	return ws, low
 }
 
 // phrasesIn matches every phrase starting at every word. The positions a
@@ -67,11 +57,16 @@ func splitWords(t string, ws []word) []word {
 func (s *scanner) phrasesIn(t string, add func(rule, start, end int)) {
 	ws := s.words
 	ruleEnd := s.phraseEnd // rule → end of its latest match, in words
-	for i := range ruleEnd {
-		ruleEnd[i] = 0
+	if len(ws) == 0 {
+		return
 	}
+	clear(ruleEnd)
 	for i := range ws {
-		for _, pi := range s.c.byFirst[ws[i].w] {
+		w := s.low[ws[i].lo:ws[i].hi]
+		if !s.c.firstFilter.has(w) {
+			continue
+		}
+		for _, pi := range s.c.byFirst[string(w)] {
 			p := &s.c.phrases[pi]
 			if i < ruleEnd[p.rule] {
 				continue
@@ -92,7 +87,7 @@ func (s *scanner) matchPhrase(p *phrase, i int) (int, bool) {
 		for _, at := range cur {
 			for q := at + 1; q <= at+1+st.gap && q < len(ws); q++ {
 				s.work++
-				if st.match(ws[q].w) && !contains(nxt, q) {
+				if st.match(s.low[ws[q].lo:ws[q].hi]) && !contains(nxt, q) {
 					nxt = append(nxt, q)
 				}
 			}
@@ -123,16 +118,25 @@ func contains(xs []int, x int) bool {
 // - and . between them) among the list's tool names and the well-known
 // tool names of other servers.
 func (s *scanner) identifiersIn(t string, add func(rule, start, end int)) {
-	isID := func(c byte) bool { return isWordByte(c) || c == '-' || c == '.' }
+	isID := func(c byte) bool { return byteClass[c]&classID != 0 }
 	var buf []byte
 	for i := 0; i < len(t); {
 		if !isID(t[i]) {
 			i++
 			continue
 		}
-		start := i
+		start, marked, letter := i, false, false
 		for i < len(t) && isID(t[i]) {
+			if c := t[i]; 'a' <= c && c <= 'z' {
+				letter = true
+			} else {
+				marked = true // a tool name looked for has _, -, ., a digit or a capital
+				letter = letter || 'A' <= c && c <= 'Z'
+			}
 			i++
+		}
+		if !marked || !letter {
+			continue
 		}
 		lo, hi := start, i
 		for lo < hi && (t[lo] == '.' || t[lo] == '-') {
@@ -151,15 +155,8 @@ func (s *scanner) identifiersIn(t string, add func(rule, start, end int)) {
 		if string(buf) == s.self {
 			continue
 		}
-		switch {
-		case s.names[string(buf)]:
-			if s.c.listTool >= 0 {
-				add(s.c.listTool, lo, hi)
-			}
-		default:
-			if rule, ok := s.c.known[string(buf)]; ok {
-				add(rule, lo, hi)
-			}
+		if rule, ok := s.names[string(buf)]; ok {
+			add(rule, lo, hi)
 		}
 	}
 }
