@@ -40,6 +40,10 @@ func exampleVectors(t testing.TB) []opVector {
 		ex("verify_record", obj{"record": string(first)}),
 		ex("verify_chain", obj{"records": string(first) + "\n"}),
 		ex("scan", obj{"tools": rugged}),
+		ex("approve", obj{"record": string(call(t, "continuity_check", obj{"now": checkNow, "lock": lock,
+			"observed": obj{"endpoint": fixtureURL, "pages": []string{page(t, rugged, "")}}})),
+			"lock": lock, "pages": []string{page(t, rugged, "")}, "names": []string{"echo"}, "approved_at": checkNow}),
+		ex("endpoint", obj{"command": []string{"npx", "-y", "@modelcontextprotocol/server-everything"}}),
 	}
 }
 

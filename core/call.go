@@ -40,6 +40,9 @@ func init() {
 		"replay_decision":  opReplayDecision,
 		"sign_receipt":     opSignReceipt,
 		"scan":             opScan,
+		"escape_text":      opEscapeText,
+		"approve":          opApprove,
+		"endpoint":         opEndpoint,
 	} {
 		ops[name] = fn
 	}
