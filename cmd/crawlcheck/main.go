@@ -5,6 +5,7 @@
 //	crawlcheck check   --lock FILE [--tools FILE | --server … | --url …] [--mode enforce] [--issuer URL]
 //	crawlcheck approve --lock FILE [--server … | --url …] [--yes]
 //	crawlcheck ci      --lock FILE [--config MCP.json]
+//	crawlcheck scan    (--tools FILE | --server "CMD ARGS" | --url URL) [--fail-on high]
 //	crawlcheck diff | sign | verify | keygen | convert | canon | record verify
 //
 // Exit status: 0 proceed (or connect, or valid), 1 blocked (drift, a paused
@@ -60,6 +61,7 @@ func init() {
 		"check":   {"check --lock FILE [--tools FILE | --server \"CMD ARGS\" | --url URL] [--mode observe|review|enforce] [--policy FILE] [--expected-policy-version V] [--operator-key PUB]... [--issuer-keys FILE] [--server-name NAME] [--issuer URL [--issuer-pin KID:PUBKEY]... [--issuer-timeout 5s]] [--json] [--log FILE]", cmdCheck},
 		"approve": {"approve --lock FILE [--tools FILE | --server \"CMD ARGS\" | --url URL] [--server-name NAME] [--sign-key KEYFILE] [--yes] [-o FILE]", cmdApprove},
 		"ci":      {"ci --lock FILE [--config MCP.json] [--json]", cmdCI},
+		"scan":    {"scan (--tools FILE | --server \"CMD ARGS\" | --url URL) [--fail-on low|medium|high|off] [--json]", cmdScan},
 		"diff":    {"diff [--server-name NAME] [--json] OLD NEW", cmdDiff},
 		"sign":    {"sign --key KEYFILE [-o OUT] LOCKFILE", cmdSign},
 		"verify":  {"verify [--operator-key PUB]... [--issuer-keys FILE] [--json] LOCKFILE", cmdVerify},
@@ -71,7 +73,7 @@ func init() {
 }
 
 // order is the order of the usage text.
-var order = []string{"lock", "check", "approve", "ci", "diff", "sign", "verify", "keygen", "convert", "canon", "record"}
+var order = []string{"lock", "check", "approve", "ci", "scan", "diff", "sign", "verify", "keygen", "convert", "canon", "record"}
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, timeout: preflight.DefaultTimeout, pageCap: preflight.DefaultPageCap}
