@@ -67,9 +67,9 @@ func run(ts []tools.Tool, only map[string]bool) *scanner {
 			s.text(t.Description, where{description: true})
 		}
 		s.path[0] = "inputSchema"
-		s.walk(t.InputSchema, where{schema: true})
+		s.walk(&t.InputSchema, where{schema: true})
 		s.path[0] = "annotations"
-		s.walk(t.Annotations, where{})
+		s.walk(&t.Annotations, where{})
 	}
 	return s
 }
@@ -107,7 +107,7 @@ func (w where) applies(in string) bool {
 // server ordered them.
 // The path is a stack of reference tokens, turned into a JSON Pointer
 // only for a finding.
-func (s *scanner) walk(v canon.Value, w where) {
+func (s *scanner) walk(v *canon.Value, w where) {
 	switch v.Kind() {
 	case canon.String:
 		str, _ := v.Str()
@@ -117,9 +117,10 @@ func (s *scanner) walk(v canon.Value, w where) {
 		w.dialect = w.schema && s.path[len(s.path)-1] == "$schema" && isDialect(str)
 		s.text(str, w)
 	case canon.Array:
-		for i, e := range v.Elems() {
+		elems := v.Elems()
+		for i := range elems {
 			s.path = append(s.path, strconv.Itoa(i))
-			s.walk(e, where{schema: w.schema, value: w.value})
+			s.walk(&elems[i], where{schema: w.schema, value: w.value})
 			s.path = s.path[:len(s.path)-1]
 		}
 	case canon.Object:
@@ -141,7 +142,7 @@ func (s *scanner) walk(v canon.Value, w where) {
 					child.names = true
 				}
 			}
-			s.walk(m.Value, child)
+			s.walk(&m.Value, child)
 			s.path = s.path[:len(s.path)-1]
 		}
 	}

@@ -127,11 +127,14 @@ func (s *scanner) identifiersIn(t string, add func(rule, start, end int)) {
 		}
 		start, marked, letter := i, false, false
 		for i < len(t) && isID(t[i]) {
-			if c := t[i]; 'a' <= c && c <= 'z' {
+			switch c := t[i]; {
+			case 'a' <= c && c <= 'z':
 				letter = true
-			} else {
-				marked = true // a tool name looked for has _, -, ., a digit or a capital
-				letter = letter || 'A' <= c && c <= 'Z'
+			case 'A' <= c && c <= 'Z':
+				// An inner capital marks camelCase; a first one only starts a sentence.
+				marked, letter = marked || i > start, true
+			default:
+				marked = true // a tool name looked for has _, -, ., a digit or an inner capital
 			}
 			i++
 		}

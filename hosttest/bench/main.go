@@ -125,7 +125,11 @@ func run(out string) error {
 	zw.Write(wasm)
 	zw.Close()
 
-	report := render(op, rows, len(wasm), gz.Len(), cold, cached, instantiate)
+	scanReport, err := scanSection(ctx, h)
+	if err != nil {
+		return err
+	}
+	report := render(op, rows, len(wasm), gz.Len(), cold, cached, instantiate) + scanReport
 	fmt.Print(report)
 	return os.WriteFile(out, []byte(report), 0o644)
 }
