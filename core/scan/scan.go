@@ -228,6 +228,7 @@ type scanner struct {
 	words     []word
 	path      []string // reference tokens of the current text
 	low       []byte   // the words of the current text, lower case
+	ident     []byte   // the identifier being looked up, lower case
 	cur, nxt  []int
 }
 

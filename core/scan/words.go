@@ -119,7 +119,8 @@ func contains(xs []int, x int) bool {
 // tool names of other servers.
 func (s *scanner) identifiersIn(t string, add func(rule, start, end int)) {
 	isID := func(c byte) bool { return byteClass[c]&classID != 0 }
-	var buf []byte
+	buf := s.ident[:0]
+	defer func() { s.ident = buf }()
 	for i := 0; i < len(t); {
 		if !isID(t[i]) {
 			i++
