@@ -12,22 +12,18 @@ import (
 // when given, keeps the findings of those tools (the whole list still
 // counts for references between tools).
 func opScan(r req.Obj) (canon.Value, error) {
-	if err := r.Only("tools", "pages", "page_cap_reached", "names"); err != nil {
-		return canon.Value{}, err
-	}
-	obs, err := toolSource(r)
-	if err != nil {
+	rd := r.Read()
+	obs := toolSource(rd)
+	hasNames := rd.Has("names")
+	names := rd.Strings("names")
+	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
 	if obs.Truncated != "" {
 		return canon.Value{}, cerr.New(cerr.BadRequest, "the tool list is truncated (%s): a scan of part of a list would call the rest clean", obs.Truncated)
 	}
 	var only map[string]bool
-	if r.Has("names") {
-		names, err := r.Strings("names")
-		if err != nil {
-			return canon.Value{}, err
-		}
+	if hasNames {
 		listed := make(map[string]bool, len(obs.Tools))
 		for _, t := range obs.Tools {
 			listed[t.Name] = true
@@ -35,7 +31,7 @@ func opScan(r req.Obj) (canon.Value, error) {
 		only = make(map[string]bool, len(names))
 		for i, n := range names {
 			if !listed[n] {
-				return canon.Value{}, cerr.New(cerr.BadRequest, "request.names[%d] (%s) is not a tool of the list", i, canon.Str(n))
+				return canon.Value{}, cerr.New(cerr.BadRequest, "%s[%d] (%s) is not a tool of the list", rd.Field("names"), i, canon.Str(n))
 			}
 			only[n] = true
 		}
