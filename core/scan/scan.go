@@ -152,6 +152,10 @@ func (s *scanner) walk(v *canon.Value, w where) {
 // Schema keyword, type name or MCP annotation hint, in which no rule can
 // find anything: most member names are, and skipping them keeps the scan's
 // cost a fraction of make_lock's.
+//
+// Not inlined: the switch is large, and walk asks it in two places.
+//
+//go:noinline
 func schemaWord(s string) bool {
 	switch s {
 	case "type", "description", "properties", "required", "items", "enum", "default", "title",
