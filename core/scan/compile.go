@@ -15,6 +15,7 @@ type compiled struct {
 	firstFilter wordFilter       // what byFirst certainly lacks
 	known       map[string]int   // well-known tool name (lower case) → rule
 	listTool    int              // the list_tool rule, or -1
+	tagRule     int              // the rule whose findings decode tag characters (invisible.tag), or -1
 	escape      int              // the escape rule, or -1
 	loneCR      int              // the lone_cr rule, or -1
 	email       int              // the email rule, or -1
@@ -38,11 +39,14 @@ var rules = compile(Rules)
 
 func compile(rs []Rule) *compiled {
 	c := &compiled{tags: map[string]int{}, byFirst: map[string][]int{}, known: map[string]int{},
-		listTool: -1, escape: -1, loneCR: -1, email: -1, nonASCII: -1, isURL: map[int]bool{}}
+		listTool: -1, tagRule: -1, escape: -1, loneCR: -1, email: -1, nonASCII: -1, isURL: map[int]bool{}}
 	var lits []literal
 	for i, r := range rs {
 		switch r.Match {
 		case MatchChars:
+			if r.ID == "invisible.tag" {
+				c.tagRule = i
+			}
 			for _, a := range r.Args {
 				lo, hi, ok := strings.Cut(a, "-")
 				if !ok {

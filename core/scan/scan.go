@@ -104,9 +104,8 @@ func (w where) applies(in string) bool {
 
 // walk scans the member names and strings of a JSON value, members in
 // canonical order (as parsed), so the findings do not depend on how the
-// server ordered them.
-// The path is a stack of reference tokens, turned into a JSON Pointer
-// only for a finding.
+// server ordered them. The path is a stack of reference tokens, turned into
+// a JSON Pointer only for a finding.
 func (s *scanner) walk(v *canon.Value, w where) {
 	switch v.Kind() {
 	case canon.String:
@@ -244,12 +243,19 @@ func (s *scanner) add(rule int, w where, text string, start, end int) {
 		if start <= f.Offset+f.Length && end >= f.Offset {
 			lo, hi := min(start, f.Offset), max(end, f.Offset+f.Length)
 			f.Offset, f.Length, f.Span = lo, hi-lo, clipSpan(text[lo:hi])
+			if rule == s.c.tagRule {
+				f.Hidden = decodeTags(text[lo:hi])
+			}
 			return
 		}
 	}
 	s.last[rule] = len(s.found)
-	s.found = append(s.found, Finding{Rule: rule, Tool: s.toolName, Part: s.pointer(), Key: w.key,
-		Offset: start, Length: end - start, Span: clipSpan(text[start:end]), tool: s.tool, seq: s.seq})
+	f := Finding{Rule: rule, Tool: s.toolName, Part: s.pointer(), Key: w.key,
+		Offset: start, Length: end - start, Span: clipSpan(text[start:end]), tool: s.tool, seq: s.seq}
+	if rule == s.c.tagRule {
+		f.Hidden = decodeTags(text[start:end])
+	}
+	s.found = append(s.found, f)
 }
 
 // clipSpan keeps at most MaxSpan bytes, cut on a character boundary.
@@ -307,20 +313,20 @@ func (s *scanner) result() Result {
 	for k, i := range order {
 		fs[k] = s.found[i]
 	}
-	for i := range fs {
-		if Rules[fs[i].Rule].ID == "invisible.tag" {
-			fs[i].Hidden = decodeTags(fs[i].Span)
-		}
-	}
 	res.Findings = fs
 	return res
 }
 
-// decodeTags spells the ASCII a run of tag characters stands for.
+// decodeTags spells the printable ASCII a run of tag characters stands
+// for (each tag character U+E0020–U+E007E is its ASCII character plus
+// U+E0000), at most MaxSpan characters of it.
 func decodeTags(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		if r > 0xE0000 && r < 0xE007F && r-0xE0000 >= 0x20 {
+		if b.Len() == MaxSpan {
+			break
+		}
+		if r >= 0xE0020 && r <= 0xE007E {
 			b.WriteByte(byte(r - 0xE0000))
 		}
 	}
