@@ -232,6 +232,8 @@ type scanner struct {
 	path      []string // reference tokens of the current text
 	low       []byte   // the words of the current text, lower case
 	ident     []byte   // the identifier being looked up, lower case
+	ptr       string   // the current text's JSON Pointer, once a finding needed it
+	ptrSeq    int      // the text ptr is of
 	cur, nxt  []int
 }
 
@@ -250,7 +252,10 @@ func (s *scanner) add(rule int, w where, text string, start, end int) {
 		}
 	}
 	s.last[rule] = len(s.found)
-	f := Finding{Rule: rule, Tool: s.toolName, Part: s.pointer(), Key: w.key,
+	if s.ptrSeq != s.seq { // one pointer per text, however many findings it has
+		s.ptr, s.ptrSeq = s.pointer(), s.seq
+	}
+	f := Finding{Rule: rule, Tool: s.toolName, Part: s.ptr, Key: w.key,
 		Offset: start, Length: end - start, Span: clipSpan(text[start:end]), tool: s.tool, seq: s.seq}
 	if rule == s.c.tagRule {
 		f.Hidden = decodeTags(text[start:end])
