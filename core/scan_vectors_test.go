@@ -102,7 +102,7 @@ func scanVectors(t testing.TB) []opVector {
 	// CrawlCheck service) is read as it is: signing keeps it byte for byte.
 	foreign := deepCopy(lockDoc(t, baseTools(), approvedAt))
 	foreign["scan_at_approval"] = obj{"severity": "medium", "kinds": obj{"future_kind": 1},
-		"findings": []any{obj{"tool": "get_issue", "rule": "future.rule", "severity": "medium", "note": "a member this core does not know"}},
+		"findings":     []any{obj{"tool": "get_issue", "rule": "future.rule", "severity": "medium", "note": "a member this core does not know"}},
 		"rules_sha256": strings.Repeat("ab", 32)}
 	delete(foreign, "sha256")
 	vs = append(vs, opVector{Op: "sign_lock", Name: "a scan made by other rules is kept", Request: obj{"lock": foreign, "private_key": loadKey(t, "test-operator").Seed}})
