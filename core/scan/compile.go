@@ -204,8 +204,9 @@ func (st *step) match(w []byte) bool {
 	return false
 }
 
-// wordFilter answers "certainly not a first word" from a word's length,
-// first and last letters, sparing a map lookup for most words of a text.
+// wordFilter answers "certainly not one of the words put" from a word's
+// length, first and last letters (lower case), sparing a map lookup for
+// most words of a text.
 type wordFilter [16][2]uint64 // [length mod 16] → bit per first byte mod 64, bit per last byte mod 64
 
 func (f *wordFilter) put(w string) {
@@ -213,7 +214,7 @@ func (f *wordFilter) put(w string) {
 	f[len(w)%16][1] |= 1 << (w[len(w)-1] % 64)
 }
 
-func (f *wordFilter) has(w []byte) bool {
-	e := &f[len(w)%16]
-	return e[0]&(1<<(w[0]%64)) != 0 && e[1]&(1<<(w[len(w)-1]%64)) != 0
+func (f *wordFilter) has(first, last byte, n int) bool {
+	e := &f[n%16]
+	return e[0]&(1<<(first%64)) != 0 && e[1]&(1<<(last%64)) != 0
 }

@@ -48,10 +48,13 @@ func run(ts []tools.Tool, only map[string]bool) *scanner {
 	}
 	for n, rule := range rules.known {
 		s.names[n] = rule
+		s.nameFilter.put(n)
 	}
 	for i := range ts {
 		if identifierLike(ts[i].Name) && rules.listTool >= 0 {
-			s.names[strings.ToLower(ts[i].Name)] = rules.listTool
+			n := strings.ToLower(ts[i].Name)
+			s.names[n] = rules.listTool
+			s.nameFilter.put(n)
 		}
 	}
 	for rank, i := range order {
@@ -218,23 +221,24 @@ func identifierLike(name string) bool {
 }
 
 type scanner struct {
-	c         *compiled
-	names     map[string]int // lower case tool name → rule: the list's identifier-like names, then well-known ones
-	tool      int
-	toolName  string
-	seq       int
-	found     []Finding
-	last      []int  // rule → its latest finding, or -1 (of the current text if its seq is)
-	self      string // the current tool's name, lower case
-	phraseEnd []int  // rule → end of its latest phrase match in the current text, in words
-	work      int    // steps taken, one per byte and one per look-around step: the fuzz target holds it linear
-	words     []word
-	path      []string // reference tokens of the current text
-	low       []byte   // the words of the current text, lower case
-	ident     []byte   // the identifier being looked up, lower case
-	ptr       string   // the current text's JSON Pointer, once a finding needed it
-	ptrSeq    int      // the text ptr is of
-	cur, nxt  []int
+	c          *compiled
+	names      map[string]int // lower case tool name → rule: the list's identifier-like names, then well-known ones
+	nameFilter wordFilter     // what names certainly lacks
+	tool       int
+	toolName   string
+	seq        int
+	found      []Finding
+	last       []int  // rule → its latest finding, or -1 (of the current text if its seq is)
+	self       string // the current tool's name, lower case
+	phraseEnd  []int  // rule → end of its latest phrase match in the current text, in words
+	work       int    // steps taken, one per byte and one per look-around step: the fuzz target holds it linear
+	words      []word
+	path       []string // reference tokens of the current text
+	low        []byte   // the words of the current text, lower case
+	ident      []byte   // the identifier being looked up, lower case
+	ptr        string   // the current text's JSON Pointer, once a finding needed it
+	ptrSeq     int      // the text ptr is of
+	cur, nxt   []int
 }
 
 // add records a match of rule in the current text, merging it into the

@@ -63,7 +63,7 @@ func (s *scanner) phrasesIn(t string, add func(rule, start, end int)) {
 	clear(ruleEnd)
 	for i := range ws {
 		w := s.low[ws[i].lo:ws[i].hi]
-		if !s.c.firstFilter.has(w) {
+		if !s.c.firstFilter.has(w[0], w[len(w)-1], len(w)) {
 			continue
 		}
 		for _, pi := range s.c.byFirst[string(w)] {
@@ -118,16 +118,14 @@ func contains(xs []int, x int) bool {
 // - and . between them) among the list's tool names and the well-known
 // tool names of other servers.
 func (s *scanner) identifiersIn(t string, add func(rule, start, end int)) {
-	isID := func(c byte) bool { return byteClass[c]&classID != 0 }
 	buf := s.ident[:0]
-	defer func() { s.ident = buf }()
 	for i := 0; i < len(t); {
-		if !isID(t[i]) {
+		if byteClass[t[i]]&classID == 0 {
 			i++
 			continue
 		}
 		start, marked, letter := i, false, false
-		for i < len(t) && isID(t[i]) {
+		for i < len(t) && byteClass[t[i]]&classID != 0 {
 			switch c := t[i]; {
 			case 'a' <= c && c <= 'z':
 				letter = true
@@ -149,7 +147,7 @@ func (s *scanner) identifiersIn(t string, add func(rule, start, end int)) {
 		for hi > lo && (t[hi-1] == '.' || t[hi-1] == '-') {
 			hi--
 		}
-		if hi-lo < 3 {
+		if hi-lo < 3 || !s.nameFilter.has(lower(t[lo]), lower(t[hi-1]), hi-lo) {
 			continue
 		}
 		buf = buf[:0]
@@ -163,4 +161,5 @@ func (s *scanner) identifiersIn(t string, add func(rule, start, end int)) {
 			add(rule, lo, hi)
 		}
 	}
+	s.ident = buf
 }
