@@ -170,7 +170,7 @@ func opLockCheck(r req.Obj) (canon.Value, error) {
 	if err := r.Only("lock", "tools", "pages", "page_cap_reached", "server_name", "failure", "failure_detail"); err != nil {
 		return canon.Value{}, err
 	}
-	f, err := parseLock(r, "lock")
+	f, err := parseLockShared(r, "lock")
 	if err != nil {
 		return canon.Value{}, err
 	}
@@ -291,7 +291,7 @@ func opContinuityCheck(r req.Obj) (canon.Value, error) {
 	if in.Mode, err = r.OneOf("mode", policy.ModeEnforce, policy.Modes...); err != nil {
 		return canon.Value{}, err
 	}
-	if in.Lock, err = parseLock(r, "lock"); err != nil {
+	if in.Lock, err = parseLockShared(r, "lock"); err != nil {
 		return canon.Value{}, err
 	}
 	if in.ServerName, err = r.Str("server_name", false); err != nil {
