@@ -20,14 +20,7 @@ import (
 // answers wrong would make every hash, and so every decision, wrong: the
 // module checks it against its own implementation before the first call and,
 // if they disagree, answers every call with an internal error naming the
-// import (docs/abi.md).
-
-// hostSHA256 writes the SHA-256 of the n bytes at data to the 32 bytes at
-// out and returns 1, or returns 0 if the host has none to offer.
-//
-//go:wasmimport crawlcheck sha256
-//go:noescape
-func hostSHA256(data unsafe.Pointer, n uint32, out unsafe.Pointer) uint32
+// import (docs/abi.md). The import itself, hostSHA256, is in import_wasip1.go.
 
 // refusal, when not "", is the error every call answers: the host's
 // SHA-256 failed the known-answer test.
