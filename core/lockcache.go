@@ -44,23 +44,26 @@ type cachedLock struct {
 
 // parseLockShared is parseLock for an op that only reads the lockfile: it
 // may return one shared with earlier calls, which it must not change.
-func parseLockShared(r req.Obj, field string) (lock.File, error) {
-	text, ok, err := r.DocText(field)
+func parseLockShared(rd *req.Reader, field string) lock.File {
+	if rd.Failed() {
+		return lock.File{}
+	}
+	text, ok, err := rd.O.DocText(field)
 	if err != nil || !ok || len(text) > lockCacheBytes {
-		return parseLock(r, field)
+		return parseLock(rd, field)
 	}
 	if f, hit := cachedLockFile(text); hit {
-		return f, nil
+		return f
 	}
 	// Parsed from a copy, so the cache does not keep the request alive.
 	owned := strings.Clone(text)
 	doc, err := canon.ParseString(owned)
 	if err != nil {
-		return parseLock(r, field) // the error as parseLock words it
+		return parseLock(rd, field) // the error as parseLock words it
 	}
 	f, err := lock.Parse(doc)
 	if err != nil {
-		return parseLock(r, field)
+		return parseLock(rd, field)
 	}
 	if f.Crawlcheck != nil {
 		f.Crawlcheck.KeepDigests()
@@ -68,7 +71,7 @@ func parseLockShared(r req.Obj, field string) (lock.File, error) {
 	lockCache.mu.Lock()
 	defer lockCache.mu.Unlock()
 	lockCache.entries = append([]cachedLock{{owned, f}}, lockCache.entries[:min(len(lockCache.entries), lockCacheSize-1)]...)
-	return f, nil
+	return f
 }
 
 func cachedLockFile(text string) (lock.File, bool) {

@@ -20,7 +20,7 @@ import (
 // answers wrong would make every hash, and so every decision, wrong: the
 // module checks it against its own implementation before the first call and,
 // if they disagree, answers every call with an internal error naming the
-// import (docs/abi.md). The import itself, hostSHA256, is in import_wasip1.go.
+// import (docs/abi.md).
 
 // refusal, when not "", is the error every call answers: the host's
 // SHA-256 failed the known-answer test.
