@@ -81,7 +81,7 @@ func cmdApprove(c *cli, args []string) error {
 	}
 	printDiff(c.stdout, d)
 	if !*yes {
-		fmt.Fprint(c.stderr, "Approve these tools? [y/N] ")
+		say(c.stderr, "Approve these tools? [y/N] ")
 		answer, _ := bufio.NewReader(c.stdin).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
 			return blocked("not approved; %s is unchanged", *lockPath)
@@ -98,7 +98,7 @@ func cmdApprove(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "approved: wrote %s (%d tools, sha256 %s)\n", dest, written.Count, written.SHA256)
+	say(c.stdout, "approved: wrote %s (%d tools, sha256 %s)\n", dest, written.Count, written.SHA256)
 	return nil
 }
 

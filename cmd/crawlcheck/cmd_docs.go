@@ -41,7 +41,7 @@ func cmdDiff(c *cli, args []string) error {
 		return fmt.Errorf("diff: decoding the answer: %w", err)
 	}
 	if *asJSON {
-		fmt.Fprintf(c.stdout, "%s\n", raw)
+		machine(c.stdout, raw)
 	} else {
 		printDiff(c.stdout, d)
 	}
@@ -96,7 +96,7 @@ func cmdConvert(c *cli, args []string) error {
 		return err
 	}
 	for _, l := range res.Lost {
-		fmt.Fprintf(c.stderr, "crawlcheck convert: not carried over: %s\n", l)
+		say(c.stderr, "crawlcheck convert: not carried over: %s\n", l)
 	}
 	return writeOut(c, *out, []byte(res.Lock))
 }
@@ -159,10 +159,10 @@ func cmdRecord(c *cli, args []string) error {
 			return err
 		}
 		if !v.Valid {
-			fmt.Fprintf(c.stdout, "%s: INVALID: %s (record_sha256 %s, computed %s)\n", rest[0], v.Reason, v.RecordSHA256, v.ComputedSHA256)
+			say(c.stdout, "%s: INVALID: %s (record_sha256 %s, computed %s)\n", rest[0], v.Reason, v.RecordSHA256, v.ComputedSHA256)
 			return blocked("")
 		}
-		fmt.Fprintf(c.stdout, "%s: valid record %s\n", rest[0], v.RecordSHA256)
+		say(c.stdout, "%s: valid record %s\n", rest[0], v.RecordSHA256)
 		return nil
 	}
 	chain, err := preflight.VerifyChain(data)
@@ -170,12 +170,12 @@ func cmdRecord(c *cli, args []string) error {
 		return err
 	}
 	if !chain.Valid {
-		fmt.Fprintf(c.stdout, "%s: INVALID at record %d: %s\n", rest[0], chain.BrokenAt+1, chain.Reason)
+		say(c.stdout, "%s: INVALID at record %d: %s\n", rest[0], chain.BrokenAt+1, chain.Reason)
 		return blocked("")
 	}
-	fmt.Fprintf(c.stdout, "%s: valid chain of %d record(s), head %s\n", rest[0], chain.Count, chain.Head)
+	say(c.stdout, "%s: valid chain of %d record(s), head %s\n", rest[0], chain.Count, chain.Head)
 	if chain.TornTail {
-		fmt.Fprintf(c.stdout, "%s: a torn last line (an interrupted write) was set aside\n", rest[0])
+		say(c.stdout, "%s: a torn last line (an interrupted write) was set aside\n", rest[0])
 	}
 	return nil
 }
@@ -189,6 +189,6 @@ func writeOut(c *cli, out string, data []byte) error {
 	if err := atomicfile.Write(out, data, 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stderr, "crawlcheck: wrote %s\n", out)
+	say(c.stderr, "crawlcheck: wrote %s\n", out)
 	return nil
 }

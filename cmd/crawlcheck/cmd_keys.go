@@ -40,7 +40,7 @@ func cmdKeygen(c *cli, args []string) error {
 	if err := atomicfile.WriteNew(*out+".pub", []byte(pub.PublicKey+"\n"), 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "%s %s\n", pub.KeyID, pub.PublicKey)
+	say(c.stdout, "%s %s\n", pub.KeyID, pub.PublicKey)
 	return nil
 }
 
@@ -75,7 +75,7 @@ func cmdSign(c *cli, args []string) error {
 	if err := atomicfile.Write(dest, signed, 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "signed: wrote %s\n", dest)
+	say(c.stdout, "signed: wrote %s\n", dest)
 	return nil
 }
 
@@ -110,16 +110,16 @@ func cmdVerify(c *cli, args []string) error {
 	}
 	if *asJSON {
 		line, _ := json.Marshal(info)
-		fmt.Fprintf(c.stdout, "%s\n", line)
+		machine(c.stdout, line)
 	} else {
-		fmt.Fprintf(c.stdout, "%s: %s, %d tools, trust %s", rest[0], info.Format, info.Count, info.Trust)
+		say(c.stdout, "%s: %s, %d tools, trust %s", rest[0], info.Format, info.Count, info.Trust)
 		if info.KeyID != "" {
-			fmt.Fprintf(c.stdout, ", key %s", info.KeyID)
+			say(c.stdout, ", key %s", info.KeyID)
 		}
 		if info.Reason != "" {
-			fmt.Fprintf(c.stdout, " (%s)", info.Reason)
+			say(c.stdout, " (%s)", info.Reason)
 		}
-		fmt.Fprintln(c.stdout)
+		say(c.stdout, "\n")
 	}
 	if info.Trust == "untrusted" {
 		return blocked("%s is untrusted: %s", rest[0], info.Reason)

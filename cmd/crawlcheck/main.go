@@ -91,7 +91,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	cmd, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "crawlcheck: unknown command %q\n", name)
+		say(stderr, "crawlcheck: unknown command %q\n", name)
 		c.usage()
 		return exitError
 	}
@@ -103,19 +103,19 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitOK
 	case errors.As(err, &b):
 		if b.msg != "" {
-			fmt.Fprintf(stderr, "crawlcheck %s: %s\n", name, b.msg)
+			say(stderr, "crawlcheck %s: %s\n", name, b.msg)
 		}
 		return exitBlocked
 	case errors.As(err, &u):
 		if u.msg != "" {
-			fmt.Fprintf(stderr, "crawlcheck %s: %s\n", name, u.msg)
+			say(stderr, "crawlcheck %s: %s\n", name, u.msg)
 		}
-		fmt.Fprintf(stderr, "usage: crawlcheck %s\n", cmd.usage)
+		say(stderr, "usage: crawlcheck %s\n", cmd.usage)
 		return exitError
 	case errors.Is(err, flag.ErrHelp):
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "crawlcheck %s: %v\n", name, err)
+		say(stderr, "crawlcheck %s: %v\n", name, err)
 		return exitError
 	}
 }
@@ -124,7 +124,7 @@ func (c *cli) usage() {
 	var b strings.Builder
 	b.WriteString("usage: crawlcheck [--now RFC3339] [--timeout 10s] [--page-cap 100] COMMAND ...\n\n")
 	for _, n := range order {
-		fmt.Fprintf(&b, "  crawlcheck %s\n", commands[n].usage)
+		b.WriteString("  crawlcheck " + commands[n].usage + "\n")
 	}
 	b.WriteString("\nExit status: 0 proceed, 1 blocked or drift, 2 usage or error. See docs/cli.md.\n")
 	io.WriteString(c.stderr, b.String())
@@ -135,7 +135,7 @@ func (c *cli) usage() {
 // values parsed so far as the defaults.
 func (c *cli) flagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs.SetOutput(&lineEscaper{w: c.stderr})
 	fs.StringVar(&c.now, "now", c.now, "the time of records and approvals, RFC 3339 (default: the clock)")
 	fs.DurationVar(&c.timeout, "timeout", c.timeout, "bound on one check of a live server: connect, handshake and every tools/list page")
 	fs.IntVar(&c.pageCap, "page-cap", c.pageCap, "most tools/list pages read from a live server")

@@ -88,7 +88,11 @@ func (t target) observe(c *cli) (preflight.Observation, error) {
 	if t.args != nil {
 		cmd := exec.Command(t.args[0], t.args[1:]...)
 		cmd.Env = append(os.Environ(), t.env...)
-		cmd.Stderr = c.stderr
+		// The server's stderr is the server's text: shown, never obeyed.
+		stderr := &lineEscaper{w: c.stderr}
+		defer stderr.Close()
+		cmd.Stderr = stderr
+		cmd.WaitDelay = time.Second // a grandchild holding stderr open cannot hold the check
 		inner = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	} else {
 		// The client timeout bounds what the context cannot: closing the
