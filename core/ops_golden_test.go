@@ -190,6 +190,7 @@ func opVectors(t testing.TB) []opVector {
 	add("verify_chain", "empty", obj{"records": ""})
 	vs = append(vs, receiptVectors(t)...)
 	vs = append(vs, escapeVectors()...)
+	vs = append(vs, signatureVectors(t)...)
 	return append(vs, exampleVectors(t)...)
 }
 
