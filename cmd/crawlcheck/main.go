@@ -80,6 +80,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return exitError
 	}
+	if err := noEmptyValue(fs); err != nil {
+		say(stderr, "crawlcheck: %s\n", err)
+		return exitError
+	}
 	if fs.NArg() == 0 {
 		c.usage()
 		return exitError
@@ -152,6 +156,9 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, want int) ([]string, error)
 		}
 		return nil, &usageError{msg: err.Error()}
 	}
+	if err := noEmptyValue(fs); err != nil {
+		return nil, err
+	}
 	if c.timeout <= 0 {
 		return nil, &usageError{msg: "--timeout must be positive"}
 	}
@@ -162,6 +169,24 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, want int) ([]string, error)
 		return nil, &usageError{msg: fmt.Sprintf("want %d argument(s), got %d", want, fs.NArg())}
 	}
 	return fs.Args(), nil
+}
+
+// noEmptyValue refuses a flag given with an empty value. "--issuer $URL"
+// with URL unset would otherwise turn the service path off, and "--policy="
+// fall back to the default policy, without a word: absent must be said by
+// leaving the flag out.
+func noEmptyValue(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err == nil && f.Value.String() == "" {
+			dash := "--"
+			if len(f.Name) == 1 {
+				dash = "-"
+			}
+			err = usagef("%s%s was given an empty value; leave the flag out to mean none", dash, f.Name)
+		}
+	})
+	return err
 }
 
 // clock is the time of this invocation: --now, or the clock.
@@ -199,4 +224,10 @@ func usagef(format string, a ...any) error {
 type stringList []string
 
 func (s *stringList) String() string     { return strings.Join(*s, ",") }
-func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+func (s *stringList) Set(v string) error {
+	if v == "" {
+		return errors.New("an empty value; leave the flag out to mean none")
+	}
+	*s = append(*s, v)
+	return nil
+}
