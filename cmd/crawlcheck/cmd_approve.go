@@ -22,7 +22,7 @@ func cmdApprove(c *cli, args []string) error {
 	serverName := fs.String("server-name", "", "which server of an agentgate.lock to approve (default: its only one)")
 	signKey := fs.String("sign-key", "", "sign the new lockfile with the operator key in `KEYFILE`")
 	yes := fs.Bool("yes", false, "approve without asking (for scripts: the person approved elsewhere)")
-	out := fs.String("o", "", "write the new lockfile to `FILE` instead of replacing --lock")
+	out := fs.String("o", "", "write the new lockfile to `FILE` (- for stdout) instead of replacing --lock")
 	if _, err := c.parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -79,7 +79,12 @@ func cmdApprove(c *cli, args []string) error {
 	if err := corecall.Into("diff", req, &d); err != nil {
 		return err
 	}
-	printDiff(c.stdout, d)
+	// With -o - the lockfile is stdout; what a person reads goes to stderr.
+	show := c.stdout
+	if *out == "-" {
+		show = c.stderr
+	}
+	printDiff(show, d)
 	if !*yes {
 		say(c.stderr, "Approve these tools? [y/N] ")
 		answer, _ := bufio.NewReader(c.stdin).ReadString('\n')
@@ -88,6 +93,10 @@ func cmdApprove(c *cli, args []string) error {
 		}
 	}
 	dest := *lockPath
+	if *out == "-" {
+		_, err := c.stdout.Write(newLock)
+		return err
+	}
 	if *out != "" {
 		dest = *out
 	}

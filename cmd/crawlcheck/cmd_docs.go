@@ -180,9 +180,10 @@ func cmdRecord(c *cli, args []string) error {
 	return nil
 }
 
-// writeOut writes a document to -o FILE (atomically) or to stdout.
+// writeOut writes a document to -o FILE (atomically) or to stdout (no -o,
+// or -o -).
 func writeOut(c *cli, out string, data []byte) error {
-	if out == "" {
+	if out == "" || out == "-" {
 		_, err := c.stdout.Write(data)
 		return err
 	}

@@ -19,8 +19,8 @@ func cmdKeygen(c *cli, args []string) error {
 	if _, err := c.parse(fs, args, 0); err != nil {
 		return err
 	}
-	if *out == "" {
-		return usagef("-o KEYFILE is required")
+	if *out == "" || *out == "-" {
+		return usagef("-o KEYFILE is required: a private key is written to a file, never to stdout")
 	}
 	seed := make([]byte, 32)
 	if _, err := rand.Read(seed); err != nil {
@@ -48,7 +48,7 @@ func cmdKeygen(c *cli, args []string) error {
 func cmdSign(c *cli, args []string) error {
 	fs := c.flagSet("sign")
 	keyPath := fs.String("key", "", "the operator's private key `KEYFILE` (required)")
-	out := fs.String("o", "", "write the signed lockfile to `FILE` instead of replacing LOCKFILE")
+	out := fs.String("o", "", "write the signed lockfile to `FILE` (- for stdout) instead of replacing LOCKFILE")
 	rest, err := c.parse(fs, args, 1)
 	if err != nil {
 		return err
@@ -69,6 +69,10 @@ func cmdSign(c *cli, args []string) error {
 		return err
 	}
 	dest := rest[0]
+	if *out == "-" {
+		_, err := c.stdout.Write(signed)
+		return err
+	}
 	if *out != "" {
 		dest = *out
 	}
