@@ -223,7 +223,7 @@ func usagef(format string, a ...any) error {
 // stringList is a repeatable flag.
 type stringList []string
 
-func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) String() string { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error {
 	if v == "" {
 		return errors.New("an empty value; leave the flag out to mean none")
