@@ -278,14 +278,26 @@ func opVerifyRecord(r req.Obj) (canon.Value, error) {
 }
 
 func opVerifyChain(r req.Obj) (canon.Value, error) {
-	if err := r.Only("records"); err != nil {
+	if err := r.Only("records", "after", "head"); err != nil {
 		return canon.Value{}, err
 	}
 	lines, err := r.Str("records", false)
 	if err != nil {
 		return canon.Value{}, err
 	}
-	c := continuity.VerifyChain(lines)
+	var a continuity.Anchor
+	for _, f := range []struct {
+		name string
+		to   *string
+	}{{"after", &a.After}, {"head", &a.Head}} {
+		if *f.to, err = r.Str(f.name, false); err != nil {
+			return canon.Value{}, err
+		}
+		if r.Has(f.name) && !tools.IsHexHash(*f.to) {
+			return canon.Value{}, cerr.New(cerr.BadRequest, "request.%s must be a record_sha256 (64 lowercase hex digits)", f.name)
+		}
+	}
+	c := continuity.VerifyChain(lines, a)
 	broken := canon.NullValue()
 	if c.BrokenAt >= 0 {
 		broken = canon.Int(int64(c.BrokenAt))

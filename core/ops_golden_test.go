@@ -191,6 +191,7 @@ func opVectors(t testing.TB) []opVector {
 	vs = append(vs, receiptVectors(t)...)
 	vs = append(vs, escapeVectors()...)
 	vs = append(vs, signatureVectors(t)...)
+	vs = append(vs, chainVectors(t)...)
 	return append(vs, exampleVectors(t)...)
 }
 

@@ -138,6 +138,8 @@ func cmdRecord(c *cli, args []string) error {
 		return usagef("record verify FILE")
 	}
 	fs := c.flagSet("record verify")
+	after := fs.String("after", "", "the record_sha256 `SHA` the log's first record must follow (a log continued from a rotated one)")
+	head := fs.String("head", "", "the record_sha256 `SHA` the log's last record must be (a head kept elsewhere)")
 	rest, err := c.parse(fs, args[1:], 1)
 	if err != nil {
 		return err
@@ -148,7 +150,7 @@ func cmdRecord(c *cli, args []string) error {
 	}
 	// One JSON value is one record (pretty-printed or not); anything else
 	// is read as a JSON-lines log.
-	if json.Valid(data) {
+	if json.Valid(data) && *after == "" && *head == "" {
 		var v struct {
 			Valid          bool   `json:"valid"`
 			RecordSHA256   string `json:"record_sha256"`
@@ -165,7 +167,7 @@ func cmdRecord(c *cli, args []string) error {
 		say(c.stdout, "%s: valid record %s\n", rest[0], v.RecordSHA256)
 		return nil
 	}
-	chain, err := preflight.VerifyChain(data)
+	chain, err := preflight.VerifyChainAnchored(data, *after, *head)
 	if err != nil {
 		return err
 	}
@@ -173,7 +175,11 @@ func cmdRecord(c *cli, args []string) error {
 		say(c.stdout, "%s: INVALID at record %d: %s\n", rest[0], chain.BrokenAt+1, chain.Reason)
 		return blocked("")
 	}
-	say(c.stdout, "%s: valid chain of %d record(s), head %s\n", rest[0], chain.Count, chain.Head)
+	from := "from its first record"
+	if *after != "" {
+		from = "after " + *after
+	}
+	say(c.stdout, "%s: valid chain of %d record(s) %s, head %s\n", rest[0], chain.Count, from, chain.Head)
 	if chain.TornTail {
 		say(c.stdout, "%s: a torn last line (an interrupted write) was set aside\n", rest[0])
 	}

@@ -66,7 +66,7 @@ func init() {
 		"keygen":  {"keygen -o KEYFILE", cmdKeygen},
 		"convert": {"convert --to crawlcheck|agentgate [--name NAME] [--url URL] [--tools FILE] [-o OUT] LOCKFILE", cmdConvert},
 		"canon":   {"canon [FILE]", cmdCanon},
-		"record":  {"record verify FILE", cmdRecord},
+		"record":  {"record verify [--after SHA] [--head SHA] FILE", cmdRecord},
 	}
 }
 
