@@ -39,7 +39,9 @@ func chainVectors(t testing.TB) []opVector {
 	lines := func(rs ...string) string { return strings.Join(rs, "\n") + "\n" }
 
 	var vs []opVector
-	add := func(name string, request obj) { vs = append(vs, opVector{Op: "verify_chain", Name: name, Request: request}) }
+	add := func(name string, request obj) {
+		vs = append(vs, opVector{Op: "verify_chain", Name: name, Request: request})
+	}
 	add("start cut", obj{"records": lines(recs[1], recs[2])})
 	add("continued after", obj{"records": lines(recs[1], recs[2]), "after": hashOf(0)})
 	add("continued after another record", obj{"records": lines(recs[1], recs[2]), "after": hashOf(2)})
