@@ -68,11 +68,8 @@ func Call(op string, request []byte) (response []byte) {
 		return fn(request)
 	}
 	fn, ok := ops[op]
-	if !ok {
-		return envelope(canon.Value{}, cerr.New(cerr.UnknownOp, "unknown op %s", clip(op)))
-	}
-	if len(request) > MaxRequestBytes {
-		return envelope(canon.Value{}, cerr.New(cerr.InputTooLarge, "request of %d bytes exceeds the limit of %d", len(request), MaxRequestBytes))
+	if !ok || len(request) > MaxRequestBytes {
+		return Oversized(op, uint64(len(request)))
 	}
 	r, err := req.Parse(request)
 	if err != nil {
@@ -80,6 +77,17 @@ func Call(op string, request []byte) (response []byte) {
 	}
 	result, err := fn(r)
 	return envelope(result, err)
+}
+
+// Oversized is Call's answer to a request of n bytes over the cap (or to an
+// unknown op), without the request: a C host may pass a length no Go slice
+// can hold (size_t near SIZE_MAX), and must still get exactly the envelope
+// every other host gets, input_too_large, never a panic.
+func Oversized(op string, n uint64) []byte {
+	if _, ok := ops[op]; !ok {
+		return envelope(canon.Value{}, cerr.New(cerr.UnknownOp, "unknown op %s", clip(op)))
+	}
+	return envelope(canon.Value{}, cerr.New(cerr.InputTooLarge, "request of %d bytes exceeds the limit of %d", n, MaxRequestBytes))
 }
 
 func envelope(result canon.Value, err error) []byte {

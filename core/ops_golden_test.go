@@ -192,6 +192,7 @@ func opVectors(t testing.TB) []opVector {
 	vs = append(vs, escapeVectors()...)
 	vs = append(vs, signatureVectors(t)...)
 	vs = append(vs, chainVectors(t)...)
+	vs = append(vs, nullDescriptionVectors()...)
 	return append(vs, exampleVectors(t)...)
 }
 

@@ -73,6 +73,11 @@ func guardedCall(op *C.char, req *C.uint8_t, reqLen C.size_t) (resp []byte) {
 	if beforeCall != nil {
 		beforeCall(name)
 	}
+	if uint64(reqLen) > core.MaxRequestBytes {
+		// Refused by its length, as core.Call would: a length such as
+		// SIZE_MAX fits no Go slice.
+		return core.Oversized(name, uint64(reqLen))
+	}
 	request := []byte{}
 	if reqLen > 0 {
 		request = unsafe.Slice((*byte)(unsafe.Pointer(req)), int(reqLen))

@@ -177,6 +177,31 @@ func TestOverCap(t *testing.T) {
 	}
 }
 
+// TestSizeMax: crawlcheck_call with req_len SIZE_MAX is input_too_large
+// (it was internal: no Go slice holds that length), and a NULL request
+// with a length is bad_request; issue 10, item 10.
+func TestSizeMax(t *testing.T) {
+	for _, c := range []struct{ op, want string }{
+		{"canonicalize", `{"error":{"code":"input_too_large","message":"request of 18446744073709551615 bytes exceeds the limit of 67108864"},"ok":false}`},
+		{"no_such_op", `{"error":{"code":"unknown_op","message":"unknown op \"no_such_op\""},"ok":false}`},
+	} {
+		out, err := chost.Run(release.set.Harness, release.set.Lib, nil, "sizemax", c.op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := chost.ReadFrames(out)
+		if err != nil || len(got) != 2 {
+			t.Fatalf("harness: %q %v", out, err)
+		}
+		if string(got[0]) != c.want {
+			t.Errorf("%s with SIZE_MAX: %s, want %s", c.op, got[0], c.want)
+		}
+		if code := envelopeCode(got[1]); code != "bad_request" {
+			t.Errorf("%s with a NULL request: %s", c.op, got[1])
+		}
+	}
+}
+
 func requests(calls []call) []chost.Request {
 	reqs := make([]chost.Request, len(calls))
 	for i, c := range calls {

@@ -87,6 +87,14 @@ func guardedCall(opPtr unsafe.Pointer, opLen uint32, reqPtr unsafe.Pointer, reqL
 			resp = errorEnvelope(cerr.Internal, cerr.New(cerr.Internal, "panic in wasm call: %v", r).Msg)
 		}
 	}()
+	// A null pointer with a length is the host's mistake, answered as the
+	// C library answers it (bad_request), not as a panic (internal).
+	if opPtr == nil && opLen > 0 {
+		return errorEnvelope(cerr.BadRequest, cerr.New(cerr.BadRequest, "op is NULL with op_len %d", opLen).Msg)
+	}
+	if reqPtr == nil && reqLen > 0 {
+		return errorEnvelope(cerr.BadRequest, cerr.New(cerr.BadRequest, "req is NULL with req_len %d", reqLen).Msg)
+	}
 	op := string(guestBytes(opPtr, opLen))
 	if beforeCall != nil {
 		beforeCall(op)

@@ -20,14 +20,16 @@ const (
 
 // LockInfo is the core's verify_lock answer about a lockfile.
 type LockInfo struct {
-	Format  string `json:"format"`
-	Trust   string `json:"trust"`
-	Reason  string `json:"reason"`
-	KeyID   string `json:"key_id"`
-	SHA256  string `json:"sha256"`
-	Count   int    `json:"count"`
-	Parts   string `json:"parts"`
-	Servers []string
+	Format string `json:"format"`
+	Trust  string `json:"trust"`
+	Reason string `json:"reason"`
+	KeyID  string `json:"key_id"`
+	SHA256 string `json:"sha256"`
+	Count  int    `json:"count"`
+	Parts  string `json:"parts"`
+	// Servers names the servers of an agentgate.lock (empty for a
+	// crawlcheck lockfile).
+	Servers []string `json:"servers"`
 }
 
 // ReadLock parses and verifies a lockfile with the core (verify_lock): an
@@ -47,7 +49,7 @@ func ReadLock(lock []byte, now time.Time, s Settings) (LockInfo, error) {
 	if err := corecall.Into("verify_lock", req, &info); err != nil {
 		return LockInfo{}, err
 	}
-	if info.Format == FormatAgentgate {
+	if info.Format == FormatAgentgate && len(info.Servers) == 0 {
 		// The core has read the file strictly; this only lists its servers.
 		var ag struct {
 			Servers map[string]json.RawMessage `json:"servers"`
@@ -59,6 +61,9 @@ func ReadLock(lock []byte, now time.Time, s Settings) (LockInfo, error) {
 			info.Servers = append(info.Servers, name)
 		}
 		slices.Sort(info.Servers)
+	}
+	if info.Servers == nil {
+		info.Servers = []string{}
 	}
 	return info, nil
 }

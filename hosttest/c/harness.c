@@ -279,9 +279,26 @@ static int overcap(const char *op) {
 	return 0;
 }
 
+/* sizemax OP: a request length of SIZE_MAX over unreadable memory, and a
+ * NULL request with a length: each must be one envelope, never internal. */
+static int sizemax(const char *op) {
+	void *p = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		die("mmap failed");
+	size_t n;
+	uint8_t *resp = call(op, p, SIZE_MAX, &n);
+	write_frame(resp, n);
+	free_response(resp);
+	resp = call(op, NULL, 5, &n);
+	write_frame(resp, n);
+	free_response(resp);
+	munmap(p, 4096);
+	return 0;
+}
+
 int main(int argc, char **argv) {
 	if (argc < 3)
-		die("usage: harness LIB serve|threads T N|rss N|bench|overcap OP");
+		die("usage: harness LIB serve|threads T N|rss N|bench|overcap OP|sizemax OP");
 	load(argv[1]);
 	const char *mode = argv[2];
 	int status;
@@ -295,8 +312,10 @@ int main(int argc, char **argv) {
 		status = bench();
 	else if (strcmp(mode, "overcap") == 0 && argc == 4)
 		status = overcap(argv[3]);
+	else if (strcmp(mode, "sizemax") == 0 && argc == 4)
+		status = sizemax(argv[3]);
 	else
-		die("usage: harness LIB serve|threads T N|rss N|bench|overcap OP");
+		die("usage: harness LIB serve|threads T N|rss N|bench|overcap OP|sizemax OP");
 	if (fflush(stdout) != 0)
 		die("write to stdout failed");
 	return status;
