@@ -380,7 +380,10 @@ func observedOf(r req.Obj) (continuity.Observed, error) {
 		return o, cerr.New(cerr.BadRequest, "request.observed needs pages, or a failure saying why there are none")
 	}
 	if len(o.Pages) > tools.MaxPages {
-		return o, cerr.New(cerr.BadRequest, "request.observed.pages: %d pages exceed the limit of %d", len(o.Pages), tools.MaxPages)
+		// More pages than one check compares: the server kept handing out
+		// cursors. That is the server's doing, an observation like any
+		// list that was not read whole, never a refused request.
+		o.Pages, o.PageCapReached = o.Pages[:tools.MaxPages], true
 	}
 	return o, nil
 }

@@ -193,6 +193,7 @@ func opVectors(t testing.TB) []opVector {
 	vs = append(vs, signatureVectors(t)...)
 	vs = append(vs, chainVectors(t)...)
 	vs = append(vs, nullDescriptionVectors()...)
+	vs = append(vs, tooManyPagesVectors(t)...)
 	return append(vs, exampleVectors(t)...)
 }
 

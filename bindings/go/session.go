@@ -33,6 +33,9 @@ type Config struct {
 	// PageCap bounds the tools/list pages one check reads; 0 means
 	// DefaultPageCap.
 	PageCap int
+	// MaxAnswerBytes bounds each answer read from the server; 0 means
+	// DefaultMaxAnswerBytes. A longer one is recorded as server_unavailable.
+	MaxAnswerBytes int64
 	// Timeout bounds one check; 0 means DefaultTimeout.
 	Timeout time.Duration
 	// LogPath, when set, is an append-only JSON-lines log every record is
@@ -374,7 +377,7 @@ func (s *Session) recheck(ctx context.Context) error {
 func (s *Session) observe(ctx context.Context) (Observation, int64) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	opts := &Options{PageCap: s.cfg.PageCap}
+	opts := &Options{PageCap: s.cfg.PageCap, MaxAnswerBytes: s.cfg.MaxAnswerBytes}
 	seen := s.changes.Load()
 	s.mu.Lock()
 	cs := s.cs

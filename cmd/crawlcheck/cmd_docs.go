@@ -111,8 +111,8 @@ func cmdCanon(c *cli, args []string) error {
 	var doc []byte
 	switch len(rest) {
 	case 0:
-		if doc, err = io.ReadAll(c.stdin); err != nil {
-			return fmt.Errorf("reading stdin: %w", err)
+		if doc, err = readStdin(c.stdin); err != nil {
+			return err
 		}
 	case 1:
 		if doc, err = readInput("the document", rest[0]); err != nil {
@@ -179,7 +179,7 @@ func cmdRecord(c *cli, args []string) error {
 	if *after != "" {
 		from = "after " + *after
 	}
-	say(c.stdout, "%s: valid chain of %d record(s) %s, head %s\n", rest[0], chain.Count, from, chain.Head)
+	say(c.stdout, "%s: valid chain of %d record(s), head %s, %s\n", rest[0], chain.Count, chain.Head, from)
 	if chain.TornTail {
 		say(c.stdout, "%s: a torn last line (an interrupted write) was set aside\n", rest[0])
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	iofs "io/fs"
-	"os"
 
 	preflight "github.com/crawlcheck/verifier/bindings/go"
 	"github.com/crawlcheck/verifier/internal/corecall"
@@ -47,7 +46,7 @@ func cmdLock(c *cli, args []string) error {
 		}
 	}
 	if *format == "agentgate" && *out != "" && *out != "-" {
-		into, err := os.ReadFile(*out)
+		into, err := readInput("the agentgate.lock to add to", *out)
 		switch {
 		case err == nil:
 			if info, err := preflight.ReadLock(into, now, preflight.Settings{}); err != nil {

@@ -44,6 +44,7 @@ type cli struct {
 	now            string // --now, RFC 3339; "" means the clock
 	timeout        time.Duration
 	pageCap        int
+	maxInput       byteSize // --max-input: the largest file or server answer read
 }
 
 // command is one subcommand.
@@ -74,7 +75,8 @@ func init() {
 var order = []string{"lock", "check", "approve", "ci", "diff", "sign", "verify", "keygen", "convert", "canon", "record"}
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, timeout: preflight.DefaultTimeout, pageCap: preflight.DefaultPageCap}
+	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, timeout: preflight.DefaultTimeout, pageCap: preflight.DefaultPageCap,
+		maxInput: defaultMaxInput}
 	fs := c.flagSet("crawlcheck")
 	fs.Usage = func() { c.usage() }
 	if err := fs.Parse(args); err != nil {
@@ -126,7 +128,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 func (c *cli) usage() {
 	var b strings.Builder
-	b.WriteString("usage: crawlcheck [--now RFC3339] [--timeout 10s] [--page-cap 100] COMMAND ...\n\n")
+	b.WriteString("usage: crawlcheck [--now RFC3339] [--timeout 10s] [--page-cap 100] [--max-input 16MiB] COMMAND ...\n\n")
 	for _, n := range order {
 		b.WriteString("  crawlcheck " + commands[n].usage + "\n")
 	}
@@ -143,6 +145,7 @@ func (c *cli) flagSet(name string) *flag.FlagSet {
 	fs.StringVar(&c.now, "now", c.now, "the time of records and approvals, RFC 3339 (default: the clock)")
 	fs.DurationVar(&c.timeout, "timeout", c.timeout, "bound on one check of a live server: connect, handshake and every tools/list page")
 	fs.IntVar(&c.pageCap, "page-cap", c.pageCap, "most tools/list pages read from a live server")
+	fs.Var(&c.maxInput, "max-input", "the largest file, or server answer, read (bytes, or with KiB/MiB; at most 64MiB)")
 	return fs
 }
 
@@ -165,6 +168,10 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, want int) ([]string, error)
 	if c.pageCap <= 0 {
 		return nil, &usageError{msg: "--page-cap must be positive"}
 	}
+	if c.pageCap > maxPageCap {
+		return nil, &usageError{msg: fmt.Sprintf("--page-cap %d: at most %d (the pages one check can carry)", c.pageCap, maxPageCap)}
+	}
+	inputs = readLimits{max: int64(c.maxInput), timeout: c.timeout}
 	if want >= 0 && fs.NArg() != want {
 		return nil, &usageError{msg: fmt.Sprintf("want %d argument(s), got %d", want, fs.NArg())}
 	}
