@@ -35,11 +35,16 @@ var beforeCall func(op string)
 
 func main() {}
 
-//export crawlcheck_abi_version
-func crawlcheck_abi_version() C.uint32_t { return core.ABIVersion }
+// The public functions of crawlcheck.h are C (forkguard.c): each first
+// checks that this is the process that loaded the library, since a Go
+// runtime does not survive fork and entering it in a forked child hangs.
+// Only then do they call these.
 
-//export crawlcheck_call
-func crawlcheck_call(op *C.char, req *C.uint8_t, reqLen C.size_t, outLen *C.size_t) *C.uint8_t {
+//export crawlcheck_go_abi_version
+func crawlcheck_go_abi_version() C.uint32_t { return core.ABIVersion }
+
+//export crawlcheck_go_call
+func crawlcheck_go_call(op *C.char, req *C.uint8_t, reqLen C.size_t, outLen *C.size_t) *C.uint8_t {
 	if outLen == nil {
 		return nil
 	}
@@ -53,9 +58,6 @@ func crawlcheck_call(op *C.char, req *C.uint8_t, reqLen C.size_t, outLen *C.size
 	*outLen = C.size_t(len(resp))
 	return (*C.uint8_t)(out)
 }
-
-//export crawlcheck_free
-func crawlcheck_free(p *C.uint8_t) { C.free(unsafe.Pointer(p)) }
 
 func guardedCall(op *C.char, req *C.uint8_t, reqLen C.size_t) (resp []byte) {
 	defer func() {

@@ -202,6 +202,32 @@ func TestSizeMax(t *testing.T) {
 	}
 }
 
+// TestForkChild: a process that loaded libcrawlcheck.so and forked gets,
+// in the child, the forked_process envelope and abi version 0, whether or
+// not the parent had called the library first (issue 10: every such call
+// hung in the Go runtime); the parent goes on as before.
+func TestForkChild(t *testing.T) {
+	for _, parentCalls := range []string{"0", "1"} {
+		out, err := chost.Run(release.set.Harness, release.set.Lib, nil, "fork", parentCalls)
+		if err != nil {
+			t.Fatalf("parent calls %s: %v", parentCalls, err)
+		}
+		got, err := chost.ReadFrames(out)
+		if err != nil || len(got) != 3 {
+			t.Fatalf("parent calls %s: harness %q %v", parentCalls, out, err)
+		}
+		if code := envelopeCode(got[0]); code != "forked_process" {
+			t.Errorf("parent calls %s: the child got %s", parentCalls, got[0])
+		}
+		if string(got[1]) != "0" {
+			t.Errorf("parent calls %s: the child's abi version %s, want 0", parentCalls, got[1])
+		}
+		if !bytes.Equal(got[2], core.Call("version", []byte("{}"))) {
+			t.Errorf("parent calls %s: the parent after the fork: %s", parentCalls, got[2])
+		}
+	}
+}
+
 func requests(calls []call) []chost.Request {
 	reqs := make([]chost.Request, len(calls))
 	for i, c := range calls {

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -296,7 +297,62 @@ static int sizemax(const char *op) {
 	return 0;
 }
 
+/* fork LIB 0|1: load the library (and, with 1, call it), fork, and in the
+ * child call crawlcheck_abi_version and crawlcheck_call: both must answer
+ * (0, and the forked_process envelope) instead of hanging in the Go runtime.
+ * Frames: the child's envelope, the child's abi version as text, then the
+ * parent's answer to version after the fork. */
+static int forkmode(const char *path, int parent_calls) {
+	void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!lib)
+		die("dlopen failed");
+	abi_version = (uint32_t(*)(void))dlsym(lib, "crawlcheck_abi_version");
+	call = (uint8_t * (*)(const char *, const uint8_t *, size_t, size_t *)) dlsym(lib, "crawlcheck_call");
+	free_response = (void (*)(uint8_t *))dlsym(lib, "crawlcheck_free");
+	if (!abi_version || !call || !free_response)
+		die("library lacks a crawlcheck_ symbol");
+	size_t n;
+	uint8_t *resp;
+	uint8_t *kept = NULL;
+	if (parent_calls) {
+		kept = call("version", (const uint8_t *)"{}", 2, &n);
+	}
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork failed");
+	if (pid == 0) {
+		alarm(10); /* a hang is a failure, not a stuck test */
+		char version[16];
+		uint32_t v = abi_version();
+		resp = call("version", (const uint8_t *)"{}", 2, &n);
+		write_frame(resp, n);
+		free_response(resp);
+		if (kept)
+			free_response(kept); /* a response from the parent frees in the child too */
+		snprintf(version, sizeof version, "%u", v);
+		write_frame((const uint8_t *)version, strlen(version));
+		fflush(stdout);
+		_exit(0);
+	}
+	int status;
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		die("the forked child did not finish: it hung or crashed in the library");
+	resp = call("version", (const uint8_t *)"{}", 2, &n);
+	write_frame(resp, n);
+	free_response(resp);
+	if (kept)
+		free_response(kept);
+	return 0;
+}
+
 int main(int argc, char **argv) {
+	if (argc == 4 && strcmp(argv[2], "fork") == 0) {
+		int status = forkmode(argv[1], atoi(argv[3]));
+		if (fflush(stdout) != 0)
+			die("write to stdout failed");
+		return status;
+	}
 	if (argc < 3)
 		die("usage: harness LIB serve|threads T N|rss N|bench|overcap OP|sizemax OP");
 	load(argv[1]);
