@@ -3,7 +3,7 @@ GO      ?= go
 BUILD   ?= build
 export CGO_ENABLED := 1
 
-.PHONY: all test demo bench wasm cshared lint fuzz-seeds golden clean
+.PHONY: all test demo bench wasm cshared lint fuzz-seeds golden clean attack
 
 all: wasm cshared
 
@@ -37,6 +37,14 @@ fuzz-seeds:
 	  pkg=$$($(GO) list -f '{{.ImportPath}} {{.Dir}}' ./core/... | while read p d; do grep -l "func $$t(" $$d/*_test.go >/dev/null 2>&1 && echo $$p; done | head -1); \
 	  echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime 5s -fuzzminimizetime 2s $$pkg || exit 1; \
 	done
+
+## attack: the attacker's tools at length (make test runs them briefly):
+## mutated and generated requests through native, wazero and C (the same
+## bytes from each, never internal), and every bit of signed lockfiles
+## flipped (none may verify as another document).
+attack:
+	$(GO) test -count=1 -timeout 60m -run 'TestABIFuzz|TestDifferential' ./hosttest -abifuzz.n=200 -diff.n=200000
+	$(GO) test -count=1 -timeout 30m -run 'TestLockfileBitFlips' ./core -attack.long -v
 
 ## bench: time native, wazero and the .so on the continuity check; write docs/benchmarks.md.
 ## It builds its own artifacts with the flags above (the builds are reproducible).

@@ -30,6 +30,9 @@ func TestDifferential(t *testing.T) {
 		}
 		for i, a := range ask(t, calls) {
 			codes[envelopeCode(a.native)]++
+			if envelopeCode(a.native) == "internal" {
+				t.Errorf("%s: internal (a recovered panic is a bug): %s", calls[i].name, clip(a.native))
+			}
 			if msg := a.same(); msg != "" {
 				failures++
 				t.Errorf("%s (replay: go test ./hosttest -run TestDifferential -diff.seed=%d -diff.n=1): op %q request %s%s",
