@@ -9,8 +9,9 @@ import (
 	"github.com/crawlcheck/verifier/core/req"
 )
 
-// ABIVersion is the version of the binary interface (docs/abi.md).
-const ABIVersion = 1
+// ABIVersion is the version of the binary interface (docs/abi.md): 2 added
+// CallRaw (call_raw, crawlcheck_call_raw); Call answers as under 1.
+const ABIVersion = 2
 
 // MaxRequestBytes caps a request; hosts refuse larger input before copying it.
 const MaxRequestBytes = canon.MaxBytes
@@ -40,6 +41,8 @@ func init() {
 		"replay_decision":  opReplayDecision,
 		"sign_receipt":     opSignReceipt,
 		"escape_text":      opEscapeText,
+		"approve":          opApprove,
+		"endpoint":         opEndpoint,
 	} {
 		ops[name] = fn
 	}
@@ -58,7 +61,21 @@ func Ops() []string {
 // Call runs one op on a JSON request and returns the JSON envelope
 // (docs/abi.md). It never panics: a panic inside an op is recovered into an
 // "internal" error envelope.
-func Call(op string, request []byte) (response []byte) {
+func Call(op string, request []byte) []byte {
+	return call(op, request, nil, false)
+}
+
+// CallRaw is Call with attachments (ABI 2): documents travel as raw bytes
+// beside the request, each a frame of a 4-byte little-endian length and that
+// many bytes, and a document field of the request names one by its index,
+// {"$raw": i}. The answer is the one Call gives when each such field holds
+// the attachment's bytes as a JSON string; an attachment no field references
+// is a bad_request.
+func CallRaw(op string, request, attachments []byte) []byte {
+	return call(op, request, attachments, true)
+}
+
+func call(op string, request, attachments []byte, raw bool) (response []byte) {
 	defer func() {
 		if r := recover(); r != nil {
 			response = envelope(canon.Value{}, cerr.New(cerr.Internal, "panic in op %q: %v", op, r))
@@ -68,26 +85,48 @@ func Call(op string, request []byte) (response []byte) {
 		return fn(request)
 	}
 	fn, ok := ops[op]
-	if !ok || len(request) > MaxRequestBytes {
-		return Oversized(op, uint64(len(request)))
+	if size := uint64(len(request)) + uint64(len(attachments)); !ok || size > MaxRequestBytes {
+		return Oversized(op, size, raw)
 	}
-	r, err := req.Parse(request)
+	var r req.Obj
+	var err error
+	if raw {
+		r, err = req.ParseRaw(request, attachments)
+	} else {
+		r, err = req.Parse(request)
+	}
 	if err != nil {
 		return envelope(canon.Value{}, err)
 	}
-	result, err := fn(r)
-	return envelope(result, err)
+	return envelope(run(op, fn, r))
 }
 
-// Oversized is Call's answer to a request of n bytes over the cap (or to an
-// unknown op), without the request: a C host may pass a length no Go slice
-// can hold (size_t near SIZE_MAX), and must still get exactly the envelope
-// every other host gets, input_too_large, never a panic.
-func Oversized(op string, n uint64) []byte {
+// run runs an op on a request object after refusing the fields its
+// declaration (opSpecs) does not name: a misspelt "operator_keys" silently
+// ignored would turn a signed-baseline requirement off.
+func run(op string, fn opFunc, r req.Obj) (canon.Value, error) {
+	if s := specOf[op]; s != nil {
+		if err := r.Only(s.RequestNames()...); err != nil {
+			return canon.Value{}, err
+		}
+	}
+	return fn(r)
+}
+
+// Oversized is Call's (raw: CallRaw's) answer to a request of n bytes over
+// the cap, attachments included, or to an unknown op, without the request:
+// a C host may pass a length no Go slice can hold (size_t near SIZE_MAX),
+// and must still get exactly the envelope every other host gets,
+// input_too_large, never a panic.
+func Oversized(op string, n uint64, raw bool) []byte {
 	if _, ok := ops[op]; !ok {
 		return envelope(canon.Value{}, cerr.New(cerr.UnknownOp, "unknown op %s", clip(op)))
 	}
-	return envelope(canon.Value{}, cerr.New(cerr.InputTooLarge, "request of %d bytes exceeds the limit of %d", n, MaxRequestBytes))
+	what := "request"
+	if raw {
+		what = "request with its attachments"
+	}
+	return envelope(canon.Value{}, cerr.New(cerr.InputTooLarge, what+" of %d bytes exceeds the limit of %d", n, MaxRequestBytes))
 }
 
 func envelope(result canon.Value, err error) []byte {

@@ -59,3 +59,12 @@ uint8_t *crawlcheck_call(const char *op, const uint8_t *req, size_t req_len, siz
 }
 
 void crawlcheck_free(uint8_t *p) { free(p); }
+
+uint8_t *crawlcheck_call_raw(const char *op, const uint8_t *req, size_t req_len, const uint8_t *att,
+                             size_t att_len, size_t *out_len) {
+	if (out_len == NULL)
+		return NULL;
+	if (in_fork_child())
+		return crawlcheck_call(op, req, req_len, out_len); /* the same static envelope */
+	return crawlcheck_go_call_raw((char *)op, (uint8_t *)req, req_len, (uint8_t *)att, att_len, out_len);
+}

@@ -144,7 +144,7 @@ func VerifyChain(lines []byte) (Chain, error) {
 // from a rotated one); head, when set, is the record_sha256 the last record
 // must have (which shows records cut from the end).
 func VerifyChainAnchored(lines []byte, after, head string) (Chain, error) {
-	req := map[string]string{"records": string(lines)}
+	req := map[string]any{"records": corecall.Text(lines)}
 	if after != "" {
 		req["after"] = after
 	}

@@ -53,6 +53,7 @@ func TestScripts(t *testing.T) {
 			"exits":   cmdExits,
 			"expand":  cmdExpand,
 			"edit":    cmdEdit,
+			"bytes":   cmdBytes,
 		},
 	})
 }
@@ -142,7 +143,9 @@ func cmdStdio(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: stdio VAR SCENARIO [ARGS...]")
 	}
 	argv := append([]string{ts.Getenv("MCPSERVER"), "--scenario", ts.MkAbs(args[1])}, args[2:]...)
-	ts.Setenv(args[0], strings.TrimPrefix(preflight.StdioEndpoint(argv), "stdio:"))
+	ep, err := preflight.StdioEndpoint(argv)
+	ts.Check(err)
+	ts.Setenv(args[0], strings.TrimPrefix(ep, "stdio:"))
 }
 
 // downurl VAR sets $VAR to an HTTP endpoint where nothing listens.
@@ -197,4 +200,16 @@ func cmdEdit(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("%s does not contain %q", args[0], args[1])
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.Replace(data, args[1], args[2], 1)), 0o644))
+}
+
+// bytes FILE TEXT writes TEXT to FILE with its Go escapes (\xff, \n)
+// decoded: a file of bytes a text archive cannot hold, such as invalid
+// UTF-8.
+func cmdBytes(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: bytes FILE TEXT")
+	}
+	data, err := strconv.Unquote(`"` + strings.ReplaceAll(args[1], `"`, `\"`) + `"`)
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(data), 0o644))
 }

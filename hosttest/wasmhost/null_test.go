@@ -22,14 +22,21 @@ func TestNullPointers(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name  string
-		stack [4]uint64
+		raw   bool
+		stack [6]uint64
 		want  string
 	}{
-		{"req NULL", [4]uint64{uint64(opPtr), 7, 0, 5}, `{"error":{"code":"bad_request","message":"req is NULL with req_len 5"},"ok":false}`},
-		{"op NULL", [4]uint64{0, 7, uint64(opPtr), 2}, `{"error":{"code":"bad_request","message":"op is NULL with op_len 7"},"ok":false}`},
+		{"req NULL", false, [6]uint64{uint64(opPtr), 7, 0, 5}, `{"error":{"code":"bad_request","message":"req is NULL with req_len 5"},"ok":false}`},
+		{"op NULL", false, [6]uint64{0, 7, uint64(opPtr), 2}, `{"error":{"code":"bad_request","message":"op is NULL with op_len 7"},"ok":false}`},
+		{"call_raw req NULL", true, [6]uint64{uint64(opPtr), 7, 0, 5, uint64(opPtr), 0}, `{"error":{"code":"bad_request","message":"req is NULL with req_len 5"},"ok":false}`},
+		{"call_raw att NULL", true, [6]uint64{uint64(opPtr), 7, uint64(opPtr), 2, 0, 9}, `{"error":{"code":"bad_request","message":"att is NULL with att_len 9"},"ok":false}`},
 	} {
 		inst.stack = c.stack
-		if err := inst.call.CallWithStack(inst.ctx, inst.stack[:]); err != nil {
+		fn := inst.call
+		if c.raw {
+			fn = inst.callRaw
+		}
+		if err := fn.CallWithStack(inst.ctx, inst.stack[:]); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		view, ok := inst.mem.Read(uint32(inst.stack[0]>>32), uint32(inst.stack[0]))
