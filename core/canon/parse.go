@@ -147,7 +147,10 @@ func take[T any](slab *[]T, n int) []T {
 		return make([]T, n)
 	}
 	if len(*slab)+n > cap(*slab) {
-		*slab = make([]T, 0, slabSize)
+		// Slabs start small and double up to slabSize: a document of a
+		// few objects (a page of a long walk, a key) would otherwise pay
+		// for a whole slab, and a check of 1,000 small pages for 1,000.
+		*slab = make([]T, 0, min(slabSize, max(2*cap(*slab), 4*n, 16)))
 	}
 	k := len(*slab)
 	*slab = (*slab)[:k+n]
