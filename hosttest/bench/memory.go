@@ -81,8 +81,18 @@ func memoryReport(dir string) (string, error) {
 		}
 		p("| %s | %s, %d MB | %d | %d | %.0f MB | %.1f× | %s | %s |\n", r.op, r.kind, r.listBytes>>20, r.listBytes, r.reqBytes, float64(r.peak)/(1<<20), per, dur(r.elapsed), met)
 	}
+	p("%s", memoryBefore)
 	return b.String(), nil
 }
+
+// memoryBefore is where the figures came from; it does not change from run
+// to run.
+const memoryBefore = `
+Before issue 10 a Value was 72 bytes and a long array's elements went through a stack grown by
+append and then copied: small values took 135× (1 MB) to 150× (10 MB) their bytes here, and the
+issue measured 6.9 GB for 50 MB (about 140×). Values are now 24 bytes and a long array's element
+stack is sized once from its element count and handed to the array (core/canon).
+`
 
 func gogc() string {
 	if v := os.Getenv("GOGC"); v != "" {
