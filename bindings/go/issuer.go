@@ -173,7 +173,7 @@ func NewIssuerClient(cfg Issuer, keyDirectory []byte, statePath string) (*Issuer
 	if statePath == "" {
 		return c, nil
 	}
-	b, err := os.ReadFile(statePath)
+	b, err := readFile(statePath, maxIssuerAnswer)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return c, nil

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"sync"
@@ -46,9 +45,9 @@ func OpenLog(path string) (*Log, error) {
 }
 
 func openLog(f *os.File) (*Log, error) {
-	data, err := io.ReadAll(f)
+	data, err := readRegular(f, maxLogBytes)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: a record log is a regular file of at most %d bytes (move a longer one aside to start a new log)", err, maxLogBytes)
 	}
 	if len(data) == 0 {
 		return &Log{f: f}, nil

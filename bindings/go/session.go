@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/crawlcheck/verifier/core"
 	"github.com/crawlcheck/verifier/internal/atomicfile"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -119,7 +119,7 @@ func Open(ctx context.Context, impl *mcp.Implementation, copts *mcp.ClientOption
 	if cfg.LockPath == "" {
 		return nil, errors.New("preflight: Config.LockPath is required")
 	}
-	lock, err := os.ReadFile(cfg.LockPath)
+	lock, err := readFile(cfg.LockPath, core.MaxRequestBytes)
 	if err != nil {
 		return nil, fmt.Errorf("preflight: reading the lockfile: %w", err)
 	}
