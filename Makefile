@@ -58,9 +58,11 @@ attack:
 	$(GO) test -count=1 -timeout 60m -run 'TestABIFuzz|TestDifferential' ./hosttest -abifuzz.n=200 -diff.n=200000
 	$(GO) test -count=1 -timeout 30m -run 'TestLockfileBitFlips' ./core -attack.long -v
 
-## bench: time native, wazero and the .so on the continuity check, and measure peak memory per
-## input byte (1, 10 and 50 MB lists, realistic and small values); write docs/benchmarks.md.
-## It builds its own artifacts with the flags above (the builds are reproducible).
+## bench: time native, wazero, the .so from C, the wasm in Node against a plain-JS peer, and
+## Python over the .so against plain Python, on the continuity check, and measure peak memory
+## per input byte (1, 10 and 50 MB lists, realistic and small values); write docs/benchmarks.md.
+## It builds its own artifacts with the flags above (the builds are reproducible); it needs
+## node (20+) and python3 on PATH.
 bench:
 	$(GO) run ./hosttest/bench -o docs/benchmarks.md
 

@@ -46,7 +46,8 @@ type Crawlcheck struct {
 	SHA256         string      // "" when absent
 	Signature      string      // "" when absent
 
-	doc canon.Value // the document as parsed, for digests
+	doc     canon.Value // the document as parsed, for digests
+	digests *[2]string  // Digests, once KeepDigests computed them
 }
 
 var crawlcheckMembers = map[string]bool{"kind": true, "v": true, "server": true, "approved_at": true,
@@ -214,11 +215,22 @@ func timeMember(doc canon.Value, name string) (time.Time, error) {
 // Digests returns the digest of the document as it is and, when it has
 // parts, the digest without them (for a lock whose signature predates them).
 func (l *Crawlcheck) Digests() (content, withoutParts string) {
+	if l.digests != nil {
+		return l.digests[0], l.digests[1]
+	}
 	content = canon.SHA256Hex(l.doc.Without("sha256", "signature"))
 	if l.Parts != nil {
 		withoutParts = canon.SHA256Hex(l.doc.Without("sha256", "signature", "parts"))
 	}
 	return content, withoutParts
+}
+
+// KeepDigests computes Digests once and keeps them, for a lockfile that is
+// read many times and never changed (core's lockfile cache); Seal forgets
+// them.
+func (l *Crawlcheck) KeepDigests() {
+	content, withoutParts := l.Digests()
+	l.digests = &[2]string{content, withoutParts}
 }
 
 // NewCrawlcheck builds an unsigned lockfile approving the given tools.
@@ -304,6 +316,7 @@ func (l *Crawlcheck) Bytes() []byte { return canon.Indent(l.build(true)) }
 // Seal sets sha256 to the digest of the content (dropping any signature,
 // which would no longer match). signature, when not "", is then set.
 func (l *Crawlcheck) Seal(sign func(digest string) string) {
+	l.digests = nil
 	l.Signature = ""
 	l.doc = l.build(false)
 	l.SHA256 = canon.SHA256Hex(l.doc)
