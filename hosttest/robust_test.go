@@ -209,7 +209,7 @@ func TestSizeMax(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, err := chost.ReadFrames(out)
-		if err != nil || len(got) != 2 {
+		if err != nil || len(got) != 3 {
 			t.Fatalf("harness: %q %v", out, err)
 		}
 		if string(got[0]) != c.want {
@@ -217,6 +217,9 @@ func TestSizeMax(t *testing.T) {
 		}
 		if code := envelopeCode(got[1]); code != "bad_request" {
 			t.Errorf("%s with a NULL request: %s", c.op, got[1])
+		}
+		if want := strings.Replace(c.want, "request of", "request with its attachments of", 1); string(got[2]) != want {
+			t.Errorf("%s through call_raw with SIZE_MAX attachments: %s, want %s", c.op, got[2], want)
 		}
 	}
 }

@@ -309,8 +309,9 @@ static int overcap(const char *op) {
 	return 0;
 }
 
-/* sizemax OP: a request length of SIZE_MAX over unreadable memory, and a
- * NULL request with a length: each must be one envelope, never internal. */
+/* sizemax OP: a request length of SIZE_MAX over unreadable memory, a NULL
+ * request with a length, and call_raw with attachments of SIZE_MAX bytes:
+ * each must be one envelope, never internal. */
 static int sizemax(const char *op) {
 	void *p = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
@@ -320,6 +321,10 @@ static int sizemax(const char *op) {
 	write_frame(resp, n);
 	free_response(resp);
 	resp = call(op, NULL, 5, &n);
+	write_frame(resp, n);
+	free_response(resp);
+	/* call_raw: attachments of SIZE_MAX bytes (the sum overflows size_t) */
+	resp = call_raw(op, p, 2, p, SIZE_MAX, &n);
 	write_frame(resp, n);
 	free_response(resp);
 	munmap(p, 4096);
