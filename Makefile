@@ -10,7 +10,7 @@ export CGO_ENABLED := 1
 # -trimpath makes the artifacts reproducible: the same source gives the same bytes.
 ARTIFACT_FLAGS = -buildmode=c-shared -trimpath -ldflags='-s -w' $(if $(TAGS),-tags=$(TAGS))
 
-.PHONY: all test test-python python-wheel bench-python demo bench wasm cshared harness lint fuzz-seeds golden clean
+.PHONY: all test test-python python-wheel bench-python demo bench wasm cshared harness lint fuzz-seeds golden clean attack
 
 all: wasm cshared
 
@@ -101,8 +101,17 @@ fuzz-seeds:
 	  echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime 5s -fuzzminimizetime 2s $$pkg || exit 1; \
 	done
 
+## attack: the attacker's tools at length (make test runs them briefly):
+## mutated and generated requests through native, wazero and C (the same
+## bytes from each, never internal), and every bit of signed lockfiles
+## flipped (none may verify as another document).
+attack:
+	$(GO) test -count=1 -timeout 60m -run 'TestABIFuzz|TestDifferential' ./hosttest -abifuzz.n=200 -diff.n=200000
+	$(GO) test -count=1 -timeout 30m -run 'TestLockfileBitFlips' ./core -attack.long -v
+
 ## bench: time native, wazero, the .so from C, the wasm in Node against a plain-JS peer, and
-## Python over the .so against plain Python, on the continuity check; write docs/benchmarks.md.
+## Python over the .so against plain Python, on the continuity check, and measure peak memory
+## per input byte (1, 10 and 50 MB lists, realistic and small values); write docs/benchmarks.md.
 ## It builds its own artifacts with the flags above (the builds are reproducible); it needs
 ## node (20+) and python3 on PATH.
 bench:

@@ -86,15 +86,8 @@ func call(op string, request, attachments []byte, raw bool) (response []byte) {
 		return fn(request)
 	}
 	fn, ok := ops[op]
-	if !ok {
-		return envelope(canon.Value{}, cerr.New(cerr.UnknownOp, "unknown op %s", clip(op)))
-	}
-	if size := len(request) + len(attachments); size > MaxRequestBytes {
-		what := "request"
-		if raw {
-			what = "request with its attachments"
-		}
-		return envelope(canon.Value{}, cerr.New(cerr.InputTooLarge, what+" of %d bytes exceeds the limit of %d", size, MaxRequestBytes))
+	if size := uint64(len(request)) + uint64(len(attachments)); !ok || size > MaxRequestBytes {
+		return Oversized(op, size, raw)
 	}
 	var r req.Obj
 	var err error
@@ -119,6 +112,22 @@ func run(op string, fn opFunc, r req.Obj) (canon.Value, error) {
 		}
 	}
 	return fn(r)
+}
+
+// Oversized is Call's (raw: CallRaw's) answer to a request of n bytes over
+// the cap, attachments included, or to an unknown op, without the request:
+// a C host may pass a length no Go slice can hold (size_t near SIZE_MAX),
+// and must still get exactly the envelope every other host gets,
+// input_too_large, never a panic.
+func Oversized(op string, n uint64, raw bool) []byte {
+	if _, ok := ops[op]; !ok {
+		return envelope(canon.Value{}, cerr.New(cerr.UnknownOp, "unknown op %s", clip(op)))
+	}
+	what := "request"
+	if raw {
+		what = "request with its attachments"
+	}
+	return envelope(canon.Value{}, cerr.New(cerr.InputTooLarge, what+" of %d bytes exceeds the limit of %d", n, MaxRequestBytes))
 }
 
 func envelope(result canon.Value, err error) []byte {

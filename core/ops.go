@@ -268,10 +268,16 @@ func opVerifyRecord(r req.Obj) (canon.Value, error) {
 func opVerifyChain(r req.Obj) (canon.Value, error) {
 	rd := r.Read()
 	lines := rd.Str("records", false)
+	a := continuity.Anchor{After: rd.Str("after", false), Head: rd.Str("head", false)}
 	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
-	c := continuity.VerifyChain(lines)
+	for _, f := range []struct{ name, v string }{{"after", a.After}, {"head", a.Head}} {
+		if r.Has(f.name) && !tools.IsHexHash(f.v) {
+			return canon.Value{}, cerr.New(cerr.BadRequest, "request.%s must be a record_sha256 (64 lowercase hex digits)", f.name)
+		}
+	}
+	c := continuity.VerifyChain(lines, a)
 	broken := canon.NullValue()
 	if c.BrokenAt >= 0 {
 		broken = canon.Int(int64(c.BrokenAt))

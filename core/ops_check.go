@@ -329,7 +329,10 @@ func observedOf(rd *req.Reader) continuity.Observed {
 	case o.Failure == "" && !or.Has("pages"):
 		or.Fail(cerr.New(cerr.BadRequest, "%s needs pages, or a failure saying why there are none", ob.Path))
 	case len(o.Pages) > tools.MaxPages:
-		or.Fail(cerr.New(cerr.BadRequest, "%s: %d pages exceed the limit of %d", or.Field("pages"), len(o.Pages), tools.MaxPages))
+		// More pages than one check compares: the server kept handing out
+		// cursors. That is the server's doing, an observation like any
+		// list that was not read whole, never a refused request.
+		o.Pages, o.PageCapReached = o.Pages[:tools.MaxPages], true
 	}
 	rd.Fail(or.Err())
 	return o

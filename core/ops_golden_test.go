@@ -204,6 +204,10 @@ func opVectors(t testing.TB) []opVector {
 	vs = append(vs, receiptVectors(t)...)
 	vs = append(vs, scanVectors(t)...)
 	vs = append(vs, escapeVectors()...)
+	vs = append(vs, signatureVectors(t)...)
+	vs = append(vs, chainVectors(t)...)
+	vs = append(vs, nullDescriptionVectors()...)
+	vs = append(vs, tooManyPagesVectors(t)...)
 	return append(vs, exampleVectors(t)...)
 }
 

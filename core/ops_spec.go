@@ -294,8 +294,10 @@ var opSpecs = []OpSpec{
 			need("computed_sha256", "string", ""),
 			need("reason", "string or null", ""),
 		}},
-	{Name: "verify_chain", Summary: "Verifies a JSON-lines log of records: each hash, and each `prev_record_sha256` link. A torn last line is set aside, not an edit.",
-		Request: []Field{need("records", "string", "the log's JSON lines")},
+	{Name: "verify_chain", Summary: "Verifies a JSON-lines log of records: every line one record in canonical form, each hash, each `prev_record_sha256` link, and the anchors: the first record starts the chain or follows `after`; with `head`, the last record is it (docs/continuity.md, What the chain proves). A torn last line is set aside, not an edit.",
+		Request: []Field{need("records", "string", "the log's JSON lines"),
+			may("after", "string", "the record_sha256 the first record must follow (a log continued from a rotated one)"),
+			may("head", "string", "the record_sha256 the last record must be (a head kept elsewhere)")},
 		Result: []Field{
 			need("valid", "bool", ""),
 			need("count", "number", "records verified"),

@@ -20,7 +20,20 @@
  * The library keeps no state that can change an answer: it keeps the last
  * few lockfiles it parsed, keyed by their exact bytes, so a re-check against
  * the same lockfile does not parse it again. It contains a Go runtime, so a
- * process can load it once; do not fork after the first call.
+ * process can load it once.
+ *
+ * fork: the Go runtime starts when the library is loaded, and its threads
+ * do not survive fork(2). In a process forked from the one that loaded the
+ * library — whether or not that process ever called it, in any order of
+ * calls — every function answers without entering the runtime:
+ * crawlcheck_abi_version returns 0, crawlcheck_call returns the envelope
+ *     {"error":{"code":"forked_process","message":"..."},"ok":false}
+ * (malloc-allocated, released with crawlcheck_free as always), and
+ * crawlcheck_free frees, so a response received before the fork may be
+ * released in the child. To use the library in a child, start it with
+ * exec/spawn (Python: multiprocessing "spawn" or "forkserver" started
+ * before loading, subprocess) and load the library there. The parent is
+ * unaffected.
  */
 #ifndef CRAWLCHECK_H
 #define CRAWLCHECK_H
@@ -33,7 +46,8 @@ extern "C" {
 #endif
 
 /* The ABI version this library implements (docs/abi.md). Check it equals
- * CRAWLCHECK_ABI_VERSION before the first call. */
+ * CRAWLCHECK_ABI_VERSION before the first call. 0 means the library cannot
+ * run in this process (a forked child, see above). */
 #define CRAWLCHECK_ABI_VERSION 2u
 
 /* Requests larger than this many bytes (for crawlcheck_call_raw, request and

@@ -36,22 +36,27 @@ var beforeCall func(op string)
 
 func main() {}
 
-//export crawlcheck_abi_version
-func crawlcheck_abi_version() C.uint32_t { return core.ABIVersion }
+// The public functions of crawlcheck.h are C (forkguard.c): each first
+// checks that this is the process that loaded the library, since a Go
+// runtime does not survive fork and entering it in a forked child hangs.
+// Only then do they call these.
 
-//export crawlcheck_call
-func crawlcheck_call(op *C.char, req *C.uint8_t, reqLen C.size_t, outLen *C.size_t) *C.uint8_t {
+//export crawlcheck_go_abi_version
+func crawlcheck_go_abi_version() C.uint32_t { return core.ABIVersion }
+
+//export crawlcheck_go_call
+func crawlcheck_go_call(op *C.char, req *C.uint8_t, reqLen C.size_t, outLen *C.size_t) *C.uint8_t {
 	if outLen == nil {
 		return nil
 	}
 	return respond(guardedCall(op, req, reqLen, nil, 0, false), outLen)
 }
 
-// crawlcheck_call_raw is crawlcheck_call with attachments (ABI 2): documents
-// as raw bytes beside the request, which names them {"$raw": i}.
+// crawlcheck_go_call_raw is crawlcheck_go_call with attachments (ABI 2):
+// documents as raw bytes beside the request, which names them {"$raw": i}.
 //
-//export crawlcheck_call_raw
-func crawlcheck_call_raw(op *C.char, req *C.uint8_t, reqLen C.size_t, att *C.uint8_t, attLen C.size_t, outLen *C.size_t) *C.uint8_t {
+//export crawlcheck_go_call_raw
+func crawlcheck_go_call_raw(op *C.char, req *C.uint8_t, reqLen C.size_t, att *C.uint8_t, attLen C.size_t, outLen *C.size_t) *C.uint8_t {
 	if outLen == nil {
 		return nil
 	}
@@ -68,9 +73,6 @@ func respond(resp []byte, outLen *C.size_t) *C.uint8_t { // One byte more for a 
 	*outLen = C.size_t(len(resp))
 	return (*C.uint8_t)(out)
 }
-
-//export crawlcheck_free
-func crawlcheck_free(p *C.uint8_t) { C.free(unsafe.Pointer(p)) }
 
 func guardedCall(op *C.char, req *C.uint8_t, reqLen C.size_t, att *C.uint8_t, attLen C.size_t, raw bool) (resp []byte) {
 	defer func() {
@@ -90,6 +92,15 @@ func guardedCall(op *C.char, req *C.uint8_t, reqLen C.size_t, att *C.uint8_t, at
 	}
 	if beforeCall != nil {
 		beforeCall(name)
+	}
+	if uint64(reqLen) > core.MaxRequestBytes || uint64(attLen) > core.MaxRequestBytes-uint64(reqLen) {
+		// Refused by its length, as core.Call would: a length such as
+		// SIZE_MAX fits no Go slice (and the sum may overflow).
+		total := uint64(reqLen) + uint64(attLen)
+		if total < uint64(reqLen) {
+			total = ^uint64(0)
+		}
+		return core.Oversized(name, total, raw)
 	}
 	if raw {
 		return core.CallRaw(name, cBytes(req, reqLen), cBytes(att, attLen))

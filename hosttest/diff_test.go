@@ -38,6 +38,9 @@ func TestDifferential(t *testing.T) {
 		first := ask(t, calls)
 		for i, a := range first {
 			codes[envelopeCode(a.native)]++
+			if envelopeCode(a.native) == "internal" {
+				t.Errorf("%s: internal (a recovered panic is a bug): %s", calls[i].name, clip(a.native))
+			}
 			if msg := a.same(); msg != "" {
 				failures++
 				t.Errorf("%s (replay: go test ./hosttest -run TestDifferential -diff.seed=%d -diff.n=1): op %q request %s%s",

@@ -196,6 +196,60 @@ func TestOverCap(t *testing.T) {
 	}
 }
 
+// TestSizeMax: crawlcheck_call with req_len SIZE_MAX is input_too_large
+// (it was internal: no Go slice holds that length), and a NULL request
+// with a length is bad_request; issue 10, item 10.
+func TestSizeMax(t *testing.T) {
+	for _, c := range []struct{ op, want string }{
+		{"canonicalize", `{"error":{"code":"input_too_large","message":"request of 18446744073709551615 bytes exceeds the limit of 67108864"},"ok":false}`},
+		{"no_such_op", `{"error":{"code":"unknown_op","message":"unknown op \"no_such_op\""},"ok":false}`},
+	} {
+		out, err := chost.Run(release.set.Harness, release.set.Lib, nil, "sizemax", c.op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := chost.ReadFrames(out)
+		if err != nil || len(got) != 3 {
+			t.Fatalf("harness: %q %v", out, err)
+		}
+		if string(got[0]) != c.want {
+			t.Errorf("%s with SIZE_MAX: %s, want %s", c.op, got[0], c.want)
+		}
+		if code := envelopeCode(got[1]); code != "bad_request" {
+			t.Errorf("%s with a NULL request: %s", c.op, got[1])
+		}
+		if want := strings.Replace(c.want, "request of", "request with its attachments of", 1); string(got[2]) != want {
+			t.Errorf("%s through call_raw with SIZE_MAX attachments: %s, want %s", c.op, got[2], want)
+		}
+	}
+}
+
+// TestForkChild: a process that loaded libcrawlcheck.so and forked gets,
+// in the child, the forked_process envelope and abi version 0, whether or
+// not the parent had called the library first (issue 10: every such call
+// hung in the Go runtime); the parent goes on as before.
+func TestForkChild(t *testing.T) {
+	for _, parentCalls := range []string{"0", "1"} {
+		out, err := chost.Run(release.set.Harness, release.set.Lib, nil, "fork", parentCalls)
+		if err != nil {
+			t.Fatalf("parent calls %s: %v", parentCalls, err)
+		}
+		got, err := chost.ReadFrames(out)
+		if err != nil || len(got) != 3 {
+			t.Fatalf("parent calls %s: harness %q %v", parentCalls, out, err)
+		}
+		if code := envelopeCode(got[0]); code != "forked_process" {
+			t.Errorf("parent calls %s: the child got %s", parentCalls, got[0])
+		}
+		if string(got[1]) != "0" {
+			t.Errorf("parent calls %s: the child's abi version %s, want 0", parentCalls, got[1])
+		}
+		if !bytes.Equal(got[2], core.Call("version", []byte("{}"))) {
+			t.Errorf("parent calls %s: the parent after the fork: %s", parentCalls, got[2])
+		}
+	}
+}
+
 func requests(calls []call) []chost.Request {
 	reqs := make([]chost.Request, len(calls))
 	for i, c := range calls {

@@ -118,6 +118,9 @@ func free(ptr uint32) { delete(pinned, ptr) }
 //go:wasmexport call
 func call(opPtr unsafe.Pointer, opLen uint32, reqPtr unsafe.Pointer, reqLen uint32) uint64 {
 	return respond(guardedCall(opPtr, opLen, func(op string) []byte {
+		if reqPtr == nil && reqLen > 0 {
+			return nullWithLength("req", reqLen)
+		}
 		return core.Call(op, guestBytes(reqPtr, reqLen))
 	}))
 }
@@ -130,8 +133,20 @@ func call(opPtr unsafe.Pointer, opLen uint32, reqPtr unsafe.Pointer, reqLen uint
 //go:wasmexport call_raw
 func call_raw(opPtr unsafe.Pointer, opLen uint32, reqPtr unsafe.Pointer, reqLen uint32, attPtr unsafe.Pointer, attLen uint32) uint64 {
 	return respond(guardedCall(opPtr, opLen, func(op string) []byte {
+		switch {
+		case reqPtr == nil && reqLen > 0:
+			return nullWithLength("req", reqLen)
+		case attPtr == nil && attLen > 0:
+			return nullWithLength("att", attLen)
+		}
 		return core.CallRaw(op, guestBytes(reqPtr, reqLen), guestBytes(attPtr, attLen))
 	}))
+}
+
+// nullWithLength is the answer to a null pointer passed with a length, the
+// words the C library uses.
+func nullWithLength(what string, n uint32) []byte {
+	return errorEnvelope(cerr.BadRequest, cerr.New(cerr.BadRequest, "%s is NULL with %s_len %d", what, what, n).Msg)
 }
 
 // respond hands the response to the host as ptr<<32|len, then collects if
@@ -153,6 +168,11 @@ func guardedCall(opPtr unsafe.Pointer, opLen uint32, run func(op string) []byte)
 	}()
 	if refusal != "" {
 		return errorEnvelope(cerr.Internal, refusal)
+	}
+	// A null pointer with a length is the host's mistake, answered as the
+	// C library answers it (bad_request), not as a panic (internal).
+	if opPtr == nil && opLen > 0 {
+		return nullWithLength("op", opLen)
 	}
 	op := string(guestBytes(opPtr, opLen))
 	if beforeCall != nil {

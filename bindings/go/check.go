@@ -96,6 +96,23 @@ func Check(r Request) (Record, error) {
 		req["refreshed"] = true
 	}
 	raw, err := corecall.Call("continuity_check", req)
+	var ce *corecall.Error
+	if errors.As(err, &ce) && ce.Code == "input_too_large" && len(r.Observation.Pages) > 0 {
+		// The server's pages made the check larger than the core takes
+		// (with the lockfile and the rest): that is the server's doing,
+		// and a check always leaves a record. It records that nothing
+		// could be compared, and why.
+		size := 0
+		for _, p := range r.Observation.Pages {
+			size += len(p)
+		}
+		o := r.Observation
+		o.Pages, o.Unfollowed, o.NextCursor = nil, "", nil
+		o.Failure = FailureUnavailable
+		o.FailureDetail = fmt.Sprintf("the tool list (%d bytes in %d pages) makes a check larger than the core takes: %s", size, len(r.Observation.Pages), ce.Message)
+		req["observed"] = observedJSON(o)
+		raw, err = corecall.Call("continuity_check", req)
+	}
 	if err != nil {
 		return Record{}, err
 	}

@@ -32,10 +32,13 @@ const (
 	ErrKeyInvalid           ErrorCode = "key_invalid"
 	ErrRecordInvalid        ErrorCode = "record_invalid"
 	ErrInternal             ErrorCode = "internal"
+	// ErrForkedProcess is answered by the C library alone, in a process
+	// forked after it was loaded (crawlcheck.h); the Go binding never sees it.
+	ErrForkedProcess ErrorCode = "forked_process"
 )
 
 // ErrorCodes lists the codes in the order docs/abi.md documents them.
 var ErrorCodes = []ErrorCode{ErrUnknownOp, ErrBadRequest, ErrInputTooLarge, ErrJSONSyntax,
 	ErrJSONDuplicateKey, ErrJSONInvalidUTF8, ErrJSONLoneSurrogate, ErrJSONTooDeep,
 	ErrJSONNumberOutOfRange, ErrToolsMalformed, ErrLockInvalid, ErrLockUnsupported,
-	ErrPolicyInvalid, ErrKeyInvalid, ErrRecordInvalid, ErrInternal}
+	ErrPolicyInvalid, ErrKeyInvalid, ErrRecordInvalid, ErrInternal, ErrForkedProcess}

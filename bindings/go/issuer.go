@@ -3,6 +3,8 @@ package preflight
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,7 +59,8 @@ type Issuer struct {
 	PinnedKeys []PinnedKey
 	// Timeout bounds one consultation; 0 means DefaultIssuerTimeout.
 	Timeout time.Duration
-	// HTTPClient sends the requests; nil means http.DefaultClient. The
+	// HTTPClient sends the requests; nil means a default client. Redirects
+	// are never followed, whatever its CheckRedirect says. The
 	// consultation's deadline applies whatever the client's own timeout.
 	HTTPClient *http.Client
 }
@@ -146,19 +149,31 @@ func NewIssuerClient(cfg Issuer, keyDirectory []byte, statePath string) (*Issuer
 		if k.KID == "" || k.PublicKey == "" {
 			return nil, fmt.Errorf("issuer: pinned key %+v: a key id and a public key are both required", k)
 		}
+		if err := checkPublicKey(k.PublicKey); err != nil {
+			return nil, fmt.Errorf("issuer: pinned key %s: %w", k.KID, err)
+		}
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultIssuerTimeout
 	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = http.DefaultClient
+	// Redirects are never followed: a 307 would re-send the lockfile and
+	// the pages to wherever the issuer (or whoever answers for it) points,
+	// another host or a link-local address. The redirect is the answer, and
+	// it is not one: service_unavailable.
+	client := http.Client{}
+	if cfg.HTTPClient != nil {
+		client = *cfg.HTTPClient
 	}
+	client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		return fmt.Errorf("the issuer redirected to %s: redirects are not followed", req.URL.Redacted())
+	}
+	cfg.HTTPClient = &client
 	cfg.URL = strings.TrimSuffix(cfg.URL, "/")
 	c := &IssuerClient{cfg: cfg, directory: keyDirectory, statePath: statePath, seen: json.RawMessage("[]")}
 	if statePath == "" {
 		return c, nil
 	}
-	b, err := os.ReadFile(statePath)
+	b, err := readFile(statePath, maxIssuerAnswer)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return c, nil
@@ -399,6 +414,17 @@ func timedOut(err error) error {
 		return fmt.Errorf("timed out: %w", err)
 	}
 	return err
+}
+
+// checkPublicKey refuses a pinned key that is not the canonical base64 of 32
+// bytes, before anything is sent: a typo in a pin would otherwise only show
+// as an issuer whose every answer is untrusted.
+func checkPublicKey(b64 string) error {
+	raw, err := base64.StdEncoding.Strict().DecodeString(b64)
+	if err != nil || len(raw) != ed25519.PublicKeySize || base64.StdEncoding.EncodeToString(raw) != b64 {
+		return fmt.Errorf("the public key %q is not the base64 of 32 bytes", b64)
+	}
+	return nil
 }
 
 // excerpt is the start of a body, for an error message.

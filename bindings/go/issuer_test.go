@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -242,6 +244,38 @@ func TestServiceUnavailable(t *testing.T) {
 	}
 }
 
+// TestServiceRedirect: an issuer that redirects (to another host, here a
+// listener that counts what reaches it) is service_unavailable, and nothing
+// is sent to where it points: neither the key directory request nor the
+// lock check's POST with the lockfile and the pages.
+func TestServiceRedirect(t *testing.T) {
+	var reached atomic.Int32
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		http.Error(w, "not an issuer", http.StatusTeapot)
+	}))
+	defer elsewhere.Close()
+	s := start(t, "http", `{"tools":`+threeTools+`}`)
+	lockPath := lockOf(t, s, preflight.LockOptions{})
+	iss := startIssuer(t)
+	iss.knobs(t, `{"redirect":"`+elsewhere.URL+`"}`)
+	for name, cfg := range map[string]preflight.Config{
+		"lock check":    serviceConfig(t, lockPath, iss),
+		"key directory": {LockPath: lockPath, Issuer: &preflight.Issuer{URL: iss.url, PinnedKeys: []preflight.PinnedKey{activeKey}, Timeout: issuerTimeout}},
+	} {
+		sess, _ := open(t, s, cfg)
+		cons := sess.Consultation()
+		sess.Close()
+		if !strings.Contains(cons.Unavailable, "redirects are not followed") {
+			t.Errorf("%s: unavailable %q; want the redirect refused", name, cons.Unavailable)
+		}
+		finding(t, sess.Record(), "service_unavailable")
+	}
+	if n := reached.Load(); n != 0 {
+		t.Fatalf("%d request(s) followed the redirect to another host", n)
+	}
+}
+
 // TestServiceLate: an expired receipt is evidence_expired, whose refresh
 // asks the issuer once more; late again, the session pauses.
 func TestServiceLate(t *testing.T) {
@@ -384,6 +418,15 @@ func TestIssuerConfig(t *testing.T) {
 		},
 		"empty pin": func() error {
 			_, err := preflight.NewIssuerClient(preflight.Issuer{URL: "https://issuer.invalid", PinnedKeys: []preflight.PinnedKey{{KID: "k"}}}, nil, "")
+			return err
+		},
+		"pin not base64": func() error {
+			_, err := preflight.NewIssuerClient(preflight.Issuer{URL: "https://issuer.invalid", PinnedKeys: []preflight.PinnedKey{{KID: "k", PublicKey: "not-a-key"}}}, nil, "")
+			return err
+		},
+		"pin respelt": func() error {
+			pub := activeKey.PublicKey[:42] + "R="
+			_, err := preflight.NewIssuerClient(preflight.Issuer{URL: "https://issuer.invalid", PinnedKeys: []preflight.PinnedKey{{KID: "k", PublicKey: pub}}}, nil, "")
 			return err
 		},
 		"broken state": func() error {

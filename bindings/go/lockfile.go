@@ -56,6 +56,9 @@ func ReadLock(lock []byte, now time.Time, s Settings) (LockInfo, error) {
 	if err := corecall.Into("verify_lock", req, &info); err != nil {
 		return LockInfo{}, err
 	}
+	if info.Servers == nil {
+		info.Servers = []string{}
+	}
 	return info, nil
 }
 

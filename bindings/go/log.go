@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"sync"
@@ -46,9 +45,9 @@ func OpenLog(path string) (*Log, error) {
 }
 
 func openLog(f *os.File) (*Log, error) {
-	data, err := io.ReadAll(f)
+	data, err := readRegular(f, maxLogBytes)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: a record log is a regular file of at most %d bytes (move a longer one aside to start a new log)", err, maxLogBytes)
 	}
 	if len(data) == 0 {
 		return &Log{f: f}, nil
@@ -131,10 +130,27 @@ type Chain struct {
 	TornTail bool   `json:"torn_tail"`
 }
 
-// VerifyChain checks a JSON-lines log with the core: every record's
-// record_sha256, and every link.
+// VerifyChain checks a JSON-lines log with the core: every line one record
+// in its canonical form, every record's record_sha256, every link, and the
+// start: the first record must start the chain. A log whose first lines
+// were deleted is not valid (docs/continuity.md, What the chain proves).
 func VerifyChain(lines []byte) (Chain, error) {
+	return VerifyChainAnchored(lines, "", "")
+}
+
+// VerifyChainAnchored is VerifyChain with anchors kept elsewhere: after, when
+// set, is the record_sha256 the first record must follow (a log continued
+// from a rotated one); head, when set, is the record_sha256 the last record
+// must have (which shows records cut from the end).
+func VerifyChainAnchored(lines []byte, after, head string) (Chain, error) {
+	req := map[string]any{"records": corecall.Text(lines)}
+	if after != "" {
+		req["after"] = after
+	}
+	if head != "" {
+		req["head"] = head
+	}
 	var c Chain
-	err := corecall.Into("verify_chain", map[string]any{"records": corecall.Text(lines)}, &c)
+	err := corecall.Into("verify_chain", req, &c)
 	return c, err
 }

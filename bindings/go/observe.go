@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/crawlcheck/verifier/core"
+	"github.com/crawlcheck/verifier/core/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -34,6 +36,22 @@ const (
 
 // DefaultPageCap is the most tools/list pages Observe reads by default.
 const DefaultPageCap = 100
+
+// Bounds on what is read of a server, so that a server cannot make a check
+// hold unbounded memory, or a request the core refuses (which would leave
+// no record): each answer is read up to Options.MaxAnswerBytes, the pages
+// together up to MaxListBytes, and at most MaxPages of them.
+const (
+	// DefaultMaxAnswerBytes bounds one frame the server sends when
+	// Options.MaxAnswerBytes is zero.
+	DefaultMaxAnswerBytes = 16 << 20
+	// MaxListBytes bounds the pages of one list together: the core takes
+	// no larger request.
+	MaxListBytes = core.MaxRequestBytes
+	// MaxPages is the most pages the core compares in one check; a larger
+	// PageCap is lowered to it.
+	MaxPages = tools.MaxPages
+)
 
 // Observation is what a preflight saw: the facts the core decides on. It
 // holds no verdict and no hash.
@@ -68,18 +86,29 @@ type Observation struct {
 
 // Options tunes Observe.
 type Options struct {
-	// PageCap bounds the pages read; 0 means DefaultPageCap.
+	// PageCap bounds the pages read; 0 means DefaultPageCap, and more than
+	// MaxPages means MaxPages.
 	PageCap int
+	// MaxAnswerBytes bounds each frame read from the server; 0 means
+	// DefaultMaxAnswerBytes. A longer answer is cut off: the session is
+	// broken there and the Observation says so (server_unavailable).
+	MaxAnswerBytes int64
 }
 
 // Connect connects client to the server over t and observes its tool list.
 // On failure the session is nil and the Observation says why, with the
 // handshake facts captured so far.
 func Connect(ctx context.Context, client *mcp.Client, t *Transport, sopts *mcp.ClientSessionOptions, opts *Options) (*mcp.ClientSession, Observation) {
+	if opts != nil && opts.MaxAnswerBytes > 0 {
+		t.rec.maxFrame.Store(opts.MaxAnswerBytes)
+	}
 	cs, err := client.Connect(ctx, t, sopts)
 	if err != nil {
 		obs := t.handshakeFacts(nil)
 		obs.Failure, obs.FailureDetail = classify(ctx, fmt.Errorf("connecting to %s: %w", t.endpoint, err))
+		if cut := t.rec.cutOff(); cut != "" {
+			obs.Failure, obs.FailureDetail = FailureUnavailable, "connecting to "+t.endpoint+": "+cut
+		}
 		return nil, obs
 	}
 	return cs, Observe(ctx, cs, t, opts)
@@ -94,14 +123,26 @@ func Observe(ctx context.Context, cs *mcp.ClientSession, t *Transport, opts *Opt
 	obs := t.handshakeFacts(cs)
 	pageCap := DefaultPageCap
 	if opts != nil && opts.PageCap > 0 {
-		pageCap = opts.PageCap
+		pageCap = min(opts.PageCap, MaxPages)
+	}
+	if opts != nil && opts.MaxAnswerBytes > 0 {
+		t.rec.maxFrame.Store(opts.MaxAnswerBytes)
 	}
 	followed := map[string]bool{}
 	cursor := ""
+	total := 0
 	for {
 		page, failure, detail := t.fetchPage(ctx, cs, cursor)
 		if failure != "" {
 			obs.Failure, obs.FailureDetail = failure, fmt.Sprintf("tools/list page %d: %s", len(obs.Pages)+1, detail)
+			return obs
+		}
+		if total += len(page); total > MaxListBytes {
+			// No check could carry these pages: none is kept, and the
+			// record says why (the server's fault, not the operator's).
+			obs.Failure = FailureUnavailable
+			obs.FailureDetail = fmt.Sprintf("tools/list page %d: the pages so far exceed %d bytes, more than one check can carry", len(obs.Pages)+1, MaxListBytes)
+			obs.Pages = nil
 			return obs
 		}
 		obs.Pages = append(obs.Pages, page)
@@ -165,6 +206,8 @@ func (t *Transport) fetchPage(ctx context.Context, cs *mcp.ClientSession, cursor
 		}
 		if sdkDone {
 			switch {
+			case t.rec.cutOff() != "":
+				return nil, FailureUnavailable, t.rec.cutOff()
 			case ctx.Err() != nil:
 				return nil, FailureTimeout, ctx.Err().Error()
 			case c == nil && sdkErr == nil:

@@ -3,7 +3,9 @@ package preflight
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // A call is one JSON-RPC request the client sent, and the frame that
@@ -25,6 +27,36 @@ type recorder struct {
 	byID        map[string]*call
 	listChanged int
 	wake        chan struct{} // closed and replaced on every change
+	maxFrame    atomic.Int64  // the largest frame received; 0: DefaultMaxAnswerBytes
+	oversize    string        // why a frame was cut off, "" if none was
+}
+
+// limit is the largest frame the transport takes from the server.
+func (r *recorder) limit() int64 {
+	if n := r.maxFrame.Load(); n > 0 {
+		return n
+	}
+	return DefaultMaxAnswerBytes
+}
+
+// tooLarge records that a frame went past the limit: the stream is cut
+// there, and the call waiting for it fails with this reason.
+func (r *recorder) tooLarge() error {
+	err := fmt.Errorf("the server sent an answer of more than %d bytes: not read further", r.limit())
+	r.mu.Lock()
+	if r.oversize == "" {
+		r.oversize = err.Error()
+	}
+	r.notifyLocked()
+	r.mu.Unlock()
+	return err
+}
+
+// cutOff returns why a frame was cut off, "" if none was.
+func (r *recorder) cutOff() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.oversize
 }
 
 func newRecorder() *recorder {

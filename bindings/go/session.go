@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/crawlcheck/verifier/core"
 	"github.com/crawlcheck/verifier/internal/atomicfile"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -31,6 +31,9 @@ type Config struct {
 	// PageCap bounds the tools/list pages one check reads; 0 means
 	// DefaultPageCap.
 	PageCap int
+	// MaxAnswerBytes bounds each answer read from the server; 0 means
+	// DefaultMaxAnswerBytes. A longer one is recorded as server_unavailable.
+	MaxAnswerBytes int64
 	// Timeout bounds one check; 0 means DefaultTimeout.
 	Timeout time.Duration
 	// LogPath, when set, is an append-only JSON-lines log every record is
@@ -116,7 +119,7 @@ func Open(ctx context.Context, impl *mcp.Implementation, copts *mcp.ClientOption
 	if cfg.LockPath == "" {
 		return nil, errors.New("preflight: Config.LockPath is required")
 	}
-	lock, err := os.ReadFile(cfg.LockPath)
+	lock, err := readFile(cfg.LockPath, core.MaxRequestBytes)
 	if err != nil {
 		return nil, fmt.Errorf("preflight: reading the lockfile: %w", err)
 	}
@@ -372,7 +375,7 @@ func (s *Session) recheck(ctx context.Context) error {
 func (s *Session) observe(ctx context.Context) (Observation, int64) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	opts := &Options{PageCap: s.cfg.PageCap}
+	opts := &Options{PageCap: s.cfg.PageCap, MaxAnswerBytes: s.cfg.MaxAnswerBytes}
 	seen := s.changes.Load()
 	s.mu.Lock()
 	cs := s.cs

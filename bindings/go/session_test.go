@@ -486,6 +486,17 @@ func TestLogChainAndTornTail(t *testing.T) {
 	if _, err := preflight.OpenLog(logPath); err == nil || !strings.Contains(err.Error(), "broken at record 1") {
 		t.Errorf("OpenLog of an edited log: %v", err)
 	}
+
+	// A log whose first record was deleted still links, but is not
+	// appended to: the chain has no anchor (issue 10, item 8).
+	cut := data[bytes.IndexByte(data, '\n')+1:]
+	os.WriteFile(logPath, cut, 0o644)
+	if _, err := preflight.OpenLog(logPath); err == nil || !strings.Contains(err.Error(), "its start was cut") {
+		t.Errorf("OpenLog of a log whose start was cut: %v", err)
+	}
+	if chain, err := preflight.VerifyChainAnchored(cut, first.SHA256, ""); err != nil || !chain.Valid || chain.Count != 1 {
+		t.Errorf("the cut log after its first record: %+v, %v; want valid", chain, err)
+	}
 }
 
 func TestWithheldOrder(t *testing.T) {

@@ -113,7 +113,7 @@ func (t *Transport) connectCommand(ctx context.Context, ct *mcp.CommandTransport
 	in := &lineTap{emit: func(f []byte) { t.rec.received(f, nil) }}
 	out := &lineTap{emit: func(f []byte) { t.rec.sent(f) }}
 	framing := &mcp.IOTransport{
-		Reader: &tapReader{r: stdout, tap: in},
+		Reader: &tapReader{r: stdout, tap: in, max: t.rec.limit, tooLarge: t.rec.tooLarge},
 		Writer: &childStdin{w: stdin, tap: out, cmd: cmd, term: term},
 	}
 	return framing.Connect(ctx)
@@ -123,13 +123,20 @@ func (t *Transport) connectCommand(ctx context.Context, ct *mcp.CommandTransport
 // so a frame is recorded before the SDK can act on it. Closing it does
 // nothing: the session ends by closing stdin (see childStdin).
 type tapReader struct {
-	r   io.Reader
-	tap *lineTap
+	r        io.Reader
+	tap      *lineTap
+	max      func() int64
+	tooLarge func() error
 }
 
 func (t *tapReader) Read(p []byte) (int, error) {
 	n, err := t.r.Read(p)
 	t.tap.feed(p[:n])
+	if int64(len(t.tap.buf)) > t.max() {
+		// A line past the limit is not read further: neither this tap nor
+		// the SDK's decoder holds more of it.
+		return 0, t.tooLarge()
+	}
 	if err != nil {
 		t.tap.flush()
 	}
@@ -248,9 +255,13 @@ func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	emit := func(f []byte) { h.rec.received(f, to) }
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
-		resp.Body = &sseTap{rc: resp.Body, emit: emit}
+		resp.Body = &sseTap{rc: resp.Body, emit: emit, max: h.rec.limit(), tooLarge: h.rec.tooLarge}
 	} else {
-		resp.Body = &bodyTap{rc: resp.Body, emit: emit}
+		if resp.ContentLength > h.rec.limit() {
+			resp.Body.Close()
+			return nil, h.rec.tooLarge()
+		}
+		resp.Body = &bodyTap{rc: resp.Body, emit: emit, max: h.rec.limit(), tooLarge: h.rec.tooLarge}
 	}
 	return resp, nil
 }
@@ -258,14 +269,20 @@ func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 // bodyTap emits a whole response body as one frame when it has been read to
 // its end.
 type bodyTap struct {
-	rc   io.ReadCloser
-	buf  []byte
-	emit func([]byte)
-	done bool
+	rc       io.ReadCloser
+	buf      []byte
+	emit     func([]byte)
+	done     bool
+	max      int64
+	tooLarge func() error
 }
 
 func (b *bodyTap) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
+	if int64(len(b.buf)+n) > b.max {
+		b.buf = nil
+		return 0, b.tooLarge()
+	}
 	b.buf = append(b.buf, p[:n]...)
 	if err == io.EOF && !b.done {
 		b.done = true
@@ -281,14 +298,21 @@ func (b *bodyTap) Close() error { return b.rc.Close() }
 // sseTap emits the data of each server-sent event as one frame, as soon as
 // the blank line that ends the event has been read.
 type sseTap struct {
-	rc   io.ReadCloser
-	line []byte
-	data [][]byte
-	emit func([]byte)
+	rc       io.ReadCloser
+	line     []byte
+	data     [][]byte
+	size     int64 // bytes of the event being read
+	emit     func([]byte)
+	max      int64
+	tooLarge func() error
 }
 
 func (s *sseTap) Read(p []byte) (int, error) {
 	n, err := s.rc.Read(p)
+	if s.size += int64(n); s.size > s.max {
+		s.line, s.data = nil, nil
+		return 0, s.tooLarge()
+	}
 	rest := p[:n]
 	for {
 		i := bytes.IndexByte(rest, '\n')
@@ -310,6 +334,7 @@ func (s *sseTap) endLine(line []byte) {
 			s.emit(bytes.Join(s.data, []byte("\n")))
 			s.data = nil
 		}
+		s.size = 0
 		return
 	}
 	if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {

@@ -23,7 +23,7 @@ func cmdApprove(c *cli, args []string) error {
 	serverName := fs.String("server-name", "", "which server of an agentgate.lock to approve (default: its only one)")
 	signKey := fs.String("sign-key", "", "sign the new lockfile with the operator key in `KEYFILE`")
 	yes := fs.Bool("yes", false, "approve without asking (for scripts: the person approved elsewhere)")
-	out := fs.String("o", "", "write the new lockfile to `FILE` instead of replacing --lock")
+	out := fs.String("o", "", "write the new lockfile to `FILE` (- for stdout) instead of replacing --lock")
 	if _, err := c.parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -94,16 +94,25 @@ func cmdApprove(c *cli, args []string) error {
 	if err := corecall.Into("diff", req, &d); err != nil {
 		return err
 	}
-	printDiff(c.stdout, d)
-	printScanOf(c.stdout, "\nscan of the tools to approve", obs, slices.Concat(chk.Added, chk.Modified))
+	// With -o - the lockfile is stdout; what a person reads goes to stderr.
+	show := c.stdout
+	if *out == "-" {
+		show = c.stderr
+	}
+	printDiff(show, d)
+	printScanOf(show, "\nscan of the tools to approve", obs, slices.Concat(chk.Added, chk.Modified))
 	if !*yes {
-		fmt.Fprint(c.stderr, "Approve these tools? [y/N] ")
+		say(c.stderr, "Approve these tools? [y/N] ")
 		answer, _ := bufio.NewReader(c.stdin).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
 			return blocked("not approved; %s is unchanged", *lockPath)
 		}
 	}
 	dest := *lockPath
+	if *out == "-" {
+		_, err := c.stdout.Write(newLock)
+		return err
+	}
 	if *out != "" {
 		dest = *out
 	}
@@ -114,7 +123,7 @@ func cmdApprove(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "approved: wrote %s (%d tools, sha256 %s)\n", dest, written.Count, written.SHA256)
+	say(c.stdout, "approved: wrote %s (%d tools, sha256 %s)\n", dest, written.Count, written.SHA256)
 	return nil
 }
 

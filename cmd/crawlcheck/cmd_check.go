@@ -106,7 +106,7 @@ func cmdCheck(c *cli, args []string) error {
 			}
 		}
 		if *asJSON {
-			fmt.Fprintf(c.stdout, "%s\n", rec.Raw)
+			machine(c.stdout, rec.Raw)
 			return nil
 		}
 		printRecord(c.stdout, rec)
@@ -151,7 +151,7 @@ func cmdCheck(c *cli, args []string) error {
 		// refresh is how an expired or replayed receipt is answered);
 		// refresh then means pause.
 		if !*asJSON {
-			fmt.Fprintln(c.stdout, "\nrefresh: checking once more")
+			say(c.stdout, "\nrefresh: checking once more\n")
 		}
 		rec, err = check(true, rec.SHA256)
 	}
@@ -213,19 +213,19 @@ func (f *issuerFlags) client(keyDirectory []byte, logPath string) (*preflight.Is
 func printConsultation(w io.Writer, url string, cons preflight.Consultation) {
 	switch {
 	case !cons.Asked:
-		fmt.Fprintf(w, "issuer    %s: not asked: no whole tool list was read\n", url)
+		say(w, "issuer    %s: not asked: no whole tool list was read\n", url)
 	case cons.Unavailable != "":
-		fmt.Fprintf(w, "issuer    %s: unavailable (%s); the local comparison is the fallback\n", url, cons.Unavailable)
+		say(w, "issuer    %s: unavailable (%s); the local comparison is the fallback\n", url, cons.Unavailable)
 	default:
 		var names []string
 		for _, e := range cons.Evidence {
 			names = append(names, e.Observation)
 		}
-		fmt.Fprintf(w, "issuer    %s: %s (evidence level %s)", url, cons.PolicyResult, cons.EvidenceLevel)
+		say(w, "issuer    %s: %s (evidence level %s)", url, cons.PolicyResult, cons.EvidenceLevel)
 		if len(names) > 0 {
-			fmt.Fprintf(w, ": %s", strings.Join(names, ", "))
+			say(w, ": %s", strings.Join(names, ", "))
 		}
-		fmt.Fprintln(w)
+		say(w, "\n")
 	}
 }
 

@@ -140,7 +140,7 @@ func cmdCI(c *cli, args []string) error {
 		}
 		if *asJSON {
 			line, _ := json.Marshal(map[string]any{"server": label, "answer": a.Raw})
-			fmt.Fprintf(c.stdout, "%s\n", line)
+			machine(c.stdout, line)
 			continue
 		}
 		printLockCheck(c, label, a)
@@ -149,10 +149,10 @@ func cmdCI(c *cli, args []string) error {
 		drift++
 		if *asJSON {
 			line, _ := json.Marshal(map[string]any{"server": name, "answer": nil, "unlocked": true})
-			fmt.Fprintf(c.stdout, "%s\n", line)
+			machine(c.stdout, line)
 			continue
 		}
-		fmt.Fprintf(c.stdout, "%-20s block    not in the lockfile: its tools were never approved\n", name)
+		say(c.stdout, "%-20s block    not in the lockfile: its tools were never approved\n", name)
 	}
 	if drift > 0 {
 		return blocked("%d of %d server(s) drifted", drift, len(jobs)+len(unlocked))
@@ -182,11 +182,11 @@ func printLockCheck(c *cli, label string, a preflight.LockCheck) {
 		}
 		what = "changed: " + strings.Join(parts, "; ")
 	}
-	fmt.Fprintf(c.stdout, "%-20s %-8s %s\n", label, a.Decision, what)
+	say(c.stdout, "%-20s %-8s %s\n", label, a.Decision, what)
 	for _, m := range a.ModifiedDetail {
 		var ops []diffOp
 		if json.Unmarshal(m.DescriptionDiff, &ops) == nil && ops != nil {
-			fmt.Fprintf(c.stdout, "    %s description:\n", m.Name)
+			say(c.stdout, "    %s description:\n", m.Name)
 			printTextDiff(c.stdout, ops)
 		}
 	}

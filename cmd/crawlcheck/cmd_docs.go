@@ -41,7 +41,7 @@ func cmdDiff(c *cli, args []string) error {
 		return fmt.Errorf("diff: decoding the answer: %w", err)
 	}
 	if *asJSON {
-		fmt.Fprintf(c.stdout, "%s\n", raw)
+		machine(c.stdout, raw)
 	} else {
 		printDiff(c.stdout, d)
 	}
@@ -96,7 +96,7 @@ func cmdConvert(c *cli, args []string) error {
 		return err
 	}
 	for _, l := range res.Lost {
-		fmt.Fprintf(c.stderr, "crawlcheck convert: not carried over: %s\n", l)
+		say(c.stderr, "crawlcheck convert: not carried over: %s\n", l)
 	}
 	return writeOut(c, *out, []byte(res.Lock))
 }
@@ -111,8 +111,8 @@ func cmdCanon(c *cli, args []string) error {
 	var doc []byte
 	switch len(rest) {
 	case 0:
-		if doc, err = io.ReadAll(c.stdin); err != nil {
-			return fmt.Errorf("reading stdin: %w", err)
+		if doc, err = readStdin(c.stdin); err != nil {
+			return err
 		}
 	case 1:
 		if doc, err = readInput("the document", rest[0]); err != nil {
@@ -141,6 +141,8 @@ func cmdRecord(c *cli, args []string) error {
 		return usagef("record verify FILE")
 	}
 	fs := c.flagSet("record verify")
+	after := fs.String("after", "", "the record_sha256 `SHA` the log's first record must follow (a log continued from a rotated one)")
+	head := fs.String("head", "", "the record_sha256 `SHA` the log's last record must be (a head kept elsewhere)")
 	rest, err := c.parse(fs, args[1:], 1)
 	if err != nil {
 		return err
@@ -151,7 +153,7 @@ func cmdRecord(c *cli, args []string) error {
 	}
 	// One JSON value is one record (pretty-printed or not); anything else
 	// is read as a JSON-lines log.
-	if json.Valid(data) {
+	if json.Valid(data) && *after == "" && *head == "" {
 		var v struct {
 			Valid          bool   `json:"valid"`
 			RecordSHA256   string `json:"record_sha256"`
@@ -162,36 +164,41 @@ func cmdRecord(c *cli, args []string) error {
 			return err
 		}
 		if !v.Valid {
-			fmt.Fprintf(c.stdout, "%s: INVALID: %s (record_sha256 %s, computed %s)\n", rest[0], v.Reason, v.RecordSHA256, v.ComputedSHA256)
+			say(c.stdout, "%s: INVALID: %s (record_sha256 %s, computed %s)\n", rest[0], v.Reason, v.RecordSHA256, v.ComputedSHA256)
 			return blocked("")
 		}
-		fmt.Fprintf(c.stdout, "%s: valid record %s\n", rest[0], v.RecordSHA256)
+		say(c.stdout, "%s: valid record %s\n", rest[0], v.RecordSHA256)
 		return nil
 	}
-	chain, err := preflight.VerifyChain(data)
+	chain, err := preflight.VerifyChainAnchored(data, *after, *head)
 	if err != nil {
 		return err
 	}
 	if !chain.Valid {
-		fmt.Fprintf(c.stdout, "%s: INVALID at record %d: %s\n", rest[0], chain.BrokenAt+1, chain.Reason)
+		say(c.stdout, "%s: INVALID at record %d: %s\n", rest[0], chain.BrokenAt+1, chain.Reason)
 		return blocked("")
 	}
-	fmt.Fprintf(c.stdout, "%s: valid chain of %d record(s), head %s\n", rest[0], chain.Count, chain.Head)
+	from := "from its first record"
+	if *after != "" {
+		from = "after " + *after
+	}
+	say(c.stdout, "%s: valid chain of %d record(s), head %s, %s\n", rest[0], chain.Count, chain.Head, from)
 	if chain.TornTail {
-		fmt.Fprintf(c.stdout, "%s: a torn last line (an interrupted write) was set aside\n", rest[0])
+		say(c.stdout, "%s: a torn last line (an interrupted write) was set aside\n", rest[0])
 	}
 	return nil
 }
 
-// writeOut writes a document to -o FILE (atomically) or to stdout.
+// writeOut writes a document to -o FILE (atomically) or to stdout (no -o,
+// or -o -).
 func writeOut(c *cli, out string, data []byte) error {
-	if out == "" {
+	if out == "" || out == "-" {
 		_, err := c.stdout.Write(data)
 		return err
 	}
 	if err := atomicfile.Write(out, data, 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stderr, "crawlcheck: wrote %s\n", out)
+	say(c.stderr, "crawlcheck: wrote %s\n", out)
 	return nil
 }

@@ -19,8 +19,8 @@ func cmdKeygen(c *cli, args []string) error {
 	if _, err := c.parse(fs, args, 0); err != nil {
 		return err
 	}
-	if *out == "" {
-		return usagef("-o KEYFILE is required")
+	if *out == "" || *out == "-" {
+		return usagef("-o KEYFILE is required: a private key is written to a file, never to stdout")
 	}
 	seed := make([]byte, 32)
 	if _, err := rand.Read(seed); err != nil {
@@ -40,7 +40,7 @@ func cmdKeygen(c *cli, args []string) error {
 	if err := atomicfile.WriteNew(*out+".pub", []byte(pub.PublicKey+"\n"), 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "%s %s\n", pub.KeyID, pub.PublicKey)
+	say(c.stdout, "%s %s\n", pub.KeyID, pub.PublicKey)
 	return nil
 }
 
@@ -48,7 +48,7 @@ func cmdKeygen(c *cli, args []string) error {
 func cmdSign(c *cli, args []string) error {
 	fs := c.flagSet("sign")
 	keyPath := fs.String("key", "", "the operator's private key `KEYFILE` (required)")
-	out := fs.String("o", "", "write the signed lockfile to `FILE` instead of replacing LOCKFILE")
+	out := fs.String("o", "", "write the signed lockfile to `FILE` (- for stdout) instead of replacing LOCKFILE")
 	rest, err := c.parse(fs, args, 1)
 	if err != nil {
 		return err
@@ -69,13 +69,17 @@ func cmdSign(c *cli, args []string) error {
 		return err
 	}
 	dest := rest[0]
+	if *out == "-" {
+		_, err := c.stdout.Write(signed)
+		return err
+	}
 	if *out != "" {
 		dest = *out
 	}
 	if err := atomicfile.Write(dest, signed, 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "signed: wrote %s\n", dest)
+	say(c.stdout, "signed: wrote %s\n", dest)
 	return nil
 }
 
@@ -110,16 +114,16 @@ func cmdVerify(c *cli, args []string) error {
 	}
 	if *asJSON {
 		line, _ := json.Marshal(info)
-		fmt.Fprintf(c.stdout, "%s\n", line)
+		machine(c.stdout, line)
 	} else {
-		fmt.Fprintf(c.stdout, "%s: %s, %d tools, trust %s", rest[0], info.Format, info.Count, info.Trust)
+		say(c.stdout, "%s: %s, %d tools, trust %s", rest[0], info.Format, info.Count, info.Trust)
 		if info.KeyID != "" {
-			fmt.Fprintf(c.stdout, ", key %s", info.KeyID)
+			say(c.stdout, ", key %s", info.KeyID)
 		}
 		if info.Reason != "" {
-			fmt.Fprintf(c.stdout, " (%s)", info.Reason)
+			say(c.stdout, " (%s)", info.Reason)
 		}
-		fmt.Fprintln(c.stdout)
+		say(c.stdout, "\n")
 	}
 	if info.Trust == "untrusted" {
 		return blocked("%s is untrusted: %s", rest[0], info.Reason)

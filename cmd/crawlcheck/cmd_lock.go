@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	iofs "io/fs"
-	"os"
 
 	preflight "github.com/crawlcheck/verifier/bindings/go"
 	"github.com/crawlcheck/verifier/internal/corecall"
@@ -19,7 +18,7 @@ func cmdLock(c *cli, args []string) error {
 	format := fs.String("format", "crawlcheck", "lockfile format: crawlcheck or agentgate")
 	name := fs.String("name", "", "the server's name in an agentgate.lock (required with --format agentgate)")
 	signKey := fs.String("sign-key", "", "sign the lockfile with the operator key in `KEYFILE` (crawlcheck format)")
-	out := fs.String("o", "", "write the lockfile to `FILE` (atomically) instead of stdout; an existing agentgate.lock gains or replaces the server")
+	out := fs.String("o", "", "write the lockfile to `FILE` (atomically; - for stdout) instead of stdout; an existing agentgate.lock gains or replaces the server")
 	if _, err := c.parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -46,8 +45,8 @@ func cmdLock(c *cli, args []string) error {
 			return err
 		}
 	}
-	if *format == "agentgate" && *out != "" {
-		into, err := os.ReadFile(*out)
+	if *format == "agentgate" && *out != "" && *out != "-" {
+		into, err := readInput("the agentgate.lock to add to", *out)
 		switch {
 		case err == nil:
 			if info, err := preflight.ReadLock(into, now, preflight.Settings{}); err != nil {

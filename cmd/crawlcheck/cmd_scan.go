@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	preflight "github.com/crawlcheck/verifier/bindings/go"
-	"github.com/crawlcheck/verifier/core/textsafe"
 )
 
 // cmdScan prints the approval scan of a tool list (docs/scan.md): the
@@ -41,7 +41,7 @@ func cmdScan(c *cli, args []string) error {
 		return lockRefused(tg, err)
 	}
 	if *asJSON {
-		fmt.Fprintf(c.stdout, "%s\n", s.Raw)
+		machine(c.stdout, s.Raw)
 	} else {
 		printScan(c.stdout, "scan", s)
 	}
@@ -55,53 +55,52 @@ func cmdScan(c *cli, args []string) error {
 // under its tool and part, with the matched text. Everything that came from
 // a server or a lockfile goes through textsafe.Escape.
 func printScan(w io.Writer, title string, s preflight.Scan) {
-	e := textsafe.Escape
 	rules := s.RulesSHA256
 	if len(rules) > 12 {
 		rules = rules[:12]
 	}
-	fmt.Fprintf(w, "%s: %s", title, e(s.Severity))
+	say(w, title+": %s", s.Severity) // title: this program's own text
 	if n := s.Listed(); n > 0 {
-		kinds := make([]string, 0, len(s.Kinds))
 		names := make([]string, 0, len(s.Kinds))
 		for k := range s.Kinds {
 			names = append(names, k)
 		}
 		slices.Sort(names)
+		kinds := make([]string, 0, len(names))
 		for _, k := range names {
-			kinds = append(kinds, fmt.Sprintf("%s %d", e(k), s.Kinds[k]))
+			kinds = append(kinds, k+" "+strconv.Itoa(s.Kinds[k]))
 		}
-		fmt.Fprintf(w, ", %d finding(s): %s", n, strings.Join(kinds, ", "))
+		say(w, ", %d finding(s): %s", n, strings.Join(kinds, ", "))
 	}
-	fmt.Fprintf(w, " (rules %s)\n", e(rules))
+	say(w, " (rules %s)\n", rules)
 	tool, part := "", ""
 	for i, f := range s.Findings {
 		if i == 0 || f.Tool != tool {
 			tool, part = f.Tool, ""
-			fmt.Fprintf(w, "  %s\n", e(f.Tool))
+			say(w, "  %s\n", f.Tool)
 		}
 		if f.Part != part {
 			part = f.Part
-			fmt.Fprintf(w, "    %s\n", e(f.Part))
+			say(w, "    %s\n", f.Part)
 		}
-		where := fmt.Sprintf("at %d", f.Offset)
+		where := "at " + strconv.Itoa(f.Offset)
 		if f.Key {
 			where = "in the member name, " + where
 		}
-		fmt.Fprintf(w, "      %-6s %-36s %s: \"%s\"", e(f.Severity), e(f.Rule), where, e(f.Span))
+		say(w, "      %-6s %-36s %s: \"%s\"", f.Severity, f.Rule, where, f.Span)
 		if f.Length > len(f.Span) {
-			fmt.Fprintf(w, " (%d of %d bytes)", len(f.Span), f.Length)
+			say(w, " (%d of %d bytes)", len(f.Span), f.Length)
 		}
 		if f.Hidden != "" {
-			fmt.Fprintf(w, ", spelling \"%s\"", e(f.Hidden))
+			say(w, ", spelling \"%s\"", f.Hidden)
 		}
 		if f.Kind == "homoglyph" {
-			fmt.Fprintf(w, ", beyond ASCII: %s", codePoints(f.Span))
+			say(w, ", beyond ASCII: %s", codePoints(f.Span))
 		}
-		fmt.Fprintln(w)
+		say(w, "\n")
 	}
 	if more := s.Listed() - len(s.Findings); more > 0 {
-		fmt.Fprintf(w, "  … and %d more finding(s), less severe, not listed\n", more)
+		say(w, "  … and %d more finding(s), less severe, not listed\n", more)
 	}
 }
 
@@ -142,7 +141,7 @@ func printScanOf(w io.Writer, title string, obs preflight.Observation, names []s
 	}
 	s, err := preflight.ScanTools(obs, names)
 	if err != nil {
-		fmt.Fprintf(w, "%s: not run: %s\n", title, textsafe.Escape(err.Error()))
+		say(w, title+": not run: %s\n", err)
 		return
 	}
 	printScan(w, title, s)

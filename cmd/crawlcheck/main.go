@@ -46,8 +46,9 @@ type cli struct {
 	now            string // --now, RFC 3339; "" means the clock
 	timeout        time.Duration
 	pageCap        int
-	capabilities   string // --capabilities: what the MCP client declares
-	helping        string // the command whose help the next parse prints
+	capabilities   string   // --capabilities: what the MCP client declares
+	maxInput       byteSize // --max-input: the largest file or server answer read
+	helping        string   // the command whose help the next parse prints
 }
 
 // command is one subcommand: its usage line, what it does, and an example
@@ -96,8 +97,8 @@ func init() {
 		"canon": {"canon [FILE]", cmdCanon,
 			"Writes the RFC 8785 canonical bytes of a JSON file (or stdin), parsed strictly.",
 			"crawlcheck canon tools.json"},
-		"record": {"record verify FILE", cmdRecord,
-			"Verifies a record's record_sha256, or every record and link of a JSON-lines log.",
+		"record": {"record verify [--after SHA] [--head SHA] FILE", cmdRecord,
+			"Verifies a record's record_sha256, or every record and link of a JSON-lines log, from its anchor (its first record, or --after SHA) and, with --head SHA, to a head kept elsewhere.",
 			"crawlcheck record verify checks.jsonl"},
 	}
 }
@@ -106,7 +107,8 @@ func init() {
 var order = []string{"lock", "check", "approve", "ci", "scan", "diff", "sign", "verify", "keygen", "convert", "canon", "record"}
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, timeout: preflight.DefaultTimeout, pageCap: preflight.DefaultPageCap, capabilities: defaultCapabilities}
+	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, timeout: preflight.DefaultTimeout, pageCap: preflight.DefaultPageCap, capabilities: defaultCapabilities,
+		maxInput: defaultMaxInput}
 	fs := c.flagSet("crawlcheck")
 	fs.Usage = func() {}
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
@@ -114,6 +116,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitOK
 	} else if err != nil {
 		c.usage(c.stderr)
+		return exitError
+	}
+	if err := noEmptyValue(fs); err != nil {
+		say(stderr, "crawlcheck: %s\n", err)
 		return exitError
 	}
 	if fs.NArg() == 0 {
@@ -131,7 +137,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	cmd, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "crawlcheck: unknown command %q\n", name)
+		say(stderr, "crawlcheck: unknown command %q\n", name)
 		c.usage(c.stderr)
 		return exitError
 	}
@@ -146,17 +152,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitOK
 	case errors.As(err, &b):
 		if b.msg != "" {
-			fmt.Fprintf(stderr, "crawlcheck %s: %s\n", name, b.msg)
+			say(stderr, "crawlcheck %s: %s\n", name, b.msg)
 		}
 		return exitBlocked
 	case errors.As(err, &u):
 		if u.msg != "" {
-			fmt.Fprintf(stderr, "crawlcheck %s: %s\n", name, u.msg)
+			say(stderr, "crawlcheck %s: %s\n", name, u.msg)
 		}
-		fmt.Fprintf(stderr, "usage: crawlcheck %s\n(crawlcheck help %s for every flag)\n", cmd.usage, name)
+		say(stderr, "usage: crawlcheck %s\n(crawlcheck help %s for every flag)\n", cmd.usage, name)
 		return exitError
 	default:
-		fmt.Fprintf(stderr, "crawlcheck %s: %v\n", name, err)
+		say(stderr, "crawlcheck %s: %v\n", name, err)
 		return exitError
 	}
 }
@@ -164,9 +170,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // usage lists the commands.
 func (c *cli) usage(w io.Writer) {
 	var b strings.Builder
-	b.WriteString("usage: crawlcheck [--now RFC3339] [--timeout 10s] [--page-cap 100] [--capabilities roots] COMMAND ...\n\n")
+	b.WriteString("usage: crawlcheck [--now RFC3339] [--timeout 10s] [--page-cap 100] [--max-input 16MiB] [--capabilities roots] COMMAND ...\n\n")
 	for _, n := range order {
-		fmt.Fprintf(&b, "  crawlcheck %s\n", commands[n].usage)
+		b.WriteString("  crawlcheck " + commands[n].usage + "\n")
 	}
 	b.WriteString("\ncrawlcheck help COMMAND (or COMMAND --help) describes a command and its flags.\n")
 	b.WriteString("Exit status: 0 proceed, 1 blocked or drift, 2 usage or error. See docs/cli.md.\n")
@@ -180,11 +186,11 @@ var errHelpShown = errors.New("help shown")
 // too, which may be given after the command) and an example, on stdout.
 func (c *cli) help(name string, fs *flag.FlagSet) {
 	cmd := commands[name]
-	fmt.Fprintf(c.stdout, "usage: crawlcheck %s\n\n%s\n\nflags:\n", cmd.usage, cmd.summary)
+	say(c.stdout, "usage: crawlcheck %s\n\n%s\n\nflags:\n", cmd.usage, cmd.summary)
 	fs.SetOutput(c.stdout)
 	fs.PrintDefaults()
-	fs.SetOutput(c.stderr)
-	fmt.Fprintf(c.stdout, "\nexample:\n  %s\n", cmd.example)
+	fs.SetOutput(&lineEscaper{w: c.stderr})
+	say(c.stdout, "\nexample:\n  %s\n", cmd.example)
 }
 
 // flagSet returns a flag set carrying the global flags, so that they may be
@@ -192,11 +198,12 @@ func (c *cli) help(name string, fs *flag.FlagSet) {
 // values parsed so far as the defaults.
 func (c *cli) flagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs.SetOutput(&lineEscaper{w: c.stderr})
 	fs.StringVar(&c.now, "now", c.now, "the time of records and approvals, RFC 3339 (default: the clock)")
 	fs.DurationVar(&c.timeout, "timeout", c.timeout, "bound on one check of a live server: connect, handshake and every tools/list page")
 	fs.IntVar(&c.pageCap, "page-cap", c.pageCap, "most tools/list pages read from a live server")
 	fs.StringVar(&c.capabilities, "capabilities", c.capabilities, "the client capabilities declared to a live server, comma-separated: roots, sampling, elicitation, or none; a server may offer other tools to another client, so declare what the agent's client declares")
+	fs.Var(&c.maxInput, "max-input", "the largest file, or server answer, read: `SIZE` in bytes, or with KiB or MiB (at most 64MiB)")
 	return fs
 }
 
@@ -229,9 +236,16 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, want int) ([]string, error)
 	if c.timeout <= 0 {
 		return nil, &usageError{msg: "--timeout must be positive"}
 	}
+	if err := noEmptyValue(fs); err != nil {
+		return nil, err
+	}
 	if c.pageCap <= 0 {
 		return nil, &usageError{msg: "--page-cap must be positive"}
 	}
+	if c.pageCap > maxPageCap {
+		return nil, &usageError{msg: fmt.Sprintf("--page-cap %d: at most %d (the pages one check can carry)", c.pageCap, maxPageCap)}
+	}
+	inputs = readLimits{max: int64(c.maxInput), timeout: c.timeout}
 	if _, err := clientCapabilities(c.capabilities); err != nil {
 		return nil, &usageError{msg: err.Error()}
 	}
@@ -239,6 +253,24 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, want int) ([]string, error)
 		return nil, &usageError{msg: fmt.Sprintf("want %d argument(s), got %d", want, len(pos))}
 	}
 	return pos, nil
+}
+
+// noEmptyValue refuses a flag given with an empty value. "--issuer $URL"
+// with URL unset would otherwise turn the service path off, and "--policy="
+// fall back to the default policy, without a word: absent must be said by
+// leaving the flag out.
+func noEmptyValue(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err == nil && f.Value.String() == "" {
+			dash := "--"
+			if len(f.Name) == 1 {
+				dash = "-"
+			}
+			err = usagef("%s%s was given an empty value; leave the flag out to mean none", dash, f.Name)
+		}
+	})
+	return err
 }
 
 // clock is the time of this invocation: --now, or the clock.
@@ -275,5 +307,11 @@ func usagef(format string, a ...any) error {
 // stringList is a repeatable flag.
 type stringList []string
 
-func (s *stringList) String() string     { return strings.Join(*s, ",") }
-func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+func (s *stringList) String() string { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error {
+	if v == "" {
+		return errors.New("an empty value; leave the flag out to mean none")
+	}
+	*s = append(*s, v)
+	return nil
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -41,19 +40,19 @@ type recordView struct {
 func printRecord(w io.Writer, rec preflight.Record) {
 	var v recordView
 	_ = json.Unmarshal(rec.Raw, &v) // a record the core wrote has this shape
-	fmt.Fprintf(w, "effect    %s (%s mode)\n", rec.Effect, rec.Mode)
+	say(w, "effect    %s (%s mode)\n", rec.Effect, rec.Mode)
 	if rec.Would != nil {
-		fmt.Fprintf(w, "would     %s in enforce mode\n", rec.Would.Effect)
+		say(w, "would     %s in enforce mode\n", rec.Would.Effect)
 	}
 	server := v.Server.ObservedURL
 	if server == "" {
 		server = v.Server.ApprovedURL
 	}
-	fmt.Fprintf(w, "server    %s (identity %s", orNone(server), v.Server.Identity)
+	say(w, "server    %s (identity %s", orNone(server), v.Server.Identity)
 	if v.Server.Handshake != "" {
-		fmt.Fprintf(w, ", %s %s", v.Server.Handshake, v.Server.ProtocolVersion)
+		say(w, ", %s %s", v.Server.Handshake, v.Server.ProtocolVersion)
 	}
-	fmt.Fprintln(w, ")")
+	say(w, ")\n")
 	trust := v.Baseline.Trust
 	if v.Baseline.TrustReason != "" {
 		trust += ": " + v.Baseline.TrustReason
@@ -65,26 +64,26 @@ func printRecord(w io.Writer, rec preflight.Record) {
 	if v.Baseline.ServerName != "" {
 		name = " " + v.Baseline.ServerName
 	}
-	fmt.Fprintf(w, "baseline  %s%s, %d tools, %s, approved %s\n", v.Baseline.Format, name, v.Baseline.Count, trust, v.Baseline.ApprovedAt)
+	say(w, "baseline  %s%s, %d tools, %s, approved %s\n", v.Baseline.Format, name, v.Baseline.Count, trust, v.Baseline.ApprovedAt)
 	o := rec.Observed
 	switch {
 	case o.Failure != "":
-		fmt.Fprintf(w, "observed  nothing: %s\n", o.Failure)
+		say(w, "observed  nothing: %s\n", o.Failure)
 	case o.Malformed:
-		fmt.Fprintf(w, "observed  %d page(s), malformed\n", o.Pages)
+		say(w, "observed  %d page(s), malformed\n", o.Pages)
 	default:
 		count := 0
 		if o.Count != nil {
 			count = *o.Count
 		}
-		fmt.Fprintf(w, "observed  %d tools in %d page(s)", count, o.Pages)
+		say(w, "observed  %d tools in %d page(s)", count, o.Pages)
 		if o.Truncated {
-			fmt.Fprintf(w, ", truncated: %s", o.Truncation)
+			say(w, ", truncated: %s", o.Truncation)
 		}
-		fmt.Fprintln(w)
+		say(w, "\n")
 	}
-	fmt.Fprintf(w, "policy    %s (%s)\n", v.Policy.Version, v.Policy.Source)
-	fmt.Fprintln(w, "\nobservations")
+	say(w, "policy    %s (%s)\n", v.Policy.Version, v.Policy.Source)
+	say(w, "\nobservations\n")
 	for _, f := range rec.Observations {
 		subject := f.Tool
 		if f.Part != "" {
@@ -94,21 +93,21 @@ func printRecord(w io.Writer, rec preflight.Record) {
 		if f.Would != "" && f.Would != f.Effect {
 			effect += " (would " + f.Would + ")"
 		}
-		fmt.Fprintf(w, "  %-24s %-24s %s\n", f.Observation, subject, effect)
+		say(w, "  %-24s %-24s %s\n", f.Observation, subject, effect)
 		printDetail(w, f.Detail)
 	}
 	if len(rec.Tools) > 0 {
-		fmt.Fprintln(w, "\ntools")
+		say(w, "\ntools\n")
 		for _, name := range sortedKeys(rec.Tools) {
 			e := rec.Tools[name]
 			note := ""
 			if preflight.Withheld(e) {
 				note = "  withheld"
 			}
-			fmt.Fprintf(w, "  %-24s %s%s\n", name, e, note)
+			say(w, "  %-24s %s%s\n", name, e, note)
 		}
 	}
-	fmt.Fprintf(w, "\nrecord    %s\n", rec.SHA256)
+	say(w, "\nrecord    %s\n", rec.SHA256)
 }
 
 // printDetail writes an observation's detail: a description diff as the
@@ -124,7 +123,7 @@ func printDetail(w io.Writer, detail json.RawMessage) {
 		printTextDiff(w, d.DescriptionDiff)
 		return
 	}
-	fmt.Fprintf(w, "      %s\n", detail)
+	say(w, "      %s\n", detail)
 }
 
 // diffOp is one segment of a description_diff.
@@ -141,8 +140,7 @@ func printTextDiff(w io.Writer, ops []diffOp) {
 		if mark == "" {
 			mark = "?"
 		}
-		text := strings.ReplaceAll(op.Text, "\n", "\n        ")
-		fmt.Fprintf(w, "      %s %s\n", mark, text)
+		say(w, "      %s %s\n", mark, op.Text)
 	}
 }
 
@@ -172,32 +170,32 @@ func (d diffResult) same() bool {
 // printDiff writes a diff answer for a person to read.
 func printDiff(w io.Writer, d diffResult) {
 	if d.same() {
-		fmt.Fprintf(w, "no change (%d tools)\n", d.Unchanged)
+		say(w, "no change (%d tools)\n", d.Unchanged)
 	}
 	for _, n := range d.Added {
-		fmt.Fprintf(w, "added     %s\n", n)
+		say(w, "added     %s\n", n)
 	}
 	for _, n := range d.Removed {
-		fmt.Fprintf(w, "removed   %s\n", n)
+		say(w, "removed   %s\n", n)
 	}
 	for _, m := range d.Modified {
 		parts := strings.Join(m.Parts, ", ")
 		if m.ToolChanged {
 			parts = "changed; the baseline cannot say which part"
 		}
-		fmt.Fprintf(w, "modified  %s (%s)\n", m.Name, parts)
+		say(w, "modified  %s (%s)\n", m.Name, parts)
 		if m.DescriptionDiff != nil {
 			printTextDiff(w, m.DescriptionDiff)
 		}
 		for _, p := range m.SchemaPaths {
-			fmt.Fprintf(w, "      schema %s %s\n", p.Change, p.Path)
+			say(w, "      schema %s %s\n", p.Change, p.Path)
 		}
 		if m.SchemaPathsTruncated {
-			fmt.Fprintln(w, "      schema … (more paths not listed)")
+			say(w, "      schema … (more paths not listed)\n")
 		}
 	}
 	if len(d.BlindParts) > 0 {
-		fmt.Fprintf(w, "not compared (the baseline does not pin them): %s\n", strings.Join(d.BlindParts, ", "))
+		say(w, "not compared (the baseline does not pin them): %s\n", strings.Join(d.BlindParts, ", "))
 	}
 }
 

@@ -78,39 +78,71 @@ func (t target) live() bool { return t.toolsFile == "" }
 // error; everything a server does wrong is in the Observation.
 func (t target) observe(c *cli) (preflight.Observation, error) {
 	if !t.live() {
-		page, err := os.ReadFile(t.toolsFile)
+		page, err := readInput("the tool list", t.toolsFile)
 		if err != nil {
-			return preflight.Observation{}, fmt.Errorf("reading the tool list: %w", err)
+			return preflight.Observation{}, err
 		}
 		return preflight.Observation{Endpoint: t.url, Pages: [][]byte{page}}, nil
 	}
+	// --timeout bounds the whole check, closing the session included: a
+	// server that lingers after its stdin closes (or an HTTP DELETE that
+	// hangs) is not waited for past the deadline.
+	deadline := time.Now().Add(c.timeout)
 	var inner mcp.Transport
+	var cmd *exec.Cmd
 	if t.args != nil {
-		cmd := exec.Command(t.args[0], t.args[1:]...)
+		cmd = exec.Command(t.args[0], t.args[1:]...)
 		cmd.Env = append(os.Environ(), t.env...)
-		cmd.Stderr = c.stderr
+		// The server's stderr is the server's text: shown, never obeyed.
+		stderr := &lineEscaper{w: c.stderr}
+		defer stderr.Close()
+		cmd.Stderr = stderr
+		cmd.WaitDelay = 100 * time.Millisecond // a grandchild holding stderr open cannot hold the check
 		inner = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	} else {
-		// The client timeout bounds what the context cannot: closing the
-		// session (an HTTP DELETE) after the check.
 		inner = &mcp.StreamableClientTransport{Endpoint: t.url, MaxRetries: -1, HTTPClient: &http.Client{Timeout: c.timeout}}
 	}
 	tr, err := preflight.Wrap(inner)
 	if err != nil {
 		return preflight.Observation{}, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	caps, err := clientCapabilities(c.capabilities)
 	if err != nil {
 		return preflight.Observation{}, usagef("%v", err)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "crawlcheck", Version: "1"}, &mcp.ClientOptions{Capabilities: caps})
-	cs, obs := preflight.Connect(ctx, client, tr, nil, &preflight.Options{PageCap: c.pageCap})
+	cs, obs := preflight.Connect(ctx, client, tr, nil, &preflight.Options{PageCap: c.pageCap, MaxAnswerBytes: int64(c.maxInput)})
 	if cs != nil {
-		cs.Close()
+		closeBy(cs, cmd, deadline)
 	}
 	return obs, nil
+}
+
+// closeBy closes the session, waiting no later than the deadline: then a
+// stdio server is killed (and its exit waited for briefly), an HTTP
+// session's DELETE abandoned.
+func closeBy(cs *mcp.ClientSession, cmd *exec.Cmd, deadline time.Time) {
+	closed := make(chan struct{})
+	go func() {
+		cs.Close()
+		close(closed)
+	}()
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case <-closed:
+		return
+	case <-timer.C:
+	}
+	if cmd != nil && cmd.Process != nil {
+		cmd.Process.Kill()
+		select {
+		case <-closed:
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
 
 // splitWords splits a command line into words as a POSIX shell does, without
@@ -175,15 +207,6 @@ func splitWords(s string) ([]string, error) {
 		words = append(words, word.String())
 	}
 	return words, nil
-}
-
-// readInput reads a file named by a flag, saying which one failed.
-func readInput(what, path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", what, err)
-	}
-	return data, nil
 }
 
 // readKey reads a key file: the base64 key on one line.

@@ -52,6 +52,7 @@ type parser struct {
 	memberSlab []Member
 	elemSlab   []Value
 	presized   bool // the member stack was sized from the input once
+	elemsSized bool // the element stack was sized from the input once
 }
 
 const slabSize = 1024
@@ -71,6 +72,53 @@ func (p *parser) growMembers() {
 	if want > cap(p.members)-len(p.members) {
 		p.members = slices.Grow(p.members, want)
 	}
+}
+
+// growElems sizes the element stack, once, when an array first outgrows a
+// slab: to the number of elements the array being parsed has in all (one
+// scan of its bytes). A 26-million-element enum then costs one allocation
+// of its own size, handed to the array as it is (finish), where growing by
+// append left a chain of ever larger stacks behind it: several times the
+// array's memory at once, and most of the core's memory per input byte.
+func (p *parser) growElems(base int) {
+	if cap(p.elems) < slabSize || p.elemsSized {
+		return
+	}
+	p.elemsSized = true
+	want := len(p.elems) - base + remainingElems(p.s, p.i)
+	if want > cap(p.elems)-base {
+		p.elems = slices.Grow(p.elems, want-(len(p.elems)-base))
+	}
+}
+
+// remainingElems counts the elements of the array whose element ends at i
+// that are still to come, that one included: the commas at its own level
+// before its closing bracket, plus one. It is an estimate (the parser, not
+// this scan, decides what is valid), bounded by the bytes left.
+func remainingElems(s string, i int) int {
+	n, depth := 1, 0
+	for ; i < len(s); i++ {
+		switch s[i] {
+		case '"':
+			for i++; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' {
+					i++
+				}
+			}
+		case '[', '{':
+			depth++
+		case ']', '}':
+			if depth == 0 {
+				return n
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // finish moves the members or elements of the object or array just closed,
@@ -99,7 +147,10 @@ func take[T any](slab *[]T, n int) []T {
 		return make([]T, n)
 	}
 	if len(*slab)+n > cap(*slab) {
-		*slab = make([]T, 0, slabSize)
+		// Slabs start small and double up to slabSize: a document of a
+		// few objects (a page of a long walk, a key) would otherwise pay
+		// for a whole slab, and a check of 1,000 small pages for 1,000.
+		*slab = make([]T, 0, min(slabSize, max(2*cap(*slab), 4*n, 16)))
 	}
 	k := len(*slab)
 	*slab = (*slab)[:k+n]
@@ -172,7 +223,7 @@ func (p *parser) object(depth int) (Value, error) {
 	p.skipSpace()
 	if p.i < len(p.s) && p.s[p.i] == '}' {
 		p.i++
-		return Value{kind: Object, obj: []Member{}}, nil
+		return Value{kind: Object}, nil
 	}
 	for {
 		if p.i >= len(p.s) || p.s[p.i] != '"' {
@@ -220,7 +271,7 @@ func (p *parser) object(depth int) (Value, error) {
 			}
 		}
 	}
-	return Value{kind: Object, obj: obj}, nil
+	return objectOf(obj), nil
 }
 
 // membersSorted reports whether keys are strictly ascending, which also rules
@@ -243,12 +294,15 @@ func (p *parser) array(depth int) (Value, error) {
 	p.skipSpace()
 	if p.i < len(p.s) && p.s[p.i] == ']' {
 		p.i++
-		return Value{kind: Array, arr: []Value{}}, nil
+		return Value{kind: Array}, nil
 	}
 	for {
 		v, err := p.value(depth)
 		if err != nil {
 			return Value{}, err
+		}
+		if len(p.elems) == cap(p.elems) {
+			p.growElems(base)
 		}
 		p.elems = append(p.elems, v)
 		p.skipSpace()
@@ -266,8 +320,7 @@ func (p *parser) array(depth int) (Value, error) {
 		p.i++
 		break
 	}
-	arr := finish(&p.elems, &p.elemSlab, base)
-	return Value{kind: Array, arr: arr}, nil
+	return arrayOf(finish(&p.elems, &p.elemSlab, base)), nil
 }
 
 // str parses a string starting at the opening quote. Without escapes the

@@ -16,6 +16,8 @@
 // tests and fuzzing.
 package canon
 
+import "unsafe"
+
 // Limits of every document the core parses. Documented in docs/abi.md.
 const (
 	MaxBytes = 64 << 20 // bytes in one document
@@ -46,12 +48,61 @@ func (k Kind) String() string { return kindNames[k] }
 // through a float again. Object members keep the order they were built in;
 // parsed objects are sorted in canonical order, and the serializer sorts any
 // object that is not.
+//
+// A Value is 24 bytes, because a tool list can be millions of them: an enum
+// of 26 million zeros is 52 MB of JSON, and at the 72 bytes a Value with a
+// string, a slice of elements and a slice of members took, its tree alone
+// was 36 times the input. So s holds everything: a string's value, a
+// number's text, or — for an array or an object — its elements or members,
+// as a string header whose data pointer is the first element and whose
+// length is their count (see kids). The collector keeps and scans the
+// elements through that pointer like through any other: it goes by the
+// allocation's type, not by the pointer's. Only this file makes or reads
+// such a header; every accessor checks the kind first.
 type Value struct {
+	s    string
 	kind Kind
 	b    bool
-	s    string // string value, or canonical number text
-	arr  []Value
-	obj  []Member
+}
+
+// arrayOf and objectOf make a container Value over its elements or members
+// (the slice is kept, not copied).
+func arrayOf(elems []Value) Value {
+	if len(elems) == 0 {
+		return Value{kind: Array}
+	}
+	return Value{kind: Array, s: unsafe.String((*byte)(unsafe.Pointer(&elems[0])), len(elems))}
+}
+
+func objectOf(members []Member) Value {
+	if len(members) == 0 {
+		return Value{kind: Object}
+	}
+	return Value{kind: Object, s: unsafe.String((*byte)(unsafe.Pointer(&members[0])), len(members))}
+}
+
+// kids returns the n things an array's or object's s points at.
+func kids[T any](v Value) []T {
+	if len(v.s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.StringData(v.s))), len(v.s))
+}
+
+// arr and obj are the elements of an array and the members of an object
+// (nil for any other kind).
+func (v Value) arr() []Value {
+	if v.kind != Array {
+		return nil
+	}
+	return kids[Value](v)
+}
+
+func (v Value) obj() []Member {
+	if v.kind != Object {
+		return nil
+	}
+	return kids[Member](v)
 }
 
 // Member is one name/value pair of an object.
@@ -67,25 +118,38 @@ func (v Value) Kind() Kind { return v.kind }
 func (v Value) IsNull() bool { return v.kind == Null }
 
 // Str returns the string and whether v is a string.
-func (v Value) Str() (string, bool) { return v.s, v.kind == String }
+func (v Value) Str() (string, bool) {
+	if v.kind != String {
+		return "", false
+	}
+	return v.s, true
+}
 
 // BoolValue returns the boolean and whether v is a boolean.
 func (v Value) BoolValue() (bool, bool) { return v.b, v.kind == Bool }
 
 // NumberText returns the canonical text of a number and whether v is one.
-func (v Value) NumberText() (string, bool) { return v.s, v.kind == Number }
+func (v Value) NumberText() (string, bool) {
+	if v.kind != Number {
+		return "", false
+	}
+	return v.s, true
+}
 
-// Elems returns the elements of an array (nil otherwise).
-func (v Value) Elems() []Value { return v.arr }
+// Elems returns the elements of an array (nil otherwise, and for an empty
+// array).
+func (v Value) Elems() []Value { return v.arr() }
 
-// Members returns the members of an object (nil otherwise).
-func (v Value) Members() []Member { return v.obj }
+// Members returns the members of an object (nil otherwise, and for an empty
+// object).
+func (v Value) Members() []Member { return v.obj() }
 
 // Get returns the member named key of an object.
 func (v Value) Get(key string) (Value, bool) {
-	for i := range v.obj {
-		if v.obj[i].Key == key {
-			return v.obj[i].Value, true
+	obj := v.obj()
+	for i := range obj {
+		if obj[i].Key == key {
+			return obj[i].Value, true
 		}
 	}
 	return Value{}, false
@@ -96,9 +160,9 @@ func (v Value) Has(key string) bool { _, ok := v.Get(key); return ok }
 
 // Without returns a copy of an object without the named members.
 func (v Value) Without(keys ...string) Value {
-	out := make([]Member, 0, len(v.obj))
+	out := make([]Member, 0, len(v.obj()))
 next:
-	for _, m := range v.obj {
+	for _, m := range v.obj() {
 		for _, k := range keys {
 			if m.Key == k {
 				continue next
@@ -106,7 +170,7 @@ next:
 		}
 		out = append(out, m)
 	}
-	return Value{kind: Object, obj: out}
+	return objectOf(out)
 }
 
 // Builders. They are how the core writes its answers, lockfiles and records.
@@ -125,21 +189,11 @@ func BoolOf(b bool) Value { return Value{kind: Bool, b: b} }
 func Int(n int64) Value { return Value{kind: Number, s: formatInt(n)} }
 
 // Arr makes an array.
-func Arr(elems ...Value) Value {
-	if elems == nil {
-		elems = []Value{}
-	}
-	return Value{kind: Array, arr: elems}
-}
+func Arr(elems ...Value) Value { return arrayOf(elems) }
 
 // Obj makes an object whose members keep the given order when indented; the
 // canonical form sorts them.
-func Obj(members ...Member) Value {
-	if members == nil {
-		members = []Member{}
-	}
-	return Value{kind: Object, obj: members}
-}
+func Obj(members ...Member) Value { return objectOf(members) }
 
 // M makes a member.
 func M(key string, v Value) Member { return Member{Key: key, Value: v} }
@@ -197,20 +251,21 @@ func Equal(a, b Value) bool {
 	case Number, String:
 		return a.s == b.s
 	case Array:
-		if len(a.arr) != len(b.arr) {
+		ae, be := a.arr(), b.arr()
+		if len(ae) != len(be) {
 			return false
 		}
-		for i := range a.arr {
-			if !Equal(a.arr[i], b.arr[i]) {
+		for i := range ae {
+			if !Equal(ae[i], be[i]) {
 				return false
 			}
 		}
 		return true
 	}
-	if len(a.obj) != len(b.obj) {
+	if len(a.obj()) != len(b.obj()) {
 		return false
 	}
-	for _, m := range a.obj {
+	for _, m := range a.obj() {
 		bv, ok := b.Get(m.Key)
 		if !ok || !Equal(m.Value, bv) {
 			return false

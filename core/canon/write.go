@@ -74,20 +74,26 @@ func AppendCanonical(dst []byte, v Value) []byte {
 	case String:
 		return AppendString(dst, v.s)
 	case Array:
+		elems := v.arr()
+		// Each element takes a byte and a comma at least: growing to that
+		// once spares a long array of small values the chain of ever larger
+		// copies append would make, most of a hash's memory.
+		dst = slices.Grow(dst, 2*len(elems)+1)
 		dst = append(dst, '[')
-		for i := range v.arr {
+		for i, e := range elems {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = AppendCanonical(dst, v.arr[i])
+			dst = AppendCanonical(dst, e)
 		}
 		return append(dst, ']')
 	}
-	members := v.obj
+	members := v.obj()
 	if !membersSorted(members) {
 		members = slices.Clone(members)
 		slices.SortFunc(members, func(a, b Member) int { return CompareKeys(a.Key, b.Key) })
 	}
+	dst = slices.Grow(dst, 5*len(members)+1) // `"":0,` at least, as for arrays
 	dst = append(dst, '{')
 	for i := range members {
 		if i > 0 {
@@ -146,31 +152,33 @@ func Indent(v Value) []byte {
 func appendIndent(dst []byte, v Value, depth int) []byte {
 	switch v.kind {
 	case Array:
-		if len(v.arr) == 0 {
+		elems := v.arr()
+		if len(elems) == 0 {
 			return append(dst, "[]"...)
 		}
 		dst = append(dst, '[')
-		for i := range v.arr {
+		for i, e := range elems {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
 			dst = newline(dst, depth+1)
-			dst = appendIndent(dst, v.arr[i], depth+1)
+			dst = appendIndent(dst, e, depth+1)
 		}
 		return append(newline(dst, depth), ']')
 	case Object:
-		if len(v.obj) == 0 {
+		members := v.obj()
+		if len(members) == 0 {
 			return append(dst, "{}"...)
 		}
 		dst = append(dst, '{')
-		for i := range v.obj {
+		for i, m := range members {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
 			dst = newline(dst, depth+1)
-			dst = AppendString(dst, v.obj[i].Key)
+			dst = AppendString(dst, m.Key)
 			dst = append(dst, ':', ' ')
-			dst = appendIndent(dst, v.obj[i].Value, depth+1)
+			dst = appendIndent(dst, m.Value, depth+1)
 		}
 		return append(newline(dst, depth), '}')
 	}

@@ -30,12 +30,16 @@ const (
 	KeyInvalid           Code = "key_invalid"
 	RecordInvalid        Code = "record_invalid"
 	Internal             Code = "internal"
+	// ForkedProcess is answered by the C library itself, never by an op:
+	// the call came from a process forked after the library was loaded,
+	// where its Go runtime cannot run (cshared/forkguard.c).
+	ForkedProcess Code = "forked_process"
 )
 
 // Codes lists every code, in the order docs/abi.md documents them.
 var Codes = []Code{UnknownOp, BadRequest, InputTooLarge, JSONSyntax, JSONDuplicateKey,
 	JSONInvalidUTF8, JSONLoneSurrogate, JSONTooDeep, JSONNumberOutOfRange, ToolsMalformed,
-	LockInvalid, LockUnsupported, PolicyInvalid, KeyInvalid, RecordInvalid, Internal}
+	LockInvalid, LockUnsupported, PolicyInvalid, KeyInvalid, RecordInvalid, Internal, ForkedProcess}
 
 // Error is a coded error. Msg says what was wrong and where.
 type Error struct {

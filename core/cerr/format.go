@@ -44,7 +44,7 @@ func sprintf(format string, args ...any) string {
 		case 'q':
 			s = strconv.Quote(text(arg))
 		case 'd':
-			s = strconv.FormatInt(integer(arg), 10)
+			s = decimal(arg)
 		case 'x':
 			s = strconv.FormatInt(integer(arg), 16)
 		case 'c':
@@ -74,11 +74,23 @@ func text(arg any) string {
 	case interface{ String() string }:
 		return a.String()
 	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
-		return strconv.FormatInt(integer(a), 10)
+		return decimal(a)
 	case bool:
 		return strconv.FormatBool(a)
 	}
 	return "(unprintable value)"
+}
+
+// decimal is an integer argument in decimal; a uint64 above the int64
+// range (a C size_t of SIZE_MAX) keeps its value.
+func decimal(arg any) string {
+	switch a := arg.(type) {
+	case uint64:
+		return strconv.FormatUint(a, 10)
+	case uint:
+		return strconv.FormatUint(uint64(a), 10)
+	}
+	return strconv.FormatInt(integer(arg), 10)
 }
 
 // integer is an integer argument as an int64.

@@ -25,6 +25,7 @@ func TestSprintfAgreesWithFmt(t *testing.T) {
 		{"100%% sure, %s", []any{"yes"}},
 		{"%v", []any{[]string{}}},
 		{"%d items", []any{0}},
+		{"%d and %v bytes", []any{uint64(1<<64 - 1), uint64(1<<63 + 5)}},
 	}
 	for _, c := range cases {
 		if got, want := sprintf(c.format, c.args...), fmt.Sprintf(c.format, c.args...); got != want {

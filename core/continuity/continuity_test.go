@@ -379,28 +379,41 @@ func chainOf(t *testing.T, n int) []string {
 
 func TestVerifyChain(t *testing.T) {
 	lines := chainOf(t, 3)
-	head := str(mustDoc(t, lines[2]), "record_sha256")
+	hashOf := func(i int) string { return str(mustDoc(t, lines[i]), "record_sha256") }
+	head := hashOf(2)
 	log := strings.Join(lines, "\n") + "\n"
 	other := chainOf(t, 1)[0]
 	for _, c := range []struct {
-		name string
-		log  string
-		want Chain
+		name   string
+		log    string
+		anchor Anchor
+		want   Chain
 	}{
-		{"empty", "", Chain{Valid: true, BrokenAt: -1}},
-		{"whole", log, Chain{Valid: true, Count: 3, BrokenAt: -1, Head: head}},
-		{"no final newline", strings.TrimSuffix(log, "\n"), Chain{Valid: true, Count: 3, BrokenAt: -1, Head: head}},
-		{"blank lines", "\n" + strings.Join(lines, "\n\n") + "\n\n", Chain{Valid: true, Count: 3, BrokenAt: -1, Head: head}},
-		{"torn tail", log + lines[0][:40], Chain{Valid: true, Count: 3, BrokenAt: -1, Head: head, TornTail: true}},
-		{"a torn line with its newline is an edit", log + lines[0][:40] + "\n", Chain{Count: 3, BrokenAt: 3, Head: head}},
-		{"an edited record", lines[0] + "\n" + strings.Replace(lines[1], `"mode":"enforce"`, `"mode":"observe"`, 1) + "\n" + lines[2], Chain{Count: 1, BrokenAt: 1, Head: str(mustDoc(t, lines[0]), "record_sha256")}},
-		{"a removed record breaks the link", lines[0] + "\n" + lines[2] + "\n", Chain{Count: 1, BrokenAt: 1, Head: str(mustDoc(t, lines[0]), "record_sha256")}},
-		{"a record without a link", log + other + "\n", Chain{Count: 3, BrokenAt: 3, Head: head}},
-		{"not a record", log + `{"kind":"x"}` + "\n", Chain{Count: 3, BrokenAt: 3, Head: head}},
-		{"a chain may start mid-log", lines[1] + "\n" + lines[2], Chain{Valid: true, Count: 2, BrokenAt: -1, Head: head}},
+		{"empty", "", Anchor{}, Chain{Valid: true, BrokenAt: -1}},
+		{"whole", log, Anchor{}, Chain{Valid: true, Count: 3, BrokenAt: -1, Head: head}},
+		{"no final newline", strings.TrimSuffix(log, "\n"), Anchor{}, Chain{Valid: true, Count: 3, BrokenAt: -1, Head: head}},
+		{"a blank line is refused", lines[0] + "\n\n" + lines[1] + "\n", Anchor{}, Chain{Count: 1, BrokenAt: 1, Head: hashOf(0)}},
+		{"a blank first line is refused", "\n" + log, Anchor{}, Chain{BrokenAt: 0}},
+		{"a trailing blank line is refused", log + "\n", Anchor{}, Chain{Count: 3, BrokenAt: 3, Head: head}},
+		{"a non-canonical line is refused", lines[0] + "\n" + strings.Replace(lines[1], `{"`, `{ "`, 1) + "\n", Anchor{}, Chain{Count: 1, BrokenAt: 1, Head: hashOf(0)}},
+		{"a CRLF line is refused", lines[0] + "\r\n" + lines[1] + "\n", Anchor{}, Chain{BrokenAt: 0}},
+		{"torn tail", log + lines[0][:40], Anchor{}, Chain{Valid: true, Count: 3, BrokenAt: -1, Head: head, TornTail: true}},
+		{"a torn line with its newline is an edit", log + lines[0][:40] + "\n", Anchor{}, Chain{Count: 3, BrokenAt: 3, Head: head}},
+		{"an edited record", lines[0] + "\n" + strings.Replace(lines[1], `"mode":"enforce"`, `"mode":"observe"`, 1) + "\n" + lines[2], Anchor{}, Chain{Count: 1, BrokenAt: 1, Head: hashOf(0)}},
+		{"a removed record breaks the link", lines[0] + "\n" + lines[2] + "\n", Anchor{}, Chain{Count: 1, BrokenAt: 1, Head: hashOf(0)}},
+		{"a record without a link", log + other + "\n", Anchor{}, Chain{Count: 3, BrokenAt: 3, Head: head}},
+		{"not a record", log + `{"kind":"x"}` + "\n", Anchor{}, Chain{Count: 3, BrokenAt: 3, Head: head}},
+		{"a log whose start was cut", lines[1] + "\n" + lines[2] + "\n", Anchor{}, Chain{BrokenAt: 0}},
+		{"continued after a named record", lines[1] + "\n" + lines[2] + "\n", Anchor{After: hashOf(0)}, Chain{Valid: true, Count: 2, BrokenAt: -1, Head: head}},
+		{"continued after another record", lines[1] + "\n" + lines[2] + "\n", Anchor{After: head}, Chain{BrokenAt: 0, Head: head}},
+		{"after, but the log starts a chain", log, Anchor{After: hashOf(0)}, Chain{BrokenAt: 0, Head: hashOf(0)}},
+		{"the head kept elsewhere", log, Anchor{Head: head}, Chain{Valid: true, Count: 3, BrokenAt: -1, Head: head}},
+		{"a log whose end was cut", lines[0] + "\n" + lines[1] + "\n", Anchor{Head: head}, Chain{Count: 2, BrokenAt: 2, Head: hashOf(1)}},
+		{"an emptied log with a head kept", "", Anchor{Head: head}, Chain{BrokenAt: 0}},
+		{"a torn tail is not the head", log + lines[0][:40], Anchor{Head: head}, Chain{Valid: true, Count: 3, BrokenAt: -1, Head: head, TornTail: true}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := VerifyChain(c.log)
+			got := VerifyChain(c.log, c.anchor)
 			reason := got.Reason
 			got.Reason = ""
 			if got != c.want {

@@ -205,50 +205,77 @@ type Chain struct {
 	TornTail bool   // the last line was cut off mid-write and was set aside
 }
 
-// VerifyChain checks each record's hash and that each record's
-// prev_record_sha256 names the record before it. A last line without its
-// newline that does not parse is a torn write (a crash during append): it is
-// reported and set aside, not counted as an edit. Any other bad line breaks
-// the chain.
-func VerifyChain(lines string) Chain {
-	ch := Chain{Valid: true, BrokenAt: -1}
+// Anchor is what a chain is checked against beyond its own links.
+type Anchor struct {
+	// After is the record_sha256 the log's first record must name as its
+	// prev_record_sha256 (a log that continues one rotated away); "" means
+	// the first record must start a chain (have no prev_record_sha256).
+	After string
+	// Head, when set, is the record_sha256 the last record must have: a
+	// head kept elsewhere, which shows records cut from the end.
+	Head string
+}
+
+// VerifyChain checks a JSON-lines log: every line is one record in its
+// canonical form (the bytes the core wrote; no blank line, no other
+// spelling), each record's record_sha256, each link, and the anchors: the
+// first record starts the chain or names a.After, and the last is a.Head
+// when given. Links alone prove nothing about the start: a log whose first
+// lines were deleted is a valid chain from its new first record, so a
+// first record that names a predecessor the caller did not vouch for is a
+// break. A last line without its newline that does not parse is a torn
+// write (a crash during append): it is reported and set aside, not counted
+// as an edit. Any other bad line breaks the chain.
+func VerifyChain(lines string, a Anchor) Chain {
+	ch := Chain{Valid: true, BrokenAt: -1, Head: a.After}
 	rest := lines
 	for i := 0; rest != ""; i++ {
 		line, after, found := strings.Cut(rest, "\n")
 		rest = after
-		if strings.TrimSpace(line) == "" {
-			if found {
-				i--
-				continue
-			}
-			break
-		}
 		broken := func(reason string) Chain {
-			ch.Valid, ch.BrokenAt, ch.Reason = false, i, reason
+			ch.Valid, ch.BrokenAt, ch.Reason = false, i, "line "+itoa(i+1)+": "+reason
 			return ch
+		}
+		if strings.TrimSpace(line) == "" {
+			return broken("a blank line: a log holds one record a line and nothing else")
 		}
 		rec, err := canon.ParseString(line)
 		if err != nil {
 			if !found {
 				ch.TornTail = true
-				return ch
+				break
 			}
-			return broken("line " + itoa(i+1) + ": " + cerr.Message(err))
+			return broken(cerr.Message(err))
 		}
 		v, err := VerifyRecord(rec)
 		if err != nil {
-			return broken("line " + itoa(i+1) + ": " + cerr.Message(err))
+			return broken(cerr.Message(err))
 		}
 		if !v.Valid {
-			return broken("line " + itoa(i+1) + ": " + v.Reason)
+			return broken(v.Reason)
+		}
+		if string(canon.Canonical(rec)) != line {
+			return broken("the record is not in its canonical form (the bytes the core wrote): it was rewritten")
 		}
 		pv, hasPrev := rec.Get("prev_record_sha256")
 		prev, _ := pv.Str()
-		if ch.Count > 0 && (!hasPrev || prev != ch.Head) {
-			return broken("line " + itoa(i+1) + ": prev_record_sha256 does not name the record before it")
+		switch {
+		case ch.Count > 0 && (!hasPrev || prev != ch.Head):
+			return broken("prev_record_sha256 does not name the record before it")
+		case ch.Count == 0 && a.After == "" && hasPrev:
+			return broken("the first record follows " + pv.String() + ", which is not in the log: its start was cut, or it continues a rotated log (then name that record as the anchor: after, --after)")
+		case ch.Count == 0 && a.After != "" && prev != a.After:
+			return broken("the first record does not follow the expected record " + a.After)
 		}
 		ch.Count++
 		ch.Head = v.Stored
+	}
+	if a.Head != "" && ch.Head != a.Head {
+		ch.Valid, ch.BrokenAt = false, ch.Count
+		ch.Reason = "the last record is not the head kept elsewhere (" + a.Head + "): records were cut from the end, or the log was replaced"
+		if ch.Head == "" {
+			ch.Reason = "the log holds no record, but a head was kept elsewhere (" + a.Head + "): records were cut, or the log was replaced"
+		}
 	}
 	return ch
 }

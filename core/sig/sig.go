@@ -18,6 +18,7 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"strings"
 	"time"
 
@@ -66,7 +67,7 @@ func Digest(doc canon.Value) string {
 
 // PrivateKey decodes a base64 32-byte Ed25519 seed.
 func PrivateKey(seedB64 string) (ed25519.PrivateKey, error) {
-	seed, err := base64.StdEncoding.DecodeString(seedB64)
+	seed, err := decodeExact(base64.StdEncoding, seedB64)
 	if err != nil || len(seed) != ed25519.SeedSize {
 		return nil, cerr.New(cerr.KeyInvalid, "a private key must be the base64 of a 32-byte Ed25519 seed")
 	}
@@ -75,12 +76,29 @@ func PrivateKey(seedB64 string) (ed25519.PrivateKey, error) {
 
 // PublicKey decodes a base64 32-byte Ed25519 public key.
 func PublicKey(b64 string) (ed25519.PublicKey, error) {
-	raw, err := base64.StdEncoding.DecodeString(b64)
+	raw, err := decodeExact(base64.StdEncoding, b64)
 	if err != nil || len(raw) != ed25519.PublicKeySize {
 		return nil, cerr.New(cerr.KeyInvalid, "a public key must be the base64 of 32 bytes, got %q", clip(b64))
 	}
 	return ed25519.PublicKey(raw), nil
 }
+
+// decodeExact decodes s only if it is the one spelling enc gives its bytes.
+// Go's decoders ignore the unused bits of the last character and skip line
+// breaks, so without this a signature or key would have many spellings, and
+// a lockfile whose signature was edited would still verify.
+func decodeExact(enc *base64.Encoding, s string) ([]byte, error) {
+	b, err := enc.Strict().DecodeString(s)
+	if err != nil {
+		return nil, err
+	}
+	if enc.EncodeToString(b) != s {
+		return nil, errNotCanonical
+	}
+	return b, nil
+}
+
+var errNotCanonical = errors.New("not the canonical base64 spelling")
 
 // EncodePublic is the base64 form of a public key.
 func EncodePublic(pub ed25519.PublicKey) string { return base64.StdEncoding.EncodeToString(pub) }
@@ -107,7 +125,7 @@ func parse(s string) (keyID string, sigBytes []byte, ok bool) {
 	if i <= 0 {
 		return "", nil, false
 	}
-	b, err := base64.RawURLEncoding.DecodeString(rest[i+1:])
+	b, err := decodeExact(base64.RawURLEncoding, rest[i+1:])
 	if err != nil || len(b) != ed25519.SignatureSize {
 		return "", nil, false
 	}

@@ -87,7 +87,10 @@ func FromPages(pages []string, pageCapReached bool) (Observed, error) {
 		return obs, cerr.New(cerr.ToolsMalformed, "no tools/list page was read")
 	}
 	if len(pages) > MaxPages {
-		return obs, cerr.New(cerr.BadRequest, "%d pages exceed the limit of %d", len(pages), MaxPages)
+		// Beyond the cap a walk is not compared: the list is truncated,
+		// as if the host had stopped at the cap (docs/abi.md, Limits).
+		pages, pageCapReached = pages[:MaxPages], true
+		obs.Pages = MaxPages
 	}
 	var all []canon.Value
 	seen := map[string]bool{}

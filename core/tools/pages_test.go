@@ -90,7 +90,6 @@ func TestFromPagesRefuses(t *testing.T) {
 		{"duplicate names across pages", []string{`{"tools":[{"name":"a"}],"nextCursor":"x"}`, `{"tools":[{"name":"a"}]}`}, cerr.ToolsMalformed, `both named "a"`},
 		{"malformed tool on a page", []string{`{"tools":[{"name":"a","description":7}]}`}, cerr.ToolsMalformed, "description is a number"},
 		{"pages after the last", []string{`{"tools":[]}`, `{"tools":[]}`}, cerr.ToolsMalformed, "no nextCursor, yet 1 more pages follow"},
-		{"too many pages", many, cerr.BadRequest, "exceed the limit"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := FromPages(c.pages, false)
@@ -98,6 +97,20 @@ func TestFromPagesRefuses(t *testing.T) {
 				t.Errorf("got %v, want %s containing %q", err, c.code, c.msg)
 			}
 		})
+	}
+}
+
+// TestFromPagesBeyondTheCap: more pages than a check compares are not an
+// error (it was bad_request, and the host had no record): the first
+// MaxPages are read and the list is truncated at the page cap.
+func TestFromPagesBeyondTheCap(t *testing.T) {
+	many := make([]string, MaxPages+1)
+	for i := range many {
+		many[i] = `{"tools":[{"name":"t` + strconv.Itoa(i) + `"}],"nextCursor":"` + strconv.Itoa(i) + `"}`
+	}
+	obs, err := FromPages(many, false)
+	if err != nil || obs.Truncated != TruncatedPageCap || obs.Pages != MaxPages || len(obs.Tools) != MaxPages {
+		t.Fatalf("got %+v (%d tools), %v; want %d pages, truncated at the page cap", obs.Truncated, len(obs.Tools), err, MaxPages)
 	}
 }
 

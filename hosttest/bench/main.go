@@ -38,7 +38,17 @@ import (
 
 func main() {
 	out := flag.String("o", "docs/benchmarks.md", "where to write the report")
+	memOnly := flag.Bool("mem", false, "measure memory per input byte only, and print it (memory.go)")
+	child := flag.String("mem-child", "", "internal: one memory case, `OP:FILE` (the request in FILE)")
+	flag.Func("mem-sizes", "list sizes of the memory cases in MB, comma-separated (default 1,10,50)", setMemSizes)
 	flag.Parse()
+	if *child != "" || *memOnly {
+		if err := memoryMain(*child); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -156,7 +166,11 @@ func run(out string) error {
 	if err != nil {
 		return err
 	}
-	report := render(rows, py, len(wasm), gz.Len(), cold, cached, instantiate) + scanReport
+	memory, err := memoryReport(dir)
+	if err != nil {
+		return err
+	}
+	report := render(rows, py, len(wasm), gz.Len(), cold, cached, instantiate) + scanReport + memory
 	fmt.Print(report)
 	return os.WriteFile(out, []byte(report), 0o644)
 }

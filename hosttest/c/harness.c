@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -308,6 +309,77 @@ static int overcap(const char *op) {
 	return 0;
 }
 
+/* sizemax OP: a request length of SIZE_MAX over unreadable memory, a NULL
+ * request with a length, and call_raw with attachments of SIZE_MAX bytes:
+ * each must be one envelope, never internal. */
+static int sizemax(const char *op) {
+	void *p = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		die("mmap failed");
+	size_t n;
+	uint8_t *resp = call(op, p, SIZE_MAX, &n);
+	write_frame(resp, n);
+	free_response(resp);
+	resp = call(op, NULL, 5, &n);
+	write_frame(resp, n);
+	free_response(resp);
+	/* call_raw: attachments of SIZE_MAX bytes (the sum overflows size_t) */
+	resp = call_raw(op, p, 2, p, SIZE_MAX, &n);
+	write_frame(resp, n);
+	free_response(resp);
+	munmap(p, 4096);
+	return 0;
+}
+
+/* fork LIB 0|1: load the library (and, with 1, call it), fork, and in the
+ * child call crawlcheck_abi_version and crawlcheck_call: both must answer
+ * (0, and the forked_process envelope) instead of hanging in the Go runtime.
+ * Frames: the child's envelope, the child's abi version as text, then the
+ * parent's answer to version after the fork. */
+static int forkmode(const char *path, int parent_calls) {
+	void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!lib)
+		die("dlopen failed");
+	abi_version = (uint32_t(*)(void))dlsym(lib, "crawlcheck_abi_version");
+	call = (uint8_t * (*)(const char *, const uint8_t *, size_t, size_t *)) dlsym(lib, "crawlcheck_call");
+	free_response = (void (*)(uint8_t *))dlsym(lib, "crawlcheck_free");
+	if (!abi_version || !call || !free_response)
+		die("library lacks a crawlcheck_ symbol");
+	size_t n;
+	uint8_t *resp;
+	uint8_t *kept = NULL;
+	if (parent_calls) {
+		kept = call("version", (const uint8_t *)"{}", 2, &n);
+	}
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork failed");
+	if (pid == 0) {
+		alarm(10); /* a hang is a failure, not a stuck test */
+		char version[16];
+		uint32_t v = abi_version();
+		resp = call("version", (const uint8_t *)"{}", 2, &n);
+		write_frame(resp, n);
+		free_response(resp);
+		if (kept)
+			free_response(kept); /* a response from the parent frees in the child too */
+		snprintf(version, sizeof version, "%u", v);
+		write_frame((const uint8_t *)version, strlen(version));
+		fflush(stdout);
+		_exit(0);
+	}
+	int status;
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		die("the forked child did not finish: it hung or crashed in the library");
+	resp = call("version", (const uint8_t *)"{}", 2, &n);
+	write_frame(resp, n);
+	free_response(resp);
+	if (kept)
+		free_response(kept);
+	return 0;
+}
+
 static int overcap_raw(const char *op) {
 	size_t len = CRAWLCHECK_MAX_REQUEST + 1;
 	uint8_t *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -324,8 +396,14 @@ static int overcap_raw(const char *op) {
 }
 
 int main(int argc, char **argv) {
+	if (argc == 4 && strcmp(argv[2], "fork") == 0) {
+		int status = forkmode(argv[1], atoi(argv[3]));
+		if (fflush(stdout) != 0)
+			die("write to stdout failed");
+		return status;
+	}
 	if (argc < 3)
-		die("usage: harness LIB serve|threads T N|rss N|bench|overcap OP|overcap_raw OP");
+		die("usage: harness LIB serve|threads T N|rss N|bench|overcap OP|overcap_raw OP|sizemax OP|fork 0|1");
 	load(argv[1]);
 	const char *mode = argv[2];
 	int status;
@@ -341,8 +419,10 @@ int main(int argc, char **argv) {
 		status = overcap(argv[3]);
 	else if (strcmp(mode, "overcap_raw") == 0 && argc == 4)
 		status = overcap_raw(argv[3]);
+	else if (strcmp(mode, "sizemax") == 0 && argc == 4)
+		status = sizemax(argv[3]);
 	else
-		die("usage: harness LIB serve|threads T N|rss N|bench|overcap OP|overcap_raw OP");
+		die("usage: harness LIB serve|threads T N|rss N|bench|overcap OP|overcap_raw OP|sizemax OP|fork 0|1");
 	if (fflush(stdout) != 0)
 		die("write to stdout failed");
 	return status;

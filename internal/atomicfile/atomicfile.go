@@ -5,6 +5,7 @@
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -16,8 +17,20 @@ import (
 // over path, then the directory is synced so the rename itself survives a
 // crash. A file that already exists keeps its permission bits; a new one
 // gets perm.
+//
+// Only a regular file is ever replaced. A rename puts a regular file in
+// place of whatever the name held, so "-o /dev/null" as root would turn
+// the device into a file, and a FIFO or a socket would be replaced the
+// same way: a target that exists and is not a regular file is refused. A
+// symbolic link is followed: the file it finally names is replaced (in its
+// own directory) and the link stays; a link that names nothing, or names
+// something other than a regular file, is refused.
 func Write(path string, data []byte, perm fs.FileMode) error {
-	if fi, err := os.Stat(path); err == nil {
+	path, fi, err := target(path)
+	if err != nil {
+		return err
+	}
+	if fi != nil {
 		perm = fi.Mode().Perm()
 	}
 	tmp, err := writeTemp(path, data, perm)
@@ -29,6 +42,50 @@ func Write(path string, data []byte, perm fs.FileMode) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return syncDir(filepath.Dir(path))
+}
+
+// target resolves the name Write replaces: path itself, or the file its
+// symbolic links lead to. fi is nil when nothing exists there yet.
+func target(path string) (string, fs.FileInfo, error) {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return path, nil, nil
+	case err != nil:
+		return "", nil, fmt.Errorf("writing %s: %w", path, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		resolved, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return "", nil, fmt.Errorf("writing %s: a symbolic link that names no file: %w", path, err)
+		}
+		if fi, err = os.Lstat(resolved); err != nil {
+			return "", nil, fmt.Errorf("writing %s: %w", path, err)
+		}
+		if !fi.Mode().IsRegular() {
+			return "", nil, fmt.Errorf("writing %s: it links to %s, %s, not a regular file: refusing to replace it", path, resolved, kind(fi.Mode()))
+		}
+		return resolved, fi, nil
+	case !fi.Mode().IsRegular():
+		return "", nil, fmt.Errorf("writing %s: it is %s, not a regular file: refusing to replace it", path, kind(fi.Mode()))
+	}
+	return path, fi, nil
+}
+
+// kind names a file type for a message.
+func kind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file"
 }
 
 // WriteNew is Write for a file that must not exist yet, such as a private

@@ -76,6 +76,10 @@ type Knobs struct {
 	// answer until the client gives up) or "garbage" (200 with a body that
 	// is not JSON, as a captive portal or a broken proxy answers).
 	Down string `json:"down,omitempty"`
+	// Redirect answers every /api/ request with a 307 to this URL plus the
+	// request's path: a client that follows it re-sends its POST body
+	// (the lockfile and the pages) to another host.
+	Redirect string `json:"redirect,omitempty"`
 }
 
 func (k Knobs) check() error {
@@ -183,7 +187,12 @@ func (s *Issuer) Handler() http.Handler {
 	})
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
-		switch s.currentKnobs().Down {
+		k := s.currentKnobs()
+		if k.Redirect != "" {
+			http.Redirect(w, r, k.Redirect+r.URL.Path, http.StatusTemporaryRedirect)
+			return
+		}
+		switch k.Down {
 		case "503":
 			http.Error(w, "test issuer: down", http.StatusServiceUnavailable)
 		case "hang":
