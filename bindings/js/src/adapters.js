@@ -1,0 +1,2 @@
+export function withContinuity() { throw new Error("todo"); }
+export function loadMcpToolsWithContinuity() { throw new Error("todo"); }

@@ -1,0 +1,86 @@
+// Shared by the end-to-end tests: the scenario MCP server (hosttest/mcpserver)
+// over stdio and streamable HTTP, lockfiles pinned from a tool list, temp
+// folders. The Go programs are built by scripts/pretest.js.
+import { spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync, rmSync, existsSync, renameSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createInterface } from "node:readline";
+import { load, endpointOf } from "../src/index.js";
+
+export const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+export const MCPSERVER = join(ROOT, "build", "mcpserver");
+export const ISSUER = join(ROOT, "build", "issuer");
+export const NOW = "2026-11-30T12:00:00.000Z";
+export const now = () => new Date(NOW);
+
+export function tempDir(t) {
+  const d = mkdtempSync(join(tmpdir(), "crawlcheck-js-"));
+  t?.after?.(() => rmSync(d, { recursive: true, force: true }));
+  return d;
+}
+
+export function writeScenario(dir, scenario, name = "scenario.json") {
+  const p = join(dir, name);
+  writeFileSync(p, JSON.stringify(scenario));
+  return p;
+}
+
+/** The stdio server parameters (command and args) of a scenario. */
+export function stdioParams(scenarioPath, extra = []) {
+  return { command: MCPSERVER, args: ["--scenario", scenarioPath, ...extra] };
+}
+
+/** Starts the server over HTTP; resolves {url, admin(path, body), stop()}. */
+export async function startHttp(t, scenarioPath, extra = []) {
+  const child = spawn(MCPSERVER, ["--scenario", scenarioPath, "--listen", "127.0.0.1:0", ...extra], { stdio: ["ignore", "pipe", "inherit"] });
+  const stop = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+  };
+  t?.after?.(stop);
+  const rl = createInterface({ input: child.stdout });
+  const url = await new Promise((resolve, reject) => {
+    rl.once("line", resolve);
+    child.once("exit", (c) => reject(new Error(`mcpserver exited (${c})`)));
+  });
+  const base = new URL(url);
+  return {
+    url,
+    stop,
+    async mutate(body) {
+      const r = await fetch(new URL("/admin/mutate", base), { method: "POST", body: body === undefined ? "" : JSON.stringify(body) });
+      if (r.status !== 200) throw new Error(`mutate: ${r.status} ${await r.text()}`);
+      return r.json();
+    },
+  };
+}
+
+/** Applies a mutation to a server through its trigger file (stdio) and waits for it. */
+export async function trigger(path, mutation) {
+  writeFileSync(path + ".tmp", mutation === undefined ? "" : JSON.stringify(mutation));
+  renameSync(path + ".tmp", path);
+  for (let i = 0; i < 500 && existsSync(path); i++) await new Promise((r) => setTimeout(r, 10));
+  if (existsSync(path)) throw new Error("trigger not applied");
+}
+
+/** Pins a tool list to a crawlcheck lockfile for the endpoint; returns its path. */
+export async function pinLock(dir, tools, endpoint, name = "crawlcheck.lock.json") {
+  const cc = await load();
+  const { lock } = cc.makeLock({ tools, approved_at: "2026-11-01T00:00:00Z", server: { url: endpoint } });
+  const p = join(dir, name);
+  writeFileSync(p, lock);
+  return p;
+}
+
+/** The endpoint a record names for stdio params or a URL. */
+export async function endpointFor(x) {
+  const cc = await load();
+  return typeof x === "string" ? endpointOf(cc, { url: x }) : endpointOf(cc, { command: [x.command, ...x.args] });
+}
+
+export const TOOLS = [
+  { name: "get_item", description: "Reads an item.", inputSchema: { type: "object", properties: { id: { type: "string" } } } },
+  { name: "list_items", description: "Lists the items.", inputSchema: { type: "object" } },
+  { name: "put_item", description: "Stores an item.", inputSchema: { type: "object" }, annotations: { destructiveHint: true } },
+];
