@@ -84,3 +84,82 @@ export const TOOLS = [
   { name: "list_items", description: "Lists the items.", inputSchema: { type: "object" } },
   { name: "put_item", description: "Stores an item.", inputSchema: { type: "object" }, annotations: { destructiveHint: true } },
 ];
+
+/** Starts the test issuer (its clock stopped at NOW); resolves {url, knobs(body), stop()}. */
+export async function startIssuer(t, extra = []) {
+  const child = spawn(ISSUER, ["--listen", "127.0.0.1:0", "--keys", join(ROOT, "testdata", "keys"), "--now", NOW, ...extra], { stdio: ["ignore", "pipe", "inherit"] });
+  const stop = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+  };
+  t?.after?.(stop);
+  const rl = createInterface({ input: child.stdout });
+  const url = await new Promise((resolve, reject) => {
+    rl.once("line", resolve);
+    child.once("exit", (c) => reject(new Error(`issuer exited (${c})`)));
+  });
+  return {
+    url,
+    stop,
+    async knobs(body) {
+      const r = await fetch(url + "/admin/knobs", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      if (r.status !== 200) throw new Error(`knobs: ${r.status}`);
+    },
+  };
+}
+
+export const KEY_DIRECTORY = join(ROOT, "testdata", "keys", "test-directory.json");
+
+/**
+ * A 1.x client over the scenario server: kind "stdio" or "http". Returns
+ * the pieces a test needs; the server and the client end with the test.
+ */
+export async function openSdk1(t, kind, scenario, { continuity = {}, lockTools = TOOLS, connect = true, extraArgs = [] } = {}) {
+  const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+  const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+  const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+  const { withPreflight } = await import("../src/index.js");
+  const dir = tempDir(t);
+  const sc = writeScenario(dir, scenario);
+  const triggerPath = join(dir, "trigger");
+  const args = [...extraArgs, "--trigger", triggerPath];
+  let transport;
+  let endpoint;
+  let server = null;
+  if (kind === "stdio") {
+    const params = stdioParams(sc, args);
+    endpoint = await endpointFor(params);
+    transport = new StdioClientTransport({ ...params, stderr: "ignore" });
+  } else {
+    server = await startHttp(t, sc, args);
+    endpoint = await endpointFor(server.url);
+    transport = new StreamableHTTPClientTransport(new URL(server.url));
+  }
+  const lockPath = lockTools === null ? null : await pinLock(dir, lockTools, endpoint);
+  const client = withPreflight(new Client({ name: "crawlcheck-js-test", version: "1.0.0" }), {
+    lock: continuity.lock ?? lockPath,
+    continuity: { now, timeout: 5000, ...continuity },
+  });
+  t.after(() => client.close().catch(() => {}));
+  if (connect) await client.connect(transport);
+  return {
+    client,
+    transport,
+    dir,
+    lockPath,
+    endpoint,
+    server,
+    mutate: (m) => (server ? server.mutate(m) : trigger(triggerPath, m)),
+  };
+}
+
+/** The observation names of a record, in order. */
+export const names = (rec) => rec.observations.map((o) => o.observation);
+
+/** Waits until cond() holds (bounded), for a background re-check. */
+export async function until(cond, what) {
+  for (let i = 0; i < 500; i++) {
+    if (await cond()) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`timed out waiting: ${what}`);
+}
