@@ -39,6 +39,9 @@ func init() {
 		"guard":            opGuard,
 		"replay_decision":  opReplayDecision,
 		"sign_receipt":     opSignReceipt,
+		"escape_text":      opEscapeText,
+		"approve":          opApprove,
+		"endpoint":         opEndpoint,
 	} {
 		ops[name] = fn
 	}

@@ -153,7 +153,7 @@ func keysOf(r req.Obj) (sig.Keys, error) {
 }
 
 func opVerifyLock(r req.Obj) (canon.Value, error) {
-	if err := r.Only("lock", "now", "key_directory", "operator_keys", "require_signed"); err != nil {
+	if err := r.Only("lock", "now", "key_directory", "operator_keys", "require_signed", "server_name"); err != nil {
 		return canon.Value{}, err
 	}
 	f, err := parseLock(r, "lock")
@@ -172,6 +172,10 @@ func opVerifyLock(r req.Obj) (canon.Value, error) {
 	if err != nil {
 		return canon.Value{}, err
 	}
+	servers, chosen, err := lockServers(r, f)
+	if err != nil {
+		return canon.Value{}, err
+	}
 	requireSigned := len(keys.Operator) > 0
 	if required != nil {
 		requireSigned = *required
@@ -184,6 +188,8 @@ func opVerifyLock(r req.Obj) (canon.Value, error) {
 		canon.M("key_id", canon.StrOrNull(t.KeyID, t.KeyID != "")),
 		canon.M("content_sha256", canon.Str(t.Digest)),
 		canon.M("parts", canon.Str(t.Parts)),
+		canon.M("servers", canon.Strs(servers)),
+		canon.M("server_name", chosen),
 	}
 	if l := f.Crawlcheck; l != nil {
 		ms = append(ms,
@@ -193,6 +199,26 @@ func opVerifyLock(r req.Obj) (canon.Value, error) {
 		)
 	}
 	return canon.Obj(ms...), nil
+}
+
+// lockServers lists an agentgate.lock's servers and the one the request's
+// server_name chooses (lock.Agentgate.Choose); without server_name and with
+// several servers none is chosen (null), which is not an error here: the
+// file is read, not yet applied. A crawlcheck lockfile has no servers.
+func lockServers(r req.Obj, f lock.File) ([]string, canon.Value, error) {
+	name, err := r.Str("server_name", false)
+	if err != nil || f.Agentgate == nil {
+		return []string{}, canon.NullValue(), err
+	}
+	names := f.Agentgate.ServerNames()
+	if name == "" && len(names) != 1 {
+		return names, canon.NullValue(), nil
+	}
+	s, err := f.Agentgate.Choose(name)
+	if err != nil {
+		return nil, canon.Value{}, err
+	}
+	return names, canon.Str(s.Name), nil
 }
 
 func opSignLock(r req.Obj) (canon.Value, error) {

@@ -199,22 +199,36 @@ func opLockCheck(r req.Obj) (canon.Value, error) {
 		}
 		return unreachable(failure, detail)
 	}
+	answer, _, _, err := checkTools(r, base)
+	return answer, err
+}
+
+// lockCheckKind is the kind of a lock_check answer.
+const lockCheckKind = "crawlcheck-mcp-lock-check"
+
+// checkTools is lock_check's comparison of the request's tools with a
+// baseline: the answer, and the difference and tools it was made from (nil
+// and none when the list could not be compared).
+func checkTools(r req.Obj, base lock.Baseline) (canon.Value, *diff.Result, tools.Observed, error) {
+	unreachable := func(reason, detail string) canon.Value {
+		return lockCheckAnswer(base, "unreachable", nil, "", canon.Obj(canon.M("reason", canon.Str(reason)), canon.M("detail", canon.Str(detail))))
+	}
 	obs, err := toolSource(r)
 	if cerr.CodeOf(err) == cerr.ToolsMalformed || cerr.CodeOf(err) == cerr.InputTooLarge {
-		return unreachable(string(policy.ResponseMalformed), cerr.Message(err))
+		return unreachable(string(policy.ResponseMalformed), cerr.Message(err)), nil, obs, nil
 	}
 	if err != nil {
-		return canon.Value{}, err
+		return canon.Value{}, nil, obs, err
 	}
 	if obs.Truncated != "" {
-		return unreachable(string(policy.ToolListTruncated), obs.Truncated)
+		return unreachable(string(policy.ToolListTruncated), obs.Truncated), nil, obs, nil
 	}
 	d := diff.Against(base, obs.Tools)
 	verdict := "unchanged"
 	if !d.Same() {
 		verdict = "changed"
 	}
-	return lockCheckAnswer(base, verdict, &d, tools.ListSHA256(obs.Tools), canon.NullValue()), nil
+	return lockCheckAnswer(base, verdict, &d, tools.ListSHA256(obs.Tools), canon.NullValue()), &d, obs, nil
 }
 
 // checkSealed refuses a crawlcheck lockfile whose sha256 no longer matches
@@ -248,7 +262,7 @@ func lockCheckAnswer(base lock.Baseline, verdict string, d *diff.Result, observe
 		}
 	}
 	return canon.Obj(
-		canon.M("kind", canon.Str("crawlcheck-mcp-lock-check")),
+		canon.M("kind", canon.Str(lockCheckKind)),
 		canon.M("v", canon.Int(1)),
 		canon.M("verdict", canon.Str(verdict)),
 		canon.M("decision", canon.Str(decision)),

@@ -1,26 +1,13 @@
 package core
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/diff"
 	"github.com/crawlcheck/verifier/core/lock"
 	"github.com/crawlcheck/verifier/core/req"
+	"github.com/crawlcheck/verifier/core/tools"
 )
-
-var (
-	hashOfNull     = sha256Hex("null")
-	hashOfEmpty    = sha256Hex("")
-	hashOfEmptyObj = sha256Hex("{}")
-)
-
-func sha256Hex(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])
-}
 
 // opConvertLock converts between the formats where the information allows.
 // crawlcheck → agentgate is computed from the per-part hashes and the kept
@@ -63,22 +50,17 @@ func crawlcheckToAgentgate(r req.Obj, l *lock.Crawlcheck) (canon.Value, error) {
 	s := lock.AgentgateServer{Name: name}
 	for _, e := range l.Tools {
 		p := l.Parts[e.Name]
-		t := lock.AgentgateTool{Name: e.Name}
-		t.NameHash = sha256Hex(e.Name)
+		desc := ""
 		switch text, ok := l.Descriptions[e.Name]; {
-		case p.Description == hashOfNull:
-			t.DescriptionHash = hashOfEmpty
+		case tools.IsAbsentPart(p.Description):
 		case !ok:
 			return canon.Value{}, cerr.New(cerr.LockInvalid, "tool %q has a description whose text the lockfile does not keep", e.Name)
 		case canon.SHA256Hex(canon.Str(text)) != p.Description:
 			return canon.Value{}, cerr.New(cerr.LockInvalid, "descriptions.%s does not match its part hash", e.Name)
 		default:
-			t.DescriptionHash = sha256Hex(text)
+			desc = text
 		}
-		t.InputSchemaHash = p.InputSchema
-		if p.InputSchema == hashOfNull {
-			t.InputSchemaHash = hashOfEmptyObj
-		}
+		t := lock.AgentgateTool{Name: e.Name, Agentgate: tools.AgentgateHashes(e.Name, desc, p.InputSchema)}
 		s.Tools = append(s.Tools, t)
 	}
 	built := lock.NewAgentgateServerFromHashes(s)

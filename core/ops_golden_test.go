@@ -188,7 +188,21 @@ func opVectors(t testing.TB) []opVector {
 	add("verify_chain", "broken link", obj{"records": string(second) + "\n" + string(first) + "\n"})
 	add("verify_chain", "edited record", obj{"records": string(mustJSON(t, editedRec)) + "\n"})
 	add("verify_chain", "empty", obj{"records": ""})
+	vs = append(vs, approveVectors(t, lock, agentgate)...)
+	add("endpoint", "url", obj{"url": fixtureURL})
+	add("endpoint", "stdio command quoted", obj{"command": []any{"npx", "-y", "@scope/server@1.2", "--port=8080", "a b", "", "it's", "$HOME", "é"}})
+	add("endpoint", "url not http", obj{"url": "ftp://mcp.example.com/"})
+	add("endpoint", "url without a host", obj{"url": "https:///mcp"})
+	add("endpoint", "empty command", obj{"command": []any{}})
+	add("endpoint", "url and command", obj{"url": fixtureURL, "command": []any{"srv"}})
+	add("endpoint", "neither", obj{})
+	twoServers := resultField(t, call(t, "make_lock", obj{"tools": toolAdded(base)[4:], "format": "agentgate", "name": "admin", "approved_at": checkNow, "into": agentgate}), "lock")
+	verify("agentgate with two servers", twoServers, nil)
+	verify("agentgate server chosen", twoServers, obj{"server_name": "admin"})
+	verify("agentgate unknown server", twoServers, obj{"server_name": "github"})
+	verify("agentgate only server", agentgate, obj{"server_name": "issues"})
 	vs = append(vs, receiptVectors(t)...)
+	vs = append(vs, escapeVectors()...)
 	return append(vs, exampleVectors(t)...)
 }
 
@@ -285,4 +299,54 @@ func TestOpsGolden(t *testing.T) {
 	if !slices.Contains(core.Ops(), "continuity_check") {
 		t.Error("the op table lost continuity_check")
 	}
+}
+
+// approveVectors exercise approve: records of both kinds, approvals,
+// refusals, and records that were not made from the request's lock and tools.
+func approveVectors(t testing.TB, lock, agentgate obj) []opVector {
+	base := baseTools()
+	one := func(ts []obj) []string { return []string{page(t, ts, "")} }
+	record := func(l obj, pages []string, edit func(obj)) obj {
+		r := continuityRequest(l, pages, "enforce")
+		if edit != nil {
+			edit(r)
+		}
+		var rec obj
+		json.Unmarshal(call(t, "continuity_check", r), &rec)
+		return rec
+	}
+	var vs []opVector
+	add := func(name string, request obj) {
+		request["approved_at"] = checkNow
+		vs = append(vs, opVector{Op: "approve", Name: name, Request: request})
+	}
+	rugged := one(rugPull(base))
+	rugRec := record(lock, rugged, nil)
+	add("named change approved", obj{"record": rugRec, "lock": lock, "pages": rugged, "names": []any{"get_issue"}})
+	add("record as a string", obj{"record": string(mustJSON(t, rugRec)), "lock": lock, "pages": rugged, "names": []any{"get_issue"}})
+	added := one(toolAdded(rugPull(base)))
+	add("side approval refused", obj{"record": record(lock, added, nil), "lock": lock, "pages": added, "names": []any{"get_issue"}})
+	add("name without a change refused", obj{"record": rugRec, "lock": lock, "pages": rugged, "names": []any{"get_issue", "list_issues"}})
+	moved := record(lock, rugged, func(r obj) { r["observed"].(obj)["endpoint"] = "https://elsewhere.example/mcp" })
+	add("session observation refused", obj{"record": moved, "lock": lock, "pages": rugged, "names": []any{"get_issue"}})
+	removed := one(toolRemoved(base))
+	add("removal needs no name", obj{"record": record(lock, removed, nil), "lock": lock, "pages": removed})
+	add("record of other tools", obj{"record": rugRec, "lock": lock, "pages": one(descriptionUpdate(rugPull(base))), "names": []any{"get_issue"}})
+	add("record against another lock", obj{"record": rugRec, "lock": lockDoc(t, base, oldApproval), "pages": rugged, "names": []any{"get_issue"}})
+	edited := deepCopy(rugRec)
+	edited["effect"] = "proceed"
+	add("edited record", obj{"record": edited, "lock": lock, "pages": rugged, "names": []any{"get_issue"}})
+	add("not a record", obj{"record": lock, "lock": lock, "pages": rugged})
+	check := call(t, "lock_check", obj{"lock": lock, "pages": added})
+	add("lock_check answer", obj{"record": string(check), "lock": lock, "pages": added, "names": []any{"delete_repository", "get_issue"},
+		"server": obj{"url": "https://mcp.example.com/v2/mcp"}})
+	add("lock_check answer of other tools", obj{"record": string(check), "lock": lock, "pages": rugged, "names": []any{"delete_repository", "get_issue"}})
+	down := call(t, "lock_check", obj{"lock": lock, "failure": "server_unavailable", "failure_detail": "connection refused"})
+	add("unreachable refused", obj{"record": string(down), "lock": lock, "pages": []string{}})
+	agRec := record(agentgate, rugged, nil)
+	add("agentgate", obj{"record": agRec, "lock": agentgate, "pages": rugged, "names": []any{"get_issue"}})
+	add("agentgate other server", obj{"record": agRec, "lock": agentgate, "pages": rugged, "names": []any{"get_issue"}, "server_name": "admin"})
+	add("missing approved_at", obj{"record": rugRec, "lock": lock, "pages": rugged})
+	delete(vs[len(vs)-1].Request.(obj), "approved_at")
+	return vs
 }

@@ -1,33 +1,29 @@
 package preflight
 
 import (
-	"regexp"
-	"strings"
+	"github.com/crawlcheck/verifier/internal/corecall"
 )
 
-// StdioEndpoint is the endpoint string of a stdio server: "stdio:" followed
-// by the command line, args joined by single spaces, each quoted exactly as
-// Python's shlex.quote does (left bare if it is non-empty and made only of
-// ASCII letters, digits and @%+=:,./-_; otherwise wrapped in single quotes,
-// with each ' written as '"'"'). Args are taken as given (args[0] as typed,
-// not resolved on PATH), so that the same configuration names the same
-// server on every machine and in every language binding.
-func StdioEndpoint(args []string) string {
-	quoted := make([]string, len(args))
-	for i, a := range args {
-		quoted[i] = shellQuote(a)
-	}
-	return "stdio:" + strings.Join(quoted, " ")
+// StdioEndpoint is the endpoint string a record carries for a stdio server,
+// as the core's endpoint op writes it: "stdio:" followed by the command
+// line, each arg quoted as Python's shlex.quote does, args[0] as typed (not
+// resolved on PATH), so that the same configuration names the same server
+// on every machine and in every language binding.
+func StdioEndpoint(args []string) (string, error) {
+	return endpointOf(map[string]any{"command": args})
 }
 
-var shellUnsafe = regexp.MustCompile(`[^A-Za-z0-9_@%+=:,./-]`)
+// URLEndpoint is the endpoint string a record carries for an HTTP server:
+// the URL as given, once the core's endpoint op has found it an http or
+// https URL with a host.
+func URLEndpoint(url string) (string, error) {
+	return endpointOf(map[string]any{"url": url})
+}
 
-func shellQuote(s string) string {
-	if s == "" {
-		return "''"
+func endpointOf(req map[string]any) (string, error) {
+	var ep struct {
+		Endpoint string `json:"endpoint"`
 	}
-	if !shellUnsafe.MatchString(s) {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
+	err := corecall.Into("endpoint", req, &ep)
+	return ep.Endpoint, err
 }

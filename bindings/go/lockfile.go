@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/crawlcheck/verifier/core/timefmt"
@@ -20,21 +19,28 @@ const (
 
 // LockInfo is the core's verify_lock answer about a lockfile.
 type LockInfo struct {
-	Format  string `json:"format"`
-	Trust   string `json:"trust"`
-	Reason  string `json:"reason"`
-	KeyID   string `json:"key_id"`
-	SHA256  string `json:"sha256"`
-	Count   int    `json:"count"`
-	Parts   string `json:"parts"`
-	Servers []string
+	Format string `json:"format"`
+	Trust  string `json:"trust"`
+	Reason string `json:"reason"`
+	KeyID  string `json:"key_id"`
+	SHA256 string `json:"sha256"`
+	Count  int    `json:"count"`
+	Parts  string `json:"parts"`
+	// Servers are the servers of an agentgate.lock (none for a crawlcheck
+	// lockfile).
+	Servers []string `json:"servers"`
+	// ServerName is the agentgate.lock server the lockfile applies to by
+	// the core's rule: Settings.ServerName, or the file's only server; ""
+	// when there are several and none was named.
+	ServerName string `json:"server_name"`
 }
 
 // ReadLock parses and verifies a lockfile with the core (verify_lock): an
 // error means the file is not a lockfile this core reads (wrong kind or
-// version, a syntax error, a duplicate key), so nothing may be checked
-// against it. Untrusted is not an error: it is in Trust, and the continuity
-// check turns it into baseline_untrusted.
+// version, a syntax error, a duplicate key, a Settings.ServerName the
+// agentgate.lock does not have), so nothing may be checked against it.
+// Untrusted is not an error: it is in Trust, and the continuity check turns
+// it into baseline_untrusted.
 func ReadLock(lock []byte, now time.Time, s Settings) (LockInfo, error) {
 	req := map[string]any{"lock": string(lock), "now": timefmt.Format(now)}
 	if len(s.OperatorKeys) > 0 {
@@ -43,22 +49,12 @@ func ReadLock(lock []byte, now time.Time, s Settings) (LockInfo, error) {
 	if s.KeyDirectory != nil {
 		req["key_directory"] = string(s.KeyDirectory)
 	}
+	if s.ServerName != "" {
+		req["server_name"] = s.ServerName
+	}
 	var info LockInfo
 	if err := corecall.Into("verify_lock", req, &info); err != nil {
 		return LockInfo{}, err
-	}
-	if info.Format == FormatAgentgate {
-		// The core has read the file strictly; this only lists its servers.
-		var ag struct {
-			Servers map[string]json.RawMessage `json:"servers"`
-		}
-		if err := json.Unmarshal(lock, &ag); err != nil {
-			return LockInfo{}, fmt.Errorf("reading the servers of an agentgate.lock: %w", err)
-		}
-		for name := range ag.Servers {
-			info.Servers = append(info.Servers, name)
-		}
-		slices.Sort(info.Servers)
 	}
 	return info, nil
 }
@@ -95,17 +91,7 @@ func MakeLock(obs Observation, o LockOptions) ([]byte, error) {
 	req := map[string]any{"pages": pages, "approved_at": timefmt.Format(o.Now)}
 	switch o.Format {
 	case "", "crawlcheck":
-		server := map[string]any{}
-		if obs.Endpoint != "" {
-			server["url"] = obs.Endpoint
-		}
-		if obs.ProtocolVersion != "" {
-			server["protocol_version"] = obs.ProtocolVersion
-		}
-		if info := bytes.TrimSpace(obs.ServerInfo); len(info) > 0 && info[0] == '{' {
-			server["info"] = json.RawMessage(info)
-		}
-		if len(server) > 0 {
+		if server := serverJSON(obs); len(server) > 0 {
 			req["server"] = server
 		}
 	case "agentgate":
@@ -130,6 +116,102 @@ func MakeLock(obs Observation, o LockOptions) ([]byte, error) {
 		return []byte(made.Lock), nil
 	}
 	return SignLock([]byte(made.Lock), o.SigningKey)
+}
+
+// serverJSON is what a crawlcheck lockfile pins of the observed server:
+// the endpoint, the protocol version and the serverInfo (when an object).
+func serverJSON(obs Observation) map[string]any {
+	server := map[string]any{}
+	if obs.Endpoint != "" {
+		server["url"] = obs.Endpoint
+	}
+	if obs.ProtocolVersion != "" {
+		server["protocol_version"] = obs.ProtocolVersion
+	}
+	if info := bytes.TrimSpace(obs.ServerInfo); len(info) > 0 && info[0] == '{' {
+		server["info"] = json.RawMessage(info)
+	}
+	return server
+}
+
+// ApproveOptions say what a person approved and how the new lockfile is
+// made (Approve).
+type ApproveOptions struct {
+	// Names are the tools whose changes the person was shown and approved.
+	Names []string
+	// Now is the approval time.
+	Now time.Time
+	// ServerName, when set, must be the agentgate.lock server the record
+	// compared.
+	ServerName string
+	// PinObserved makes a new crawlcheck lockfile pin the observed server
+	// (endpoint, protocol version, serverInfo) rather than what the record
+	// saw of it (a continuity record) or the server the old lockfile pinned
+	// (a lock_check answer): for a person who chose the server to approve.
+	PinObserved bool
+	// SigningKey, when set, is the operator's base64 Ed25519 seed: the new
+	// crawlcheck lockfile is signed with it (sign_lock).
+	SigningKey string
+}
+
+// Unnamed is an observation an approval may not leave unnamed.
+type Unnamed struct {
+	Tool        string `json:"tool"` // "" for an observation about the session
+	Observation string `json:"observation"`
+}
+
+// ApprovalRefusedError is the core's refusal of an approval: it would have
+// approved a change nobody named, or named a tool with no change. Nothing
+// was written.
+type ApprovalRefusedError struct {
+	Unnamed    []Unnamed `json:"unnamed"`
+	NotChanged []string  `json:"not_changed"`
+	Reason     string    `json:"reason"`
+}
+
+func (e *ApprovalRefusedError) Error() string { return e.Reason }
+
+// Approve asks the core (approve) for the lockfile that re-approves the
+// tools of obs, given the record made from obs against lock (a continuity
+// record's or lock_check answer's bytes) and the names a person approved.
+// A refusal is an *ApprovalRefusedError; the core decides which
+// observations may stay unnamed, so every binding refuses alike.
+func Approve(record, lock []byte, obs Observation, o ApproveOptions) ([]byte, error) {
+	facts := observedJSON(obs)
+	req := map[string]any{"record": string(record), "lock": string(lock), "approved_at": timefmt.Format(o.Now), "names": o.Names}
+	if o.Names == nil {
+		req["names"] = []string{}
+	}
+	for _, k := range []string{"pages", "page_cap_reached"} {
+		if v, ok := facts[k]; ok && obs.Failure == "" {
+			req[k] = v
+		}
+	}
+	if o.ServerName != "" {
+		req["server_name"] = o.ServerName
+	}
+	if server := serverJSON(obs); o.PinObserved && len(server) > 0 {
+		req["server"] = server
+	}
+	var a struct {
+		ApprovalRefusedError
+		Approved bool    `json:"approved"`
+		Lock     *string `json:"lock"`
+		Format   string  `json:"format"`
+	}
+	if err := corecall.Into("approve", req, &a); err != nil {
+		return nil, err
+	}
+	if !a.Approved || a.Lock == nil {
+		return nil, &a.ApprovalRefusedError
+	}
+	if o.SigningKey == "" {
+		return []byte(*a.Lock), nil
+	}
+	if a.Format != FormatCrawlcheck {
+		return nil, errors.New("an agentgate.lock cannot be signed; use the crawlcheck format to sign")
+	}
+	return SignLock([]byte(*a.Lock), o.SigningKey)
 }
 
 // SignLock signs a crawlcheck lockfile with an Ed25519 seed (base64) as an

@@ -377,7 +377,7 @@ func TestStdioEndpoint(t *testing.T) {
 		{[]string{"python", "-m", "srv", "a b", "", "it's"}, `stdio:python -m srv 'a b' '' 'it'"'"'s'`},
 		{[]string{"node", "srv.js", "$HOME", "é"}, `stdio:node srv.js '$HOME' 'é'`},
 	} {
-		if got := preflight.StdioEndpoint(c.args); got != c.want {
+		if got, err := preflight.StdioEndpoint(c.args); err != nil || got != c.want {
 			t.Errorf("StdioEndpoint(%q) = %s, want %s", c.args, got, c.want)
 		}
 	}

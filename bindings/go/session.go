@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"iter"
 	"os"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -424,26 +422,21 @@ func (s *Session) check(ctx context.Context, obs Observation, refreshed bool) (R
 	return rec, cons, nil
 }
 
-// confirmable are the observations a confirmation may leave unnamed: no
-// change (unchanged), a pin dropped for a tool no longer offered
-// (tool_removed: dropping it makes nothing callable), and an approval that
-// is only old (baseline_stale: re-approving is the cure).
-var confirmable = []string{"unchanged", "tool_removed", "baseline_stale"}
-
 // Confirm re-approves the tool list of the current record, as a person's
 // act: the caller has shown a person what changed for each tool named and
-// the person approved it. The new lockfile is made (make_lock) from the
-// pages the record was made from, signed with Config.SigningKey when one is
-// set, and written atomically over Config.LockPath; then the same pages
-// are checked against it, and that record is returned.
+// the person approved it. The new lockfile is made by the core (approve)
+// from the pages the record was made from, signed with Config.SigningKey
+// when one is set, and written atomically over Config.LockPath; then the
+// same pages are checked against it, and that record is returned.
 //
-// Confirm refuses, changing nothing, unless the record's list was read
-// whole and every tool with a change is named: confirming one tool must
-// never approve another's change on the side. Any observation about the
-// session rather than a tool (a different server, an untrusted baseline,
-// evidence, a policy version) is refused too; those are not resolved by
-// re-approving tools. (An issuer that saw the same change adds no
-// observation: its lock check is a reading, not a refusal.)
+// The core refuses, and Confirm returns its *ApprovalRefusedError changing
+// nothing, unless the record's list was read whole and every tool with a
+// change is named: confirming one tool must never approve another's change
+// on the side. Any observation about the session rather than a tool (a
+// different server, an untrusted baseline, evidence, a policy version) is
+// refused too; those are not resolved by re-approving tools. (An issuer
+// that saw the same change adds no observation: its lock check is a
+// reading, not a refusal.)
 func (s *Session) Confirm(names ...string) (Record, error) {
 	s.checkMu.Lock()
 	defer s.checkMu.Unlock()
@@ -453,45 +446,9 @@ func (s *Session) Confirm(names ...string) (Record, error) {
 	if stopErr != nil {
 		return Record{}, stopErr
 	}
-	if !rec.Observed.Complete() {
-		return Record{}, fmt.Errorf("preflight: confirm: the tool list was not read whole (record %s); nothing to approve", rec.SHA256)
-	}
-	named := map[string]bool{}
-	var unnamed []string
-	for _, f := range rec.Observations {
-		switch {
-		case slices.Contains(confirmable, f.Observation):
-		case f.Tool != "" && slices.Contains(names, f.Tool):
-			named[f.Tool] = true
-		case f.Tool != "":
-			unnamed = append(unnamed, f.Tool+" ("+f.Observation+")")
-		default:
-			unnamed = append(unnamed, f.Observation)
-		}
-	}
-	if len(unnamed) > 0 {
-		return Record{}, fmt.Errorf("preflight: confirm: not approved; also changed: %s (record %s)", strings.Join(unnamed, ", "), rec.SHA256)
-	}
-	for _, n := range names {
-		if !named[n] {
-			return Record{}, fmt.Errorf("preflight: confirm: tool %q has no change to approve (record %s)", n, rec.SHA256)
-		}
-	}
-	now := s.cfg.Now()
-	info, err := ReadLock(lock, now, Settings{})
+	newLock, err := Approve(rec.Raw, lock, obs, ApproveOptions{Names: names, Now: s.cfg.Now(), SigningKey: s.cfg.SigningKey})
 	if err != nil {
-		return Record{}, fmt.Errorf("preflight: confirm: %w", err)
-	}
-	opts := LockOptions{Now: now, SigningKey: s.cfg.SigningKey}
-	if info.Format == FormatAgentgate {
-		opts.Format, opts.Into, opts.Name = "agentgate", lock, s.cfg.ServerName
-		if opts.Name == "" && len(info.Servers) == 1 {
-			opts.Name = info.Servers[0]
-		}
-	}
-	newLock, err := MakeLock(obs, opts)
-	if err != nil {
-		return Record{}, fmt.Errorf("preflight: confirm: %w", err)
+		return Record{}, fmt.Errorf("preflight: confirm (record %s): %w", rec.SHA256, err)
 	}
 	if err := atomicfile.Write(s.cfg.LockPath, newLock, 0o644); err != nil {
 		return Record{}, fmt.Errorf("preflight: confirm: %w", err)

@@ -307,11 +307,14 @@ func TestSessionConfirmNamesEveryChange(t *testing.T) {
 		t.Fatalf("tools %v, want t1 and t2 paused", rec.Tools)
 	}
 	before, _ := os.ReadFile(lockPath)
-	if _, err := sess.Confirm("t2"); err == nil || !strings.Contains(err.Error(), "t1 (description_changed)") {
+	var refused *preflight.ApprovalRefusedError
+	_, err := sess.Confirm("t2")
+	if !errors.As(err, &refused) || !slices.Equal(refused.Unnamed, []preflight.Unnamed{{Tool: "t1", Observation: "description_changed"}}) {
 		t.Errorf("Confirm(t2) with t1 changed too: %v; want a refusal naming t1", err)
 	}
-	if _, err := sess.Confirm("t1", "t2", "t3"); err == nil || !strings.Contains(err.Error(), `"t3" has no change`) {
-		t.Errorf("Confirm of an unchanged t3: %v; want a refusal", err)
+	_, err = sess.Confirm("t1", "t2", "t3")
+	if !errors.As(err, &refused) || len(refused.Unnamed) != 0 || !slices.Equal(refused.NotChanged, []string{"t3"}) {
+		t.Errorf("Confirm of an unchanged t3: %v; want a refusal naming t3", err)
 	}
 	if after, _ := os.ReadFile(lockPath); !bytes.Equal(before, after) {
 		t.Error("a refused Confirm rewrote the lockfile")

@@ -42,9 +42,17 @@ func Wrap(t mcp.Transport) (*Transport, error) {
 		if t.Command == nil {
 			return nil, errors.New("preflight: CommandTransport has no Command")
 		}
-		return &Transport{inner: t, endpoint: StdioEndpoint(t.Command.Args), rec: newRecorder()}, nil
+		ep, err := StdioEndpoint(t.Command.Args)
+		if err != nil {
+			return nil, fmt.Errorf("preflight: %w", err)
+		}
+		return &Transport{inner: t, endpoint: ep, rec: newRecorder()}, nil
 	case *mcp.StreamableClientTransport:
-		return &Transport{inner: t, endpoint: t.Endpoint, rec: newRecorder()}, nil
+		ep, err := URLEndpoint(t.Endpoint)
+		if err != nil {
+			return nil, fmt.Errorf("preflight: %w", err)
+		}
+		return &Transport{inner: t, endpoint: ep, rec: newRecorder()}, nil
 	}
 	return nil, fmt.Errorf("preflight: cannot capture raw frames from a %T; use mcp.CommandTransport or mcp.StreamableClientTransport", t)
 }

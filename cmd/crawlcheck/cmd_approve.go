@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	preflight "github.com/crawlcheck/verifier/bindings/go"
@@ -33,28 +34,23 @@ func cmdApprove(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := preflight.LockOptions{Now: now}
+	opts := preflight.ApproveOptions{Now: now, PinObserved: true}
 	if *signKey != "" {
 		if opts.SigningKey, err = readSigningKey(*signKey); err != nil {
 			return err
 		}
 	}
-	lock, tg, err := loadLock(*lockPath, &src, now, preflight.Settings{ServerName: *serverName})
+	settings := preflight.Settings{ServerName: *serverName}
+	lock, tg, err := loadLock(*lockPath, &src, now, settings)
 	if err != nil {
 		return err
 	}
-	info, err := preflight.ReadLock(lock, now, preflight.Settings{})
+	info, err := preflight.ReadLock(lock, now, settings)
 	if err != nil {
 		return err
 	}
-	if info.Format == preflight.FormatAgentgate {
-		opts.Format, opts.Into, opts.Name = "agentgate", lock, *serverName
-		if opts.Name == "" {
-			if len(info.Servers) != 1 {
-				return usagef("the agentgate.lock has servers %s: name one with --server-name", strings.Join(info.Servers, ", "))
-			}
-			opts.Name = info.Servers[0]
-		}
+	if info.Format == preflight.FormatAgentgate && info.ServerName == "" {
+		return usagef("the agentgate.lock has servers %s: name one with --server-name", strings.Join(info.Servers, ", "))
 	}
 	if !*yes && !isTerminal(os.Stdin) {
 		return usagef("stdin is not a terminal: pass --yes to approve without asking")
@@ -63,7 +59,26 @@ func cmdApprove(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	newLock, err := preflight.MakeLock(obs, opts)
+	if obs.Failure != "" {
+		return lockRefused(tg, fmt.Errorf("%w: %s: %s", preflight.ErrIncomplete, obs.Failure, obs.FailureDetail))
+	}
+	// The person is shown every change and approves the list as a whole:
+	// every changed tool is named, and the core (approve) refuses what no
+	// name can approve (a list not read whole, a page it cannot parse).
+	chk, err := preflight.CheckLock(lock, info.ServerName, obs)
+	if err != nil {
+		return err
+	}
+	if u := chk.Unreachable; u != nil {
+		err := fmt.Errorf("the list was not read whole: %s: %s", u.Reason, u.Detail)
+		if tg.live() {
+			return blocked("cannot pin this server's tools: %v", err)
+		}
+		return err
+	}
+	opts.ServerName = info.ServerName
+	opts.Names = slices.Concat(chk.Added, chk.Removed, chk.Modified)
+	newLock, err := preflight.Approve(chk.Raw, lock, obs, opts)
 	if err != nil {
 		return lockRefused(tg, err)
 	}
@@ -73,8 +88,8 @@ func cmdApprove(c *cli, args []string) error {
 		return err
 	}
 	req := map[string]any{"old": string(lock), "new": string(newList)}
-	if opts.Name != "" {
-		req["server_name"] = opts.Name
+	if info.ServerName != "" {
+		req["server_name"] = info.ServerName
 	}
 	if err := corecall.Into("diff", req, &d); err != nil {
 		return err

@@ -142,7 +142,9 @@ func cmdStdio(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: stdio VAR SCENARIO [ARGS...]")
 	}
 	argv := append([]string{ts.Getenv("MCPSERVER"), "--scenario", ts.MkAbs(args[1])}, args[2:]...)
-	ts.Setenv(args[0], strings.TrimPrefix(preflight.StdioEndpoint(argv), "stdio:"))
+	ep, err := preflight.StdioEndpoint(argv)
+	ts.Check(err)
+	ts.Setenv(args[0], strings.TrimPrefix(ep, "stdio:"))
 }
 
 // downurl VAR sets $VAR to an HTTP endpoint where nothing listens.

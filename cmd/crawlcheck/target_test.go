@@ -37,7 +37,10 @@ func TestSplitWordsInvertsStdioEndpoint(t *testing.T) {
 		{"node", "srv.js", "$HOME", "é", "a'b", "", "x y"},
 		{"/usr/bin/server", "--flag=1,2", "50%"},
 	} {
-		ep := preflight.StdioEndpoint(args)
+		ep, err := preflight.StdioEndpoint(args)
+		if err != nil {
+			t.Fatal(err)
+		}
 		tg, err := targetOf(ep)
 		if err != nil || !slices.Equal(tg.args, args) {
 			t.Errorf("%s: got %q, %v; want %q", ep, tg.args, err, args)

@@ -71,7 +71,7 @@ type Trust struct {
 // aside ("ignored") when the rest still verifies.
 func VerifyBaseline(f lock.File, keys sig.Keys, requireSigned bool, now time.Time) Trust {
 	if f.Agentgate != nil {
-		t := Trust{Result: sig.Result{Trust: sig.Unsigned}, Parts: "not_applicable", Digest: canon.SHA256Hex(agentgateDoc(f.Agentgate))}
+		t := Trust{Result: sig.Result{Trust: sig.Unsigned}, Parts: "not_applicable", Digest: LockDigest(f)}
 		return refuseUnsigned(t, requireSigned)
 	}
 	l := f.Crawlcheck
@@ -101,9 +101,16 @@ func refuseUnsigned(t Trust, requireSigned bool) Trust {
 	return t
 }
 
-func agentgateDoc(a *lock.Agentgate) canon.Value {
-	v, _ := canon.Parse(a.Bytes())
-	return v
+// LockDigest is the content digest a record's baseline.sha256 names: the
+// SHA-256 of a crawlcheck lockfile's content (docs/lockfile), or of the
+// canonical JSON of an agentgate.lock.
+func LockDigest(f lock.File) string {
+	if f.Agentgate != nil {
+		v, _ := canon.Parse(f.Agentgate.Bytes())
+		return canon.SHA256Hex(v)
+	}
+	content, _ := f.Crawlcheck.Digests()
+	return content
 }
 
 // Run performs the check and returns the record.

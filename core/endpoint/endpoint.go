@@ -92,3 +92,63 @@ func isScheme(s string) bool {
 
 // Same reports whether two endpoints name the same server.
 func Same(a, b string) bool { return Normalize(a) == Normalize(b) }
+
+// IsHTTP reports whether s is an http or https URL with a host: the
+// endpoint of a streamable HTTP server.
+func IsHTTP(s string) bool {
+	scheme, rest, ok := strings.Cut(s, "://")
+	if scheme = strings.ToLower(scheme); !ok || scheme != "http" && scheme != "https" {
+		return false
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority := rest[:end]
+	if i := strings.LastIndexByte(authority, '@'); i >= 0 {
+		authority = authority[i+1:]
+	}
+	host, _ := splitHostPort(authority)
+	return host != "" && strings.TrimSpace(s) == s
+}
+
+// Stdio is the endpoint of a stdio server: "stdio:" followed by the
+// command line, args joined by single spaces, each quoted as Python's
+// shlex.quote does (left bare if it is non-empty and made only of ASCII
+// letters, digits and @%+=:,./-_; otherwise wrapped in single quotes, with
+// each ' written as '"'"'). Args are taken as given (args[0] as typed, not
+// resolved on PATH), so that the same configuration names the same server
+// on every machine and in every language binding.
+func Stdio(args []string) string {
+	b := []byte("stdio:")
+	for i, a := range args {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = appendQuoted(b, a)
+	}
+	return string(b)
+}
+
+func appendQuoted(b []byte, s string) []byte {
+	if s != "" && shellSafe(s) {
+		return append(b, s...)
+	}
+	b = append(b, '\'')
+	b = append(b, strings.ReplaceAll(s, "'", `'"'"'`)...)
+	return append(b, '\'')
+}
+
+// shellSafe reports whether every byte of s is one shlex.quote leaves bare.
+func shellSafe(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("_@%+=:,./-", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -90,7 +90,7 @@ func parseAgentgate(doc canon.Value) (*Agentgate, error) {
 				return bad("servers.%s lists tool %q twice", m.Key, t.Name)
 			}
 			seen[t.Name] = true
-			if (&tools.Tool{Name: t.Name}).Agentgate().NameHash != t.NameHash {
+			if tools.AgentgateHashes(t.Name, "", "").NameHash != t.NameHash {
 				return bad("servers.%s.tools[%d]: nameHash is not the SHA-256 of %q", m.Key, i, t.Name)
 			}
 			s.Tools = append(s.Tools, t)

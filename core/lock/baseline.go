@@ -100,17 +100,9 @@ func (l *Crawlcheck) Baseline(useParts bool) Baseline {
 // Baseline presents one server of an agentgate.lock. It cannot see
 // annotations: the record says so.
 func (a *Agentgate) Baseline(server string) (Baseline, error) {
-	s, ok := a.Server(server)
-	if !ok {
-		if server == "" && len(a.Servers) == 1 {
-			s = &a.Servers[0]
-		} else {
-			names := make([]string, len(a.Servers))
-			for i := range a.Servers {
-				names[i] = a.Servers[i].Name
-			}
-			return Baseline{}, cerr.New(cerr.BadRequest, "agentgate.lock has no server %q (it has %v); name one with server_name", server, names)
-		}
+	s, err := a.Choose(server)
+	if err != nil {
+		return Baseline{}, err
 	}
 	b := Baseline{Format: FormatAgentgate, ApprovedAt: a.GeneratedAt, Descriptions: map[string]string{},
 		BlindParts: []string{tools.PartAnnotations}, AgentgateName: s.Name}
@@ -118,4 +110,27 @@ func (a *Agentgate) Baseline(server string) (Baseline, error) {
 		b.Tools = append(b.Tools, BaselineTool{Name: s.Tools[i].Name, Agentgate: &s.Tools[i].Agentgate})
 	}
 	return b, nil
+}
+
+// ServerNames lists the servers of an agentgate.lock, in canonical order.
+func (a *Agentgate) ServerNames() []string {
+	names := make([]string, len(a.Servers))
+	for i := range a.Servers {
+		names[i] = a.Servers[i].Name
+	}
+	return names
+}
+
+// Choose is the one rule for which server of an agentgate.lock a check, a
+// diff or an approval applies to: the one named, or, when none is named,
+// the file's only server. Any other case is an error naming the servers, so
+// that no host picks one by its own rule.
+func (a *Agentgate) Choose(name string) (*AgentgateServer, error) {
+	if s, ok := a.Server(name); ok {
+		return s, nil
+	}
+	if name == "" && len(a.Servers) == 1 {
+		return &a.Servers[0], nil
+	}
+	return nil, cerr.New(cerr.BadRequest, "agentgate.lock has no server %q (it has %v); name one with server_name", name, a.ServerNames())
 }

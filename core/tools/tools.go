@@ -80,20 +80,37 @@ type Agentgate struct {
 	NameHash, DescriptionHash, InputSchemaHash string
 }
 
-// Agentgate computes the agentgate.lock v1 hashes: SHA-256 of the UTF-8 name,
-// of the UTF-8 description ("" when absent), and of the canonical JSON of the
-// input schema ({} when absent).
+// Agentgate computes the agentgate.lock v1 hashes of the tool
+// (AgentgateHashes).
 func (t *Tool) Agentgate() Agentgate {
-	schema := t.InputSchema
-	if schema.IsNull() {
-		schema = canon.Obj()
+	return AgentgateHashes(t.Name, t.Description, canon.SHA256Hex(t.InputSchema))
+}
+
+// The part hashes of an absent part and of what agentgate puts in its place.
+var (
+	nullPartHash = hashHex([]byte("null"))
+	emptyObjHash = hashHex([]byte("{}"))
+)
+
+// AgentgateHashes is the one rule of agentgate.lock v1 tool hashes, taken
+// from what a crawlcheck lockfile also keeps: SHA-256 of the UTF-8 name, of
+// the UTF-8 description ("" when absent or null), and the inputSchema part
+// hash (SHA-256 of its canonical JSON), with an absent schema (the part hash
+// of null) hashed as {}. Hashing tools, reading an agentgate.lock and
+// converting a crawlcheck lockfile all call it, so the three cannot drift.
+func AgentgateHashes(name, description, inputSchemaPart string) Agentgate {
+	if inputSchemaPart == nullPartHash {
+		inputSchemaPart = emptyObjHash
 	}
 	return Agentgate{
-		NameHash:        hashHex([]byte(t.Name)),
-		DescriptionHash: hashHex([]byte(t.Description)),
-		InputSchemaHash: hashHex(canon.Canonical(schema)),
+		NameHash:        hashHex([]byte(name)),
+		DescriptionHash: hashHex([]byte(description)),
+		InputSchemaHash: inputSchemaPart,
 	}
 }
+
+// IsAbsentPart reports whether a part hash is that of an absent (null) part.
+func IsAbsentPart(partHash string) bool { return partHash == nullPartHash }
 
 func hashHex(b []byte) string {
 	sum := sha256.Sum256(b)

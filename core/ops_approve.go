@@ -1,0 +1,384 @@
+package core
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/continuity"
+	"github.com/crawlcheck/verifier/core/endpoint"
+	"github.com/crawlcheck/verifier/core/lock"
+	"github.com/crawlcheck/verifier/core/policy"
+	"github.com/crawlcheck/verifier/core/req"
+	"github.com/crawlcheck/verifier/core/tools"
+)
+
+// confirmable are the observations an approval may leave unnamed: no change
+// (unchanged), a pin dropped for a tool no longer offered (tool_removed:
+// dropping it makes nothing callable), and an approval that is only old
+// (baseline_stale: re-approving is the cure). Every other observation about
+// a tool must be named by the person approving; every other observation
+// about the session (a different server, an untrusted baseline, evidence, a
+// policy version, a list not read whole) is never resolved by approving
+// tools, so it refuses the approval.
+var confirmable = map[string]bool{
+	string(policy.Unchanged): true, string(policy.ToolRemoved): true, string(policy.BaselineStale): true,
+}
+
+// sighting is one observation of the record an approval is judged by.
+type sighting struct {
+	tool        string // "" for an observation about the session
+	observation string
+}
+
+// approval is what a record says about the check it was made by.
+type approval struct {
+	sightings []sighting
+	// made is the record's claim of what it was made from, compared with
+	// the request's lock and tools before anything is written.
+	format, serverName, lockSHA256, toolsSHA256 string
+	// server is what a continuity record saw of the server; null for a
+	// lock_check answer, which says nothing about it.
+	server canon.Value
+	// recomputed is set for a lock_check answer: it was recomputed from the
+	// request's lock and tools, so it was made from them.
+	recomputed bool
+}
+
+// opApprove re-approves the tools a record was made from, as a person's act:
+// the names are the tools whose changes the person was shown and approved.
+// It refuses (approved false, changing nothing) unless every observation
+// that is not confirmable names a tool among names, and every name has a
+// change: approving one tool must never approve another's change on the
+// side. Otherwise it answers the new lockfile, of the format of the old one
+// (for an agentgate.lock, the old file with the compared server replaced).
+func opApprove(r req.Obj) (canon.Value, error) {
+	if err := r.Only("record", "lock", "tools", "pages", "page_cap_reached", "names", "approved_at", "server_name", "server"); err != nil {
+		return canon.Value{}, err
+	}
+	f, err := parseLock(r, "lock")
+	if err != nil {
+		return canon.Value{}, err
+	}
+	names, err := r.Strings("names")
+	if err != nil {
+		return canon.Value{}, err
+	}
+	at, err := r.Time("approved_at")
+	if err != nil {
+		return canon.Value{}, err
+	}
+	serverName, err := r.Str("server_name", false)
+	if err != nil {
+		return canon.Value{}, err
+	}
+	doc, ok, err := r.Doc("record")
+	if err != nil {
+		return canon.Value{}, err
+	}
+	if !ok {
+		return canon.Value{}, cerr.New(cerr.BadRequest, "request.record is required")
+	}
+	var a approval
+	var obs tools.Observed
+	kind, _ := doc.Get("kind")
+	switch k, _ := kind.Str(); k {
+	case continuity.RecordKind:
+		if a, err = recordApproval(doc); err != nil {
+			return canon.Value{}, err
+		}
+	case lockCheckKind:
+		if a, obs, err = lockCheckApproval(r, doc, f, serverName); err != nil {
+			return canon.Value{}, err
+		}
+	default:
+		return canon.Value{}, cerr.New(cerr.RecordInvalid, "request.record is neither a %s nor a %s answer (kind %s)", continuity.RecordKind, lockCheckKind, kind)
+	}
+	if refusal, refused := judgeApproval(a.sightings, names); refused {
+		return refusal, nil
+	}
+	if !a.recomputed {
+		if obs, err = recordMadeFrom(r, f, a, serverName); err != nil {
+			return canon.Value{}, err
+		}
+	}
+	var newLock []byte
+	chosen := canon.NullValue()
+	if f.Agentgate != nil {
+		ag := f.Agentgate
+		ag.GeneratedBy, ag.GeneratedAt = policy.EngineVersion, at
+		ag.Put(lock.NewAgentgateServer(a.serverName, obs.Tools))
+		newLock, chosen = ag.Bytes(), canon.Str(a.serverName)
+	} else {
+		srv, err := approvedServer(r, f.Crawlcheck, a.server)
+		if err != nil {
+			return canon.Value{}, err
+		}
+		l := lock.NewCrawlcheck(srv, at, obs.Tools)
+		l.Seal(nil)
+		newLock = l.Bytes()
+	}
+	return canon.Obj(
+		canon.M("approved", canon.BoolOf(true)),
+		canon.M("lock", canon.Str(string(newLock))),
+		canon.M("format", canon.Str(f.Format())),
+		canon.M("server_name", chosen),
+	), nil
+}
+
+// judgeApproval applies the approval rule to a record's observations and
+// the names a person approved; refused is true with the refusal answer.
+func judgeApproval(seen []sighting, names []string) (canon.Value, bool) {
+	named := map[string]bool{}
+	var unnamed []canon.Value
+	var listed []string
+	for _, s := range seen {
+		switch {
+		case s.tool != "" && slices.Contains(names, s.tool):
+			// A named tool_removed is an approved removal: a change too.
+			named[s.tool] = true
+		case confirmable[s.observation]:
+		default:
+			unnamed = append(unnamed, canon.Obj(
+				canon.M("tool", canon.StrOrNull(s.tool, s.tool != "")),
+				canon.M("observation", canon.Str(s.observation)),
+			))
+			if s.tool != "" {
+				listed = append(listed, canon.Str(s.tool).String()+" ("+s.observation+")")
+			} else {
+				listed = append(listed, s.observation)
+			}
+		}
+	}
+	notChanged := []string{}
+	for _, n := range names {
+		if !named[n] && !slices.Contains(notChanged, n) {
+			notChanged = append(notChanged, n)
+		}
+	}
+	if len(unnamed) == 0 && len(notChanged) == 0 {
+		return canon.Value{}, false
+	}
+	reason := "not approved"
+	if len(listed) > 0 {
+		reason += "; unnamed: " + strings.Join(listed, ", ")
+	}
+	if len(notChanged) > 0 {
+		quoted := make([]string, len(notChanged))
+		for i, n := range notChanged {
+			quoted[i] = canon.Str(n).String()
+		}
+		reason += "; no change to approve for " + strings.Join(quoted, ", ")
+	}
+	return canon.Obj(
+		canon.M("approved", canon.BoolOf(false)),
+		canon.M("lock", canon.NullValue()),
+		canon.M("unnamed", canon.Arr(unnamed...)),
+		canon.M("not_changed", canon.Strs(notChanged)),
+		canon.M("reason", canon.Str(reason)),
+	), true
+}
+
+// recordApproval reads what an approval needs of a continuity record,
+// whose record_sha256 must match it.
+func recordApproval(doc canon.Value) (approval, error) {
+	bad := func(what string) (approval, error) {
+		return approval{}, cerr.New(cerr.RecordInvalid, "request.record: "+what)
+	}
+	v, err := continuity.VerifyRecord(doc)
+	if err != nil {
+		return approval{}, cerr.In("request.record", err)
+	}
+	if !v.Valid {
+		return bad(v.Reason)
+	}
+	var a approval
+	list, _ := doc.Get("observations")
+	if list.Kind() != canon.Array {
+		return bad("observations must be an array")
+	}
+	for i, o := range list.Elems() {
+		obsV, _ := o.Get("observation")
+		toolV, _ := o.Get("tool")
+		name, ok := obsV.Str()
+		tool, isStr := toolV.Str()
+		if o.Kind() != canon.Object || !ok || !isStr && !toolV.IsNull() {
+			return bad("observations[" + itoa(i) + "] must have an observation string and a tool string or null")
+		}
+		a.sightings = append(a.sightings, sighting{tool: tool, observation: name})
+	}
+	str := func(parent, key string) (string, bool) {
+		p, _ := doc.Get(parent)
+		x, _ := p.Get(key)
+		s, ok := x.Str()
+		return s, ok || x.IsNull()
+	}
+	var okF, okN, okS, okT bool
+	a.format, okF = str("baseline", "format")
+	a.serverName, okN = str("baseline", "server_name")
+	a.lockSHA256, okS = str("baseline", "sha256")
+	a.toolsSHA256, okT = str("observed", "tools_sha256")
+	if !okF || !okN || !okS || !okT {
+		return bad("baseline.format, baseline.server_name, baseline.sha256 and observed.tools_sha256 must be strings or null")
+	}
+	if a.server, _ = doc.Get("server"); a.server.Kind() != canon.Object {
+		return bad("server must be an object")
+	}
+	return a, nil
+}
+
+// recordMadeFrom reads the request's tools and checks that the continuity
+// record was made from them and from the request's lockfile (and, for an
+// agentgate.lock, its server_name entry).
+func recordMadeFrom(r req.Obj, f lock.File, a approval, serverName string) (tools.Observed, error) {
+	if a.format != f.Format() || a.lockSHA256 != continuity.LockDigest(f) {
+		return tools.Observed{}, cerr.New(cerr.BadRequest, "request.record was not made against request.lock (its baseline is another lockfile)")
+	}
+	if serverName != "" && serverName != a.serverName {
+		return tools.Observed{}, cerr.New(cerr.BadRequest, "request.server_name %s is not the server the record compared (%s)", canon.Str(serverName), canon.Str(a.serverName))
+	}
+	obs, err := toolSource(r)
+	if err != nil {
+		return obs, err
+	}
+	if obs.Truncated != "" {
+		return obs, cerr.New(cerr.BadRequest, "the tool list is truncated (%s): a lockfile pins the whole list or nothing", obs.Truncated)
+	}
+	if tools.ListSHA256(obs.Tools) != a.toolsSHA256 {
+		return obs, cerr.New(cerr.BadRequest, "request.record was not made from these tools (its observed.tools_sha256 differs)")
+	}
+	return obs, nil
+}
+
+// lockCheckApproval recomputes the lock_check answer from the request's lock
+// and tools and requires the record to be exactly that answer; its
+// observations are those a continuity check makes of the same difference.
+func lockCheckApproval(r req.Obj, doc canon.Value, f lock.File, serverName string) (approval, tools.Observed, error) {
+	a := approval{server: canon.NullValue()}
+	if err := checkSealed(f); err != nil {
+		return a, tools.Observed{}, err
+	}
+	base, err := baselineOf(f, serverName)
+	if err != nil {
+		return a, tools.Observed{}, err
+	}
+	a.format, a.serverName = f.Format(), base.AgentgateName
+	if u, _ := doc.Get("unreachable"); u.Kind() == canon.Object {
+		reasonV, _ := u.Get("reason")
+		reason, _ := reasonV.Str()
+		if !unreachableReasons[reason] {
+			return a, tools.Observed{}, cerr.New(cerr.RecordInvalid, "request.record.unreachable.reason must be one lock_check answers, got %s", reasonV)
+		}
+		a.sightings = []sighting{{observation: reason}}
+		return a, tools.Observed{}, nil
+	}
+	answer, d, obs, err := checkTools(r, base)
+	if err != nil {
+		return a, obs, err
+	}
+	if !canon.Equal(answer, doc) {
+		return a, obs, cerr.New(cerr.BadRequest, "request.record is not the lock_check answer of request.lock and these tools")
+	}
+	a.recomputed = true
+	for _, n := range d.Added {
+		a.sightings = append(a.sightings, sighting{n, string(policy.ToolAdded)})
+	}
+	for _, n := range d.Removed {
+		a.sightings = append(a.sightings, sighting{n, string(policy.ToolRemoved)})
+	}
+	for _, m := range d.Modified {
+		if m.Unknown {
+			a.sightings = append(a.sightings, sighting{m.Name, string(policy.ToolChanged)})
+		}
+		for _, p := range m.Parts {
+			if o, ok := partObservation[p]; ok {
+				a.sightings = append(a.sightings, sighting{m.Name, string(o)})
+			}
+		}
+	}
+	return a, obs, nil
+}
+
+// unreachableReasons are the reasons of a lock_check answer that compared
+// nothing: none can be approved.
+var unreachableReasons = map[string]bool{
+	continuity.FailureUnavailable: true, continuity.FailureTimeout: true,
+	string(policy.ResponseMalformed): true, string(policy.ToolListTruncated): true,
+}
+
+// partObservation names the observation of a changed part, as the
+// continuity check does.
+var partObservation = map[string]policy.Observation{
+	tools.PartDescription: policy.DescriptionChanged,
+	tools.PartInputSchema: policy.SchemaChanged,
+	tools.PartAnnotations: policy.AnnotationsChanged,
+}
+
+// approvedServer is the server a new crawlcheck lockfile pins: the
+// request's server when given; else what the continuity record saw (the
+// endpoint that answered, its protocol version and serverInfo when an
+// object); else, for a lock_check answer, which says nothing about the
+// server, the server the old lockfile pinned.
+func approvedServer(r req.Obj, old *lock.Crawlcheck, seen canon.Value) (lock.Server, error) {
+	if r.Has("server") {
+		return serverOf(r)
+	}
+	if seen.Kind() != canon.Object {
+		return old.Server, nil
+	}
+	var s lock.Server
+	u, _ := seen.Get("observed_url")
+	s.URL, _ = u.Str()
+	pv, _ := seen.Get("protocol_version")
+	s.ProtocolVersion, _ = pv.Str()
+	if info, _ := seen.Get("info"); info.Kind() == canon.Object {
+		s.Info = info
+	}
+	return s, nil
+}
+
+// opEndpoint is the endpoint string a record carries for a server: an http
+// or https URL as given, or "stdio:" and the command line (endpoint.Stdio).
+func opEndpoint(r req.Obj) (canon.Value, error) {
+	if err := r.Only("url", "command"); err != nil {
+		return canon.Value{}, err
+	}
+	hasURL, hasCommand := r.Has("url"), r.Has("command")
+	var ep string
+	switch {
+	case hasURL && hasCommand:
+		return canon.Value{}, cerr.New(cerr.BadRequest, "give either request.url or request.command, not both")
+	case hasURL:
+		u, err := r.Str("url", true)
+		if err != nil {
+			return canon.Value{}, err
+		}
+		if !endpoint.IsHTTP(u) {
+			return canon.Value{}, cerr.New(cerr.BadRequest, "request.url must be an http or https URL with a host, got %s", canon.Str(clipText(u)))
+		}
+		ep = u
+	case hasCommand:
+		args, err := r.Strings("command")
+		if err != nil {
+			return canon.Value{}, err
+		}
+		if len(args) == 0 {
+			return canon.Value{}, cerr.New(cerr.BadRequest, "request.command must name a program")
+		}
+		ep = endpoint.Stdio(args)
+	default:
+		return canon.Value{}, cerr.New(cerr.BadRequest, "request.url or request.command is required")
+	}
+	return canon.Obj(canon.M("endpoint", canon.Str(ep))), nil
+}
+
+func itoa(n int) string { return canon.Int(int64(n)).String() }
+
+// clipText shortens a request string quoted in a message.
+func clipText(s string) string {
+	if len(s) > 200 {
+		return strings.ToValidUTF8(s[:200], "") + "…"
+	}
+	return s
+}
