@@ -82,7 +82,6 @@ export class Core {
   #opBuf = { ptr: 0, size: 0 };
   #reqBuf = { ptr: 0, size: 0 };
   #attBuf = { ptr: 0, size: 0 };
-  #escape = true;
 
   /** @internal */
   constructor(instance, info) {
@@ -176,20 +175,12 @@ export class Core {
   }
 
   /**
-   * A string from a server, lockfile or record made safe to show a person
-   * (the core's escape_text: control, bidi and invisible characters made
-   * visible). Until a module has the op, JSON string escaping stands in.
+   * A string from a server, lockfile or record made safe to show a person:
+   * the core's escape_text (control, bidi and invisible characters made
+   * visible). Every such string in an error message goes through it.
    */
   shown(text) {
-    if (this.#escape !== false) {
-      try {
-        return this.call("escape_text", { text: String(text) }).text;
-      } catch (e) {
-        if (!(e instanceof CoreError && e.code === "unknown_op")) throw e;
-        this.#escape = false;
-      }
-    }
-    return JSON.stringify(String(text)).slice(1, -1);
+    return this.call("escape_text", { text: String(text) }).text;
   }
 
   /**

@@ -485,23 +485,7 @@ export function withPreflight(client, { lock, continuity = {} } = {}) {
   return client;
 }
 
-/**
- * The endpoint string a record carries (the core's endpoint op). Until a
- * module has the op, the Go preflight's own rule stands in: the URL as
- * given, or "stdio:" and the command line quoted as shlex.quote does.
- */
+/** The endpoint string a record carries (the core's endpoint op): the URL as given, or "stdio:" and the command line. */
 export function endpointOf(cc, req) {
-  try {
-    return cc.endpoint(req).endpoint;
-  } catch (e) {
-    if (!(e instanceof CoreError && e.code === "unknown_op")) throw e;
-  }
-  if (req.url !== undefined) return req.url;
-  return "stdio:" + req.command.map(shellQuote).join(" ");
-}
-
-function shellQuote(s) {
-  if (s === "") return "''";
-  if (!/[^A-Za-z0-9_@%+=:,./-]/.test(s)) return s;
-  return "'" + s.replaceAll("'", `'"'"'`) + "'";
+  return cc.endpoint(req).endpoint;
 }
