@@ -1,6 +1,7 @@
 // Before the tests: the core into the package (copy-wasm.js) and the two Go
 // programs the end-to-end tests talk to, the scenario MCP server and the
-// test issuer, built into build/ at the repository root.
+// test issuer (and the crawlcheck CLI, the Go side of the identity test),
+// built into build/ at the repository root.
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
@@ -9,6 +10,7 @@ execFileSync(process.execPath, [fileURLToPath(new URL("./copy-wasm.js", import.m
 for (const [out, pkg] of [
   ["build/mcpserver", "./hosttest/mcpserver"],
   ["build/issuer", "./hosttest/issuer"],
+  ["build/crawlcheck", "./cmd/crawlcheck"],
 ]) {
   execFileSync(process.env.GO ?? "go", ["build", "-o", out, pkg], { cwd: root, stdio: "inherit" });
 }
