@@ -38,6 +38,12 @@ export function handshakeFacts(cap, endpoint, client) {
     const meta = fields?.get("_meta") ? members(fields.get("_meta")) : null;
     obs.serverInfo = meta?.get("io.modelcontextprotocol/serverInfo") ?? null;
   }
+  if (method === "" && client && typeof client.getServerVersion === "function") {
+    // The handshake happened before the capture (an adapter on a connected
+    // client): the serverInfo the client kept, not the bytes received.
+    const info = client.getServerVersion();
+    if (info && typeof info === "object") obs.serverInfo = new TextEncoder().encode(JSON.stringify(info));
+  }
   const negotiated = client && typeof client.getNegotiatedProtocolVersion === "function" ? client.getNegotiatedProtocolVersion() : undefined;
   if (typeof negotiated === "string" && negotiated !== "") obs.protocolVersion = negotiated;
   return obs;

@@ -167,6 +167,23 @@ class Gate {
     }
   }
 
+  /** Puts the capture on the transport and names the endpoint. */
+  attach(transport) {
+    this.cap = attach(transport);
+    this.endpoint = this.cap.kind === "stdio" ? endpointOf(this.cc, { command: this.cap.command }) : endpointOf(this.cc, { url: this.cap.url });
+    this.cap.rec.onListChanged = () => {
+      // After the SDK has handled the notification (the frame is seen
+      // first), re-check in the background; calls wait for it.
+      setTimeout(() => {
+        if (!this.closed && this.connected) {
+          this.serial(async () => {
+            if (this.stale()) await this.recheck().catch((e) => (this.err = e));
+          });
+        }
+      }, 0);
+    };
+  }
+
   /** Runs fn after every check before it: never two checks at once. */
   serial(fn) {
     const run = this.queue.then(fn, fn);
@@ -368,27 +385,12 @@ export function withPreflight(client, { lock, continuity = {} } = {}) {
     close: client.close,
     request: client.request,
   };
-  // One tools/list page through the SDK, with an explicit cursor so that a
-  // 2.x client neither aggregates pages nor answers from its cache.
-  const modern = typeof client.getNegotiatedProtocolVersion === "function";
-  g.listPage = modern
-    ? (params, opts) => orig.request.call(client, { method: "tools/list", params }, opts)
-    : (params, opts) => orig.listTools.call(client, params, opts);
+  g.listPage = pageLister(client, orig);
 
   client.connect = async function (transport, opts) {
     if (g.connected || g.cap) throw new Error("crawlcheck: this client was already connected once");
     await g.open();
-    g.cap = attach(transport);
-    g.endpoint = g.cap.kind === "stdio" ? endpointOf(g.cc, { command: g.cap.command }) : endpointOf(g.cc, { url: g.cap.url });
-    g.cap.rec.onListChanged = () => {
-      // After the SDK has handled the notification (the frame is seen
-      // first), re-check in the background; calls wait for it.
-      setTimeout(() => {
-        if (!g.closed && g.connected) g.serial(async () => {
-          if (g.stale()) await g.recheck().catch((e) => (g.err = e));
-        });
-      }, 0);
-    };
+    g.attach(transport);
     const signal = AbortSignal.timeout(g.timeout);
     let failure = null;
     try {
@@ -446,7 +448,41 @@ export function withPreflight(client, { lock, continuity = {} } = {}) {
     }
   };
 
-  client.continuity = {
+  client.continuity = continuityApi(g);
+  return client;
+}
+
+/**
+ * One tools/list page through the SDK, with an explicit cursor so that a
+ * 2.x client neither aggregates pages nor answers from its cache.
+ */
+function pageLister(client, orig = client) {
+  const modern = typeof client.getNegotiatedProtocolVersion === "function";
+  return modern
+    ? (params, opts) => orig.request.call(client, { method: "tools/list", params }, opts)
+    : (params, opts) => orig.listTools.call(client, params, opts);
+}
+
+/**
+ * A preflight on a client an agent framework has already connected (its
+ * handshake was not seen: the record's handshake facts are what the client
+ * kept of it). The capture starts now, before the first check's listing.
+ * @returns {Promise<Gate>}
+ */
+export async function preflightConnected(client, transport, lock, continuity) {
+  if (!client || !transport) throw new Error("crawlcheck: the MCP server is not connected: connect it first");
+  const g = new Gate(client, lock, continuity);
+  g.listPage = pageLister(client);
+  await g.open();
+  g.attach(transport);
+  g.connected = true;
+  await g.serial(() => g.recheck());
+  return g;
+}
+
+/** What a client (or adapter) exposes as .continuity. */
+export function continuityApi(g) {
+  return {
     /** Every record of this session, oldest first. */
     get records() {
       return g.records;
@@ -482,7 +518,6 @@ export function withPreflight(client, { lock, continuity = {} } = {}) {
       return rec;
     },
   };
-  return client;
 }
 
 /** The endpoint string a record carries (the core's endpoint op): the URL as given, or "stdio:" and the command line. */

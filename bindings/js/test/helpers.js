@@ -113,10 +113,8 @@ export const KEY_DIRECTORY = join(ROOT, "testdata", "keys", "test-directory.json
  * A 1.x client over the scenario server: kind "stdio" or "http". Returns
  * the pieces a test needs; the server and the client end with the test.
  */
-export async function openSdk1(t, kind, scenario, { continuity = {}, lockTools = TOOLS, connect = true, extraArgs = [] } = {}) {
-  const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
-  const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
-  const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+export async function openSdk1(t, kind, scenario, { continuity = {}, lockTools = TOOLS, connect = true, extraArgs = [], major = 1 } = {}) {
+  const { Client, StdioClientTransport, StreamableHTTPClientTransport } = await sdk(major);
   const { withPreflight } = await import("../src/index.js");
   const dir = tempDir(t);
   const sc = writeScenario(dir, scenario);
@@ -162,4 +160,17 @@ export async function until(cond, what) {
     await new Promise((r) => setTimeout(r, 10));
   }
   throw new Error(`timed out waiting: ${what}`);
+}
+
+/** The client classes of the official SDK, 1.x or 2.x. */
+export async function sdk(major) {
+  if (major === 1) {
+    const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+    const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+    const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+    return { Client, StdioClientTransport, StreamableHTTPClientTransport };
+  }
+  const { Client, StreamableHTTPClientTransport } = await import("@modelcontextprotocol/client");
+  const { StdioClientTransport } = await import("@modelcontextprotocol/client/stdio");
+  return { Client, StdioClientTransport, StreamableHTTPClientTransport };
 }

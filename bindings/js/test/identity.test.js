@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT, MCPSERVER, NOW, now, tempDir, startHttp, endpointFor } from "./helpers.js";
+import { ROOT, MCPSERVER, NOW, now, tempDir, startHttp, endpointFor, sdk } from "./helpers.js";
 import { withPreflight } from "../src/index.js";
 
 const CLI = join(ROOT, "build", "crawlcheck");
@@ -27,18 +27,6 @@ function cli(args) {
     if (e.status === 1) return e.stdout; // a check that withholds or stops exits 1
     throw e;
   }
-}
-
-async function sdk(major) {
-  if (major === 1) {
-    const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
-    const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
-    const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
-    return { Client, StdioClientTransport, StreamableHTTPClientTransport };
-  }
-  const { Client, StreamableHTTPClientTransport } = await import("@modelcontextprotocol/client");
-  const { StdioClientTransport } = await import("@modelcontextprotocol/client/stdio");
-  return { Client, StdioClientTransport, StreamableHTTPClientTransport };
 }
 
 for (const kind of ["stdio", "http"]) {
