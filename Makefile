@@ -3,7 +3,7 @@ GO      ?= go
 BUILD   ?= build
 export CGO_ENABLED := 1
 
-.PHONY: all test demo bench wasm cshared lint fuzz-seeds golden clean
+.PHONY: all test test-js demo bench wasm cshared lint fuzz-seeds golden clean
 
 all: wasm cshared
 
@@ -30,6 +30,14 @@ demo:
 test: lint wasm cshared
 	$(GO) test -count=1 ./...
 	$(MAKE) fuzz-seeds
+	$(MAKE) test-js
+
+## test-js: @crawlcheck/sdk (bindings/js): its locked dependencies from the
+## npm registry, the type check of its declarations, then its suites (every
+## vector through the wasm, withPreflight and the adapters end to end
+## against the scenario server and the test issuer, npm pack offline).
+test-js: wasm
+	cd bindings/js && npm ci --no-audit --no-fund && npm run typecheck && GO=$(GO) npm test
 
 ## fuzz-seeds: a short coverage-guided run of every fuzz target.
 fuzz-seeds:
