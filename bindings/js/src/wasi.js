@@ -1,8 +1,8 @@
 // A small WASI preview 1 for hosts without one (browsers): just what the Go
 // runtime of crawlcheck.wasm asks for while it computes. The module reads no
 // file, socket or environment; it needs a clock for its scheduler, random
-// bytes for map seeds, and somewhere to write a panic. Every other import
-// the module names answers ENOSYS.
+// bytes for map seeds, a poll that never blocks, and somewhere to write a
+// panic. Every other import the module names answers ENOSYS.
 
 const ESUCCESS = 0;
 const EBADF = 8;
@@ -91,6 +91,25 @@ export function wasiShimImports(module, memory) {
     },
     fd_close(fd) {
       return ROOTS.has(fd) ? ESUCCESS : EBADF;
+    },
+    // The Go runtime polls (and sleeps through poll_oneoff) in its scheduler
+    // and around a collection; ENOSYS there is a fatal error. The module
+    // waits on no file, and a browser cannot block: every clock
+    // subscription fires at once, every fd subscription fails with EBADF.
+    poll_oneoff(inPtr, outPtr, nsubs, neventsPtr) {
+      const dv = view();
+      for (let i = 0; i < nsubs; i++) {
+        const sub = inPtr + i * 48;
+        const ev = outPtr + i * 32;
+        const tag = dv.getUint8(sub + 8);
+        dv.setBigUint64(ev, dv.getBigUint64(sub, true), true); // userdata
+        dv.setUint16(ev + 8, tag === 0 ? ESUCCESS : EBADF, true);
+        dv.setUint8(ev + 10, tag);
+        dv.setBigUint64(ev + 16, 0n, true);
+        dv.setUint16(ev + 24, 0, true);
+      }
+      dv.setUint32(neventsPtr, nsubs, true);
+      return ESUCCESS;
     },
     sched_yield() {
       return ESUCCESS;
