@@ -3,7 +3,7 @@ GO      ?= go
 BUILD   ?= build
 export CGO_ENABLED := 1
 
-.PHONY: all test test-js demo bench wasm cshared lint fuzz-seeds golden clean
+.PHONY: all test test-js demo bench bench-js wasm cshared lint fuzz-seeds golden clean
 
 all: wasm cshared
 
@@ -50,6 +50,11 @@ fuzz-seeds:
 ## It builds its own artifacts with the flags above (the builds are reproducible).
 bench:
 	$(GO) run ./hosttest/bench -o docs/benchmarks.md
+	$(MAKE) bench-js
+
+## bench-js: the SDK's rows (bindings/js/bench), appended to docs/benchmarks.md.
+bench-js: wasm
+	cd bindings/js && npm ci --no-audit --no-fund && GO=$(GO) node scripts/pretest.js && node --no-warnings bench/bench.js >> ../../docs/benchmarks.md
 
 ## golden: regenerate testdata/ deliberately; read the diff before committing.
 golden:
