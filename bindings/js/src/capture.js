@@ -17,6 +17,9 @@ import { idKey, members, parseMember } from "./frames.js";
 
 const enc = new TextEncoder();
 
+/** The answer of a call whose bytes are no longer kept. */
+const RELEASED = new Uint8Array(0);
+
 /** One request the client sent, and the frame that answered it. */
 class Call {
   constructor(method) {
@@ -27,6 +30,10 @@ class Call {
     this.matched = false;
   }
 }
+
+// The calls whose answers the check reads; any other call is forgotten once
+// answered, so a long session's tool results are not kept.
+const KEPT = new Set(["tools/list", "initialize", "server/discover"]);
 
 export class Recorder {
   constructor() {
@@ -101,10 +108,26 @@ export class Recorder {
     }
     if (!to) to = this.#pending();
     if (to && to.answer === null) {
-      to.answer = frame.slice();
+      to.answer = KEPT.has(to.method) ? frame.slice() : RELEASED;
       to.matched = matched;
+      if (!KEPT.has(to.method)) this.#forget(to);
       this.#notify();
     }
+  }
+
+  #forget(c) {
+    this.calls.splice(this.calls.indexOf(c), 1);
+    for (const [k, v] of this.byId) {
+      if (v === c) {
+        this.byId.delete(k);
+        break;
+      }
+    }
+  }
+
+  /** Drops a tools/list answer the check has read (it stays answered). */
+  release(c) {
+    c.answer = RELEASED;
   }
 
   // The call an unattributable frame most likely answers: the newest

@@ -117,7 +117,9 @@ async function fetchPage(cap, listPage, cursor, signal) {
       if (c && c.answer !== null) {
         if (!c.matched) abandon.abort(new Error("crawlcheck: the answer could not be routed"));
         if (!sdkDone) await Promise.race([sdk, aborted(signal)]).catch(() => {});
-        return { page: pageOf(c.answer) };
+        const page = pageOf(c.answer).slice();
+        rec.release(c);
+        return { page };
       }
       if (sdkDone) {
         if (signal.aborted) return { failure: FAILURE_TIMEOUT, detail: reasonText(signal.reason) };
