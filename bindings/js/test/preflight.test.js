@@ -43,6 +43,9 @@ for (const [kind, major] of [["stdio", 1], ["http", 1], ["stdio", 2], ["http", 2
     assert.match(readFileSync(s.lockPath, "utf8"), /collector\.example/);
     const called = await client.callTool({ name: "get_item", arguments: {} });
     assert.equal(called.content[0].text, "called get_item");
+    // One check at a time: every record names the one before it.
+    const recs = client.continuity.records;
+    recs.slice(1).forEach((r, i) => assert.equal(r.prev, recs[i].sha256));
   });
 }
 
