@@ -31,3 +31,17 @@ export async function main(): Promise<void> {
   console.log(engine, sha, tools.length, rec.observations.length, client.continuity.records.length);
   await client.close();
 }
+
+// The adapters, on the frameworks' own objects.
+import { MCPServerStdio, Agent } from "@openai/agents";
+import { withContinuity, loadMcpToolsWithContinuity } from "@crawlcheck/sdk";
+
+export async function adapters(client: Client): Promise<void> {
+  const server = new MCPServerStdio({ command: "my-server", name: "shop", cacheToolsList: true });
+  await server.connect();
+  const gated = withContinuity(server, "crawlcheck.lock.json", { mode: "observe" });
+  const agent = new Agent({ name: "a", instructions: "…", mcpServers: [gated] });
+  console.log(agent.name, gated.continuity.records.length);
+  const tools = await loadMcpToolsWithContinuity("shop", client, "crawlcheck.lock.json", { mode: "observe" });
+  console.log(tools.length);
+}

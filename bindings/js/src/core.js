@@ -325,11 +325,13 @@ async function nodeSha256() {
 async function compile(src) {
   if (src instanceof WebAssembly.Module) return src;
   if (src instanceof Uint8Array || src instanceof ArrayBuffer) return WebAssembly.compile(src);
-  const url = src === undefined ? new URL("../crawlcheck.wasm", import.meta.url) : src instanceof URL ? src : isNode && !/^[a-z]+:/i.test(src) ? null : new URL(src);
-  if (isNode && (url === null || url.protocol === "file:")) {
+  // In Node a string without a scheme is a path; elsewhere a URL relative
+  // to the page.
+  const isPath = isNode && typeof src === "string" && !/^[a-z][a-z0-9+.-]*:/i.test(src);
+  const url = src === undefined ? new URL("../crawlcheck.wasm", import.meta.url) : isPath ? null : new URL(src, globalThis.location?.href);
+  if (isNode && (isPath || url.protocol === "file:")) {
     const { readFile } = await import("node:fs/promises");
-    const bytes = await readFile(url === null ? src : url);
-    return WebAssembly.compile(bytes);
+    return WebAssembly.compile(await readFile(isPath ? src : url));
   }
   const resp = await fetch(url);
   if (!resp.ok) throw new Error(`crawlcheck: fetching ${url}: HTTP ${resp.status}`);
