@@ -105,8 +105,19 @@ func call(op string, request, attachments []byte, raw bool) (response []byte) {
 	if err != nil {
 		return envelope(canon.Value{}, err)
 	}
-	result, err := fn(r)
-	return envelope(result, err)
+	return envelope(run(op, fn, r))
+}
+
+// run runs an op on a request object after refusing the fields its
+// declaration (opSpecs) does not name: a misspelt "operator_keys" silently
+// ignored would turn a signed-baseline requirement off.
+func run(op string, fn opFunc, r req.Obj) (canon.Value, error) {
+	if s := specOf[op]; s != nil {
+		if err := r.Only(s.RequestNames()...); err != nil {
+			return canon.Value{}, err
+		}
+	}
+	return fn(r)
 }
 
 func envelope(result canon.Value, err error) []byte {

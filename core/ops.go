@@ -14,9 +14,6 @@ import (
 )
 
 func opVersion(r req.Obj) (canon.Value, error) {
-	if err := r.Only(); err != nil {
-		return canon.Value{}, err
-	}
 	return canon.Obj(
 		canon.M("abi", canon.Int(ABIVersion)),
 		canon.M("engine", canon.Str(policy.EngineVersion)),
@@ -26,9 +23,6 @@ func opVersion(r req.Obj) (canon.Value, error) {
 }
 
 func opRules(r req.Obj) (canon.Value, error) {
-	if err := r.Only(); err != nil {
-		return canon.Value{}, err
-	}
 	return canon.Obj(
 		canon.M("rules", policy.RulesValue()),
 		canon.M("rules_sha256", canon.Str(policy.RulesSHA256())),
@@ -38,16 +32,16 @@ func opRules(r req.Obj) (canon.Value, error) {
 }
 
 func opCanonicalize(r req.Obj) (canon.Value, error) {
-	if err := r.Only("json"); err != nil {
-		return canon.Value{}, err
+	rd := r.Read()
+	s := rd.Str("json", true)
+	var v canon.Value
+	if !rd.Failed() {
+		var err error
+		v, err = canon.ParseString(s)
+		rd.In("json", err)
 	}
-	s, err := r.Str("json", true)
-	if err != nil {
+	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
-	}
-	v, err := canon.ParseString(s)
-	if err != nil {
-		return canon.Value{}, cerr.In("request.json", err)
 	}
 	b := canon.Canonical(v)
 	return canon.Obj(canon.M("canonical", canon.Str(string(b))), canon.M("sha256", canon.Str(canon.SHA256Hex(v)))), nil
@@ -55,35 +49,37 @@ func opCanonicalize(r req.Obj) (canon.Value, error) {
 
 // toolSource reads the tools of a request: "tools" (an array in the request)
 // or "pages" (raw page bytes as strings). Exactly one must be given.
-func toolSource(r req.Obj) (tools.Observed, error) {
-	hasTools, hasPages := r.Has("tools"), r.Has("pages")
+func toolSource(rd *req.Reader) tools.Observed {
+	if rd.Failed() {
+		return tools.Observed{}
+	}
+	hasTools, hasPages := rd.Has("tools"), rd.Has("pages")
 	switch {
 	case hasTools && hasPages:
-		return tools.Observed{}, cerr.New(cerr.BadRequest, "give either request.tools or request.pages, not both")
+		rd.Fail(cerr.New(cerr.BadRequest, "give either %s or %s, not both", rd.Field("tools"), rd.Field("pages")))
 	case hasTools:
-		ts, err := tools.Hash(r.Value("tools"))
-		return tools.Observed{Tools: ts, Pages: 1}, cerr.In("request.tools", err)
+		ts, err := tools.Hash(rd.Value("tools"))
+		rd.In("tools", err)
+		return tools.Observed{Tools: ts, Pages: 1}
 	case hasPages:
-		pages, err := r.Pages("pages")
-		if err != nil {
-			return tools.Observed{}, err
-		}
-		capped, err := r.Bool("page_cap_reached")
-		if err != nil {
-			return tools.Observed{}, err
+		pages := rd.Pages("pages")
+		capped := rd.Bool("page_cap_reached")
+		if rd.Failed() {
+			return tools.Observed{}
 		}
 		obs, err := tools.FromPages(pages, capped)
-		return obs, cerr.In("request.pages", err)
+		rd.In("pages", err)
+		return obs
+	default:
+		rd.Fail(cerr.New(cerr.BadRequest, "%s or %s is required", rd.Field("tools"), rd.Field("pages")))
 	}
-	return tools.Observed{}, cerr.New(cerr.BadRequest, "request.tools or request.pages is required")
+	return tools.Observed{}
 }
 
 func opHashTools(r req.Obj) (canon.Value, error) {
-	if err := r.Only("tools", "pages", "page_cap_reached"); err != nil {
-		return canon.Value{}, err
-	}
-	obs, err := toolSource(r)
-	if err != nil {
+	rd := r.Read()
+	obs := toolSource(rd)
+	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
 	rows := make([]canon.Value, len(obs.Tools))
@@ -113,67 +109,45 @@ func opHashTools(r req.Obj) (canon.Value, error) {
 	), nil
 }
 
-// parseLock reads the "lock" document of a request.
-func parseLock(r req.Obj, field string) (lock.File, error) {
-	doc, ok, err := r.Doc(field)
-	if err != nil {
-		return lock.File{}, err
-	}
-	if !ok {
-		return lock.File{}, cerr.New(cerr.BadRequest, "request.%s is required", field)
+// parseLock reads a required lockfile document field.
+func parseLock(rd *req.Reader, field string) lock.File {
+	doc := rd.RequiredDoc(field)
+	if rd.Failed() {
+		return lock.File{}
 	}
 	f, err := lock.Parse(doc)
-	return f, cerr.In("request."+field, err)
+	rd.In(field, err)
+	return f
 }
 
 // keysOf reads key_directory and operator_keys.
-func keysOf(r req.Obj) (sig.Keys, error) {
+func keysOf(rd *req.Reader) sig.Keys {
 	var k sig.Keys
-	if doc, ok, err := r.Doc("key_directory"); err != nil {
-		return k, err
-	} else if ok {
+	if doc, ok := rd.Doc("key_directory"); ok {
 		d, err := sig.ParseDirectory(doc)
-		if err != nil {
-			return k, cerr.In("request.key_directory", err)
+		if !rd.In("key_directory", err) {
+			return k
 		}
 		k.Directory = d
 	}
-	pubs, err := r.Strings("operator_keys")
-	if err != nil {
-		return k, err
-	}
-	for i, p := range pubs {
+	for i, p := range rd.Strings("operator_keys") {
 		pub, err := sig.PublicKey(p)
-		if err != nil {
-			return k, cerr.In("request.operator_keys["+canon.Int(int64(i)).String()+"]", err)
+		if !rd.In("operator_keys["+canon.Int(int64(i)).String()+"]", err) {
+			return k
 		}
 		k.Operator = append(k.Operator, pub)
 	}
-	return k, nil
+	return k
 }
 
 func opVerifyLock(r req.Obj) (canon.Value, error) {
-	if err := r.Only("lock", "now", "key_directory", "operator_keys", "require_signed", "server_name"); err != nil {
-		return canon.Value{}, err
-	}
-	f, err := parseLock(r, "lock")
-	if err != nil {
-		return canon.Value{}, err
-	}
-	now, err := r.Time("now")
-	if err != nil {
-		return canon.Value{}, err
-	}
-	keys, err := keysOf(r)
-	if err != nil {
-		return canon.Value{}, err
-	}
-	required, err := r.OptBool("require_signed")
-	if err != nil {
-		return canon.Value{}, err
-	}
-	servers, chosen, err := lockServers(r, f)
-	if err != nil {
+	rd := r.Read()
+	f := parseLock(rd, "lock")
+	now := rd.Time("now")
+	keys := keysOf(rd)
+	required := rd.OptBool("require_signed")
+	servers, chosen := lockServers(rd, f)
+	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
 	requireSigned := len(keys.Operator) > 0
@@ -205,35 +179,30 @@ func opVerifyLock(r req.Obj) (canon.Value, error) {
 // server_name chooses (lock.Agentgate.Choose); without server_name and with
 // several servers none is chosen (null), which is not an error here: the
 // file is read, not yet applied. A crawlcheck lockfile has no servers.
-func lockServers(r req.Obj, f lock.File) ([]string, canon.Value, error) {
-	name, err := r.Str("server_name", false)
-	if err != nil || f.Agentgate == nil {
-		return []string{}, canon.NullValue(), err
+func lockServers(rd *req.Reader, f lock.File) ([]string, canon.Value) {
+	name := rd.Str("server_name", false)
+	if rd.Failed() || f.Agentgate == nil {
+		return []string{}, canon.NullValue()
 	}
 	names := f.Agentgate.ServerNames()
 	if name == "" && len(names) != 1 {
-		return names, canon.NullValue(), nil
+		return names, canon.NullValue()
 	}
 	s, err := f.Agentgate.Choose(name)
-	if err != nil {
-		return nil, canon.Value{}, err
+	if !rd.Fail(err) {
+		return nil, canon.Value{}
 	}
-	return names, canon.Str(s.Name), nil
+	return names, canon.Str(s.Name)
 }
 
 func opSignLock(r req.Obj) (canon.Value, error) {
-	if err := r.Only("lock", "private_key", "key_id"); err != nil {
-		return canon.Value{}, err
+	rd := r.Read()
+	f := parseLock(rd, "lock")
+	if !rd.Failed() && f.Crawlcheck == nil {
+		rd.Fail(cerr.New(cerr.LockUnsupported, "agentgate.lock has no signature; only crawlcheck lockfiles are signed"))
 	}
-	f, err := parseLock(r, "lock")
-	if err != nil {
-		return canon.Value{}, err
-	}
-	if f.Crawlcheck == nil {
-		return canon.Value{}, cerr.New(cerr.LockUnsupported, "agentgate.lock has no signature; only crawlcheck lockfiles are signed")
-	}
-	priv, kid, err := signingKey(r)
-	if err != nil {
+	priv, kid := signingKey(rd)
+	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
 	l := f.Crawlcheck
@@ -247,31 +216,26 @@ func opSignLock(r req.Obj) (canon.Value, error) {
 
 // signingKey reads private_key and key_id; without key_id the key signs as
 // the operator key it is.
-func signingKey(r req.Obj) (ed25519.PrivateKey, string, error) {
-	s, err := r.Str("private_key", true)
-	if err != nil {
-		return nil, "", err
+func signingKey(rd *req.Reader) (ed25519.PrivateKey, string) {
+	s := rd.Str("private_key", true)
+	if rd.Failed() {
+		return nil, ""
 	}
 	priv, err := sig.PrivateKey(s)
-	if err != nil {
-		return nil, "", cerr.In("request.private_key", err)
+	if !rd.In("private_key", err) {
+		return nil, ""
 	}
-	kid, err := r.Str("key_id", false)
-	if err != nil {
-		return nil, "", err
-	}
-	if kid == "" {
+	kid := rd.Str("key_id", false)
+	if kid == "" && !rd.Failed() {
 		kid = sig.OperatorKeyID(priv.Public().(ed25519.PublicKey))
 	}
-	return priv, kid, nil
+	return priv, kid
 }
 
 func opPublicKey(r req.Obj) (canon.Value, error) {
-	if err := r.Only("private_key"); err != nil {
-		return canon.Value{}, err
-	}
-	priv, kid, err := signingKey(r)
-	if err != nil {
+	rd := r.Read()
+	priv, kid := signingKey(rd)
+	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
 	return canon.Obj(
@@ -281,15 +245,10 @@ func opPublicKey(r req.Obj) (canon.Value, error) {
 }
 
 func opVerifyRecord(r req.Obj) (canon.Value, error) {
-	if err := r.Only("record"); err != nil {
+	rd := r.Read()
+	rec := rd.RequiredDoc("record")
+	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
-	}
-	rec, ok, err := r.Doc("record")
-	if err != nil {
-		return canon.Value{}, err
-	}
-	if !ok {
-		return canon.Value{}, cerr.New(cerr.BadRequest, "request.record is required")
 	}
 	v, err := continuity.VerifyRecord(rec)
 	if err != nil {
@@ -304,11 +263,9 @@ func opVerifyRecord(r req.Obj) (canon.Value, error) {
 }
 
 func opVerifyChain(r req.Obj) (canon.Value, error) {
-	if err := r.Only("records"); err != nil {
-		return canon.Value{}, err
-	}
-	lines, err := r.Str("records", false)
-	if err != nil {
+	rd := r.Read()
+	lines := rd.Str("records", false)
+	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
 	c := continuity.VerifyChain(lines)

@@ -54,54 +54,34 @@ type approval struct {
 // side. Otherwise it answers the new lockfile, of the format of the old one
 // (for an agentgate.lock, the old file with the compared server replaced).
 func opApprove(r req.Obj) (canon.Value, error) {
-	if err := r.Only("record", "lock", "tools", "pages", "page_cap_reached", "names", "approved_at", "server_name", "server"); err != nil {
+	rd := r.Read()
+	f := parseLock(rd, "lock")
+	names := rd.Strings("names")
+	at := rd.Time("approved_at")
+	serverName := rd.Str("server_name", false)
+	doc := rd.RequiredDoc("record")
+	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
-	}
-	f, err := parseLock(r, "lock")
-	if err != nil {
-		return canon.Value{}, err
-	}
-	names, err := r.Strings("names")
-	if err != nil {
-		return canon.Value{}, err
-	}
-	at, err := r.Time("approved_at")
-	if err != nil {
-		return canon.Value{}, err
-	}
-	serverName, err := r.Str("server_name", false)
-	if err != nil {
-		return canon.Value{}, err
-	}
-	doc, ok, err := r.Doc("record")
-	if err != nil {
-		return canon.Value{}, err
-	}
-	if !ok {
-		return canon.Value{}, cerr.New(cerr.BadRequest, "request.record is required")
 	}
 	var a approval
 	var obs tools.Observed
 	kind, _ := doc.Get("kind")
 	switch k, _ := kind.Str(); k {
 	case continuity.RecordKind:
-		if a, err = recordApproval(doc); err != nil {
-			return canon.Value{}, err
-		}
+		a = recordApproval(rd, doc)
 	case lockCheckKind:
-		if a, obs, err = lockCheckApproval(r, doc, f, serverName); err != nil {
-			return canon.Value{}, err
-		}
+		a, obs = lockCheckApproval(rd, doc, f, serverName)
 	default:
-		return canon.Value{}, cerr.New(cerr.RecordInvalid, "request.record is neither a %s nor a %s answer (kind %s)", continuity.RecordKind, lockCheckKind, kind)
+		rd.Fail(cerr.New(cerr.RecordInvalid, "%s is neither a %s nor a %s answer (kind %s)", rd.Field("record"), continuity.RecordKind, lockCheckKind, kind))
+	}
+	if err := rd.Err(); err != nil {
+		return canon.Value{}, err
 	}
 	if refusal, refused := judgeApproval(a.sightings, names); refused {
 		return refusal, nil
 	}
 	if !a.recomputed {
-		if obs, err = recordMadeFrom(r, f, a, serverName); err != nil {
-			return canon.Value{}, err
-		}
+		obs = recordMadeFrom(rd, f, a, serverName)
 	}
 	var newLock []byte
 	chosen := canon.NullValue()
@@ -111,13 +91,13 @@ func opApprove(r req.Obj) (canon.Value, error) {
 		ag.Put(lock.NewAgentgateServer(a.serverName, obs.Tools))
 		newLock, chosen = ag.Bytes(), canon.Str(a.serverName)
 	} else {
-		srv, err := approvedServer(r, f.Crawlcheck, a.server)
-		if err != nil {
-			return canon.Value{}, err
-		}
+		srv := approvedServer(rd, f.Crawlcheck, a.server)
 		l := lock.NewCrawlcheck(srv, at, obs.Tools)
 		l.Seal(nil)
 		newLock = l.Bytes()
+	}
+	if err := rd.Err(); err != nil {
+		return canon.Value{}, err
 	}
 	return canon.Obj(
 		canon.M("approved", canon.BoolOf(true)),
@@ -182,13 +162,14 @@ func judgeApproval(seen []sighting, names []string) (canon.Value, bool) {
 
 // recordApproval reads what an approval needs of a continuity record,
 // whose record_sha256 must match it.
-func recordApproval(doc canon.Value) (approval, error) {
-	bad := func(what string) (approval, error) {
-		return approval{}, cerr.New(cerr.RecordInvalid, "request.record: "+what)
+func recordApproval(rd *req.Reader, doc canon.Value) approval {
+	bad := func(what string) approval {
+		rd.Fail(cerr.New(cerr.RecordInvalid, "%s: %s", rd.Field("record"), what))
+		return approval{}
 	}
 	v, err := continuity.VerifyRecord(doc)
-	if err != nil {
-		return approval{}, cerr.In("request.record", err)
+	if !rd.In("record", err) {
+		return approval{}
 	}
 	if !v.Valid {
 		return bad(v.Reason)
@@ -225,60 +206,63 @@ func recordApproval(doc canon.Value) (approval, error) {
 	if a.server, _ = doc.Get("server"); a.server.Kind() != canon.Object {
 		return bad("server must be an object")
 	}
-	return a, nil
+	return a
 }
 
 // recordMadeFrom reads the request's tools and checks that the continuity
 // record was made from them and from the request's lockfile (and, for an
 // agentgate.lock, its server_name entry).
-func recordMadeFrom(r req.Obj, f lock.File, a approval, serverName string) (tools.Observed, error) {
-	if a.format != f.Format() || a.lockSHA256 != continuity.LockDigest(f) {
-		return tools.Observed{}, cerr.New(cerr.BadRequest, "request.record was not made against request.lock (its baseline is another lockfile)")
+func recordMadeFrom(rd *req.Reader, f lock.File, a approval, serverName string) tools.Observed {
+	switch {
+	case a.format != f.Format() || a.lockSHA256 != continuity.LockDigest(f):
+		rd.Fail(cerr.New(cerr.BadRequest, "%s was not made against %s (its baseline is another lockfile)", rd.Field("record"), rd.Field("lock")))
+	case serverName != "" && serverName != a.serverName:
+		rd.Fail(cerr.New(cerr.BadRequest, "%s %s is not the server the record compared (%s)", rd.Field("server_name"), canon.Str(serverName), canon.Str(a.serverName)))
+	case f.Agentgate != nil:
+		if _, ok := f.Agentgate.Server(a.serverName); !ok {
+			rd.Fail(cerr.New(cerr.BadRequest, "%s compared server %s, which %s does not have", rd.Field("record"), canon.Str(a.serverName), rd.Field("lock")))
+		}
 	}
-	if serverName != "" && serverName != a.serverName {
-		return tools.Observed{}, cerr.New(cerr.BadRequest, "request.server_name %s is not the server the record compared (%s)", canon.Str(serverName), canon.Str(a.serverName))
+	obs := toolSource(rd)
+	switch {
+	case rd.Failed():
+	case obs.Truncated != "":
+		rd.Fail(cerr.New(cerr.BadRequest, "the tool list is truncated (%s): a lockfile pins the whole list or nothing", obs.Truncated))
+	case tools.ListSHA256(obs.Tools) != a.toolsSHA256:
+		rd.Fail(cerr.New(cerr.BadRequest, "%s was not made from these tools (its observed.tools_sha256 differs)", rd.Field("record")))
 	}
-	obs, err := toolSource(r)
-	if err != nil {
-		return obs, err
-	}
-	if obs.Truncated != "" {
-		return obs, cerr.New(cerr.BadRequest, "the tool list is truncated (%s): a lockfile pins the whole list or nothing", obs.Truncated)
-	}
-	if tools.ListSHA256(obs.Tools) != a.toolsSHA256 {
-		return obs, cerr.New(cerr.BadRequest, "request.record was not made from these tools (its observed.tools_sha256 differs)")
-	}
-	return obs, nil
+	return obs
 }
 
 // lockCheckApproval recomputes the lock_check answer from the request's lock
 // and tools and requires the record to be exactly that answer; its
 // observations are those a continuity check makes of the same difference.
-func lockCheckApproval(r req.Obj, doc canon.Value, f lock.File, serverName string) (approval, tools.Observed, error) {
+func lockCheckApproval(rd *req.Reader, doc canon.Value, f lock.File, serverName string) (approval, tools.Observed) {
 	a := approval{server: canon.NullValue()}
-	if err := checkSealed(f); err != nil {
-		return a, tools.Observed{}, err
+	if !rd.Fail(checkSealed(f)) {
+		return a, tools.Observed{}
 	}
 	base, err := baselineOf(f, serverName)
-	if err != nil {
-		return a, tools.Observed{}, err
+	if !rd.Fail(err) {
+		return a, tools.Observed{}
 	}
 	a.format, a.serverName = f.Format(), base.AgentgateName
 	if u, _ := doc.Get("unreachable"); u.Kind() == canon.Object {
 		reasonV, _ := u.Get("reason")
 		reason, _ := reasonV.Str()
 		if !unreachableReasons[reason] {
-			return a, tools.Observed{}, cerr.New(cerr.RecordInvalid, "request.record.unreachable.reason must be one lock_check answers, got %s", reasonV)
+			rd.Fail(cerr.New(cerr.RecordInvalid, "%s.unreachable.reason must be one lock_check answers, got %s", rd.Field("record"), reasonV))
 		}
 		a.sightings = []sighting{{observation: reason}}
-		return a, tools.Observed{}, nil
+		return a, tools.Observed{}
 	}
-	answer, d, obs, err := checkTools(r, base)
-	if err != nil {
-		return a, obs, err
+	answer, d, obs := checkTools(rd, base)
+	if rd.Failed() {
+		return a, obs
 	}
 	if !canon.Equal(answer, doc) {
-		return a, obs, cerr.New(cerr.BadRequest, "request.record is not the lock_check answer of request.lock and these tools")
+		rd.Fail(cerr.New(cerr.BadRequest, "%s is not the lock_check answer of %s and these tools", rd.Field("record"), rd.Field("lock")))
+		return a, obs
 	}
 	a.recomputed = true
 	for _, n := range d.Added {
@@ -297,7 +281,7 @@ func lockCheckApproval(r req.Obj, doc canon.Value, f lock.File, serverName strin
 			}
 		}
 	}
-	return a, obs, nil
+	return a, obs
 }
 
 // unreachableReasons are the reasons of a lock_check answer that compared
@@ -320,12 +304,12 @@ var partObservation = map[string]policy.Observation{
 // endpoint that answered, its protocol version and serverInfo when an
 // object); else, for a lock_check answer, which says nothing about the
 // server, the server the old lockfile pinned.
-func approvedServer(r req.Obj, old *lock.Crawlcheck, seen canon.Value) (lock.Server, error) {
-	if r.Has("server") {
-		return serverOf(r)
+func approvedServer(rd *req.Reader, old *lock.Crawlcheck, seen canon.Value) lock.Server {
+	if rd.Has("server") {
+		return serverOf(rd)
 	}
 	if seen.Kind() != canon.Object {
-		return old.Server, nil
+		return old.Server
 	}
 	var s lock.Server
 	u, _ := seen.Get("observed_url")
@@ -335,40 +319,33 @@ func approvedServer(r req.Obj, old *lock.Crawlcheck, seen canon.Value) (lock.Ser
 	if info, _ := seen.Get("info"); info.Kind() == canon.Object {
 		s.Info = info
 	}
-	return s, nil
+	return s
 }
 
 // opEndpoint is the endpoint string a record carries for a server: an http
 // or https URL as given, or "stdio:" and the command line (endpoint.Stdio).
 func opEndpoint(r req.Obj) (canon.Value, error) {
-	if err := r.Only("url", "command"); err != nil {
-		return canon.Value{}, err
-	}
-	hasURL, hasCommand := r.Has("url"), r.Has("command")
+	rd := r.Read()
 	var ep string
-	switch {
+	switch hasURL, hasCommand := rd.Has("url"), rd.Has("command"); {
 	case hasURL && hasCommand:
-		return canon.Value{}, cerr.New(cerr.BadRequest, "give either request.url or request.command, not both")
+		rd.Fail(cerr.New(cerr.BadRequest, "give either %s or %s, not both", rd.Field("url"), rd.Field("command")))
 	case hasURL:
-		u, err := r.Str("url", true)
-		if err != nil {
-			return canon.Value{}, err
+		ep = rd.Str("url", true)
+		if !rd.Failed() && !endpoint.IsHTTP(ep) {
+			rd.Fail(cerr.New(cerr.BadRequest, "%s must be an http or https URL with a host, got %s", rd.Field("url"), canon.Str(clipText(ep))))
 		}
-		if !endpoint.IsHTTP(u) {
-			return canon.Value{}, cerr.New(cerr.BadRequest, "request.url must be an http or https URL with a host, got %s", canon.Str(clipText(u)))
-		}
-		ep = u
 	case hasCommand:
-		args, err := r.Strings("command")
-		if err != nil {
-			return canon.Value{}, err
-		}
-		if len(args) == 0 {
-			return canon.Value{}, cerr.New(cerr.BadRequest, "request.command must name a program")
+		args := rd.Strings("command")
+		if !rd.Failed() && len(args) == 0 {
+			rd.Fail(cerr.New(cerr.BadRequest, "%s must name a program", rd.Field("command")))
 		}
 		ep = endpoint.Stdio(args)
 	default:
-		return canon.Value{}, cerr.New(cerr.BadRequest, "request.url or request.command is required")
+		rd.Fail(cerr.New(cerr.BadRequest, "%s or %s is required", rd.Field("url"), rd.Field("command")))
+	}
+	if err := rd.Err(); err != nil {
+		return canon.Value{}, err
 	}
 	return canon.Obj(canon.M("endpoint", canon.Str(ep))), nil
 }

@@ -14,29 +14,18 @@ import (
 )
 
 func opMakeLock(r req.Obj) (canon.Value, error) {
-	if err := r.Only("tools", "pages", "page_cap_reached", "format", "server", "approved_at", "name", "generated_by", "into"); err != nil {
-		return canon.Value{}, err
+	rd := r.Read()
+	format := rd.OneOf("format", "crawlcheck", "crawlcheck", "agentgate")
+	obs := toolSource(rd)
+	if !rd.Failed() && obs.Truncated != "" {
+		rd.Fail(cerr.New(cerr.BadRequest, "the tool list is truncated (%s): a lockfile pins the whole list or nothing", obs.Truncated))
 	}
-	format, err := r.OneOf("format", "crawlcheck", "crawlcheck", "agentgate")
-	if err != nil {
-		return canon.Value{}, err
-	}
-	obs, err := toolSource(r)
-	if err != nil {
-		return canon.Value{}, err
-	}
-	if obs.Truncated != "" {
-		return canon.Value{}, cerr.New(cerr.BadRequest, "the tool list is truncated (%s): a lockfile pins the whole list or nothing", obs.Truncated)
-	}
-	at, err := r.Time("approved_at")
-	if err != nil {
-		return canon.Value{}, err
-	}
+	at := rd.Time("approved_at")
 	if format == "agentgate" {
-		return makeAgentgate(r, obs.Tools, at)
+		return makeAgentgate(rd, obs.Tools, at)
 	}
-	srv, err := serverOf(r)
-	if err != nil {
+	srv := serverOf(rd)
+	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
 	l := lock.NewCrawlcheck(srv, at, obs.Tools)
@@ -44,56 +33,47 @@ func opMakeLock(r req.Obj) (canon.Value, error) {
 	return canon.Obj(canon.M("lock", canon.Str(string(l.Bytes())))), nil
 }
 
-func serverOf(r req.Obj) (lock.Server, error) {
+// serverOf reads the optional server a crawlcheck lockfile pins.
+func serverOf(rd *req.Reader) lock.Server {
 	var s lock.Server
-	o, ok, err := r.Object("server")
-	if err != nil || !ok {
-		return s, err
+	o, ok := rd.Object("server")
+	if !ok || !rd.Fail(o.Only(names(serverFields)...)) {
+		return s
 	}
-	if err := o.Only("url", "protocol_version", "info"); err != nil {
-		return s, err
-	}
-	if s.URL, err = o.Str("url", false); err != nil {
-		return s, err
-	}
-	if s.ProtocolVersion, err = o.Str("protocol_version", false); err != nil {
-		return s, err
-	}
-	if o.Has("info") {
-		if s.Info = o.Value("info"); s.Info.Kind() != canon.Object {
-			return s, cerr.New(cerr.BadRequest, "request.server.info must be an object")
+	sr := o.Read()
+	s.URL = sr.Str("url", false)
+	s.ProtocolVersion = sr.Str("protocol_version", false)
+	if sr.Has("info") && !sr.Failed() {
+		if s.Info = sr.Value("info"); s.Info.Kind() != canon.Object {
+			sr.Fail(cerr.New(cerr.BadRequest, "%s must be an object", sr.Field("info")))
 		}
 	}
-	return s, nil
+	rd.Fail(sr.Err())
+	return s
 }
 
 // agentgateEntry reads what names an agentgate.lock server entry: the
 // required server name and generatedBy (this engine when not given).
-func agentgateEntry(r req.Obj) (name, by string, err error) {
-	if name, err = r.Str("name", true); err != nil {
-		return "", "", err
-	}
-	if by, err = r.Str("generated_by", false); by == "" {
+func agentgateEntry(rd *req.Reader) (name, by string) {
+	name = rd.Str("name", true)
+	if by = rd.Str("generated_by", false); by == "" {
 		by = policy.EngineVersion
 	}
-	return name, by, err
+	return name, by
 }
 
-func makeAgentgate(r req.Obj, ts []tools.Tool, at time.Time) (canon.Value, error) {
-	name, by, err := agentgateEntry(r)
-	if err != nil {
-		return canon.Value{}, err
-	}
+func makeAgentgate(rd *req.Reader, ts []tools.Tool, at time.Time) (canon.Value, error) {
+	name, by := agentgateEntry(rd)
 	a := &lock.Agentgate{}
-	if r.Has("into") {
-		f, err := parseLock(r, "into")
-		if err != nil {
-			return canon.Value{}, err
-		}
-		if f.Agentgate == nil {
-			return canon.Value{}, cerr.New(cerr.BadRequest, "request.into must be an agentgate.lock")
+	if rd.Has("into") {
+		f := parseLock(rd, "into")
+		if !rd.Failed() && f.Agentgate == nil {
+			rd.Fail(cerr.New(cerr.BadRequest, "%s must be an agentgate.lock", rd.Field("into")))
 		}
 		a = f.Agentgate
+	}
+	if err := rd.Err(); err != nil {
+		return canon.Value{}, err
 	}
 	a.GeneratedBy, a.GeneratedAt = by, at
 	a.Put(lock.NewAgentgateServer(name, ts))
@@ -102,30 +82,29 @@ func makeAgentgate(r req.Obj, ts []tools.Tool, at time.Time) (canon.Value, error
 
 // readSide reads one side of a diff: a lockfile, a bare array of tools, or a
 // tools/list page (result or JSON-RPC response).
-func readSide(r req.Obj, field string) (*lock.File, []tools.Tool, error) {
-	doc, ok, err := r.Doc(field)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !ok {
-		return nil, nil, cerr.New(cerr.BadRequest, "request.%s is required", field)
+func readSide(rd *req.Reader, field string) (*lock.File, []tools.Tool) {
+	doc := rd.RequiredDoc(field)
+	if rd.Failed() {
+		return nil, nil
 	}
 	if doc.Kind() == canon.Object && (doc.Has("kind") || doc.Has("lockfileVersion")) {
 		f, err := lock.Parse(doc)
-		if err != nil {
-			return nil, nil, cerr.In("request."+field, err)
+		if !rd.In(field, err) {
+			return nil, nil
 		}
-		return &f, nil, nil
+		return &f, nil
 	}
 	list, cursor, more, err := tools.PageValue(doc)
-	if err != nil {
-		return nil, nil, cerr.In("request."+field, err)
+	if !rd.In(field, err) {
+		return nil, nil
 	}
 	if more {
-		return nil, nil, cerr.New(cerr.BadRequest, "request.%s has nextCursor %q: it is one page, not the whole list", field, cursor)
+		rd.Fail(cerr.New(cerr.BadRequest, "%s has nextCursor %q: it is one page, not the whole list", rd.Field(field), cursor))
+		return nil, nil
 	}
 	ts, err := tools.Hash(list)
-	return nil, ts, cerr.In("request."+field, err)
+	rd.In(field, err)
+	return nil, ts
 }
 
 func baselineOf(f lock.File, serverName string) (lock.Baseline, error) {
@@ -136,25 +115,20 @@ func baselineOf(f lock.File, serverName string) (lock.Baseline, error) {
 }
 
 func opDiff(r req.Obj) (canon.Value, error) {
-	if err := r.Only("old", "new", "server_name"); err != nil {
-		return canon.Value{}, err
+	rd := r.Read()
+	oldLock, oldTools := readSide(rd, "old")
+	newLock, newTools := readSide(rd, "new")
+	if !rd.Failed() && newLock != nil {
+		rd.Fail(cerr.New(cerr.BadRequest, "%s must be a tool list: a lockfile holds hashes, which cannot be compared part by part with another lockfile's", rd.Field("new")))
 	}
-	oldLock, oldTools, err := readSide(r, "old")
-	if err != nil {
+	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
-	}
-	newLock, newTools, err := readSide(r, "new")
-	if err != nil {
-		return canon.Value{}, err
-	}
-	if newLock != nil {
-		return canon.Value{}, cerr.New(cerr.BadRequest, "request.new must be a tool list: a lockfile holds hashes, which cannot be compared part by part with another lockfile's")
 	}
 	if oldLock == nil {
 		return diff.Lists(oldTools, newTools).Value(), nil
 	}
-	name, err := r.Str("server_name", false)
-	if err != nil {
+	name := rd.Str("server_name", false)
+	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
 	base, err := baselineOf(*oldLock, name)
@@ -167,40 +141,29 @@ func opDiff(r req.Obj) (canon.Value, error) {
 // opLockCheck is the crawlcheck-mcp-lock-check answer of the lockfile spec:
 // any difference blocks, and so does a list that could not be read whole.
 func opLockCheck(r req.Obj) (canon.Value, error) {
-	if err := r.Only("lock", "tools", "pages", "page_cap_reached", "server_name", "failure", "failure_detail"); err != nil {
-		return canon.Value{}, err
+	rd := r.Read()
+	f := parseLock(rd, "lock")
+	if !rd.Failed() {
+		rd.Fail(checkSealed(f))
 	}
-	f, err := parseLock(r, "lock")
-	if err != nil {
-		return canon.Value{}, err
-	}
-	if err := checkSealed(f); err != nil {
-		return canon.Value{}, err
-	}
-	name, err := r.Str("server_name", false)
-	if err != nil {
+	name := rd.Str("server_name", false)
+	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
 	base, err := baselineOf(f, name)
 	if err != nil {
 		return canon.Value{}, err
 	}
-	failure, err := r.OneOf("failure", "", continuity.FailureUnavailable, continuity.FailureTimeout)
-	if err != nil {
-		return canon.Value{}, err
-	}
-	unreachable := func(reason, detail string) (canon.Value, error) {
-		return lockCheckAnswer(base, "unreachable", nil, "", canon.Obj(canon.M("reason", canon.Str(reason)), canon.M("detail", canon.Str(detail)))), nil
-	}
+	failure := rd.OneOf("failure", "", continuity.FailureUnavailable, continuity.FailureTimeout)
 	if failure != "" {
-		detail, err := r.Str("failure_detail", false)
-		if err != nil {
+		detail := rd.Str("failure_detail", false)
+		if err := rd.Err(); err != nil {
 			return canon.Value{}, err
 		}
-		return unreachable(failure, detail)
+		return lockCheckAnswer(base, "unreachable", nil, "", canon.Obj(canon.M("reason", canon.Str(failure)), canon.M("detail", canon.Str(detail)))), nil
 	}
-	answer, _, _, err := checkTools(r, base)
-	return answer, err
+	answer, _, _ := checkTools(rd, base)
+	return answer, rd.Err()
 }
 
 // lockCheckKind is the kind of a lock_check answer.
@@ -208,27 +171,37 @@ const lockCheckKind = "crawlcheck-mcp-lock-check"
 
 // checkTools is lock_check's comparison of the request's tools with a
 // baseline: the answer, and the difference and tools it was made from (nil
-// and none when the list could not be compared).
-func checkTools(r req.Obj, base lock.Baseline) (canon.Value, *diff.Result, tools.Observed, error) {
+// and none when the list could not be compared). A list the hashing rules
+// refuse or that was not read whole is an answer (unreachable), not an
+// error.
+func checkTools(rd *req.Reader, base lock.Baseline) (canon.Value, *diff.Result, tools.Observed) {
 	unreachable := func(reason, detail string) canon.Value {
 		return lockCheckAnswer(base, "unreachable", nil, "", canon.Obj(canon.M("reason", canon.Str(reason)), canon.M("detail", canon.Str(detail))))
 	}
-	obs, err := toolSource(r)
-	if cerr.CodeOf(err) == cerr.ToolsMalformed || cerr.CodeOf(err) == cerr.InputTooLarge {
-		return unreachable(string(policy.ResponseMalformed), cerr.Message(err)), nil, obs, nil
+	if rd.Failed() {
+		return canon.Value{}, nil, tools.Observed{}
 	}
-	if err != nil {
-		return canon.Value{}, nil, obs, err
-	}
-	if obs.Truncated != "" {
-		return unreachable(string(policy.ToolListTruncated), obs.Truncated), nil, obs, nil
+	// The tool source is read on its own reader, as a request of its own:
+	// its hashing errors are the server's and become the answer, whose
+	// detail must not depend on where the request sits (a receipt's inputs
+	// are computed under one path and replayed under another).
+	src := rd.O.At("request").Read()
+	obs := toolSource(src)
+	switch err := src.Err(); {
+	case cerr.CodeOf(err) == cerr.ToolsMalformed || cerr.CodeOf(err) == cerr.InputTooLarge:
+		return unreachable(string(policy.ResponseMalformed), cerr.Message(err)), nil, obs
+	case err != nil:
+		rd.Fail(err)
+		return canon.Value{}, nil, obs
+	case obs.Truncated != "":
+		return unreachable(string(policy.ToolListTruncated), obs.Truncated), nil, obs
 	}
 	d := diff.Against(base, obs.Tools)
 	verdict := "unchanged"
 	if !d.Same() {
 		verdict = "changed"
 	}
-	return lockCheckAnswer(base, verdict, &d, tools.ListSHA256(obs.Tools), canon.NullValue()), &d, obs, nil
+	return lockCheckAnswer(base, verdict, &d, tools.ListSHA256(obs.Tools), canon.NullValue()), &d, obs
 }
 
 // checkSealed refuses a crawlcheck lockfile whose sha256 no longer matches
@@ -293,137 +266,87 @@ var evidenceObservations = map[policy.Observation]bool{
 }
 
 func opContinuityCheck(r req.Obj) (canon.Value, error) {
-	if err := r.Only("now", "mode", "lock", "server_name", "observed", "policy", "expected_policy_version",
-		"key_directory", "operator_keys", "require_signed_baseline", "evidence", "issuer", "prev_record_sha256", "refreshed"); err != nil {
-		return canon.Value{}, err
-	}
-	var in continuity.Input
-	var err error
-	if in.Now, err = r.Time("now"); err != nil {
-		return canon.Value{}, err
-	}
-	if in.Mode, err = r.OneOf("mode", policy.ModeEnforce, policy.Modes...); err != nil {
-		return canon.Value{}, err
-	}
-	if in.Lock, err = parseLock(r, "lock"); err != nil {
-		return canon.Value{}, err
-	}
-	if in.ServerName, err = r.Str("server_name", false); err != nil {
-		return canon.Value{}, err
-	}
-	if in.Observed, err = observedOf(r); err != nil {
-		return canon.Value{}, err
-	}
-	in.Policy = policy.Default()
-	if doc, ok, err := r.Doc("policy"); err != nil {
-		return canon.Value{}, err
-	} else if ok {
-		if in.Policy, err = policy.Parse(doc); err != nil {
-			return canon.Value{}, cerr.In("request.policy", err)
+	rd := r.Read()
+	in := continuity.Input{Policy: policy.Default()}
+	in.Now = rd.Time("now")
+	in.Mode = rd.OneOf("mode", policy.ModeEnforce, policy.Modes...)
+	in.Lock = parseLock(rd, "lock")
+	in.ServerName = rd.Str("server_name", false)
+	in.Observed = observedOf(rd)
+	if doc, ok := rd.Doc("policy"); ok {
+		p, err := policy.Parse(doc)
+		if rd.In("policy", err) {
+			in.Policy = p
 		}
 	}
-	if in.ExpectedPolicyVersion, err = r.Str("expected_policy_version", false); err != nil {
-		return canon.Value{}, err
+	in.ExpectedPolicyVersion = rd.Str("expected_policy_version", false)
+	in.Keys = keysOf(rd)
+	in.RequireSigned = rd.OptBool("require_signed_baseline")
+	in.Evidence = evidenceOf(rd)
+	if o, ok := rd.Object("issuer"); ok {
+		trace, err := continuity.IssuerTrace(o)
+		rd.Fail(err)
+		in.Issuer = trace
 	}
-	if in.Keys, err = keysOf(r); err != nil {
-		return canon.Value{}, err
-	}
-	if in.RequireSigned, err = r.OptBool("require_signed_baseline"); err != nil {
-		return canon.Value{}, err
-	}
-	if in.Evidence, err = evidenceOf(r); err != nil {
-		return canon.Value{}, err
-	}
-	if o, ok, err := r.Object("issuer"); err != nil {
-		return canon.Value{}, err
-	} else if ok {
-		if in.Issuer, err = continuity.IssuerTrace(o); err != nil {
-			return canon.Value{}, err
-		}
-	}
-	if in.PrevRecordSHA256, err = r.Str("prev_record_sha256", false); err != nil {
-		return canon.Value{}, err
-	}
+	in.PrevRecordSHA256 = rd.Str("prev_record_sha256", false)
 	if in.PrevRecordSHA256 != "" && !tools.IsHexHash(in.PrevRecordSHA256) {
-		return canon.Value{}, cerr.New(cerr.BadRequest, "request.prev_record_sha256 must be 64 lowercase hex digits")
+		rd.Fail(cerr.New(cerr.BadRequest, "%s must be 64 lowercase hex digits", rd.Field("prev_record_sha256")))
 	}
-	if in.Refreshed, err = r.Bool("refreshed"); err != nil {
+	in.Refreshed = rd.Bool("refreshed")
+	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
 	return continuity.Run(in)
 }
 
-func observedOf(r req.Obj) (continuity.Observed, error) {
+func observedOf(rd *req.Reader) continuity.Observed {
 	var o continuity.Observed
-	ob, ok, err := r.Object("observed")
-	if err != nil {
-		return o, err
+	ob, ok := rd.Object("observed")
+	if rd.Failed() {
+		return o
 	}
 	if !ok {
-		return o, cerr.New(cerr.BadRequest, "request.observed is required")
+		rd.Fail(cerr.New(cerr.BadRequest, "%s is required", rd.Field("observed")))
+		return o
 	}
-	if err := ob.Only("endpoint", "protocol_version", "server_info", "handshake", "pages", "page_cap_reached", "failure", "failure_detail"); err != nil {
-		return o, err
+	if !rd.Fail(ob.Only(names(observedFields)...)) {
+		return o
 	}
-	if o.Endpoint, err = ob.Str("endpoint", false); err != nil {
-		return o, err
-	}
-	if o.ProtocolVersion, err = ob.Str("protocol_version", false); err != nil {
-		return o, err
-	}
-	if ob.Has("server_info") {
+	or := ob.Read()
+	o.Endpoint = or.Str("endpoint", false)
+	o.ProtocolVersion = or.Str("protocol_version", false)
+	if or.Has("server_info") {
 		// Kept as the server sent it; a non-object is recorded, not judged.
-		o.ServerInfo = ob.Value("server_info")
+		o.ServerInfo = or.Value("server_info")
 	}
-	if o.Handshake, err = ob.OneOf("handshake", "", "initialize", "server/discover"); err != nil {
-		return o, err
+	o.Handshake = or.OneOf("handshake", "", "initialize", "server/discover")
+	o.Failure = or.OneOf("failure", "", continuity.FailureUnavailable, continuity.FailureTimeout)
+	o.FailureDetail = or.Str("failure_detail", false)
+	o.PageCapReached = or.Bool("page_cap_reached")
+	o.Pages = or.Pages("pages")
+	switch {
+	case or.Failed():
+	case o.Failure == "" && !or.Has("pages"):
+		or.Fail(cerr.New(cerr.BadRequest, "%s needs pages, or a failure saying why there are none", ob.Path))
+	case len(o.Pages) > tools.MaxPages:
+		or.Fail(cerr.New(cerr.BadRequest, "%s: %d pages exceed the limit of %d", or.Field("pages"), len(o.Pages), tools.MaxPages))
 	}
-	if o.Failure, err = ob.OneOf("failure", "", continuity.FailureUnavailable, continuity.FailureTimeout); err != nil {
-		return o, err
-	}
-	if o.FailureDetail, err = ob.Str("failure_detail", false); err != nil {
-		return o, err
-	}
-	if o.PageCapReached, err = ob.Bool("page_cap_reached"); err != nil {
-		return o, err
-	}
-	if o.Pages, err = ob.Pages("pages"); err != nil {
-		return o, err
-	}
-	if o.Failure == "" && !ob.Has("pages") {
-		return o, cerr.New(cerr.BadRequest, "request.observed needs pages, or a failure saying why there are none")
-	}
-	if len(o.Pages) > tools.MaxPages {
-		return o, cerr.New(cerr.BadRequest, "request.observed.pages: %d pages exceed the limit of %d", len(o.Pages), tools.MaxPages)
-	}
-	return o, nil
+	rd.Fail(or.Err())
+	return o
 }
 
-func evidenceOf(r req.Obj) ([]policy.Finding, error) {
-	if !r.Has("evidence") {
-		return nil, nil
-	}
-	v := r.Value("evidence")
-	if v.Kind() != canon.Array {
-		return nil, cerr.New(cerr.BadRequest, "request.evidence must be an array")
-	}
+func evidenceOf(rd *req.Reader) []policy.Finding {
 	var out []policy.Finding
-	for i, e := range v.Elems() {
-		o := req.Obj{V: e, Path: "request.evidence[" + canon.Int(int64(i)).String() + "]"}
-		if e.Kind() != canon.Object {
-			return nil, cerr.New(cerr.BadRequest, "%s must be an object", o.Path)
-		}
-		if err := o.Only("observation", "detail"); err != nil {
-			return nil, err
-		}
-		name, err := o.Str("observation", true)
-		if err != nil {
-			return nil, err
+	rd.Objects("evidence", "{observation, detail}", names(evidenceFields), func(_ int, o *req.Reader) {
+		name := o.Str("observation", true)
+		if o.Failed() {
+			return
 		}
 		if !evidenceObservations[policy.Observation(name)] {
-			return nil, cerr.New(cerr.BadRequest, "%s.observation %q is not one a host may report (evidence_expired, signature_invalid, key_unknown, key_retired, server_identity_mismatch, decision_refused, service_unavailable)", o.Path, name)
+			o.Fail(cerr.New(cerr.BadRequest, "%s.observation %q is not one a host may report (evidence_expired, signature_invalid, key_unknown, key_retired, server_identity_mismatch, decision_refused, service_unavailable)", o.O.Path, name))
+			return
 		}
 		out = append(out, policy.Finding{Observation: policy.Observation(name), Detail: o.Value("detail")})
-	}
-	return out, nil
+	})
+	return out
 }

@@ -17,31 +17,26 @@ import (
 // which must match the agentgate entry, and their annotations are taken as
 // given, unpinned.
 func opConvertLock(r req.Obj) (canon.Value, error) {
-	if err := r.Only("lock", "to", "name", "server", "approved_at", "generated_by", "tools", "pages"); err != nil {
-		return canon.Value{}, err
-	}
-	f, err := parseLock(r, "lock")
-	if err != nil {
-		return canon.Value{}, err
-	}
-	to, err := r.OneOf("to", "", "crawlcheck", "agentgate")
-	if err != nil {
+	rd := r.Read()
+	f := parseLock(rd, "lock")
+	to := rd.OneOf("to", "", "crawlcheck", "agentgate")
+	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
 	switch {
 	case to == "":
-		return canon.Value{}, cerr.New(cerr.BadRequest, "request.to is required (crawlcheck or agentgate)")
+		return canon.Value{}, cerr.New(cerr.BadRequest, "%s is required (crawlcheck or agentgate)", rd.Field("to"))
 	case to == "agentgate" && f.Crawlcheck != nil:
-		return crawlcheckToAgentgate(r, f.Crawlcheck)
+		return crawlcheckToAgentgate(rd, f.Crawlcheck)
 	case to == "crawlcheck" && f.Agentgate != nil:
-		return agentgateToCrawlcheck(r, f.Agentgate)
+		return agentgateToCrawlcheck(rd, f.Agentgate)
 	}
 	return canon.Value{}, cerr.New(cerr.BadRequest, "the lockfile is already a %s", f.Format())
 }
 
-func crawlcheckToAgentgate(r req.Obj, l *lock.Crawlcheck) (canon.Value, error) {
-	name, by, err := agentgateEntry(r)
-	if err != nil {
+func crawlcheckToAgentgate(rd *req.Reader, l *lock.Crawlcheck) (canon.Value, error) {
+	name, by := agentgateEntry(rd)
+	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
 	if l.Parts == nil {
@@ -76,34 +71,32 @@ func crawlcheckToAgentgate(r req.Obj, l *lock.Crawlcheck) (canon.Value, error) {
 	return canon.Obj(canon.M("lock", canon.Str(string(a.Bytes()))), canon.M("lost", canon.Strs(lost))), nil
 }
 
-func agentgateToCrawlcheck(r req.Obj, a *lock.Agentgate) (canon.Value, error) {
-	name, err := r.Str("name", false)
-	if err != nil {
+func agentgateToCrawlcheck(rd *req.Reader, a *lock.Agentgate) (canon.Value, error) {
+	name := rd.Str("name", false)
+	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
 	base, err := a.Baseline(name)
 	if err != nil {
 		return canon.Value{}, err
 	}
-	if !r.Has("tools") && !r.Has("pages") {
-		return canon.Value{}, cerr.New(cerr.BadRequest, "converting an agentgate.lock needs the tools (request.tools or request.pages): its hashes cannot be turned into crawlcheck tool hashes")
+	if !rd.Has("tools") && !rd.Has("pages") {
+		return canon.Value{}, cerr.New(cerr.BadRequest, "converting an agentgate.lock needs the tools (%s or %s): its hashes cannot be turned into crawlcheck tool hashes", rd.Field("tools"), rd.Field("pages"))
 	}
-	obs, err := toolSource(r)
-	if err != nil {
+	obs := toolSource(rd)
+	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
 	if d := diff.Against(base, obs.Tools); !d.Same() || obs.Truncated != "" {
 		return canon.Value{}, cerr.New(cerr.BadRequest, "the tools given do not match servers.%s of the agentgate.lock (added %v, removed %v, %d modified): approve them first", base.AgentgateName, d.Added, d.Removed, len(d.Modified))
 	}
-	srv, err := serverOf(r)
-	if err != nil {
-		return canon.Value{}, err
-	}
+	srv := serverOf(rd)
 	at := a.GeneratedAt
-	if r.Has("approved_at") {
-		if at, err = r.Time("approved_at"); err != nil {
-			return canon.Value{}, err
-		}
+	if rd.Has("approved_at") {
+		at = rd.Time("approved_at")
+	}
+	if err := rd.Err(); err != nil {
+		return canon.Value{}, err
 	}
 	l := lock.NewCrawlcheck(srv, at, obs.Tools)
 	l.Seal(nil)

@@ -19,73 +19,58 @@ func runnerAt(path string) guard.Runner {
 		if request.Kind() != canon.Object {
 			return canon.Value{}, cerr.New(cerr.BadRequest, "%s must be an object", path)
 		}
-		return ops[op](req.Obj{V: request, Path: path})
+		return run(op, ops[op], req.Obj{V: request, Path: path})
 	}
 }
 
-// lockAndDigest reads a lockfile document field and its content digest.
-func lockAndDigest(r req.Obj, field string) (canon.Value, string, error) {
-	doc, ok, err := r.Doc(field)
-	if err != nil || !ok {
-		return doc, "", err
+// lockAndDigest reads a lockfile document field and its content digest
+// ("" when absent).
+func lockAndDigest(rd *req.Reader, field string) (canon.Value, string) {
+	doc, ok := rd.Doc(field)
+	if !ok || rd.Failed() {
+		return doc, ""
 	}
 	d, err := guard.LockDigest(doc)
-	return doc, d, cerr.In(r.Path+"."+field, err)
+	rd.In(field, err)
+	return doc, d
 }
 
 func opGuard(r req.Obj) (canon.Value, error) {
-	if err := r.Only("receipt", "expected_subject", "expected_operation", "now", "key_directory", "pinned_keys",
-		"seen_nonces", "lock", "policy", "observed_tools_sha256"); err != nil {
-		return canon.Value{}, err
-	}
+	rd := r.Read()
 	in := guard.Input{Run: runnerAt("receipt.inputs"), Policy: policy.Default()}
-	var err error
-	if !r.Has("receipt") {
-		return canon.Value{}, cerr.New(cerr.BadRequest, "request.receipt is required")
+	if !rd.Has("receipt") {
+		return canon.Value{}, cerr.New(cerr.BadRequest, "%s is required", rd.Field("receipt"))
 	}
 	// A receipt is what an issuer sent: bytes that are not JSON are an
 	// answer (malformed_receipt), not an error of the request.
-	if in.Receipt, err = r.Text("receipt"); err != nil {
-		return canon.Value{}, err
-	}
+	in.Receipt = rd.Text("receipt")
 	if s, ok := in.Receipt.Str(); ok {
+		var err error
 		if in.Receipt, err = canon.ParseString(s); err != nil {
 			in.Unreadable = cerr.In("receipt", err)
 		}
 	}
-	if in.ExpectedSubject, err = r.Str("expected_subject", true); err != nil {
-		return canon.Value{}, err
+	in.ExpectedSubject = rd.Str("expected_subject", true)
+	in.ExpectedOperation = rd.Str("expected_operation", true)
+	in.Now = rd.Time("now")
+	in.Directory, in.Pinned = receiptKeys(rd)
+	in.SeenNonces = seenNonces(rd)
+	in.Lock, in.LockSHA256 = lockAndDigest(rd, "lock")
+	if !rd.Failed() && in.LockSHA256 == "" {
+		rd.Fail(cerr.New(cerr.BadRequest, "%s is required: the approved lockfile", rd.Field("lock")))
 	}
-	if in.ExpectedOperation, err = r.Str("expected_operation", true); err != nil {
-		return canon.Value{}, err
-	}
-	if in.Now, err = r.Time("now"); err != nil {
-		return canon.Value{}, err
-	}
-	if in.Directory, in.Pinned, err = receiptKeys(r); err != nil {
-		return canon.Value{}, err
-	}
-	if in.SeenNonces, err = seenNonces(r); err != nil {
-		return canon.Value{}, err
-	}
-	if in.Lock, in.LockSHA256, err = lockAndDigest(r, "lock"); err != nil {
-		return canon.Value{}, err
-	}
-	if in.LockSHA256 == "" {
-		return canon.Value{}, cerr.New(cerr.BadRequest, "request.lock is required: the approved lockfile")
-	}
-	if doc, ok, err := r.Doc("policy"); err != nil {
-		return canon.Value{}, err
-	} else if ok {
-		if in.Policy, err = policy.Parse(doc); err != nil {
-			return canon.Value{}, cerr.In("request.policy", err)
+	if doc, ok := rd.Doc("policy"); ok {
+		p, err := policy.Parse(doc)
+		if rd.In("policy", err) {
+			in.Policy = p
 		}
 	}
-	if in.ObservedToolsSHA256, err = r.Str("observed_tools_sha256", false); err != nil {
-		return canon.Value{}, err
-	}
+	in.ObservedToolsSHA256 = rd.Str("observed_tools_sha256", false)
 	if in.ObservedToolsSHA256 != "" && !tools.IsHexHash(in.ObservedToolsSHA256) {
-		return canon.Value{}, cerr.New(cerr.BadRequest, "request.observed_tools_sha256 must be 64 lowercase hex digits")
+		rd.Fail(cerr.New(cerr.BadRequest, "%s must be 64 lowercase hex digits", rd.Field("observed_tools_sha256")))
+	}
+	if err := rd.Err(); err != nil {
+		return canon.Value{}, err
 	}
 	a := guard.Check(in)
 	return a.Value(), nil
@@ -95,112 +80,68 @@ func opGuard(r req.Obj) (canon.Value, error) {
 // key directory and the keys the deployment pinned. At least one is needed:
 // with neither, no receipt could ever be trusted, which is a configuration
 // mistake, not an answer.
-func receiptKeys(r req.Obj) (*sig.Directory, []guard.PinnedKey, error) {
+func receiptKeys(rd *req.Reader) (*sig.Directory, []guard.PinnedKey) {
 	var dir *sig.Directory
-	if doc, ok, err := r.Doc("key_directory"); err != nil {
-		return nil, nil, err
-	} else if ok {
-		if dir, err = sig.ParseDirectory(doc); err != nil {
-			return nil, nil, cerr.In("request.key_directory", err)
+	if doc, ok := rd.Doc("key_directory"); ok {
+		d, err := sig.ParseDirectory(doc)
+		if !rd.In("key_directory", err) {
+			return nil, nil
 		}
+		dir = d
 	}
 	var pinned []guard.PinnedKey
-	if r.Has("pinned_keys") {
-		v := r.Value("pinned_keys")
-		if v.Kind() != canon.Array {
-			return nil, nil, cerr.New(cerr.BadRequest, "request.pinned_keys must be an array of {kid, public_key}")
+	rd.Objects("pinned_keys", "{kid, public_key}", names(pinnedKeyFields), func(_ int, o *req.Reader) {
+		kid := o.Str("kid", true)
+		pubS := o.Str("public_key", true)
+		if o.Failed() {
+			return
 		}
-		for i, e := range v.Elems() {
-			o := req.Obj{V: e, Path: "request.pinned_keys[" + canon.Int(int64(i)).String() + "]"}
-			if e.Kind() != canon.Object {
-				return nil, nil, cerr.New(cerr.BadRequest, "%s must be an object", o.Path)
-			}
-			if err := o.Only("kid", "public_key"); err != nil {
-				return nil, nil, err
-			}
-			kid, err := o.Str("kid", true)
-			if err != nil {
-				return nil, nil, err
-			}
-			pubS, err := o.Str("public_key", true)
-			if err != nil {
-				return nil, nil, err
-			}
-			pub, err := sig.PublicKey(pubS)
-			if err != nil {
-				return nil, nil, cerr.In(o.Path+".public_key", err)
-			}
+		pub, err := sig.PublicKey(pubS)
+		if o.In("public_key", err) {
 			pinned = append(pinned, guard.PinnedKey{ID: kid, Public: pub})
 		}
+	})
+	if !rd.Failed() && dir == nil && len(pinned) == 0 {
+		rd.Fail(cerr.New(cerr.BadRequest, "%s or %s is required: without keys no receipt can be trusted", rd.Field("key_directory"), rd.Field("pinned_keys")))
 	}
-	if dir == nil && len(pinned) == 0 {
-		return nil, nil, cerr.New(cerr.BadRequest, "request.key_directory or request.pinned_keys is required: without keys no receipt can be trusted")
-	}
-	return dir, pinned, nil
+	return dir, pinned
 }
 
-func seenNonces(r req.Obj) ([]guard.Nonce, error) {
-	if !r.Has("seen_nonces") {
-		return nil, nil
-	}
-	v := r.Value("seen_nonces")
-	if v.Kind() != canon.Array {
-		return nil, cerr.New(cerr.BadRequest, "request.seen_nonces must be an array of {nonce, expires_at}")
-	}
-	out := make([]guard.Nonce, len(v.Elems()))
-	for i, e := range v.Elems() {
-		o := req.Obj{V: e, Path: "request.seen_nonces[" + canon.Int(int64(i)).String() + "]"}
-		if e.Kind() != canon.Object {
-			return nil, cerr.New(cerr.BadRequest, "%s must be an object", o.Path)
-		}
-		if err := o.Only("nonce", "expires_at"); err != nil {
-			return nil, err
-		}
-		var err error
-		if out[i].Nonce, err = o.Str("nonce", true); err != nil {
-			return nil, err
-		}
-		if out[i].ExpiresAt, err = o.Time("expires_at"); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+func seenNonces(rd *req.Reader) []guard.Nonce {
+	var out []guard.Nonce
+	rd.Objects("seen_nonces", "{nonce, expires_at}", names(seenNonceFields), func(_ int, o *req.Reader) {
+		n := guard.Nonce{Nonce: o.Str("nonce", true), ExpiresAt: o.Time("expires_at")}
+		out = append(out, n)
+	})
+	return out
 }
 
 // readReceipt reads request.receipt, which must be a receipt.
-func readReceipt(r req.Obj) (*guard.Receipt, error) {
-	doc, ok, err := r.Doc("receipt")
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, cerr.New(cerr.BadRequest, "request.receipt is required")
+func readReceipt(rd *req.Reader) *guard.Receipt {
+	doc := rd.RequiredDoc("receipt")
+	if rd.Failed() {
+		return nil
 	}
 	rc, err := guard.Read(doc)
 	if err != nil {
-		return nil, cerr.New(cerr.CodeOf(err), "request.%s", cerr.Message(err))
+		rd.Fail(cerr.New(cerr.CodeOf(err), "%s.%s", rd.O.Path, cerr.Message(err)))
 	}
-	return rc, nil
+	return rc
 }
 
 func opReplayDecision(r req.Obj) (canon.Value, error) {
-	if err := r.Only("receipt", "lock"); err != nil {
-		return canon.Value{}, err
-	}
-	rc, err := readReceipt(r)
-	if err != nil {
-		return canon.Value{}, err
-	}
-	lockDoc, digest, err := lockAndDigest(r, "lock")
-	if err != nil {
+	rd := r.Read()
+	rc := readReceipt(rd)
+	lockDoc, digest := lockAndDigest(rd, "lock")
+	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
 	if !rc.Inputs.Has("lock") {
 		switch {
 		case digest == "":
-			return canon.Value{}, cerr.New(cerr.BadRequest, "request.lock is required: the receipt's inputs name the lockfile only by its digest %s", rc.LockSHA256)
+			return canon.Value{}, cerr.New(cerr.BadRequest, "%s is required: the receipt's inputs name the lockfile only by its digest %s", rd.Field("lock"), rc.LockSHA256)
 		case digest != rc.LockSHA256:
-			return canon.Value{}, cerr.New(cerr.BadRequest, "request.lock has content digest %s; the receipt was computed from %s", digest, rc.LockSHA256)
+			return canon.Value{}, cerr.New(cerr.BadRequest, "%s has content digest %s; the receipt was computed from %s", rd.Field("lock"), digest, rc.LockSHA256)
 		}
 	}
 	rep := guard.ReplayReceipt(rc, lockDoc, runnerAt("receipt.inputs"))
@@ -229,55 +170,33 @@ func opReplayDecision(r req.Obj) (canon.Value, error) {
 }
 
 func opSignReceipt(r req.Obj) (canon.Value, error) {
-	if err := r.Only("kind", "private_key", "key_id", "issuer", "issued_at", "expires_at", "nonce", "subject", "inputs", "carry_lock"); err != nil {
-		return canon.Value{}, err
-	}
-	kind, err := r.OneOf("kind", guard.KindLockCheck, guard.KindLockCheck, guard.KindDecision)
-	if err != nil {
-		return canon.Value{}, err
-	}
-	priv, kid, err := signingKey(r)
-	if err != nil {
-		return canon.Value{}, err
-	}
-	var env guard.Envelope
-	for _, f := range []struct {
-		name string
-		dst  *string
-	}{{"issuer", &env.Issuer}, {"nonce", &env.Nonce}, {"subject", &env.Subject}} {
-		if *f.dst, err = r.Str(f.name, true); err != nil {
-			return canon.Value{}, err
-		}
-	}
-	if env.IssuedAt, err = r.Time("issued_at"); err != nil {
-		return canon.Value{}, err
-	}
-	if env.ExpiresAt, err = r.Time("expires_at"); err != nil {
-		return canon.Value{}, err
-	}
-	if env.ExpiresAt.Before(env.IssuedAt) {
-		return canon.Value{}, cerr.New(cerr.BadRequest, "request.expires_at %s is before issued_at %s", timefmt.Format(env.ExpiresAt), timefmt.Format(env.IssuedAt))
+	rd := r.Read()
+	kind := rd.OneOf("kind", guard.KindLockCheck, guard.KindLockCheck, guard.KindDecision)
+	priv, kid := signingKey(rd)
+	env := guard.Envelope{Issuer: rd.Str("issuer", true), Nonce: rd.Str("nonce", true), Subject: rd.Str("subject", true)}
+	env.IssuedAt = rd.Time("issued_at")
+	env.ExpiresAt = rd.Time("expires_at")
+	if !rd.Failed() && env.ExpiresAt.Before(env.IssuedAt) {
+		rd.Fail(cerr.New(cerr.BadRequest, "%s %s is before issued_at %s", rd.Field("expires_at"), timefmt.Format(env.ExpiresAt), timefmt.Format(env.IssuedAt)))
 	}
 	_, op, _ := guard.OperationOf(kind)
-	inputs, ok, err := r.Verbatim("inputs")
-	if err != nil {
+	inputs, ok := rd.Verbatim("inputs")
+	if !rd.Failed() && !ok {
+		rd.Fail(cerr.New(cerr.BadRequest, "%s is required: the %s request the receipt answers", rd.Field("inputs"), op))
+	}
+	ir := inputs.Read()
+	_, digest := lockAndDigest(ir, "lock")
+	if !rd.Failed() && !ir.Failed() && digest == "" {
+		ir.Fail(cerr.New(cerr.BadRequest, "%s is required: a receipt names the lockfile it was computed from", ir.Field("lock")))
+	}
+	if !rd.Failed() {
+		rd.Fail(ir.Err())
+	}
+	carry := rd.Bool("carry_lock")
+	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
-	if !ok {
-		return canon.Value{}, cerr.New(cerr.BadRequest, "request.inputs is required: the %s request the receipt answers", op)
-	}
-	_, digest, err := lockAndDigest(inputs, "lock")
-	if err != nil {
-		return canon.Value{}, err
-	}
-	if digest == "" {
-		return canon.Value{}, cerr.New(cerr.BadRequest, "request.inputs.lock is required: a receipt names the lockfile it was computed from")
-	}
-	carry, err := r.Bool("carry_lock")
-	if err != nil {
-		return canon.Value{}, err
-	}
-	result, err := runnerAt("request.inputs")(op, inputs.V)
+	result, err := runnerAt(inputs.Path)(op, inputs.V)
 	if err != nil {
 		return canon.Value{}, err
 	}

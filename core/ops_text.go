@@ -11,14 +11,12 @@ import (
 // the CLI, the SDKs and the browser page all apply, so none of them can be
 // made to print a terminal control or an invisible character.
 func opEscapeText(r req.Obj) (canon.Value, error) {
-	if err := r.Only("text"); err != nil {
-		return canon.Value{}, err
+	rd := r.Read()
+	if !rd.Has("text") {
+		rd.Fail(cerr.New(cerr.BadRequest, "%s is required", rd.Field("text")))
 	}
-	if !r.Has("text") {
-		return canon.Value{}, cerr.New(cerr.BadRequest, "request.text is required")
-	}
-	s, err := r.Str("text", false)
-	if err != nil {
+	s := rd.Str("text", false)
+	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
 	return canon.Obj(canon.M("text", canon.Str(textsafe.Escape(s)))), nil

@@ -2,12 +2,10 @@ package preflight
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"github.com/crawlcheck/verifier/core/timefmt"
 	"github.com/crawlcheck/verifier/internal/corecall"
@@ -64,7 +62,7 @@ type Request struct {
 func Check(r Request) (Record, error) {
 	req := map[string]any{
 		"now":      timefmt.Format(r.Now),
-		"lock":     string(r.Lock),
+		"lock":     corecall.Text(r.Lock),
 		"observed": observedJSON(r.Observation),
 	}
 	if r.Mode != "" {
@@ -74,7 +72,7 @@ func Check(r Request) (Record, error) {
 		req["server_name"] = r.ServerName
 	}
 	if r.Policy != nil {
-		req["policy"] = string(r.Policy)
+		req["policy"] = corecall.Text(r.Policy)
 	}
 	if r.ExpectedPolicyVersion != "" {
 		req["expected_policy_version"] = r.ExpectedPolicyVersion
@@ -83,7 +81,7 @@ func Check(r Request) (Record, error) {
 		req["operator_keys"] = r.OperatorKeys
 	}
 	if r.KeyDirectory != nil {
-		req["key_directory"] = string(r.KeyDirectory)
+		req["key_directory"] = corecall.Text(r.KeyDirectory)
 	}
 	if len(r.Evidence) > 0 {
 		req["evidence"] = r.Evidence
@@ -126,11 +124,7 @@ func observedJSON(o Observation) map[string]any {
 	}
 	pages := make([]any, len(o.Pages))
 	for i, p := range o.Pages {
-		if utf8.Valid(p) {
-			pages[i] = string(p)
-		} else {
-			pages[i] = map[string]string{"base64": base64.StdEncoding.EncodeToString(p)}
-		}
+		pages[i] = corecall.Page(p)
 	}
 	if len(pages) > 0 || o.Failure == "" {
 		obs["pages"] = pages

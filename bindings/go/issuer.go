@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/crawlcheck/verifier/core"
 	"github.com/crawlcheck/verifier/core/timefmt"
 	"github.com/crawlcheck/verifier/internal/atomicfile"
 	"github.com/crawlcheck/verifier/internal/corecall"
@@ -38,8 +39,9 @@ const DefaultIssuerTimeout = 5 * time.Second
 const OperationLockCheck = "mcp.lock.check"
 
 // maxIssuerAnswer bounds what is read of one issuer answer: a receipt
-// carries the pages it judged, which the core bounds at 16 MiB a request.
-const maxIssuerAnswer = 32 << 20
+// carries the pages it judged, and the core judges no request larger than
+// core.MaxRequestBytes (64 MiB).
+const maxIssuerAnswer = core.MaxRequestBytes
 
 // Issuer configures the service path: which issuer to ask, and which keys
 // may vouch for its answers.
@@ -221,7 +223,7 @@ func (c *IssuerClient) Consult(ctx context.Context, q ServiceQuery) (Consultatio
 		}
 	}
 
-	body := map[string]any{"lock": string(q.Lock), "pages": pages, "subject": obs.Endpoint}
+	body := map[string]any{"lock": corecall.Text(q.Lock), "pages": pages, "subject": obs.Endpoint}
 	if q.Settings.ServerName != "" {
 		body["server_name"] = q.Settings.ServerName
 	}
@@ -233,22 +235,22 @@ func (c *IssuerClient) Consult(ctx context.Context, q ServiceQuery) (Consultatio
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	req := map[string]any{
-		"receipt":               string(answer),
+		"receipt":               corecall.Text(answer),
 		"expected_subject":      obs.Endpoint,
 		"expected_operation":    OperationLockCheck,
 		"now":                   timefmt.Format(q.Now),
 		"seen_nonces":           c.seen,
-		"lock":                  string(q.Lock),
+		"lock":                  corecall.Text(q.Lock),
 		"observed_tools_sha256": reading,
 	}
 	if dir != nil {
-		req["key_directory"] = string(dir)
+		req["key_directory"] = corecall.Text(dir)
 	}
 	if len(c.cfg.PinnedKeys) > 0 {
 		req["pinned_keys"] = c.cfg.PinnedKeys
 	}
 	if q.Settings.Policy != nil {
-		req["policy"] = string(q.Settings.Policy)
+		req["policy"] = corecall.Text(q.Settings.Policy)
 	}
 	raw, err := corecall.Call("guard", req)
 	if err != nil {

@@ -35,7 +35,7 @@ type testIssuer struct{ url string }
 // startIssuer runs the test issuer until the test ends.
 func startIssuer(t *testing.T) *testIssuer {
 	t.Helper()
-	cmd := exec.Command(issuerBin, "--listen", "127.0.0.1:0", "--keys", filepath.Join("..", "..", "testdata", "keys"),
+	cmd := exec.Command(issuerBin, "--listen", "127.0.0.1:0", "--keys", repoPath("testdata", "keys"),
 		"--now", testNow.Format(time.RFC3339))
 	cmd.Stderr = os.Stderr
 	url, stop, err := listening.Start(cmd)
@@ -62,7 +62,7 @@ func (i *testIssuer) knobs(t *testing.T, body string) {
 // testDirectory is the operator's copy of the test issuer's key directory.
 func testDirectory(t *testing.T) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "keys", "test-directory.json"))
+	b, err := os.ReadFile(repoPath("testdata", "keys", "test-directory.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,12 +42,12 @@ type LockInfo struct {
 // Untrusted is not an error: it is in Trust, and the continuity check turns
 // it into baseline_untrusted.
 func ReadLock(lock []byte, now time.Time, s Settings) (LockInfo, error) {
-	req := map[string]any{"lock": string(lock), "now": timefmt.Format(now)}
+	req := map[string]any{"lock": corecall.Text(lock), "now": timefmt.Format(now)}
 	if len(s.OperatorKeys) > 0 {
 		req["operator_keys"] = s.OperatorKeys
 	}
 	if s.KeyDirectory != nil {
-		req["key_directory"] = string(s.KeyDirectory)
+		req["key_directory"] = corecall.Text(s.KeyDirectory)
 	}
 	if s.ServerName != "" {
 		req["server_name"] = s.ServerName
@@ -101,7 +101,7 @@ func MakeLock(obs Observation, o LockOptions) ([]byte, error) {
 		req["format"] = "agentgate"
 		req["name"] = o.Name
 		if o.Into != nil {
-			req["into"] = string(o.Into)
+			req["into"] = corecall.Text(o.Into)
 		}
 	default:
 		return nil, fmt.Errorf("unknown lockfile format %q (crawlcheck or agentgate)", o.Format)
@@ -178,7 +178,7 @@ func (e *ApprovalRefusedError) Error() string { return e.Reason }
 // observations may stay unnamed, so every binding refuses alike.
 func Approve(record, lock []byte, obs Observation, o ApproveOptions) ([]byte, error) {
 	facts := observedJSON(obs)
-	req := map[string]any{"record": string(record), "lock": string(lock), "approved_at": timefmt.Format(o.Now), "names": o.Names}
+	req := map[string]any{"record": corecall.Text(record), "lock": corecall.Text(lock), "approved_at": timefmt.Format(o.Now), "names": o.Names}
 	if o.Names == nil {
 		req["names"] = []string{}
 	}
@@ -220,7 +220,7 @@ func SignLock(lock []byte, key string) ([]byte, error) {
 	var signed struct {
 		Lock string `json:"lock"`
 	}
-	if err := corecall.Into("sign_lock", map[string]string{"lock": string(lock), "private_key": key}, &signed); err != nil {
+	if err := corecall.Into("sign_lock", map[string]any{"lock": corecall.Text(lock), "private_key": key}, &signed); err != nil {
 		return nil, err
 	}
 	return []byte(signed.Lock), nil
@@ -252,7 +252,7 @@ type LockCheck struct {
 // gate: no policy, no modes.
 func CheckLock(lock []byte, serverName string, obs Observation) (LockCheck, error) {
 	facts := observedJSON(obs)
-	req := map[string]any{"lock": string(lock)}
+	req := map[string]any{"lock": corecall.Text(lock)}
 	for _, k := range []string{"pages", "page_cap_reached", "failure", "failure_detail"} {
 		if v, ok := facts[k]; ok {
 			req[k] = v

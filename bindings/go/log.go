@@ -135,6 +135,6 @@ type Chain struct {
 // record_sha256, and every link.
 func VerifyChain(lines []byte) (Chain, error) {
 	var c Chain
-	err := corecall.Into("verify_chain", map[string]string{"records": string(lines)}, &c)
+	err := corecall.Into("verify_chain", map[string]any{"records": corecall.Text(lines)}, &c)
 	return c, err
 }

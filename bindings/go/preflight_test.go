@@ -25,6 +25,25 @@ import (
 
 var serverBin, issuerBin string
 
+// repoPath is a path from the module root, found from the test's
+// directory up: the tests do not depend on how deep the package sits.
+func repoPath(elem ...string) string {
+	dir, err := os.Getwd()
+	if err != nil {
+		panic(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(append([]string{dir}, elem...)...)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			panic("repoPath: no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "preflight-test")
 	if err != nil {

@@ -355,7 +355,7 @@ func TestSessionSignedBaseline(t *testing.T) {
 // testKey reads a test key's seed and public key from testdata/keys.
 func testKey(t *testing.T, name string) (seed, pub string) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "keys", name))
+	data, err := os.ReadFile(repoPath("testdata", "keys", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,7 +87,7 @@ func cmdApprove(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	req := map[string]any{"old": string(lock), "new": string(newList)}
+	req := map[string]any{"old": corecall.Text(lock), "new": corecall.Text(newList)}
 	if info.ServerName != "" {
 		req["server_name"] = info.ServerName
 	}

@@ -28,7 +28,7 @@ func cmdDiff(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	req := map[string]any{"old": string(oldDoc), "new": string(newDoc)}
+	req := map[string]any{"old": corecall.Text(oldDoc), "new": corecall.Text(newDoc)}
 	if *serverName != "" {
 		req["server_name"] = *serverName
 	}
@@ -71,7 +71,7 @@ func cmdConvert(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	req := map[string]any{"lock": string(lock), "to": *to}
+	req := map[string]any{"lock": corecall.Text(lock), "to": *to}
 	if *name != "" {
 		req["name"] = *name
 	}
@@ -83,7 +83,7 @@ func cmdConvert(c *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		req["pages"] = []string{string(page)}
+		req["pages"] = []any{corecall.Page(page)}
 	}
 	if c.now != "" {
 		req["approved_at"] = c.now
@@ -124,7 +124,7 @@ func cmdCanon(c *cli, args []string) error {
 	var res struct {
 		Canonical string `json:"canonical"`
 	}
-	if err := corecall.Into("canonicalize", map[string]string{"json": string(doc)}, &res); err != nil {
+	if err := corecall.Into("canonicalize", map[string]any{"json": corecall.Text(doc)}, &res); err != nil {
 		return err
 	}
 	_, err = io.WriteString(c.stdout, res.Canonical)
@@ -134,6 +134,9 @@ func cmdCanon(c *cli, args []string) error {
 // cmdRecord verifies a continuity record, or a JSON-lines log of them (each
 // record_sha256, each link). Exit 1 when anything does not verify.
 func cmdRecord(c *cli, args []string) error {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		args = []string{"verify", args[0]}
+	}
 	if len(args) == 0 || args[0] != "verify" {
 		return usagef("record verify FILE")
 	}
@@ -155,7 +158,7 @@ func cmdRecord(c *cli, args []string) error {
 			ComputedSHA256 string `json:"computed_sha256"`
 			Reason         string `json:"reason"`
 		}
-		if err := corecall.Into("verify_record", map[string]string{"record": string(data)}, &v); err != nil {
+		if err := corecall.Into("verify_record", map[string]any{"record": corecall.Text(data)}, &v); err != nil {
 			return err
 		}
 		if !v.Valid {

@@ -53,6 +53,7 @@ func TestScripts(t *testing.T) {
 			"exits":   cmdExits,
 			"expand":  cmdExpand,
 			"edit":    cmdEdit,
+			"bytes":   cmdBytes,
 		},
 	})
 }
@@ -199,4 +200,16 @@ func cmdEdit(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("%s does not contain %q", args[0], args[1])
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.Replace(data, args[1], args[2], 1)), 0o644))
+}
+
+// bytes FILE TEXT writes TEXT to FILE with its Go escapes (\xff, \n)
+// decoded: a file of bytes a text archive cannot hold, such as invalid
+// UTF-8.
+func cmdBytes(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: bytes FILE TEXT")
+	}
+	data, err := strconv.Unquote(`"` + strings.ReplaceAll(args[1], `"`, `\"`) + `"`)
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(data), 0o644))
 }

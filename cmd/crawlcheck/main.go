@@ -6,6 +6,7 @@
 //	crawlcheck approve --lock FILE [--server … | --url …] [--yes]
 //	crawlcheck ci      --lock FILE [--config MCP.json]
 //	crawlcheck diff | sign | verify | keygen | convert | canon | record verify
+//	crawlcheck help [COMMAND]
 //
 // Exit status: 0 proceed (or connect, or valid), 1 blocked (drift, a paused
 // or denied check, an invalid signature or record), 2 a usage error or an
@@ -44,29 +45,56 @@ type cli struct {
 	now            string // --now, RFC 3339; "" means the clock
 	timeout        time.Duration
 	pageCap        int
+	capabilities   string // --capabilities: what the MCP client declares
+	helping        string // the command whose help the next parse prints
 }
 
-// command is one subcommand.
+// command is one subcommand: its usage line, what it does, and an example
+// (crawlcheck help CMD).
 type command struct {
-	usage string
-	run   func(c *cli, args []string) error
+	usage   string
+	run     func(c *cli, args []string) error
+	summary string
+	example string
 }
 
 var commands map[string]command
 
 func init() {
 	commands = map[string]command{
-		"lock":    {"lock (--tools FILE [--url URL] | --server \"CMD ARGS\" | --url URL) [--format crawlcheck|agentgate] [--name NAME] [--sign-key KEYFILE] [-o FILE]", cmdLock},
-		"check":   {"check --lock FILE [--tools FILE | --server \"CMD ARGS\" | --url URL] [--mode observe|review|enforce] [--policy FILE] [--expected-policy-version V] [--operator-key PUB]... [--issuer-keys FILE] [--server-name NAME] [--issuer URL [--issuer-pin KID:PUBKEY]... [--issuer-timeout 5s]] [--json] [--log FILE]", cmdCheck},
-		"approve": {"approve --lock FILE [--tools FILE | --server \"CMD ARGS\" | --url URL] [--server-name NAME] [--sign-key KEYFILE] [--yes] [-o FILE]", cmdApprove},
-		"ci":      {"ci --lock FILE [--config MCP.json] [--json]", cmdCI},
-		"diff":    {"diff [--server-name NAME] [--json] OLD NEW", cmdDiff},
-		"sign":    {"sign --key KEYFILE [-o OUT] LOCKFILE", cmdSign},
-		"verify":  {"verify [--operator-key PUB]... [--issuer-keys FILE] [--json] LOCKFILE", cmdVerify},
-		"keygen":  {"keygen -o KEYFILE", cmdKeygen},
-		"convert": {"convert --to crawlcheck|agentgate [--name NAME] [--url URL] [--tools FILE] [-o OUT] LOCKFILE", cmdConvert},
-		"canon":   {"canon [FILE]", cmdCanon},
-		"record":  {"record verify FILE", cmdRecord},
+		"lock": {"lock (--tools FILE [--url URL] | --server \"CMD ARGS\" | --url URL) [--format crawlcheck|agentgate] [--name NAME] [--sign-key KEYFILE] [-o FILE]", cmdLock,
+			"Pins the tools of a server in a new lockfile (a live list not read whole is never pinned).",
+			"crawlcheck lock --url http://127.0.0.1:8080/mcp -o crawlcheck.lock.json"},
+		"check": {"check --lock FILE [--tools FILE | --server \"CMD ARGS\" | --url URL] [--mode observe|review|enforce] [--policy FILE] [--expected-policy-version V] [--operator-key PUB]... [--issuer-keys FILE] [--server-name NAME] [--issuer URL [--issuer-pin KID:PUBKEY]... [--issuer-timeout 5s]] [--json] [--log FILE]", cmdCheck,
+			"Checks a server's tools against the approved lockfile and prints the continuity record's effect.",
+			"crawlcheck check --lock crawlcheck.lock.json --mode enforce --log checks.jsonl"},
+		"approve": {"approve --lock FILE [--tools FILE | --server \"CMD ARGS\" | --url URL] [--server-name NAME] [--sign-key KEYFILE] [--yes] [-o FILE]", cmdApprove,
+			"Shows what changed against the lockfile, asks, and writes the re-approved lockfile.",
+			"crawlcheck approve --lock crawlcheck.lock.json --sign-key operator.key"},
+		"ci": {"ci --lock FILE [--config MCP.json] [--json]", cmdCI,
+			"The drift gate: checks every server of the lockfile (an agentgate.lock's from the MCP client config) with lock_check.",
+			"crawlcheck ci --lock agentgate.lock --config .mcp.json"},
+		"diff": {"diff [--server-name NAME] [--json] OLD NEW", cmdDiff,
+			"What changed between OLD (a lockfile, a tool array or a tools/list page) and NEW (a tool array or a page).",
+			"crawlcheck diff crawlcheck.lock.json tools.json"},
+		"sign": {"sign --key KEYFILE [-o OUT] LOCKFILE", cmdSign,
+			"Signs a crawlcheck lockfile with the operator key.",
+			"crawlcheck sign --key operator.key -o signed.lock.json crawlcheck.lock.json"},
+		"verify": {"verify [--operator-key PUB]... [--issuer-keys FILE] [--json] LOCKFILE", cmdVerify,
+			"Reads a lockfile strictly and verifies its signature.",
+			"crawlcheck verify crawlcheck.lock.json --operator-key operator.key.pub"},
+		"keygen": {"keygen -o KEYFILE", cmdKeygen,
+			"Makes an operator key: KEYFILE (the seed, mode 0600) and KEYFILE.pub.",
+			"crawlcheck keygen -o operator.key"},
+		"convert": {"convert --to crawlcheck|agentgate [--name NAME] [--url URL] [--tools FILE] [-o OUT] LOCKFILE", cmdConvert,
+			"Converts a lockfile between the crawlcheck and agentgate.lock formats where the information allows.",
+			"crawlcheck convert --to agentgate --name shop -o agentgate.lock crawlcheck.lock.json"},
+		"canon": {"canon [FILE]", cmdCanon,
+			"Writes the RFC 8785 canonical bytes of a JSON file (or stdin), parsed strictly.",
+			"crawlcheck canon tools.json"},
+		"record": {"record verify FILE", cmdRecord,
+			"Verifies a record's record_sha256, or every record and link of a JSON-lines log.",
+			"crawlcheck record verify checks.jsonl"},
 	}
 }
 
@@ -74,32 +102,43 @@ func init() {
 var order = []string{"lock", "check", "approve", "ci", "diff", "sign", "verify", "keygen", "convert", "canon", "record"}
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, timeout: preflight.DefaultTimeout, pageCap: preflight.DefaultPageCap}
+	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, timeout: preflight.DefaultTimeout, pageCap: preflight.DefaultPageCap, capabilities: defaultCapabilities}
 	fs := c.flagSet("crawlcheck")
-	fs.Usage = func() { c.usage() }
-	if err := fs.Parse(args); err != nil {
+	fs.Usage = func() {}
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		c.usage(c.stdout)
+		return exitOK
+	} else if err != nil {
+		c.usage(c.stderr)
 		return exitError
 	}
 	if fs.NArg() == 0 {
-		c.usage()
+		c.usage(c.stderr)
 		return exitError
 	}
-	name := fs.Arg(0)
-	if name == "help" || name == "-h" {
-		c.usage()
-		return exitOK
+	name, rest := fs.Arg(0), fs.Args()[1:]
+	if name == "help" {
+		if len(rest) == 0 {
+			c.usage(c.stdout)
+			return exitOK
+		}
+		// help CMD is CMD --help.
+		name, rest = rest[0], []string{"--help"}
 	}
 	cmd, ok := commands[name]
 	if !ok {
 		fmt.Fprintf(stderr, "crawlcheck: unknown command %q\n", name)
-		c.usage()
+		c.usage(c.stderr)
 		return exitError
 	}
-	err := cmd.run(c, fs.Args()[1:])
+	c.helping = name
+	err := cmd.run(c, rest)
 	var b *blockedError
 	var u *usageError
 	switch {
 	case err == nil:
+		return exitOK
+	case errors.Is(err, errHelpShown):
 		return exitOK
 	case errors.As(err, &b):
 		if b.msg != "" {
@@ -110,24 +149,38 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if u.msg != "" {
 			fmt.Fprintf(stderr, "crawlcheck %s: %s\n", name, u.msg)
 		}
-		fmt.Fprintf(stderr, "usage: crawlcheck %s\n", cmd.usage)
+		fmt.Fprintf(stderr, "usage: crawlcheck %s\n(crawlcheck help %s for every flag)\n", cmd.usage, name)
 		return exitError
-	case errors.Is(err, flag.ErrHelp):
-		return exitOK
 	default:
 		fmt.Fprintf(stderr, "crawlcheck %s: %v\n", name, err)
 		return exitError
 	}
 }
 
-func (c *cli) usage() {
+// usage lists the commands.
+func (c *cli) usage(w io.Writer) {
 	var b strings.Builder
-	b.WriteString("usage: crawlcheck [--now RFC3339] [--timeout 10s] [--page-cap 100] COMMAND ...\n\n")
+	b.WriteString("usage: crawlcheck [--now RFC3339] [--timeout 10s] [--page-cap 100] [--capabilities roots] COMMAND ...\n\n")
 	for _, n := range order {
 		fmt.Fprintf(&b, "  crawlcheck %s\n", commands[n].usage)
 	}
-	b.WriteString("\nExit status: 0 proceed, 1 blocked or drift, 2 usage or error. See docs/cli.md.\n")
-	io.WriteString(c.stderr, b.String())
+	b.WriteString("\ncrawlcheck help COMMAND (or COMMAND --help) describes a command and its flags.\n")
+	b.WriteString("Exit status: 0 proceed, 1 blocked or drift, 2 usage or error. See docs/cli.md.\n")
+	io.WriteString(w, b.String())
+}
+
+// errHelpShown ends a command whose help was asked for: exit status 0.
+var errHelpShown = errors.New("help shown")
+
+// help prints a command's usage, what it does, every flag (the global ones
+// too, which may be given after the command) and an example, on stdout.
+func (c *cli) help(name string, fs *flag.FlagSet) {
+	cmd := commands[name]
+	fmt.Fprintf(c.stdout, "usage: crawlcheck %s\n\n%s\n\nflags:\n", cmd.usage, cmd.summary)
+	fs.SetOutput(c.stdout)
+	fs.PrintDefaults()
+	fs.SetOutput(c.stderr)
+	fmt.Fprintf(c.stdout, "\nexample:\n  %s\n", cmd.example)
 }
 
 // flagSet returns a flag set carrying the global flags, so that they may be
@@ -139,18 +192,35 @@ func (c *cli) flagSet(name string) *flag.FlagSet {
 	fs.StringVar(&c.now, "now", c.now, "the time of records and approvals, RFC 3339 (default: the clock)")
 	fs.DurationVar(&c.timeout, "timeout", c.timeout, "bound on one check of a live server: connect, handshake and every tools/list page")
 	fs.IntVar(&c.pageCap, "page-cap", c.pageCap, "most tools/list pages read from a live server")
+	fs.StringVar(&c.capabilities, "capabilities", c.capabilities, "the client capabilities declared to a live server, comma-separated: roots, sampling, elicitation, or none; a server may offer other tools to another client, so declare what the agent's client declares")
 	return fs
 }
 
-// parse parses a command's flags, which may be followed by positional
-// arguments; want is how many of those it takes (-1: any).
+// parse parses a command's flags and its positional arguments, in any
+// order (flags may follow the arguments; after "--" everything is an
+// argument); want is how many arguments it takes (-1: any). --help and -h
+// print the command's help.
 func (c *cli) parse(fs *flag.FlagSet, args []string, want int) ([]string, error) {
 	fs.Usage = func() {}
-	if err := fs.Parse(args); err != nil {
+	var pos []string
+	for {
+		err := fs.Parse(args)
 		if errors.Is(err, flag.ErrHelp) {
-			return nil, &usageError{}
+			c.help(c.helping, fs)
+			return nil, errHelpShown
 		}
-		return nil, &usageError{msg: err.Error()}
+		if err != nil {
+			return nil, &usageError{msg: err.Error()}
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			pos = append(pos, rest...)
+			break
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
 	}
 	if c.timeout <= 0 {
 		return nil, &usageError{msg: "--timeout must be positive"}
@@ -158,10 +228,13 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, want int) ([]string, error)
 	if c.pageCap <= 0 {
 		return nil, &usageError{msg: "--page-cap must be positive"}
 	}
-	if want >= 0 && fs.NArg() != want {
-		return nil, &usageError{msg: fmt.Sprintf("want %d argument(s), got %d", want, fs.NArg())}
+	if _, err := clientCapabilities(c.capabilities); err != nil {
+		return nil, &usageError{msg: err.Error()}
 	}
-	return fs.Args(), nil
+	if want >= 0 && len(pos) != want {
+		return nil, &usageError{msg: fmt.Sprintf("want %d argument(s), got %d", want, len(pos))}
+	}
+	return pos, nil
 }
 
 // clock is the time of this invocation: --now, or the clock.

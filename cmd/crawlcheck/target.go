@@ -101,7 +101,11 @@ func (t target) observe(c *cli) (preflight.Observation, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "crawlcheck", Version: "1"}, nil)
+	caps, err := clientCapabilities(c.capabilities)
+	if err != nil {
+		return preflight.Observation{}, usagef("%v", err)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "crawlcheck", Version: "1"}, &mcp.ClientOptions{Capabilities: caps})
 	cs, obs := preflight.Connect(ctx, client, tr, nil, &preflight.Options{PageCap: c.pageCap})
 	if cs != nil {
 		cs.Close()
@@ -193,4 +197,31 @@ func readKey(what, path string) (string, error) {
 		return "", fmt.Errorf("%s %s is empty", what, path)
 	}
 	return key, nil
+}
+
+// defaultCapabilities are the client capabilities go-sdk declares when told
+// nothing, and so what crawlcheck declared before --capabilities.
+const defaultCapabilities = "roots"
+
+// clientCapabilities reads --capabilities: a comma-separated list of roots,
+// sampling and elicitation, or none. A server may offer tools according to
+// what the client declares (server-everything offers get-roots-list only to
+// a client declaring roots), so a lockfile pins what a client declaring
+// these capabilities is offered.
+func clientCapabilities(list string) (*mcp.ClientCapabilities, error) {
+	caps := &mcp.ClientCapabilities{}
+	for _, name := range strings.Split(list, ",") {
+		switch strings.TrimSpace(name) {
+		case "none", "":
+		case "roots":
+			caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
+		case "sampling":
+			caps.Sampling = &mcp.SamplingCapabilities{}
+		case "elicitation":
+			caps.Elicitation = &mcp.ElicitationCapabilities{}
+		default:
+			return nil, fmt.Errorf("--capabilities: unknown capability %q (roots, sampling, elicitation or none)", name)
+		}
+	}
+	return caps, nil
 }

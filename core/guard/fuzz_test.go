@@ -3,7 +3,6 @@ package guard_test
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/endpoint"
 	"github.com/crawlcheck/verifier/core/guard"
+	"github.com/crawlcheck/verifier/core/internal/coretest"
 	"github.com/crawlcheck/verifier/core/sig"
 	"github.com/crawlcheck/verifier/core/timefmt"
 )
@@ -24,7 +24,7 @@ type testKey struct{ KID, Seed, PublicKey string }
 
 func loadKey(t testing.TB, name string) testKey {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "keys", name+".json"))
+	b, err := os.ReadFile(coretest.RepoPath(t, "testdata", "keys", name+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func loadKey(t testing.TB, name string) testKey {
 }
 
 func directory(t testing.TB) json.RawMessage {
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "keys", "test-directory.json"))
+	b, err := os.ReadFile(coretest.RepoPath(t, "testdata", "keys", "test-directory.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

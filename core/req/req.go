@@ -160,6 +160,13 @@ func (o Obj) Object(name string) (Obj, bool, error) {
 	return Obj{V: v, Path: o.field(name), att: o.att}, true, nil
 }
 
+// At is the same object named by another path in messages; its {"$raw": i}
+// references still resolve against the request's attachments.
+func (o Obj) At(path string) Obj {
+	o.Path = path
+	return o
+}
+
 // Verbatim is Object for a field whose value the op keeps as given (a
 // receipt signs its inputs): under ABI 2 it refuses one holding {"$raw": …}
 // anywhere, since no reference in it would be resolved.

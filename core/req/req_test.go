@@ -152,3 +152,46 @@ func TestPages(t *testing.T) {
 		wantErr(t, err, cerr.BadRequest, msg)
 	}
 }
+
+func TestReaderKeepsTheFirstError(t *testing.T) {
+	o := mustParse(t, `{"a":1,"b":"x","t":"not a time"}`)
+	rd := o.Read()
+	if s := rd.Str("b", true); s != "x" || rd.Err() != nil {
+		t.Fatalf("Str: %q %v", s, rd.Err())
+	}
+	_ = rd.Str("a", false) // the first error
+	_ = rd.Time("t")       // a second one, not kept
+	_ = rd.Str("missing", true)
+	wantErr(t, rd.Err(), cerr.BadRequest, "request.a must be a string")
+	if s := rd.Str("b", true); s != "" {
+		t.Errorf("a read after an error answered %q, want the zero value", s)
+	}
+}
+
+func TestReaderObjects(t *testing.T) {
+	o := mustParse(t, `{"xs":[{"k":"a"},{"k":"b"}],"bad":[{"k":"a"},{"k":"b","z":1}],"notarr":{},"notobj":[1]}`)
+	rd := o.Read()
+	var got []string
+	rd.Objects("xs", "{k}", []string{"k"}, func(i int, e *Reader) { got = append(got, e.Str("k", true)+e.Field("k")) })
+	if rd.Err() != nil || strings.Join(got, ",") != "arequest.xs[0].k,brequest.xs[1].k" {
+		t.Errorf("Objects: %q %v", got, rd.Err())
+	}
+	for field, msg := range map[string]string{
+		"bad":    `request.bad[1] has unknown field "z"`,
+		"notarr": "request.notarr must be an array of {k}",
+		"notobj": "request.notobj[0] must be an object",
+	} {
+		rd := o.Read()
+		rd.Objects(field, "{k}", []string{"k"}, func(int, *Reader) {})
+		wantErr(t, rd.Err(), cerr.BadRequest, msg)
+	}
+	rd = o.Read()
+	rd.Objects("xs", "{k}", []string{"k"}, func(i int, e *Reader) {
+		if i == 0 {
+			e.Fail(cerr.New(cerr.KeyInvalid, "first"))
+		} else {
+			t.Error("Objects went on after an element failed")
+		}
+	})
+	wantErr(t, rd.Err(), cerr.KeyInvalid, "first")
+}

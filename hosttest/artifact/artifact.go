@@ -3,9 +3,10 @@
 //
 // Tests build their own copies instead of trusting build/, which may be
 // missing or older than the source: a byte-identity test of a stale artifact
-// proves nothing. The flags are the Makefile's, so the bytes are the same
-// (-trimpath makes the build reproducible), and Go's build cache keeps a
-// rebuild of unchanged source to the link step.
+// proves nothing. They build through the Makefile's targets (make wasm
+// cshared harness BUILD=dir TAGS=...), the one place the flags live, so the
+// bytes are the release's (-trimpath makes the build reproducible), and Go's
+// build cache keeps a rebuild of unchanged source to the link step.
 package artifact
 
 import (
@@ -15,7 +16,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 )
 
 // Set is one build of the artifacts.
@@ -26,11 +26,14 @@ type Set struct {
 }
 
 // Build builds the three artifacts into dir with the given build tags
-// (none for a release build). The wasm and the library build concurrently.
+// (none for a release build), concurrently.
 func Build(dir string, tags ...string) (Set, error) {
 	root, err := ModuleRoot()
 	if err != nil {
 		return Set{}, err
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return Set{}, fmt.Errorf("artifact: %w", err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Set{}, fmt.Errorf("artifact: %w", err)
@@ -40,26 +43,12 @@ func Build(dir string, tags ...string) (Set, error) {
 		Lib:     filepath.Join(dir, "libcrawlcheck.so"),
 		Harness: filepath.Join(dir, "harness"),
 	}
-	goBuild := func(out, pkg string, env ...string) error {
-		args := []string{"build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w"}
-		if len(tags) > 0 {
-			args = append(args, "-tags="+strings.Join(tags, ","))
-		}
-		return run(root, env, "go", append(args, "-o", out, pkg)...)
+	args := []string{"-C", root, "-j3", "--no-print-directory", "wasm", "cshared", "harness", "BUILD=" + dir}
+	if len(tags) > 0 {
+		args = append(args, "TAGS="+strings.Join(tags, ","))
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, 3)
-	wg.Go(func() { errs[0] = goBuild(s.WASM, "./wasm", "GOOS=wasip1", "GOARCH=wasm") })
-	wg.Go(func() { errs[1] = goBuild(s.Lib, "./cshared", "CGO_ENABLED=1") })
-	wg.Go(func() {
-		errs[2] = run(root, nil, "gcc", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", "-pthread",
-			"-Icshared", "-o", s.Harness, "hosttest/c/harness.c", "-ldl")
-	})
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return Set{}, err
-		}
+	if err := run(root, nil, "make", args...); err != nil {
+		return Set{}, err
 	}
 	return s, nil
 }

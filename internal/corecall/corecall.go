@@ -6,17 +6,23 @@
 package corecall
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/crawlcheck/verifier/core"
 )
 
+// Code is one of the core's error codes, the closed list of docs/abi.md.
+type Code string
+
 // Error is an error envelope of the core: a request the op refused. Code is
-// one of the closed list in docs/abi.md.
+// one of the closed list in docs/abi.md. The Go preflight exports both
+// types (preflight.CoreError, preflight.ErrorCode).
 type Error struct {
 	Op      string
-	Code    string
+	Code    Code
 	Message string
 }
 
@@ -45,7 +51,7 @@ func Call(op string, req any) (json.RawMessage, error) {
 		if env.Error == nil {
 			return nil, &Error{Op: op, Code: "internal", Message: "an error envelope without an error"}
 		}
-		return nil, &Error{Op: op, Code: env.Error.Code, Message: env.Error.Message}
+		return nil, &Error{Op: op, Code: Code(env.Error.Code), Message: env.Error.Message}
 	}
 	return env.Result, nil
 }
@@ -60,4 +66,42 @@ func Into(op string, req, out any) error {
 		return fmt.Errorf("%s: decoding the result: %w", op, err)
 	}
 	return nil
+}
+
+// Text is a document's bytes carried into a request as a JSON string
+// exactly: encoding/json would replace each invalid UTF-8 byte of a Go
+// string with U+FFFD, silently changing a user's file before the core sees
+// it. Text escapes only what JSON requires ('"', '\' and control
+// characters) and writes every other byte as it is, so valid UTF-8 arrives
+// unchanged and invalid UTF-8 reaches the core's strict parser, which
+// refuses it (json_invalid_utf8) as every other host's core does.
+type Text []byte
+
+// MarshalJSON writes the bytes as a JSON string, losslessly.
+func (t Text) MarshalJSON() ([]byte, error) {
+	const hex = "0123456789abcdef"
+	out := make([]byte, 0, len(t)+2)
+	out = append(out, '"')
+	for _, c := range t {
+		switch {
+		case c == '"' || c == '\\':
+			out = append(out, '\\', c)
+		case c < 0x20:
+			out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			out = append(out, c)
+		}
+	}
+	return append(out, '"'), nil
+}
+
+// Page is a page's bytes in a request, in the form the core's pages take:
+// a string when they are valid UTF-8, else {"base64": ...}, so that bytes
+// a server sent reach the core as they were and invalid UTF-8 becomes the
+// core's observation (response_malformed), not a changed page.
+func Page(b []byte) any {
+	if utf8.Valid(b) {
+		return Text(b)
+	}
+	return map[string]string{"base64": base64.StdEncoding.EncodeToString(b)}
 }

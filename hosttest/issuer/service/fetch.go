@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Reading is what the issuer read of an MCP server itself ({lock, url}
@@ -20,7 +22,7 @@ type Reading struct {
 	Endpoint        string          // the URL that answered, after redirects
 	ProtocolVersion string          // from the initialize result
 	ServerInfo      json.RawMessage // the initialize result's serverInfo, verbatim
-	Pages           []string        // each tools/list result, as received
+	Pages           []any           // each tools/list result as received, in the core's page form (pageOf)
 	PageCapReached  bool
 	Failure         string // "", "server_unavailable" or "check_timeout"
 	FailureDetail   string
@@ -92,12 +94,12 @@ func read(ctx context.Context, hc *http.Client, url string, pageCap int) Reading
 		switch {
 		case errors.As(err, &rpcErr):
 			// The frame itself is the page: the core calls it malformed.
-			r.Pages = append(r.Pages, string(rpcErr.frame))
+			r.Pages = append(r.Pages, pageOf(rpcErr.frame))
 			return r
 		case err != nil:
 			return fail(fmt.Errorf("tools/list page %d: %w", len(r.Pages)+1, err))
 		}
-		r.Pages = append(r.Pages, string(page))
+		r.Pages = append(r.Pages, pageOf(page))
 		var next struct {
 			NextCursor *string `json:"nextCursor"`
 		}
@@ -234,4 +236,15 @@ func events(r io.Reader, match func([]byte) bool) (bool, error) {
 		return false, err
 	}
 	return have && match(cur), nil
+}
+
+// pageOf is a page in the form the core's pages take: its text when it is
+// valid UTF-8, else {"base64": ...}. As a Go string, encoding/json would
+// replace each invalid byte with U+FFFD: the core would judge another page
+// than the server sent.
+func pageOf(b []byte) any {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	return map[string]string{"base64": base64.StdEncoding.EncodeToString(b)}
 }

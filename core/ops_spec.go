@@ -1,0 +1,397 @@
+package core
+
+// The ops' request and result fields, declared as data: Call refuses a
+// request field an op does not declare, docs/abi.md's field tables are
+// generated from these declarations (TestABIFields), and every result in
+// testdata/ops is checked against them (TestResultFields). One declaration
+// is what the code reads, the document says and the vectors show.
+
+// Field is one declared field of a request or a result.
+type Field struct {
+	Name string
+	// Type is what the field holds, as docs/abi.md words it.
+	Type string
+	// Optional marks a request field that may be absent, or a result field
+	// present only in the case Doc names.
+	Optional bool
+	Doc      string
+}
+
+// OpSpec declares one op.
+type OpSpec struct {
+	Name    string
+	Summary string
+	Request []Field
+	Result  []Field
+}
+
+// RequestNames lists the request fields an op accepts, in declared order.
+func (s OpSpec) RequestNames() []string {
+	return names(s.Request)
+}
+
+func names(fs []Field) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.Name
+	}
+	return out
+}
+
+func need(name, typ, doc string) Field { return Field{Name: name, Type: typ, Doc: doc} }
+func may(name, typ, doc string) Field  { return Field{Name: name, Type: typ, Optional: true, Doc: doc} }
+
+// Shared field groups.
+var (
+	toolSourceFields = []Field{
+		may("tools", "array of tool objects", "the tool list, part of the request (give `tools` or `pages`)"),
+		may("pages", "array of page strings", "the raw `tools/list` pages as received (give `tools` or `pages`)"),
+		may("page_cap_reached", "bool", "with `pages`: the host stopped following `nextCursor` at its page cap"),
+	}
+	keyFields = []Field{
+		may("key_directory", "document", "the issuer's key directory (docs/keys.md)"),
+		may("operator_keys", "array of strings", "base64 Ed25519 public keys of the operator"),
+	}
+	// serverFields are the members of a make_lock/convert_lock/approve server.
+	serverFields = []Field{
+		may("url", "string", "the endpoint that answered"),
+		may("protocol_version", "string", "the negotiated MCP protocol version"),
+		may("info", "object", "the server's serverInfo"),
+	}
+	// observedFields are the members of continuity_check's observed.
+	observedFields = []Field{
+		may("endpoint", "string", "the endpoint that answered (the `endpoint` op's string)"),
+		may("protocol_version", "string", "the negotiated protocol version"),
+		may("server_info", "any JSON", "serverInfo as the server sent it"),
+		may("handshake", "string", "`initialize` or `server/discover`"),
+		may("pages", "array of page strings", "the raw `tools/list` pages (required without `failure`)"),
+		may("page_cap_reached", "bool", "the host stopped at its page cap"),
+		may("failure", "string", "`server_unavailable` or `check_timeout`: why there are no pages"),
+		may("failure_detail", "string", "what the host saw of the failure"),
+	}
+	evidenceFields  = []Field{need("observation", "string", "an observation a host may report"), may("detail", "any JSON", "")}
+	pinnedKeyFields = []Field{need("kid", "string", ""), need("public_key", "string", "base64 Ed25519 public key")}
+	seenNonceFields = []Field{need("nonce", "string", ""), need("expires_at", "time", "")}
+	lockCheckResult = []Field{
+		need("kind", "string", "`crawlcheck-mcp-lock-check`"),
+		need("v", "number", "1"),
+		need("verdict", "string", "`unchanged`, `changed` or `unreachable`"),
+		need("decision", "string", "`connect` or `block`"),
+		need("lock_tools_sha256", "string or null", "the lockfile's tools_sha256 (null for an agentgate.lock)"),
+		need("tools_sha256", "string or null", "the observed list's tools_sha256 (null when unreachable)"),
+		need("added", "array of strings", ""),
+		need("removed", "array of strings", ""),
+		need("modified", "array of strings", ""),
+		need("modified_detail", "array", "one `diff` entry per modified tool"),
+		need("blind_parts", "array of strings", "parts the lockfile cannot see"),
+		need("unreachable", "object or null", "`{reason, detail}` when nothing was compared"),
+	}
+)
+
+func concat(groups ...[]Field) []Field {
+	var out []Field
+	for _, g := range groups {
+		out = append(out, g...)
+	}
+	return out
+}
+
+// opSpecs declares every op, in the order docs/abi.md shows them.
+var opSpecs = []OpSpec{
+	{Name: "version", Summary: "The ABI version, the engine and the op table.",
+		Result: []Field{
+			need("abi", "number", "the ABI version"),
+			need("engine", "string", "`crawlcheck-core/<semver>`"),
+			need("ops", "array of strings", "every op, sorted"),
+			need("rules_sha256", "string", "SHA-256 of the canonical rule table"),
+		}},
+	{Name: "rules", Summary: "The rule table (observations, default effects, classes, scopes, effect order, modes, and the `evidence` table by which receipts are judged, docs/receipts.md) and the default policy.",
+		Result: []Field{
+			need("rules", "object", "the rule table"),
+			need("rules_sha256", "string", "SHA-256 of the canonical rule table"),
+			need("default_policy", "object", "the policy in force when none is given"),
+			need("default_policy_sha256", "string", ""),
+		}},
+	{Name: "canonicalize", Summary: "RFC 8785 canonical JSON of a document, parsed strictly.",
+		Request: []Field{need("json", "string", "the document's bytes")},
+		Result: []Field{
+			need("canonical", "string", "the canonical bytes"),
+			need("sha256", "string", "SHA-256 of the canonical bytes"),
+		}},
+	{Name: "hash_tools", Summary: "The hashes of a tool list (docs/hashing.md).",
+		Request: toolSourceFields,
+		Result: []Field{
+			need("count", "number", "tools read"),
+			need("tools_sha256", "string", "the list hash"),
+			need("agentgate_surface_hash", "string", "agentgate's whole-server hash"),
+			need("tools", "array", "`{name, sha256, parts: {name, description, inputSchema, annotations}, agentgate: {nameHash, descriptionHash, inputSchemaHash}}` per tool, in list order"),
+			need("pages", "number", "pages read"),
+			need("truncated", "string or null", "why the list was not read whole (`page_cap_reached`, `next_cursor_unfollowed`, `cursor_repeated`), null when it was"),
+		}},
+	{Name: "make_lock", Summary: "A new lockfile pinning a tool list that was read whole.",
+		Request: concat(toolSourceFields, []Field{
+			may("format", "string", "`crawlcheck` (default) or `agentgate`"),
+			may("server", "object `{url?, protocol_version?, info?}`", "crawlcheck: the server pinned"),
+			need("approved_at", "time", "the approval time (agentgate: `generatedAt`)"),
+			may("name", "string", "agentgate: the server's name (required)"),
+			may("generated_by", "string", "agentgate: `generatedBy` (default: this engine)"),
+			may("into", "document", "agentgate: an agentgate.lock to add the server to, or replace it in"),
+		}),
+		Result: []Field{need("lock", "string", "the exact bytes to write (indented, trailing newline)")}},
+	{Name: "verify_lock", Summary: "Parses a lockfile strictly and verifies its signature; untrusted is an answer, not an error.",
+		Request: concat([]Field{
+			need("lock", "document", "the lockfile"),
+			need("now", "time", "the time keys are judged at"),
+		}, keyFields, []Field{
+			may("require_signed", "bool", "refuse an unsigned lockfile (default: when operator_keys are given)"),
+			may("server_name", "string", "agentgate: the server to apply the lockfile to"),
+		}),
+		Result: []Field{
+			need("format", "string", "`crawlcheck-mcp-lock` or `agentgate.lock`"),
+			need("trust", "string", "`verified`, `operator_signed`, `unsigned` or `untrusted`"),
+			need("reason", "string or null", "why untrusted"),
+			need("key_id", "string or null", "the key that signed it"),
+			need("content_sha256", "string", "the content digest (what a record's baseline.sha256 names)"),
+			need("parts", "string", "`signed`, `unsigned`, `absent`, `ignored` or `not_applicable` (agentgate)"),
+			need("servers", "array of strings", "an agentgate.lock's servers (`[]` for a crawlcheck lockfile)"),
+			need("server_name", "string or null", "the server the lockfile applies to: the one `server_name` names (an unknown name is `bad_request`), else the only one, else null"),
+			may("sha256", "string or null", "crawlcheck: the lockfile's stored sha256"),
+			may("count", "number", "crawlcheck: tools pinned"),
+			may("tools_sha256", "string", "crawlcheck: the pinned list hash"),
+		}},
+	{Name: "sign_lock", Summary: "Signs a crawlcheck lockfile; a signature it had is replaced. An agentgate.lock has no signature (`lock_unsupported`).",
+		Request: []Field{
+			need("lock", "document", "a crawlcheck lockfile"),
+			need("private_key", "string", "base64 of the 32-byte Ed25519 seed"),
+			may("key_id", "string", "default: the operator key id `op_<16 hex>`"),
+		},
+		Result: []Field{
+			need("lock", "string", "the signed file's bytes"),
+			need("sha256", "string", ""),
+			need("key_id", "string", ""),
+		}},
+	{Name: "public_key", Summary: "The public key and operator key id of a seed (the core draws no randomness: the host supplies the seed).",
+		Request: []Field{need("private_key", "string", "base64 Ed25519 seed")},
+		Result: []Field{
+			need("public_key", "string", "base64"),
+			need("key_id", "string", "`op_…`"),
+		}},
+	{Name: "convert_lock", Summary: "Converts between the lockfile formats where the information allows; `lost` names what the target format cannot carry.",
+		Request: []Field{
+			need("lock", "document", "the lockfile to convert"),
+			need("to", "string", "`crawlcheck` or `agentgate`"),
+			may("name", "string", "the agentgate server name (to agentgate: required; from agentgate: which server)"),
+			may("server", "object `{url?, protocol_version?, info?}`", "to crawlcheck: the server pinned"),
+			may("approved_at", "time", "to crawlcheck: default the agentgate.lock's generatedAt"),
+			may("generated_by", "string", "to agentgate: `generatedBy`"),
+			may("tools", "array of tool objects", "to crawlcheck: the tools, which must match the agentgate entry (or `pages`)"),
+			may("pages", "array of page strings", "to crawlcheck: the tools as raw pages"),
+		},
+		Result: []Field{
+			need("lock", "string", "the converted file's bytes"),
+			need("lost", "array of strings", ""),
+		}},
+	{Name: "diff", Summary: "What changed between an old side (a lockfile, a tool array or one `tools/list` page) and a new tool list (a tool array or one page, never a lockfile).",
+		Request: []Field{
+			need("old", "document", "a lockfile, a tool array or one page"),
+			need("new", "document", "a tool array or one page (the whole list: a page with `nextCursor` is refused)"),
+			may("server_name", "string", "agentgate `old`: which server"),
+		},
+		Result: []Field{
+			need("added", "array of strings", ""),
+			need("removed", "array of strings", ""),
+			need("modified", "array", "`{name, parts, tool_changed, description_diff?, schema_paths?}` per tool"),
+			need("unchanged", "number", ""),
+			need("blind_parts", "array of strings", "parts the old side cannot see"),
+		}},
+	{Name: "lock_check", Summary: "The `crawlcheck-mcp-lock-check` answer: any difference blocks, and so does a list not read whole. A lockfile whose `sha256` no longer matches its content is `lock_invalid`; signatures are `verify_lock`'s business.",
+		Request: concat([]Field{need("lock", "document", "the lockfile")}, toolSourceFields, []Field{
+			may("server_name", "string", "agentgate: which server"),
+			may("failure", "string", "instead of a tool source: `server_unavailable` or `check_timeout`"),
+			may("failure_detail", "string", ""),
+		}),
+		Result: lockCheckResult},
+	{Name: "continuity_check", Summary: "The continuity check (docs/continuity.md); the result is the `crawlcheck-continuity-record`.",
+		Request: concat([]Field{
+			need("now", "time", ""),
+			may("mode", "string", "`observe`, `review` or `enforce` (default)"),
+			need("lock", "document", "the approved lockfile"),
+			may("server_name", "string", "agentgate: which server"),
+			need("observed", "object `{"+joinNames(observedFields)+"}`", "what the host saw of the server"),
+			may("policy", "document", "the operator's policy (default: the default policy)"),
+			may("expected_policy_version", "string", ""),
+		}, keyFields, []Field{
+			may("require_signed_baseline", "bool", "overrides the policy"),
+			may("evidence", "array of `{observation, detail?}`", "observations from signed evidence"),
+			may("issuer", "object `{url, guard?, unavailable?}`", "what the issuer asked said"),
+			may("prev_record_sha256", "string", "chains the record to the one before it"),
+			may("refreshed", "bool", "the one re-check a refresh effect asks for"),
+		}),
+		Result: []Field{
+			need("kind", "string", "`crawlcheck-continuity-record`"),
+			need("v", "number", "1"),
+			need("checked_at", "time", ""),
+			need("mode", "string", ""),
+			need("effect", "string", "the session effect"),
+			need("tools", "object", "tool name → effect"),
+			may("would", "object", "observe mode: what enforce would have done"),
+			need("observations", "array", "`{observation, tool, part, effect, detail, override, would?, exception?}`"),
+			need("server", "object", "`{approved_url, observed_url, identity, protocol_version, handshake, info}`"),
+			need("baseline", "object", "`{format, server_name, sha256, tools_sha256, count, trust, trust_reason, key_id, approved_at, age_s, parts, blind_parts}`"),
+			need("observed", "object", "`{tools_sha256, count, pages, truncated, truncation, failure, malformed}`"),
+			need("policy", "object", "`{sha256, version, source, expected_version}`"),
+			need("exceptions", "object", "`{applied, expired}`"),
+			need("issuer", "object or null", ""),
+			need("engine", "object", "`{version, rules_sha256}`"),
+			may("prev_record_sha256", "string", "when the request chained it"),
+			need("record_sha256", "string", "SHA-256 of the canonical record without this member"),
+		}},
+	{Name: "approve", Summary: "Re-approves the tools a record was made from, as a person's act. Refused (`approved` false, nothing to write) when an observation other than `unchanged`, `tool_removed` and `baseline_stale` is not about a named tool — approving one tool never approves another's change on the side, and a session observation (`server_identity_mismatch`, a list not read whole, evidence, ...) is never approvable — or when a name has no change. A record whose `record_sha256` does not match is `record_invalid`; one not made from this lock and these tools is `bad_request` (a `lock_check` answer is recomputed and must be identical). Signing stays `sign_lock`.",
+		Request: concat([]Field{
+			need("record", "document", "the `continuity_check` record or `lock_check` answer made from the tools against `lock`"),
+			need("lock", "document", "the lockfile the record was made against"),
+		}, toolSourceFields, []Field{
+			may("names", "array of strings", "the tools a person was shown and approved"),
+			need("approved_at", "time", ""),
+			may("server_name", "string", "agentgate: must be the server the record compared"),
+			may("server", "object `{url?, protocol_version?, info?}`", "crawlcheck: the server to pin (default: what the record saw of it; for a `lock_check` answer, the old lockfile's)"),
+		}),
+		Result: []Field{
+			need("approved", "bool", ""),
+			need("lock", "string or null", "the new lockfile's bytes, of the old one's format (an agentgate.lock keeps its other servers); null when refused"),
+			may("format", "string", "approved: `crawlcheck-mcp-lock` or `agentgate.lock`"),
+			may("server_name", "string or null", "approved: the agentgate server replaced"),
+			may("unnamed", "array of `{tool, observation}`", "refused: what no name approves (`tool` null for the session)"),
+			may("not_changed", "array of strings", "refused: names with no change"),
+			may("reason", "string", "refused: why, for a person"),
+		}},
+	{Name: "endpoint", Summary: "The endpoint string a record carries: an http(s) URL as given, or `stdio:` and the command line, each argument left bare when made only of ASCII letters, digits and `@%+=:,./-_` and otherwise single-quoted with each `'` written `'\"'\"'` (Python's `shlex.quote`), `argv0` as typed.",
+		Request: []Field{
+			may("url", "string", "an http or https URL with a host (give `url` or `command`)"),
+			may("command", "array of strings", "argv of a stdio server"),
+		},
+		Result: []Field{need("endpoint", "string", "")}},
+	{Name: "escape_text", Summary: "The one rule for showing a string from a server, a lockfile or a record to a person (core/textsafe; the CLI prints through the same Go function). C0 controls (tab and newline included), DEL, C1 controls, bidirectional controls, zero-width and other invisible characters and the tag block are written `\\u{HEX}` (upper-case hex, at least two digits); a backslash followed by `u{` or `x{` is written `\\u{5C}`, so every `\\u{` in the answer is an escape and every other backslash is a backslash. The full table is in docs/cli.md (\"What a person reads\"). Show the answer, never the input.",
+		Request: []Field{need("text", "string", "the string to show (may be empty)")},
+		Result:  []Field{need("text", "string", "the string, shown safely")}},
+	{Name: "verify_record", Summary: "Recomputes a record's `record_sha256`; a mismatch is an answer.",
+		Request: []Field{need("record", "document", "a continuity record")},
+		Result: []Field{
+			need("valid", "bool", ""),
+			need("record_sha256", "string", "as stored"),
+			need("computed_sha256", "string", ""),
+			need("reason", "string or null", ""),
+		}},
+	{Name: "verify_chain", Summary: "Verifies a JSON-lines log of records: each hash, and each `prev_record_sha256` link. A torn last line is set aside, not an edit.",
+		Request: []Field{need("records", "string", "the log's JSON lines")},
+		Result: []Field{
+			need("valid", "bool", ""),
+			need("count", "number", "records verified"),
+			need("broken_at", "number or null", "index of the first bad record"),
+			need("reason", "string or null", ""),
+			need("head", "string or null", "record_sha256 of the last good record"),
+			need("torn_tail", "bool", ""),
+		}},
+	{Name: "guard", Summary: "Judges an issuer's receipt (spec §7): the `crawlcheck-guard-answer`, the observations for `continuity_check`'s `evidence` and the updated `seen_nonces` (docs/receipts.md). Whatever the receipt holds is an answer, never an error; at least one of `key_directory` and `pinned_keys` is required.",
+		Request: []Field{
+			need("receipt", "document", "the receipt as received"),
+			need("expected_subject", "string", ""),
+			need("expected_operation", "string", ""),
+			need("now", "time", ""),
+			may("key_directory", "document", ""),
+			may("pinned_keys", "array of `{kid, public_key}`", ""),
+			may("seen_nonces", "array of `{nonce, expires_at}`", ""),
+			need("lock", "document", "the approved lockfile"),
+			may("policy", "document", ""),
+			may("observed_tools_sha256", "string", ""),
+		},
+		Result: []Field{
+			need("kind", "string", "`crawlcheck-guard-answer`"),
+			need("v", "number", ""),
+			need("receipt", "object", ""),
+			need("unreadable", "object or null", ""),
+			need("integrity_valid", "bool", ""),
+			need("issuer_trusted", "bool", ""),
+			need("key_policy_valid", "bool", ""),
+			need("freshness_valid", "bool", ""),
+			need("replay_safe", "bool", ""),
+			need("subject_matches", "bool", ""),
+			need("operation_matches", "bool", ""),
+			need("baseline_matches", "bool", ""),
+			need("assessment_complete", "bool", ""),
+			need("authority", "string", ""),
+			need("evidence_level", "string", ""),
+			need("evidence_assurance", "string", ""),
+			need("policy_result", "object", ""),
+			need("policy_source", "string", ""),
+			need("effect", "string", ""),
+			need("reasons", "array", ""),
+			need("observations", "array", "for `continuity_check`'s `evidence`"),
+			need("seen_nonces", "array", "the updated replay state"),
+			need("engine", "object", ""),
+		}},
+	{Name: "replay_decision", Summary: "Recomputes a receipt's decision from its inputs (docs/receipts.md).",
+		Request: []Field{
+			need("receipt", "document", ""),
+			may("lock", "document", "required when the receipt carries only the lockfile's digest"),
+		},
+		Result: []Field{
+			need("kind", "string", ""),
+			need("operation", "string", ""),
+			need("receipt_sha256", "string", ""),
+			need("decision", "string", ""),
+			need("replayed_decision", "string or null", ""),
+			need("reproducible", "bool", ""),
+			need("reason", "string or null", ""),
+			need("differs", "array of strings", ""),
+			need("same_rules", "bool", ""),
+			need("receipt_rules_sha256", "string", ""),
+			need("rules_sha256", "string", ""),
+			need("replayed", "any JSON", "the recomputed result"),
+			need("error", "object or null", "`{code, message}` when the inputs could not be replayed"),
+		}},
+	{Name: "sign_receipt", Summary: "Issues a signed receipt (the test issuer's op; docs/receipts.md).",
+		Request: []Field{
+			may("kind", "string", "lock-check (default) or decision receipt"),
+			need("private_key", "string", ""),
+			may("key_id", "string", ""),
+			need("issuer", "string", ""),
+			need("issued_at", "time", ""),
+			need("expires_at", "time", ""),
+			need("nonce", "string", ""),
+			need("subject", "string", ""),
+			need("inputs", "object", "the `lock_check` or `continuity_check` request the receipt answers"),
+			may("carry_lock", "bool", "keep the lockfile in the receipt's inputs"),
+		},
+		Result: []Field{
+			need("receipt", "object", ""),
+			need("sha256", "string", ""),
+			need("key_id", "string", ""),
+		}},
+}
+
+// specOf maps op names to their declarations.
+var specOf = func() map[string]*OpSpec {
+	m := make(map[string]*OpSpec, len(opSpecs))
+	for i := range opSpecs {
+		m[opSpecs[i].Name] = &opSpecs[i]
+	}
+	return m
+}()
+
+// Specs returns the op declarations, in documentation order.
+func Specs() []OpSpec { return opSpecs }
+
+func joinNames(fs []Field) string {
+	out := ""
+	for i, f := range fs {
+		if i > 0 {
+			out += ", "
+		}
+		out += f.Name
+		if f.Optional {
+			out += "?"
+		}
+	}
+	return out
+}
