@@ -152,7 +152,7 @@ class Gate {
     if (s.operator_keys) vreq.operator_keys = s.operator_keys;
     if (s.key_directory) vreq.key_directory = s.key_directory;
     try {
-      this.lockInfo = this.cc.verifyLock(vreq);
+      this.cc.verifyLock(vreq);
     } catch (e) {
       const where = this.lockPath ? `lockfile ${this.lockPath}` : "lockfile";
       throw new Error(`crawlcheck: ${where}: ${e instanceof CoreError ? `${e.code}: ${this.cc.shown(e.coreMessage)}` : e.message}`, { cause: e });
@@ -196,9 +196,9 @@ class Gate {
   }
 
   /** Observes the list again (deadline: the check's timeout) and checks it; refresh gets one more. */
-  async recheck(first) {
+  async recheck() {
     let seen = this.cap.rec.listChanged;
-    let obs = first ?? (await this.observe());
+    let obs = await this.observe();
     let [rec, cons] = await this.check(obs, false);
     if (rec.effect === "refresh") {
       seen = this.cap.rec.listChanged;
