@@ -289,7 +289,14 @@ export async function instantiate(options = {}) {
   if (wantNode) {
     const { WASI } = await import("node:wasi");
     wasi = new WASI({ version: "preview1", args: [], env: {}, returnOnExit: true });
-    Object.assign(imports, wasi.getImportObject());
+    // Each import is called through a JavaScript function of its own:
+    // bound straight to the module, Node 20's WASI functions crashed the
+    // process (SIGSEGV) on a long-lived instance whose memory had grown,
+    // at the first large call after many smaller ones; through a wrapper
+    // they never did (bindings/js/test/vectors.test.js, "a long-lived
+    // instance").
+    const native = wasi.getImportObject().wasi_snapshot_preview1;
+    imports.wasi_snapshot_preview1 = Object.fromEntries(Object.entries(native).map(([name, f]) => [name, (...args) => f(...args)]));
   } else {
     imports.wasi_snapshot_preview1 = wasiShimImports(module, () => memory);
   }
