@@ -23,17 +23,6 @@ const { values } = parseArgs({ options: { sizes: { type: "string", default: "10,
 const sizes = values.sizes.split(",").map(Number);
 const runs = Number(values.runs);
 
-// Each size is measured in a process of its own (a fresh engine, so one
-// size's warm-up and garbage do not land in the next's numbers); the parent
-// prints the table.
-if (!values.row) {
-  const rows = sizes.map((n) => {
-    const out = execFileSync(process.execPath, ["--no-warnings", fileURLToPath(import.meta.url), "--row", "--sizes", String(n), "--runs", String(runs)], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
-    return JSON.parse(out);
-  });
-  printTable(rows, (await load()));
-  process.exit(0);
-}
 const now = () => new Date("2026-11-30T12:00:00.000Z");
 
 function toolsOf(n) {
@@ -47,6 +36,18 @@ function toolsOf(n) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (ms) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : ms >= 1 ? `${ms.toFixed(ms >= 100 ? 0 : ms >= 10 ? 1 : 2)} ms` : `${(ms * 1000).toFixed(0)} µs`);
+
+// Each size is measured in a process of its own (a fresh engine, so one
+// size's warm-up and garbage do not land in the next's numbers); the parent
+// prints the table.
+if (!values.row) {
+  const rows = sizes.map((n) => {
+    const out = execFileSync(process.execPath, ["--no-warnings", fileURLToPath(import.meta.url), "--row", "--sizes", String(n), "--runs", String(runs)], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+    return JSON.parse(out);
+  });
+  printTable(rows, (await load()));
+  process.exit(0);
+}
 
 async function time(fn) {
   const t0 = performance.now();
