@@ -58,8 +58,10 @@ fuzz-seeds:
 	  echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime 5s -fuzzminimizetime 2s $$pkg || exit 1; \
 	done
 
-## bench: time native, wazero and the .so on the continuity check; write docs/benchmarks.md.
-## It builds its own artifacts with the flags above (the builds are reproducible).
+## bench: time native, wazero, the .so from C, the wasm in Node against a plain-JS peer, and
+## Python over the .so against plain Python, on the continuity check; write docs/benchmarks.md.
+## It builds its own artifacts with the flags above (the builds are reproducible); it needs
+## node (20+) and python3 on PATH.
 bench:
 	$(GO) run ./hosttest/bench -o docs/benchmarks.md
 	$(MAKE) bench-js

@@ -39,6 +39,7 @@ func exampleVectors(t testing.TB) []opVector {
 			"observed": obj{"endpoint": fixtureURL, "pages": []string{page(t, rugged, "")}}}),
 		ex("verify_record", obj{"record": string(first)}),
 		ex("verify_chain", obj{"records": string(first) + "\n"}),
+		ex("scan", obj{"tools": rugged}),
 		ex("approve", obj{"record": string(call(t, "continuity_check", obj{"now": checkNow, "lock": lock,
 			"observed": obj{"endpoint": fixtureURL, "pages": []string{page(t, rugged, "")}}})),
 			"lock": lock, "pages": []string{page(t, rugged, "")}, "names": []string{"echo"}, "approved_at": checkNow}),

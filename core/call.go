@@ -40,6 +40,7 @@ func init() {
 		"guard":            opGuard,
 		"replay_decision":  opReplayDecision,
 		"sign_receipt":     opSignReceipt,
+		"scan":             opScan,
 		"escape_text":      opEscapeText,
 		"approve":          opApprove,
 		"endpoint":         opEndpoint,

@@ -9,6 +9,7 @@ import (
 	"github.com/crawlcheck/verifier/core/lock"
 	"github.com/crawlcheck/verifier/core/policy"
 	"github.com/crawlcheck/verifier/core/req"
+	"github.com/crawlcheck/verifier/core/scan"
 	"github.com/crawlcheck/verifier/core/sig"
 	"github.com/crawlcheck/verifier/core/tools"
 )
@@ -28,6 +29,8 @@ func opRules(r req.Obj) (canon.Value, error) {
 		canon.M("rules_sha256", canon.Str(policy.RulesSHA256())),
 		canon.M("default_policy", policy.DefaultDocument()),
 		canon.M("default_policy_sha256", canon.Str(policy.Default().SHA256)),
+		canon.M("scan_rules", scan.RulesValue()),
+		canon.M("scan_rules_sha256", canon.Str(scan.RulesSHA256())),
 	), nil
 }
 

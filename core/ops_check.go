@@ -142,7 +142,7 @@ func opDiff(r req.Obj) (canon.Value, error) {
 // any difference blocks, and so does a list that could not be read whole.
 func opLockCheck(r req.Obj) (canon.Value, error) {
 	rd := r.Read()
-	f := parseLock(rd, "lock")
+	f := parseLockShared(rd, "lock")
 	if !rd.Failed() {
 		rd.Fail(checkSealed(f))
 	}
@@ -270,7 +270,7 @@ func opContinuityCheck(r req.Obj) (canon.Value, error) {
 	in := continuity.Input{Policy: policy.Default()}
 	in.Now = rd.Time("now")
 	in.Mode = rd.OneOf("mode", policy.ModeEnforce, policy.Modes...)
-	in.Lock = parseLock(rd, "lock")
+	in.Lock = parseLockShared(rd, "lock")
 	in.ServerName = rd.Str("server_name", false)
 	in.Observed = observedOf(rd)
 	if doc, ok := rd.Doc("policy"); ok {

@@ -202,6 +202,7 @@ func opVectors(t testing.TB) []opVector {
 	verify("agentgate unknown server", twoServers, obj{"server_name": "github"})
 	verify("agentgate only server", agentgate, obj{"server_name": "issues"})
 	vs = append(vs, receiptVectors(t)...)
+	vs = append(vs, scanVectors(t)...)
 	vs = append(vs, escapeVectors()...)
 	return append(vs, exampleVectors(t)...)
 }

@@ -111,6 +111,8 @@ var opSpecs = []OpSpec{
 			need("rules_sha256", "string", "SHA-256 of the canonical rule table"),
 			need("default_policy", "object", "the policy in force when none is given"),
 			need("default_policy_sha256", "string", ""),
+			need("scan_rules", "object", "the approval scan's rule table (docs/scan.md)"),
+			need("scan_rules_sha256", "string", "SHA-256 of the canonical scan rule table: the `rules_sha256` of every scan"),
 		}},
 	{Name: "canonicalize", Summary: "RFC 8785 canonical JSON of a document, parsed strictly.",
 		Request: []Field{need("json", "string", "the document's bytes")},
@@ -137,7 +139,17 @@ var opSpecs = []OpSpec{
 			may("generated_by", "string", "agentgate: `generatedBy` (default: this engine)"),
 			may("into", "document", "agentgate: an agentgate.lock to add the server to, or replace it in"),
 		}),
-		Result: []Field{need("lock", "string", "the exact bytes to write (indented, trailing newline)")}},
+		Result: []Field{need("lock", "string", "the exact bytes to write (indented, trailing newline); a crawlcheck lockfile carries `scan_at_approval`, the `scan` answer for the same tools")}},
+	{Name: "scan", Summary: "The approval scan of a tool list (docs/scan.md): the `scan_at_approval` object make_lock pins. Findings are ordered by tool (canonical name order), part (name, description, then schema and annotations in canonical member order), offset and rule; at most `max_findings` are listed, the most severe kept, and `kinds` counts them all. A truncated list is `bad_request`: a scan of part of a list would call the rest clean.",
+		Request: concat(toolSourceFields, []Field{
+			may("names", "array of strings", "tools of the list whose findings to keep (the whole list still counts for references between tools)"),
+		}),
+		Result: []Field{
+			need("findings", "array", "`{tool, part, key, offset, length, kind, rule, severity, span, hidden?}`: `part` a JSON Pointer into the tool (`/name`, `/description`, `/inputSchema/…`, `/annotations/…`), `key` true when the text is the member name there, `offset` and `length` in bytes of the text's UTF-8, `span` the matched text (at most `max_span` bytes), `hidden` the ASCII tag characters spell"),
+			need("kinds", "object", "kind → number of findings, all of them"),
+			need("rules_sha256", "string", "the `scan_rules_sha256` of the rules that scanned"),
+			need("severity", "string", "the highest finding's: `none`, `low`, `medium` or `high`"),
+		}},
 	{Name: "verify_lock", Summary: "Parses a lockfile strictly and verifies its signature; untrusted is an answer, not an error.",
 		Request: concat([]Field{
 			need("lock", "document", "the lockfile"),

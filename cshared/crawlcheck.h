@@ -17,7 +17,9 @@
  * while building the library is an implementation detail and is not shipped.
  *
  * Threads: every function may be called from any thread, concurrently.
- * The library holds no state between calls. It contains a Go runtime, so a
+ * The library keeps no state that can change an answer: it keeps the last
+ * few lockfiles it parsed, keyed by their exact bytes, so a re-check against
+ * the same lockfile does not parse it again. It contains a Go runtime, so a
  * process can load it once; do not fork after the first call.
  */
 #ifndef CRAWLCHECK_H

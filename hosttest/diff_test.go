@@ -1,6 +1,7 @@
 package hosttest
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"testing"
@@ -11,8 +12,14 @@ var (
 	diffSeed = flag.Uint64("diff.seed", 1, "seed of the first differential case; case i has seed diff.seed+i")
 )
 
+// statefulOps are the ops that may use state an earlier call left (the
+// core's lockfile cache), directly or through a receipt's inputs.
+var statefulOps = map[string]bool{"lock_check": true, "continuity_check": true, "guard": true,
+	"replay_decision": true, "sign_receipt": true}
+
 // TestDifferential sends generated calls to the three builds and requires
-// the same bytes from each, errors included. A failure prints the case's
+// the same bytes from each, errors included, and asks the cases of the ops
+// that keep state a second time. A failure prints the case's
 // seed: -diff.seed=S -diff.n=1 replays it alone.
 func TestDifferential(t *testing.T) {
 	g := newGen(t)
@@ -28,12 +35,29 @@ func TestDifferential(t *testing.T) {
 			c := g.Case(seed)
 			calls[i] = call{fmt.Sprintf("seed %d", seed), c.Op, c.Request}
 		}
-		for i, a := range ask(t, calls) {
+		first := ask(t, calls)
+		for i, a := range first {
 			codes[envelopeCode(a.native)]++
 			if msg := a.same(); msg != "" {
 				failures++
 				t.Errorf("%s (replay: go test ./hosttest -run TestDifferential -diff.seed=%d -diff.n=1): op %q request %s%s",
 					calls[i].name, *diffSeed+uint64(start+i), calls[i].op, clip(calls[i].req), msg)
+			}
+		}
+		// Again, in reverse order, for the ops that keep state between
+		// calls (the lockfile cache): warm, they must answer as they did cold.
+		var again []call
+		var was []answers
+		for i := len(calls) - 1; i >= 0; i-- {
+			if statefulOps[calls[i].op] {
+				again, was = append(again, calls[i]), append(was, first[i])
+			}
+		}
+		for i, a := range ask(t, again) {
+			if msg := a.same(); msg != "" || !bytes.Equal(a.native, was[i].native) {
+				failures++
+				t.Errorf("%s asked again: op %q request %s%s\n  first: %s\n  again: %s",
+					again[i].name, again[i].op, clip(again[i].req), msg, clip(was[i].native), clip(a.native))
 			}
 		}
 	}

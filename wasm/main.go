@@ -20,7 +20,6 @@ package main
 import (
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"strings"
 	"unsafe"
 
@@ -55,31 +54,36 @@ func main() {}
 // from what is really live. The linear memory settles at about the largest
 // call's high-water mark plus gcBudget.
 //
-// Inside a call the pacer still runs, with GOGC at 400 rather than 100: a
-// call's garbage is collected on the caller's only thread and every cycle is
-// paid for in latency. It must run at all: a host's deadline guard
-// (hosttest/wasmhost/guard.go) stops a runaway call at the clock reads that
-// collections make.
+// Inside a call the pacer still runs, with GOGC at 800 rather than 100: a
+// collection inside a call marks the call's whole working set (the parsed
+// page) on the caller's only thread, while one between calls finds almost
+// nothing live. At 800 the first goal is 32 MiB, so a check of 1,000 tools
+// runs without one and the module collects between calls instead (3–5 ms
+// under wazero, against 40–200 ms more for a call that collected twice);
+// larger checks still collect as they go. The pacer must run at all: a
+// host's deadline guard (hosttest/wasmhost/guard.go) stops a runaway call
+// at the clock reads that collections make.
 const gcBudget = 16 << 20
 
-var (
-	gcSample   = []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
-	allocsAtGC uint64
-)
+// allocsAtGC is the bytes allocated (MemStats.TotalAlloc) when collect last
+// collected. ReadMemStats, not runtime/metrics, whose tables cost 30 KB of
+// code: with one thread its stop-the-world is a few microseconds.
+var allocsAtGC uint64
 
-func init() { debug.SetGCPercent(400) }
+func init() { debug.SetGCPercent(800) }
 
 // collect runs a full collection if gcBudget bytes were allocated since
 // the last one it ran. runtime.GC blocks until the cycle and its sweep are
 // done, which lets the collector's goroutines run.
 func collect() {
-	metrics.Read(gcSample)
-	if gcSample[0].Value.Uint64()-allocsAtGC < gcBudget {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	if m.TotalAlloc-allocsAtGC < gcBudget {
 		return
 	}
 	runtime.GC()
-	metrics.Read(gcSample)
-	allocsAtGC = gcSample[0].Value.Uint64()
+	runtime.ReadMemStats(&m)
+	allocsAtGC = m.TotalAlloc
 }
 
 //go:wasmexport abi_version

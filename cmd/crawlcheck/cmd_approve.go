@@ -95,6 +95,7 @@ func cmdApprove(c *cli, args []string) error {
 		return err
 	}
 	printDiff(c.stdout, d)
+	printScanOf(c.stdout, "\nscan of the tools to approve", obs, slices.Concat(chk.Added, chk.Modified))
 	if !*yes {
 		fmt.Fprint(c.stderr, "Approve these tools? [y/N] ")
 		answer, _ := bufio.NewReader(c.stdin).ReadString('\n')

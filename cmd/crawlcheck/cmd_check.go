@@ -99,7 +99,7 @@ func cmdCheck(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	emit := func(rec preflight.Record, cons preflight.Consultation) error {
+	emit := func(rec preflight.Record, cons preflight.Consultation, obs preflight.Observation) error {
 		if log != nil {
 			if err := log.Append(rec); err != nil {
 				return err
@@ -110,6 +110,9 @@ func cmdCheck(c *cli, args []string) error {
 			return nil
 		}
 		printRecord(c.stdout, rec)
+		// The person who re-approves reads these tools next: show what the
+		// scan finds in them now (the record does not carry it: docs/decisions.md).
+		printScanOf(c.stdout, "\nscan of the changed tools", obs, changedTools(rec))
 		if issuer != nil {
 			printConsultation(c.stdout, isf.url, cons)
 		}
@@ -136,7 +139,7 @@ func cmdCheck(c *cli, args []string) error {
 		if err != nil {
 			return rec, err
 		}
-		return rec, emit(rec, cons)
+		return rec, emit(rec, cons, obs)
 	}
 	prev := ""
 	if log != nil {

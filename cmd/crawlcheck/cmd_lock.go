@@ -68,6 +68,11 @@ func cmdLock(c *cli, args []string) error {
 	if err != nil {
 		return lockRefused(tg, err)
 	}
+	// The findings the lockfile pins, shown to whoever pins it (on stderr:
+	// stdout may be the lockfile itself).
+	if s, err := preflight.ScanTools(obs, nil); err == nil {
+		printScan(c.stderr, "scan", s)
+	}
 	return writeOut(c, *out, lock)
 }
 

@@ -5,6 +5,7 @@
 //	crawlcheck check   --lock FILE [--tools FILE | --server … | --url …] [--mode enforce] [--issuer URL]
 //	crawlcheck approve --lock FILE [--server … | --url …] [--yes]
 //	crawlcheck ci      --lock FILE [--config MCP.json]
+//	crawlcheck scan    (--tools FILE | --server "CMD ARGS" | --url URL) [--fail-on high]
 //	crawlcheck diff | sign | verify | keygen | convert | canon | record verify
 //	crawlcheck help [COMMAND]
 //
@@ -74,6 +75,9 @@ func init() {
 		"ci": {"ci --lock FILE [--config MCP.json] [--json]", cmdCI,
 			"The drift gate: checks every server of the lockfile (an agentgate.lock's from the MCP client config) with lock_check.",
 			"crawlcheck ci --lock agentgate.lock --config .mcp.json"},
+		"scan": {"scan (--tools FILE | --server \"CMD ARGS\" | --url URL) [--fail-on low|medium|high|off] [--json]", cmdScan,
+			"Prints the approval scan of a tool list (docs/scan.md); exit 1 at or above --fail-on.",
+			"crawlcheck scan --url http://127.0.0.1:8080/mcp --fail-on medium"},
 		"diff": {"diff [--server-name NAME] [--json] OLD NEW", cmdDiff,
 			"What changed between OLD (a lockfile, a tool array or a tools/list page) and NEW (a tool array or a page).",
 			"crawlcheck diff crawlcheck.lock.json tools.json"},
@@ -99,7 +103,7 @@ func init() {
 }
 
 // order is the order of the usage text.
-var order = []string{"lock", "check", "approve", "ci", "diff", "sign", "verify", "keygen", "convert", "canon", "record"}
+var order = []string{"lock", "check", "approve", "ci", "scan", "diff", "sign", "verify", "keygen", "convert", "canon", "record"}
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, timeout: preflight.DefaultTimeout, pageCap: preflight.DefaultPageCap, capabilities: defaultCapabilities}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/scan"
 	"github.com/crawlcheck/verifier/core/timefmt"
 	"github.com/crawlcheck/verifier/core/tools"
 )
@@ -42,11 +43,12 @@ type Crawlcheck struct {
 	Tools          []Entry                // sorted by name
 	Parts          map[string]tools.Parts // nil: a legacy lock without per-part hashes
 	Descriptions   map[string]string
-	ScanAtApproval canon.Value // carried verbatim when present; null otherwise
+	ScanAtApproval canon.Value // carried verbatim when read (whatever rules made it); null when absent
 	SHA256         string      // "" when absent
 	Signature      string      // "" when absent
 
-	doc canon.Value // the document as parsed, for digests
+	doc     canon.Value // the document as parsed, for digests
+	digests *[2]string  // Digests, once KeepDigests computed them
 }
 
 var crawlcheckMembers = map[string]bool{"kind": true, "v": true, "server": true, "approved_at": true,
@@ -214,6 +216,9 @@ func timeMember(doc canon.Value, name string) (time.Time, error) {
 // Digests returns the digest of the document as it is and, when it has
 // parts, the digest without them (for a lock whose signature predates them).
 func (l *Crawlcheck) Digests() (content, withoutParts string) {
+	if l.digests != nil {
+		return l.digests[0], l.digests[1]
+	}
 	content = canon.SHA256Hex(l.doc.Without("sha256", "signature"))
 	if l.Parts != nil {
 		withoutParts = canon.SHA256Hex(l.doc.Without("sha256", "signature", "parts"))
@@ -221,9 +226,20 @@ func (l *Crawlcheck) Digests() (content, withoutParts string) {
 	return content, withoutParts
 }
 
-// NewCrawlcheck builds an unsigned lockfile approving the given tools.
+// KeepDigests computes Digests once and keeps them, for a lockfile that is
+// read many times and never changed (core's lockfile cache); Seal forgets
+// them.
+func (l *Crawlcheck) KeepDigests() {
+	content, withoutParts := l.Digests()
+	l.digests = &[2]string{content, withoutParts}
+}
+
+// NewCrawlcheck builds an unsigned lockfile approving the given tools,
+// with this core's scan of them (scan_at_approval): whoever approves a list
+// gets its findings pinned beside it, under the rules that made them.
 func NewCrawlcheck(server Server, approvedAt time.Time, ts []tools.Tool) *Crawlcheck {
-	l := &Crawlcheck{Server: server, ApprovedAt: approvedAt, Parts: map[string]tools.Parts{}, Descriptions: map[string]string{}}
+	l := &Crawlcheck{Server: server, ApprovedAt: approvedAt, Parts: map[string]tools.Parts{}, Descriptions: map[string]string{},
+		ScanAtApproval: scan.Run(ts, nil).Value()}
 	for i := range ts {
 		t := &ts[i]
 		l.Tools = append(l.Tools, Entry{Name: t.Name, SHA256: t.SHA256})
@@ -304,6 +320,7 @@ func (l *Crawlcheck) Bytes() []byte { return canon.Indent(l.build(true)) }
 // Seal sets sha256 to the digest of the content (dropping any signature,
 // which would no longer match). signature, when not "", is then set.
 func (l *Crawlcheck) Seal(sign func(digest string) string) {
+	l.digests = nil
 	l.Signature = ""
 	l.doc = l.build(false)
 	l.SHA256 = canon.SHA256Hex(l.doc)

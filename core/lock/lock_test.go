@@ -81,7 +81,7 @@ func TestCrawlcheckWrittenLayout(t *testing.T) {
 		var skip json.RawMessage
 		dec.Decode(&skip)
 	}
-	want := "kind v server approved_at tools_sha256 count tools parts descriptions sha256"
+	want := "kind v server approved_at tools_sha256 count tools parts descriptions scan_at_approval sha256"
 	if strings.Join(keys, " ") != want {
 		t.Errorf("member order %v, want %s", keys, want)
 	}

@@ -283,6 +283,11 @@ func (o Obj) Text(name string) (canon.Value, error) {
 	return canon.Str(s), nil
 }
 
+// DocText returns the bytes of a document field given as a string or, under
+// ABI 2, an attachment; ok is false when it is absent or a JSON value. A
+// cache keys a parsed document by them.
+func (o Obj) DocText(name string) (string, bool, error) { return o.text(name) }
+
 // text returns a string field's string, or the bytes of the attachment a
 // reference in it names; ok is false when it is neither.
 func (o Obj) text(name string) (string, bool, error) {

@@ -1,11 +1,17 @@
-// Command bench measures the three builds of the core and writes
+// Command bench measures the builds of the core and writes
 // docs/benchmarks.md (make bench).
 //
-// It times a continuity check of 10 to 10,000 tools natively, in wazero
-// and from C through libcrawlcheck.so, and the wasm module's size, cold and
-// cached compilation and instantiation. The targets are reported, not
-// asserted: a slow machine should not fail a build, but the numbers should
-// be in front of whoever changes the core.
+// It times a continuity check of 10 to 10,000 tools natively, in wazero,
+// from C through libcrawlcheck.so, and in Node (crawlcheck.wasm under
+// node:wasi, hosttest/bench/node/bench.mjs) against a plain-JS peer written
+// for the bench; settled (the median of repeated calls) and one-shot (a
+// fresh Node process: load and first check). Every host sends the page and
+// the lockfile as ABI-2 attachments, the wasm hosts hash through their own
+// SHA-256 (crawlcheck.sha256). At 1,000 tools it also times Python calling
+// the .so by ctypes against a plain-Python pass (bench/python/bench.py). The
+// module's size is measured too. The targets are reported, not asserted: a
+// slow machine should not fail a build, but the numbers should be in front
+// of whoever changes the core.
 //
 // Usage: go run ./hosttest/bench [-o docs/benchmarks.md]
 package main
@@ -14,7 +20,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -28,6 +33,7 @@ import (
 	"github.com/crawlcheck/verifier/hosttest/artifact"
 	"github.com/crawlcheck/verifier/hosttest/chost"
 	"github.com/crawlcheck/verifier/hosttest/wasmhost"
+	"github.com/crawlcheck/verifier/internal/benchdata"
 )
 
 func main() {
@@ -39,12 +45,16 @@ func main() {
 	}
 }
 
-// sizes are the tool counts of the latency table.
+// sizes are the tool counts of the latency tables.
 var sizes = []int{10, 100, 1000, 10000}
+
+const op = "continuity_check"
 
 type row struct {
 	tools            int
 	native, wasm, so time.Duration
+	node             nodeSettled // settled, interleaved in one Node process
+	nodeOnce, jsOnce nodeOneShot // fresh processes, medians
 }
 
 func run(out string) error {
@@ -89,24 +99,30 @@ func run(out string) error {
 	instantiate := time.Since(start) / instances
 
 	// Latency per call.
-	op := "continuity_check"
-	if !listed(op) {
-		op = "version" // the plumbing, until the core has the op
-	}
 	var rows []row
+	var py pythonResult
+	req := []byte(benchdata.RawContinuityRequest)
 	for _, n := range sizes {
-		req, err := request(op, n)
-		if err != nil {
+		page, lock := benchdata.Documents(n)
+		att := benchdata.Attachments(page, lock)
+		if resp := core.CallRaw(op, req, att); !bytes.HasPrefix(resp, []byte(`{"ok":true`)) {
+			return fmt.Errorf("%s for %d tools: %.300s", op, n, resp)
+		}
+		pagePath, lockPath := filepath.Join(dir, fmt.Sprintf("page-%d.json", n)), filepath.Join(dir, fmt.Sprintf("lock-%d.json", n))
+		if err := os.WriteFile(pagePath, page, 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(lockPath, lock, 0o644); err != nil {
 			return err
 		}
 		r := row{tools: n}
-		r.native = perCall(func() { core.Call(op, req) })
+		r.native = perCall(func() { core.CallRaw(op, req, att) })
 		r.wasm = perCall(func() {
-			if _, err = h.Call(ctx, op, req); err != nil {
+			if _, err = h.CallRaw(ctx, op, req, att); err != nil {
 				panic(err)
 			}
 		})
-		stdout, err := chost.Run(set.Harness, set.Lib, []chost.Request{{Op: op, Body: req}}, "bench")
+		stdout, err := chost.Run(set.Harness, set.Lib, []chost.Request{{Op: op, Body: req, Attachments: att}}, "bench")
 		if err != nil {
 			return err
 		}
@@ -116,6 +132,17 @@ func run(out string) error {
 			return fmt.Errorf("harness bench said %q: %w", stdout, err)
 		}
 		r.so = time.Duration(ns)
+		if r.node, err = nodeSettledRun(set.WASM, pagePath, lockPath); err != nil {
+			return err
+		}
+		if r.nodeOnce, r.jsOnce, err = nodeOneShots(set.WASM, pagePath, lockPath); err != nil {
+			return err
+		}
+		if n == 1000 {
+			if py, err = pythonRun(set.Lib, pagePath, lockPath); err != nil {
+				return err
+			}
+		}
 		rows = append(rows, r)
 		fmt.Fprintf(os.Stderr, "bench: %d tools done\n", n)
 	}
@@ -125,7 +152,11 @@ func run(out string) error {
 	zw.Write(wasm)
 	zw.Close()
 
-	report := render(op, rows, len(wasm), gz.Len(), cold, cached, instantiate)
+	scanReport, err := scanSection(ctx, h)
+	if err != nil {
+		return err
+	}
+	report := render(rows, py, len(wasm), gz.Len(), cold, cached, instantiate) + scanReport
 	fmt.Print(report)
 	return os.WriteFile(out, []byte(report), 0o644)
 }
@@ -140,82 +171,47 @@ func perCall(f func()) time.Duration {
 	return time.Duration(res.NsPerOp())
 }
 
-func listed(op string) bool {
-	var env struct {
-		Result struct {
-			Ops []string `json:"ops"`
-		} `json:"result"`
-	}
-	json.Unmarshal(core.Call("version", []byte("{}")), &env)
-	for _, o := range env.Result.Ops {
-		if o == op {
-			return true
-		}
-	}
-	return false
-}
-
-// request is the call measured for n tools: a continuity check of n tools
-// observed in one page against a lockfile of the same tools with one
-// description changed since approval, so the whole path runs (hash, diff,
-// policy, record).
-func request(op string, n int) ([]byte, error) {
-	if op == "version" {
-		return []byte("{}"), nil
-	}
-	tools := func(changed int) string {
-		ts := make([]string, n)
-		for i := range ts {
-			desc := fmt.Sprintf("Reads item %d of the catalogue and returns it as JSON.", i)
-			if i == changed {
-				desc += " Also sends it elsewhere."
-			}
-			ts[i] = fmt.Sprintf(`{"name":"tool_%05d","description":%q,"inputSchema":{"type":"object","properties":{"id":{"type":"string","description":"the item id"},"limit":{"type":"integer","minimum":1,"maximum":100}},"required":["id"]},"annotations":{"readOnlyHint":true}}`, i, desc)
-		}
-		return "[" + strings.Join(ts, ",") + "]"
-	}
-	lockResp := core.Call("make_lock", []byte(`{"tools":`+tools(-1)+`,"approved_at":"2026-10-01T00:00:00Z"}`))
-	var env struct {
-		OK     bool `json:"ok"`
-		Result struct {
-			Lock string `json:"lock"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(lockResp, &env); err != nil || !env.OK {
-		return nil, fmt.Errorf("make_lock for %d tools: %s", n, lockResp)
-	}
-	page, _ := json.Marshal(`{"tools":` + tools(n/2) + `}`)
-	lock, _ := json.Marshal(env.Result.Lock)
-	req := []byte(`{"now":"2026-10-07T10:45:00Z","mode":"enforce","lock":` + string(lock) +
-		`,"observed":{"endpoint":"https://mcp.example.com/mcp","pages":[` + string(page) + `]}}`)
-	if resp := core.Call(op, req); !bytes.HasPrefix(resp, []byte(`{"ok":true`)) {
-		return nil, fmt.Errorf("%s for %d tools: %.300s", op, n, resp)
-	}
-	return req, nil
-}
-
-func render(op string, rows []row, raw, gz int, cold, cached, instantiate time.Duration) string {
+func render(rows []row, py pythonResult, raw, gz int, cold, cached, instantiate time.Duration) string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("# Benchmarks\n\n")
-	p("Generated by `make bench` (hosttest/bench) on %s/%s, %d cores, %s, wazero compiler engine.\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
+	p("Generated by `make bench` (hosttest/bench) on %s/%s, %d cores, %s, wazero compiler engine, %s.\n",
+		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), nodeVersion())
 	p("Numbers are from one machine and one run: compare ratios, not absolutes.\n")
 	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
 		p("Load average when written: %s (other work on the machine inflates every column).\n", strings.Join(strings.Fields(string(load))[:3], " "))
 	}
-	p("\n")
-	if op == "version" {
-		p("**The core has no continuity_check yet: the table times the `version` op (the plumbing only).**\n\n")
+	p("\n## Latency per call: `%s`, settled\n\n", op)
+	p("One page of n tools (about 1.1 KB each, `internal/benchdata`) against the lockfile approving it: the\n")
+	p("re-check every `list_changed` causes. Every host sends the page and the lockfile as ABI-2 attachments\n")
+	p("(`call_raw`), building the request each call; the wasm hosts give the module their own SHA-256.\n")
+	p("The .so column is timed inside the C harness (hosttest/c/harness.c). Node and the plain-JS peer are\n")
+	p("interleaved in one process (medians); the peer (`hosttest/bench/node/bench.mjs`) is `JSON.parse`, an\n")
+	p("RFC 8785 canonicalizer and `node:crypto`: it hashes every tool and compares it with the lockfile's\n")
+	p("entry, and parses the lockfile every time, where the core keeps the lockfile it parsed last.\n\n")
+	p("| tools | native Go | wazero | wazero / native | .so from C | Node (wasm) | plain JS | Node / JS |\n")
+	p("|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range rows {
+		p("| %d | %s | %s | %.2f× | %s | %s | %s | %.2f× |\n", r.tools, dur(r.native), dur(r.wasm),
+			float64(r.wasm)/float64(r.native), dur(r.so), ms(r.node.Wasm), ms(r.node.JS), r.node.Wasm/r.node.JS)
 	}
-	p("## Latency per call: `%s`\n\n", op)
-	p("One page of n tools against a lockfile of the same tools, one description changed since approval.\n")
-	p("The .so column is timed inside the C harness (hosttest/c/harness.c), without pipes.\n\n")
-	p("| tools | native Go | wazero | wazero / native | .so from C | .so − native |\n")
+	p("\n## One-shot: a fresh Node process loads and checks once\n\n")
+	p("Medians of %d processes each, timed inside the process from the start of the script (Node's own\n", oneShots)
+	p("start-up, the same for both, excluded). Load is reading, compiling and instantiating the module\n")
+	p("and `_initialize`; the first check includes reading the page and lockfile files.\n\n")
+	p("| tools | Node: load | Node: first check | Node: load + check | plain JS: check | ratio |\n")
 	p("|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
-		p("| %d | %s | %s | %.2f× | %s | %s |\n", r.tools, dur(r.native), dur(r.wasm),
-			float64(r.wasm)/float64(r.native), dur(r.so), dur(r.so-r.native))
+		p("| %d | %s | %s | %s | %s | %.2f× |\n", r.tools, ms(r.nodeOnce.Load), ms(r.nodeOnce.First), ms(r.nodeOnce.Total),
+			ms(r.jsOnce.Total), r.nodeOnce.Total/r.jsOnce.Total)
 	}
+	p("\n## Python at 1,000 tools\n\n")
+	p("`hosttest/bench/python/bench.py`, interleaved in one process, medians of %d; each call builds its\n", py.Samples)
+	p("request from the page and lockfile bytes.\n\n")
+	p("| | per call |\n|---|---:|\n")
+	p("| plain Python pass (`json` + `hashlib`, every tool hashed) | %s |\n", ms(py.Plain))
+	p("| .so by ctypes, ABI 2 (`crawlcheck_call_raw`, documents as attachments) | %s |\n", ms(py.SORaw))
+	p("| .so by ctypes, ABI 1 (`crawlcheck_call`, documents escaped into the JSON) | %s |\n", ms(py.SOABI1))
 	p("\n## The wasm module\n\n")
 	p("| measure | value |\n|---|---:|\n")
 	p("| size, raw | %.2f MB (%d bytes) |\n", float64(raw)/1e6, raw)
@@ -237,33 +233,53 @@ func render(op string, rows []row, raw, gz int, cold, cached, instantiate time.D
 		return "**missed**"
 	}
 	wasmRatio := float64(at1000.wasm) / float64(at1000.native)
-	soBound := time.Duration(1.3*float64(at1000.native)) + 2*time.Microsecond
+	nodeRatio := at1000.node.Wasm / at1000.node.JS
+	onceRatio := at1000.nodeOnce.Total / at1000.jsOnce.Total
 	p("| target | measured | |\n|---|---:|---|\n")
-	p("| wazero within 4× native at 1,000 tools | %.2f× | %s |\n", wasmRatio, check(wasmRatio <= 4))
-	p("| .so within 1.3× native + 2 µs at 1,000 tools | %s vs %s | %s |\n", dur(at1000.so), dur(soBound), check(at1000.so <= soBound))
+	p("| Node settled ≤ 1.5× the plain-JS peer at 1,000 tools | %.2f× | %s |\n", nodeRatio, check(nodeRatio <= 1.5))
+	p("| Node one-shot ≤ 2× the peer's one-shot at 1,000 tools | %.2f× | %s |\n", onceRatio, check(onceRatio <= 2))
+	p("| Node load ≤ 150 ms | %s | %s |\n", ms(at1000.nodeOnce.Load), check(at1000.nodeOnce.Load <= 150))
+	p("| wazero ≤ 5× native at 1,000 tools | %.2f× | %s |\n", wasmRatio, check(wasmRatio <= 5))
+	p("| .so from Python (request built) no slower than plain Python at 1,000 tools | %s vs %s | %s |\n", ms(py.SORaw), ms(py.Plain), check(py.SORaw <= py.Plain))
 	p("| wasm ≤ 3.5 MB raw | %.2f MB | %s |\n", float64(raw)/1e6, check(raw <= 3_500_000))
-	p("| cached compile + instantiate ≤ 200 ms | %s | %s |\n", dur(cached+instantiate), check(cached+instantiate <= 200*time.Millisecond))
+	p("| wasm ≤ 1.0 MB gzipped | %.2f MB | %s |\n", float64(gz)/1e6, check(gz <= 1_000_000))
+	p("| cached compile + instantiate ≤ 200 ms (wazero) | %s | %s |\n", dur(cached+instantiate), check(cached+instantiate <= 200*time.Millisecond))
 	p("%s", whereWasmStands)
 	return b.String()
 }
 
-// whereWasmStands explains the wasm rows, measured inside the guest; it does
-// not change from run to run.
-const whereWasmStands = `
-## Where the wasm time and size go
-
-Timed inside the guest under wazero: SHA-256 runs at about 42 MB/s (natively it uses the SHA
-instructions, about 50× faster), and plain byte loops run about 6× slower than natively. A check
-hashes about 2 MB for 1,000 tools (each tool once, the lockfile's canonical form once, part
-hashes only for changed tools), so hashing alone keeps wazero far from 4× of native; the host's
-own overhead is small. Inside the module GOGC is 400: a call's garbage is collected on the
-caller's only thread.
-
-Size: the Go wasm runtime, fmt (linked through math/big and encoding/hex even though the core
-formats its own messages), and crypto/ed25519 with crypto/rand make most of the 4 MB; dropping
-net/url and the core's own fmt use took it from 4.62 MB to 4.15 MB, and wasm-opt -Oz saves only
-about 5% more.
-`
+// whereWasmStands explains the wasm rows; it does not change from run to run.
+const whereWasmStands = "\n" +
+	"## Where the wasm time and size go\n" +
+	"\n" +
+	"Measured for issue 9 (by hand, beside the tables above; the machine was shared, so these are\n" +
+	"ranges):\n" +
+	"\n" +
+	"- **SHA-256** is the host's now (`crawlcheck.sha256`): Go's SHA-256 compiled to wasm ran at about\n" +
+	"  42 MB/s under wazero and 100 MB/s in V8, a third of a check; the host's runs at over 1 GB/s.\n" +
+	"- **Attachments** (ABI 2): the page and the lockfile are no longer escaped into the request and\n" +
+	"  unescaped again; in Python the call with its request built is about 15% faster than through\n" +
+	"  ABI 1 (table above).\n" +
+	"- **The lockfile** is parsed and digested once per instance, not once per check (`core/lockcache.go`).\n" +
+	"- **Garbage collection** runs between calls (every 16 MiB allocated, 3–5 ms) and, at GOGC 800, not\n" +
+	"  inside a 1,000-tool check: under wazero a check that collected twice inside itself took 130–330 ms\n" +
+	"  against 40–60 ms for one that did not. The module's memory stays flat (`TestWasmMemoryFlat`).\n" +
+	"- **What is left under wazero** is the core's own work on the bytes: natively about half of a\n" +
+	"  settled check is parsing the page (`core/canon`), a third is writing each tool's canonical form\n" +
+	"  for its hash, a tenth building the record; wazero runs these byte loops about 6× slower than\n" +
+	"  native Go, so the check stays at 6–7× native however the host helps. Getting under 5× needs a\n" +
+	"  cheaper parser and canonicalizer per byte in `core/canon`.\n" +
+	"- **The first call in Node** runs in V8's baseline tier (Liftoff): a fresh process's first\n" +
+	"  1,000-tool check took 330–1,040 ms against 70 ms settled; under wazero, whose code is compiled\n" +
+	"  ahead, it is 80–110 ms against 40 ms (the lockfile is parsed for the first time, and the heap\n" +
+	"  grows). Neither `--no-liftoff` (load rises to about 500 ms), `--no-wasm-dynamic-tiering` nor\n" +
+	"  Liftoff alone made load plus first check shorter. What would: less code to compile and run cold.\n" +
+	"- **Size**: of 4.23 MB, 2.81 MB is code and 1.43 MB data (type and function tables, strings). Code\n" +
+	"  by package: the Go runtime 1.17 MB, the core 0.76 MB, generic sort instantiations (`slices`, one\n" +
+	"  ~25 KB copy per element type) 0.18 MB, `time` 0.11 MB (its layout parser and formatter, for RFC\n" +
+	"  3339), `strconv` 0.09 MB, crypto 0.2 MB (Ed25519 with SHA-512; `crypto/ed25519` links\n" +
+	"  `crypto/rand`, whose DRBG links AES, GCM, SHA-3 and HMAC). `fmt` and `math/big` are no longer\n" +
+	"  linked. runtime/metrics (30 KB) was dropped for this issue; wasm-opt -Oz would save about 5%.\n"
 
 // dur prints a duration with three significant digits in a fitting unit.
 func dur(d time.Duration) string {

@@ -5,6 +5,7 @@
 package benchdata
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -50,25 +51,50 @@ func Page(n int) []byte {
 	return b
 }
 
-// ContinuityRequest is a continuity_check of Page(n) against its own
-// lockfile, in enforce mode: the full path, record included.
-func ContinuityRequest(n int) []byte {
-	page := Page(n)
+// Documents are Page(n) and the lockfile approving it, as the bytes a host
+// holds: what it read from the server and from disk.
+func Documents(n int) (page, lock []byte) {
+	page = Page(n)
 	var made struct {
 		OK     bool
 		Result struct{ Lock string }
 	}
 	mk, _ := json.Marshal(map[string]any{"pages": []string{string(page)}, "approved_at": "2026-11-01T00:00:00Z",
-		"server": map[string]any{"url": "https://bench.example/mcp"}})
+		"server": map[string]any{"url": Endpoint}})
 	if err := json.Unmarshal(core.Call("make_lock", mk), &made); err != nil || !made.OK {
 		panic("benchdata: make_lock failed")
 	}
+	return page, []byte(made.Result.Lock)
+}
+
+// Endpoint is the server of every benchmark request.
+const Endpoint = "https://bench.example/mcp"
+
+// ContinuityRequest is a continuity_check of Page(n) against its own
+// lockfile, in enforce mode: the full path, record included.
+func ContinuityRequest(n int) []byte {
+	page, lock := Documents(n)
 	req, err := json.Marshal(map[string]any{
-		"now": Now, "mode": "enforce", "lock": made.Result.Lock,
-		"observed": map[string]any{"endpoint": "https://bench.example/mcp", "pages": []string{string(page)}},
+		"now": Now, "mode": "enforce", "lock": string(lock),
+		"observed": map[string]any{"endpoint": Endpoint, "pages": []string{string(page)}},
 	})
 	if err != nil {
 		panic(err)
 	}
 	return req
+}
+
+// RawContinuityRequest is ContinuityRequest through ABI 2: the request names
+// the page as attachment 0 and the lockfile as attachment 1 (docs/abi.md).
+const RawContinuityRequest = `{"now":"` + Now + `","mode":"enforce","lock":{"$raw":1},"observed":{"endpoint":"` + Endpoint + `","pages":[{"$raw":0}]}}`
+
+// Attachments frames documents for core.CallRaw: each a 4-byte
+// little-endian length, then its bytes.
+func Attachments(docs ...[]byte) []byte {
+	var out []byte
+	for _, d := range docs {
+		out = binary.LittleEndian.AppendUint32(out, uint32(len(d)))
+		out = append(out, d...)
+	}
+	return out
 }

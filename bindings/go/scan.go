@@ -1,0 +1,90 @@
+package preflight
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/crawlcheck/verifier/internal/corecall"
+)
+
+// Scan is the core's approval scan of a tool list (docs/scan.md): what
+// make_lock writes as scan_at_approval, for showing to the person about to
+// approve. Raw is the object as the core answered it.
+type Scan struct {
+	Severity    string          `json:"severity"` // none, low, medium or high: the highest finding
+	Kinds       map[string]int  `json:"kinds"`    // kind → findings, counting any past the listed ones
+	Findings    []ScanFinding   `json:"findings"`
+	RulesSHA256 string          `json:"rules_sha256"`
+	Raw         json.RawMessage `json:"-"`
+}
+
+// ScanFinding is one match of one rule. Every string in it may come from the
+// server: show it through textsafe.Escape.
+type ScanFinding struct {
+	Tool     string `json:"tool"`
+	Part     string `json:"part"` // JSON Pointer into the tool: /name, /description, /inputSchema/…, /annotations/…
+	Key      bool   `json:"key"`  // the text is the member name at Part
+	Offset   int    `json:"offset"`
+	Length   int    `json:"length"` // bytes of UTF-8
+	Kind     string `json:"kind"`
+	Rule     string `json:"rule"`
+	Severity string `json:"severity"`
+	Span     string `json:"span"`   // the matched text, cut to the rules' max_span
+	Hidden   string `json:"hidden"` // the ASCII that tag characters spell, if any
+}
+
+// Listed is how many findings the scan counted; more than len(Findings)
+// when the list was cut (the most severe are kept).
+func (s Scan) Listed() int {
+	n := 0
+	for _, c := range s.Kinds {
+		n += c
+	}
+	return n
+}
+
+// AtLeast reports whether the scan's severity is at least sev.
+func (s Scan) AtLeast(sev string) bool {
+	return slices.Index(ScanSeverities, s.Severity) >= slices.Index(ScanSeverities, sev)
+}
+
+// ScanSeverities are the severities, weakest first.
+var ScanSeverities = []string{"none", "low", "medium", "high"}
+
+// ScanTools scans the tools of an observation; names, when not nil, keeps
+// the findings of those tools (the whole list still counts for references
+// between tools). A list not read whole is refused: a scan of part of a
+// list would call the rest clean.
+func ScanTools(obs Observation, names []string) (Scan, error) {
+	if obs.Failure != "" {
+		return Scan{}, fmt.Errorf("%w: %s: %s", ErrIncomplete, obs.Failure, obs.FailureDetail)
+	}
+	facts := observedJSON(obs)
+	req := map[string]any{"pages": facts["pages"]}
+	if v, ok := facts["page_cap_reached"]; ok {
+		req["page_cap_reached"] = v
+	}
+	if names != nil {
+		req["names"] = names
+	}
+	return scanOp(req)
+}
+
+// ScanList scans a tool list document (a JSON array of tools, or a
+// tools/list result or response).
+func ScanList(list []byte) (Scan, error) {
+	return scanOp(map[string]any{"pages": []string{string(list)}})
+}
+
+func scanOp(req map[string]any) (Scan, error) {
+	raw, err := corecall.Call("scan", req)
+	if err != nil {
+		return Scan{}, err
+	}
+	s := Scan{Raw: raw}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return Scan{}, fmt.Errorf("scan: decoding the result: %w", err)
+	}
+	return s, nil
+}

@@ -1,0 +1,34 @@
+package preflight
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestScanTools: the binding hands the core the observation's pages and
+// reads its answer; names keeps those tools; a capture failure is refused.
+func TestScanTools(t *testing.T) {
+	page := []byte(`{"tools":[{"name":"a","description":"Reads ~/.ssh/id_rsa."},{"name":"b","description":"See https://docs.example."}]}`)
+	obs := Observation{Pages: [][]byte{page}}
+	s, err := ScanTools(obs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Severity != "high" || len(s.Findings) != 2 || s.Findings[0].Rule != "sensitive.path" || s.Findings[0].Span != "~/.ssh/id_rsa" || !s.AtLeast("medium") || s.Listed() != 2 {
+		t.Fatalf("%+v", s)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(s.Raw, &raw); err != nil || raw["rules_sha256"] != s.RulesSHA256 {
+		t.Fatalf("raw %s", s.Raw)
+	}
+	b, err := ScanTools(obs, []string{"b"})
+	if err != nil || b.Severity != "low" || len(b.Findings) != 1 || b.Findings[0].Tool != "b" || b.AtLeast("medium") {
+		t.Fatalf("%+v %v", b, err)
+	}
+	if _, err := ScanTools(Observation{Failure: FailureUnavailable, FailureDetail: "refused"}, nil); err == nil {
+		t.Fatal("a failed capture was scanned")
+	}
+	if l, err := ScanList([]byte(`[{"name":"c","description":"\u202e"}]`)); err != nil || l.Severity != "high" {
+		t.Fatalf("%+v %v", l, err)
+	}
+}

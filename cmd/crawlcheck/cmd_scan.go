@@ -1,0 +1,149 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	preflight "github.com/crawlcheck/verifier/bindings/go"
+	"github.com/crawlcheck/verifier/core/textsafe"
+)
+
+// cmdScan prints the approval scan of a tool list (docs/scan.md): the
+// findings make_lock would pin in scan_at_approval. Exit 1 when the scan is
+// at or above --fail-on, for CI.
+func cmdScan(c *cli, args []string) error {
+	fs := c.flagSet("scan")
+	var src sourceFlags
+	src.register(fs)
+	failOn := fs.String("fail-on", "high", "exit 1 when a finding is at or above `SEVERITY`: low, medium, high, or off")
+	asJSON := fs.Bool("json", false, "print the scan itself (canonical JSON, one line)")
+	if _, err := c.parse(fs, args, 0); err != nil {
+		return err
+	}
+	if *failOn != "off" && (*failOn == "none" || !slices.Contains(preflight.ScanSeverities, *failOn)) {
+		return usagef("--fail-on %q: low, medium, high or off", *failOn)
+	}
+	tg, ok, err := src.target()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return usagef("give --tools, --server or --url")
+	}
+	obs, err := tg.observe(c)
+	if err != nil {
+		return err
+	}
+	s, err := preflight.ScanTools(obs, nil)
+	if err != nil {
+		return lockRefused(tg, err)
+	}
+	if *asJSON {
+		fmt.Fprintf(c.stdout, "%s\n", s.Raw)
+	} else {
+		printScan(c.stdout, "scan", s)
+	}
+	if *failOn != "off" && s.AtLeast(*failOn) {
+		return blocked("the scan is %s (--fail-on %s)", s.Severity, *failOn)
+	}
+	return nil
+}
+
+// printScan writes a scan for a person: a summary line, then each finding
+// under its tool and part, with the matched text. Everything that came from
+// a server or a lockfile goes through textsafe.Escape.
+func printScan(w io.Writer, title string, s preflight.Scan) {
+	e := textsafe.Escape
+	rules := s.RulesSHA256
+	if len(rules) > 12 {
+		rules = rules[:12]
+	}
+	fmt.Fprintf(w, "%s: %s", title, e(s.Severity))
+	if n := s.Listed(); n > 0 {
+		kinds := make([]string, 0, len(s.Kinds))
+		names := make([]string, 0, len(s.Kinds))
+		for k := range s.Kinds {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		for _, k := range names {
+			kinds = append(kinds, fmt.Sprintf("%s %d", e(k), s.Kinds[k]))
+		}
+		fmt.Fprintf(w, ", %d finding(s): %s", n, strings.Join(kinds, ", "))
+	}
+	fmt.Fprintf(w, " (rules %s)\n", e(rules))
+	tool, part := "", ""
+	for i, f := range s.Findings {
+		if i == 0 || f.Tool != tool {
+			tool, part = f.Tool, ""
+			fmt.Fprintf(w, "  %s\n", e(f.Tool))
+		}
+		if f.Part != part {
+			part = f.Part
+			fmt.Fprintf(w, "    %s\n", e(f.Part))
+		}
+		where := fmt.Sprintf("at %d", f.Offset)
+		if f.Key {
+			where = "in the member name, " + where
+		}
+		fmt.Fprintf(w, "      %-6s %-36s %s: \"%s\"", e(f.Severity), e(f.Rule), where, e(f.Span))
+		if f.Length > len(f.Span) {
+			fmt.Fprintf(w, " (%d of %d bytes)", len(f.Span), f.Length)
+		}
+		if f.Hidden != "" {
+			fmt.Fprintf(w, ", spelling \"%s\"", e(f.Hidden))
+		}
+		if f.Kind == "homoglyph" {
+			fmt.Fprintf(w, ", beyond ASCII: %s", codePoints(f.Span))
+		}
+		fmt.Fprintln(w)
+	}
+	if more := s.Listed() - len(s.Findings); more > 0 {
+		fmt.Fprintf(w, "  … and %d more finding(s), less severe, not listed\n", more)
+	}
+}
+
+// codePoints names the characters of s beyond ASCII, so that a look-alike
+// letter is told from the one it imitates.
+func codePoints(s string) string {
+	var cps []string
+	for _, r := range s {
+		if r >= 0x80 {
+			cps = append(cps, fmt.Sprintf("U+%04X", r))
+		}
+	}
+	return strings.Join(cps, " ")
+}
+
+// changedTools are the tools of a record a person re-approving must read:
+// added or changed, and so present in the observed list.
+func changedTools(rec preflight.Record) []string {
+	var names []string
+	for _, o := range rec.Observations {
+		switch o.Observation {
+		case "tool_added", "description_changed", "schema_changed", "annotations_changed", "tool_changed":
+			if o.Tool != "" && !slices.Contains(names, o.Tool) {
+				names = append(names, o.Tool)
+			}
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// printScanOf writes the scan of the named tools of an observation, titled;
+// nothing when no tool is named. A list the scan cannot read (not whole,
+// malformed) is said in one line: the check's record already names why.
+func printScanOf(w io.Writer, title string, obs preflight.Observation, names []string) {
+	if len(names) == 0 {
+		return
+	}
+	s, err := preflight.ScanTools(obs, names)
+	if err != nil {
+		fmt.Fprintf(w, "%s: not run: %s\n", title, textsafe.Escape(err.Error()))
+		return
+	}
+	printScan(w, title, s)
+}

@@ -1,0 +1,88 @@
+package core
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/lock"
+	"github.com/crawlcheck/verifier/core/req"
+)
+
+// The lockfile cache.
+//
+// A host checks the same server again and again against one lockfile (every
+// re-check on list_changed), and parsing and digesting an 0.8 MB lockfile of
+// 1,000 tools is a fifth of a native check and more of a wasm one. So the
+// ops that only read a lockfile (lock_check, continuity_check) keep the last
+// few they parsed, keyed by their exact bytes, with their digests computed:
+// the same bytes parse to the same lock.File, so a hit gives the answer a
+// parse would. What is cached is never changed afterwards, and only a
+// lockfile that parsed is cached: every error is still made by parsing.
+// A lockfile given as a JSON value (no bytes to key by) is parsed each time.
+//
+// The cache is state inside an instance (and a process), and it must never
+// change an answer's bytes: hosttest's differential test asks every case
+// twice, with the cache cold and warm, and the memory test runs every vector
+// seven times over on one instance.
+var lockCache = struct {
+	mu      sync.Mutex
+	entries []cachedLock // most recently used first
+}{}
+
+// lockCacheSize is how many lockfiles are kept; lockCacheBytes caps the
+// bytes of one, so a huge lockfile is not kept alive.
+const (
+	lockCacheSize  = 4
+	lockCacheBytes = 16 << 20
+)
+
+type cachedLock struct {
+	text string
+	file lock.File
+}
+
+// parseLockShared is parseLock for an op that only reads the lockfile: it
+// may return one shared with earlier calls, which it must not change.
+func parseLockShared(rd *req.Reader, field string) lock.File {
+	if rd.Failed() {
+		return lock.File{}
+	}
+	text, ok, err := rd.O.DocText(field)
+	if err != nil || !ok || len(text) > lockCacheBytes {
+		return parseLock(rd, field)
+	}
+	if f, hit := cachedLockFile(text); hit {
+		return f
+	}
+	// Parsed from a copy, so the cache does not keep the request alive.
+	owned := strings.Clone(text)
+	doc, err := canon.ParseString(owned)
+	if err != nil {
+		return parseLock(rd, field) // the error as parseLock words it
+	}
+	f, err := lock.Parse(doc)
+	if err != nil {
+		return parseLock(rd, field)
+	}
+	if f.Crawlcheck != nil {
+		f.Crawlcheck.KeepDigests()
+	}
+	lockCache.mu.Lock()
+	defer lockCache.mu.Unlock()
+	lockCache.entries = append([]cachedLock{{owned, f}}, lockCache.entries[:min(len(lockCache.entries), lockCacheSize-1)]...)
+	return f
+}
+
+func cachedLockFile(text string) (lock.File, bool) {
+	lockCache.mu.Lock()
+	defer lockCache.mu.Unlock()
+	for i, e := range lockCache.entries {
+		if e.text == text {
+			copy(lockCache.entries[1:i+1], lockCache.entries[:i])
+			lockCache.entries[0] = e
+			return e.file, true
+		}
+	}
+	return lock.File{}, false
+}

@@ -1,0 +1,40 @@
+package core
+
+import (
+	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/req"
+	"github.com/crawlcheck/verifier/core/scan"
+)
+
+// opScan answers the scan_at_approval object for a tool list: what
+// make_lock writes, for a host to show before a person approves. names,
+// when given, keeps the findings of those tools (the whole list still
+// counts for references between tools).
+func opScan(r req.Obj) (canon.Value, error) {
+	rd := r.Read()
+	obs := toolSource(rd)
+	hasNames := rd.Has("names")
+	names := rd.Strings("names")
+	if err := rd.Err(); err != nil {
+		return canon.Value{}, err
+	}
+	if obs.Truncated != "" {
+		return canon.Value{}, cerr.New(cerr.BadRequest, "the tool list is truncated (%s): a scan of part of a list would call the rest clean", obs.Truncated)
+	}
+	var only map[string]bool
+	if hasNames {
+		listed := make(map[string]bool, len(obs.Tools))
+		for _, t := range obs.Tools {
+			listed[t.Name] = true
+		}
+		only = make(map[string]bool, len(names))
+		for i, n := range names {
+			if !listed[n] {
+				return canon.Value{}, cerr.New(cerr.BadRequest, "%s[%d] (%s) is not a tool of the list", rd.Field("names"), i, canon.Str(n))
+			}
+			only[n] = true
+		}
+	}
+	return scan.Run(obs.Tools, only).Value(), nil
+}

@@ -1,0 +1,220 @@
+package scan
+
+import (
+	"strconv"
+	"strings"
+)
+
+// compiled is the rule table turned into matchers, once, at start-up.
+type compiled struct {
+	chars       []charRange      // sorted by lo
+	ac          *automaton       // literal and url rules
+	tags        map[string]int   // tag name → rule
+	phrases     []phrase         // phrase rules
+	byFirst     map[string][]int // first word of a phrase → phrases
+	firstFilter wordFilter       // what byFirst certainly lacks
+	known       map[string]int   // well-known tool name (lower case) → rule
+	listTool    int              // the list_tool rule, or -1
+	tagRule     int              // the rule whose findings decode tag characters (invisible.tag), or -1
+	escape      int              // the escape rule, or -1
+	loneCR      int              // the lone_cr rule, or -1
+	email       int              // the email rule, or -1
+	nonASCII    int              // the non_ascii rule, or -1
+	mixed       []mixedRule      // mixed_script rules
+	spaceRun    []numRule        // space_run rules
+	length      []numRule        // length rules
+	isURL       map[int]bool     // rules whose literal matches extend over an address
+}
+
+type charRange struct {
+	lo, hi rune
+	rule   int
+}
+
+type numRule struct{ rule, n int }
+
+type mixedRule struct{ rule, minLetters int }
+
+var rules = compile(Rules)
+
+func compile(rs []Rule) *compiled {
+	c := &compiled{tags: map[string]int{}, byFirst: map[string][]int{}, known: map[string]int{},
+		listTool: -1, tagRule: -1, escape: -1, loneCR: -1, email: -1, nonASCII: -1, isURL: map[int]bool{}}
+	var lits []literal
+	for i, r := range rs {
+		switch r.Match {
+		case MatchChars:
+			if r.ID == "invisible.tag" {
+				c.tagRule = i
+			}
+			for _, a := range r.Args {
+				lo, hi, ok := strings.Cut(a, "-")
+				if !ok {
+					hi = lo
+				}
+				c.chars = append(c.chars, charRange{codePoint(lo), codePoint(hi), i})
+			}
+		case MatchLiteral, MatchURL:
+			for _, a := range r.Args {
+				lits = append(lits, newLiteral(a, i))
+			}
+			c.isURL[i] = r.Match == MatchURL
+		case MatchTag:
+			for _, a := range r.Args {
+				c.tags[a] = i
+			}
+		case MatchPhrase:
+			for _, a := range r.Args {
+				p := parsePhrase(a, i)
+				c.phrases = append(c.phrases, p)
+				for _, w := range p.steps[0].words {
+					c.byFirst[w] = append(c.byFirst[w], len(c.phrases)-1)
+					c.firstFilter.put(w)
+				}
+			}
+		case MatchKnownTool:
+			for _, a := range r.Args {
+				c.known[strings.ToLower(a)] = i
+			}
+		case MatchListTool:
+			c.listTool = i
+		case MatchEscape:
+			c.escape = i
+		case MatchLoneCR:
+			c.loneCR = i
+		case MatchEmail:
+			c.email = i
+		case MatchNonASCII:
+			c.nonASCII = i
+		case MatchMixedScript:
+			c.mixed = append(c.mixed, mixedRule{i, number(r.Args[0])})
+		case MatchSpaceRun:
+			c.spaceRun = append(c.spaceRun, numRule{i, number(r.Args[0])})
+		case MatchLength:
+			c.length = append(c.length, numRule{i, number(r.Args[0])})
+		default:
+			panic("scan: rule " + r.ID + " names unknown matcher " + r.Match)
+		}
+	}
+	for i := 1; i < len(c.chars); i++ { // insertion sort: a few dozen ranges, once
+		for j := i; j > 0 && c.chars[j].lo < c.chars[j-1].lo; j-- {
+			c.chars[j], c.chars[j-1] = c.chars[j-1], c.chars[j]
+		}
+	}
+	for i := 1; i < len(c.chars); i++ {
+		if c.chars[i].lo <= c.chars[i-1].hi {
+			panic("scan: character ranges overlap at U+" + strconv.FormatInt(int64(c.chars[i].lo), 16))
+		}
+	}
+	c.ac = newAutomaton(lits)
+	return c
+}
+
+// codePoint reads "U+XXXX"; the table is code, so a typo panics at start-up
+// (and in every test).
+func codePoint(s string) rune {
+	n, err := strconv.ParseUint(strings.TrimPrefix(s, "U+"), 16, 32)
+	if err != nil || !strings.HasPrefix(s, "U+") {
+		panic("scan: bad code point " + s)
+	}
+	return rune(n)
+}
+
+func number(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		panic("scan: bad number " + s)
+	}
+	return n
+}
+
+// charRule returns the rule of a character, or -1.
+func (c *compiled) charRule(r rune) int {
+	lo, hi := 0, len(c.chars)
+	for lo < hi {
+		m := (lo + hi) / 2
+		switch cr := &c.chars[m]; {
+		case cr.hi < r:
+			lo = m + 1
+		case cr.lo > r:
+			hi = m
+		default:
+			return cr.rule
+		}
+	}
+	return -1
+}
+
+// A phrase is a sequence of word steps; each step may follow the one before
+// it after up to gap other words. Written "a|b ~2 c|d*": a or b, then within
+// two words c, or a word starting with d.
+type phrase struct {
+	rule  int
+	steps []step
+}
+
+type step struct {
+	gap      int
+	words    []string
+	prefixes []string
+}
+
+// maxGap bounds a phrase's gaps, so that matching stays linear.
+const maxGap = 8
+
+func parsePhrase(s string, rule int) phrase {
+	p := phrase{rule: rule}
+	gap := 0
+	for _, tok := range strings.Fields(s) {
+		if g, ok := strings.CutPrefix(tok, "~"); ok {
+			n, err := strconv.Atoi(g)
+			if gap = n; err != nil || n < 0 || n > maxGap {
+				panic("scan: bad phrase gap in " + s)
+			}
+			continue
+		}
+		st := step{gap: gap}
+		for _, alt := range strings.Split(tok, "|") {
+			if w, ok := strings.CutSuffix(alt, "*"); ok {
+				st.prefixes = append(st.prefixes, w)
+			} else {
+				st.words = append(st.words, alt)
+			}
+		}
+		p.steps = append(p.steps, st)
+		gap = 0
+	}
+	if len(p.steps) == 0 || len(p.steps[0].prefixes) > 0 {
+		panic("scan: a phrase must start with whole words: " + s)
+	}
+	return p
+}
+
+func (st *step) match(w []byte) bool {
+	for _, x := range st.words {
+		if string(w) == x {
+			return true
+		}
+	}
+	for _, x := range st.prefixes {
+		if len(w) >= len(x) && string(w[:len(x)]) == x {
+			return true
+		}
+	}
+	return false
+}
+
+// wordFilter answers "certainly not one of the words put" from a word's
+// length, first and last letters (lower case), sparing a map lookup for
+// most words of a text.
+type wordFilter [16][2]uint64 // [length mod 16] → bit per first byte mod 64, bit per last byte mod 64
+
+func (f *wordFilter) put(w string) {
+	f[len(w)%16][0] |= 1 << (w[0] % 64)
+	f[len(w)%16][1] |= 1 << (w[len(w)-1] % 64)
+}
+
+func (f *wordFilter) has(first, last byte, n int) bool {
+	e := &f[n%16]
+	return e[0]&(1<<(first%64)) != 0 && e[1]&(1<<(last%64)) != 0
+}

@@ -1,0 +1,254 @@
+// Package scan reads a tool list the way a careful person approving it
+// would, and says what in it deserves a second look: hidden characters,
+// instructions aimed at the model, references to other tools, sensitive
+// paths, addresses data could be sent to, text hidden where nobody reads it,
+// and names that imitate other names. Its answer is the scan_at_approval
+// object of a lockfile (docs/scan.md).
+//
+// The rules are data (Rules): the "rules" op serves them and their SHA-256
+// is written into every scan, so a reader knows which rules produced the
+// findings. Matching is hand-written and linear in the text scanned: no
+// regular expressions, no Unicode tables (the wasm build carries every byte
+// of code the core uses).
+package scan
+
+import (
+	"github.com/crawlcheck/verifier/core/canon"
+)
+
+// Severity grades a finding; larger is more serious.
+type Severity int
+
+// The severities, weakest first.
+const (
+	None Severity = iota
+	Low
+	Medium
+	High
+)
+
+var severityNames = [...]string{"none", "low", "medium", "high"}
+
+func (s Severity) String() string { return severityNames[s] }
+
+// ParseSeverity reads a severity name.
+func ParseSeverity(s string) (Severity, bool) {
+	for i, n := range severityNames {
+		if n == s {
+			return Severity(i), true
+		}
+	}
+	return None, false
+}
+
+// The kinds of findings: what a rule looks for, in the terms of docs/scan.md.
+const (
+	KindInvisible    = "invisible_characters"
+	KindBidi         = "bidi_controls"
+	KindControl      = "control_characters"
+	KindInstruction  = "instruction_markup"
+	KindShadowing    = "tool_reference"
+	KindSensitive    = "sensitive_path"
+	KindURL          = "url_or_email"
+	KindExfiltration = "data_exfiltration"
+	KindHiddenText   = "hidden_text"
+	KindHomoglyph    = "homoglyph"
+)
+
+// Where a rule applies.
+const (
+	InAny         = "any"          // every text: name, description, schema and annotation strings and keys
+	InName        = "name"         // the tool name
+	InText        = "text"         // every text but the tool name
+	InDescription = "description"  // the tool description
+	InSchemaValue = "schema_value" // a string under default, examples, example, const or enum in the schema
+	InSchemaDesc  = "schema_prose" // a description or title string in the schema
+)
+
+// The matchers a rule can name; Args are their data.
+const (
+	MatchChars       = "chars"        // Args: code point ranges "U+XXXX" or "U+XXXX-U+YYYY"; a run is one finding
+	MatchLoneCR      = "lone_cr"      // a carriage return not followed by a line feed
+	MatchEscape      = "escape"       // ESC and the terminal control sequence it starts
+	MatchLiteral     = "literal"      // Args: ASCII text, case-insensitive; ^ and $ ask for a word boundary there
+	MatchURL         = "url"          // Args: schemes as literals; the span runs to the end of the address
+	MatchEmail       = "email"        // local@domain.tld
+	MatchTag         = "tag"          // Args: markup tag names, case-insensitive, opening or closing, with attributes
+	MatchPhrase      = "phrase"       // Args: word patterns (see phrase.go)
+	MatchListTool    = "list_tool"    // the name of another tool of the same list
+	MatchKnownTool   = "known_tool"   // Args: tool names of well-known servers, when not in the list
+	MatchMixedScript = "mixed_script" // Args: minimum letters; a word mixing Latin with a look-alike script
+	MatchNonASCII    = "non_ascii"    // any character outside ASCII
+	MatchLength      = "length"       // Args: bytes; a text longer than that
+	MatchSpaceRun    = "space_run"    // Args: count; that many or more whitespace characters in a row
+)
+
+// Rule is one row of the rule table.
+type Rule struct {
+	ID       string
+	Kind     string
+	Severity Severity
+	In       string
+	Match    string
+	Args     []string
+	Why      string
+}
+
+// Version names the rule table's layout; the hash names its content.
+const Version = 1
+
+// Rules is the rule table, in the order findings of one span are listed.
+var Rules = []Rule{
+	// Characters a person does not see but a model reads.
+	{"invisible.tag", KindInvisible, High, InAny, MatchChars, []string{"U+E0000-U+E007F"},
+		"Unicode tag characters render as nothing and spell ASCII text a model reads (ASCII smuggling); the finding decodes it"},
+	{"invisible.variation_selector_supplement", KindInvisible, High, InAny, MatchChars, []string{"U+E0100-U+E01EF"},
+		"supplementary variation selectors render as nothing and can carry one byte each"},
+	{"invisible.zero_width", KindInvisible, Medium, InAny, MatchChars, []string{"U+200B-U+200D", "U+2060-U+2064", "U+FEFF", "U+180E"},
+		"zero-width characters hide text boundaries and split words that other rules look for"},
+	{"invisible.filler", KindInvisible, Medium, InAny, MatchChars, []string{"U+00AD", "U+034F", "U+115F-U+1160", "U+17B4-U+17B5", "U+2065", "U+3164", "U+FFA0", "U+FFF9-U+FFFB", "U+1D173-U+1D17A"},
+		"soft hyphens, fillers and annotation marks render as nothing or blank"},
+	{"invisible.variation_selector", KindInvisible, Low, InAny, MatchChars, []string{"U+FE00-U+FE0F"},
+		"variation selectors are usually emoji presentation, but render as nothing"},
+	{"invisible.private_use", KindInvisible, Low, InAny, MatchChars, []string{"U+E000-U+F8FF", "U+F0000-U+FFFFD", "U+100000-U+10FFFD"},
+		"private-use characters have no agreed glyph: what a person sees is not what was sent"},
+
+	// Text that displays in another order than it is read.
+	{"bidi.override", KindBidi, High, InAny, MatchChars, []string{"U+202A-U+202E", "U+2066-U+2069"},
+		"bidirectional embeddings, overrides and isolates reorder what a person sees (Trojan Source)"},
+	{"bidi.mark", KindBidi, Low, InAny, MatchChars, []string{"U+200E-U+200F", "U+061C"},
+		"direction marks are normal in right-to-left text but invisible"},
+
+	// Control characters.
+	{"control.escape", KindControl, High, InAny, MatchEscape, nil,
+		"an escape sequence can move the cursor, recolour or erase what a terminal shows"},
+	{"control.character", KindControl, Medium, InAny, MatchChars, []string{"U+0000-U+0008", "U+000B-U+000C", "U+000E-U+001A", "U+001C-U+001F", "U+007F-U+009F"},
+		"control characters have no place in a tool's text and behave differently in every display"},
+	{"control.lone_cr", KindControl, Medium, InAny, MatchLoneCR, nil,
+		"a carriage return without a line feed makes a terminal overwrite the line it ends"},
+
+	// Markup and phrases that speak to the model rather than describe the tool.
+	{"instruction.chat_template", KindInstruction, High, InText, MatchLiteral, []string{"<|im_start|>", "<|im_end|>", "<|system|>", "<|user|>", "<|assistant|>", "<|endoftext|>", "<|eot_id|>", "<|start_header_id|>", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "[system]", "[/system]"},
+		"chat-template tokens try to open a new system or user turn inside a tool's text"},
+	{"instruction.override", KindInstruction, High, InText, MatchPhrase, []string{
+		"ignore|disregard|forget|override|bypass ~3 previous|prior|above|earlier|preceding|former|original|all|any|your|system|safety ~2 instructions|instruction|prompt|prompts|rules|directions|guidelines|guidance|messages|constraints",
+		"new|updated|real|actual ~1 system ~0 instructions|prompt|rules",
+	}, "text telling the model to drop its instructions is prompt injection, whatever the tool"},
+	{"instruction.conceal", KindInstruction, High, InText, MatchPhrase, []string{
+		"not|dont|never|without|nor ~1 tell|telling|mention|mentioning|inform|informing|notify|notifying|reveal|revealing|disclose|disclosing|alert|alerting|show|showing ~3 user|users|human|humans|person|operator",
+		"not|dont|never|without ~1 mention|mentioning|reveal|revealing|disclose|disclosing ~0 this|that|it|these",
+		"user|users|human|humans ~3 not|never ~1 know|see|notice|find|learn|aware",
+		"hide|conceal ~2 this|it|that|from ~2 user|users|human",
+		"secretly|covertly",
+	}, "a tool has no reason to keep something from the person it acts for"},
+	{"instruction.markup", KindInstruction, Medium, InText, MatchTag, []string{"important", "system", "sys", "system-prompt", "system_prompt", "instructions", "instruction", "prompt", "hidden", "secret", "admin", "critical", "urgent", "assistant", "rules", "policy", "override"},
+		"tags like <IMPORTANT> or <SYSTEM> are how poisoned descriptions address the model (tool poisoning)"},
+	{"instruction.precondition", KindInstruction, Medium, InText, MatchPhrase, []string{
+		"before ~1 using|calling|invoking|running|executing|answering|responding ~3 tool|tools|function|this|request ~4 read|call|run|invoke|execute|use|send|fetch|open|access|include|pass|provide|check",
+		"otherwise ~3 tool|function|application|app|system|server|it ~2 will|would|wont|may|might|can|cannot ~2 not|fail|crash|break|error|work",
+		"you|assistant|model|ai ~1 must|should|need|have ~2 always|first|also ~2 call|run|read|send|use|invoke|include|pass",
+	}, "conditions placed on the model before or instead of the tool's job are the shape of tool poisoning"},
+	{"instruction.confirmation", KindInstruction, Medium, InText, MatchPhrase, []string{
+		"not|dont|never|without ~1 ask|asking|asks|confirm|confirming|confirmation|consent|approval|permission|prompting",
+	}, "asking the model to skip the person's confirmation takes the person out of the loop"},
+
+	// References to other tools: how one server's text steers another's tools (shadowing).
+	{"reference.other_server_tool", KindShadowing, Medium, InText, MatchKnownTool, []string{
+		"read_file", "read_text_file", "read_multiple_files", "write_file", "edit_file", "move_file", "search_files", "list_directory", "directory_tree", "get_file_info", "create_directory",
+		"git_status", "git_diff", "git_commit", "git_add", "git_reset", "git_log", "git_checkout", "git_show", "git_push",
+		"create_entities", "create_relations", "add_observations", "delete_entities", "read_graph", "search_nodes", "open_nodes",
+		"send_email", "send_mail", "send_message", "send_slack_message", "slack_post_message", "post_message", "send_whatsapp_message", "send_sms",
+		"execute_command", "run_command", "run_shell_command", "shell_exec", "execute_code", "run_code", "run_python", "execute_sql", "run_query", "query_database",
+		"create_or_update_file", "push_files", "create_pull_request", "merge_pull_request", "get_file_contents", "create_repository", "fork_repository",
+		"browser_navigate", "puppeteer_navigate", "playwright_navigate", "http_request", "fetch_url", "web_fetch",
+		"transfer_funds", "send_payment", "create_payment",
+	}, "a description naming a tool of another server is how a malicious server steers or shadows that tool"},
+	{"reference.any_tool", KindShadowing, Medium, InText, MatchPhrase, []string{
+		"when|whenever|before|after|if ~3 any|every|all|other|another ~2 tool|tools|function|functions|server|servers ~3 is|are|called|used|invoked|run",
+		"instead ~0 of ~3 tool|tools|function",
+	}, "text that governs every other tool reaches beyond the tool it describes"},
+	{"reference.list_tool", KindShadowing, Low, InText, MatchListTool, nil,
+		"naming another tool of the same server is common and usually harmless, but it is how one tool steers another"},
+
+	// Sensitive paths and secrets.
+	{"sensitive.path", KindSensitive, High, InText, MatchLiteral, []string{
+		"~/.ssh", "^.ssh/", "^id_rsa", "^id_dsa", "^id_ecdsa", "^id_ed25519", "^authorized_keys$", "/etc/passwd", "/etc/shadow", "/etc/sudoers",
+		"^.env$", "^.aws/", "^.azure/", "^.config/gcloud", "^.kube/config", "^.docker/config.json", "^.npmrc$", "^.pypirc$", "^.netrc$", "^.pgpass$",
+		"^.git-credentials", "^.gnupg", "^.bash_history", "^.zsh_history", "^wallet.dat$", "^keychain-db",
+		"^mcp.json$", "^claude_desktop_config.json", "^.cursor/", "^.vscode/settings.json", "^.codeium/",
+	}, "paths of keys, credentials, shell history and MCP client configuration are what poisoned tools ask the model to read"},
+	{"sensitive.secret", KindSensitive, Low, InText, MatchLiteral, []string{
+		"^private key", "^private_key", "^privatekey", "^secret key", "^secret_key", "^api key", "^api_key", "^apikey", "^access token", "^access_token",
+		"^password", "^passwd$", "^credentials$", "^credential$", "^seed phrase", "^mnemonic$", "^environment variables", "^env vars", "^begin rsa private", "^begin openssh private",
+	}, "words for secrets are normal in login or key-management tools, and a reason to read the text around them"},
+
+	// Where data could go.
+	{"exfiltration.send", KindExfiltration, Medium, InText, MatchPhrase, []string{
+		"send|sent|post|upload|forward|transmit|exfiltrate|leak|copy|email|mail|bcc|cc ~3 all|every|any|the|full|entire|your|their|its ~2 credentials|secrets|tokens|keys|passwords|conversation|conversations|history|chat|messages|emails|environment|contents|data ~3 to",
+		"pass|include|put|add|append|insert|attach|embed ~3 content|contents|text|data|output|result ~4 as|in|into|inside ~3 parameter|argument|field|sidenote|note|param|notes|comment",
+		"conversation|chat ~1 history|transcript|log",
+	}, "text that moves secrets or the conversation into a parameter or to an address is how a tool exfiltrates"},
+	{"address.url", KindURL, Low, InText, MatchURL, []string{"^http://", "^https://", "^ftp://", "^file://", "^ws://", "^wss://"},
+		"an address in a tool's text is where data could be sent or instructions fetched from; documentation links are the usual harmless case"},
+	{"address.email", KindURL, Low, InText, MatchEmail, nil,
+		"an e-mail address in a tool's text is where data could be sent"},
+
+	// Text placed where a person rarely reads it.
+	{"hidden.schema_value", KindHiddenText, Medium, InSchemaValue, MatchLength, []string{"256"},
+		"a long default, example, const or enum string is read by the model but rarely shown by clients"},
+	{"hidden.padding", KindHiddenText, Medium, InText, MatchSpaceRun, []string{"48"},
+		"a long run of blank characters pushes the rest of a text out of a person's view"},
+	{"hidden.long_description", KindHiddenText, Low, InDescription, MatchLength, []string{"2048"},
+		"a very long description is where instructions hide; few people read all of it"},
+	{"hidden.long_schema_prose", KindHiddenText, Low, InSchemaDesc, MatchLength, []string{"1024"},
+		"a very long description inside the schema is read by the model and rarely shown"},
+
+	// Names that imitate other names.
+	{"homoglyph.name", KindHomoglyph, High, InName, MatchMixedScript, []string{"1"},
+		"a tool name mixing Latin letters with Cyrillic, Greek or other look-alikes imitates another name"},
+	{"homoglyph.name_non_ascii", KindHomoglyph, Low, InName, MatchNonASCII, nil,
+		"a tool name outside ASCII can look like another; localised names are the usual harmless case"},
+	{"homoglyph.word", KindHomoglyph, Medium, InText, MatchMixedScript, []string{"3"},
+		"a word mixing Latin letters with look-alikes evades word rules while reading the same to a person"},
+}
+
+// MaxFindings bounds the findings listed in one scan; kinds still counts
+// every finding, and the most severe are the ones kept.
+const MaxFindings = 500
+
+// MaxSpan bounds the bytes of matched text a finding quotes.
+const MaxSpan = 160
+
+// RulesValue is the rule table as JSON: what the "rules" op serves and what
+// rules_sha256 is the hash of.
+func RulesValue() canon.Value {
+	rows := make([]canon.Value, len(Rules))
+	for i, r := range Rules {
+		args := r.Args
+		if args == nil {
+			args = []string{}
+		}
+		rows[i] = canon.Obj(
+			canon.M("id", canon.Str(r.ID)),
+			canon.M("kind", canon.Str(r.Kind)),
+			canon.M("severity", canon.Str(r.Severity.String())),
+			canon.M("in", canon.Str(r.In)),
+			canon.M("match", canon.Str(r.Match)),
+			canon.M("args", canon.Strs(args)),
+			canon.M("why", canon.Str(r.Why)),
+		)
+	}
+	return canon.Obj(
+		canon.M("kind", canon.Str("crawlcheck-scan-rules")),
+		canon.M("v", canon.Int(Version)),
+		canon.M("severities", canon.Strs(severityNames[:])),
+		canon.M("max_findings", canon.Int(MaxFindings)),
+		canon.M("max_span", canon.Int(MaxSpan)),
+		canon.M("rules", canon.Arr(rows...)),
+	)
+}
+
+var rulesSHA256 = canon.SHA256Hex(RulesValue())
+
+// RulesSHA256 is the hash written into every scan as rules_sha256.
+func RulesSHA256() string { return rulesSHA256 }

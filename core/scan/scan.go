@@ -1,0 +1,385 @@
+package scan
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/tools"
+)
+
+// Finding is one match of one rule in one text of one tool.
+type Finding struct {
+	Rule   int    // index into Rules
+	Tool   string // the tool's name
+	Part   string // JSON Pointer into the tool object: /name, /description, /inputSchema/…, /annotations/…
+	Key    bool   // the text is the member name at Part, not its value
+	Offset int    // in bytes of the text's UTF-8
+	Length int    // in bytes
+	Span   string // the matched text, at most MaxSpan bytes of it
+	Hidden string // for tag characters: the ASCII text they spell
+
+	tool, seq int // for the order: the tool's rank, the text's rank in the tool
+}
+
+// Result is a scan of a tool list.
+type Result struct {
+	Severity Severity
+	Kinds    map[string]int // kind → findings, counting those past MaxFindings
+	Findings []Finding      // at most MaxFindings, the most severe kept
+}
+
+// Run scans the tools; when only is not nil, findings are kept for the
+// tools it names alone (the others still count as names a text can refer to).
+func Run(ts []tools.Tool, only map[string]bool) Result {
+	return run(ts, only).result()
+}
+
+func run(ts []tools.Tool, only map[string]bool) *scanner {
+	order := make([]int, len(ts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return canon.CompareKeys(ts[a].Name, ts[b].Name) })
+	s := &scanner{c: rules, names: make(map[string]int, len(ts)+len(rules.known)), last: make([]int, len(Rules)), phraseEnd: make([]int, len(Rules))}
+	for i := range s.last {
+		s.last[i] = -1
+	}
+	for n, rule := range rules.known {
+		s.names[n] = rule
+		s.nameFilter.put(n)
+	}
+	for i := range ts {
+		if identifierLike(ts[i].Name) && rules.listTool >= 0 {
+			n := strings.ToLower(ts[i].Name)
+			s.names[n] = rules.listTool
+			s.nameFilter.put(n)
+		}
+	}
+	for rank, i := range order {
+		t := &ts[i]
+		if only != nil && !only[t.Name] {
+			continue
+		}
+		s.tool, s.toolName, s.self = rank, t.Name, strings.ToLower(t.Name)
+		s.path = append(s.path[:0], "name")
+		s.text(t.Name, where{name: true})
+		if t.HasDescription {
+			s.path[0] = "description"
+			s.text(t.Description, where{description: true})
+		}
+		s.path[0] = "inputSchema"
+		s.walk(&t.InputSchema, where{schema: true})
+		s.path[0] = "annotations"
+		s.walk(&t.Annotations, where{})
+	}
+	return s
+}
+
+// where says what a text is, for the rules' In.
+type where struct {
+	name, description, key bool
+	schema                 bool // inside inputSchema
+	value                  bool // under default, examples, example, const or enum
+	prose                  bool // the value of a schema description or title
+	names                  bool // the object's member names are property names, not keywords
+	dialect                bool // a json-schema.org $schema value: a URL there is the norm
+}
+
+func (w where) applies(in string) bool {
+	switch in {
+	case InAny:
+		return true
+	case InName:
+		return w.name
+	case InText:
+		return !w.name && !w.dialect
+	case InDescription:
+		return w.description
+	case InSchemaValue:
+		return w.value && !w.key
+	case InSchemaDesc:
+		return w.prose && !w.key
+	}
+	return false
+}
+
+// walk scans the member names and strings of a JSON value, members in
+// canonical order (as parsed), so the findings do not depend on how the
+// server ordered them. The path is a stack of reference tokens, turned into
+// a JSON Pointer only for a finding.
+func (s *scanner) walk(v *canon.Value, w where) {
+	switch v.Kind() {
+	case canon.String:
+		str, _ := v.Str()
+		if schemaWord(str) {
+			return
+		}
+		w.dialect = w.schema && s.path[len(s.path)-1] == "$schema" && isDialect(str)
+		s.text(str, w)
+	case canon.Array:
+		elems := v.Elems()
+		for i := range elems {
+			s.path = append(s.path, strconv.Itoa(i))
+			s.walk(&elems[i], where{schema: w.schema, value: w.value})
+			s.path = s.path[:len(s.path)-1]
+		}
+	case canon.Object:
+		ms := v.Members() // in canonical order: canon.Parse sorts every object it reads
+		for i := range ms {
+			m := &ms[i] // a member is large: copying it per iteration shows in the profile
+			s.path = append(s.path, m.Key)
+			if !schemaWord(m.Key) {
+				s.text(m.Key, where{schema: w.schema, value: w.value, key: true})
+			}
+			child := where{schema: w.schema, value: w.value}
+			if w.schema && !w.names && !w.value {
+				switch m.Key {
+				case "default", "examples", "example", "const", "enum":
+					child.value = true
+				case "description", "title":
+					child.prose = true
+				case "properties", "patternProperties", "$defs", "definitions", "dependentSchemas":
+					child.names = true
+				}
+			}
+			s.walk(&m.Value, child)
+			s.path = s.path[:len(s.path)-1]
+		}
+	}
+}
+
+// schemaWord says whether a text of the schema or annotations is a JSON
+// Schema keyword, type name or MCP annotation hint, in which no rule can
+// find anything: most member names are, and skipping them keeps the scan's
+// cost a fraction of make_lock's.
+//
+// Not inlined: the switch is large, and walk asks it in two places.
+//
+//go:noinline
+func schemaWord(s string) bool {
+	switch s {
+	case "type", "description", "properties", "required", "items", "enum", "default", "title",
+		"minimum", "maximum", "format", "additionalProperties", "anyOf", "oneOf", "allOf", "not",
+		"const", "pattern", "minLength", "maxLength", "minItems", "maxItems", "uniqueItems",
+		"examples", "$ref", "$defs", "$id", "$schema", "exclusiveMinimum", "exclusiveMaximum",
+		"multipleOf", "nullable", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint",
+		"string", "object", "integer", "number", "boolean", "array", "null":
+		return true
+	}
+	return false
+}
+
+// isDialect says whether a $schema value is one of JSON Schema's own
+// dialect URLs.
+func isDialect(s string) bool {
+	for _, p := range []string{"http://json-schema.org/", "https://json-schema.org/"} {
+		if rest, ok := strings.CutPrefix(s, p); ok {
+			return !strings.ContainsAny(rest, " \t\n<>\"'")
+		}
+	}
+	return false
+}
+
+// pointer is the current path as a JSON Pointer (RFC 6901).
+func (s *scanner) pointer() string {
+	var b strings.Builder
+	for _, k := range s.path {
+		b.WriteByte('/')
+		if strings.ContainsAny(k, "~/") {
+			k = strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
+		}
+		b.WriteString(k)
+	}
+	return b.String()
+}
+
+// identifierLike says whether a tool name reads as an identifier rather
+// than a word: only those are looked for in other tools' text, since a
+// plain word ("fetch", "search") is mostly just the word.
+func identifierLike(name string) bool {
+	if len(name) < 3 {
+		return false
+	}
+	marked := false
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '_' || c == '-' || c == '.' || '0' <= c && c <= '9':
+			marked = true
+		case 'A' <= c && c <= 'Z':
+			if i > 0 && 'a' <= name[i-1] && name[i-1] <= 'z' {
+				marked = true
+			}
+		case 'a' <= c && c <= 'z':
+		default:
+			return false
+		}
+	}
+	return marked
+}
+
+type scanner struct {
+	c          *compiled
+	names      map[string]int // lower case tool name → rule: the list's identifier-like names, then well-known ones
+	nameFilter wordFilter     // what names certainly lacks
+	tool       int
+	toolName   string
+	seq        int
+	found      []Finding
+	last       []int  // rule → its latest finding, or -1 (of the current text if its seq is)
+	self       string // the current tool's name, lower case
+	phraseEnd  []int  // rule → end of its latest phrase match in the current text, in words
+	work       int    // steps taken, one per byte and one per look-around step: the fuzz target holds it linear
+	words      []word
+	path       []string // reference tokens of the current text
+	low        []byte   // the words of the current text, lower case
+	ident      []byte   // the identifier being looked up, lower case
+	ptr        string   // the current text's JSON Pointer, once a finding needed it
+	ptrSeq     int      // the text ptr is of
+	cur, nxt   []int
+}
+
+// add records a match of rule in the current text, merging it into the
+// previous finding of the same rule in that text when they overlap.
+func (s *scanner) add(rule int, w where, text string, start, end int) {
+	if i := s.last[rule]; i >= 0 && s.found[i].seq == s.seq {
+		f := &s.found[i]
+		if start <= f.Offset+f.Length && end >= f.Offset {
+			lo, hi := min(start, f.Offset), max(end, f.Offset+f.Length)
+			f.Offset, f.Length, f.Span = lo, hi-lo, clipSpan(text[lo:hi])
+			if rule == s.c.tagRule {
+				f.Hidden = decodeTags(text[lo:hi])
+			}
+			return
+		}
+	}
+	s.last[rule] = len(s.found)
+	if s.ptrSeq != s.seq { // one pointer per text, however many findings it has
+		s.ptr, s.ptrSeq = s.pointer(), s.seq
+	}
+	f := Finding{Rule: rule, Tool: s.toolName, Part: s.ptr, Key: w.key,
+		Offset: start, Length: end - start, Span: clipSpan(text[start:end]), tool: s.tool, seq: s.seq}
+	if rule == s.c.tagRule {
+		f.Hidden = decodeTags(text[start:end])
+	}
+	s.found = append(s.found, f)
+}
+
+// clipSpan keeps at most MaxSpan bytes, cut on a character boundary.
+func clipSpan(s string) string {
+	if len(s) <= MaxSpan {
+		return s
+	}
+	n := MaxSpan
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}
+
+func (s *scanner) result() Result {
+	res := Result{Kinds: map[string]int{}}
+	for _, f := range s.found {
+		r := Rules[f.Rule]
+		res.Kinds[r.Kind]++
+		res.Severity = max(res.Severity, r.Severity)
+	}
+	// Sorted through an index: one sort instantiation for a struct this
+	// size costs the wasm build tens of kilobytes.
+	byPlace := func(a, b *Finding) int {
+		if c := a.tool - b.tool; c != 0 {
+			return c
+		}
+		if c := a.seq - b.seq; c != 0 {
+			return c
+		}
+		if c := a.Offset - b.Offset; c != 0 {
+			return c
+		}
+		if c := a.Rule - b.Rule; c != 0 {
+			return c
+		}
+		return a.Length - b.Length
+	}
+	order := make([]int, len(s.found))
+	for i := range order {
+		order[i] = i
+	}
+	if len(order) > MaxFindings {
+		slices.SortFunc(order, func(i, j int) int {
+			a, b := &s.found[i], &s.found[j]
+			if c := Rules[b.Rule].Severity - Rules[a.Rule].Severity; c != 0 {
+				return int(c)
+			}
+			return byPlace(a, b)
+		})
+		order = order[:MaxFindings]
+	}
+	slices.SortFunc(order, func(i, j int) int { return byPlace(&s.found[i], &s.found[j]) })
+	fs := make([]Finding, len(order))
+	for k, i := range order {
+		fs[k] = s.found[i]
+	}
+	res.Findings = fs
+	return res
+}
+
+// decodeTags spells the printable ASCII a run of tag characters stands
+// for (each tag character U+E0020–U+E007E is its ASCII character plus
+// U+E0000), at most MaxSpan characters of it.
+func decodeTags(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if b.Len() == MaxSpan {
+			break
+		}
+		if r >= 0xE0020 && r <= 0xE007E {
+			b.WriteByte(byte(r - 0xE0000))
+		}
+	}
+	return b.String()
+}
+
+// Value is the scan as the scan_at_approval member of a lockfile:
+// {findings, kinds, rules_sha256, severity}.
+func (r Result) Value() canon.Value {
+	kinds := make([]string, 0, len(r.Kinds))
+	for k := range r.Kinds {
+		kinds = append(kinds, k)
+	}
+	slices.SortFunc(kinds, canon.CompareKeys)
+	km := make([]canon.Member, len(kinds))
+	for i, k := range kinds {
+		km[i] = canon.M(k, canon.Int(int64(r.Kinds[k])))
+	}
+	fs := make([]canon.Value, len(r.Findings))
+	for i, f := range r.Findings {
+		rule := Rules[f.Rule]
+		var ms []canon.Member
+		if f.Hidden != "" {
+			ms = append(ms, canon.M("hidden", canon.Str(f.Hidden)))
+		}
+		ms = append(ms,
+			canon.M("key", canon.BoolOf(f.Key)),
+			canon.M("kind", canon.Str(rule.Kind)),
+			canon.M("length", canon.Int(int64(f.Length))),
+			canon.M("offset", canon.Int(int64(f.Offset))),
+			canon.M("part", canon.Str(f.Part)),
+			canon.M("rule", canon.Str(rule.ID)),
+			canon.M("severity", canon.Str(rule.Severity.String())),
+			canon.M("span", canon.Str(f.Span)),
+			canon.M("tool", canon.Str(f.Tool)),
+		)
+		fs[i] = canon.Obj(ms...)
+	}
+	// Members in canonical order, as a parsed lockfile holds them, so a
+	// lockfile read and written again is byte-identical.
+	return canon.Obj(
+		canon.M("findings", canon.Arr(fs...)),
+		canon.M("kinds", canon.Obj(km...)),
+		canon.M("rules_sha256", canon.Str(RulesSHA256())),
+		canon.M("severity", canon.Str(r.Severity.String())),
+	)
+}

@@ -1,0 +1,363 @@
+package scan
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// text runs every rule that applies to one text. Each pass is one walk over
+// the text with bounded look-around, so the whole is linear in its length.
+func (s *scanner) text(t string, w where) {
+	s.seq++
+	s.work += len(t) + 1
+	add := func(rule, start, end int) {
+		if w.applies(Rules[rule].In) {
+			s.add(rule, w, t, start, end)
+		}
+	}
+	s.characters(t, w, add)
+	if w.name || w.dialect {
+		return
+	}
+	s.c.ac.find(t, func(l *literal, start, end int) {
+		if s.c.isURL[l.rule] {
+			e := addressEnd(t, end)
+			s.work += e - end
+			end = e
+		}
+		add(l.rule, start, end)
+	})
+	s.tagsIn(t, add)
+	if s.c.email >= 0 {
+		s.work += emails(t, func(start, end int) { add(s.c.email, start, end) })
+	}
+	s.wordsIn(t, add)
+	for _, n := range s.c.length {
+		if len(t) > n.n {
+			add(n.rule, 0, len(t))
+		}
+	}
+}
+
+// characters is the pass over code points: character ranges (a run is one
+// finding), escape sequences, lone carriage returns, runs of blanks, and
+// words that mix scripts.
+func (s *scanner) characters(t string, w where, add func(rule, start, end int)) {
+	c := s.c
+	runRule, runStart := -1, 0
+	blank, blankStart := 0, 0
+	var word scriptWord
+	var all scriptWord // the whole text, for a name
+	nonASCII := false
+	flushRun := func(at int) {
+		if runRule >= 0 {
+			add(runRule, runStart, at)
+			runRule = -1
+		}
+	}
+	minBlank := len(t) + 1 // the shortest run a rule looks for
+	for _, n := range c.spaceRun {
+		minBlank = min(minBlank, n.n)
+	}
+	flushBlank := func(at int) {
+		for _, n := range c.spaceRun {
+			if blank >= n.n {
+				add(n.rule, blankStart, at)
+			}
+		}
+		blank = 0
+	}
+	flushWord := func(at int) {
+		if !w.name {
+			for _, m := range c.mixed {
+				if word.mixed() && word.letters >= m.minLetters {
+					add(m.rule, word.start, at)
+				}
+			}
+		}
+		word = scriptWord{}
+	}
+	for i := 0; i < len(t) && !nonASCII; i++ {
+		nonASCII = t[i] >= utf8.RuneSelf
+	}
+	for i := 0; i < len(t); {
+		// Fast path: in an ASCII text, a printable character only ends a
+		// run; scripts can only mix where there is something beyond ASCII.
+		if b := t[i]; b >= ' ' && b < 0x7F && !nonASCII {
+			if runRule >= 0 {
+				flushRun(i)
+			}
+			switch {
+			case b == ' ':
+				if blank == 0 {
+					blankStart = i
+				}
+				blank++
+			case blank >= minBlank:
+				flushBlank(i)
+			default:
+				blank = 0
+			}
+			i++
+			continue
+		}
+		r, size := rune(t[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(t[i:])
+		}
+		// Characters of the table.
+		rule := -1
+		if r < 0x20 || r >= 0x7F {
+			rule = c.charRule(r)
+		}
+		if rule != runRule {
+			flushRun(i)
+			if rule >= 0 {
+				runRule, runStart = rule, i
+			}
+		}
+		switch {
+		case r == 0x1B && c.escape >= 0:
+			end := escapeEnd(t, i)
+			s.work += end - i
+			add(c.escape, i, end)
+		case r == '\r' && c.loneCR >= 0 && (i+1 == len(t) || t[i+1] != '\n'):
+			add(c.loneCR, i, i+1)
+		}
+		// Blanks.
+		if isBlank(r) {
+			if blank == 0 {
+				blankStart = i
+			}
+			blank++
+		} else if blank > 0 {
+			flushBlank(i)
+		}
+		// Scripts.
+		sc := scriptOf(r)
+		if sc == scriptNone {
+			flushWord(i)
+		} else {
+			if word.empty() {
+				word.start = i
+			}
+			word.see(sc)
+			all.see(sc)
+		}
+		i += size
+	}
+	flushRun(len(t))
+	flushBlank(len(t))
+	flushWord(len(t))
+	if w.name && len(t) > 0 {
+		mixed := false
+		for _, m := range c.mixed {
+			if Rules[m.rule].In == InName && all.mixed() && all.letters >= m.minLetters {
+				add(m.rule, 0, len(t))
+				mixed = true
+			}
+		}
+		if nonASCII && !mixed && c.nonASCII >= 0 {
+			add(c.nonASCII, 0, len(t))
+		}
+	}
+}
+
+// escapeEnd is the end of the escape sequence starting at i: ESC [ … final
+// (CSI), ESC ] … BEL or ESC \ (OSC), or ESC and one character; bounded.
+func escapeEnd(t string, i int) int {
+	const bound = 64
+	j := i + 1
+	if j >= len(t) {
+		return j
+	}
+	switch t[j] {
+	case '[':
+		for j++; j < len(t) && j-i < bound; j++ {
+			if c := t[j]; c >= 0x40 && c <= 0x7E {
+				return j + 1
+			} else if c < 0x20 || c > 0x7E {
+				return j
+			}
+		}
+		return j
+	case ']':
+		for j++; j < len(t) && j-i < 4*bound; j++ {
+			if t[j] == 0x07 {
+				return j + 1
+			}
+			if t[j] == 0x1B && j+1 < len(t) && t[j+1] == '\\' {
+				return j + 2
+			}
+		}
+		return j
+	}
+	_, size := utf8.DecodeRuneInString(t[j:])
+	return j + size
+}
+
+func isBlank(r rune) bool {
+	switch r {
+	case ' ', '\t', '\n', '\r', '\v', '\f', 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000:
+		return true
+	}
+	return r >= 0x2000 && r <= 0x200A
+}
+
+// Scripts that matter for look-alikes: Latin, and the scripts with letters
+// that look like Latin ones. Digits and combining marks belong to any word.
+type script uint8
+
+const (
+	scriptNone    script = iota // not part of a word
+	scriptNeutral               // digits, combining marks, _
+	scriptLatin
+	scriptGreek
+	scriptCyrillic
+	scriptArmenian
+	scriptCherokee
+	scriptFullwidth
+	scriptMath
+	scriptOther // letters of other scripts: part of a word, no look-alike
+)
+
+func scriptOf(r rune) script {
+	switch {
+	case 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z':
+		return scriptLatin
+	case '0' <= r && r <= '9' || r == '_' || 0x300 <= r && r <= 0x36F:
+		return scriptNeutral
+	case r < 0xC0:
+		return scriptNone
+	case r <= 0x24F:
+		if r == 0xD7 || r == 0xF7 {
+			return scriptNone
+		}
+		return scriptLatin
+	case 0x370 <= r && r <= 0x3FF:
+		return scriptGreek
+	case 0x400 <= r && r <= 0x52F:
+		return scriptCyrillic
+	case 0x531 <= r && r <= 0x58F:
+		return scriptArmenian
+	case 0x13A0 <= r && r <= 0x13FF, 0xAB70 <= r && r <= 0xABBF:
+		return scriptCherokee
+	case 0xFF21 <= r && r <= 0xFF3A, 0xFF41 <= r && r <= 0xFF5A:
+		return scriptFullwidth
+	case 0x1D400 <= r && r <= 0x1D7FF:
+		return scriptMath
+	case 0x1E00 <= r && r <= 0x1EFF:
+		return scriptLatin
+	case 0x2000 <= r && r <= 0x2BFF, 0x3000 <= r && r <= 0x303F, 0xFE00 <= r && r <= 0xFE0F, 0xFF00 <= r && r <= 0xFF20:
+		return scriptNone // punctuation, symbols, arrows, CJK punctuation
+	case r >= 0xE0000:
+		return scriptNone
+	}
+	return scriptOther
+}
+
+// scriptWord collects the scripts of one word.
+type scriptWord struct {
+	start   int
+	letters int
+	seen    uint16 // bit per script
+}
+
+func (w *scriptWord) empty() bool { return w.seen == 0 }
+
+func (w *scriptWord) see(sc script) {
+	w.seen |= 1 << sc
+	if sc != scriptNeutral {
+		w.letters++
+	}
+}
+
+// mixed: Latin together with a look-alike script.
+func (w *scriptWord) mixed() bool {
+	const lookalikes = 1<<scriptGreek | 1<<scriptCyrillic | 1<<scriptArmenian | 1<<scriptCherokee | 1<<scriptFullwidth | 1<<scriptMath
+	return w.seen&(1<<scriptLatin) != 0 && w.seen&lookalikes != 0
+}
+
+// addressEnd extends a URL from the end of its scheme to the end of the
+// address: up to a blank, a quote or a bracket, without trailing punctuation.
+func addressEnd(t string, end int) int {
+	const bound = 2048
+	j := end
+	for j < len(t) && j-end < bound {
+		c := t[j]
+		if c <= ' ' || c >= 0x7F || strings.IndexByte("\"'<>()[]{}`|\\^", c) >= 0 {
+			break
+		}
+		j++
+	}
+	for j > end && strings.IndexByte(".,;:!?", t[j-1]) >= 0 {
+		j--
+	}
+	return j
+}
+
+// emails finds local@domain.tld addresses, looking at most 64 bytes back
+// and 253 forward from each @; it returns the bytes it looked at.
+func emails(t string, hit func(start, end int)) (work int) {
+	local := func(c byte) bool { return isWordByte(c) || strings.IndexByte(".%+-", c) >= 0 }
+	domain := func(c byte) bool { return isWordByte(c) && c != '_' || c == '.' || c == '-' }
+	for at := strings.IndexByte(t, '@'); at >= 0; {
+		start := at
+		for start > 0 && at-start < 64 && local(t[start-1]) {
+			start--
+		}
+		end := at + 1
+		for end < len(t) && end-at <= 253 && domain(t[end]) {
+			end++
+		}
+		work += end - start
+		for end > at+1 && (t[end-1] == '.' || t[end-1] == '-') {
+			end--
+		}
+		if dot := strings.LastIndexByte(t[at+1:end], '.'); start < at && dot > 0 && end-(at+1+dot) > 2 {
+			hit(start, end)
+		}
+		next := strings.IndexByte(t[at+1:], '@')
+		if next < 0 {
+			break
+		}
+		at += 1 + next
+	}
+	return work
+}
+
+// tagsIn finds markup tags of the table: <name …>, </name>, < name >, case
+// insensitive, with at most 256 bytes of attributes.
+func (s *scanner) tagsIn(t string, add func(rule, start, end int)) {
+	var name [32]byte
+	for lt := strings.IndexByte(t, '<'); lt >= 0; {
+		j := lt + 1
+		if j < len(t) && t[j] == '/' {
+			j++
+		}
+		for j < len(t) && t[j] == ' ' && j-lt < 8 {
+			j++
+		}
+		n := 0
+		s.work += j - lt
+		for j < len(t) && n < len(name) && (isWordByte(t[j]) || t[j] == '-') {
+			name[n] = lower(t[j])
+			n++
+			j++
+		}
+		if rule, ok := s.c.tags[string(name[:n])]; ok && n > 0 {
+			for k := j; k < len(t) && k-j <= 256 && t[k] != '<'; k++ {
+				s.work++
+				if t[k] == '>' {
+					add(rule, lt, k+1)
+					break
+				}
+			}
+		}
+		next := strings.IndexByte(t[lt+1:], '<')
+		if next < 0 {
+			break
+		}
+		lt += 1 + next
+	}
+}
