@@ -10,7 +10,7 @@ export CGO_ENABLED := 1
 # -trimpath makes the artifacts reproducible: the same source gives the same bytes.
 ARTIFACT_FLAGS = -buildmode=c-shared -trimpath -ldflags='-s -w' $(if $(TAGS),-tags=$(TAGS))
 
-.PHONY: all test test-python python-wheel bench-python demo bench wasm cshared harness lint fuzz-seeds golden clean attack
+.PHONY: all test test-js test-python python-wheel bench-python bench-js demo bench wasm cshared harness lint fuzz-seeds golden clean attack
 
 all: wasm cshared
 
@@ -42,6 +42,7 @@ demo:
 test: lint wasm cshared
 	$(GO) test -count=1 ./...
 	$(MAKE) fuzz-seeds
+	$(MAKE) test-js
 	$(MAKE) test-python
 
 ## Python (bindings/python): two virtual environments under $(BUILD)/, made
@@ -94,6 +95,13 @@ test-python: python-wheel $(VENV1)/.installed
 	cd $(PY) && BUILD=$(ABUILD) $(VENV2)/bin/python -m pytest -q -p no:cacheprovider
 	cd $(PY) && BUILD=$(ABUILD) $(VENV1)/bin/python -m pytest -q -p no:cacheprovider
 
+## test-js: @crawlcheck/sdk (bindings/js): its locked dependencies from the
+## npm registry, the type check of its declarations, then its suites (every
+## vector through the wasm, withPreflight and the adapters end to end
+## against the scenario server and the test issuer, npm pack offline).
+test-js: wasm
+	cd bindings/js && npm ci --no-audit --no-fund && npm run typecheck && GO=$(GO) npm test
+
 ## fuzz-seeds: a short coverage-guided run of every fuzz target.
 fuzz-seeds:
 	@for t in $$($(GO) test -list '^Fuzz' ./core/... | grep '^Fuzz'); do \
@@ -116,6 +124,11 @@ attack:
 ## node (20+) and python3 on PATH.
 bench:
 	$(GO) run ./hosttest/bench -o docs/benchmarks.md
+	$(MAKE) bench-js
+
+## bench-js: the SDK's rows (bindings/js/bench), appended to docs/benchmarks.md.
+bench-js: wasm
+	cd bindings/js && npm ci --no-audit --no-fund && GO=$(GO) node scripts/pretest.js && node --no-warnings bench/bench.js >> ../../docs/benchmarks.md
 
 ## golden: regenerate testdata/ deliberately; read the diff before committing.
 golden:

@@ -1,0 +1,330 @@
+// The capture: every JSON-RPC frame a client session receives, as the bytes
+// the server sent, matched to the call that asked for it. Both majors of the
+// official TypeScript SDK parse a frame (and drop or reject fields) before
+// anything above the transport sees it, so the capture sits below that:
+//
+// - stdio (StdioClientTransport): the chunks the child's stdout delivers to
+//   the transport's read buffer, split into lines as the SDK splits them;
+// - streamable HTTP (StreamableHTTPClientTransport): the fetch the transport
+//   sends its POSTs and GETs with, each body read as it arrives (an
+//   application/json body is one frame, a text/event-stream one frame per
+//   event).
+//
+// Outgoing requests are seen at the transport's send. This is the same
+// capture as bindings/go's Transport (docs/mcpserver.md, The Go capture).
+
+import { idKey, members, parseMember } from "./frames.js";
+
+const enc = new TextEncoder();
+
+/** The answer of a call whose bytes are no longer kept. */
+const RELEASED = new Uint8Array(0);
+
+/** One request the client sent, and the frame that answered it. */
+class Call {
+  constructor(method) {
+    this.method = method;
+    /** @type {Uint8Array|null} the whole answering frame, verbatim */
+    this.answer = null;
+    /** whether the answer named this call's id (the SDK can route it too) */
+    this.matched = false;
+  }
+}
+
+// The calls whose answers the check reads; any other call is forgotten once
+// answered, so a long session's tool results are not kept.
+const KEPT = new Set(["tools/list", "initialize", "server/discover"]);
+
+export class Recorder {
+  constructor() {
+    /** @type {Call[]} */
+    this.calls = [];
+    this.byId = new Map();
+    this.listChanged = 0;
+    this.waiters = new Set();
+    /** called on every notifications/tools/list_changed */
+    this.onListChanged = null;
+  }
+
+  /** Resolves at the recorder's next change. */
+  changed() {
+    return new Promise((resolve) => this.waiters.add(resolve));
+  }
+
+  #notify() {
+    const ws = this.waiters;
+    this.waiters = new Set();
+    for (const w of ws) w();
+  }
+
+  /** Records an outgoing message (an object, as the SDK sends it). */
+  sent(message) {
+    if (Array.isArray(message)) {
+      message.forEach((m) => this.sent(m));
+      return null;
+    }
+    if (!message || typeof message.method !== "string" || message.id === undefined || message.id === null) return null;
+    const c = new Call(message.method);
+    this.calls.push(c);
+    this.byId.set(idKey(message.id), c);
+    this.#notify();
+    return c;
+  }
+
+  /**
+   * Records an incoming frame; to is the call it answers when the transport
+   * knows it (HTTP: the POST it came back on).
+   * @param {Uint8Array} frame
+   * @param {Call|null} [to]
+   */
+  received(frame, to = null) {
+    const m = members(frame);
+    if (m === null && frame[0] === 0x5b) {
+      // A batch: each element on its own.
+      const text = new TextDecoder().decode(frame);
+      try {
+        for (const el of JSON.parse(text)) this.received(enc.encode(JSON.stringify(el)));
+        return;
+      } catch {
+        // not a batch after all: an unreadable frame
+      }
+    }
+    if (m !== null && m.has("method")) {
+      if (parseMember(m, "method") === "notifications/tools/list_changed") {
+        this.listChanged++;
+        this.#notify();
+        this.onListChanged?.();
+      }
+      return;
+    }
+    let matched = false;
+    if (m !== null && m.has("id")) {
+      const id = parseMember(m, "id");
+      const c = id === undefined || id === null ? undefined : this.byId.get(idKey(id));
+      if (c) {
+        to = c;
+        matched = true;
+      }
+    }
+    if (!to) to = this.#pending();
+    if (to && to.answer === null) {
+      to.answer = KEPT.has(to.method) ? frame.slice() : RELEASED;
+      to.matched = matched;
+      if (!KEPT.has(to.method)) this.#forget(to);
+      this.#notify();
+    }
+  }
+
+  #forget(c) {
+    this.calls.splice(this.calls.indexOf(c), 1);
+    for (const [k, v] of this.byId) {
+      if (v === c) {
+        this.byId.delete(k);
+        break;
+      }
+    }
+  }
+
+  /** Drops a tools/list answer the check has read (it stays answered). */
+  release(c) {
+    c.answer = RELEASED;
+  }
+
+  // The call an unattributable frame most likely answers: the newest
+  // unanswered tools/list, else the newest unanswered call.
+  #pending() {
+    let newest = null;
+    for (let i = this.calls.length - 1; i >= 0; i--) {
+      const c = this.calls[i];
+      if (c.answer !== null) continue;
+      if (c.method === "tools/list") return c;
+      newest ??= c;
+    }
+    return newest;
+  }
+
+  /** The n-th call (from 0) of method, or null. */
+  nth(method, n) {
+    for (const c of this.calls) {
+      if (c.method !== method) continue;
+      if (n === 0) return c;
+      n--;
+    }
+    return null;
+  }
+
+  count(method) {
+    return this.calls.filter((c) => c.method === method).length;
+  }
+
+  /** The method and result bytes of the newest handshake answered with a result. */
+  handshake() {
+    for (let i = this.calls.length - 1; i >= 0; i--) {
+      const c = this.calls[i];
+      if ((c.method !== "initialize" && c.method !== "server/discover") || c.answer === null) continue;
+      const m = members(c.answer);
+      if (m?.has("result")) return { method: c.method, result: m.get("result") };
+    }
+    return { method: "", result: null };
+  }
+}
+
+/**
+ * Puts the capture on an SDK transport, before the client connects over it.
+ * Returns the recorder and how the transport names its server: for stdio
+ * the command and its arguments as given, for HTTP the URL.
+ * @returns {{rec: Recorder, kind: "stdio"|"http", command?: string[], url?: string}}
+ */
+export function attach(transport) {
+  const rec = new Recorder();
+  const send = transport.send;
+  if (typeof send !== "function") throw new TypeError("crawlcheck: the transport has no send method");
+  transport.send = function (message, options) {
+    rec.sent(message);
+    return send.call(this, message, options);
+  };
+  if (transport._readBuffer && transport._serverParams) {
+    const buf = transport._readBuffer;
+    const append = buf.append;
+    const lines = new LineSplitter((line) => {
+      const frame = trim(line);
+      if (frame.length > 0) rec.received(frame);
+    });
+    buf.append = function (chunk) {
+      lines.push(chunk);
+      return append.call(this, chunk);
+    };
+    const p = transport._serverParams;
+    return { rec, kind: "stdio", command: [p.command, ...(p.args ?? [])] };
+  }
+  if (transport._url instanceof URL && "_fetch" in transport) {
+    const inner = transport._fetch ?? ((...a) => globalThis.fetch(...a));
+    transport._fetch = (input, init) => tapFetch(rec, inner, input, init);
+    return { rec, kind: "http", url: transport._url.href };
+  }
+  throw new TypeError(
+    "crawlcheck: cannot capture raw frames from this transport; use StdioClientTransport or StreamableHTTPClientTransport of @modelcontextprotocol/sdk 1.x or @modelcontextprotocol/client 2.x",
+  );
+}
+
+/** Splits a byte stream into lines as the SDK's ReadBuffer does (a trailing \r dropped). */
+class LineSplitter {
+  constructor(emit) {
+    this.emit = emit;
+    this.buf = new Uint8Array(0);
+  }
+  push(chunk) {
+    let b = concat(this.buf, chunk);
+    let nl;
+    while ((nl = b.indexOf(0x0a)) >= 0) {
+      let line = b.subarray(0, nl);
+      if (line.length > 0 && line[line.length - 1] === 0x0d) line = line.subarray(0, line.length - 1);
+      this.emit(line);
+      b = b.subarray(nl + 1);
+    }
+    this.buf = b.slice();
+  }
+}
+
+const SPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
+
+/** The bytes without leading and trailing white space. */
+function trim(b) {
+  let i = 0;
+  let j = b.length;
+  while (i < j && SPACE.has(b[i])) i++;
+  while (j > i && SPACE.has(b[j - 1])) j--;
+  return b.subarray(i, j);
+}
+
+function concat(a, b) {
+  if (a.length === 0) return b instanceof Uint8Array ? b : new Uint8Array(b);
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
+// tapFetch sends one request and hands the SDK a response whose body it
+// reads too: a JSON body is one frame answering the POST's request; an
+// event stream is one frame per event (answering the POST it came back on,
+// or nothing for the GET stream, where notifications arrive).
+async function tapFetch(rec, inner, input, init) {
+  let to = null;
+  if (init?.method === "POST" && typeof init.body === "string") {
+    try {
+      const msg = JSON.parse(init.body);
+      if (!Array.isArray(msg) && msg && msg.id !== undefined && msg.id !== null) to = rec.byId.get(idKey(msg.id)) ?? null;
+    } catch {
+      // not ours to judge
+    }
+  }
+  const resp = await inner(input, init);
+  if (!resp.body) return resp;
+  const type = (resp.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
+  if (!resp.ok) return resp;
+  const [mine, theirs] = resp.body.tee();
+  const out = new Response(theirs, { status: resp.status, statusText: resp.statusText, headers: resp.headers });
+  if (type === "text/event-stream") {
+    readEvents(mine, (data) => rec.received(data, to));
+  } else {
+    readAll(mine).then(
+      (body) => {
+        const frame = trim(body);
+        if (frame.length > 0) rec.received(frame, to);
+      },
+      () => {},
+    );
+  }
+  return out;
+}
+
+async function readAll(stream) {
+  const parts = [];
+  let n = 0;
+  for await (const chunk of stream) {
+    parts.push(chunk);
+    n += chunk.length;
+  }
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+// readEvents parses a text/event-stream as bytes: each event's data lines
+// joined by \n are one frame (events without data are skipped).
+async function readEvents(stream, emit) {
+  const lines = new LineSplitter((line) => {
+    if (line.length === 0) {
+      if (data !== null) emit(data);
+      data = null;
+      return;
+    }
+    if (startsWith(line, DATA)) {
+      let v = line.subarray(DATA.length);
+      if (v[0] === 0x20) v = v.subarray(1);
+      data = data === null ? v.slice() : concat(concat(data, NL), v);
+    }
+  });
+  let data = null;
+  try {
+    for await (const chunk of stream) lines.push(chunk);
+    lines.push(NL);
+    if (data !== null) emit(data);
+  } catch {
+    // the stream ended early: what was read is recorded
+  }
+}
+
+const DATA = enc.encode("data:");
+const NL = enc.encode("\n");
+
+function startsWith(b, prefix) {
+  if (b.length < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (b[i] !== prefix[i]) return false;
+  return true;
+}

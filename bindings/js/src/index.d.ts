@@ -1,0 +1,139 @@
+import type { Core, RecordJson, Observation, LoadOptions, Json } from "./core.js";
+export * from "./core.js";
+
+/** A continuity record: the parsed members and the canonical line record_sha256 covers. */
+export declare class ContinuityRecord {
+  constructor(raw: string);
+  /** The canonical JSON line, as logged. */
+  readonly raw: string;
+  readonly sha256: string;
+  /** prev_record_sha256, "" for the first record of a chain. */
+  readonly prev: string;
+  readonly mode: "observe" | "review" | "enforce";
+  readonly effect: string;
+  readonly tools: Record<string, string>;
+  readonly would: { effect: string; tools: Record<string, string> } | null;
+  readonly observations: Observation[];
+  readonly observed: RecordJson["observed"];
+  readonly json: RecordJson;
+  /** Whether the whole tool list was read and parsed. */
+  readonly complete: boolean;
+}
+
+/** A call the check refused, with the record that decided. */
+export declare class ContinuityRefused extends Error {
+  /** The tool withheld; null when the session is paused or denied. */
+  readonly tool: string | null;
+  readonly effect: string | null;
+  readonly record: ContinuityRecord | null;
+}
+
+/** Effect thresholds in the order of the core's rule table. */
+export declare class Effects {
+  constructor(cc: Core);
+  readonly order: string[];
+  atLeast(effect: string, min: string): boolean;
+  withheld(effect: string): boolean;
+  stopped(effect: string): boolean;
+}
+
+export interface PinnedKey {
+  kid: string;
+  public_key: string;
+}
+
+/** The service path (docs/receipts.md, "Service path for SDKs"). */
+export interface IssuerOptions {
+  /** The issuer's base URL; the API is under /api/v1/. */
+  url: string;
+  /** Keys pinned by the deployment; without keyDirectory the issuer's own directory is kept to these. */
+  pinnedKeys?: PinnedKey[];
+  /** One consultation's deadline in ms (default 5000). */
+  timeout?: number;
+  fetch?: typeof fetch;
+}
+
+export interface ContinuityOptions {
+  mode?: "observe" | "review" | "enforce";
+  /** The operator's policy document (bytes, text or JSON). */
+  policy?: Uint8Array | string | Json;
+  expectedPolicyVersion?: string;
+  /** base64 Ed25519 public keys of the operator: a signed baseline is then required. */
+  operatorKeys?: string[];
+  /** The issuer's key directory (bytes, text or JSON). */
+  keyDirectory?: Uint8Array | string | Json;
+  requireSignedBaseline?: boolean;
+  /** The entry of an agentgate.lock. */
+  serverName?: string;
+  issuer?: IssuerOptions;
+  /** Called with every record, after it is logged. */
+  onRecord?: (record: ContinuityRecord) => void;
+  /** An append-only, fsynced, chained JSON-lines log of the records. */
+  logPath?: string;
+  /** tools/list pages per check (default 100). */
+  pageCap?: number;
+  /** One check's deadline in ms: connect, handshake, every page (default 10000). */
+  timeout?: number;
+  /** base64 Ed25519 seed: confirm() signs the new lockfile with it. */
+  signingKey?: string;
+  /** The records' clock (default: the system's). */
+  now?: () => Date;
+  /** Options for load() when the core is not loaded yet. */
+  core?: LoadOptions;
+}
+
+export interface PreflightOptions {
+  /** The approved lockfile's path (rewritten by confirm), or its bytes. */
+  lock: string | URL | Uint8Array;
+  continuity?: ContinuityOptions;
+}
+
+/** What withPreflight adds to a client. */
+export interface Continuity {
+  /** Every record of this session, oldest first. */
+  readonly records: ContinuityRecord[];
+  /** The newest record. */
+  readonly record: ContinuityRecord | null;
+  /** What the issuer gave the newest record (service path). */
+  readonly consultation: Json | null;
+  /** Re-approves the named tools' changes (a person's act); the new record. */
+  confirm(...toolNames: string[]): Promise<ContinuityRecord>;
+  /** Observes and checks again. */
+  recheck(): Promise<ContinuityRecord>;
+  /** The checked tools the record lets through. */
+  tools(): Promise<Json[]>;
+  /** Throws ContinuityRefused unless the record lets the tool through. */
+  assertAllowed(name: string): Promise<ContinuityRecord>;
+}
+
+/** The minimum of an official MCP Client (1.x or 2.x) withPreflight wraps. */
+export interface McpClientLike {
+  connect(transport: any, options?: any): Promise<void>;
+  listTools(params?: any, options?: any): Promise<any>;
+  callTool(params: any, ...rest: any[]): Promise<any>;
+  close(): Promise<void>;
+}
+
+/** Wraps a client (before connect) with the continuity check; the same client, changed in place. */
+export declare function withPreflight<C extends McpClientLike>(client: C, options: PreflightOptions): C & { continuity: Continuity };
+
+/** The endpoint string a record carries for a URL or a stdio command. */
+export declare function endpointOf(cc: Core, request: { url: string } | { command: string[] }): string;
+
+export declare const DEFAULT_TIMEOUT_MS: number;
+
+/** The record log (Node). */
+export declare class RecordLog {
+  constructor(path: string, cc: Core);
+  readonly head: string;
+  append(record: ContinuityRecord): void;
+  close(): void;
+}
+
+export interface AdapterOptions extends ContinuityOptions {}
+
+/** An @openai/agents MCP server whose tools pass the check at every tool-list fetch. */
+export declare function withContinuity<S>(server: S, lock: string | URL | Uint8Array, options?: AdapterOptions): S & { continuity: Continuity };
+
+/** @langchain/mcp-adapters tools of one server, checked first; a refused call raises ContinuityRefused. */
+export declare function loadMcpToolsWithContinuity(serverName: string, client: any, lock: string | URL | Uint8Array, options?: AdapterOptions): Promise<any[]>;

@@ -1,0 +1,280 @@
+// The service path (docs/receipts.md, "Service path for SDKs"): before the
+// continuity check, the issuer is asked for a signed lock check of exactly
+// the pages the host read; the core's guard judges the receipt against the
+// deployment's own keys, policy and replay state; guard's observations go
+// into the check as evidence. The same steps as bindings/go's IssuerClient.
+
+import { readFileSync } from "node:fs";
+import { writeFileAtomic } from "./log.js";
+import { pagesForWire } from "./observe.js";
+import { RawJSON } from "./core.js";
+
+export const DEFAULT_ISSUER_TIMEOUT_MS = 5000;
+export const OPERATION_LOCK_CHECK = "mcp.lock.check";
+const MAX_ISSUER_ANSWER = 32 << 20;
+const NONCE_STATE_KIND = "crawlcheck-issuer-nonces";
+
+/** Where the replay state of a record log is kept: next to the log. */
+export const nonceStatePath = (logPath) => `${logPath}.issuer-nonces.json`;
+
+export class IssuerClient {
+  #seen = [];
+
+  /**
+   * @param {import("./core.js").Core} cc
+   * @param {{url: string, pinnedKeys?: {kid: string, public_key: string}[], timeout?: number, fetch?: typeof fetch}} cfg
+   * @param {Uint8Array|null} keyDirectory the operator's copy of the issuer's key directory
+   * @param {string} statePath "" keeps the replay state in memory only
+   */
+  constructor(cc, cfg, keyDirectory, statePath) {
+    this.cc = cc;
+    let u;
+    try {
+      u = new URL(cfg.url);
+    } catch {
+      u = null;
+    }
+    if (!u || (u.protocol !== "http:" && u.protocol !== "https:")) throw new Error(`crawlcheck: issuer URL ${JSON.stringify(cfg.url)}: not an http(s) URL`);
+    const pins = cfg.pinnedKeys ?? [];
+    if (!keyDirectory && pins.length === 0) {
+      throw new Error("crawlcheck: issuer: no key to judge its answers by: give the operator's copy of its key directory, or pin its keys");
+    }
+    for (const k of pins) {
+      if (!k?.kid || !k?.public_key) throw new Error("crawlcheck: issuer: a pinned key needs both kid and public_key");
+    }
+    this.url = String(cfg.url).replace(/\/$/, "");
+    this.pins = pins.map((k) => ({ kid: k.kid, public_key: k.public_key }));
+    this.timeout = cfg.timeout > 0 ? cfg.timeout : DEFAULT_ISSUER_TIMEOUT_MS;
+    this.fetch = cfg.fetch ?? ((...a) => globalThis.fetch(...a));
+    this.directory = keyDirectory;
+    this.statePath = statePath;
+    if (!statePath) return;
+    let text;
+    try {
+      text = readFileSync(statePath, "utf8");
+    } catch (e) {
+      if (e.code === "ENOENT") return;
+      throw new Error(`crawlcheck: issuer replay state: ${e.message}`, { cause: e });
+    }
+    let st;
+    try {
+      st = JSON.parse(text);
+    } catch {
+      st = null;
+    }
+    if (!st || st.kind !== NONCE_STATE_KIND || !Array.isArray(st.seen_nonces)) {
+      throw new Error(`crawlcheck: issuer replay state ${statePath}: not a ${NONCE_STATE_KIND} file; move it aside (replays it recorded would go unseen)`);
+    }
+    this.#seen = st.seen_nonces;
+  }
+
+  /**
+   * Asks the issuer about the observation and judges its answer with the
+   * core's guard. Throws when the question could not be put at all (the
+   * deployment's own lockfile, policy or key directory refused by guard, a
+   * replay state that cannot be written): there must be no record then.
+   * @returns {Promise<Consultation>}
+   */
+  async consult({ lock, serverName, policy, obs, now, observedPages }) {
+    if (!obs.endpoint) throw new Error("crawlcheck: issuer: the observation names no endpoint for a receipt to speak about");
+    const whole = this.#wholeList(obs, observedPages);
+    if (!whole) return { asked: false };
+    const deadline = AbortSignal.timeout(this.timeout);
+
+    let dir = this.directory;
+    if (!dir) {
+      let fetched;
+      try {
+        fetched = await this.#get("/api/v1/keys", deadline);
+        dir = pinnedOnly(fetched, this.pins);
+      } catch (e) {
+        return this.#unavailable("key_directory", e);
+      }
+      if (dir) {
+        try {
+          this.cc.verifyLock({ lock, now, key_directory: dir });
+        } catch (e) {
+          return this.#unavailable("key_directory", new Error(`the core refuses the issuer's key directory: ${e.message}`));
+        }
+      }
+    }
+
+    const body = { lock: new TextDecoder().decode(lock), pages: pagesForWire(obs.pages), subject: obs.endpoint };
+    if (serverName) body.server_name = serverName;
+    let answer;
+    try {
+      answer = await this.#post("/api/v1/mcp/lock/check", body, deadline);
+    } catch (e) {
+      return this.#unavailable("lock_check", e);
+    }
+
+    const req = {
+      receipt: answer,
+      expected_subject: obs.endpoint,
+      expected_operation: OPERATION_LOCK_CHECK,
+      now,
+      seen_nonces: this.#seen,
+      lock,
+      observed_tools_sha256: whole.reading,
+    };
+    if (dir) req.key_directory = dir;
+    if (this.pins.length > 0) req.pinned_keys = this.pins;
+    if (policy) req.policy = policy;
+    let raw;
+    try {
+      raw = this.cc.callResultText("guard", req);
+    } catch (e) {
+      throw new Error(`crawlcheck: issuer: judging its answer: ${e.message}`, { cause: e });
+    }
+    const g = JSON.parse(raw);
+    this.#keep(g.seen_nonces);
+    return {
+      asked: true,
+      url: this.url,
+      unavailable: "",
+      guard: raw,
+      policyResult: g.policy_result,
+      evidenceLevel: g.evidence_level,
+      evidence: g.observations ?? [],
+    };
+  }
+
+  // The pages and the host's own reading (hash_tools' tools_sha256), or
+  // null when there is no whole list to ask about.
+  #wholeList(obs, observedPages) {
+    if (obs.failure || obs.unfollowed) return null;
+    let h;
+    try {
+      h = this.cc.hashTools({ pages: observedPages });
+    } catch {
+      return null;
+    }
+    if (h.truncated !== null && h.truncated !== undefined) return null;
+    return { reading: h.tools_sha256 };
+  }
+
+  #unavailable(step, err) {
+    const error = err instanceof Error ? err.message : String(err);
+    return {
+      asked: true,
+      url: this.url,
+      unavailable: `${step}: ${error}`,
+      guard: null,
+      evidence: [
+        {
+          observation: "service_unavailable",
+          detail: { issuer: this.url, operation: OPERATION_LOCK_CHECK, step, error, fallback: "local_comparison" },
+        },
+      ],
+    };
+  }
+
+  #get(path, signal) {
+    return this.#do(path, { method: "GET", signal });
+  }
+
+  #post(path, body, signal) {
+    return this.#do(path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body), signal });
+  }
+
+  // One request within the consultation's deadline; the body of a 200
+  // answer that is a JSON object. Anything else is an error: the issuer
+  // gave nothing to judge.
+  async #do(path, init) {
+    const what = `${init.method} ${path}`;
+    let resp;
+    try {
+      resp = await this.fetch(this.url + path, init);
+    } catch (e) {
+      throw new Error(`${what}: ${timedOut(e)}`);
+    }
+    let body;
+    try {
+      body = await readCapped(resp, MAX_ISSUER_ANSWER + 1);
+    } catch (e) {
+      throw new Error(`${what}: reading the answer: ${timedOut(e)}`);
+    }
+    if (resp.status !== 200) throw new Error(`${what}: HTTP ${resp.status}: ${this.#excerpt(body)}`);
+    if (body.length > MAX_ISSUER_ANSWER) throw new Error(`${what}: the answer exceeds ${MAX_ISSUER_ANSWER} bytes`);
+    let text = null;
+    try {
+      text = new TextDecoder("utf-8", { fatal: true }).decode(body);
+      JSON.parse(text);
+    } catch {
+      text = null;
+    }
+    if (text === null || !text.trimStart().startsWith("{")) throw new Error(`${what}: the answer is not a JSON object: ${this.#excerpt(body)}`);
+    return body;
+  }
+
+  #excerpt(b) {
+    let s = new TextDecoder().decode(b.subarray(0, 800));
+    s = [...s].slice(0, 200).join("") + (b.length > 200 ? "…" : "");
+    return JSON.stringify(this.cc.shown(s));
+  }
+
+  #keep(seen) {
+    if (!Array.isArray(seen)) throw new Error("crawlcheck: issuer: guard's answer holds no seen_nonces");
+    const changed = JSON.stringify(seen) !== JSON.stringify(this.#seen);
+    this.#seen = seen;
+    if (!this.statePath || !changed) return;
+    try {
+      writeFileAtomic(this.statePath, JSON.stringify({ kind: NONCE_STATE_KIND, v: 1, seen_nonces: seen }) + "\n", 0o600);
+    } catch (e) {
+      throw new Error(`crawlcheck: issuer replay state: ${e.message}`, { cause: e });
+    }
+  }
+}
+
+/**
+ * What a consultation gives the continuity check's issuer member: the
+ * receipt relied on and guard's verdict, or why the issuer could not be
+ * asked; null when it was not asked.
+ */
+export function issuerTrace(c) {
+  if (!c?.asked) return null;
+  const t = { url: c.url };
+  if (c.guard) t.guard = new RawJSON(new TextEncoder().encode(c.guard));
+  if (c.unavailable) t.unavailable = c.unavailable;
+  return t;
+}
+
+// pinnedOnly keeps of a fetched key directory only the keys the deployment
+// pinned (same kid and public key), with its kind, version and issuer;
+// null when it holds none of them.
+function pinnedOnly(fetched, pins) {
+  let d;
+  try {
+    d = JSON.parse(new TextDecoder().decode(fetched));
+  } catch (e) {
+    throw new Error(`the key directory is not a JSON object: ${e.message}`);
+  }
+  if (!d || typeof d !== "object" || Array.isArray(d)) throw new Error("the key directory is not a JSON object");
+  if (!Array.isArray(d.keys)) throw new Error("the key directory's keys are not an array");
+  const kept = d.keys.filter((k) => k && typeof k === "object" && pins.some((p) => p.kid === k.kid && p.public_key === k.public_key));
+  if (kept.length === 0) return null;
+  return new TextEncoder().encode(JSON.stringify({ ...d, keys: kept }));
+}
+
+function timedOut(e) {
+  if (e?.name === "TimeoutError" || e?.name === "AbortError") return `timed out: ${e.message}`;
+  return e instanceof Error ? (e.cause?.message ? `${e.message}: ${e.cause.message}` : e.message) : String(e);
+}
+
+async function readCapped(resp, cap) {
+  if (!resp.body) return new Uint8Array(0);
+  const parts = [];
+  let n = 0;
+  for await (const chunk of resp.body) {
+    parts.push(chunk);
+    n += chunk.length;
+    if (n > cap) break;
+  }
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}

@@ -1,0 +1,193 @@
+// Observing a server: the facts a continuity check is made on (the
+// handshake, every tools/list page as received, why a cursor was left
+// unfollowed, a failure), and nothing else. The same steps as bindings/go's
+// Observe, so that the same server gives the same request to the core.
+
+import { members, parseMember, utf8 } from "./frames.js";
+import { RawJSON, toBase64 } from "./core.js";
+
+export const FAILURE_UNAVAILABLE = "server_unavailable";
+export const FAILURE_TIMEOUT = "check_timeout";
+export const FAILURE_CAPTURE = "capture_failed";
+
+export const DEFAULT_PAGE_CAP = 100;
+
+/**
+ * @typedef {object} Observation
+ * @property {string} endpoint
+ * @property {string} handshake "initialize", "server/discover" or ""
+ * @property {string} protocolVersion
+ * @property {Uint8Array|null} serverInfo the verbatim serverInfo bytes
+ * @property {Uint8Array[]} pages each tools/list answer as received
+ * @property {string} unfollowed why the last nextCursor was not followed ("" when the list ended)
+ * @property {string} failure "" or a FAILURE_* class
+ * @property {string} failureDetail
+ */
+
+/** The handshake facts of the capture (and the session's negotiated version). */
+export function handshakeFacts(cap, endpoint, client) {
+  const obs = { endpoint, handshake: "", protocolVersion: "", serverInfo: null, pages: [], unfollowed: "", failure: "", failureDetail: "" };
+  const { method, result } = cap.rec.handshake();
+  obs.handshake = method;
+  const fields = result ? members(result) : null;
+  if (method === "initialize") {
+    obs.serverInfo = fields?.get("serverInfo") ?? null;
+    const v = parseMember(fields, "protocolVersion");
+    if (typeof v === "string") obs.protocolVersion = v;
+  } else if (method === "server/discover") {
+    const meta = fields?.get("_meta") ? members(fields.get("_meta")) : null;
+    obs.serverInfo = meta?.get("io.modelcontextprotocol/serverInfo") ?? null;
+  }
+  if (method === "" && client && typeof client.getServerVersion === "function") {
+    // The handshake happened before the capture (an adapter on a connected
+    // client): the serverInfo the client kept, not the bytes received.
+    const info = client.getServerVersion();
+    if (info && typeof info === "object") obs.serverInfo = new TextEncoder().encode(JSON.stringify(info));
+  }
+  const negotiated = client && typeof client.getNegotiatedProtocolVersion === "function" ? client.getNegotiatedProtocolVersion() : undefined;
+  if (typeof negotiated === "string" && negotiated !== "") obs.protocolVersion = negotiated;
+  return obs;
+}
+
+/**
+ * Reads every tools/list page of a connected session, following nextCursor
+ * until the list ends, the page cap is reached, or a cursor is repeated,
+ * empty or not a string.
+ * @param {object} o
+ * @param {object} o.cap the capture (attach())
+ * @param {(params: object, options: object) => Promise<unknown>} o.listPage sends one tools/list through the SDK
+ * @param {Observation} o.obs the handshake facts, filled in here
+ * @param {number} o.pageCap
+ * @param {AbortSignal} o.signal the check's deadline
+ */
+export async function observePages({ cap, listPage, obs, pageCap, signal }) {
+  const followed = new Set();
+  let cursor;
+  for (;;) {
+    const { page, failure, detail } = await fetchPage(cap, listPage, cursor, signal);
+    if (failure) {
+      obs.failure = failure;
+      obs.failureDetail = `tools/list page ${obs.pages.length + 1}: ${detail}`;
+      return obs;
+    }
+    obs.pages.push(page);
+    const fields = members(page);
+    if (fields === null) return obs; // not an object: the page itself is the fact
+    const raw = fields.get("nextCursor");
+    if (raw === undefined || utf8(raw) === "null") return obs;
+    const next = parseMember(fields, "nextCursor");
+    if (typeof next !== "string") obs.unfollowed = "cursor_invalid";
+    else if (next === "") obs.unfollowed = "cursor_empty";
+    else if (followed.has(next)) obs.unfollowed = "cursor_repeated";
+    else if (obs.pages.length >= pageCap) obs.unfollowed = "page_cap";
+    if (obs.unfollowed) return obs;
+    followed.add(next);
+    cursor = next;
+  }
+}
+
+// fetchPage sends one tools/list through the SDK and returns the answer
+// captured on the wire. An answer that names the call's id is left for the
+// SDK to finish; one the SDK cannot route (not JSON, no id, a wrong id)
+// would leave it waiting, so that call is abandoned at once.
+async function fetchPage(cap, listPage, cursor, signal) {
+  const rec = cap.rec;
+  const mark = rec.count("tools/list");
+  const abandon = new AbortController();
+  const onAbort = () => abandon.abort(signal.reason);
+  signal.addEventListener("abort", onAbort, { once: true });
+  let sdkDone = false;
+  let sdkErr = null;
+  const params = cursor === undefined ? {} : { cursor };
+  const sdk = Promise.resolve()
+    .then(() => listPage(params, { signal: abandon.signal, timeout: 2 ** 31 - 1 }))
+    .then(
+      () => {
+        sdkDone = true;
+      },
+      (e) => {
+        sdkDone = true;
+        sdkErr = e;
+      },
+    );
+  try {
+    for (;;) {
+      const wake = rec.changed();
+      const c = rec.nth("tools/list", mark);
+      if (c && c.answer !== null) {
+        if (!c.matched) abandon.abort(new Error("crawlcheck: the answer could not be routed"));
+        if (!sdkDone) await Promise.race([sdk, aborted(signal)]).catch(() => {});
+        const page = pageOf(c.answer).slice();
+        rec.release(c);
+        return { page };
+      }
+      if (sdkDone) {
+        if (signal.aborted) return { failure: FAILURE_TIMEOUT, detail: reasonText(signal.reason) };
+        if (c === null && sdkErr === null) return { failure: FAILURE_CAPTURE, detail: "answered by the SDK without a tools/list request on the wire (its list cache)" };
+        if (sdkErr !== null) return { failure: FAILURE_UNAVAILABLE, detail: errText(sdkErr) };
+        return { failure: FAILURE_CAPTURE, detail: "the SDK accepted an answer that was not captured" };
+      }
+      if (signal.aborted) {
+        abandon.abort(signal.reason);
+        return { failure: FAILURE_TIMEOUT, detail: reasonText(signal.reason) };
+      }
+      await Promise.race([wake, sdk, aborted(signal)]);
+    }
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+  }
+}
+
+function aborted(signal) {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+}
+
+/**
+ * The page a tools/list answer carries: its result member's bytes when the
+ * frame is an object with a result member, else the whole frame (the core
+ * refuses it as malformed and says why).
+ */
+export function pageOf(frame) {
+  const fields = members(frame);
+  return fields?.get("result") ?? frame;
+}
+
+export function errText(e) {
+  return e instanceof Error ? e.message : String(e);
+}
+
+function reasonText(r) {
+  return r instanceof Error ? r.message : r === undefined ? "the check's deadline passed" : String(r);
+}
+
+/**
+ * The request's observed member: the facts as the capture saw them. Pages
+ * stay bytes (attachments on ABI 2). capture_failed is handed over as
+ * server_unavailable with the capture's detail (docs/preflight.md).
+ */
+export function observedRequest(o) {
+  const out = {};
+  if (o.endpoint) out.endpoint = o.endpoint;
+  if (o.protocolVersion) out.protocol_version = o.protocolVersion;
+  if (o.serverInfo !== null) out.server_info = new RawJSON(o.serverInfo);
+  if (o.handshake) out.handshake = o.handshake;
+  if (o.pages.length > 0 || !o.failure) out.pages = o.pages;
+  if (o.unfollowed === "page_cap") out.page_cap_reached = true;
+  if (o.failure === FAILURE_CAPTURE) {
+    out.failure = FAILURE_UNAVAILABLE;
+    out.failure_detail = `${FAILURE_CAPTURE}: ${o.failureDetail}`;
+  } else if (o.failure) {
+    out.failure = o.failure;
+    out.failure_detail = o.failureDetail;
+  }
+  return out;
+}
+
+/** Pages as the issuer's request takes them: a string, or {"base64": …}. */
+export function pagesForWire(pages) {
+  return pages.map((p) => {
+    const t = utf8(p);
+    return t === null ? { base64: toBase64(p) } : t;
+  });
+}

@@ -1,0 +1,526 @@
+// withPreflight: an official TypeScript MCP client (@modelcontextprotocol/sdk
+// 1.x Client, @modelcontextprotocol/client 2.x Client) whose tools pass a
+// continuity check before the model sees them. The check runs after the
+// handshake and before the first tools/call; the core decides, this file
+// follows the record (docs/preflight.md describes the Go twin it matches).
+
+import { readFileSync } from "node:fs";
+import { load, CoreError } from "./core.js";
+import { attach } from "./capture.js";
+import { handshakeFacts, observePages, observedRequest, errText, DEFAULT_PAGE_CAP, FAILURE_TIMEOUT, FAILURE_UNAVAILABLE } from "./observe.js";
+import { RecordLog, writeFileAtomic } from "./log.js";
+import { IssuerClient, issuerTrace, nonceStatePath } from "./issuer.js";
+
+export const DEFAULT_TIMEOUT_MS = 10000;
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+/** A crawlcheck-continuity-record: `raw` is the canonical line record_sha256 covers. */
+export class ContinuityRecord {
+  constructor(raw) {
+    const r = JSON.parse(raw);
+    if (r?.kind !== "crawlcheck-continuity-record" || !r.record_sha256 || !r.effect) {
+      throw new Error("crawlcheck: not a crawlcheck-continuity-record");
+    }
+    this.raw = raw;
+    this.sha256 = r.record_sha256;
+    this.prev = r.prev_record_sha256 ?? "";
+    this.mode = r.mode;
+    this.effect = r.effect;
+    this.tools = r.tools ?? {};
+    this.would = r.would ?? null;
+    this.observations = r.observations ?? [];
+    this.observed = r.observed;
+    this.json = r;
+  }
+
+  /** Whether the whole tool list was read and parsed. */
+  get complete() {
+    const o = this.observed ?? {};
+    return !o.failure && !o.truncated && !o.malformed;
+  }
+}
+
+/**
+ * The error of a call the check refused: a tool withheld (`tool` set) or a
+ * session paused or denied. It carries the record that decided.
+ */
+export class ContinuityRefused extends Error {
+  constructor(message, { tool = null, effect = null, record = null, cause } = {}) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = "ContinuityRefused";
+    this.tool = tool;
+    this.effect = effect;
+    this.record = record;
+  }
+}
+
+/** Effect thresholds, in the order of the core's rule table. */
+export class Effects {
+  constructor(cc) {
+    this.order = cc.rules().rules.effects;
+  }
+  // An effect the table does not name ranks as the strongest: it fails closed.
+  atLeast(effect, min) {
+    const e = this.order.indexOf(effect);
+    const m = this.order.indexOf(min);
+    return e < 0 || m < 0 || e >= m;
+  }
+  withheld(effect) {
+    return this.atLeast(effect, "pause_tool");
+  }
+  stopped(effect) {
+    return this.atLeast(effect, "pause");
+  }
+}
+
+function toBytes(v, what) {
+  if (v === undefined || v === null) return null;
+  if (v instanceof Uint8Array) return v;
+  if (typeof v === "string") return enc.encode(v);
+  if (typeof v === "object") return enc.encode(JSON.stringify(v));
+  throw new TypeError(`crawlcheck: ${what}: bytes, text or a JSON value`);
+}
+
+/**
+ * The settings of a check that come from the deployment, as the core's
+ * request members.
+ */
+export function settingsRequest(c) {
+  const out = {};
+  if (c.mode) out.mode = c.mode;
+  if (c.serverName) out.server_name = c.serverName;
+  if (c.policy !== undefined && c.policy !== null) out.policy = toBytes(c.policy, "policy");
+  if (c.expectedPolicyVersion) out.expected_policy_version = c.expectedPolicyVersion;
+  if (c.operatorKeys?.length) out.operator_keys = c.operatorKeys;
+  if (c.keyDirectory !== undefined && c.keyDirectory !== null) out.key_directory = toBytes(c.keyDirectory, "keyDirectory");
+  if (c.requireSignedBaseline !== undefined) out.require_signed_baseline = !!c.requireSignedBaseline;
+  return out;
+}
+
+/**
+ * The session state of one wrapped client: the lockfile, the newest
+ * record and the observation it was made from, the chain, the log.
+ */
+class Gate {
+  constructor(client, lockOpt, cont) {
+    this.client = client;
+    this.cont = cont;
+    this.lockPath = typeof lockOpt === "string" || lockOpt instanceof URL ? lockOpt : null;
+    this.lockBytes = this.lockPath ? null : toBytes(lockOpt, "lock");
+    if (!this.lockPath && !this.lockBytes) throw new TypeError("crawlcheck: withPreflight needs lock: the lockfile's path (or its bytes)");
+    this.mode = cont.mode ?? "enforce";
+    this.pageCap = cont.pageCap > 0 ? cont.pageCap : DEFAULT_PAGE_CAP;
+    this.timeout = cont.timeout > 0 ? cont.timeout : DEFAULT_TIMEOUT_MS;
+    this.now = cont.now ?? (() => new Date());
+    this.records = [];
+    this.record = null;
+    this.obs = null;
+    this.consultation = null;
+    this.err = null;
+    this.seen = 0;
+    this.prev = "";
+    this.queue = Promise.resolve();
+    this.cap = null;
+    this.log = null;
+    this.issuer = null;
+    this.connected = false;
+    this.closed = false;
+  }
+
+  nowText() {
+    const d = this.now();
+    return (d instanceof Date ? d : new Date(d)).toISOString();
+  }
+
+  /** Reads and verifies the lockfile, opens the log and the issuer: before any byte is sent. */
+  async open() {
+    this.cc = await load(this.cont.core);
+    this.effects = new Effects(this.cc);
+    if (this.lockPath) {
+      try {
+        this.lock = new Uint8Array(readFileSync(this.lockPath));
+      } catch (e) {
+        throw new Error(`crawlcheck: reading the lockfile: ${e.message}`, { cause: e });
+      }
+    } else {
+      this.lock = this.lockBytes;
+    }
+    const s = settingsRequest(this.cont);
+    const vreq = { lock: this.lock, now: this.nowText() };
+    if (s.operator_keys) vreq.operator_keys = s.operator_keys;
+    if (s.key_directory) vreq.key_directory = s.key_directory;
+    try {
+      this.cc.verifyLock(vreq);
+    } catch (e) {
+      const where = this.lockPath ? `lockfile ${this.lockPath}` : "lockfile";
+      throw new Error(`crawlcheck: ${where}: ${e instanceof CoreError ? `${e.code}: ${this.cc.shown(e.coreMessage)}` : e.message}`, { cause: e });
+    }
+    if (this.cont.issuer) {
+      const state = this.cont.logPath ? nonceStatePath(this.cont.logPath) : "";
+      this.issuer = new IssuerClient(this.cc, this.cont.issuer, s.key_directory ?? null, state);
+    }
+    if (this.cont.logPath) {
+      this.log = new RecordLog(this.cont.logPath, this.cc);
+      this.prev = this.log.head;
+    }
+  }
+
+  /** Puts the capture on the transport and names the endpoint. */
+  attach(transport) {
+    this.cap = attach(transport);
+    this.endpoint = this.cap.kind === "stdio" ? endpointOf(this.cc, { command: this.cap.command }) : endpointOf(this.cc, { url: this.cap.url });
+    this.cap.rec.onListChanged = () => {
+      // After the SDK has handled the notification (the frame is seen
+      // first), re-check in the background; calls wait for it.
+      setTimeout(() => {
+        if (!this.closed && this.connected) {
+          this.serial(async () => {
+            if (this.stale()) await this.recheck().catch((e) => (this.err = e));
+          });
+        }
+      }, 0);
+    };
+  }
+
+  /** Runs fn after every check before it: never two checks at once. */
+  serial(fn) {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  stale() {
+    return this.cap !== null && this.cap.rec.listChanged > this.seen;
+  }
+
+  /** Observes the list again (deadline: the check's timeout) and checks it; refresh gets one more. */
+  async recheck() {
+    let seen = this.cap.rec.listChanged;
+    let obs = await this.observe();
+    let [rec, cons] = await this.check(obs, false);
+    if (rec.effect === "refresh") {
+      seen = this.cap.rec.listChanged;
+      obs = await this.observe();
+      [rec, cons] = await this.check(obs, true);
+    }
+    this.obs = obs;
+    this.record = rec;
+    this.consultation = cons;
+    this.seen = seen;
+    this.err = null;
+  }
+
+  async observe() {
+    const signal = AbortSignal.timeout(this.timeout);
+    const obs = handshakeFacts(this.cap, this.endpoint, this.client);
+    return observePages({ cap: this.cap, listPage: this.listPage, obs, pageCap: this.pageCap, signal });
+  }
+
+  /**
+   * Asks the issuer (on the service path), runs continuity_check, chains,
+   * logs and hands on the record. A record that cannot be logged is an
+   * error: a decision must not be acted on without its record.
+   */
+  async check(obs, refreshed) {
+    const now = this.nowText();
+    const observed = observedRequest(obs);
+    const req = { now, lock: this.lock, observed, ...settingsRequest(this.cont) };
+    let cons = null;
+    if (this.issuer) {
+      cons = await this.issuer.consult({
+        lock: this.lock,
+        serverName: this.cont.serverName,
+        policy: req.policy,
+        obs,
+        now,
+        observedPages: observed.pages ?? [],
+      });
+      if (cons.asked) {
+        if (cons.evidence.length > 0) req.evidence = cons.evidence;
+        req.issuer = issuerTrace(cons);
+      }
+    }
+    if (this.prev) req.prev_record_sha256 = this.prev;
+    if (refreshed) req.refreshed = true;
+    let rec;
+    try {
+      rec = new ContinuityRecord(this.cc.callResultText("continuity_check", req));
+    } catch (e) {
+      throw new Error(`crawlcheck: continuity check: ${e instanceof CoreError ? `${e.code}: ${this.cc.shown(e.coreMessage)}` : e.message}`, { cause: e });
+    }
+    this.log?.append(rec);
+    this.prev = rec.sha256;
+    this.records.push(rec);
+    this.cont.onRecord?.(rec);
+    return [rec, cons];
+  }
+
+  allowed(rec, name) {
+    if (!Object.hasOwn(rec.tools, name)) return rec.mode === "observe";
+    return !this.effects.withheld(rec.tools[name]);
+  }
+
+  /**
+   * Brings the check up to date with the server's list_changed
+   * notifications and returns the record with the observation it was made
+   * from, or throws what every call gets while the session is stopped.
+   */
+  async gate() {
+    if (!this.connected) throw new Error("crawlcheck: the client is not connected");
+    await this.serial(async () => {
+      if (this.stale()) await this.recheck().catch((e) => (this.err = e));
+    });
+    if (this.err) throw this.err;
+    const rec = this.record;
+    if (this.effects.stopped(rec.effect)) {
+      throw new ContinuityRefused(`crawlcheck: session refused: ${rec.effect} (record ${rec.sha256})`, { effect: rec.effect, record: rec });
+    }
+    return { rec, obs: this.obs };
+  }
+
+  refusedTool(rec, name) {
+    const effect = Object.hasOwn(rec.tools, name) ? rec.tools[name] : null;
+    const shown = this.cc.shown(String(name));
+    const msg =
+      effect === null
+        ? `crawlcheck: tool "${shown}" refused: not in the checked tool list (record ${rec.sha256})`
+        : `crawlcheck: tool "${shown}" refused: ${effect} (record ${rec.sha256})`;
+    return new ContinuityRefused(msg, { tool: name, effect, record: rec });
+  }
+
+  /** The tools of the checked list the record lets through. */
+  toolsOf(rec, obs) {
+    const out = [];
+    for (const page of obs.pages) {
+      let p;
+      try {
+        p = JSON.parse(dec.decode(page));
+      } catch {
+        continue; // a page the core accepted always parses
+      }
+      for (const t of Array.isArray(p?.tools) ? p.tools : []) {
+        if (t && typeof t === "object" && typeof t.name === "string" && this.allowed(rec, t.name)) out.push(t);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Re-approves the current record's tool list through the core's approve
+   * op, writes the lockfile atomically (signed with signingKey when set)
+   * and checks the same pages against it.
+   */
+  confirm(names) {
+    return this.serial(async () => {
+      if (this.err) throw this.err;
+      const rec = this.record;
+      const obs = this.obs;
+      if (!rec) throw new Error("crawlcheck: confirm: no record yet");
+      if (!this.lockPath) throw new Error("crawlcheck: confirm: the lockfile was given as bytes; give its path to rewrite it");
+      const observed = observedRequest(obs);
+      const req = { record: enc.encode(rec.raw), lock: this.lock, names, approved_at: this.nowText() };
+      if (observed.pages) req.pages = observed.pages;
+      if (observed.page_cap_reached) req.page_cap_reached = true;
+      if (this.cont.serverName) req.server_name = this.cont.serverName;
+      let a;
+      try {
+        a = this.cc.approve(req);
+      } catch (e) {
+        throw new Error(`crawlcheck: confirm: ${e instanceof CoreError ? `${e.code}: ${this.cc.shown(e.coreMessage)}` : e.message}`, { cause: e });
+      }
+      if (!a.approved) {
+        const unnamed = (a.unnamed ?? []).map((u) => (u.tool === null ? u.observation : `${this.cc.shown(u.tool)} (${u.observation})`));
+        const parts = [this.cc.shown(a.reason ?? "not approved")];
+        if (unnamed.length) parts.push(`also changed: ${unnamed.join(", ")}`);
+        if (a.not_changed?.length) parts.push(`no change to approve: ${a.not_changed.map((n) => this.cc.shown(n)).join(", ")}`);
+        throw new Error(`crawlcheck: confirm: not approved; ${parts.join("; ")} (record ${rec.sha256})`);
+      }
+      let lock = a.lock;
+      if (this.cont.signingKey) {
+        if (a.format === "agentgate.lock") throw new Error("crawlcheck: confirm: an agentgate.lock cannot be signed; use the crawlcheck format to sign");
+        lock = this.cc.signLock({ lock: enc.encode(lock), private_key: this.cont.signingKey }).lock;
+      }
+      const bytes = enc.encode(lock);
+      writeFileAtomic(this.lockPath, bytes, 0o644);
+      this.lock = bytes;
+      try {
+        const [next, cons] = await this.check(obs, false);
+        this.record = next;
+        this.consultation = cons;
+        this.err = null;
+        return next;
+      } catch (e) {
+        this.err = e;
+        throw e;
+      }
+    });
+  }
+}
+
+/**
+ * Wraps an official MCP client (before connect) so that its tools pass a
+ * continuity check against the approved lockfile. The client is returned,
+ * changed in place: connect checks after the handshake, listTools answers
+ * the checked tools the record lets through, callTool refuses the others
+ * with ContinuityRefused, and client.continuity holds the records,
+ * confirm() and recheck().
+ *
+ * @template C
+ * @param {C} client a Client of @modelcontextprotocol/sdk 1.x or @modelcontextprotocol/client 2.x
+ * @param {{lock: string|URL|Uint8Array, continuity?: object}} options
+ * @returns {C}
+ */
+export function withPreflight(client, { lock, continuity = {} } = {}) {
+  if (!client || typeof client.connect !== "function" || typeof client.callTool !== "function") {
+    throw new TypeError("crawlcheck: withPreflight needs an MCP Client (before connect)");
+  }
+  if (client.continuity) throw new Error("crawlcheck: this client already has a preflight");
+  const g = new Gate(client, lock, continuity);
+  const orig = {
+    connect: client.connect,
+    listTools: client.listTools,
+    callTool: client.callTool,
+    close: client.close,
+    request: client.request,
+  };
+  g.listPage = pageLister(client, orig);
+
+  client.connect = async function (transport, opts) {
+    if (g.connected || g.cap) throw new Error("crawlcheck: this client was already connected once");
+    await g.open();
+    g.attach(transport);
+    const signal = AbortSignal.timeout(g.timeout);
+    let failure = null;
+    try {
+      await Promise.race([
+        orig.connect.call(this, transport, opts),
+        new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true })),
+      ]);
+    } catch (e) {
+      failure = signal.aborted ? { failure: FAILURE_TIMEOUT, detail: `connecting to ${g.endpoint}: ${errText(e)}` } : { failure: FAILURE_UNAVAILABLE, detail: `connecting to ${g.endpoint}: ${errText(e)}` };
+    }
+    if (failure) {
+      const obs = handshakeFacts(g.cap, g.endpoint, null);
+      obs.failure = failure.failure;
+      obs.failureDetail = failure.detail;
+      try {
+        await transport.close?.();
+      } catch {
+        // the connection failed already
+      }
+      const [rec] = await g.serial(() => g.check(obs, false));
+      g.record = rec;
+      g.log?.close();
+      throw new ContinuityRefused(`crawlcheck: no session with ${g.cc.shown(g.endpoint)}: ${rec.effect} (record ${rec.sha256})`, { effect: rec.effect, record: rec });
+    }
+    g.connected = true;
+    try {
+      await g.serial(() => g.recheck());
+    } catch (e) {
+      g.err = e;
+      await this.close();
+      throw e;
+    }
+  };
+
+  client.listTools = async function (params) {
+    if (params?.cursor !== undefined) throw new Error(`crawlcheck: unknown cursor ${JSON.stringify(g.cc.shown(String(params.cursor)))}: listTools answers in one page`);
+    const { rec, obs } = await g.gate();
+    return { tools: g.toolsOf(rec, obs) };
+  };
+
+  client.callTool = async function (params, ...rest) {
+    if (!params || typeof params.name !== "string") throw new TypeError("crawlcheck: callTool names no tool");
+    const { rec } = await g.gate();
+    if (!g.allowed(rec, params.name)) throw g.refusedTool(rec, params.name);
+    return orig.callTool.call(this, params, ...rest);
+  };
+
+  client.close = async function (...a) {
+    g.closed = true;
+    g.connected = false;
+    try {
+      return await orig.close.call(this, ...a);
+    } finally {
+      g.log?.close();
+    }
+  };
+
+  client.continuity = continuityApi(g);
+  return client;
+}
+
+/**
+ * One tools/list page through the SDK, with an explicit cursor so that a
+ * 2.x client neither aggregates pages nor answers from its cache.
+ */
+function pageLister(client, orig = client) {
+  const modern = typeof client.getNegotiatedProtocolVersion === "function";
+  return modern
+    ? (params, opts) => orig.request.call(client, { method: "tools/list", params }, opts)
+    : (params, opts) => orig.listTools.call(client, params, opts);
+}
+
+/**
+ * A preflight on a client an agent framework has already connected (its
+ * handshake was not seen: the record's handshake facts are what the client
+ * kept of it). The capture starts now, before the first check's listing.
+ * @returns {Promise<Gate>}
+ */
+export async function preflightConnected(client, transport, lock, continuity) {
+  if (!client || !transport) throw new Error("crawlcheck: the MCP server is not connected: connect it first");
+  const g = new Gate(client, lock, continuity);
+  g.listPage = pageLister(client);
+  await g.open();
+  g.attach(transport);
+  g.connected = true;
+  await g.serial(() => g.recheck());
+  return g;
+}
+
+/** What a client (or adapter) exposes as .continuity. */
+export function continuityApi(g) {
+  return {
+    /** Every record of this session, oldest first. */
+    get records() {
+      return g.records;
+    },
+    /** The newest record. */
+    get record() {
+      return g.record;
+    },
+    /** What the issuer gave the newest record (service path), or null. */
+    get consultation() {
+      return g.consultation;
+    },
+    /** Re-approves the named tools' changes (a person's act) and returns the new record. */
+    confirm: (...names) => g.confirm(names),
+    /** Observes and checks again, whether or not the server announced a change. */
+    recheck: () =>
+      g.serial(async () => {
+        await g.recheck().catch((e) => {
+          g.err = e;
+          throw e;
+        });
+        return g.record;
+      }),
+    /** The tools of the checked list the record lets through (what listTools answers). */
+    tools: async () => {
+      const { rec, obs } = await g.gate();
+      return g.toolsOf(rec, obs);
+    },
+    /** Throws ContinuityRefused unless the record lets the tool through. */
+    assertAllowed: async (name) => {
+      const { rec } = await g.gate();
+      if (!g.allowed(rec, name)) throw g.refusedTool(rec, name);
+      return rec;
+    },
+  };
+}
+
+/** The endpoint string a record carries (the core's endpoint op): the URL as given, or "stdio:" and the command line. */
+export function endpointOf(cc, req) {
+  return cc.endpoint(req).endpoint;
+}
