@@ -9,8 +9,9 @@ import (
 	"github.com/crawlcheck/verifier/core/req"
 )
 
-// ABIVersion is the version of the binary interface (docs/abi.md).
-const ABIVersion = 1
+// ABIVersion is the version of the binary interface (docs/abi.md): 2 added
+// CallRaw (call_raw, crawlcheck_call_raw); Call answers as under 1.
+const ABIVersion = 2
 
 // MaxRequestBytes caps a request; hosts refuse larger input before copying it.
 const MaxRequestBytes = canon.MaxBytes
@@ -60,7 +61,21 @@ func Ops() []string {
 // Call runs one op on a JSON request and returns the JSON envelope
 // (docs/abi.md). It never panics: a panic inside an op is recovered into an
 // "internal" error envelope.
-func Call(op string, request []byte) (response []byte) {
+func Call(op string, request []byte) []byte {
+	return call(op, request, nil, false)
+}
+
+// CallRaw is Call with attachments (ABI 2): documents travel as raw bytes
+// beside the request, each a frame of a 4-byte little-endian length and that
+// many bytes, and a document field of the request names one by its index,
+// {"$raw": i}. The answer is the one Call gives when each such field holds
+// the attachment's bytes as a JSON string; an attachment no field references
+// is a bad_request.
+func CallRaw(op string, request, attachments []byte) []byte {
+	return call(op, request, attachments, true)
+}
+
+func call(op string, request, attachments []byte, raw bool) (response []byte) {
 	defer func() {
 		if r := recover(); r != nil {
 			response = envelope(canon.Value{}, cerr.New(cerr.Internal, "panic in op %q: %v", op, r))
@@ -73,10 +88,20 @@ func Call(op string, request []byte) (response []byte) {
 	if !ok {
 		return envelope(canon.Value{}, cerr.New(cerr.UnknownOp, "unknown op %s", clip(op)))
 	}
-	if len(request) > MaxRequestBytes {
-		return envelope(canon.Value{}, cerr.New(cerr.InputTooLarge, "request of %d bytes exceeds the limit of %d", len(request), MaxRequestBytes))
+	if size := len(request) + len(attachments); size > MaxRequestBytes {
+		what := "request"
+		if raw {
+			what = "request with its attachments"
+		}
+		return envelope(canon.Value{}, cerr.New(cerr.InputTooLarge, what+" of %d bytes exceeds the limit of %d", size, MaxRequestBytes))
 	}
-	r, err := req.Parse(request)
+	var r req.Obj
+	var err error
+	if raw {
+		r, err = req.ParseRaw(request, attachments)
+	} else {
+		r, err = req.Parse(request)
+	}
 	if err != nil {
 		return envelope(canon.Value{}, err)
 	}

@@ -45,7 +45,9 @@ func opGuard(r req.Obj) (canon.Value, error) {
 	}
 	// A receipt is what an issuer sent: bytes that are not JSON are an
 	// answer (malformed_receipt), not an error of the request.
-	in.Receipt = r.Value("receipt")
+	if in.Receipt, err = r.Text("receipt"); err != nil {
+		return canon.Value{}, err
+	}
 	if s, ok := in.Receipt.Str(); ok {
 		if in.Receipt, err = canon.ParseString(s); err != nil {
 			in.Unreadable = cerr.In("receipt", err)
@@ -257,7 +259,7 @@ func opSignReceipt(r req.Obj) (canon.Value, error) {
 		return canon.Value{}, cerr.New(cerr.BadRequest, "request.expires_at %s is before issued_at %s", timefmt.Format(env.ExpiresAt), timefmt.Format(env.IssuedAt))
 	}
 	_, op, _ := guard.OperationOf(kind)
-	inputs, ok, err := r.Object("inputs")
+	inputs, ok, err := r.Verbatim("inputs")
 	if err != nil {
 		return canon.Value{}, err
 	}

@@ -2,7 +2,8 @@
 // libcrawlcheck.so, for ctypes and C hosts.
 //
 // It is the binary interface and nothing else (docs/abi.md, crawlcheck.h):
-// every decision is core.Call's. The request is read in place from C memory
+// every decision is core.Call's or core.CallRaw's. The request (and the
+// attachments of crawlcheck_call_raw) is read in place from C memory
 // (no copy; core.Call keeps nothing after it returns) and the response is
 // copied once into malloc'd memory the caller frees, so no Go pointer ever
 // crosses to C. A request over the cap is refused by core.Call by its length
@@ -43,8 +44,22 @@ func crawlcheck_call(op *C.char, req *C.uint8_t, reqLen C.size_t, outLen *C.size
 	if outLen == nil {
 		return nil
 	}
-	resp := guardedCall(op, req, reqLen)
-	// One byte more for a NUL terminator, so the response is also a C
+	return respond(guardedCall(op, req, reqLen, nil, 0, false), outLen)
+}
+
+// crawlcheck_call_raw is crawlcheck_call with attachments (ABI 2): documents
+// as raw bytes beside the request, which names them {"$raw": i}.
+//
+//export crawlcheck_call_raw
+func crawlcheck_call_raw(op *C.char, req *C.uint8_t, reqLen C.size_t, att *C.uint8_t, attLen C.size_t, outLen *C.size_t) *C.uint8_t {
+	if outLen == nil {
+		return nil
+	}
+	return respond(guardedCall(op, req, reqLen, att, attLen, true), outLen)
+}
+
+// respond copies the response into malloc'd memory for the caller.
+func respond(resp []byte, outLen *C.size_t) *C.uint8_t { // One byte more for a NUL terminator, so the response is also a C
 	// string (JSON escapes every NUL inside it) and malloc never sees 0.
 	// cgo's C.malloc aborts rather than return NULL.
 	out := C.malloc(C.size_t(len(resp) + 1))
@@ -57,7 +72,7 @@ func crawlcheck_call(op *C.char, req *C.uint8_t, reqLen C.size_t, outLen *C.size
 //export crawlcheck_free
 func crawlcheck_free(p *C.uint8_t) { C.free(unsafe.Pointer(p)) }
 
-func guardedCall(op *C.char, req *C.uint8_t, reqLen C.size_t) (resp []byte) {
+func guardedCall(op *C.char, req *C.uint8_t, reqLen C.size_t, att *C.uint8_t, attLen C.size_t, raw bool) (resp []byte) {
 	defer func() {
 		if r := recover(); r != nil {
 			resp = errorEnvelope(cerr.Internal, cerr.New(cerr.Internal, "panic in C call: %v", r).Msg)
@@ -66,6 +81,9 @@ func guardedCall(op *C.char, req *C.uint8_t, reqLen C.size_t) (resp []byte) {
 	if req == nil && reqLen > 0 {
 		return errorEnvelope(cerr.BadRequest, cerr.New(cerr.BadRequest, "req is NULL with req_len %d", uint64(reqLen)).Msg)
 	}
+	if att == nil && attLen > 0 {
+		return errorEnvelope(cerr.BadRequest, cerr.New(cerr.BadRequest, "att is NULL with att_len %d", uint64(attLen)).Msg)
+	}
 	var name string
 	if op != nil {
 		name = C.GoString(op)
@@ -73,11 +91,18 @@ func guardedCall(op *C.char, req *C.uint8_t, reqLen C.size_t) (resp []byte) {
 	if beforeCall != nil {
 		beforeCall(name)
 	}
-	request := []byte{}
-	if reqLen > 0 {
-		request = unsafe.Slice((*byte)(unsafe.Pointer(req)), int(reqLen))
+	if raw {
+		return core.CallRaw(name, cBytes(req, reqLen), cBytes(att, attLen))
 	}
-	return core.Call(name, request)
+	return core.Call(name, cBytes(req, reqLen))
+}
+
+// cBytes views n bytes of C memory without copying or reading them.
+func cBytes(p *C.uint8_t, n C.size_t) []byte {
+	if n == 0 {
+		return []byte{}
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(p)), int(n))
 }
 
 // errorEnvelope is the canonical (RFC 8785) error envelope of docs/abi.md,

@@ -39,7 +39,7 @@ func TestWasmInterfacePinned(t *testing.T) {
 		imports[module+" memory "+name] = true
 	}
 	pin(t, "../wasm/exports.txt", "exports of crawlcheck.wasm", exports)
-	pin(t, "../wasm/imports.txt", "imports of crawlcheck.wasm (all from WASI preview 1)", slices.Collect(maps.Keys(imports)))
+	pin(t, "../wasm/imports.txt", "imports of crawlcheck.wasm (WASI preview 1, and crawlcheck.sha256: docs/abi.md)", slices.Collect(maps.Keys(imports)))
 }
 
 func signature(f api.FunctionDefinition) string {

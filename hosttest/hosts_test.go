@@ -14,18 +14,25 @@ import (
 	"github.com/crawlcheck/verifier/hosttest/artifact"
 	"github.com/crawlcheck/verifier/hosttest/chost"
 	"github.com/crawlcheck/verifier/hosttest/gen"
+	"github.com/crawlcheck/verifier/hosttest/rawreq"
 	"github.com/crawlcheck/verifier/hosttest/wasmhost"
 )
 
 // release is the release build of the artifacts, built once by TestMain,
-// with a wasm host and a C harness process on it.
+// with two wasm hosts — one giving the module Go's crypto/sha256 for its
+// crawlcheck.sha256 import, one answering 0 so that it uses its own, as in a
+// browser — and a C harness process on it.
 var release struct {
-	dir  string
-	set  artifact.Set
-	wasm []byte
-	host *wasmhost.Host
-	c    *chost.Proc
+	dir     string
+	set     artifact.Set
+	wasm    []byte
+	host    *wasmhost.Host
+	ownHash *wasmhost.Host
+	c       *chost.Proc
 }
+
+// noHostSHA256 is the crawlcheck.sha256 of a host that has none.
+func noHostSHA256([]byte) ([32]byte, bool) { return [32]byte{}, false }
 
 func TestMain(m *testing.M) {
 	code, err := runMain(m)
@@ -54,6 +61,10 @@ func runMain(m *testing.M) (int, error) {
 		return 0, err
 	}
 	defer release.host.Close(ctx)
+	if release.ownHash, err = wasmhost.New(ctx, release.wasm, wasmhost.Config{SHA256: noHostSHA256}); err != nil {
+		return 0, err
+	}
+	defer release.ownHash.Close(ctx)
 	if release.c, err = chost.Start(release.set.Harness, release.set.Lib); err != nil {
 		return 0, err
 	}
@@ -76,45 +87,89 @@ type call struct {
 	req  []byte
 }
 
-// answers holds what each build said.
-type answers struct{ native, wasm, c []byte }
+// answers holds what each build said: through ABI 1 (call), and through
+// ABI 2 (call_raw) with every document the request holds as a string moved
+// into an attachment (rawreq.Split). The wasm module answers through ABI 1
+// with the host's SHA-256 and through ABI 2 with both the host's and its own.
+type answers struct {
+	native, wasm, c          []byte
+	nativeRaw, wasmRaw, cRaw []byte
+	wasmOwnHash              []byte
+}
 
-// ask sends calls to the three builds: native in-process, wasm on the
-// pooled host, the C library through the harness in one batch.
+// ask sends calls to the three builds, each through both ABIs: native
+// in-process, wasm on the pooled hosts, the C library through the harness
+// in one batch.
 func ask(t testing.TB, calls []call) []answers {
 	t.Helper()
 	out := make([]answers, len(calls))
 	reqs := requests(calls)
+	for _, c := range calls {
+		r, a := split(c.req)
+		reqs = append(reqs, chost.Request{Op: c.op, Body: r, Attachments: a})
+	}
 	var cerr error
 	var cResps [][]byte
 	var wg sync.WaitGroup
 	wg.Go(func() { cResps, cerr = release.c.CallAll(reqs) })
+	ctx := context.Background()
 	for i, c := range calls {
+		r, a := split(c.req)
 		out[i].native = core.Call(c.op, c.req)
-		resp, err := release.host.Call(context.Background(), c.op, c.req)
-		if err != nil {
+		out[i].nativeRaw = core.CallRaw(c.op, r, a)
+		var err error
+		if out[i].wasm, err = release.host.Call(ctx, c.op, c.req); err != nil {
 			t.Fatalf("%s: wasm: %v", c.name, err)
 		}
-		out[i].wasm = resp
+		if out[i].wasmRaw, err = release.host.CallRaw(ctx, c.op, r, a); err != nil {
+			t.Fatalf("%s: wasm call_raw: %v", c.name, err)
+		}
+		if out[i].wasmOwnHash, err = release.ownHash.CallRaw(ctx, c.op, r, a); err != nil {
+			t.Fatalf("%s: wasm call_raw, the module's own SHA-256: %v", c.name, err)
+		}
 	}
 	wg.Wait()
 	if cerr != nil {
 		t.Fatalf("C harness: %v", cerr)
 	}
 	for i := range out {
-		out[i].c = cResps[i]
+		out[i].c, out[i].cRaw = cResps[i], cResps[len(calls)+i]
 	}
 	return out
+}
+
+// split is rawreq.Split with attachments never nil, so that the raw path is
+// taken also for a request without documents.
+func split(request []byte) (req, attachments []byte) {
+	req, attachments = rawreq.Split(request)
+	if attachments == nil {
+		attachments = []byte{}
+	}
+	return req, attachments
+}
+
+// each lists a call's answers by where they came from.
+func (a answers) each() []struct {
+	host string
+	resp []byte
+} {
+	return []struct {
+		host string
+		resp []byte
+	}{
+		{"native", a.native}, {"wasm", a.wasm}, {"C", a.c},
+		{"native CallRaw", a.nativeRaw}, {"wasm call_raw", a.wasmRaw}, {"C call_raw", a.cRaw},
+		{"wasm call_raw with the module's own SHA-256", a.wasmOwnHash},
+	}
 }
 
 // same reports how the builds disagree with each other, "" if they do not.
 func (a answers) same() string {
 	var msg string
-	if !bytes.Equal(a.wasm, a.native) {
-		msg += fmt.Sprintf("\n  native: %s\n  wasm:   %s", clip(a.native), clip(a.wasm))
-	}
-	if !bytes.Equal(a.c, a.native) {
-		msg += fmt.Sprintf("\n  native: %s\n  C:      %s", clip(a.native), clip(a.c))
+	for _, h := range a.each()[1:] {
+		if !bytes.Equal(h.resp, a.native) {
+			msg += fmt.Sprintf("\n  native: %s\n  %s: %s", clip(a.native), h.host, clip(h.resp))
+		}
 	}
 	return msg
 }

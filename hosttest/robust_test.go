@@ -151,29 +151,48 @@ func TestRSSBoundedC(t *testing.T) {
 // hands the library unreadable memory (a read would crash it) and the wasm
 // host hands the module an address past the end of its memory (a read
 // would trap). For an op that does not exist the answer is unknown_op.
+// Through ABI 2 the request and its attachments together are one byte over.
 func TestOverCap(t *testing.T) {
 	over := make([]byte, wasmhost.MaxRequest+1)
-	for _, op := range []string{"canonicalize", "no_such_op"} {
-		native := core.Call(op, over)
-		w, err := release.host.Call(context.Background(), op, over)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := chost.Run(release.set.Harness, release.set.Lib, nil, "overcap", op)
+	half := len(over) / 2
+	harness := func(mode, op string) []byte {
+		out, err := chost.Run(release.set.Harness, release.set.Lib, nil, mode, op)
 		if err != nil {
 			t.Fatal(err)
 		}
 		c, err := chost.ReadFrames(out)
 		if err != nil || len(c) != 1 {
-			t.Fatalf("harness: %q %v", out, err)
+			t.Fatalf("harness %s: %q %v", mode, out, err)
 		}
-		if msg := (answers{native, w, c[0]}).same(); msg != "" {
+		return c[0]
+	}
+	for _, op := range []string{"canonicalize", "no_such_op"} {
+		var a answers
+		var err error
+		a.native, a.nativeRaw = core.Call(op, over), core.CallRaw(op, over[:half], over[half:])
+		if a.wasm, err = release.host.Call(context.Background(), op, over); err != nil {
+			t.Fatal(err)
+		}
+		if a.wasmRaw, err = release.host.CallRaw(context.Background(), op, over[:half], over[half:]); err != nil {
+			t.Fatal(err)
+		}
+		if a.wasmOwnHash, err = release.ownHash.CallRaw(context.Background(), op, over[:half], over[half:]); err != nil {
+			t.Fatal(err)
+		}
+		a.c, a.cRaw = harness("overcap", op), harness("overcap_raw", op)
+		if !bytes.Equal(a.nativeRaw, a.wasmRaw) || !bytes.Equal(a.nativeRaw, a.wasmOwnHash) || !bytes.Equal(a.nativeRaw, a.cRaw) {
+			t.Errorf("%s through ABI 2: native %s, wasm %s, wasm (own SHA-256) %s, C %s", op, a.nativeRaw, a.wasmRaw, a.wasmOwnHash, a.cRaw)
+		}
+		a.nativeRaw, a.wasmRaw, a.wasmOwnHash, a.cRaw = a.native, a.native, a.native, a.native
+		if msg := a.same(); msg != "" {
 			t.Errorf("%s:%s", op, msg)
 		}
-		t.Logf("%s: %s", op, w)
+		t.Logf("%s: %s", op, a.wasm)
 	}
-	if code := envelopeCode(core.Call("canonicalize", over)); code != "input_too_large" {
-		t.Errorf("canonicalize of an over-cap request: %s", code)
+	for _, resp := range [][]byte{core.Call("canonicalize", over), core.CallRaw("canonicalize", over[:half], over[half:])} {
+		if code := envelopeCode(resp); code != "input_too_large" {
+			t.Errorf("canonicalize of an over-cap request: %s", code)
+		}
 	}
 }
 

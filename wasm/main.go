@@ -2,9 +2,11 @@
 // crawlcheck.wasm, loaded by wazero, Node (node:wasi) and browsers (a shim).
 //
 // It is the binary interface and nothing else (docs/abi.md): every decision
-// is core.Call's. The host runs _initialize once, then for each call writes
-// the op and the request into buffers from malloc, calls call, reads the
-// response it points to and frees all three.
+// is core.Call's or core.CallRaw's. The host runs _initialize once, then for
+// each call writes the op, the request and (ABI 2, call_raw) the attachments
+// into buffers from malloc, calls call or call_raw, reads the response it
+// points to and frees it. The module imports one function besides WASI,
+// crawlcheck.sha256 (sha256.go).
 //
 // Buffers are Go slices kept reachable in a map keyed by their address until
 // free: Go's collector does not move objects, so an address handed to the
@@ -16,7 +18,9 @@
 package main
 
 import (
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"unsafe"
 
@@ -35,12 +39,48 @@ var beforeCall func(op string)
 
 func main() {}
 
-// A call's garbage is freed by the next collections; in WebAssembly the
-// collector runs on the caller's only thread and every cycle is paid for in
-// latency, so the module collects less often than a native process would:
-// a 1,000-tool check allocates about 16 MB, and the default (GOGC=100)
-// would collect several times inside that one call.
+// Garbage collection must finish between calls.
+//
+// A reactor's Go runtime only runs while the host is inside an export, and
+// an export runs on one goroutine that never blocks: the collector's
+// background mark workers get scheduled only if it blocks. A cycle started
+// inside a call is then driven by allocation assists alone and may stretch
+// over many calls, and everything allocated while it runs is kept as if
+// live; each such cycle set a larger heap goal than the last, so a
+// long-lived instance grew by kilobytes per call until it ran out of its
+// 4 GiB (issue 9). So the module also collects by itself after a call, once
+// the calls since its last full collection have allocated gcBudget bytes:
+// runtime.GC finishes any cycle in progress and runs a whole one while
+// almost nothing is live, which is cheap, and the heap goal starts again
+// from what is really live. The linear memory settles at about the largest
+// call's high-water mark plus gcBudget.
+//
+// Inside a call the pacer still runs, with GOGC at 400 rather than 100: a
+// call's garbage is collected on the caller's only thread and every cycle is
+// paid for in latency. It must run at all: a host's deadline guard
+// (hosttest/wasmhost/guard.go) stops a runaway call at the clock reads that
+// collections make.
+const gcBudget = 16 << 20
+
+var (
+	gcSample   = []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	allocsAtGC uint64
+)
+
 func init() { debug.SetGCPercent(400) }
+
+// collect runs a full collection if gcBudget bytes were allocated since
+// the last one it ran. runtime.GC blocks until the cycle and its sweep are
+// done, which lets the collector's goroutines run.
+func collect() {
+	metrics.Read(gcSample)
+	if gcSample[0].Value.Uint64()-allocsAtGC < gcBudget {
+		return
+	}
+	runtime.GC()
+	metrics.Read(gcSample)
+	allocsAtGC = gcSample[0].Value.Uint64()
+}
 
 //go:wasmexport abi_version
 func abi_version() uint32 { return core.ABIVersion }
@@ -73,25 +113,48 @@ func free(ptr uint32) { delete(pinned, ptr) }
 //
 //go:wasmexport call
 func call(opPtr unsafe.Pointer, opLen uint32, reqPtr unsafe.Pointer, reqLen uint32) uint64 {
-	resp := guardedCall(opPtr, opLen, reqPtr, reqLen)
-	// A copy: core.Call may return a slice it shares or that aliases the
+	return respond(guardedCall(opPtr, opLen, func(op string) []byte {
+		return core.Call(op, guestBytes(reqPtr, reqLen))
+	}))
+}
+
+// call_raw is call with attachments (ABI 2, core.CallRaw): documents as raw
+// bytes beside the request, which name them {"$raw": i}. Both buffers are
+// read in place; over the cap (request and attachments together) neither is
+// read.
+//
+//go:wasmexport call_raw
+func call_raw(opPtr unsafe.Pointer, opLen uint32, reqPtr unsafe.Pointer, reqLen uint32, attPtr unsafe.Pointer, attLen uint32) uint64 {
+	return respond(guardedCall(opPtr, opLen, func(op string) []byte {
+		return core.CallRaw(op, guestBytes(reqPtr, reqLen), guestBytes(attPtr, attLen))
+	}))
+}
+
+// respond hands the response to the host as ptr<<32|len, then collects if
+// it is time to.
+func respond(resp []byte) uint64 {
+	// A copy: the core may return a slice it shares or that aliases the
 	// request, and the host must get an address of its own to free.
 	p, buf := alloc(len(resp))
 	copy(buf, resp)
+	collect()
 	return uint64(p)<<32 | uint64(len(resp))
 }
 
-func guardedCall(opPtr unsafe.Pointer, opLen uint32, reqPtr unsafe.Pointer, reqLen uint32) (resp []byte) {
+func guardedCall(opPtr unsafe.Pointer, opLen uint32, run func(op string) []byte) (resp []byte) {
 	defer func() {
 		if r := recover(); r != nil {
 			resp = errorEnvelope(cerr.Internal, cerr.New(cerr.Internal, "panic in wasm call: %v", r).Msg)
 		}
 	}()
+	if refusal != "" {
+		return errorEnvelope(cerr.Internal, refusal)
+	}
 	op := string(guestBytes(opPtr, opLen))
 	if beforeCall != nil {
 		beforeCall(op)
 	}
-	return core.Call(op, guestBytes(reqPtr, reqLen))
+	return run(op)
 }
 
 // guestBytes views n bytes of linear memory at ptr without copying.

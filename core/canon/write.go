@@ -2,11 +2,12 @@ package canon
 
 import (
 	"cmp"
-	"crypto/sha256"
 	"encoding/hex"
 	"slices"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/crawlcheck/verifier/core/digest"
 )
 
 // CompareKeys orders strings by their UTF-16 code units, the order RFC 8785
@@ -53,7 +54,7 @@ var scratch = sync.Pool{New: func() any { return new([]byte) }}
 func SHA256Hex(v Value) string {
 	buf := scratch.Get().(*[]byte)
 	*buf = AppendCanonical((*buf)[:0], v)
-	sum := sha256.Sum256(*buf)
+	sum := digest.Sum256(*buf)
 	scratch.Put(buf)
 	return hex.EncodeToString(sum[:])
 }

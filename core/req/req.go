@@ -3,11 +3,20 @@
 //
 // Unknown fields are refused: a misspelt "operator_keys" silently ignored
 // would turn a signed-baseline requirement off.
+//
+// Under ABI 2 (ParseRaw) a document field may hold a reference to an
+// attachment, {"$raw": i}, instead of the document's bytes as a JSON string
+// (docs/abi.md). The accessors that read documents and strings — Str, Doc,
+// Pages, Text — resolve it, so an op reads a field the same way whichever way
+// it came. Fields read as JSON values (Value, Object) never resolve one: a
+// server's serverInfo or a tool schema is content, and a {"$raw": 0} inside it
+// is data, not a reference.
 package req
 
 import (
 	"encoding/base64"
 	"time"
+	"unicode/utf8"
 
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
@@ -18,6 +27,7 @@ import (
 type Obj struct {
 	V    canon.Value
 	Path string
+	att  *attachments // nil under ABI 1: no field is a reference
 }
 
 // Parse parses a request document; it must be a JSON object.
@@ -69,7 +79,17 @@ func (o Obj) Str(name string, required bool) (string, error) {
 		}
 		return "", nil
 	}
-	s, ok := o.Value(name).Str()
+	v := o.Value(name)
+	s, ok := v.Str()
+	if !ok {
+		var err error
+		if s, ok, err = o.resolve(v, name); err != nil {
+			return "", err
+		}
+		if ok && !utf8.ValidString(s) {
+			return "", cerr.New(cerr.JSONInvalidUTF8, "%s: attachment is not valid UTF-8", o.field(name))
+		}
+	}
 	if !ok {
 		return "", o.bad(name, "must be a string")
 	}
@@ -137,7 +157,33 @@ func (o Obj) Object(name string) (Obj, bool, error) {
 	if v.Kind() != canon.Object {
 		return Obj{}, false, o.bad(name, "must be an object")
 	}
-	return Obj{V: v, Path: o.field(name)}, true, nil
+	return Obj{V: v, Path: o.field(name), att: o.att}, true, nil
+}
+
+// Verbatim is Object for a field whose value the op keeps as given (a
+// receipt signs its inputs): under ABI 2 it refuses one holding {"$raw": …}
+// anywhere, since no reference in it would be resolved.
+func (o Obj) Verbatim(name string) (Obj, bool, error) {
+	obj, ok, err := o.Object(name)
+	if err == nil && ok && o.att != nil && hasReference(obj.V) {
+		return Obj{}, false, o.bad(name, "is kept as given, so it cannot hold {\"$raw\": …} references: send its documents as strings")
+	}
+	obj.att = nil
+	return obj, ok, err
+}
+
+func hasReference(v canon.Value) bool {
+	for _, m := range v.Members() {
+		if m.Key == "$raw" || hasReference(m.Value) {
+			return true
+		}
+	}
+	for _, e := range v.Elems() {
+		if hasReference(e) {
+			return true
+		}
+	}
+	return false
 }
 
 // Strings returns an array-of-strings field (nil when absent).
@@ -161,9 +207,9 @@ func (o Obj) Strings(name string) ([]string, error) {
 }
 
 // Pages returns an array of raw documents: each element is a string (the
-// document's text) or {"base64": "..."} (its exact bytes, for a host that
-// holds bytes which may not be valid UTF-8: the core, not the host, must be
-// the one to refuse them).
+// document's text), {"base64": "..."} or, under ABI 2, {"$raw": i} (its exact
+// bytes, for a host that holds bytes which may not be valid UTF-8: the core,
+// not the host, must be the one to refuse them).
 func (o Obj) Pages(name string) ([]string, error) {
 	if !o.Has(name) {
 		return nil, nil
@@ -175,6 +221,12 @@ func (o Obj) Pages(name string) ([]string, error) {
 	out := make([]string, len(v.Elems()))
 	for i, e := range v.Elems() {
 		if s, ok := e.Str(); ok {
+			out[i] = s
+			continue
+		}
+		if s, ok, err := o.resolve(e, name+"["+canon.Int(int64(i)).String()+"]"); err != nil {
+			return nil, err
+		} else if ok {
 			out[i] = s
 			continue
 		}
@@ -199,11 +251,140 @@ func (o Obj) Doc(name string) (v canon.Value, ok bool, err error) {
 		return v, false, nil
 	}
 	v = o.Value(name)
-	if s, isStr := v.Str(); isStr {
+	s, isStr, err := o.text(name)
+	if err != nil {
+		return v, false, err
+	}
+	if isStr {
 		v, err = canon.ParseString(s)
 		if err != nil {
 			return v, false, cerr.In(o.field(name), err)
 		}
 	}
 	return v, true, nil
+}
+
+// Text returns a document field as given, without parsing it: a JSON value,
+// or a string holding the document's bytes (an attachment's under ABI 2,
+// which need not be valid UTF-8). For a document whose parse failure is an
+// answer, not an error (a receipt from an issuer). Null when absent.
+func (o Obj) Text(name string) (canon.Value, error) {
+	s, ok, err := o.text(name)
+	if err != nil || !ok {
+		return o.Value(name), err
+	}
+	return canon.Str(s), nil
+}
+
+// text returns a string field's string, or the bytes of the attachment a
+// reference in it names; ok is false when it is neither.
+func (o Obj) text(name string) (string, bool, error) {
+	v := o.Value(name)
+	if s, ok := v.Str(); ok {
+		return s, true, nil
+	}
+	return o.resolve(v, name)
+}
+
+// attachments are the documents of an ABI-2 request: frames of
+// little-endian uint32 length, then that many bytes.
+type attachments struct {
+	frames [][]byte
+}
+
+// ParseRaw parses an ABI-2 request and its attachments. An attachment that
+// no {"$raw": i} in the request names is refused here, before any op runs;
+// a reference is resolved (and an index out of range refused) where a field
+// is read. The attachment bytes are copied when a field resolves them, so
+// nothing the result holds points into attachments.
+func ParseRaw(data, attachments []byte) (Obj, error) {
+	att, err := splitFrames(attachments)
+	if err != nil {
+		return Obj{}, err
+	}
+	o, err := Parse(data)
+	if err != nil {
+		return o, err
+	}
+	o.att = att
+	named := make([]bool, len(att.frames))
+	markReferences(o.V, named)
+	for i, ok := range named {
+		if !ok {
+			return Obj{}, cerr.New(cerr.BadRequest, "attachment %d of %d is not referenced by any field", i, len(named))
+		}
+	}
+	return o, nil
+}
+
+// markReferences marks the attachments that a {"$raw": i} anywhere in v
+// names. Anywhere: which of them a field resolves depends on the op, but an
+// attachment nothing names is surely a host's mistake.
+func markReferences(v canon.Value, named []bool) {
+	if ms := v.Members(); len(ms) == 1 && ms[0].Key == "$raw" {
+		if i, ok := index(ms[0].Value, len(named)); ok && i < len(named) {
+			named[i] = true
+		}
+		return
+	}
+	for _, m := range v.Members() {
+		markReferences(m.Value, named)
+	}
+	for _, e := range v.Elems() {
+		markReferences(e, named)
+	}
+}
+
+// index reads the attachment index of a reference: a non-negative integer;
+// any value past n is returned as n.
+func index(v canon.Value, n int) (int, bool) {
+	digits, isNum := v.NumberText()
+	if !isNum || digits == "" {
+		return 0, false
+	}
+	i := 0
+	for _, c := range []byte(digits) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if i <= n { // past n it is out of range; stop before it could overflow
+			i = i*10 + int(c-'0')
+		}
+	}
+	return min(i, n), true
+}
+
+func splitFrames(b []byte) (*attachments, error) {
+	a := &attachments{}
+	for len(b) > 0 {
+		i := canon.Int(int64(len(a.frames))).String()
+		if len(b) < 4 {
+			return nil, cerr.New(cerr.BadRequest, "attachments: frame "+i+" has %d bytes where a 4-byte length belongs", len(b))
+		}
+		n := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24
+		if n > uint64(len(b)-4) {
+			return nil, cerr.New(cerr.BadRequest, "attachments: frame "+i+" declares %d bytes, %d follow", int64(n), len(b)-4)
+		}
+		a.frames = append(a.frames, b[4:4+n])
+		b = b[4+n:]
+	}
+	return a, nil
+}
+
+// resolve returns the bytes of the attachment v names, if v is a reference
+// {"$raw": i} of an ABI-2 request; ok is false for any other value.
+func (o Obj) resolve(v canon.Value, name string) (string, bool, error) {
+	ms := v.Members()
+	if o.att == nil || v.Kind() != canon.Object || len(ms) != 1 || ms[0].Key != "$raw" {
+		return "", false, nil
+	}
+	n := len(o.att.frames)
+	i, ok := index(ms[0].Value, n)
+	switch {
+	case !ok:
+		return "", false, o.bad(name, "is a reference: {\"$raw\": <attachment index>}, a non-negative integer")
+	case i >= n:
+		return "", false, o.bad(name, "names an attachment the request does not have (it has %d)", n)
+	}
+	return string(o.att.frames[i]), true, nil
 }

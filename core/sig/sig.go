@@ -16,7 +16,6 @@ package sig
 
 import (
 	"crypto/ed25519"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"strings"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/digest"
 )
 
 // Domain is the domain-separation prefix of every signed message.
@@ -87,7 +87,7 @@ func EncodePublic(pub ed25519.PublicKey) string { return base64.StdEncoding.Enco
 
 // OperatorKeyID names an operator key.
 func OperatorKeyID(pub ed25519.PublicKey) string {
-	sum := sha256.Sum256(pub)
+	sum := digest.Sum256(pub)
 	return OperatorPrefix + hex.EncodeToString(sum[:8])
 }
 

@@ -19,13 +19,13 @@
 package tools
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"slices"
 	"strings"
 
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/digest"
 )
 
 // The four parts of a tool, by their wire names, in canonical key order.
@@ -113,7 +113,7 @@ func AgentgateHashes(name, description, inputSchemaPart string) Agentgate {
 func IsAbsentPart(partHash string) bool { return partHash == nullPartHash }
 
 func hashHex(b []byte) string {
-	sum := sha256.Sum256(b)
+	sum := digest.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
 

@@ -6,8 +6,11 @@
  * One process runs many calls: requests come framed on stdin, and every
  * length in a frame is a little-endian uint32:
  *
- *     request:  op_len op req_len req
+ *     request:  op_len op req_len req att_len att
  *     response: resp_len resp
+ *
+ * att_len 0xFFFFFFFF (and no att) asks for crawlcheck_call; any other
+ * att_len for crawlcheck_call_raw with those attachment bytes (ABI 2).
  *
  * Usage: harness LIB MODE [ARGS]
  *
@@ -23,6 +26,8 @@
  *   overcap OP        call OP with a request one byte over the cap whose
  *                     memory is unreadable (PROT_NONE): a library that read
  *                     it would crash. Write the response frame.
+ *   overcap_raw OP    the same through crawlcheck_call_raw: request and
+ *                     attachments, both unreadable, one byte over together.
  *
  * Diagnostics go to stderr; the exit status is 0 only if all went well.
  */
@@ -41,6 +46,7 @@
 
 static uint32_t (*abi_version)(void);
 static uint8_t *(*call)(const char *, const uint8_t *, size_t, size_t *);
+static uint8_t *(*call_raw)(const char *, const uint8_t *, size_t, const uint8_t *, size_t, size_t *);
 static void (*free_response)(uint8_t *);
 
 static void die(const char *what) {
@@ -56,8 +62,10 @@ static void load(const char *path) {
 	}
 	abi_version = (uint32_t(*)(void))dlsym(lib, "crawlcheck_abi_version");
 	call = (uint8_t * (*)(const char *, const uint8_t *, size_t, size_t *)) dlsym(lib, "crawlcheck_call");
+	call_raw = (uint8_t * (*)(const char *, const uint8_t *, size_t, const uint8_t *, size_t, size_t *))
+		dlsym(lib, "crawlcheck_call_raw");
 	free_response = (void (*)(uint8_t *))dlsym(lib, "crawlcheck_free");
-	if (!abi_version || !call || !free_response)
+	if (!abi_version || !call || !call_raw || !free_response)
 		die("library lacks a crawlcheck_ symbol");
 	if (abi_version() != CRAWLCHECK_ABI_VERSION) {
 		fprintf(stderr, "harness: library abi %u, harness %u\n", abi_version(), CRAWLCHECK_ABI_VERSION);
@@ -100,6 +108,8 @@ typedef struct {
 	char *op; /* NUL-terminated copy */
 	uint8_t *req;
 	uint32_t req_len;
+	uint8_t *att; /* NULL: crawlcheck_call */
+	uint32_t att_len;
 	uint8_t *want; /* reference response (threads mode) */
 	size_t want_len;
 } request;
@@ -123,7 +133,25 @@ static int read_request(request *r) {
 		die("out of memory");
 	if (r->req_len && !read_full(r->req, r->req_len))
 		die("truncated request");
+	if (!read_u32(&r->att_len))
+		die("truncated frame: no attachments length");
+	if (r->att_len == 0xFFFFFFFFu) {
+		r->att_len = 0;
+		return 1;
+	}
+	r->att = malloc(r->att_len ? r->att_len : 1);
+	if (!r->att)
+		die("out of memory");
+	if (r->att_len && !read_full(r->att, r->att_len))
+		die("truncated attachments");
 	return 1;
+}
+
+/* do_call makes the call a request frame asks for. */
+static uint8_t *do_call(const request *r, size_t *n) {
+	if (r->att)
+		return call_raw(r->op, r->req, r->req_len, r->att, r->att_len, n);
+	return call(r->op, r->req, r->req_len, n);
 }
 
 static request *read_all(size_t *count) {
@@ -154,11 +182,12 @@ static int serve(void) {
 	request r;
 	while (read_request(&r)) {
 		size_t n;
-		uint8_t *resp = call(r.op, r.req, r.req_len, &n);
+		uint8_t *resp = do_call(&r, &n);
 		write_frame(resp, n);
 		free_response(resp);
 		free(r.op);
 		free(r.req);
+		free(r.att);
 		fflush(stdout);
 	}
 	return 0;
@@ -177,7 +206,7 @@ static void *work(void *arg) {
 	for (long i = 0; i < w->calls; i++) {
 		request *r = &w->rs[(size_t)(w->offset + i) % w->count];
 		size_t n;
-		uint8_t *resp = call(r->op, r->req, r->req_len, &n);
+		uint8_t *resp = do_call(r, &n);
 		if (n != r->want_len || memcmp(resp, r->want, n) != 0)
 			w->mismatches++;
 		free_response(resp);
@@ -189,7 +218,7 @@ static int threads(int nthreads, long calls) {
 	size_t count;
 	request *rs = read_all(&count);
 	for (size_t i = 0; i < count; i++) {
-		rs[i].want = call(rs[i].op, rs[i].req, rs[i].req_len, &rs[i].want_len);
+		rs[i].want = do_call(&rs[i], &rs[i].want_len);
 		write_frame(rs[i].want, rs[i].want_len);
 	}
 	pthread_t *ts = calloc((size_t)nthreads, sizeof *ts);
@@ -223,7 +252,7 @@ static void run_calls(request *rs, size_t count, long calls) {
 	for (long i = 0; i < calls; i++) {
 		request *r = &rs[(size_t)i % count];
 		size_t n;
-		free_response(call(r->op, r->req, r->req_len, &n));
+		free_response(do_call(r, &n));
 	}
 }
 
@@ -279,9 +308,24 @@ static int overcap(const char *op) {
 	return 0;
 }
 
+static int overcap_raw(const char *op) {
+	size_t len = CRAWLCHECK_MAX_REQUEST + 1;
+	uint8_t *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		die("mmap failed");
+	size_t n, half = len / 2;
+	if (call_raw(op, p, half, p + half, len - half, NULL) != NULL)
+		die("crawlcheck_call_raw with out_len NULL did not return NULL");
+	uint8_t *resp = call_raw(op, p, half, p + half, len - half, &n);
+	write_frame(resp, n);
+	free_response(resp);
+	munmap(p, len);
+	return 0;
+}
+
 int main(int argc, char **argv) {
 	if (argc < 3)
-		die("usage: harness LIB serve|threads T N|rss N|bench|overcap OP");
+		die("usage: harness LIB serve|threads T N|rss N|bench|overcap OP|overcap_raw OP");
 	load(argv[1]);
 	const char *mode = argv[2];
 	int status;
@@ -295,8 +339,10 @@ int main(int argc, char **argv) {
 		status = bench();
 	else if (strcmp(mode, "overcap") == 0 && argc == 4)
 		status = overcap(argv[3]);
+	else if (strcmp(mode, "overcap_raw") == 0 && argc == 4)
+		status = overcap_raw(argv[3]);
 	else
-		die("usage: harness LIB serve|threads T N|rss N|bench|overcap OP");
+		die("usage: harness LIB serve|threads T N|rss N|bench|overcap OP|overcap_raw OP");
 	if (fflush(stdout) != 0)
 		die("write to stdout failed");
 	return status;

@@ -4,7 +4,9 @@
 // The library cannot be loaded into a Go test process (it carries its own Go
 // runtime), so the harness is the host and this package is its remote
 // control. Every length in a frame is a little-endian uint32:
-// request = op_len op req_len req, response = resp_len resp.
+// request = op_len op req_len req att_len att, response = resp_len resp,
+// where att_len 0xFFFFFFFF (no att) asks for crawlcheck_call and any other
+// for crawlcheck_call_raw with those attachments.
 package chost
 
 import (
@@ -19,10 +21,13 @@ import (
 	"sync"
 )
 
-// Request is one call: an op and the request bytes.
+// Request is one call: an op and the request bytes, and for
+// crawlcheck_call_raw (ABI 2) the attachments; nil Attachments is
+// crawlcheck_call.
 type Request struct {
-	Op   string
-	Body []byte
+	Op          string
+	Body        []byte
+	Attachments []byte
 }
 
 // Proc is a harness process in serve mode. Its methods may be called from
@@ -58,7 +63,7 @@ func Start(harness, lib string) (*Proc, error) {
 
 // Call makes one call.
 func (p *Proc) Call(op string, body []byte) ([]byte, error) {
-	resps, err := p.CallAll([]Request{{op, body}})
+	resps, err := p.CallAll([]Request{{Op: op, Body: body}})
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +111,7 @@ func (p *Proc) Close() error {
 	return nil
 }
 
-// Run runs the harness once in a batch mode (threads, rss, bench, overcap)
+// Run runs the harness once in a batch mode (threads, rss, bench, overcap, overcap_raw)
 // with reqs framed on its stdin, and returns its stdout.
 func Run(harness, lib string, reqs []Request, args ...string) ([]byte, error) {
 	var in bytes.Buffer
@@ -126,17 +131,24 @@ func Run(harness, lib string, reqs []Request, args ...string) ([]byte, error) {
 
 // WriteRequest writes one request frame.
 func WriteRequest(w io.Writer, r Request) error {
-	if len(r.Op) > 1<<32-1 || len(r.Body) > 1<<32-1 {
+	if len(r.Op) > 1<<32-1 || len(r.Body) > 1<<32-1 || len(r.Attachments) >= 1<<32-1 {
 		return errors.New("chost: request too long for a frame")
 	}
 	if strings.IndexByte(r.Op, 0) >= 0 {
 		return fmt.Errorf("chost: op %q contains NUL, which a C string cannot carry", r.Op)
 	}
-	frame := make([]byte, 0, 8+len(r.Op)+len(r.Body))
+	frame := make([]byte, 0, 12+len(r.Op)+len(r.Body)+len(r.Attachments))
 	frame = binary.LittleEndian.AppendUint32(frame, uint32(len(r.Op)))
 	frame = append(frame, r.Op...)
 	frame = binary.LittleEndian.AppendUint32(frame, uint32(len(r.Body)))
-	_, err := w.Write(append(frame, r.Body...))
+	frame = append(frame, r.Body...)
+	if r.Attachments == nil {
+		frame = binary.LittleEndian.AppendUint32(frame, 1<<32-1)
+	} else {
+		frame = binary.LittleEndian.AppendUint32(frame, uint32(len(r.Attachments)))
+		frame = append(frame, r.Attachments...)
+	}
+	_, err := w.Write(frame)
 	return err
 }
 

@@ -11,13 +11,13 @@ import (
 
 // instance is one instantiated module: one call at a time.
 //
-// It keeps its op and request buffers between calls (growing the request
-// buffer when a larger request comes), so a call costs two guest calls,
-// call and free, instead of six.
+// It keeps its op, request and attachment buffers between calls (growing
+// one when a larger input comes), so a call costs two guest calls, call and
+// free, instead of six or eight.
 type instance struct {
-	mod                api.Module
-	mem                api.Memory
-	malloc, free, call api.Function
+	mod                         api.Module
+	mem                         api.Memory
+	malloc, free, call, callRaw api.Function
 
 	// ctx is what every guest call runs under: it carries the instance to
 	// the WASI checkpoints of guard.go.
@@ -26,27 +26,28 @@ type instance struct {
 	// checkpoint traps and the instance is discarded.
 	expired atomic.Bool
 
-	op, req buffer
-	stack   [4]uint64 // parameters and results of guest calls, reused
+	op, req, att buffer
+	stack        [6]uint64 // parameters and results of guest calls, reused
 }
 
 // buffer is a guest allocation the instance keeps.
 type buffer struct{ ptr, size uint32 }
 
 // run makes one call. An error means the instance must not be reused.
-func (in *instance) run(ctx context.Context, op string, request []byte) ([]byte, error) {
+func (in *instance) run(ctx context.Context, op string, request, attachments []byte) ([]byte, error) {
 	if ctx.Done() != nil {
 		stop := context.AfterFunc(ctx, func() { in.expired.Store(true) })
-		resp, err := in.exchange(op, request)
+		resp, err := in.exchange(op, request, attachments)
 		if !stop() { // the context ended during the call
 			return nil, context.Cause(ctx)
 		}
 		return resp, err
 	}
-	return in.exchange(op, request)
+	return in.exchange(op, request, attachments)
 }
 
-func (in *instance) exchange(op string, request []byte) ([]byte, error) {
+// exchange makes one call: call for nil attachments, else call_raw.
+func (in *instance) exchange(op string, request, attachments []byte) ([]byte, error) {
 	opPtr, err := in.write(&in.op, []byte(op))
 	if err != nil {
 		return nil, fmt.Errorf("op: %w", err)
@@ -54,14 +55,24 @@ func (in *instance) exchange(op string, request []byte) ([]byte, error) {
 	// An over-cap request is not copied in: the module refuses it by its
 	// length. Its address is the end of memory, so a module that read it
 	// anyway would trap instead of answering.
-	reqPtr := in.mem.Size()
-	if len(request) <= MaxRequest {
+	reqPtr, attPtr := in.mem.Size(), in.mem.Size()
+	if len(request)+len(attachments) <= MaxRequest {
 		if reqPtr, err = in.write(&in.req, request); err != nil {
 			return nil, fmt.Errorf("request: %w", err)
 		}
+		if attachments != nil {
+			if attPtr, err = in.write(&in.att, attachments); err != nil {
+				return nil, fmt.Errorf("attachments: %w", err)
+			}
+		}
 	}
-	in.stack = [4]uint64{uint64(opPtr), uint64(len(op)), uint64(reqPtr), uint64(min(len(request), 1<<32-1))}
-	if err := in.call.CallWithStack(in.ctx, in.stack[:]); err != nil {
+	in.stack = [6]uint64{uint64(opPtr), uint64(len(op)), uint64(reqPtr), uint64(min(len(request), 1<<32-1)),
+		uint64(attPtr), uint64(min(len(attachments), 1<<32-1))}
+	fn := in.call
+	if attachments != nil {
+		fn = in.callRaw
+	}
+	if err := fn.CallWithStack(in.ctx, in.stack[:]); err != nil {
 		return nil, err
 	}
 	ptr, n := uint32(in.stack[0]>>32), uint32(in.stack[0])

@@ -18,6 +18,8 @@
 //     what it costs).
 //   - Requests over the 64 MiB cap are refused before a byte is copied into
 //     the module.
+//   - The module's one non-WASI import, crawlcheck.sha256, is Go's
+//     crypto/sha256 (sha256.go), unless Config says otherwise.
 package wasmhost
 
 import (
@@ -43,7 +45,7 @@ import (
 const MaxRequest = 64 << 20
 
 // ABIVersion is the abi_version this host speaks.
-const ABIVersion = 1
+const ABIVersion = 2
 
 // Config tunes a Host. The zero Config is ready to use.
 type Config struct {
@@ -51,6 +53,12 @@ type Config struct {
 	// "" means os.UserCacheDir()/crawlcheck, or no disk cache if there is
 	// no user cache directory.
 	CacheRoot string
+
+	// SHA256 answers the module's crawlcheck.sha256 import: the digest and
+	// true, or false for a host with no SHA-256 to offer, which makes the
+	// module use its own. nil is crypto/sha256. Tests set it to run the
+	// module's own SHA-256, and to prove a wrong one is refused.
+	SHA256 func(data []byte) (sum [32]byte, ok bool)
 }
 
 // Host runs calls on a pool of instances of one compiled module.
@@ -108,6 +116,10 @@ func compile(ctx context.Context, wasm []byte, cfg Config, rc wazero.RuntimeConf
 		rt.Close(ctx)
 		return nil, err
 	}
+	if err := instantiateSHA256(ctx, rt, cfg.SHA256); err != nil {
+		rt.Close(ctx)
+		return nil, err
+	}
 	compiled, err := rt.CompileModule(ctx, wasm)
 	if err != nil {
 		rt.Close(ctx)
@@ -142,6 +154,13 @@ func (h *Host) Prewarm(ctx context.Context) error {
 // A request over MaxRequest is answered by the module with input_too_large
 // without being copied in.
 func (h *Host) Call(ctx context.Context, op string, request []byte) ([]byte, error) {
+	return h.CallRaw(ctx, op, request, nil)
+}
+
+// CallRaw is Call through the ABI-2 export call_raw: documents travel as
+// attachments beside the request (docs/abi.md). Nil attachments make it
+// Call, through the ABI-1 export call; empty ones go through call_raw.
+func (h *Host) CallRaw(ctx context.Context, op string, request, attachments []byte) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("wasmhost: call %s: %w", op, err)
 	}
@@ -149,7 +168,7 @@ func (h *Host) Call(ctx context.Context, op string, request []byte) ([]byte, err
 	if err != nil {
 		return nil, err
 	}
-	resp, err := inst.run(ctx, op, request)
+	resp, err := inst.run(ctx, op, request, attachments)
 	if err != nil {
 		inst.close()
 		return nil, fmt.Errorf("wasmhost: call %s: %w", op, err)
@@ -172,6 +191,19 @@ func (h *Host) Idle() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.idle)
+}
+
+// MemoryBytes is the linear memory of the instances waiting in the pool, in
+// bytes: what the module holds of the host's memory. A wasm memory never
+// shrinks, so a long-lived host watches this to see that it stays flat.
+func (h *Host) MemoryBytes() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var n uint64
+	for _, inst := range h.idle {
+		n += uint64(inst.mem.Size())
+	}
+	return n
 }
 
 var errClosed = errors.New("wasmhost: host is closed")
@@ -219,7 +251,7 @@ func (h *Host) instantiate(ctx context.Context) (*instance, error) {
 		mod.Close(ctx)
 		return nil, fmt.Errorf("wasmhost: instantiate: %w", err)
 	}
-	fns := map[string]*api.Function{"malloc": &inst.malloc, "free": &inst.free, "call": &inst.call}
+	fns := map[string]*api.Function{"malloc": &inst.malloc, "free": &inst.free, "call": &inst.call, "call_raw": &inst.callRaw}
 	for name, fn := range fns {
 		if *fn = mod.ExportedFunction(name); *fn == nil {
 			return fail(fmt.Errorf("module does not export %s", name))

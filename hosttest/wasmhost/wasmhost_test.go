@@ -96,11 +96,11 @@ func TestOverCapNotCopied(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.put(inst)
-	if _, err := inst.run(ctx, "version", []byte("{}")); err != nil { // buffers allocated
+	if _, err := inst.run(ctx, "version", []byte("{}"), nil); err != nil { // buffers allocated
 		t.Fatal(err)
 	}
 	before := inst.mem.Size()
-	resp, err := inst.run(ctx, "canonicalize", make([]byte, MaxRequest+1))
+	resp, err := inst.run(ctx, "canonicalize", make([]byte, MaxRequest+1), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
