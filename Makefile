@@ -3,7 +3,7 @@ GO      ?= go
 BUILD   ?= build
 export CGO_ENABLED := 1
 
-.PHONY: all test test-js demo bench bench-js wasm cshared lint fuzz-seeds golden clean
+.PHONY: all test test-js test-web web demo bench bench-js wasm cshared lint fuzz-seeds golden clean
 
 all: wasm cshared
 
@@ -31,6 +31,7 @@ test: lint wasm cshared
 	$(GO) test -count=1 ./...
 	$(MAKE) fuzz-seeds
 	$(MAKE) test-js
+	$(MAKE) test-web
 
 ## test-js: @crawlcheck/sdk (bindings/js): its locked dependencies from the
 ## npm registry, the type check of its declarations, then its suites (every
@@ -38,6 +39,22 @@ test: lint wasm cshared
 ## against the scenario server and the test issuer, npm pack offline).
 test-js: wasm
 	cd bindings/js && npm ci --no-audit --no-fund && npm run typecheck && GO=$(GO) npm test
+
+## web: the offline checker page (bindings/js/web, docs/web.md): build its one
+## generated file (the SDK's browser loader and crawlcheck.wasm) and serve it
+## on 127.0.0.1, printing the address (WEB_PORT, default 8377).
+WEB_PORT ?= 8377
+web: wasm
+	cd bindings/js && node web/serve.mjs --port $(WEB_PORT)
+
+## test-web: the page in real headless Chromium (Debian's, installed with apt
+## when /usr/bin/chromium is absent) driven by playwright-core; screenshots
+## go to build/web-test/ (CRAWLCHECK_DOCS_SCREENSHOT=1 also refreshes docs/web.png).
+test-web: wasm
+	@test -x /usr/bin/chromium || { echo "test-web: installing Debian's chromium"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	cd bindings/js && { test -d node_modules/playwright-core || npm ci --no-audit --no-fund; } && \
+	  node scripts/copy-wasm.js && node --test --test-concurrency=1 test/web/
 
 ## fuzz-seeds: a short coverage-guided run of every fuzz target.
 fuzz-seeds:
