@@ -47,6 +47,7 @@
 
   function startWorker() {
     ready = false;
+    delete document.body.dataset.ready;
     const url = URL.createObjectURL(new Blob([CRAWLCHECK_WORKER_SOURCE], { type: "text/javascript" }));
     worker = new Worker(url);
     URL.revokeObjectURL(url);
