@@ -354,8 +354,8 @@
         ["Signed by", t.key_id ? code(t.key_id) : "no signature"],
         ["Server", t.server_name],
         ["Servers in the file", t.servers.length > 0 ? t.servers.join(", ") : null],
-        ["Tools pinned", String(t.count)],
-        ["tools_sha256", code(t.tools_sha256)],
+        ["Tools pinned", t.count === null || t.count === undefined ? null : String(t.count)],
+        ["tools_sha256", t.tools_sha256 ? code(t.tools_sha256) : null],
       ]),
     );
   }
@@ -524,8 +524,9 @@
     }
     if (r.pick) {
       body.appendChild(trustBlock(r.trust, "Signature trust"));
-      body.appendChild(el("p", { class: "badge neutral", "data-testid": "pick" }, `This agentgate.lock pins ${r.trust.servers.length} servers: pick one under “Server in this agentgate.lock” to check it.`));
+      body.appendChild(el("p", { class: "badge neutral", "data-testid": "pick" }, `This agentgate.lock pins ${r.trust.servers.length} servers: pick one under “Server in this agentgate.lock” (step 1) to check it.`));
       show("Pick a server to check.");
+      $("server-name").focus();
       return;
     }
     if (r.second_lock) {
