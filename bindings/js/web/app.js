@@ -596,7 +596,7 @@
       body.appendChild(observationsBlock(rec));
       body.appendChild(recordBlock(rec));
     }
-    const summary = rec ? `Checked ${r.observed.count} tool${r.observed.count === 1 ? "" : "s"}: ${r.lock_check.verdict || "see below"}; effect ${rec.effect}; ${rec.withheld.length} withheld.` : "Checked.";
+    const summary = rec ? `Checked ${rec.observed_count} tool${rec.observed_count === 1 ? "" : "s"}: ${r.lock_check.verdict || "see below"}; effect ${rec.effect}; ${rec.withheld.length} withheld.` : "Checked.";
     show(summary);
   }
 

@@ -112,6 +112,7 @@ function recordView(rec, text) {
       detail: o.detail === null || o.detail === undefined ? null : shown(JSON.stringify(o.detail)),
     })),
     identity: rec.server && rec.server.identity,
+    observed_count: rec.observed.count,
     text_shown: shown(text),
     text,
   };
@@ -173,11 +174,18 @@ function check(id, input) {
     }
   }
 
+  // A page that is not a JSON document at all (not JSON, not UTF-8, a
+  // repeated key: the core's canonicalize refuses it) is a document the
+  // person gave by mistake: an error, no verdict. Any other fault of a page
+  // (not a tool list, a cursor left unfollowed, a name twice) is the check's
+  // to record, as it is for a live server.
   progress(id, ++step, steps, `Reading the tool list (${seconds.length} page${seconds.length === 1 ? "" : "s"})`);
-  const hashed = must("tools", attempt("hash_tools", { pages: seconds }));
-  out.observed = { count: hashed.count, pages: seconds.length, tools_sha256: hashed.tools_sha256 };
+  seconds.forEach((page, i) => {
+    const r = attempt("canonicalize", { json: page });
+    if (r.error) throw new Failed("tools", { code: r.error.code, message: `page ${i + 1}: ${r.error.message}` });
+  });
 
-  progress(id, ++step, steps, `Checking ${hashed.count} tools against the lockfile`);
+  progress(id, ++step, steps, "Checking the tools against the lockfile");
   const lc = attempt("lock_check", { lock, pages: seconds, server_name: serverName });
   out.lock_check = lc.error
     ? { error: lc.error }
@@ -203,10 +211,13 @@ function check(id, input) {
   }
   if (env.startsWith('{"ok":true,"result":')) {
     const text = recordTextOf(env);
-    out.record = recordView(JSON.parse(text), text);
+    const rec = JSON.parse(text);
+    out.record = recordView(rec, text);
+    out.observed = { count: rec.observed.count, pages: seconds.length };
   } else {
     const e = JSON.parse(env).error;
     out.record_error = { code: e.code, message: shown(e.message) };
+    out.observed = { count: null, pages: seconds.length };
   }
 
   progress(id, ++step, steps, "Working out what changed, tool by tool");

@@ -162,18 +162,21 @@ test("every golden continuity case the page can express gives the golden record_
       operatorKeys: r.operator_keys,
     });
     await check(page);
-    // A page the core's hashing refuses is a document the person gave that
-    // is not a tool list: an error, no verdict (the core's own refusal).
-    let hashable = true;
-    try {
-      cc.call("hash_tools", { pages: o.pages });
-    } catch (e) {
-      hashable = false;
-      assert.match(await text(page, "#error"), new RegExp(`The tool list .*${e.code}`), c.name);
-      assert.equal(await page.isVisible("[data-testid=verdict]"), false, c.name);
-      refused++;
+    // A page that is not JSON at all is a document the person gave by
+    // mistake: an error, no verdict (the core's canonicalize refuses it).
+    let json = true;
+    for (const p of o.pages) {
+      try {
+        cc.call("canonicalize", { json: p });
+      } catch (e) {
+        json = false;
+        assert.match(await text(page, "#error"), new RegExp(`The tool list .*${e.code}`), c.name);
+        assert.equal(await page.isVisible("[data-testid=verdict]"), false, c.name);
+        refused++;
+        break;
+      }
     }
-    if (!hashable) continue;
+    if (!json) continue;
     assert.equal(await text(page, "#error"), "", c.name);
     assert.equal(await text(page, "#record-sha256"), c.record.record_sha256, c.name);
     assert.match(await text(page, "[data-testid=effect]"), new RegExp(`effect is ${c.record.effect}:`), c.name);
@@ -214,9 +217,9 @@ test("malformed JSON, invalid UTF-8 and a duplicate key: a clear error and no ve
     { name: "lockfile not JSON", lock: lock.slice(0, -5), code: "json_syntax", says: "The lockfile is not JSON." },
     { name: "lockfile not UTF-8", lock: new Uint8Array(badUtf8), code: "json_invalid_utf8", says: "The lockfile is not valid UTF-8 text." },
     { name: "lockfile with a duplicate key", lock: lock.replace('"count":1', '"count":1,"count":1'), code: "json_duplicate_key", says: "The lockfile repeats a key" },
-    { name: "tool list not JSON", lock, tools: page1.slice(0, -2), code: "json_syntax", says: "The tool list is not a tool list" },
-    { name: "tool list not UTF-8", lock, tools: Buffer.concat([Buffer.from(page1.slice(0, 30)), Buffer.from([0xc3, 0x28]), Buffer.from(page1.slice(30))]), code: "json_invalid_utf8", says: "The tool list is not a tool list" },
-    { name: "tool list with a duplicate key", lock, tools: page1.replace('"name":"echo"', '"name":"echo","name":"echo"'), code: "json_duplicate_key", says: "The tool list is not a tool list" },
+    { name: "tool list not JSON", lock, tools: page1.slice(0, -2), code: "json_syntax", says: "The tool list is not JSON." },
+    { name: "tool list not UTF-8", lock, tools: Buffer.concat([Buffer.from(page1.slice(0, 30)), Buffer.from([0xc3, 0x28]), Buffer.from(page1.slice(30))]), code: "json_invalid_utf8", says: "The tool list is not valid UTF-8 text." },
+    { name: "tool list with a duplicate key", lock, tools: page1.replace('"name":"echo"', '"name":"echo","name":"echo"'), code: "json_duplicate_key", says: "The tool list repeats a key" },
   ];
   // A good check first, so that a stale verdict would show if an error left it.
   await fill(page, { lock, pages: [page1], now: ex.request.now });
