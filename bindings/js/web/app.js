@@ -270,6 +270,7 @@
     lock: "The lockfile",
     tools: "The tool list",
     keydir: "The key directory",
+    keys: "An operator public key",
     records: "The record or log",
     page: "The page",
   };
@@ -283,7 +284,7 @@
     input_too_large: "is larger than the core's 64 MiB cap",
     lock_invalid: "does not follow its lockfile format",
     lock_unsupported: "is a lockfile version this core does not implement",
-    key_invalid: "holds a key or signature that cannot be decoded",
+    key_invalid: "is not a key, key directory or signature the core can decode",
     tools_malformed: "is not a tool list the hashing rules accept",
     record_invalid: "is not a continuity record",
     policy_invalid: "is not a valid policy",

@@ -53,6 +53,20 @@ class Failed extends Error {
   }
 }
 
+// verify_lock's answer when a document is no lockfile at all (neither kind
+// nor lockfileVersion, or not an object), as opposed to a broken one.
+function notALockfile(error) {
+  return error.code === "lock_invalid" && /^request\.lock: (not a lockfile|a lockfile is a JSON object)/.test(error.message);
+}
+
+// The core's messages name the request field at fault ("request.key_directory: …"):
+// the page names the document the person gave.
+function documentOf(message, fallback) {
+  if (/^request\.key_directory\b/.test(message)) return "keydir";
+  if (/^request\.operator_keys\b/.test(message)) return "keys";
+  return fallback;
+}
+
 function must(where, r) {
   if (r.error) throw new Failed(where, r.error);
   return r.ok;
@@ -141,8 +155,14 @@ function check(id, input) {
   let step = 0;
 
   progress(id, ++step, steps, "Reading the lockfile and its signature");
+  // The core reads a key directory only when a signature needs it; one
+  // that is not even JSON is the person's mistake, said at once.
+  if (keyDirectory) {
+    const kd = attempt("canonicalize", { json: keyDirectory });
+    if (kd.error) throw new Failed("keydir", kd.error);
+  }
   const vl = attempt("verify_lock", trustReq);
-  if (vl.error && seconds.length > 0 && attempt("hash_tools", { pages: [lock] }).ok) {
+  if (vl.error && seconds.length > 0 && notALockfile(vl.error) && attempt("hash_tools", { pages: [lock] }).ok) {
     // Not a lockfile but a tool list the core reads: two tool lists are
     // compared part by part, schema paths included; a verdict needs a lockfile.
     progress(id, ++step, steps, "Comparing the two tool lists");
@@ -151,7 +171,8 @@ function check(id, input) {
     out.lists = diffView(must("tools", attempt("diff", { old: lock, new: seconds[0] })));
     return out;
   }
-  out.trust = trustOf(must("lockfile", vl));
+  if (vl.error) throw new Failed(documentOf(vl.error.message, "lockfile"), vl.error);
+  out.trust = trustOf(vl.ok);
   if (out.trust.servers_raw.length > 1 && !out.trust.server_name_raw) {
     out.pick = true; // an agentgate.lock with several servers: the person picks one
     return out;

@@ -217,6 +217,8 @@ test("malformed JSON, invalid UTF-8 and a duplicate key: a clear error and no ve
     { name: "lockfile not JSON", lock: lock.slice(0, -5), code: "json_syntax", says: "The lockfile is not JSON." },
     { name: "lockfile not UTF-8", lock: new Uint8Array(badUtf8), code: "json_invalid_utf8", says: "The lockfile is not valid UTF-8 text." },
     { name: "lockfile with a duplicate key", lock: lock.replace('"count":1', '"count":1,"count":1'), code: "json_duplicate_key", says: "The lockfile repeats a key" },
+    { name: "key directory with a duplicate key", lock, keyDirectory: '{"kind":"crawlcheck-key-directory","kind":"x"}', code: "json_duplicate_key", says: "The key directory repeats a key" },
+    { name: "operator key not a key", lock, operatorKeys: ["AAAA"], code: "key_invalid", says: "An operator public key is not a key" },
     { name: "tool list not JSON", lock, tools: page1.slice(0, -2), code: "json_syntax", says: "The tool list is not JSON." },
     { name: "tool list not UTF-8", lock, tools: Buffer.concat([Buffer.from(page1.slice(0, 30)), Buffer.from([0xc3, 0x28]), Buffer.from(page1.slice(30))]), code: "json_invalid_utf8", says: "The tool list is not valid UTF-8 text." },
     { name: "tool list with a duplicate key", lock, tools: page1.replace('"name":"echo"', '"name":"echo","name":"echo"'), code: "json_duplicate_key", says: "The tool list repeats a key" },
@@ -226,10 +228,10 @@ test("malformed JSON, invalid UTF-8 and a duplicate key: a clear error and no ve
   await check(page);
   assert.equal(await page.isVisible("[data-testid=verdict]"), true);
   for (const c of cases) {
-    await fill(page, { lock: c.lock, pages: c.tools === undefined ? [page1] : [c.tools], now: ex.request.now });
+    await fill(page, { lock: c.lock, pages: c.tools === undefined ? [page1] : [c.tools], now: ex.request.now, keyDirectory: c.keyDirectory, operatorKeys: c.operatorKeys });
     await check(page);
     const err = await text(page, "#error");
-    assert.ok(err.includes(c.says), `${c.name}: ${err}`);
+    assert.ok(err.includes(c.says), `${c.name}: ${err} / ${await text(page, "#status")} / ${(await text(page, "#results")).slice(0, 300)}`);
     assert.ok(err.includes(c.code), `${c.name}: ${err}`);
     assert.ok(err.includes("No verdict was made."), c.name);
     assert.equal(await page.isVisible("#results"), false, c.name);
