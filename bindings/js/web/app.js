@@ -271,6 +271,8 @@
     tools: "The tool list",
     keydir: "The key directory",
     keys: "An operator public key",
+    now: "The check time",
+    serverinfo: "The serverInfo",
     records: "The record or log",
     page: "The page",
   };

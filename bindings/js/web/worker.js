@@ -64,6 +64,7 @@ function notALockfile(error) {
 function documentOf(message, fallback) {
   if (/^request\.key_directory\b/.test(message)) return "keydir";
   if (/^request\.operator_keys\b/.test(message)) return "keys";
+  if (/^request\.now\b/.test(message)) return "now";
   return fallback;
 }
 
@@ -160,6 +161,12 @@ function check(id, input) {
   if (keyDirectory) {
     const kd = attempt("canonicalize", { json: keyDirectory });
     if (kd.error) throw new Failed("keydir", kd.error);
+  }
+  // serverInfo goes into the request as the bytes given ("as received"):
+  // only once the core has read them as one JSON value.
+  if (input.server_info) {
+    const si = attempt("canonicalize", { json: input.server_info });
+    if (si.error) throw new Failed("serverinfo", si.error);
   }
   const vl = attempt("verify_lock", trustReq);
   if (vl.error && seconds.length > 0 && notALockfile(vl.error) && attempt("hash_tools", { pages: [lock] }).ok) {

@@ -219,6 +219,8 @@ test("malformed JSON, invalid UTF-8 and a duplicate key: a clear error and no ve
     { name: "lockfile with a duplicate key", lock: lock.replace('"count":1', '"count":1,"count":1'), code: "json_duplicate_key", says: "The lockfile repeats a key" },
     { name: "key directory with a duplicate key", lock, keyDirectory: '{"kind":"crawlcheck-key-directory","kind":"x"}', code: "json_duplicate_key", says: "The key directory repeats a key" },
     { name: "operator key not a key", lock, operatorKeys: ["AAAA"], code: "key_invalid", says: "An operator public key is not a key" },
+    { name: "serverInfo not JSON", lock, serverInfo: '{"name": "x", "mode": "observe"', code: "json_syntax", says: "The serverInfo is not JSON." },
+    { name: "check time not a time", lock, now: "yesterday", code: "bad_request", says: "The check time could not be used." },
     { name: "tool list not JSON", lock, tools: page1.slice(0, -2), code: "json_syntax", says: "The tool list is not JSON." },
     { name: "tool list not UTF-8", lock, tools: Buffer.concat([Buffer.from(page1.slice(0, 30)), Buffer.from([0xc3, 0x28]), Buffer.from(page1.slice(30))]), code: "json_invalid_utf8", says: "The tool list is not valid UTF-8 text." },
     { name: "tool list with a duplicate key", lock, tools: page1.replace('"name":"echo"', '"name":"echo","name":"echo"'), code: "json_duplicate_key", says: "The tool list repeats a key" },
@@ -228,7 +230,7 @@ test("malformed JSON, invalid UTF-8 and a duplicate key: a clear error and no ve
   await check(page);
   assert.equal(await page.isVisible("[data-testid=verdict]"), true);
   for (const c of cases) {
-    await fill(page, { lock: c.lock, pages: c.tools === undefined ? [page1] : [c.tools], now: ex.request.now, keyDirectory: c.keyDirectory, operatorKeys: c.operatorKeys });
+    await fill(page, { lock: c.lock, pages: c.tools === undefined ? [page1] : [c.tools], now: c.now ?? ex.request.now, keyDirectory: c.keyDirectory, operatorKeys: c.operatorKeys, serverInfo: c.serverInfo });
     await check(page);
     const err = await text(page, "#error");
     assert.ok(err.includes(c.says), `${c.name}: ${err} / ${await text(page, "#status")} / ${(await text(page, "#results")).slice(0, 300)}`);
