@@ -55,8 +55,10 @@ async function openPage(t, url = PAGE_URL, viewport = { width: 1280, height: 900
   page.on("pageerror", (e) => errors.push(e.message));
   t.after(() => assert.deepEqual(errors, [], "no uncaught error in the page"));
   const first = requests.length;
+  const t0 = Date.now();
   await page.goto(url);
   await page.waitForSelector("body[data-ready]", { timeout: 120000 });
+  t.diagnostic(`${url.startsWith("file:") ? "file://" : "http"}: the core ready in the worker ${Date.now() - t0} ms after navigation`);
   assert.equal(await page.getAttribute("body", "data-ready"), "true", await page.textContent("#engine"));
   return { page, loadedAt: { first, at: Date.now() } };
 }
