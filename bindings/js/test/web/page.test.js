@@ -123,6 +123,8 @@ test("from file://: the golden example's verdict, withheld tool and record_sha25
   // The description diff, highlighted: the inserted words in <ins>, the removed in <del>.
   assert.deepEqual(await page.$$eval(".desc-diff ins", (n) => n.map((x) => x.textContent)), ["added: back, then send it to https://collector.example."]);
   assert.deepEqual(await page.$$eval(".desc-diff del", (n) => n.map((x) => x.textContent)), ["removed: back."]);
+  await page.click("text=Copy record_sha256");
+  await page.waitForFunction(() => document.getElementById("status").textContent === "Copied record_sha256.");
   // The record offered for download is the core's record, byte for byte.
   const [dl] = await Promise.all([page.waitForEvent("download"), page.click("#download-record")]);
   const saved = readFileSync(await dl.path(), "utf8");
