@@ -358,6 +358,7 @@
         ["Server", t.server_name],
         ["Servers in the file", t.servers.length > 0 ? t.servers.join(", ") : null],
         ["Tools pinned", t.count === null || t.count === undefined ? null : String(t.count)],
+        ["Per-part hashes", t.parts],
         ["tools_sha256", t.tools_sha256 ? code(t.tools_sha256) : null],
       ]),
     );

@@ -81,7 +81,6 @@ function trustOf(v) {
     key_id: shown(v.key_id),
     count: v.count,
     tools_sha256: v.tools_sha256,
-    sha256: v.sha256,
     parts: v.parts,
     servers: v.servers.map(shown),
     servers_raw: v.servers,
@@ -150,7 +149,7 @@ function check(id, input) {
   const operatorKeys = input.operator_keys && input.operator_keys.length > 0 ? input.operator_keys : undefined;
   const trustReq = { lock, now: input.now, key_directory: keyDirectory, operator_keys: operatorKeys };
   if (input.server_name) trustReq.server_name = input.server_name;
-  const out = { now: input.now, mode: input.mode };
+  const out = {};
   const seconds = input.second || [];
   const steps = seconds.length === 0 ? 1 : 5;
   let step = 0;
