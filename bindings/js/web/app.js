@@ -136,6 +136,7 @@
     lock: { files: [], box: "lock-text", file: "lock-file", note: "lock-loaded" },
     tools: { files: [], box: "tools-text", file: "tools-file", note: "tools-loaded" },
     keydir: { files: [], box: "keydir-text", file: "keydir-file", note: null },
+    policy: { files: [], box: "policy-text", file: "policy-file", note: null },
     records: { files: [], box: "records-text", file: "records-file", note: "records-loaded" },
   };
 
@@ -224,6 +225,7 @@
       now: $("now").value.trim(),
       operator_keys: keys,
       key_directory: documents("keydir")[0] || null,
+      policy: documents("policy")[0] || null,
       endpoint: $("endpoint").value.trim() || null,
       handshake: $("handshake").value || null,
       protocol_version: $("protocol-version").value.trim() || null,
@@ -273,6 +275,7 @@
     keys: "An operator public key",
     now: "The check time",
     serverinfo: "The serverInfo",
+    policy: "The policy",
     records: "The record or log",
     page: "The page",
   };

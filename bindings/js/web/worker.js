@@ -65,6 +65,7 @@ function documentOf(message, fallback) {
   if (/^request\.key_directory\b/.test(message)) return "keydir";
   if (/^request\.operator_keys\b/.test(message)) return "keys";
   if (/^request\.now\b/.test(message)) return "now";
+  if (/^request\.policy\b/.test(message)) return "policy";
   return fallback;
 }
 
@@ -161,6 +162,10 @@ function check(id, input) {
     const kd = attempt("canonicalize", { json: keyDirectory });
     if (kd.error) throw new Failed("keydir", kd.error);
   }
+  if (input.policy) {
+    const po = attempt("canonicalize", { json: input.policy });
+    if (po.error) throw new Failed("policy", po.error);
+  }
   // serverInfo goes into the request as the bytes given ("as received"):
   // only once the core has read them as one JSON value.
   if (input.server_info) {
@@ -229,6 +234,7 @@ function check(id, input) {
   if (input.server_info) observed.server_info = new crawlcheckSDK.RawJSON(enc.encode(input.server_info));
   const ccReq = { now: input.now, mode: input.mode, lock, observed, key_directory: keyDirectory, operator_keys: operatorKeys };
   if (serverName) ccReq.server_name = serverName;
+  if (input.policy) ccReq.policy = input.policy;
   progress(id, ++step, steps, `Applying the policy in ${input.mode} mode`);
   let env;
   try {
@@ -243,6 +249,8 @@ function check(id, input) {
     out.observed = { count: rec.observed.count, pages: seconds.length };
   } else {
     const e = JSON.parse(env).error;
+    // A policy the core refuses is the person's document at fault: no verdict.
+    if (documentOf(e.message, null) === "policy") throw new Failed("policy", { code: e.code, message: shown(e.message) });
     out.record_error = { code: e.code, message: shown(e.message) };
     out.observed = { count: null, pages: seconds.length };
   }

@@ -73,7 +73,7 @@ function assertOffline(loadedAt, origin = "file:") {
   }
 }
 
-async function fill(page, { lock, pages = [], now, mode = "enforce", endpoint, handshake, protocolVersion, serverInfo, keyDirectory, operatorKeys }) {
+async function fill(page, { lock, pages = [], now, mode = "enforce", endpoint, handshake, protocolVersion, serverInfo, keyDirectory, operatorKeys, policy }) {
   await page.click("#clear");
   await page.$eval("#check-form details", (d) => (d.open = true));
   if (lock instanceof Uint8Array) await page.setInputFiles("#lock-file", { name: "crawlcheck.lock", mimeType: "application/json", buffer: Buffer.from(lock) });
@@ -84,6 +84,7 @@ async function fill(page, { lock, pages = [], now, mode = "enforce", endpoint, h
   await page.selectOption("#mode", mode);
   await page.fill("#operator-keys", (operatorKeys ?? []).join("\n"));
   if (keyDirectory) await page.fill("#keydir-text", keyDirectory);
+  if (policy) await page.fill("#policy-text", policy);
   await page.fill("#endpoint", endpoint ?? "");
   await page.selectOption("#handshake", handshake ?? "");
   await page.fill("#protocol-version", protocolVersion ?? "");
@@ -141,13 +142,13 @@ test("every golden continuity case the page can express gives the golden record_
     const r = c.request;
     const o = r.observed;
     return (
-      Object.keys(r).every((k) => ["lock", "mode", "now", "observed", "key_directory", "operator_keys"].includes(k)) &&
+      Object.keys(r).every((k) => ["lock", "mode", "now", "observed", "key_directory", "operator_keys", "policy"].includes(k)) &&
       Object.keys(o).every((k) => ["endpoint", "handshake", "pages", "protocol_version", "server_info"].includes(k)) &&
       Array.isArray(o.pages) &&
       o.pages.every((p) => typeof p === "string")
     );
   });
-  assert.ok(cases.length >= 40, `${cases.length} cases`);
+  assert.ok(cases.length >= 48, `${cases.length} cases`);
   const { page, loadedAt } = await openPage(t);
   let refused = 0;
   for (const c of cases) {
@@ -164,6 +165,7 @@ test("every golden continuity case the page can express gives the golden record_
       serverInfo: o.server_info === undefined ? undefined : JSON.stringify(o.server_info),
       keyDirectory: r.key_directory === undefined ? undefined : docText(r.key_directory),
       operatorKeys: r.operator_keys,
+      policy: r.policy === undefined ? undefined : docText(r.policy),
     });
     await check(page);
     // A page that is not JSON at all is a document the person gave by
@@ -225,6 +227,8 @@ test("malformed JSON, invalid UTF-8 and a duplicate key: a clear error and no ve
     { name: "operator key not a key", lock, operatorKeys: ["AAAA"], code: "key_invalid", says: "An operator public key is not a key" },
     { name: "serverInfo not JSON", lock, serverInfo: '{"name": "x", "mode": "observe"', code: "json_syntax", says: "The serverInfo is not JSON." },
     { name: "check time not a time", lock, now: "yesterday", code: "bad_request", says: "The check time could not be used." },
+    { name: "policy with a duplicate key", lock, policy: '{"v":1,"v":1}', code: "json_duplicate_key", says: "The policy repeats a key" },
+    { name: "policy the core refuses", lock, policy: '{"kind":"not-a-policy"}', code: "policy_invalid", says: "The policy is not a valid policy." },
     { name: "tool list not JSON", lock, tools: page1.slice(0, -2), code: "json_syntax", says: "The tool list is not JSON." },
     { name: "tool list not UTF-8", lock, tools: Buffer.concat([Buffer.from(page1.slice(0, 30)), Buffer.from([0xc3, 0x28]), Buffer.from(page1.slice(30))]), code: "json_invalid_utf8", says: "The tool list is not valid UTF-8 text." },
     { name: "tool list with a duplicate key", lock, tools: page1.replace('"name":"echo"', '"name":"echo","name":"echo"'), code: "json_duplicate_key", says: "The tool list repeats a key" },
@@ -234,7 +238,7 @@ test("malformed JSON, invalid UTF-8 and a duplicate key: a clear error and no ve
   await check(page);
   assert.equal(await page.isVisible("[data-testid=verdict]"), true);
   for (const c of cases) {
-    await fill(page, { lock: c.lock, pages: c.tools === undefined ? [page1] : [c.tools], now: c.now ?? ex.request.now, keyDirectory: c.keyDirectory, operatorKeys: c.operatorKeys, serverInfo: c.serverInfo });
+    await fill(page, { lock: c.lock, pages: c.tools === undefined ? [page1] : [c.tools], now: c.now ?? ex.request.now, keyDirectory: c.keyDirectory, operatorKeys: c.operatorKeys, serverInfo: c.serverInfo, policy: c.policy });
     await check(page);
     const err = await text(page, "#error");
     assert.ok(err.includes(c.says), `${c.name}: ${err} / ${await text(page, "#status")} / ${(await text(page, "#results")).slice(0, 300)}`);
