@@ -226,6 +226,7 @@
       operator_keys: keys,
       key_directory: documents("keydir")[0] || null,
       policy: documents("policy")[0] || null,
+      expected_policy_version: $("expected-policy-version").value.trim() || null,
       endpoint: $("endpoint").value.trim() || null,
       handshake: $("handshake").value || null,
       protocol_version: $("protocol-version").value.trim() || null,

@@ -235,6 +235,7 @@ function check(id, input) {
   const ccReq = { now: input.now, mode: input.mode, lock, observed, key_directory: keyDirectory, operator_keys: operatorKeys };
   if (serverName) ccReq.server_name = serverName;
   if (input.policy) ccReq.policy = input.policy;
+  if (input.expected_policy_version) ccReq.expected_policy_version = input.expected_policy_version;
   progress(id, ++step, steps, `Applying the policy in ${input.mode} mode`);
   let env;
   try {

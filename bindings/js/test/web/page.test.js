@@ -73,7 +73,7 @@ function assertOffline(loadedAt, origin = "file:") {
   }
 }
 
-async function fill(page, { lock, pages = [], now, mode = "enforce", endpoint, handshake, protocolVersion, serverInfo, keyDirectory, operatorKeys, policy }) {
+async function fill(page, { lock, pages = [], now, mode = "enforce", endpoint, handshake, protocolVersion, serverInfo, keyDirectory, operatorKeys, policy, expectedPolicyVersion }) {
   await page.click("#clear");
   await page.$eval("#check-form details", (d) => (d.open = true));
   if (lock instanceof Uint8Array) await page.setInputFiles("#lock-file", { name: "crawlcheck.lock", mimeType: "application/json", buffer: Buffer.from(lock) });
@@ -85,6 +85,7 @@ async function fill(page, { lock, pages = [], now, mode = "enforce", endpoint, h
   await page.fill("#operator-keys", (operatorKeys ?? []).join("\n"));
   if (keyDirectory) await page.fill("#keydir-text", keyDirectory);
   if (policy) await page.fill("#policy-text", policy);
+  await page.fill("#expected-policy-version", expectedPolicyVersion ?? "");
   await page.fill("#endpoint", endpoint ?? "");
   await page.selectOption("#handshake", handshake ?? "");
   await page.fill("#protocol-version", protocolVersion ?? "");
@@ -142,13 +143,13 @@ test("every golden continuity case the page can express gives the golden record_
     const r = c.request;
     const o = r.observed;
     return (
-      Object.keys(r).every((k) => ["lock", "mode", "now", "observed", "key_directory", "operator_keys", "policy"].includes(k)) &&
+      Object.keys(r).every((k) => ["lock", "mode", "now", "observed", "key_directory", "operator_keys", "policy", "expected_policy_version"].includes(k)) &&
       Object.keys(o).every((k) => ["endpoint", "handshake", "pages", "protocol_version", "server_info"].includes(k)) &&
       Array.isArray(o.pages) &&
       o.pages.every((p) => typeof p === "string")
     );
   });
-  assert.ok(cases.length >= 48, `${cases.length} cases`);
+  assert.ok(cases.length >= 52, `${cases.length} cases`);
   const { page, loadedAt } = await openPage(t);
   let refused = 0;
   for (const c of cases) {
@@ -166,6 +167,7 @@ test("every golden continuity case the page can express gives the golden record_
       keyDirectory: r.key_directory === undefined ? undefined : docText(r.key_directory),
       operatorKeys: r.operator_keys,
       policy: r.policy === undefined ? undefined : docText(r.policy),
+      expectedPolicyVersion: r.expected_policy_version,
     });
     await check(page);
     // A page that is not JSON at all is a document the person gave by
