@@ -13,7 +13,7 @@
   // before it is read.
   const MAX_BYTES = 64 << 20;
   // Progress is shown once a check takes longer than this.
-  const PROGRESS_AFTER_MS = 150;
+  const PROGRESS_AFTER_MS = 100;
 
   const $ = (id) => document.getElementById(id);
   const enc = new TextEncoder();

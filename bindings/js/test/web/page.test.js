@@ -259,7 +259,7 @@ test("a 1,000-tool list is checked off the page's thread, with progress shown", 
     description: `Tool number ${i} of the large server: it reads, filters and summarises the records of one account, and never writes anything.${extra}`,
     inputSchema: {
       type: "object",
-      properties: Object.fromEntries(Array.from({ length: 12 }, (_, k) => [`field_${k}`, { type: k % 2 ? "string" : "integer", description: `The ${k}th filter of tool ${i}.` }])),
+      properties: Object.fromEntries(Array.from({ length: 24 }, (_, k) => [`field_${k}`, { type: k % 2 ? "string" : "integer", description: `The ${k}th filter of tool ${i}.` }])),
       required: ["field_0"],
     },
     annotations: { readOnlyHint: true },
