@@ -10,7 +10,7 @@ export CGO_ENABLED := 1
 # -trimpath makes the artifacts reproducible: the same source gives the same bytes.
 ARTIFACT_FLAGS = -buildmode=c-shared -trimpath -ldflags='-s -w' $(if $(TAGS),-tags=$(TAGS))
 
-.PHONY: all test test-js test-python python-wheel bench-python bench-js demo bench wasm cshared harness lint fuzz-seeds golden clean attack
+.PHONY: all test test-js test-python python-wheel bench-python bench-js test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack
 
 all: wasm cshared
 
@@ -44,6 +44,7 @@ test: lint wasm cshared
 	$(MAKE) fuzz-seeds
 	$(MAKE) test-js
 	$(MAKE) test-python
+	$(MAKE) test-web
 
 ## Python (bindings/python): two virtual environments under $(BUILD)/, made
 ## once from the pinned requirements (the first run needs PyPI; later runs are
@@ -101,6 +102,22 @@ test-python: python-wheel $(VENV1)/.installed
 ## against the scenario server and the test issuer, npm pack offline).
 test-js: wasm
 	cd bindings/js && npm ci --no-audit --no-fund && npm run typecheck && GO=$(GO) npm test
+
+## web: the offline checker page (bindings/js/web, docs/web.md): build its one
+## generated file (the SDK's browser loader and crawlcheck.wasm) and serve it
+## on 127.0.0.1, printing the address (WEB_PORT, default 8377).
+WEB_PORT ?= 8377
+web: wasm
+	cd bindings/js && node web/serve.mjs --port $(WEB_PORT)
+
+## test-web: the page in real headless Chromium (Debian's, installed with apt
+## when /usr/bin/chromium is absent) driven by playwright-core; screenshots
+## go to build/web-test/ (CRAWLCHECK_DOCS_SCREENSHOT=1 also refreshes docs/web.png).
+test-web: wasm
+	@test -x /usr/bin/chromium || { echo "test-web: installing Debian's chromium"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	cd bindings/js && { test -d node_modules/playwright-core || npm ci --no-audit --no-fund; } && \
+	  node scripts/copy-wasm.js && node --test --test-concurrency=1 test/web/
 
 ## fuzz-seeds: a short coverage-guided run of every fuzz target.
 fuzz-seeds:

@@ -1,0 +1,323 @@
+// The page's worker (a classic script: web/build.mjs puts the SDK's browser
+// loader, as `crawlcheckSDK`, in front of this file). Every answer the page
+// shows comes from an op of the core; this file only orders the calls,
+// reports progress, and runs every string a person will read through
+// escape_text. It runs off the page's thread, so a list of thousands of
+// tools never freezes the page.
+//
+// Messages in:  {type: "init", wasm: "<base64>"}
+//               {type: "check", id, input}  {type: "records", id, input}
+// Messages out: {type: "ready", engine, abi} | {type: "failed", message}
+//               {type: "progress", id, step, of, label}
+//               {type: "result", id, result} | {type: "error", id, error}
+
+/* global crawlcheckSDK */
+"use strict";
+
+let core = null;
+let effectOrder = [];
+
+function b64bytes(s) {
+  const bin = atob(s);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+/** A string made safe to show a person (the core's escape_text). */
+function shown(s) {
+  if (s === null || s === undefined) return null;
+  return core.call("escape_text", { text: String(s) }).text;
+}
+
+/** The op's result, or {error: {code, message}} with the message escaped. */
+function attempt(op, request) {
+  try {
+    return { ok: core.call(op, request) };
+  } catch (e) {
+    if (e instanceof crawlcheckSDK.CoreError) return { error: { code: e.code, message: shown(e.coreMessage) } };
+    return { error: { code: "page", message: shown(String((e && e.message) || e)) } };
+  }
+}
+
+/** A tool's effect withholds it when it is pause_tool or stronger (rules: effects order). */
+function withholds(effect) {
+  return effectOrder.indexOf(effect) >= effectOrder.indexOf("pause_tool");
+}
+
+class Failed extends Error {
+  constructor(where, error) {
+    super(error.message);
+    this.where = where;
+    this.error = error;
+  }
+}
+
+// verify_lock's answer when a document is no lockfile at all (neither kind
+// nor lockfileVersion, or not an object), as opposed to a broken one.
+function notALockfile(error) {
+  return error.code === "lock_invalid" && /^request\.lock: (not a lockfile|a lockfile is a JSON object)/.test(error.message);
+}
+
+// The core's messages name the request field at fault ("request.key_directory: …"):
+// the page names the document the person gave.
+function documentOf(message, fallback) {
+  if (/^request\.key_directory\b/.test(message)) return "keydir";
+  if (/^request\.operator_keys\b/.test(message)) return "keys";
+  if (/^request\.now\b/.test(message)) return "now";
+  if (/^request\.policy\b/.test(message)) return "policy";
+  return fallback;
+}
+
+function must(where, r) {
+  if (r.error) throw new Failed(where, r.error);
+  return r.ok;
+}
+
+function trustOf(v) {
+  return {
+    format: shown(v.format),
+    trust: v.trust,
+    reason: shown(v.reason),
+    key_id: shown(v.key_id),
+    count: v.count,
+    tools_sha256: v.tools_sha256,
+    parts: v.parts,
+    servers: v.servers.map(shown),
+    servers_raw: v.servers,
+    server_name: shown(v.server_name),
+    server_name_raw: v.server_name,
+  };
+}
+
+function diffView(d) {
+  const seg = (s) => ({ op: s.op, text: shown(s.text) });
+  return {
+    added: d.added.map(shown),
+    removed: d.removed.map(shown),
+    modified: d.modified.map((m) => ({
+      name: shown(m.name),
+      parts: m.parts,
+      tool_changed: !!m.tool_changed,
+      description_diff: m.description_diff ? m.description_diff.map(seg) : null,
+      schema_paths: m.schema_paths ? m.schema_paths.map((p) => ({ change: p.change, path: shown(p.path) })) : null,
+      schema_paths_truncated: !!m.schema_paths_truncated,
+    })),
+    unchanged: d.unchanged,
+    blind_parts: (d.blind_parts || []).map(shown),
+  };
+}
+
+function recordView(rec, text) {
+  const tools = Object.keys(rec.tools || {}).map((name) => ({ name: shown(name), effect: rec.tools[name], withheld: withholds(rec.tools[name]) }));
+  return {
+    effect: rec.effect,
+    mode: rec.mode,
+    would: rec.would ? { effect: rec.would.effect } : null,
+    record_sha256: rec.record_sha256,
+    withheld: tools.filter((t) => t.withheld).map((t) => t.name),
+    tools,
+    observations: rec.observations.map((o) => ({
+      observation: o.observation,
+      tool: shown(o.tool),
+      part: o.part,
+      effect: o.effect,
+      would: o.would || null,
+      override: !!o.override,
+      detail: o.detail === null || o.detail === undefined ? null : shown(JSON.stringify(o.detail)),
+    })),
+    identity: rec.server && rec.server.identity,
+    observed_count: rec.observed.count,
+    text_shown: shown(text),
+    text,
+  };
+}
+
+function recordTextOf(env) {
+  // The record exactly as the core wrote it: canonical JSON, one line.
+  const prefix = '{"ok":true,"result":';
+  return env.slice(prefix.length, -1);
+}
+
+function progress(id, step, of, label) {
+  self.postMessage({ type: "progress", id, step, of, label });
+}
+
+function check(id, input) {
+  const enc = new TextEncoder();
+  const lock = input.lock;
+  const keyDirectory = input.key_directory || undefined;
+  const operatorKeys = input.operator_keys && input.operator_keys.length > 0 ? input.operator_keys : undefined;
+  const trustReq = { lock, now: input.now, key_directory: keyDirectory, operator_keys: operatorKeys };
+  if (input.server_name) trustReq.server_name = input.server_name;
+  const out = {};
+  const seconds = input.second || [];
+  const steps = seconds.length === 0 ? 1 : 5;
+  let step = 0;
+
+  progress(id, ++step, steps, "Reading the lockfile and its signature");
+  // The core reads a key directory only when a signature needs it; one
+  // that is not even JSON is the person's mistake, said at once.
+  if (keyDirectory) {
+    const kd = attempt("canonicalize", { json: keyDirectory });
+    if (kd.error) throw new Failed("keydir", kd.error);
+  }
+  if (input.policy) {
+    const po = attempt("canonicalize", { json: input.policy });
+    if (po.error) throw new Failed("policy", po.error);
+  }
+  // serverInfo goes into the request as the bytes given ("as received"):
+  // only once the core has read them as one JSON value.
+  if (input.server_info) {
+    const si = attempt("canonicalize", { json: input.server_info });
+    if (si.error) throw new Failed("serverinfo", si.error);
+  }
+  const vl = attempt("verify_lock", trustReq);
+  if (vl.error && seconds.length > 0 && notALockfile(vl.error) && attempt("hash_tools", { pages: [lock] }).ok) {
+    // Not a lockfile but a tool list the core reads: two tool lists are
+    // compared part by part, schema paths included; a verdict needs a lockfile.
+    progress(id, ++step, steps, "Comparing the two tool lists");
+    must("tools", attempt("hash_tools", { pages: seconds }));
+    if (seconds.length !== 1) throw new Failed("tools", { code: "bad_request", message: shown("two tool lists are compared one page each: give the new list as one page") });
+    out.lists = diffView(must("tools", attempt("diff", { old: lock, new: seconds[0] })));
+    return out;
+  }
+  if (vl.error) throw new Failed(documentOf(vl.error.message, "lockfile"), vl.error);
+  out.trust = trustOf(vl.ok);
+  if (out.trust.servers_raw.length > 1 && !out.trust.server_name_raw) {
+    out.pick = true; // an agentgate.lock with several servers: the person picks one
+    return out;
+  }
+  if (seconds.length === 0) return out;
+  const serverName = out.trust.server_name_raw || undefined;
+
+  // A single document that the core reads as a lockfile is a second
+  // lockfile; anything else is the pages of a tools/list.
+  if (seconds.length === 1) {
+    const other = attempt("verify_lock", { lock: seconds[0], now: input.now, key_directory: keyDirectory, operator_keys: operatorKeys });
+    if (other.ok) {
+      progress(id, ++step, steps, "Comparing the two lockfiles");
+      out.second_lock = trustOf(other.ok);
+      // The core compares a lockfile with a tool list only (a lockfile
+      // holds hashes); its answer says so, and the page shows it.
+      const d = attempt("diff", { old: lock, new: seconds[0], server_name: serverName });
+      out.lock_vs_lock = d.error ? { error: d.error } : { diff: diffView(d.ok) };
+      return out;
+    }
+  }
+
+  // A page that is not a JSON document at all (not JSON, not UTF-8, a
+  // repeated key: the core's canonicalize refuses it) is a document the
+  // person gave by mistake: an error, no verdict. Any other fault of a page
+  // (not a tool list, a cursor left unfollowed, a name twice) is the check's
+  // to record, as it is for a live server.
+  progress(id, ++step, steps, `Reading the tool list (${seconds.length} page${seconds.length === 1 ? "" : "s"})`);
+  seconds.forEach((page, i) => {
+    const r = attempt("canonicalize", { json: page });
+    if (r.error) throw new Failed("tools", { code: r.error.code, message: `page ${i + 1}: ${r.error.message}` });
+  });
+
+  progress(id, ++step, steps, "Checking the tools against the lockfile");
+  const lc = attempt("lock_check", { lock, pages: seconds, server_name: serverName });
+  out.lock_check = lc.error
+    ? { error: lc.error }
+    : {
+        verdict: lc.ok.verdict,
+        decision: lc.ok.decision,
+        unreachable: lc.ok.unreachable ? { reason: lc.ok.unreachable.reason, detail: shown(lc.ok.unreachable.detail) } : null,
+      };
+
+  const observed = { pages: seconds };
+  if (input.endpoint) observed.endpoint = input.endpoint;
+  if (input.handshake) observed.handshake = input.handshake;
+  if (input.protocol_version) observed.protocol_version = input.protocol_version;
+  if (input.server_info) observed.server_info = new crawlcheckSDK.RawJSON(enc.encode(input.server_info));
+  const ccReq = { now: input.now, mode: input.mode, lock, observed, key_directory: keyDirectory, operator_keys: operatorKeys };
+  if (serverName) ccReq.server_name = serverName;
+  if (input.policy) ccReq.policy = input.policy;
+  if (input.expected_policy_version) ccReq.expected_policy_version = input.expected_policy_version;
+  progress(id, ++step, steps, `Applying the policy in ${input.mode} mode`);
+  let env;
+  try {
+    env = core.callText("continuity_check", ccReq);
+  } catch (e) {
+    throw new Failed("check", { code: "page", message: shown(String((e && e.message) || e)) });
+  }
+  if (env.startsWith('{"ok":true,"result":')) {
+    const text = recordTextOf(env);
+    const rec = JSON.parse(text);
+    out.record = recordView(rec, text);
+    out.observed = { count: rec.observed.count, pages: seconds.length };
+  } else {
+    const e = JSON.parse(env).error;
+    // A policy the core refuses is the person's document at fault: no verdict.
+    if (documentOf(e.message, null) === "policy") throw new Failed("policy", { code: e.code, message: shown(e.message) });
+    out.record_error = { code: e.code, message: shown(e.message) };
+    out.observed = { count: null, pages: seconds.length };
+  }
+
+  progress(id, ++step, steps, "Working out what changed, tool by tool");
+  if (seconds.length === 1) {
+    // diff takes one page per side: it also counts the unchanged tools.
+    const d = attempt("diff", { old: lock, new: seconds[0], server_name: serverName });
+    out.diff = d.error ? { error: d.error } : diffView(d.ok);
+  } else if (lc.ok) {
+    // Several pages: the lock check's own answer says what changed.
+    out.diff = diffView({ added: lc.ok.added, removed: lc.ok.removed, modified: lc.ok.modified_detail, unchanged: null, blind_parts: lc.ok.blind_parts });
+  } else {
+    out.diff = { error: lc.error };
+  }
+  return out;
+}
+
+function records(id, input) {
+  const bytes = input.bytes;
+  progress(id, 1, 2, "Verifying the record");
+  // One JSON value is one record; anything else is read as a JSON-lines log.
+  const one = attempt("verify_record", { record: bytes });
+  if (one.ok) {
+    return { single: { valid: one.ok.valid, record_sha256: shown(one.ok.record_sha256), computed_sha256: one.ok.computed_sha256, reason: shown(one.ok.reason) } };
+  }
+  progress(id, 2, 2, "Verifying the log, record by record, and its chain");
+  const chain = must("records", attempt("verify_chain", { records: bytes }));
+  // Each line on its own (JSON lines: a record per line ending in \n).
+  const lines = [];
+  let start = 0;
+  for (let i = 0; i <= bytes.length; i++) {
+    if (i === bytes.length || bytes[i] === 0x0a) {
+      if (i > start) lines.push({ line: lines.length + 1, bytes: bytes.subarray(start, i), ended: i < bytes.length });
+      start = i + 1;
+    }
+  }
+  const each = lines.map((l) => {
+    const r = attempt("verify_record", { record: l.bytes });
+    if (r.error) return { line: l.line, valid: false, error: r.error, torn: !l.ended };
+    return { line: l.line, valid: r.ok.valid, record_sha256: shown(r.ok.record_sha256), computed_sha256: r.ok.computed_sha256, reason: shown(r.ok.reason) };
+  });
+  return {
+    chain: { valid: chain.valid, count: chain.count, broken_at: chain.broken_at === undefined ? null : chain.broken_at, reason: shown(chain.reason), head: shown(chain.head), torn_tail: !!chain.torn_tail },
+    each,
+  };
+}
+
+self.onmessage = async (e) => {
+  const msg = e.data;
+  if (msg.type === "init") {
+    try {
+      core = await crawlcheckSDK.instantiate({ wasm: b64bytes(msg.wasm), wasi: "shim", hostSha256: false });
+      const v = core.call("version", {});
+      effectOrder = core.call("rules", {}).rules.effects;
+      self.postMessage({ type: "ready", engine: shown(v.engine), abi: v.abi });
+    } catch (err) {
+      self.postMessage({ type: "failed", message: String((err && err.message) || err) });
+    }
+    return;
+  }
+  try {
+    const result = msg.type === "check" ? check(msg.id, msg.input) : records(msg.id, msg.input);
+    self.postMessage({ type: "result", id: msg.id, result });
+  } catch (err) {
+    if (err instanceof Failed) self.postMessage({ type: "error", id: msg.id, where: err.where, error: err.error });
+    else self.postMessage({ type: "error", id: msg.id, where: "page", error: { code: "page", message: shown(String((err && err.stack) || err)) } });
+  }
+};
