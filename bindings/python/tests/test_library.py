@@ -139,12 +139,6 @@ def test_fork_child_gets_a_clear_error() -> None:
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
-@pytest.mark.xfail(
-    reason="needs the library's own fork detection (issue 10, branch i10: code forked_process): until "
-    "it lands, a child calling libcrawlcheck.so directly enters the Go runtime (it may hang, and is "
-    "then killed after 10 s, or answer as if nothing happened)",
-    strict=False,
-)
 def test_fork_child_calling_the_library_directly_gets_an_error() -> None:
     """The library itself (not this package's guard) answers a forked child
     with an error envelope instead of hanging."""
