@@ -131,10 +131,10 @@ func sidePages(rd *req.Reader, field string, doc canon.Value) []tools.Tool {
 		case canon.String:
 			s, _ := p.Str()
 			pages = append(pages, s)
-		case canon.Object:
+		case canon.Object, canon.Array:
 			pages = append(pages, p.String())
 		default:
-			rd.Fail(cerr.New(cerr.BadRequest, "%s.pages[%d] must be a page: its text or the page object", side.Path, i))
+			rd.Fail(cerr.New(cerr.BadRequest, "%s.pages[%d] must be a page: its text, or the page itself", side.Path, i))
 			return nil
 		}
 	}

@@ -207,7 +207,7 @@ var opSpecs = []OpSpec{
 		}},
 	{Name: "diff", Summary: "What changed between an old side (a lockfile, a tool array, one `tools/list` page or `{\"pages\": [...]}`) and a new tool list (the same, never a lockfile).",
 		Request: []Field{
-			need("old", "document", "a lockfile, a tool array, one page, or `{\"pages\": [...]}` (the pages of one walk, each its text or the page object)"),
+			need("old", "document", "a lockfile, a tool array, one page, or `{\"pages\": [...]}` (the pages of one walk, each its text or the page itself)"),
 			need("new", "document", "a tool array, one page or `{\"pages\": [...]}` (the whole list: a page with `nextCursor` is refused, and so are pages that end with one)"),
 			may("server_name", "string", "agentgate `old`: which server"),
 		},
