@@ -173,6 +173,9 @@ func opVerifyLock(r req.Obj) (canon.Value, error) {
 			canon.M("sha256", canon.StrOrNull(l.SHA256, l.SHA256 != "")),
 			canon.M("count", canon.Int(int64(len(l.Tools)))),
 			canon.M("tools_sha256", canon.Str(l.ToolsSHA256)),
+			// Where the lockfile says its server is, so that no host
+			// re-parses the file to find it.
+			canon.M("url", canon.StrOrNull(l.Server.URL, l.Server.URL != "")),
 		)
 	}
 	return canon.Obj(ms...), nil

@@ -60,6 +60,7 @@ func opApprove(r req.Obj) (canon.Value, error) {
 	at := rd.Time("approved_at")
 	serverName := rd.Str("server_name", false)
 	doc := rd.RequiredDoc("record")
+	src, srv := observedSource(rd)
 	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
@@ -70,7 +71,7 @@ func opApprove(r req.Obj) (canon.Value, error) {
 	case continuity.RecordKind:
 		a = recordApproval(rd, doc)
 	case lockCheckKind:
-		a, obs = lockCheckApproval(rd, doc, f, serverName)
+		a, obs = lockCheckApproval(rd, src, doc, f, serverName)
 	default:
 		rd.Fail(cerr.New(cerr.RecordInvalid, "%s is neither a %s nor a %s answer (kind %s)", rd.Field("record"), continuity.RecordKind, lockCheckKind, kind))
 	}
@@ -81,7 +82,7 @@ func opApprove(r req.Obj) (canon.Value, error) {
 		return refusal, nil
 	}
 	if !a.recomputed {
-		obs = recordMadeFrom(rd, f, a, serverName)
+		obs = recordMadeFrom(rd, src, f, a, serverName)
 	}
 	var newLock []byte
 	chosen := canon.NullValue()
@@ -91,7 +92,7 @@ func opApprove(r req.Obj) (canon.Value, error) {
 		ag.Put(lock.NewAgentgateServer(a.serverName, obs.Tools))
 		newLock, chosen = ag.Bytes(), canon.Str(a.serverName)
 	} else {
-		srv := approvedServer(rd, f.Crawlcheck, a.server)
+		srv := approvedServer(rd, srv, f.Crawlcheck, a.server)
 		l := lock.NewCrawlcheck(srv, at, obs.Tools)
 		l.Seal(nil)
 		newLock = l.Bytes()
@@ -212,7 +213,7 @@ func recordApproval(rd *req.Reader, doc canon.Value) approval {
 // recordMadeFrom reads the request's tools and checks that the continuity
 // record was made from them and from the request's lockfile (and, for an
 // agentgate.lock, its server_name entry).
-func recordMadeFrom(rd *req.Reader, f lock.File, a approval, serverName string) tools.Observed {
+func recordMadeFrom(rd, src *req.Reader, f lock.File, a approval, serverName string) tools.Observed {
 	switch {
 	case a.format != f.Format() || a.lockSHA256 != continuity.LockDigest(f):
 		rd.Fail(cerr.New(cerr.BadRequest, "%s was not made against %s (its baseline is another lockfile)", rd.Field("record"), rd.Field("lock")))
@@ -223,7 +224,7 @@ func recordMadeFrom(rd *req.Reader, f lock.File, a approval, serverName string) 
 			rd.Fail(cerr.New(cerr.BadRequest, "%s compared server %s, which %s does not have", rd.Field("record"), canon.Str(a.serverName), rd.Field("lock")))
 		}
 	}
-	obs := toolSource(rd)
+	obs := sourceTools(rd, src)
 	switch {
 	case rd.Failed():
 	case obs.Truncated != "":
@@ -237,7 +238,7 @@ func recordMadeFrom(rd *req.Reader, f lock.File, a approval, serverName string) 
 // lockCheckApproval recomputes the lock_check answer from the request's lock
 // and tools and requires the record to be exactly that answer; its
 // observations are those a continuity check makes of the same difference.
-func lockCheckApproval(rd *req.Reader, doc canon.Value, f lock.File, serverName string) (approval, tools.Observed) {
+func lockCheckApproval(rd, src *req.Reader, doc canon.Value, f lock.File, serverName string) (approval, tools.Observed) {
 	a := approval{server: canon.NullValue()}
 	if !rd.Fail(checkSealed(f)) {
 		return a, tools.Observed{}
@@ -256,7 +257,7 @@ func lockCheckApproval(rd *req.Reader, doc canon.Value, f lock.File, serverName 
 		a.sightings = []sighting{{observation: reason}}
 		return a, tools.Observed{}
 	}
-	answer, d, obs := checkTools(rd, base)
+	answer, d, obs := checkTools(rd, src.O, base)
 	if rd.Failed() {
 		return a, obs
 	}
@@ -300,13 +301,14 @@ var partObservation = map[string]policy.Observation{
 }
 
 // approvedServer is the server a new crawlcheck lockfile pins: the
-// request's server when given; else what the continuity record saw (the
+// request's server, or the server of its observed facts, when given
+// (given: observedSource's); else what the continuity record saw (the
 // endpoint that answered, its protocol version and serverInfo when an
 // object); else, for a lock_check answer, which says nothing about the
 // server, the server the old lockfile pinned.
-func approvedServer(rd *req.Reader, old *lock.Crawlcheck, seen canon.Value) lock.Server {
-	if rd.Has("server") {
-		return serverOf(rd)
+func approvedServer(rd *req.Reader, given lock.Server, old *lock.Crawlcheck, seen canon.Value) lock.Server {
+	if rd.Has("server") || rd.Has("observed") {
+		return given
 	}
 	if seen.Kind() != canon.Object {
 		return old.Server

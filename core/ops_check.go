@@ -16,7 +16,8 @@ import (
 func opMakeLock(r req.Obj) (canon.Value, error) {
 	rd := r.Read()
 	format := rd.OneOf("format", "crawlcheck", "crawlcheck", "agentgate")
-	obs := toolSource(rd)
+	src, srv := observedSource(rd)
+	obs := sourceTools(rd, src)
 	if !rd.Failed() && obs.Truncated != "" {
 		rd.Fail(cerr.New(cerr.BadRequest, "the tool list is truncated (%s): a lockfile pins the whole list or nothing", obs.Truncated))
 	}
@@ -24,7 +25,6 @@ func opMakeLock(r req.Obj) (canon.Value, error) {
 	if format == "agentgate" {
 		return makeAgentgate(rd, obs.Tools, at)
 	}
-	srv := serverOf(rd)
 	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
@@ -80,8 +80,11 @@ func makeAgentgate(rd *req.Reader, ts []tools.Tool, at time.Time) (canon.Value, 
 	return canon.Obj(canon.M("lock", canon.Str(string(a.Bytes())))), nil
 }
 
-// readSide reads one side of a diff: a lockfile, a bare array of tools, or a
-// tools/list page (result or JSON-RPC response).
+// readSide reads one side of a diff: a lockfile, a bare array of tools, a
+// tools/list page (result or JSON-RPC response), or {"pages": [...]}, the
+// pages of one walk (each a page's text or the page itself), so that a
+// host hands over a list of several pages as it read them instead of
+// joining their tools itself.
 func readSide(rd *req.Reader, field string) (*lock.File, []tools.Tool) {
 	doc := rd.RequiredDoc(field)
 	if rd.Failed() {
@@ -94,6 +97,9 @@ func readSide(rd *req.Reader, field string) (*lock.File, []tools.Tool) {
 		}
 		return &f, nil
 	}
+	if doc.Kind() == canon.Object && doc.Has("pages") {
+		return nil, sidePages(rd, field, doc)
+	}
 	list, cursor, more, err := tools.PageValue(doc)
 	if !rd.In(field, err) {
 		return nil, nil
@@ -105,6 +111,42 @@ func readSide(rd *req.Reader, field string) (*lock.File, []tools.Tool) {
 	ts, err := tools.Hash(list)
 	rd.In(field, err)
 	return nil, ts
+}
+
+// sidePages reads a diff side {"pages": [...]}: the whole list, read
+// across its pages as hash_tools reads them.
+func sidePages(rd *req.Reader, field string, doc canon.Value) []tools.Tool {
+	side := req.Obj{V: doc, Path: rd.Field(field)}
+	if !rd.Fail(side.Only("pages")) {
+		return nil
+	}
+	pv := side.Value("pages")
+	if pv.Kind() != canon.Array {
+		rd.Fail(cerr.New(cerr.BadRequest, "%s.pages must be an array of pages", side.Path))
+		return nil
+	}
+	pages := make([]string, 0, len(pv.Elems()))
+	for i, p := range pv.Elems() {
+		switch p.Kind() {
+		case canon.String:
+			s, _ := p.Str()
+			pages = append(pages, s)
+		case canon.Object, canon.Array:
+			pages = append(pages, p.String())
+		default:
+			rd.Fail(cerr.New(cerr.BadRequest, "%s.pages[%d] must be a page: its text, or the page itself", side.Path, i))
+			return nil
+		}
+	}
+	obs, err := tools.FromPages(pages, false)
+	switch {
+	case !rd.Fail(cerr.In(side.Path+".pages", err)):
+	case obs.Truncated != "":
+		rd.Fail(cerr.New(cerr.BadRequest, "%s.pages is not the whole list (%s)", side.Path, obs.Truncated))
+	default:
+		return obs.Tools
+	}
+	return nil
 }
 
 func baselineOf(f lock.File, serverName string) (lock.Baseline, error) {
@@ -154,27 +196,27 @@ func opLockCheck(r req.Obj) (canon.Value, error) {
 	if err != nil {
 		return canon.Value{}, err
 	}
-	failure := rd.OneOf("failure", "", continuity.FailureUnavailable, continuity.FailureTimeout)
+	failure := rd.OneOf("failure", "", continuity.HostFailures...)
 	if failure != "" {
-		detail := rd.Str("failure_detail", false)
+		failure, detail := continuity.HostFailure(failure, rd.Str("failure_detail", false))
 		if err := rd.Err(); err != nil {
 			return canon.Value{}, err
 		}
 		return lockCheckAnswer(base, "unreachable", nil, "", canon.Obj(canon.M("reason", canon.Str(failure)), canon.M("detail", canon.Str(detail)))), nil
 	}
-	answer, _, _ := checkTools(rd, base)
+	answer, _, _ := checkTools(rd, rd.O, base)
 	return answer, rd.Err()
 }
 
 // lockCheckKind is the kind of a lock_check answer.
 const lockCheckKind = "crawlcheck-mcp-lock-check"
 
-// checkTools is lock_check's comparison of the request's tools with a
-// baseline: the answer, and the difference and tools it was made from (nil
+// checkTools is lock_check's comparison of the tools in from (the request,
+// or approve's observed) with a baseline: the answer, and the difference and tools it was made from (nil
 // and none when the list could not be compared). A list the hashing rules
 // refuse or that was not read whole is an answer (unreachable), not an
 // error.
-func checkTools(rd *req.Reader, base lock.Baseline) (canon.Value, *diff.Result, tools.Observed) {
+func checkTools(rd *req.Reader, from req.Obj, base lock.Baseline) (canon.Value, *diff.Result, tools.Observed) {
 	unreachable := func(reason, detail string) canon.Value {
 		return lockCheckAnswer(base, "unreachable", nil, "", canon.Obj(canon.M("reason", canon.Str(reason)), canon.M("detail", canon.Str(detail))))
 	}
@@ -185,7 +227,7 @@ func checkTools(rd *req.Reader, base lock.Baseline) (canon.Value, *diff.Result, 
 	// its hashing errors are the server's and become the answer, whose
 	// detail must not depend on where the request sits (a receipt's inputs
 	// are computed under one path and replayed under another).
-	src := rd.O.At("request").Read()
+	src := from.At("request").Read()
 	obs := toolSource(src)
 	switch err := src.Err(); {
 	case cerr.CodeOf(err) == cerr.ToolsMalformed || cerr.CodeOf(err) == cerr.InputTooLarge:
@@ -284,9 +326,10 @@ func opContinuityCheck(r req.Obj) (canon.Value, error) {
 	in.RequireSigned = rd.OptBool("require_signed_baseline")
 	in.Evidence = evidenceOf(rd)
 	if o, ok := rd.Object("issuer"); ok {
-		trace, err := continuity.IssuerTrace(o)
+		trace, evidence, err := continuity.IssuerTrace(o)
 		rd.Fail(err)
 		in.Issuer = trace
+		in.Evidence = append(in.Evidence, evidence...)
 	}
 	in.PrevRecordSHA256 = rd.Str("prev_record_sha256", false)
 	if in.PrevRecordSHA256 != "" && !tools.IsHexHash(in.PrevRecordSHA256) {
@@ -300,17 +343,25 @@ func opContinuityCheck(r req.Obj) (canon.Value, error) {
 }
 
 func observedOf(rd *req.Reader) continuity.Observed {
-	var o continuity.Observed
 	ob, ok := rd.Object("observed")
-	if rd.Failed() {
-		return o
-	}
-	if !ok {
+	switch {
+	case rd.Failed():
+		return continuity.Observed{}
+	case !ok:
 		rd.Fail(cerr.New(cerr.BadRequest, "%s is required", rd.Field("observed")))
-		return o
+		return continuity.Observed{}
 	}
-	if !rd.Fail(ob.Only(names(observedFields)...)) {
-		return o
+	o, err := readObserved(ob)
+	rd.Fail(err)
+	return o
+}
+
+// readObserved reads an observed object: the facts a host saw of a server,
+// as continuity_check takes them and make_lock and approve accept them.
+func readObserved(ob req.Obj) (continuity.Observed, error) {
+	var o continuity.Observed
+	if err := ob.Only(names(observedFields)...); err != nil {
+		return o, err
 	}
 	or := ob.Read()
 	o.Endpoint = or.Str("endpoint", false)
@@ -320,8 +371,7 @@ func observedOf(rd *req.Reader) continuity.Observed {
 		o.ServerInfo = or.Value("server_info")
 	}
 	o.Handshake = or.OneOf("handshake", "", "initialize", "server/discover")
-	o.Failure = or.OneOf("failure", "", continuity.FailureUnavailable, continuity.FailureTimeout)
-	o.FailureDetail = or.Str("failure_detail", false)
+	o.Failure, o.FailureDetail = continuity.HostFailure(or.OneOf("failure", "", continuity.HostFailures...), or.Str("failure_detail", false))
 	o.PageCapReached = or.Bool("page_cap_reached")
 	o.Pages = or.Pages("pages")
 	switch {
@@ -334,8 +384,55 @@ func observedOf(rd *req.Reader) continuity.Observed {
 		// list that was not read whole, never a refused request.
 		o.Pages, o.PageCapReached = o.Pages[:tools.MaxPages], true
 	}
-	rd.Fail(or.Err())
-	return o
+	return o, or.Err()
+}
+
+// observedSource reads the observed member a make_lock or approve request
+// may give instead of a tool source and a server: the same facts
+// continuity_check takes. It answers the object the tool list is read from
+// (observed itself: its pages and page_cap_reached) and the server a
+// crawlcheck lockfile pins of them — the endpoint that answered, the
+// negotiated protocol version, and serverInfo only when it is an object —
+// so that no host decides which facts a lockfile pins. Without observed,
+// the request itself is the source and its server member (serverOf) the
+// server. Facts that hold no tool list (a failure) are refused: a lockfile
+// pins the whole list or nothing.
+func observedSource(rd *req.Reader) (src *req.Reader, srv lock.Server) {
+	if !rd.Has("observed") {
+		return rd, serverOf(rd)
+	}
+	for _, f := range []string{"tools", "pages", "page_cap_reached", "server"} {
+		if rd.Has(f) {
+			rd.Fail(cerr.New(cerr.BadRequest, "give either %s or %s, not both", rd.Field("observed"), rd.Field(f)))
+			return rd, srv
+		}
+	}
+	ob, _ := rd.Object("observed")
+	if rd.Failed() {
+		return rd, srv
+	}
+	o, err := readObserved(ob)
+	switch {
+	case !rd.Fail(err):
+	case o.Failure != "":
+		rd.Fail(cerr.New(cerr.BadRequest, "%s holds no tool list (%s: %s): a lockfile pins the whole list or nothing", ob.Path, o.Failure, canon.Str(o.FailureDetail)))
+	}
+	srv = lock.Server{URL: o.Endpoint, ProtocolVersion: o.ProtocolVersion}
+	if o.ServerInfo.Kind() == canon.Object {
+		srv.Info = o.ServerInfo
+	}
+	return ob.Read(), srv
+}
+
+// sourceTools reads the tool list from src (the request, or its observed:
+// observedSource) and keeps its first error on rd.
+func sourceTools(rd *req.Reader, src *req.Reader) tools.Observed {
+	if rd.Failed() {
+		return tools.Observed{}
+	}
+	obs := toolSource(src)
+	rd.Fail(src.Err())
+	return obs
 }
 
 func evidenceOf(rd *req.Reader) []policy.Finding {

@@ -208,6 +208,7 @@ func opVectors(t testing.TB) []opVector {
 	vs = append(vs, chainVectors(t)...)
 	vs = append(vs, nullDescriptionVectors()...)
 	vs = append(vs, tooManyPagesVectors(t)...)
+	vs = append(vs, hostFactVectors(t)...)
 	return append(vs, exampleVectors(t)...)
 }
 

@@ -1,6 +1,9 @@
 package core
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/guard"
@@ -79,7 +82,8 @@ func opGuard(r req.Obj) (canon.Value, error) {
 // receiptKeys reads the keys a receipt may be signed with: the issuer's
 // key directory and the keys the deployment pinned. At least one is needed:
 // with neither, no receipt could ever be trusted, which is a configuration
-// mistake, not an answer.
+// mistake, not an answer. A directory the host fetched from the issuer
+// (fetched_key_directory) counts only for the pinned keys (pinnedOnly).
 func receiptKeys(rd *req.Reader) (*sig.Directory, []guard.PinnedKey) {
 	var dir *sig.Directory
 	if doc, ok := rd.Doc("key_directory"); ok {
@@ -90,6 +94,7 @@ func receiptKeys(rd *req.Reader) (*sig.Directory, []guard.PinnedKey) {
 		dir = d
 	}
 	var pinned []guard.PinnedKey
+	var pins [][2]string // kid, public_key as given
 	rd.Objects("pinned_keys", "{kid, public_key}", names(pinnedKeyFields), func(_ int, o *req.Reader) {
 		kid := o.Str("kid", true)
 		pubS := o.Str("public_key", true)
@@ -99,12 +104,71 @@ func receiptKeys(rd *req.Reader) (*sig.Directory, []guard.PinnedKey) {
 		pub, err := sig.PublicKey(pubS)
 		if o.In("public_key", err) {
 			pinned = append(pinned, guard.PinnedKey{ID: kid, Public: pub})
+			pins = append(pins, [2]string{kid, pubS})
 		}
 	})
+	if rd.Has("fetched_key_directory") && !rd.Failed() {
+		switch {
+		case dir != nil:
+			rd.Fail(cerr.New(cerr.BadRequest, "give either %s (the operator's copy) or %s, not both", rd.Field("key_directory"), rd.Field("fetched_key_directory")))
+		case len(pins) == 0:
+			rd.Fail(cerr.New(cerr.BadRequest, "%s needs %s: a fetched directory vouches only for keys the deployment pinned", rd.Field("fetched_key_directory"), rd.Field("pinned_keys")))
+		default:
+			var err error
+			dir, err = pinnedOnly(rd.O, pins)
+			rd.Fail(err)
+		}
+	}
 	if !rd.Failed() && dir == nil && len(pinned) == 0 {
 		rd.Fail(cerr.New(cerr.BadRequest, "%s or %s is required: without keys no receipt can be trusted", rd.Field("key_directory"), rd.Field("pinned_keys")))
 	}
 	return dir, pinned
+}
+
+// pinnedOnly reads the key directory a host fetched from the issuer
+// (request.fetched_key_directory) and keeps of it only the keys the
+// deployment pinned (same kid, same public_key text), with its kind,
+// version and issuer: so the issuer's own directory can retire a pinned
+// key, bound its window or name the issuer, and vouch for nothing else.
+// nil when it holds none of them: the pins alone decide then. A directory
+// the core cannot read is the issuer's fault, not the deployment's: every
+// such error is key_invalid naming request.fetched_key_directory, which a
+// host reports as the issuer's step key_directory (continuity_check's
+// issuer.step).
+func pinnedOnly(o req.Obj, pins [][2]string) (*sig.Directory, error) {
+	const field = "fetched_key_directory"
+	refused := func(err error) error {
+		return cerr.New(cerr.KeyInvalid, "%s.%s: the issuer's key directory is refused: %s", o.Path, field, cerr.Message(err))
+	}
+	doc, _, err := o.Doc(field)
+	if err != nil {
+		return nil, refused(cerr.New(cerr.KeyInvalid, "%s", strings.TrimPrefix(cerr.Message(err), o.Path+"."+field+": ")))
+	}
+	keys, _ := doc.Get("keys")
+	switch {
+	case doc.Kind() != canon.Object:
+		return nil, refused(cerr.New(cerr.KeyInvalid, "it is %s, not an object", doc.Kind()))
+	case keys.Kind() != canon.Array:
+		return nil, refused(cerr.New(cerr.KeyInvalid, "its keys are not an array"))
+	}
+	var kept []canon.Value
+	for _, k := range keys.Elems() {
+		kidV, _ := k.Get("kid")
+		pubV, _ := k.Get("public_key")
+		kid, ok1 := kidV.Str()
+		pub, ok2 := pubV.Str()
+		if k.Kind() == canon.Object && ok1 && ok2 && slices.Contains(pins, [2]string{kid, pub}) {
+			kept = append(kept, k)
+		}
+	}
+	if len(kept) == 0 {
+		return nil, nil
+	}
+	d, err := sig.ParseDirectory(canon.Obj(append(doc.Without("keys").Members(), canon.M("keys", canon.Arr(kept...)))...))
+	if err != nil {
+		return nil, refused(err)
+	}
+	return d, nil
 }
 
 func seenNonces(rd *req.Reader) []guard.Nonce {

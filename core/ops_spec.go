@@ -66,7 +66,7 @@ var (
 		may("handshake", "string", "`initialize` or `server/discover`"),
 		may("pages", "array of page strings", "the raw `tools/list` pages (required without `failure`)"),
 		may("page_cap_reached", "bool", "the host stopped at its page cap"),
-		may("failure", "string", "`server_unavailable` or `check_timeout`: why there are no pages"),
+		may("failure", "string", "`server_unavailable`, `check_timeout` or `capture_failed` (the host's MCP SDK answered without a `tools/list` on the wire; recorded as `server_unavailable` with `capture_failed: ` leading the detail): why there are no pages"),
 		may("failure_detail", "string", "what the host saw of the failure"),
 	}
 	evidenceFields  = []Field{need("observation", "string", "an observation a host may report"), may("detail", "any JSON", "")}
@@ -134,6 +134,7 @@ var opSpecs = []OpSpec{
 		Request: concat(toolSourceFields, []Field{
 			may("format", "string", "`crawlcheck` (default) or `agentgate`"),
 			may("server", "object `{url?, protocol_version?, info?}`", "crawlcheck: the server pinned"),
+			may("observed", "object, as `continuity_check`'s", "instead of a tool source and `server`: the facts the host saw; the tools are its pages, and a crawlcheck lockfile pins its endpoint, protocol version and `server_info` (only when an object). One with a `failure` is `bad_request`"),
 			need("approved_at", "time", "the approval time (agentgate: `generatedAt`)"),
 			may("name", "string", "agentgate: the server's name (required)"),
 			may("generated_by", "string", "agentgate: `generatedBy` (default: this engine)"),
@@ -170,6 +171,7 @@ var opSpecs = []OpSpec{
 			may("sha256", "string or null", "crawlcheck: the lockfile's stored sha256"),
 			may("count", "number", "crawlcheck: tools pinned"),
 			may("tools_sha256", "string", "crawlcheck: the pinned list hash"),
+			may("url", "string or null", "crawlcheck: the endpoint the lockfile pins (`server.url`), null when it pins none"),
 		}},
 	{Name: "sign_lock", Summary: "Signs a crawlcheck lockfile; a signature it had is replaced. An agentgate.lock has no signature (`lock_unsupported`).",
 		Request: []Field{
@@ -203,10 +205,10 @@ var opSpecs = []OpSpec{
 			need("lock", "string", "the converted file's bytes"),
 			need("lost", "array of strings", ""),
 		}},
-	{Name: "diff", Summary: "What changed between an old side (a lockfile, a tool array or one `tools/list` page) and a new tool list (a tool array or one page, never a lockfile).",
+	{Name: "diff", Summary: "What changed between an old side (a lockfile, a tool array, one `tools/list` page or `{\"pages\": [...]}`) and a new tool list (the same, never a lockfile).",
 		Request: []Field{
-			need("old", "document", "a lockfile, a tool array or one page"),
-			need("new", "document", "a tool array or one page (the whole list: a page with `nextCursor` is refused)"),
+			need("old", "document", "a lockfile, a tool array, one page, or `{\"pages\": [...]}` (the pages of one walk, each its text or the page itself)"),
+			need("new", "document", "a tool array, one page or `{\"pages\": [...]}` (the whole list: a page with `nextCursor` is refused, and so are pages that end with one)"),
 			may("server_name", "string", "agentgate `old`: which server"),
 		},
 		Result: []Field{
@@ -219,7 +221,7 @@ var opSpecs = []OpSpec{
 	{Name: "lock_check", Summary: "The `crawlcheck-mcp-lock-check` answer: any difference blocks, and so does a list not read whole. A lockfile whose `sha256` no longer matches its content is `lock_invalid`; signatures are `verify_lock`'s business.",
 		Request: concat([]Field{need("lock", "document", "the lockfile")}, toolSourceFields, []Field{
 			may("server_name", "string", "agentgate: which server"),
-			may("failure", "string", "instead of a tool source: `server_unavailable` or `check_timeout`"),
+			may("failure", "string", "instead of a tool source: `server_unavailable`, `check_timeout` or `capture_failed` (answered as `server_unavailable`, as `continuity_check` records it)"),
 			may("failure_detail", "string", ""),
 		}),
 		Result: lockCheckResult},
@@ -235,7 +237,7 @@ var opSpecs = []OpSpec{
 		}, keyFields, []Field{
 			may("require_signed_baseline", "bool", "overrides the policy"),
 			may("evidence", "array of `{observation, detail?}`", "observations from signed evidence"),
-			may("issuer", "object `{url, guard?, unavailable?}`", "what the issuer asked said"),
+			may("issuer", "object `{url, guard?, step?, error?, unavailable?}`", "what the issuer asked said: `guard` (its answer, judged), or `step` (`key_directory` or `lock_check`) and `error` (the host's text of what failed) when it gave none, which also adds the evidence `service_unavailable` with detail `{issuer, operation, step, error, fallback}`; `unavailable` (text only, no evidence) is the older form"),
 			may("prev_record_sha256", "string", "chains the record to the one before it"),
 			may("refreshed", "bool", "the one re-check a refresh effect asks for"),
 		}),
@@ -267,6 +269,7 @@ var opSpecs = []OpSpec{
 			need("approved_at", "time", ""),
 			may("server_name", "string", "agentgate: must be the server the record compared"),
 			may("server", "object `{url?, protocol_version?, info?}`", "crawlcheck: the server to pin (default: what the record saw of it; for a `lock_check` answer, the old lockfile's)"),
+			may("observed", "object, as `continuity_check`'s", "instead of a tool source and `server`: the facts the record was made from; the tools are its pages, and a crawlcheck lockfile pins the observed server as `make_lock` does. One with a `failure` is `bad_request`"),
 		}),
 		Result: []Field{
 			need("approved", "bool", ""),
@@ -312,7 +315,8 @@ var opSpecs = []OpSpec{
 			need("expected_subject", "string", ""),
 			need("expected_operation", "string", ""),
 			need("now", "time", ""),
-			may("key_directory", "document", ""),
+			may("key_directory", "document", "the operator's copy of the issuer's key directory, trusted as it is"),
+			may("fetched_key_directory", "document", "instead of `key_directory`, with `pinned_keys`: the directory as fetched from the issuer; only its pinned keys (same `kid` and `public_key`) are kept, none kept means the pins alone decide, and one the core cannot read is `key_invalid` naming `request.fetched_key_directory` (the issuer's fault: report it as `issuer.step` `key_directory`)"),
 			may("pinned_keys", "array of `{kid, public_key}`", ""),
 			may("seen_nonces", "array of `{nonce, expires_at}`", ""),
 			need("lock", "document", "the approved lockfile"),

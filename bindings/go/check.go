@@ -120,11 +120,8 @@ func Check(r Request) (Record, error) {
 }
 
 // observedJSON is the request's observed member: the facts, as the capture
-// saw them. The capture's own failure class capture_failed (the SDK answered
-// from its cache, so nothing live was read) is handed over as
-// server_unavailable, the class that means "nothing was compared", with the
-// capture's detail: it fails closed under every policy that pauses on an
-// unreachable server, and the core's closed list of failures stays as it is.
+// saw them. The failure goes as it is, capture_failed included: the core
+// decides how a record carries it (as server_unavailable, docs/abi.md).
 func observedJSON(o Observation) map[string]any {
 	obs := map[string]any{}
 	if o.Endpoint != "" {
@@ -149,12 +146,7 @@ func observedJSON(o Observation) map[string]any {
 	if o.Unfollowed == UnfollowedPageCap {
 		obs["page_cap_reached"] = true
 	}
-	switch o.Failure {
-	case "":
-	case FailureCapture:
-		obs["failure"] = FailureUnavailable
-		obs["failure_detail"] = FailureCapture + ": " + o.FailureDetail
-	default:
+	if o.Failure != "" {
 		obs["failure"] = o.Failure
 		obs["failure_detail"] = o.FailureDetail
 	}

@@ -82,8 +82,10 @@ type Consultation struct {
 	// URL is the issuer asked.
 	URL string
 	// Unavailable says why the issuer gave no answer to judge ("" when it
-	// answered): the evidence is then service_unavailable.
+	// answered), for a person: the record's evidence is then
+	// service_unavailable, which the core words from the step and error.
 	Unavailable string
+	step, err   string
 	// Guard is the core's guard answer on the issuer's receipt (canonical
 	// JSON), nil when there was none.
 	Guard json.RawMessage
@@ -91,7 +93,8 @@ type Consultation struct {
 	PolicyResult  string
 	EvidenceLevel string
 	// Evidence is what the continuity check is given: guard's
-	// observations as they are, or service_unavailable.
+	// observations as they are (none when the issuer gave no answer:
+	// Trace says why, and the core adds service_unavailable).
 	Evidence []Evidence
 }
 
@@ -103,14 +106,16 @@ func (c Consultation) Trace() *IssuerTrace {
 	if !c.Asked {
 		return nil
 	}
-	return &IssuerTrace{URL: c.URL, Guard: c.Guard, Unavailable: c.Unavailable}
+	return &IssuerTrace{URL: c.URL, Guard: c.Guard, Step: c.step, Error: c.err}
 }
 
-// IssuerTrace is continuity_check's "issuer" member (docs/continuity.md).
+// IssuerTrace is continuity_check's "issuer" member (docs/continuity.md):
+// the guard answer, or the step that failed and what failed.
 type IssuerTrace struct {
-	URL         string          `json:"url"`
-	Guard       json.RawMessage `json:"guard,omitempty"`
-	Unavailable string          `json:"unavailable,omitempty"`
+	URL   string          `json:"url"`
+	Guard json.RawMessage `json:"guard,omitempty"`
+	Step  string          `json:"step,omitempty"`
+	Error string          `json:"error,omitempty"`
 }
 
 // IssuerClient asks one issuer and keeps the replay state (the nonces of
@@ -220,21 +225,13 @@ func (c *IssuerClient) Consult(ctx context.Context, q ServiceQuery) (Consultatio
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 
-	dir := c.directory
-	if dir == nil {
-		fetched, err := c.get(ctx, "/api/v1/keys")
-		if err != nil {
+	// Without the operator's copy, the issuer's own directory is fetched;
+	// guard keeps of it only the pinned keys (fetched_key_directory).
+	var fetched []byte
+	if c.directory == nil {
+		var err error
+		if fetched, err = c.get(ctx, "/api/v1/keys"); err != nil {
 			return c.unavailable("key_directory", err), nil
-		}
-		if dir, err = pinnedOnly(fetched, c.cfg.PinnedKeys); err != nil {
-			return c.unavailable("key_directory", err), nil
-		}
-		// The core reads a directory strictly; one it refuses is the
-		// issuer's garbage, not the deployment's mistake.
-		if dir != nil {
-			if _, err := ReadLock(q.Lock, q.Now, Settings{KeyDirectory: dir}); err != nil {
-				return c.unavailable("key_directory", fmt.Errorf("the core refuses the issuer's key directory: %w", err)), nil
-			}
 		}
 	}
 
@@ -258,8 +255,10 @@ func (c *IssuerClient) Consult(ctx context.Context, q ServiceQuery) (Consultatio
 		"lock":                  corecall.Text(q.Lock),
 		"observed_tools_sha256": reading,
 	}
-	if dir != nil {
-		req["key_directory"] = corecall.Text(dir)
+	if c.directory != nil {
+		req["key_directory"] = corecall.Text(c.directory)
+	} else {
+		req["fetched_key_directory"] = corecall.Text(fetched)
 	}
 	if len(c.cfg.PinnedKeys) > 0 {
 		req["pinned_keys"] = c.cfg.PinnedKeys
@@ -268,7 +267,13 @@ func (c *IssuerClient) Consult(ctx context.Context, q ServiceQuery) (Consultatio
 		req["policy"] = corecall.Text(q.Settings.Policy)
 	}
 	raw, err := corecall.Call("guard", req)
-	if err != nil {
+	var ce *corecall.Error
+	switch {
+	case errors.As(err, &ce) && ce.Code == "key_invalid" && strings.HasPrefix(ce.Message, fetchedDirectoryField):
+		// A directory the core cannot read is the issuer's garbage, not
+		// the deployment's mistake.
+		return c.unavailable("key_directory", errors.New(ce.Message)), nil
+	case err != nil:
 		return Consultation{}, fmt.Errorf("issuer: judging its answer: %w", err)
 	}
 	var g struct {
@@ -308,56 +313,20 @@ func wholeList(obs Observation) (pages any, reading string, ok bool) {
 	return facts["pages"], h.ToolsSHA256, true
 }
 
-// pinnedOnly keeps of a fetched key directory only the keys the deployment
-// pinned (same key id, same public key), with its kind, version and issuer:
-// so it can retire a pinned key, bound its window or name the issuer, and
-// vouch for nothing else. nil when it holds none of them: the pins alone
-// then decide. A document that is not a JSON object is an error.
-func pinnedOnly(fetched []byte, pins []PinnedKey) ([]byte, error) {
-	var d map[string]json.RawMessage
-	if err := json.Unmarshal(fetched, &d); err != nil {
-		return nil, fmt.Errorf("the key directory is not a JSON object: %w", err)
-	}
-	var keys []json.RawMessage
-	if err := json.Unmarshal(d["keys"], &keys); err != nil {
-		return nil, fmt.Errorf("the key directory's keys are not an array: %w", err)
-	}
-	var kept []json.RawMessage
-	for _, k := range keys {
-		var id PinnedKey
-		if json.Unmarshal(k, &id) != nil {
-			continue
-		}
-		for _, p := range pins {
-			if p == id {
-				kept = append(kept, k)
-				break
-			}
-		}
-	}
-	if len(kept) == 0 {
-		return nil, nil
-	}
-	d["keys"], _ = json.Marshal(kept)
-	return json.Marshal(d)
-}
+// fetchedDirectoryField leads every refusal of the fetched directory by
+// guard (docs/abi.md, guard).
+const fetchedDirectoryField = "request.fetched_key_directory"
 
 // unavailable is the consultation of an issuer that gave no answer to judge:
-// the evidence service_unavailable, whose detail says what failed and that
-// the local comparison is the fallback.
+// the step that failed and what failed, which the core turns into the
+// evidence service_unavailable (continuity_check's issuer step and error).
 func (c *IssuerClient) unavailable(step string, err error) Consultation {
-	detail, _ := json.Marshal(map[string]string{
-		"issuer":    c.cfg.URL,
-		"operation": OperationLockCheck,
-		"step":      step,
-		"error":     err.Error(),
-		"fallback":  "local_comparison",
-	})
 	return Consultation{
 		Asked:       true,
 		URL:         c.cfg.URL,
 		Unavailable: step + ": " + err.Error(),
-		Evidence:    []Evidence{{Observation: "service_unavailable", Detail: detail}},
+		step:        step,
+		err:         err.Error(),
 	}
 }
 

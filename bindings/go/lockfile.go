@@ -1,7 +1,6 @@
 package preflight
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,6 +32,9 @@ type LockInfo struct {
 	// the core's rule: Settings.ServerName, or the file's only server; ""
 	// when there are several and none was named.
 	ServerName string `json:"server_name"`
+	// URL is the endpoint a crawlcheck lockfile pins (server.url); "" when
+	// it pins none, and for an agentgate.lock, which names no endpoint.
+	URL string `json:"url"`
 }
 
 // ReadLock parses and verifies a lockfile with the core (verify_lock): an
@@ -83,20 +85,18 @@ type LockOptions struct {
 var ErrIncomplete = errors.New("no tool list was read")
 
 // MakeLock builds a lockfile from an observation with the core's make_lock
-// (and sign_lock): the pages as read, the endpoint, protocol version and
-// serverInfo of the handshake. Writing it is the caller's act, and should
+// (and sign_lock), which takes the observed facts (the pages as read, the
+// endpoint, protocol version and serverInfo of the handshake) and decides
+// what a lockfile pins of them. Writing it is the caller's act, and should
 // follow a person's reading of what changed.
 func MakeLock(obs Observation, o LockOptions) ([]byte, error) {
 	if obs.Failure != "" {
 		return nil, fmt.Errorf("%w: %s: %s", ErrIncomplete, obs.Failure, obs.FailureDetail)
 	}
-	pages := observedJSON(obs)["pages"]
-	req := map[string]any{"pages": pages, "approved_at": timefmt.Format(o.Now)}
+	// The facts as observed: the core decides what of them a lockfile pins.
+	req := map[string]any{"observed": observedJSON(obs), "approved_at": timefmt.Format(o.Now)}
 	switch o.Format {
 	case "", "crawlcheck":
-		if server := serverJSON(obs); len(server) > 0 {
-			req["server"] = server
-		}
 	case "agentgate":
 		if o.SigningKey != "" {
 			return nil, errors.New("an agentgate.lock cannot be signed; use the crawlcheck format to sign")
@@ -119,22 +119,6 @@ func MakeLock(obs Observation, o LockOptions) ([]byte, error) {
 		return []byte(made.Lock), nil
 	}
 	return SignLock([]byte(made.Lock), o.SigningKey)
-}
-
-// serverJSON is what a crawlcheck lockfile pins of the observed server:
-// the endpoint, the protocol version and the serverInfo (when an object).
-func serverJSON(obs Observation) map[string]any {
-	server := map[string]any{}
-	if obs.Endpoint != "" {
-		server["url"] = obs.Endpoint
-	}
-	if obs.ProtocolVersion != "" {
-		server["protocol_version"] = obs.ProtocolVersion
-	}
-	if info := bytes.TrimSpace(obs.ServerInfo); len(info) > 0 && info[0] == '{' {
-		server["info"] = json.RawMessage(info)
-	}
-	return server
 }
 
 // ApproveOptions say what a person approved and how the new lockfile is
@@ -185,16 +169,21 @@ func Approve(record, lock []byte, obs Observation, o ApproveOptions) ([]byte, er
 	if o.Names == nil {
 		req["names"] = []string{}
 	}
-	for _, k := range []string{"pages", "page_cap_reached"} {
-		if v, ok := facts[k]; ok && obs.Failure == "" {
-			req[k] = v
+	switch {
+	case obs.Failure != "":
+		// No tool list: the core's answer on the record says why.
+	case o.PinObserved:
+		// The core pins what it decides of the observed facts.
+		req["observed"] = facts
+	default:
+		for _, k := range []string{"pages", "page_cap_reached"} {
+			if v, ok := facts[k]; ok {
+				req[k] = v
+			}
 		}
 	}
 	if o.ServerName != "" {
 		req["server_name"] = o.ServerName
-	}
-	if server := serverJSON(obs); o.PinObserved && len(server) > 0 {
-		req["server"] = server
 	}
 	var a struct {
 		ApprovalRefusedError

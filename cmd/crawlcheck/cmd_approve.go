@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -83,11 +82,7 @@ func cmdApprove(c *cli, args []string) error {
 		return lockRefused(tg, err)
 	}
 	var d diffResult
-	newList, err := toolList(obs)
-	if err != nil {
-		return err
-	}
-	req := map[string]any{"old": corecall.Text(lock), "new": corecall.Text(newList)}
+	req := map[string]any{"old": corecall.Text(lock), "new": corecall.Text(pagesSide(obs))}
 	if info.ServerName != "" {
 		req["server_name"] = info.ServerName
 	}
@@ -127,29 +122,18 @@ func cmdApprove(c *cli, args []string) error {
 	return nil
 }
 
-// toolList is the list the new lockfile was made from, as one document for
-// the diff: the page itself, or the tools of every page joined into one
-// array, each tool's bytes as received.
-func toolList(obs preflight.Observation) ([]byte, error) {
-	if len(obs.Pages) == 1 {
-		return obs.Pages[0], nil
-	}
-	list := []byte{'['}
+// pagesSide is the list the new lockfile was made from, as diff's side
+// {"pages": [...]}: each page's bytes as received (the core has read them
+// all already, for approve), joined without being parsed or re-encoded.
+func pagesSide(obs preflight.Observation) []byte {
+	side := []byte(`{"pages":[`)
 	for i, page := range obs.Pages {
-		var p struct {
-			Tools []json.RawMessage `json:"tools"`
+		if i > 0 {
+			side = append(side, ',')
 		}
-		if err := json.Unmarshal(page, &p); err != nil {
-			return nil, fmt.Errorf("page %d: %w", i+1, err)
-		}
-		for _, t := range p.Tools {
-			if len(list) > 1 {
-				list = append(list, ',')
-			}
-			list = append(list, t...)
-		}
+		side = append(side, page...)
 	}
-	return append(list, ']'), nil
+	return append(side, "]}"...)
 }
 
 // isTerminal reports whether f is a character device: a person can answer.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -237,29 +236,17 @@ func loadLock(path string, src *sourceFlags, now time.Time, settings preflight.S
 	if err != nil {
 		return nil, target{}, err
 	}
-	if _, err := preflight.ReadLock(lock, now, settings); err != nil {
+	info, err := preflight.ReadLock(lock, now, settings)
+	if err != nil {
 		return nil, target{}, fmt.Errorf("lockfile %s: %w", path, err)
 	}
 	tg, ok, err := src.target()
 	if err != nil || ok {
 		return lock, tg, err
 	}
-	ep := lockEndpoint(lock)
-	if ep == "" {
+	if info.URL == "" {
 		return nil, target{}, usagef("the lockfile pins no endpoint: give --tools, --server or --url")
 	}
-	tg, err = targetOf(ep)
+	tg, err = targetOf(info.URL)
 	return lock, tg, err
-}
-
-// lockEndpoint is the server.url of a crawlcheck lockfile ("" for an
-// agentgate.lock, which names no endpoint).
-func lockEndpoint(lock []byte) string {
-	var l struct {
-		Server struct {
-			URL string `json:"url"`
-		} `json:"server"`
-	}
-	_ = json.Unmarshal(lock, &l) // the core has parsed it already
-	return l.Server.URL
 }

@@ -110,11 +110,10 @@ func cmdCI(c *cli, args []string) error {
 		}
 		slices.Sort(unlocked)
 	} else {
-		ep := lockEndpoint(lock)
-		if ep == "" {
+		if info.URL == "" {
 			return usagef("the lockfile pins no endpoint; use check with --server or --url")
 		}
-		tg, err := targetOf(ep)
+		tg, err := targetOf(info.URL)
 		if err != nil {
 			return err
 		}

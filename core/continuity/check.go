@@ -28,7 +28,27 @@ import (
 const (
 	FailureUnavailable = "server_unavailable"
 	FailureTimeout     = "check_timeout"
+	// FailureCapture is the capture's own failure: the host's MCP SDK
+	// answered without a tools/list read on the wire (its list cache), so
+	// nothing live was read. The core records it as FailureUnavailable
+	// (HostFailure): the class that means "nothing was compared", which
+	// pauses under every policy that pauses on an unreachable server.
+	FailureCapture = "capture_failed"
 )
+
+// HostFailures are the failures a host may report (observed.failure,
+// lock_check's failure).
+var HostFailures = []string{FailureUnavailable, FailureTimeout, FailureCapture}
+
+// HostFailure maps a host's failure and detail to what a record and a
+// lock_check answer carry: capture_failed becomes server_unavailable with
+// the capture's class leading its detail; the others stay as they are.
+func HostFailure(failure, detail string) (string, string) {
+	if failure == FailureCapture {
+		return FailureUnavailable, FailureCapture + ": " + detail
+	}
+	return failure, detail
+}
 
 // Observed is what the binding saw of the server.
 type Observed struct {

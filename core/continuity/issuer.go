@@ -3,36 +3,66 @@ package continuity
 import (
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/policy"
 	"github.com/crawlcheck/verifier/core/req"
 	"github.com/crawlcheck/verifier/core/tools"
 )
 
+// OperationLockCheck is the operation the service path asks an issuer for.
+const OperationLockCheck = "mcp.lock.check"
+
+// IssuerSteps are the steps of asking an issuer that can fail (the
+// issuer member's step): fetching its key directory, and asking it for
+// the lock check.
+var IssuerSteps = []string{"key_directory", "lock_check"}
+
 // IssuerTrace reads the request's "issuer" member — {url, guard} when the
 // issuer answered (guard: the core's guard answer on its receipt, as the
-// guard op gave it), {url, unavailable} when it could not be asked — into
-// what the record keeps: the receipt relied on, by kind, sha256, key and
-// issuer, and the guard's evidence level and result. An issuer that agreed
-// adds no observation, so without this the record could not show it was
-// asked at all.
-func IssuerTrace(o req.Obj) (canon.Value, error) {
-	if err := o.Only("url", "guard", "unavailable"); err != nil {
-		return canon.Value{}, err
+// guard op gave it), {url, step, error} when it could not be asked (the
+// step that failed and the host's text of what failed), or the older
+// {url, unavailable} — into what the record keeps: the receipt relied on,
+// by kind, sha256, key and issuer, and the guard's evidence level and
+// result. An issuer that agreed adds no observation, so without this the
+// record could not show it was asked at all.
+//
+// {url, step, error} also gives the evidence it implies, so that no host
+// words it: service_unavailable, whose detail names the issuer, the
+// operation, the step and the error, and that the local comparison is the
+// fallback.
+func IssuerTrace(o req.Obj) (trace canon.Value, evidence []policy.Finding, err error) {
+	if err := o.Only("url", "guard", "unavailable", "step", "error"); err != nil {
+		return canon.Value{}, nil, err
 	}
-	url, err := o.Str("url", true)
-	if err != nil {
-		return canon.Value{}, err
+	r := o.Read()
+	url := r.Str("url", true)
+	unavailable := r.Str("unavailable", false)
+	step := r.OneOf("step", "", IssuerSteps...)
+	text := r.Str("error", false)
+	if err := r.Err(); err != nil {
+		return canon.Value{}, nil, err
 	}
-	unavailable, err := o.Str("unavailable", false)
-	if err != nil {
-		return canon.Value{}, err
+	switch {
+	case step == "" && o.Has("error"):
+		return canon.Value{}, nil, cerr.New(cerr.BadRequest, "%s.error needs step: which step of asking the issuer failed", o.Path)
+	case step != "" && unavailable != "":
+		return canon.Value{}, nil, cerr.New(cerr.BadRequest, "%s: give step and error, or unavailable, not both", o.Path)
+	case step != "":
+		unavailable = step + ": " + text
+		evidence = []policy.Finding{{Observation: policy.ServiceUnavailable, Detail: canon.Obj(
+			canon.M("issuer", canon.Str(url)),
+			canon.M("operation", canon.Str(OperationLockCheck)),
+			canon.M("step", canon.Str(step)),
+			canon.M("error", canon.Str(text)),
+			canon.M("fallback", canon.Str("local_comparison")),
+		)}}
 	}
 	receipt, level, result := canon.NullValue(), canon.NullValue(), canon.NullValue()
 	switch g, hasGuard := o.Value("guard"), o.Has("guard"); {
 	case hasGuard == (unavailable != ""):
-		return canon.Value{}, cerr.New(cerr.BadRequest, "%s needs exactly one of guard (the issuer answered) and unavailable (it could not be asked)", o.Path)
+		return canon.Value{}, nil, cerr.New(cerr.BadRequest, "%s needs exactly one of guard (the issuer answered) and unavailable (it could not be asked)", o.Path)
 	case hasGuard:
 		if receipt, level, result, err = guardSummary(g); err != nil {
-			return canon.Value{}, cerr.In(o.Path+".guard", err)
+			return canon.Value{}, nil, cerr.In(o.Path+".guard", err)
 		}
 	}
 	return canon.Obj(
@@ -41,7 +71,7 @@ func IssuerTrace(o req.Obj) (canon.Value, error) {
 		canon.M("evidence_level", level),
 		canon.M("policy_result", result),
 		canon.M("unavailable", canon.StrOrNull(unavailable, unavailable != "")),
-	), nil
+	), evidence, nil
 }
 
 // guardSummary takes from a guard answer the receipt's identity, the

@@ -74,6 +74,8 @@ export interface VerifyLockResult {
   tools_sha256: string;
   servers?: string[];
   server_name?: string | null;
+  /** crawlcheck: the endpoint the lockfile pins (server.url), null when none. */
+  url?: string | null;
 }
 
 export interface Observation {
@@ -135,7 +137,7 @@ export declare class Core {
   rules(request?: {}): Result;
   canonicalize(request: { json: string | Uint8Array }): { canonical: string; sha256: string };
   hashTools(request: ToolSource): HashToolsResult;
-  makeLock(request: ToolSource & { format?: "crawlcheck" | "agentgate"; server?: Request; approved_at: string; name?: string; generated_by?: string; into?: string | Uint8Array }): { lock: string };
+  makeLock(request: ToolSource & { observed?: Request; format?: "crawlcheck" | "agentgate"; server?: Request; approved_at: string; name?: string; generated_by?: string; into?: string | Uint8Array }): { lock: string };
   verifyLock(request: { lock: string | Uint8Array | Request; now: string; key_directory?: string | Uint8Array | Request; operator_keys?: string[]; require_signed?: boolean; server_name?: string }): VerifyLockResult;
   signLock(request: { lock: string | Uint8Array | Request; private_key: string; key_id?: string }): { lock: string; sha256: string; key_id: string };
   publicKey(request: { private_key: string }): { public_key: string; key_id: string };

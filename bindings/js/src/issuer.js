@@ -7,12 +7,15 @@
 import { readFileSync } from "node:fs";
 import { writeFileAtomic } from "./log.js";
 import { pagesForWire } from "./observe.js";
-import { RawJSON } from "./core.js";
+import { CoreError, RawJSON } from "./core.js";
 
 export const DEFAULT_ISSUER_TIMEOUT_MS = 5000;
 export const OPERATION_LOCK_CHECK = "mcp.lock.check";
 const MAX_ISSUER_ANSWER = 32 << 20;
 const NONCE_STATE_KIND = "crawlcheck-issuer-nonces";
+// Every refusal of the fetched directory by guard starts with this field
+// (docs/abi.md, guard).
+const FETCHED_DIRECTORY_FIELD = "request.fetched_key_directory";
 
 /** Where the replay state of a record log is kept: next to the log. */
 export const nonceStatePath = (logPath) => `${logPath}.issuer-nonces.json`;
@@ -81,21 +84,14 @@ export class IssuerClient {
     if (!whole) return { asked: false };
     const deadline = AbortSignal.timeout(this.timeout);
 
-    let dir = this.directory;
-    if (!dir) {
-      let fetched;
+    // Without the operator's copy, the issuer's own directory is fetched;
+    // guard keeps of it only the pinned keys (fetched_key_directory).
+    let fetched = null;
+    if (!this.directory) {
       try {
         fetched = await this.#get("/api/v1/keys", deadline);
-        dir = pinnedOnly(fetched, this.pins);
       } catch (e) {
         return this.#unavailable("key_directory", e);
-      }
-      if (dir) {
-        try {
-          this.cc.verifyLock({ lock, now, key_directory: dir });
-        } catch (e) {
-          return this.#unavailable("key_directory", new Error(`the core refuses the issuer's key directory: ${e.message}`));
-        }
       }
     }
 
@@ -117,13 +113,19 @@ export class IssuerClient {
       lock,
       observed_tools_sha256: whole.reading,
     };
-    if (dir) req.key_directory = dir;
+    if (this.directory) req.key_directory = this.directory;
+    else req.fetched_key_directory = fetched;
     if (this.pins.length > 0) req.pinned_keys = this.pins;
     if (policy) req.policy = policy;
     let raw;
     try {
       raw = this.cc.callResultText("guard", req);
     } catch (e) {
+      // A directory the core cannot read is the issuer's garbage, not the
+      // deployment's mistake.
+      if (e instanceof CoreError && e.code === "key_invalid" && e.coreMessage.startsWith(FETCHED_DIRECTORY_FIELD)) {
+        return this.#unavailable("key_directory", new Error(e.coreMessage));
+      }
       throw new Error(`crawlcheck: issuer: judging its answer: ${e.message}`, { cause: e });
     }
     const g = JSON.parse(raw);
@@ -153,20 +155,12 @@ export class IssuerClient {
     return { reading: h.tools_sha256 };
   }
 
+  // The consultation of an issuer that gave no answer to judge: the step
+  // that failed and what failed, which the core turns into the evidence
+  // service_unavailable (continuity_check's issuer step and error).
   #unavailable(step, err) {
     const error = err instanceof Error ? err.message : String(err);
-    return {
-      asked: true,
-      url: this.url,
-      unavailable: `${step}: ${error}`,
-      guard: null,
-      evidence: [
-        {
-          observation: "service_unavailable",
-          detail: { issuer: this.url, operation: OPERATION_LOCK_CHECK, step, error, fallback: "local_comparison" },
-        },
-      ],
-    };
+    return { asked: true, url: this.url, unavailable: `${step}: ${error}`, step, error, guard: null, evidence: [] };
   }
 
   #get(path, signal) {
@@ -235,25 +229,11 @@ export function issuerTrace(c) {
   if (!c?.asked) return null;
   const t = { url: c.url };
   if (c.guard) t.guard = new RawJSON(new TextEncoder().encode(c.guard));
-  if (c.unavailable) t.unavailable = c.unavailable;
-  return t;
-}
-
-// pinnedOnly keeps of a fetched key directory only the keys the deployment
-// pinned (same kid and public key), with its kind, version and issuer;
-// null when it holds none of them.
-function pinnedOnly(fetched, pins) {
-  let d;
-  try {
-    d = JSON.parse(new TextDecoder().decode(fetched));
-  } catch (e) {
-    throw new Error(`the key directory is not a JSON object: ${e.message}`);
+  if (c.step) {
+    t.step = c.step;
+    t.error = c.error;
   }
-  if (!d || typeof d !== "object" || Array.isArray(d)) throw new Error("the key directory is not a JSON object");
-  if (!Array.isArray(d.keys)) throw new Error("the key directory's keys are not an array");
-  const kept = d.keys.filter((k) => k && typeof k === "object" && pins.some((p) => p.kid === k.kid && p.public_key === k.public_key));
-  if (kept.length === 0) return null;
-  return new TextEncoder().encode(JSON.stringify({ ...d, keys: kept }));
+  return t;
 }
 
 function timedOut(e) {

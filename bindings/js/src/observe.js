@@ -163,8 +163,8 @@ function reasonText(r) {
 
 /**
  * The request's observed member: the facts as the capture saw them. Pages
- * stay bytes (attachments on ABI 2). capture_failed is handed over as
- * server_unavailable with the capture's detail (docs/preflight.md).
+ * stay bytes (attachments on ABI 2). The failure goes as it is,
+ * capture_failed included: the core decides how a record carries it.
  */
 export function observedRequest(o) {
   const out = {};
@@ -174,10 +174,7 @@ export function observedRequest(o) {
   if (o.handshake) out.handshake = o.handshake;
   if (o.pages.length > 0 || !o.failure) out.pages = o.pages;
   if (o.unfollowed === "page_cap") out.page_cap_reached = true;
-  if (o.failure === FAILURE_CAPTURE) {
-    out.failure = FAILURE_UNAVAILABLE;
-    out.failure_detail = `${FAILURE_CAPTURE}: ${o.failureDetail}`;
-  } else if (o.failure) {
+  if (o.failure) {
     out.failure = o.failure;
     out.failure_detail = o.failureDetail;
   }

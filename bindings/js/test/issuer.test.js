@@ -113,3 +113,36 @@ test("a receipt replayed to a later session is caught through the state file nex
 test("the service path refuses a configuration with no key to judge answers by", async (t) => {
   await assert.rejects(openSdk1(t, "stdio", { tools: TOOLS }, { continuity: { issuer: { url: "http://127.0.0.1:9" } } }), /no key to judge its answers by/);
 });
+
+const ACTIVE_KEY = { kid: "test-issuer-2026", public_key: "R2+nOTqJ24B+Bub9jH6p+WWS7P39GRzcQVzBDMKGvUQ=" };
+const RETIRED_KEY = { kid: "test-issuer-2025", public_key: "LGF8kOr4DTbH6K8S38o8mnNtd5vPqWWEBOkxiUtWIeg=" };
+
+test("pinned keys with the issuer's own directory: the core keeps of it only the pinned keys", async (t) => {
+  const iss = await startIssuer(t);
+  const s = await openSdk1(t, "stdio", { tools: TOOLS }, { continuity: { issuer: { url: iss.url, pinnedKeys: [ACTIVE_KEY] } } });
+  assert.equal(s.client.continuity.record.effect, "proceed");
+  // The directory lists the active key, but the deployment pinned another:
+  // the issuer cannot vouch for itself.
+  const other = await openSdk1(t, "stdio", { tools: TOOLS }, { continuity: { issuer: { url: iss.url, pinnedKeys: [RETIRED_KEY] } } });
+  assert.equal(other.client.continuity.record.effect, "deny");
+  assert.ok(names(other.client.continuity.record).includes("key_unknown"));
+});
+
+test("a fetched key directory the core cannot read: service_unavailable at the step key_directory, in the core's words", async (t) => {
+  const { createServer } = await import("node:http");
+  const srv = createServer((req, res) => res.end(req.url === "/api/v1/keys" ? '{"kind":"crawlcheck-key-directory","v":1,"keys":"all of them"}' : "{}"));
+  await new Promise((r) => srv.listen(0, "127.0.0.1", r));
+  t.after(() => srv.close());
+  const url = `http://127.0.0.1:${srv.address().port}`;
+  const s = await openSdk1(t, "stdio", { tools: TOOLS }, { continuity: { issuer: { url, pinnedKeys: [ACTIVE_KEY] } } });
+  const rec = s.client.continuity.record;
+  assert.equal(rec.effect, "pause");
+  const ev = rec.observations.find((o) => o.observation === "service_unavailable");
+  assert.deepEqual(ev.detail, {
+    issuer: url,
+    operation: "mcp.lock.check",
+    step: "key_directory",
+    error: "request.fetched_key_directory: the issuer's key directory is refused: its keys are not an array",
+    fallback: "local_comparison",
+  });
+});

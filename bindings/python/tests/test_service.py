@@ -207,6 +207,48 @@ async def test_pinned_keys_with_the_issuers_own_directory(tmp_path: Path) -> Non
             assert isinstance(leaf(bad.value), ValueError) and "no key" in str(leaf(bad.value))
 
 
+async def test_fetched_directory_the_core_cannot_read(tmp_path: Path) -> None:
+    """A key directory fetched from the issuer that the core cannot read is
+    the issuer's fault: service_unavailable at the step key_directory, in
+    the core's words; the local comparison stands."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            body = b'{"kind":"crawlcheck-key-directory","v":1,"keys":"all of them"}' if self.path == "/api/v1/keys" else b"{}"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = _answer
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    try:
+        async with server("http", tmp_path) as srv:
+            lock = pin(tmp_path, srv.endpoint)
+            async with srv.session(lock, issuer=Issuer(url=url, pinned_keys=[ACTIVE_KEY], timeout=3.0)) as s:
+                await s.initialize()
+                rec = s.record
+                assert rec is not None and rec["effect"] == "pause", rec
+                assert observations(rec) == ["unchanged", "service_unavailable"]
+                assert finding(rec, "service_unavailable")["detail"] == {
+                    "issuer": url,
+                    "operation": "mcp.lock.check",
+                    "step": "key_directory",
+                    "error": "request.fetched_key_directory: the issuer's key directory is refused: its keys are not an array",
+                    "fallback": "local_comparison",
+                }
+    finally:
+        httpd.shutdown()
+
+
 def test_no_keys_is_refused() -> None:
     from crawlcheck._issuer import IssuerClient, IssuerConfigError
 

@@ -20,12 +20,15 @@ import anyio
 
 from ._core import CoreError
 from ._log import write_atomic
-from .ops import guard, hash_tools, verify_lock
+from .ops import guard, hash_tools
 
 DEFAULT_ISSUER_TIMEOUT = 5.0
 OPERATION_LOCK_CHECK = "mcp.lock.check"
 MAX_ISSUER_ANSWER = 32 << 20
 NONCE_STATE_KIND = "crawlcheck-issuer-nonces"
+#: Every refusal of the fetched directory by guard starts with this field
+#: (docs/abi.md, guard).
+_FETCHED_DIRECTORY_FIELD = "request.fetched_key_directory"
 
 
 def nonce_state_path(log_path: str) -> str:
@@ -50,7 +53,12 @@ class Consultation:
 
     asked: bool = False
     url: str = ""
+    #: why the issuer gave no answer, for a person ("step: error")
     unavailable: str = ""
+    #: the step that failed and what failed, for continuity_check's issuer
+    #: member: the core words the service_unavailable evidence from them
+    step: str = ""
+    error: str = ""
     guard: Optional[Dict[str, Any]] = None
     policy_result: str = ""
     evidence_level: str = ""
@@ -63,8 +71,9 @@ class Consultation:
         t: Dict[str, Any] = {"url": self.url}
         if self.guard is not None:
             t["guard"] = self.guard
-        if self.unavailable:
-            t["unavailable"] = self.unavailable
+        if self.step:
+            t["step"] = self.step
+            t["error"] = self.error
         return t
 
 
@@ -129,20 +138,16 @@ class IssuerClient:
         if whole is None:
             return Consultation()
         pages, reading = whole
-        directory = self.directory
+        # Without the operator's copy, the issuer's own directory is fetched;
+        # guard keeps of it only the pinned keys (fetched_key_directory).
+        fetched: Optional[bytes] = None
         answer: bytes
         step = "key_directory"
         deadline = anyio.current_time() + self.timeout
         try:
             with anyio.fail_after(self.timeout):
-                if directory is None:
+                if self.directory is None:
                     fetched = await self._do("GET", "/api/v1/keys", None, deadline)
-                    directory = _pinned_only(fetched, self.pins)
-                    if directory is not None:
-                        try:
-                            verify_lock(lock=lock, now=now, key_directory=directory)
-                        except CoreError as e:
-                            raise _Unavailable(f"the core refuses the issuer's key directory: {e}") from e
                 step = "lock_check"
                 body: Dict[str, Any] = {"lock": _text(lock), "pages": pages, "subject": endpoint}
                 if server_name:
@@ -153,18 +158,26 @@ class IssuerClient:
         except _Unavailable as e:
             return self._unavailable(step, str(e))
 
-        g = guard(
-            receipt=answer,
-            expected_subject=str(endpoint),
-            expected_operation=OPERATION_LOCK_CHECK,
-            now=now,
-            key_directory=directory,
-            pinned_keys=self.pins or None,
-            seen_nonces=self.seen,
-            lock=lock,
-            policy=policy,
-            observed_tools_sha256=reading,
-        )
+        try:
+            g = guard(
+                receipt=answer,
+                expected_subject=str(endpoint),
+                expected_operation=OPERATION_LOCK_CHECK,
+                now=now,
+                key_directory=self.directory,
+                fetched_key_directory=fetched,
+                pinned_keys=self.pins or None,
+                seen_nonces=self.seen,
+                lock=lock,
+                policy=policy,
+                observed_tools_sha256=reading,
+            )
+        except CoreError as e:
+            # A directory the core cannot read is the issuer's garbage, not
+            # the deployment's mistake.
+            if e.code == "key_invalid" and e.message.startswith(_FETCHED_DIRECTORY_FIELD):
+                return self._unavailable("key_directory", e.message)
+            raise
         self._keep(g.get("seen_nonces"))
         return Consultation(
             asked=True,
@@ -208,19 +221,10 @@ class IssuerClient:
         return answer
 
     def _unavailable(self, step: str, err: str) -> Consultation:
-        detail = {
-            "issuer": self.url,
-            "operation": OPERATION_LOCK_CHECK,
-            "step": step,
-            "error": err,
-            "fallback": "local_comparison",
-        }
-        return Consultation(
-            asked=True,
-            url=self.url,
-            unavailable=f"{step}: {err}",
-            evidence=[{"observation": "service_unavailable", "detail": detail}],
-        )
+        """An issuer that gave no answer to judge: the step that failed and
+        what failed, which the core turns into the evidence
+        service_unavailable (continuity_check's issuer step and error)."""
+        return Consultation(asked=True, url=self.url, unavailable=f"{step}: {err}", step=step, error=err)
 
     def _keep(self, seen: Any) -> None:
         if not isinstance(seen, list):
@@ -259,30 +263,6 @@ def _whole_list(observed: Mapping[str, Any]) -> Optional[tuple]:  # type: ignore
         else:
             wire.append(p)
     return wire, h.get("tools_sha256")
-
-
-def _pinned_only(fetched: bytes, pins: Sequence[Mapping[str, str]]) -> Optional[bytes]:
-    """Keeps of a fetched key directory only the pinned keys (same kid, same
-    public key), with its kind, version and issuer; None when none is left."""
-    try:
-        d = json.loads(fetched)
-    except ValueError as e:
-        raise _Unavailable(f"the key directory is not a JSON object: {e}") from e
-    if not isinstance(d, dict):
-        raise _Unavailable("the key directory is not a JSON object")
-    keys = d.get("keys")
-    if not isinstance(keys, list):
-        raise _Unavailable("the key directory's keys are not an array")
-    kept = [
-        k
-        for k in keys
-        if isinstance(k, dict)
-        and any(k.get("kid") == p["kid"] and k.get("public_key") == p["public_key"] for p in pins)
-    ]
-    if not kept:
-        return None
-    d["keys"] = kept
-    return json.dumps(d, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def _excerpt(b: bytes) -> str:

@@ -59,12 +59,14 @@ def make_lock(
     page_cap_reached: Optional[bool] = None,
     format: Optional[str] = None,
     server: Optional[Mapping[str, Any]] = None,
+    observed: Optional[Mapping[str, Any]] = None,
     approved_at: Optional[str] = None,
     name: Optional[str] = None,
     generated_by: Optional[str] = None,
     into: Optional[Document] = None,
 ) -> Result:
-    """``{"lock": "<file bytes>"}`` pinning a tool source."""
+    """``{"lock": "<file bytes>"}`` pinning a tool source, or the observed
+    facts (continuity_check's ``observed``: the core decides what is pinned)."""
     return call(
         "make_lock",
         _req(
@@ -73,6 +75,7 @@ def make_lock(
             page_cap_reached=page_cap_reached,
             format=format,
             server=server,
+            observed=observed,
             approved_at=approved_at,
             name=name,
             generated_by=generated_by,
@@ -228,12 +231,15 @@ def guard(
     now: str,
     lock: Document,
     key_directory: Optional[Document] = None,
+    fetched_key_directory: Optional[Document] = None,
     pinned_keys: Optional[Sequence[Mapping[str, str]]] = None,
     seen_nonces: Optional[Sequence[Any]] = None,
     policy: Optional[Document] = None,
     observed_tools_sha256: Optional[str] = None,
 ) -> Result:
-    """The crawlcheck-guard-answer on a receipt (spec §7)."""
+    """The crawlcheck-guard-answer on a receipt (spec §7). Give the issuer's
+    directory as fetched in ``fetched_key_directory`` (with ``pinned_keys``):
+    the core keeps only the pinned keys of it."""
     return call(
         "guard",
         _req(
@@ -242,6 +248,7 @@ def guard(
             expected_operation=expected_operation,
             now=now,
             key_directory=key_directory,
+            fetched_key_directory=fetched_key_directory,
             pinned_keys=pinned_keys,
             seen_nonces=seen_nonces,
             lock=lock,
@@ -307,6 +314,8 @@ def approve(
     pages: Optional[Sequence[Page]] = None,
     page_cap_reached: Optional[bool] = None,
     server_name: Optional[str] = None,
+    server: Optional[Mapping[str, Any]] = None,
+    observed: Optional[Mapping[str, Any]] = None,
 ) -> Result:
     """Re-approval of named tools (C3): the new lockfile, or why not."""
     return call(
@@ -320,6 +329,8 @@ def approve(
             names=names,
             approved_at=approved_at,
             server_name=server_name,
+            server=server,
+            observed=observed,
         ),
     )
 

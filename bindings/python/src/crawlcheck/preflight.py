@@ -365,10 +365,9 @@ class Observation:
             o["pages"] = list(self.pages)
         if self.unfollowed == "page_cap":
             o["page_cap_reached"] = True
-        if self.failure == "capture_failed":
-            o["failure"] = "server_unavailable"
-            o["failure_detail"] = "capture_failed: " + self.failure_detail
-        elif self.failure:
+        # The failure goes as it is, capture_failed included: the core
+        # decides how a record carries it.
+        if self.failure:
             o["failure"] = self.failure
             o["failure_detail"] = self.failure_detail
         return o
