@@ -6,7 +6,8 @@ import (
 
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
-	"github.com/crawlcheck/verifier/core/req"
+	"github.com/crawlcheck/verifier/core/internal/req"
+	"github.com/crawlcheck/verifier/core/internal/tools"
 )
 
 // ABIVersion is the version of the binary interface (docs/abi.md): 2 added
@@ -15,6 +16,10 @@ const ABIVersion = 2
 
 // MaxRequestBytes caps a request; hosts refuse larger input before copying it.
 const MaxRequestBytes = canon.MaxBytes
+
+// MaxPages caps the tools/list pages one check compares; hosts stop reading
+// a server at this many pages (a list longer than that is truncated).
+const MaxPages = tools.MaxPages
 
 type opFunc func(req.Obj) (canon.Value, error)
 

@@ -5,8 +5,8 @@ import (
 	"sync"
 
 	"github.com/crawlcheck/verifier/core/canon"
-	"github.com/crawlcheck/verifier/core/lock"
-	"github.com/crawlcheck/verifier/core/req"
+	"github.com/crawlcheck/verifier/core/internal/lock"
+	"github.com/crawlcheck/verifier/core/internal/req"
 )
 
 // The lockfile cache.

@@ -5,13 +5,13 @@ import (
 
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
-	"github.com/crawlcheck/verifier/core/continuity"
-	"github.com/crawlcheck/verifier/core/lock"
-	"github.com/crawlcheck/verifier/core/policy"
-	"github.com/crawlcheck/verifier/core/req"
+	"github.com/crawlcheck/verifier/core/internal/continuity"
+	"github.com/crawlcheck/verifier/core/internal/lock"
+	"github.com/crawlcheck/verifier/core/internal/policy"
+	"github.com/crawlcheck/verifier/core/internal/req"
+	"github.com/crawlcheck/verifier/core/internal/sig"
+	"github.com/crawlcheck/verifier/core/internal/tools"
 	"github.com/crawlcheck/verifier/core/scan"
-	"github.com/crawlcheck/verifier/core/sig"
-	"github.com/crawlcheck/verifier/core/tools"
 )
 
 func opVersion(r req.Obj) (canon.Value, error) {

@@ -6,12 +6,12 @@ import (
 
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
-	"github.com/crawlcheck/verifier/core/continuity"
-	"github.com/crawlcheck/verifier/core/endpoint"
-	"github.com/crawlcheck/verifier/core/lock"
-	"github.com/crawlcheck/verifier/core/policy"
-	"github.com/crawlcheck/verifier/core/req"
-	"github.com/crawlcheck/verifier/core/tools"
+	"github.com/crawlcheck/verifier/core/internal/continuity"
+	"github.com/crawlcheck/verifier/core/internal/endpoint"
+	"github.com/crawlcheck/verifier/core/internal/lock"
+	"github.com/crawlcheck/verifier/core/internal/policy"
+	"github.com/crawlcheck/verifier/core/internal/req"
+	"github.com/crawlcheck/verifier/core/internal/tools"
 )
 
 // confirmable are the observations an approval may leave unnamed: no change

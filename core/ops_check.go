@@ -5,12 +5,12 @@ import (
 
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
-	"github.com/crawlcheck/verifier/core/continuity"
-	"github.com/crawlcheck/verifier/core/diff"
-	"github.com/crawlcheck/verifier/core/lock"
-	"github.com/crawlcheck/verifier/core/policy"
-	"github.com/crawlcheck/verifier/core/req"
-	"github.com/crawlcheck/verifier/core/tools"
+	"github.com/crawlcheck/verifier/core/internal/continuity"
+	"github.com/crawlcheck/verifier/core/internal/diff"
+	"github.com/crawlcheck/verifier/core/internal/lock"
+	"github.com/crawlcheck/verifier/core/internal/policy"
+	"github.com/crawlcheck/verifier/core/internal/req"
+	"github.com/crawlcheck/verifier/core/internal/tools"
 )
 
 func opMakeLock(r req.Obj) (canon.Value, error) {

@@ -6,12 +6,12 @@ import (
 
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
-	"github.com/crawlcheck/verifier/core/guard"
-	"github.com/crawlcheck/verifier/core/policy"
-	"github.com/crawlcheck/verifier/core/req"
-	"github.com/crawlcheck/verifier/core/sig"
+	"github.com/crawlcheck/verifier/core/internal/guard"
+	"github.com/crawlcheck/verifier/core/internal/policy"
+	"github.com/crawlcheck/verifier/core/internal/req"
+	"github.com/crawlcheck/verifier/core/internal/sig"
+	"github.com/crawlcheck/verifier/core/internal/tools"
 	"github.com/crawlcheck/verifier/core/timefmt"
-	"github.com/crawlcheck/verifier/core/tools"
 )
 
 // runnerAt runs the decision ops of the table on a request object whose

@@ -3,7 +3,7 @@ package core
 import (
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
-	"github.com/crawlcheck/verifier/core/req"
+	"github.com/crawlcheck/verifier/core/internal/req"
 	"github.com/crawlcheck/verifier/core/textsafe"
 )
 

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crawlcheck/verifier/core/guard"
+	"github.com/crawlcheck/verifier/core/internal/guard"
 )
 
 // receiptVectors are the op vectors of guard, replay_decision and

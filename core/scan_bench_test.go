@@ -7,8 +7,8 @@ import (
 
 	"github.com/crawlcheck/verifier/core"
 	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/internal/tools"
 	"github.com/crawlcheck/verifier/core/scan"
-	"github.com/crawlcheck/verifier/core/tools"
 	"github.com/crawlcheck/verifier/internal/benchdata"
 )
 

@@ -11,9 +11,9 @@ import (
 
 	"github.com/crawlcheck/verifier/core"
 	"github.com/crawlcheck/verifier/core/canon"
-	"github.com/crawlcheck/verifier/core/lock"
-	"github.com/crawlcheck/verifier/core/policy"
-	"github.com/crawlcheck/verifier/core/sig"
+	"github.com/crawlcheck/verifier/core/internal/lock"
+	"github.com/crawlcheck/verifier/core/internal/policy"
+	"github.com/crawlcheck/verifier/core/internal/sig"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	preflight "github.com/crawlcheck/verifier/bindings/go"
+	"github.com/crawlcheck/verifier/bindings/go/preflight"
 	"github.com/crawlcheck/verifier/internal/atomicfile"
 	"github.com/crawlcheck/verifier/internal/corecall"
 )

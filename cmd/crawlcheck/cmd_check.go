@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	preflight "github.com/crawlcheck/verifier/bindings/go"
+	"github.com/crawlcheck/verifier/bindings/go/preflight"
 )
 
 // settingsFlags are the deployment's side of a check.

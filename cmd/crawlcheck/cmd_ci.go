@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	preflight "github.com/crawlcheck/verifier/bindings/go"
+	"github.com/crawlcheck/verifier/bindings/go/preflight"
 )
 
 // mcpConfig is an MCP client configuration: Claude Desktop's and Cursor's

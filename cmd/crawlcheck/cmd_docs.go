@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	preflight "github.com/crawlcheck/verifier/bindings/go"
+	"github.com/crawlcheck/verifier/bindings/go/preflight"
 	"github.com/crawlcheck/verifier/internal/atomicfile"
 	"github.com/crawlcheck/verifier/internal/corecall"
 )

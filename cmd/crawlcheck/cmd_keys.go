@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	preflight "github.com/crawlcheck/verifier/bindings/go"
+	"github.com/crawlcheck/verifier/bindings/go/preflight"
 	"github.com/crawlcheck/verifier/internal/atomicfile"
 	"github.com/crawlcheck/verifier/internal/corecall"
 )

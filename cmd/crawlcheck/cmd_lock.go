@@ -5,7 +5,7 @@ import (
 	"fmt"
 	iofs "io/fs"
 
-	preflight "github.com/crawlcheck/verifier/bindings/go"
+	"github.com/crawlcheck/verifier/bindings/go/preflight"
 	"github.com/crawlcheck/verifier/internal/corecall"
 )
 

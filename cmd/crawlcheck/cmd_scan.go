@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	preflight "github.com/crawlcheck/verifier/bindings/go"
+	"github.com/crawlcheck/verifier/bindings/go/preflight"
 )
 
 // cmdScan prints the approval scan of a tool list (docs/scan.md): the

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/crawlcheck/verifier/core"
-	"github.com/crawlcheck/verifier/core/tools"
 	"github.com/crawlcheck/verifier/internal/boundedread"
 )
 
@@ -20,7 +19,7 @@ import (
 const (
 	defaultMaxInput = 16 << 20
 	maxMaxInput     = core.MaxRequestBytes
-	maxPageCap      = tools.MaxPages
+	maxPageCap      = core.MaxPages
 )
 
 // readLimits are the bounds of this invocation's reads, set from the flags

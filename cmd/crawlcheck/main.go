@@ -25,7 +25,7 @@ import (
 	"strings"
 	"time"
 
-	preflight "github.com/crawlcheck/verifier/bindings/go"
+	"github.com/crawlcheck/verifier/bindings/go/preflight"
 )
 
 // Exit statuses.

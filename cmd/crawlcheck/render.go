@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	preflight "github.com/crawlcheck/verifier/bindings/go"
+	"github.com/crawlcheck/verifier/bindings/go/preflight"
 )
 
 // recordView is what the summary shows of a record, beyond preflight.Record.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	preflight "github.com/crawlcheck/verifier/bindings/go"
+	"github.com/crawlcheck/verifier/bindings/go/preflight"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	preflight "github.com/crawlcheck/verifier/bindings/go"
+	"github.com/crawlcheck/verifier/bindings/go/preflight"
 )
 
 func TestSplitWords(t *testing.T) {

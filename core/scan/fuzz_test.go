@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/crawlcheck/verifier/core/canon"
-	"github.com/crawlcheck/verifier/core/tools"
+	"github.com/crawlcheck/verifier/core/internal/tools"
 )
 
 // lookAround bounds the steps a scan may take past one per byte for one

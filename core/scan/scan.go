@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/crawlcheck/verifier/core/canon"
-	"github.com/crawlcheck/verifier/core/tools"
+	"github.com/crawlcheck/verifier/core/internal/tools"
 )
 
 // Finding is one match of one rule in one text of one tool.

@@ -11,7 +11,7 @@
 //   event).
 //
 // Outgoing requests are seen at the transport's send. This is the same
-// capture as bindings/go's Transport (docs/mcpserver.md, The Go capture).
+// capture as bindings/go/preflight's Transport (docs/mcpserver.md, The Go capture).
 
 import { idKey, members, parseMember } from "./frames.js";
 

@@ -2,7 +2,7 @@
 // continuity check, the issuer is asked for a signed lock check of exactly
 // the pages the host read; the core's guard judges the receipt against the
 // deployment's own keys, policy and replay state; guard's observations go
-// into the check as evidence. The same steps as bindings/go's IssuerClient.
+// into the check as evidence. The same steps as bindings/go/preflight's IssuerClient.
 
 import { readFileSync } from "node:fs";
 import { writeFileAtomic } from "./log.js";

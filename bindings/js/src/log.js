@@ -1,6 +1,6 @@
 // The record log: an append-only JSON-lines file of continuity records,
 // chained (each record's prev_record_sha256 names the line before it), the
-// same file bindings/go's Log writes (docs/preflight.md, The record log).
+// same file bindings/go/preflight's Log writes (docs/preflight.md, The record log).
 
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, writeSync } from "node:fs";
 import { dirname, basename, join } from "node:path";

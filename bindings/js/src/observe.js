@@ -1,6 +1,6 @@
 // Observing a server: the facts a continuity check is made on (the
 // handshake, every tools/list page as received, why a cursor was left
-// unfollowed, a failure), and nothing else. The same steps as bindings/go's
+// unfollowed, a failure), and nothing else. The same steps as bindings/go/preflight's
 // Observe, so that the same server gives the same request to the core.
 
 import { members, parseMember, utf8 } from "./frames.js";

@@ -1,6 +1,6 @@
 // Cross-language identity: the same scenario-server state, checked at the
 // same pinned clock by the Go preflight (through `crawlcheck check --now`,
-// which is bindings/go underneath) and by withPreflight on both official
+// which is bindings/go/preflight underneath) and by withPreflight on both official
 // TypeScript clients, gives byte-identical records.
 import { test } from "node:test";
 import assert from "node:assert/strict";

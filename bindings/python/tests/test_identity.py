@@ -1,6 +1,6 @@
 """Cross-language identity: the same scenario-server state at the same pinned
 clock gives byte-identical records from with_preflight, the Go preflight
-(bindings/go, through `crawlcheck check`, which observes with it) and
+(bindings/go/preflight, through `crawlcheck check`, which observes with it) and
 `crawlcheck check --now`."""
 
 from __future__ import annotations

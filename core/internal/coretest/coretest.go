@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/crawlcheck/verifier/core/canon"
-	"github.com/crawlcheck/verifier/core/tools"
+	"github.com/crawlcheck/verifier/core/internal/tools"
 )
 
 // Hashed parses a JSON array of tools strictly and hashes it, failing the

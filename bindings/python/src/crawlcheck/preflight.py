@@ -3,7 +3,7 @@
 
 The preflight observes what the server offers, hands the facts to the
 core's continuity_check and follows the record; it never decides. It is the
-Python counterpart of the Go preflight (bindings/go, docs/preflight.md):
+Python counterpart of the Go preflight (bindings/go/preflight, docs/preflight.md):
 the same requests to the core, so the same server state at the same clock
 gives the same record bytes.
 
@@ -351,7 +351,7 @@ class Observation:
     failure_detail: str = ""
 
     def observed(self) -> Dict[str, Any]:
-        """continuity_check's ``observed`` member (as bindings/go builds it)."""
+        """continuity_check's ``observed`` member (as bindings/go/preflight builds it)."""
         o: Dict[str, Any] = {}
         if self.endpoint:
             o["endpoint"] = self.endpoint
@@ -900,7 +900,7 @@ class McpPreflight:
 
     def _approve(self, rec: Dict[str, Any], raw: bytes, obs: Observation, names: List[str], now: str) -> str:
         """The core's approve op on the current record and its pages, as the Go
-        preflight asks it (bindings/go, Approve)."""
+        preflight asks it (bindings/go/preflight, Approve)."""
         req: Dict[str, Any] = {"record": raw, "lock": self._lock_bytes, "names": names, "approved_at": now}
         if not obs.failure:
             facts = obs.observed()

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/crawlcheck/verifier/core/canon"
-	"github.com/crawlcheck/verifier/core/guard"
-	"github.com/crawlcheck/verifier/core/sig"
+	"github.com/crawlcheck/verifier/core/internal/guard"
+	"github.com/crawlcheck/verifier/core/internal/sig"
 )
 
 func parse(t testing.TB, s string) canon.Value {

@@ -9,7 +9,6 @@ import (
 	"io"
 
 	"github.com/crawlcheck/verifier/core"
-	"github.com/crawlcheck/verifier/core/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -50,7 +49,7 @@ const (
 	MaxListBytes = core.MaxRequestBytes
 	// MaxPages is the most pages the core compares in one check; a larger
 	// PageCap is lowered to it.
-	MaxPages = tools.MaxPages
+	MaxPages = core.MaxPages
 )
 
 // Observation is what a preflight saw: the facts the core decides on. It

@@ -8,7 +8,7 @@
 // — lock_check or continuity_check — wrapped in an envelope: who issued it,
 // with which key, when, until when, a nonce, the endpoint it speaks about,
 // the operation it answers, the inputs it was computed from and the rule
-// table's hash. Signing is core/sig's scheme with the receipt's kind as the
+// table's hash. Signing is core/internal/sig's scheme with the receipt's kind as the
 // domain, so a lockfile signature never verifies as a receipt's.
 //
 // Check answers each question a host must ask separately, because any one
@@ -16,7 +16,7 @@
 // checks the signature accepts a replayed, expired or misdirected answer.
 // Failures are answers, never errors: what an issuer sent is data to judge.
 // The failing answers map onto observations of spec §4 (the evidence table
-// of core/policy) that a continuity check records, and the deployment's own
+// of core/internal/policy) that a continuity check records, and the deployment's own
 // policy, not the issuer's, decides the result.
 //
 // The package reads no clock and draws no randomness: now, nonces and keys
@@ -30,8 +30,8 @@ import (
 
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
-	"github.com/crawlcheck/verifier/core/policy"
-	"github.com/crawlcheck/verifier/core/sig"
+	"github.com/crawlcheck/verifier/core/internal/policy"
+	"github.com/crawlcheck/verifier/core/internal/sig"
 	"github.com/crawlcheck/verifier/core/timefmt"
 )
 

@@ -5,10 +5,10 @@ import (
 
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
-	"github.com/crawlcheck/verifier/core/continuity"
-	"github.com/crawlcheck/verifier/core/lock"
-	"github.com/crawlcheck/verifier/core/policy"
-	"github.com/crawlcheck/verifier/core/sig"
+	"github.com/crawlcheck/verifier/core/internal/continuity"
+	"github.com/crawlcheck/verifier/core/internal/lock"
+	"github.com/crawlcheck/verifier/core/internal/policy"
+	"github.com/crawlcheck/verifier/core/internal/sig"
 )
 
 // Runner runs a core op on a request object and returns its result: the

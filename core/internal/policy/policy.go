@@ -5,8 +5,8 @@ import (
 
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/internal/tools"
 	"github.com/crawlcheck/verifier/core/timefmt"
-	"github.com/crawlcheck/verifier/core/tools"
 )
 
 // PolicyKind is the kind of a policy document (docs/policy.md).

@@ -14,9 +14,9 @@ import (
 
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/internal/tools"
 	"github.com/crawlcheck/verifier/core/scan"
 	"github.com/crawlcheck/verifier/core/timefmt"
-	"github.com/crawlcheck/verifier/core/tools"
 )
 
 // Kind is the kind of a crawlcheck lockfile.

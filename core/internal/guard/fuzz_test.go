@@ -8,10 +8,10 @@ import (
 
 	"github.com/crawlcheck/verifier/core"
 	"github.com/crawlcheck/verifier/core/canon"
-	"github.com/crawlcheck/verifier/core/endpoint"
-	"github.com/crawlcheck/verifier/core/guard"
 	"github.com/crawlcheck/verifier/core/internal/coretest"
-	"github.com/crawlcheck/verifier/core/sig"
+	"github.com/crawlcheck/verifier/core/internal/endpoint"
+	"github.com/crawlcheck/verifier/core/internal/guard"
+	"github.com/crawlcheck/verifier/core/internal/sig"
 	"github.com/crawlcheck/verifier/core/timefmt"
 )
 

@@ -3,9 +3,9 @@ package continuity
 import (
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
-	"github.com/crawlcheck/verifier/core/policy"
-	"github.com/crawlcheck/verifier/core/req"
-	"github.com/crawlcheck/verifier/core/tools"
+	"github.com/crawlcheck/verifier/core/internal/policy"
+	"github.com/crawlcheck/verifier/core/internal/req"
+	"github.com/crawlcheck/verifier/core/internal/tools"
 )
 
 // OperationLockCheck is the operation the service path asks an issuer for.

@@ -8,7 +8,7 @@ import (
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/internal/coretest"
-	"github.com/crawlcheck/verifier/core/tools"
+	"github.com/crawlcheck/verifier/core/internal/tools"
 )
 
 // FuzzLockParse: a document either is refused with a lockfile or JSON code,

@@ -7,9 +7,9 @@ import (
 
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
-	"github.com/crawlcheck/verifier/core/endpoint"
-	"github.com/crawlcheck/verifier/core/policy"
-	"github.com/crawlcheck/verifier/core/sig"
+	"github.com/crawlcheck/verifier/core/internal/endpoint"
+	"github.com/crawlcheck/verifier/core/internal/policy"
+	"github.com/crawlcheck/verifier/core/internal/sig"
 	"github.com/crawlcheck/verifier/core/timefmt"
 )
 

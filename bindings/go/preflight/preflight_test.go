@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	preflight "github.com/crawlcheck/verifier/bindings/go"
+	"github.com/crawlcheck/verifier/bindings/go/preflight"
 	"github.com/crawlcheck/verifier/internal/listening"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )

@@ -5,7 +5,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
-	"github.com/crawlcheck/verifier/core/tools"
+	"github.com/crawlcheck/verifier/core/internal/tools"
 )
 
 // Format names.

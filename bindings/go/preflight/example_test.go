@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	preflight "github.com/crawlcheck/verifier/bindings/go"
+	"github.com/crawlcheck/verifier/bindings/go/preflight"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

@@ -8,9 +8,9 @@ import (
 
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
-	"github.com/crawlcheck/verifier/core/policy"
+	"github.com/crawlcheck/verifier/core/internal/policy"
+	"github.com/crawlcheck/verifier/core/internal/tools"
 	"github.com/crawlcheck/verifier/core/timefmt"
-	"github.com/crawlcheck/verifier/core/tools"
 )
 
 // RecordKind is the kind of a continuity record.

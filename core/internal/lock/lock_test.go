@@ -13,7 +13,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
-	"github.com/crawlcheck/verifier/core/tools"
+	"github.com/crawlcheck/verifier/core/internal/tools"
 )
 
 func sum(s string) string {

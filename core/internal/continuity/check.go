@@ -16,12 +16,12 @@ import (
 
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
-	"github.com/crawlcheck/verifier/core/diff"
-	"github.com/crawlcheck/verifier/core/endpoint"
-	"github.com/crawlcheck/verifier/core/lock"
-	"github.com/crawlcheck/verifier/core/policy"
-	"github.com/crawlcheck/verifier/core/sig"
-	"github.com/crawlcheck/verifier/core/tools"
+	"github.com/crawlcheck/verifier/core/internal/diff"
+	"github.com/crawlcheck/verifier/core/internal/endpoint"
+	"github.com/crawlcheck/verifier/core/internal/lock"
+	"github.com/crawlcheck/verifier/core/internal/policy"
+	"github.com/crawlcheck/verifier/core/internal/sig"
+	"github.com/crawlcheck/verifier/core/internal/tools"
 )
 
 // Failures a binding reports instead of pages.

@@ -2,7 +2,7 @@ package guard
 
 import (
 	"github.com/crawlcheck/verifier/core/canon"
-	"github.com/crawlcheck/verifier/core/policy"
+	"github.com/crawlcheck/verifier/core/internal/policy"
 	"github.com/crawlcheck/verifier/core/timefmt"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/crawlcheck/verifier/core/internal/coretest"
 
 	"github.com/crawlcheck/verifier/core/canon"
-	"github.com/crawlcheck/verifier/core/lock"
+	"github.com/crawlcheck/verifier/core/internal/lock"
 )
 
 func segs(ss []Segment) string {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	preflight "github.com/crawlcheck/verifier/bindings/go"
+	"github.com/crawlcheck/verifier/bindings/go/preflight"
 )
 
 // TestErrorCodesAreTheCores: the exported codes are docs/abi.md's closed
