@@ -42,6 +42,7 @@ func run(ts []tools.Tool, only map[string]bool) *scanner {
 		order[i] = i
 	}
 	sorting.Func(order, func(a, b int) int { return canon.CompareKeys(ts[a].Name, ts[b].Name) })
+	rules := rules()
 	s := &scanner{c: rules, names: make(map[string]int, len(ts)+len(rules.known)), last: make([]int, len(Rules)), phraseEnd: make([]int, len(Rules))}
 	for i := range s.last {
 		s.last[i] = -1
