@@ -1,7 +1,7 @@
 package core
 
 import (
-	"slices"
+	"github.com/crawlcheck/verifier/core/internal/sorting"
 	"strings"
 
 	"github.com/crawlcheck/verifier/core/canon"
@@ -60,7 +60,7 @@ func Ops() []string {
 	for n := range ops {
 		names = append(names, n)
 	}
-	slices.Sort(names)
+	sorting.Strings(names)
 	return names
 }
 

@@ -19,6 +19,7 @@ var coreImports = map[string]string{
 	"errors":        "error values",
 	"math":          "number range checks",
 	"slices":        "sorting",
+	"sort":          "one copy of the sort code for every element type (core/internal/sorting)",
 	"strconv":       "number text",
 	"strings":       "string handling",
 	"unicode/utf8":  "UTF-8 validation",

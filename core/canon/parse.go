@@ -330,7 +330,11 @@ func (p *parser) str() (string, error) {
 	start := p.i + 1 // after the opening quote
 	i := start
 	for i < len(s) {
-		// Locals, not p.i: the scan is the parser's hottest loop.
+		// Locals, not p.i: the scan is the parser's hottest loop. Eight
+		// bytes at a time while all eight are plain, then byte by byte.
+		for i+8 <= len(s) && plainWord(load8(s, i)) {
+			i += 8
+		}
 		for i < len(s) && plain[s[i]] {
 			i++
 		}
@@ -442,6 +446,35 @@ var plain = func() (t [256]bool) {
 	}
 	return t
 }()
+
+// Word-at-a-time tests on eight bytes read little-endian (the compiler
+// makes load8 one 64-bit load on amd64, arm64 and wasm): under wazero and in
+// V8 a per-byte table loop costs a bounds check and a load per byte, and
+// strings are most of a tools/list page (issue 9).
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// load8 is s[i:i+8] as a little-endian word; the caller checks i+8 <= len(s).
+func load8(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// hasByte reports whether some byte of x is c; hasLess whether some byte is
+// below n (n <= 0x80). Neither misses a byte that is; both may report one
+// that is not when a lower byte is (a borrow), which only sends the caller
+// to its byte loop a little early.
+func hasByte(x uint64, c byte) bool { return hasZero(x ^ ones*uint64(c)) }
+func hasZero(x uint64) bool         { return (x-ones)&^x&highs != 0 }
+func hasLess(x uint64, n byte) bool { return (x-ones*uint64(n))&^x&highs != 0 }
+
+// plainWord reports whether all eight bytes of x are plain (see plain).
+func plainWord(x uint64) bool {
+	return x&highs == 0 && !hasLess(x, 0x20) && !hasByte(x, '"') && !hasByte(x, '\\')
+}
 
 // rawStringLen is the length of the string body at the start of s, up to its
 // closing quote (or the end of s), stepping over escapes.

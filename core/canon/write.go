@@ -115,6 +115,18 @@ func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
+		// Eight bytes at a time while none needs an escape (see plainWord;
+		// bytes from 0x80 up need none here).
+		for i+8 <= len(s) {
+			x := load8(s, i)
+			if hasLess(x, 0x20) || hasByte(x, '"') || hasByte(x, '\\') {
+				break
+			}
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' {
 			continue

@@ -3,9 +3,12 @@ package scan
 import (
 	"strconv"
 	"strings"
+	"sync"
 )
 
-// compiled is the rule table turned into matchers, once, at start-up.
+// compiled is the rule table turned into matchers, once, on the first scan:
+// not at start-up, which every call in a fresh process (a Node one-shot)
+// would pay although only make_lock and scan need it (issue 9).
 type compiled struct {
 	chars       []charRange      // sorted by lo
 	ac          *automaton       // literal and url rules
@@ -35,7 +38,7 @@ type numRule struct{ rule, n int }
 
 type mixedRule struct{ rule, minLetters int }
 
-var rules = compile(Rules)
+var rules = sync.OnceValue(func() *compiled { return compile(Rules) })
 
 func compile(rs []Rule) *compiled {
 	c := &compiled{tags: map[string]int{}, byFirst: map[string][]int{}, known: map[string]int{},

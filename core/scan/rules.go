@@ -14,6 +14,7 @@ package scan
 
 import (
 	"github.com/crawlcheck/verifier/core/canon"
+	"sync"
 )
 
 // Severity grades a finding; larger is more serious.
@@ -248,7 +249,10 @@ func RulesValue() canon.Value {
 	)
 }
 
-var rulesSHA256 = canon.SHA256Hex(RulesValue())
+// rulesSHA256 is computed on first use, not at start-up: a module's
+// start-up runs before its host's SHA-256 is installed, and most calls
+// never need it (issue 9, the first call in Node).
+var rulesSHA256 = sync.OnceValue(func() string { return canon.SHA256Hex(RulesValue()) })
 
 // RulesSHA256 is the hash written into every scan as rules_sha256.
-func RulesSHA256() string { return rulesSHA256 }
+func RulesSHA256() string { return rulesSHA256() }

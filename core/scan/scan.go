@@ -1,7 +1,7 @@
 package scan
 
 import (
-	"slices"
+	"github.com/crawlcheck/verifier/core/internal/sorting"
 	"strconv"
 	"strings"
 
@@ -41,7 +41,8 @@ func run(ts []tools.Tool, only map[string]bool) *scanner {
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortFunc(order, func(a, b int) int { return canon.CompareKeys(ts[a].Name, ts[b].Name) })
+	sorting.Func(order, func(a, b int) int { return canon.CompareKeys(ts[a].Name, ts[b].Name) })
+	rules := rules()
 	s := &scanner{c: rules, names: make(map[string]int, len(ts)+len(rules.known)), last: make([]int, len(Rules)), phraseEnd: make([]int, len(Rules))}
 	for i := range s.last {
 		s.last[i] = -1
@@ -308,7 +309,7 @@ func (s *scanner) result() Result {
 		order[i] = i
 	}
 	if len(order) > MaxFindings {
-		slices.SortFunc(order, func(i, j int) int {
+		sorting.Func(order, func(i, j int) int {
 			a, b := &s.found[i], &s.found[j]
 			if c := Rules[b.Rule].Severity - Rules[a.Rule].Severity; c != 0 {
 				return int(c)
@@ -317,7 +318,7 @@ func (s *scanner) result() Result {
 		})
 		order = order[:MaxFindings]
 	}
-	slices.SortFunc(order, func(i, j int) int { return byPlace(&s.found[i], &s.found[j]) })
+	sorting.Func(order, func(i, j int) int { return byPlace(&s.found[i], &s.found[j]) })
 	fs := make([]Finding, len(order))
 	for k, i := range order {
 		fs[k] = s.found[i]
@@ -349,7 +350,7 @@ func (r Result) Value() canon.Value {
 	for k := range r.Kinds {
 		kinds = append(kinds, k)
 	}
-	slices.SortFunc(kinds, canon.CompareKeys)
+	sorting.Func(kinds, canon.CompareKeys)
 	km := make([]canon.Member, len(kinds))
 	for i, k := range kinds {
 		km[i] = canon.M(k, canon.Int(int64(r.Kinds[k])))

@@ -280,20 +280,36 @@ const whereWasmStands = "\n" +
 	"  against 40–60 ms for one that did not. The module's memory stays flat (`TestWasmMemoryFlat`).\n" +
 	"- **What is left under wazero** is the core's own work on the bytes: natively about half of a\n" +
 	"  settled check is parsing the page (`core/canon`), a third is writing each tool's canonical form\n" +
-	"  for its hash, a tenth building the record; wazero runs these byte loops about 6× slower than\n" +
-	"  native Go, so the check stays at 6–7× native however the host helps. Getting under 5× needs a\n" +
-	"  cheaper parser and canonicalizer per byte in `core/canon`.\n" +
-	"- **The first call in Node** runs in V8's baseline tier (Liftoff): a fresh process's first\n" +
-	"  1,000-tool check took 330–1,040 ms against 70 ms settled; under wazero, whose code is compiled\n" +
-	"  ahead, it is 80–110 ms against 40 ms (the lockfile is parsed for the first time, and the heap\n" +
-	"  grows). Neither `--no-liftoff` (load rises to about 500 ms), `--no-wasm-dynamic-tiering` nor\n" +
-	"  Liftoff alone made load plus first check shorter. What would: less code to compile and run cold.\n" +
-	"- **Size**: of 4.23 MB, 2.81 MB is code and 1.43 MB data (type and function tables, strings). Code\n" +
-	"  by package: the Go runtime 1.17 MB, the core 0.76 MB, generic sort instantiations (`slices`, one\n" +
-	"  ~25 KB copy per element type) 0.18 MB, `time` 0.11 MB (its layout parser and formatter, for RFC\n" +
-	"  3339), `strconv` 0.09 MB, crypto 0.2 MB (Ed25519 with SHA-512; `crypto/ed25519` links\n" +
-	"  `crypto/rand`, whose DRBG links AES, GCM, SHA-3 and HMAC). `fmt` and `math/big` are no longer\n" +
-	"  linked. runtime/metrics (30 KB) was dropped for this issue; wasm-opt -Oz would save about 5%.\n"
+	"  for its hash, a tenth building the record; wazero runs these loops 6–7× slower than native Go.\n" +
+	"  Scanning and escaping strings eight bytes at a time (`core/canon`, issue 9) took a quiet\n" +
+	"  machine's 1,000-tool check from 36–37 ms to 29–31 ms under wazero and from 4.8 to 4.7 ms\n" +
+	"  natively, so the ratio fell from about 7.5× to about 6.5×, not to 5×: what is left is spread over\n" +
+	"  the parser's per-value work, key sorting and allocation (natively no function is above a\n" +
+	"  seventh of the time).\n" +
+	"- **The first call in Node**: Node 20 compiles wasm lazily (`--wasm-lazy-compilation` is on), so\n" +
+	"  `_initialize` and the first check also pay Liftoff compiling each function the first time it\n" +
+	"  runs, and then run in that baseline tier until dynamic tiering has optimized the hot ones\n" +
+	"  (on a quiet machine the first four checks took 196, 86, 47 and 30 ms). Start-up no longer compiles\n" +
+	"  the scan's rules nor hashes the two rule tables (with the module's own SHA-256, before the host's\n" +
+	"  is installed): they are made on first use. On a quiet machine (load 2.2, 11 fresh processes,\n" +
+	"  interleaved) load fell from 69 to 51 ms and load plus first check from 241 to 202 ms, against\n" +
+	"  39 ms for the plain-JS peer (6.1× to 5.1×). `--no-wasm-lazy-compilation` moves the cost from\n" +
+	"  `_initialize` into `WebAssembly.compile` (100–140 ms) without shortening the sum; a smaller\n" +
+	"  `--wasm-tiering-budget` did not help reliably. The first check also parses and digests the\n" +
+	"  lockfile, which later checks take from the instance's cache. Reaching 2× needs code that is\n" +
+	"  fast in V8's baseline tier, i.e. far less of it per byte; the Go-compiled core is not that.\n" +
+	"- **Size**: of 4.38 MB, 2.84 MB is code and 1.54 MB data (the runtime's function and type tables,\n" +
+	"  strings). Code by package: the Go runtime 1.17 MB, the core 1.0 MB, `strconv` 0.09 MB, crypto\n" +
+	"  0.2 MB (Ed25519 with SHA-512; `crypto/ed25519` links `crypto/rand`, whose DRBG links AES, GCM,\n" +
+	"  SHA-3 and HMAC), `internal/godebug` with `internal/bisect` and the runtime's metrics table\n" +
+	"  0.06 MB (linked by `time` and crypto). Cut for issue 9: the dozen generic copies of `slices`'\n" +
+	"  sort (one ~25 KB copy per element type; `core/internal/sorting` runs one copy of `sort`,\n" +
+	"  0.12 MB), `time`'s layout parser and formatter (`core/timefmt` by hand, 0.09 MB) and the\n" +
+	"  equality functions of every `[N]canon.Member` array a literal object allocates (0.02 MB).\n" +
+	"  `wasm-opt -Oz` (binaryen 132, npm) takes the module to 4.09 MB raw but only 1.22 MB gzipped and\n" +
+	"  runs 1–2 minutes per build, so the Makefile does not use it. 3.5 MB and 1.0 MB need about a\n" +
+	"  fifth less code; the runtime and the tables the Go linker emits for every function are most of\n" +
+	"  what remains.\n"
 
 // dur prints a duration with three significant digits in a fitting unit.
 func dur(d time.Duration) string {

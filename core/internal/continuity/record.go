@@ -2,7 +2,7 @@ package continuity
 
 import (
 	"cmp"
-	"slices"
+	"github.com/crawlcheck/verifier/core/internal/sorting"
 	"strings"
 	"time"
 
@@ -23,7 +23,7 @@ func sortFindings(fs []policy.Finding) {
 	for i, r := range policy.Rules {
 		rank[r.Observation] = i
 	}
-	slices.SortStableFunc(fs, func(a, b policy.Finding) int {
+	sorting.Stable(fs, func(a, b policy.Finding) int {
 		if c := cmp.Compare(rank[a.Observation], rank[b.Observation]); c != 0 {
 			return c
 		}
@@ -39,7 +39,7 @@ func effectsValue(session policy.Effect, perTool map[string]policy.Effect) (cano
 	for n := range perTool {
 		names = append(names, n)
 	}
-	slices.SortFunc(names, canon.CompareKeys)
+	sorting.Func(names, canon.CompareKeys)
 	ms := make([]canon.Member, len(names))
 	for i, n := range names {
 		ms[i] = canon.M(n, canon.Str(perTool[n].String()))

@@ -7,6 +7,7 @@ package policy
 
 import (
 	"github.com/crawlcheck/verifier/core/canon"
+	"sync"
 )
 
 // Effect is what the runtime is told to do; larger is stronger.
@@ -173,7 +174,10 @@ func RulesValue() canon.Value {
 	)
 }
 
-var rulesSHA256 = canon.SHA256Hex(RulesValue())
+// rulesSHA256 is computed on first use, not at start-up: a module's
+// start-up runs before its host's SHA-256 is installed, and most calls
+// never need it (issue 9, the first call in Node).
+var rulesSHA256 = sync.OnceValue(func() string { return canon.SHA256Hex(RulesValue()) })
 
 // RulesSHA256 is engine.rules_sha256.
-func RulesSHA256() string { return rulesSHA256 }
+func RulesSHA256() string { return rulesSHA256() }

@@ -21,6 +21,8 @@ package tools
 import (
 	"encoding/hex"
 	"slices"
+
+	"github.com/crawlcheck/verifier/core/internal/sorting"
 	"strings"
 
 	"github.com/crawlcheck/verifier/core/canon"
@@ -227,7 +229,7 @@ func (t *Tool) Parts() Parts {
 // joined with "\n", hashed. Order of the tools does not matter.
 func ToolsSHA256(hashes []string) string {
 	sorted := slices.Clone(hashes)
-	slices.Sort(sorted)
+	sorting.Strings(sorted)
 	return hashHex([]byte(strings.Join(sorted, "\n")))
 }
 
@@ -248,7 +250,7 @@ func SurfaceHash(names []string, hashes []Agentgate) string {
 	for i := range idx {
 		idx[i] = i
 	}
-	slices.SortFunc(idx, func(a, b int) int { return canon.CompareKeys(names[a], names[b]) })
+	sorting.Func(idx, func(a, b int) int { return canon.CompareKeys(names[a], names[b]) })
 	triples := make([]canon.Value, len(idx))
 	for k, i := range idx {
 		h := hashes[i]
@@ -273,5 +275,5 @@ func IsHexHash(s string) bool {
 
 // SortEntries sorts anything named by canonical (UTF-16) name order.
 func SortEntries[T any](xs []T, name func(T) string) {
-	slices.SortFunc(xs, func(a, b T) int { return canon.CompareKeys(name(a), name(b)) })
+	sorting.Func(xs, func(a, b T) int { return canon.CompareKeys(name(a), name(b)) })
 }
