@@ -89,6 +89,15 @@ func hostFactVectors(t testing.TB) []opVector {
 	down := obj{"endpoint": fixtureURL, "failure": "capture_failed", "failure_detail": captureDetail}
 	add("continuity_check", "capture failed", with(continuityRequest(h.lock, nil, "enforce"), "observed", down))
 	add("lock_check", "capture failed", obj{"lock": h.lock, "failure": "capture_failed", "failure_detail": captureDetail})
+	cut := obj{"endpoint": fixtureURL, "failure": "answer_too_large", "failure_detail": "16777216"}
+	add("continuity_check", "answer too large", with(continuityRequest(h.lock, nil, "enforce"), "observed", cut))
+	add("lock_check", "answer too large", obj{"lock": h.lock, "failure": "answer_too_large", "failure_detail": "65536"})
+	for name, bad := range map[string]string{"empty": "", "zero": "0", "with a leading zero": "065536", "negative": "-1",
+		"in words": "64 KiB", "over 63 bits": "99999999999999999999"} {
+		add("continuity_check", "answer too large with a limit "+name+" refused",
+			with(continuityRequest(h.lock, nil, "enforce"), "observed", with(cut, "failure_detail", bad)))
+	}
+	add("lock_check", "answer too large without a limit refused", obj{"lock": h.lock, "failure": "answer_too_large"})
 
 	issuer := "https://issuer.example"
 	add("continuity_check", "issuer step and error", with(h.issuerCheck, "issuer", obj{"url": issuer, "step": "lock_check", "error": "POST /api/v1/mcp/lock/check: HTTP 503: \"busy\""}))
@@ -156,6 +165,12 @@ func TestHostFactsGiveTheSameBytes(t *testing.T) {
 	same("capture_failed is recorded as server_unavailable", "continuity_check",
 		with(req, "observed", obj{"endpoint": fixtureURL, "failure": "capture_failed", "failure_detail": captureDetail}),
 		with(req, "observed", obj{"endpoint": fixtureURL, "failure": "server_unavailable", "failure_detail": "capture_failed: " + captureDetail}))
+	same("answer_too_large is recorded as server_unavailable", "continuity_check",
+		with(req, "observed", obj{"endpoint": fixtureURL, "failure": "answer_too_large", "failure_detail": "16777216"}),
+		with(req, "observed", obj{"endpoint": fixtureURL, "failure": "server_unavailable", "failure_detail": "the server sent an answer of more than 16777216 bytes: not read further"}))
+	same("lock_check of answer_too_large", "lock_check",
+		obj{"lock": h.lock, "failure": "answer_too_large", "failure_detail": "65536"},
+		obj{"lock": h.lock, "failure": "server_unavailable", "failure_detail": "the server sent an answer of more than 65536 bytes: not read further"})
 	same("lock_check of capture_failed", "lock_check",
 		obj{"lock": h.lock, "failure": "capture_failed", "failure_detail": captureDetail},
 		obj{"lock": h.lock, "failure": "server_unavailable", "failure_detail": "capture_failed: " + captureDetail})

@@ -198,8 +198,11 @@ func opLockCheck(r req.Obj) (canon.Value, error) {
 	}
 	failure := rd.OneOf("failure", "", continuity.HostFailures...)
 	if failure != "" {
-		failure, detail := continuity.HostFailure(failure, rd.Str("failure_detail", false))
+		failure, detail, err := continuity.HostFailure(failure, rd.Str("failure_detail", false))
 		if err := rd.Err(); err != nil {
+			return canon.Value{}, err
+		}
+		if err != nil {
 			return canon.Value{}, err
 		}
 		return lockCheckAnswer(base, "unreachable", nil, "", canon.Obj(canon.M("reason", canon.Str(failure)), canon.M("detail", canon.Str(detail)))), nil
@@ -371,7 +374,10 @@ func readObserved(ob req.Obj) (continuity.Observed, error) {
 		o.ServerInfo = or.Value("server_info")
 	}
 	o.Handshake = or.OneOf("handshake", "", "initialize", "server/discover")
-	o.Failure, o.FailureDetail = continuity.HostFailure(or.OneOf("failure", "", continuity.HostFailures...), or.Str("failure_detail", false))
+	var err error
+	if o.Failure, o.FailureDetail, err = continuity.HostFailure(or.OneOf("failure", "", continuity.HostFailures...), or.Str("failure_detail", false)); err != nil {
+		or.Fail(err)
+	}
 	o.PageCapReached = or.Bool("page_cap_reached")
 	o.Pages = or.Pages("pages")
 	switch {

@@ -66,8 +66,8 @@ var (
 		may("handshake", "string", "`initialize` or `server/discover`"),
 		may("pages", "array of page strings", "the raw `tools/list` pages (required without `failure`)"),
 		may("page_cap_reached", "bool", "the host stopped at its page cap"),
-		may("failure", "string", "`server_unavailable`, `check_timeout` or `capture_failed` (the host's MCP SDK answered without a `tools/list` on the wire; recorded as `server_unavailable` with `capture_failed: ` leading the detail): why there are no pages"),
-		may("failure_detail", "string", "what the host saw of the failure"),
+		may("failure", "string", "`server_unavailable`, `check_timeout`, `capture_failed` (the host's MCP SDK answered without a `tools/list` on the wire; recorded as `server_unavailable` with `capture_failed: ` leading the detail) or `answer_too_large` (the server sent a frame past the host's answer limit, which the host cut off; recorded as `server_unavailable`, the detail worded by the core from the limit): why there are no pages"),
+		may("failure_detail", "string", "what the host saw of the failure; for `answer_too_large`, the limit in bytes as a positive decimal integer"),
 	}
 	evidenceFields  = []Field{need("observation", "string", "an observation a host may report"), may("detail", "any JSON", "")}
 	pinnedKeyFields = []Field{need("kid", "string", ""), need("public_key", "string", "base64 Ed25519 public key")}
@@ -221,8 +221,8 @@ var opSpecs = []OpSpec{
 	{Name: "lock_check", Summary: "The `crawlcheck-mcp-lock-check` answer: any difference blocks, and so does a list not read whole. A lockfile whose `sha256` no longer matches its content is `lock_invalid`; signatures are `verify_lock`'s business.",
 		Request: concat([]Field{need("lock", "document", "the lockfile")}, toolSourceFields, []Field{
 			may("server_name", "string", "agentgate: which server"),
-			may("failure", "string", "instead of a tool source: `server_unavailable`, `check_timeout` or `capture_failed` (answered as `server_unavailable`, as `continuity_check` records it)"),
-			may("failure_detail", "string", ""),
+			may("failure", "string", "instead of a tool source: `server_unavailable`, `check_timeout`, `capture_failed` or `answer_too_large` (the last two answered as `server_unavailable`, as `continuity_check` records them)"),
+			may("failure_detail", "string", "for `answer_too_large`, the limit in bytes as a positive decimal integer"),
 		}),
 		Result: lockCheckResult},
 	{Name: "continuity_check", Summary: "The continuity check (docs/continuity.md); the result is the `crawlcheck-continuity-record`.",

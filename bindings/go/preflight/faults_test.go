@@ -47,7 +47,7 @@ func TestAnswerOverLimit(t *testing.T) {
 	} {
 		s := start(t, c.kind, c.scenario)
 		obs := observeWith(t, s, &preflight.Options{MaxAnswerBytes: 64 << 10})
-		if obs.Failure != preflight.FailureUnavailable || !strings.Contains(obs.FailureDetail, "more than 65536 bytes") || len(obs.Pages) != 0 {
+		if obs.Failure != preflight.FailureTooLarge || obs.FailureDetail != "65536" || len(obs.Pages) != 0 {
 			t.Errorf("%s: failure %q (%s), %d pages", c.kind, obs.Failure, obs.FailureDetail, len(obs.Pages))
 		}
 		if obs := observeWith(t, s, &preflight.Options{MaxAnswerBytes: 1 << 20}); obs.Failure != "" || len(obs.Pages) != 1 {

@@ -23,6 +23,12 @@ const (
 	// not see on the wire, e.g. from its SEP-2549 list cache after an earlier
 	// listing on the same session. Nothing was observed.
 	FailureCapture = "capture_failed"
+	// FailureTooLarge: the server sent a frame longer than
+	// Options.MaxAnswerBytes; it was cut off unread and the session broken
+	// there. FailureDetail is the limit in bytes (decimal): the core words
+	// the record's detail from it (server_unavailable), so every host
+	// records the same bytes.
+	FailureTooLarge = "answer_too_large"
 )
 
 // Reasons a nextCursor was left unfollowed (Observation.Unfollowed).
@@ -106,7 +112,7 @@ func Connect(ctx context.Context, client *mcp.Client, t *Transport, sopts *mcp.C
 		obs := t.handshakeFacts(nil)
 		obs.Failure, obs.FailureDetail = classify(ctx, fmt.Errorf("connecting to %s: %w", t.endpoint, err))
 		if cut := t.rec.cutOff(); cut != "" {
-			obs.Failure, obs.FailureDetail = FailureUnavailable, "connecting to "+t.endpoint+": "+cut
+			obs.Failure, obs.FailureDetail = FailureTooLarge, cut
 		}
 		return nil, obs
 	}
@@ -132,6 +138,10 @@ func Observe(ctx context.Context, cs *mcp.ClientSession, t *Transport, opts *Opt
 	total := 0
 	for {
 		page, failure, detail := t.fetchPage(ctx, cs, cursor)
+		if failure == FailureTooLarge {
+			obs.Failure, obs.FailureDetail = failure, detail // the limit, as the core takes it
+			return obs
+		}
 		if failure != "" {
 			obs.Failure, obs.FailureDetail = failure, fmt.Sprintf("tools/list page %d: %s", len(obs.Pages)+1, detail)
 			return obs
@@ -206,7 +216,7 @@ func (t *Transport) fetchPage(ctx context.Context, cs *mcp.ClientSession, cursor
 		if sdkDone {
 			switch {
 			case t.rec.cutOff() != "":
-				return nil, FailureUnavailable, t.rec.cutOff()
+				return nil, FailureTooLarge, t.rec.cutOff()
 			case ctx.Err() != nil:
 				return nil, FailureTimeout, ctx.Err().Error()
 			case c == nil && sdkErr == nil:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 )
@@ -28,7 +29,7 @@ type recorder struct {
 	listChanged int
 	wake        chan struct{} // closed and replaced on every change
 	maxFrame    atomic.Int64  // the largest frame received; 0: DefaultMaxAnswerBytes
-	oversize    string        // why a frame was cut off, "" if none was
+	oversize    string        // the limit a frame went past (decimal bytes), "" if none did
 }
 
 // limit is the largest frame the transport takes from the server.
@@ -45,14 +46,15 @@ func (r *recorder) tooLarge() error {
 	err := fmt.Errorf("the server sent an answer of more than %d bytes: not read further", r.limit())
 	r.mu.Lock()
 	if r.oversize == "" {
-		r.oversize = err.Error()
+		r.oversize = strconv.FormatInt(r.limit(), 10)
 	}
 	r.notifyLocked()
 	r.mu.Unlock()
 	return err
 }
 
-// cutOff returns why a frame was cut off, "" if none was.
+// cutOff returns the limit a frame went past (FailureTooLarge's detail),
+// "" if none did.
 func (r *recorder) cutOff() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()

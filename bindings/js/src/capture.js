@@ -12,8 +12,17 @@
 //
 // Outgoing requests are seen at the transport's send. This is the same
 // capture as bindings/go/preflight's Transport (docs/mcpserver.md, The Go capture).
+//
+// Every frame is bounded (maxAnswerBytes, 16 MiB by default as in Go): a
+// longer one is not read further by the capture nor handed to the SDK, the
+// transport is closed (the session is broken there), and the observation
+// says so (FAILURE_TOO_LARGE, which the core records as server_unavailable).
 
+import { capped } from "./bounded.js";
 import { idKey, members, parseMember } from "./frames.js";
+
+/** The bound on one frame a server sends when none is given. */
+export const DEFAULT_MAX_ANSWER_BYTES = 16 << 20;
 
 const enc = new TextEncoder();
 
@@ -36,7 +45,7 @@ class Call {
 const KEPT = new Set(["tools/list", "initialize", "server/discover"]);
 
 export class Recorder {
-  constructor() {
+  constructor(maxAnswerBytes = DEFAULT_MAX_ANSWER_BYTES) {
     /** @type {Call[]} */
     this.calls = [];
     this.byId = new Map();
@@ -44,6 +53,25 @@ export class Recorder {
     this.waiters = new Set();
     /** called on every notifications/tools/list_changed */
     this.onListChanged = null;
+    /** the largest frame taken from the server */
+    this.limit = maxAnswerBytes;
+    /** the limit a frame went past (decimal bytes, the core's failure_detail), "" if none did */
+    this.oversize = "";
+    /** called once, when a frame first goes past the limit */
+    this.onTooLarge = null;
+  }
+
+  /**
+   * Records that a frame went past the limit and returns the error the
+   * reader of that frame fails with.
+   */
+  tooLarge() {
+    if (this.oversize === "") {
+      this.oversize = String(this.limit);
+      this.#notify();
+      this.onTooLarge?.();
+    }
+    return new Error(`the server sent an answer of more than ${this.limit} bytes: not read further`);
   }
 
   /** Resolves at the recorder's next change. */
@@ -175,8 +203,14 @@ export class Recorder {
  * the command and its arguments as given, for HTTP the URL.
  * @returns {{rec: Recorder, kind: "stdio"|"http", command?: string[], url?: string}}
  */
-export function attach(transport) {
-  const rec = new Recorder();
+export function attach(transport, { maxAnswerBytes = DEFAULT_MAX_ANSWER_BYTES } = {}) {
+  const rec = new Recorder(maxAnswerBytes > 0 ? maxAnswerBytes : DEFAULT_MAX_ANSWER_BYTES);
+  rec.onTooLarge = () => {
+    // The session ends at the frame that went past the limit.
+    Promise.resolve()
+      .then(() => transport.close?.())
+      .catch(() => {});
+  };
   const send = transport.send;
   if (typeof send !== "function") throw new TypeError("crawlcheck: the transport has no send method");
   transport.send = function (message, options) {
@@ -191,7 +225,9 @@ export function attach(transport) {
       if (frame.length > 0) rec.received(frame);
     });
     buf.append = function (chunk) {
-      lines.push(chunk);
+      // Past the limit neither the capture nor the SDK's read buffer
+      // takes more: the SDK's stdio transport closes on this error.
+      if (rec.oversize !== "" || lines.push(chunk, rec.limit)) throw rec.tooLarge();
       return append.call(this, chunk);
     };
     const p = transport._serverParams;
@@ -213,16 +249,27 @@ class LineSplitter {
     this.emit = emit;
     this.buf = new Uint8Array(0);
   }
-  push(chunk) {
+  /**
+   * Takes a chunk; returns true, emitting nothing more, when a line of it
+   * (or the line still open) is longer than max bytes.
+   */
+  push(chunk, max = Infinity) {
     let b = concat(this.buf, chunk);
     let nl;
     while ((nl = b.indexOf(0x0a)) >= 0) {
       let line = b.subarray(0, nl);
+      if (line.length > max) return this.#cut();
       if (line.length > 0 && line[line.length - 1] === 0x0d) line = line.subarray(0, line.length - 1);
       this.emit(line);
       b = b.subarray(nl + 1);
     }
+    if (b.length > max) return this.#cut();
     this.buf = b.slice();
+    return false;
+  }
+  #cut() {
+    this.buf = new Uint8Array(0);
+    return true;
   }
 }
 
@@ -263,29 +310,34 @@ async function tapFetch(rec, inner, input, init) {
   if (!resp.body) return resp;
   const type = (resp.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
   if (!resp.ok) return resp;
-  const [mine, theirs] = resp.body.tee();
-  const out = new Response(theirs, { status: resp.status, statusText: resp.statusText, headers: resp.headers });
+  let body;
   if (type === "text/event-stream") {
-    readEvents(mine, (data) => rec.received(data, to));
+    body = readEvents(resp.body, rec.limit, () => rec.tooLarge(), (data) => rec.received(data, to));
   } else {
-    readAll(mine).then(
-      (body) => {
-        const frame = trim(body);
+    const declared = Number(resp.headers.get("content-length") ?? NaN);
+    if (declared > rec.limit) {
+      resp.body.cancel().catch(() => {});
+      throw rec.tooLarge();
+    }
+    // One frame: the body as the SDK reads it, recorded at its end.
+    const parts = [];
+    let n = 0;
+    body = capped(resp.body, rec.limit, {
+      measure: (chunk) => {
+        if ((n += chunk.length) <= rec.limit) parts.push(chunk.slice());
+        return n;
+      },
+      over: () => rec.tooLarge(),
+      end: () => {
+        const frame = trim(concatAll(parts, n));
         if (frame.length > 0) rec.received(frame, to);
       },
-      () => {},
-    );
+    });
   }
-  return out;
+  return new Response(body, { status: resp.status, statusText: resp.statusText, headers: resp.headers });
 }
 
-async function readAll(stream) {
-  const parts = [];
-  let n = 0;
-  for await (const chunk of stream) {
-    parts.push(chunk);
-    n += chunk.length;
-  }
+function concatAll(parts, n) {
   const out = new Uint8Array(n);
   let at = 0;
   for (const p of parts) {
@@ -295,29 +347,35 @@ async function readAll(stream) {
   return out;
 }
 
-// readEvents parses a text/event-stream as bytes: each event's data lines
-// joined by \n are one frame (events without data are skipped).
-async function readEvents(stream, emit) {
+// readEvents passes an event stream on to the SDK and parses it as bytes
+// as it goes: each event's data lines joined by \n are one frame (events
+// without data are skipped), emitted when the blank line that ends it has
+// been read. An event longer than max bytes ends the stream with over().
+function readEvents(stream, max, over, emit) {
+  let data = null;
+  let size = 0; // bytes of the event being read, its open line included
   const lines = new LineSplitter((line) => {
     if (line.length === 0) {
       if (data !== null) emit(data);
       data = null;
+      size = 0;
       return;
     }
+    size += line.length + 1;
     if (startsWith(line, DATA)) {
       let v = line.subarray(DATA.length);
       if (v[0] === 0x20) v = v.subarray(1);
       data = data === null ? v.slice() : concat(concat(data, NL), v);
     }
   });
-  let data = null;
-  try {
-    for await (const chunk of stream) lines.push(chunk);
-    lines.push(NL);
-    if (data !== null) emit(data);
-  } catch {
-    // the stream ended early: what was read is recorded
-  }
+  return capped(stream, max, {
+    measure: (chunk) => (lines.push(chunk, max) ? Infinity : size + lines.buf.length),
+    over,
+    end: () => {
+      lines.push(NL);
+      if (data !== null) emit(data);
+    },
+  });
 }
 
 const DATA = enc.encode("data:");

@@ -72,6 +72,12 @@ export interface ContinuityOptions {
   logPath?: string;
   /** tools/list pages per check (default 100). */
   pageCap?: number;
+  /**
+   * Bytes of one frame the server sends (default 16 MiB, as the Go
+   * preflight): a longer one is cut off, the session closed, and the check
+   * records server_unavailable.
+   */
+  maxAnswerBytes?: number;
   /** One check's deadline in ms: connect, handshake, every page (default 10000). */
   timeout?: number;
   /** base64 Ed25519 seed: confirm() signs the new lockfile with it. */

@@ -5,6 +5,7 @@
 // into the check as evidence. The same steps as bindings/go/preflight's IssuerClient.
 
 import { readFileSync } from "node:fs";
+import { readCapped } from "./bounded.js";
 import { writeFileAtomic } from "./log.js";
 import { pagesForWire } from "./observe.js";
 import { CoreError, RawJSON } from "./core.js";
@@ -182,14 +183,14 @@ export class IssuerClient {
     } catch (e) {
       throw new Error(`${what}: ${timedOut(e)}`);
     }
-    let body;
+    let body, over;
     try {
-      body = await readCapped(resp, MAX_ISSUER_ANSWER + 1);
+      ({ bytes: body, over } = await readCapped(resp.body, MAX_ISSUER_ANSWER));
     } catch (e) {
       throw new Error(`${what}: reading the answer: ${timedOut(e)}`);
     }
     if (resp.status !== 200) throw new Error(`${what}: HTTP ${resp.status}: ${this.#excerpt(body)}`);
-    if (body.length > MAX_ISSUER_ANSWER) throw new Error(`${what}: the answer exceeds ${MAX_ISSUER_ANSWER} bytes`);
+    if (over) throw new Error(`${what}: the answer exceeds ${MAX_ISSUER_ANSWER} bytes`);
     let text = null;
     try {
       text = new TextDecoder("utf-8", { fatal: true }).decode(body);
@@ -239,22 +240,4 @@ export function issuerTrace(c) {
 function timedOut(e) {
   if (e?.name === "TimeoutError" || e?.name === "AbortError") return `timed out: ${e.message}`;
   return e instanceof Error ? (e.cause?.message ? `${e.message}: ${e.cause.message}` : e.message) : String(e);
-}
-
-async function readCapped(resp, cap) {
-  if (!resp.body) return new Uint8Array(0);
-  const parts = [];
-  let n = 0;
-  for await (const chunk of resp.body) {
-    parts.push(chunk);
-    n += chunk.length;
-    if (n > cap) break;
-  }
-  const out = new Uint8Array(n);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }

@@ -9,6 +9,12 @@ import { RawJSON, toBase64 } from "./core.js";
 export const FAILURE_UNAVAILABLE = "server_unavailable";
 export const FAILURE_TIMEOUT = "check_timeout";
 export const FAILURE_CAPTURE = "capture_failed";
+/**
+ * A frame went past maxAnswerBytes and was cut off; failureDetail is the
+ * limit in bytes (decimal), from which the core words the record's
+ * server_unavailable detail, as for the Go preflight.
+ */
+export const FAILURE_TOO_LARGE = "answer_too_large";
 
 export const DEFAULT_PAGE_CAP = 100;
 
@@ -67,7 +73,7 @@ export async function observePages({ cap, listPage, obs, pageCap, signal }) {
     const { page, failure, detail } = await fetchPage(cap, listPage, cursor, signal);
     if (failure) {
       obs.failure = failure;
-      obs.failureDetail = `tools/list page ${obs.pages.length + 1}: ${detail}`;
+      obs.failureDetail = failure === FAILURE_TOO_LARGE ? detail : `tools/list page ${obs.pages.length + 1}: ${detail}`;
       return obs;
     }
     obs.pages.push(page);
@@ -120,6 +126,10 @@ async function fetchPage(cap, listPage, cursor, signal) {
         const page = pageOf(c.answer).slice();
         rec.release(c);
         return { page };
+      }
+      if (rec.oversize !== "") {
+        abandon.abort(new Error("crawlcheck: an answer went past the limit"));
+        return { failure: FAILURE_TOO_LARGE, detail: rec.oversize };
       }
       if (sdkDone) {
         if (signal.aborted) return { failure: FAILURE_TIMEOUT, detail: reasonText(signal.reason) };

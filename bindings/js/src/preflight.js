@@ -6,8 +6,8 @@
 
 import { readFileSync } from "node:fs";
 import { load, CoreError } from "./core.js";
-import { attach } from "./capture.js";
-import { handshakeFacts, observePages, observedRequest, errText, DEFAULT_PAGE_CAP, FAILURE_TIMEOUT, FAILURE_UNAVAILABLE } from "./observe.js";
+import { attach, DEFAULT_MAX_ANSWER_BYTES } from "./capture.js";
+import { handshakeFacts, observePages, observedRequest, errText, DEFAULT_PAGE_CAP, FAILURE_TIMEOUT, FAILURE_TOO_LARGE, FAILURE_UNAVAILABLE } from "./observe.js";
 import { RecordLog, writeFileAtomic } from "./log.js";
 import { IssuerClient, issuerTrace, nonceStatePath } from "./issuer.js";
 
@@ -112,6 +112,7 @@ class Gate {
     if (!this.lockPath && !this.lockBytes) throw new TypeError("crawlcheck: withPreflight needs lock: the lockfile's path (or its bytes)");
     this.mode = cont.mode ?? "enforce";
     this.pageCap = cont.pageCap > 0 ? cont.pageCap : DEFAULT_PAGE_CAP;
+    this.maxAnswerBytes = cont.maxAnswerBytes > 0 ? cont.maxAnswerBytes : DEFAULT_MAX_ANSWER_BYTES;
     this.timeout = cont.timeout > 0 ? cont.timeout : DEFAULT_TIMEOUT_MS;
     this.now = cont.now ?? (() => new Date());
     this.records = [];
@@ -169,7 +170,7 @@ class Gate {
 
   /** Puts the capture on the transport and names the endpoint. */
   attach(transport) {
-    this.cap = attach(transport);
+    this.cap = attach(transport, { maxAnswerBytes: this.maxAnswerBytes });
     this.endpoint = this.cap.kind === "stdio" ? endpointOf(this.cc, { command: this.cap.command }) : endpointOf(this.cc, { url: this.cap.url });
     this.cap.rec.onListChanged = () => {
       // After the SDK has handled the notification (the frame is seen
@@ -400,6 +401,7 @@ export function withPreflight(client, { lock, continuity = {} } = {}) {
       ]);
     } catch (e) {
       failure = signal.aborted ? { failure: FAILURE_TIMEOUT, detail: `connecting to ${g.endpoint}: ${errText(e)}` } : { failure: FAILURE_UNAVAILABLE, detail: `connecting to ${g.endpoint}: ${errText(e)}` };
+      if (g.cap.rec.oversize !== "") failure = { failure: FAILURE_TOO_LARGE, detail: g.cap.rec.oversize };
     }
     if (failure) {
       const obs = handshakeFacts(g.cap, g.endpoint, null);

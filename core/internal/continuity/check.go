@@ -12,6 +12,7 @@
 package continuity
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/crawlcheck/verifier/core/canon"
@@ -34,20 +35,35 @@ const (
 	// (HostFailure): the class that means "nothing was compared", which
 	// pauses under every policy that pauses on an unreachable server.
 	FailureCapture = "capture_failed"
+	// FailureTooLarge is a frame the server sent past the host's answer
+	// limit: the host cut it off unread and broke the session there. Its
+	// detail is the limit in bytes (a decimal integer); the core words the
+	// recorded detail, so every host records the same bytes for the same
+	// fact.
+	FailureTooLarge = "answer_too_large"
 )
 
 // HostFailures are the failures a host may report (observed.failure,
 // lock_check's failure).
-var HostFailures = []string{FailureUnavailable, FailureTimeout, FailureCapture}
+var HostFailures = []string{FailureUnavailable, FailureTimeout, FailureCapture, FailureTooLarge}
 
 // HostFailure maps a host's failure and detail to what a record and a
 // lock_check answer carry: capture_failed becomes server_unavailable with
-// the capture's class leading its detail; the others stay as they are.
-func HostFailure(failure, detail string) (string, string) {
-	if failure == FailureCapture {
-		return FailureUnavailable, FailureCapture + ": " + detail
+// the capture's class leading its detail; answer_too_large becomes
+// server_unavailable worded from its limit (a detail that is not a positive
+// decimal byte count is refused); the others stay as they are.
+func HostFailure(failure, detail string) (string, string, error) {
+	switch failure {
+	case FailureCapture:
+		return FailureUnavailable, FailureCapture + ": " + detail, nil
+	case FailureTooLarge:
+		n, err := strconv.ParseUint(detail, 10, 63)
+		if err != nil || n == 0 || strconv.FormatUint(n, 10) != detail {
+			return "", "", cerr.New(cerr.BadRequest, "failure_detail of %s is the answer limit in bytes, a positive decimal integer; got %q", FailureTooLarge, detail)
+		}
+		return FailureUnavailable, "the server sent an answer of more than " + detail + " bytes: not read further", nil
 	}
-	return failure, detail
+	return failure, detail, nil
 }
 
 // Observed is what the binding saw of the server.

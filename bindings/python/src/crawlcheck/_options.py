@@ -18,6 +18,7 @@ class Options(TypedDict, total=False):
     on_record: Optional[Callable[[Dict[str, Any], bytes], None]]
     log_path: Optional[str]
     page_cap: int
+    max_answer_bytes: int
     timeout: float
     signing_key: Optional[str]
     now: Optional[Callable[[], Any]]

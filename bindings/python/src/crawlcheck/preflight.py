@@ -41,6 +41,11 @@ from .ops import escape_text, rules, sign_lock, verify_lock
 
 DEFAULT_PAGE_CAP = 100
 DEFAULT_TIMEOUT = 10.0
+#: The bound on one frame the server sends, as the Go preflight's.
+DEFAULT_MAX_ANSWER_BYTES = 16 << 20
+#: A frame went past max_answer_bytes; the failure's detail is the limit in
+#: bytes, from which the core words the record's server_unavailable detail.
+FAILURE_TOO_LARGE = "answer_too_large"
 
 #: Effects, weakest to strongest, as the core's rule table orders them.
 PROCEED, PROCEED_RECORDED, REFRESH, PAUSE_TOOL, PAUSE, DENY = (
@@ -164,11 +169,29 @@ def _frame_bytes(exc: BaseException) -> bytes:
     return repr(exc).encode("utf-8", "replace")
 
 
+def _frame_size(item: Any) -> int:
+    """The bytes of a frame as the transport decoded it: a message
+    re-encoded compactly, or the line it could not decode."""
+    if isinstance(item, BaseException):
+        return len(_frame_bytes(item))
+    m = _message(item)
+    dump = getattr(m, "model_dump_json", None)
+    if not callable(dump):
+        return 0
+    return len(dump(by_alias=True, exclude_none=True).encode("utf-8", "surrogatepass"))
+
+
 class _Tap:
     """What crossed the session's streams: requests watched by id, their
-    answers, undecodable frames and list_changed notifications."""
+    answers, undecodable frames and list_changed notifications.
 
-    def __init__(self) -> None:
+    Every frame is bounded (``limit``): one past it is not taken, the
+    session's read stream ends there (the session is broken) and
+    ``oversize`` holds the limit, the core's failure_detail."""
+
+    def __init__(self, limit: int = DEFAULT_MAX_ANSWER_BYTES) -> None:
+        self.limit = limit
+        self.oversize = ""
         self.sent: Dict[str, str] = {}  # request id -> method
         self.order: List[str] = []  # ids of tools/list requests, in order
         self.answers: Dict[str, Tuple[str, Any]] = {}  # id -> ("result"|"error", value)
@@ -195,6 +218,14 @@ class _Tap:
             self.sent[str(rid)] = str(method)
             if method == "tools/list":
                 self.order.append(str(rid))
+
+    def over(self, item: Any) -> bool:
+        """Whether item goes past the limit (or one did before): the
+        session's read stream then ends."""
+        if not self.oversize and _frame_size(item) > self.limit:
+            self.oversize = str(self.limit)
+            self._notify()
+        return self.oversize != ""
 
     def on_receive(self, item: Any) -> None:
         if isinstance(item, BaseException):
@@ -234,7 +265,11 @@ class _ReadTap:
         return getattr(self._inner, name)
 
     async def receive(self) -> Any:
+        if self._tap.oversize:
+            raise anyio.EndOfStream
         item = await self._inner.receive()
+        if self._tap.over(item):
+            raise anyio.EndOfStream
         self._tap.on_receive(item)
         return item
 
@@ -323,7 +358,11 @@ def _attach_tap(session: Any, tap: _Tap) -> None:
     receive, send = rs.receive, ws.send
 
     async def tapped_receive() -> Any:
+        if tap.oversize:
+            raise anyio.EndOfStream
         item = await receive()
+        if tap.over(_unwrap(item)):
+            raise anyio.EndOfStream
         tap.on_receive(_unwrap(item))
         return item
 
@@ -430,6 +469,7 @@ class McpPreflight:
         timeout: float = DEFAULT_TIMEOUT,
         signing_key: Optional[str] = None,
         now: Optional[Callable[[], datetime]] = None,
+        max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
     ) -> None:
         self.session = session
         self.lock_path = os.fspath(lock)
@@ -449,7 +489,7 @@ class McpPreflight:
         self.now = now or (lambda: datetime.now(timezone.utc))
         self._issuer_cfg = Issuer(url=issuer) if isinstance(issuer, str) else issuer
 
-        self._tap = _Tap()
+        self._tap = _Tap(max_answer_bytes if max_answer_bytes > 0 else DEFAULT_MAX_ANSWER_BYTES)
         self._check_lock = anyio.Lock()
         self._lock_bytes = b""
         self._log: Optional[RecordLog] = None
@@ -605,6 +645,9 @@ class McpPreflight:
                     self._facts(obs)
                     await self._settle(obs)
                 raise
+            if obs.failure and self._tap.oversize:
+                # The handshake's answer went past the limit.
+                obs.failure, obs.failure_detail = FAILURE_TOO_LARGE, self._tap.oversize
             if self._connected:
                 await self._recheck()
             else:
@@ -694,6 +737,9 @@ class McpPreflight:
                         page, failure, detail = await self._fetch_page(cursor)
                     finally:
                         self._fetched()
+                    if failure == FAILURE_TOO_LARGE:
+                        obs.failure, obs.failure_detail = failure, detail  # the limit, as the core takes it
+                        return obs, seen
                     if failure:
                         obs.failure = failure
                         obs.failure_detail = f"tools/list page {len(obs.pages) + 1}: {detail}"
@@ -759,6 +805,9 @@ class McpPreflight:
                 if rid is not None and len(tap.broken) > broken_mark:
                     tg.cancel_scope.cancel()
                     return tap.broken[broken_mark], "", ""
+                if tap.oversize:
+                    tg.cancel_scope.cancel()
+                    return None, FAILURE_TOO_LARGE, tap.oversize
                 if "ok" in state or "err" in state:
                     err = state.get("err")
                     if rid is None and err is None:
@@ -948,6 +997,7 @@ def with_preflight(
     timeout: float = DEFAULT_TIMEOUT,
     signing_key: Optional[str] = None,
     now: Optional[Callable[[], datetime]] = None,
+    max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
 ) -> McpPreflight:
     """Wraps an (unentered) mcp ClientSession in the continuity check::
 
@@ -974,6 +1024,7 @@ def with_preflight(
         timeout=timeout,
         signing_key=signing_key,
         now=now,
+        max_answer_bytes=max_answer_bytes,
     )
 
 
