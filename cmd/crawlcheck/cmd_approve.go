@@ -58,8 +58,8 @@ func cmdApprove(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	if obs.Failure != "" {
-		return lockRefused(tg, fmt.Errorf("%w: %s: %s", preflight.ErrIncomplete, obs.Failure, obs.FailureDetail))
+	if err := obs.FailureError(); err != nil {
+		return lockRefused(tg, err)
 	}
 	// The person is shown every change and approves the list as a whole:
 	// every changed tool is named, and the core (approve) refuses what no

@@ -84,14 +84,27 @@ type LockOptions struct {
 // core's make_lock: a lockfile pins the whole list or nothing.)
 var ErrIncomplete = errors.New("no tool list was read")
 
+// FailureError is nil when a tool list was read, and otherwise ErrIncomplete
+// with the failure said for a person (an answer over the limit names the
+// limit, where the bare fact would read "answer_too_large: 65536").
+func (obs Observation) FailureError() error {
+	if obs.Failure == "" {
+		return nil
+	}
+	if obs.Failure == FailureTooLarge {
+		return fmt.Errorf("%w: the server sent an answer of more than %s bytes, the answer limit", ErrIncomplete, obs.FailureDetail)
+	}
+	return fmt.Errorf("%w: %s: %s", ErrIncomplete, obs.Failure, obs.FailureDetail)
+}
+
 // MakeLock builds a lockfile from an observation with the core's make_lock
 // (and sign_lock), which takes the observed facts (the pages as read, the
 // endpoint, protocol version and serverInfo of the handshake) and decides
 // what a lockfile pins of them. Writing it is the caller's act, and should
 // follow a person's reading of what changed.
 func MakeLock(obs Observation, o LockOptions) ([]byte, error) {
-	if obs.Failure != "" {
-		return nil, fmt.Errorf("%w: %s: %s", ErrIncomplete, obs.Failure, obs.FailureDetail)
+	if err := obs.FailureError(); err != nil {
+		return nil, err
 	}
 	// The facts as observed: the core decides what of them a lockfile pins.
 	req := map[string]any{"observed": observedJSON(obs), "approved_at": timefmt.Format(o.Now)}

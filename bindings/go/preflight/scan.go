@@ -57,8 +57,8 @@ var ScanSeverities = []string{"none", "low", "medium", "high"}
 // between tools). A list not read whole is refused: a scan of part of a
 // list would call the rest clean.
 func ScanTools(obs Observation, names []string) (Scan, error) {
-	if obs.Failure != "" {
-		return Scan{}, fmt.Errorf("%w: %s: %s", ErrIncomplete, obs.Failure, obs.FailureDetail)
+	if err := obs.FailureError(); err != nil {
+		return Scan{}, err
 	}
 	facts := observedJSON(obs)
 	req := map[string]any{"pages": facts["pages"]}
