@@ -77,6 +77,9 @@ func (s *scanner) characters(t string, w where, add func(rule, start, end int)) 
 		}
 		word = scriptWord{}
 	}
+	if plainASCII(t, minBlank) {
+		return
+	}
 	for i := 0; i < len(t) && !nonASCII; i++ {
 		nonASCII = t[i] >= utf8.RuneSelf
 	}
@@ -161,6 +164,26 @@ func (s *scanner) characters(t string, w where, add func(rule, start, end int)) 
 			add(c.nonASCII, 0, len(t))
 		}
 	}
+}
+
+// plainASCII says whether t is printable ASCII with no run of minBlank
+// spaces: most texts of a tool list are, and in them the character pass can
+// find nothing (no table character, no script to mix, no blank run), so one
+// tight loop answers for the whole pass.
+func plainASCII(t string, minBlank int) bool {
+	run := 0
+	for i := 0; i < len(t); i++ {
+		b := t[i]
+		if b < ' ' || b >= 0x7F {
+			return false
+		}
+		if b != ' ' {
+			run = 0
+		} else if run++; run >= minBlank {
+			return false
+		}
+	}
+	return true
 }
 
 // escapeEnd is the end of the escape sequence starting at i: ESC [ … final
