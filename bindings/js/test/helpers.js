@@ -1,7 +1,7 @@
 // Shared by the end-to-end tests: the scenario MCP server (hosttest/mcpserver)
 // over stdio and streamable HTTP, lockfiles pinned from a tool list, temp
 // folders. The Go programs are built by scripts/pretest.js.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync, rmSync, existsSync, renameSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -32,9 +32,12 @@ export function stdioParams(scenarioPath, extra = []) {
   return { command: MCPSERVER, args: ["--scenario", scenarioPath, ...extra] };
 }
 
-/** Starts the server over HTTP; resolves {url, admin(path, body), stop()}. */
-export async function startHttp(t, scenarioPath, extra = []) {
-  const child = spawn(MCPSERVER, ["--scenario", scenarioPath, "--listen", "127.0.0.1:0", ...extra], { stdio: ["ignore", "pipe", "inherit"] });
+/**
+ * Spawns a test program that prints the address it listens on as its first
+ * line of output; resolves {url, stop}. The child ends with the test.
+ */
+async function spawnListening(t, program, args, what) {
+  const child = spawn(program, args, { stdio: ["ignore", "pipe", "inherit"] });
   const stop = () => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
   };
@@ -42,8 +45,14 @@ export async function startHttp(t, scenarioPath, extra = []) {
   const rl = createInterface({ input: child.stdout });
   const url = await new Promise((resolve, reject) => {
     rl.once("line", resolve);
-    child.once("exit", (c) => reject(new Error(`mcpserver exited (${c})`)));
+    child.once("exit", (c) => reject(new Error(`${what} exited (${c})`)));
   });
+  return { url, stop };
+}
+
+/** Starts the server over HTTP; resolves {url, mutate(body), stop()}. */
+export async function startHttp(t, scenarioPath, extra = []) {
+  const { url, stop } = await spawnListening(t, MCPSERVER, ["--scenario", scenarioPath, "--listen", "127.0.0.1:0", ...extra], "mcpserver");
   const base = new URL(url);
   return {
     url,
@@ -87,16 +96,7 @@ export const TOOLS = [
 
 /** Starts the test issuer (its clock stopped at NOW); resolves {url, knobs(body), stop()}. */
 export async function startIssuer(t, extra = []) {
-  const child = spawn(ISSUER, ["--listen", "127.0.0.1:0", "--keys", join(ROOT, "testdata", "keys"), "--now", NOW, ...extra], { stdio: ["ignore", "pipe", "inherit"] });
-  const stop = () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-  };
-  t?.after?.(stop);
-  const rl = createInterface({ input: child.stdout });
-  const url = await new Promise((resolve, reject) => {
-    rl.once("line", resolve);
-    child.once("exit", (c) => reject(new Error(`issuer exited (${c})`)));
-  });
+  const { url, stop } = await spawnListening(t, ISSUER, ["--listen", "127.0.0.1:0", "--keys", join(ROOT, "testdata", "keys"), "--now", NOW, ...extra], "issuer");
   return {
     url,
     stop,
@@ -105,6 +105,16 @@ export async function startIssuer(t, extra = []) {
       if (r.status !== 200) throw new Error(`knobs: ${r.status}`);
     },
   };
+}
+
+/** The crawlcheck CLI built by make; a check that withholds or stops (exit 1) still answers its output. */
+export function crawlcheck(args) {
+  try {
+    return execFileSync(join(ROOT, "build", "crawlcheck"), args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+  } catch (e) {
+    if (e.status === 1) return e.stdout;
+    throw e;
+  }
 }
 
 export const KEY_DIRECTORY = join(ROOT, "testdata", "keys", "test-directory.json");

@@ -4,14 +4,12 @@
 // the core as for the Go preflight: the record equals `crawlcheck check`'s.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openSdk1, until, TOOLS, ROOT, MCPSERVER, NOW, now, tempDir, startHttp, endpointFor, sdk } from "./helpers.js";
+import { openSdk1, until, TOOLS, MCPSERVER, NOW, now, tempDir, startHttp, endpointFor, sdk, crawlcheck } from "./helpers.js";
 import { withPreflight } from "../src/index.js";
 import { readCapped } from "../src/bounded.js";
 
-const CLI = join(ROOT, "build", "crawlcheck");
 const LIMIT = 64 << 10;
 const DETAIL = `the server sent an answer of more than ${LIMIT} bytes: not read further`;
 // One tools/list page of about 200 KiB: over LIMIT, under 1 MiB.
@@ -59,9 +57,9 @@ for (const kind of ["stdio", "http"]) {
       endpoint = (await startHttp(t, sc)).url;
     }
     const lock = join(dir, "crawlcheck.lock.json");
-    cli(["lock", "--tools", approved, "--url", endpoint, "--now", "2026-11-01T00:00:00Z", "-o", lock]);
+    crawlcheck(["lock", "--tools", approved, "--url", endpoint, "--now", "2026-11-01T00:00:00Z", "-o", lock]);
     const source = kind === "stdio" ? ["--server", `${MCPSERVER} --scenario ${sc}`] : ["--url", endpoint];
-    const goRecord = cli(["check", "--lock", lock, ...source, "--now", NOW, "--max-input", String(LIMIT), "--json"]).trim();
+    const goRecord = crawlcheck(["check", "--lock", lock, ...source, "--now", NOW, "--max-input", String(LIMIT), "--json"]).trim();
     assert.deepEqual(unavailable(goRecord), [DETAIL]);
     for (const major of [1, 2]) {
       const { Client, StdioClientTransport, StreamableHTTPClientTransport } = await sdk(major);
@@ -92,11 +90,3 @@ function unavailable(raw) {
     .map((o) => o.detail.detail);
 }
 
-function cli(args) {
-  try {
-    return execFileSync(CLI, args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
-  } catch (e) {
-    if (e.status === 1) return e.stdout; // a check that withholds or stops exits 1
-    throw e;
-  }
-}
