@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/crawlcheck/verifier/bindings/go/preflight"
 	"github.com/crawlcheck/verifier/core"
 	"github.com/crawlcheck/verifier/internal/boundedread"
 )
@@ -17,9 +18,9 @@ import (
 // --max-input, 16 MiB unless raised, never above the core's own cap on a
 // request (nothing larger could be checked).
 const (
-	defaultMaxInput = 16 << 20
+	defaultMaxInput = preflight.DefaultMaxAnswerBytes
 	maxMaxInput     = core.MaxRequestBytes
-	maxPageCap      = core.MaxPages
+	maxPageCap      = preflight.MaxPages
 )
 
 // readLimits are the bounds of this invocation's reads, set from the flags

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
-import { load, endpointOf } from "../src/index.js";
+import { load, endpointOf, withPreflight } from "../src/index.js";
 
 export const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 export const MCPSERVER = join(ROOT, "build", "mcpserver");
@@ -117,6 +117,22 @@ export function crawlcheck(args) {
   }
 }
 
+/**
+ * The record withPreflight makes on the `major`.x client connecting to the
+ * scenario at scenarioPath (stdio) or at endpoint (http), with the given
+ * continuity options; the client is closed again.
+ */
+export async function recordOf(major, kind, scenarioPath, endpoint, lock, continuity) {
+  const { Client, StdioClientTransport, StreamableHTTPClientTransport } = await sdk(major);
+  const client = withPreflight(new Client({ name: "crawlcheck-test", version: "1.0.0" }), { lock, continuity });
+  const transport =
+    kind === "stdio" ? new StdioClientTransport({ command: MCPSERVER, args: ["--scenario", scenarioPath], stderr: "ignore" }) : new StreamableHTTPClientTransport(new URL(endpoint));
+  await client.connect(transport);
+  const rec = client.continuity.record;
+  await client.close();
+  return rec;
+}
+
 export const KEY_DIRECTORY = join(ROOT, "testdata", "keys", "test-directory.json");
 
 /**
@@ -125,7 +141,6 @@ export const KEY_DIRECTORY = join(ROOT, "testdata", "keys", "test-directory.json
  */
 export async function openSdk1(t, kind, scenario, { continuity = {}, lockTools = TOOLS, connect = true, extraArgs = [], major = 1 } = {}) {
   const { Client, StdioClientTransport, StreamableHTTPClientTransport } = await sdk(major);
-  const { withPreflight } = await import("../src/index.js");
   const dir = tempDir(t);
   const sc = writeScenario(dir, scenario);
   const triggerPath = join(dir, "trigger");

@@ -6,8 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { MCPSERVER, NOW, now, tempDir, startHttp, endpointFor, sdk, crawlcheck } from "./helpers.js";
-import { withPreflight } from "../src/index.js";
+import { MCPSERVER, NOW, now, tempDir, startHttp, endpointFor, crawlcheck, recordOf } from "./helpers.js";
 
 
 // Bytes a JSON round trip would change: escapes, number spellings, an
@@ -41,13 +40,7 @@ for (const kind of ["stdio", "http"]) {
     assert.equal(goRecord.split("\n").length, 1);
 
     for (const major of [1, 2]) {
-      const { Client, StdioClientTransport, StreamableHTTPClientTransport } = await sdk(major);
-      const client = withPreflight(new Client({ name: "identity", version: "1.0.0" }), { lock, continuity: { now } });
-      const transport =
-        kind === "stdio" ? new StdioClientTransport({ command: MCPSERVER, args: ["--scenario", sc], stderr: "ignore" }) : new StreamableHTTPClientTransport(new URL(endpoint));
-      await client.connect(transport);
-      const rec = client.continuity.record;
-      await client.close();
+      const rec = await recordOf(major, kind, sc, endpoint, lock, { now });
       assert.equal(rec.raw, goRecord, `SDK ${major}.x record differs from the Go preflight's`);
       assert.equal(rec.effect, "pause_tool");
     }

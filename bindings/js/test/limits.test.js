@@ -6,8 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openSdk1, until, TOOLS, MCPSERVER, NOW, now, tempDir, startHttp, endpointFor, sdk, crawlcheck } from "./helpers.js";
-import { withPreflight } from "../src/index.js";
+import { openSdk1, until, TOOLS, MCPSERVER, NOW, now, tempDir, startHttp, endpointFor, crawlcheck, recordOf } from "./helpers.js";
 import { readCapped } from "../src/bounded.js";
 
 const LIMIT = 64 << 10;
@@ -62,13 +61,7 @@ for (const kind of ["stdio", "http"]) {
     const goRecord = crawlcheck(["check", "--lock", lock, ...source, "--now", NOW, "--max-input", String(LIMIT), "--json"]).trim();
     assert.deepEqual(unavailable(goRecord), [DETAIL]);
     for (const major of [1, 2]) {
-      const { Client, StdioClientTransport, StreamableHTTPClientTransport } = await sdk(major);
-      const client = withPreflight(new Client({ name: "limits", version: "1.0.0" }), { lock, continuity: { now, maxAnswerBytes: LIMIT } });
-      const transport =
-        kind === "stdio" ? new StdioClientTransport({ command: MCPSERVER, args: ["--scenario", sc], stderr: "ignore" }) : new StreamableHTTPClientTransport(new URL(endpoint));
-      await client.connect(transport);
-      const rec = client.continuity.record;
-      await client.close();
+      const rec = await recordOf(major, kind, sc, endpoint, lock, { now, maxAnswerBytes: LIMIT });
       assert.equal(rec.raw, goRecord, `SDK ${major}.x record differs from the Go preflight's`);
     }
   });
