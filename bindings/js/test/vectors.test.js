@@ -63,3 +63,13 @@ test("a host SHA-256 that answers wrong makes the module refuse, with a clear er
   const cc = await instantiate({ sha256: () => new Uint8Array(32) });
   assert.throws(() => cc.hashTools({ tools: [{ name: "a" }] }), /crawlcheck\.sha256/);
 });
+
+test("one method per op the core answers, and no op the core does not", async () => {
+  const { load, OPS } = await import("../src/index.js");
+  const cc = await load();
+  assert.deepEqual([...OPS].sort(), [...cc.version().ops].sort());
+  for (const op of OPS) {
+    const name = op.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
+    assert.equal(typeof cc[name], "function", `no method ${name} for ${op}`);
+  }
+});

@@ -188,3 +188,13 @@ def test_attachments_carry_bytes_that_are_not_utf8() -> None:
     assert as_text == as_bytes
     body, att = crawlcheck.encode_request(dict(req, lock=json.dumps(req["lock"]).encode()))
     assert att is not None and b'"lock":{"$raw":0}' in body
+
+
+def test_one_function_per_op_the_core_answers() -> None:
+    """Every op the loaded core lists has its typed function, exported."""
+    import crawlcheck.ops as ops
+
+    core_ops = set(crawlcheck.version()["ops"])
+    for op in core_ops:
+        assert callable(getattr(ops, op, None)), f"no function for op {op}"
+        assert op in crawlcheck.__all__, f"{op} not exported"
