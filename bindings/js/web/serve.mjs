@@ -20,9 +20,22 @@ const port = i > 0 ? Number(process.argv[i + 1]) : Number(process.env.PORT ?? 83
 const built = build();
 console.log(`web: built ${built.out} (${built.bytes} bytes)`);
 
+/**
+ * The path a request names, decoded, or null when its percent-escapes are
+ * not UTF-8 (`/%E0%A4%A`): such a request gets 400, and the server lives on.
+ */
+function requestPath(url) {
+  try {
+    return decodeURIComponent(new URL(url, "http://localhost").pathname);
+  } catch {
+    return null;
+  }
+}
+
 const server = createServer(async (req, res) => {
   if (req.method !== "GET" && req.method !== "HEAD") return res.writeHead(405).end();
-  let path = decodeURIComponent(new URL(req.url, "http://localhost").pathname);
+  let path = requestPath(req.url);
+  if (path === null) return res.writeHead(400).end();
   if (path.endsWith("/")) path += "index.html";
   const file = normalize(join(WEB, path));
   if (!file.startsWith(WEB) || file.slice(WEB.length).split(sep).some((p) => p.startsWith("."))) return res.writeHead(404).end();
