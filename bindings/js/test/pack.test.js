@@ -15,7 +15,7 @@ test("npm pack installs offline in an empty folder and loads", (t) => {
   const out = tempDir(t);
   execFileSync(npm, ["pack", "--silent", "--pack-destination", out], { cwd: PKG, stdio: ["ignore", "pipe", "inherit"] });
   const tgz = readdirSync(out).find((f) => f.endsWith(".tgz"));
-  assert.equal(tgz, "crawlcheck-sdk-1.12.0.tgz");
+  assert.equal(tgz, "crawlcheck-sdk-2.0.0.tgz");
   const app = join(out, "app");
   execFileSync("mkdir", [app]);
   writeFileSync(join(app, "package.json"), '{"name":"app","private":true,"type":"module"}');

@@ -198,3 +198,12 @@ def test_one_function_per_op_the_core_answers() -> None:
     for op in core_ops:
         assert callable(getattr(ops, op, None)), f"no function for op {op}"
         assert op in crawlcheck.__all__, f"{op} not exported"
+
+
+def test_version_is_the_projects_one_in_changelog() -> None:
+    # One version for the whole project: the first release heading of CHANGELOG.md.
+    changelog = (Path(__file__).resolve().parents[3] / "CHANGELOG.md").read_text(encoding="utf-8")
+    first = next(line for line in changelog.splitlines() if line.startswith("## ") and line[3:4].isdigit())
+    assert first.split()[1] == crawlcheck.__version__
+    pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8")
+    assert f'\nversion = "{crawlcheck.__version__}"\n' in pyproject

@@ -35,7 +35,7 @@ from .ops import (
     version,
 )
 
-__version__ = "1.13.0"
+__version__ = "2.0.0"
 
 __all__ = [
     "SUPPORTED_ABI",
