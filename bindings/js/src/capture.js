@@ -348,41 +348,133 @@ function concatAll(parts, n) {
 }
 
 // readEvents passes an event stream on to the SDK and parses it as bytes
-// as it goes: each event's data lines joined by \n are one frame (events
-// without data are skipped), emitted when the blank line that ends it has
-// been read. An event longer than max bytes ends the stream with over().
-function readEvents(stream, max, over, emit) {
-  let data = null;
-  let size = 0; // bytes of the event being read, its open line included
-  const lines = new LineSplitter((line) => {
-    if (line.length === 0) {
-      if (data !== null) emit(data);
-      data = null;
-      size = 0;
-      return;
-    }
-    size += line.length + 1;
-    if (startsWith(line, DATA)) {
-      let v = line.subarray(DATA.length);
-      if (v[0] === 0x20) v = v.subarray(1);
-      data = data === null ? v.slice() : concat(concat(data, NL), v);
-    }
-  });
+// as it goes, by the rules of the SSE standard (the WHATWG event stream
+// interpretation, as the SDKs' eventsource-parser applies it): a leading
+// BOM dropped; lines end at CRLF, LF or a lone CR; a line starting with ":"
+// is a comment; a field is the text before the first ":" (the whole line
+// without one), its value what follows, less one leading space; data lines
+// are joined with \n; a blank line dispatches the event. The frame taken is
+// the one the SDK routes: an event whose data is not empty and whose type is
+// absent or "message". Priming events (an id with empty data), retry:,
+// id: alone, other event types and an event the stream ends inside (no
+// blank line: the SDK never dispatches it) give no frame. An event longer
+// than max bytes ends the stream with over().
+export function readEvents(stream, max, over, emit) {
+  const ev = new EventReader(emit);
   return capped(stream, max, {
-    measure: (chunk) => (lines.push(chunk, max) ? Infinity : size + lines.buf.length),
+    measure: (chunk) => (ev.push(chunk, max) ? Infinity : ev.size()),
     over,
-    end: () => {
-      lines.push(NL);
-      if (data !== null) emit(data);
-    },
   });
 }
 
-const DATA = enc.encode("data:");
-const NL = enc.encode("\n");
+const DATA = enc.encode("data");
+const EVENT = enc.encode("event");
+const MESSAGE = enc.encode("message");
+const BOM = new Uint8Array([0xef, 0xbb, 0xbf]);
 
-function startsWith(b, prefix) {
-  if (b.length < prefix.length) return false;
-  for (let i = 0; i < prefix.length; i++) if (b[i] !== prefix[i]) return false;
+/** The SSE parser of readEvents: bytes in, routed data frames out. */
+class EventReader {
+  constructor(emit) {
+    this.emit = emit;
+    /** the unterminated rest of the stream */
+    this.buf = new Uint8Array(0);
+    this.first = true;
+    /** @type {Uint8Array[]} the data lines of the event being read */
+    this.data = [];
+    /** @type {Uint8Array|null} its event type, null if none */
+    this.type = null;
+    /** bytes of the event being read, its finished lines */
+    this.read = 0;
+  }
+
+  /** Bytes of the event being read, its open line included. */
+  size() {
+    return this.read + this.buf.length;
+  }
+
+  /**
+   * Takes a chunk; returns true, emitting nothing more, when the event
+   * being read (or its open line) is longer than max bytes.
+   */
+  push(chunk, max) {
+    let b = concat(this.buf, chunk);
+    if (this.first) {
+      if (b.length < BOM.length && equal(b, BOM.subarray(0, b.length))) {
+        this.buf = b.slice();
+        return false;
+      }
+      this.first = false;
+      if (equal(b.subarray(0, BOM.length), BOM)) b = b.subarray(BOM.length);
+    }
+    let at = 0;
+    for (;;) {
+      let end = at;
+      while (end < b.length && b[end] !== 0x0a && b[end] !== 0x0d) end++;
+      if (end === b.length) break;
+      let next = end + 1;
+      if (b[end] === 0x0d) {
+        // A CR at the end of what has arrived may be half of a CRLF.
+        if (next === b.length) break;
+        if (b[next] === 0x0a) next++;
+      }
+      this.read += next - at;
+      if (this.read > max) return this.#cut();
+      this.#line(b.subarray(at, end));
+      at = next;
+    }
+    this.buf = b.slice(at);
+    if (this.size() > max) return this.#cut();
+    return false;
+  }
+
+  #line(line) {
+    if (line.length === 0) {
+      const data = this.data.length === 0 ? null : joinLines(this.data);
+      const routed = this.type === null || equal(this.type, MESSAGE);
+      this.data = [];
+      this.type = null;
+      this.read = 0;
+      if (data !== null && data.length > 0 && routed) this.emit(data);
+      return;
+    }
+    if (line[0] === 0x3a) return; // a comment
+    let colon = line.indexOf(0x3a);
+    let field = line;
+    let value = new Uint8Array(0);
+    if (colon >= 0) {
+      field = line.subarray(0, colon);
+      value = line.subarray(colon + 1);
+      if (value[0] === 0x20) value = value.subarray(1);
+    }
+    if (equal(field, DATA)) this.data.push(value.slice());
+    else if (equal(field, EVENT)) this.type = value.length === 0 ? null : value.slice();
+    // id, retry and unknown fields name no frame.
+  }
+
+  #cut() {
+    this.buf = new Uint8Array(0);
+    this.data = [];
+    this.read = 0;
+    return true;
+  }
+}
+
+/** The lines joined with \n, copied once. */
+function joinLines(lines) {
+  let n = lines.length - 1;
+  for (const l of lines) n += l.length;
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (let i = 0; i < lines.length; i++) {
+    if (i > 0) out[at++] = 0x0a;
+    out.set(lines[i], at);
+    at += lines[i].length;
+  }
+  return out;
+}
+
+function equal(a, b) {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }

@@ -1,0 +1,32 @@
+// Regressions found against the reference servers nobody here wrote
+// (@modelcontextprotocol/server-everything, pinned in package.json), each
+// through the real SDK clients: the lockfile `crawlcheck lock` makes against
+// the same server lets every tool through.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { NOW, now, tempDir, crawlcheck, recordOf } from "./helpers.js";
+import { startReference } from "./servers.js";
+
+const EVERYTHING = "@modelcontextprotocol/server-everything";
+
+test("server-everything over streamable HTTP (an SSE priming event before each answer): both SDK majors read the whole list", async (t) => {
+  const dir = tempDir(t);
+  const { base } = await startReference(t, EVERYTHING, ["streamableHttp"]);
+  const url = `${base}/mcp`;
+  const lock = join(dir, "crawlcheck.lock.json");
+  crawlcheck(["lock", "--url", url, "--capabilities", "none", "--now", "2026-11-01T00:00:00Z", "-o", lock]);
+  const goRecord = crawlcheck(["check", "--lock", lock, "--url", url, "--capabilities", "none", "--now", NOW, "--json"]).trim();
+  assert.match(goRecord, /"effect":"proceed"/);
+  for (const major of [1, 2]) {
+    const rec = await recordOf(major, "http", null, url, lock, { now });
+    assert.deepEqual(
+      rec.observations.map((o) => o.observation),
+      ["unchanged"],
+      `SDK ${major}.x: ${rec.raw}`,
+    );
+    assert.equal(rec.effect, "proceed");
+    assert.equal(rec.observed.count, 13);
+    assert.equal(rec.raw, goRecord, `SDK ${major}.x record differs from the Go preflight's`);
+  }
+});
