@@ -168,9 +168,13 @@ class Gate {
     }
   }
 
-  /** Puts the capture on the transport and names the endpoint. */
+  /**
+   * Puts the capture on the transport, names the endpoint, and gates every
+   * tools/call that leaves through it (see gateSends).
+   */
   attach(transport) {
     this.cap = attach(transport, { maxAnswerBytes: this.maxAnswerBytes });
+    this.gateSends(transport);
     this.endpoint = this.cap.kind === "stdio" ? endpointOf(this.cc, { command: this.cap.command }) : endpointOf(this.cc, { url: this.cap.url });
     this.cap.rec.onListChanged = () => {
       // After the SDK has handled the notification (the frame is seen
@@ -183,6 +187,34 @@ class Gate {
         }
       }, 0);
     };
+  }
+
+  /**
+   * The gate at the wire: every message the client sends with method
+   * tools/call (a request, a task-augmented request, a notification, an
+   * element of a batch) waits for the check and is refused unless the
+   * record lets its tool through, whichever SDK method sent it (callTool,
+   * request, requestStream, experimental.tasks.callToolStream, notification,
+   * the transport's own send). A refused message is never sent: the SDK's
+   * call fails with ContinuityRefused.
+   */
+  gateSends(transport) {
+    const send = transport.send;
+    const g = this;
+    transport.send = async function (message, options) {
+      for (const m of Array.isArray(message) ? message : [message]) {
+        if (m && typeof m === "object" && m.method === "tools/call") await g.admit(m.params?.name);
+      }
+      return send.call(this, message, options);
+    };
+  }
+
+  /** Resolves when the current record lets a call of name through; throws why not. */
+  async admit(name) {
+    if (typeof name !== "string") throw new TypeError("crawlcheck: a tools/call that names no tool");
+    const { rec } = await this.gate();
+    if (!this.allowed(rec, name)) throw this.refusedTool(rec, name);
+    return rec;
   }
 
   /** Runs fn after every check before it: never two checks at once. */
@@ -435,9 +467,17 @@ export function withPreflight(client, { lock, continuity = {} } = {}) {
 
   client.callTool = async function (params, ...rest) {
     if (!params || typeof params.name !== "string") throw new TypeError("crawlcheck: callTool names no tool");
-    const { rec } = await g.gate();
-    if (!g.allowed(rec, params.name)) throw g.refusedTool(rec, params.name);
+    await g.admit(params.name);
     return orig.callTool.call(this, params, ...rest);
+  };
+
+  // A tools/call through the generic request path is refused before the
+  // SDK takes it: a 1.x request tied to a task (relatedTask) is queued for
+  // delivery inside a later answer, not sent, so the wire gate alone would
+  // not see it.
+  client.request = async function (req, ...rest) {
+    if (req && typeof req === "object" && req.method === "tools/call") await g.admit(req.params?.name);
+    return orig.request.call(this, req, ...rest);
   };
 
   client.close = async function (...a) {
@@ -514,11 +554,7 @@ export function continuityApi(g) {
       return g.toolsOf(rec, obs);
     },
     /** Throws ContinuityRefused unless the record lets the tool through. */
-    assertAllowed: async (name) => {
-      const { rec } = await g.gate();
-      if (!g.allowed(rec, name)) throw g.refusedTool(rec, name);
-      return rec;
-    },
+    assertAllowed: (name) => g.admit(name),
   };
 }
 

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -125,5 +126,17 @@ func TestToolsAreCompactedOnly(t *testing.T) {
 	}
 	if err := mustParse(t, `{"tools":[],"pages_raw":{"1":"a\nb"}}`).checkStdio(); err == nil {
 		t.Error("a raw page with a newline was accepted for stdio")
+	}
+}
+
+func TestSnapshotNamesEveryCall(t *testing.T) {
+	st := NewState(mustParse(t, `{"tools":[{"name":"a"}]}`))
+	if got := st.Snapshot().Calls; got == nil || len(got) != 0 {
+		t.Fatalf("calls before any: %#v, want []", got)
+	}
+	st.Called("a")
+	st.Called("not-offered")
+	if got := st.Snapshot().Calls; !slices.Equal(got, []string{"a", "not-offered"}) {
+		t.Errorf("calls = %v", got)
 	}
 }

@@ -82,7 +82,9 @@ func (s *Server) answer(id json.RawMessage, method string, params json.RawMessag
 		var p struct {
 			Name string `json:"name"`
 		}
-		if err := json.Unmarshal(params, &p); err != nil || !s.state.HasTool(p.Name) {
+		err := json.Unmarshal(params, &p)
+		s.state.Called(p.Name)
+		if err != nil || !s.state.HasTool(p.Name) {
 			return answer{frame: errorFrame(id, jsonrpc.CodeInvalidParams, fmt.Sprintf("unknown tool %q", p.Name), nil)}
 		}
 		text, _ := json.Marshal("called " + p.Name)

@@ -17,9 +17,10 @@ type State struct {
 
 	mu        sync.Mutex
 	tools     []json.RawMessage
-	completed int    // listings whose last page has been answered
-	applied   []bool // per file.Mutations
-	applyLog  []int  // file index of each applied mutation, -1 for ad-hoc
+	completed int      // listings whose last page has been answered
+	applied   []bool   // per file.Mutations
+	applyLog  []int    // file index of each applied mutation, -1 for ad-hoc
+	calls     []string // the name of every tools/call received, in order
 }
 
 // NewState starts a scenario with the file's tools.
@@ -229,6 +230,13 @@ func indexTool(tools []json.RawMessage, name string) int {
 	return -1
 }
 
+// Called records a tools/call for name (any name, offered or not).
+func (s *State) Called(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = append(s.calls, name)
+}
+
 // HasTool reports whether the current list offers a tool named name.
 func (s *State) HasTool(name string) bool {
 	s.mu.Lock()
@@ -241,13 +249,16 @@ type Snapshot struct {
 	CompletedListings int      `json:"completed_listings"`
 	Applied           []int    `json:"applied"` // file index of each applied mutation, -1 for ad-hoc
 	ToolNames         []string `json:"tool_names"`
+	// Calls names every tools/call the server received, known tool or not:
+	// what a test asserts to show a refused call never reached the server.
+	Calls []string `json:"calls"`
 }
 
 // Snapshot returns the state for the admin endpoint.
 func (s *State) Snapshot() Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	snap := Snapshot{CompletedListings: s.completed, Applied: append([]int{}, s.applyLog...), ToolNames: []string{}}
+	snap := Snapshot{CompletedListings: s.completed, Applied: append([]int{}, s.applyLog...), ToolNames: []string{}, Calls: append([]string{}, s.calls...)}
 	for _, t := range s.tools {
 		snap.ToolNames = append(snap.ToolNames, toolName(t))
 	}
