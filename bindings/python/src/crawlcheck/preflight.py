@@ -28,7 +28,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import anyio
 
@@ -199,6 +199,9 @@ class _Tap:
         self.handshake: Optional[Tuple[str, Dict[str, Any]]] = None
         self.changes = 0
         self._wake: Optional[anyio.Event] = None
+        #: awaited with the tool's name before any message with method
+        #: tools/call leaves (the preflight's gate); it raises to refuse.
+        self.admit: Optional[Callable[[Any], Awaitable[None]]] = None
 
     def _notify(self) -> None:
         if self._wake is not None:
@@ -209,6 +212,22 @@ class _Tap:
         if self._wake is None:
             self._wake = anyio.Event()
         await self._wake.wait()
+
+    async def gate_send(self, item: Any) -> None:
+        """The gate at the wire: a request or notification with method
+        tools/call waits for the check and raises (it is never sent) unless
+        the record lets its tool through, whichever SDK method sent it
+        (call_tool, send_request(CallToolRequest), a task-augmented call,
+        send_notification, anything reached through the wrapper's
+        ``__getattr__``)."""
+        m = _message(item)
+        if getattr(m, "method", None) != "tools/call":
+            return
+        if self.admit is None:
+            raise PreflightError("crawlcheck: a tools/call before the preflight was set up")
+        params = getattr(m, "params", None)
+        name = params.get("name") if isinstance(params, dict) else getattr(params, "name", None)
+        await self.admit(name)
 
     def on_send(self, item: Any) -> None:
         m = _message(item)
@@ -299,7 +318,8 @@ class _WriteTap:
         return getattr(self._inner, name)
 
     async def send(self, item: Any) -> None:
-        self._tap.on_send(item)
+        await self._tap.gate_send(_unwrap(item))
+        self._tap.on_send(_unwrap(item))
         await self._inner.send(item)
 
     async def __aenter__(self) -> "_WriteTap":
@@ -367,6 +387,7 @@ def _attach_tap(session: Any, tap: _Tap) -> None:
         return item
 
     async def tapped_send(item: Any) -> None:
+        await tap.gate_send(_unwrap(item))
         tap.on_send(_unwrap(item))
         await send(item)
 
@@ -490,6 +511,7 @@ class McpPreflight:
         self._issuer_cfg = Issuer(url=issuer) if isinstance(issuer, str) else issuer
 
         self._tap = _Tap(max_answer_bytes if max_answer_bytes > 0 else DEFAULT_MAX_ANSWER_BYTES)
+        self._tap.admit = self._admit
         self._check_lock = anyio.Lock()
         self._lock_bytes = b""
         self._log: Optional[RecordLog] = None
@@ -917,11 +939,19 @@ class McpPreflight:
 
     async def call_tool(self, name: str, arguments: Optional[Dict[str, Any]] = None, *args: Any, **kwargs: Any) -> Any:
         """Calls a tool the record lets through; refuses any other with
-        ContinuityRefused."""
+        ContinuityRefused. (Every other path to a tools/call is refused the
+        same way at the session's write stream: ``_Tap.gate_send``.)"""
+        await self._admit(name)
+        return await self.session.call_tool(name, arguments, *args, **kwargs)
+
+    async def _admit(self, name: Any) -> None:
+        """Returns when the current record lets a call of name through;
+        raises ContinuityRefused (or the check's error) when not."""
         rec, raw, _ = await self._gate()
+        if not isinstance(name, str):
+            raise ContinuityRefused(rec, raw, tool=repr(name))
         if not self._allowed(rec, name):
             raise ContinuityRefused(rec, raw, tool=name, effect=str((rec.get("tools") or {}).get(name, "")))
-        return await self.session.call_tool(name, arguments, *args, **kwargs)
 
     def allowed_names(self) -> List[str]:
         """Names of the offered tools the newest record lets through."""
