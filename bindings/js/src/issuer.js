@@ -4,7 +4,7 @@
 // deployment's own keys, policy and replay state; guard's observations go
 // into the check as evidence. The same steps as bindings/go/preflight's IssuerClient.
 
-import { readFileSync } from "node:fs";
+import { MAX_LOCK_BYTES, readRegularFile } from "./files.js";
 import { readCapped } from "./bounded.js";
 import { writeFileAtomic } from "./log.js";
 import { pagesForWire } from "./observe.js";
@@ -55,7 +55,7 @@ export class IssuerClient {
     if (!statePath) return;
     let text;
     try {
-      text = readFileSync(statePath, "utf8");
+      text = new TextDecoder().decode(readRegularFile(statePath, MAX_LOCK_BYTES));
     } catch (e) {
       if (e.code === "ENOENT") return;
       throw new Error(`crawlcheck: issuer replay state: ${e.message}`, { cause: e });

@@ -2,8 +2,9 @@
 // chained (each record's prev_record_sha256 names the line before it), the
 // same file bindings/go/preflight's Log writes (docs/preflight.md, The record log).
 
-import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, ftruncateSync, openSync, renameSync, writeSync } from "node:fs";
 import { dirname, basename, join } from "node:path";
+import { MAX_LOG_BYTES, readRegular } from "./files.js";
 
 export class RecordLog {
   #fd;
@@ -33,12 +34,15 @@ export class RecordLog {
   }
 
   #open(cc) {
-    const size = fstatSync(this.#fd).size;
+    let data;
+    try {
+      data = readRegular(this.#fd, this.path, MAX_LOG_BYTES);
+    } catch (e) {
+      throw new Error(`${e.message}: a record log is a regular file of at most ${MAX_LOG_BYTES} bytes (move a longer one aside to start a new log)`, { cause: e });
+    }
+    const size = data.length;
     if (size === 0) return "";
-    const data = Buffer.alloc(size);
-    let at = 0;
-    while (at < size) at += readSync(this.#fd, data, at, size - at, at);
-    const chain = cc.verifyChain({ records: new Uint8Array(data.buffer, data.byteOffset, data.length) });
+    const chain = cc.verifyChain({ records: data });
     if (!chain.valid) {
       throw new Error(`broken at record ${chain.broken_at + 1}: ${cc.shown(chain.reason ?? "")}; move it aside to start a new log`);
     }

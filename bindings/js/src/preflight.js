@@ -4,11 +4,11 @@
 // handshake and before the first tools/call; the core decides, this file
 // follows the record (docs/preflight.md describes the Go twin it matches).
 
-import { readFileSync } from "node:fs";
 import { load, CoreError } from "./core.js";
 import { attach, DEFAULT_MAX_ANSWER_BYTES } from "./capture.js";
 import { handshakeFacts, observePages, observedRequest, errText, DEFAULT_PAGE_CAP, FAILURE_TIMEOUT, FAILURE_TOO_LARGE, FAILURE_UNAVAILABLE } from "./observe.js";
 import { RecordLog, writeFileAtomic } from "./log.js";
+import { MAX_LOCK_BYTES, readRegularFile } from "./files.js";
 import { IssuerClient, issuerTrace, nonceStatePath } from "./issuer.js";
 
 export const DEFAULT_TIMEOUT_MS = 10000;
@@ -141,7 +141,7 @@ class Gate {
     this.effects = new Effects(this.cc);
     if (this.lockPath) {
       try {
-        this.lock = new Uint8Array(readFileSync(this.lockPath));
+        this.lock = readRegularFile(this.lockPath, MAX_LOCK_BYTES);
       } catch (e) {
         throw new Error(`crawlcheck: reading the lockfile: ${e.message}`, { cause: e });
       }

@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 import anyio
 
 from ._core import CoreError
+from ._files import MAX_LOCK_BYTES, read_regular_file
 from ._log import write_atomic
 from .ops import guard, hash_tools
 
@@ -108,8 +109,7 @@ class IssuerClient:
         self.seen: Any = []
         if state_path and os.path.exists(state_path):
             try:
-                with open(state_path, "rb") as f:
-                    st = json.loads(f.read())
+                st = json.loads(read_regular_file(state_path, MAX_LOCK_BYTES))
                 ok = isinstance(st, dict) and st.get("kind") == NONCE_STATE_KIND and isinstance(st.get("seen_nonces"), list)
             except (OSError, ValueError):
                 ok = False

@@ -8,6 +8,7 @@ import os
 import threading
 from typing import Optional
 
+from ._files import MAX_LOG_BYTES, FileRefused, read_regular
 from .ops import verify_chain
 
 
@@ -42,8 +43,13 @@ class RecordLog:
 
     def _read_head(self) -> str:
         assert self._fd is not None
-        with open(self.path, "rb") as f:
-            data = f.read()
+        try:
+            data = read_regular(self._fd, self.path, MAX_LOG_BYTES)
+        except FileRefused as e:
+            raise LogError(
+                f"record log {self.path}: {e}: a record log is a regular file of at most {MAX_LOG_BYTES} bytes "
+                "(move a longer one aside to start a new log)"
+            ) from e
         if not data:
             return ""
         chain = verify_chain(records=data)

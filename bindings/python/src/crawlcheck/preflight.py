@@ -34,6 +34,7 @@ import anyio
 
 from ._core import CoreError, call_result
 from ._issuer import Consultation, Issuer, IssuerClient, nonce_state_path
+from ._files import MAX_LOCK_BYTES, read_regular_file
 from ._log import RecordLog, write_atomic
 from .ops import approve as _approve_op
 from .ops import endpoint as _endpoint_op
@@ -592,8 +593,7 @@ class McpPreflight:
 
     def _load(self) -> None:
         try:
-            with open(self.lock_path, "rb") as f:
-                self._lock_bytes = f.read()
+            self._lock_bytes = read_regular_file(self.lock_path, MAX_LOCK_BYTES)
         except OSError as e:
             raise PreflightError(f"crawlcheck: reading the lockfile: {e}") from e
         try:

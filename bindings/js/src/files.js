@@ -1,0 +1,56 @@
+// Bounded reads of the files the SDK is given a path to (the lockfile, the
+// record log, the issuer replay state), as bindings/go/preflight's
+// readFile/readRegular: a regular file of at most a limit, refused by its
+// size before a byte is read. A device or a FIFO (/dev/zero, /dev/full, a
+// pipe) would otherwise be read without bound, or block the process before
+// any check.
+
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+
+/** The bound on a lockfile: the core's limit on one document (64 MiB), as the Go preflight's. */
+export const MAX_LOCK_BYTES = 64 << 20;
+
+/**
+ * The bound on a record log: its chain is verified in one request to the
+ * core, whose cap is 64 MiB, and a record log travels in it with room to
+ * spare (the Go preflight's maxLogBytes).
+ */
+export const MAX_LOG_BYTES = 32 << 20;
+
+/** The bytes of the regular file at path, of at most limit bytes. */
+export function readRegularFile(path, limit) {
+  // O_NONBLOCK: opening a FIFO for reading would wait for a writer.
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    return readRegular(fd, String(path), limit);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The bytes of an open file, from its start, refused unless it is a regular file of at most limit bytes. */
+export function readRegular(fd, name, limit) {
+  const st = fstatSync(fd);
+  if (!st.isFile()) throw new Error(`${name} is not a regular file (${kindOf(st)})`);
+  if (st.size > limit) throw new Error(`${name} holds ${st.size} bytes, more than the ${limit} this reads`);
+  // One byte more than the limit: a file that grows while it is read is caught.
+  const buf = Buffer.alloc(Math.min(st.size, limit) + 1);
+  let at = 0;
+  for (;;) {
+    const n = readSync(fd, buf, at, buf.length - at, at);
+    if (n === 0) break;
+    at += n;
+    if (at > limit) throw new Error(`${name} grew past ${limit} bytes while it was read`);
+    if (at === buf.length) break;
+  }
+  return new Uint8Array(buf.buffer, buf.byteOffset, at);
+}
+
+function kindOf(st) {
+  if (st.isCharacterDevice()) return "a character device";
+  if (st.isBlockDevice()) return "a block device";
+  if (st.isFIFO()) return "a FIFO";
+  if (st.isSocket()) return "a socket";
+  if (st.isDirectory()) return "a directory";
+  return "not a regular file";
+}

@@ -1,0 +1,79 @@
+"""The lockfile and the record log are read as regular files of bounded size
+(issue 22, F10), as the Go preflight reads them: /dev/zero, /dev/full, a FIFO
+and an oversized file are each a clear error naming the file, raised on
+entering the preflight before the session starts — never a hang or an
+unbounded read."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from servers import NOW, pin
+
+from crawlcheck._files import MAX_LOCK_BYTES, MAX_LOG_BYTES
+from crawlcheck._log import LogError
+from crawlcheck.preflight import PreflightError, with_preflight
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class Unstarted:
+    """Stands in for a ClientSession the preflight must never reach: it
+    fails the test if the preflight taps or enters it."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"the session was reached ({name}) before the files were refused")
+
+
+def fifo(tmp: Path) -> str:
+    p = tmp / "fifo"
+    os.mkfifo(p)
+    return str(p)
+
+
+def sparse(tmp: Path, name: str, size: int) -> str:
+    p = tmp / name
+    with open(p, "wb") as f:
+        f.truncate(size)
+    return str(p)
+
+
+async def refused(lock: str, **kw: Any) -> BaseException:
+    started = time.monotonic()
+    with pytest.raises((PreflightError, LogError)) as e:
+        async with with_preflight(Unstarted(), lock, endpoint="http://127.0.0.1:9/mcp", now=lambda: NOW, **kw):
+            pass
+    assert time.monotonic() - started < 2, "refused at once, not after a read or a wait"
+    return e.value
+
+
+async def test_a_lockfile_that_is_not_a_regular_file_of_at_most_64_mib_is_refused(tmp_path: Path) -> None:
+    for lock, want in [
+        ("/dev/zero", "reading the lockfile: /dev/zero is not a regular file (a character device)"),
+        (fifo(tmp_path), "fifo is not a regular file (a FIFO)"),
+        (str(tmp_path), "is not a regular file (a directory)"),
+        (sparse(tmp_path, "big.lock.json", MAX_LOCK_BYTES + 1), f"big.lock.json holds {MAX_LOCK_BYTES + 1} bytes, more than the {MAX_LOCK_BYTES} this reads"),
+    ]:
+        e = await refused(lock)
+        assert isinstance(e, PreflightError) and want in str(e), (lock, str(e))
+
+
+async def test_a_record_log_that_is_not_a_regular_file_of_at_most_32_mib_is_refused(tmp_path: Path) -> None:
+    lock = str(pin(tmp_path, "http://127.0.0.1:9/mcp"))
+    for log, want in [
+        ("/dev/zero", "record log /dev/zero: /dev/zero is not a regular file (a character device): a record log is a regular file of at most"),
+        ("/dev/full", "record log /dev/full: /dev/full is not a regular file (a character device)"),
+        (fifo(tmp_path), "fifo is not a regular file (a FIFO)"),
+        (sparse(tmp_path, "big.jsonl", MAX_LOG_BYTES + 1), f"big.jsonl holds {MAX_LOG_BYTES + 1} bytes, more than the {MAX_LOG_BYTES} this reads"),
+    ]:
+        e = await refused(lock, log_path=log)
+        assert isinstance(e, LogError) and want in str(e), (log, str(e))
