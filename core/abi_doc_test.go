@@ -37,6 +37,8 @@ func exampleVectors(t testing.TB) []opVector {
 		ex("lock_check", obj{"lock": lock, "tools": rugged}),
 		ex("continuity_check", obj{"now": checkNow, "mode": "enforce", "lock": lock,
 			"observed": obj{"endpoint": fixtureURL, "pages": []string{page(t, rugged, "")}}}),
+		ex("continuity_handoff", obj{"now": checkNow, "mode": "enforce", "lock": lock,
+			"observed": obj{"endpoint": fixtureURL, "pages": []string{page(t, append(deepCopy(tool), obj{"name": "echo2", "Description": "EVIL"}), "")}}}),
 		ex("verify_record", obj{"record": string(first)}),
 		ex("verify_chain", obj{"records": string(first) + "\n"}),
 		ex("scan", obj{"tools": rugged}),

@@ -63,6 +63,7 @@ func continuityCases(t testing.TB) []goldenCase {
 
 	legacy := deepCopy(lock)
 	delete(legacy, "parts")
+	delete(legacy, "coverage") // a lockfile from before either
 	delete(legacy, "sha256")
 
 	var cs []goldenCase
@@ -248,5 +249,5 @@ func TestContinuityGolden(t *testing.T) {
 		about:  "Each case: the continuity_check request and the record it must give, byte for byte once compacted (docs/testdata.md). Written by `go test ./core -update`.",
 		op:     "continuity_check",
 		result: "record",
-	}.hold(t, continuityCases(t))
+	}.hold(t, append(continuityCases(t), coverageCases(t)...))
 }

@@ -22,8 +22,14 @@ import (
 // about the session (a different server, an untrusted baseline, evidence, a
 // policy version, a list not read whole) is never resolved by approving
 // tools, so it refuses the approval.
+//
+// serverInfo's change is confirmable too: it is self-reported and recorded,
+// never trusted for identity. A change of the server's instructions is
+// approved by approve_instructions, the person's act of having read its
+// word diff, never by naming tools.
 var confirmable = map[string]bool{
 	string(policy.Unchanged): true, string(policy.ToolRemoved): true, string(policy.BaselineStale): true,
+	string(policy.ServerInfoChanged): true,
 }
 
 // sighting is one observation of the record an approval is judged by.
@@ -57,6 +63,7 @@ func opApprove(r req.Obj) (canon.Value, error) {
 	rd := r.Read()
 	f := parseLock(rd, "lock")
 	names := rd.Strings("names")
+	approveInstructions := rd.Bool("approve_instructions")
 	at := rd.Time("approved_at")
 	serverName := rd.Str("server_name", false)
 	doc := rd.RequiredDoc("record")
@@ -78,6 +85,13 @@ func opApprove(r req.Obj) (canon.Value, error) {
 	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
+	if approveInstructions {
+		if !srv.handshake {
+			rd.Fail(cerr.New(cerr.BadRequest, "%s needs %s: the instructions approved are those the handshake gave", rd.Field("approve_instructions"), rd.Field("observed.handshake_result")))
+			return canon.Value{}, rd.Err()
+		}
+		a.sightings = slices.DeleteFunc(a.sightings, func(s sighting) bool { return s.observation == string(policy.InstructionsChanged) })
+	}
 	if refusal, refused := judgeApproval(a.sightings, names); refused {
 		return refusal, nil
 	}
@@ -92,8 +106,8 @@ func opApprove(r req.Obj) (canon.Value, error) {
 		ag.Put(lock.NewAgentgateServer(a.serverName, obs.Tools))
 		newLock, chosen = ag.Bytes(), canon.Str(a.serverName)
 	} else {
-		srv := approvedServer(rd, srv, f.Crawlcheck, a.server)
-		l := lock.NewCrawlcheck(srv, at, obs.Tools)
+		server := approvedServer(rd, srv.Server, f.Crawlcheck, a.server)
+		l := lock.NewCrawlcheck(server, at, obs.Tools, approvedCoverage(srv, f.Crawlcheck, obs.Tools))
 		l.Seal(nil)
 		newLock = l.Bytes()
 	}
@@ -106,6 +120,20 @@ func opApprove(r req.Obj) (canon.Value, error) {
 		canon.M("format", canon.Str(f.Format())),
 		canon.M("server_name", chosen),
 	), nil
+}
+
+// approvedCoverage is the coverage of a re-approved list: its tools'
+// members, and what the handshake said when the request hands it over;
+// otherwise the old lockfile's record of the handshake is kept (an
+// instructions change cannot be approved without the handshake that made
+// it, approve_instructions).
+func approvedCoverage(srv approvedSource, old *lock.Crawlcheck, ts []tools.Tool) *lock.Coverage {
+	if srv.handshake || old.Coverage == nil {
+		return srv.coverage(ts)
+	}
+	c := lock.NewCoverage(ts, false, canon.NullValue(), canon.NullValue())
+	c.Instructions, c.HasInstructions, c.ServerInfoSHA256 = old.Coverage.Instructions, old.Coverage.HasInstructions, old.Coverage.ServerInfoSHA256
+	return c
 }
 
 // judgeApproval applies the approval rule to a record's observations and

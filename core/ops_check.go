@@ -28,9 +28,24 @@ func opMakeLock(r req.Obj) (canon.Value, error) {
 	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
-	l := lock.NewCrawlcheck(srv, at, obs.Tools)
+	l := lock.NewCrawlcheck(srv.Server, at, obs.Tools, srv.coverage(obs.Tools))
 	l.Seal(nil)
 	return canon.Obj(canon.M("lock", canon.Str(string(l.Bytes())))), nil
+}
+
+// approvedSource is what a lockfile pins of the server besides its tools:
+// the server member, and what the handshake said when the host handed it
+// (observed.handshake_result), for the coverage extension.
+type approvedSource struct {
+	lock.Server
+	handshake    bool
+	instructions canon.Value
+	serverInfo   canon.Value
+}
+
+// coverage is the coverage extension of a new lockfile of ts.
+func (s approvedSource) coverage(ts []tools.Tool) *lock.Coverage {
+	return lock.NewCoverage(ts, s.handshake, s.instructions, s.serverInfo)
 }
 
 // serverOf reads the optional server a crawlcheck lockfile pins.
@@ -311,6 +326,26 @@ var evidenceObservations = map[policy.Observation]bool{
 }
 
 func opContinuityCheck(r req.Obj) (canon.Value, error) {
+	in, err := continuityInput(r)
+	if err != nil {
+		return canon.Value{}, err
+	}
+	return continuity.Run(in)
+}
+
+// opContinuityHandoff is continuity_check with what the host does next:
+// the record, the session's course, the tool objects to hand over and the
+// names a call may reach (continuity.Handoff).
+func opContinuityHandoff(r req.Obj) (canon.Value, error) {
+	in, err := continuityInput(r)
+	if err != nil {
+		return canon.Value{}, err
+	}
+	return continuity.Handoff(in)
+}
+
+// continuityInput reads a continuity_check request.
+func continuityInput(r req.Obj) (continuity.Input, error) {
 	rd := r.Read()
 	in := continuity.Input{Policy: policy.Default()}
 	in.Now = rd.Time("now")
@@ -340,9 +375,9 @@ func opContinuityCheck(r req.Obj) (canon.Value, error) {
 	}
 	in.Refreshed = rd.Bool("refreshed")
 	if err := rd.Err(); err != nil {
-		return canon.Value{}, err
+		return in, err
 	}
-	return continuity.Run(in)
+	return in, nil
 }
 
 func observedOf(rd *req.Reader) continuity.Observed {
@@ -372,6 +407,15 @@ func readObserved(ob req.Obj) (continuity.Observed, error) {
 	if or.Has("server_info") {
 		// Kept as the server sent it; a non-object is recorded, not judged.
 		o.ServerInfo = or.Value("server_info")
+	}
+	if raw, ok, err := ob.Raw("handshake_result"); err != nil {
+		or.Fail(err)
+	} else if ok {
+		if or.Has("server_info") {
+			or.Fail(cerr.New(cerr.BadRequest, "give either %s or %s, not both: the core reads serverInfo of the handshake's result", or.Field("server_info"), or.Field("handshake_result")))
+		}
+		o.HandshakeRead = true
+		o.ServerInfo, o.Instructions, o.HandshakeErr = continuity.ReadHandshake(raw)
 	}
 	o.Handshake = or.OneOf("handshake", "", "initialize", "server/discover")
 	var err error
@@ -403,9 +447,9 @@ func readObserved(ob req.Obj) (continuity.Observed, error) {
 // the request itself is the source and its server member (serverOf) the
 // server. Facts that hold no tool list (a failure) are refused: a lockfile
 // pins the whole list or nothing.
-func observedSource(rd *req.Reader) (src *req.Reader, srv lock.Server) {
+func observedSource(rd *req.Reader) (src *req.Reader, srv approvedSource) {
 	if !rd.Has("observed") {
-		return rd, serverOf(rd)
+		return rd, approvedSource{Server: serverOf(rd)}
 	}
 	for _, f := range []string{"tools", "pages", "page_cap_reached", "server"} {
 		if rd.Has(f) {
@@ -422,11 +466,14 @@ func observedSource(rd *req.Reader) (src *req.Reader, srv lock.Server) {
 	case !rd.Fail(err):
 	case o.Failure != "":
 		rd.Fail(cerr.New(cerr.BadRequest, "%s holds no tool list (%s: %s): a lockfile pins the whole list or nothing", ob.Path, o.Failure, canon.Str(o.FailureDetail)))
+	case o.HandshakeErr != nil:
+		rd.Fail(cerr.New(cerr.BadRequest, "%s.handshake_result could not be read (%s): a lockfile pins what the handshake said, or is made without it", ob.Path, o.HandshakeErr))
 	}
-	srv = lock.Server{URL: o.Endpoint, ProtocolVersion: o.ProtocolVersion}
+	srv.Server = lock.Server{URL: o.Endpoint, ProtocolVersion: o.ProtocolVersion}
 	if o.ServerInfo.Kind() == canon.Object {
 		srv.Info = o.ServerInfo
 	}
+	srv.handshake, srv.instructions, srv.serverInfo = o.HandshakeRead, o.Instructions, o.ServerInfo
 	return ob.Read(), srv
 }
 

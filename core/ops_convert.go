@@ -98,7 +98,7 @@ func agentgateToCrawlcheck(rd *req.Reader, a *lock.Agentgate) (canon.Value, erro
 	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
-	l := lock.NewCrawlcheck(srv, at, obs.Tools)
+	l := lock.NewCrawlcheck(srv, at, obs.Tools, lock.NewCoverage(obs.Tools, false, canon.NullValue(), canon.NullValue()))
 	l.Seal(nil)
 	lost := []string{"annotations were not pinned by the agentgate.lock: they are taken from the tools given"}
 	return canon.Obj(canon.M("lock", canon.Str(string(l.Bytes()))), canon.M("lost", canon.Strs(lost))), nil

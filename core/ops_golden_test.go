@@ -44,6 +44,7 @@ func opVectors(t testing.TB) []opVector {
 	edited["descriptions"].(obj)["get_issue"] = "Get one issue, and close the others."
 	legacy := deepCopy(lock)
 	delete(legacy, "parts")
+	delete(legacy, "coverage") // a lockfile from before either
 	delete(legacy, "sha256")
 	agentgate := agentgateDoc(t, base)
 	one := func(ts []obj) []string { return []string{page(t, ts, "")} }
@@ -171,6 +172,11 @@ func opVectors(t testing.TB) []opVector {
 	add("continuity_check", "page neither string nor base64", withObserved(good, "pages", []any{obj{"text": "{}"}}))
 	add("continuity_check", "issuer with neither guard nor unavailable", with(good, "issuer", obj{"url": "https://issuer.example"}))
 	add("continuity_check", "issuer guard that is not a guard answer", with(good, "issuer", obj{"url": "https://issuer.example", "guard": obj{"ok": true}}))
+	add("continuity_check", "server_info beside handshake_result refused", withObserved(richRequest(richLock(t), handshakeApproved, one(richTools()), "enforce"), "server_info", obj{"name": "issues"}))
+	add("continuity_check", "handshake_result neither string nor base64", withObserved(good, "handshake_result", obj{"text": "{}"}))
+	for _, c := range handoffCases(t) {
+		add("continuity_handoff", c.Name, c.Request)
+	}
 
 	first := call(t, "continuity_check", good)
 	var firstRec obj

@@ -62,7 +62,8 @@ var (
 	observedFields = []Field{
 		may("endpoint", "string", "the endpoint that answered (the `endpoint` op's string)"),
 		may("protocol_version", "string", "the negotiated protocol version"),
-		may("server_info", "any JSON", "serverInfo as the server sent it"),
+		may("server_info", "any JSON", "serverInfo as the server sent it (give `handshake_result` instead: a server_info the strict parser refuses breaks the request, not the check)"),
+		may("handshake_result", "page string", "the handshake's result (of `initialize` or `server/discover`, or the JSON-RPC response carrying it) as the server sent it, like a page: its text, `{\"base64\": …}` or an attachment. The core reads `serverInfo` and `instructions` of it; one it cannot read is the observation `handshake_malformed`, never a refused request. Not with `server_info`"),
 		may("handshake", "string", "`initialize` or `server/discover`"),
 		may("pages", "array of page strings", "the raw `tools/list` pages (required without `failure`)"),
 		may("page_cap_reached", "bool", "the host stopped at its page cap"),
@@ -87,6 +88,23 @@ var (
 		need("unreachable", "object or null", "`{reason, detail}` when nothing was compared"),
 	}
 )
+
+// continuityRequestFields are the request of continuity_check and continuity_handoff.
+var continuityRequestFields = concat([]Field{
+	need("now", "time", ""),
+	may("mode", "string", "`observe`, `review` or `enforce` (default)"),
+	need("lock", "document", "the approved lockfile"),
+	may("server_name", "string", "agentgate: which server"),
+	need("observed", "object `{"+joinNames(observedFields)+"}`", "what the host saw of the server"),
+	may("policy", "document", "the operator's policy (default: the default policy)"),
+	may("expected_policy_version", "string", ""),
+}, keyFields, []Field{
+	may("require_signed_baseline", "bool", "overrides the policy"),
+	may("evidence", "array of `{observation, detail?}`", "observations from signed evidence"),
+	may("issuer", "object `{url, guard?, step?, error?, unavailable?}`", "what the issuer asked said: `guard` (its answer, judged), or `step` (`key_directory` or `lock_check`) and `error` (the host's text of what failed) when it gave none, which also adds the evidence `service_unavailable` with detail `{issuer, operation, step, error, fallback}`; `unavailable` (text only, no evidence) is the older form"),
+	may("prev_record_sha256", "string", "chains the record to the one before it"),
+	may("refreshed", "bool", "the one re-check a refresh effect asks for"),
+})
 
 func concat(groups ...[]Field) []Field {
 	var out []Field
@@ -226,21 +244,7 @@ var opSpecs = []OpSpec{
 		}),
 		Result: lockCheckResult},
 	{Name: "continuity_check", Summary: "The continuity check (docs/continuity.md); the result is the `crawlcheck-continuity-record`.",
-		Request: concat([]Field{
-			need("now", "time", ""),
-			may("mode", "string", "`observe`, `review` or `enforce` (default)"),
-			need("lock", "document", "the approved lockfile"),
-			may("server_name", "string", "agentgate: which server"),
-			need("observed", "object `{"+joinNames(observedFields)+"}`", "what the host saw of the server"),
-			may("policy", "document", "the operator's policy (default: the default policy)"),
-			may("expected_policy_version", "string", ""),
-		}, keyFields, []Field{
-			may("require_signed_baseline", "bool", "overrides the policy"),
-			may("evidence", "array of `{observation, detail?}`", "observations from signed evidence"),
-			may("issuer", "object `{url, guard?, step?, error?, unavailable?}`", "what the issuer asked said: `guard` (its answer, judged), or `step` (`key_directory` or `lock_check`) and `error` (the host's text of what failed) when it gave none, which also adds the evidence `service_unavailable` with detail `{issuer, operation, step, error, fallback}`; `unavailable` (text only, no evidence) is the older form"),
-			may("prev_record_sha256", "string", "chains the record to the one before it"),
-			may("refreshed", "bool", "the one re-check a refresh effect asks for"),
-		}),
+		Request: continuityRequestFields,
 		Result: []Field{
 			need("kind", "string", "`crawlcheck-continuity-record`"),
 			need("v", "number", "1"),
@@ -250,8 +254,8 @@ var opSpecs = []OpSpec{
 			need("tools", "object", "tool name → effect"),
 			may("would", "object", "observe mode: what enforce would have done"),
 			need("observations", "array", "`{observation, tool, part, effect, detail, override, would?, exception?}`"),
-			need("server", "object", "`{approved_url, observed_url, identity, protocol_version, handshake, info}`"),
-			need("baseline", "object", "`{format, server_name, sha256, tools_sha256, count, trust, trust_reason, key_id, approved_at, age_s, parts, blind_parts}`"),
+			need("server", "object", "`{approved_url, observed_url, identity, protocol_version, handshake, info, instructions_sha256}`"),
+			need("baseline", "object", "`{format, server_name, sha256, tools_sha256, count, trust, trust_reason, key_id, approved_at, age_s, parts, coverage, blind_parts}`"),
 			need("observed", "object", "`{tools_sha256, count, pages, truncated, truncation, failure, malformed}`"),
 			need("policy", "object", "`{sha256, version, source, expected_version}`"),
 			need("exceptions", "object", "`{applied, expired}`"),
@@ -260,12 +264,23 @@ var opSpecs = []OpSpec{
 			may("prev_record_sha256", "string", "when the request chained it"),
 			need("record_sha256", "string", "SHA-256 of the canonical record without this member"),
 		}},
+	{Name: "continuity_handoff", Summary: "`continuity_check` and what the host does with it (docs/continuity.md, The handoff): whether the session proceeds, stops or checks again, the exact tool objects to hand the framework (written by the core from what it hashed), the tools withheld, the names a call may reach and the instructions the model may be given. The request is `continuity_check`'s.",
+		Request: continuityRequestFields,
+		Result: []Field{
+			need("record", "object", "the `crawlcheck-continuity-record`, as `continuity_check` answers it"),
+			need("session", "string", "`proceed` (hand over `tools`, nothing else), `check_again` (a refresh: check once more with `refreshed`, hand over nothing before) or `stop` (pause or deny: hand over nothing, call nothing)"),
+			need("tools", "array of `{name, tool}`", "the tools the model may be offered, in the server's order; `tool` is the JSON text to parse with the SDK's own types and hand over as it is"),
+			need("withheld", "array of strings", "offered tools not handed over, sorted"),
+			need("calls", "object `{names, unlisted}`", "the names a `tools/call` may reach; `unlisted` true (observe mode only) lets a call to a name the list did not offer through, recorded"),
+			need("instructions", "string or null", "the server's instructions the model may be given; null: give it none"),
+		}},
 	{Name: "approve", Summary: "Re-approves the tools a record was made from, as a person's act. Refused (`approved` false, nothing to write) when an observation other than `unchanged`, `tool_removed` and `baseline_stale` is not about a named tool — approving one tool never approves another's change on the side, and a session observation (`server_identity_mismatch`, a list not read whole, evidence, ...) is never approvable — or when a name has no change. A record whose `record_sha256` does not match is `record_invalid`; one not made from this lock and these tools is `bad_request` (a `lock_check` answer is recomputed and must be identical). Signing stays `sign_lock`.",
 		Request: concat([]Field{
 			need("record", "document", "the `continuity_check` record or `lock_check` answer made from the tools against `lock`"),
 			need("lock", "document", "the lockfile the record was made against"),
 		}, toolSourceFields, []Field{
 			may("names", "array of strings", "the tools a person was shown and approved"),
+			may("approve_instructions", "bool", "the person read the word diff of the server's instructions and approves them (`instructions_changed`); needs `observed.handshake_result`"),
 			need("approved_at", "time", ""),
 			may("server_name", "string", "agentgate: must be the server the record compared"),
 			may("server", "object `{url?, protocol_version?, info?}`", "crawlcheck: the server to pin (default: what the record saw of it; for a `lock_check` answer, the old lockfile's)"),

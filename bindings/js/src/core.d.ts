@@ -145,6 +145,15 @@ export declare class Core {
   diff(request: { old: Request | string | Uint8Array | Json[]; new: Request | string | Uint8Array | Json[] }): Result;
   lockCheck(request: Request): Result;
   continuityCheck(request: Request): RecordJson;
+  /** continuity_check and what the host does with it: hand over exactly `tools`, call only `calls.names`. */
+  continuityHandoff(request: Request): {
+    record: RecordJson;
+    session: "proceed" | "check_again" | "stop";
+    tools: { name: string; tool: string }[];
+    withheld: string[];
+    calls: { names: string[]; unlisted: boolean };
+    instructions: string | null;
+  };
   verifyRecord(request: { record: string | Uint8Array | Request }): { valid: boolean; record_sha256: string; computed_sha256: string; reason: string | null };
   verifyChain(request: { records: string | Uint8Array }): { valid: boolean; count: number; broken_at?: number | null; reason?: string | null; head: string; torn_tail: boolean };
   guard(request: Request): Result;

@@ -38,6 +38,7 @@ export const OPS = [
   "approve",
   "canonicalize",
   "continuity_check",
+  "continuity_handoff",
   "convert_lock",
   "diff",
   "endpoint",

@@ -72,10 +72,83 @@ type Observed struct {
 	ProtocolVersion string      // "" when unknown
 	ServerInfo      canon.Value // null when unknown
 	Handshake       string      // "initialize", "server/discover" or ""
-	Pages           []string
-	PageCapReached  bool
-	Failure         string // "", FailureUnavailable or FailureTimeout
-	FailureDetail   string
+	// HandshakeRead says the host handed the handshake's result as the
+	// server sent it (handshake_result): then ServerInfo and Instructions
+	// are what the core read of it, and HandshakeErr, when not nil, is why
+	// it could not (handshake_malformed; neither is then compared).
+	HandshakeRead  bool
+	Instructions   canon.Value // a string, or null when the server gave none
+	HandshakeErr   error
+	Pages          []string
+	PageCapReached bool
+	Failure        string // "", FailureUnavailable or FailureTimeout
+	FailureDetail  string
+}
+
+// ReadHandshake reads a handshake's result as the server sent it: the
+// result of initialize or server/discover, or the JSON-RPC response
+// carrying it. Its serverInfo (an object when present) and instructions (a
+// string when present) are what the core records and compares; any other
+// shape, and anything the strict parser refuses, is an error the check
+// records as handshake_malformed. A server's handshake is data the core
+// judges, never part of a request's syntax: whatever it holds, the check
+// leaves a record (issue 22, F6).
+func ReadHandshake(raw string) (serverInfo, instructions canon.Value, err error) {
+	v, err := canon.ParseString(raw)
+	if err != nil {
+		return serverInfo, instructions, err
+	}
+	if v.Kind() == canon.Object && v.Has("jsonrpc") {
+		if e, ok := v.Get("error"); ok {
+			return serverInfo, instructions, shapeError("the server answered the handshake with a JSON-RPC error: " + clipText(e.String()))
+		}
+		v, _ = v.Get("result")
+	}
+	if v.Kind() != canon.Object {
+		return serverInfo, instructions, shapeError("the handshake's result is " + v.Kind().String() + ", not an object")
+	}
+	if si, ok := v.Get("serverInfo"); ok {
+		if si.Kind() != canon.Object {
+			return serverInfo, instructions, shapeError("serverInfo is " + si.Kind().String() + ", not an object")
+		}
+		serverInfo = si
+	}
+	if in, ok := v.Get("instructions"); ok && !in.IsNull() {
+		if in.Kind() != canon.String {
+			return serverInfo, canon.NullValue(), shapeError("instructions is " + in.Kind().String() + ", not a string")
+		}
+		instructions = in
+	}
+	return serverInfo, instructions, nil
+}
+
+// shapeError is a handshake result that parses but is not of MCP's shape:
+// it has no JSON error code (its record detail says code null).
+type shapeError string
+
+func (e shapeError) Error() string { return string(e) }
+
+// handshakeDetail is the record's detail of a handshake_malformed.
+func handshakeDetail(err error) canon.Value {
+	code := canon.NullValue()
+	msg := err.Error()
+	if _, shape := err.(shapeError); !shape {
+		code, msg = canon.Str(string(cerr.CodeOf(err))), cerr.Message(err)
+	}
+	return canon.Obj(canon.M("code", code), canon.M("error", canon.Str(msg)))
+}
+
+// clipText shortens a server's text for a message to 200 bytes, whole
+// characters only.
+func clipText(s string) string {
+	if len(s) <= 200 {
+		return s
+	}
+	i := 200
+	for i > 0 && s[i]&0xC0 == 0x80 {
+		i--
+	}
+	return s[:i] + "…"
 }
 
 // Input is everything one check needs.
@@ -98,36 +171,66 @@ type Input struct {
 // Trust is the baseline's verification.
 type Trust struct {
 	sig.Result
-	Parts  string // "signed", "unsigned", "absent", "ignored", "not_applicable"
-	Digest string // the lockfile's content digest
+	Parts    string // "signed", "unsigned", "absent", "ignored", "not_applicable"
+	Coverage string // the coverage extension, as Parts
+	Digest   string // the lockfile's content digest
 }
+
+// CoverageUsable reports whether the coverage extension may be compared
+// against: present, and not added after signing.
+func (t Trust) CoverageUsable() bool { return t.Coverage == "signed" || t.Coverage == "unsigned" }
 
 // VerifyBaseline checks a lockfile's signature and says which per-part
 // hashes may be used. Parts added to a signed lockfile after signing are set
 // aside ("ignored") when the rest still verifies.
 func VerifyBaseline(f lock.File, keys sig.Keys, requireSigned bool, now time.Time) Trust {
 	if f.Agentgate != nil {
-		t := Trust{Result: sig.Result{Trust: sig.Unsigned}, Parts: "not_applicable", Digest: LockDigest(f)}
+		t := Trust{Result: sig.Result{Trust: sig.Unsigned}, Parts: "not_applicable", Coverage: "not_applicable", Digest: LockDigest(f)}
 		return refuseUnsigned(t, requireSigned)
 	}
 	l := f.Crawlcheck
 	content, withoutParts := l.Digests()
 	t := Trust{Digest: content, Result: sig.Verify(lock.Kind, l.SHA256, content, l.Signature, keys, now)}
-	if t.Reason == sig.ReasonEdited && withoutParts != "" {
-		if r := sig.Verify(lock.Kind, l.SHA256, withoutParts, l.Signature, keys, now); r.Trust != sig.Untrusted {
-			t.Result, t.Parts = r, "ignored"
-			return t
+	t.Parts, t.Coverage = signedStatus(l.Parts != nil, t.Trust), signedStatus(l.Coverage != nil, t.Trust)
+	if t.Reason != sig.ReasonEdited {
+		return refuseUnsigned(t, requireSigned)
+	}
+	// Signed before its coverage, or before its parts and coverage, were
+	// added: what was added after signing is set aside, the rest holds.
+	if wc := l.DigestWithoutCoverage(); wc != "" {
+		if r := sig.Verify(lock.Kind, l.SHA256, wc, l.Signature, keys, now); r.Trust != sig.Untrusted {
+			t.Result, t.Coverage = r, "ignored"
+			t.Parts = signedStatus(l.Parts != nil, r.Trust)
+			return refuseUnsigned(t, requireSigned)
 		}
 	}
-	switch {
-	case l.Parts == nil:
-		t.Parts = "absent"
-	case t.Trust == sig.Verified || t.Trust == sig.OperatorSigned:
-		t.Parts = "signed"
-	default:
-		t.Parts = "unsigned"
+	if withoutParts != "" {
+		if r := sig.Verify(lock.Kind, l.SHA256, withoutParts, l.Signature, keys, now); r.Trust != sig.Untrusted {
+			t.Result = r
+			t.Parts, t.Coverage = ignored(l.Parts != nil), ignored(l.Coverage != nil)
+			return refuseUnsigned(t, requireSigned)
+		}
 	}
 	return refuseUnsigned(t, requireSigned)
+}
+
+// signedStatus says how a lockfile's optional extension stands: absent,
+// or under the lockfile's signature (signed) or not (unsigned).
+func signedStatus(present bool, trust string) string {
+	switch {
+	case !present:
+		return "absent"
+	case trust == sig.Verified || trust == sig.OperatorSigned:
+		return "signed"
+	}
+	return "unsigned"
+}
+
+func ignored(present bool) string {
+	if present {
+		return "ignored"
+	}
+	return "absent"
 }
 
 func refuseUnsigned(t Trust, requireSigned bool) Trust {
@@ -151,6 +254,14 @@ func LockDigest(f lock.File) string {
 
 // Run performs the check and returns the record.
 func Run(in Input) (canon.Value, error) {
+	c, d, err := runCheck(in)
+	if err != nil {
+		return canon.Value{}, err
+	}
+	return c.record(d), nil
+}
+
+func runCheck(in Input) (*check, policy.Decision, error) {
 	requireSigned := len(in.Keys.Operator) > 0
 	if in.Policy.RequireSignedBaseline != nil {
 		requireSigned = *in.Policy.RequireSignedBaseline
@@ -160,19 +271,30 @@ func Run(in Input) (canon.Value, error) {
 	}
 	trust := VerifyBaseline(in.Lock, in.Keys, requireSigned, in.Now)
 	var base lock.Baseline
+	var cov *lock.Coverage
 	if in.Lock.Agentgate != nil {
 		var err error
 		if base, err = in.Lock.Agentgate.Baseline(in.ServerName); err != nil {
-			return canon.Value{}, err
+			return nil, policy.Decision{}, err
 		}
 	} else {
 		base = in.Lock.Crawlcheck.Baseline(trust.Parts != "ignored")
+		if trust.CoverageUsable() {
+			cov = in.Lock.Crawlcheck.Coverage
+		}
 	}
 
-	c := &check{in: in, base: base, trust: trust}
+	c := &check{in: in, base: base, trust: trust, cov: cov}
+	if cov == nil {
+		c.blind = append(c.blind, tools.Members...)
+	}
 	c.judgeBaseline()
 	c.judgeServer()
 	c.compare()
+	c.judgeHandshake()
+	if c.listRead && !c.changed && c.observed.Truncated == "" {
+		c.add(policy.Unchanged, "", "", "", canon.NullValue())
+	}
 	c.findings = append(c.findings, in.Evidence...)
 	sortFindings(c.findings)
 
@@ -180,8 +302,7 @@ func Run(in Input) (canon.Value, error) {
 	for i, t := range c.observed.Tools {
 		offered[i] = t.Name
 	}
-	d := policy.Decide(in.Policy, in.Mode, c.findings, offered, in.Now, in.Refreshed)
-	return c.record(d), nil
+	return c, policy.Decide(in.Policy, in.Mode, c.findings, offered, in.Now, in.Refreshed), nil
 }
 
 type check struct {
@@ -195,6 +316,10 @@ type check struct {
 	malformed    error
 	identity     string
 	comparedDiff *diff.Result
+
+	cov     *lock.Coverage // the baseline's coverage when it may be used
+	changed bool           // any difference was seen in what was compared
+	blind   []string       // members and server facts not compared (the record's blind_parts, after the baseline's own)
 }
 
 func (c *check) add(o policy.Observation, tool, part, toolSHA string, detail canon.Value) {
@@ -279,6 +404,7 @@ func (c *check) compare() {
 	}
 	r := diff.Against(c.base, obs.Tools)
 	c.comparedDiff = &r
+	c.changed = !r.Same()
 	hashOf := map[string]string{}
 	for _, t := range obs.Tools {
 		hashOf[t.Name] = t.SHA256
@@ -314,7 +440,75 @@ func (c *check) compare() {
 			}
 		}
 	}
-	if r.Same() && obs.Truncated == "" {
-		c.add(policy.Unchanged, "", "", "", canon.NullValue())
+	c.compareMembers()
+}
+
+// memberObservations names the observation of a change in each covered member.
+var memberObservations = map[string]policy.Observation{
+	tools.MemberTitle: policy.TitleChanged, tools.MemberOutputSchema: policy.OutputSchemaChanged,
+	tools.MemberIcons: policy.IconsChanged, tools.MemberExecution: policy.ExecutionChanged,
+	tools.MemberMeta: policy.MetaChanged, tools.MemberMetaUI: policy.MetaUIChanged,
+	tools.MemberUnknown: policy.UnknownMembersChanged,
+}
+
+// compareMembers compares every member the coverage extension pins, of each
+// offered tool the baseline approved. Without usable coverage none is
+// compared, and the record says so (blind_parts).
+func (c *check) compareMembers() {
+	if c.cov == nil {
+		return
+	}
+	for i := range c.observed.Tools {
+		t := &c.observed.Tools[i]
+		approved, ok := c.cov.Tools[t.Name]
+		if !ok {
+			continue // an added tool: tool_added says it
+		}
+		h := t.MemberHashes()
+		for _, m := range tools.Members {
+			if h[m] != approved[m] {
+				c.changed = true
+				c.add(memberObservations[m], t.Name, m, t.SHA256, canon.NullValue())
+			}
+		}
 	}
 }
+
+// judgeHandshake compares what the handshake said — instructions and
+// serverInfo — with what the baseline's coverage recorded. A handshake the
+// core could not read is handshake_malformed, and nothing of it is compared.
+func (c *check) judgeHandshake() {
+	o := c.in.Observed
+	if o.HandshakeErr != nil {
+		c.add(policy.HandshakeMalformed, "", "", "", handshakeDetail(o.HandshakeErr))
+	}
+	comparable := o.HandshakeRead && o.HandshakeErr == nil && c.cov != nil
+	if comparable && c.cov.HasInstructions {
+		if !canon.Equal(o.Instructions, c.cov.Instructions) {
+			c.changed = true
+			now, _ := o.Instructions.Str()
+			c.add(policy.InstructionsChanged, "", "", "", canon.Obj(
+				canon.M("instructions_diff", diff.SegmentsValue(diff.Words(c.cov.InstructionsText(), now)))))
+		}
+	} else {
+		c.blind = append(c.blind, BlindInstructions)
+	}
+	if comparable && c.cov.ServerInfoSHA256 != "" {
+		if h := canon.SHA256Hex(o.ServerInfo); h != c.cov.ServerInfoSHA256 {
+			c.changed = true
+			c.add(policy.ServerInfoChanged, "", "", "", canon.Obj(
+				canon.M("approved_sha256", canon.Str(c.cov.ServerInfoSHA256)),
+				canon.M("observed_sha256", canon.Str(h))))
+		}
+	} else {
+		c.blind = append(c.blind, BlindServerInfo)
+	}
+}
+
+// What a record's blind_parts names beyond tool members: the server's
+// instructions and serverInfo, when the baseline recorded none or the host
+// handed no readable handshake.
+const (
+	BlindInstructions = "instructions"
+	BlindServerInfo   = "server_info"
+)

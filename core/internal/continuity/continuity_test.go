@@ -36,7 +36,7 @@ var (
 )
 
 func sealed(t testing.TB, list string, sign func(string) string) *lock.Crawlcheck {
-	l := lock.NewCrawlcheck(lock.Server{URL: url}, approvedAt, coretest.Hashed(t, list))
+	l := lock.NewCrawlcheck(lock.Server{URL: url}, approvedAt, coretest.Hashed(t, list), nil)
 	l.Seal(sign)
 	return l
 }
@@ -358,7 +358,7 @@ func TestAgentgateBaseline(t *testing.T) {
 	rec := run(t, in)
 	b := get(rec, "baseline")
 	if observations(rec) != "unchanged//=proceed" || str(b, "format") != "agentgate.lock" || str(b, "server_name") != "issues" ||
-		get(b, "blind_parts").String() != `["annotations"]` || str(b, "parts") != "not_applicable" || str(rec, "server", "identity") != IdentityNotPinned {
+		get(b, "blind_parts").String() != `["annotations","_meta","_meta.ui","execution","icons","outputSchema","title","unknown","instructions","server_info"]` || str(b, "parts") != "not_applicable" || str(rec, "server", "identity") != IdentityNotPinned {
 		t.Errorf("record %s", rec)
 	}
 }

@@ -99,7 +99,8 @@ func (c *check) record(d policy.Decision) canon.Value {
 		canon.M("approved_at", canon.Str(timefmt.Format(c.base.ApprovedAt))),
 		canon.M("age_s", canon.Int(int64(age/time.Second))),
 		canon.M("parts", canon.Str(c.trust.Parts)),
-		canon.M("blind_parts", canon.Strs(nonNil(c.base.BlindParts))),
+		canon.M("coverage", canon.Str(c.trust.Coverage)),
+		canon.M("blind_parts", canon.Strs(append(append([]string{}, c.base.BlindParts...), c.blind...))),
 	)
 
 	server := canon.Obj(
@@ -109,6 +110,7 @@ func (c *check) record(d policy.Decision) canon.Value {
 		canon.M("protocol_version", optStr(in.Observed.ProtocolVersion)),
 		canon.M("handshake", optStr(in.Observed.Handshake)),
 		canon.M("info", in.Observed.ServerInfo),
+		canon.M("instructions_sha256", instructionsHash(in.Observed)),
 	)
 
 	applied := make([]canon.Value, len(d.Applied))
@@ -155,6 +157,16 @@ func (c *check) record(d policy.Decision) canon.Value {
 	}
 	rec := canon.Obj(ms...)
 	return canon.Obj(append(ms, canon.M("record_sha256", canon.Str(canon.SHA256Hex(rec))))...)
+}
+
+// instructionsHash is the record's server.instructions_sha256: the SHA-256
+// of the canonical JSON of the instructions the handshake gave (of null
+// when it gave none); null when no readable handshake was handed over.
+func instructionsHash(o Observed) canon.Value {
+	if !o.HandshakeRead || o.HandshakeErr != nil {
+		return canon.NullValue()
+	}
+	return canon.Str(canon.SHA256Hex(o.Instructions))
 }
 
 func nonNil(s []string) []string {

@@ -227,7 +227,7 @@ const observedList = `[
 ]`
 
 func crawlcheckBaseline(t *testing.T, list string, parts bool) lock.Baseline {
-	l := lock.NewCrawlcheck(lock.Server{URL: "https://x"}, time.Unix(0, 0), coretest.Hashed(t, list))
+	l := lock.NewCrawlcheck(lock.Server{URL: "https://x"}, time.Unix(0, 0), coretest.Hashed(t, list), nil)
 	if !parts {
 		l.Parts = nil
 	}

@@ -42,17 +42,18 @@ type Crawlcheck struct {
 	ToolsSHA256    string
 	Tools          []Entry                // sorted by name
 	Parts          map[string]tools.Parts // nil: a legacy lock without per-part hashes
+	Coverage       *Coverage              // nil: a lock without the coverage extension
 	Descriptions   map[string]string
 	ScanAtApproval canon.Value // carried verbatim when read (whatever rules made it); null when absent
 	SHA256         string      // "" when absent
 	Signature      string      // "" when absent
 
 	doc     canon.Value // the document as parsed, for digests
-	digests *[2]string  // Digests, once KeepDigests computed them
+	digests *[3]string  // Digests, once KeepDigests computed them
 }
 
 var crawlcheckMembers = map[string]bool{"kind": true, "v": true, "server": true, "approved_at": true,
-	"tools_sha256": true, "count": true, "tools": true, "parts": true, "descriptions": true,
+	"tools_sha256": true, "count": true, "tools": true, "parts": true, CoverageMember: true, "descriptions": true,
 	"scan_at_approval": true, "sha256": true, "signature": true}
 
 // parseCrawlcheck validates a crawlcheck lockfile whose kind was checked.
@@ -146,6 +147,12 @@ func parseCrawlcheck(doc canon.Value) (*Crawlcheck, error) {
 		}
 	}
 
+	if cv, ok := doc.Get(CoverageMember); ok {
+		if l.Coverage, err = parseCoverage(cv, names); err != nil {
+			return nil, err
+		}
+	}
+
 	l.Descriptions = map[string]string{}
 	if dv, ok := doc.Get("descriptions"); ok {
 		if dv.Kind() != canon.Object {
@@ -214,32 +221,50 @@ func timeMember(doc canon.Value, name string) (time.Time, error) {
 }
 
 // Digests returns the digest of the document as it is and, when it has
-// parts, the digest without them (for a lock whose signature predates them).
+// parts or coverage, the digest without either (for a lock whose signature
+// predates them).
 func (l *Crawlcheck) Digests() (content, withoutParts string) {
-	if l.digests != nil {
-		return l.digests[0], l.digests[1]
-	}
-	content = canon.SHA256Hex(l.doc.Without("sha256", "signature"))
-	if l.Parts != nil {
-		withoutParts = canon.SHA256Hex(l.doc.Without("sha256", "signature", "parts"))
-	}
+	content, withoutParts, _ = l.digestsAll()
 	return content, withoutParts
 }
 
-// KeepDigests computes Digests once and keeps them, for a lockfile that is
-// read many times and never changed (core's lockfile cache); Seal forgets
+// DigestWithoutCoverage is the digest without the coverage extension alone
+// ("" when the lockfile has none): a lockfile signed with its parts, to
+// which coverage was added after signing.
+func (l *Crawlcheck) DigestWithoutCoverage() string {
+	_, _, withoutCoverage := l.digestsAll()
+	return withoutCoverage
+}
+
+func (l *Crawlcheck) digestsAll() (content, withoutParts, withoutCoverage string) {
+	if l.digests != nil {
+		return l.digests[0], l.digests[1], l.digests[2]
+	}
+	content = canon.SHA256Hex(l.doc.Without("sha256", "signature"))
+	if l.Parts != nil || l.Coverage != nil {
+		withoutParts = canon.SHA256Hex(l.doc.Without("sha256", "signature", "parts", CoverageMember))
+	}
+	if l.Coverage != nil {
+		withoutCoverage = canon.SHA256Hex(l.doc.Without("sha256", "signature", CoverageMember))
+	}
+	return content, withoutParts, withoutCoverage
+}
+
+// KeepDigests computes the digests once and keeps them, for a lockfile that
+// is read many times and never changed (core's lockfile cache); Seal forgets
 // them.
 func (l *Crawlcheck) KeepDigests() {
-	content, withoutParts := l.Digests()
-	l.digests = &[2]string{content, withoutParts}
+	content, withoutParts, withoutCoverage := l.digestsAll()
+	l.digests = &[3]string{content, withoutParts, withoutCoverage}
 }
 
 // NewCrawlcheck builds an unsigned lockfile approving the given tools,
-// with this core's scan of them (scan_at_approval): whoever approves a list
-// gets its findings pinned beside it, under the rules that made them.
-func NewCrawlcheck(server Server, approvedAt time.Time, ts []tools.Tool) *Crawlcheck {
+// covering every member of them and what the handshake said (cov), with
+// this core's scan of them (scan_at_approval): whoever approves a list gets
+// its findings pinned beside it, under the rules that made them.
+func NewCrawlcheck(server Server, approvedAt time.Time, ts []tools.Tool, cov *Coverage) *Crawlcheck {
 	l := &Crawlcheck{Server: server, ApprovedAt: approvedAt, Parts: map[string]tools.Parts{}, Descriptions: map[string]string{},
-		ScanAtApproval: scan.Run(ts, nil).Value()}
+		Coverage: cov, ScanAtApproval: scan.Run(ts, nil).Value()}
 	for i := range ts {
 		t := &ts[i]
 		l.Tools = append(l.Tools, Entry{Name: t.Name, SHA256: t.SHA256})
@@ -294,6 +319,9 @@ func (l *Crawlcheck) build(withSignature bool) canon.Value {
 			ps = append(ps, canon.M(e.Name, l.Parts[e.Name].Value()))
 		}
 		ms = append(ms, canon.M("parts", canon.Obj(ps...)))
+	}
+	if l.Coverage != nil {
+		ms = append(ms, canon.M(CoverageMember, l.Coverage.value(l.Tools)))
 	}
 	ds := []canon.Member{}
 	for _, e := range l.Tools {

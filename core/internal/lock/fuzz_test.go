@@ -17,12 +17,12 @@ import (
 // core can hash is locked in both formats, and those read back too.
 func FuzzLockParse(f *testing.F) {
 	ts := coretest.Hashed(f, toolList)
-	cc := NewCrawlcheck(server(), approved, ts)
+	cc := NewCrawlcheck(server(), approved, ts, nil)
 	cc.Seal(nil)
 	f.Add(cc.Bytes())
 	cc.Seal(func(string) string { return "ed25519:op_0123456789abcdef:AAAA" })
 	f.Add(cc.Bytes())
-	legacy := NewCrawlcheck(Server{URL: "stdio:x"}, approved, ts[:1])
+	legacy := NewCrawlcheck(Server{URL: "stdio:x"}, approved, ts[:1], nil)
 	legacy.Parts = nil
 	legacy.Seal(nil)
 	f.Add(legacy.Bytes())
@@ -46,7 +46,7 @@ func FuzzLockParse(f *testing.F) {
 			return
 		}
 		if ts, err := tools.Hash(doc); err == nil {
-			cc := NewCrawlcheck(Server{URL: "https://x/"}, approved, ts)
+			cc := NewCrawlcheck(Server{URL: "https://x/"}, approved, ts, nil)
 			cc.Seal(nil)
 			ag := &Agentgate{GeneratedBy: "x", GeneratedAt: approved}
 			ag.Put(NewAgentgateServer("s", ts))

@@ -54,7 +54,7 @@ func server() Server {
 }
 
 func newLock(t testing.TB) *Crawlcheck {
-	l := NewCrawlcheck(server(), approved, coretest.Hashed(t, toolList))
+	l := NewCrawlcheck(server(), approved, coretest.Hashed(t, toolList), nil)
 	l.Seal(nil)
 	return l
 }
@@ -123,7 +123,7 @@ func TestCrawlcheckWrittenLayout(t *testing.T) {
 }
 
 func TestRoundTripIsByteIdentical(t *testing.T) {
-	unsealed := NewCrawlcheck(Server{URL: "stdio:npx server"}, approved, coretest.Hashed(t, toolList))
+	unsealed := NewCrawlcheck(Server{URL: "stdio:npx server"}, approved, coretest.Hashed(t, toolList), nil)
 	signed := newLock(t)
 	signed.Seal(func(d string) string { return "ed25519:op_0123456789abcdef:" + strings.Repeat("A", 86) })
 	legacy := newLock(t)
@@ -132,7 +132,7 @@ func TestRoundTripIsByteIdentical(t *testing.T) {
 	withScan := newLock(t)
 	withScan.ScanAtApproval, _ = canon.ParseString(`{"severity":"none","kinds":{},"findings":[]}`)
 	withScan.Seal(nil)
-	empty := NewCrawlcheck(Server{}, approved, nil)
+	empty := NewCrawlcheck(Server{}, approved, nil, nil)
 
 	ag := &Agentgate{GeneratedBy: "agentgate@0.4.1", GeneratedAt: approved}
 	ag.Put(NewAgentgateServer("filesystem", coretest.Hashed(t, toolList)))
@@ -302,7 +302,7 @@ func TestDigests(t *testing.T) {
 
 func TestCrawlcheckBaseline(t *testing.T) {
 	ts := coretest.Hashed(t, toolList)
-	l := NewCrawlcheck(server(), approved, ts)
+	l := NewCrawlcheck(server(), approved, ts, nil)
 	b := l.Baseline(true)
 	if b.Format != FormatCrawlcheck || b.URL != "https://mcp.example.com/mcp" || b.PartsAbsent || len(b.BlindParts) != 0 || b.ToolsSHA256 != tools.ListSHA256(ts) {
 		t.Errorf("baseline %+v", b)

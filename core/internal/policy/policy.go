@@ -13,7 +13,7 @@ import (
 const PolicyKind = "crawlcheck-policy"
 
 // DefaultVersion is the version of the default policy.
-const DefaultVersion = "crawlcheck-default-1"
+const DefaultVersion = "crawlcheck-default-2"
 
 // DefaultMaxAgeDays is the default maximum baseline age.
 const DefaultMaxAgeDays = 90

@@ -35,11 +35,22 @@ var spec4 = [][2]string{
 	{"service_unavailable", "pause"},
 	{"decision_refused", "deny"},
 	{"baseline_untrusted", "deny"},
+	// The coverage extension (crawlcheck-default-2, docs/policy.md).
+	{"title_changed", "pause_tool"},
+	{"output_schema_changed", "pause_tool"},
+	{"icons_changed", "pause_tool"},
+	{"execution_changed", "pause_tool"},
+	{"meta_changed", "pause_tool"},
+	{"meta_ui_changed", "pause_tool"},
+	{"unknown_members_changed", "pause_tool"},
+	{"instructions_changed", "pause"},
+	{"server_info_changed", "proceed"},
+	{"handshake_malformed", "pause"},
 }
 
 func TestRulesAreSpec4(t *testing.T) {
-	if len(Rules) != 21 {
-		t.Fatalf("%d rules, want 21", len(Rules))
+	if len(Rules) != 31 {
+		t.Fatalf("%d rules, want 31", len(Rules))
 	}
 	for i, row := range spec4 {
 		r := Rules[i]
@@ -62,7 +73,10 @@ func TestRulesAreSpec4(t *testing.T) {
 	}
 	for _, r := range Rules {
 		wantTool := r.Observation == ToolAdded || r.Observation == ToolRemoved || r.Observation == DescriptionChanged ||
-			r.Observation == SchemaChanged || r.Observation == AnnotationsChanged || r.Observation == ToolChanged
+			r.Observation == SchemaChanged || r.Observation == AnnotationsChanged || r.Observation == ToolChanged ||
+			r.Observation == TitleChanged || r.Observation == OutputSchemaChanged || r.Observation == IconsChanged ||
+			r.Observation == ExecutionChanged || r.Observation == MetaChanged || r.Observation == MetaUIChanged ||
+			r.Observation == UnknownMembersChanged
 		if (r.Scope == ScopeTool) != wantTool {
 			t.Errorf("%s has scope %s", r.Observation, r.Scope)
 		}
@@ -98,7 +112,7 @@ func TestRulesSHA256(t *testing.T) {
 		t.Error("rules_sha256 is not the hash of the canonical rule table")
 	}
 	obs, _ := RulesValue().Get("observations")
-	if len(obs.Elems()) != 21 {
+	if len(obs.Elems()) != 31 {
 		t.Errorf("%d observations in the rule table", len(obs.Elems()))
 	}
 	for i, row := range obs.Elems() {
@@ -125,7 +139,7 @@ func TestDefault(t *testing.T) {
 		t.Error("sha256 of the default policy")
 	}
 	eff, _ := DefaultDocument().Get("effects")
-	if len(eff.Members()) != 21 {
+	if len(eff.Members()) != 31 {
 		t.Errorf("the default document writes %d effects", len(eff.Members()))
 	}
 }

@@ -45,7 +45,9 @@ type Observation string
 
 func (o Observation) String() string { return string(o) }
 
-// The 21 observations of spec §4.
+// The 21 observations of spec §4, then those of the coverage extension
+// (issue 18: every member a model or client reads), which entered with the
+// default policy crawlcheck-default-2.
 const (
 	Unchanged              Observation = "unchanged"
 	ToolAdded              Observation = "tool_added"
@@ -68,6 +70,17 @@ const (
 	ServiceUnavailable     Observation = "service_unavailable"
 	DecisionRefused        Observation = "decision_refused"
 	BaselineUntrusted      Observation = "baseline_untrusted"
+
+	TitleChanged          Observation = "title_changed"
+	OutputSchemaChanged   Observation = "output_schema_changed"
+	IconsChanged          Observation = "icons_changed"
+	ExecutionChanged      Observation = "execution_changed"
+	MetaChanged           Observation = "meta_changed"
+	MetaUIChanged         Observation = "meta_ui_changed"
+	UnknownMembersChanged Observation = "unknown_members_changed"
+	InstructionsChanged   Observation = "instructions_changed"
+	ServerInfoChanged     Observation = "server_info_changed"
+	HandshakeMalformed    Observation = "handshake_malformed"
 )
 
 // Classes of observations.
@@ -94,7 +107,8 @@ type Rule struct {
 	Meaning     string
 }
 
-// Rules is the table of spec §4, in its order.
+// Rules is the table of spec §4, in its order, then the rows of the
+// coverage extension.
 var Rules = []Rule{
 	{Unchanged, Proceed, ClassInterface, ScopeSession, "the offered tools match the approved baseline"},
 	{ToolAdded, PauseTool, ClassInterface, ScopeTool, "a tool the baseline does not list is offered: unavailable until approved"},
@@ -117,6 +131,17 @@ var Rules = []Rule{
 	{ServiceUnavailable, Pause, ClassAvailability, ScopeSession, "CrawlCheck unreachable: the local fallback applies"},
 	{DecisionRefused, Deny, ClassIntegrity, ScopeSession, "CrawlCheck's signed decision for the host did not allow the connection"},
 	{BaselineUntrusted, Deny, ClassIntegrity, ScopeSession, "the approved lockfile's signature does not verify, or its key is neither CrawlCheck's nor yours"},
+	// The coverage extension (crawlcheck-default-2).
+	{TitleChanged, PauseTool, ClassInterface, ScopeTool, "the tool's title changed (some frameworks hand it to the model): that tool waits for re-approval"},
+	{OutputSchemaChanged, PauseTool, ClassInterface, ScopeTool, "the tool's outputSchema changed: that tool waits for re-approval"},
+	{IconsChanged, PauseTool, ClassInterface, ScopeTool, "the tool's icons changed: that tool waits for re-approval"},
+	{ExecutionChanged, PauseTool, ClassInterface, ScopeTool, "the tool's execution (task support) changed: that tool waits for re-approval"},
+	{MetaChanged, PauseTool, ClassInterface, ScopeTool, "the tool's _meta (other than _meta.ui) changed: that tool waits for re-approval"},
+	{MetaUIChanged, PauseTool, ClassInterface, ScopeTool, "the tool's _meta.ui (MCP Apps: what is shown, and to whom) changed: that tool waits for re-approval"},
+	{UnknownMembersChanged, PauseTool, ClassInterface, ScopeTool, "members of the tool no MCP schema names changed: that tool waits for re-approval"},
+	{InstructionsChanged, Pause, ClassInterface, ScopeSession, "the server's instructions (which clients put into the model's context) changed: the session waits for re-approval"},
+	{ServerInfoChanged, Proceed, ClassInterface, ScopeSession, "the server's self-reported serverInfo changed: recorded, never trusted for identity"},
+	{HandshakeMalformed, Pause, ClassAvailability, ScopeSession, "the handshake's result could not be parsed: its serverInfo and instructions were not compared"},
 }
 
 // RuleOf returns the rule of an observation.

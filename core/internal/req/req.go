@@ -15,6 +15,7 @@ package req
 
 import (
 	"encoding/base64"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -227,28 +228,57 @@ func (o Obj) Pages(name string) ([]string, error) {
 	}
 	out := make([]string, len(v.Elems()))
 	for i, e := range v.Elems() {
-		if s, ok := e.Str(); ok {
-			out[i] = s
-			continue
-		}
-		if s, ok, err := o.resolve(e, name+"["+canon.Int(int64(i)).String()+"]"); err != nil {
+		s, err := o.rawDoc(e, name+"["+canon.Int(int64(i)).String()+"]")
+		if why, ok := err.(rawDocError); ok {
+			return nil, o.bad(name, "element %d%s", i, string(why))
+		} else if err != nil {
 			return nil, err
-		} else if ok {
-			out[i] = s
-			continue
 		}
-		b64, _ := e.Get("base64")
-		s, ok := b64.Str()
-		if e.Kind() != canon.Object || len(e.Members()) != 1 || !ok {
-			return nil, o.bad(name, "element %d must be a string or {\"base64\": string}", i)
-		}
-		raw, err := base64.StdEncoding.DecodeString(s)
-		if err != nil {
-			return nil, o.bad(name, "element %d: invalid base64", i)
-		}
-		out[i] = string(raw)
+		out[i] = s
 	}
 	return out, nil
+}
+
+// Raw returns one raw document, as an element of Pages is given; ok is
+// false when absent.
+func (o Obj) Raw(name string) (s string, ok bool, err error) {
+	if !o.Has(name) {
+		return "", false, nil
+	}
+	s, err = o.rawDoc(o.Value(name), name)
+	if why, ok := err.(rawDocError); ok {
+		return "", true, o.bad(name, "%s", strings.TrimLeft(string(why), ": "))
+	} else if err != nil {
+		return "", true, err
+	}
+	return s, true, nil
+}
+
+// rawDocError is why a value is not a raw document; the caller names the
+// field.
+type rawDocError string
+
+func (e rawDocError) Error() string { return string(e) }
+
+func (o Obj) rawDoc(e canon.Value, path string) (string, error) {
+	if s, ok := e.Str(); ok {
+		return s, nil
+	}
+	if s, ok, err := o.resolve(e, path); err != nil {
+		return "", err
+	} else if ok {
+		return s, nil
+	}
+	b64, _ := e.Get("base64")
+	s, ok := b64.Str()
+	if e.Kind() != canon.Object || len(e.Members()) != 1 || !ok {
+		return "", rawDocError(" must be a string or {\"base64\": string}")
+	}
+	raw, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return "", rawDocError(": invalid base64")
+	}
+	return string(raw), nil
 }
 
 // Doc returns a document field: a JSON value, or a string holding the

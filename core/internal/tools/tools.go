@@ -74,7 +74,8 @@ type Tool struct {
 	InputSchema    canon.Value // null when absent
 	Annotations    canon.Value // null when absent
 	SHA256         string
-	parts          *Parts // computed on first use: a check needs them only for changed tools
+	parts          *Parts      // computed on first use: a check needs them only for changed tools
+	raw            canon.Value // the tool object as parsed: its other members are covered and handed over (surface.go)
 }
 
 // Agentgate holds the per-tool hashes of agentgate.lock v1.
@@ -159,7 +160,7 @@ func hashOne(i int, v canon.Value, buf []byte) (Tool, []byte, error) {
 	if v.Kind() != canon.Object {
 		return bad("is %s, not a tool object", v.Kind())
 	}
-	var t Tool
+	t := Tool{raw: v}
 	nameV, ok := v.Get(PartName)
 	if !ok {
 		return bad("has no name")

@@ -213,6 +213,50 @@ def continuity_check(
     )
 
 
+def continuity_handoff(
+    *,
+    now: str,
+    lock: Document,
+    observed: Mapping[str, Any],
+    mode: Optional[str] = None,
+    server_name: Optional[str] = None,
+    policy: Optional[Document] = None,
+    expected_policy_version: Optional[str] = None,
+    key_directory: Optional[Document] = None,
+    operator_keys: Optional[Sequence[str]] = None,
+    require_signed_baseline: Optional[bool] = None,
+    evidence: Optional[Sequence[Mapping[str, Any]]] = None,
+    issuer: Optional[Mapping[str, Any]] = None,
+    prev_record_sha256: Optional[str] = None,
+    refreshed: Optional[bool] = None,
+) -> Result:
+    """continuity_check and what the host does with it (docs/continuity.md, The handoff).
+
+    ``{record, session, tools, withheld, calls, instructions}``: hand the
+    framework exactly the ``tools`` objects (each ``tool`` the JSON text to
+    parse with the SDK's own types), call only ``calls.names``.
+    """
+    return call(
+        "continuity_handoff",
+        _req(
+            now=now,
+            mode=mode,
+            lock=lock,
+            server_name=server_name,
+            observed=observed,
+            policy=policy,
+            expected_policy_version=expected_policy_version,
+            key_directory=key_directory,
+            operator_keys=operator_keys,
+            require_signed_baseline=require_signed_baseline,
+            evidence=evidence,
+            issuer=issuer,
+            prev_record_sha256=prev_record_sha256,
+            refreshed=refreshed,
+        ),
+    )
+
+
 def verify_record(*, record: Document) -> Result:
     """``{"valid", "record_sha256", "computed_sha256", "reason"}``."""
     return call("verify_record", _req(record=record))
