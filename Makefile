@@ -10,7 +10,7 @@ export CGO_ENABLED := 1
 # -trimpath makes the artifacts reproducible: the same source gives the same bytes.
 ARTIFACT_FLAGS = -buildmode=c-shared -trimpath -ldflags='-s -w' $(if $(TAGS),-tags=$(TAGS))
 
-.PHONY: all test test-js test-python python-wheel bench-python bench-js test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack
+.PHONY: all postgres test test-js test-python python-wheel bench-python bench-js test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack
 
 all: wasm cshared
 
@@ -38,8 +38,15 @@ lint:
 demo:
 	GO=$(GO) BUILD=$(BUILD) scripts/demo.sh
 
+## postgres: PostgreSQL 15, which the issuer's store suite starts a
+## throwaway instance of (internal/issuer/store/pgtest); Debian's package,
+## installed with apt when missing.
+postgres:
+	@test -x /usr/lib/postgresql/15/bin/initdb || { echo "postgres: installing Debian's postgresql-15"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15; }
+
 ## test: everything a clean checkout needs, then every test.
-test: lint wasm cshared
+test: lint wasm cshared postgres
 	$(GO) test -count=1 ./...
 	$(MAKE) fuzz-seeds
 	$(MAKE) test-js

@@ -67,6 +67,7 @@ func run(listen, keysDir string, lifetime time.Duration, now func() time.Time, k
 	if err != nil {
 		return err
 	}
+	defer iss.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ln, err := net.Listen("tcp", listen)

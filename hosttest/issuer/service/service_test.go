@@ -44,6 +44,7 @@ func newEnv(t *testing.T, scenarioDoc string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(iss.Close)
 	api := httptest.NewServer(iss.Handler())
 	t.Cleanup(api.Close)
 	file, err := scenario.Parse([]byte(scenarioDoc))
@@ -327,9 +328,9 @@ func TestRefusals(t *testing.T) {
 		{"/api/v1/mcp/lock/check", "not an object", "bad_request"},
 	} {
 		status, out := e.post(c.path, c.body)
-		var body struct{ Error struct{ Code string } }
+		var body struct{ Code string }
 		json.Unmarshal(out, &body)
-		if status != http.StatusBadRequest || body.Error.Code != c.code {
+		if status != http.StatusBadRequest || body.Code != c.code {
 			t.Errorf("POST %s %v: %d %s, want 400 %s", c.path, c.body, status, out, c.code)
 		}
 	}

@@ -1,4 +1,4 @@
-package service
+package fetch
 
 import (
 	"bufio"
@@ -19,12 +19,13 @@ import (
 // requests): the facts a lock check or continuity check decides from. It
 // holds no verdict: the core decides.
 type Reading struct {
+	Refused         error           // the policy did not let the endpoint be read: no reading at all
 	Endpoint        string          // the URL that answered, after redirects
 	ProtocolVersion string          // from the initialize result
 	ServerInfo      json.RawMessage // the initialize result's serverInfo, verbatim
 	Pages           []any           // each tools/list result as received, in the core's page form (pageOf)
 	PageCapReached  bool
-	Failure         string // "", "server_unavailable" or "check_timeout"
+	Failure         string // "", "server_unavailable", "check_timeout" or "answer_too_large"
 	FailureDetail   string
 }
 
@@ -32,13 +33,16 @@ type Reading struct {
 const (
 	failureUnavailable = "server_unavailable"
 	failureTimeout     = "check_timeout"
+	failureTooLarge    = "answer_too_large"
 )
 
 // protocolVersion is the version the issuer's client asks for.
 const protocolVersion = "2025-06-18"
 
-// maxFrame bounds one JSON-RPC answer the issuer reads.
-const maxFrame = 64 << 20
+// tooLarge is an answer past the policy's MaxAnswer.
+type tooLarge struct{ limit int64 }
+
+func (e *tooLarge) Error() string { return fmt.Sprintf("an answer of more than %d bytes", e.limit) }
 
 // read runs the initialize handshake and every tools/list page on a
 // streamable HTTP endpoint, keeping each page's result bytes exactly as
@@ -49,11 +53,26 @@ const maxFrame = 64 << 20
 // The walk stops where a binding's does (docs/continuity.md): a page without
 // a nextCursor, an empty or repeated cursor, or the page cap. Deciding what
 // that means is the core's job.
-func read(ctx context.Context, hc *http.Client, url string, pageCap int) Reading {
-	c := &mcpClient{hc: hc, url: url}
+//
+// An endpoint the policy refuses — by its URL, by the address it resolves
+// to, or by a redirect — is Refused, with nothing read: the service signs
+// nothing about a server it would not read.
+func (f *Fetcher) Read(ctx context.Context, url string) Reading {
+	if err := f.Check(url); err != nil {
+		return Reading{Endpoint: url, Refused: err}
+	}
+	pageCap := f.policy.PageCap
+	c := &mcpClient{hc: f.hc, url: url, limit: f.policy.MaxAnswer}
 	fail := func(err error) Reading {
+		if Refused(err) {
+			return Reading{Endpoint: c.url, Refused: err}
+		}
 		r := Reading{Endpoint: c.url, Failure: failureUnavailable, FailureDetail: err.Error()}
-		if ctx.Err() != nil {
+		var tl *tooLarge
+		switch {
+		case errors.As(err, &tl):
+			r.Failure, r.FailureDetail = failureTooLarge, strconv.FormatInt(tl.limit, 10)
+		case ctx.Err() != nil:
 			r.Failure = failureTimeout
 		}
 		return r
@@ -61,7 +80,7 @@ func read(ctx context.Context, hc *http.Client, url string, pageCap int) Reading
 	init, err := c.call(ctx, "initialize", map[string]any{
 		"protocolVersion": protocolVersion,
 		"capabilities":    map[string]any{},
-		"clientInfo":      map[string]any{"name": "crawlcheck-test-issuer", "version": "1.0.0"},
+		"clientInfo":      map[string]any{"name": "crawlcheck-issuer", "version": "1.0.0"},
 	})
 	if err != nil {
 		return fail(fmt.Errorf("initialize: %w", err))
@@ -120,6 +139,7 @@ type mcpClient struct {
 	session string
 	version string
 	nextID  int
+	limit   int64
 }
 
 type rpcError struct{ frame []byte }
@@ -192,10 +212,13 @@ func (c *mcpClient) call(ctx context.Context, method string, params map[string]a
 	}
 	found := false
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		found, err = events(resp.Body, match)
+		found, err = events(resp.Body, c.limit, match)
 	} else {
 		var b []byte
-		if b, err = io.ReadAll(io.LimitReader(resp.Body, maxFrame)); err == nil {
+		if b, err = io.ReadAll(io.LimitReader(resp.Body, c.limit+1)); err == nil {
+			if int64(len(b)) > c.limit {
+				return nil, &tooLarge{c.limit}
+			}
 			found = match(b)
 		}
 	}
@@ -211,13 +234,17 @@ func (c *mcpClient) call(ctx context.Context, method string, params map[string]a
 // events reads server-sent events until match takes one (data lines joined
 // with "\n", as the event-stream format says); the stream may stay open
 // after the answer, so reading stops there.
-func events(r io.Reader, match func([]byte) bool) (bool, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxFrame)
+func events(r io.Reader, limit int64, match func([]byte) bool) (bool, error) {
+	sc := bufio.NewScanner(io.LimitReader(r, limit+1))
+	sc.Buffer(make([]byte, 64<<10), int(limit))
+	read := int64(0)
 	var cur []byte
 	have := false
 	for sc.Scan() {
 		line := sc.Bytes()
+		if read += int64(len(line)) + 1; read > limit {
+			return false, &tooLarge{limit}
+		}
 		switch {
 		case len(line) == 0:
 			if have && match(cur) {
@@ -233,6 +260,9 @@ func events(r io.Reader, match func([]byte) bool) (bool, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return false, &tooLarge{limit}
+		}
 		return false, err
 	}
 	return have && match(cur), nil

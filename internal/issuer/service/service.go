@@ -1,0 +1,681 @@
+// Package service is crawlcheck-issuer's HTTP API (docs/issuer.md): signed
+// lockfiles of a live server or of tools sent, signed lock checks and
+// preflight decisions, their replay, the rule tables, the key directory,
+// resigning after a rotation, and the operational endpoints (/healthz,
+// /readyz, /metrics, the OpenAPI document).
+//
+// Every answer is computed and signed by the core's ops (core.Call): the
+// service adds what a service has and nothing more — transport, storage
+// (package store: every nonce before a receipt leaves, every lockfile and
+// receipt by digest), a clock, keys (package keys) and randomness (nonces).
+// What a live server says is read by package fetch, under the operator's
+// policy. Faults is the one seam the test issuer (hosttest/issuer) uses to
+// misbehave; crawlcheck-issuer never sets it.
+package service
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/crawlcheck/verifier/core"
+	"github.com/crawlcheck/verifier/internal/issuer/fetch"
+	"github.com/crawlcheck/verifier/internal/issuer/keys"
+	"github.com/crawlcheck/verifier/internal/issuer/metrics"
+	"github.com/crawlcheck/verifier/internal/issuer/store"
+)
+
+//go:embed openapi.json
+var openapiFS embed.FS
+
+// OpenAPI is the OpenAPI 3.1 document served at /api/v1/openapi.json.
+func OpenAPI() []byte {
+	b, err := openapiFS.ReadFile("openapi.json")
+	if err != nil {
+		panic("service: the embedded OpenAPI document: " + err.Error())
+	}
+	return b
+}
+
+// KeySource is where the signing key and the served directory come from
+// (keys.Live for the real service; fixed test keys for the test issuer).
+type KeySource interface {
+	Signer(now time.Time) (keys.Signer, error)
+	Directory(now time.Time) (json.RawMessage, error)
+	// History is a directory listing every key the issuer ever signed
+	// with as active: what a resign checks the old signature against.
+	History() (json.RawMessage, error)
+	Issuer() (string, error)
+}
+
+// Envelope is what a receipt is issued with besides its inputs.
+type Envelope struct {
+	Key      keys.Signer
+	IssuedAt time.Time
+	Nonce    string
+	Subject  string
+}
+
+// Faults makes the service misbehave on purpose: the test issuer's knobs.
+type Faults interface {
+	// Wrap wraps the /api/ handler (down, hang, garbage, redirect).
+	Wrap(api http.Handler) http.Handler
+	// Envelope changes a receipt's envelope before it is signed (another
+	// key, a late issue time, a reused nonce, another subject). The nonce
+	// drawn is recorded in the store before Envelope runs.
+	Envelope(e *Envelope)
+}
+
+// Config configures the service.
+type Config struct {
+	Keys      KeySource
+	Store     store.Store
+	Fetch     *fetch.Fetcher
+	Lifetime  time.Duration // receipts are valid this long; default 5 minutes
+	Deadline  time.Duration // every request's deadline; default 30 seconds
+	ReadLimit time.Duration // reading a live server; default 10 seconds (within Deadline)
+	MaxBody   int64         // request body bound; default core.MaxRequestBytes
+	// RatePerSecond and RateBurst limit each client (by remote address) on
+	// the endpoints that read a live server; default 5/s, burst 20.
+	RatePerSecond float64
+	RateBurst     int
+	Now           func() time.Time // default time.Now
+	Logger        *log.Logger      // default: discard
+	Faults        Faults
+}
+
+// skew is the clock skew guard allows past expires_at (docs/receipts.md):
+// a nonce is kept that much longer than its receipt is valid.
+const skew = 5 * time.Minute
+
+// Service is the issuer's HTTP API.
+type Service struct {
+	cfg     Config
+	api     *http.ServeMux
+	metrics *metrics.Registry
+	rules   []byte
+
+	limMu    sync.Mutex
+	limiters map[string]*rate.Limiter
+}
+
+// New makes the service; the rule tables are recorded in the store.
+func New(ctx context.Context, cfg Config) (*Service, error) {
+	if cfg.Keys == nil || cfg.Store == nil || cfg.Fetch == nil {
+		return nil, errors.New("service: Keys, Store and Fetch are required")
+	}
+	if cfg.Lifetime == 0 {
+		cfg.Lifetime = 5 * time.Minute
+	}
+	if cfg.Deadline == 0 {
+		cfg.Deadline = 30 * time.Second
+	}
+	if cfg.ReadLimit == 0 {
+		cfg.ReadLimit = 10 * time.Second
+	}
+	if cfg.MaxBody == 0 {
+		cfg.MaxBody = core.MaxRequestBytes
+	}
+	if cfg.RatePerSecond == 0 {
+		cfg.RatePerSecond, cfg.RateBurst = 5, 20
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = log.New(io.Discard, "", 0)
+	}
+	s := &Service{cfg: cfg, api: http.NewServeMux(), metrics: metrics.New(), limiters: map[string]*rate.Limiter{}}
+	s.metrics.Counter("crawlcheck_issuer_requests_total", "Requests by endpoint and HTTP status.", "endpoint", "status")
+	s.metrics.Histogram("crawlcheck_issuer_request_duration_seconds", "Request latency by endpoint and HTTP status.", "endpoint", "status")
+	s.metrics.Counter("crawlcheck_issuer_fetches_total", "Readings of live servers by result.", "result")
+	s.metrics.Histogram("crawlcheck_issuer_store_duration_seconds", "Store latency by operation and result.", "op", "result")
+	s.metrics.Counter("crawlcheck_issuer_signed_total", "Documents signed by kind.", "kind")
+	var rules struct {
+		RulesSHA256 string `json:"rules_sha256"`
+	}
+	res, err := coreResult("rules", []byte(`{}`))
+	if err == nil {
+		err = json.Unmarshal(res, &rules)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("service: the core's rules: %w", err)
+	}
+	s.rules = res
+	if err := s.timed("put_rules", func() error { return cfg.Store.PutRules(ctx, rules.RulesSHA256, res) }); err != nil {
+		return nil, err
+	}
+	s.routes()
+	return s, nil
+}
+
+// Handle adds a route to the API (under /api/), with the same deadline,
+// body bound, metrics and faults as every other.
+func (s *Service) Handle(pattern, name string, h http.HandlerFunc) {
+	s.api.Handle(pattern, s.instrument(name, h))
+}
+
+func (s *Service) routes() {
+	s.Handle("GET /api/v1/mcp/lock", "lock_url", s.lockByURL)
+	s.Handle("POST /api/v1/mcp/lock", "lock_tools", s.lockByTools)
+	s.Handle("POST /api/v1/mcp/lock/check", "lock_check", s.lockCheck)
+	s.Handle("POST /api/v1/mcp/lock/resign", "lock_resign", s.resign)
+	s.Handle("POST /api/v1/preflight/decide", "decide", s.decide)
+	s.Handle("POST /api/v1/preflight/replay", "replay", s.replay)
+	s.Handle("GET /api/v1/preflight/rules", "rules", func(w http.ResponseWriter, r *http.Request) {
+		writeBytes(w, http.StatusOK, "application/json", s.rules)
+	})
+	s.Handle("GET /api/v1/keys", "keys", func(w http.ResponseWriter, r *http.Request) {
+		d, err := s.cfg.Keys.Directory(s.cfg.Now())
+		if err != nil {
+			s.problem(w, http.StatusServiceUnavailable, "keys_unavailable", err.Error())
+			return
+		}
+		writeBytes(w, http.StatusOK, "application/json", d)
+	})
+	s.Handle("GET /api/v1/openapi.json", "openapi", func(w http.ResponseWriter, r *http.Request) {
+		writeBytes(w, http.StatusOK, "application/json", OpenAPI())
+	})
+	s.Handle("/api/", "unknown", func(w http.ResponseWriter, r *http.Request) {
+		s.problem(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.Method+" "+r.URL.Path)
+	})
+}
+
+// Handler serves the API and the operational endpoints.
+func (s *Service) Handler() http.Handler {
+	mux := http.NewServeMux()
+	var api http.Handler = s.api
+	if s.cfg.Faults != nil {
+		api = s.cfg.Faults.Wrap(api)
+	}
+	mux.Handle("/api/", api)
+	mux.Handle("GET /healthz", s.instrument("healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeBytes(w, http.StatusOK, "application/json", []byte(`{"status":"ok"}`))
+	}))
+	mux.Handle("GET /readyz", s.instrument("readyz", s.ready))
+	mux.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		s.metrics.Write(w)
+	}))
+	return mux
+}
+
+// ready answers 200 when the store answers and a key signs now.
+func (s *Service) ready(w http.ResponseWriter, r *http.Request) {
+	if err := s.timed("ping", func() error { return s.cfg.Store.Ping(r.Context()) }); err != nil {
+		s.problem(w, http.StatusServiceUnavailable, "store_unavailable", err.Error())
+		return
+	}
+	if _, err := s.cfg.Keys.Signer(s.cfg.Now()); err != nil {
+		s.problem(w, http.StatusServiceUnavailable, "keys_unavailable", err.Error())
+		return
+	}
+	writeBytes(w, http.StatusOK, "application/json", []byte(`{"status":"ready"}`))
+}
+
+// Prune deletes the nonces no receipt can still be fresh with.
+func (s *Service) Prune(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.timed("prune_nonces", func() (err error) {
+		n, err = s.cfg.Store.PruneNonces(ctx, s.cfg.Now())
+		return err
+	})
+	return n, err
+}
+
+// statusWriter remembers the status for the metrics.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// instrument puts a handler under the deadline, bounds its body, turns a
+// panic into a 500 problem, and counts it.
+func (s *Service) instrument(name string, h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Deadline)
+		defer cancel()
+		r = r.WithContext(ctx)
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			if v := recover(); v != nil {
+				s.cfg.Logger.Printf("%s: panic: %v", name, v)
+				if sw.status == 0 {
+					s.problem(sw, http.StatusInternalServerError, "internal", "the service failed on this request")
+				}
+			}
+			status := strconv.Itoa(sw.status)
+			s.metrics.Inc("crawlcheck_issuer_requests_total", name, status)
+			s.metrics.Observe("crawlcheck_issuer_request_duration_seconds", time.Since(start), name, status)
+		}()
+		h(sw, r)
+	})
+}
+
+// timed runs a store operation and records its latency.
+func (s *Service) timed(op string, f func() error) error {
+	start := time.Now()
+	err := f()
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	s.metrics.Observe("crawlcheck_issuer_store_duration_seconds", time.Since(start), op, result)
+	return err
+}
+
+// problem writes an RFC 9457 problem document; code is one of the core's
+// error codes or one of the service's (docs/issuer.md, "Errors").
+func (s *Service) problem(w http.ResponseWriter, status int, code, detail string) {
+	b := mustJSON(map[string]any{
+		"type": "urn:crawlcheck:problem:" + code, "title": http.StatusText(status), "status": status,
+		"code": code, "detail": detail,
+	})
+	if status >= 500 {
+		s.cfg.Logger.Printf("%d %s: %s", status, code, detail)
+	}
+	writeBytes(w, status, "application/problem+json", b)
+}
+
+func writeBytes(w http.ResponseWriter, status int, ctype string, b []byte) {
+	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// coreError is a request the core refused.
+type coreError struct{ code, message string }
+
+func (e *coreError) Error() string { return e.code + ": " + e.message }
+
+// coreResult runs an op and answers its result bytes, or a *coreError.
+func coreResult(op string, req []byte) (json.RawMessage, error) {
+	var env struct {
+		OK     bool            `json:"ok"`
+		Result json.RawMessage `json:"result"`
+		Error  struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(core.Call(op, req), &env); err != nil {
+		return nil, &coreError{"internal", op + ": the core's answer: " + err.Error()}
+	}
+	if !env.OK {
+		return nil, &coreError{env.Error.Code, env.Error.Message}
+	}
+	return env.Result, nil
+}
+
+// fail answers an error: a core refusal with its code (400; 413 for
+// input_too_large, 500 for internal), the store or keys failing with 503.
+func (s *Service) fail(w http.ResponseWriter, err error) {
+	var ce *coreError
+	var se *storeError
+	switch {
+	case errors.As(err, &ce):
+		status := http.StatusBadRequest
+		switch ce.code {
+		case "input_too_large":
+			status = http.StatusRequestEntityTooLarge
+		case "internal":
+			status = http.StatusInternalServerError
+		}
+		s.problem(w, status, ce.code, ce.message)
+	case errors.As(err, &se):
+		s.problem(w, http.StatusServiceUnavailable, "store_unavailable", se.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		s.problem(w, http.StatusGatewayTimeout, "deadline_exceeded", "the request did not finish within the service's deadline")
+	default:
+		s.problem(w, http.StatusServiceUnavailable, "keys_unavailable", err.Error())
+	}
+}
+
+// storeError is a store failure: nothing was signed.
+type storeError struct{ err error }
+
+func (e *storeError) Error() string { return "the store failed, nothing was signed: " + e.err.Error() }
+
+// request is a POST body read member by member; members are passed on to
+// the core as the bytes received.
+type request map[string]json.RawMessage
+
+// readRequest reads the bounded body: past the bound is 413 naming it.
+func (s *Service) readRequest(w http.ResponseWriter, r *http.Request) (request, bool) {
+	body, err := io.ReadAll(r.Body)
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		s.problem(w, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("the request body is more than %d bytes", mbe.Limit))
+		return nil, false
+	case err != nil:
+		s.problem(w, http.StatusBadRequest, "bad_request", "reading the request body: "+err.Error())
+		return nil, false
+	}
+	var q request
+	if err := json.Unmarshal(body, &q); err != nil || q == nil {
+		s.problem(w, http.StatusBadRequest, "bad_request", "the request body is not a JSON object")
+		return nil, false
+	}
+	return q, true
+}
+
+// str reads a string member ("" when absent or not a string).
+func (q request) str(name string) string {
+	var v string
+	json.Unmarshal(q[name], &v)
+	return v
+}
+
+// lockURL is the endpoint a crawlcheck lockfile approved: the subject of a
+// check that names no other.
+func (q request) lockURL() string {
+	raw := q["lock"]
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		raw = json.RawMessage(text)
+	}
+	var l struct {
+		Server struct{ URL string } `json:"server"`
+	}
+	json.Unmarshal(raw, &l)
+	return l.Server.URL
+}
+
+// allow applies the per-client rate limit of the endpoints that read a
+// live server; the client is the remote address (a proxy in front should
+// limit by its own client).
+func (s *Service) allow(w http.ResponseWriter, r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	s.limMu.Lock()
+	lim := s.limiters[host]
+	if lim == nil {
+		if len(s.limiters) >= 10000 {
+			s.limiters = map[string]*rate.Limiter{} // bounded: forget all rather than grow without end
+		}
+		lim = rate.NewLimiter(rate.Limit(s.cfg.RatePerSecond), s.cfg.RateBurst)
+		s.limiters[host] = lim
+	}
+	s.limMu.Unlock()
+	if !lim.Allow() {
+		w.Header().Set("Retry-After", "1")
+		s.problem(w, http.StatusTooManyRequests, "rate_limited", "too many readings of live servers from this client: try again shortly")
+		return false
+	}
+	return true
+}
+
+// read reads a live server for a request, under the read limit; a refused
+// endpoint answers 403 and false.
+func (s *Service) read(w http.ResponseWriter, r *http.Request, url string) (fetch.Reading, bool) {
+	if !s.allow(w, r) {
+		return fetch.Reading{}, false
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.ReadLimit)
+	defer cancel()
+	rd := s.cfg.Fetch.Read(ctx, url)
+	result := "ok"
+	switch {
+	case rd.Refused != nil:
+		result = "refused"
+	case rd.Failure != "":
+		result = rd.Failure
+	case rd.PageCapReached:
+		result = "page_cap_reached"
+	}
+	s.metrics.Inc("crawlcheck_issuer_fetches_total", result)
+	if rd.Refused != nil {
+		s.problem(w, http.StatusForbidden, "endpoint_refused", rd.Refused.Error())
+		return rd, false
+	}
+	return rd, true
+}
+
+// observed is a reading in continuity_check's observed form.
+func observed(rd fetch.Reading) map[string]any {
+	o := map[string]any{"endpoint": rd.Endpoint}
+	if rd.Failure != "" {
+		o["failure"], o["failure_detail"] = rd.Failure, rd.FailureDetail
+		return o
+	}
+	o["pages"], o["handshake"] = rd.Pages, "initialize"
+	o["protocol_version"], o["page_cap_reached"] = rd.ProtocolVersion, rd.PageCapReached
+	if rd.ServerInfo != nil {
+		o["server_info"] = rd.ServerInfo
+	}
+	return o
+}
+
+func randomNonce() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// sign issues a receipt of kind over inputs: a nonce recorded first, the
+// core signs, the receipt recorded by digest, then answered. A decision is
+// computed as of its issued_at (stamp sets inputs.now).
+func (s *Service) sign(ctx context.Context, kind, subject string, inputs request, stamp bool) (json.RawMessage, error) {
+	now := s.cfg.Now().UTC()
+	key, err := s.cfg.Keys.Signer(now)
+	if err != nil {
+		return nil, err
+	}
+	issuer, err := s.cfg.Keys.Issuer()
+	if err != nil {
+		return nil, err
+	}
+	env := Envelope{Key: key, IssuedAt: now, Subject: subject}
+	for try := 0; ; try++ {
+		if env.Nonce, err = randomNonce(); err != nil {
+			return nil, err
+		}
+		err = s.timed("issue_nonce", func() error {
+			return s.cfg.Store.IssueNonce(ctx, env.Nonce, now.Add(s.cfg.Lifetime+skew))
+		})
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, store.ErrNonceReused) || try == 3 {
+			return nil, &storeError{err}
+		}
+	}
+	if s.cfg.Faults != nil {
+		s.cfg.Faults.Envelope(&env)
+	}
+	if stamp {
+		inputs["now"] = mustJSON(env.IssuedAt.Format(time.RFC3339Nano))
+	}
+	req := mustJSON(map[string]any{
+		"kind": kind, "private_key": env.Key.Seed, "key_id": env.Key.KID, "issuer": issuer,
+		"issued_at": env.IssuedAt.Format(time.RFC3339Nano), "expires_at": env.IssuedAt.Add(s.cfg.Lifetime).Format(time.RFC3339Nano),
+		"nonce": env.Nonce, "subject": env.Subject, "inputs": inputs,
+	})
+	res, err := coreResult("sign_receipt", req)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Receipt json.RawMessage `json:"receipt"`
+		SHA256  string          `json:"sha256"`
+	}
+	if err := json.Unmarshal(res, &out); err != nil {
+		return nil, &coreError{"internal", "sign_receipt: " + err.Error()}
+	}
+	doc := store.Document{SHA256: out.SHA256, Kind: kind, KeyID: env.Key.KID, Subject: env.Subject, IssuedAt: env.IssuedAt, Body: out.Receipt}
+	if err := s.timed("put_document", func() error { return s.cfg.Store.PutDocument(ctx, doc) }); err != nil {
+		return nil, &storeError{err}
+	}
+	s.metrics.Inc("crawlcheck_issuer_signed_total", kind)
+	return out.Receipt, nil
+}
+
+// subjectOf is a check's subject: the endpoint read, or named, or else the
+// one the lockfile approved. With none it answers 400 and "".
+func (s *Service) subjectOf(w http.ResponseWriter, q request, subject string) string {
+	if subject == "" {
+		subject = q.lockURL()
+	}
+	if subject == "" {
+		s.problem(w, http.StatusBadRequest, "bad_request", "the request names no endpoint (subject, url or observed.endpoint) and the lockfile approved none")
+	}
+	return subject
+}
+
+func (s *Service) lockCheck(w http.ResponseWriter, r *http.Request) {
+	q, ok := s.readRequest(w, r)
+	if !ok {
+		return
+	}
+	subject := q.str("subject")
+	delete(q, "subject")
+	if url := q.str("url"); url != "" {
+		delete(q, "url")
+		rd, ok := s.read(w, r, url)
+		if !ok {
+			return
+		}
+		subject = rd.Endpoint
+		if rd.Failure != "" {
+			q["failure"], q["failure_detail"] = mustJSON(rd.Failure), mustJSON(rd.FailureDetail)
+		} else {
+			q["pages"] = mustJSON(rd.Pages)
+			if rd.PageCapReached {
+				q["page_cap_reached"] = mustJSON(true)
+			}
+		}
+	}
+	if subject = s.subjectOf(w, q, subject); subject == "" {
+		return
+	}
+	s.answerReceipt(w, r, "crawlcheck-mcp-lock-check", subject, q, false)
+}
+
+func (s *Service) decide(w http.ResponseWriter, r *http.Request) {
+	q, ok := s.readRequest(w, r)
+	if !ok {
+		return
+	}
+	if url := q.str("url"); url != "" {
+		delete(q, "url")
+		rd, ok := s.read(w, r, url)
+		if !ok {
+			return
+		}
+		q["observed"] = mustJSON(observed(rd))
+	}
+	_, kd := q["key_directory"]
+	if _, ok := q["operator_keys"]; !ok && !kd {
+		// The service judges the lockfiles it signed as verified: with no
+		// keys of the host's, its own live directory is the baseline's.
+		d, err := s.cfg.Keys.Directory(s.cfg.Now())
+		if err != nil {
+			s.fail(w, err)
+			return
+		}
+		q["key_directory"] = d
+	}
+	var obs struct{ Endpoint string }
+	json.Unmarshal(q["observed"], &obs)
+	subject := s.subjectOf(w, q, obs.Endpoint)
+	if subject == "" {
+		return
+	}
+	s.answerReceipt(w, r, "crawlcheck-preflight-decision", subject, q, true)
+}
+
+func (s *Service) answerReceipt(w http.ResponseWriter, r *http.Request, kind, subject string, q request, stamp bool) {
+	rc, err := s.sign(r.Context(), kind, subject, q, stamp)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeBytes(w, http.StatusOK, "application/json", rc)
+}
+
+// replay re-runs a receipt's decision; a lockfile the receipt names only by
+// digest is looked up among those this service issued.
+func (s *Service) replay(w http.ResponseWriter, r *http.Request) {
+	q, ok := s.readRequest(w, r)
+	if !ok {
+		return
+	}
+	if _, has := q["lock"]; !has {
+		var rc struct {
+			Inputs struct {
+				LockSHA256 string          `json:"lock_sha256"`
+				Lock       json.RawMessage `json:"lock"`
+			} `json:"inputs"`
+		}
+		raw := q["receipt"]
+		var text string
+		if json.Unmarshal(raw, &text) == nil {
+			raw = json.RawMessage(text)
+		}
+		if json.Unmarshal(raw, &rc) == nil && rc.Inputs.Lock == nil && rc.Inputs.LockSHA256 != "" {
+			var d store.Document
+			err := s.timed("get_document", func() (err error) { d, err = s.cfg.Store.GetDocument(r.Context(), rc.Inputs.LockSHA256); return })
+			switch {
+			case err == nil && d.Kind == lockKind:
+				q["lock"] = mustJSON(string(d.Body))
+			case err != nil && !errors.Is(err, store.ErrNotFound):
+				s.fail(w, &storeError{err})
+				return
+			}
+		}
+	}
+	res, err := coreResult("replay_decision", mustJSON(q))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeBytes(w, http.StatusOK, "application/json", res)
+}
+
+// mustJSON marshals a plain value, without the HTML escaping of
+// json.Marshal: bytes passed on stay as received.
+func mustJSON(v any) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic("service: marshal of a plain value: " + err.Error())
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}

@@ -1,0 +1,195 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// sqlStore is both backends: the same statements through database/sql,
+// written with ? and rebound to $n for PostgreSQL. What differs (the DSN,
+// column types, how migrations are serialized between instances) is in
+// sqlite.go and postgres.go.
+type sqlStore struct {
+	db      *sql.DB
+	dialect string // "sqlite" or "postgres"
+	// lock serializes migrations between instances inside the transaction
+	// (PostgreSQL: an advisory lock; SQLite: the write lock BEGIN IMMEDIATE takes).
+	lock string
+}
+
+func (s *sqlStore) q(query string) string {
+	if s.dialect != "postgres" {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// migrate applies every migration not yet applied, each in its own
+// transaction with the version row, so a crash leaves the schema at a
+// version boundary.
+func (s *sqlStore) migrate(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`); err != nil {
+		return fmt.Errorf("store: migrations table: %w", err)
+	}
+	for _, m := range migrations {
+		if err := s.apply(ctx, m); err != nil {
+			return fmt.Errorf("store: migration %d: %w", m.version, err)
+		}
+	}
+	v, err := s.SchemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if v > latestVersion() {
+		return fmt.Errorf("%w (database at version %d, this service knows %d)", ErrSchemaTooNew, v, latestVersion())
+	}
+	return nil
+}
+
+func (s *sqlStore) apply(ctx context.Context, m migration) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if s.lock != "" {
+		if _, err := tx.ExecContext(ctx, s.lock); err != nil {
+			return err
+		}
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM schema_migrations WHERE version = ?`), m.version).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	steps := m.sqlite
+	if s.dialect == "postgres" {
+		steps = m.postgres
+	}
+	for _, st := range steps {
+		if _, err := tx.ExecContext(ctx, st); err != nil {
+			return fmt.Errorf("%s: %w", strings.Fields(st)[:3], err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`), m.version, micros(time.Now())); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func (s *sqlStore) SchemaVersion(ctx context.Context) (int, error) {
+	var v sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("store: schema version: %w", err)
+	}
+	return int(v.Int64), nil
+}
+
+func (s *sqlStore) IssueNonce(ctx context.Context, nonce string, expires time.Time) error {
+	res, err := s.db.ExecContext(ctx, s.q(`INSERT INTO nonces (nonce, expires_at) VALUES (?, ?) ON CONFLICT DO NOTHING`), nonce, micros(expires))
+	if err != nil {
+		return fmt.Errorf("store: issue nonce: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("store: issue nonce: %w", err)
+	}
+	if n == 0 {
+		return ErrNonceReused
+	}
+	return nil
+}
+
+func (s *sqlStore) NonceIssued(ctx context.Context, nonce string) (bool, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM nonces WHERE nonce = ?`), nonce).Scan(&n); err != nil {
+		return false, fmt.Errorf("store: nonce: %w", err)
+	}
+	return n > 0, nil
+}
+
+func (s *sqlStore) PruneNonces(ctx context.Context, before time.Time) (int64, error) {
+	res, err := s.db.ExecContext(ctx, s.q(`DELETE FROM nonces WHERE expires_at < ?`), micros(before))
+	if err != nil {
+		return 0, fmt.Errorf("store: prune nonces: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+func (s *sqlStore) CountNonces(ctx context.Context) (int64, error) {
+	var n int64
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM nonces`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: count nonces: %w", err)
+	}
+	return n, nil
+}
+
+func (s *sqlStore) PutDocument(ctx context.Context, d Document) error {
+	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO documents (sha256, kind, key_id, subject, issued_at, body) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
+		d.SHA256, d.Kind, d.KeyID, d.Subject, micros(d.IssuedAt), d.Body)
+	if err != nil {
+		return fmt.Errorf("store: put %s %s: %w", d.Kind, d.SHA256, err)
+	}
+	return nil
+}
+
+func (s *sqlStore) GetDocument(ctx context.Context, sha256 string) (Document, error) {
+	d := Document{SHA256: sha256}
+	var issued int64
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT kind, key_id, subject, issued_at, body FROM documents WHERE sha256 = ?`), sha256).
+		Scan(&d.Kind, &d.KeyID, &d.Subject, &issued, &d.Body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Document{}, ErrNotFound
+	}
+	if err != nil {
+		return Document{}, fmt.Errorf("store: get document %s: %w", sha256, err)
+	}
+	d.IssuedAt = fromMicros(issued)
+	return d, nil
+}
+
+func (s *sqlStore) PutRules(ctx context.Context, sha256 string, body []byte) error {
+	if _, err := s.db.ExecContext(ctx, s.q(`INSERT INTO rules (sha256, body) VALUES (?, ?) ON CONFLICT DO NOTHING`), sha256, body); err != nil {
+		return fmt.Errorf("store: put rules %s: %w", sha256, err)
+	}
+	return nil
+}
+
+func (s *sqlStore) GetRules(ctx context.Context, sha256 string) ([]byte, error) {
+	var b []byte
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT body FROM rules WHERE sha256 = ?`), sha256).Scan(&b)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: get rules %s: %w", sha256, err)
+	}
+	return b, nil
+}
+
+func (s *sqlStore) Ping(ctx context.Context) error {
+	var one int
+	if err := s.db.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
+		return fmt.Errorf("store: ping: %w", err)
+	}
+	return nil
+}
+
+func (s *sqlStore) Close() error { return s.db.Close() }

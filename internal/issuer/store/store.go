@@ -1,0 +1,127 @@
+// Package store is the issuer's state behind one small interface, with two
+// backends that pass one conformance suite (storetest): SQLite
+// (modernc.org/sqlite, cgo-free, WAL) as the embedded default, a file beside
+// the keys, and PostgreSQL (pgx) for several instances behind a load
+// balancer.
+//
+// What it holds is what an operator of a signing service must never lose or
+// repeat: every nonce issued (unique, with its expiry, pruned after it), every
+// lockfile and receipt issued, by the SHA-256 of its bytes (for replay and
+// audit), and the rule tables served, by their digest. The schema is
+// versioned: each backend applies the migrations it has not yet applied, in
+// order, at Open, inside one transaction per migration; an instance never
+// runs against a schema newer than it knows (ErrSchemaTooNew), so two
+// versions of the service behind one database fail closed, not half-written.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Errors a store answers with; wrap-aware (errors.Is).
+var (
+	// ErrNonceReused: the nonce was issued before. The caller draws another;
+	// a receipt with a repeated nonce is never signed.
+	ErrNonceReused = errors.New("store: nonce already issued")
+	// ErrNotFound: no document with that digest.
+	ErrNotFound = errors.New("store: not found")
+	// ErrSchemaTooNew: the database was migrated by a newer service.
+	ErrSchemaTooNew = errors.New("store: the database schema is newer than this service")
+)
+
+// Document is a signed document the issuer issued: a lockfile or a receipt,
+// its exact bytes, addressed by their SHA-256.
+type Document struct {
+	SHA256   string    // lowercase hex SHA-256 of Body
+	Kind     string    // crawlcheck-mcp-lock, crawlcheck-mcp-lock-check, crawlcheck-preflight-decision, ...
+	KeyID    string    // the key that signed it
+	Subject  string    // the endpoint it is about ("" when none)
+	IssuedAt time.Time // when the service issued it
+	Body     []byte
+}
+
+// Store is the issuer's state. Every method is safe for concurrent use and
+// across instances sharing one database.
+type Store interface {
+	// IssueNonce records a nonce as issued, valid until expires. A nonce
+	// issued before, whether or not it has expired and been pruned since
+	// the last PruneNonces, is ErrNonceReused while its row exists.
+	IssueNonce(ctx context.Context, nonce string, expires time.Time) error
+	// NonceIssued says whether the nonce is recorded.
+	NonceIssued(ctx context.Context, nonce string) (bool, error)
+	// PruneNonces deletes nonces that expired before the cutoff and says
+	// how many. A pruned nonce can no longer be told from a fresh one, so
+	// the cutoff must lie past the longest receipt lifetime plus the
+	// clock skew guard accepts.
+	PruneNonces(ctx context.Context, before time.Time) (int64, error)
+	// CountNonces is how many nonces are recorded (audit, tests).
+	CountNonces(ctx context.Context) (int64, error)
+	// PutDocument records a document. The same digest twice is one row
+	// (the bytes are the same by construction).
+	PutDocument(ctx context.Context, d Document) error
+	// GetDocument answers the document with that digest, or ErrNotFound.
+	GetDocument(ctx context.Context, sha256 string) (Document, error)
+	// PutRules records a rule table served, by its digest.
+	PutRules(ctx context.Context, sha256 string, body []byte) error
+	// GetRules answers a rule table by its digest, or ErrNotFound.
+	GetRules(ctx context.Context, sha256 string) ([]byte, error)
+	// Ping says whether the store answers (/readyz).
+	Ping(ctx context.Context) error
+	// SchemaVersion is the last migration applied.
+	SchemaVersion(ctx context.Context) (int, error)
+	// Close releases the store.
+	Close() error
+}
+
+// Open opens the store a --store flag names: "sqlite:FILE" or a
+// "postgres://" / "postgresql://" URL. Migrations are applied before it
+// returns.
+func Open(ctx context.Context, spec string) (Store, error) {
+	switch {
+	case strings.HasPrefix(spec, "sqlite:"):
+		return OpenSQLite(ctx, strings.TrimPrefix(spec, "sqlite:"))
+	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
+		return OpenPostgres(ctx, spec)
+	}
+	return nil, fmt.Errorf("store %q: want sqlite:FILE or a postgres:// URL", spec)
+}
+
+// migration is one schema step; the same step in each dialect.
+type migration struct {
+	version  int
+	sqlite   []string
+	postgres []string
+}
+
+// migrations are applied in order; a new step is appended, never edited.
+var migrations = []migration{
+	{version: 1,
+		sqlite: []string{
+			`CREATE TABLE nonces (nonce TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)`,
+			`CREATE INDEX nonces_expires ON nonces (expires_at)`,
+			`CREATE TABLE documents (sha256 TEXT PRIMARY KEY, kind TEXT NOT NULL, key_id TEXT NOT NULL,
+				subject TEXT NOT NULL, issued_at INTEGER NOT NULL, body BLOB NOT NULL)`,
+			`CREATE INDEX documents_issued ON documents (issued_at)`,
+			`CREATE TABLE rules (sha256 TEXT PRIMARY KEY, body BLOB NOT NULL)`,
+		},
+		postgres: []string{
+			`CREATE TABLE nonces (nonce TEXT PRIMARY KEY, expires_at BIGINT NOT NULL)`,
+			`CREATE INDEX nonces_expires ON nonces (expires_at)`,
+			`CREATE TABLE documents (sha256 TEXT PRIMARY KEY, kind TEXT NOT NULL, key_id TEXT NOT NULL,
+				subject TEXT NOT NULL, issued_at BIGINT NOT NULL, body BYTEA NOT NULL)`,
+			`CREATE INDEX documents_issued ON documents (issued_at)`,
+			`CREATE TABLE rules (sha256 TEXT PRIMARY KEY, body BYTEA NOT NULL)`,
+		}},
+}
+
+// latestVersion is the schema this service knows.
+func latestVersion() int { return migrations[len(migrations)-1].version }
+
+// micros is how times are stored: Unix microseconds, UTC by construction.
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
