@@ -13,6 +13,28 @@ import { IssuerClient, issuerTrace, nonceStatePath } from "./issuer.js";
 
 export const DEFAULT_TIMEOUT_MS = 10000;
 
+/**
+ * The records a session keeps in memory (`continuity.records`), newest
+ * last; the log holds them all. A long session, or a server announcing
+ * changes without end, cannot grow the process with them.
+ */
+export const MAX_KEPT_RECORDS = 100;
+
+/**
+ * Background re-checks on notifications/tools/list_changed: the first
+ * starts at once, and one more starts no sooner than RECHECK_MIN_MS after
+ * the one before; every notification in between is coalesced into it. A
+ * re-check that starts as soon as it may (the server announced a change
+ * again within the wait) doubles the wait, up to RECHECK_MAX_MS; a quiet
+ * spell resets it. A server announcing a change after every listing gets
+ * about 7 records in its first two minutes and one a minute after that,
+ * not hundreds a second (docs/decisions.md). A call never waits out the
+ * hold-off: it re-checks at once when a change was announced since the
+ * record it would be judged by.
+ */
+export const RECHECK_MIN_MS = 1000;
+export const RECHECK_MAX_MS = 60000;
+
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
@@ -116,6 +138,9 @@ class Gate {
     this.timeout = cont.timeout > 0 ? cont.timeout : DEFAULT_TIMEOUT_MS;
     this.now = cont.now ?? (() => new Date());
     this.records = [];
+    this.recheckTimer = null;
+    this.recheckWait = RECHECK_MIN_MS;
+    this.lastBackground = -Infinity;
     this.record = null;
     this.obs = null;
     this.consultation = null;
@@ -176,17 +201,33 @@ class Gate {
     this.cap = attach(transport, { maxAnswerBytes: this.maxAnswerBytes });
     this.gateSends(transport);
     this.endpoint = this.cap.kind === "stdio" ? endpointOf(this.cc, { command: this.cap.command }) : endpointOf(this.cc, { url: this.cap.url });
-    this.cap.rec.onListChanged = () => {
-      // After the SDK has handled the notification (the frame is seen
-      // first), re-check in the background; calls wait for it.
-      setTimeout(() => {
-        if (!this.closed && this.connected) {
-          this.serial(async () => {
-            if (this.stale()) await this.recheck().catch((e) => (this.err = e));
-          });
-        }
-      }, 0);
-    };
+    this.cap.rec.onListChanged = () => this.scheduleRecheck();
+  }
+
+  /**
+   * Schedules the background re-check a list_changed asks for, rate-limited
+   * (RECHECK_MIN_MS): at most one is pending, and the notifications that
+   * arrive before it starts are coalesced into it. It runs after the SDK
+   * has handled the notification (the frame is seen first); calls wait for it.
+   */
+  scheduleRecheck() {
+    if (this.recheckTimer !== null || this.closed) return;
+    const wait = Math.max(0, this.lastBackground + this.recheckWait - Date.now());
+    this.recheckTimer = setTimeout(() => {
+      this.recheckTimer = null;
+      if (this.closed || !this.connected) return;
+      this.serial(async () => {
+        if (!this.stale()) return;
+        const now = Date.now();
+        // Started as soon as allowed: a storm, so the next waits longer.
+        const storm = now - this.lastBackground <= 2 * this.recheckWait;
+        this.recheckWait = storm ? Math.min(2 * this.recheckWait, RECHECK_MAX_MS) : RECHECK_MIN_MS;
+        this.lastBackground = now;
+        await this.recheck().catch((e) => (this.err = e));
+      });
+    }, wait);
+    // A pending re-check does not keep the process alive.
+    this.recheckTimer.unref?.();
   }
 
   /**
@@ -286,6 +327,7 @@ class Gate {
     this.log?.append(rec);
     this.prev = rec.sha256;
     this.records.push(rec);
+    if (this.records.length > MAX_KEPT_RECORDS) this.records.splice(0, this.records.length - MAX_KEPT_RECORDS);
     this.cont.onRecord?.(rec);
     return [rec, cons];
   }
@@ -483,6 +525,7 @@ export function withPreflight(client, { lock, continuity = {} } = {}) {
   client.close = async function (...a) {
     g.closed = true;
     g.connected = false;
+    clearTimeout(g.recheckTimer);
     try {
       return await orig.close.call(this, ...a);
     } finally {
@@ -525,7 +568,7 @@ export async function preflightConnected(client, transport, lock, continuity) {
 /** What a client (or adapter) exposes as .continuity. */
 export function continuityApi(g) {
   return {
-    /** Every record of this session, oldest first. */
+    /** The session's newest records (MAX_KEPT_RECORDS at most), oldest first; the log holds every one. */
     get records() {
       return g.records;
     },

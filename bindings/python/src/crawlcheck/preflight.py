@@ -41,6 +41,17 @@ from .ops import endpoint as _endpoint_op
 from .ops import escape_text, rules, sign_lock, verify_lock
 
 DEFAULT_PAGE_CAP = 100
+#: Background re-checks on notifications/tools/list_changed are rate-limited:
+#: the first starts at once, one more no sooner than RECHECK_MIN seconds
+#: after the one before, with every notification in between coalesced into
+#: it; one that starts as soon as it may (the server announced a change
+#: again within the wait) doubles the wait up to RECHECK_MAX, and a quiet
+#: spell resets it. A server announcing a change after every listing gets
+#: about 7 records in its first two minutes and one a minute after that
+#: (docs/decisions.md). A call never waits out the hold-off: it re-checks at
+#: once when a change was announced since the record it would be judged by.
+RECHECK_MIN = 1.0
+RECHECK_MAX = 60.0
 DEFAULT_TIMEOUT = 10.0
 #: The bound on one frame the server sends, as the Go preflight's.
 DEFAULT_MAX_ANSWER_BYTES = 16 << 20
@@ -526,6 +537,8 @@ class McpPreflight:
         self._err: Optional[BaseException] = None
         self._connected = False
         self._entered = False
+        self._recheck_wait = RECHECK_MIN
+        self._last_background = float("-inf")
 
     # -- lifecycle
 
@@ -555,8 +568,18 @@ class McpPreflight:
             await self._tap.wait()
             if not self._connected or self._tap.changes <= self._seen:
                 continue
+            # Rate-limited (RECHECK_MIN): the notifications that arrive while
+            # this waits are coalesced into the one re-check.
+            wait = self._last_background + self._recheck_wait - anyio.current_time()
+            if wait > 0:
+                await anyio.sleep(wait)
             async with self._check_lock:
                 if self._tap.changes > self._seen:
+                    now = anyio.current_time()
+                    # Started as soon as allowed: a storm, so the next waits longer.
+                    storm = now - self._last_background <= 2 * self._recheck_wait
+                    self._recheck_wait = min(2 * self._recheck_wait, RECHECK_MAX) if storm else RECHECK_MIN
+                    self._last_background = now
                     try:
                         await self._recheck()
                     except Exception as e:  # noqa: BLE001 - never into the session's group
