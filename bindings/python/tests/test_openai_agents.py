@@ -81,3 +81,25 @@ async def test_observe_hands_every_tool(tmp_path: Path) -> None:
         assert await model_tools(agent) == ["get_item", "list_items"]
         assert wrapped.record is not None and wrapped.record["would"]["effect"] == "pause_tool"
         assert (await wrapped.call_tool("get_item", {"id": "1"})).content[0].text == "called get_item"
+
+
+@pytest.mark.parametrize("kind", ["static", "dynamic"])
+async def test_the_servers_own_tool_filter_is_kept(kind: str, tmp_path: Path) -> None:
+    """issue 22, F11: a tool the operator's tool_filter blocks is neither
+    handed to the model nor callable through the wrapper."""
+    from crawlcheck.openai_agents import ToolFilterRefused
+
+    async with agents_server("stdio", tmp_path) as server:
+        if kind == "static":
+            server.tool_filter = {"blocked_tool_names": ["get_item"]}
+        else:
+            server.tool_filter = lambda ctx, tool: tool.name != "get_item"
+        lock = pin(tmp_path, server.test_endpoint)
+        wrapped = with_continuity(server, lock, mode="enforce", now=lambda: NOW)
+        agent = Agent(name="a", instructions="-", mcp_servers=[wrapped])
+        assert await model_tools(agent) == ["list_items"]
+        assert wrapped.record is not None and wrapped.record["tools"] == {"get_item": "proceed", "list_items": "proceed"}
+        with pytest.raises(ToolFilterRefused) as refused:
+            await wrapped.call_tool("get_item", {"id": "1"})
+        assert refused.value.tool == "get_item"
+        assert (await wrapped.call_tool("list_items", {})).content[0].text == "called list_items"

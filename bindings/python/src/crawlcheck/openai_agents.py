@@ -19,9 +19,18 @@ from typing import Any, Dict, List, Optional, Union
 from agents.mcp import MCPServer
 
 from ._options import Options
-from .preflight import ContinuityRefused, McpPreflight
+from .preflight import ContinuityRefused, McpPreflight, show
 
-__all__ = ["ContinuityMCPServer", "with_continuity"]
+__all__ = ["ContinuityMCPServer", "ToolFilterRefused", "with_continuity"]
+
+
+class ToolFilterRefused(Exception):
+    """A call of a tool the server's own ``tool_filter`` leaves out: the
+    operator blocked it, so it is neither handed to the model nor called."""
+
+    def __init__(self, tool: str) -> None:
+        self.tool = tool
+        super().__init__(f"crawlcheck: tool {show(tool)} refused: the server's tool_filter leaves it out")
 
 _PASSED_ON = (
     "use_structured_content",
@@ -58,6 +67,9 @@ class ContinuityMCPServer(MCPServer):
         self._mode = mode
         self._options = options
         self.preflight: Optional[McpPreflight] = None
+        #: names of the tools the last list_tools handed over after the
+        #: server's tool_filter (None: no filter to keep)
+        self._handed: Optional[set] = None  # type: ignore[type-arg]
 
     @property
     def name(self) -> str:
@@ -90,12 +102,23 @@ class ContinuityMCPServer(MCPServer):
 
     async def list_tools(self, run_context: Any = None, agent: Any = None) -> List[Any]:
         """Checks the server's tool list now and returns the tools the record
-        lets through."""
+        lets through, then filtered by the server's own ``tool_filter`` (static
+        or dynamic, as the Agents SDK applies it): a tool the operator blocked
+        is not handed over, and ``call_tool`` refuses it."""
         pf = await self._preflight()
         await pf.recheck()
-        return list((await pf.list_tools()).tools)
+        tools = list((await pf.list_tools()).tools)
+        if getattr(self.inner, "tool_filter", None) is not None:
+            apply = getattr(self.inner, "_apply_tool_filter", None)
+            if not callable(apply):
+                raise RuntimeError(f"crawlcheck: MCP server {self.inner.name!r} has a tool_filter this wrapper cannot apply")
+            tools = list(await apply(tools, run_context, agent))
+            self._handed = {t.name for t in tools}
+        return tools
 
     async def call_tool(self, tool_name: str, arguments: Optional[Dict[str, Any]], meta: Optional[Dict[str, Any]] = None) -> Any:
+        if getattr(self.inner, "tool_filter", None) is not None and tool_name not in (self._handed or set()):
+            raise ToolFilterRefused(tool_name)
         pf = await self._preflight()
         rec, raw, _ = await pf._gate()
         if not pf._allowed(rec, tool_name):
