@@ -187,6 +187,7 @@ func (s *Service) routes() {
 		}
 		writeBytes(w, http.StatusOK, "application/json", d)
 	})
+	s.Handle("GET /api/v1/documents/{sha256}", "document", s.document)
 	s.Handle("GET /api/v1/openapi.json", "openapi", func(w http.ResponseWriter, r *http.Request) {
 		writeBytes(w, http.StatusOK, "application/json", OpenAPI())
 	})
@@ -666,6 +667,23 @@ func (s *Service) replay(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeBytes(w, http.StatusOK, "application/json", res)
+}
+
+// document answers a lockfile or receipt this service issued, by its digest
+// (audit, and replaying a receipt a host kept only the digest of). A digest
+// is not guessable: knowing it is having seen the document.
+func (s *Service) document(w http.ResponseWriter, r *http.Request) {
+	var d store.Document
+	err := s.timed("get_document", func() (err error) { d, err = s.cfg.Store.GetDocument(r.Context(), r.PathValue("sha256")); return })
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		s.problem(w, http.StatusNotFound, "not_found", "no document with that digest was issued here")
+	case err != nil:
+		s.fail(w, &storeError{err})
+	default:
+		w.Header().Set("X-Crawlcheck-Kind", d.Kind)
+		writeBytes(w, http.StatusOK, "application/json", d.Body)
+	}
 }
 
 // mustJSON marshals a plain value, without the HTML escaping of

@@ -198,6 +198,10 @@ func TestLockCheckDecideReplay(t *testing.T) {
 	if doc, err := e.st.GetDocument(context.Background(), rc.SHA256); err != nil || !bytes.Equal(doc.Body, d) {
 		t.Errorf("the decision receipt is not in the store by its digest: %v", err)
 	}
+	if got := e.ok("GET", "/api/v1/documents/{sha256}", "/api/v1/documents/"+rc.SHA256, nil); !bytes.Equal(got, d) {
+		t.Errorf("GET documents/%s answered another document", rc.SHA256)
+	}
+	e.problem("GET", "/api/v1/documents/{sha256}", "/api/v1/documents/"+strings.Repeat("0", 64), nil, 404, "not_found")
 	rules := e.ok("GET", "/api/v1/preflight/rules", "/api/v1/preflight/rules", nil)
 	var rs struct {
 		RulesSHA256 string `json:"rules_sha256"`
