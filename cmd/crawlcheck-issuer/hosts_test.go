@@ -309,4 +309,3 @@ func contains(xs []string, x string) bool {
 	}
 	return false
 }
-
