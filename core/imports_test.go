@@ -26,12 +26,12 @@ var coreImports = map[string]string{
 	"unsafe":        "zero-copy strings in the parser",
 	"sync":          "a buffer pool (no goroutines, no I/O)",
 	"crypto/sha256": "hashing",
-	"crypto/ed25519": "signing and verifying with keys the host supplies " +
-		"(ed25519 signatures are deterministic; GenerateKey is refused below)",
+	"crypto/subtle": "constant-time comparison (core/internal/ed25519)",
+	"math/bits":     "SHA-2's rotations (core/digest, core/internal/ed25519)",
+	"filippo.io/edwards25519": "Ed25519's group arithmetic for signing and verifying with keys " +
+		"the host supplies (core/internal/ed25519: signatures are deterministic; GenerateKey is refused below)",
 	"encoding/base64": "key and page encodings",
-	"encoding/hex":    "hash text",
 	"time":            "time values and RFC 3339 text (the clock itself is refused below)",
-	"github.com/cyberphone/json-canonicalization/go/src/webpki.org/jsoncanonicalizer": "RFC 8785 number formatting (the reference code)",
 }
 
 // testHelperImports may be imported by core/internal/coretest, the tests'

@@ -1,11 +1,10 @@
 package core
 
 import (
-	"crypto/ed25519"
-
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/internal/continuity"
+	"github.com/crawlcheck/verifier/core/internal/ed25519"
 	"github.com/crawlcheck/verifier/core/internal/lock"
 	"github.com/crawlcheck/verifier/core/internal/policy"
 	"github.com/crawlcheck/verifier/core/internal/req"
@@ -233,7 +232,7 @@ func signingKey(rd *req.Reader) (ed25519.PrivateKey, string) {
 	}
 	kid := rd.Str("key_id", false)
 	if kid == "" && !rd.Failed() {
-		kid = sig.OperatorKeyID(priv.Public().(ed25519.PublicKey))
+		kid = sig.OperatorKeyID(priv.Public())
 	}
 	return priv, kid
 }
@@ -245,7 +244,7 @@ func opPublicKey(r req.Obj) (canon.Value, error) {
 		return canon.Value{}, err
 	}
 	return canon.Obj(
-		canon.M("public_key", canon.Str(sig.EncodePublic(priv.Public().(ed25519.PublicKey)))),
+		canon.M("public_key", canon.Str(sig.EncodePublic(priv.Public()))),
 		canon.M("key_id", canon.Str(kid)),
 	), nil
 }

@@ -9,5 +9,5 @@
 //
 // Flags: -diff.n (differential cases, default 10,000), -diff.seed (first
 // case seed; a failure prints the seed that replays it), -update-abi
-// (rewrite wasm/exports.txt and wasm/imports.txt from the built module).
+// (rewrite wasm/exports.txt, wasm/imports.txt and wasm/packages.txt from the built module).
 package hosttest

@@ -19,7 +19,6 @@ package main
 
 import (
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"unsafe"
 
@@ -70,7 +69,7 @@ const gcBudget = 16 << 20
 // code: with one thread its stop-the-world is a few microseconds.
 var allocsAtGC uint64
 
-func init() { debug.SetGCPercent(800) }
+func init() { setGCPercent(800) }
 
 // collect runs a full collection if gcBudget bytes were allocated since
 // the last one it ran. runtime.GC blocks until the cycle and its sweep are
@@ -207,3 +206,12 @@ func errorEnvelope(code cerr.Code, msg string) []byte {
 	b = canon.AppendString(b, strings.ToValidUTF8(msg, "\uFFFD"))
 	return append(b, `},"ok":false}`...)
 }
+
+// setGCPercent is runtime/debug.SetGCPercent without runtime/debug, which
+// links fmt and os (and through fmt reflect) into the module for its stack
+// and build-info printers. The runtime defines this symbol itself for
+// runtime/debug (a push linkname in runtime/mgcpacer.go); if a Go release
+// drops it the module fails to link, it never runs with GOGC 100 unnoticed.
+//
+//go:linkname setGCPercent runtime/debug.setGCPercent
+func setGCPercent(percent int32) int32

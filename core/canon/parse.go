@@ -9,7 +9,6 @@ import (
 	"unsafe"
 
 	"github.com/crawlcheck/verifier/core/cerr"
-	jcs "github.com/cyberphone/json-canonicalization/go/src/webpki.org/jsoncanonicalizer"
 )
 
 // Parse parses one JSON document strictly. See the package comment for what
@@ -591,8 +590,8 @@ func (p *parser) number() (Value, error) {
 	if err != nil && !isRangeErr(err) {
 		return Value{}, p.fail(cerr.JSONSyntax, "invalid number %s", clip(text))
 	}
-	canonical, err := jcs.NumberToJSON(f)
-	if err != nil {
+	canonical, ok := formatNumber(f)
+	if !ok {
 		return Value{}, p.fail(cerr.JSONNumberOutOfRange, "number %s cannot be represented", clip(text))
 	}
 	return Value{kind: Number, s: canonical}, nil

@@ -2,7 +2,6 @@ package canon
 
 import (
 	"cmp"
-	"encoding/hex"
 	"slices"
 	"sync"
 	"unicode/utf8"
@@ -56,7 +55,7 @@ func SHA256Hex(v Value) string {
 	*buf = AppendCanonical((*buf)[:0], v)
 	sum := digest.Sum256(*buf)
 	scratch.Put(buf)
-	return hex.EncodeToString(sum[:])
+	return digest.Encode(sum[:])
 }
 
 // AppendCanonical appends the RFC 8785 bytes of v to dst.

@@ -1,17 +1,16 @@
 package continuity
 
 import (
-	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/crawlcheck/verifier/core/internal/coretest"
-
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/internal/coretest"
+	"github.com/crawlcheck/verifier/core/internal/ed25519"
 	"github.com/crawlcheck/verifier/core/internal/lock"
 	"github.com/crawlcheck/verifier/core/internal/policy"
 	"github.com/crawlcheck/verifier/core/internal/sig"
@@ -285,8 +284,8 @@ func mustDoc(t testing.TB, s string) canon.Value {
 func TestBaselineTrust(t *testing.T) {
 	issuer := ed25519.NewKeyFromSeed(make([]byte, 32))
 	operator := ed25519.NewKeyFromSeed([]byte(strings.Repeat("o", 32)))
-	opPub := operator.Public().(ed25519.PublicKey)
-	dir := &sig.Directory{Keys: []sig.Key{{ID: "cc-1", Public: issuer.Public().(ed25519.PublicKey), Status: sig.StatusActive}}}
+	opPub := operator.Public()
+	dir := &sig.Directory{Keys: []sig.Key{{ID: "cc-1", Public: issuer.Public(), Status: sig.StatusActive}}}
 	byIssuer := func(d string) string { return sig.Sign(issuer, "cc-1", lock.Kind, d) }
 	byOperator := func(d string) string { return sig.Sign(operator, sig.OperatorKeyID(opPub), lock.Kind, d) }
 

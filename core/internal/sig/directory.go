@@ -1,11 +1,11 @@
 package sig
 
 import (
-	"crypto/ed25519"
 	"time"
 
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/internal/ed25519"
 	"github.com/crawlcheck/verifier/core/timefmt"
 )
 

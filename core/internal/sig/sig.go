@@ -1,5 +1,5 @@
 // Package sig signs and verifies the core's documents (lockfiles, receipts)
-// with Ed25519 from the standard library.
+// with Ed25519 (core/internal/ed25519).
 //
 // A signed document carries "sha256", the hex SHA-256 of its canonical form
 // without "sha256" and "signature", and "signature", a string
@@ -15,9 +15,7 @@
 package sig
 
 import (
-	"crypto/ed25519"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"strings"
 	"time"
@@ -25,6 +23,7 @@ import (
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/digest"
+	"github.com/crawlcheck/verifier/core/internal/ed25519"
 )
 
 // Domain is the domain-separation prefix of every signed message.
@@ -106,7 +105,7 @@ func EncodePublic(pub ed25519.PublicKey) string { return base64.StdEncoding.Enco
 // OperatorKeyID names an operator key.
 func OperatorKeyID(pub ed25519.PublicKey) string {
 	sum := digest.Sum256(pub)
-	return OperatorPrefix + hex.EncodeToString(sum[:8])
+	return OperatorPrefix + digest.Encode(sum[:8])
 }
 
 // Sign returns the signature string for a document of kind whose digest is digestHex.

@@ -2,7 +2,6 @@ package sig
 
 import (
 	"bytes"
-	"crypto/ed25519"
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/base64"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/internal/ed25519"
 )
 
 func unhex(t testing.TB, s string) []byte {
@@ -98,7 +98,7 @@ func TestRFC8032Vectors(t *testing.T) {
 				t.Fatal(err)
 			}
 			pubB64 := base64.StdEncoding.EncodeToString(unhex(t, v.public))
-			if got := EncodePublic(priv.Public().(ed25519.PublicKey)); got != pubB64 {
+			if got := EncodePublic(priv.Public()); got != pubB64 {
 				t.Fatalf("public key %s, want %s", got, pubB64)
 			}
 			pub, err := PublicKey(pubB64)
@@ -136,10 +136,10 @@ func TestKeyDecoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(priv.Seed(), seed) {
+	if !bytes.Equal(priv[:32], seed) {
 		t.Error("seed not kept")
 	}
-	pub := priv.Public().(ed25519.PublicKey)
+	pub := priv.Public()
 	h := sha256.Sum256(pub)
 	if got, want := OperatorKeyID(pub), "op_"+hex.EncodeToString(h[:])[:16]; got != want {
 		t.Errorf("OperatorKeyID = %s, want %s", got, want)
@@ -161,7 +161,7 @@ func TestSignFormat(t *testing.T) {
 		t.Fatalf("signature string %q", s)
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(encoded)
-	if err != nil || !ed25519.Verify(priv.Public().(ed25519.PublicKey), []byte("crawlcheck.sig.v1:crawlcheck-mcp-lock:"+digest), raw) {
+	if err != nil || !ed25519.Verify(priv.Public(), []byte("crawlcheck.sig.v1:crawlcheck-mcp-lock:"+digest), raw) {
 		t.Error("the signature is not over the domain-separated message")
 	}
 	if KeyIDOf(s) != "k1:2026" || KeyIDOf("garbage") != "" {
@@ -178,21 +178,21 @@ var (
 	operator  = ed25519.NewKeyFromSeed(bytes.Repeat([]byte{6}, 32))
 	otherOp   = ed25519.NewKeyFromSeed(bytes.Repeat([]byte{8}, 32))
 	directory = &Directory{Issuer: "crawlcheck.io", Keys: []Key{
-		{ID: "cc-2026", Public: issuer.Public().(ed25519.PublicKey), Status: StatusActive, NotBefore: now.AddDate(-1, 0, 0), NotAfter: now.AddDate(1, 0, 0)},
-		{ID: "cc-2025", Public: retired.Public().(ed25519.PublicKey), Status: StatusRetired},
-		{ID: "cc-2027", Public: future.Public().(ed25519.PublicKey), Status: StatusActive, NotBefore: now.Add(time.Second)},
-		{ID: "cc-2024", Public: expired.Public().(ed25519.PublicKey), Status: StatusActive, NotAfter: now},
+		{ID: "cc-2026", Public: issuer.Public(), Status: StatusActive, NotBefore: now.AddDate(-1, 0, 0), NotAfter: now.AddDate(1, 0, 0)},
+		{ID: "cc-2025", Public: retired.Public(), Status: StatusRetired},
+		{ID: "cc-2027", Public: future.Public(), Status: StatusActive, NotBefore: now.Add(time.Second)},
+		{ID: "cc-2024", Public: expired.Public(), Status: StatusActive, NotAfter: now},
 	}}
 )
 
-func opID(k ed25519.PrivateKey) string { return OperatorKeyID(k.Public().(ed25519.PublicKey)) }
+func opID(k ed25519.PrivateKey) string { return OperatorKeyID(k.Public()) }
 
 func TestVerify(t *testing.T) {
 	const kind = "crawlcheck-mcp-lock"
 	d := canon.SHA256Hex(canon.Str("content"))
 	e := canon.SHA256Hex(canon.Str("edited"))
-	keys := Keys{Directory: directory, Operator: []ed25519.PublicKey{operator.Public().(ed25519.PublicKey)}}
-	onlyOther := Keys{Directory: directory, Operator: []ed25519.PublicKey{otherOp.Public().(ed25519.PublicKey)}}
+	keys := Keys{Directory: directory, Operator: []ed25519.PublicKey{operator.Public()}}
+	onlyOther := Keys{Directory: directory, Operator: []ed25519.PublicKey{otherOp.Public()}}
 	good := Sign(issuer, "cc-2026", kind, d)
 	for _, c := range []struct {
 		name                 string
@@ -259,8 +259,8 @@ func dirDoc(keys string) string {
 }
 
 func TestParseDirectory(t *testing.T) {
-	pub := base64.StdEncoding.EncodeToString(issuer.Public().(ed25519.PublicKey))
-	pub2 := base64.StdEncoding.EncodeToString(retired.Public().(ed25519.PublicKey))
+	pub := base64.StdEncoding.EncodeToString(issuer.Public())
+	pub2 := base64.StdEncoding.EncodeToString(retired.Public())
 	key := func(extra string) string {
 		return `{"kid":"cc-2026","alg":"ed25519","public_key":"` + pub + `","status":"active"` + extra + `}`
 	}
@@ -276,7 +276,7 @@ func TestParseDirectory(t *testing.T) {
 	k, ok := d.Lookup("cc-2026")
 	if d.Issuer != "crawlcheck.io" || len(d.Keys) != 2 || !ok || k.Status != StatusActive ||
 		!k.NotBefore.Equal(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) || !k.NotAfter.Equal(time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)) ||
-		!bytes.Equal(k.Public, issuer.Public().(ed25519.PublicKey)) {
+		!bytes.Equal(k.Public, issuer.Public()) {
 		t.Errorf("read %+v", d)
 	}
 	if k, _ := d.Lookup("cc-2025"); k.Status != StatusRetired || !k.NotBefore.IsZero() || !k.NotAfter.IsZero() {

@@ -1,6 +1,6 @@
 package sig
 
-import "crypto/ed25519"
+import "github.com/crawlcheck/verifier/core/internal/ed25519"
 
 // SignedBy reports whether signature (a signature string) is pub's
 // signature over a document of kind whose stored digest is digestHex.

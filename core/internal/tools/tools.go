@@ -19,7 +19,6 @@
 package tools
 
 import (
-	"encoding/hex"
 	"slices"
 
 	"github.com/crawlcheck/verifier/core/internal/sorting"
@@ -117,7 +116,7 @@ func IsAbsentPart(partHash string) bool { return partHash == nullPartHash }
 
 func hashHex(b []byte) string {
 	sum := digest.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	return digest.Encode(sum[:])
 }
 
 // Hash validates and hashes a JSON array of tool objects, in order.
