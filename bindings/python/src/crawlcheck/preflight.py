@@ -214,6 +214,14 @@ class _Tap:
         #: awaited with the tool's name before any message with method
         #: tools/call leaves (the preflight's gate); it raises to refuse.
         self.admit: Optional[Callable[[Any], Awaitable[None]]] = None
+        #: the transport's read stream ended (the server exited, or the
+        #: transport's reader died: mcp 1.x stdio on invalid UTF-8)
+        self.ended = False
+
+    def end(self) -> None:
+        """Records that the session's read stream ended."""
+        self.ended = True
+        self._notify()
 
     def _notify(self) -> None:
         if self._wake is not None:
@@ -298,7 +306,11 @@ class _ReadTap:
     async def receive(self) -> Any:
         if self._tap.oversize:
             raise anyio.EndOfStream
-        item = await self._inner.receive()
+        try:
+            item = await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._tap.end()
+            raise
         if self._tap.over(item):
             raise anyio.EndOfStream
         self._tap.on_receive(item)
@@ -392,7 +404,11 @@ def _attach_tap(session: Any, tap: _Tap) -> None:
     async def tapped_receive() -> Any:
         if tap.oversize:
             raise anyio.EndOfStream
-        item = await receive()
+        try:
+            item = await receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            tap.end()
+            raise
         if tap.over(_unwrap(item)):
             raise anyio.EndOfStream
         tap.on_receive(_unwrap(item))
@@ -811,6 +827,17 @@ class McpPreflight:
             obs.failure = "check_timeout"
             obs.failure_detail = f"tools/list page {len(obs.pages) + 1}: timed out after {self.timeout:g}s: {e}"
             return obs, seen
+        except anyio.get_cancelled_exc_class():
+            if not self._tap.ended:
+                raise
+            # The transport died mid-listing (mcp 1.x's stdio reader on one
+            # invalid UTF-8 byte) and its task group cancels the session's
+            # body, this check too: the record is still made, shielded.
+            obs.failure = "server_unavailable"
+            obs.failure_detail = f"tools/list page {len(obs.pages) + 1}: the transport ended the session mid-listing"
+            with anyio.CancelScope(shield=True):
+                await self._settle(obs, seen)
+            raise
         raise AssertionError("unreachable: the loop returns")
 
     async def _fetch_page(self, cursor: Optional[str]) -> Tuple[Optional[bytes], str, str]:
@@ -853,6 +880,9 @@ class McpPreflight:
                 if tap.oversize:
                     tg.cancel_scope.cancel()
                     return None, FAILURE_TOO_LARGE, tap.oversize
+                if tap.ended:
+                    tg.cancel_scope.cancel()
+                    return None, "server_unavailable", "the transport ended the session before the answer"
                 if "ok" in state or "err" in state:
                     err = state.get("err")
                     if rid is None and err is None:
