@@ -93,6 +93,7 @@ bench-python: python-wheel
 test-python: python-wheel $(VENV1)/.installed
 	$(GO) build -o $(BUILD)/mcpserver ./hosttest/mcpserver
 	$(GO) build -o $(BUILD)/issuer ./hosttest/issuer
+	$(GO) build -o $(BUILD)/crawlcheck-issuer ./cmd/crawlcheck-issuer
 	$(GO) build -o $(BUILD)/crawlcheck ./cmd/crawlcheck
 	rm -rf $(ABUILD)/py-fresh && $(PYTHON) -m venv $(ABUILD)/py-fresh
 	$(ABUILD)/py-fresh/bin/pip install -q --no-index $(WHEELS)/crawlcheck-*.whl

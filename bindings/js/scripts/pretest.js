@@ -10,6 +10,7 @@ execFileSync(process.execPath, [fileURLToPath(new URL("./copy-wasm.js", import.m
 for (const [out, pkg] of [
   ["build/mcpserver", "./hosttest/mcpserver"],
   ["build/issuer", "./hosttest/issuer"],
+  ["build/crawlcheck-issuer", "./cmd/crawlcheck-issuer"],
   ["build/crawlcheck", "./cmd/crawlcheck"],
 ]) {
   execFileSync(process.env.GO ?? "go", ["build", "-o", out, pkg], { cwd: root, stdio: "inherit" });

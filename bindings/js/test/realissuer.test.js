@@ -1,0 +1,102 @@
+// The service path against crawlcheck-issuer itself (cmd/crawlcheck-issuer,
+// fresh keys, its real clock), not the test issuer: a verified baseline from
+// GET /api/v1/mcp/lock?url= of a real server, a receipt the guard accepts and
+// its replay, the service down → the local fallback, and a whole key
+// rotation followed through the live directory. The CLI and Go walk the same
+// (cmd/crawlcheck-issuer/hosts_test.go).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { ROOT, tempDir, writeScenario, startHttp, sdk, names, TOOLS } from "./helpers.js";
+import { withPreflight } from "../src/index.js";
+
+const BIN = join(ROOT, "build", "crawlcheck-issuer");
+
+async function serve(t, keys) {
+  const child = spawn(BIN, ["serve", "--dir", keys, "--listen", "127.0.0.1:0", "--allow-http", "--allow-private", "127.0.0.1/32"], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const stop = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+  };
+  t.after(stop);
+  const url = await new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout }).once("line", resolve);
+    child.once("exit", (c) => reject(new Error(`crawlcheck-issuer exited (${c})`)));
+  });
+  return { url, stop };
+}
+
+async function stack(t) {
+  const dir = tempDir(t);
+  const keys = join(dir, "keys");
+  execFileSync(BIN, ["keys", "init", "--dir", keys, "--issuer", "issuer.test"]);
+  const server = await startHttp(t, writeScenario(dir, { tools: TOOLS }));
+  return { dir, keys, server, iss: await serve(t, keys) };
+}
+
+async function body(resp, what) {
+  const b = new Uint8Array(await resp.arrayBuffer());
+  assert.equal(resp.status, 200, `${what}: ${resp.status} ${new TextDecoder().decode(b)}`);
+  return b;
+}
+const get = async (url) => body(await fetch(url), url);
+const post = async (url, req) => body(await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(req) }), url);
+
+/** One withPreflight session against st's server; its first record. */
+async function check(t, st, lock, keyDirectory) {
+  const { Client, StreamableHTTPClientTransport } = await sdk(1);
+  const lockPath = join(tempDir(t), "crawlcheck.lock.json");
+  writeFileSync(lockPath, lock);
+  const client = withPreflight(new Client({ name: "crawlcheck-js-test", version: "1.0.0" }), {
+    lock: lockPath,
+    continuity: { keyDirectory, issuer: { url: st.iss.url, timeout: 3000 }, timeout: 5000 },
+  });
+  t.after(() => client.close().catch(() => {}));
+  await client.connect(new StreamableHTTPClientTransport(new URL(st.server.url)));
+  await client.close();
+  return client.continuity.record;
+}
+
+const trust = (rec) => rec.json.baseline.trust + (rec.json.baseline.trust_reason ? `/${rec.json.baseline.trust_reason}` : "");
+
+test("against crawlcheck-issuer: a verified baseline, a receipt guard accepts and replays, service down → local fallback", async (t) => {
+  const st = await stack(t);
+  const lock = await get(`${st.iss.url}/api/v1/mcp/lock?url=${encodeURIComponent(st.server.url)}`);
+  const dir = await get(`${st.iss.url}/api/v1/keys`);
+  const rec = await check(t, st, lock, dir);
+  assert.equal(rec.effect, "proceed", names(rec).join());
+  assert.equal(trust(rec), "verified");
+  assert.equal(rec.json.issuer.policy_result, "proceed");
+  assert.equal(rec.json.issuer.evidence_level, "C");
+  const receipt = await get(`${st.iss.url}/api/v1/documents/${rec.json.issuer.receipt.sha256}`);
+  const replay = JSON.parse(new TextDecoder().decode(await post(`${st.iss.url}/api/v1/preflight/replay`, { receipt: JSON.parse(new TextDecoder().decode(receipt)) })));
+  assert.equal(replay.reproducible, true);
+
+  st.iss.stop();
+  await new Promise((r) => setTimeout(r, 200));
+  const down = await check(t, st, lock, dir);
+  assert.equal(down.effect, "pause");
+  assert.ok(names(down).includes("service_unavailable") && names(down).includes("unchanged"), names(down).join());
+});
+
+test("a key rotation through the live directory: verified → overlap → retired_key → resign → verified", async (t) => {
+  const st = await stack(t);
+  const lock = await get(`${st.iss.url}/api/v1/mcp/lock?url=${encodeURIComponent(st.server.url)}`);
+  const step = async (what, lockBytes, want) => {
+    const rec = await check(t, st, lockBytes, await get(`${st.iss.url}/api/v1/keys`));
+    assert.equal(trust(rec), want, `${what}: ${names(rec).join()}`);
+  };
+  await step("before", lock, "verified");
+  const { keys } = JSON.parse(new TextDecoder().decode(await get(`${st.iss.url}/api/v1/keys`)));
+  execFileSync(BIN, ["keys", "rotate", "--dir", st.keys, "--overlap", "1h"]);
+  await new Promise((r) => setTimeout(r, 1100)); // the new key's not_before is to the second
+  await step("overlap", lock, "verified");
+  execFileSync(BIN, ["keys", "retire", "--dir", st.keys, "--kid", keys[0].kid]);
+  await step("retired", lock, "untrusted/retired_key");
+  const resigned = await post(`${st.iss.url}/api/v1/mcp/lock/resign`, { lock: new TextDecoder().decode(lock) });
+  await step("resigned", resigned, "verified");
+});

@@ -1,0 +1,119 @@
+"""The service path against crawlcheck-issuer itself (cmd/crawlcheck-issuer,
+fresh keys, its real clock), not the test issuer: a verified baseline from
+GET /api/v1/mcp/lock?url= of a real server, a receipt the guard accepts and
+its replay, the service down → the local fallback, and a whole key rotation
+followed through the live directory. The CLI, Go and JS walk the same
+(cmd/crawlcheck-issuer/hosts_test.go, bindings/js/test/realissuer.test.js)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Dict, Iterator
+
+import pytest
+from servers import BUILD, _start, _stop
+from test_preflight import observations, server
+
+from crawlcheck.preflight import Issuer
+
+pytestmark = pytest.mark.anyio
+
+BIN = os.environ.get("CRAWLCHECK_ISSUER_SERVICE", str(BUILD / "crawlcheck-issuer"))
+TOOLS = [
+    {"name": "get_item", "description": "Reads an item.", "inputSchema": {"type": "object"}},
+    {"name": "list_items", "description": "Lists the items.", "inputSchema": {"type": "object"}},
+]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@contextmanager
+def issuer_service(keys: Path) -> Iterator[str]:
+    p, url = _start([BIN, "serve", "--dir", str(keys), "--listen", "127.0.0.1:0", "--allow-http", "--allow-private", "127.0.0.1/32"])
+    try:
+        yield url
+    finally:
+        _stop(p)
+
+
+def get(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=10) as r:
+        assert r.status == 200
+        body: bytes = r.read()
+        return body
+
+
+def post(url: str, req: Dict[str, Any]) -> bytes:
+    r = urllib.request.Request(url, data=json.dumps(req).encode(), method="POST", headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(r, timeout=10) as resp:
+        assert resp.status == 200
+        body: bytes = resp.read()
+        return body
+
+
+def trust(rec: Dict[str, Any]) -> str:
+    b = rec["baseline"]
+    return str(b["trust"]) + (f"/{b['trust_reason']}" if b.get("trust_reason") else "")
+
+
+async def check(srv: Any, tmp: Path, lock: bytes, directory: bytes, iss: str) -> Dict[str, Any]:
+    path = tmp / f"lock-{time.monotonic_ns()}.json"
+    path.write_bytes(lock)
+    async with srv.session(path, now=lambda: datetime.now(timezone.utc), key_directory=directory, issuer=Issuer(url=iss, timeout=3.0)) as s:
+        await s.initialize()
+        assert s.record is not None
+        rec: Dict[str, Any] = s.record
+        return rec
+
+
+def init_keys(tmp: Path) -> Path:
+    keys = tmp / "keys"
+    subprocess.run([BIN, "keys", "init", "--dir", str(keys), "--issuer", "issuer.test"], check=True, capture_output=True)
+    return keys
+
+
+async def test_against_crawlcheck_issuer(tmp_path: Path) -> None:
+    keys = init_keys(tmp_path)
+    async with server("http", tmp_path, tools=TOOLS) as srv:
+        with issuer_service(keys) as iss:
+            lock = get(iss + "/api/v1/mcp/lock?url=" + urllib.parse.quote(srv.url, safe=""))
+            directory = get(iss + "/api/v1/keys")
+            rec = await check(srv, tmp_path, lock, directory, iss)
+            assert rec["effect"] == "proceed" and trust(rec) == "verified", rec
+            assert rec["issuer"]["policy_result"] == "proceed" and rec["issuer"]["evidence_level"] == "C", rec["issuer"]
+            receipt = json.loads(get(iss + "/api/v1/documents/" + rec["issuer"]["receipt"]["sha256"]))
+            assert json.loads(post(iss + "/api/v1/preflight/replay", {"receipt": receipt}))["reproducible"] is True
+        down = await check(srv, tmp_path, lock, directory, iss)
+        assert down["effect"] == "pause", down
+        assert "service_unavailable" in observations(down) and "unchanged" in observations(down), observations(down)
+
+
+async def test_rotation_through_the_live_directory(tmp_path: Path) -> None:
+    keys = init_keys(tmp_path)
+    async with server("http", tmp_path, tools=TOOLS) as srv:
+        with issuer_service(keys) as iss:
+            lock = get(iss + "/api/v1/mcp/lock?url=" + urllib.parse.quote(srv.url, safe=""))
+
+            async def step(what: str, lock_bytes: bytes, want: str) -> None:
+                rec = await check(srv, tmp_path, lock_bytes, get(iss + "/api/v1/keys"), iss)
+                assert trust(rec) == want, (what, observations(rec))
+
+            await step("before", lock, "verified")
+            first = json.loads(get(iss + "/api/v1/keys"))["keys"][0]["kid"]
+            subprocess.run([BIN, "keys", "rotate", "--dir", str(keys), "--overlap", "1h"], check=True, capture_output=True)
+            time.sleep(1.1)  # the new key's not_before is to the second
+            await step("overlap", lock, "verified")
+            subprocess.run([BIN, "keys", "retire", "--dir", str(keys), "--kid", first], check=True, capture_output=True)
+            await step("retired", lock, "untrusted/retired_key")
+            await step("resigned", post(iss + "/api/v1/mcp/lock/resign", {"lock": lock.decode()}), "verified")
