@@ -50,6 +50,9 @@ func init() {
 		"escape_text":        opEscapeText,
 		"approve":            opApprove,
 		"endpoint":           opEndpoint,
+		"log_entry":          opLogEntry,
+		"log_verify":         opLogVerify,
+		"log_consistency":    opLogConsistency,
 	} {
 		ops[name] = fn
 	}

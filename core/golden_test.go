@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -102,6 +103,7 @@ func continuityCases(t testing.TB) []goldenCase {
 
 	// The 14 failure classes in each mode.
 	directory := keyDirectory(t)
+	lf := newLogFixture(t)
 	issuer := loadKey(t, "test-issuer")
 	signed := signDoc(t, lock, issuer, true)
 	edited := deepCopy(signed)
@@ -152,6 +154,12 @@ func continuityCases(t testing.TB) []goldenCase {
 		{"decision_refused", evidence("decision_refused", obj{"decision": "block"})},
 		{"baseline_untrusted", func(mode string) obj {
 			return with(continuityRequest(edited, one(base), mode), "key_directory", directory)
+		}},
+		{"log_proof_invalid", func(mode string) obj {
+			return lf.check(t, mode, obj{"proof": strings.Replace(lf.proof(12), "index 9\n", "index 8\n", 1)})
+		}},
+		{"log_inconsistent", func(mode string) obj {
+			return lf.check(t, mode, obj{"proof": lf.proof(12), "checkpoint": lf.fork.Checkpoint(10, lf.issuer), "consistency": lf.consistency(10, 12)})
 		}},
 	}
 	for _, f := range failures {
@@ -206,6 +214,12 @@ func continuityCases(t testing.TB) []goldenCase {
 	add("the issuer agreed, and the record names its receipt", with(issuerCheck, "issuer", obj{"url": "https://issuer.example/api/v1/mcp/lock/check", "guard": answer}))
 	add("the issuer could not be asked: local fallback", with(with(issuerCheck, "issuer", obj{"url": "https://issuer.example/api/v1/mcp/lock/check", "unavailable": "connect: connection refused"}),
 		"evidence", []any{obj{"observation": "service_unavailable", "detail": obj{"fallback": "local_comparison"}}}))
+	add("the lockfile is in the issuer's log", lf.check(t, "enforce", obj{"proof": lf.proof(12)}))
+	add("the log grew consistently since the kept checkpoint", lf.check(t, "enforce", obj{"proof": lf.proof(12), "checkpoint": lf.checkpoint(10), "consistency": lf.consistency(10, 12)}))
+	add("the kept checkpoint is newer than the proof's", lf.check(t, "enforce", obj{"proof": lf.proof(12), "checkpoint": lf.checkpoint(16), "consistency": lf.consistency(12, 16)}))
+	add("a log proof for an unsigned lockfile", with(with(continuityRequest(lock, one(base), "enforce"), "key_directory", directory), "log", obj{"proof": lf.proof(12)}))
+	add("a log checkpoint signed by the retired key", lf.check(t, "enforce", obj{"proof": lf.log.Proof(lockIndex, 12, lf.retired)}))
+	add("the log proof and a rug pull", with(lf.check(t, "enforce", obj{"proof": lf.proof(12)}), "observed", with(continuityRequest(lock, one(rugPull(base)), "enforce")["observed"].(obj), "endpoint", fixtureURL)))
 	agentgate := agentgateDoc(t, base)
 	add("agentgate baseline cannot see annotations", continuityRequest(agentgate, one(annotationFlip(base)), "enforce"))
 	add("agentgate baseline sees a rug pull", continuityRequest(agentgate, one(rugPull(base)), "enforce"))

@@ -374,6 +374,7 @@ func continuityInput(r req.Obj) (continuity.Input, error) {
 		rd.Fail(cerr.New(cerr.BadRequest, "%s must be 64 lowercase hex digits", rd.Field("prev_record_sha256")))
 	}
 	in.Refreshed = rd.Bool("refreshed")
+	in.Log = logInputOf(rd)
 	if err := rd.Err(); err != nil {
 		return in, err
 	}

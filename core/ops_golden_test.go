@@ -215,6 +215,7 @@ func opVectors(t testing.TB) []opVector {
 	vs = append(vs, nullDescriptionVectors()...)
 	vs = append(vs, tooManyPagesVectors(t)...)
 	vs = append(vs, hostFactVectors(t)...)
+	vs = append(vs, logVectors(t)...)
 	return append(vs, exampleVectors(t)...)
 }
 

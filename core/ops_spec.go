@@ -70,6 +70,20 @@ var (
 		may("failure", "string", "`server_unavailable`, `check_timeout`, `capture_failed` (the host's MCP SDK answered without a `tools/list` on the wire; recorded as `server_unavailable` with `capture_failed: ` leading the detail) or `answer_too_large` (the server sent a frame past the host's answer limit, which the host cut off; recorded as `server_unavailable`, the detail worded by the core from the limit): why there are no pages"),
 		may("failure_detail", "string", "what the host saw of the failure; for `answer_too_large`, the limit in bytes as a positive decimal integer"),
 	}
+	// logResult are the members of a record's log and of log_verify's answer.
+	logResult = []Field{
+		need("included", "bool", "the entry is in the tree the proof's checkpoint commits to"),
+		need("index", "number or null", "the entry's index, when included"),
+		need("checkpoint", "object or null", "the proof's checkpoint when it verified: `{origin, size, root_hash, key_id}`"),
+		need("consistent", "bool or null", "with a kept checkpoint: the two are of one history (null: none kept, or the proof failed first)"),
+		need("reason", "string or null", "why not (docs/log.md)"),
+		need("keep", "string or null", "the checkpoint the host keeps from now on: the larger of two consistent ones, else the one it kept"),
+	}
+	logVerdict = []Field{
+		need("valid", "bool", "included, and consistent with any kept checkpoint"),
+		need("observation", "string or null", "`log_proof_invalid` or `log_inconsistent` when not valid"),
+		need("detail", "string or null", "why, in words"),
+	}
 	evidenceFields  = []Field{need("observation", "string", "an observation a host may report"), may("detail", "any JSON", "")}
 	pinnedKeyFields = []Field{need("kid", "string", ""), need("public_key", "string", "base64 Ed25519 public key")}
 	seenNonceFields = []Field{need("nonce", "string", ""), need("expires_at", "time", "")}
@@ -104,6 +118,7 @@ var continuityRequestFields = concat([]Field{
 	may("issuer", "object `{url, guard?, step?, error?, unavailable?}`", "what the issuer asked said: `guard` (its answer, judged), or `step` (`key_directory` or `lock_check`) and `error` (the host's text of what failed) when it gave none, which also adds the evidence `service_unavailable` with detail `{issuer, operation, step, error, fallback}`; `unavailable` (text only, no evidence) is the older form"),
 	may("prev_record_sha256", "string", "chains the record to the one before it"),
 	may("refreshed", "bool", "the one re-check a refresh effect asks for"),
+	may("log", "object `{"+joinNames(logFields)+"}`", "the issuer's transparency-log proof for the lockfile (docs/log.md); needs `key_directory`. A proof that does not verify adds `log_proof_invalid`, a checkpoint not consistent with the kept one `log_inconsistent`"),
 })
 
 func concat(groups ...[]Field) []Field {
@@ -261,6 +276,7 @@ var opSpecs = []OpSpec{
 			need("exceptions", "object", "`{applied, expired}`"),
 			need("issuer", "object or null", ""),
 			need("engine", "object", "`{version, rules_sha256}`"),
+			may("log", "object", "when the request gave `log`: `{"+joinNames(logResult)+"}`"),
 			may("prev_record_sha256", "string", "when the request chained it"),
 			need("record_sha256", "string", "SHA-256 of the canonical record without this member"),
 		}},
@@ -295,6 +311,34 @@ var opSpecs = []OpSpec{
 			may("not_changed", "array of strings", "refused: names with no change"),
 			may("reason", "string", "refused: why, for a person"),
 		}},
+	{Name: "log_entry", Summary: "The transparency-log entry of a signed document (docs/log.md): canonical JSON `{kind: \"crawlcheck-log-entry\", v: 1, type, sha256, signature, subject}`, the document's kind, digest and signature and the endpoint it is about, never its tools; the issuer appends exactly these bytes.",
+		Request: []Field{
+			may("document", "document", "a signed lockfile or receipt (give `document` or `entry`)"),
+			may("entry", "string", "an entry's text as the log holds it"),
+		},
+		Result: []Field{
+			need("entry", "string", "the entry's bytes"),
+			need("leaf_hash", "string", "base64 of SHA-256(0x00 || entry), the entry's leaf in the tree"),
+		}},
+	{Name: "log_verify", Summary: "Verifies a tlog-proof: its checkpoint is a signed note of the log `<key directory issuer>/log` by a directory key that may vouch at `now`, and the entry is at its index under the checkpoint's root (RFC 6962); with a kept checkpoint, that the two are consistent. Failing is an answer: `valid` false with the observation a check records.",
+		Request: concat([]Field{
+			may("document", "document", "the signed lockfile or receipt the proof is for (give `document` or `entry`)"),
+			may("entry", "string", "the entry's text"),
+			need("now", "time", "the time keys are judged at"),
+			need("key_directory", "document", "the issuer's key directory"),
+		}, logFields),
+		Result: concat(logResult, logVerdict),
+	},
+	{Name: "log_consistency", Summary: "Verifies a checkpoint the log serves now (`new`, a signed note) and, with a kept checkpoint, that one tree is a prefix of the other by the consistency proof: what a monitor asks at every poll.",
+		Request: []Field{
+			need("new", "string", "the checkpoint the log serves (GET /log/checkpoint)"),
+			may("checkpoint", "string", "the checkpoint kept"),
+			may("consistency", "array of strings", "base64 hashes: the consistency proof between the two trees, smaller to larger"),
+			need("now", "time", "the time keys are judged at"),
+			need("key_directory", "document", "the issuer's key directory"),
+		},
+		Result: concat(logResult[2:], logVerdict),
+	},
 	{Name: "endpoint", Summary: "The endpoint string a record carries: an http(s) URL as given, or `stdio:` and the command line, each argument left bare when made only of ASCII letters, digits and `@%+=:,./-_` and otherwise single-quoted with each `'` written `'\"'\"'` (Python's `shlex.quote`), `argv0` as typed.",
 		Request: []Field{
 			may("url", "string", "an http or https URL with a host (give `url` or `command`)"),

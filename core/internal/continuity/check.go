@@ -166,6 +166,7 @@ type Input struct {
 	Issuer                canon.Value      // what the issuer asked said (IssuerTrace); null when none was asked
 	PrevRecordSHA256      string
 	Refreshed             bool
+	Log                   *LogInput // the issuer's log proof for the lockfile; nil when none was given
 }
 
 // Trust is the baseline's verification.
@@ -289,6 +290,7 @@ func runCheck(in Input) (*check, policy.Decision, error) {
 		c.blind = append(c.blind, tools.Members...)
 	}
 	c.judgeBaseline()
+	c.log = c.judgeLog()
 	c.judgeServer()
 	c.compare()
 	c.judgeHandshake()
@@ -320,6 +322,7 @@ type check struct {
 	cov     *lock.Coverage // the baseline's coverage when it may be used
 	changed bool           // any difference was seen in what was compared
 	blind   []string       // members and server facts not compared (the record's blind_parts, after the baseline's own)
+	log     canon.Value    // the record's log member; the zero Value when no proof was given
 }
 
 func (c *check) add(o policy.Observation, tool, part, toolSHA string, detail canon.Value) {

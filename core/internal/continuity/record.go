@@ -152,6 +152,9 @@ func (c *check) record(d policy.Decision) canon.Value {
 			canon.M("rules_sha256", canon.Str(policy.RulesSHA256())),
 		)),
 	)
+	if in.Log != nil {
+		ms = append(ms, canon.M("log", c.log))
+	}
 	if in.PrevRecordSHA256 != "" {
 		ms = append(ms, canon.M("prev_record_sha256", canon.Str(in.PrevRecordSHA256)))
 	}

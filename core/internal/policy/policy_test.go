@@ -46,11 +46,13 @@ var spec4 = [][2]string{
 	{"instructions_changed", "pause"},
 	{"server_info_changed", "proceed"},
 	{"handshake_malformed", "pause"},
+	{"log_proof_invalid", "deny"},
+	{"log_inconsistent", "deny"},
 }
 
 func TestRulesAreSpec4(t *testing.T) {
-	if len(Rules) != 31 {
-		t.Fatalf("%d rules, want 31", len(Rules))
+	if len(Rules) != 33 {
+		t.Fatalf("%d rules, want 33", len(Rules))
 	}
 	for i, row := range spec4 {
 		r := Rules[i]
@@ -66,7 +68,7 @@ func TestRulesAreSpec4(t *testing.T) {
 	}
 	// The spec names these the integrity class; the tool observations are
 	// the ones pause_tool can withhold alone.
-	for _, o := range []Observation{SignatureInvalid, KeyUnknown, KeyRetired, ServerIdentityMismatch, DecisionRefused, BaselineUntrusted} {
+	for _, o := range []Observation{SignatureInvalid, KeyUnknown, KeyRetired, ServerIdentityMismatch, DecisionRefused, BaselineUntrusted, LogProofInvalid, LogInconsistent} {
 		if r, _ := RuleOf(o); r.Class != ClassIntegrity {
 			t.Errorf("%s is class %s, want integrity", o, r.Class)
 		}
@@ -112,7 +114,7 @@ func TestRulesSHA256(t *testing.T) {
 		t.Error("rules_sha256 is not the hash of the canonical rule table")
 	}
 	obs, _ := RulesValue().Get("observations")
-	if len(obs.Elems()) != 31 {
+	if len(obs.Elems()) != 33 {
 		t.Errorf("%d observations in the rule table", len(obs.Elems()))
 	}
 	for i, row := range obs.Elems() {
@@ -139,7 +141,7 @@ func TestDefault(t *testing.T) {
 		t.Error("sha256 of the default policy")
 	}
 	eff, _ := DefaultDocument().Get("effects")
-	if len(eff.Members()) != 31 {
+	if len(eff.Members()) != 33 {
 		t.Errorf("the default document writes %d effects", len(eff.Members()))
 	}
 }

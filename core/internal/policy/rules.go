@@ -47,7 +47,8 @@ func (o Observation) String() string { return string(o) }
 
 // The 21 observations of spec §4, then those of the coverage extension
 // (issue 18: every member a model or client reads), which entered with the
-// default policy crawlcheck-default-2.
+// default policy crawlcheck-default-2. The transparency log's two
+// (docs/log.md) entered with the same version.
 const (
 	Unchanged              Observation = "unchanged"
 	ToolAdded              Observation = "tool_added"
@@ -81,6 +82,8 @@ const (
 	InstructionsChanged   Observation = "instructions_changed"
 	ServerInfoChanged     Observation = "server_info_changed"
 	HandshakeMalformed    Observation = "handshake_malformed"
+	LogProofInvalid       Observation = "log_proof_invalid"
+	LogInconsistent       Observation = "log_inconsistent"
 )
 
 // Classes of observations.
@@ -142,6 +145,9 @@ var Rules = []Rule{
 	{InstructionsChanged, Pause, ClassInterface, ScopeSession, "the server's instructions (which clients put into the model's context) changed: the session waits for re-approval"},
 	{ServerInfoChanged, Proceed, ClassInterface, ScopeSession, "the server's self-reported serverInfo changed: recorded, never trusted for identity"},
 	{HandshakeMalformed, Pause, ClassAvailability, ScopeSession, "the handshake's result could not be parsed: its serverInfo and instructions were not compared"},
+	// The transparency log (crawlcheck-default-2, docs/log.md).
+	{LogProofInvalid, Deny, ClassIntegrity, ScopeSession, "the issuer's transparency-log proof for the approved lockfile does not verify: it may have signed a list it did not publish"},
+	{LogInconsistent, Deny, ClassIntegrity, ScopeSession, "the log's checkpoint is not consistent with the one this host kept: the log showed it another history"},
 }
 
 // RuleOf returns the rule of an observation.

@@ -1,0 +1,156 @@
+package core
+
+import (
+	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/internal/continuity"
+	"github.com/crawlcheck/verifier/core/internal/policy"
+	"github.com/crawlcheck/verifier/core/internal/req"
+	"github.com/crawlcheck/verifier/core/internal/sig"
+	"github.com/crawlcheck/verifier/core/internal/tlog"
+)
+
+// The transparency log's ops (docs/log.md): the entry of a signed document,
+// an entry's inclusion proof and a checkpoint's consistency with the one a
+// host kept. A proof that does not verify is an answer (valid false, with
+// the observation a check records), never an error: a server's or issuer's
+// fault is an observation.
+
+// logFields are the members of continuity_check's log, and the like
+// members of log_verify.
+var logFields = []Field{
+	need("proof", "string", "the tlog-proof (c2sp.org/tlog-proof) the issuer's signing answer carried for the lockfile"),
+	may("checkpoint", "string", "the newest checkpoint the host kept (a signed note, as the last check's `log.keep` gave it)"),
+	may("consistency", "array of strings", "base64 hashes: the consistency proof between the kept checkpoint's tree and the proof's, smaller to larger"),
+}
+
+// logDirectory reads the required key directory the log's checkpoints are
+// verified with.
+func logDirectory(rd *req.Reader) *sig.Directory {
+	doc := rd.RequiredDoc("key_directory")
+	if rd.Failed() {
+		return nil
+	}
+	d, err := sig.ParseDirectory(doc)
+	rd.In("key_directory", err)
+	return d
+}
+
+// logInputOf reads continuity_check's log member.
+func logInputOf(rd *req.Reader) *continuity.LogInput {
+	o, ok := rd.Object("log")
+	if !ok || !rd.Fail(o.Only(names(logFields)...)) {
+		return nil
+	}
+	if !rd.Has("key_directory") {
+		rd.Fail(cerr.New(cerr.BadRequest, "%s needs key_directory: the log's checkpoints are verified with the issuer's keys", rd.Field("log")))
+		return nil
+	}
+	lr := o.Read()
+	in := &continuity.LogInput{Proof: lr.Str("proof", true), Kept: lr.Str("checkpoint", false), Consistency: lr.Strings("consistency")}
+	rd.Fail(lr.Err())
+	return in
+}
+
+// documentEntry reads the entry a log op is about: document (a signed
+// lockfile or receipt, whose entry the core writes) or entry (the entry's
+// text as the log holds it), exactly one.
+func documentEntry(rd *req.Reader) []byte {
+	switch hasDoc, hasEntry := rd.Has("document"), rd.Has("entry"); {
+	case rd.Failed():
+	case hasDoc == hasEntry:
+		rd.Fail(cerr.New(cerr.BadRequest, "give %s or %s, exactly one", rd.Field("document"), rd.Field("entry")))
+	case hasEntry:
+		return []byte(rd.Str("entry", true))
+	default:
+		doc := rd.RequiredDoc("document")
+		if rd.Failed() {
+			return nil
+		}
+		e, ok := tlog.Entry(doc)
+		switch stored, _ := doc.Get("sha256"); {
+		case !ok:
+			rd.Fail(cerr.New(cerr.BadRequest, "%s must be a signed document: an object with string kind, sha256 and signature", rd.Field("document")))
+		case stored.String() != canon.Str(sig.Digest(doc)).String():
+			// The log holds the signed envelope; an edited document has the
+			// envelope of another, and a proof of it would mislead.
+			rd.Fail(cerr.New(cerr.BadRequest, "%s: its sha256 does not match its content: it was edited after signing, and the log proves only the document as signed", rd.Field("document")))
+		}
+		return e
+	}
+	return nil
+}
+
+func opLogEntry(r req.Obj) (canon.Value, error) {
+	rd := r.Read()
+	e := documentEntry(rd)
+	if err := rd.Err(); err != nil {
+		return canon.Value{}, err
+	}
+	return canon.Obj(
+		canon.M("entry", canon.Str(string(e))),
+		canon.M("leaf_hash", canon.Str(tlog.LeafHash(e).Encode())),
+	), nil
+}
+
+// logAnswer is log_verify's and log_consistency's answer: the verdict as a
+// record's log member shows it, whether it holds, and the observation a
+// check records when it does not.
+func logAnswer(v tlog.Verdict, kept bool, drop ...string) canon.Value {
+	obs := ""
+	detail := ""
+	switch {
+	case v.Inclusion != nil:
+		obs, detail = string(policy.LogProofInvalid), v.Inclusion.Detail
+	case v.Consistency != nil:
+		obs, detail = string(policy.LogInconsistent), v.Consistency.Detail
+	}
+	ms := continuity.LogValue(v, kept).Without(drop...).Members()
+	ms = append(ms,
+		canon.M("valid", canon.BoolOf(obs == "")),
+		canon.M("observation", canon.StrOrNull(obs, obs != "")),
+		canon.M("detail", canon.StrOrNull(detail, detail != "")),
+	)
+	return canon.Obj(ms...)
+}
+
+func opLogVerify(r req.Obj) (canon.Value, error) {
+	rd := r.Read()
+	entry := documentEntry(rd)
+	proof := rd.Str("proof", true)
+	kept := rd.Str("checkpoint", false)
+	consistency := rd.Strings("consistency")
+	now := rd.Time("now")
+	dir := logDirectory(rd)
+	if err := rd.Err(); err != nil {
+		return canon.Value{}, err
+	}
+	return logAnswer(tlog.Check(proof, entry, dir, now, kept, consistency), kept != ""), nil
+}
+
+func opLogConsistency(r req.Obj) (canon.Value, error) {
+	rd := r.Read()
+	note := rd.Str("new", true)
+	kept := rd.Str("checkpoint", false)
+	consistency := rd.Strings("consistency")
+	now := rd.Time("now")
+	dir := logDirectory(rd)
+	if err := rd.Err(); err != nil {
+		return canon.Value{}, err
+	}
+	v := tlog.Verdict{Keep: kept}
+	cp, f := tlog.VerifyCheckpoint(note, dir, now)
+	switch {
+	case f != nil:
+		v.Inclusion = f
+	case kept == "":
+		v.Checkpoint, v.Keep = cp, cp.Note
+	default:
+		v.Checkpoint = cp
+		keep, f := tlog.Consistent(kept, cp, consistency)
+		if v.Consistency = f; f == nil {
+			v.Keep = keep
+		}
+	}
+	return logAnswer(v, kept != "", "included", "index"), nil
+}
