@@ -163,6 +163,20 @@ export declare class Core {
   endpoint(request: { url: string } | { command: string[] }): { endpoint: string };
   escapeText(request: { text: string }): { text: string };
   scan(request: ToolSource): Result;
+  logEntry(request: { document: string | Uint8Array | Request } | { entry: string }): { entry: string; leaf_hash: string };
+  logVerify(request: ({ document: string | Uint8Array | Request } | { entry: string }) & { proof: string; now: string; key_directory: string | Uint8Array | Request; checkpoint?: string; consistency?: string[] }): LogVerdict & { included: boolean; index: number | null };
+  logConsistency(request: { new: string; now: string; key_directory: string | Uint8Array | Request; checkpoint?: string; consistency?: string[] }): LogVerdict;
+}
+
+/** A log op's answer (docs/log.md): valid, or the observation a check records. */
+export interface LogVerdict {
+  checkpoint: { origin: string; size: number; root_hash: string; key_id: string } | null;
+  consistent: boolean | null;
+  reason: string | null;
+  keep: string | null;
+  valid: boolean;
+  observation: "log_proof_invalid" | "log_inconsistent" | null;
+  detail: string | null;
 }
 
 /** A new instance, apart from the one load() keeps. */

@@ -190,8 +190,10 @@ def continuity_check(
     issuer: Optional[Mapping[str, Any]] = None,
     prev_record_sha256: Optional[str] = None,
     refreshed: Optional[bool] = None,
+    log: Optional[Mapping[str, Any]] = None,
 ) -> Result:
-    """The crawlcheck-continuity-record (docs/continuity.md)."""
+    """The crawlcheck-continuity-record (docs/continuity.md); ``log`` is the
+    issuer's transparency-log proof for the lockfile (docs/log.md)."""
     return call(
         "continuity_check",
         _req(
@@ -209,6 +211,7 @@ def continuity_check(
             issuer=issuer,
             prev_record_sha256=prev_record_sha256,
             refreshed=refreshed,
+            log=log,
         ),
     )
 
@@ -346,6 +349,56 @@ def escape_text(*, text: Union[str, bytes]) -> Result:
 def endpoint(*, url: Optional[str] = None, command: Optional[Sequence[str]] = None) -> Result:
     """``{"endpoint"}``: the string a record carries for a server (C3)."""
     return call("endpoint", _req(url=url, command=command))
+
+
+def log_entry(*, document: Optional[Document] = None, entry: Optional[str] = None) -> Result:
+    """``{"entry", "leaf_hash"}``: the transparency-log entry of a signed
+    lockfile or receipt (docs/log.md)."""
+    return call("log_entry", _req(document=document, entry=entry))
+
+
+def log_verify(
+    *,
+    proof: str,
+    now: str,
+    key_directory: Document,
+    document: Optional[Document] = None,
+    entry: Optional[str] = None,
+    checkpoint: Optional[str] = None,
+    consistency: Optional[Sequence[str]] = None,
+) -> Result:
+    """Verifies a tlog-proof of a signed document, and its checkpoint against
+    the one kept: ``{"valid", "observation", "included", "index",
+    "checkpoint", "consistent", "reason", "detail", "keep"}``."""
+    return call(
+        "log_verify",
+        _req(
+            document=document,
+            entry=entry,
+            proof=proof,
+            now=now,
+            key_directory=key_directory,
+            checkpoint=checkpoint,
+            consistency=consistency,
+        ),
+    )
+
+
+def log_consistency(
+    *,
+    new: str,
+    now: str,
+    key_directory: Document,
+    checkpoint: Optional[str] = None,
+    consistency: Optional[Sequence[str]] = None,
+) -> Result:
+    """Verifies the checkpoint a log serves now and its consistency with the
+    one kept: ``{"valid", "observation", "checkpoint", "consistent",
+    "reason", "detail", "keep"}``."""
+    return call(
+        "log_consistency",
+        _req(new=new, now=now, key_directory=key_directory, checkpoint=checkpoint, consistency=consistency),
+    )
 
 
 def approve(
