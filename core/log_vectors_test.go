@@ -1,8 +1,8 @@
 package core_test
 
 import (
-	"crypto/ed25519"
 	"encoding/base64"
+	"github.com/crawlcheck/verifier/core/internal/ed25519"
 	"strconv"
 	"strings"
 	"testing"

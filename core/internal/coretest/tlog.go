@@ -1,9 +1,9 @@
 package coretest
 
 import (
-	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
+	"github.com/crawlcheck/verifier/core/internal/ed25519"
 	"strconv"
 	"strings"
 )
@@ -105,7 +105,7 @@ func SignNote(text, name string, signers ...ed25519.PrivateKey) string {
 	b.WriteString(text)
 	b.WriteString("\n")
 	for _, k := range signers {
-		pub := k.Public().(ed25519.PublicKey)
+		pub := k.Public()
 		h := sha256.Sum256(append(append([]byte(name), '\n', 1), pub...))
 		sig := append(h[:4:4], ed25519.Sign(k, []byte(text))...)
 		b.WriteString("— " + name + " " + base64.StdEncoding.EncodeToString(sig) + "\n")

@@ -1,8 +1,8 @@
 package tlog
 
 import (
-	"crypto/ed25519"
 	"encoding/base64"
+	"github.com/crawlcheck/verifier/core/internal/ed25519"
 	"strings"
 	"time"
 	"unicode/utf8"

@@ -1,7 +1,6 @@
 package tlog
 
 import (
-	"crypto/ed25519"
 	"crypto/sha256"
 	"strconv"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crawlcheck/verifier/core/internal/coretest"
+	"github.com/crawlcheck/verifier/core/internal/ed25519"
 	"github.com/crawlcheck/verifier/core/internal/sig"
 )
 
@@ -98,8 +98,8 @@ func testDirectory(t *testing.T) (*sig.Directory, ed25519.PrivateKey, ed25519.Pr
 	}
 	active, retired := seed("tlog active"), seed("tlog retired")
 	d := &sig.Directory{Issuer: "test.example", Keys: []sig.Key{
-		{ID: "k-active", Public: active.Public().(ed25519.PublicKey), Status: sig.StatusActive},
-		{ID: "k-retired", Public: retired.Public().(ed25519.PublicKey), Status: sig.StatusRetired},
+		{ID: "k-active", Public: active.Public(), Status: sig.StatusActive},
+		{ID: "k-retired", Public: retired.Public(), Status: sig.StatusRetired},
 	}}
 	return d, active, retired
 }
