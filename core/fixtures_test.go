@@ -231,3 +231,9 @@ func okEnvelope(result []byte) []byte {
 func fileSafe(name string) string {
 	return strings.NewReplacer(" ", "-", "/", "-", ",", "", "(", "", ")", "").Replace(name)
 }
+
+func mustUnmarshal(t testing.TB, s string, v any) {
+	if err := json.Unmarshal([]byte(s), v); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -349,6 +349,11 @@ func approvedServer(rd *req.Reader, given lock.Server, old *lock.Crawlcheck, see
 	if info, _ := seen.Get("info"); info.Kind() == canon.Object {
 		s.Info = info
 	}
+	if old != nil {
+		// A record does not carry them: the client is the one the old
+		// lockfile was made with.
+		s.ClientCapabilities = old.Server.ClientCapabilities
+	}
 	return s
 }
 

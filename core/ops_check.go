@@ -63,6 +63,11 @@ func serverOf(rd *req.Reader) lock.Server {
 			sr.Fail(cerr.New(cerr.BadRequest, "%s must be an object", sr.Field("info")))
 		}
 	}
+	if sr.Has("client_capabilities") && !sr.Failed() {
+		if s.ClientCapabilities = sr.Value("client_capabilities"); s.ClientCapabilities.Kind() != canon.Object {
+			sr.Fail(cerr.New(cerr.BadRequest, "%s must be an object", sr.Field("client_capabilities")))
+		}
+	}
 	rd.Fail(sr.Err())
 	return s
 }
@@ -419,6 +424,11 @@ func readObserved(ob req.Obj) (continuity.Observed, error) {
 		o.ServerInfo, o.Instructions, o.HandshakeErr = continuity.ReadHandshake(raw)
 	}
 	o.Handshake = or.OneOf("handshake", "", "initialize", "server/discover")
+	if or.Has("client_capabilities") && !or.Failed() {
+		if o.ClientCapabilities = or.Value("client_capabilities"); o.ClientCapabilities.Kind() != canon.Object {
+			or.Fail(cerr.New(cerr.BadRequest, "%s must be an object", or.Field("client_capabilities")))
+		}
+	}
 	var err error
 	if o.Failure, o.FailureDetail, err = continuity.HostFailure(or.OneOf("failure", "", continuity.HostFailures...), or.Str("failure_detail", false)); err != nil {
 		or.Fail(err)
@@ -471,6 +481,7 @@ func observedSource(rd *req.Reader) (src *req.Reader, srv approvedSource) {
 		rd.Fail(cerr.New(cerr.BadRequest, "%s.handshake_result could not be read (%s): a lockfile pins what the handshake said, or is made without it", ob.Path, o.HandshakeErr))
 	}
 	srv.Server = lock.Server{URL: o.Endpoint, ProtocolVersion: o.ProtocolVersion}
+	srv.Server.ClientCapabilities = o.ClientCapabilities
 	if o.ServerInfo.Kind() == canon.Object {
 		srv.Info = o.ServerInfo
 	}

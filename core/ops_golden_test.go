@@ -94,6 +94,9 @@ func opVectors(t testing.TB) []opVector {
 	add("make_lock", "truncated list refused", obj{"pages": []string{page(t, base[:2], "c2")}, "approved_at": approvedAt})
 	add("make_lock", "missing approved_at", obj{"tools": base})
 	add("make_lock", "unknown format", obj{"tools": base, "approved_at": approvedAt, "format": "yaml"})
+	rootsClient := obj{"roots": obj{"listChanged": true}}
+	add("make_lock", "client capabilities", obj{"tools": base, "approved_at": approvedAt, "server": with(srv, "client_capabilities", rootsClient)})
+	add("make_lock", "client capabilities not an object refused", obj{"tools": base, "approved_at": approvedAt, "server": with(srv, "client_capabilities", "roots")})
 
 	verify := func(name string, doc any, extra obj) {
 		r := obj{"lock": doc, "now": checkNow, "key_directory": directory}
@@ -168,6 +171,15 @@ func opVectors(t testing.TB) []opVector {
 	add("continuity_check", "evidence a host may not report", with(good, "evidence", []any{obj{"observation": "unchanged"}}))
 	add("continuity_check", "observed without pages or failure", withObserved(with(good, "observed", obj{"endpoint": fixtureURL}), "endpoint", fixtureURL))
 	add("continuity_check", "lock invalid", with(good, "lock", with(lock, "count", 9)))
+	// A lockfile made by a client declaring roots, checked by one declaring
+	// none: the tool the server offers only to the first is named with why.
+	var rootsLock obj
+	mustUnmarshal(t, resultField(t, call(t, "make_lock", obj{"tools": base, "approved_at": approvedAt, "server": with(srv, "client_capabilities", rootsClient)}), "lock"), &rootsLock)
+	add("continuity_check", "tool removed while the client declares other capabilities",
+		withObserved(continuityRequest(rootsLock, one(toolRemoved(base)), "enforce"), "client_capabilities", obj{}))
+	add("continuity_check", "tool removed while the client declares the same capabilities",
+		withObserved(continuityRequest(rootsLock, one(toolRemoved(base)), "enforce"), "client_capabilities", rootsClient))
+	add("continuity_check", "client capabilities not an object refused", withObserved(good, "client_capabilities", []any{}))
 	add("continuity_check", "bad prev_record_sha256", with(good, "prev_record_sha256", "abc"))
 	add("continuity_check", "page neither string nor base64", withObserved(good, "pages", []any{obj{"text": "{}"}}))
 	add("continuity_check", "issuer with neither guard nor unavailable", with(good, "issuer", obj{"url": "https://issuer.example"}))

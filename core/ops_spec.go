@@ -57,6 +57,7 @@ var (
 		may("url", "string", "the endpoint that answered"),
 		may("protocol_version", "string", "the negotiated MCP protocol version"),
 		may("info", "object", "the server's serverInfo"),
+		may("client_capabilities", "object", "the capabilities the client that read the list declared in `initialize`, pinned as `server.client_capabilities`"),
 	}
 	// observedFields are the members of continuity_check's observed.
 	observedFields = []Field{
@@ -65,6 +66,7 @@ var (
 		may("server_info", "any JSON", "serverInfo as the server sent it (give `handshake_result` instead: a server_info the strict parser refuses breaks the request, not the check)"),
 		may("handshake_result", "page string", "the handshake's result (of `initialize` or `server/discover`, or the JSON-RPC response carrying it) as the server sent it, like a page: its text, `{\"base64\": …}` or an attachment. The core reads `serverInfo` and `instructions` of it; one it cannot read is the observation `handshake_malformed`, never a refused request. Not with `server_info`"),
 		may("handshake", "string", "`initialize` or `server/discover`"),
+		may("client_capabilities", "object", "the capabilities the checking client declared in `initialize`, as sent; a tool added or removed while they differ from the lockfile's `server.client_capabilities` says so in its detail"),
 		may("pages", "array of page strings", "the raw `tools/list` pages (required without `failure`)"),
 		may("page_cap_reached", "bool", "the host stopped at its page cap"),
 		may("failure", "string", "`server_unavailable`, `check_timeout`, `capture_failed` (the host's MCP SDK answered without a `tools/list` on the wire; recorded as `server_unavailable` with `capture_failed: ` leading the detail) or `answer_too_large` (the server sent a frame past the host's answer limit, which the host cut off; recorded as `server_unavailable`, the detail worded by the core from the limit): why there are no pages"),
@@ -166,7 +168,7 @@ var opSpecs = []OpSpec{
 	{Name: "make_lock", Summary: "A new lockfile pinning a tool list that was read whole.",
 		Request: concat(toolSourceFields, []Field{
 			may("format", "string", "`crawlcheck` (default) or `agentgate`"),
-			may("server", "object `{url?, protocol_version?, info?}`", "crawlcheck: the server pinned"),
+			may("server", "object `{url?, protocol_version?, info?, client_capabilities?}`", "crawlcheck: the server pinned"),
 			may("observed", "object, as `continuity_check`'s", "instead of a tool source and `server`: the facts the host saw; the tools are its pages, and a crawlcheck lockfile pins its endpoint, protocol version and `server_info` (only when an object). One with a `failure` is `bad_request`"),
 			need("approved_at", "time", "the approval time (agentgate: `generatedAt`)"),
 			may("name", "string", "agentgate: the server's name (required)"),
@@ -228,7 +230,7 @@ var opSpecs = []OpSpec{
 			need("lock", "document", "the lockfile to convert"),
 			need("to", "string", "`crawlcheck` or `agentgate`"),
 			may("name", "string", "the agentgate server name (to agentgate: required; from agentgate: which server)"),
-			may("server", "object `{url?, protocol_version?, info?}`", "to crawlcheck: the server pinned"),
+			may("server", "object `{url?, protocol_version?, info?, client_capabilities?}`", "to crawlcheck: the server pinned"),
 			may("approved_at", "time", "to crawlcheck: default the agentgate.lock's generatedAt"),
 			may("generated_by", "string", "to agentgate: `generatedBy`"),
 			may("tools", "array of tool objects", "to crawlcheck: the tools, which must match the agentgate entry (or `pages`)"),
@@ -299,7 +301,7 @@ var opSpecs = []OpSpec{
 			may("approve_instructions", "bool", "the person read the word diff of the server's instructions and approves them (`instructions_changed`); needs `observed.handshake_result`"),
 			need("approved_at", "time", ""),
 			may("server_name", "string", "agentgate: must be the server the record compared"),
-			may("server", "object `{url?, protocol_version?, info?}`", "crawlcheck: the server to pin (default: what the record saw of it; for a `lock_check` answer, the old lockfile's)"),
+			may("server", "object `{url?, protocol_version?, info?, client_capabilities?}`", "crawlcheck: the server to pin (default: what the record saw of it; for a `lock_check` answer, the old lockfile's)"),
 			may("observed", "object, as `continuity_check`'s", "instead of a tool source and `server`: the facts the record was made from; the tools are its pages, and a crawlcheck lockfile pins the observed server as `make_lock` does. One with a `failure` is `bad_request`"),
 		}),
 		Result: []Field{

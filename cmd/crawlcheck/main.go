@@ -170,7 +170,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // usage lists the commands.
 func (c *cli) usage(w io.Writer) {
 	var b strings.Builder
-	b.WriteString("usage: crawlcheck [--now RFC3339] [--timeout 10s] [--page-cap 100] [--max-input 16MiB] [--capabilities roots] COMMAND ...\n\n")
+	b.WriteString("usage: crawlcheck [--now RFC3339] [--timeout 10s] [--page-cap 100] [--max-input 16MiB] [--capabilities none] COMMAND ...\n\n")
 	for _, n := range order {
 		b.WriteString("  crawlcheck " + commands[n].usage + "\n")
 	}

@@ -222,9 +222,11 @@ func readKey(what, path string) (string, error) {
 	return key, nil
 }
 
-// defaultCapabilities are the client capabilities go-sdk declares when told
-// nothing, and so what crawlcheck declared before --capabilities.
-const defaultCapabilities = "roots"
+// defaultCapabilities are none: what the framework clients declare (the
+// agents' MCP clients of LangChain, OpenAI Agents and CrewAI declare no
+// roots), so that a lockfile made without the flag matches them. The
+// lockfile records what it was made with (server.client_capabilities).
+const defaultCapabilities = "none"
 
 // clientCapabilities reads --capabilities: a comma-separated list of roots,
 // sampling and elicitation, or none. A server may offer tools according to

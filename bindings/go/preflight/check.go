@@ -136,6 +136,9 @@ func observedJSON(o Observation) map[string]any {
 	if o.Handshake != "" {
 		obs["handshake"] = o.Handshake
 	}
+	if len(o.ClientCapabilities) > 0 && o.ClientCapabilities[0] == '{' {
+		obs["client_capabilities"] = o.ClientCapabilities
+	}
 	pages := make([]any, len(o.Pages))
 	for i, p := range o.Pages {
 		pages[i] = corecall.Page(p)

@@ -73,6 +73,10 @@ type Observation struct {
 	// io.modelcontextprotocol/serverInfo member of its _meta); nil if absent.
 	HandshakeResult json.RawMessage
 	ServerInfo      json.RawMessage
+	// ClientCapabilities are the capabilities the client declared in its
+	// initialize, as sent (a lockfile made by `crawlcheck lock` pins them);
+	// nil if it sent none.
+	ClientCapabilities json.RawMessage
 	// Pages holds each tools/list answer in order, as received: the bytes
 	// of the response's result member, or the whole frame when the frame has
 	// no single result member (an error response, a frame that is not JSON).
@@ -263,6 +267,7 @@ func pageOf(frame []byte) []byte {
 func (t *Transport) handshakeFacts(cs *mcp.ClientSession) Observation {
 	obs := Observation{Endpoint: t.endpoint}
 	obs.Handshake, obs.HandshakeResult = t.rec.handshake()
+	obs.ClientCapabilities = t.rec.clientCapabilities()
 	fields, _ := members(obs.HandshakeResult)
 	switch obs.Handshake {
 	case "initialize":

@@ -27,9 +27,10 @@ type recorder struct {
 	calls       []*call
 	byID        map[string]*call
 	listChanged int
-	wake        chan struct{} // closed and replaced on every change
-	maxFrame    atomic.Int64  // the largest frame received; 0: DefaultMaxAnswerBytes
-	oversize    string        // the limit a frame went past (decimal bytes), "" if none did
+	wake        chan struct{}   // closed and replaced on every change
+	maxFrame    atomic.Int64    // the largest frame received; 0: DefaultMaxAnswerBytes
+	oversize    string          // the limit a frame went past (decimal bytes), "" if none did
+	clientCaps  json.RawMessage // params.capabilities of the newest initialize sent, verbatim
 }
 
 // limit is the largest frame the transport takes from the server.
@@ -99,8 +100,12 @@ func (r *recorder) sent(frame []byte) *call {
 		return nil
 	}
 	c := &call{method: *env.Method}
+	caps := declaredCapabilities(c.method, frame)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if caps != nil {
+		r.clientCaps = caps
+	}
 	r.calls = append(r.calls, c)
 	r.byID[idKey(env.ID)] = c
 	r.notifyLocked()
@@ -191,6 +196,41 @@ func (r *recorder) count(method string) int {
 		}
 	}
 	return n
+}
+
+// metaClientCapabilities is the _meta member a request of protocol
+// 2026-07-28 on declares the client's capabilities in (there is no
+// initialize to declare them once).
+const metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+
+// declaredCapabilities returns the client capabilities a request declares,
+// verbatim: initialize's params.capabilities, or the params._meta member of
+// a 2026-07-28 request; nil when it declares none.
+func declaredCapabilities(method string, frame []byte) json.RawMessage {
+	var req struct {
+		Params struct {
+			Capabilities json.RawMessage            `json:"capabilities"`
+			Meta         map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(frame, &req) != nil {
+		return nil
+	}
+	if c := req.Params.Meta[metaClientCapabilities]; c != nil {
+		return c
+	}
+	if method == "initialize" {
+		return req.Params.Capabilities
+	}
+	return nil
+}
+
+// clientCapabilities returns the capabilities the newest request that
+// declared any declared, as sent; nil when none did.
+func (r *recorder) clientCapabilities() json.RawMessage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.clientCaps
 }
 
 // handshake returns the method and answer of the newest initialize or

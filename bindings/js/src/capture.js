@@ -44,6 +44,23 @@ class Call {
 // answered, so a long session's tool results are not kept.
 const KEPT = new Set(["tools/list", "initialize", "server/discover"]);
 
+/** The _meta member a 2026-07-28 request declares the client's capabilities in. */
+const META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities";
+
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/**
+ * The client capabilities a request declares: initialize's
+ * params.capabilities, or the params._meta member of a 2026-07-28
+ * request; null when it declares none.
+ */
+function declaredCapabilities(message) {
+  const meta = message.params?._meta?.[META_CLIENT_CAPABILITIES];
+  if (isObject(meta)) return meta;
+  if (message.method === "initialize" && isObject(message.params?.capabilities)) return message.params.capabilities;
+  return null;
+}
+
 export class Recorder {
   constructor(maxAnswerBytes = DEFAULT_MAX_ANSWER_BYTES) {
     /** @type {Call[]} */
@@ -59,6 +76,8 @@ export class Recorder {
     this.oversize = "";
     /** called once, when a frame first goes past the limit */
     this.onTooLarge = null;
+    /** the capabilities the newest request declaring any declared, null if none did */
+    this.clientCaps = null;
   }
 
   /**
@@ -93,6 +112,8 @@ export class Recorder {
     }
     if (!message || typeof message.method !== "string" || message.id === undefined || message.id === null) return null;
     const c = new Call(message.method);
+    const caps = declaredCapabilities(message);
+    if (caps !== null) this.clientCaps = caps;
     this.calls.push(c);
     this.byId.set(idKey(message.id), c);
     this.#notify();

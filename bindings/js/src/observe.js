@@ -24,6 +24,7 @@ export const DEFAULT_PAGE_CAP = 100;
  * @property {string} handshake "initialize", "server/discover" or ""
  * @property {string} protocolVersion
  * @property {Uint8Array|null} serverInfo the verbatim serverInfo bytes
+ * @property {object|null} clientCapabilities what the client declared (initialize, or a 2026-07-28 request's _meta)
  * @property {Uint8Array[]} pages each tools/list answer as received
  * @property {string} unfollowed why the last nextCursor was not followed ("" when the list ended)
  * @property {string} failure "" or a FAILURE_* class
@@ -32,7 +33,11 @@ export const DEFAULT_PAGE_CAP = 100;
 
 /** The handshake facts of the capture (and the session's negotiated version). */
 export function handshakeFacts(cap, endpoint, client) {
-  const obs = { endpoint, handshake: "", protocolVersion: "", serverInfo: null, pages: [], unfollowed: "", failure: "", failureDetail: "" };
+  const obs = { endpoint, handshake: "", protocolVersion: "", serverInfo: null, clientCapabilities: null, pages: [], unfollowed: "", failure: "", failureDetail: "" };
+  // What the client declared: as sent, or (an adapter, whose client
+  // connected before the capture) what both SDK majors keep of it.
+  obs.clientCapabilities = cap.rec.clientCaps;
+  if (obs.clientCapabilities === null && client && client._capabilities && typeof client._capabilities === "object") obs.clientCapabilities = client._capabilities;
   const { method, result } = cap.rec.handshake();
   obs.handshake = method;
   const fields = result ? members(result) : null;
@@ -182,6 +187,7 @@ export function observedRequest(o) {
   if (o.protocolVersion) out.protocol_version = o.protocolVersion;
   if (o.serverInfo !== null) out.server_info = new RawJSON(o.serverInfo);
   if (o.handshake) out.handshake = o.handshake;
+  if (o.clientCapabilities) out.client_capabilities = o.clientCapabilities;
   if (o.pages.length > 0 || !o.failure) out.pages = o.pages;
   if (o.unfollowed === "page_cap") out.page_cap_reached = true;
   if (o.failure) {

@@ -4,6 +4,7 @@
 // the same server lets every tool through.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { NOW, now, tempDir, crawlcheck, recordOf } from "./helpers.js";
 import { startReference } from "./servers.js";
@@ -15,8 +16,8 @@ test("server-everything over streamable HTTP (an SSE priming event before each a
   const { base } = await startReference(t, EVERYTHING, ["streamableHttp"]);
   const url = `${base}/mcp`;
   const lock = join(dir, "crawlcheck.lock.json");
-  crawlcheck(["lock", "--url", url, "--capabilities", "none", "--now", "2026-11-01T00:00:00Z", "-o", lock]);
-  const goRecord = crawlcheck(["check", "--lock", lock, "--url", url, "--capabilities", "none", "--now", NOW, "--json"]).trim();
+  crawlcheck(["lock", "--url", url, "--now", "2026-11-01T00:00:00Z", "-o", lock]);
+  const goRecord = crawlcheck(["check", "--lock", lock, "--url", url, "--now", NOW, "--json"]).trim();
   assert.match(goRecord, /"effect":"proceed"/);
   for (const major of [1, 2]) {
     const rec = await recordOf(major, "http", null, url, lock, { now });
@@ -27,6 +28,25 @@ test("server-everything over streamable HTTP (an SSE priming event before each a
     );
     assert.equal(rec.effect, "proceed");
     assert.equal(rec.observed.count, 13);
+    assert.equal(rec.raw, goRecord, `SDK ${major}.x record differs from the Go preflight's`);
+  }
+});
+
+test("server-everything offers get-roots-list only to a client declaring roots: a lockfile made declaring roots names the capabilities when the SDK client (declaring none) does not see it", async (t) => {
+  const dir = tempDir(t);
+  const { base } = await startReference(t, EVERYTHING, ["streamableHttp"]);
+  const url = `${base}/mcp`;
+  const lock = join(dir, "crawlcheck.lock.json");
+  crawlcheck(["lock", "--url", url, "--capabilities", "roots", "--now", "2026-11-01T00:00:00Z", "-o", lock]);
+  assert.match(readFileSync(lock, "utf8"), /"client_capabilities": \{\n {6}"roots": \{/);
+  const goRecord = crawlcheck(["check", "--lock", lock, "--url", url, "--mode", "review", "--now", NOW, "--json"]).trim();
+  for (const major of [1, 2]) {
+    const rec = await recordOf(major, "http", null, url, lock, { now, mode: "review" });
+    const removed = rec.observations.find((o) => o.observation === "tool_removed");
+    assert.equal(removed?.tool, "get-roots-list", rec.raw);
+    assert.deepEqual(removed.detail, { client_capabilities: { approved: { roots: { listChanged: true } }, observed: {} } });
+    assert.equal(rec.effect, "pause");
+    // The Go preflight (crawlcheck check, declaring none by default) says the same bytes.
     assert.equal(rec.raw, goRecord, `SDK ${major}.x record differs from the Go preflight's`);
   }
 });

@@ -76,13 +76,17 @@ type Observed struct {
 	// server sent it (handshake_result): then ServerInfo and Instructions
 	// are what the core read of it, and HandshakeErr, when not nil, is why
 	// it could not (handshake_malformed; neither is then compared).
-	HandshakeRead  bool
-	Instructions   canon.Value // a string, or null when the server gave none
-	HandshakeErr   error
-	Pages          []string
-	PageCapReached bool
-	Failure        string // "", FailureUnavailable or FailureTimeout
-	FailureDetail  string
+	HandshakeRead bool
+	Instructions  canon.Value // a string, or null when the server gave none
+	HandshakeErr  error
+	// ClientCapabilities are what the checking client declared (in
+	// initialize, or a 2026-07-28 request's _meta); null when the host does
+	// not say.
+	ClientCapabilities canon.Value
+	Pages              []string
+	PageCapReached     bool
+	Failure            string // "", FailureUnavailable or FailureTimeout
+	FailureDetail      string
 }
 
 // ReadHandshake reads a handshake's result as the server sent it: the
@@ -377,6 +381,25 @@ func (c *check) judgeServer() {
 	}
 }
 
+// capabilitiesDiffer is the detail of a tool added or removed while the
+// checking client declared other capabilities than the client the lockfile
+// was made with (a server may offer tools by what the client declares:
+// server-everything offers get-roots-list only to a client declaring
+// roots): {"client_capabilities": {"approved", "observed"}}; null when both
+// are known and equal, or either is not.
+func (c *check) capabilitiesDiffer() canon.Value {
+	l := c.in.Lock.Crawlcheck
+	obs := c.in.Observed.ClientCapabilities
+	if l == nil || l.Server.ClientCapabilities.IsNull() || obs.IsNull() ||
+		canon.SHA256Hex(l.Server.ClientCapabilities) == canon.SHA256Hex(obs) {
+		return canon.NullValue()
+	}
+	return canon.Obj(canon.M("client_capabilities", canon.Obj(
+		canon.M("approved", l.Server.ClientCapabilities),
+		canon.M("observed", obs),
+	)))
+}
+
 func (c *check) compare() {
 	o := c.in.Observed
 	switch o.Failure {
@@ -412,15 +435,16 @@ func (c *check) compare() {
 	for _, t := range obs.Tools {
 		hashOf[t.Name] = t.SHA256
 	}
+	caps := c.capabilitiesDiffer()
 	for _, n := range r.Added {
-		c.add(policy.ToolAdded, n, "", hashOf[n], canon.NullValue())
+		c.add(policy.ToolAdded, n, "", hashOf[n], caps)
 	}
 	// Tools on pages that were not read are not "removed": a truncated list
 	// cannot say what is missing (and pauses the session anyway).
 	if obs.Truncated == "" {
 		for _, n := range r.Removed {
 			bt, _ := c.base.Lookup(n)
-			c.add(policy.ToolRemoved, n, "", bt.SHA256, canon.NullValue())
+			c.add(policy.ToolRemoved, n, "", bt.SHA256, caps)
 		}
 	}
 	for _, m := range r.Modified {

@@ -27,6 +27,10 @@ type Server struct {
 	URL             string      // the endpoint: an http(s) URL, or "stdio:<command line>"
 	ProtocolVersion string      // "" when not recorded
 	Info            canon.Value // serverInfo as the server sent it; null when not recorded
+	// ClientCapabilities are the capabilities the client that read the list
+	// declared in initialize (a server may offer other tools to another
+	// client); null when not recorded.
+	ClientCapabilities canon.Value
 }
 
 // Entry is one locked tool.
@@ -90,6 +94,11 @@ func parseCrawlcheck(doc canon.Value) (*Crawlcheck, error) {
 				return bad("server.info must be an object")
 			}
 			l.Server.Info = m.Value
+		case "client_capabilities":
+			if m.Value.Kind() != canon.Object {
+				return bad("server.client_capabilities must be an object")
+			}
+			l.Server.ClientCapabilities = m.Value
 		default:
 			return bad("unknown member server.%s", m.Key)
 		}
@@ -299,6 +308,9 @@ func (l *Crawlcheck) build(withSignature bool) canon.Value {
 	}
 	if !l.Server.Info.IsNull() {
 		server = append(server, canon.M("info", l.Server.Info))
+	}
+	if !l.Server.ClientCapabilities.IsNull() {
+		server = append(server, canon.M("client_capabilities", l.Server.ClientCapabilities))
 	}
 	entries := make([]canon.Value, len(l.Tools))
 	for i, e := range l.Tools {
