@@ -152,6 +152,25 @@ def endpoint_of(server: Union[str, Sequence[str], Any]) -> str:
 _WATCHED = ("initialize", "server/discover", "tools/list")
 
 
+#: The _meta member a 2026-07-28 request declares the client's capabilities in.
+_META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+
+
+def _declared_capabilities(method: Any, params: Any) -> Optional[Dict[str, Any]]:
+    """The client capabilities a request declares: initialize's
+    params.capabilities, or the params._meta member of a 2026-07-28
+    request; None when it declares none."""
+    if not isinstance(params, dict):
+        return None
+    meta = params.get("_meta")
+    if isinstance(meta, dict) and isinstance(meta.get(_META_CLIENT_CAPABILITIES), dict):
+        return meta[_META_CLIENT_CAPABILITIES]  # type: ignore[no-any-return]
+    caps = params.get("capabilities")
+    if method == "initialize" and isinstance(caps, dict):
+        return caps
+    return None
+
+
 def _message(item: Any) -> Any:
     msg = getattr(item, "message", None)
     return getattr(msg, "root", msg)
@@ -209,6 +228,8 @@ class _Tap:
         self.answers: Dict[str, Tuple[str, Any]] = {}  # id -> ("result"|"error", value)
         self.broken: List[bytes] = []  # frames that were not JSON-RPC
         self.handshake: Optional[Tuple[str, Dict[str, Any]]] = None
+        #: what the newest request declaring the client's capabilities declared
+        self.client_capabilities: Optional[Dict[str, Any]] = None
         self.changes = 0
         self._wake: Optional[anyio.Event] = None
         #: awaited with the tool's name before any message with method
@@ -253,6 +274,9 @@ class _Tap:
         m = _message(item)
         method = getattr(m, "method", None)
         rid = getattr(m, "id", None)
+        caps = _declared_capabilities(method, getattr(m, "params", None))
+        if caps is not None:
+            self.client_capabilities = caps
         if method in _WATCHED and rid is not None:
             self.sent[str(rid)] = str(method)
             if method == "tools/list":
@@ -431,6 +455,8 @@ class Observation:
     handshake: str = ""
     protocol_version: str = ""
     server_info: Any = None
+    #: what the client declared (initialize, or a 2026-07-28 request's _meta)
+    client_capabilities: Optional[Dict[str, Any]] = None
     pages: List[bytes] = field(default_factory=list)
     #: why the last page's nextCursor was not followed: page_cap,
     #: cursor_repeated, cursor_empty, cursor_invalid; "" when the list ended.
@@ -449,6 +475,8 @@ class Observation:
             o["server_info"] = self.server_info
         if self.handshake:
             o["handshake"] = self.handshake
+        if self.client_capabilities is not None:
+            o["client_capabilities"] = self.client_capabilities
         if self.pages or not self.failure:
             o["pages"] = list(self.pages)
         if self.unfollowed == "page_cap":
@@ -555,6 +583,7 @@ class McpPreflight:
         self._entered = False
         self._recheck_wait = RECHECK_MIN
         self._last_background = float("-inf")
+        self._untapped_handshake = False
 
     # -- lifecycle
 
@@ -610,6 +639,14 @@ class McpPreflight:
         ``initialize`` next, which captures the handshake as it crosses."""
         self._load()
         _attach_tap(self.session, self._tap)
+        if not initialized:
+            # Nothing may be sent before the handshake (a stateful
+            # streamable HTTP server answers 400 to a request without its
+            # session id). The receive the session's loop may be waiting in
+            # from before the tap takes the handshake's answer, so
+            # ``_handshake`` takes its facts from the typed result.
+            self._untapped_handshake = True
+            return
         # The session's loop may be waiting in a receive from before the tap:
         # a ping's answer is the one message that wait takes. Any answer will
         # do, an error too (a stateless 2026-07-28 server has no ping).
@@ -618,17 +655,19 @@ class McpPreflight:
                 await self.session.send_ping()
         except Exception:  # noqa: BLE001, S110 - only the message's arrival matters
             pass
-        if not initialized:
-            return
         how = "initialize"
         if initialize_result is None:
             initialize_result = getattr(self.session, "initialize_result", None)
         if initialize_result is None:
             how, initialize_result = "server/discover", getattr(self.session, "discover_result", None)
-        if initialize_result is not None:
-            dump = initialize_result.model_dump(by_alias=True, mode="json", exclude_none=True)
-            self._tap.handshake = (how, dump)
+        self._typed_handshake(how, initialize_result)
         self._connected = True
+
+    def _typed_handshake(self, method: str, result: Any) -> None:
+        """The handshake's facts from the SDK's typed result, where the tap
+        could not see its answer."""
+        if result is not None and hasattr(result, "model_dump"):
+            self._tap.handshake = (method, result.model_dump(by_alias=True, mode="json", exclude_none=True))
 
     def _load(self) -> None:
         try:
@@ -689,6 +728,8 @@ class McpPreflight:
             try:
                 with anyio.fail_after(self.timeout):
                     result = await getattr(self.session, how)()
+                if self._untapped_handshake and self._tap.handshake is None:
+                    self._typed_handshake("initialize" if how == "initialize" else "server/discover", result)
                 self._connected = True
             except TimeoutError as e:
                 obs.failure, obs.failure_detail = "check_timeout", f"{how}: timed out after {self.timeout:g}s: {e}"
@@ -768,6 +809,7 @@ class McpPreflight:
 
     def _facts(self, obs: Observation) -> None:
         """The handshake's facts, from its answer as the tap saw it."""
+        obs.client_capabilities = self._tap.client_capabilities
         hs = self._tap.handshake
         if hs is None:
             return

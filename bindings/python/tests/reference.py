@@ -1,0 +1,40 @@
+"""Servers nobody here wrote, for the reference-server tests: a FastMCP
+server of the installed ``mcp`` package (fastmcp_server.py) over streamable
+HTTP, and the crawlcheck CLI run against them (lock, check)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, List
+
+from servers import CLI, _start, _stop
+
+FASTMCP = Path(__file__).with_name("fastmcp_server.py")
+
+
+@contextmanager
+def fastmcp(*flags: str) -> Iterator[str]:
+    """A FastMCP server (flags: --stateless, --json); yields its MCP URL."""
+    p, url = _start([sys.executable, str(FASTMCP), *flags])
+    try:
+        yield url
+    finally:
+        _stop(p)
+
+
+def cli(*args: str) -> str:
+    """The crawlcheck CLI's stdout; exit 1 (a check that withholds) still answers."""
+    r = subprocess.run([CLI, *args], capture_output=True, text=True, timeout=60)
+    if r.returncode not in (0, 1):
+        raise RuntimeError(f"crawlcheck {' '.join(args)}: exit {r.returncode}: {r.stderr}")
+    return r.stdout
+
+
+def cli_lock(tmp: Path, source: List[str]) -> Path:
+    """The lockfile `crawlcheck lock` makes against the live server."""
+    out = tmp / "crawlcheck.lock.json"
+    cli("lock", *source, "--capabilities", "none", "--now", "2026-11-01T00:00:00Z", "-o", str(out))
+    return out

@@ -1,0 +1,38 @@
+"""Regressions found against servers nobody here wrote (a FastMCP server of
+the ``mcp`` package), through the real frameworks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+from reference import cli, cli_lock, fastmcp
+from servers import NOW, NOW_S
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def test_langchain_sends_nothing_before_initialize_to_a_stateful_server(tmp_path: Path) -> None:
+    pytest.importorskip("langchain_mcp_adapters")
+    from langchain_mcp_adapters.client import MultiServerMCPClient
+
+    from crawlcheck.langchain import load_mcp_tools_with_continuity
+
+    with fastmcp() as url:
+        lock = cli_lock(tmp_path, ["--url", url])
+        want = cli("check", "--lock", str(lock), "--url", url, "--capabilities", "none", "--now", NOW_S, "--json").strip()
+        client = MultiServerMCPClient({"ref": {"transport": "streamable_http", "url": url}})
+        raws: List[bytes] = []
+        records: List[Dict[str, Any]] = []
+        tools = await load_mcp_tools_with_continuity(
+            client, lock, server_name="ref", now=lambda: NOW, on_record=lambda r, raw: (records.append(r), raws.append(raw))
+        )
+        assert sorted(t.name for t in tools) == ["add", "echo"]
+        assert records[-1]["effect"] == "proceed", records[-1]
+        assert raws[-1].decode() == want
