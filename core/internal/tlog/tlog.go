@@ -17,14 +17,13 @@
 package tlog
 
 import (
-	"crypto/sha256"
 	"errors"
 
 	"github.com/crawlcheck/verifier/core/digest"
 )
 
 // HashSize is the size of a tree hash.
-const HashSize = sha256.Size
+const HashSize = 32
 
 // Hash is a node of the tree.
 type Hash [HashSize]byte
