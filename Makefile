@@ -95,6 +95,7 @@ test-python: python-wheel $(VENV1)/.installed
 	$(GO) build -o $(BUILD)/issuer ./hosttest/issuer
 	$(GO) build -o $(BUILD)/crawlcheck-issuer ./cmd/crawlcheck-issuer
 	$(GO) build -o $(BUILD)/crawlcheck ./cmd/crawlcheck
+	$(GO) build -o $(BUILD)/attacker ./hosttest/attacker
 	rm -rf $(ABUILD)/py-fresh && $(PYTHON) -m venv $(ABUILD)/py-fresh
 	$(ABUILD)/py-fresh/bin/pip install -q --no-index $(WHEELS)/crawlcheck-*.whl
 	cd / && $(ABUILD)/py-fresh/bin/python -c 'import crawlcheck; v = crawlcheck.version(); print("fresh venv:", crawlcheck.__version__, v["engine"], "abi", v["abi"])'
@@ -136,11 +137,19 @@ fuzz-seeds:
 
 ## attack: the attacker's tools at length (make test runs them briefly):
 ## mutated and generated requests through native, wazero and C (the same
-## bytes from each, never internal), and every bit of signed lockfiles
-## flipped (none may verify as another document).
-attack:
+## bytes from each, never internal), every bit of signed lockfiles
+## flipped (none may verify as another document), and the hostile MCP
+## server (hosttest/attacker) against the JS and Python SDKs, 30 s per
+## attack (every check a record, no tainted call reaching the server).
+attack: wasm python-wheel $(VENV1)/.installed
 	$(GO) test -count=1 -timeout 60m -run 'TestABIFuzz|TestDifferential' ./hosttest -abifuzz.n=200 -diff.n=200000
 	$(GO) test -count=1 -timeout 30m -run 'TestLockfileBitFlips' ./core -attack.long -v
+	$(GO) build -o $(BUILD)/attacker ./hosttest/attacker
+	cd bindings/js && npm ci --no-audit --no-fund && GO=$(GO) node scripts/pretest.js && CRAWLCHECK_ATTACK_LONG=1 node --test test/attack.test.js
+	$(VENV2)/bin/pip install -q --no-index --no-deps --force-reinstall $(WHEELS)/crawlcheck-*.whl
+	$(VENV1)/bin/pip install -q --no-index --no-deps --force-reinstall $(WHEELS)/crawlcheck-*.whl
+	cd $(PY) && BUILD=$(ABUILD) CRAWLCHECK_ATTACK_LONG=1 $(VENV2)/bin/python -m pytest -q -p no:cacheprovider tests/test_attack.py
+	cd $(PY) && BUILD=$(ABUILD) CRAWLCHECK_ATTACK_LONG=1 $(VENV1)/bin/python -m pytest -q -p no:cacheprovider tests/test_attack.py
 
 ## bench: time native, wazero, the .so from C, the wasm in Node against a plain-JS peer, and
 ## Python over the .so against plain Python, on the continuity check, and measure peak memory

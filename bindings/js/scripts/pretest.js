@@ -12,6 +12,7 @@ for (const [out, pkg] of [
   ["build/issuer", "./hosttest/issuer"],
   ["build/crawlcheck-issuer", "./cmd/crawlcheck-issuer"],
   ["build/crawlcheck", "./cmd/crawlcheck"],
+  ["build/attacker", "./hosttest/attacker"],
 ]) {
   execFileSync(process.env.GO ?? "go", ["build", "-o", out, pkg], { cwd: root, stdio: "inherit" });
 }

@@ -507,18 +507,20 @@ export function withPreflight(client, { lock, continuity = {} } = {}) {
     return { tools: g.toolsOf(rec, obs) };
   };
 
+  // The gate itself is at the wire (gateSends): one check per call, so a
+  // server announcing a change after every listing cannot make one call
+  // check several times.
   client.callTool = async function (params, ...rest) {
     if (!params || typeof params.name !== "string") throw new TypeError("crawlcheck: callTool names no tool");
-    await g.admit(params.name);
+    if (!g.connected) throw new Error("crawlcheck: the client is not connected");
     return orig.callTool.call(this, params, ...rest);
   };
 
-  // A tools/call through the generic request path is refused before the
-  // SDK takes it: a 1.x request tied to a task (relatedTask) is queued for
-  // delivery inside a later answer, not sent, so the wire gate alone would
-  // not see it.
+  // A 1.x request tied to a task (options.relatedTask) is queued for
+  // delivery inside a later answer, not sent, so the wire gate would not
+  // see it: such a tools/call is refused before the SDK takes it.
   client.request = async function (req, ...rest) {
-    if (req && typeof req === "object" && req.method === "tools/call") await g.admit(req.params?.name);
+    if (req?.method === "tools/call" && rest.some((o) => o && typeof o === "object" && o.relatedTask)) await g.admit(req.params?.name);
     return orig.request.call(this, req, ...rest);
   };
 

@@ -1034,9 +1034,10 @@ class McpPreflight:
 
     async def call_tool(self, name: str, arguments: Optional[Dict[str, Any]] = None, *args: Any, **kwargs: Any) -> Any:
         """Calls a tool the record lets through; refuses any other with
-        ContinuityRefused. (Every other path to a tools/call is refused the
-        same way at the session's write stream: ``_Tap.gate_send``.)"""
-        await self._admit(name)
+        ContinuityRefused. The gate is at the session's write stream
+        (``_Tap.gate_send``), for this and every other path to a tools/call:
+        one check per call, so a server announcing a change after every
+        listing cannot make one call check twice."""
         return await self.session.call_tool(name, arguments, *args, **kwargs)
 
     async def _admit(self, name: Any) -> None:
