@@ -48,6 +48,7 @@ func init() {
 		"sign_receipt":       opSignReceipt,
 		"scan":               opScan,
 		"escape_text":        opEscapeText,
+		"next_page":          opNextPage,
 		"approve":            opApprove,
 		"endpoint":           opEndpoint,
 		"log_entry":          opLogEntry,

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -207,6 +208,29 @@ func opVectors(t testing.TB) []opVector {
 	add("verify_chain", "edited record", obj{"records": string(mustJSON(t, editedRec)) + "\n"})
 	add("verify_chain", "empty", obj{"records": ""})
 	vs = append(vs, approveVectors(t, lock, agentgate)...)
+	add("next_page", "first page, list goes on", obj{"page": page(t, base, "c1")})
+	add("next_page", "last page", obj{"page": page(t, base, ""), "followed": []string{"c1"}})
+	add("next_page", "null cursor ends the list", obj{"page": `{"tools":[],"nextCursor":null}`})
+	add("next_page", "cursor repeated", obj{"page": page(t, base, "c1"), "followed": []string{"c1", "c2"}})
+	add("next_page", "page cap reached", obj{"page": page(t, base, "c3"), "followed": []string{"c1", "c2"}, "page_cap": 3})
+	add("next_page", "page cap not yet reached", obj{"page": page(t, base, "c3"), "followed": []string{"c1"}, "page_cap": 3})
+	add("next_page", "page cap of one", obj{"page": page(t, base, "c1"), "page_cap": 1})
+	add("next_page", "default page cap", obj{"page": page(t, base, "c100"), "followed": seq("c", 99)})
+	add("next_page", "page cap above the most pages", obj{"page": page(t, base, "c1000"), "followed": seq("c", 999), "page_cap": 5000})
+	add("next_page", "empty cursor", obj{"page": `{"tools":[],"nextCursor":""}`})
+	add("next_page", "cursor not a string", obj{"page": `{"tools":[],"nextCursor":7}`})
+	add("next_page", "page not json", obj{"page": `{"tools":[`})
+	add("next_page", "page with a duplicate key", obj{"page": `{"tools":[],"nextCursor":"a","nextCursor":"b"}`})
+	add("next_page", "json-rpc error", obj{"page": `{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"down"}}`})
+	add("next_page", "json-rpc response", obj{"page": `{"jsonrpc":"2.0","id":2,"result":{"tools":[],"nextCursor":"c1"}}`})
+	add("next_page", "page as base64", obj{"page": obj{"base64": base64.StdEncoding.EncodeToString([]byte(page(t, base, "c1")))}})
+	add("next_page", "page invalid base64", obj{"page": obj{"base64": "!"}})
+	add("next_page", "page not utf-8", obj{"page": obj{"base64": base64.StdEncoding.EncodeToString([]byte("{\"tools\":[],\"nextCursor\":\"\xff\"}"))}})
+	add("next_page", "page missing", obj{"followed": []string{}})
+	add("next_page", "page cap zero", obj{"page": page(t, base, "c1"), "page_cap": 0})
+	add("next_page", "page cap not whole", obj{"page": page(t, base, "c1"), "page_cap": 2.5})
+	add("next_page", "followed not strings", obj{"page": page(t, base, "c1"), "followed": []any{1}})
+	add("next_page", "followed too long", obj{"page": page(t, base, "c1"), "followed": seq("c", 1000)})
 	add("endpoint", "url", obj{"url": fixtureURL})
 	add("endpoint", "stdio command quoted", obj{"command": []any{"npx", "-y", "@scope/server@1.2", "--port=8080", "a b", "", "it's", "$HOME", "é"}})
 	add("endpoint", "url not http", obj{"url": "ftp://mcp.example.com/"})
@@ -374,4 +398,13 @@ func approveVectors(t testing.TB, lock, agentgate obj) []opVector {
 	add("missing approved_at", obj{"record": rugRec, "lock": lock, "pages": rugged})
 	delete(vs[len(vs)-1].Request.(obj), "approved_at")
 	return vs
+}
+
+// seq is n strings prefix1 … prefixN.
+func seq(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = prefix + strconv.Itoa(i+1)
+	}
+	return out
 }

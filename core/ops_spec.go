@@ -347,6 +347,18 @@ var opSpecs = []OpSpec{
 			may("command", "array of strings", "argv of a stdio server"),
 		},
 		Result: []Field{need("endpoint", "string", "")}},
+	{Name: "next_page", Summary: "One step of a `tools/list` walk, so that no host keeps its own rule for when to stop following `nextCursor`: hand the page just read and the previous answer's `followed`; send `cursor` with the next `tools/list`, or stop and hand every page read (and `page_cap_reached`) to the check. The walk stops at the list's end, at the page cap, at a cursor already followed, and at a page the strict parser refuses (an empty or non-string cursor included), which the check records as `response_malformed`.",
+		Request: []Field{
+			need("page", "page string", "the page just read, as received (a string, `{\"base64\": …}` or an attachment, as a `pages` element)"),
+			may("followed", "array of strings", "the previous answer's `followed`; absent or `[]` on the first page"),
+			may("page_cap", "number", "the most pages to read, at least 1 (default 100; more than 1000 is 1000)"),
+		},
+		Result: []Field{
+			need("cursor", "string or null", "the cursor to send with the next `tools/list`; null when the walk stops"),
+			need("stop", "string or null", "why the walk stops: `list_end`, `page_cap_reached`, `cursor_repeated` or `response_malformed`; null while it goes on"),
+			need("followed", "array of strings", "the cursors followed, `cursor` included: the next request's `followed`"),
+			need("page_cap_reached", "bool", "the walk stopped at its page cap: `observed.page_cap_reached` of the check"),
+		}},
 	{Name: "escape_text", Summary: "The one rule for showing a string from a server, a lockfile or a record to a person (core/textsafe; the CLI prints through the same Go function). C0 controls (tab and newline included), DEL, C1 controls, bidirectional controls, zero-width and other invisible characters and the tag block are written `\\u{HEX}` (upper-case hex, at least two digits); a backslash followed by `u{` or `x{` is written `\\u{5C}`, so every `\\u{` in the answer is an escape and every other backslash is a backslash. The full table is in docs/cli.md (\"What a person reads\"). Show the answer, never the input.",
 		Request: []Field{need("text", "string", "the string to show (may be empty)")},
 		Result:  []Field{need("text", "string", "the string, shown safely")}},

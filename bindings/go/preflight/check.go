@@ -107,7 +107,7 @@ func Check(r Request) (Record, error) {
 			size += len(p)
 		}
 		o := r.Observation
-		o.Pages, o.Unfollowed, o.NextCursor = nil, "", nil
+		o.Pages, o.Stop, o.PageCapReached = nil, "", false
 		o.Failure = FailureUnavailable
 		o.FailureDetail = fmt.Sprintf("the tool list (%d bytes in %d pages) makes a check larger than the core takes: %s", size, len(r.Observation.Pages), ce.Message)
 		req["observed"] = observedJSON(o)
@@ -146,7 +146,7 @@ func observedJSON(o Observation) map[string]any {
 	if len(pages) > 0 || o.Failure == "" {
 		obs["pages"] = pages
 	}
-	if o.Unfollowed == UnfollowedPageCap {
+	if o.PageCapReached {
 		obs["page_cap_reached"] = true
 	}
 	if o.Failure != "" {

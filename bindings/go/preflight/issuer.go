@@ -296,7 +296,7 @@ func (c *IssuerClient) Consult(ctx context.Context, q ServiceQuery) (Consultatio
 // whole list to ask about: nothing read, a list cut short, or pages the
 // core cannot hash.
 func wholeList(obs Observation) (pages any, reading string, ok bool) {
-	if obs.Failure != "" || obs.Unfollowed != "" {
+	if obs.Failure != "" || obs.PageCapReached {
 		return nil, "", false
 	}
 	facts := observedJSON(obs)

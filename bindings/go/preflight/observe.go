@@ -9,6 +9,7 @@ import (
 	"io"
 
 	"github.com/crawlcheck/verifier/core"
+	"github.com/crawlcheck/verifier/internal/corecall"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -31,16 +32,18 @@ const (
 	FailureTooLarge = "answer_too_large"
 )
 
-// Reasons a nextCursor was left unfollowed (Observation.Unfollowed).
+// Why a walk of tools/list pages ended (Observation.Stop), as the core's
+// next_page op answers: no rule of when to stop lives here.
 const (
-	UnfollowedPageCap  = "page_cap"        // the page cap was reached
-	UnfollowedRepeated = "cursor_repeated" // the cursor was already followed
-	UnfollowedEmpty    = "cursor_empty"    // the cursor is "": never followed
-	UnfollowedInvalid  = "cursor_invalid"  // the cursor is not a string
+	StopListEnd   = "list_end"           // the last page had no nextCursor
+	StopPageCap   = "page_cap_reached"   // the page cap was reached
+	StopRepeated  = "cursor_repeated"    // the cursor was already followed
+	StopMalformed = "response_malformed" // a page the check will refuse (an empty or non-string cursor included)
 )
 
-// DefaultPageCap is the most tools/list pages Observe reads by default.
-const DefaultPageCap = 100
+// DefaultPageCap is the most tools/list pages Observe reads by default
+// (the core's).
+const DefaultPageCap = core.DefaultPageCap
 
 // Bounds on what is read of a server, so that a server cannot make a check
 // hold unbounded memory, or a request the core refuses (which would leave
@@ -82,11 +85,11 @@ type Observation struct {
 	// no single result member (an error response, a frame that is not JSON).
 	// A page need not be valid JSON.
 	Pages [][]byte
-	// Unfollowed says why the last page's nextCursor was not followed
-	// (Unfollowed* constants), with the cursor's bytes in NextCursor; "" when
-	// the list ended, or when the last page is too broken to have a cursor.
-	Unfollowed string
-	NextCursor json.RawMessage
+	// Stop is why the walk ended (Stop* constants, the core's next_page
+	// answer); "" when a failure ended it. PageCapReached is the core's
+	// fact that it ended at the page cap, handed on to the check.
+	Stop           string
+	PageCapReached bool
 	// Failure is "" or a Failure* constant; FailureDetail says what failed.
 	// Pages read before a failure are kept.
 	Failure       string
@@ -130,14 +133,14 @@ func Connect(ctx context.Context, client *mcp.Client, t *Transport, sopts *mcp.C
 // cache (FailureCapture).
 func Observe(ctx context.Context, cs *mcp.ClientSession, t *Transport, opts *Options) Observation {
 	obs := t.handshakeFacts(cs)
-	pageCap := DefaultPageCap
+	pageCap := 0 // the core's default
 	if opts != nil && opts.PageCap > 0 {
 		pageCap = min(opts.PageCap, MaxPages)
 	}
 	if opts != nil && opts.MaxAnswerBytes > 0 {
 		t.rec.maxFrame.Store(opts.MaxAnswerBytes)
 	}
-	followed := map[string]bool{}
+	followed := []string{}
 	cursor := ""
 	total := 0
 	for {
@@ -159,32 +162,39 @@ func Observe(ctx context.Context, cs *mcp.ClientSession, t *Transport, opts *Opt
 			return obs
 		}
 		obs.Pages = append(obs.Pages, page)
-		fields, err := members(page)
+		step, err := nextPage(page, followed, pageCap)
 		if err != nil {
-			return obs // not an object: the page itself is the fact
-		}
-		raw, ok := fields["nextCursor"]
-		if !ok || bytes.Equal(raw, []byte("null")) {
+			// The core refused the step itself (a page past its request
+			// cap): the walk ends, and the check says what the page is.
+			obs.Stop = StopMalformed
 			return obs
 		}
-		var next string
-		switch {
-		case json.Unmarshal(raw, &next) != nil:
-			obs.Unfollowed = UnfollowedInvalid
-		case next == "":
-			obs.Unfollowed = UnfollowedEmpty
-		case followed[next]:
-			obs.Unfollowed = UnfollowedRepeated
-		case len(obs.Pages) >= pageCap:
-			obs.Unfollowed = UnfollowedPageCap
-		}
-		if obs.Unfollowed != "" {
-			obs.NextCursor = raw
+		if step.Cursor == nil {
+			obs.Stop, obs.PageCapReached = step.Stop, step.PageCapReached
 			return obs
 		}
-		followed[next] = true
-		cursor = next
+		followed, cursor = step.Followed, *step.Cursor
 	}
+}
+
+// walkStep is the core's next_page answer.
+type walkStep struct {
+	Cursor         *string  `json:"cursor"`
+	Stop           string   `json:"stop"`
+	Followed       []string `json:"followed"`
+	PageCapReached bool     `json:"page_cap_reached"`
+}
+
+// nextPage asks the core whether to read another page, and with which
+// cursor; pageCap 0 is the core's default.
+func nextPage(page []byte, followed []string, pageCap int) (walkStep, error) {
+	req := map[string]any{"page": corecall.Page(page), "followed": followed}
+	if pageCap > 0 {
+		req["page_cap"] = pageCap
+	}
+	var step walkStep
+	err := corecall.Into("next_page", req, &step)
+	return step, err
 }
 
 // fetchPage sends one tools/list through the SDK and returns the answer

@@ -145,8 +145,8 @@ func (s *server) check(t *testing.T, sopts *mcp.ClientSessionOptions, opts *pref
 // mustPass fails the test unless the observation is a complete list.
 func mustPass(t *testing.T, obs preflight.Observation) {
 	t.Helper()
-	if obs.Failure != "" || obs.Unfollowed != "" {
-		t.Fatalf("failure %q (%s), unfollowed %q; want a complete list", obs.Failure, obs.FailureDetail, obs.Unfollowed)
+	if obs.Failure != "" || obs.Stop != preflight.StopListEnd {
+		t.Fatalf("failure %q (%s), stop %q; want a complete list", obs.Failure, obs.FailureDetail, obs.Stop)
 	}
 }
 
@@ -203,8 +203,8 @@ func TestPageCap(t *testing.T) {
 	eachKind(t, func(t *testing.T, kind string) {
 		s := start(t, kind, `{"page_size":1,"tools":`+fiveTools+`}`)
 		_, obs := s.check(t, nil, &preflight.Options{PageCap: 3})
-		if len(obs.Pages) != 3 || obs.Unfollowed != preflight.UnfollowedPageCap || string(obs.NextCursor) != `"cursor-4"` || obs.Failure != "" {
-			t.Fatalf("pages %d, unfollowed %q %s, failure %q; want 3, page_cap \"cursor-4\"", len(obs.Pages), obs.Unfollowed, obs.NextCursor, obs.Failure)
+		if len(obs.Pages) != 3 || obs.Stop != preflight.StopPageCap || !obs.PageCapReached || obs.Failure != "" {
+			t.Fatalf("pages %d, stop %q (page cap %v), failure %q; want 3, page_cap_reached", len(obs.Pages), obs.Stop, obs.PageCapReached, obs.Failure)
 		}
 	})
 }
@@ -213,8 +213,8 @@ func TestStuckCursor(t *testing.T) {
 	eachKind(t, func(t *testing.T, kind string) {
 		s := start(t, kind, `{"page_size":2,"cursor":"stuck","tools":`+fiveTools+`}`)
 		_, obs := s.check(t, nil, nil)
-		if len(obs.Pages) != 2 || obs.Unfollowed != preflight.UnfollowedRepeated || string(obs.NextCursor) != `"cursor-2"` {
-			t.Fatalf("pages %d, unfollowed %q %s; want 2, cursor_repeated \"cursor-2\"", len(obs.Pages), obs.Unfollowed, obs.NextCursor)
+		if len(obs.Pages) != 2 || obs.Stop != preflight.StopRepeated || obs.PageCapReached {
+			t.Fatalf("pages %d, stop %q; want 2, cursor_repeated", len(obs.Pages), obs.Stop)
 		}
 	})
 }
@@ -223,8 +223,8 @@ func TestEmptyCursor(t *testing.T) {
 	eachKind(t, func(t *testing.T, kind string) {
 		s := start(t, kind, `{"page_size":2,"cursor":"empty","tools":`+fiveTools+`}`)
 		_, obs := s.check(t, nil, nil)
-		if len(obs.Pages) != 1 || obs.Unfollowed != preflight.UnfollowedEmpty || string(obs.NextCursor) != `""` {
-			t.Fatalf("pages %d, unfollowed %q %s; want 1, cursor_empty \"\"", len(obs.Pages), obs.Unfollowed, obs.NextCursor)
+		if len(obs.Pages) != 1 || obs.Stop != preflight.StopMalformed {
+			t.Fatalf("pages %d, stop %q; want 1, response_malformed (an empty cursor)", len(obs.Pages), obs.Stop)
 		}
 	})
 }
@@ -269,8 +269,8 @@ func TestInvalidJSONPage(t *testing.T) {
 	eachKind(t, func(t *testing.T, kind string) {
 		s := start(t, kind, scenario)
 		_, obs := s.check(t, nil, nil)
-		if obs.Failure != "" || obs.Unfollowed != "" || len(obs.Pages) != 2 {
-			t.Fatalf("failure %q (%s), unfollowed %q, %d pages; want 2 pages, no failure", obs.Failure, obs.FailureDetail, obs.Unfollowed, len(obs.Pages))
+		if obs.Failure != "" || obs.Stop != preflight.StopMalformed || len(obs.Pages) != 2 {
+			t.Fatalf("failure %q (%s), stop %q, %d pages; want 2 pages, response_malformed, no failure", obs.Failure, obs.FailureDetail, obs.Stop, len(obs.Pages))
 		}
 		// The frame is not JSON, so its result cannot be cut out: the page
 		// is the whole frame, verbatim.

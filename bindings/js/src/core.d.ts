@@ -162,6 +162,7 @@ export declare class Core {
   approve(request: Request): { approved: boolean; lock: string | null; format?: string; server_name?: string | null; unnamed?: { tool: string | null; observation: string }[]; not_changed?: string[]; reason?: string };
   endpoint(request: { url: string } | { command: string[] }): { endpoint: string };
   escapeText(request: { text: string }): { text: string };
+  nextPage(request: { page: string | Uint8Array | { base64: string }; followed?: string[]; page_cap?: number }): { cursor: string | null; stop: "list_end" | "page_cap_reached" | "cursor_repeated" | "response_malformed" | null; followed: string[]; page_cap_reached: boolean };
   scan(request: ToolSource): Result;
   logEntry(request: { document: string | Uint8Array | Request } | { entry: string }): { entry: string; leaf_hash: string };
   logVerify(request: ({ document: string | Uint8Array | Request } | { entry: string }) & { proof: string; now: string; key_directory: string | Uint8Array | Request; checkpoint?: string; consistency?: string[] }): LogVerdict & { included: boolean; index: number | null };

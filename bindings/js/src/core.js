@@ -50,6 +50,7 @@ export const OPS = [
   "log_entry",
   "log_verify",
   "make_lock",
+  "next_page",
   "public_key",
   "replay_decision",
   "rules",

@@ -145,7 +145,7 @@ export class IssuerClient {
   // The pages and the host's own reading (hash_tools' tools_sha256), or
   // null when there is no whole list to ask about.
   #wholeList(obs, observedPages) {
-    if (obs.failure || obs.unfollowed) return null;
+    if (obs.failure || obs.pageCapReached) return null;
     let h;
     try {
       h = this.cc.hashTools({ pages: observedPages });

@@ -1,6 +1,6 @@
 // Observing a server: the facts a continuity check is made on (the
-// handshake, every tools/list page as received, why a cursor was left
-// unfollowed, a failure), and nothing else. The same steps as bindings/go/preflight's
+// handshake, every tools/list page as received, why the walk stopped (the
+// core's next_page answer), a failure), and nothing else. The same steps as bindings/go/preflight's
 // Observe, so that the same server gives the same request to the core.
 
 import { members, parseMember, utf8 } from "./frames.js";
@@ -16,8 +16,6 @@ export const FAILURE_CAPTURE = "capture_failed";
  */
 export const FAILURE_TOO_LARGE = "answer_too_large";
 
-export const DEFAULT_PAGE_CAP = 100;
-
 /**
  * @typedef {object} Observation
  * @property {string} endpoint
@@ -26,14 +24,15 @@ export const DEFAULT_PAGE_CAP = 100;
  * @property {Uint8Array|null} serverInfo the verbatim serverInfo bytes
  * @property {object|null} clientCapabilities what the client declared (initialize, or a 2026-07-28 request's _meta)
  * @property {Uint8Array[]} pages each tools/list answer as received
- * @property {string} unfollowed why the last nextCursor was not followed ("" when the list ended)
+ * @property {string} stop why the walk ended, the core's next_page answer ("" when a failure ended it)
+ * @property {boolean} pageCapReached the walk ended at the page cap (next_page's answer)
  * @property {string} failure "" or a FAILURE_* class
  * @property {string} failureDetail
  */
 
 /** The handshake facts of the capture (and the session's negotiated version). */
 export function handshakeFacts(cap, endpoint, client) {
-  const obs = { endpoint, handshake: "", protocolVersion: "", serverInfo: null, clientCapabilities: null, pages: [], unfollowed: "", failure: "", failureDetail: "" };
+  const obs = { endpoint, handshake: "", protocolVersion: "", serverInfo: null, clientCapabilities: null, pages: [], stop: "", pageCapReached: false, failure: "", failureDetail: "" };
   // What the client declared: as sent, or (an adapter, whose client
   // connected before the capture) what both SDK majors keep of it.
   obs.clientCapabilities = cap.rec.clientCaps;
@@ -62,17 +61,18 @@ export function handshakeFacts(cap, endpoint, client) {
 
 /**
  * Reads every tools/list page of a connected session, following nextCursor
- * until the list ends, the page cap is reached, or a cursor is repeated,
- * empty or not a string.
+ * as the core's next_page answers after each page: no rule of when to stop
+ * lives here.
  * @param {object} o
+ * @param {import("./core.js").Core} o.cc the core
  * @param {object} o.cap the capture (attach())
  * @param {(params: object, options: object) => Promise<unknown>} o.listPage sends one tools/list through the SDK
  * @param {Observation} o.obs the handshake facts, filled in here
- * @param {number} o.pageCap
+ * @param {number|undefined} o.pageCap undefined: the core's default
  * @param {AbortSignal} o.signal the check's deadline
  */
-export async function observePages({ cap, listPage, obs, pageCap, signal }) {
-  const followed = new Set();
+export async function observePages({ cc, cap, listPage, obs, pageCap, signal }) {
+  let followed = [];
   let cursor;
   for (;;) {
     const { page, failure, detail } = await fetchPage(cap, listPage, cursor, signal);
@@ -82,18 +82,24 @@ export async function observePages({ cap, listPage, obs, pageCap, signal }) {
       return obs;
     }
     obs.pages.push(page);
-    const fields = members(page);
-    if (fields === null) return obs; // not an object: the page itself is the fact
-    const raw = fields.get("nextCursor");
-    if (raw === undefined || utf8(raw) === "null") return obs;
-    const next = parseMember(fields, "nextCursor");
-    if (typeof next !== "string") obs.unfollowed = "cursor_invalid";
-    else if (next === "") obs.unfollowed = "cursor_empty";
-    else if (followed.has(next)) obs.unfollowed = "cursor_repeated";
-    else if (obs.pages.length >= pageCap) obs.unfollowed = "page_cap";
-    if (obs.unfollowed) return obs;
-    followed.add(next);
-    cursor = next;
+    const req = { page, followed };
+    if (pageCap !== undefined) req.page_cap = pageCap;
+    let step;
+    try {
+      step = cc.nextPage(req);
+    } catch {
+      // The core refused the step itself (a page past its request cap):
+      // the walk ends, and the check says what the page is.
+      obs.stop = "response_malformed";
+      return obs;
+    }
+    if (step.cursor === null) {
+      obs.stop = step.stop;
+      obs.pageCapReached = step.page_cap_reached;
+      return obs;
+    }
+    followed = step.followed;
+    cursor = step.cursor;
   }
 }
 
@@ -189,7 +195,7 @@ export function observedRequest(o) {
   if (o.handshake) out.handshake = o.handshake;
   if (o.clientCapabilities) out.client_capabilities = o.clientCapabilities;
   if (o.pages.length > 0 || !o.failure) out.pages = o.pages;
-  if (o.unfollowed === "page_cap") out.page_cap_reached = true;
+  if (o.pageCapReached) out.page_cap_reached = true;
   if (o.failure) {
     out.failure = o.failure;
     out.failure_detail = o.failureDetail;

@@ -6,7 +6,7 @@
 
 import { load, CoreError } from "./core.js";
 import { attach, DEFAULT_MAX_ANSWER_BYTES } from "./capture.js";
-import { handshakeFacts, observePages, observedRequest, errText, DEFAULT_PAGE_CAP, FAILURE_TIMEOUT, FAILURE_TOO_LARGE, FAILURE_UNAVAILABLE } from "./observe.js";
+import { handshakeFacts, observePages, observedRequest, errText, FAILURE_TIMEOUT, FAILURE_TOO_LARGE, FAILURE_UNAVAILABLE } from "./observe.js";
 import { RecordLog, writeFileAtomic } from "./log.js";
 import { MAX_LOCK_BYTES, readRegularFile } from "./files.js";
 import { IssuerClient, issuerTrace, nonceStatePath } from "./issuer.js";
@@ -133,7 +133,7 @@ class Gate {
     this.lockBytes = this.lockPath ? null : toBytes(lockOpt, "lock");
     if (!this.lockPath && !this.lockBytes) throw new TypeError("crawlcheck: withPreflight needs lock: the lockfile's path (or its bytes)");
     this.mode = cont.mode ?? "enforce";
-    this.pageCap = cont.pageCap > 0 ? cont.pageCap : DEFAULT_PAGE_CAP;
+    this.pageCap = cont.pageCap > 0 ? cont.pageCap : undefined; // undefined: the core's default
     this.maxAnswerBytes = cont.maxAnswerBytes > 0 ? cont.maxAnswerBytes : DEFAULT_MAX_ANSWER_BYTES;
     this.timeout = cont.timeout > 0 ? cont.timeout : DEFAULT_TIMEOUT_MS;
     this.now = cont.now ?? (() => new Date());
@@ -289,7 +289,7 @@ class Gate {
   async observe() {
     const signal = AbortSignal.timeout(this.timeout);
     const obs = handshakeFacts(this.cap, this.endpoint, this.client);
-    return observePages({ cap: this.cap, listPage: this.listPage, obs, pageCap: this.pageCap, signal });
+    return observePages({ cc: this.cc, cap: this.cap, listPage: this.listPage, obs, pageCap: this.pageCap, signal });
   }
 
   /**

@@ -164,10 +164,10 @@ async def test_review_pauses_the_session(transport: str, tmp_path: Path) -> None
 @pytest.mark.parametrize(
     "cursor,cap,why,seen",
     [
-        ("normal", 1, "page_cap", "tool_list_truncated"),
+        ("normal", 1, "page_cap_reached", "tool_list_truncated"),
         ("stuck", 100, "cursor_repeated", "tool_list_truncated"),
         # An empty nextCursor is never followed; the core calls that page malformed.
-        ("empty", 100, "cursor_empty", "response_malformed"),
+        ("empty", 100, "response_malformed", "response_malformed"),
     ],
 )
 async def test_unfollowed_cursor_is_not_a_pass(transport: str, cursor: str, cap: int, why: str, seen: str, tmp_path: Path) -> None:
@@ -179,7 +179,7 @@ async def test_unfollowed_cursor_is_not_a_pass(transport: str, cursor: str, cap:
             assert rec is not None
             assert seen in observations(rec), rec
             assert rec["effect"] == "pause"
-            assert s._obs.unfollowed == why
+            assert s._obs.stop == why
             with pytest.raises(ContinuityRefused):
                 await s.call_tool("get_item")
 

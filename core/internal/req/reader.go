@@ -198,3 +198,18 @@ func (r *Reader) Verbatim(name string) (o Obj, ok bool) {
 	r.Fail(err)
 	return o, ok
 }
+
+// Page reads one raw document (Obj.Raw), "" when absent.
+func (r *Reader) Page(name string, required bool) string {
+	if r.err != nil {
+		return ""
+	}
+	p, ok, err := r.O.Raw(name)
+	if !r.Fail(err) {
+		return ""
+	}
+	if !ok && required {
+		r.err = cerr.New(cerr.BadRequest, "%s is required", r.Field(name))
+	}
+	return p
+}

@@ -242,8 +242,7 @@ def _text(b: Union[bytes, str]) -> str:
 
 def _whole_list(observed: Mapping[str, Any]) -> Optional[tuple]:  # type: ignore[type-arg]
     """The pages as the issuer takes them and the host's own reading, or None
-    when there is no whole list to ask about. (A cursor left unfollowed is the
-    caller's to see: it does not ask then.)"""
+    when there is no whole list to ask about."""
     if observed.get("failure") or observed.get("page_cap_reached"):
         return None
     pages = observed.get("pages") or []

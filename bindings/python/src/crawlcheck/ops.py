@@ -399,6 +399,10 @@ def log_consistency(
         "log_consistency",
         _req(new=new, now=now, key_directory=key_directory, checkpoint=checkpoint, consistency=consistency),
     )
+def next_page(*, page: Page, followed: Optional[Sequence[str]] = None, page_cap: Optional[int] = None) -> Result:
+    """``{"cursor", "stop", "followed", "page_cap_reached"}``: one step of a
+    tools/list walk, the cursor to send next or why the walk stops."""
+    return call("next_page", _req(page=page, followed=followed, page_cap=page_cap))
 
 
 def approve(

@@ -38,9 +38,9 @@ from ._files import MAX_LOCK_BYTES, read_regular_file
 from ._log import RecordLog, write_atomic
 from .ops import approve as _approve_op
 from .ops import endpoint as _endpoint_op
+from .ops import next_page as _next_page_op
 from .ops import escape_text, rules, sign_lock, verify_lock
 
-DEFAULT_PAGE_CAP = 100
 #: Background re-checks on notifications/tools/list_changed are rate-limited:
 #: the first starts at once, one more no sooner than RECHECK_MIN seconds
 #: after the one before, with every notification in between coalesced into
@@ -458,9 +458,12 @@ class Observation:
     #: what the client declared (initialize, or a 2026-07-28 request's _meta)
     client_capabilities: Optional[Dict[str, Any]] = None
     pages: List[bytes] = field(default_factory=list)
-    #: why the last page's nextCursor was not followed: page_cap,
-    #: cursor_repeated, cursor_empty, cursor_invalid; "" when the list ended.
-    unfollowed: str = ""
+    #: why the walk ended, the core's next_page answer: list_end,
+    #: page_cap_reached, cursor_repeated, response_malformed; "" when a
+    #: failure ended it.
+    stop: str = ""
+    #: the walk ended at the page cap (next_page's answer, for the check).
+    page_cap_reached: bool = False
     failure: str = ""
     failure_detail: str = ""
 
@@ -479,7 +482,7 @@ class Observation:
             o["client_capabilities"] = self.client_capabilities
         if self.pages or not self.failure:
             o["pages"] = list(self.pages)
-        if self.unfollowed == "page_cap":
+        if self.page_cap_reached:
             o["page_cap_reached"] = True
         # The failure goes as it is, capture_failed included: the core
         # decides how a record carries it.
@@ -542,7 +545,7 @@ class McpPreflight:
         issuer: Union[Issuer, str, None] = None,
         on_record: Optional[Callable[[Dict[str, Any], bytes], None]] = None,
         log_path: Optional[str] = None,
-        page_cap: int = DEFAULT_PAGE_CAP,
+        page_cap: int = 0,
         timeout: float = DEFAULT_TIMEOUT,
         signing_key: Optional[str] = None,
         now: Optional[Callable[[], datetime]] = None,
@@ -560,7 +563,7 @@ class McpPreflight:
         self.server_name = server_name
         self.on_record = on_record
         self.log_path = log_path
-        self.page_cap = page_cap if page_cap > 0 else DEFAULT_PAGE_CAP
+        self.page_cap: Optional[int] = page_cap if page_cap > 0 else None  # None: the core's default
         self.timeout = timeout if timeout > 0 else DEFAULT_TIMEOUT
         self.signing_key = signing_key
         self.now = now or (lambda: datetime.now(timezone.utc))
@@ -831,7 +834,7 @@ class McpPreflight:
         obs = Observation(endpoint=self.endpoint)
         self._facts(obs)
         seen = self._tap.changes
-        followed: set = set()  # type: ignore[type-arg]
+        followed: List[str] = []
         cursor: Optional[str] = None
         try:
             with anyio.fail_after(self.timeout):
@@ -849,22 +852,19 @@ class McpPreflight:
                         return obs, seen
                     assert page is not None
                     obs.pages.append(page)
-                    fields = _members(page)
-                    if fields is None or fields.get("nextCursor") is None:
+                    # When to follow nextCursor is the core's rule (next_page).
+                    try:
+                        step = _next_page_op(page=page, followed=followed, page_cap=self.page_cap)
+                    except CoreError:
+                        # The core refused the step itself (a page past its
+                        # request cap): the walk ends, and the check says
+                        # what the page is.
+                        obs.stop = "response_malformed"
                         return obs, seen
-                    nxt = fields["nextCursor"]
-                    if not isinstance(nxt, str):
-                        obs.unfollowed = "cursor_invalid"
-                    elif nxt == "":
-                        obs.unfollowed = "cursor_empty"
-                    elif nxt in followed:
-                        obs.unfollowed = "cursor_repeated"
-                    elif len(obs.pages) >= self.page_cap:
-                        obs.unfollowed = "page_cap"
-                    if obs.unfollowed:
+                    if step["cursor"] is None:
+                        obs.stop, obs.page_cap_reached = step["stop"], step["page_cap_reached"]
                         return obs, seen
-                    followed.add(nxt)
-                    cursor = nxt
+                    followed, cursor = step["followed"], step["cursor"]
         except TimeoutError as e:
             obs.failure = "check_timeout"
             obs.failure_detail = f"tools/list page {len(obs.pages) + 1}: timed out after {self.timeout:g}s: {e}"
@@ -948,7 +948,7 @@ class McpPreflight:
         now = format_time(self.now())
         cons = Consultation()
         observed = obs.observed()
-        if self._issuer is not None and not obs.unfollowed:
+        if self._issuer is not None:
             cons = await self._issuer.consult(
                 lock=self._lock_bytes,
                 observed=observed,
@@ -1119,7 +1119,7 @@ def with_preflight(
     issuer: Union[Issuer, str, None] = None,
     on_record: Optional[Callable[[Dict[str, Any], bytes], None]] = None,
     log_path: Optional[str] = None,
-    page_cap: int = DEFAULT_PAGE_CAP,
+    page_cap: int = 0,
     timeout: float = DEFAULT_TIMEOUT,
     signing_key: Optional[str] = None,
     now: Optional[Callable[[], datetime]] = None,
