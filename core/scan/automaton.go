@@ -116,10 +116,12 @@ func (a *automaton) find(s string, hit func(l *literal, start, end int)) {
 		for _, li := range a.out[row/int32(a.columns)] {
 			l := &a.lits[li]
 			start, end := i+1-len(l.text), i+1
-			if l.startBound && start > 0 && isWordByte(s[start-1]) {
+			// A boundary is anything but a letter or digit: identifiers
+			// split on _ as words do (ssh_id_rsa names id_rsa).
+			if l.startBound && start > 0 && byteClass[s[start-1]]&classAlnum != 0 {
 				continue
 			}
-			if l.endBound && end < len(s) && isWordByte(s[end]) {
+			if l.endBound && end < len(s) && byteClass[s[end]]&classAlnum != 0 {
 				continue
 			}
 			hit(l, start, end)

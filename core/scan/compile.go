@@ -24,7 +24,19 @@ type compiled struct {
 	email       int              // the email rule, or -1
 	nonASCII    int              // the non_ascii rule, or -1
 	mixed       []mixedRule      // mixed_script rules
-	spaceRun    []numRule        // space_run rules
+	spaceRun    []spaceRule      // space_run rules
+	bracket     int              // the bracket rule, or -1
+	bracketWord map[string]bool  // its words
+	comment     int              // the comment rule, or -1
+	typeProse   int              // the type_prose rule, or -1
+	required    int              // the required rule, or -1
+	sendTo      int              // the send_to rule, or -1
+	sendWord    map[string]bool  // its words
+	contrast    int              // the contrast rule, or -1
+	contrastOf  map[string]bool  // its words
+	callTool    int              // the call_tool rule, or -1
+	callVerb    map[string]bool  // its verbs
+	callName    map[string]bool  // its name words
 	length      []numRule        // length rules
 	isURL       map[int]bool     // rules whose literal matches extend over an address
 }
@@ -38,11 +50,16 @@ type numRule struct{ rule, n int }
 
 type mixedRule struct{ rule, minLetters int }
 
+// spaceRule: a blank run with n blanks on one line, or lines line breaks.
+type spaceRule struct{ rule, n, lines int }
+
 var rules = sync.OnceValue(func() *compiled { return compile(Rules) })
 
 func compile(rs []Rule) *compiled {
 	c := &compiled{tags: map[string]int{}, byFirst: map[string][]int{}, known: map[string]int{},
-		listTool: -1, tagRule: -1, escape: -1, loneCR: -1, email: -1, nonASCII: -1, isURL: map[int]bool{}}
+		listTool: -1, tagRule: -1, escape: -1, loneCR: -1, email: -1, nonASCII: -1, isURL: map[int]bool{},
+		bracket: -1, comment: -1, typeProse: -1, required: -1, sendTo: -1, callTool: -1, contrast: -1, contrastOf: map[string]bool{},
+		bracketWord: map[string]bool{}, sendWord: map[string]bool{}, callVerb: map[string]bool{}, callName: map[string]bool{}}
 	var lits []literal
 	for i, r := range rs {
 		switch r.Match {
@@ -92,7 +109,38 @@ func compile(rs []Rule) *compiled {
 		case MatchMixedScript:
 			c.mixed = append(c.mixed, mixedRule{i, number(r.Args[0])})
 		case MatchSpaceRun:
-			c.spaceRun = append(c.spaceRun, numRule{i, number(r.Args[0])})
+			c.spaceRun = append(c.spaceRun, spaceRule{i, number(r.Args[0]), number(r.Args[1])})
+		case MatchBracket:
+			c.bracket = i
+			for _, a := range r.Args {
+				c.bracketWord[a] = true
+			}
+		case MatchComment:
+			c.comment = i
+		case MatchTypeProse:
+			c.typeProse = i
+		case MatchRequired:
+			c.required = i
+		case MatchSendTo:
+			c.sendTo = i
+			for _, a := range r.Args {
+				c.sendWord[a] = true
+			}
+		case MatchContrast:
+			c.contrast = i
+			for _, a := range r.Args {
+				c.contrastOf[a] = true
+			}
+		case MatchCallTool:
+			c.callTool = i
+			words := c.callVerb
+			for _, a := range r.Args {
+				if a == "|" {
+					words = c.callName
+					continue
+				}
+				words[a] = true
+			}
 		case MatchLength:
 			c.length = append(c.length, numRule{i, number(r.Args[0])})
 		default:

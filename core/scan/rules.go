@@ -54,6 +54,8 @@ const (
 	KindExfiltration = "data_exfiltration"
 	KindHiddenText   = "hidden_text"
 	KindHomoglyph    = "homoglyph"
+	KindCommand      = "command_text"
+	KindSchema       = "schema_shape"
 )
 
 // Where a rule applies.
@@ -81,7 +83,14 @@ const (
 	MatchMixedScript = "mixed_script" // Args: minimum letters; a word mixing Latin with a look-alike script
 	MatchNonASCII    = "non_ascii"    // any character outside ASCII
 	MatchLength      = "length"       // Args: bytes; a text longer than that
-	MatchSpaceRun    = "space_run"    // Args: count; that many or more whitespace characters in a row
+	MatchSpaceRun    = "space_run"    // Args: horizontal count, line count; a blank run with that many blanks on one line or that many line breaks
+	MatchBracket     = "bracket"      // Args: words; a [bracketed label] of at most four words, one of them among these
+	MatchComment     = "comment"      // an HTML comment <!-- … -->
+	MatchTypeProse   = "type_prose"   // a schema "type" that is not a JSON Schema type name
+	MatchRequired    = "required"     // a schema "required" entry that names no property of its object
+	MatchSendTo      = "send_to"      // Args: words; an e-mail address after one of these words (at most five words before it)
+	MatchContrast    = "contrast"     // Args: words; a well-known tool name of another server right after one of them ("instead of read_file")
+	MatchCallTool    = "call_tool"    // Args: verbs, then "|", then name words; a tool named with one of the words, right after a verb
 )
 
 // Rule is one row of the rule table.
@@ -132,12 +141,46 @@ var Rules = []Rule{
 	{"instruction.chat_template", KindInstruction, High, InText, MatchLiteral, []string{"<|im_start|>", "<|im_end|>", "<|system|>", "<|user|>", "<|assistant|>", "<|endoftext|>", "<|eot_id|>", "<|start_header_id|>", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "[system]", "[/system]"},
 		"chat-template tokens try to open a new system or user turn inside a tool's text"},
 	{"instruction.override", KindInstruction, High, InText, MatchPhrase, []string{
-		"ignore|disregard|forget|override|bypass ~3 previous|prior|above|earlier|preceding|former|original|all|any|your|system|safety ~2 instructions|instruction|prompt|prompts|rules|directions|guidelines|guidance|messages|constraints",
+		"ignore|disregard|forget|override|bypass|circumvent ~3 previous|prior|above|earlier|preceding|former|original|all|any|your|system|safety|security|content ~2 instructions|instruction|prompt|prompts|rules|directions|guidelines|guidance|messages|constraints|restrictions|restriction|filters|filtering|policies|policy|safeguards|guardrails|limitations|checks|controls|safety|security",
 		"new|updated|real|actual ~1 system ~0 instructions|prompt|rules",
-	}, "text telling the model to drop its instructions is prompt injection, whatever the tool"},
+	}, "text telling the model to drop its instructions or its safety rules is prompt injection, whatever the tool"},
+	{"instruction.directive", KindInstruction, Medium, InText, MatchPhrase, []string{
+		"system|override|safety|emergency|role|hidden|metadata|configuration|admin|processing|security|bypass ~0 directive|directives",
+		"system|instruction|instructions|safety|emergency|admin ~0 override",
+		"hidden|secret ~0 instruction|instructions|directive",
+		"safety|security ~0 bypass",
+		"important ~0 system ~0 note|message",
+	}, "a directive, override or hidden instruction named as such addresses the model, not the person reading the tool"},
+	{"instruction.role", KindInstruction, Medium, InText, MatchPhrase, []string{
+		"act|acting ~0 as ~3 administrator|admin|root|superuser|sysadmin|system|authority|god|unrestricted|jailbroken",
+		"you ~0 are ~0 now ~3 administrator|admin|root|superuser|system|unrestricted|dan|free",
+		"pretend|simulate ~3 elevated|admin|root|privileges|privileged|unrestricted",
+		"elevated|escalated|unrestricted|superuser|superadmin|unlimited ~1 privileges|privilege|access|permissions|authority",
+		"trust ~1 all|any|every ~3 input|inputs|commands|queries|requests|users|user|roles",
+		"escalate ~3 superadmin|admin|root|privileges|privilege",
+	}, "assigning the model a privileged role or telling it to trust input is how a description widens what the model will do"},
+	{"instruction.priority", KindInstruction, Medium, InText, MatchPhrase, []string{
+		"priority ~3 higher|greater|above|over ~3 user|users|request|requests|instructions|query|anything|everything",
+		"more ~0 important ~1 than ~3 user|users|request|requests|instructions|query",
+		"ignore|disregard ~2 their|the|user|users|any ~1 query|request|question|message|messages|intent|task ~3 instead",
+	}, "a tool's text claiming priority over the person's request is an override in other words"},
+	{"instruction.preference", KindInstruction, Medium, InText, MatchPhrase, []string{
+		"rather ~0 than ~0 others",
+		"rather ~0 than ~0 other|any|the ~1 tool|tools|standard|default|builtin|built",
+		"instead ~0 of ~0 any|other|others|the ~0 other|standard|default|builtin|built|regular|normal",
+		"always|only|exclusively ~1 use|call|consult|invoke|choose|select ~0 this ~0 tool|function|server",
+		"prefer|choose|select ~0 this ~0 tool|function|server ~3 over|above|rather|instead|always",
+		"safer|better|faster|superior|preferable|preferred|more ~3 than ~3 standard|default|builtin|built|regular|normal|other|others|any|original",
+		"not ~1 use|call|choose ~1 any ~1 other",
+	}, "a description that asks to be chosen over other tools is how a server squats on requests meant for another (tool squatting)"},
+	{"instruction.bracket", KindInstruction, Medium, InText, MatchBracket, []string{"important", "system", "directive", "instruction", "instructions", "hidden", "override", "admin", "secret", "critical", "urgent", "attention", "mandatory", "required"},
+		"bracketed labels like [Important] or [SYSTEM DIRECTIVE] are another form of the markup that addresses the model"},
+	{"instruction.comment", KindInstruction, Medium, InText, MatchComment, nil,
+		"an HTML comment is hidden by every Markdown view a person reads, and read by the model"},
 	{"instruction.conceal", KindInstruction, High, InText, MatchPhrase, []string{
 		"not|dont|never|without|nor ~1 tell|telling|mention|mentioning|inform|informing|notify|notifying|reveal|revealing|disclose|disclosing|alert|alerting|show|showing ~3 user|users|human|humans|person|operator",
 		"not|dont|never|without ~1 mention|mentioning|reveal|revealing|disclose|disclosing ~0 this|that|it|these",
+		"no ~0 need ~1 to ~0 mention|tell|inform|notify|explain|alert",
 		"user|users|human|humans ~3 not|never ~1 know|see|notice|find|learn|aware",
 		"hide|conceal ~2 this|it|that|from ~2 user|users|human",
 		"secretly|covertly",
@@ -145,12 +188,15 @@ var Rules = []Rule{
 	{"instruction.markup", KindInstruction, Medium, InText, MatchTag, []string{"important", "system", "sys", "system-prompt", "system_prompt", "instructions", "instruction", "prompt", "hidden", "secret", "admin", "critical", "urgent", "assistant", "rules", "policy", "override"},
 		"tags like <IMPORTANT> or <SYSTEM> are how poisoned descriptions address the model (tool poisoning)"},
 	{"instruction.precondition", KindInstruction, Medium, InText, MatchPhrase, []string{
-		"before ~1 using|calling|invoking|running|executing|answering|responding ~3 tool|tools|function|this|request ~4 read|call|run|invoke|execute|use|send|fetch|open|access|include|pass|provide|check",
+		"before|after ~1 using|calling|invoking|running|executing|execute|answering|responding ~3 tool|tools|function|this|request|operation ~4 read|call|run|invoke|execute|use|send|fetch|open|access|include|pass|provide|check|replace|modify|change",
+		"before ~2 any|every|other ~2 tool|tools|function|functions|action|step|request ~3 first|call|run|invoke|use|execute|consult",
 		"otherwise ~3 tool|function|application|app|system|server|it ~2 will|would|wont|may|might|can|cannot ~2 not|fail|crash|break|error|work",
 		"you|assistant|model|ai ~1 must|should|need|have ~2 always|first|also ~2 call|run|read|send|use|invoke|include|pass",
 	}, "conditions placed on the model before or instead of the tool's job are the shape of tool poisoning"},
 	{"instruction.confirmation", KindInstruction, Medium, InText, MatchPhrase, []string{
-		"not|dont|never|without ~1 ask|asking|asks|confirm|confirming|confirmation|consent|approval|permission|prompting",
+		"not|dont|never ~1 ask|asking|asks|confirm|confirming|prompting",
+		"without ~0 asking|confirmation|confirming|consent|approval|permission|prompting",
+		"no ~0 confirmation|approval|permission|consent ~1 needed|required|necessary",
 	}, "asking the model to skip the person's confirmation takes the person out of the loop"},
 
 	// References to other tools: how one server's text steers another's tools (shadowing).
@@ -164,31 +210,56 @@ var Rules = []Rule{
 		"browser_navigate", "puppeteer_navigate", "playwright_navigate", "http_request", "fetch_url", "web_fetch",
 		"transfer_funds", "send_payment", "create_payment",
 	}, "a description naming a tool of another server is how a malicious server steers or shadows that tool"},
+	{"reference.other_server_contrast", KindShadowing, Low, InText, MatchContrast, []string{"instead", "of", "than", "unlike", "like", "vs", "versus", "not"},
+		"a well-known tool of another server named as what this tool replaces or differs from (\"use this instead of execute_command\") is documentation, not steering"},
 	{"reference.any_tool", KindShadowing, Medium, InText, MatchPhrase, []string{
-		"when|whenever|before|after|if ~3 any|every|all|other|another ~2 tool|tools|function|functions|server|servers ~3 is|are|called|used|invoked|run",
-		"instead ~0 of ~3 tool|tools|function",
+		"when|whenever|before|after|if ~3 any|every|all|other|another ~2 tool|tools|function|functions|server|servers ~3 called|used|invoked|run|executed|calls",
 	}, "text that governs every other tool reaches beyond the tool it describes"},
+	{"reference.rewrite", KindShadowing, Medium, InText, MatchPhrase, []string{
+		"must|always|should|silently|secretly|also|quietly ~2 modify|change|replace|rewrite|alter|overwrite|redirect|set ~3 argument|arguments|parameter|parameters|param|recipient|recipients|url|address|query|destination|body",
+		"modify|change|rewrite|alter|overwrite|redirect|replace ~3 url|recipient|recipients|destination|endpoint ~1 to|with",
+		"when|whenever ~0 using|calling|invoking ~4 always|must|also|first|silently",
+	}, "telling the model how to fill another call's arguments is how a tool rewrites what other tools do"},
+	{"reference.call_destructive", KindShadowing, Medium, InText, MatchCallTool, []string{
+		"call", "calling", "invoke", "invoking", "run", "running", "execute", "executing", "trigger",
+		"|", "delete", "remove", "drop", "destroy", "erase", "wipe", "purge", "truncate", "kill", "send", "transfer", "reset", "revoke", "terminate", "uninstall", "format", "clear", "overwrite"},
+		"an instruction to call a destructive tool (delete, drop, send, …) from another tool's text acts on things the person did not name"},
+	{"reference.every_other_item", KindShadowing, Medium, InText, MatchPhrase, []string{
+		"every|all|each ~0 other ~1 item|items|record|records|file|files|entry|entries|row|rows|message|messages|document|documents|user|users|repository|repositories|table|tables",
+	}, "acting on every other item reaches beyond what the person asked for (make demo's own poison)"},
 	{"reference.list_tool", KindShadowing, Low, InText, MatchListTool, nil,
 		"naming another tool of the same server is common and usually harmless, but it is how one tool steers another"},
 
 	// Sensitive paths and secrets.
 	{"sensitive.path", KindSensitive, High, InText, MatchLiteral, []string{
 		"~/.ssh", "^.ssh/", "^id_rsa", "^id_dsa", "^id_ecdsa", "^id_ed25519", "^authorized_keys$", "/etc/passwd", "/etc/shadow", "/etc/sudoers",
-		"^.env$", "^.aws/", "^.azure/", "^.config/gcloud", "^.kube/config", "^.docker/config.json", "^.npmrc$", "^.pypirc$", "^.netrc$", "^.pgpass$",
+		"/.env$", "^.aws/", "^.azure/", "^.config/gcloud", "^.kube/config", "^.docker/config.json", "^.npmrc$", "^.pypirc$", "^.netrc$", "^.pgpass$",
 		"^.git-credentials", "^.gnupg", "^.bash_history", "^.zsh_history", "^wallet.dat$", "^keychain-db",
 		"^mcp.json$", "^claude_desktop_config.json", "^.cursor/", "^.vscode/settings.json", "^.codeium/",
+		"~/.bashrc", "^.bashrc$", "^.zshrc$", "^.bash_profile$", "^.zprofile$", "^.gitconfig$", "/var/log/auth.log", "/proc/self/environ",
+		"^secrets.yml$", "^secrets.yaml$", "^secrets.json$", "^credentials.json$", "^document.cookie$", "^os.environ$", "^printenv$",
 	}, "paths of keys, credentials, shell history and MCP client configuration are what poisoned tools ask the model to read"},
 	{"sensitive.secret", KindSensitive, Low, InText, MatchLiteral, []string{
 		"^private key", "^private_key", "^privatekey", "^secret key", "^secret_key", "^api key", "^api_key", "^apikey", "^access token", "^access_token",
-		"^password", "^passwd$", "^credentials$", "^credential$", "^seed phrase", "^mnemonic$", "^environment variables", "^env vars", "^begin rsa private", "^begin openssh private",
+		"^password", "^passwd$", "^credentials$", "^credential$", "^seed phrase", "^mnemonic$", "^.env$", "^environment variables", "^env vars", "^begin rsa private", "^begin openssh private",
 	}, "words for secrets are normal in login or key-management tools, and a reason to read the text around them"},
 
 	// Where data could go.
 	{"exfiltration.send", KindExfiltration, Medium, InText, MatchPhrase, []string{
 		"send|sent|post|upload|forward|transmit|exfiltrate|leak|copy|email|mail|bcc|cc ~3 all|every|any|the|full|entire|your|their|its ~2 credentials|secrets|tokens|keys|passwords|conversation|conversations|history|chat|messages|emails|environment|contents|data ~3 to",
 		"pass|include|put|add|append|insert|attach|embed ~3 content|contents|text|data|output|result ~4 as|in|into|inside ~3 parameter|argument|field|sidenote|note|param|notes|comment",
-		"conversation|chat ~1 history|transcript|log",
+		"send|sent|include|pass|forward|upload|attach|copy|share|append|add|post|put|embed ~3 conversation|chat ~1 history|transcript|log|logs",
+		"send|sent|post|upload|forward|transmit|exfiltrate|leak|copy|email|mail|bcc|cc|share|report ~3 credentials|secrets|tokens|passwords|password|conversation|history|env ~3 to",
+		"send|forward|email|mail|cc|bcc ~2 a|the ~0 copy",
+		"copy ~0 of ~3 result|results|response|output|conversation|answer|query|request|data|messages|question ~3 to|email|mail|address",
+		"also|silently|secretly|quietly|always|automatically ~0 send|forward|cc|bcc|copy|loop|share|exfiltrate|upload",
+		"loop ~1 in",
+		"include|read|provide|attach|send|pass|append|add|extract|dump|copy|contents|content ~2 ssh|private|secret|aws|gpg|pgp ~1 key|keys|credentials",
+		"include|pass|provide|append|add|attach|send|dump|return ~2 all|every|entire|full ~2 env|environment ~0 variables|vars|variable",
 	}, "text that moves secrets or the conversation into a parameter or to an address is how a tool exfiltrates"},
+	{"exfiltration.address", KindExfiltration, Medium, InText, MatchSendTo, []string{
+		"send", "sent", "sends", "forward", "forwarded", "cc", "bcc", "copy", "notify", "inform", "let", "loop", "report", "share", "upload", "post", "transmit", "exfiltrate", "deliver", "also",
+	}, "an e-mail address the text tells the model to send, copy or report to is where data leaves"},
 	{"address.url", KindURL, Low, InText, MatchURL, []string{"^http://", "^https://", "^ftp://", "^file://", "^ws://", "^wss://"},
 		"an address in a tool's text is where data could be sent or instructions fetched from; documentation links are the usual harmless case"},
 	{"address.email", KindURL, Low, InText, MatchEmail, nil,
@@ -197,12 +268,24 @@ var Rules = []Rule{
 	// Text placed where a person rarely reads it.
 	{"hidden.schema_value", KindHiddenText, Medium, InSchemaValue, MatchLength, []string{"256"},
 		"a long default, example, const or enum string is read by the model but rarely shown by clients"},
-	{"hidden.padding", KindHiddenText, Medium, InText, MatchSpaceRun, []string{"48"},
-		"a long run of blank characters pushes the rest of a text out of a person's view"},
+	{"hidden.padding", KindHiddenText, Medium, InText, MatchSpaceRun, []string{"48", "16"},
+		"a long run of blanks on one line, or of empty lines, pushes the rest of a text out of a person's view; indentation of many lines is not a run"},
 	{"hidden.long_description", KindHiddenText, Low, InDescription, MatchLength, []string{"2048"},
 		"a very long description is where instructions hide; few people read all of it"},
 	{"hidden.long_schema_prose", KindHiddenText, Low, InSchemaDesc, MatchLength, []string{"1024"},
 		"a very long description inside the schema is read by the model and rarely shown"},
+
+	// Commands written into text for the model to run.
+	{"command.shell", KindCommand, Medium, InText, MatchLiteral, []string{
+		"rm -rf", "rm -fr", "; rm ", ";rm ", "&& rm ", "| bash$", "|bash$", "| sh$", "|sh$", "| sudo ", "$(curl", "$(wget", "$(cat ", "$(whoami", "`curl ", "`wget ",
+		"^chmod -r ", "^chmod 777", "^chmod 0666", "^chmod 0777", "/dev/tcp/", "^nc -e", "^ncat -e", "^mkfifo ", "base64 -d |", "^powershell -enc", "^iex(", "^invoke-expression", "^os.system(", "^subprocess.", "^__import__(",
+	}, "a shell command in a description (rm -rf, a pipe into sh, a command substitution) is something the model is being set up to run"},
+
+	// Schemas whose shape carries text.
+	{"schema.type_prose", KindSchema, Medium, InText, MatchTypeProse, nil,
+		"a schema type that is not a type name is prose where no client shows it, read by the model"},
+	{"schema.required_unknown", KindSchema, Medium, InText, MatchRequired, nil,
+		"a required entry naming no property is text where clients show none, and asks the model for an argument nobody declared"},
 
 	// Names that imitate other names.
 	{"homoglyph.name", KindHomoglyph, High, InName, MatchMixedScript, []string{"1"},

@@ -81,11 +81,14 @@ func run(ts []tools.Tool, only map[string]bool) *scanner {
 // where says what a text is, for the rules' In.
 type where struct {
 	name, description, key bool
-	schema                 bool // inside inputSchema
-	value                  bool // under default, examples, example, const or enum
-	prose                  bool // the value of a schema description or title
-	names                  bool // the object's member names are property names, not keywords
-	dialect                bool // a json-schema.org $schema value: a URL there is the norm
+	schema                 bool         // inside inputSchema
+	value                  bool         // under default, examples, example, const or enum
+	prose                  bool         // the value of a schema description or title
+	names                  bool         // the object's member names are property names, not keywords
+	dialect                bool         // a json-schema.org $schema value: a URL there is the norm
+	typ                    bool         // the value of a schema's type (or an element of it)
+	unknownRequired        bool         // an entry of a schema's required that names none of its properties
+	props                  *canon.Value // for required: the object's properties, or nil
 }
 
 func (w where) applies(in string) bool {
@@ -114,7 +117,11 @@ func (s *scanner) walk(v *canon.Value, w where) {
 	switch v.Kind() {
 	case canon.String:
 		str, _ := v.Str()
-		if schemaWord(str) {
+		if w.props != nil {
+			_, declared := w.props.Get(str)
+			w.unknownRequired = !declared
+		}
+		if schemaWord(str) && !w.unknownRequired {
 			return
 		}
 		w.dialect = w.schema && s.path[len(s.path)-1] == "$schema" && isDialect(str)
@@ -123,7 +130,7 @@ func (s *scanner) walk(v *canon.Value, w where) {
 		elems := v.Elems()
 		for i := range elems {
 			s.path = append(s.path, strconv.Itoa(i))
-			s.walk(&elems[i], where{schema: w.schema, value: w.value})
+			s.walk(&elems[i], where{schema: w.schema, value: w.value, typ: w.typ, props: w.props})
 			s.path = s.path[:len(s.path)-1]
 		}
 	case canon.Object:
@@ -143,6 +150,12 @@ func (s *scanner) walk(v *canon.Value, w where) {
 					child.prose = true
 				case "properties", "patternProperties", "$defs", "definitions", "dependentSchemas":
 					child.names = true
+				case "type":
+					child.typ = true
+				case "required":
+					if p, ok := v.Get("properties"); ok && p.Kind() == canon.Object {
+						child.props = &p
+					}
 				}
 			}
 			s.walk(&m.Value, child)

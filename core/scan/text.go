@@ -28,10 +28,27 @@ func (s *scanner) text(t string, w where) {
 		add(l.rule, start, end)
 	})
 	s.tagsIn(t, add)
-	if s.c.email >= 0 {
-		s.work += emails(t, func(start, end int) { add(s.c.email, start, end) })
+	s.markupIn(t, add)
+	s.words, s.low = splitWords(t, s.words[:0], s.low[:0])
+	if s.c.email >= 0 || s.c.sendTo >= 0 {
+		s.work += emails(t, func(start, end int) {
+			if s.c.email >= 0 {
+				add(s.c.email, start, end)
+			}
+			if s.c.sendTo >= 0 {
+				if from, ok := s.sentTo(start); ok {
+					add(s.c.sendTo, from, end)
+				}
+			}
+		})
 	}
 	s.wordsIn(t, add)
+	if w.typ && s.c.typeProse >= 0 {
+		add(s.c.typeProse, 0, len(t))
+	}
+	if w.unknownRequired && s.c.required >= 0 {
+		add(s.c.required, 0, len(t))
+	}
 	for _, n := range s.c.length {
 		if len(t) > n.n {
 			add(n.rule, 0, len(t))
@@ -45,7 +62,10 @@ func (s *scanner) text(t string, w where) {
 func (s *scanner) characters(t string, w where, add func(rule, start, end int)) {
 	c := s.c
 	runRule, runStart := -1, 0
-	blank, blankStart := 0, 0
+	// A blank run: its length, and per line of it the blanks on that line
+	// (hcur, the longest hmax) and its line breaks; indentation of many
+	// lines is short runs on each line, not padding.
+	blank, blankStart, hcur, hmax, lines := 0, 0, 0, 0, 0
 	var word scriptWord
 	var all scriptWord // the whole text, for a name
 	nonASCII := false
@@ -55,17 +75,17 @@ func (s *scanner) characters(t string, w where, add func(rule, start, end int)) 
 			runRule = -1
 		}
 	}
-	minBlank := len(t) + 1 // the shortest run a rule looks for
+	minBlank := len(t) + 1 // the shortest run on one line a rule looks for
 	for _, n := range c.spaceRun {
 		minBlank = min(minBlank, n.n)
 	}
 	flushBlank := func(at int) {
 		for _, n := range c.spaceRun {
-			if blank >= n.n {
+			if hmax >= n.n || lines >= n.lines {
 				add(n.rule, blankStart, at)
 			}
 		}
-		blank = 0
+		blank, hcur, hmax, lines = 0, 0, 0, 0
 	}
 	flushWord := func(at int) {
 		if !w.name {
@@ -90,16 +110,15 @@ func (s *scanner) characters(t string, w where, add func(rule, start, end int)) 
 			if runRule >= 0 {
 				flushRun(i)
 			}
-			switch {
-			case b == ' ':
+			if b == ' ' {
 				if blank == 0 {
 					blankStart = i
 				}
 				blank++
-			case blank >= minBlank:
+				hcur++
+				hmax = max(hmax, hcur)
+			} else if blank > 0 {
 				flushBlank(i)
-			default:
-				blank = 0
 			}
 			i++
 			continue
@@ -133,6 +152,15 @@ func (s *scanner) characters(t string, w where, add func(rule, start, end int)) 
 				blankStart = i
 			}
 			blank++
+			switch r {
+			case '\n', 0x2028, 0x2029:
+				lines++
+				hcur = 0
+			case '\r':
+			default:
+				hcur++
+				hmax = max(hmax, hcur)
+			}
 		} else if blank > 0 {
 			flushBlank(i)
 		}
@@ -382,5 +410,90 @@ func (s *scanner) tagsIn(t string, add func(rule, start, end int)) {
 			break
 		}
 		lt += 1 + next
+	}
+}
+
+// sentTo says whether one of the send_to rule's words is among the five
+// words before an address at start, and where the first such word starts.
+func (s *scanner) sentTo(start int) (int, bool) {
+	ws := s.words
+	lo, hi := 0, len(ws) // the first word ending after start
+	for lo < hi {
+		m := (lo + hi) / 2
+		if ws[m].end <= start {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	for k := lo - 1; k >= 0 && k >= lo-5; k-- {
+		s.work++
+		if s.c.sendWord[string(s.low[ws[k].lo:ws[k].hi])] {
+			from := ws[k].start
+			for j := k - 1; j >= 0 && j >= lo-5; j-- { // the earliest, for the span
+				if s.c.sendWord[string(s.low[ws[j].lo:ws[j].hi])] {
+					from = ws[j].start
+				}
+			}
+			return from, true
+		}
+	}
+	return 0, false
+}
+
+// markupIn finds HTML comments (<!-- to -->, or to 160 bytes when not
+// closed there) and bracketed labels ([Important], [SYSTEM DIRECTIVE]: one
+// to four words of letters, one of them the rule's).
+func (s *scanner) markupIn(t string, add func(rule, start, end int)) {
+	if s.c.comment >= 0 {
+		for i := strings.Index(t, "<!--"); i >= 0; {
+			end := min(len(t), i+MaxSpan)
+			if j := strings.Index(t[i+4:end], "-->"); j >= 0 {
+				end = i + 4 + j + 3
+			}
+			s.work += end - i
+			add(s.c.comment, i, end)
+			next := strings.Index(t[end:], "<!--")
+			if next < 0 {
+				break
+			}
+			i = end + next
+		}
+	}
+	if s.c.bracket < 0 {
+		return
+	}
+	var word [16]byte
+	for lb := strings.IndexByte(t, '['); lb >= 0; {
+		j, n, words, hit := lb+1, 0, 0, false
+		for ; j < len(t) && j-lb <= 48; j++ {
+			c := t[j]
+			s.work++
+			if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' {
+				if n == 0 {
+					words++
+				}
+				if n < len(word) {
+					word[n] = lower(c)
+				}
+				n++
+				continue
+			}
+			if n > 0 && n <= len(word) && s.c.bracketWord[string(word[:n])] {
+				hit = true
+			}
+			n = 0
+			if c != ' ' && c != '_' && c != '-' {
+				break
+			}
+		}
+		if j < len(t) && t[j] == ']' && hit && words <= 4 {
+			add(s.c.bracket, lb, j+1)
+		}
+		next := strings.IndexByte(t[lb+1:], '[')
+		if next < 0 {
+			break
+		}
+		lb += 1 + next
 	}
 }

@@ -7,12 +7,12 @@ import "strings"
 type word struct {
 	start, end int
 	lo, hi     int
+	sentence   int // phrases match within one sentence
 }
 
-// wordsIn splits the text into words and identifiers, then matches the
-// phrase rules over the words and the tool-name rules over the identifiers.
+// wordsIn matches the phrase rules over the text's words (split by
+// splitWords before) and the tool-name rules over its identifiers.
 func (s *scanner) wordsIn(t string, add func(rule, start, end int)) {
-	s.words, s.low = splitWords(t, s.words[:0], s.low[:0])
 	s.phrasesIn(t, add)
 	s.identifiersIn(t, add)
 }
@@ -21,17 +21,29 @@ func isAlnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
+// splitWords also numbers sentences: one ends at '.', '!' or '?' followed
+// by a blank or the end, so "… you need. IMPORTANT: Always use …" is two.
+// An inner capital after a lower-case letter starts a word: camelCase
+// identifiers read as words (refererUrl is referer url), as snake_case
+// ones already do.
 func splitWords(t string, ws []word, low []byte) ([]word, []byte) {
+	sentence := 0
 	for i := 0; i < len(t); {
-		if !isAlnum(t[i]) {
+		if c := t[i]; !isAlnum(c) {
+			if (c == '.' || c == '!' || c == '?') && (i+1 == len(t) || t[i+1] <= ' ') {
+				sentence++
+			}
 			i++
 			continue
 		}
-		w := word{start: i, lo: len(low)}
+		w := word{start: i, lo: len(low), sentence: sentence}
 		for i < len(t) {
 			c := t[i]
 			switch {
 			case isAlnum(c):
+				if c <= 'Z' && c >= 'A' && i > w.start && t[i-1] >= 'a' && t[i-1] <= 'z' {
+					break // camelCase: the capital starts the next word
+				}
 				low = append(low, lower(c))
 				i++
 				continue
@@ -85,7 +97,7 @@ func (s *scanner) matchPhrase(p *phrase, i int) (int, bool) {
 	for _, st := range p.steps[1:] {
 		nxt := s.nxt[:0]
 		for _, at := range cur {
-			for q := at + 1; q <= at+1+st.gap && q < len(ws); q++ {
+			for q := at + 1; q <= at+1+st.gap && q < len(ws) && ws[q].sentence == ws[i].sentence; q++ {
 				s.work++
 				if st.match(s.low[ws[q].lo:ws[q].hi]) && !contains(nxt, q) {
 					nxt = append(nxt, q)
@@ -147,6 +159,11 @@ func (s *scanner) identifiersIn(t string, add func(rule, start, end int)) {
 		for hi > lo && (t[hi-1] == '.' || t[hi-1] == '-') {
 			hi--
 		}
+		if s.c.callTool >= 0 && hi-lo >= 3 && lo > 0 && compound(t[lo:hi]) {
+			if from, ok := s.calledDestructive(t, lo, hi); ok {
+				add(s.c.callTool, from, hi)
+			}
+		}
 		if hi-lo < 3 || !s.nameFilter.has(lower(t[lo]), lower(t[hi-1]), hi-lo) {
 			continue
 		}
@@ -158,8 +175,93 @@ func (s *scanner) identifiersIn(t string, add func(rule, start, end int)) {
 			continue
 		}
 		if rule, ok := s.names[string(buf)]; ok {
+			if rule != s.c.listTool && s.c.contrast >= 0 && s.contrasted(lo) {
+				rule = s.c.contrast
+			}
 			add(rule, lo, hi)
 		}
 	}
 	s.ident = buf
+}
+
+// calledDestructive says whether the identifier t[lo:hi] follows one of the
+// call_tool rule's verbs (across blanks, quotes and backticks) and has a
+// part (split on _, -, . and camelCase) among its name words: "call
+// delete_item". It returns where the verb starts. Bounded: a few bytes
+// back, and the identifier once.
+func (s *scanner) calledDestructive(t string, lo, hi int) (int, bool) {
+	j := lo
+	for k := 0; k < 3 && j > 0 && strings.IndexByte(" `'\"*", t[j-1]) >= 0; k++ {
+		j--
+	}
+	if j == lo {
+		return 0, false
+	}
+	v := j
+	for v > 0 && j-v < 10 && ('a' <= t[v-1] && t[v-1] <= 'z' || 'A' <= t[v-1] && t[v-1] <= 'Z') {
+		v--
+	}
+	if v == j || v > 0 && isAlnum(t[v-1]) {
+		return 0, false
+	}
+	var buf [10]byte
+	for k := v; k < j; k++ {
+		buf[k-v] = lower(t[k])
+	}
+	if !s.c.callVerb[string(buf[:j-v])] {
+		return 0, false
+	}
+	s.work += hi - lo + lo - v
+	var part [16]byte
+	n := 0
+	for k := lo; k <= hi; k++ {
+		var c byte
+		if k < hi {
+			c = t[k]
+		}
+		camel := k > lo && 'A' <= c && c <= 'Z' && 'a' <= t[k-1] && t[k-1] <= 'z'
+		if k == hi || !isAlnum(c) || camel {
+			if n > 0 && n <= len(part) && s.c.callName[string(part[:n])] {
+				return v, true
+			}
+			n = 0
+			if !camel {
+				continue
+			}
+		}
+		if n < len(part) {
+			part[n] = lower(c)
+		}
+		n++
+	}
+	return 0, false
+}
+
+// contrasted says whether the word right before the identifier at lo is
+// one of the contrast rule's words ("instead of read_file", "unlike
+// execute_command").
+func (s *scanner) contrasted(lo int) bool {
+	ws := s.words
+	i, j := 0, len(ws) // the first word ending after lo
+	for i < j {
+		m := (i + j) / 2
+		if ws[m].end <= lo {
+			i = m + 1
+		} else {
+			j = m
+		}
+	}
+	return i > 0 && s.c.contrastOf[string(s.low[ws[i-1].lo:ws[i-1].hi])]
+}
+
+// compound says whether an identifier joins words with _ or - or in
+// camelCase: what a tool name the call_tool rule looks for has, and what a
+// word that only ends a sentence ("answers.") has not.
+func compound(id string) bool {
+	for i := 1; i < len(id); i++ {
+		if c := id[i]; c == '_' || c == '-' || 'A' <= c && c <= 'Z' && 'a' <= id[i-1] && id[i-1] <= 'z' {
+			return true
+		}
+	}
+	return false
 }
