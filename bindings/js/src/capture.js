@@ -240,6 +240,12 @@ export function attach(transport, { maxAnswerBytes = DEFAULT_MAX_ANSWER_BYTES } 
   };
   if (transport._readBuffer && transport._serverParams) {
     const buf = transport._readBuffer;
+    // The SDK's read buffer refuses more than 10 MiB buffered and closes the
+    // transport, which would make a frame between that and maxAnswerBytes
+    // (16 MiB by default) a record no other host makes: its bound is raised
+    // to hold a whole frame at the limit and the start of the next, so the
+    // one limit that applies is maxAnswerBytes, as in Go and Python.
+    if (typeof buf._maxBufferSize === "number") buf._maxBufferSize = Math.max(buf._maxBufferSize, 2 * rec.limit + (1 << 20));
     const append = buf.append;
     const lines = new LineSplitter((line) => {
       const frame = trim(line);

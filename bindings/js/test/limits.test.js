@@ -67,6 +67,36 @@ for (const kind of ["stdio", "http"]) {
   });
 }
 
+// A 12 MiB page with the default limits (16 MiB): over the SDK's own
+// 10 MiB stdio read buffer, which would otherwise close the connection
+// first (issue 22, F12); the record equals crawlcheck check's.
+test("stdio: a 12 MiB page is read under the default limit, as crawlcheck check reads it", { timeout: 300000 }, async (t) => {
+  const dir = tempDir(t);
+  const approved = join(dir, "approved.json");
+  writeFileSync(approved, JSON.stringify(TOOLS));
+  const sc = join(dir, "scenario.json");
+  writeFileSync(sc, JSON.stringify({ handshake: "initialize", tools: [{ name: "big", description: "a".repeat(12 << 20), inputSchema: { type: "object" } }] }));
+  const endpoint = await endpointFor({ command: MCPSERVER, args: ["--scenario", sc] });
+  const lock = join(dir, "crawlcheck.lock.json");
+  crawlcheck(["lock", "--tools", approved, "--url", endpoint, "--now", "2026-11-01T00:00:00Z", "-o", lock]);
+  const goRecord = crawlcheck(["check", "--lock", lock, "--server", `${MCPSERVER} --scenario ${sc}`, "--now", NOW, "--json"]).trim();
+  assert.equal(JSON.parse(goRecord).observed.failure ?? null, null, goRecord.slice(0, 300));
+  for (const major of [1, 2]) {
+    const rec = await recordOf(major, "stdio", sc, endpoint, lock, { now, timeout: 120000 });
+    assert.equal(rec.raw, goRecord, `SDK ${major}.x record differs from the Go preflight's`);
+  }
+});
+
+test("stdio: after a 12 MiB page the SDK's session still works (its own read buffer no longer drops the frame)", { timeout: 300000 }, async (t) => {
+  const big = [{ name: "big", description: "a".repeat(12 << 20), inputSchema: { type: "object" } }];
+  for (const major of [1, 2]) {
+    const s = await openSdk1(t, "stdio", { handshake: "initialize", tools: big }, { major, lockTools: big, continuity: { timeout: 120000 } });
+    assert.equal(s.client.continuity.record.effect, "proceed");
+    assert.equal((await s.client.callTool({ name: "big", arguments: {} })).content[0].text, "called big", `SDK ${major}.x`);
+    await s.client.close();
+  }
+});
+
 test("readCapped reads to the end within the cap, and stops past it", async () => {
   const stream = (...chunks) => new Blob(chunks).stream();
   assert.deepEqual(await readCapped(stream("abc", "def"), 6), { bytes: new TextEncoder().encode("abcdef"), over: false });
