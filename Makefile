@@ -10,7 +10,7 @@ export CGO_ENABLED := 1
 # -trimpath makes the artifacts reproducible: the same source gives the same bytes.
 ARTIFACT_FLAGS = -buildmode=c-shared -trimpath -ldflags='-s -w' $(if $(TAGS),-tags=$(TAGS))
 
-.PHONY: all postgres test test-js test-python python-wheel bench-python bench-js test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack
+.PHONY: all postgres load test test-js test-python python-wheel bench-python bench-js test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack
 
 all: wasm cshared
 
@@ -163,6 +163,15 @@ bench:
 ## bench-js: the SDK's rows (bindings/js/bench), appended to docs/benchmarks.md.
 bench-js: wasm
 	cd bindings/js && npm ci --no-audit --no-fund && GO=$(GO) node scripts/pretest.js && node --no-warnings bench/bench.js >> ../../docs/benchmarks.md
+
+## load: crawlcheck-issuer under 64 clients for 60 s of POST lock/check on a
+## 100-tool list, one instance on SQLite and two on one PostgreSQL 15, then
+## kill -9 of one of the two mid-load (hosttest/issuerload); writes the issuer
+## section of docs/benchmarks.md. Not part of make test.
+load: postgres
+	@mkdir -p $(BUILD)
+	$(GO) build -o $(BUILD)/crawlcheck-issuer ./cmd/crawlcheck-issuer
+	$(GO) run ./hosttest/issuerload -bin $(BUILD)/crawlcheck-issuer -o docs/benchmarks.md
 
 ## golden: regenerate testdata/ deliberately; read the diff before committing.
 golden:

@@ -1,0 +1,368 @@
+// Command issuerload is make load: crawlcheck-issuer under 64 concurrent
+// clients sending POST /api/v1/mcp/lock/check of a 100-tool list, against
+// one instance on SQLite and against two instances sharing one PostgreSQL
+// (a throwaway PostgreSQL 15, internal/issuer/store/pgtest), then kill -9 of
+// one of the two mid-load. It reports throughput, p50/p99 and errors, checks
+// the answers with the core's guard (every answer of the kill run, a sample
+// of the others), that no nonce was answered twice and that every nonce
+// answered is in the store, and writes the section "The issuer under load"
+// of docs/benchmarks.md. Not part of make test: it measures, it asserts
+// nothing a timed test would.
+//
+//	issuerload -bin build/crawlcheck-issuer [-clients 64] [-duration 60s] [-o docs/benchmarks.md]
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/crawlcheck/verifier/internal/benchdata"
+	"github.com/crawlcheck/verifier/internal/corecall"
+	"github.com/crawlcheck/verifier/internal/issuer/store"
+	"github.com/crawlcheck/verifier/internal/issuer/store/pgtest"
+	"github.com/crawlcheck/verifier/internal/listening"
+)
+
+const subject = "https://mcp.example.com/mcp"
+
+func main() {
+	bin := flag.String("bin", "build/crawlcheck-issuer", "the crawlcheck-issuer binary")
+	clients := flag.Int("clients", 64, "concurrent clients")
+	duration := flag.Duration("duration", 60*time.Second, "how long each throughput run lasts")
+	killRun := flag.Duration("kill-duration", 20*time.Second, "how long the kill -9 run lasts (the kill at half time)")
+	out := flag.String("o", "", "write the issuer section into this Markdown file (default: stdout)")
+	flag.Parse()
+	if err := run(*bin, *clients, *duration, *killRun, *out); err != nil {
+		log.Fatal("issuerload: ", err)
+	}
+}
+
+type instance struct {
+	url  string
+	cmd  *exec.Cmd
+	stop func()
+}
+
+func start(bin, keys, storeSpec string) (*instance, error) {
+	cmd := exec.Command(bin, "serve", "--dir", keys, "--listen", "127.0.0.1:0", "--store", storeSpec)
+	cmd.Stderr = io.Discard
+	url, stop, err := listening.Start(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return &instance{url: url, cmd: cmd, stop: stop}, nil
+}
+
+// result is one run's measurements.
+type result struct {
+	name, store       string
+	instances         int
+	clients           int
+	elapsed           time.Duration
+	ok                int
+	errs              int
+	errsAfterKill     int
+	lat               []time.Duration
+	nonces            []string
+	guarded, guardBad int
+	dupNonces         int
+	missingNonces     int
+	survivorAfterKill int
+	note              string
+}
+
+func (r *result) pct(p float64) time.Duration {
+	if len(r.lat) == 0 {
+		return 0
+	}
+	sort.Slice(r.lat, func(i, j int) bool { return r.lat[i] < r.lat[j] })
+	return r.lat[int(p*float64(len(r.lat)-1))]
+}
+
+// load drives the instances: client i asks instance i mod n, and moves to
+// the next one when its instance does not answer, as a load balancer would.
+// guardEvery guards every n-th answer (1: all of them).
+func load(insts []*instance, clients int, d time.Duration, body []byte, dir []byte, lock string, guardEvery int, kill func(), killAt time.Duration) *result {
+	r := &result{clients: clients, instances: len(insts)}
+	tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxIdleConns: 2 * clients}
+	hc := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	var mu sync.Mutex
+	var killed atomic.Bool
+	var killTime time.Time
+	deadline := time.Now().Add(d)
+	startT := time.Now()
+	var wg sync.WaitGroup
+	if kill != nil {
+		go func() {
+			time.Sleep(killAt)
+			mu.Lock()
+			killTime = time.Now()
+			mu.Unlock()
+			kill()
+			killed.Store(true)
+		}()
+	}
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			target := c % len(insts)
+			var lat []time.Duration
+			var nonces []string
+			ok, errs, errsAfter, survivor, guarded, bad := 0, 0, 0, 0, 0, 0
+			for n := 0; time.Now().Before(deadline); n++ {
+				t0 := time.Now()
+				resp, err := hc.Post(insts[target].url+"/api/v1/mcp/lock/check", "application/json", bytes.NewReader(body))
+				var b []byte
+				if err == nil {
+					b, err = io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if err == nil && resp.StatusCode != 200 {
+						err = fmt.Errorf("HTTP %d", resp.StatusCode)
+					}
+				}
+				el := time.Since(t0)
+				if err != nil {
+					errs++
+					if killed.Load() {
+						errsAfter++
+					}
+					target = (target + 1) % len(insts)
+					continue
+				}
+				ok++
+				lat = append(lat, el)
+				var rc struct{ Nonce string }
+				json.Unmarshal(b, &rc)
+				nonces = append(nonces, rc.Nonce)
+				if killed.Load() {
+					survivor++
+				}
+				if n%guardEvery == 0 {
+					guarded++
+					if !guardOK(b, dir, lock) {
+						bad++
+					}
+				}
+			}
+			mu.Lock()
+			r.ok += ok
+			r.errs += errs
+			r.errsAfterKill += errsAfter
+			r.survivorAfterKill += survivor
+			r.lat = append(r.lat, lat...)
+			r.nonces = append(r.nonces, nonces...)
+			r.guarded += guarded
+			r.guardBad += bad
+			mu.Unlock()
+		}(c)
+	}
+	wg.Wait()
+	r.elapsed = time.Since(startT)
+	_ = killTime
+	seen := map[string]bool{}
+	for _, n := range r.nonces {
+		if seen[n] {
+			r.dupNonces++
+		}
+		seen[n] = true
+	}
+	return r
+}
+
+// guardOK judges a receipt with the core's guard as a host would.
+func guardOK(receipt, dir []byte, lock string) bool {
+	var g struct {
+		IntegrityValid bool   `json:"integrity_valid"`
+		IssuerTrusted  bool   `json:"issuer_trusted"`
+		KeyPolicyValid bool   `json:"key_policy_valid"`
+		Fresh          bool   `json:"freshness_valid"`
+		PolicyResult   string `json:"policy_result"`
+	}
+	err := corecall.Into("guard", map[string]any{"receipt": json.RawMessage(receipt), "expected_subject": subject,
+		"expected_operation": "mcp.lock.check", "now": time.Now().UTC().Format(time.RFC3339Nano),
+		"key_directory": corecall.Text(dir), "lock": lock}, &g)
+	return err == nil && g.IntegrityValid && g.IssuerTrusted && g.KeyPolicyValid && g.Fresh && g.PolicyResult == "proceed"
+}
+
+// inStore counts the nonces answered that the store does not hold.
+func inStore(ctx context.Context, spec string, nonces []string) (int, error) {
+	st, err := store.Open(ctx, spec)
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	missing := 0
+	for _, n := range nonces {
+		ok, err := st.NonceIssued(ctx, n)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			missing++
+		}
+	}
+	return missing, nil
+}
+
+func run(bin string, clients int, d, killD time.Duration, out string) error {
+	ctx := context.Background()
+	tools, err := json.Marshal(benchdata.Tools(100))
+	if err != nil {
+		return err
+	}
+	var made struct{ Lock string }
+	if err := corecall.Into("make_lock", map[string]any{"tools": json.RawMessage(tools), "approved_at": benchdata.Now,
+		"server": map[string]any{"url": subject}}, &made); err != nil {
+		return err
+	}
+	body, _ := json.Marshal(map[string]any{"lock": made.Lock, "tools": json.RawMessage(tools)})
+	tmp, err := os.MkdirTemp("", "issuerload-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	keys := filepath.Join(tmp, "keys")
+	if out, err := exec.Command(bin, "keys", "init", "--dir", keys, "--issuer", "load.test").CombinedOutput(); err != nil {
+		return fmt.Errorf("keys init: %v\n%s", err, out)
+	}
+	var results []*result
+
+	// One instance on SQLite.
+	sqlite := "sqlite:" + filepath.Join(tmp, "issuer.db")
+	inst, err := start(bin, keys, sqlite)
+	if err != nil {
+		return err
+	}
+	dir, err := get(inst.url + "/api/v1/keys")
+	if err != nil {
+		return err
+	}
+	log.Printf("sqlite, 1 instance, %d clients, %s", clients, d)
+	r := load([]*instance{inst}, clients, d, body, dir, made.Lock, 100, nil, 0)
+	r.name, r.store = "one instance", "SQLite (WAL)"
+	inst.stop()
+	if r.missingNonces, err = inStore(ctx, sqlite, r.nonces); err != nil {
+		return err
+	}
+	results = append(results, r)
+
+	// Two instances on one PostgreSQL.
+	pg, err := pgtest.Start()
+	if err != nil {
+		return err
+	}
+	defer pg.Stop()
+	for _, kill := range []bool{false, true} {
+		name := "pg"
+		if kill {
+			name = "pgkill"
+		}
+		dsn, err := pg.CreateDB(name)
+		if err != nil {
+			return err
+		}
+		a, err := start(bin, keys, dsn)
+		if err != nil {
+			return err
+		}
+		b, err := start(bin, keys, dsn)
+		if err != nil {
+			a.stop()
+			return err
+		}
+		var r *result
+		if !kill {
+			log.Printf("postgres, 2 instances, %d clients, %s", clients, d)
+			r = load([]*instance{a, b}, clients, d, body, dir, made.Lock, 100, nil, 0)
+			r.name = "two instances"
+		} else {
+			log.Printf("postgres, 2 instances, kill -9 of one at %s of %s", killD/2, killD)
+			r = load([]*instance{a, b}, clients, killD, body, dir, made.Lock, 1, func() { a.cmd.Process.Signal(syscall.SIGKILL) }, killD/2)
+			r.name = "two instances, kill -9 of one at half time"
+		}
+		r.store = "PostgreSQL 15 (shared)"
+		a.stop()
+		b.stop()
+		if r.missingNonces, err = inStore(ctx, dsn, r.nonces); err != nil {
+			return err
+		}
+		results = append(results, r)
+	}
+	return write(out, results, clients)
+}
+
+func get(url string) ([]byte, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return nil, errors.New(url + ": " + resp.Status)
+	}
+	return io.ReadAll(resp.Body)
+}
+
+const heading = "## The issuer under load (`make load`)"
+
+func write(out string, results []*result, clients int) error {
+	var b strings.Builder
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Fprintf(&b, "%s\n\n", heading)
+	fmt.Fprintf(&b, "crawlcheck-issuer answering `POST /api/v1/mcp/lock/check {lock, tools}` of a 100-tool list "+
+		"(internal/benchdata, about 100 KB a request) to %d concurrent clients on this machine (%d cores, load average "+
+		"before the run %s); every receipt's nonce recorded and the receipt stored before it is answered. "+
+		"Targets: ≥ 1,000 checks/s, p99 ≤ 50 ms, 0 errors. Measured by hosttest/issuerload, %s.\n\n",
+		clients, runtime.NumCPU(), strings.Join(strings.Fields(string(load))[:3], " "), time.Now().UTC().Format("2006-01-02"))
+	b.WriteString("| run | store | checks | checks/s | p50 | p99 | errors | guard | nonces twice | nonces not in the store |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range results {
+		fmt.Fprintf(&b, "| %s | %s | %d | %.0f | %.1f ms | %.1f ms | %d | %d of %d pass | %d | %d |\n", r.name, r.store, r.ok,
+			float64(r.ok)/r.elapsed.Seconds(), ms(r.pct(0.5)), ms(r.pct(0.99)), r.errs, r.guarded-r.guardBad, r.guarded, r.dupNonces, r.missingNonces)
+	}
+	if k := results[len(results)-1]; k != nil {
+		fmt.Fprintf(&b, "\nThe kill run: after the kill -9, %d requests to the killed instance failed (connection refused or reset; each "+
+			"client then moved to the survivor, as a load balancer would) and the survivor answered %d checks. Every answer a client "+
+			"received was judged by `guard`.\n", k.errsAfterKill, k.survivorAfterKill)
+	}
+	section := b.String()
+	if out == "" {
+		fmt.Print(section)
+		return nil
+	}
+	doc, err := os.ReadFile(out)
+	if err != nil {
+		return err
+	}
+	text := string(doc)
+	if i := strings.Index(text, heading); i >= 0 {
+		rest := text[i+len(heading):]
+		end := len(text)
+		if j := strings.Index(rest, "\n## "); j >= 0 {
+			end = i + len(heading) + j + 1
+		}
+		text = text[:i] + section + text[end:]
+	} else {
+		text = strings.TrimRight(text, "\n") + "\n\n" + section
+	}
+	return os.WriteFile(out, []byte(text), 0o644)
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
