@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawlcheck/verifier/internal/corecall"
 	"github.com/crawlcheck/verifier/internal/listening"
 )
 
@@ -90,5 +92,61 @@ func TestCommand(t *testing.T) {
 	}
 	if err := exec.Command(bin, "serve").Run(); err == nil || err.(*exec.ExitError).ExitCode() != 2 {
 		t.Fatalf("serve without --dir: %v, want exit 2", err)
+	}
+}
+
+// TestGracefulShutdown: SIGTERM while a request is in flight (a reading of
+// a server that never answers, cut by --read-limit) lets it finish with its
+// answer before the process exits.
+func TestGracefulShutdown(t *testing.T) {
+	buildAll(t)
+	dir := filepath.Join(t.TempDir(), "keys")
+	if out, err := exec.Command(bins.issuer, "keys", "init", "--dir", dir, "--issuer", "issuer.test").CombinedOutput(); err != nil {
+		t.Fatalf("keys init: %v\n%s", err, out)
+	}
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) // only then does the server notice the client going away
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	}))
+	defer hang.Close()
+	cmd := exec.Command(bins.issuer, "serve", "--dir", dir, "--listen", "127.0.0.1:0", "--allow-http", "--allow-private", "127.0.0.1/32", "--read-limit", "1500ms")
+	base, stop, err := listening.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	var made struct{ Lock string }
+	if err := corecall.Into("make_lock", map[string]any{"tools": json.RawMessage(threeTools), "approved_at": "2026-11-01T00:00:00Z",
+		"server": map[string]any{"url": hang.URL + "/mcp"}}, &made); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]any{"lock": made.Lock, "url": hang.URL + "/mcp"})
+	type answer struct {
+		status int
+		body   []byte
+		err    error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		resp, err := http.Post(base+"/api/v1/mcp/lock/check", "application/json", bytes.NewReader(body))
+		if err != nil {
+			got <- answer{err: err}
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got <- answer{status: resp.StatusCode, body: b}
+	}()
+	time.Sleep(500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	a := <-got
+	if a.err != nil || a.status != 200 || !bytes.Contains(a.body, []byte(`"verdict":"unreachable"`)) {
+		t.Fatalf("the request in flight at SIGTERM: %d %v %s", a.status, a.err, a.body)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("serve after SIGTERM: %v", err)
 	}
 }

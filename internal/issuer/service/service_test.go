@@ -34,7 +34,7 @@ var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustPa
 
 // env is the real service (keys on disk, SQLite) and a scenario MCP server.
 type env struct {
-	t    *testing.T
+	t    testing.TB
 	dir  string
 	st   store.Store
 	api  string
@@ -43,7 +43,7 @@ type env struct {
 	spec *openapi
 }
 
-func newEnv(t *testing.T, policy fetch.Policy, cfg service.Config) *env {
+func newEnv(t testing.TB, policy fetch.Policy, cfg service.Config) *env {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir(), now: time.Now().UTC(), spec: loadOpenAPI(t)}
 	if _, err := keys.Init(filepath.Join(e.dir, "keys"), "issuer.test", e.now.Add(-time.Minute)); err != nil {
@@ -124,7 +124,7 @@ func (e *env) problem(method, template, path string, body any, status int, code 
 	return p.Detail
 }
 
-func coreOp(t *testing.T, op string, req any) json.RawMessage {
+func coreOp(t testing.TB, op string, req any) json.RawMessage {
 	t.Helper()
 	b, _ := json.Marshal(req)
 	var out struct {
@@ -348,7 +348,7 @@ type openapi struct {
 
 const specURL = "https://crawlcheck.invalid/openapi.json"
 
-func loadOpenAPI(t *testing.T) *openapi {
+func loadOpenAPI(t testing.TB) *openapi {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(service.OpenAPI()))
 	if err != nil {
 		t.Fatal(err)
@@ -367,7 +367,7 @@ func pointerEscape(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
-func (o *openapi) validate(t *testing.T, method, template string, resp *http.Response, body []byte) {
+func (o *openapi) validate(t testing.TB, method, template string, resp *http.Response, body []byte) {
 	t.Helper()
 	status := fmt.Sprint(resp.StatusCode)
 	ctype := strings.TrimSpace(strings.Split(resp.Header.Get("Content-Type"), ";")[0])
