@@ -116,6 +116,18 @@ var migrations = []migration{
 			`CREATE INDEX documents_issued ON documents (issued_at)`,
 			`CREATE TABLE rules (sha256 TEXT PRIMARY KEY, body BYTEA NOT NULL)`,
 		}},
+	// The transparency log (log.go, internal/issuer/tlog).
+	{version: 2,
+		sqlite: []string{
+			`CREATE TABLE log_entries (idx INTEGER PRIMARY KEY, entry BLOB NOT NULL)`,
+			`CREATE TABLE log_hashes (level INTEGER NOT NULL, idx INTEGER NOT NULL, hash BLOB NOT NULL, PRIMARY KEY (level, idx))`,
+			`CREATE TABLE log_checkpoints (size INTEGER PRIMARY KEY, note BLOB NOT NULL)`,
+		},
+		postgres: []string{
+			`CREATE TABLE log_entries (idx BIGINT PRIMARY KEY, entry BYTEA NOT NULL)`,
+			`CREATE TABLE log_hashes (level INTEGER NOT NULL, idx BIGINT NOT NULL, hash BYTEA NOT NULL, PRIMARY KEY (level, idx))`,
+			`CREATE TABLE log_checkpoints (size BIGINT PRIMARY KEY, note BYTEA NOT NULL)`,
+		}},
 }
 
 // latestVersion is the schema this service knows.

@@ -1,0 +1,156 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/crawlcheck/verifier/internal/issuer/tlog"
+)
+
+// The transparency log's state (internal/issuer/tlog, docs/log.md): its
+// entries by index, the hash of every complete subtree by (level, index),
+// and every checkpoint by size. Rows are only ever added.
+
+// logLock is the sequencer: the advisory transaction lock every append
+// takes on PostgreSQL, so that appends from any number of instances are one
+// sequence (SQLite: BEGIN IMMEDIATE's write lock does the same).
+const logLock = `SELECT pg_advisory_xact_lock(7263520542)`
+
+// LogOf is a store's log state (tlog.Store), or false when the store keeps
+// none.
+func LogOf(s Store) (tlog.Store, bool) {
+	l, ok := s.(*sqlStore)
+	return l, ok
+}
+
+// Hash reads the stored node (level, index).
+func (s *sqlStore) Hash(ctx context.Context, level int, index uint64) (tlog.Hash, error) {
+	return s.hashIn(ctx, s.db, level, index)
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (s *sqlStore) hashIn(ctx context.Context, q querier, level int, index uint64) (tlog.Hash, error) {
+	var h tlog.Hash
+	var b []byte
+	err := q.QueryRowContext(ctx, s.q(`SELECT hash FROM log_hashes WHERE level = ? AND idx = ?`), level, int64(index)).Scan(&b)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return h, fmt.Errorf("store: log node %d/%d: %w", level, index, ErrNotFound)
+	case err != nil:
+		return h, fmt.Errorf("store: log node %d/%d: %w", level, index, err)
+	case len(b) != len(h):
+		return h, fmt.Errorf("store: log node %d/%d is %d bytes", level, index, len(b))
+	}
+	copy(h[:], b)
+	return h, nil
+}
+
+type txReader struct {
+	s  *sqlStore
+	tx *sql.Tx
+}
+
+func (r txReader) Hash(ctx context.Context, level int, index uint64) (tlog.Hash, error) {
+	return r.s.hashIn(ctx, r.tx, level, index)
+}
+
+// LogAppend is one sequenced append (tlog.Store): everything in one
+// transaction under the sequencer lock, so a step that dies before its
+// commit leaves the log as it was and no entry is acknowledged that the log
+// does not hold.
+func (s *sqlStore) LogAppend(ctx context.Context, entries [][]byte, sign func(size uint64, root tlog.Hash) (string, error)) (uint64, string, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, "", fmt.Errorf("store: log append: %w", err)
+	}
+	defer tx.Rollback()
+	if s.dialect == "postgres" {
+		if _, err := tx.ExecContext(ctx, logLock); err != nil {
+			return 0, "", fmt.Errorf("store: log append: sequencer lock: %w", err)
+		}
+	}
+	var size int64
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM log_entries`).Scan(&size); err != nil {
+		return 0, "", fmt.Errorf("store: log append: size: %w", err)
+	}
+	old := uint64(size)
+	leaves := make([]tlog.Hash, len(entries))
+	for i, e := range entries {
+		leaves[i] = tlog.LeafHash(e)
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO log_entries (idx, entry) VALUES (?, ?)`), int64(old)+int64(i), e); err != nil {
+			return 0, "", fmt.Errorf("store: log append: entry: %w", err)
+		}
+	}
+	r := txReader{s, tx}
+	nodes, err := tlog.NewNodes(ctx, r, old, leaves)
+	if err != nil {
+		return 0, "", fmt.Errorf("store: log append: %w", err)
+	}
+	for _, n := range nodes {
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO log_hashes (level, idx, hash) VALUES (?, ?, ?)`), n.Level, int64(n.Index), n.Hash[:]); err != nil {
+			return 0, "", fmt.Errorf("store: log append: node: %w", err)
+		}
+	}
+	newSize := old + uint64(len(entries))
+	root, err := tlog.Root(ctx, r, newSize)
+	if err != nil {
+		return 0, "", fmt.Errorf("store: log append: root: %w", err)
+	}
+	note, err := sign(newSize, root)
+	if err != nil {
+		return 0, "", fmt.Errorf("store: log append: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO log_checkpoints (size, note) VALUES (?, ?)`), int64(newSize), []byte(note)); err != nil {
+		return 0, "", fmt.Errorf("store: log append: checkpoint: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, "", fmt.Errorf("store: log append: commit: %w", err)
+	}
+	return old, note, nil
+}
+
+// LogCheckpoint is the checkpoint of the largest tree ("" for none).
+func (s *sqlStore) LogCheckpoint(ctx context.Context) (string, error) {
+	var note []byte
+	err := s.db.QueryRowContext(ctx, `SELECT note FROM log_checkpoints ORDER BY size DESC LIMIT 1`).Scan(&note)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: log checkpoint: %w", err)
+	}
+	return string(note), nil
+}
+
+// LogEntries reads count entries from index from, in order.
+func (s *sqlStore) LogEntries(ctx context.Context, from, count uint64) ([][]byte, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT idx, entry FROM log_entries WHERE idx >= ? AND idx < ? ORDER BY idx`), int64(from), int64(from+count))
+	if err != nil {
+		return nil, fmt.Errorf("store: log entries: %w", err)
+	}
+	defer rows.Close()
+	var out [][]byte
+	for rows.Next() {
+		var idx int64
+		var e []byte
+		if err := rows.Scan(&idx, &e); err != nil {
+			return nil, fmt.Errorf("store: log entries: %w", err)
+		}
+		if uint64(idx) != from+uint64(len(out)) {
+			return nil, fmt.Errorf("store: log entries: entry %d is missing", from+uint64(len(out)))
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: log entries: %w", err)
+	}
+	if uint64(len(out)) != count {
+		return nil, fmt.Errorf("store: log entries: %d of %d from %d", len(out), count, from)
+	}
+	return out, nil
+}

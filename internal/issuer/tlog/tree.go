@@ -1,0 +1,187 @@
+// Package tlog is the issuer's transparency log (docs/log.md): one
+// append-only Merkle tree (RFC 6962 hashing) over every lockfile and receipt
+// the issuer signs, served as C2SP tlog-tiles (/log/checkpoint,
+// /log/tile/<L>/<N>, /log/tile/entries/<N>) and proved to each signing
+// answer's reader with a C2SP tlog-proof.
+//
+// The tree is kept as the hashes of its complete subtrees: node (level l,
+// index i) is the root of leaves [i·2^l, (i+1)·2^l). Every hash a root, a
+// proof or a tile needs is one of those, so a store holds exactly them
+// (store.Log*) and nothing is ever rewritten: an append adds the new
+// leaves' nodes and a new checkpoint. The core (core/internal/tlog)
+// verifies what this package proves; the two are tested against each other.
+package tlog
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+)
+
+// Hash is a tree node.
+type Hash = [32]byte
+
+// HashReader reads stored nodes: the root of the complete subtree at
+// (level, index).
+type HashReader interface {
+	Hash(ctx context.Context, level int, index uint64) (Hash, error)
+}
+
+// LeafHash is SHA-256(0x00 || entry).
+func LeafHash(entry []byte) Hash { return sha256.Sum256(append([]byte{0}, entry...)) }
+
+// NodeHash is SHA-256(0x01 || left || right).
+func NodeHash(l, r Hash) Hash {
+	var b [65]byte
+	b[0] = 1
+	copy(b[1:], l[:])
+	copy(b[33:], r[:])
+	return sha256.Sum256(b[:])
+}
+
+// split is the largest power of two smaller than n (n > 1).
+func split(n uint64) uint64 {
+	k := uint64(1)
+	for k<<1 < n {
+		k <<= 1
+	}
+	return k
+}
+
+// rangeHash is MTH(D[lo:hi]): a stored node when the range is a complete
+// aligned subtree, else the hash of its two halves split as RFC 6962 does.
+func rangeHash(ctx context.Context, r HashReader, lo, hi uint64) (Hash, error) {
+	n := hi - lo
+	if n&(n-1) == 0 {
+		level := 0
+		for uint64(1)<<level < n {
+			level++
+		}
+		return r.Hash(ctx, level, lo>>level)
+	}
+	k := split(n)
+	left, err := rangeHash(ctx, r, lo, lo+k)
+	if err != nil {
+		return Hash{}, err
+	}
+	right, err := rangeHash(ctx, r, lo+k, hi)
+	if err != nil {
+		return Hash{}, err
+	}
+	return NodeHash(left, right), nil
+}
+
+// Root is the root of the tree of size leaves (SHA-256 of nothing for none).
+func Root(ctx context.Context, r HashReader, size uint64) (Hash, error) {
+	if size == 0 {
+		return sha256.Sum256(nil), nil
+	}
+	return rangeHash(ctx, r, 0, size)
+}
+
+// InclusionProof is PATH(index, D[0:size]) (RFC 6962 §2.1.1).
+func InclusionProof(ctx context.Context, r HashReader, index, size uint64) ([]Hash, error) {
+	if index >= size {
+		return nil, fmt.Errorf("tlog: index %d is not in a tree of %d entries", index, size)
+	}
+	var proof []Hash
+	lo, hi := uint64(0), size
+	// Walk down from the root, collecting the sibling of each step, then
+	// reverse: the proof runs leaf to root.
+	for hi-lo > 1 {
+		k := split(hi - lo)
+		var sib Hash
+		var err error
+		if index < lo+k {
+			sib, err = rangeHash(ctx, r, lo+k, hi)
+			hi = lo + k
+		} else {
+			sib, err = rangeHash(ctx, r, lo, lo+k)
+			lo += k
+		}
+		if err != nil {
+			return nil, err
+		}
+		proof = append(proof, sib)
+	}
+	for i, j := 0, len(proof)-1; i < j; i, j = i+1, j-1 {
+		proof[i], proof[j] = proof[j], proof[i]
+	}
+	return proof, nil
+}
+
+// ConsistencyProof is PROOF(m, D[0:n]) (RFC 6962 §2.1.2); empty when m is 0
+// or m equals n.
+func ConsistencyProof(ctx context.Context, r HashReader, m, n uint64) ([]Hash, error) {
+	if m > n {
+		return nil, fmt.Errorf("tlog: no consistency proof from %d entries to %d", m, n)
+	}
+	if m == 0 || m == n {
+		return nil, nil
+	}
+	return subproof(ctx, r, m, 0, n, true)
+}
+
+func subproof(ctx context.Context, r HashReader, m, lo, hi uint64, whole bool) ([]Hash, error) {
+	n := hi - lo
+	if m == n {
+		if whole {
+			return nil, nil
+		}
+		h, err := rangeHash(ctx, r, lo, hi)
+		return []Hash{h}, err
+	}
+	k := split(n)
+	if m <= k {
+		p, err := subproof(ctx, r, m, lo, lo+k, whole)
+		if err != nil {
+			return nil, err
+		}
+		h, err := rangeHash(ctx, r, lo+k, hi)
+		return append(p, h), err
+	}
+	p, err := subproof(ctx, r, m-k, lo+k, hi, false)
+	if err != nil {
+		return nil, err
+	}
+	h, err := rangeHash(ctx, r, lo, lo+k)
+	return append(p, h), err
+}
+
+// Node is a stored node: what an append writes.
+type Node struct {
+	Level int
+	Index uint64
+	Hash  Hash
+}
+
+// NewNodes are the nodes appending leaves to a tree of size old adds: each
+// leaf, and every subtree the leaves complete. left reads the nodes
+// already stored (the left siblings of the new subtrees).
+func NewNodes(ctx context.Context, left HashReader, old uint64, leaves []Hash) ([]Node, error) {
+	added := map[[2]uint64]Hash{}
+	var out []Node
+	get := func(level int, index uint64) (Hash, error) {
+		if h, ok := added[[2]uint64{uint64(level), index}]; ok {
+			return h, nil
+		}
+		return left.Hash(ctx, level, index)
+	}
+	for i, h := range leaves {
+		idx := old + uint64(i)
+		node := Node{0, idx, h}
+		for {
+			added[[2]uint64{uint64(node.Level), node.Index}] = node.Hash
+			out = append(out, node)
+			if node.Index&1 == 0 {
+				break
+			}
+			sib, err := get(node.Level, node.Index-1)
+			if err != nil {
+				return nil, err
+			}
+			node = Node{node.Level + 1, node.Index >> 1, NodeHash(sib, node.Hash)}
+		}
+	}
+	return out, nil
+}
