@@ -14,8 +14,10 @@ import (
 // A host checks the same server again and again against one lockfile (every
 // re-check on list_changed), and parsing and digesting an 0.8 MB lockfile of
 // 1,000 tools is a fifth of a native check and more of a wasm one. So the
-// ops that only read a lockfile (lock_check, continuity_check) keep the last
-// few they parsed, keyed by their exact bytes, with their digests computed:
+// ops that only read a lockfile (verify_lock, lock_check, continuity_check)
+// keep the last few they parsed, so that a host which reads the lockfile
+// with verify_lock before it checks (the CLI, the Go preflight) parses it
+// once, keyed by their exact bytes, with their digests computed:
 // the same bytes parse to the same lock.File, so a hit gives the answer a
 // parse would. What is cached is never changed afterwards, and only a
 // lockfile that parsed is cached: every error is still made by parsing.

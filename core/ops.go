@@ -144,7 +144,7 @@ func keysOf(rd *req.Reader) sig.Keys {
 
 func opVerifyLock(r req.Obj) (canon.Value, error) {
 	rd := r.Read()
-	f := parseLock(rd, "lock")
+	f := parseLockShared(rd, "lock")
 	now := rd.Time("now")
 	keys := keysOf(rd)
 	required := rd.OptBool("require_signed")

@@ -10,6 +10,7 @@
 package boundedread
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -54,7 +55,11 @@ func ReadFile(path string, limit int64, timeout time.Duration) ([]byte, error) {
 		// by the limit.
 		_ = f.SetReadDeadline(time.Now().Add(timeout))
 	}
-	data, err := Read(f, limit)
+	var size int64
+	if fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	data, err := read(f, limit, size)
 	var tl *TooLargeError
 	switch {
 	case errors.As(err, &tl):
@@ -67,8 +72,22 @@ func ReadFile(path string, limit int64, timeout time.Duration) ([]byte, error) {
 }
 
 // Read reads r to its end, at most limit bytes.
-func Read(r io.Reader, limit int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(&eagainRetry{r: r}, limit+1))
+func Read(r io.Reader, limit int64) ([]byte, error) { return read(r, limit, 0) }
+
+// read is Read into a buffer of size bytes to start with (a regular file's
+// size, so a 1 MB lockfile is read without growing and copying the buffer
+// a dozen times); a file that grew meanwhile is still read to the limit.
+func read(r io.Reader, limit, size int64) ([]byte, error) {
+	if size <= 0 {
+		data, err := io.ReadAll(io.LimitReader(&eagainRetry{r: r}, limit+1))
+		return checked(data, err, limit)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	_, err := buf.ReadFrom(io.LimitReader(&eagainRetry{r: r}, limit+1))
+	return checked(buf.Bytes(), err, limit)
+}
+
+func checked(data []byte, err error, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}

@@ -31,8 +31,16 @@ func (e *Error) Error() string { return fmt.Sprintf("%s: %s (%s)", e.Op, e.Messa
 // Call runs op on req (marshalled with encoding/json) and returns the result
 // member verbatim: its bytes are canonical JSON (RFC 8785), exactly as every
 // other host receives them.
+//
+// The documents in req (every Text in its maps and slices) travel as ABI 2
+// attachments (core.CallRaw, docs/abi.md), not as JSON strings: a
+// json.Marshaler's output is scanned and compacted by encoding/json, and the
+// core would unescape the string again, which for a 1,000-tool check was a
+// third of the CLI's time (docs/benchmarks.md). The answer is the one the
+// same request with strings gets, by the ABI's contract.
 func Call(op string, req any) (json.RawMessage, error) {
-	body, err := json.Marshal(req)
+	var att attachments
+	body, err := json.Marshal(att.replace(req))
 	if err != nil {
 		return nil, fmt.Errorf("%s: encoding the request: %w", op, err)
 	}
@@ -44,7 +52,7 @@ func Call(op string, req any) (json.RawMessage, error) {
 			Message string `json:"message"`
 		} `json:"error"`
 	}
-	if err := json.Unmarshal(core.Call(op, body), &env); err != nil {
+	if err := json.Unmarshal(core.CallRaw(op, body, att.frames), &env); err != nil {
 		return nil, fmt.Errorf("%s: reading the core's answer: %w", op, err)
 	}
 	if !env.OK {
@@ -54,6 +62,45 @@ func Call(op string, req any) (json.RawMessage, error) {
 		return nil, &Error{Op: op, Code: Code(env.Error.Code), Message: env.Error.Message}
 	}
 	return env.Result, nil
+}
+
+// attachments collects a request's documents as ABI 2 frames.
+type attachments struct {
+	frames []byte
+	n      int
+}
+
+// reference is a request field's {"$raw": i}.
+type reference struct {
+	Raw int `json:"$raw"`
+}
+
+// replace returns v with every Text in its maps and slices replaced by a
+// reference to a new attachment holding its bytes. Other values, and
+// anything inside a struct, are left as they are (a Text there still
+// marshals as a string).
+func (a *attachments) replace(v any) any {
+	switch v := v.(type) {
+	case Text:
+		n := len(v)
+		a.frames = append(a.frames, byte(n), byte(n>>8), byte(n>>16), byte(n>>24))
+		a.frames = append(a.frames, v...)
+		a.n++
+		return reference{a.n - 1}
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = a.replace(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = a.replace(e)
+		}
+		return out
+	}
+	return v
 }
 
 // Into runs op and decodes its result into out.
