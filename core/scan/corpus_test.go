@@ -13,7 +13,7 @@ import (
 // (../shared/scan-corpus, issue 21) the scan must rate medium or higher:
 // the figure measured when the rules were last changed, so a change that
 // loses a caught attack fails here.
-const corpusFloor = 0.97 // 47 of 48 measured (issue 21); the miss puts its payload in unknown tool members
+const corpusFloor = 1.0 // 48 of 48 measured (issue 21)
 
 // TestPublicCorpus scores the scan on poisoned tools nobody here wrote:
 // 48 tools from public security repositories, each one list of one tool.

@@ -74,8 +74,45 @@ func run(ts []tools.Tool, only map[string]bool) *scanner {
 		s.walk(&t.InputSchema, where{schema: true})
 		s.path[0] = "annotations"
 		s.walk(&t.Annotations, where{})
+		s.members(t)
 	}
 	return s
+}
+
+// members scans what else of a tool a client or model reads (issue 21,
+// the members the lockfile's coverage pins): title, outputSchema (as a
+// schema), execution, _meta (ui apart, as the coverage has it) and every
+// member the MCP schema does not name, each under its own pointer. Icons are
+// not text: their sources are images.
+func (s *scanner) members(t *tools.Tool) {
+	for _, m := range [...]struct {
+		member, key string
+		w           where
+	}{
+		{tools.MemberTitle, "title", where{}},
+		{tools.MemberOutputSchema, "outputSchema", where{schema: true}},
+		{tools.MemberExecution, "execution", where{}},
+		{tools.MemberMeta, "_meta", where{}},
+	} {
+		v := t.MemberValue(m.member)
+		if v.IsNull() {
+			continue
+		}
+		s.path = append(s.path[:0], m.key)
+		s.walk(&v, m.w)
+	}
+	if ui := t.MemberValue(tools.MemberMetaUI); !ui.IsNull() {
+		s.path = append(s.path[:0], "_meta", "ui")
+		s.walk(&ui, where{})
+	}
+	if u := t.MemberValue(tools.MemberUnknown); !u.IsNull() {
+		ms := u.Members()
+		for i := range ms {
+			s.path = append(s.path[:0], ms[i].Key)
+			s.text(ms[i].Key, where{key: true})
+			s.walk(&ms[i].Value, where{})
+		}
+	}
 }
 
 // where says what a text is, for the rules' In.
