@@ -132,13 +132,13 @@ func receiptKeys(rd *req.Reader) (*sig.Directory, []guard.PinnedKey) {
 // key, bound its window or name the issuer, and vouch for nothing else.
 // nil when it holds none of them: the pins alone decide then. A directory
 // the core cannot read is the issuer's fault, not the deployment's: every
-// such error is key_invalid naming request.fetched_key_directory, which a
-// host reports as the issuer's step key_directory (continuity_check's
+// such error is issuer_keys_invalid, which a host tells apart by its code
+// and reports as the issuer's step key_directory (continuity_check's
 // issuer.step).
 func pinnedOnly(o req.Obj, pins [][2]string) (*sig.Directory, error) {
 	const field = "fetched_key_directory"
 	refused := func(err error) error {
-		return cerr.New(cerr.KeyInvalid, "%s.%s: the issuer's key directory is refused: %s", o.Path, field, cerr.Message(err))
+		return cerr.New(cerr.IssuerKeysInvalid, "%s.%s: the issuer's key directory is refused: %s", o.Path, field, cerr.Message(err))
 	}
 	doc, _, err := o.Doc(field)
 	if err != nil {

@@ -389,7 +389,7 @@ var opSpecs = []OpSpec{
 			need("expected_operation", "string", ""),
 			need("now", "time", ""),
 			may("key_directory", "document", "the operator's copy of the issuer's key directory, trusted as it is"),
-			may("fetched_key_directory", "document", "instead of `key_directory`, with `pinned_keys`: the directory as fetched from the issuer; only its pinned keys (same `kid` and `public_key`) are kept, none kept means the pins alone decide, and one the core cannot read is `key_invalid` naming `request.fetched_key_directory` (the issuer's fault: report it as `issuer.step` `key_directory`)"),
+			may("fetched_key_directory", "document", "instead of `key_directory`, with `pinned_keys`: the directory as fetched from the issuer; only its pinned keys (same `kid` and `public_key`) are kept, none kept means the pins alone decide, and one the core cannot read is `issuer_keys_invalid` (the issuer's fault: report it as `issuer.step` `key_directory`)"),
 			may("pinned_keys", "array of `{kid, public_key}`", ""),
 			may("seen_nonces", "array of `{nonce, expires_at}`", ""),
 			need("lock", "document", "the approved lockfile"),

@@ -28,8 +28,13 @@ const (
 	LockUnsupported      Code = "lock_unsupported"
 	PolicyInvalid        Code = "policy_invalid"
 	KeyInvalid           Code = "key_invalid"
-	RecordInvalid        Code = "record_invalid"
-	Internal             Code = "internal"
+	// IssuerKeysInvalid is a key directory fetched from the issuer that
+	// the core cannot read: the issuer's fault, not the deployment's, so a
+	// host tells it apart by this code (never by a message's text) and
+	// reports it as the issuer's step key_directory.
+	IssuerKeysInvalid Code = "issuer_keys_invalid"
+	RecordInvalid     Code = "record_invalid"
+	Internal          Code = "internal"
 	// ForkedProcess is answered by the C library itself, never by an op:
 	// the call came from a process forked after the library was loaded,
 	// where its Go runtime cannot run (cshared/forkguard.c).
@@ -39,7 +44,7 @@ const (
 // Codes lists every code, in the order docs/abi.md documents them.
 var Codes = []Code{UnknownOp, BadRequest, InputTooLarge, JSONSyntax, JSONDuplicateKey,
 	JSONInvalidUTF8, JSONLoneSurrogate, JSONTooDeep, JSONNumberOutOfRange, ToolsMalformed,
-	LockInvalid, LockUnsupported, PolicyInvalid, KeyInvalid, RecordInvalid, Internal, ForkedProcess}
+	LockInvalid, LockUnsupported, PolicyInvalid, KeyInvalid, IssuerKeysInvalid, RecordInvalid, Internal, ForkedProcess}
 
 // Error is a coded error. Msg says what was wrong and where.
 type Error struct {

@@ -30,6 +30,7 @@ const (
 	ErrLockUnsupported      ErrorCode = "lock_unsupported"
 	ErrPolicyInvalid        ErrorCode = "policy_invalid"
 	ErrKeyInvalid           ErrorCode = "key_invalid"
+	ErrIssuerKeysInvalid    ErrorCode = "issuer_keys_invalid"
 	ErrRecordInvalid        ErrorCode = "record_invalid"
 	ErrInternal             ErrorCode = "internal"
 	// ErrForkedProcess is answered by the C library alone, in a process
@@ -41,4 +42,4 @@ const (
 var ErrorCodes = []ErrorCode{ErrUnknownOp, ErrBadRequest, ErrInputTooLarge, ErrJSONSyntax,
 	ErrJSONDuplicateKey, ErrJSONInvalidUTF8, ErrJSONLoneSurrogate, ErrJSONTooDeep,
 	ErrJSONNumberOutOfRange, ErrToolsMalformed, ErrLockInvalid, ErrLockUnsupported,
-	ErrPolicyInvalid, ErrKeyInvalid, ErrRecordInvalid, ErrInternal, ErrForkedProcess}
+	ErrPolicyInvalid, ErrKeyInvalid, ErrIssuerKeysInvalid, ErrRecordInvalid, ErrInternal, ErrForkedProcess}

@@ -269,7 +269,7 @@ func (c *IssuerClient) Consult(ctx context.Context, q ServiceQuery) (Consultatio
 	raw, err := corecall.Call("guard", req)
 	var ce *corecall.Error
 	switch {
-	case errors.As(err, &ce) && ce.Code == "key_invalid" && strings.HasPrefix(ce.Message, fetchedDirectoryField):
+	case errors.As(err, &ce) && ce.Code == ErrIssuerKeysInvalid:
 		// A directory the core cannot read is the issuer's garbage, not
 		// the deployment's mistake.
 		return c.unavailable("key_directory", errors.New(ce.Message)), nil
@@ -312,10 +312,6 @@ func wholeList(obs Observation) (pages any, reading string, ok bool) {
 	}
 	return facts["pages"], h.ToolsSHA256, true
 }
-
-// fetchedDirectoryField leads every refusal of the fetched directory by
-// guard (docs/abi.md, guard).
-const fetchedDirectoryField = "request.fetched_key_directory"
 
 // unavailable is the consultation of an issuer that gave no answer to judge:
 // the step that failed and what failed, which the core turns into the

@@ -16,7 +16,6 @@ const MAX_ISSUER_ANSWER = 32 << 20;
 const NONCE_STATE_KIND = "crawlcheck-issuer-nonces";
 // Every refusal of the fetched directory by guard starts with this field
 // (docs/abi.md, guard).
-const FETCHED_DIRECTORY_FIELD = "request.fetched_key_directory";
 
 /** Where the replay state of a record log is kept: next to the log. */
 export const nonceStatePath = (logPath) => `${logPath}.issuer-nonces.json`;
@@ -124,7 +123,7 @@ export class IssuerClient {
     } catch (e) {
       // A directory the core cannot read is the issuer's garbage, not the
       // deployment's mistake.
-      if (e instanceof CoreError && e.code === "key_invalid" && e.coreMessage.startsWith(FETCHED_DIRECTORY_FIELD)) {
+      if (e instanceof CoreError && e.code === "issuer_keys_invalid") {
         return this.#unavailable("key_directory", new Error(e.coreMessage));
       }
       throw new Error(`crawlcheck: issuer: judging its answer: ${e.message}`, { cause: e });

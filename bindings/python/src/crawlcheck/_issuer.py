@@ -29,7 +29,6 @@ MAX_ISSUER_ANSWER = 32 << 20
 NONCE_STATE_KIND = "crawlcheck-issuer-nonces"
 #: Every refusal of the fetched directory by guard starts with this field
 #: (docs/abi.md, guard).
-_FETCHED_DIRECTORY_FIELD = "request.fetched_key_directory"
 
 
 def nonce_state_path(log_path: str) -> str:
@@ -175,7 +174,7 @@ class IssuerClient:
         except CoreError as e:
             # A directory the core cannot read is the issuer's garbage, not
             # the deployment's mistake.
-            if e.code == "key_invalid" and e.message.startswith(_FETCHED_DIRECTORY_FIELD):
+            if e.code == "issuer_keys_invalid":
                 return self._unavailable("key_directory", e.message)
             raise
         self._keep(g.get("seen_nonces"))
