@@ -106,8 +106,14 @@ func (s *Service) signLock(w http.ResponseWriter, r *http.Request, subject strin
 		s.fail(w, &storeError{err})
 		return
 	}
+	proof, err := s.logDocument(r.Context(), []byte(signed.Lock))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
 	s.metrics.Inc("crawlcheck_issuer_signed_total", lockKind)
 	w.Header().Set("X-Crawlcheck-Lock-Sha256", signed.SHA256)
+	setProof(w, proof)
 	writeBytes(w, http.StatusOK, "application/json", []byte(signed.Lock))
 }
 

@@ -38,6 +38,7 @@ import (
 	"github.com/crawlcheck/verifier/internal/issuer/keys"
 	"github.com/crawlcheck/verifier/internal/issuer/metrics"
 	"github.com/crawlcheck/verifier/internal/issuer/store"
+	"github.com/crawlcheck/verifier/internal/issuer/tlog"
 )
 
 //go:embed openapi.json
@@ -109,6 +110,7 @@ type Service struct {
 	api     *http.ServeMux
 	metrics *metrics.Registry
 	rules   []byte
+	log     *tlog.Log // the transparency log (log.go); nil when the store keeps none
 
 	limMu    sync.Mutex
 	limiters map[string]*rate.Limiter
@@ -160,6 +162,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if err := s.timed("put_rules", func() error { return cfg.Store.PutRules(ctx, rules.RulesSHA256, res) }); err != nil {
 		return nil, err
 	}
+	if s.log, err = s.openLog(); err != nil {
+		return nil, fmt.Errorf("service: the log: %w", err)
+	}
 	s.routes()
 	return s, nil
 }
@@ -189,6 +194,7 @@ func (s *Service) routes() {
 		writeBytes(w, http.StatusOK, "application/json", d)
 	})
 	s.Handle("GET /api/v1/documents/{sha256}", "document", s.document)
+	s.Handle("GET /api/v1/log/consistency", "log_consistency", s.logConsistency)
 	s.Handle("GET /api/v1/openapi.json", "openapi", func(w http.ResponseWriter, r *http.Request) {
 		writeBytes(w, http.StatusOK, "application/json", OpenAPI())
 	})
@@ -209,6 +215,9 @@ func (s *Service) Handler() http.Handler {
 		writeBytes(w, http.StatusOK, "application/json", []byte(`{"status":"ok"}`))
 	}))
 	mux.Handle("GET /readyz", s.instrument("readyz", s.ready))
+	if s.log != nil {
+		mux.Handle("GET /log/", s.instrument("log", s.log.ServeHTTP))
+	}
 	mux.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		s.metrics.Write(w)
@@ -501,20 +510,20 @@ func randomNonce() (string, error) {
 // sign issues a receipt of kind over inputs: a nonce recorded first, the
 // core signs, the receipt recorded by digest, then answered. A decision is
 // computed as of its issued_at (stamp sets inputs.now).
-func (s *Service) sign(ctx context.Context, kind, subject string, inputs request, stamp bool) (json.RawMessage, error) {
+func (s *Service) sign(ctx context.Context, kind, subject string, inputs request, stamp bool) (json.RawMessage, string, error) {
 	now := s.cfg.Now().UTC()
 	key, err := s.cfg.Keys.Signer(now)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	issuer, err := s.cfg.Keys.Issuer()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	env := Envelope{Key: key, IssuedAt: now, Subject: subject}
 	for try := 0; ; try++ {
 		if env.Nonce, err = randomNonce(); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		err = s.timed("issue_nonce", func() error {
 			return s.cfg.Store.IssueNonce(ctx, env.Nonce, now.Add(s.cfg.Lifetime+skew))
@@ -523,7 +532,7 @@ func (s *Service) sign(ctx context.Context, kind, subject string, inputs request
 			break
 		}
 		if !errors.Is(err, store.ErrNonceReused) || try == 3 {
-			return nil, &storeError{err}
+			return nil, "", &storeError{err}
 		}
 	}
 	if s.cfg.Faults != nil {
@@ -543,18 +552,22 @@ func (s *Service) sign(ctx context.Context, kind, subject string, inputs request
 	req = append(req, '}')
 	res, err := coreResult("sign_receipt", req)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	out, err := receiptOf(res, env.Key.KID)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	doc := store.Document{SHA256: out.SHA256, Kind: kind, KeyID: env.Key.KID, Subject: env.Subject, IssuedAt: env.IssuedAt, Body: out.Receipt}
 	if err := s.timed("put_document", func() error { return s.cfg.Store.PutDocument(ctx, doc) }); err != nil {
-		return nil, &storeError{err}
+		return nil, "", &storeError{err}
+	}
+	proof, err := s.logDocument(ctx, out.Receipt)
+	if err != nil {
+		return nil, "", err
 	}
 	s.metrics.Inc("crawlcheck_issuer_signed_total", kind)
-	return out.Receipt, nil
+	return out.Receipt, proof, nil
 }
 
 // signed is a sign_receipt result: the receipt's bytes and digest.
@@ -676,11 +689,12 @@ func (s *Service) decide(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Service) answerReceipt(w http.ResponseWriter, r *http.Request, kind, subject string, q request, stamp bool) {
-	rc, err := s.sign(r.Context(), kind, subject, q, stamp)
+	rc, proof, err := s.sign(r.Context(), kind, subject, q, stamp)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
+	setProof(w, proof)
 	writeBytes(w, http.StatusOK, "application/json", rc)
 }
 

@@ -1,0 +1,103 @@
+package service
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/crawlcheck/verifier/internal/issuer/store"
+	"github.com/crawlcheck/verifier/internal/issuer/tlog"
+)
+
+// The transparency log on the signing paths (docs/log.md): every lockfile
+// and receipt the service signs is appended before it is answered, and the
+// answer carries its tlog-proof in LogProofHeader (standard base64 of the
+// proof's text, which spans lines). A document the log could not take is
+// not answered: the client would hold a signature no one can audit.
+
+// LogProofHeader carries a signing answer's tlog-proof.
+const LogProofHeader = "X-Crawlcheck-Log-Proof"
+
+// openLog is the log on the service's store, signed with the key that signs
+// now; nil when the store keeps none.
+func (s *Service) openLog() (*tlog.Log, error) {
+	ls, ok := store.LogOf(s.cfg.Store)
+	if !ok {
+		return nil, nil
+	}
+	issuer, err := s.cfg.Keys.Issuer()
+	if err != nil {
+		return nil, err
+	}
+	return tlog.New(ls, issuer, func() ed25519.PrivateKey {
+		k, err := s.cfg.Keys.Signer(s.cfg.Now())
+		if err != nil {
+			return nil
+		}
+		seed, err := base64.StdEncoding.DecodeString(k.Seed)
+		if err != nil || len(seed) != ed25519.SeedSize {
+			return nil
+		}
+		return ed25519.NewKeyFromSeed(seed)
+	}), nil
+}
+
+// logDocument appends a signed document's entry (the core's log_entry) and
+// answers its proof ("" when the service keeps no log).
+func (s *Service) logDocument(ctx context.Context, doc []byte) (string, error) {
+	if s.log == nil {
+		return "", nil
+	}
+	res, err := coreResult("log_entry", mustJSON(map[string]any{"document": string(doc)}))
+	if err != nil {
+		return "", err
+	}
+	var e struct{ Entry string }
+	if err := json.Unmarshal(res, &e); err != nil {
+		return "", &coreError{"internal", "log_entry: " + err.Error()}
+	}
+	var proof string
+	err = s.timed("log_append", func() error {
+		var err error
+		proof, err = s.log.Append(ctx, []byte(e.Entry))
+		return err
+	})
+	if err != nil {
+		return "", &storeError{err}
+	}
+	return proof, nil
+}
+
+func setProof(w http.ResponseWriter, proof string) {
+	if proof != "" {
+		w.Header().Set(LogProofHeader, base64.StdEncoding.EncodeToString([]byte(proof)))
+	}
+}
+
+// logConsistency answers GET /api/v1/log/consistency?from=N: the newest
+// checkpoint and the consistency proof from a tree of N entries to it, what
+// a host that kept a checkpoint of N entries hands continuity_check.
+func (s *Service) logConsistency(w http.ResponseWriter, r *http.Request) {
+	if s.log == nil {
+		s.problem(w, http.StatusNotFound, "not_found", "this issuer keeps no log")
+		return
+	}
+	from, err := strconv.ParseUint(r.URL.Query().Get("from"), 10, 63)
+	if err != nil {
+		s.problem(w, http.StatusBadRequest, "bad_request", "from must be a tree size (a decimal number)")
+		return
+	}
+	hs, cp, err := s.log.Consistency(r.Context(), from)
+	if err != nil {
+		s.problem(w, http.StatusNotFound, "not_found", err.Error())
+		return
+	}
+	proof := make([]string, len(hs))
+	for i, h := range hs {
+		proof[i] = base64.StdEncoding.EncodeToString(h[:])
+	}
+	writeBytes(w, http.StatusOK, "application/json", mustJSON(map[string]any{"checkpoint": cp, "consistency": proof}))
+}

@@ -1,0 +1,88 @@
+package service_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crawlcheck/verifier/internal/issuer/service"
+)
+
+// post sends a JSON body and answers the body and the answer's tlog-proof.
+func (e *env) signed(path string, body any) ([]byte, string) {
+	e.t.Helper()
+	b, _ := json.Marshal(body)
+	resp, err := http.Post(e.api+path, "application/json", bytes.NewReader(b))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		e.t.Fatalf("POST %s: %d %s", path, resp.StatusCode, out)
+	}
+	proof, err := base64.StdEncoding.DecodeString(resp.Header.Get(service.LogProofHeader))
+	if err != nil || len(proof) == 0 {
+		e.t.Fatalf("POST %s: no %s (%v)", path, service.LogProofHeader, err)
+	}
+	return out, string(proof)
+}
+
+type verdict struct {
+	Valid  bool
+	Detail *string
+	Keep   *string
+}
+
+// TestSigningAnswersCarryLogProofs: a lockfile and a receipt the service
+// signs each come with a tlog-proof the core verifies against the
+// service's own key directory, the log grows consistently from one to the
+// next, and /log/checkpoint serves the newest checkpoint.
+func TestSigningAnswersCarryLogProofs(t *testing.T) {
+	e := newEnv(t, allowLoopback(), service.Config{})
+	dir := e.ok("GET", "/api/v1/keys", "/api/v1/keys", nil)
+	now := e.now.Add(time.Second).Format(time.RFC3339Nano)
+	verify := func(doc []byte, proof, kept string, consistency []string) verdict {
+		req := obj{"document": string(doc), "proof": proof, "now": now, "key_directory": json.RawMessage(dir)}
+		if kept != "" {
+			req["checkpoint"], req["consistency"] = kept, consistency
+		}
+		var v verdict
+		json.Unmarshal(coreOp(t, "log_verify", req), &v)
+		return v
+	}
+	lock, lockProof := e.signed("/api/v1/mcp/lock", obj{"tools": json.RawMessage(tools), "server": obj{"url": e.mcp}})
+	if v := verify(lock, lockProof, "", nil); !v.Valid {
+		t.Fatalf("the lockfile's proof: %s", *v.Detail)
+	}
+	receipt, receiptProof := e.signed("/api/v1/mcp/lock/check", obj{"lock": string(lock), "tools": json.RawMessage(tools)})
+	if v := verify(receipt, receiptProof, "", nil); !v.Valid {
+		t.Fatalf("the receipt's proof: %s", *v.Detail)
+	}
+	if v := verify(lock, receiptProof, "", nil); v.Valid {
+		t.Fatal("the receipt's proof proves the lockfile")
+	}
+	first := lockProof[strings.Index(lockProof, "\n\n")+2:]
+	var c struct {
+		Checkpoint  string
+		Consistency []string
+	}
+	json.Unmarshal(e.ok("GET", "/api/v1/log/consistency", "/api/v1/log/consistency?from=1", nil), &c)
+	if v := verify(receipt, receiptProof, first, c.Consistency); !v.Valid || *v.Keep != c.Checkpoint {
+		t.Fatalf("the log did not grow consistently: %+v", v)
+	}
+	resp, err := http.Get(e.api + "/log/checkpoint")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(cp) != c.Checkpoint || !strings.HasPrefix(string(cp), "issuer.test/log\n2\n") {
+		t.Fatalf("/log/checkpoint: %q", cp)
+	}
+}
