@@ -116,8 +116,10 @@ func (r *recorder) sent(frame []byte) *call {
 // transport knows it (HTTP), else nil.
 func (r *recorder) received(frame []byte, to *call) {
 	frame = bytes.Clone(frame)
+	// Only a frame that starts with '[' can be a batch: trying any other
+	// as one validated the whole frame (a 1 MB page) only to fail.
 	var batch []json.RawMessage
-	if json.Unmarshal(frame, &batch) == nil {
+	if t := bytes.TrimLeft(frame, " \t\r\n"); len(t) > 0 && t[0] == '[' && json.Unmarshal(frame, &batch) == nil {
 		for _, m := range batch {
 			r.received(m, nil)
 		}
