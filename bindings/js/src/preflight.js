@@ -507,12 +507,12 @@ export function withPreflight(client, { lock, continuity = {} } = {}) {
     return { tools: g.toolsOf(rec, obs) };
   };
 
-  // The gate itself is at the wire (gateSends): one check per call, so a
-  // server announcing a change after every listing cannot make one call
-  // check several times.
+  // Refused before the SDK is asked (a paused session whose transport is
+  // gone still answers with the record); the call then crosses the wire
+  // gate (gateSends) too.
   client.callTool = async function (params, ...rest) {
     if (!params || typeof params.name !== "string") throw new TypeError("crawlcheck: callTool names no tool");
-    if (!g.connected) throw new Error("crawlcheck: the client is not connected");
+    await g.admit(params.name);
     return orig.callTool.call(this, params, ...rest);
   };
 

@@ -57,3 +57,22 @@ async def test_a_list_changed_storm_gives_a_bounded_number_of_records(tmp_path: 
             assert (await s.call_tool("list_items")).content[0].text == "called list_items"
             assert s.record is not None and s.record["record_sha256"] != before
             assert time.monotonic() - started < 3
+
+
+async def test_records_keeps_the_newest_and_the_log_every_one(tmp_path: Path) -> None:
+    from crawlcheck.preflight import MAX_KEPT_RECORDS
+
+    params = StdioServerParameters(command=MCPSERVER, args=["--scenario", str(scenario(tmp_path, list_changed=False))])
+    lock = pin(tmp_path, endpoint_of(params))
+    log = tmp_path / "records.jsonl"
+    async with stdio_client(params) as (read, write):
+        async with with_preflight(ClientSession(read, write), lock, endpoint=params, now=lambda: NOW, log_path=str(log)) as s:
+            await s.initialize()
+            for _ in range(MAX_KEPT_RECORDS + 10):
+                await s.recheck()
+            recs = s.records
+            assert len(recs) == MAX_KEPT_RECORDS
+            assert s.record is not None and recs[-1]["record_sha256"] == s.record["record_sha256"]
+            assert all(b["prev_record_sha256"] == a["record_sha256"] for a, b in zip(recs, recs[1:]))
+    lines = log.read_text().splitlines()
+    assert len(lines) == MAX_KEPT_RECORDS + 11

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextvars
 import json
 import os
+from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence, Tuple, Union
@@ -52,6 +53,10 @@ from .ops import escape_text, rules, sign_lock, verify_lock
 #: once when a change was announced since the record it would be judged by.
 RECHECK_MIN = 1.0
 RECHECK_MAX = 60.0
+#: The records a preflight keeps in memory (``records``), newest last; the
+#: log holds them all. A long session, or a server announcing changes without
+#: end, cannot grow the process with them.
+MAX_KEPT_RECORDS = 100
 DEFAULT_TIMEOUT = 10.0
 #: The bound on one frame the server sends, as the Go preflight's.
 DEFAULT_MAX_ANSWER_BYTES = 16 << 20
@@ -585,6 +590,7 @@ class McpPreflight:
         self._connected = False
         self._entered = False
         self._recheck_wait = RECHECK_MIN
+        self._records: "deque[Dict[str, Any]]" = deque(maxlen=MAX_KEPT_RECORDS)
         self._last_background = float("-inf")
         self._untapped_handshake = False
 
@@ -767,6 +773,12 @@ class McpPreflight:
     def record(self) -> Optional[Dict[str, Any]]:
         """The newest record (a dict); None before the first check."""
         return self._rec
+
+    @property
+    def records(self) -> List[Dict[str, Any]]:
+        """The session's newest records (MAX_KEPT_RECORDS at most), oldest
+        first; the log holds every one."""
+        return list(self._records)
 
     @property
     def record_raw(self) -> bytes:
@@ -985,6 +997,7 @@ class McpPreflight:
         if self._log is not None:
             self._log.append(raw, rec["record_sha256"], rec.get("prev_record_sha256"))
         self._prev = rec["record_sha256"]
+        self._records.append(rec)
         if self.on_record is not None:
             self.on_record(rec, raw)
         return rec, raw, cons
@@ -1034,10 +1047,11 @@ class McpPreflight:
 
     async def call_tool(self, name: str, arguments: Optional[Dict[str, Any]] = None, *args: Any, **kwargs: Any) -> Any:
         """Calls a tool the record lets through; refuses any other with
-        ContinuityRefused. The gate is at the session's write stream
-        (``_Tap.gate_send``), for this and every other path to a tools/call:
-        one check per call, so a server announcing a change after every
-        listing cannot make one call check twice."""
+        ContinuityRefused, before the SDK is asked (a paused session whose
+        transport is gone still answers with the record). Every other path
+        to a tools/call is refused the same way at the session's write
+        stream (``_Tap.gate_send``), which this call crosses too."""
+        await self._admit(name)
         return await self.session.call_tool(name, arguments, *args, **kwargs)
 
     async def _admit(self, name: Any) -> None:
