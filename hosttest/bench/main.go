@@ -298,18 +298,37 @@ const whereWasmStands = "\n" +
 	"  `--wasm-tiering-budget` did not help reliably. The first check also parses and digests the\n" +
 	"  lockfile, which later checks take from the instance's cache. Reaching 2× needs code that is\n" +
 	"  fast in V8's baseline tier, i.e. far less of it per byte; the Go-compiled core is not that.\n" +
-	"- **Size**: of 4.38 MB, 2.84 MB is code and 1.54 MB data (the runtime's function and type tables,\n" +
-	"  strings). Code by package: the Go runtime 1.17 MB, the core 1.0 MB, `strconv` 0.09 MB, crypto\n" +
-	"  0.2 MB (Ed25519 with SHA-512; `crypto/ed25519` links `crypto/rand`, whose DRBG links AES, GCM,\n" +
-	"  SHA-3 and HMAC), `internal/godebug` with `internal/bisect` and the runtime's metrics table\n" +
-	"  0.06 MB (linked by `time` and crypto). Cut for issue 9: the dozen generic copies of `slices`'\n" +
+	"- **Size** (issue 23): the module no longer links `fmt`, `os`, `math/big`, `crypto/rand` nor the FIPS\n" +
+	"  module's DRBG, AES, GCM, SHA-3 and HMAC (`wasm/packages.txt` pins the package list;\n" +
+	"  `hosttest`'s `TestWasmPackagesPinned` names any of them that comes back): Ed25519 is\n" +
+	"  `core/internal/ed25519` over `filippo.io/edwards25519`, the wasm build's SHA-256 is `core/digest`'s\n" +
+	"  own, number text `core/canon`'s own, GOGC is set without `runtime/debug`. That took the module from\n" +
+	"  4.44 to 4.11 MB raw and 1.25 to 1.16 MB gzipped on the tree of the day; later features (the handoff,\n" +
+	"  the transparency log's ops, the scan's new rules) brought it to 4.38 / 1.23 MB. Of that, code is\n" +
+	"  2.87 MB and data 1.50 MB: the Go runtime's code is 1.12 MB and a reactor with nothing but SHA-256\n" +
+	"  is already 2.37 MB raw (0.69 MB gzipped) with Go 1.26; the core's own code is 1.3 MB. 3.5 MB raw\n" +
+	"  and 1.0 MB gzipped need the core's code about halved: **missed**, and not reachable by trimming\n" +
+	"  dependencies. Cut for issue 9: the dozen generic copies of `slices`'\n" +
 	"  sort (one ~25 KB copy per element type; `core/internal/sorting` runs one copy of `sort`,\n" +
 	"  0.12 MB), `time`'s layout parser and formatter (`core/timefmt` by hand, 0.09 MB) and the\n" +
 	"  equality functions of every `[N]canon.Member` array a literal object allocates (0.02 MB).\n" +
-	"  `wasm-opt -Oz` (binaryen 132, npm) takes the module to 4.09 MB raw but only 1.22 MB gzipped and\n" +
-	"  runs 1–2 minutes per build, so the Makefile does not use it. 3.5 MB and 1.0 MB need about a\n" +
-	"  fifth less code; the runtime and the tables the Go linker emits for every function are most of\n" +
-	"  what remains.\n"
+	"  `wasm-opt -Oz` (binaryen 132, npm) takes the module about 8% smaller raw but only 3% gzipped and\n" +
+	"  runs 1–2 minutes per build, so the Makefile does not use it.\n" +
+	"- **The CLI** (issue 23, by hand; load 20–24 on the shared machine, so medians of wide spreads):\n" +
+	"  a profile of `crawlcheck check --tools` at 1,000 tools found a third of the process in\n" +
+	"  `encoding/json` compacting the page and lockfile the CLI had escaped into the request, and the\n" +
+	"  lockfile parsed and digested twice (`verify_lock`, then `continuity_check`). Documents now go to\n" +
+	"  the core as ABI 2 attachments (`internal/corecall`), `verify_lock` shares the lockfile cache, and\n" +
+	"  files are read into a buffer of their size: 479 → 182 ms for the whole process (7 interleaved\n" +
+	"  runs), of which the op is about 20 ms when the machine is quiet; the ≤ op + 30 ms target could not\n" +
+	"  be judged under this load. Against `hosttest/bench/gopeer` (the plain-Go peer: go-sdk client, every\n" +
+	"  `tools/list` page, `json.Marshal` of each tool, SHA-256, a pinned list), one 1,000-tool page over\n" +
+	"  stdio from the scenario server, 11 interleaved runs: `check --server` 943 ms vs 605 ms (1.56×),\n" +
+	"  `lock --server` 1219 vs 588 ms (2.07×): **missed**. In the CLI's own CPU, the go-sdk's typed parse\n" +
+	"  of each page (`ListTools`, its schema validation and re-marshal; the peer pays it too) is 30%, the\n" +
+	"  capture's framing 10%, the core 15%; a captured frame is no longer validated twice (it was tried\n" +
+	"  as a batch first: 11%). What is left is wall time the process spends waiting, which a loaded\n" +
+	"  machine makes unmeasurable; `lock` also runs the approval scan (+49% of `make_lock`).\n"
 
 // dur prints a duration with three significant digits in a fitting unit.
 func dur(d time.Duration) string {
