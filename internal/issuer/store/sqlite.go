@@ -12,8 +12,8 @@ import (
 // OpenSQLite opens (creating it if need be) the SQLite database in file, in
 // WAL mode: readers never wait for the writer, and a crash loses at most
 // the transactions not yet checkpointed — never a committed nonce, with
-// synchronous=FULL. Writers from several connections queue on the
-// busy timeout instead of failing.
+// synchronous=FULL. Another process on the same file waits on the busy
+// timeout instead of failing.
 func OpenSQLite(ctx context.Context, file string) (Store, error) {
 	if file == "" {
 		return nil, fmt.Errorf("store: sqlite: no file named")
@@ -27,6 +27,11 @@ func OpenSQLite(ctx context.Context, file string) (Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: sqlite %s: %w", file, err)
 	}
+	// One connection: SQLite has one writer at a time anyway, and
+	// database/sql queues callers in order where connections contending for
+	// the write lock would each sleep in the busy handler, the unlucky ones
+	// past any deadline.
+	db.SetMaxOpenConns(1)
 	s := &sqlStore{db: db, dialect: "sqlite"}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
