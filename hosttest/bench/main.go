@@ -172,7 +172,30 @@ func run(out string) error {
 	}
 	report := render(rows, py, len(wasm), gz.Len(), cold, cached, instantiate) + scanReport + memory
 	fmt.Print(report)
-	return os.WriteFile(out, []byte(report), 0o644)
+	return os.WriteFile(out, []byte(report+keptSection(out, issuerHeading)), 0o644)
+}
+
+// issuerHeading starts the section make load writes (hosttest/issuerload):
+// make bench measures other things and keeps it as it is.
+const issuerHeading = "## The issuer under load (`make load`)"
+
+// keptSection is the section of the file at path that starts with heading,
+// up to the next section, or "" when it has none.
+func keptSection(path, heading string) string {
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	text := string(old)
+	i := strings.Index(text, heading)
+	if i < 0 {
+		return ""
+	}
+	rest := text[i:]
+	if j := strings.Index(rest[len(heading):], "\n## "); j >= 0 {
+		rest = rest[:len(heading)+j+1]
+	}
+	return "\n" + strings.TrimRight(rest, "\n") + "\n"
 }
 
 // perCall is the time of one call of f, by testing.Benchmark's rules.
