@@ -113,6 +113,9 @@ func coverageCases(t testing.TB) []goldenCase {
 	delete(noHandshake["observed"].(obj), "handshake_result")
 	add("coverage: no handshake result handed over", noHandshake)
 	add("coverage: handshake result as a JSON-RPC response", richRequest(lock, `{"jsonrpc":"2.0","id":1,"result":`+handshakeApproved+`}`, one(rich), "enforce"))
+	discover := richRequest(lock, `{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"issues","version":"1.4.0"}},"instructions":"Use list_issues to find an issue before get_issue."}`, one(rich), "enforce")
+	discover["observed"].(obj)["handshake"] = "server/discover"
+	add("coverage: server/discover carries serverInfo in _meta", discover)
 	add("coverage: handshake result with a repeated key", richRequest(lock, `{"serverInfo":{"name":"a"},"serverInfo":{"name":"b"}}`, one(rich), "enforce"))
 	add("coverage: handshake result not an object", richRequest(lock, `[1]`, one(rich), "enforce"))
 	add("coverage: serverInfo not an object", richRequest(lock, `{"serverInfo":"issues"}`, one(rich), "enforce"))

@@ -145,7 +145,7 @@ func cmdCheck(c *cli, args []string) error {
 		prev = log.Head()
 	}
 	rec, err := check(false, prev)
-	if err == nil && rec.Effect == preflight.EffectRefresh {
+	if err == nil && rec.Handoff.Session == preflight.SessionCheckAgain {
 		// The rules' refresh: check once more (asking the issuer again:
 		// refresh is how an expired or replayed receipt is answered);
 		// refresh then means pause.

@@ -101,13 +101,22 @@ func printRecord(w io.Writer, rec preflight.Record) {
 		for _, name := range sortedKeys(rec.Tools) {
 			e := rec.Tools[name]
 			note := ""
-			if preflight.Withheld(e) {
+			if withheld(rec, name) {
 				note = "  withheld"
 			}
 			say(w, "  %-24s %s%s\n", name, e, note)
 		}
 	}
 	say(w, "\nrecord    %s\n", rec.SHA256)
+}
+
+// withheld says whether the core's handoff withholds a tool from the model;
+// for a record read back without one, whether its effect does.
+func withheld(rec preflight.Record, name string) bool {
+	if rec.Handoff == nil {
+		return preflight.Withheld(rec.Tools[name])
+	}
+	return slices.Contains(rec.Handoff.Withheld, name)
 }
 
 // printDetail writes an observation's detail: a description diff as the

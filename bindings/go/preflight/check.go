@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/crawlcheck/verifier/core/timefmt"
@@ -55,10 +56,12 @@ type Request struct {
 	Refreshed bool
 }
 
-// Check runs the core's continuity_check. An error means the request itself
-// was refused (a lockfile that does not parse, a policy that is invalid):
-// there is no record, and the caller must not proceed. Everything the server
-// did wrong is an observation in the record instead.
+// Check runs the core's continuity check (continuity_handoff): the record,
+// and with it the core's Handoff — what the session does and the exact
+// tools it may hand over. An error means the request itself was refused (a
+// lockfile that does not parse, a policy that is invalid): there is no
+// record, and the caller must not proceed. Everything the server did wrong
+// is an observation in the record instead.
 func Check(r Request) (Record, error) {
 	req := map[string]any{
 		"now":      timefmt.Format(r.Now),
@@ -95,7 +98,7 @@ func Check(r Request) (Record, error) {
 	if r.Refreshed {
 		req["refreshed"] = true
 	}
-	raw, err := corecall.Call("continuity_check", req)
+	raw, err := corecall.Call("continuity_handoff", req)
 	var ce *corecall.Error
 	if errors.As(err, &ce) && ce.Code == "input_too_large" && len(r.Observation.Pages) > 0 {
 		// The server's pages made the check larger than the core takes
@@ -111,12 +114,66 @@ func Check(r Request) (Record, error) {
 		o.Failure = FailureUnavailable
 		o.FailureDetail = fmt.Sprintf("the tool list (%d bytes in %d pages) makes a check larger than the core takes: %s", size, len(r.Observation.Pages), ce.Message)
 		req["observed"] = observedJSON(o)
-		raw, err = corecall.Call("continuity_check", req)
+		raw, err = corecall.Call("continuity_handoff", req)
 	}
 	if err != nil {
 		return Record{}, err
 	}
-	return ParseRecord(raw)
+	return parseHandoff(raw)
+}
+
+// Handoff is the core's answer of what a host does after a check
+// (docs/continuity.md, The handoff). A host decides none of it.
+type Handoff struct {
+	// Session is SessionProceed, SessionCheckAgain or SessionStop.
+	Session string `json:"session"`
+	// Tools are the tools the model may be offered, each the JSON object
+	// the core wrote from what it hashed: parsed with the SDK's own type
+	// and handed over as it is, nothing else.
+	Tools    []HandedTool `json:"tools"`
+	Withheld []string     `json:"withheld"`
+	Calls    struct {
+		Names    []string `json:"names"`
+		Unlisted bool     `json:"unlisted"`
+	} `json:"calls"`
+	// Instructions is what the model may be given of the server's
+	// instructions; nil: none.
+	Instructions *string `json:"instructions"`
+}
+
+// HandedTool is one tool of a Handoff.
+type HandedTool struct {
+	Name string `json:"name"`
+	Tool string `json:"tool"`
+}
+
+// What a session does after a check (Handoff.Session).
+const (
+	SessionProceed    = "proceed"
+	SessionCheckAgain = "check_again"
+	SessionStop       = "stop"
+)
+
+// CallAllowed reports whether a tools/call of name may reach the server.
+// A Handoff that is not the core's (the zero value) allows none.
+func (h *Handoff) CallAllowed(name string) bool {
+	return h != nil && h.Session == SessionProceed && (h.Calls.Unlisted || slices.Contains(h.Calls.Names, name))
+}
+
+func parseHandoff(raw []byte) (Record, error) {
+	var h struct {
+		Record json.RawMessage `json:"record"`
+		Handoff
+	}
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return Record{}, fmt.Errorf("reading the core's handoff: %w", err)
+	}
+	rec, err := ParseRecord(h.Record)
+	if err != nil {
+		return Record{}, err
+	}
+	rec.Handoff = &h.Handoff
+	return rec, nil
 }
 
 // observedJSON is the request's observed member: the facts, as the capture
@@ -130,7 +187,13 @@ func observedJSON(o Observation) map[string]any {
 	if o.ProtocolVersion != "" {
 		obs["protocol_version"] = o.ProtocolVersion
 	}
-	if o.ServerInfo != nil {
+	switch {
+	case o.HandshakeResult != nil:
+		// The bytes the server sent: the core reads serverInfo and
+		// instructions of them, and one it cannot read is an observation,
+		// never a refused request (issue 22, F6).
+		obs["handshake_result"] = corecall.Page(o.HandshakeResult)
+	case o.ServerInfo != nil:
 		obs["server_info"] = o.ServerInfo
 	}
 	if o.Handshake != "" {
@@ -171,6 +234,9 @@ type Record struct {
 	Would        *Would
 	Observations []Finding
 	Observed     ObservedSummary
+	// Handoff is the core's answer of what to hand over, for a record
+	// Check made; nil for a record read back (ParseRecord).
+	Handoff *Handoff
 }
 
 // Would is what enforce would have done, on an observe-mode record.

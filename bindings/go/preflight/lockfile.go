@@ -149,6 +149,10 @@ type ApproveOptions struct {
 	// saw of it (a continuity record) or the server the old lockfile pinned
 	// (a lock_check answer): for a person who chose the server to approve.
 	PinObserved bool
+	// Instructions approves a change of the server's instructions
+	// (instructions_changed): the person read their word diff. The new
+	// lockfile then pins the observed server, as with PinObserved.
+	Instructions bool
 	// SigningKey, when set, is the operator's base64 Ed25519 seed: the new
 	// crawlcheck lockfile is signed with it (sign_lock).
 	SigningKey string
@@ -185,9 +189,12 @@ func Approve(record, lock []byte, obs Observation, o ApproveOptions) ([]byte, er
 	switch {
 	case obs.Failure != "":
 		// No tool list: the core's answer on the record says why.
-	case o.PinObserved:
+	case o.PinObserved || o.Instructions:
 		// The core pins what it decides of the observed facts.
 		req["observed"] = facts
+		if o.Instructions {
+			req["approve_instructions"] = true
+		}
 	default:
 		for _, k := range []string{"pages", "page_cap_reached"} {
 			if v, ok := facts[k]; ok {

@@ -195,27 +195,20 @@ func (s *Session) ListTools(ctx context.Context, params *mcp.ListToolsParams) (*
 	if params != nil && params.Cursor != "" {
 		return nil, fmt.Errorf("preflight: unknown cursor %q: ListTools answers in one page", params.Cursor)
 	}
-	rec, obs, err := s.gate(ctx)
+	rec, _, err := s.gate(ctx)
 	if err != nil {
 		return nil, err
 	}
 	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}}
-	for _, page := range obs.Pages {
-		var p struct {
-			Tools []json.RawMessage `json:"tools"`
+	for _, h := range rec.Handoff.Tools {
+		// The core's bytes, parsed by the SDK's own type: what the model
+		// reads is what the record covers. A tool the type cannot hold is
+		// left out rather than handed over changed.
+		var tool mcp.Tool
+		if json.Unmarshal([]byte(h.Tool), &tool) != nil || tool.Name != h.Name {
+			continue
 		}
-		if json.Unmarshal(page, &p) != nil {
-			continue // a page the core accepted always has this shape
-		}
-		for _, raw := range p.Tools {
-			var tool mcp.Tool
-			// A tool the SDK's type cannot hold cannot be handed over as
-			// one; it is left out rather than handed over changed.
-			if json.Unmarshal(raw, &tool) != nil || !allowed(rec, tool.Name) {
-				continue
-			}
-			res.Tools = append(res.Tools, &tool)
-		}
+		res.Tools = append(res.Tools, &tool)
 	}
 	return res, nil
 }
@@ -255,15 +248,11 @@ func (s *Session) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mc
 	return cs.CallTool(ctx, params)
 }
 
-// allowed reports whether the record lets a tool through: its effect is
-// weaker than pause_tool. A tool the checked list did not offer has no
-// effect and is refused, except in observe mode, which never blocks.
+// allowed reports whether the core's handoff of this record lets a call of
+// name reach the server (observe mode lets a name the list did not offer
+// through too).
 func allowed(rec Record, name string) bool {
-	effect, ok := rec.Tools[name]
-	if !ok {
-		return rec.Mode == "observe"
-	}
-	return !Withheld(effect)
+	return rec.Handoff.CallAllowed(name)
 }
 
 // gate brings the check up to date with the server's list_changed
@@ -286,7 +275,7 @@ func (s *Session) gate(ctx context.Context) (Record, Observation, error) {
 	if s.err != nil {
 		return Record{}, Observation{}, s.err
 	}
-	if Stopped(s.rec.Effect) {
+	if s.rec.Handoff == nil || s.rec.Handoff.Session != SessionProceed {
 		return Record{}, Observation{}, &RefusedError{Effect: s.rec.Effect, Record: s.rec}
 	}
 	return s.rec, s.obs, nil
@@ -355,7 +344,7 @@ func (s *Session) watch() {
 func (s *Session) recheck(ctx context.Context) error {
 	obs, seen := s.observe(ctx)
 	rec, cons, err := s.check(ctx, obs, false)
-	if err == nil && rec.Effect == EffectRefresh {
+	if err == nil && rec.Handoff.Session == SessionCheckAgain {
 		// The refreshed check asks the issuer again too: refresh is how an
 		// expired or replayed receipt is answered (spec §4).
 		obs, seen = s.observe(ctx)

@@ -91,7 +91,8 @@ type Observed struct {
 
 // ReadHandshake reads a handshake's result as the server sent it: the
 // result of initialize or server/discover, or the JSON-RPC response
-// carrying it. Its serverInfo (an object when present) and instructions (a
+// carrying it. Its serverInfo (an object when present; server/discover's
+// is _meta's io.modelcontextprotocol/serverInfo) and instructions (a
 // string when present) are what the core records and compares; any other
 // shape, and anything the strict parser refuses, is an error the check
 // records as handshake_malformed. A server's handshake is data the core
@@ -111,7 +112,12 @@ func ReadHandshake(raw string) (serverInfo, instructions canon.Value, err error)
 	if v.Kind() != canon.Object {
 		return serverInfo, instructions, shapeError("the handshake's result is " + v.Kind().String() + ", not an object")
 	}
-	if si, ok := v.Get("serverInfo"); ok {
+	si, ok := v.Get("serverInfo")
+	if meta, _ := v.Get("_meta"); !ok && meta.Kind() == canon.Object {
+		// server/discover (2026-07-28) carries it in _meta.
+		si, ok = meta.Get("io.modelcontextprotocol/serverInfo")
+	}
+	if ok {
 		if si.Kind() != canon.Object {
 			return serverInfo, instructions, shapeError("serverInfo is " + si.Kind().String() + ", not an object")
 		}
