@@ -32,13 +32,17 @@ export const FAILURE_TOO_LARGE = "answer_too_large";
 
 /** The handshake facts of the capture (and the session's negotiated version). */
 export function handshakeFacts(cap, endpoint, client) {
-  const obs = { endpoint, handshake: "", protocolVersion: "", serverInfo: null, clientCapabilities: null, pages: [], stop: "", pageCapReached: false, failure: "", failureDetail: "" };
+  const obs = { endpoint, handshake: "", protocolVersion: "", serverInfo: null, handshakeResult: null, clientCapabilities: null, pages: [], stop: "", pageCapReached: false, failure: "", failureDetail: "" };
   // What the client declared: as sent, or (an adapter, whose client
   // connected before the capture) what both SDK majors keep of it.
   obs.clientCapabilities = cap.rec.clientCaps;
   if (obs.clientCapabilities === null && client && client._capabilities && typeof client._capabilities === "object") obs.clientCapabilities = client._capabilities;
   const { method, result } = cap.rec.handshake();
   obs.handshake = method;
+  // The bytes the server sent: the core reads serverInfo and instructions
+  // of them, and one it cannot read is an observation on the record, never
+  // a refused request (issue 22, F6).
+  if (method && result) obs.handshakeResult = result;
   const fields = result ? members(result) : null;
   if (method === "initialize") {
     obs.serverInfo = fields?.get("serverInfo") ?? null;
@@ -191,7 +195,8 @@ export function observedRequest(o) {
   const out = {};
   if (o.endpoint) out.endpoint = o.endpoint;
   if (o.protocolVersion) out.protocol_version = o.protocolVersion;
-  if (o.serverInfo !== null) out.server_info = new RawJSON(o.serverInfo);
+  if (o.handshakeResult) out.handshake_result = o.handshakeResult;
+  else if (o.serverInfo !== null) out.server_info = new RawJSON(o.serverInfo);
   if (o.handshake) out.handshake = o.handshake;
   if (o.clientCapabilities) out.client_capabilities = o.clientCapabilities;
   if (o.pages.length > 0 || !o.failure) out.pages = o.pages;

@@ -462,6 +462,10 @@ class Observation:
     server_info: Any = None
     #: what the client declared (initialize, or a 2026-07-28 request's _meta)
     client_capabilities: Optional[Dict[str, Any]] = None
+    #: the handshake's result as JSON text, for the core to read serverInfo
+    #: and instructions of (one it cannot read is an observation on the
+    #: record, never a refused request: issue 22, F6)
+    handshake_result: Optional[str] = None
     pages: List[bytes] = field(default_factory=list)
     #: why the walk ended, the core's next_page answer: list_end,
     #: page_cap_reached, cursor_repeated, response_malformed; "" when a
@@ -479,7 +483,9 @@ class Observation:
             o["endpoint"] = self.endpoint
         if self.protocol_version:
             o["protocol_version"] = self.protocol_version
-        if self.server_info is not None:
+        if self.handshake_result is not None:
+            o["handshake_result"] = self.handshake_result
+        elif self.server_info is not None:
             o["server_info"] = self.server_info
         if self.handshake:
             o["handshake"] = self.handshake
@@ -830,6 +836,9 @@ class McpPreflight:
             return
         method, result = hs
         obs.handshake = method
+        # ASCII-escaped, so that a lone surrogate reaches the core as the
+        # escape the server sent, which the core refuses there.
+        obs.handshake_result = json.dumps(result, ensure_ascii=True)
         if method == "initialize":
             obs.server_info = result.get("serverInfo")
             pv = result.get("protocolVersion")
