@@ -6,7 +6,7 @@
 //	crawlcheck approve --lock FILE [--server … | --url …] [--yes]
 //	crawlcheck ci      --lock FILE [--config MCP.json]
 //	crawlcheck scan    (--tools FILE | --server "CMD ARGS" | --url URL) [--fail-on high]
-//	crawlcheck diff | sign | verify | keygen | convert | canon | record verify
+//	crawlcheck diff | sign | verify | keygen | convert | canon | record verify | log verify
 //	crawlcheck help [COMMAND]
 //
 // Exit status: 0 proceed (or connect, or valid), 1 blocked (drift, a paused
@@ -100,11 +100,14 @@ func init() {
 		"record": {"record verify [--after SHA] [--head SHA] FILE", cmdRecord,
 			"Verifies a record's record_sha256, or every record and link of a JSON-lines log, from its anchor (its first record, or --after SHA) and, with --head SHA, to a head kept elsewhere.",
 			"crawlcheck record verify checks.jsonl"},
+		"log": {"log verify --issuer URL [--proof FILE] FILE", cmdLog,
+			"Verifies that a lockfile or receipt the issuer signed is in its transparency log (by FILE.tlog-proof) and that the log it serves now extends that proof's checkpoint (docs/log.md).",
+			"crawlcheck log verify --issuer https://issuer.example crawlcheck.lock.json"},
 	}
 }
 
 // order is the order of the usage text.
-var order = []string{"lock", "check", "approve", "ci", "scan", "diff", "sign", "verify", "keygen", "convert", "canon", "record"}
+var order = []string{"lock", "check", "approve", "ci", "scan", "diff", "sign", "verify", "keygen", "convert", "canon", "record", "log"}
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, timeout: preflight.DefaultTimeout, pageCap: preflight.DefaultPageCap, capabilities: defaultCapabilities,

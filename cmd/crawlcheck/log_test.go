@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crawlcheck/verifier/internal/issuer/fetch"
+	"github.com/crawlcheck/verifier/internal/issuer/keys"
+	"github.com/crawlcheck/verifier/internal/issuer/service"
+	"github.com/crawlcheck/verifier/internal/issuer/store"
+)
+
+// issuerForLog runs crawlcheck-issuer's service in-process (its real
+// store, keys and log) and answers its URL.
+func issuerForLog(t *testing.T) string {
+	dir := t.TempDir()
+	now := time.Now().UTC()
+	if _, err := keys.Init(filepath.Join(dir, "keys"), "issuer.test", now.Add(-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	live, err := keys.Open(filepath.Join(dir, "keys"), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.OpenSQLite(context.Background(), filepath.Join(dir, "issuer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	svc, err := service.New(context.Background(), service.Config{Keys: live, Store: st, Fetch: fetch.New(fetch.Policy{}), Logger: log.New(io.Discard, "", 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(svc.Handler())
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// signLock has the issuer sign a lockfile of tools and writes it and its
+// tlog-proof (FILE.tlog-proof) into dir.
+func signLock(t *testing.T, issuer, dir, name, tools string) string {
+	resp, err := http.Post(issuer+"/api/v1/mcp/lock", "application/json", strings.NewReader(`{"tools":`+tools+`,"server":{"url":"https://mcp.example.com/mcp"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	proof, err := base64.StdEncoding.DecodeString(resp.Header.Get(service.LogProofHeader))
+	if resp.StatusCode != 200 || err != nil || len(proof) == 0 {
+		t.Fatalf("POST lock: %d %s (proof: %v)", resp.StatusCode, body, err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+".tlog-proof", proof, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func runCLI(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := run(args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestLogVerify: crawlcheck log verify proves a lockfile the issuer signed
+// is in its log and that the log it serves later extends the proof's
+// checkpoint; a proof edited or of another file is refused (exit 1), and a
+// missing proof or issuer is an error (exit 2).
+func TestLogVerify(t *testing.T) {
+	issuer := issuerForLog(t)
+	dir := t.TempDir()
+	first := signLock(t, issuer, dir, "first.lock.json", `[{"name":"a","description":"A."}]`)
+	signLock(t, issuer, dir, "second.lock.json", `[{"name":"b","description":"B."}]`)
+
+	code, out, errs := runCLI("log", "verify", "--issuer", issuer, first)
+	if code != 0 || !strings.Contains(out, "included at index 0 of issuer.test/log, size 1") ||
+		!strings.Contains(out, "the log the issuer serves now (size 2) is consistent with it") {
+		t.Fatalf("log verify: %d\n%s%s", code, out, errs)
+	}
+
+	proof, _ := os.ReadFile(first + ".tlog-proof")
+	edited := filepath.Join(dir, "edited.tlog-proof")
+	os.WriteFile(edited, bytes.Replace(proof, []byte("\n1\n"), []byte("\n2\n"), 1), 0o644)
+	if code, out, _ := runCLI("log", "verify", "--issuer", issuer, "--proof", edited, first); code != 1 || !strings.Contains(out, "NOT IN THE LOG: log_proof_invalid (bad_signature)") {
+		t.Fatalf("an edited proof: %d %s", code, out)
+	}
+	second := filepath.Join(dir, "second.lock.json")
+	if code, out, _ := runCLI("log", "verify", "--issuer", issuer, "--proof", first+".tlog-proof", second); code != 1 || !strings.Contains(out, "log_proof_invalid (root_mismatch)") {
+		t.Fatalf("another file's proof: %d %s", code, out)
+	}
+	if code, _, errs := runCLI("log", "verify", "--issuer", issuer, filepath.Join(dir, "none.json")); code != 2 || errs == "" {
+		t.Fatalf("a missing file: %d %s", code, errs)
+	}
+	if code, _, _ := runCLI("log", "verify", first); code != 2 {
+		t.Fatalf("no --issuer: %d", code)
+	}
+}
