@@ -16,6 +16,10 @@ func opScan(r req.Obj) (canon.Value, error) {
 	obs := toolSource(rd)
 	hasNames := rd.Has("names")
 	names := rd.Strings("names")
+	var srv scan.Server
+	if rd.Has("instructions") {
+		srv = scan.Server{Instructions: rd.Str("instructions", false), HasInstructions: true}
+	}
 	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
@@ -36,5 +40,5 @@ func opScan(r req.Obj) (canon.Value, error) {
 			only[n] = true
 		}
 	}
-	return scan.Run(obs.Tools, only).Value(), nil
+	return scan.RunServer(obs.Tools, only, srv).Value(), nil
 }

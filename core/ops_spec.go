@@ -176,12 +176,13 @@ var opSpecs = []OpSpec{
 			may("into", "document", "agentgate: an agentgate.lock to add the server to, or replace it in"),
 		}),
 		Result: []Field{need("lock", "string", "the exact bytes to write (indented, trailing newline); a crawlcheck lockfile carries `scan_at_approval`, the `scan` answer for the same tools")}},
-	{Name: "scan", Summary: "The approval scan of a tool list (docs/scan.md): the `scan_at_approval` object make_lock pins. Findings are ordered by tool (canonical name order), part (name, description, then schema and annotations in canonical member order), offset and rule; at most `max_findings` are listed, the most severe kept, and `kinds` counts them all. A truncated list is `bad_request`: a scan of part of a list would call the rest clean.",
+	{Name: "scan", Summary: "The approval scan of a tool list (docs/scan.md): the `scan_at_approval` object make_lock pins. Findings are ordered by tool (the server's instructions first, then canonical name order), part (name, description, schema, annotations, then title, outputSchema, execution, _meta, _meta.ui and unknown members, each in canonical member order), offset and rule; at most `max_findings` are listed, the most severe kept, and `kinds` counts them all. A truncated list is `bad_request`: a scan of part of a list would call the rest clean.",
 		Request: concat(toolSourceFields, []Field{
 			may("names", "array of strings", "tools of the list whose findings to keep (the whole list still counts for references between tools)"),
+			may("instructions", "string", "the server's instructions (the handshake's), scanned first as text the model reads: their findings have `tool` \"\" and `part` `/instructions`, and `names` does not filter them"),
 		}),
 		Result: []Field{
-			need("findings", "array", "`{tool, part, key, offset, length, kind, rule, severity, span, hidden?}`: `part` a JSON Pointer into the tool (`/name`, `/description`, `/inputSchema/…`, `/annotations/…`), `key` true when the text is the member name there, `offset` and `length` in bytes of the text's UTF-8, `span` the matched text (at most `max_span` bytes), `hidden` the ASCII tag characters spell"),
+			need("findings", "array", "`{tool, part, key, offset, length, kind, rule, severity, span, hidden?}`: `part` a JSON Pointer into the tool (`/name`, `/description`, `/inputSchema/…`, `/annotations/…`, `/title`, `/outputSchema/…`, `/_meta/…`, an unknown member's name), or `/instructions` with `tool` \"\", `key` true when the text is the member name there, `offset` and `length` in bytes of the text's UTF-8, `span` the matched text (at most `max_span` bytes), `hidden` the ASCII tag characters spell"),
 			need("kinds", "object", "kind → number of findings, all of them"),
 			need("rules_sha256", "string", "the `scan_rules_sha256` of the rules that scanned"),
 			need("severity", "string", "the highest finding's: `none`, `low`, `medium` or `high`"),

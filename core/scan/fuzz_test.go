@@ -56,7 +56,7 @@ func FuzzScan(f *testing.F) {
 		if ts == nil {
 			return
 		}
-		one := run(ts, nil)
+		one := run(ts, nil, Server{})
 		res := one.result()
 		canon.Canonical(res.Value())
 		for _, fd := range res.Findings {
@@ -74,7 +74,7 @@ func FuzzScan(f *testing.F) {
 			}
 		}
 		const copies = 8
-		many := run(list(strings.Repeat(desc+"\n", copies)), nil)
+		many := run(list(strings.Repeat(desc+"\n", copies)), nil, Server{})
 		if bound := copies * (one.work + lookAround); many.work > bound {
 			t.Fatalf("%d copies took %d steps, one took %d: not linear", copies, many.work, one.work)
 		}

@@ -225,7 +225,7 @@ var Rules = []Rule{
 		"|", "delete", "remove", "drop", "destroy", "erase", "wipe", "purge", "truncate", "kill", "send", "transfer", "reset", "revoke", "terminate", "uninstall", "format", "clear", "overwrite"},
 		"an instruction to call a destructive tool (delete, drop, send, …) from another tool's text acts on things the person did not name"},
 	{"reference.every_other_item", KindShadowing, Medium, InText, MatchPhrase, []string{
-		"every|all|each ~0 other ~1 item|items|record|records|file|files|entry|entries|row|rows|message|messages|document|documents|user|users|repository|repositories|table|tables",
+		"every|all|each ~0 other ~1 item|items|record|records|file|files|entry|entries|row|rows|message|messages|document|documents|user|users|repository|repositories|table|tables|issue|issues|ticket|tickets|task|tasks|object|objects|resource|resources|one|ones|account|accounts|project|projects",
 	}, "acting on every other item reaches beyond what the person asked for (make demo's own poison)"},
 	{"reference.list_tool", KindShadowing, Low, InText, MatchListTool, nil,
 		"naming another tool of the same server is common and usually harmless, but it is how one tool steers another"},

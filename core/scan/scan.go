@@ -33,10 +33,23 @@ type Result struct {
 // Run scans the tools; when only is not nil, findings are kept for the
 // tools it names alone (the others still count as names a text can refer to).
 func Run(ts []tools.Tool, only map[string]bool) Result {
-	return run(ts, only).result()
+	return run(ts, only, Server{}).result()
 }
 
-func run(ts []tools.Tool, only map[string]bool) *scanner {
+// Server is what a server's handshake gives the model beside its tools.
+type Server struct {
+	Instructions    string // the initialize result's instructions
+	HasInstructions bool
+}
+
+// RunServer scans the server's instructions, then the tools as Run does.
+// Findings in the instructions have the tool "" and the part
+// /instructions, and come first; only does not filter them.
+func RunServer(ts []tools.Tool, only map[string]bool, srv Server) Result {
+	return run(ts, only, srv).result()
+}
+
+func run(ts []tools.Tool, only map[string]bool, srv Server) *scanner {
 	order := make([]int, len(ts))
 	for i := range order {
 		order[i] = i
@@ -57,6 +70,11 @@ func run(ts []tools.Tool, only map[string]bool) *scanner {
 			s.names[n] = rules.listTool
 			s.nameFilter.put(n)
 		}
+	}
+	if srv.HasInstructions {
+		s.tool, s.toolName, s.self = -1, "", ""
+		s.path = append(s.path[:0], "instructions")
+		s.text(srv.Instructions, where{})
 	}
 	for rank, i := range order {
 		t := &ts[i]
