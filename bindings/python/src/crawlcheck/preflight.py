@@ -503,6 +503,16 @@ class Observation:
         return o
 
 
+def _record_bytes(answer: bytes) -> bytes:
+    """The record's exact bytes inside a continuity_handoff answer: canonical
+    JSON, so its members are sorted and the record is followed by the
+    session member. Every quote inside a string is escaped, so the last
+    ``,"session":"`` is the one that ends the record."""
+    head = b'"record":'
+    start = answer.index(head) + len(head)
+    return answer[start : answer.rindex(b',"session":"')]
+
+
 def _members(page: bytes) -> Optional[Dict[str, Any]]:
     """A page's members, or None when it is not one JSON object (repeated keys
     refused, so no caller picks one of two answers)."""
@@ -1001,8 +1011,14 @@ class McpPreflight:
             req["prev_record_sha256"] = self._prev
         if refreshed:
             req["refreshed"] = True
-        raw = call_result("continuity_check", req)
+        answer = call_result("continuity_handoff", req)
+        raw = _record_bytes(answer)
         rec = json.loads(raw)
+        handoff = json.loads(answer)
+        handoff.pop("record", None)
+        # The core's answer of what this record lets a host hand over, kept
+        # by the record it came with (records are bounded by the log).
+        self._handoffs = {rec["record_sha256"]: handoff}
         if self._log is not None:
             self._log.append(raw, rec["record_sha256"], rec.get("prev_record_sha256"))
         self._prev = rec["record_sha256"]
@@ -1013,11 +1029,18 @@ class McpPreflight:
 
     # -- the gate
 
+    def _handoff(self, rec: Dict[str, Any]) -> Dict[str, Any]:
+        """The core's handoff of rec (continuity_handoff); an empty one, which
+        hands over nothing and lets no call through, for any other record."""
+        handoffs: Dict[str, Dict[str, Any]] = getattr(self, "_handoffs", {})
+        return handoffs.get(str(rec.get("record_sha256")), {})
+
     def _allowed(self, rec: Dict[str, Any], name: str) -> bool:
-        tools = rec.get("tools") or {}
-        if name not in tools:
-            return rec.get("mode") == "observe"
-        return not withheld(str(tools[name]))
+        h = self._handoff(rec)
+        calls = h.get("calls") or {}
+        if h.get("session") != "proceed":
+            return False
+        return bool(calls.get("unlisted")) or name in (calls.get("names") or [])
 
     async def _gate(self) -> Tuple[Dict[str, Any], bytes, Observation]:
         async with self._check_lock:
@@ -1039,19 +1062,18 @@ class McpPreflight:
         given = cursor or (args[0] if args else None) or getattr(params, "cursor", None)
         if given:
             raise ValueError(f"crawlcheck: unknown cursor {given!r}: list_tools answers in one page")
-        rec, _, obs = await self._gate()
+        rec, _, _ = await self._gate()
         tools: List[Any] = []
-        for page in obs.pages:
-            fields = _members(page)
-            if fields is None or not isinstance(fields.get("tools"), list):
+        for handed in self._handoff(rec).get("tools") or []:
+            # The core's bytes, parsed by the SDK's own type: what the model
+            # reads is what the record covers (never the SDK's parse of a
+            # page, which takes mcp 2.x's input_schema for inputSchema).
+            try:
+                tool = types.Tool.model_validate_json(handed["tool"])
+            except Exception:  # noqa: BLE001 - pydantic's error: the SDK cannot hold it
                 continue
-            for t in fields["tools"]:
-                try:
-                    tool = types.Tool.model_validate(t)
-                except Exception:  # noqa: BLE001 - pydantic's error: the SDK cannot hold it
-                    continue
-                if self._allowed(rec, tool.name):
-                    tools.append(tool)
+            if tool.name == handed["name"]:
+                tools.append(tool)
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(self, name: str, arguments: Optional[Dict[str, Any]] = None, *args: Any, **kwargs: Any) -> Any:
