@@ -45,6 +45,7 @@ func init() {
 		"verify_chain":       opVerifyChain,
 		"guard":              opGuard,
 		"replay_decision":    opReplayDecision,
+		"replay_state":       opReplayState,
 		"sign_receipt":       opSignReceipt,
 		"scan":               opScan,
 		"escape_text":        opEscapeText,

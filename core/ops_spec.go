@@ -348,6 +348,15 @@ var opSpecs = []OpSpec{
 			may("command", "array of strings", "argv of a stdio server"),
 		},
 		Result: []Field{need("endpoint", "string", "")}},
+	{Name: "replay_state", Summary: "The issuer replay-state file (`<log>.issuer-nonces.json` beside a record log), read and written by one rule: give the file as read, or `guard`'s `seen_nonces`; the answer is both the nonces `guard` takes and the bytes to write. A file not of the format (`kind` `crawlcheck-issuer-nonces`, `v` 1, `seen_nonces`) is `bad_request`: move it aside, never repair it.",
+		Request: []Field{
+			may("file", "document", "the state file as read (give `file` or `seen_nonces`)"),
+			may("seen_nonces", "array of `{nonce, expires_at}`", "`guard`'s answer, to be written"),
+		},
+		Result: []Field{
+			need("seen_nonces", "array", "`guard`'s `seen_nonces` for the next call"),
+			need("file", "string", "the file's bytes: canonical JSON and a newline; write it atomically"),
+		}},
 	{Name: "next_page", Summary: "One step of a `tools/list` walk, so that no host keeps its own rule for when to stop following `nextCursor`: hand the page just read and the previous answer's `followed`; send `cursor` with the next `tools/list`, or stop and hand every page read (and `page_cap_reached`) to the check. The walk stops at the list's end, at the page cap, at a cursor already followed, and at a page the strict parser refuses (an empty or non-string cursor included), which the check records as `response_malformed`.",
 		Request: []Field{
 			need("page", "page string", "the page just read, as received (a string, `{\"base64\": …}` or an attachment, as a `pages` element)"),

@@ -135,8 +135,12 @@ type IssuerClient struct {
 // to the log, so that whoever keeps the log keeps the state.
 func NonceStatePath(logPath string) string { return logPath + ".issuer-nonces.json" }
 
-// nonceStateKind names the state file's format.
-const nonceStateKind = "crawlcheck-issuer-nonces"
+// replayState is the core's replay_state answer: the nonces guard takes and
+// the state file's bytes (the format is the core's).
+type replayState struct {
+	SeenNonces json.RawMessage `json:"seen_nonces"`
+	File       string          `json:"file"`
+}
 
 // NewIssuerClient checks the configuration and loads the replay state from
 // statePath ("" keeps it in memory only). keyDirectory is the operator's
@@ -185,12 +189,9 @@ func NewIssuerClient(cfg Issuer, keyDirectory []byte, statePath string) (*Issuer
 	case err != nil:
 		return nil, fmt.Errorf("issuer replay state: %w", err)
 	}
-	var st struct {
-		Kind       string          `json:"kind"`
-		SeenNonces json.RawMessage `json:"seen_nonces"`
-	}
-	if err := json.Unmarshal(b, &st); err != nil || st.Kind != nonceStateKind || !bytes.HasPrefix(st.SeenNonces, []byte("[")) {
-		return nil, fmt.Errorf("issuer replay state %s: not a %s file; move it aside (replays it recorded would go unseen)", statePath, nonceStateKind)
+	var st replayState
+	if err := corecall.Into("replay_state", map[string]any{"file": corecall.Text(b)}, &st); err != nil {
+		return nil, fmt.Errorf("issuer replay state %s: %w; move it aside (replays it recorded would go unseen)", statePath, err)
 	}
 	c.seen = st.SeenNonces
 	return c, nil
@@ -413,11 +414,11 @@ func (c *IssuerClient) keep(seen json.RawMessage) error {
 	if c.statePath == "" || !changed {
 		return nil
 	}
-	b, err := json.Marshal(map[string]any{"kind": nonceStateKind, "v": 1, "seen_nonces": seen})
-	if err != nil {
+	var st replayState
+	if err := corecall.Into("replay_state", map[string]any{"seen_nonces": seen}, &st); err != nil {
 		return fmt.Errorf("issuer replay state: %w", err)
 	}
-	if err := atomicfile.Write(c.statePath, append(b, '\n'), 0o600); err != nil {
+	if err := atomicfile.Write(c.statePath, []byte(st.File), 0o600); err != nil {
 		return fmt.Errorf("issuer replay state: %w", err)
 	}
 	return nil

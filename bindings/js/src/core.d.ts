@@ -158,6 +158,7 @@ export declare class Core {
   verifyChain(request: { records: string | Uint8Array }): { valid: boolean; count: number; broken_at?: number | null; reason?: string | null; head: string; torn_tail: boolean };
   guard(request: Request): Result;
   replayDecision(request: Request): Result;
+  replayState(request: { file: string | Uint8Array | Request } | { seen_nonces: { nonce: string; expires_at: string }[] }): { seen_nonces: { nonce: string; expires_at: string }[]; file: string };
   signReceipt(request: Request): Result;
   approve(request: Request): { approved: boolean; lock: string | null; format?: string; server_name?: string | null; unnamed?: { tool: string | null; observation: string }[]; not_changed?: string[]; reason?: string };
   endpoint(request: { url: string } | { command: string[] }): { endpoint: string };

@@ -53,6 +53,7 @@ export const OPS = [
   "next_page",
   "public_key",
   "replay_decision",
+  "replay_state",
   "rules",
   "scan",
   "sign_lock",

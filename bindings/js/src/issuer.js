@@ -13,9 +13,6 @@ import { CoreError, RawJSON } from "./core.js";
 export const DEFAULT_ISSUER_TIMEOUT_MS = 5000;
 export const OPERATION_LOCK_CHECK = "mcp.lock.check";
 const MAX_ISSUER_ANSWER = 32 << 20;
-const NONCE_STATE_KIND = "crawlcheck-issuer-nonces";
-// Every refusal of the fetched directory by guard starts with this field
-// (docs/abi.md, guard).
 
 /** Where the replay state of a record log is kept: next to the log. */
 export const nonceStatePath = (logPath) => `${logPath}.issuer-nonces.json`;
@@ -52,23 +49,20 @@ export class IssuerClient {
     this.directory = keyDirectory;
     this.statePath = statePath;
     if (!statePath) return;
-    let text;
+    let file;
     try {
-      text = new TextDecoder().decode(readRegularFile(statePath, MAX_LOCK_BYTES));
+      file = readRegularFile(statePath, MAX_LOCK_BYTES);
     } catch (e) {
       if (e.code === "ENOENT") return;
       throw new Error(`crawlcheck: issuer replay state: ${e.message}`, { cause: e });
     }
-    let st;
+    // The file's format is the core's (replay_state).
     try {
-      st = JSON.parse(text);
-    } catch {
-      st = null;
+      this.#seen = cc.replayState({ file }).seen_nonces;
+    } catch (e) {
+      const why = e instanceof CoreError ? cc.shown(e.coreMessage) : e.message;
+      throw new Error(`crawlcheck: issuer replay state ${statePath}: ${why}; move it aside (replays it recorded would go unseen)`, { cause: e });
     }
-    if (!st || st.kind !== NONCE_STATE_KIND || !Array.isArray(st.seen_nonces)) {
-      throw new Error(`crawlcheck: issuer replay state ${statePath}: not a ${NONCE_STATE_KIND} file; move it aside (replays it recorded would go unseen)`);
-    }
-    this.#seen = st.seen_nonces;
   }
 
   /**
@@ -213,7 +207,7 @@ export class IssuerClient {
     this.#seen = seen;
     if (!this.statePath || !changed) return;
     try {
-      writeFileAtomic(this.statePath, JSON.stringify({ kind: NONCE_STATE_KIND, v: 1, seen_nonces: seen }) + "\n", 0o600);
+      writeFileAtomic(this.statePath, this.cc.replayState({ seen_nonces: seen }).file, 0o600);
     } catch (e) {
       throw new Error(`crawlcheck: issuer replay state: ${e.message}`, { cause: e });
     }

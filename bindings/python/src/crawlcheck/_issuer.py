@@ -21,14 +21,11 @@ import anyio
 from ._core import CoreError
 from ._files import MAX_LOCK_BYTES, read_regular_file
 from ._log import write_atomic
-from .ops import guard, hash_tools
+from .ops import escape_text, guard, hash_tools, replay_state
 
 DEFAULT_ISSUER_TIMEOUT = 5.0
 OPERATION_LOCK_CHECK = "mcp.lock.check"
 MAX_ISSUER_ANSWER = 32 << 20
-NONCE_STATE_KIND = "crawlcheck-issuer-nonces"
-#: Every refusal of the fetched directory by guard starts with this field
-#: (docs/abi.md, guard).
 
 
 def nonce_state_path(log_path: str) -> str:
@@ -107,17 +104,14 @@ class IssuerClient:
         self.state_path = state_path
         self.seen: Any = []
         if state_path and os.path.exists(state_path):
+            # The file's format is the core's (replay_state).
             try:
-                st = json.loads(read_regular_file(state_path, MAX_LOCK_BYTES))
-                ok = isinstance(st, dict) and st.get("kind") == NONCE_STATE_KIND and isinstance(st.get("seen_nonces"), list)
-            except (OSError, ValueError):
-                ok = False
-            if not ok:
+                self.seen = replay_state(file=read_regular_file(state_path, MAX_LOCK_BYTES))["seen_nonces"]
+            except (OSError, CoreError) as e:
+                why = escape_text(text=e.message)["text"] if isinstance(e, CoreError) else str(e)
                 raise IssuerConfigError(
-                    f"issuer replay state {state_path}: not a {NONCE_STATE_KIND} file; move it aside "
-                    "(replays it recorded would go unseen)"
-                )
-            self.seen = st["seen_nonces"]
+                    f"issuer replay state {state_path}: {why}; move it aside (replays it recorded would go unseen)"
+                ) from e
 
     async def consult(
         self,
@@ -231,8 +225,7 @@ class IssuerClient:
         changed = seen != self.seen
         self.seen = seen
         if self.state_path and changed:
-            doc = json.dumps({"kind": NONCE_STATE_KIND, "v": 1, "seen_nonces": seen}, separators=(",", ":"))
-            write_atomic(self.state_path, doc.encode("utf-8") + b"\n", 0o600)
+            write_atomic(self.state_path, replay_state(seen_nonces=seen)["file"].encode("utf-8"), 0o600)
 
 
 def _text(b: Union[bytes, str]) -> str:

@@ -399,6 +399,12 @@ def log_consistency(
         "log_consistency",
         _req(new=new, now=now, key_directory=key_directory, checkpoint=checkpoint, consistency=consistency),
     )
+def replay_state(*, file: Optional[Document] = None, seen_nonces: Optional[Sequence[JSON]] = None) -> Result:
+    """``{"seen_nonces", "file"}``: the issuer replay-state file read (``file``)
+    or written (``seen_nonces``, guard's answer) by the core's one format."""
+    return call("replay_state", _req(file=file, seen_nonces=seen_nonces))
+
+
 def next_page(*, page: Page, followed: Optional[Sequence[str]] = None, page_cap: Optional[int] = None) -> Result:
     """``{"cursor", "stop", "followed", "page_cap_reached"}``: one step of a
     tools/list walk, the cursor to send next or why the walk stops."""
