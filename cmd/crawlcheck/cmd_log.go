@@ -3,12 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	iofs "io/fs"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 
+	"github.com/crawlcheck/verifier/internal/atomicfile"
 	"github.com/crawlcheck/verifier/internal/boundedread"
 	"github.com/crawlcheck/verifier/internal/corecall"
 )
@@ -25,8 +29,11 @@ func cmdLog(c *cli, args []string) error {
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
 		args = []string{"verify", args[0]}
 	}
+	if len(args) > 0 && args[0] == "monitor" {
+		return cmdLogMonitor(c, args[1:])
+	}
 	if len(args) == 0 || args[0] != "verify" {
-		return usagef("log verify --issuer URL FILE")
+		return usagef("log verify --issuer URL FILE, or log monitor --issuer URL --state FILE")
 	}
 	fs := c.flagSet("log verify")
 	issuer := fs.String("issuer", "", "the issuer's base `URL`: its key directory (/api/v1/keys) verifies the checkpoints, its log (/api/v1/log/consistency) is compared with the proof (required)")
@@ -129,4 +136,142 @@ func (c *cli) issuerGet(u string) ([]byte, error) {
 		return nil, fmt.Errorf("the issuer: GET %s: HTTP %d", u, resp.StatusCode)
 	}
 	return body, nil
+}
+
+// cmdLogMonitor is "log monitor": one poll of the issuer's log as a monitor
+// makes it. The checkpoint the log serves now is verified and, against the
+// one kept in --state, shown consistent by the core (log_consistency); the
+// core's keep is written back. With --server, the entries added since the
+// kept checkpoint whose subject is that endpoint are listed.
+func cmdLogMonitor(c *cli, args []string) error {
+	fs := c.flagSet("log monitor")
+	issuer := fs.String("issuer", "", "the issuer's base `URL` (required)")
+	state := fs.String("state", "", "the `FILE` the newest checkpoint is kept in between polls (required; created on the first)")
+	server := fs.String("server", "", "list the new entries about this endpoint `URL`")
+	if _, err := c.parse(fs, args, 0); err != nil {
+		return err
+	}
+	if *issuer == "" || *state == "" {
+		return usagef("--issuer and --state are required")
+	}
+	now, err := c.clock()
+	if err != nil {
+		return err
+	}
+	kept := ""
+	switch _, err := os.Stat(*state); {
+	case err == nil:
+		data, err := readInput("the kept checkpoint", *state)
+		if err != nil {
+			return err
+		}
+		kept = string(data)
+	case !errors.Is(err, iofs.ErrNotExist):
+		return fmt.Errorf("the kept checkpoint: %w", err)
+	}
+	base := strings.TrimSuffix(*issuer, "/")
+	dir, err := c.issuerGet(base + "/api/v1/keys")
+	if err != nil {
+		return err
+	}
+	from := uint64(0)
+	if kept != "" {
+		if from, err = checkpointSize(kept); err != nil {
+			return fmt.Errorf("%s: %w", *state, err)
+		}
+	}
+	answer, err := c.issuerGet(base + "/api/v1/log/consistency?from=" + strconv.FormatUint(from, 10))
+	if err != nil {
+		return err
+	}
+	var served struct {
+		Checkpoint  string   `json:"checkpoint"`
+		Consistency []string `json:"consistency"`
+	}
+	if err := json.Unmarshal(answer, &served); err != nil {
+		return fmt.Errorf("the issuer's log: %w", err)
+	}
+	req := map[string]any{"new": served.Checkpoint, "consistency": served.Consistency, "now": now.UTC().Format("2006-01-02T15:04:05.000Z07:00"), "key_directory": json.RawMessage(dir)}
+	if kept != "" {
+		req["checkpoint"] = kept
+	}
+	var v struct {
+		Valid       bool
+		Observation string
+		Reason      string
+		Detail      string
+		Keep        string
+		Checkpoint  *struct {
+			Origin string
+			Size   uint64
+		}
+	}
+	if err := corecall.Into("log_consistency", req, &v); err != nil {
+		return err
+	}
+	if !v.Valid {
+		say(c.stdout, "log: %s (%s): %s\n", v.Observation, v.Reason, v.Detail)
+		return blocked("")
+	}
+	if err := atomicfile.Write(*state, []byte(v.Keep), 0o644); err != nil {
+		return err
+	}
+	say(c.stdout, "log %s: %d entries, consistent with the %d kept\n", v.Checkpoint.Origin, v.Checkpoint.Size, from)
+	if *server == "" || v.Checkpoint.Size <= from {
+		return nil
+	}
+	var ep struct{ Endpoint string }
+	if err := corecall.Into("endpoint", map[string]any{"url": *server}, &ep); err != nil {
+		return err
+	}
+	for start := from - from%256; start < v.Checkpoint.Size; start += 256 {
+		width := min(v.Checkpoint.Size-start, 256)
+		bundle, err := c.issuerGet(base + entriesPath(start/256, width))
+		if err != nil {
+			return err
+		}
+		for i := start; len(bundle) >= 2; i++ {
+			n := int(bundle[0])<<8 | int(bundle[1])
+			if len(bundle) < 2+n {
+				return fmt.Errorf("the issuer's entry bundle at %d is cut short", start)
+			}
+			e := bundle[2 : 2+n]
+			bundle = bundle[2+n:]
+			var entry struct {
+				Type, SHA256, Subject string
+			}
+			if i < from || json.Unmarshal(e, &entry) != nil || entry.Subject != ep.Endpoint {
+				continue
+			}
+			say(c.stdout, "  %d %s %s\n", i, entry.Type, entry.SHA256)
+		}
+	}
+	return nil
+}
+
+// checkpointSize reads a checkpoint note's size line (the core verified the
+// note before it was kept).
+func checkpointSize(note string) (uint64, error) {
+	lines := strings.SplitN(note, "\n", 3)
+	if len(lines) < 3 {
+		return 0, fmt.Errorf("the kept checkpoint does not read: move it aside")
+	}
+	n, err := strconv.ParseUint(lines[1], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("the kept checkpoint does not read: move it aside")
+	}
+	return n, nil
+}
+
+// entriesPath is the path of entry bundle n of width entries (c2sp.org/tlog-tiles).
+func entriesPath(n, width uint64) string {
+	s := fmt.Sprintf("%03d", n%1000)
+	for n /= 1000; n > 0; n /= 1000 {
+		s = fmt.Sprintf("x%03d/", n%1000) + s
+	}
+	p := "/log/tile/entries/" + s
+	if width < 256 {
+		p += ".p/" + strconv.FormatUint(width, 10)
+	}
+	return p
 }

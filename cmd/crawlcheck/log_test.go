@@ -108,3 +108,38 @@ func TestLogVerify(t *testing.T) {
 		t.Fatalf("no --issuer: %d", code)
 	}
 }
+
+// TestLogMonitor polls the issuer's log: the first poll keeps its
+// checkpoint, the next shows the log grew consistently and lists the new
+// entries about one server, and a kept checkpoint of another history (a
+// forked log) is log_inconsistent (exit 1) and stays kept.
+func TestLogMonitor(t *testing.T) {
+	issuer := issuerForLog(t)
+	dir := t.TempDir()
+	state := filepath.Join(dir, "checkpoint")
+	signLock(t, issuer, dir, "a.lock.json", `[{"name":"a","description":"A."}]`)
+	code, out, errs := runCLI("log", "monitor", "--issuer", issuer, "--state", state)
+	if code != 0 || !strings.Contains(out, "log issuer.test/log: 1 entries, consistent with the 0 kept") {
+		t.Fatalf("first poll: %d %s%s", code, out, errs)
+	}
+	signLock(t, issuer, dir, "b.lock.json", `[{"name":"b","description":"B."}]`)
+	signLock(t, issuer, dir, "c.lock.json", `[{"name":"c","description":"C."}]`)
+	code, out, errs = runCLI("log", "monitor", "--issuer", issuer, "--state", state, "--server", "https://mcp.example.com/mcp")
+	if code != 0 || !strings.Contains(out, "3 entries, consistent with the 1 kept") || strings.Count(out, " crawlcheck-mcp-lock ") != 2 || strings.Contains(out, "\n  0 ") {
+		t.Fatalf("second poll: %d %s%s", code, out, errs)
+	}
+	kept, _ := os.ReadFile(state)
+	if !strings.HasPrefix(string(kept), "issuer.test/log\n3\n") {
+		t.Fatalf("kept: %q", kept)
+	}
+	// Another issuer with the same name and key would be a fork; here a
+	// kept checkpoint with its root changed stands for one.
+	forked := bytes.Replace(kept, []byte("\n3\n"), []byte("\n2\n"), 1)
+	os.WriteFile(state, forked, 0o644)
+	if code, out, _ := runCLI("log", "monitor", "--issuer", issuer, "--state", state); code != 1 || !strings.Contains(out, "log_inconsistent (not_consistent)") {
+		t.Fatalf("a forked kept checkpoint: %d %s", code, out)
+	}
+	if now, _ := os.ReadFile(state); !bytes.Equal(now, forked) {
+		t.Fatal("an inconsistent poll replaced the kept checkpoint")
+	}
+}

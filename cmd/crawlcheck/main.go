@@ -100,8 +100,8 @@ func init() {
 		"record": {"record verify [--after SHA] [--head SHA] FILE", cmdRecord,
 			"Verifies a record's record_sha256, or every record and link of a JSON-lines log, from its anchor (its first record, or --after SHA) and, with --head SHA, to a head kept elsewhere.",
 			"crawlcheck record verify checks.jsonl"},
-		"log": {"log verify --issuer URL [--proof FILE] FILE", cmdLog,
-			"Verifies that a lockfile or receipt the issuer signed is in its transparency log (by FILE.tlog-proof) and that the log it serves now extends that proof's checkpoint (docs/log.md).",
+		"log": {"log verify --issuer URL [--proof FILE] FILE | log monitor --issuer URL --state FILE [--server URL]", cmdLog,
+			"verify: a lockfile or receipt the issuer signed is in its transparency log (by FILE.tlog-proof) and the log it serves now extends that proof's checkpoint. monitor: one poll; the log's checkpoint is consistent with the one kept in --state, and the new entries about --server are listed (docs/log.md).",
 			"crawlcheck log verify --issuer https://issuer.example crawlcheck.lock.json"},
 	}
 }
