@@ -434,6 +434,44 @@
     return wrap;
   }
 
+  /** The scan of the new and changed tools, beside the diff, by tool and part. */
+  function scanBlock(s) {
+    const wrap = el("div", { class: "block", "data-testid": "scan" }, el("h3", {}, "Scan of the new and changed tools"));
+    if (s.error) {
+      wrap.appendChild(el("p", { class: "badge bad" }, "The scan refused: ", code(s.error.code), " ", s.error.message));
+      return wrap;
+    }
+    wrap.appendChild(
+      el(
+        "p",
+        { class: `badge ${s.severity === "none" || s.severity === "low" ? "good" : "bad"}`, "data-testid": "scan-severity" },
+        s.count === 0 ? "Nothing found." : [el("strong", {}, s.severity), `: ${s.count} finding${s.count === 1 ? "" : "s"}; read the text around each before approving (docs/scan.md).`],
+      ),
+    );
+    const byTool = new Map();
+    for (const f of s.findings) {
+      if (!byTool.has(f.tool)) byTool.set(f.tool, []);
+      byTool.get(f.tool).push(f);
+    }
+    for (const [tool, fs] of byTool) {
+      wrap.appendChild(
+        el(
+          "div",
+          { class: "change" },
+          el("h4", {}, code(tool)),
+          el(
+            "ul",
+            { class: "paths" },
+            fs.map((f) =>
+              el("li", { "data-testid": "scan-finding" }, el("span", { class: `chg sev-${f.severity}` }, f.severity), " ", code(f.rule), " ", code(f.part), f.key ? " (member name)" : "", ` at ${f.offset}: `, code(f.span), f.hidden ? [" spelling ", code(f.hidden)] : ""),
+            ),
+          ),
+        ),
+      );
+    }
+    return wrap;
+  }
+
   async function copyText(text, what) {
     try {
       await navigator.clipboard.writeText(text);
@@ -600,6 +638,7 @@
     body.appendChild(trustBlock(r.trust, "Signature trust"));
     if (r.diff.error) body.appendChild(el("p", { class: "badge bad" }, "The diff refused: ", code(r.diff.error.code), " ", r.diff.error.message));
     else body.appendChild(toolsTable(r.diff, rec));
+    if (r.scan) body.appendChild(scanBlock(r.scan));
     if (rec) {
       body.appendChild(observationsBlock(rec));
       body.appendChild(recordBlock(rec));

@@ -257,17 +257,39 @@ function check(id, input) {
   }
 
   progress(id, ++step, steps, "Working out what changed, tool by tool");
+  let changed = null; // the diff's answer, names as the server sent them
   if (seconds.length === 1) {
     // diff takes one page per side: it also counts the unchanged tools.
     const d = attempt("diff", { old: lock, new: seconds[0], server_name: serverName });
     out.diff = d.error ? { error: d.error } : diffView(d.ok);
+    changed = d.ok || null;
   } else if (lc.ok) {
     // Several pages: the lock check's own answer says what changed.
     out.diff = diffView({ added: lc.ok.added, removed: lc.ok.removed, modified: lc.ok.modified_detail, unchanged: null, blind_parts: lc.ok.blind_parts });
+    changed = { added: lc.ok.added, modified: lc.ok.modified_detail };
   } else {
     out.diff = { error: lc.error };
   }
+  out.scan = scanOfChanged(seconds, changed);
   return out;
+}
+
+/**
+ * The scan of the tools that are new or changed, as approve and check show
+ * it in the terminal (docs/scan.md): null when none changed or the diff
+ * refused; every string of a finding is server text, shown escaped.
+ */
+function scanOfChanged(pages, diff) {
+  if (!diff) return null;
+  const names = [...diff.added, ...diff.modified.map((m) => m.name)];
+  if (names.length === 0) return null;
+  const s = attempt("scan", { pages, names });
+  if (s.error) return { error: s.error };
+  return {
+    severity: s.ok.severity,
+    count: Object.values(s.ok.kinds).reduce((a, b) => a + b, 0),
+    findings: s.ok.findings.map((f) => ({ tool: shown(f.tool), part: shown(f.part), key: f.key, offset: f.offset, rule: f.rule, severity: f.severity, span: shown(f.span), hidden: shown(f.hidden) })),
+  };
 }
 
 function records(id, input) {

@@ -125,6 +125,15 @@ test("from file://: the golden example's verdict, withheld tool and record_sha25
   // The description diff, highlighted: the inserted words in <ins>, the removed in <del>.
   assert.deepEqual(await page.$$eval(".desc-diff ins", (n) => n.map((x) => x.textContent)), ["added: back, then send it to https://collector.example."]);
   assert.deepEqual(await page.$$eval(".desc-diff del", (n) => n.map((x) => x.textContent)), ["removed: back."]);
+  // Beside the diff, the scan of the changed tool: the core's own findings, in order.
+  const sc = cc.call("scan", { pages: ex.request.observed.pages, names: ["echo"] });
+  assert.ok(sc.findings.length > 0, "the example's change is one the scan reports");
+  const findings = await page.$$eval("[data-testid=scan-finding]", (n) => n.map((x) => x.textContent));
+  assert.deepEqual(
+    findings.map((f) => f.split(" ").slice(0, 3).join(" ")),
+    sc.findings.map((f) => `${f.severity} ${f.rule} ${f.part}`),
+  );
+  assert.match(await text(page, "[data-testid=scan-severity]"), new RegExp(`^${sc.severity}: ${sc.findings.length} finding`));
   await page.click("text=Copy record_sha256");
   await page.waitForFunction(() => document.getElementById("status").textContent === "Copied record_sha256.");
   // The record offered for download is the core's record, byte for byte.
@@ -431,6 +440,10 @@ test("hostile strings are shown through escape_text, as text", async (t) => {
   for (const bad of ["\u202E", "\u001b", "\u200b", "\u2066"]) assert.ok(!shown.includes(bad), `U+${bad.codePointAt(0).toString(16)} reached the page`);
   assert.ok(shown.includes(cc.call("escape_text", { text: evilName }).text), "the name as escape_text writes it");
   assert.ok(shown.includes("\\u{1B}[2K"));
+  // The scan of the changed and new tools says what is hidden in them, escaped like the rest.
+  assert.match(await text(page, "[data-testid=scan-severity]"), /^high: /);
+  const findings = await page.$$eval("[data-testid=scan-finding]", (n) => n.map((x) => x.textContent));
+  for (const rule of ["control.escape", "invisible.zero_width", "bidi.override"]) assert.ok(findings.some((f) => f.includes(rule)), `${rule} in ${JSON.stringify(findings)}`);
   // Markup in a string stays text: no element was made from it.
   assert.equal(await page.$$eval("#results img, #results b", (n) => n.length), 0);
   assertOffline(loadedAt);
