@@ -1,5 +1,7 @@
 import type { Core, RecordJson, Observation, LoadOptions, Json } from "./core.js";
 export * from "./core.js";
+/** The core's error codes, the closed list of docs/abi.md (generated from core/cerr). */
+export declare const ERROR_CODES: readonly string[];
 
 /** A continuity record: the parsed members and the canonical line record_sha256 covers. */
 export declare class ContinuityRecord {

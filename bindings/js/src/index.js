@@ -3,4 +3,5 @@
 export { load, instantiate, Core, CoreError, RawJSON, OPS, MAX_REQUEST_BYTES } from "./core.js";
 export { withPreflight, ContinuityRecord, ContinuityRefused, Effects, endpointOf, DEFAULT_TIMEOUT_MS } from "./preflight.js";
 export { RecordLog } from "./log.js";
+export { ERROR_CODES } from "./codes.js";
 export { withContinuity, loadMcpToolsWithContinuity } from "./adapters.js";

@@ -13,3 +13,12 @@ test("package.json's version is the project's, the top of CHANGELOG.md", () => {
   assert.equal(lock.version, pkg.version);
   assert.equal(lock.packages[""].version, pkg.version);
 });
+
+test("ERROR_CODES is docs/abi.md's closed list (generated from core/cerr)", async () => {
+  const { ERROR_CODES } = await import("../src/index.js");
+  const abi = readFileSync(new URL("../../../docs/abi.md", import.meta.url), "utf8");
+  const section = abi.split("## Error codes (closed list)")[1].split("\n## ")[0];
+  const documented = [...section.matchAll(/^\| `([a-z0-9_]+)` \|/gm)].map((m) => m[1]);
+  assert.deepEqual([...ERROR_CODES], documented);
+  assert.ok(ERROR_CODES.includes("issuer_keys_invalid"));
+});

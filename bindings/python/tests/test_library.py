@@ -207,3 +207,12 @@ def test_version_is_the_projects_one_in_changelog() -> None:
     assert first.split()[1] == crawlcheck.__version__
     pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8")
     assert f'\nversion = "{crawlcheck.__version__}"\n' in pyproject
+
+
+def test_error_codes_are_the_documented_list() -> None:
+    # Generated from core/cerr (go test ./core -update); docs/abi.md's table is the same list.
+    import re
+
+    abi = (Path(__file__).resolve().parents[3] / "docs" / "abi.md").read_text(encoding="utf-8")
+    section = abi.split("## Error codes (closed list)")[1].split("\n## ")[0]
+    assert list(crawlcheck.ERROR_CODES) == re.findall(r"(?m)^\| `([a-z0-9_]+)` \|", section)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._codes import ERROR_CODES
 from ._core import CoreError, call, call_bytes, call_result, encode_request
 from ._lib import SUPPORTED_ABI, LibraryError
 from .ops import (
@@ -47,6 +48,7 @@ __all__ = [
     "SUPPORTED_ABI",
     "ContinuityRefused",
     "CoreError",
+    "ERROR_CODES",
     "LibraryError",
     "McpPreflight",
     "__version__",
