@@ -38,6 +38,17 @@ export const RECHECK_MAX_MS = 60000;
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
+/**
+ * The record's exact bytes inside a continuity_handoff answer: canonical
+ * JSON, members sorted, so the record is followed by the session member,
+ * and every quote inside a string is escaped, so the last `,"session":"`
+ * ends it.
+ */
+function recordText(answer) {
+  const head = '"record":';
+  return answer.slice(answer.indexOf(head) + head.length, answer.lastIndexOf(',"session":"'));
+}
+
 /** A crawlcheck-continuity-record: `raw` is the canonical line record_sha256 covers. */
 export class ContinuityRecord {
   constructor(raw) {
@@ -320,7 +331,13 @@ class Gate {
     if (refreshed) req.refreshed = true;
     let rec;
     try {
-      rec = new ContinuityRecord(this.cc.callResultText("continuity_check", req));
+      // The record and the core's handoff: what this record lets a host
+      // hand over and call (docs/continuity.md, The handoff).
+      const answer = this.cc.callResultText("continuity_handoff", req);
+      rec = new ContinuityRecord(recordText(answer));
+      const handoff = JSON.parse(answer);
+      delete handoff.record;
+      Object.defineProperty(rec, "handoff", { value: handoff, enumerable: false });
     } catch (e) {
       throw new Error(`crawlcheck: continuity check: ${e instanceof CoreError ? `${e.code}: ${this.cc.shown(e.coreMessage)}` : e.message}`, { cause: e });
     }
@@ -332,9 +349,11 @@ class Gate {
     return [rec, cons];
   }
 
+  /** Whether the core's handoff of rec lets a call of name reach the server. */
   allowed(rec, name) {
-    if (!Object.hasOwn(rec.tools, name)) return rec.mode === "observe";
-    return !this.effects.withheld(rec.tools[name]);
+    const h = rec.handoff;
+    if (!h || h.session !== "proceed") return false;
+    return h.calls.unlisted === true || (typeof name === "string" && h.calls.names.includes(name));
   }
 
   /**
@@ -365,19 +384,16 @@ class Gate {
     return new ContinuityRefused(msg, { tool: name, effect, record: rec });
   }
 
-  /** The tools of the checked list the record lets through. */
-  toolsOf(rec, obs) {
+  /**
+   * The tools the core's handoff of rec lets the model be offered: each the
+   * object the core wrote from what it hashed, never this host's parse of a
+   * page (issue 18).
+   */
+  toolsOf(rec) {
     const out = [];
-    for (const page of obs.pages) {
-      let p;
-      try {
-        p = JSON.parse(dec.decode(page));
-      } catch {
-        continue; // a page the core accepted always parses
-      }
-      for (const t of Array.isArray(p?.tools) ? p.tools : []) {
-        if (t && typeof t === "object" && typeof t.name === "string" && this.allowed(rec, t.name)) out.push(t);
-      }
+    for (const h of rec.handoff?.tools ?? []) {
+      const t = JSON.parse(h.tool);
+      if (t.name === h.name) out.push(t);
     }
     return out;
   }
