@@ -10,10 +10,11 @@ will call): every page, to the page cap, checked whole. Decision
 (docs/decisions.md): the whole list is compared, whatever CrewAI read; a
 list that cannot be read whole pauses the session like everywhere else
 (ContinuityRefused); a change on any page withholds that tool; and the tools
-handed over are the adapter's tools the record lets through, by name — the
-adapter cannot build tools of later pages, so they are never handed over,
-but they are compared. Calls are not checked again: enter again to check
-again. Leaving the context stops the adapter.
+handed over are built by the adapter's own CrewAI adapter from the objects
+the core answered for this check (continuity_handoff), never from CrewAI's
+earlier listing, and each calls its tool by its exact MCP name through the
+preflight's gate (issue 22, F1 and F2: no name is compared after CrewAI's
+sanitizing). Leaving the context stops the adapter.
 """
 
 from __future__ import annotations
@@ -21,9 +22,8 @@ from __future__ import annotations
 import asyncio
 import os
 from contextlib import contextmanager
-from typing import Any, Iterator, List, Union
-
-from crewai.utilities.string_utils import sanitize_tool_name
+from functools import partial
+from typing import Any, Dict, Iterator, List, Optional, Union
 
 from ._options import Options
 from .preflight import McpPreflight
@@ -55,15 +55,19 @@ def with_continuity(adapter: Any, lock: Union[str, "os.PathLike[str]"], mode: st
             **Options(**options),  # type: ignore[typeddict-item]
         )
 
-        async def check() -> List[str]:
+        async def check() -> List[Any]:
             await pf.attach()
             await pf.recheck()
-            return [t.name for t in (await pf.list_tools()).tools]
+            return list((await pf.list_tools()).tools)
+
+        def call(name: str, arguments: Optional[Dict[str, Any]] = None) -> Any:
+            # By its MCP name, through the gate: a withheld tool is refused.
+            return asyncio.run_coroutine_threadsafe(pf.call_tool(name, arguments), loop).result()
 
         try:
-            allowed = {sanitize_tool_name(n) for n in asyncio.run_coroutine_threadsafe(check(), loop).result(pf.timeout * 3)}
+            handed = asyncio.run_coroutine_threadsafe(check(), loop).result(pf.timeout * 3)
+            yield [inner.adapter.adapt(partial(call, t.name), t) for t in handed]
         finally:
             pf.close()
-        yield [t for t in adapter.tools if t.name in allowed]
     finally:
         adapter.stop()
