@@ -4,6 +4,7 @@ import (
 	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/internal/tools"
+	"github.com/crawlcheck/verifier/core/scan"
 )
 
 // Coverage is the additive extension of crawlcheck-mcp-lock v1 that pins
@@ -25,6 +26,15 @@ type Coverage struct {
 
 // CoverageMember is the lockfile's member name of the extension.
 const CoverageMember = "coverage"
+
+// scanServer is what the approval scan reads of the server beside its
+// tools: the instructions approved with them, when the handshake was seen.
+func (c *Coverage) scanServer() scan.Server {
+	if c == nil || !c.HasInstructions {
+		return scan.Server{}
+	}
+	return scan.Server{Instructions: c.InstructionsText(), HasInstructions: true}
+}
 
 // InstructionsText is the approved instructions ("" when none).
 func (c *Coverage) InstructionsText() string { s, _ := c.Instructions.Str(); return s }

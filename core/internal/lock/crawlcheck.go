@@ -269,11 +269,12 @@ func (l *Crawlcheck) KeepDigests() {
 
 // NewCrawlcheck builds an unsigned lockfile approving the given tools,
 // covering every member of them and what the handshake said (cov), with
-// this core's scan of them (scan_at_approval): whoever approves a list gets
-// its findings pinned beside it, under the rules that made them.
+// this core's scan of them and of the server's approved instructions
+// (scan_at_approval): whoever approves a list gets its findings pinned beside
+// it, under the rules that made them.
 func NewCrawlcheck(server Server, approvedAt time.Time, ts []tools.Tool, cov *Coverage) *Crawlcheck {
 	l := &Crawlcheck{Server: server, ApprovedAt: approvedAt, Parts: map[string]tools.Parts{}, Descriptions: map[string]string{},
-		Coverage: cov, ScanAtApproval: scan.Run(ts, nil).Value()}
+		Coverage: cov, ScanAtApproval: scan.RunServer(ts, nil, cov.scanServer()).Value()}
 	for i := range ts {
 		t := &ts[i]
 		l.Tools = append(l.Tools, Entry{Name: t.Name, SHA256: t.SHA256})
