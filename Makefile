@@ -47,7 +47,7 @@ postgres:
 
 ## test: everything a clean checkout needs, then every test.
 test: lint wasm cshared postgres
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 30m ./...
 	$(MAKE) fuzz-seeds
 	$(MAKE) test-js
 	$(MAKE) test-python
