@@ -41,6 +41,8 @@ func exampleVectors(t testing.TB) []opVector {
 		ex("continuity_handoff", obj{"now": checkNow, "mode": "enforce", "lock": lock,
 			"observed": obj{"endpoint": fixtureURL, "pages": []string{page(t, append(deepCopy(tool), obj{"name": "echo2", "Description": "EVIL"}), "")}}}),
 		ex("verify_record", obj{"record": string(first)}),
+		ex("refusal", obj{"tool": "echo", "record": string(call(t, "continuity_check", obj{"now": checkNow, "mode": "enforce", "lock": lock,
+			"observed": obj{"endpoint": fixtureURL, "pages": []string{page(t, rugged, "")}}}))}),
 		ex("verify_chain", obj{"records": string(first) + "\n"}),
 		ex("scan", obj{"tools": rugged}),
 		ex("approve", obj{"record": string(call(t, "continuity_check", obj{"now": checkNow, "lock": lock,

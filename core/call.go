@@ -50,6 +50,7 @@ func init() {
 		"scan":               opScan,
 		"escape_text":        opEscapeText,
 		"next_page":          opNextPage,
+		"refusal":            opRefusal,
 		"approve":            opApprove,
 		"endpoint":           opEndpoint,
 		"log_entry":          opLogEntry,

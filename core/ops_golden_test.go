@@ -195,6 +195,18 @@ func opVectors(t testing.TB) []opVector {
 	var firstRec obj
 	json.Unmarshal(first, &firstRec)
 	second := call(t, "continuity_check", with(continuityRequest(lock, one(rugPull(base)), "enforce"), "prev_record_sha256", firstRec["record_sha256"]))
+	recordOf := func(r obj) obj {
+		var rec obj
+		json.Unmarshal(call(t, "continuity_check", r), &rec)
+		return rec
+	}
+	pulled := recordOf(continuityRequest(lock, one(rugPull(base)), "enforce"))
+	add("refusal", "tool withheld", obj{"record": pulled, "tool": "get_issue"})
+	add("refusal", "tool not in the checked list", obj{"record": pulled, "tool": "delete_repository\u202e"})
+	add("refusal", "session paused in review", obj{"record": recordOf(continuityRequest(lock, one(rugPull(base)), "review"))})
+	add("refusal", "session denied for another endpoint", obj{"record": recordOf(withObserved(good, "endpoint", "https://mcp.example.net/mcp\u001b[2J"))})
+	add("refusal", "record not an object", obj{"record": "[1]"})
+	add("refusal", "missing record", obj{})
 	editedRec := deepCopy(firstRec)
 	editedRec["effect"] = "proceed_recorded"
 	add("verify_record", "valid", obj{"record": firstRec})

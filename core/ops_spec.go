@@ -372,6 +372,12 @@ var opSpecs = []OpSpec{
 	{Name: "escape_text", Summary: "The one rule for showing a string from a server, a lockfile or a record to a person (core/textsafe; the CLI prints through the same Go function). C0 controls (tab and newline included), DEL, C1 controls, bidirectional controls, zero-width and other invisible characters and the tag block are written `\\u{HEX}` (upper-case hex, at least two digits); a backslash followed by `u{` or `x{` is written `\\u{5C}`, so every `\\u{` in the answer is an escape and every other backslash is a backslash. The full table is in docs/cli.md (\"What a person reads\"). Show the answer, never the input.",
 		Request: []Field{need("text", "string", "the string to show (may be empty)")},
 		Result:  []Field{need("text", "string", "the string, shown safely")}},
+	{Name: "refusal", Summary: "Why a record refuses a call or a session, in the words every host's refusal error carries (Go `RefusedError`, JS and Python `ContinuityRefused`): `crawlcheck: session denied (deny): server_identity_mismatch (approved https://a/mcp, answering https://b/mcp) (record …)`, or for a tool `crawlcheck: tool \"get_item\" withheld (pause_tool): description_changed (get_item description: inserted \"…\") (record …)`. The observations named are the tool's (and the session's) that did not proceed, all of them when every one did; the first says what differed (its tool and part, a diff's inserted and deleted text, an identity's approved and answering endpoints, any other detail member by name and value, each value clipped to 120 bytes). Every string from the record is shown through `escape_text`. A tool the record does not list is `refused: not in the checked tool list`.",
+		Request: []Field{
+			need("record", "document", "the continuity record that decided"),
+			may("tool", "string", "the tool a call asked for; absent for the session"),
+		},
+		Result: []Field{need("text", "string", "the message, safe to show")}},
 	{Name: "verify_record", Summary: "Recomputes a record's `record_sha256`; a mismatch is an answer.",
 		Request: []Field{need("record", "document", "a continuity record")},
 		Result: []Field{

@@ -63,7 +63,20 @@ type RefusedError struct {
 	Record Record
 }
 
+// Error is the core's wording of the refusal (refusal): the effect, the
+// observations that decided it and what differed, as JS and Python say it.
 func (e *RefusedError) Error() string {
+	req := map[string]any{"record": corecall.Text(e.Record.Raw)}
+	if e.Tool != "" {
+		req["tool"] = e.Tool
+	}
+	var out struct {
+		Text string `json:"text"`
+	}
+	if len(e.Record.Raw) > 0 && corecall.Into("refusal", req, &out) == nil && out.Text != "" {
+		return out.Text
+	}
+	// A record the core cannot read (never one it wrote): the bare facts.
 	switch {
 	case e.Tool != "" && e.Effect == "":
 		return fmt.Sprintf("crawlcheck: tool %q refused: not in the checked tool list (record %s)", e.Tool, e.Record.SHA256)

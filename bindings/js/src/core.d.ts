@@ -157,6 +157,8 @@ export declare class Core {
   verifyRecord(request: { record: string | Uint8Array | Request }): { valid: boolean; record_sha256: string; computed_sha256: string; reason: string | null };
   verifyChain(request: { records: string | Uint8Array }): { valid: boolean; count: number; broken_at?: number | null; reason?: string | null; head: string; torn_tail: boolean };
   guard(request: Request): Result;
+  /** Why a record refuses a call or a session, worded by the core (refusal). */
+  refusal(request: { record: Uint8Array | string | object; tool?: string }): { text: string };
   replayDecision(request: Request): Result;
   replayState(request: { file: string | Uint8Array | Request } | { seen_nonces: { nonce: string; expires_at: string }[] }): { seen_nonces: { nonce: string; expires_at: string }[]; file: string };
   signReceipt(request: Request): Result;

@@ -52,6 +52,7 @@ export const OPS = [
   "make_lock",
   "next_page",
   "public_key",
+  "refusal",
   "replay_decision",
   "replay_state",
   "rules",

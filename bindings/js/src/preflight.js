@@ -369,19 +369,21 @@ class Gate {
     if (this.err) throw this.err;
     const rec = this.record;
     if (this.effects.stopped(rec.effect)) {
-      throw new ContinuityRefused(`crawlcheck: session refused: ${rec.effect} (record ${rec.sha256})`, { effect: rec.effect, record: rec });
+      throw new ContinuityRefused(this.refusalText(rec), { effect: rec.effect, record: rec });
     }
     return { rec, obs: this.obs };
   }
 
   refusedTool(rec, name) {
     const effect = Object.hasOwn(rec.tools, name) ? rec.tools[name] : null;
-    const shown = this.cc.shown(String(name));
-    const msg =
-      effect === null
-        ? `crawlcheck: tool "${shown}" refused: not in the checked tool list (record ${rec.sha256})`
-        : `crawlcheck: tool "${shown}" refused: ${effect} (record ${rec.sha256})`;
-    return new ContinuityRefused(msg, { tool: name, effect, record: rec });
+    return new ContinuityRefused(this.refusalText(rec, String(name)), { tool: name, effect, record: rec });
+  }
+
+  /** The core's words for a refusal (refusal): the effect, the observations, what differed. */
+  refusalText(rec, tool) {
+    const req = { record: enc.encode(rec.raw) };
+    if (tool !== undefined) req.tool = tool;
+    return this.cc.refusal(req).text;
   }
 
   /**
@@ -505,7 +507,8 @@ export function withPreflight(client, { lock, continuity = {} } = {}) {
       const [rec] = await g.serial(() => g.check(obs, false));
       g.record = rec;
       g.log?.close();
-      throw new ContinuityRefused(`crawlcheck: no session with ${g.cc.shown(g.endpoint)}: ${rec.effect} (record ${rec.sha256})`, { effect: rec.effect, record: rec });
+      const why = g.refusalText(rec).replace(/^crawlcheck: /, "");
+      throw new ContinuityRefused(`crawlcheck: no session with ${g.cc.shown(g.endpoint)}: ${why}`, { effect: rec.effect, record: rec });
     }
     g.connected = true;
     try {

@@ -55,7 +55,7 @@ async function streamError(stream) {
 
 const refused = (e) => e instanceof ContinuityRefused && e.tool === "get_item" && e.effect === "pause_tool";
 // 1.x's response streams hand on every error as an McpError of its text.
-const refusedInStream = (e) => refused(e) || /crawlcheck: tool "get_item" refused: pause_tool \(record [0-9a-f]{64}\)/.test(e?.message);
+const refusedInStream = (e) => refused(e) || /crawlcheck: tool "get_item" withheld \(pause_tool\): description_changed \(get_item description: .*\) \(record [0-9a-f]{64}\)/.test(e?.message);
 
 for (const major of [1, 2]) {
   test(`SDK ${major}.x: the client's public methods are the known ones (a new one must be classified here)`, async (t) => {

@@ -341,6 +341,12 @@ def sign_receipt(
     )
 
 
+def refusal(*, record: Document, tool: Optional[str] = None) -> Result:
+    """``{"text"}``: why a record refuses a call (``tool``) or the session, in
+    the core's words: the effect, the observations, what differed."""
+    return call("refusal", _req(record=record, tool=tool))
+
+
 def escape_text(*, text: Union[str, bytes]) -> Result:
     """``{"text"}``: a server's string made safe to show a person (C3)."""
     return call("escape_text", _req(text=text))

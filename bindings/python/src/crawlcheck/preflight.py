@@ -40,7 +40,7 @@ from ._log import RecordLog, write_atomic
 from .ops import approve as _approve_op
 from .ops import endpoint as _endpoint_op
 from .ops import next_page as _next_page_op
-from .ops import escape_text, rules, sign_lock, verify_lock
+from .ops import escape_text, refusal, rules, sign_lock, verify_lock
 
 #: Background re-checks on notifications/tools/list_changed are rate-limited:
 #: the first starts at once, one more no sooner than RECHECK_MIN seconds
@@ -118,13 +118,13 @@ class ContinuityRefused(Exception):
         self.record_raw = record_raw
         self.tool = tool
         self.effect = effect
-        sha = record.get("record_sha256", "")
-        if tool is not None and not effect:
-            msg = f"crawlcheck: tool {show(tool)!s} refused: not in the checked tool list (record {sha})"
-        elif tool is not None:
-            msg = f"crawlcheck: tool {show(tool)!s} refused: {effect} (record {sha})"
-        else:
-            msg = f"crawlcheck: session refused: {effect} (record {sha})"
+        # The core's words (refusal): the effect, the observations, what
+        # differed, as the Go preflight and JS say them.
+        try:
+            msg = str(refusal(record=record_raw, tool=tool)["text"])
+        except CoreError:
+            # A record the core cannot read (never one it wrote): the bare facts.
+            msg = f"crawlcheck: refused: {effect} (record {record.get('record_sha256', '')})"
         super().__init__(msg)
 
 
