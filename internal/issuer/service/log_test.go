@@ -13,7 +13,8 @@ import (
 	"github.com/crawlcheck/verifier/internal/issuer/service"
 )
 
-// post sends a JSON body and answers the body and the answer's tlog-proof.
+// signed posts a JSON body to an endpoint that signs, and answers the body
+// and the tlog-proof its answer carries (failing on anything but 200).
 func (e *env) signed(path string, body any) ([]byte, string) {
 	e.t.Helper()
 	b, _ := json.Marshal(body)
