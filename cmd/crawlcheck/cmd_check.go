@@ -98,9 +98,34 @@ func cmdCheck(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The issuer's transparency log (docs/log.md): a tlog-proof beside the
+	// lockfile is verified at every check, against the checkpoint kept
+	// beside the log (in memory for this run without --log).
+	proof, err := preflight.ReadProof(*lockPath)
+	if err != nil {
+		return err
+	}
+	var kept *preflight.Checkpoints
+	if proof != "" {
+		if settings.KeyDirectory == nil {
+			return usagef("%s is verified against the issuer's log by its key directory: give --issuer-keys FILE", preflight.ProofPath(*lockPath))
+		}
+		state := ""
+		if *logPath != "" {
+			state = preflight.CheckpointPath(*logPath)
+		}
+		if kept, err = preflight.OpenCheckpoints(state); err != nil {
+			return err
+		}
+	}
 	emit := func(rec preflight.Record, cons preflight.Consultation, obs preflight.Observation) error {
 		if log != nil {
 			if err := log.Append(rec); err != nil {
+				return err
+			}
+		}
+		if kept != nil {
+			if err := kept.Keep(rec); err != nil {
 				return err
 			}
 		}
@@ -125,6 +150,9 @@ func cmdCheck(c *cli, args []string) error {
 		req := preflight.Request{
 			Settings: settings, Lock: lock, Observation: obs, Now: now,
 			PrevRecordSHA256: prev, Refreshed: refreshed,
+		}
+		if kept != nil {
+			req.Log = kept.Input(context.Background(), proof, issuer)
 		}
 		var cons preflight.Consultation
 		if issuer != nil {

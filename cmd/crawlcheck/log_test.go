@@ -143,3 +143,53 @@ func TestLogMonitor(t *testing.T) {
 		t.Fatal("an inconsistent poll replaced the kept checkpoint")
 	}
 }
+
+// TestCheckKeepsCheckpoint: check verifies the tlog-proof beside the
+// lockfile and keeps the newest checkpoint beside --log; a lockfile whose
+// proof is of a larger tree is reconciled by the consistency proof --issuer
+// answers, and without an issuer to ask a checkpoint of another size is
+// log_inconsistent (exit 1), the kept one left as it was.
+func TestCheckKeepsCheckpoint(t *testing.T) {
+	issuer := issuerForLog(t)
+	dir := t.TempDir()
+	resp, err := http.Get(issuer + "/api/v1/keys")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keysJSON, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	keysPath := filepath.Join(dir, "keys.json")
+	os.WriteFile(keysPath, keysJSON, 0o644)
+	logPath := filepath.Join(dir, "records.jsonl")
+	keptPath := logPath + ".log-checkpoint"
+	check := func(lock, tools string, more ...string) (int, string) {
+		t.Helper()
+		page := filepath.Join(dir, "page.json")
+		os.WriteFile(page, []byte(`{"tools":`+tools+`}`), 0o644)
+		args := append([]string{"check", "--lock", lock, "--tools", page, "--url", "https://mcp.example.com/mcp", "--issuer-keys", keysPath, "--log", logPath}, more...)
+		code, out, errs := runCLI(args...)
+		return code, out + errs
+	}
+	const toolsA, toolsB = `[{"name":"a","description":"A."}]`, `[{"name":"b","description":"B."}]`
+	a := signLock(t, issuer, dir, "a.lock.json", toolsA)
+	if code, out := check(a, toolsA); code != 0 {
+		t.Fatalf("first check: %d %s", code, out)
+	}
+	if kept, _ := os.ReadFile(keptPath); !strings.HasPrefix(string(kept), "issuer.test/log\n1\n") {
+		t.Fatalf("kept after the first check: %q", kept)
+	}
+	b := signLock(t, issuer, dir, "b.lock.json", toolsB)
+	if code, out := check(b, toolsB, "--issuer", issuer); code != 0 {
+		t.Fatalf("a larger tree, with the issuer to ask: %d %s", code, out)
+	}
+	kept, _ := os.ReadFile(keptPath)
+	if !strings.HasPrefix(string(kept), "issuer.test/log\n2\n") && !strings.HasPrefix(string(kept), "issuer.test/log\n3\n") {
+		t.Fatalf("kept after the larger tree: %q", kept)
+	}
+	if code, out := check(a, toolsA); code != 1 || !strings.Contains(out, "log_inconsistent") {
+		t.Fatalf("a smaller tree and no issuer to ask: %d %s", code, out)
+	}
+	if now, _ := os.ReadFile(keptPath); !bytes.Equal(now, kept) {
+		t.Fatal("a check that failed replaced the kept checkpoint")
+	}
+}

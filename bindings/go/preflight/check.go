@@ -54,6 +54,11 @@ type Request struct {
 	PrevRecordSHA256 string
 	// Refreshed marks the one re-check a refresh effect asks for.
 	Refreshed bool
+	// Log, when set, is the check of the issuer's transparency log: the
+	// lockfile's tlog-proof against the checkpoint kept (needs
+	// Settings.KeyDirectory). The record's log member says which checkpoint
+	// to keep from now on (Checkpoints.Keep).
+	Log *LogInput
 }
 
 // Check runs the core's continuity check (continuity_handoff): the record,
@@ -97,6 +102,9 @@ func Check(r Request) (Record, error) {
 	}
 	if r.Refreshed {
 		req["refreshed"] = true
+	}
+	if r.Log != nil {
+		req["log"] = r.Log
 	}
 	raw, err := corecall.Call("continuity_handoff", req)
 	var ce *corecall.Error

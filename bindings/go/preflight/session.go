@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,6 +56,14 @@ type Config struct {
 	Issuer *Issuer
 }
 
+// The transparency log: when a tlog-proof lies beside the lockfile
+// (ProofPath) every check verifies it against the issuer's log with
+// Settings.KeyDirectory, and the newest checkpoint seen is kept beside the
+// record log (CheckpointPath; without LogPath, in memory for the session).
+// A checkpoint of another size than the proof's is reconciled by a
+// consistency proof asked of Config.Issuer; without one, or when it cannot
+// answer, the check records log_inconsistent (docs/log.md).
+
 // Session is an MCP client session whose tools pass a continuity check
 // before the model sees them. It follows the record's effects: a tool whose
 // effect is pause_tool or stronger is left out of ListTools and Tools and
@@ -76,19 +85,21 @@ type Session struct {
 	cfg     Config
 	log     *Log
 	issuer  *IssuerClient // nil without Config.Issuer
+	kept    *Checkpoints  // the log checkpoint kept; nil without a proof
 
 	// checkMu makes checks, re-checks and confirmations one at a time.
 	checkMu sync.Mutex
 
-	mu   sync.Mutex // guards the fields below
-	cs   *mcp.ClientSession
-	lock []byte
-	obs  Observation
-	rec  Record
-	cons Consultation // the issuer's part of rec
-	seen int64        // list_changed notifications the current record covers
-	prev string       // record_sha256 of the newest record, for the chain
-	err  error        // a check that could not be made: every call fails with it
+	mu    sync.Mutex // guards the fields below
+	cs    *mcp.ClientSession
+	lock  []byte
+	proof string // the lockfile's tlog-proof, "" without one
+	obs   Observation
+	rec   Record
+	cons  Consultation // the issuer's part of rec
+	seen  int64        // list_changed notifications the current record covers
+	prev  string       // record_sha256 of the newest record, for the chain
+	err   error        // a check that could not be made: every call fails with it
 
 	done    chan struct{}
 	watcher sync.WaitGroup
@@ -138,6 +149,21 @@ func Open(ctx context.Context, impl *mcp.Implementation, copts *mcp.ClientOption
 			state = NonceStatePath(cfg.LogPath)
 		}
 		if s.issuer, err = NewIssuerClient(*cfg.Issuer, cfg.KeyDirectory, state); err != nil {
+			return nil, fmt.Errorf("preflight: %w", err)
+		}
+	}
+	if s.proof, err = ReadProof(cfg.LockPath); err != nil {
+		return nil, fmt.Errorf("preflight: %w", err)
+	}
+	if s.proof != "" {
+		if cfg.KeyDirectory == nil {
+			return nil, fmt.Errorf("preflight: %s is verified against the issuer's log by its key directory: set Settings.KeyDirectory", ProofPath(cfg.LockPath))
+		}
+		kept := ""
+		if cfg.LogPath != "" {
+			kept = CheckpointPath(cfg.LogPath)
+		}
+		if s.kept, err = OpenCheckpoints(kept); err != nil {
 			return nil, fmt.Errorf("preflight: %w", err)
 		}
 	}
@@ -386,7 +412,11 @@ func (s *Session) observe(ctx context.Context) (Observation, int64) {
 func (s *Session) check(ctx context.Context, obs Observation, refreshed bool) (Record, Consultation, error) {
 	s.mu.Lock()
 	req := Request{Settings: s.cfg.Settings, Lock: s.lock, Observation: obs, Now: s.cfg.Now(), PrevRecordSHA256: s.prev, Refreshed: refreshed}
+	proof := s.proof
 	s.mu.Unlock()
+	if proof != "" {
+		req.Log = s.kept.Input(ctx, proof, s.issuer)
+	}
 	var cons Consultation
 	if s.issuer != nil {
 		var err error
@@ -402,6 +432,11 @@ func (s *Session) check(ctx context.Context, obs Observation, refreshed bool) (R
 	}
 	if s.log != nil {
 		if err := s.log.Append(rec); err != nil {
+			return Record{}, cons, fmt.Errorf("preflight: %w", err)
+		}
+	}
+	if s.kept != nil {
+		if err := s.kept.Keep(rec); err != nil {
 			return Record{}, cons, fmt.Errorf("preflight: %w", err)
 		}
 	}
@@ -445,8 +480,16 @@ func (s *Session) Confirm(names ...string) (Record, error) {
 	if err := atomicfile.Write(s.cfg.LockPath, newLock, 0o644); err != nil {
 		return Record{}, fmt.Errorf("preflight: confirm: %w", err)
 	}
+	// The tlog-proof beside the lockfile was the proof of the lockfile just
+	// replaced: the issuer's log holds no entry of the new one, so the proof
+	// goes, and the next Open does not check the new lockfile by it.
+	if s.proof != "" {
+		if err := os.Remove(ProofPath(s.cfg.LockPath)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return Record{}, fmt.Errorf("preflight: confirm: removing the replaced lockfile's tlog-proof: %w", err)
+		}
+	}
 	s.mu.Lock()
-	s.lock = newLock
+	s.lock, s.proof = newLock, ""
 	s.mu.Unlock()
 	// The issuer is asked about the new baseline too; its deadline bounds
 	// the wait.

@@ -77,9 +77,11 @@ func setProof(w http.ResponseWriter, proof string) {
 	}
 }
 
-// logConsistency answers GET /api/v1/log/consistency?from=N: the newest
-// checkpoint and the consistency proof from a tree of N entries to it, what
-// a host that kept a checkpoint of N entries hands continuity_check.
+// logConsistency answers GET /api/v1/log/consistency?from=N[&to=M]: the
+// newest checkpoint and the consistency proof from a tree of N entries to
+// one of M (default: the newest). A host that kept a checkpoint of N entries
+// hands it continuity_check against the checkpoint of M entries its
+// lockfile's proof carries, whichever is larger.
 func (s *Service) logConsistency(w http.ResponseWriter, r *http.Request) {
 	if s.log == nil {
 		s.problem(w, http.StatusNotFound, "not_found", "this issuer keeps no log")
@@ -90,7 +92,14 @@ func (s *Service) logConsistency(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, http.StatusBadRequest, "bad_request", "from must be a tree size (a decimal number)")
 		return
 	}
-	hs, cp, err := s.log.Consistency(r.Context(), from)
+	var to uint64
+	if q := r.URL.Query().Get("to"); q != "" {
+		if to, err = strconv.ParseUint(q, 10, 63); err != nil || to == 0 {
+			s.problem(w, http.StatusBadRequest, "bad_request", "to must be a tree size of at least 1 (a decimal number)")
+			return
+		}
+	}
+	hs, cp, err := s.log.Consistency(r.Context(), from, to)
 	if err != nil {
 		s.problem(w, http.StatusNotFound, "not_found", err.Error())
 		return

@@ -97,16 +97,21 @@ func (l *Log) ProofAt(ctx context.Context, index uint64) (string, error) {
 	return l.proof(ctx, index, cp)
 }
 
-// Consistency is the consistency proof from size m to the newest
-// checkpoint's size, with that checkpoint.
-func (l *Log) Consistency(ctx context.Context, m uint64) ([]Hash, string, error) {
+// Consistency is the consistency proof from size m to size n (0: the
+// newest checkpoint's size), with the newest checkpoint. A host asks for n
+// below the newest when it holds a checkpoint of that size already: the one
+// a lockfile's proof carried, against the one it kept.
+func (l *Log) Consistency(ctx context.Context, m, n uint64) ([]Hash, string, error) {
 	cp, err := l.store.LogCheckpoint(ctx)
 	if err != nil {
 		return nil, "", err
 	}
-	n, _ := ParseCheckpointSize(cp)
-	if m > n {
-		return nil, "", fmt.Errorf("tlog: the log has %d entries, not %d", n, m)
+	size, _ := ParseCheckpointSize(cp)
+	if n == 0 {
+		n = size
+	}
+	if m > n || n > size {
+		return nil, "", fmt.Errorf("tlog: the log has %d entries: no consistency proof from %d to %d", size, m, n)
 	}
 	hs, err := ConsistencyProof(ctx, l.store, m, n)
 	return hs, cp, err

@@ -46,7 +46,7 @@ func TestProofsVerifyInTheCore(t *testing.T) {
 		if len(kept) > 0 {
 			prev = kept[len(kept)/2]
 			m, _ := tlog.ParseCheckpointSize(prev)
-			if cons, _, err = l.Consistency(ctx, m); err != nil {
+			if cons, _, err = l.Consistency(ctx, m, 0); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -127,7 +127,7 @@ func Audit(t testing.TB, dir json.RawMessage, st tlog.Store, l *tlog.Log, kept [
 	}
 	for _, k := range kept {
 		m, _ := tlog.ParseCheckpointSize(k)
-		proof, newest, err := l.Consistency(ctx, m)
+		proof, newest, err := l.Consistency(ctx, m, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,177 @@
+package preflight
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/crawlcheck/verifier/internal/atomicfile"
+)
+
+// The issuer's transparency log on the host's side (docs/log.md, What a
+// host does): the lockfile's tlog-proof is kept beside it
+// (ProofPath), the newest checkpoint the host has seen beside the replay
+// state (CheckpointPath), and every check hands the core both with the
+// consistency proof between them. The core decides; the host writes back
+// the checkpoint the record says to keep.
+
+// ProofPath is where the tlog-proof of a lockfile is kept: beside it, as
+// c2sp.org/tlog-proof suggests and `crawlcheck log verify` reads it.
+func ProofPath(lockPath string) string { return lockPath + ".tlog-proof" }
+
+// CheckpointPath is where the newest checkpoint of the issuer's log is
+// kept for a record log: beside the log and its replay state, so that
+// whoever keeps the records keeps the history they were checked against.
+func CheckpointPath(logPath string) string { return logPath + ".log-checkpoint" }
+
+// maxProofBytes bounds a tlog-proof or a checkpoint read from a file: a
+// proof is at most 126 hashes and a checkpoint with its signature lines.
+const maxProofBytes = 64 << 10
+
+// LogInput is continuity_check's "log" member: the lockfile's tlog-proof,
+// the checkpoint kept ("" the first time) and the consistency proof between
+// the two trees (base64 hashes, from the smaller to the larger).
+type LogInput struct {
+	Proof       string   `json:"proof"`
+	Checkpoint  string   `json:"checkpoint,omitempty"`
+	Consistency []string `json:"consistency,omitempty"`
+}
+
+// ReadProof reads the tlog-proof beside a lockfile: "" when there is none.
+func ReadProof(lockPath string) (string, error) {
+	b, err := readFile(ProofPath(lockPath), maxProofBytes)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("the lockfile's tlog-proof: %w", err)
+	}
+	return string(b), nil
+}
+
+// Checkpoints keeps the newest checkpoint of the issuer's log a host has
+// seen: in memory, and in a file when one is named. The core says which to
+// keep (a record's log.keep: the larger of two consistent checkpoints, never
+// one that failed); Checkpoints only stores it.
+type Checkpoints struct {
+	path string
+	mu   sync.Mutex
+	kept string
+}
+
+// OpenCheckpoints loads the checkpoint kept at path ("" keeps it in memory
+// only). A file that cannot be read is an error: the history it held would
+// be forgotten, and a fork against it unseen. Its content is judged by the
+// core at the next check (a kept checkpoint that does not read is
+// log_inconsistent).
+func OpenCheckpoints(path string) (*Checkpoints, error) {
+	k := &Checkpoints{path: path}
+	if path == "" {
+		return k, nil
+	}
+	b, err := readFile(path, maxProofBytes)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return k, nil
+	case err != nil:
+		return nil, fmt.Errorf("the kept log checkpoint: %w", err)
+	}
+	k.kept = string(b)
+	return k, nil
+}
+
+// Kept is the checkpoint kept, "" when none.
+func (k *Checkpoints) Kept() string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.kept
+}
+
+// Keep stores the checkpoint a record says to keep (its log.keep), written
+// atomically when it changed. A record without a log member changes nothing.
+func (k *Checkpoints) Keep(rec Record) error {
+	var r struct {
+		Log *struct {
+			Keep *string `json:"keep"`
+		} `json:"log"`
+	}
+	if err := json.Unmarshal(rec.Raw, &r); err != nil {
+		return fmt.Errorf("reading the record's log member: %w", err)
+	}
+	if r.Log == nil || r.Log.Keep == nil || *r.Log.Keep == "" {
+		return nil
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if *r.Log.Keep == k.kept {
+		return nil
+	}
+	if k.path != "" {
+		if err := atomicfile.Write(k.path, []byte(*r.Log.Keep), 0o644); err != nil {
+			return fmt.Errorf("keeping the log checkpoint: %w", err)
+		}
+	}
+	k.kept = *r.Log.Keep
+	return nil
+}
+
+// Input is what the check of proof is handed: the proof, the checkpoint
+// kept and, when the two trees differ in size, the consistency proof
+// between them, asked of the issuer (nil: none is asked, and a kept
+// checkpoint of another size then fails the check as log_inconsistent).
+// The issuer that cannot answer gives no proof, and the core fails the check
+// closed: a history that cannot be shown to be one is not taken as one.
+func (k *Checkpoints) Input(ctx context.Context, proof string, issuer *IssuerClient) *LogInput {
+	in := &LogInput{Proof: proof, Checkpoint: k.Kept()}
+	if in.Checkpoint == "" || issuer == nil {
+		return in
+	}
+	_, checkpoint, _ := strings.Cut(proof, "\n\n")
+	have, ok1 := noteSize(checkpoint)
+	kept, ok2 := noteSize(in.Checkpoint)
+	if !ok1 || !ok2 || have == kept {
+		return in
+	}
+	from, to := min(have, kept), max(have, kept)
+	if cons, err := issuer.consistency(ctx, from, to); err == nil {
+		in.Consistency = cons
+	}
+	return in
+}
+
+// noteSize reads the tree size of a checkpoint (its second line), only to
+// know which consistency proof to ask for: the core verifies the
+// checkpoint, the size and the proof.
+func noteSize(note string) (uint64, bool) {
+	lines := strings.SplitN(note, "\n", 3)
+	if len(lines) < 3 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(lines[1], 10, 63)
+	return n, err == nil
+}
+
+// consistency asks the issuer for the consistency proof between trees of
+// from and to entries (GET /api/v1/log/consistency), within its timeout.
+func (c *IssuerClient) consistency(ctx context.Context, from, to uint64) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	q := url.Values{"from": {strconv.FormatUint(from, 10)}, "to": {strconv.FormatUint(to, 10)}}
+	body, err := c.get(ctx, "/api/v1/log/consistency?"+q.Encode())
+	if err != nil {
+		return nil, err
+	}
+	var a struct {
+		Consistency []string `json:"consistency"`
+	}
+	if err := json.Unmarshal(body, &a); err != nil {
+		return nil, fmt.Errorf("the consistency proof: %w", err)
+	}
+	return a.Consistency, nil
+}
