@@ -4,8 +4,8 @@ import (
 	"github.com/crawlcheck/verifier/core/internal/sorting"
 	"strings"
 
-	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/req"
 	"github.com/crawlcheck/verifier/core/internal/tools"
 )
@@ -172,3 +172,16 @@ var testOps = map[string]func([]byte) []byte{}
 
 // registerTestOp adds an op for a test build; production builds register none.
 func registerTestOp(name string, fn func([]byte) []byte) { testOps[name] = fn }
+
+// ErrorEnvelope is the canonical (RFC 8785) error envelope of docs/abi.md,
+// for the failures an ABI layer (wasm/, cshared/) answers itself, outside
+// Call: a NULL buffer, a panic it recovered. It is here, not in each layer,
+// so that both write the same bytes and neither needs the JSON writer
+// (core/internal/canon). The message is made valid UTF-8 first: a panic
+// value may carry any bytes.
+func ErrorEnvelope(code cerr.Code, msg string) []byte {
+	b := append([]byte(`{"error":{"code":"`), code...)
+	b = append(b, `","message":`...)
+	b = canon.AppendString(b, strings.ToValidUTF8(msg, "\uFFFD"))
+	return append(b, `},"ok":false}`...)
+}

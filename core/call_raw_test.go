@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 )
 
 // frames is the attachments encoding of docs/abi.md.

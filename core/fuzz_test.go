@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/crawlcheck/verifier/core"
-	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 )
 
 // The property the fuzz targets below hold the core to: no page a server

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/crawlcheck/verifier/core"
-	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 )
 
 // goldenFile describes one golden file of cases: each case's request to op

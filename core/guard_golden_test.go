@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/guard"
 	"github.com/crawlcheck/verifier/core/internal/policy"
 	"github.com/crawlcheck/verifier/core/internal/sig"

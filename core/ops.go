@@ -1,16 +1,16 @@
 package core
 
 import (
-	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/continuity"
 	"github.com/crawlcheck/verifier/core/internal/ed25519"
 	"github.com/crawlcheck/verifier/core/internal/lock"
 	"github.com/crawlcheck/verifier/core/internal/policy"
 	"github.com/crawlcheck/verifier/core/internal/req"
+	"github.com/crawlcheck/verifier/core/internal/scan"
 	"github.com/crawlcheck/verifier/core/internal/sig"
 	"github.com/crawlcheck/verifier/core/internal/tools"
-	"github.com/crawlcheck/verifier/core/scan"
 )
 
 func opVersion(r req.Obj) (canon.Value, error) {

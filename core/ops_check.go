@@ -3,8 +3,8 @@ package core
 import (
 	"time"
 
-	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/continuity"
 	"github.com/crawlcheck/verifier/core/internal/diff"
 	"github.com/crawlcheck/verifier/core/internal/lock"

@@ -1,8 +1,8 @@
 package core
 
 import (
-	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/diff"
 	"github.com/crawlcheck/verifier/core/internal/lock"
 	"github.com/crawlcheck/verifier/core/internal/req"

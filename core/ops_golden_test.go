@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/crawlcheck/verifier/core"
-	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 )
 
 // opVector is one testdata/ops/<op>/<name>.json: a request and the exact

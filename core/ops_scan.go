@@ -1,10 +1,10 @@
 package core
 
 import (
-	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/req"
-	"github.com/crawlcheck/verifier/core/scan"
+	"github.com/crawlcheck/verifier/core/internal/scan"
 )
 
 // opScan answers the scan_at_approval object for a tool list: what

@@ -4,8 +4,8 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/req"
 	"github.com/crawlcheck/verifier/core/internal/tools"
 )

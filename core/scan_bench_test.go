@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/crawlcheck/verifier/core"
-	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/internal/canon"
+	"github.com/crawlcheck/verifier/core/internal/scan"
 	"github.com/crawlcheck/verifier/core/internal/tools"
-	"github.com/crawlcheck/verifier/core/scan"
 	"github.com/crawlcheck/verifier/internal/benchdata"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crawlcheck/verifier/core/scan"
+	"github.com/crawlcheck/verifier/core/internal/scan"
 )
 
 // ruleExamples holds, for every scan rule, a description that fires it.

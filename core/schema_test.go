@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/crawlcheck/verifier/core"
-	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/lock"
 	"github.com/crawlcheck/verifier/core/internal/policy"
 	"github.com/crawlcheck/verifier/core/internal/sig"

@@ -22,11 +22,9 @@ package main
 import "C"
 
 import (
-	"strings"
 	"unsafe"
 
 	"github.com/crawlcheck/verifier/core"
-	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
 )
 
@@ -77,14 +75,14 @@ func respond(resp []byte, outLen *C.size_t) *C.uint8_t { // One byte more for a 
 func guardedCall(op *C.char, req *C.uint8_t, reqLen C.size_t, att *C.uint8_t, attLen C.size_t, raw bool) (resp []byte) {
 	defer func() {
 		if r := recover(); r != nil {
-			resp = errorEnvelope(cerr.Internal, cerr.New(cerr.Internal, "panic in C call: %v", r).Msg)
+			resp = core.ErrorEnvelope(cerr.Internal, cerr.New(cerr.Internal, "panic in C call: %v", r).Msg)
 		}
 	}()
 	if req == nil && reqLen > 0 {
-		return errorEnvelope(cerr.BadRequest, cerr.New(cerr.BadRequest, "req is NULL with req_len %d", uint64(reqLen)).Msg)
+		return core.ErrorEnvelope(cerr.BadRequest, cerr.New(cerr.BadRequest, "req is NULL with req_len %d", uint64(reqLen)).Msg)
 	}
 	if att == nil && attLen > 0 {
-		return errorEnvelope(cerr.BadRequest, cerr.New(cerr.BadRequest, "att is NULL with att_len %d", uint64(attLen)).Msg)
+		return core.ErrorEnvelope(cerr.BadRequest, cerr.New(cerr.BadRequest, "att is NULL with att_len %d", uint64(attLen)).Msg)
 	}
 	var name string
 	if op != nil {
@@ -114,14 +112,4 @@ func cBytes(p *C.uint8_t, n C.size_t) []byte {
 		return []byte{}
 	}
 	return unsafe.Slice((*byte)(unsafe.Pointer(p)), int(n))
-}
-
-// errorEnvelope is the canonical (RFC 8785) error envelope of docs/abi.md,
-// for the failures this layer answers itself. The message is made valid
-// UTF-8 first: a panic value may carry any bytes.
-func errorEnvelope(code cerr.Code, msg string) []byte {
-	b := append([]byte(`{"error":{"code":"`), code...)
-	b = append(b, `","message":`...)
-	b = canon.AppendString(b, strings.ToValidUTF8(msg, "\uFFFD"))
-	return append(b, `},"ok":false}`...)
 }

@@ -19,11 +19,9 @@ package main
 
 import (
 	"runtime"
-	"strings"
 	"unsafe"
 
 	"github.com/crawlcheck/verifier/core"
-	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
 )
 
@@ -145,7 +143,7 @@ func call_raw(opPtr unsafe.Pointer, opLen uint32, reqPtr unsafe.Pointer, reqLen 
 // nullWithLength is the answer to a null pointer passed with a length, the
 // words the C library uses.
 func nullWithLength(what string, n uint32) []byte {
-	return errorEnvelope(cerr.BadRequest, cerr.New(cerr.BadRequest, "%s is NULL with %s_len %d", what, what, n).Msg)
+	return core.ErrorEnvelope(cerr.BadRequest, cerr.New(cerr.BadRequest, "%s is NULL with %s_len %d", what, what, n).Msg)
 }
 
 // respond hands the response to the host as ptr<<32|len, then collects if
@@ -162,11 +160,11 @@ func respond(resp []byte) uint64 {
 func guardedCall(opPtr unsafe.Pointer, opLen uint32, run func(op string) []byte) (resp []byte) {
 	defer func() {
 		if r := recover(); r != nil {
-			resp = errorEnvelope(cerr.Internal, cerr.New(cerr.Internal, "panic in wasm call: %v", r).Msg)
+			resp = core.ErrorEnvelope(cerr.Internal, cerr.New(cerr.Internal, "panic in wasm call: %v", r).Msg)
 		}
 	}()
 	if refusal != "" {
-		return errorEnvelope(cerr.Internal, refusal)
+		return core.ErrorEnvelope(cerr.Internal, refusal)
 	}
 	// A null pointer with a length is the host's mistake, answered as the
 	// C library answers it (bad_request), not as a panic (internal).
@@ -195,16 +193,6 @@ func alloc(n int) (uint32, []byte) {
 	p := uint32(uintptr(unsafe.Pointer(&buf[0])))
 	pinned[p] = buf
 	return p, buf[:n]
-}
-
-// errorEnvelope is the canonical (RFC 8785) error envelope of docs/abi.md,
-// for the failures this layer answers itself. The message is made valid
-// UTF-8 first: a panic value may carry any bytes.
-func errorEnvelope(code cerr.Code, msg string) []byte {
-	b := append([]byte(`{"error":{"code":"`), code...)
-	b = append(b, `","message":`...)
-	b = canon.AppendString(b, strings.ToValidUTF8(msg, "\uFFFD"))
-	return append(b, `},"ok":false}`...)
 }
 
 // setGCPercent is runtime/debug.SetGCPercent without runtime/debug, which

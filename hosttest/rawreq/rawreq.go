@@ -15,8 +15,11 @@ package rawreq
 
 import (
 	"encoding/binary"
+	"encoding/json"
+	"strconv"
+	"strings"
 
-	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core"
 )
 
 // docFields are the request members that hold a document (docs/abi.md).
@@ -51,7 +54,7 @@ func isDoc(path []string) bool {
 // without a document given as a string, comes back unchanged with no
 // attachments.
 func Split(request []byte) (req, attachments []byte) {
-	if _, err := canon.Parse(request); err != nil {
+	if !parses(request) {
 		return request, nil
 	}
 	s := &scanner{in: request}
@@ -119,8 +122,7 @@ func (s *scanner) value(path []string) {
 			}
 			start := s.pos
 			s.str()
-			key, _ := canon.ParseString(string(s.in[start:s.pos]))
-			name, _ := key.Str()
+			name := unquote(s.in[start:s.pos])
 			s.space()
 			s.pos++ // ':'
 			s.value(append(path[:len(path):len(path)], name))
@@ -144,9 +146,7 @@ func (s *scanner) value(path []string) {
 		if s.inert > 0 || !isDoc(path) {
 			return
 		}
-		v, _ := canon.ParseString(string(s.in[start:s.pos]))
-		doc, _ := v.Str()
-		s.move(start, []byte(doc))
+		s.move(start, []byte(unquote(s.in[start:s.pos])))
 	default: // number, true, false, null
 		for s.pos < len(s.in) && !isDelim(s.in[s.pos]) {
 			s.pos++
@@ -154,11 +154,37 @@ func (s *scanner) value(path []string) {
 	}
 }
 
+// parses reports whether the core's strict parser reads request, asking
+// the core itself (its parser is internal to it): the answer of version,
+// an op whose request names no member, is a json_* error or
+// input_too_large exactly when the request cannot be parsed.
+func parses(request []byte) bool {
+	var answer struct {
+		Error struct{ Code string }
+	}
+	if err := json.Unmarshal(core.Call("version", request), &answer); err != nil {
+		panic("rawreq: the core's envelope does not decode: " + err.Error())
+	}
+	c := answer.Error.Code
+	return !strings.HasPrefix(c, "json_") && c != "input_too_large"
+}
+
+// unquote is the text of a JSON string token from a request the core
+// parsed: valid UTF-8, no lone surrogate, so encoding/json's decoding of it
+// is exact (it repairs only what the core already refused).
+func unquote(token []byte) string {
+	var s string
+	if err := json.Unmarshal(token, &s); err != nil {
+		panic("rawreq: a string the core parsed does not decode: " + err.Error())
+	}
+	return s
+}
+
 // move replaces in[start:pos] by a reference to a new attachment, doc.
 func (s *scanner) move(start int, doc []byte) {
 	s.out = append(s.out, s.in[s.copied:start]...)
 	s.out = append(s.out, `{"$raw":`...)
-	s.out = append(s.out, canon.Int(int64(len(s.docs))).String()...)
+	s.out = append(s.out, strconv.Itoa(len(s.docs))...)
 	s.out = append(s.out, '}')
 	s.copied = s.pos
 	s.docs = append(s.docs, doc)

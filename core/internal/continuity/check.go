@@ -15,8 +15,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/diff"
 	"github.com/crawlcheck/verifier/core/internal/endpoint"
 	"github.com/crawlcheck/verifier/core/internal/lock"

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/coretest"
 	"github.com/crawlcheck/verifier/core/internal/ed25519"
 	"github.com/crawlcheck/verifier/core/internal/lock"

@@ -15,7 +15,7 @@
 package diff
 
 import (
-	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/lock"
 	"github.com/crawlcheck/verifier/core/internal/tools"
 )

@@ -10,7 +10,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core/internal/coretest"
 
-	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/lock"
 )
 

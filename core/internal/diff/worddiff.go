@@ -3,7 +3,7 @@ package diff
 import (
 	"strings"
 
-	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 )
 
 // Segment is a run of words that is kept, deleted or inserted.

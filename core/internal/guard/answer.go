@@ -1,7 +1,7 @@
 package guard
 
 import (
-	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/policy"
 	"github.com/crawlcheck/verifier/core/timefmt"
 )

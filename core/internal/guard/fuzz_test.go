@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/crawlcheck/verifier/core"
-	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/coretest"
 	"github.com/crawlcheck/verifier/core/internal/endpoint"
 	"github.com/crawlcheck/verifier/core/internal/guard"

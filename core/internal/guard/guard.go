@@ -4,8 +4,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/ed25519"
 	"github.com/crawlcheck/verifier/core/internal/endpoint"
 	"github.com/crawlcheck/verifier/core/internal/policy"

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/guard"
 	"github.com/crawlcheck/verifier/core/internal/sig"
 )

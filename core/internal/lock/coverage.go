@@ -1,10 +1,10 @@
 package lock
 
 import (
-	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/internal/canon"
+	"github.com/crawlcheck/verifier/core/internal/scan"
 	"github.com/crawlcheck/verifier/core/internal/tools"
-	"github.com/crawlcheck/verifier/core/scan"
 )
 
 // Coverage is the additive extension of crawlcheck-mcp-lock v1 that pins

@@ -12,10 +12,10 @@ package lock
 import (
 	"time"
 
-	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/internal/canon"
+	"github.com/crawlcheck/verifier/core/internal/scan"
 	"github.com/crawlcheck/verifier/core/internal/tools"
-	"github.com/crawlcheck/verifier/core/scan"
 	"github.com/crawlcheck/verifier/core/timefmt"
 )
 

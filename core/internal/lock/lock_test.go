@@ -11,8 +11,8 @@ import (
 
 	"github.com/crawlcheck/verifier/core/internal/coretest"
 
-	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/tools"
 )
 

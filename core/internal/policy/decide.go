@@ -3,7 +3,7 @@ package policy
 import (
 	"time"
 
-	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 )
 
 // Finding is one observation of a check, before the policy decides it.

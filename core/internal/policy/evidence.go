@@ -3,7 +3,7 @@ package policy
 import (
 	"time"
 
-	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 )
 
 // ClockSkew is how far an issuer's clock and a host's may disagree (spec §3):

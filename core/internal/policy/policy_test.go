@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 )
 
 // Spec §4, transcribed: every observation with its default effect, in the

@@ -6,7 +6,7 @@
 package policy
 
 import (
-	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 	"sync"
 )
 

@@ -3,8 +3,8 @@ package req
 import (
 	"time"
 
-	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 )
 
 // Reader reads the fields of a request object in the order an op needs

@@ -3,8 +3,8 @@ package sig
 import (
 	"time"
 
-	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/ed25519"
 	"github.com/crawlcheck/verifier/core/timefmt"
 )

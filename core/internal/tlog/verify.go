@@ -3,7 +3,7 @@ package tlog
 import (
 	"time"
 
-	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/sig"
 )
 

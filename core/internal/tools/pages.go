@@ -3,8 +3,8 @@ package tools
 import (
 	"unicode/utf8"
 
-	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 )
 
 // Why a tool list is incomplete. A truncated list is never a pass: the

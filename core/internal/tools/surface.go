@@ -3,7 +3,7 @@ package tools
 import (
 	"strings"
 
-	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 )
 
 // The members of a tool beyond the four parts of the crawlcheck v1 tool

@@ -3,7 +3,7 @@ package tools
 import (
 	"testing"
 
-	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 )
 
 func TestVariantSpellings(t *testing.T) {

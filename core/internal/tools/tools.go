@@ -24,9 +24,9 @@ import (
 	"github.com/crawlcheck/verifier/core/internal/sorting"
 	"strings"
 
-	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/digest"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 )
 
 // The four parts of a tool, by their wire names, in canonical key order.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crawlcheck/verifier/core/canon"
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 )
 
 func sum(s string) string {

@@ -13,7 +13,7 @@
 package scan
 
 import (
-	"github.com/crawlcheck/verifier/core/canon"
+	"github.com/crawlcheck/verifier/core/internal/canon"
 	"sync"
 )
 
