@@ -70,7 +70,12 @@ export interface ContinuityOptions {
   issuer?: IssuerOptions;
   /** Called with every record, after it is logged. */
   onRecord?: (record: ContinuityRecord) => void;
-  /** An append-only, fsynced, chained JSON-lines log of the records. */
+  /**
+   * An append-only, fsynced, chained JSON-lines log of the records. Beside
+   * it: the issuer replay state and, when the lockfile has a tlog-proof
+   * beside it (`<lock>.tlog-proof`), the newest checkpoint of the issuer's
+   * log (`<log>.log-checkpoint`, docs/log.md).
+   */
   logPath?: string;
   /** tools/list pages per check (default 100). */
   pageCap?: number;

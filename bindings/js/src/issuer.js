@@ -135,6 +135,18 @@ export class IssuerClient {
     };
   }
 
+  /**
+   * The consistency proof between trees of from and to entries (GET
+   * /api/v1/log/consistency), within the issuer's timeout: base64 hashes.
+   */
+  async consistency(from, to) {
+    const q = new URLSearchParams({ from: String(from), to: String(to) });
+    const body = await this.#get(`/api/v1/log/consistency?${q}`, AbortSignal.timeout(this.timeout));
+    const a = JSON.parse(new TextDecoder().decode(body));
+    if (!Array.isArray(a.consistency)) throw new Error("the issuer's answer holds no consistency proof");
+    return a.consistency;
+  }
+
   // The pages and the host's own reading (hash_tools' tools_sha256), or
   // null when there is no whole list to ask about.
   #wholeList(obs, observedPages) {

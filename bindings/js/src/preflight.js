@@ -10,6 +10,8 @@ import { handshakeFacts, observePages, observedRequest, errText, FAILURE_TIMEOUT
 import { RecordLog, writeFileAtomic } from "./log.js";
 import { MAX_LOCK_BYTES, readRegularFile } from "./files.js";
 import { IssuerClient, issuerTrace, nonceStatePath } from "./issuer.js";
+import { Checkpoints, checkpointPath, proofPath, readProof } from "./checkpoint.js";
+import { rmSync } from "node:fs";
 
 export const DEFAULT_TIMEOUT_MS = 10000;
 
@@ -162,6 +164,8 @@ class Gate {
     this.cap = null;
     this.log = null;
     this.issuer = null;
+    this.proof = ""; // the lockfile's tlog-proof
+    this.kept = null; // the log checkpoint kept, with a proof
     this.connected = false;
     this.closed = false;
   }
@@ -197,6 +201,14 @@ class Gate {
     if (this.cont.issuer) {
       const state = this.cont.logPath ? nonceStatePath(this.cont.logPath) : "";
       this.issuer = new IssuerClient(this.cc, this.cont.issuer, s.key_directory ?? null, state);
+    }
+    // The issuer's transparency log (docs/log.md): a tlog-proof beside the
+    // lockfile is verified at every check, against the checkpoint kept
+    // beside the record log (in memory without logPath).
+    this.proof = this.lockPath ? readProof(this.lockPath) : "";
+    if (this.proof) {
+      if (!s.key_directory) throw new Error(`crawlcheck: ${proofPath(this.lockPath)} is verified against the issuer's log by its key directory: give keyDirectory`);
+      this.kept = new Checkpoints(this.cont.logPath ? checkpointPath(this.cont.logPath) : "");
     }
     if (this.cont.logPath) {
       this.log = new RecordLog(this.cont.logPath, this.cc);
@@ -329,6 +341,7 @@ class Gate {
     }
     if (this.prev) req.prev_record_sha256 = this.prev;
     if (refreshed) req.refreshed = true;
+    if (this.proof) req.log = await this.kept.input(this.proof, this.issuer);
     let rec;
     try {
       // The record and the core's handoff: what this record lets a host
@@ -342,6 +355,7 @@ class Gate {
       throw new Error(`crawlcheck: continuity check: ${e instanceof CoreError ? `${e.code}: ${this.cc.shown(e.coreMessage)}` : e.message}`, { cause: e });
     }
     this.log?.append(rec);
+    this.kept?.keep(rec);
     this.prev = rec.sha256;
     this.records.push(rec);
     if (this.records.length > MAX_KEPT_RECORDS) this.records.splice(0, this.records.length - MAX_KEPT_RECORDS);
@@ -438,6 +452,12 @@ class Gate {
       const bytes = enc.encode(lock);
       writeFileAtomic(this.lockPath, bytes, 0o644);
       this.lock = bytes;
+      // The proof beside the lockfile was of the one just replaced: the
+      // issuer's log holds no entry of the new one.
+      if (this.proof) {
+        rmSync(proofPath(this.lockPath), { force: true });
+        this.proof = "";
+      }
       try {
         const [next, cons] = await this.check(obs, false);
         this.record = next;

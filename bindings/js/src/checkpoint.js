@@ -1,0 +1,97 @@
+// The issuer's transparency log on the host's side (docs/log.md, What a
+// host does), as bindings/go/preflight's Checkpoints: the lockfile's
+// tlog-proof is kept beside it (proofPath), the newest checkpoint the host
+// has seen beside the record log and its replay state (checkpointPath), and
+// every check hands the core both with the consistency proof between them.
+// The core decides; this file only stores the checkpoint the record says to
+// keep.
+
+import { readRegularFile } from "./files.js";
+import { writeFileAtomic } from "./log.js";
+
+/** Where a lockfile's tlog-proof is kept: beside it. */
+export const proofPath = (lockPath) => `${lockPath}.tlog-proof`;
+
+/** Where the newest checkpoint of the issuer's log is kept for a record log: beside it. */
+export const checkpointPath = (logPath) => `${logPath}.log-checkpoint`;
+
+// A proof is at most 126 hashes and a checkpoint with its signature lines.
+const MAX_PROOF_BYTES = 64 << 10;
+
+const dec = new TextDecoder();
+
+/** The tlog-proof beside a lockfile, "" when there is none. */
+export function readProof(lockPath) {
+  try {
+    return dec.decode(readRegularFile(proofPath(lockPath), MAX_PROOF_BYTES));
+  } catch (e) {
+    if (e.code === "ENOENT") return "";
+    throw new Error(`crawlcheck: the lockfile's tlog-proof: ${e.message}`, { cause: e });
+  }
+}
+
+/**
+ * The newest checkpoint kept: in memory, and in a file when one is named
+ * ("" keeps it in memory only). A file that cannot be read is an error: the
+ * history it held would be forgotten. Its content is judged by the core at
+ * the next check.
+ */
+export class Checkpoints {
+  constructor(path) {
+    this.path = path;
+    this.kept = "";
+    if (!path) return;
+    try {
+      this.kept = dec.decode(readRegularFile(path, MAX_PROOF_BYTES));
+    } catch (e) {
+      if (e.code !== "ENOENT") throw new Error(`crawlcheck: the kept log checkpoint: ${e.message}`, { cause: e });
+    }
+  }
+
+  /**
+   * continuity_check's log member for proof: the checkpoint kept and, when
+   * the two trees differ in size, the consistency proof between them asked
+   * of the issuer. None to be had (no issuer, or it does not answer) leaves
+   * it out, and the core records log_inconsistent.
+   */
+  async input(proof, issuer) {
+    const input = { proof };
+    if (!this.kept) return input;
+    input.checkpoint = this.kept;
+    if (!issuer) return input;
+    const cut = proof.indexOf("\n\n");
+    const have = cut < 0 ? null : noteSize(proof.slice(cut + 2));
+    const kept = noteSize(this.kept);
+    if (have === null || kept === null || have === kept) return input;
+    const [from, to] = have < kept ? [have, kept] : [kept, have];
+    try {
+      input.consistency = await issuer.consistency(from, to);
+    } catch {
+      // No proof: the core fails the check closed.
+    }
+    return input;
+  }
+
+  /** Stores the checkpoint the record says to keep (its log.keep), atomically when it changed. */
+  keep(rec) {
+    const keep = rec.json.log?.keep;
+    if (typeof keep !== "string" || keep === "" || keep === this.kept) return;
+    if (this.path) {
+      try {
+        writeFileAtomic(this.path, keep, 0o644);
+      } catch (e) {
+        throw new Error(`crawlcheck: keeping the log checkpoint: ${e.message}`, { cause: e });
+      }
+    }
+    this.kept = keep;
+  }
+}
+
+// The tree size of a checkpoint (its second line), only to know which
+// consistency proof to ask for: the core verifies the checkpoint, the size
+// and the proof.
+function noteSize(note) {
+  const lines = note.split("\n", 3);
+  if (lines.length < 3 || !/^(0|[1-9][0-9]{0,17})$/.test(lines[1])) return null;
+  return BigInt(lines[1]);
+}
