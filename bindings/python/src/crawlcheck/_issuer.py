@@ -181,6 +181,20 @@ class IssuerClient:
             evidence=list(g.get("observations") or []),
         )
 
+    async def consistency(self, start: int, end: int) -> Optional[List[str]]:
+        """The consistency proof between trees of start and end entries (GET
+        /api/v1/log/consistency), within the issuer's timeout; None when the
+        issuer gives none."""
+        q = urllib.parse.urlencode({"from": start, "to": end})
+        try:
+            answer = await self._do("GET", "/api/v1/log/consistency?" + q, None, anyio.current_time() + self.timeout)
+        except _Unavailable:
+            return None
+        cons = json.loads(answer).get("consistency")
+        if not isinstance(cons, list) or not all(isinstance(h, str) for h in cons):
+            return None
+        return cons
+
     async def _do(self, method: str, path: str, body: Any, deadline: float) -> bytes:
         """One request within the consultation's deadline; the body of a 200
         answer that is a JSON object, else _Unavailable."""

@@ -34,6 +34,7 @@ from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence, Tup
 import anyio
 
 from ._core import CoreError, call_result
+from ._checkpoint import Checkpoints, checkpoint_path, proof_path, read_proof
 from ._issuer import Consultation, Issuer, IssuerClient, nonce_state_path
 from ._files import MAX_LOCK_BYTES, read_regular_file
 from ._log import RecordLog, write_atomic
@@ -596,6 +597,8 @@ class McpPreflight:
         self._lock_bytes = b""
         self._log: Optional[RecordLog] = None
         self._issuer: Optional[IssuerClient] = None
+        self._proof = ""  # the lockfile's tlog-proof
+        self._kept: Optional[Checkpoints] = None  # the log checkpoint kept, with a proof
         self._prev = ""
         self._obs = Observation()
         self._rec: Optional[Dict[str, Any]] = None
@@ -712,6 +715,20 @@ class McpPreflight:
         if self._issuer_cfg is not None:
             state = nonce_state_path(self.log_path) if self.log_path else None
             self._issuer = IssuerClient(self._issuer_cfg, self.key_directory, state)
+        # The issuer's transparency log (docs/log.md): a tlog-proof beside the
+        # lockfile is verified at every check, against the checkpoint kept
+        # beside the record log (in memory without log_path).
+        try:
+            self._proof = read_proof(self.lock_path)
+            if self._proof:
+                if self.key_directory is None:
+                    raise PreflightError(
+                        f"crawlcheck: {proof_path(self.lock_path)} is verified against the issuer's log "
+                        "by its key directory: give key_directory"
+                    )
+                self._kept = Checkpoints(checkpoint_path(self.log_path) if self.log_path else None)
+        except OSError as e:
+            raise PreflightError(f"crawlcheck: {e}") from e
         if self.log_path:
             self._log = RecordLog(self.log_path)
             self._prev = self._log.head
@@ -1011,6 +1028,8 @@ class McpPreflight:
             req["prev_record_sha256"] = self._prev
         if refreshed:
             req["refreshed"] = True
+        if self._proof and self._kept is not None:
+            req["log"] = await self._kept.input(self._proof, self._issuer)
         answer = call_result("continuity_handoff", req)
         raw = _record_bytes(answer)
         rec = json.loads(raw)
@@ -1021,6 +1040,8 @@ class McpPreflight:
         self._handoffs = {rec["record_sha256"]: handoff}
         if self._log is not None:
             self._log.append(raw, rec["record_sha256"], rec.get("prev_record_sha256"))
+        if self._kept is not None:
+            self._kept.keep(rec)
         self._prev = rec["record_sha256"]
         self._records.append(rec)
         if self.on_record is not None:
@@ -1115,6 +1136,14 @@ class McpPreflight:
             data = self._approve(rec, raw, obs, list(names), now).encode("utf-8")
             write_atomic(self.lock_path, data, 0o644)
             self._lock_bytes = data
+            # The proof beside the lockfile was of the one just replaced: the
+            # issuer's log holds no entry of the new one.
+            if self._proof:
+                try:
+                    os.remove(proof_path(self.lock_path))
+                except FileNotFoundError:
+                    pass
+                self._proof = ""
             await self._settle(obs)
             return self._current()[0]
 
