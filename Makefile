@@ -130,10 +130,7 @@ test-web: wasm
 
 ## fuzz-seeds: a short coverage-guided run of every fuzz target.
 fuzz-seeds:
-	@for t in $$($(GO) test -list '^Fuzz' ./core/... | grep '^Fuzz'); do \
-	  pkg=$$($(GO) list -f '{{.ImportPath}} {{.Dir}}' ./core/... | while read p d; do grep -l "func $$t(" $$d/*_test.go >/dev/null 2>&1 && echo $$p; done | head -1); \
-	  echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime 5s -fuzzminimizetime 2s $$pkg || exit 1; \
-	done
+	GO=$(GO) scripts/fuzz-seeds.sh
 
 ## attack: the attacker's tools at length (make test runs them briefly):
 ## mutated and generated requests through native, wazero and C (the same
