@@ -57,12 +57,18 @@ class Server:
     async def session(self, lock: Path, **kw: Any) -> AsyncIterator[McpPreflight]:
         kw.setdefault("now", lambda: NOW)
         kw.setdefault("timeout", 5.0)
+        # wire: crawlcheck.transport's transports (bounded before decoding,
+        # the wire's bytes to the core), else mcp's own.
+        wire = kw.pop("wire", False)
+        if wire:
+            from crawlcheck.transport import stdio_client as wire_stdio
+            from crawlcheck.transport import streamable_http_client as wire_http
         if self.transport == "http":
-            async with streamable_client(self.url) as streams:
+            async with (wire_http(self.url) if wire else streamable_client(self.url)) as streams:
                 async with with_preflight(ClientSession(streams[0], streams[1]), lock, endpoint=self.url, **kw) as s:
                     yield s
         else:
-            async with stdio_client(self.params) as (read, write):
+            async with (wire_stdio(self.params) if wire else stdio_client(self.params)) as (read, write):
                 async with with_preflight(ClientSession(read, write), lock, endpoint=self.params, **kw) as s:
                     yield s
 

@@ -18,7 +18,10 @@ the line it could not read) as that page's bytes. A page is the result
 re-encoded compactly with its key order, so every hash equals the one of
 the bytes on the wire; what a decoded JSON value cannot carry (a repeated
 key, number spelling) is lost before the session sees it, in every Python
-client (docs/decisions.md).
+client (docs/decisions.md) — unless the session runs on a transport of
+crawlcheck.transport: the tap then takes each frame's bytes from the wire,
+bounded there before anything decodes them, and routes them as the Go
+preflight's recorder does (``_Tap.received_raw``).
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ import anyio
 
 from ._core import CoreError, call_result
 from ._checkpoint import Checkpoints, checkpoint_path, proof_path, read_proof
+from ._frames import members as _raw_members
+from ._frames import page_of as _page_of
+from ._frames import value as _raw_value
 from ._issuer import Consultation, Issuer, IssuerClient, nonce_state_path
 from ._files import MAX_LOCK_BYTES, read_regular_file
 from ._log import RecordLog, write_atomic
@@ -42,6 +48,7 @@ from .ops import approve as _approve_op
 from .ops import endpoint as _endpoint_op
 from .ops import next_page as _next_page_op
 from .ops import escape_text, refusal, rules, sign_lock, verify_lock
+from .transport import Wire, wire_of
 
 #: Background re-checks on notifications/tools/list_changed are rate-limited:
 #: the first starts at once, one more no sooner than RECHECK_MIN seconds
@@ -156,6 +163,9 @@ def endpoint_of(server: Union[str, Sequence[str], Any]) -> str:
 # --- the capture -----------------------------------------------------------
 
 _WATCHED = ("initialize", "server/discover", "tools/list")
+#: The requests a raw tap remembers (the abandoned tools/list calls among
+#: them, whose late answers are dropped): a bound, not a limit any session meets.
+_MAX_CALLS = 1024
 
 
 #: The _meta member a 2026-07-28 request declares the client's capabilities in.
@@ -244,6 +254,99 @@ class _Tap:
         #: the transport's read stream ended (the server exited, or the
         #: transport's reader died: mcp 1.x stdio on invalid UTF-8)
         self.ended = False
+        #: the frames come from a transport of crawlcheck.transport (the
+        #: wire's bytes, bounded before decoding), not from the session's
+        #: decoded messages
+        self.raw = False
+        #: raw: every request sent with an id (key -> [method, answered]),
+        #: oldest first, as the Go preflight's recorder keeps its calls
+        self.calls: Dict[str, List[Any]] = {}
+        #: raw: the handshake's result member, verbatim
+        self.handshake_raw: Optional[bytes] = None
+
+    def attach_wire(self, wire: Wire) -> None:
+        """Takes the frames of a crawlcheck.transport at the wire: each is
+        bounded there (``limit``) and routed as the Go preflight routes it."""
+        wire.limit = self.limit
+        wire.on_frame = self.received_raw
+        wire.on_too_large = self.too_large
+        self.raw = True
+
+    def too_large(self) -> None:
+        """A frame went past the limit at the wire."""
+        if not self.oversize:
+            self.oversize = str(self.limit)
+        self._notify()
+
+    def received_raw(self, frame: bytes, to: Optional[str] = None) -> None:
+        """A frame as it crossed the wire, routed as the Go preflight's
+        recorder routes it: each element of a batch on its own; a
+        notification counted when it is list_changed; an answer by its id,
+        and a frame no call's id names (not JSON, no id, an unknown id) as
+        the answer of the call the transport knows (HTTP), else of the
+        newest unanswered tools/list, else of the newest unanswered call.
+        A call keeps the first frame taken as its answer."""
+        t = frame.lstrip(b" \t\r\n")
+        if t[:1] == b"[":
+            from ._frames import elements
+
+            batch = elements(frame)
+            if batch is not None:
+                for elem in batch:
+                    self.received_raw(elem, None)
+                return
+        m, _ = _raw_members(frame)
+        parsed = m is not None
+        if m is not None and "method" in m:
+            method = _raw_value(m["method"])
+            if isinstance(method, str):
+                if method == "notifications/tools/list_changed":
+                    self.changes += 1
+                    self._notify()
+                return
+            parsed = False
+        matched = False
+        key: Optional[str] = None
+        if m is not None and parsed:
+            v = _raw_value(m.get("id"))
+            if isinstance(v, int) and not isinstance(v, bool) and str(v) in self.calls:
+                key, matched = str(v), True
+        if key is None:
+            key = to if to in self.calls else self._pending()
+        if key is None:
+            return
+        call = self.calls[key]
+        if call[1]:
+            return
+        call[1] = True
+        method = str(call[0])
+        if method in ("initialize", "server/discover"):
+            result = m.get("result") if (m is not None and matched) else None
+            if result is not None:
+                self.handshake_raw = result
+                hm, _ = _raw_members(result)
+                facts: Dict[str, Any] = {}
+                for k in ("serverInfo", "protocolVersion", "_meta"):
+                    if hm is not None and k in hm:
+                        facts[k] = _raw_value(hm[k])
+                self.handshake = (method, facts)
+        elif method == "tools/list":
+            ok = matched and m is not None and "result" in m
+            self.answers[key] = ("raw" if ok else "raw_unmatched", frame)
+        self._notify()
+
+    def _pending(self) -> Optional[str]:
+        """The call an unattributable frame most likely answers."""
+        newest: Optional[str] = None
+        for key in reversed(list(self.calls)):
+            method, answered = self.calls[key]
+            if answered:
+                continue
+            if method == "tools/list":
+                return key
+            if newest is None:
+                newest = key
+        return newest
 
     def end(self) -> None:
         """Records that the session's read stream ended."""
@@ -283,20 +386,26 @@ class _Tap:
         caps = _declared_capabilities(method, getattr(m, "params", None))
         if caps is not None:
             self.client_capabilities = caps
+        if self.raw and method is not None and rid is not None:
+            self.calls[str(rid)] = [str(method), False]
         if method in _WATCHED and rid is not None:
-            self.sent[str(rid)] = str(method)
+            if not self.raw:
+                self.sent[str(rid)] = str(method)
             if method == "tools/list":
                 self.order.append(str(rid))
 
     def over(self, item: Any) -> bool:
         """Whether item goes past the limit (or one did before): the
         session's read stream then ends."""
-        if not self.oversize and _frame_size(item) > self.limit:
+        if not self.raw and not self.oversize and _frame_size(item) > self.limit:
             self.oversize = str(self.limit)
             self._notify()
         return self.oversize != ""
 
     def on_receive(self, item: Any) -> None:
+        if self.raw:
+            # The wire's frames were taken as they arrived (received_raw).
+            return
         if isinstance(item, BaseException):
             # Kept only while a page is awaited: a server cannot fill memory
             # with frames nobody asked for.
@@ -395,6 +504,9 @@ def _install_tap(session: Any, tap: _Tap) -> None:
             "crawlcheck: cannot reach this ClientSession's streams: pass an mcp ClientSession "
             "(mcp 1.18 or later, or 2.x) before entering it"
         )
+    wire = wire_of(owner._read_stream)
+    if wire is not None:
+        tap.attach_wire(wire)
     owner._read_stream = _ReadTap(owner._read_stream, tap)
     owner._write_stream = _WriteTap(owner._write_stream, tap)
 
@@ -428,6 +540,9 @@ def _attach_tap(session: Any, tap: _Tap) -> None:
         owner = session
     if not hasattr(owner, "_read_stream") or not hasattr(owner, "_write_stream"):
         raise PreflightError("crawlcheck: cannot reach this ClientSession's streams")
+    wire = wire_of(owner._read_stream)
+    if wire is not None:
+        tap.attach_wire(wire)
     rs, ws = _patchable(owner._read_stream), _patchable(owner._write_stream)
     receive, send = rs.receive, ws.send
 
@@ -466,7 +581,7 @@ class Observation:
     #: the handshake's result as JSON text, for the core to read serverInfo
     #: and instructions of (one it cannot read is an observation on the
     #: record, never a refused request: issue 22, F6)
-    handshake_result: Optional[str] = None
+    handshake_result: Union[str, bytes, None] = None
     pages: List[bytes] = field(default_factory=list)
     #: why the walk ended, the core's next_page answer: list_end,
     #: page_cap_reached, cursor_repeated, response_malformed; "" when a
@@ -863,9 +978,13 @@ class McpPreflight:
             return
         method, result = hs
         obs.handshake = method
-        # ASCII-escaped, so that a lone surrogate reaches the core as the
-        # escape the server sent, which the core refuses there.
-        obs.handshake_result = json.dumps(result, ensure_ascii=True)
+        if self._tap.handshake_raw is not None:
+            # The wire's bytes (crawlcheck.transport), as the Go preflight hands them.
+            obs.handshake_result = self._tap.handshake_raw
+        else:
+            # ASCII-escaped, so that a lone surrogate reaches the core as the
+            # escape the server sent, which the core refuses there.
+            obs.handshake_result = json.dumps(result, ensure_ascii=True)
         if method == "initialize":
             obs.server_info = result.get("serverInfo")
             pv = result.get("protocolVersion")
@@ -960,8 +1079,12 @@ class McpPreflight:
                 rid = tap.order[mark] if len(tap.order) > mark else None
                 if rid is not None and rid in tap.answers:
                     kind, value = tap.answers.pop(rid)
-                    page = _dump(value)
-                    if "ok" not in state and "err" not in state and kind == "error":
+                    # raw: the frame's result member verbatim (the wire's
+                    # bytes); else the decoded result re-encoded.
+                    page = _page_of(value) if kind.startswith("raw") else _dump(value)
+                    # An answer the SDK will not take as this call's (an
+                    # error, or a frame its id does not name) abandons the call.
+                    if "ok" not in state and "err" not in state and kind in ("error", "raw_unmatched"):
                         tg.cancel_scope.cancel()
                     return page, "", ""
                 if rid is not None and len(tap.broken) > broken_mark:
@@ -986,8 +1109,17 @@ class McpPreflight:
     def _fetched(self) -> None:
         """Forgets the fetch's requests: a late answer to an abandoned call is
         dropped on arrival."""
-        for rid in self._tap.order:
-            self._tap.sent.pop(rid, None)
+        tap = self._tap
+        for rid in tap.order:
+            tap.sent.pop(rid, None)
+            if rid in tap.calls:
+                # Kept, as answered: a late answer naming it is dropped,
+                # not taken for the next call's.
+                tap.calls[rid][1] = True
+        for rid in [k for k, c in tap.calls.items() if c[1] and k not in tap.order]:
+            del tap.calls[rid]
+        while len(tap.calls) > _MAX_CALLS:
+            del tap.calls[next(iter(tap.calls))]
         self._tap.order.clear()
         self._tap.broken.clear()
         self._tap.answers.clear()

@@ -1,0 +1,409 @@
+"""Transports of the package's own under mcp's ClientSession, for stdio and
+streamable HTTP (mcp 1.x and 2.x), that bound every frame before it is
+decoded and hand the preflight the bytes of each frame as they crossed the
+wire (issue 22, F9 and F12)::
+
+    from crawlcheck.transport import stdio_client, streamable_http_client
+
+    async with stdio_client(params) as (read, write):
+        async with with_preflight(ClientSession(read, write), lock, endpoint=params) as s:
+            await s.initialize()
+
+mcp's own transports read and decode a whole answer (an HTTP body, an SSE
+event, a stdio line) before anything above them sees it: a 600 MiB body
+becomes gigabytes of Python objects before max_answer_bytes can apply, and
+what decoding loses (a repeated key, a number's spelling) never reaches the
+core. These read the server's bytes themselves and, as the Go preflight's
+transport does, split them into frames at the same places (a stdio line; a
+2xx HTTP body; the data of one SSE event), refusing a frame past the limit
+before holding more of it: the read stream ends there (stdio) or the body is
+closed (HTTP), and the check records ``answer_too_large``. Each frame is then
+decoded by mcp's own message type for the session, so the session behaves as
+on mcp's transports.
+
+Over HTTP the framing (session id, SSE resumption, GET stream) stays mcp's:
+its ``streamable_http_client`` runs on an HTTP client whose transport is
+this module's, which asks for identity encoding (a compressed body would be
+bounded by its compressed size) and bounds each body as it is read.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator, Callable, List, Optional, TextIO, Tuple
+
+import anyio
+
+from ._frames import members, value
+
+__all__ = ["DEFAULT_MAX_ANSWER_BYTES", "Wire", "stdio_client", "streamable_http_client"]
+
+#: The bound on one frame until a preflight sets its own: the Go preflight's.
+DEFAULT_MAX_ANSWER_BYTES = 16 << 20
+#: How long the server may take to exit once its stdin is closed, then after
+#: SIGTERM, before it is killed (the stdio transport's shutdown).
+_TERMINATE_WAIT = 2.0
+
+
+class Wire:
+    """What a transport of this module tells the preflight's tap: each frame
+    as it crossed the wire (``on_frame(frame, to)``, to the id of the HTTP
+    request whose answer it is, when the transport knows it) and a frame past
+    ``limit`` (``on_too_large()``, after which nothing more of it is read)."""
+
+    def __init__(self, limit: int = DEFAULT_MAX_ANSWER_BYTES) -> None:
+        self.limit = limit
+        self.on_frame: Optional[Callable[[bytes, Optional[str]], None]] = None
+        self.on_too_large: Optional[Callable[[], None]] = None
+
+    def frame(self, frame: bytes, to: Optional[str] = None) -> None:
+        if self.on_frame is not None:
+            self.on_frame(frame, to)
+
+    def too_large(self) -> None:
+        if self.on_too_large is not None:
+            self.on_too_large()
+
+
+class WireReceiveStream:
+    """The read stream a transport of this module yields: the memory stream
+    the session reads, carrying the Wire the preflight finds it by."""
+
+    def __init__(self, inner: Any, wire: Wire) -> None:
+        self._inner = inner
+        self.crawlcheck_wire = wire
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def receive(self) -> Any:
+        return await self._inner.receive()
+
+    def __aiter__(self) -> "WireReceiveStream":
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> "WireReceiveStream":
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._inner.__aexit__(*exc)
+
+
+def wire_of(stream: Any) -> Optional[Wire]:
+    """The Wire of a stream this module made (through wrappers), or None."""
+    s, seen = stream, 0
+    while s is not None and seen < 8:
+        w = getattr(s, "__dict__", {}).get("crawlcheck_wire")
+        if isinstance(w, Wire):
+            return w
+        s, seen = getattr(s, "_inner", None), seen + 1
+    return None
+
+
+def _decode(frame: bytes) -> Any:
+    """A frame as the session receives it: mcp's SessionMessage of its own
+    message type, or the parse error as a value (as mcp's transports hand it)."""
+    from mcp import types
+    from mcp.shared.message import SessionMessage
+
+    try:
+        adapter = getattr(types, "jsonrpc_message_adapter", None)
+        if adapter is not None:  # mcp 2.x
+            return SessionMessage(adapter.validate_json(frame, by_name=False))
+        return SessionMessage(types.JSONRPCMessage.model_validate_json(frame))  # type: ignore[attr-defined]
+    except ValueError as e:
+        return e
+
+
+def _encode(message: Any) -> bytes:
+    """A message as mcp's own stdio transport writes it (per major)."""
+    from mcp import types
+
+    if hasattr(types, "jsonrpc_message_adapter"):  # mcp 2.x
+        return message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")  # type: ignore[no-any-return]
+    return message.model_dump_json(by_alias=True, exclude_none=True).encode("utf-8")  # type: ignore[no-any-return]
+
+
+# --- stdio -------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def stdio_client(server: Any, errlog: TextIO = sys.stderr) -> AsyncIterator[Tuple[Any, Any]]:
+    """Starts the server of a StdioServerParameters and yields the (read,
+    write) streams of newline-delimited JSON-RPC on its stdio, as mcp's
+    ``stdio_client`` does; each line is bounded before it is decoded, and a
+    line that is not UTF-8 or not JSON reaches the session as a parse error
+    without ending the transport."""
+    from mcp.client.stdio import get_default_environment
+
+    wire = Wire()
+    env = dict(get_default_environment())
+    env.update(getattr(server, "env", None) or {})
+    process = await anyio.open_process(
+        [str(server.command), *[str(a) for a in (server.args or [])]],
+        env=env,
+        stderr=errlog,
+        cwd=getattr(server, "cwd", None),
+        start_new_session=True,
+    )
+    read_writer, read_stream = anyio.create_memory_object_stream[Any](0)
+    write_stream, write_reader = anyio.create_memory_object_stream[Any](0)
+
+    async def deliver(line: bytes) -> None:
+        frame = line.strip(b" \t\r\n")
+        if not frame:
+            return
+        wire.frame(frame)
+        await read_writer.send(_decode(frame))
+
+    async def reader() -> None:
+        assert process.stdout is not None
+        buf = bytearray()
+        async with read_writer:
+            try:
+                while True:
+                    chunk = await process.stdout.receive(1 << 16)
+                    start = 0
+                    while (nl := chunk.find(b"\n", start)) >= 0:
+                        buf += chunk[start:nl]
+                        if len(buf) > wire.limit:
+                            break
+                        line, buf = bytes(buf), bytearray()
+                        await deliver(line)
+                        start = nl + 1
+                    else:
+                        buf += chunk[start:]
+                    if len(buf) > wire.limit:
+                        # A line past the limit: neither this reader nor the
+                        # session holds more of it; the read stream ends.
+                        wire.too_large()
+                        return
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                if buf:
+                    await deliver(bytes(buf))
+
+    async def writer() -> None:
+        assert process.stdin is not None
+        try:
+            async with write_reader:
+                async for item in write_reader:
+                    await process.stdin.send(_encode(item.message) + b"\n")
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            await read_writer.aclose()
+
+    async def shutdown() -> None:
+        # The stdio transport's shutdown: close stdin, wait, SIGTERM, wait, SIGKILL.
+        if process.stdin is not None:
+            try:
+                await process.stdin.aclose()
+            except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
+        for signal in (None, "terminate", "kill"):
+            if signal == "terminate":
+                process.terminate()
+            elif signal == "kill":
+                process.kill()
+            with anyio.move_on_after(_TERMINATE_WAIT):
+                await process.wait()
+            if process.returncode is not None:
+                break
+        await process.aclose()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(reader)
+        tg.start_soon(writer)
+        try:
+            yield WireReceiveStream(read_stream, wire), write_stream
+        finally:
+            with anyio.CancelScope(shield=True):
+                read_stream.close()
+                write_stream.close()
+                try:
+                    await shutdown()
+                except ProcessLookupError:
+                    pass
+            tg.cancel_scope.cancel()
+
+
+# --- streamable HTTP -----------------------------------------------------------
+
+
+def _httpx() -> Any:
+    """The HTTP client package mcp's streamable HTTP transport uses (httpx
+    on 1.x, httpx2 on 2.x)."""
+    from mcp.client import streamable_http as sh
+
+    return getattr(sh, "httpx2", None) or getattr(sh, "httpx")
+
+
+def _request_id(body: bytes) -> Optional[str]:
+    """The id of the one request a POST body carries (the key the tap knows
+    its calls by), or None."""
+    m, _ = members(body)
+    if m is None or "method" not in m:
+        return None
+    v = value(m.get("id"))
+    return str(v) if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _too_large_error(hx: Any, limit: int) -> Exception:
+    """The error a body past the limit ends with: a StreamError of the
+    client's package, the kind both mcp majors turn into an error for the
+    request instead of letting it out of the transport's task group."""
+
+    class AnswerTooLarge(hx.StreamError):  # type: ignore[misc]
+        pass
+
+    return AnswerTooLarge(f"crawlcheck: the server sent an answer of more than {limit} bytes: not read further")
+
+
+class _Body:
+    """A response body read through the limit: a JSON body is one frame, an
+    event stream one frame per event's data (as the Go preflight's bodyTap
+    and sseTap split them)."""
+
+    def __init__(self, hx: Any, inner: Any, wire: Wire, sse: bool, to: Optional[str]) -> None:
+        self._hx = hx
+        self._inner = inner
+        self._wire = wire
+        self._sse = sse
+        self._to = to
+        self._buf = bytearray()
+        self._data: List[bytes] = []
+        self._size = 0
+
+    def _too_large(self) -> Exception:
+        self._buf, self._data = bytearray(), []
+        self._wire.too_large()
+        return _too_large_error(self._hx, self._wire.limit)
+
+    def _feed(self, chunk: bytes) -> None:
+        if not self._sse:
+            if len(self._buf) + len(chunk) > self._wire.limit:
+                raise self._too_large()
+            self._buf += chunk
+            return
+        self._size += len(chunk)
+        if self._size > self._wire.limit:
+            raise self._too_large()
+        start = 0
+        while True:
+            nl = chunk.find(b"\n", start)
+            if nl < 0:
+                break
+            self._buf += chunk[start:nl]
+            line = bytes(self._buf)
+            self._buf = bytearray()
+            self._line(line[:-1] if line.endswith(b"\r") else line)
+            start = nl + 1
+        self._buf += chunk[start:]
+
+    def _line(self, line: bytes) -> None:
+        if not line:
+            if self._data:
+                self._wire.frame(b"\n".join(self._data), self._to)
+                self._data = []
+            self._size = 0
+            return
+        if line.startswith(b"data:"):
+            v = line[5:]
+            self._data.append(v[1:] if v.startswith(b" ") else v)
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._inner:
+            self._feed(bytes(chunk))
+            yield chunk
+        if not self._sse:
+            frame = bytes(self._buf).strip(b" \t\r\n")
+            self._buf = bytearray()
+            if frame:
+                self._wire.frame(frame, self._to)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def _bounded_transport(hx: Any, wire: Wire) -> Any:
+    """An HTTP transport of the client's package that bounds every 2xx body."""
+
+    class Body(_Body, hx.AsyncByteStream):  # type: ignore[misc]
+        """The package's own byte stream type, which its client requires."""
+
+    class Bounded(hx.AsyncBaseTransport):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self._inner = hx.AsyncHTTPTransport()
+
+        async def handle_async_request(self, request: Any) -> Any:
+            to = None
+            if request.method == "POST":
+                to = _request_id(bytes(request.content))
+            request.headers["Accept-Encoding"] = "identity"
+            resp = await self._inner.handle_async_request(request)
+            if resp.status_code // 100 != 2:
+                return resp
+            encoding = resp.headers.get("content-encoding", "identity").strip().lower()
+            if encoding not in ("", "identity"):
+                await resp.aclose()
+                raise hx.DecodingError(f"crawlcheck: the server sent a {encoding} body, asked for identity")
+            sse = resp.headers.get("content-type", "").split(";")[0].strip().lower() == "text/event-stream"
+            length = resp.headers.get("content-length", "")
+            if not sse and length.isdigit() and int(length) > wire.limit:
+                await resp.aclose()
+                wire.too_large()
+                raise _too_large_error(hx, wire.limit)
+            return hx.Response(
+                resp.status_code,
+                headers=resp.headers,
+                stream=Body(hx, resp.stream, wire, sse, to),
+                extensions=resp.extensions,
+                request=request,
+            )
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    return Bounded()
+
+
+@asynccontextmanager
+async def streamable_http_client(
+    url: str,
+    *,
+    headers: Optional[dict] = None,  # type: ignore[type-arg]
+    timeout: Any = None,
+    auth: Any = None,
+    terminate_on_close: bool = True,
+) -> AsyncIterator[Tuple[Any, ...]]:
+    """mcp's ``streamable_http_client`` on an HTTP client whose every
+    response body is bounded and framed here; yields what it yields, the
+    read stream carrying the Wire."""
+    from mcp.client import streamable_http as sh
+
+    hx = _httpx()
+    try:
+        from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
+    except ImportError:  # pragma: no cover - the constants of both majors
+        MCP_DEFAULT_TIMEOUT, MCP_DEFAULT_SSE_READ_TIMEOUT = 30.0, 300.0
+    wire = Wire()
+    kw: dict = {"timeout": timeout or hx.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)}  # type: ignore[type-arg]
+    if headers is not None:
+        kw["headers"] = headers
+    if auth is not None:
+        kw["auth"] = auth
+    async with hx.AsyncClient(transport=_bounded_transport(hx, wire), **kw) as client:
+        extra: dict = {}  # type: ignore[type-arg]
+        if "max_sse_event_size" in inspect.signature(sh.streamable_http_client).parameters:
+            # mcp 2.x's own bound on an event (1 MiB) would refuse first, and
+            # differently from the Go preflight: the Wire's limit is the one.
+            extra["max_sse_event_size"] = None
+        async with sh.streamable_http_client(url, http_client=client, terminate_on_close=terminate_on_close, **extra) as streams:
+            yield (WireReceiveStream(streams[0], wire), *streams[1:])
