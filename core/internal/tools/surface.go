@@ -122,11 +122,19 @@ func (t *Tool) MemberValue(member string) canon.Value {
 	return v
 }
 
-// MemberHashes computes the hashes of the covered members.
+// MemberHashes computes the hashes of the covered members. Most tools have
+// few of them, and an absent member's hash is always that of null: it is
+// taken from nullPartHash, not hashed again (seven hashes a tool were most
+// of make_lock's coverage, and under WebAssembly each is a call to the
+// host).
 func (t *Tool) MemberHashes() MemberHashes {
 	h := make(MemberHashes, len(Members))
 	for _, m := range Members {
-		h[m] = canon.SHA256Hex(t.MemberValue(m))
+		if v := t.MemberValue(m); v.IsNull() {
+			h[m] = nullPartHash
+		} else {
+			h[m] = canon.SHA256Hex(v)
+		}
 	}
 	return h
 }
