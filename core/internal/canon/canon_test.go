@@ -181,6 +181,10 @@ func FuzzCanonicalize(f *testing.F) {
 			return
 		}
 		got := Canonical(v)
+		// Copying already-canonical text writes what rebuilding writes.
+		if slow := Canonical(rebuilt(v)); !bytes.Equal(got, slow) {
+			t.Fatalf("raw copy differs from the rebuilt form:\n in   %q\n got  %s\n want %s", data, got, slow)
+		}
 		// Canonical output parses back to itself.
 		v2, err := Parse(got)
 		if err != nil {
@@ -194,4 +198,81 @@ func FuzzCanonicalize(f *testing.F) {
 			t.Fatalf("differs from the reference:\n in   %q\n got  %s\n want %s", data, got, want)
 		}
 	})
+}
+
+// rebuilt is v made again with the builders, so nothing in it is raw: the
+// serializer then writes every value one by one.
+func rebuilt(v Value) Value {
+	switch v.kind {
+	case Array:
+		elems := make([]Value, len(v.arr()))
+		for i, e := range v.arr() {
+			elems[i] = rebuilt(e)
+		}
+		return Arr(elems...)
+	case Object:
+		ms := make([]Member, len(v.obj()))
+		for i, m := range v.obj() {
+			ms[i] = M(m.Key, rebuilt(m.Value))
+		}
+		return Obj(ms...)
+	}
+	return v
+}
+
+// TestRawCopy: an array or object whose text is already canonical is copied
+// as it is (raw), and anything the canonical form writes otherwise anywhere
+// inside it leaves it to be rebuilt; both give the reference's bytes.
+func TestRawCopy(t *testing.T) {
+	cases := []struct {
+		doc string
+		raw bool // the document's root is copied
+	}{
+		{`{"a":[1,"x",{"b":null}],"c":"q\"\\\b\f\n\r\t\u0000\u001f","d":-1.5,"e":1e+21}`, true},
+		{`[[1,2],{"a":true}]`, true},
+		{`["\u007f"]`, false}, // JCS writes U+007F as itself
+		{`["x\u00e9"]`, false},
+		{`["\/"]`, false},
+		{`["\u001F"]`, false},
+		{`["\u0041"]`, false},
+		{`["\n"]`, false},    // canonical, but the first string is the parser's copy
+		{`["a","\n"]`, true}, // a later escaped string does not matter
+		{`{"\n":1}`, false},
+		{`{"":1}`, false},
+		{`[""]`, false},
+		{`[true,1]`, false},
+		{`[{},1]`, false},
+		{`[ 1]`, false},
+		{`{"a" :1}`, false},
+		{`{"b":1,"a":2}`, false},
+		{`[-0]`, false},
+		{`[1.0]`, false},
+		{`[1E2]`, false},
+		{`[1e2]`, false},
+		{`[100000000000000000000]`, true},
+		{`[1000000000000000000001]`, false},
+		{`{"a":{"c":1,"b":2}}`, false},
+		{`{"a":{"b":2,"c":1}}`, true},
+		{"[\"\u2028\xf0\x9f\x98\x80\"]", true},
+	}
+	for _, c := range cases {
+		v, err := ParseString(c.doc)
+		if err != nil {
+			t.Fatalf("%s: %v", c.doc, err)
+		}
+		if got := v.n != 0; got != c.raw {
+			t.Errorf("%s: raw %v, want %v", c.doc, got, c.raw)
+		}
+		got, slow := Canonical(v), Canonical(rebuilt(v))
+		want, err := jcs.Transform([]byte(c.doc))
+		if err != nil {
+			t.Fatalf("reference refused %s: %v", c.doc, err)
+		}
+		if !bytes.Equal(got, want) || !bytes.Equal(slow, want) {
+			t.Errorf("%s:\n got     %s\n rebuilt %s\n want    %s", c.doc, got, slow, want)
+		}
+		if c.raw && string(got) != c.doc {
+			t.Errorf("%s: raw, but written as %s", c.doc, got)
+		}
+	}
 }

@@ -52,6 +52,12 @@ type parser struct {
 	elemSlab   []Value
 	presized   bool // the member stack was sized from the input once
 	elemsSized bool // the element stack was sized from the input once
+
+	// dirty counts what the parser has read that the canonical form
+	// writes otherwise: whitespace between tokens, an escape JCS does not
+	// use, a number not in its ES6 form, members out of order. An array or
+	// object in which it did not grow is its own canonical text (raw).
+	dirty int
 }
 
 const slabSize = 1024
@@ -178,7 +184,41 @@ func (p *parser) skipSpace() {
 	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
 		i++
 	}
+	if i != p.i {
+		p.dirty++
+	}
 	p.i = i
+}
+
+// rawContainer marks v, the array or object whose text is s[start:p.i], as
+// raw (sets n to its length) when nothing non-canonical was read inside it (dirty is still mark)
+// and its first child's text is a substring of s right after the opening
+// bracket, which is where rawStart looks for it: not so for a member name or
+// string element that had escapes (the parser copied it), an empty string
+// first, a literal first (it has no text) or an empty container.
+func (p *parser) rawContainer(v Value, start, mark int) Value {
+	n := p.i - start
+	if p.dirty != mark || n > 1<<31 {
+		return v
+	}
+	var ok bool
+	if v.kind == Object {
+		k := kids[Member](v)[0].Key
+		ok = len(k) > 0 && unsafe.StringData(k) == unsafe.StringData(p.s[start+2:])
+	} else {
+		switch e := kids[Value](v)[0]; e.kind {
+		case String:
+			ok = len(e.s) > 0 && unsafe.StringData(e.s) == unsafe.StringData(p.s[start+2:])
+		case Number:
+			ok = unsafe.StringData(e.s) == unsafe.StringData(p.s[start+1:])
+		case Array, Object:
+			ok = e.n != 0
+		}
+	}
+	if ok {
+		v.n = uint32(n)
+	}
+	return v
 }
 
 func (p *parser) value(depth int) (Value, error) {
@@ -196,7 +236,7 @@ func (p *parser) value(depth int) (Value, error) {
 	case c == '-' || (c >= '0' && c <= '9'):
 		return p.number()
 	case c == 't':
-		return p.literal("true", Value{kind: Bool, b: true})
+		return p.literal("true", Value{kind: Bool, n: 1})
 	case c == 'f':
 		return p.literal("false", Value{kind: Bool})
 	case c == 'n':
@@ -217,6 +257,7 @@ func (p *parser) object(depth int) (Value, error) {
 	if depth > MaxDepth {
 		return Value{}, p.fail(cerr.JSONTooDeep, "nesting deeper than %d", MaxDepth)
 	}
+	start, mark := p.i, p.dirty
 	p.i++ // {
 	base := len(p.members)
 	p.skipSpace()
@@ -263,6 +304,7 @@ func (p *parser) object(depth int) (Value, error) {
 	}
 	obj := finish(&p.members, &p.memberSlab, base)
 	if !membersSorted(obj) {
+		p.dirty++
 		slices.SortFunc(obj, func(a, b Member) int { return CompareKeys(a.Key, b.Key) })
 		for i := 1; i < len(obj); i++ {
 			if obj[i].Key == obj[i-1].Key {
@@ -270,7 +312,7 @@ func (p *parser) object(depth int) (Value, error) {
 			}
 		}
 	}
-	return objectOf(obj), nil
+	return p.rawContainer(objectOf(obj), start, mark), nil
 }
 
 // membersSorted reports whether keys are strictly ascending, which also rules
@@ -288,6 +330,7 @@ func (p *parser) array(depth int) (Value, error) {
 	if depth > MaxDepth {
 		return Value{}, p.fail(cerr.JSONTooDeep, "nesting deeper than %d", MaxDepth)
 	}
+	start, mark := p.i, p.dirty
 	p.i++ // [
 	base := len(p.elems)
 	p.skipSpace()
@@ -319,7 +362,7 @@ func (p *parser) array(depth int) (Value, error) {
 		p.i++
 		break
 	}
-	return arrayOf(finish(&p.elems, &p.elemSlab, base)), nil
+	return p.rawContainer(arrayOf(finish(&p.elems, &p.elemSlab, base)), start, mark), nil
 }
 
 // str parses a string starting at the opening quote. Without escapes the
@@ -394,7 +437,10 @@ func (p *parser) escapedStr(start int) (string, error) {
 			e := s[i+1]
 			i += 2
 			switch e {
-			case '"', '\\', '/':
+			case '"', '\\':
+				out[w] = e
+			case '/':
+				p.dirty++ // JCS writes '/' as itself
 				out[w] = e
 			case 'b':
 				out[w] = '\b'
@@ -411,6 +457,9 @@ func (p *parser) escapedStr(start int) (string, error) {
 				r, err := p.unicodeEscape()
 				if err != nil {
 					return "", err
+				}
+				if !canonicalU(s[i:p.i], r) {
+					p.dirty++
 				}
 				i = p.i
 				w += utf8.EncodeRune(out[w:], r)
@@ -487,6 +536,17 @@ func rawStringLen(s string) int {
 		}
 	}
 	return len(s)
+}
+
+// canonicalU reports whether hex, the four digits after a \u that decoded
+// to r, are how JCS writes r: only the control characters without a short
+// escape, as 00 and two lowercase digits.
+func canonicalU(hex string, r rune) bool {
+	switch r {
+	case '\b', '\t', '\n', '\f', '\r':
+		return false
+	}
+	return r < 0x20 && hex == "00"+hexDigits[r>>4:r>>4+1]+hexDigits[r&0xF:r&0xF+1]
 }
 
 // unicodeEscape reads XXXX after \u (and a following low surrogate escape).
@@ -579,6 +639,7 @@ func (p *parser) number() (Value, error) {
 	// literal itself: the common case costs no float conversion.
 	if simple && intDigits <= 15 {
 		if text == "-0" {
+			p.dirty++
 			text = "0"
 		}
 		return Value{kind: Number, s: text}, nil
@@ -593,6 +654,11 @@ func (p *parser) number() (Value, error) {
 	canonical, ok := formatNumber(f)
 	if !ok {
 		return Value{}, p.fail(cerr.JSONNumberOutOfRange, "number %s cannot be represented", clip(text))
+	}
+	if canonical == text {
+		canonical = text // the input's text, which rawContainer looks for
+	} else {
+		p.dirty++
 	}
 	return Value{kind: Number, s: canonical}, nil
 }

@@ -59,10 +59,16 @@ func (k Kind) String() string { return kindNames[k] }
 // elements through that pointer like through any other: it goes by the
 // allocation's type, not by the pointer's. Only this file makes or reads
 // such a header; every accessor checks the kind first.
+//
+// n is a boolean's value (1 for true) and, for an array or object parsed
+// from text that was already its canonical form, that text's length (0
+// otherwise): the serializer then copies the text instead of rebuilding it
+// value by value (see rawText). One field for both keeps a Value 24 bytes
+// and as cheap to copy as with a bool.
 type Value struct {
 	s    string
 	kind Kind
-	b    bool
+	n    uint32
 }
 
 // arrayOf and objectOf make a container Value over its elements or members
@@ -87,6 +93,30 @@ func kids[T any](v Value) []T {
 		return nil
 	}
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.StringData(v.s))), len(v.s))
+}
+
+// rawText is the document text a raw array or object (n set) was parsed
+// from. Its start is found through the first child, which the parser checked
+// begins right after the opening bracket and points into the same text (see
+// parser.rawContainer): a member name two bytes in (`{"`), a string element
+// two bytes in (`["`), a number element one byte in, a container element
+// one byte in, at its own start.
+func rawText(v Value) string {
+	return unsafe.String((*byte)(rawStart(v)), v.n)
+}
+
+func rawStart(v Value) unsafe.Pointer {
+	if v.kind == Object {
+		return unsafe.Add(unsafe.Pointer(unsafe.StringData(kids[Member](v)[0].Key)), -2)
+	}
+	e := kids[Value](v)[0]
+	switch e.kind {
+	case String:
+		return unsafe.Add(unsafe.Pointer(unsafe.StringData(e.s)), -2)
+	case Number:
+		return unsafe.Add(unsafe.Pointer(unsafe.StringData(e.s)), -1)
+	}
+	return unsafe.Add(rawStart(e), -1)
 }
 
 // arr and obj are the elements of an array and the members of an object
@@ -127,7 +157,7 @@ func (v Value) Str() (string, bool) {
 }
 
 // BoolValue returns the boolean and whether v is a boolean.
-func (v Value) BoolValue() (bool, bool) { return v.b, v.kind == Bool }
+func (v Value) BoolValue() (bool, bool) { return v.kind == Bool && v.n != 0, v.kind == Bool }
 
 // NumberText returns the canonical text of a number and whether v is one.
 func (v Value) NumberText() (string, bool) {
@@ -184,7 +214,12 @@ func NullValue() Value { return Value{} }
 func Str(s string) Value { return Value{kind: String, s: s} }
 
 // BoolOf makes a boolean.
-func BoolOf(b bool) Value { return Value{kind: Bool, b: b} }
+func BoolOf(b bool) Value {
+	if b {
+		return Value{kind: Bool, n: 1}
+	}
+	return Value{kind: Bool}
+}
 
 // Int makes an integer number.
 func Int(n int64) Value { return Value{kind: Number, s: formatInt(n)} }
@@ -248,7 +283,7 @@ func Equal(a, b Value) bool {
 	case Null:
 		return true
 	case Bool:
-		return a.b == b.b
+		return a.n == b.n
 	case Number, String:
 		return a.s == b.s
 	case Array:

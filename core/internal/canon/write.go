@@ -64,7 +64,7 @@ func AppendCanonical(dst []byte, v Value) []byte {
 	case Null:
 		return append(dst, "null"...)
 	case Bool:
-		if v.b {
+		if v.n != 0 {
 			return append(dst, "true"...)
 		}
 		return append(dst, "false"...)
@@ -73,6 +73,9 @@ func AppendCanonical(dst []byte, v Value) []byte {
 	case String:
 		return AppendString(dst, v.s)
 	case Array:
+		if v.n != 0 {
+			return append(dst, rawText(v)...)
+		}
 		elems := v.arr()
 		// Each element takes a byte and a comma at least: growing to that
 		// once spares a long array of small values the chain of ever larger
@@ -86,6 +89,9 @@ func AppendCanonical(dst []byte, v Value) []byte {
 			dst = AppendCanonical(dst, e)
 		}
 		return append(dst, ']')
+	}
+	if v.n != 0 {
+		return append(dst, rawText(v)...)
 	}
 	members := v.obj()
 	if !membersSorted(members) {
