@@ -184,6 +184,9 @@ func (s *scanner) walk(v *canon.Value, w where) {
 	case canon.Array:
 		elems := v.Elems()
 		for i := range elems {
+			if k := elems[i].Kind(); k != canon.String && k != canon.Array && k != canon.Object {
+				continue // no text to scan, and no index to format: an enum of numbers can be millions long
+			}
 			s.path = append(s.path, strconv.Itoa(i))
 			s.walk(&elems[i], where{schema: w.schema, value: w.value, typ: w.typ, props: w.props})
 			s.path = s.path[:len(s.path)-1]
