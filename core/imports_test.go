@@ -23,7 +23,7 @@ var coreImports = map[string]string{
 	"strconv":       "number text",
 	"strings":       "string handling",
 	"unicode/utf8":  "UTF-8 validation",
-	"unsafe":        "zero-copy strings in the parser",
+	"unsafe":        "zero-copy strings in the parser and of attachments",
 	"sync":          "a buffer pool (no goroutines, no I/O)",
 	"crypto/sha256": "hashing",
 	"crypto/subtle": "constant-time comparison (core/internal/ed25519)",
