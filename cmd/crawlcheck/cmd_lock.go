@@ -68,8 +68,11 @@ func cmdLock(c *cli, args []string) error {
 		return lockRefused(tg, err)
 	}
 	// The findings the lockfile pins, shown to whoever pins it (on stderr:
-	// stdout may be the lockfile itself).
-	if s, err := preflight.ScanTools(obs, nil); err == nil {
+	// stdout may be the lockfile itself); an agentgate.lock pins none, so
+	// the list is scanned for it.
+	if s, ok := preflight.PinnedScan(lock); ok {
+		printScan(c.stderr, "scan", s)
+	} else if s, err := preflight.ScanTools(obs, nil); err == nil {
 		printScan(c.stderr, "scan", s)
 	}
 	return writeOut(c, *out, lock)

@@ -1,6 +1,7 @@
 package preflight
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -69,6 +70,32 @@ func ScanTools(obs Observation, names []string) (Scan, error) {
 		req["names"] = names
 	}
 	return scanOp(req)
+}
+
+// PinnedScan is the approval scan a crawlcheck lockfile pins
+// (scan_at_approval), Raw as the core wrote it into the lockfile without
+// the indentation (the scan op's answer, byte for byte); false when the
+// lockfile has none (an agentgate.lock, or one that is not JSON). A host that
+// has just made a lockfile shows this rather than asking for the scan again:
+// it is what was pinned, the handshake's instructions included, and a
+// second scan parses the whole list again (a second tree of a 10 MB list
+// was most of crawlcheck lock's peak memory, docs/benchmarks.md).
+func PinnedScan(lock []byte) (Scan, bool) {
+	var doc struct {
+		Scan json.RawMessage `json:"scan_at_approval"`
+	}
+	if json.Unmarshal(lock, &doc) != nil || len(doc.Scan) == 0 || doc.Scan[0] != '{' {
+		return Scan{}, false
+	}
+	var raw bytes.Buffer
+	if json.Compact(&raw, doc.Scan) != nil {
+		return Scan{}, false
+	}
+	s := Scan{Raw: raw.Bytes()}
+	if json.Unmarshal(doc.Scan, &s) != nil {
+		return Scan{}, false
+	}
+	return s, true
 }
 
 // ScanList scans a tool list document (a JSON array of tools, or a

@@ -2,7 +2,9 @@ package preflight
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
+	"time"
 )
 
 // TestScanTools: the binding hands the core the observation's pages and
@@ -30,5 +32,33 @@ func TestScanTools(t *testing.T) {
 	}
 	if l, err := ScanList([]byte(`[{"name":"c","description":"\u202e"}]`)); err != nil || l.Severity != "high" {
 		t.Fatalf("%+v %v", l, err)
+	}
+}
+
+// TestPinnedScan: the scan a new lockfile pins reads back as the scan of its
+// list (what crawlcheck lock shows instead of scanning twice); an
+// agentgate.lock pins none.
+func TestPinnedScan(t *testing.T) {
+	page := []byte(`{"tools":[{"name":"a","description":"Reads ~/.ssh/id_rsa."},{"name":"b","description":"See https://docs.example."}]}`)
+	obs := Observation{Pages: [][]byte{page}}
+	want, err := ScanTools(obs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := MakeLock(obs, LockOptions{Now: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := PinnedScan(lock)
+	if !ok || string(got.Raw) != string(want.Raw) || !reflect.DeepEqual(got.Findings, want.Findings) || !reflect.DeepEqual(got.Kinds, want.Kinds) ||
+		got.Severity != "high" || got.RulesSHA256 != want.RulesSHA256 {
+		t.Fatalf("pinned %v %+v\nscanned %s", ok, got, want.Raw)
+	}
+	ag, err := MakeLock(obs, LockOptions{Format: "agentgate", Name: "s", Now: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := PinnedScan(ag); ok {
+		t.Fatal("an agentgate.lock has a pinned scan")
 	}
 }
