@@ -281,22 +281,25 @@ func TestRotationThroughTheHosts(t *testing.T) {
 		t.Run(h.name, func(t *testing.T) {
 			s := newStack(t)
 			lock := s.get("/api/v1/mcp/lock?url=" + s.mcp)
-			step := func(name string, lock []byte, want string) {
+			// step checks once against the directory the issuer serves now:
+			// the baseline's trust, and the observation that judged it.
+			step := func(name string, lock []byte, want, wantObs string) {
 				t.Helper()
 				lockPath, dirPath := s.files(lock)
-				if r := h.check(s, lockPath, dirPath, s.issuer); r.trust() != want {
-					t.Fatalf("%s: baseline %s, want %s (effect %s, %v)", name, r.trust(), want, r.Effect, r.names())
+				r := h.check(s, lockPath, dirPath, s.issuer)
+				if r.trust() != want || !contains(r.names(), wantObs) || (wantObs != "baseline_untrusted" && contains(r.names(), "baseline_untrusted")) {
+					t.Fatalf("%s: baseline %s, observations %v; want %s and %s (effect %s)", name, r.trust(), r.names(), want, wantObs, r.Effect)
 				}
 			}
-			step("before", lock, "verified")
+			step("before", lock, "verified", "unchanged")
 			var dir struct{ Keys []struct{ KID string } }
 			json.Unmarshal(s.get("/api/v1/keys"), &dir)
 			s.run(bins.issuer, "keys", "rotate", "--dir", s.keys, "--overlap", "1h")
 			time.Sleep(1100 * time.Millisecond) // the new key's not_before is to the second
-			step("overlap", lock, "verified")
+			step("overlap", lock, "verified", "unchanged")
 			s.run(bins.issuer, "keys", "retire", "--dir", s.keys, "--kid", dir.Keys[0].KID)
-			step("retired", lock, "untrusted/retired_key")
-			step("resigned", s.post("/api/v1/mcp/lock/resign", map[string]any{"lock": string(lock)}), "verified")
+			step("retired", lock, "untrusted/retired_key", "key_retired")
+			step("resigned", s.post("/api/v1/mcp/lock/resign", map[string]any{"lock": string(lock)}), "verified", "unchanged")
 		})
 	}
 }

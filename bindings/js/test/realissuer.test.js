@@ -83,20 +83,24 @@ test("against crawlcheck-issuer: a verified baseline, a receipt guard accepts an
   assert.ok(names(down).includes("service_unavailable") && names(down).includes("unchanged"), names(down).join());
 });
 
-test("a key rotation through the live directory: verified → overlap → retired_key → resign → verified", async (t) => {
+test("a key rotation through the live directory: verified → overlap → key_retired → resign → verified", async (t) => {
   const st = await stack(t);
   const lock = await get(`${st.iss.url}/api/v1/mcp/lock?url=${encodeURIComponent(st.server.url)}`);
-  const step = async (what, lockBytes, want) => {
+  // Each step checks against the directory the issuer serves now: the
+  // baseline's trust and the observation that judged it.
+  const step = async (what, lockBytes, want, wantObs) => {
     const rec = await check(t, st, lockBytes, await get(`${st.iss.url}/api/v1/keys`));
     assert.equal(trust(rec), want, `${what}: ${names(rec).join()}`);
+    assert.ok(names(rec).includes(wantObs), `${what}: ${names(rec).join()}, want ${wantObs}`);
+    assert.ok(wantObs === "baseline_untrusted" || !names(rec).includes("baseline_untrusted"), `${what}: ${names(rec).join()}`);
   };
-  await step("before", lock, "verified");
+  await step("before", lock, "verified", "unchanged");
   const { keys } = JSON.parse(new TextDecoder().decode(await get(`${st.iss.url}/api/v1/keys`)));
   execFileSync(BIN, ["keys", "rotate", "--dir", st.keys, "--overlap", "1h"]);
   await new Promise((r) => setTimeout(r, 1100)); // the new key's not_before is to the second
-  await step("overlap", lock, "verified");
+  await step("overlap", lock, "verified", "unchanged");
   execFileSync(BIN, ["keys", "retire", "--dir", st.keys, "--kid", keys[0].kid]);
-  await step("retired", lock, "untrusted/retired_key");
+  await step("retired", lock, "untrusted/retired_key", "key_retired");
   const resigned = await post(`${st.iss.url}/api/v1/mcp/lock/resign`, { lock: new TextDecoder().decode(lock) });
-  await step("resigned", resigned, "verified");
+  await step("resigned", resigned, "verified", "unchanged");
 });

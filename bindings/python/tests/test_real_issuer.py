@@ -105,15 +105,19 @@ async def test_rotation_through_the_live_directory(tmp_path: Path) -> None:
         with issuer_service(keys) as iss:
             lock = get(iss + "/api/v1/mcp/lock?url=" + urllib.parse.quote(srv.url, safe=""))
 
-            async def step(what: str, lock_bytes: bytes, want: str) -> None:
+            # Each step checks against the directory the issuer serves now:
+            # the baseline's trust and the observation that judged it.
+            async def step(what: str, lock_bytes: bytes, want: str, want_obs: str) -> None:
                 rec = await check(srv, tmp_path, lock_bytes, get(iss + "/api/v1/keys"), iss)
-                assert trust(rec) == want, (what, observations(rec))
+                obs = observations(rec)
+                assert trust(rec) == want and want_obs in obs, (what, trust(rec), obs)
+                assert want_obs == "baseline_untrusted" or "baseline_untrusted" not in obs, (what, obs)
 
-            await step("before", lock, "verified")
+            await step("before", lock, "verified", "unchanged")
             first = json.loads(get(iss + "/api/v1/keys"))["keys"][0]["kid"]
             subprocess.run([BIN, "keys", "rotate", "--dir", str(keys), "--overlap", "1h"], check=True, capture_output=True)
             time.sleep(1.1)  # the new key's not_before is to the second
-            await step("overlap", lock, "verified")
+            await step("overlap", lock, "verified", "unchanged")
             subprocess.run([BIN, "keys", "retire", "--dir", str(keys), "--kid", first], check=True, capture_output=True)
-            await step("retired", lock, "untrusted/retired_key")
-            await step("resigned", post(iss + "/api/v1/mcp/lock/resign", {"lock": lock.decode()}), "verified")
+            await step("retired", lock, "untrusted/retired_key", "key_retired")
+            await step("resigned", post(iss + "/api/v1/mcp/lock/resign", {"lock": lock.decode()}), "verified", "unchanged")

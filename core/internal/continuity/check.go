@@ -341,7 +341,16 @@ func (c *check) add(o policy.Observation, tool, part, toolSHA string, detail can
 
 func (c *check) judgeBaseline() {
 	if c.trust.Trust == sig.Untrusted {
-		c.add(policy.BaselineUntrusted, "", "", "", canon.Obj(
+		// A lockfile signed by a key of the directory that may not vouch now
+		// (retired, or outside its window) is key_retired, as a receipt of
+		// that key is: its signature verifies and its key is the issuer's,
+		// so it is not what baseline_untrusted means, and a host following a
+		// rotation sees the retirement named (docs/decisions.md).
+		o := policy.BaselineUntrusted
+		if c.trust.Reason == sig.ReasonRetiredKey || c.trust.Reason == sig.ReasonOutsideValidity {
+			o = policy.KeyRetired
+		}
+		c.add(o, "", "", "", canon.Obj(
 			canon.M("reason", canon.Str(c.trust.Reason)),
 			canon.M("key_id", canon.Str(c.trust.KeyID)),
 		))
