@@ -101,12 +101,13 @@ func (s *Service) signLock(w http.ResponseWriter, r *http.Request, subject strin
 		s.fail(w, &coreError{"internal", "sign_lock: " + err.Error()})
 		return
 	}
-	doc := store.Document{SHA256: signed.SHA256, Kind: lockKind, KeyID: key.KID, Subject: subject, IssuedAt: now, Body: []byte(signed.Lock)}
-	if err := s.timed("put_document", func() error { return s.cfg.Store.PutDocument(r.Context(), doc) }); err != nil {
-		s.fail(w, &storeError{err})
+	entry, err := s.logEntry([]byte(signed.Lock))
+	if err != nil {
+		s.fail(w, err)
 		return
 	}
-	proof, err := s.logDocument(r.Context(), []byte(signed.Lock))
+	doc := store.Document{SHA256: signed.SHA256, Kind: lockKind, KeyID: key.KID, Subject: subject, IssuedAt: now, Body: []byte(signed.Lock)}
+	proof, err := s.issue(r.Context(), store.Issuance{Document: doc, LogEntry: entry})
 	if err != nil {
 		s.fail(w, err)
 		return

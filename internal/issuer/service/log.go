@@ -1,7 +1,6 @@
 package service
 
 import (
-	"context"
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
@@ -45,30 +44,22 @@ func (s *Service) openLog() (*tlog.Log, error) {
 	}), nil
 }
 
-// logDocument appends a signed document's entry (the core's log_entry) and
-// answers its proof ("" when the service keeps no log).
-func (s *Service) logDocument(ctx context.Context, doc []byte) (string, error) {
+// logEntry is a signed document's log entry (the core's log_entry), nil
+// when the service keeps no log; the entry is appended with the document
+// (issue, commit.go).
+func (s *Service) logEntry(doc []byte) ([]byte, error) {
 	if s.log == nil {
-		return "", nil
+		return nil, nil
 	}
 	res, err := coreResult("log_entry", mustJSON(map[string]any{"document": string(doc)}))
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	var e struct{ Entry string }
 	if err := json.Unmarshal(res, &e); err != nil {
-		return "", &coreError{"internal", "log_entry: " + err.Error()}
+		return nil, &coreError{"internal", "log_entry: " + err.Error()}
 	}
-	var proof string
-	err = s.timed("log_append", func() error {
-		var err error
-		proof, err = s.log.Append(ctx, []byte(e.Entry))
-		return err
-	})
-	if err != nil {
-		return "", &storeError{err}
-	}
-	return proof, nil
+	return []byte(e.Entry), nil
 }
 
 func setProof(w http.ResponseWriter, proof string) {

@@ -114,6 +114,8 @@ type Service struct {
 
 	limMu    sync.Mutex
 	limiters map[string]*rate.Limiter
+
+	commits committer // commit.go
 }
 
 // New makes the service; the rule tables are recorded in the store.
@@ -386,6 +388,8 @@ type storeError struct{ err error }
 
 func (e *storeError) Error() string { return "the store failed, nothing was signed: " + e.err.Error() }
 
+func (e *storeError) Unwrap() error { return e.err }
+
 // request is a POST body read member by member; members are passed on to
 // the core as the bytes received.
 type request map[string]json.RawMessage
@@ -507,8 +511,9 @@ func randomNonce() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-// sign issues a receipt of kind over inputs: a nonce recorded first, the
-// core signs, the receipt recorded by digest, then answered. A decision is
+// sign issues a receipt of kind over inputs: a nonce drawn, the core signs,
+// the nonce, the receipt by digest and its log entry recorded in one
+// commit (commit.go), then answered. A decision is
 // computed as of its issued_at (stamp sets inputs.now).
 func (s *Service) sign(ctx context.Context, kind, subject string, inputs request, stamp bool) (json.RawMessage, string, error) {
 	now := s.cfg.Now().UTC()
@@ -520,54 +525,52 @@ func (s *Service) sign(ctx context.Context, kind, subject string, inputs request
 	if err != nil {
 		return nil, "", err
 	}
-	env := Envelope{Key: key, IssuedAt: now, Subject: subject}
 	for try := 0; ; try++ {
+		env := Envelope{Key: key, IssuedAt: now, Subject: subject}
 		if env.Nonce, err = randomNonce(); err != nil {
 			return nil, "", err
 		}
-		err = s.timed("issue_nonce", func() error {
-			return s.cfg.Store.IssueNonce(ctx, env.Nonce, now.Add(s.cfg.Lifetime+skew))
+		drawn := env.Nonce
+		if s.cfg.Faults != nil {
+			s.cfg.Faults.Envelope(&env)
+		}
+		if stamp {
+			inputs["now"] = mustJSON(env.IssuedAt.Format(time.RFC3339Nano))
+		}
+		// The request is written around the inputs' bytes as received (each
+		// member already valid JSON): re-encoding them would scan them again.
+		head := mustJSON(map[string]any{
+			"kind": kind, "private_key": env.Key.Seed, "key_id": env.Key.KID, "issuer": issuer,
+			"issued_at": env.IssuedAt.Format(time.RFC3339Nano), "expires_at": env.IssuedAt.Add(s.cfg.Lifetime).Format(time.RFC3339Nano),
+			"nonce": env.Nonce, "subject": env.Subject,
 		})
-		if err == nil {
-			break
+		req := append(append(head[:len(head)-1:len(head)-1], `,"inputs":`...), inputs.object()...)
+		req = append(req, '}')
+		res, err := coreResult("sign_receipt", req)
+		if err != nil {
+			return nil, "", err
 		}
-		if !errors.Is(err, store.ErrNonceReused) || try == 3 {
-			return nil, "", &storeError{err}
+		out, err := receiptOf(res, env.Key.KID)
+		if err != nil {
+			return nil, "", err
 		}
+		entry, err := s.logEntry(out.Receipt)
+		if err != nil {
+			return nil, "", err
+		}
+		// The nonce drawn is recorded with the receipt, before it leaves: a
+		// receipt nobody got may burn a nonce, none is ever answered twice.
+		doc := store.Document{SHA256: out.SHA256, Kind: kind, KeyID: env.Key.KID, Subject: env.Subject, IssuedAt: env.IssuedAt, Body: out.Receipt}
+		proof, err := s.issue(ctx, store.Issuance{Nonce: drawn, NonceExpires: now.Add(s.cfg.Lifetime + skew), Document: doc, LogEntry: entry})
+		if errors.Is(err, store.ErrNonceReused) && try < 3 {
+			continue
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		s.metrics.Inc("crawlcheck_issuer_signed_total", kind)
+		return out.Receipt, proof, nil
 	}
-	if s.cfg.Faults != nil {
-		s.cfg.Faults.Envelope(&env)
-	}
-	if stamp {
-		inputs["now"] = mustJSON(env.IssuedAt.Format(time.RFC3339Nano))
-	}
-	// The request is written around the inputs' bytes as received (each
-	// member already valid JSON): re-encoding them would scan them again.
-	head := mustJSON(map[string]any{
-		"kind": kind, "private_key": env.Key.Seed, "key_id": env.Key.KID, "issuer": issuer,
-		"issued_at": env.IssuedAt.Format(time.RFC3339Nano), "expires_at": env.IssuedAt.Add(s.cfg.Lifetime).Format(time.RFC3339Nano),
-		"nonce": env.Nonce, "subject": env.Subject,
-	})
-	req := append(append(head[:len(head)-1:len(head)-1], `,"inputs":`...), inputs.object()...)
-	req = append(req, '}')
-	res, err := coreResult("sign_receipt", req)
-	if err != nil {
-		return nil, "", err
-	}
-	out, err := receiptOf(res, env.Key.KID)
-	if err != nil {
-		return nil, "", err
-	}
-	doc := store.Document{SHA256: out.SHA256, Kind: kind, KeyID: env.Key.KID, Subject: env.Subject, IssuedAt: env.IssuedAt, Body: out.Receipt}
-	if err := s.timed("put_document", func() error { return s.cfg.Store.PutDocument(ctx, doc) }); err != nil {
-		return nil, "", &storeError{err}
-	}
-	proof, err := s.logDocument(ctx, out.Receipt)
-	if err != nil {
-		return nil, "", err
-	}
-	s.metrics.Inc("crawlcheck_issuer_signed_total", kind)
-	return out.Receipt, proof, nil
 }
 
 // signed is a sign_receipt result: the receipt's bytes and digest.

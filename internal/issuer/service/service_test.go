@@ -327,7 +327,7 @@ func TestOperational(t *testing.T) {
 		`crawlcheck_issuer_requests_total{endpoint="lock_url",status="400"} 1`,
 		`crawlcheck_issuer_fetches_total{result="ok"} 1`,
 		`crawlcheck_issuer_request_duration_seconds_count{endpoint="lock_url",status="200"} 1`,
-		`crawlcheck_issuer_store_duration_seconds_count{op="put_document",result="ok"} 1`,
+		`crawlcheck_issuer_store_duration_seconds_count{op="issue",result="ok"} 1`,
 		`crawlcheck_issuer_signed_total{kind="crawlcheck-mcp-lock"} 1`,
 	} {
 		if !strings.Contains(m, want) {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/crawlcheck/verifier/internal/issuer/tlog"
 )
 
 // sqlStore is both backends: the same statements through database/sql,
@@ -148,6 +150,47 @@ func (s *sqlStore) PutDocument(ctx context.Context, d Document) error {
 		return fmt.Errorf("store: put %s %s: %w", d.Kind, d.SHA256, err)
 	}
 	return nil
+}
+
+func (s *sqlStore) Issue(ctx context.Context, items []Issuance, sign func(size uint64, root tlog.Hash) (string, error)) (uint64, string, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, "", fmt.Errorf("store: issue: %w", err)
+	}
+	defer tx.Rollback()
+	var entries [][]byte
+	for _, it := range items {
+		if it.Nonce != "" {
+			res, err := tx.ExecContext(ctx, s.q(`INSERT INTO nonces (nonce, expires_at) VALUES (?, ?) ON CONFLICT DO NOTHING`), it.Nonce, micros(it.NonceExpires))
+			if err != nil {
+				return 0, "", fmt.Errorf("store: issue nonce: %w", err)
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return 0, "", fmt.Errorf("store: issue nonce: %w", err)
+			} else if n == 0 {
+				return 0, "", ErrNonceReused
+			}
+		}
+		d := it.Document
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO documents (sha256, kind, key_id, subject, issued_at, body) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
+			d.SHA256, d.Kind, d.KeyID, d.Subject, micros(d.IssuedAt), d.Body); err != nil {
+			return 0, "", fmt.Errorf("store: put %s %s: %w", d.Kind, d.SHA256, err)
+		}
+		if it.LogEntry != nil {
+			entries = append(entries, it.LogEntry)
+		}
+	}
+	var first uint64
+	var note string
+	if len(entries) > 0 {
+		if first, note, err = s.logAppendTx(ctx, tx, entries, sign); err != nil {
+			return 0, "", err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, "", fmt.Errorf("store: issue: commit: %w", err)
+	}
+	return first, note, nil
 }
 
 func (s *sqlStore) GetDocument(ctx context.Context, sha256 string) (Document, error) {

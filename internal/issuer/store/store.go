@@ -20,6 +20,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/crawlcheck/verifier/internal/issuer/tlog"
 )
 
 // Errors a store answers with; wrap-aware (errors.Is).
@@ -44,9 +46,28 @@ type Document struct {
 	Body     []byte
 }
 
+// Issuance is what one signing answer records before it leaves: the nonce
+// its receipt carries (none for a lockfile), the document, and the
+// document's transparency-log entry (none when the store keeps no log).
+type Issuance struct {
+	Nonce        string // "" for a document that carries none
+	NonceExpires time.Time
+	Document     Document
+	LogEntry     []byte
+}
+
 // Store is the issuer's state. Every method is safe for concurrent use and
 // across instances sharing one database.
 type Store interface {
+	// Issue records issuances in one transaction, all or nothing: each
+	// nonce (a reused one is ErrNonceReused, and nothing is written), each
+	// document, and the log entries in order under one checkpoint that
+	// sign makes (as LogAppend does). It answers the log index of the
+	// first entry and that checkpoint (0 and "" when no issuance has an
+	// entry). One transaction for many answers is how the service commits
+	// under load: one durable write (fsync) for the batch, not three per
+	// answer.
+	Issue(ctx context.Context, items []Issuance, sign func(size uint64, root tlog.Hash) (string, error)) (first uint64, checkpoint string, err error)
 	// IssueNonce records a nonce as issued, valid until expires. A nonce
 	// issued before, whether or not it has expired and been pruned since
 	// the last PruneNonces, is ErrNonceReused while its row exists.

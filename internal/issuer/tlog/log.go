@@ -68,6 +68,17 @@ func (l *Log) Append(ctx context.Context, entry []byte) (string, error) {
 	return l.proof(ctx, first, cp)
 }
 
+// Sign signs the checkpoint of a tree of size entries with root: what a
+// store's append is handed, where the caller appends itself (the issuer's
+// batched commits, store.Issue).
+func (l *Log) Sign(size uint64, root Hash) (string, error) { return l.sign(size, root) }
+
+// ProofFor is the tlog-proof of entry index against the checkpoint cp that
+// the append which wrote it answered.
+func (l *Log) ProofFor(ctx context.Context, index uint64, cp string) (string, error) {
+	return l.proof(ctx, index, cp)
+}
+
 func (l *Log) sign(size uint64, root Hash) (string, error) {
 	k := l.key()
 	if k == nil {

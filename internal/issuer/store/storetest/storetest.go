@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/crawlcheck/verifier/internal/issuer/store"
+	"github.com/crawlcheck/verifier/internal/issuer/tlog"
 )
 
 // Run runs the suite; open answers a fresh, empty store each call, and
@@ -103,6 +104,58 @@ func Run(t *testing.T, open func(t *testing.T) (s store.Store, reopen func() sto
 		}
 		if _, err := s.GetDocument(ctx, "missing"); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("GetDocument(missing) = %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("issuances in one transaction, all or nothing", func(t *testing.T) {
+		s, _ := open(t)
+		signed := 0
+		sign := func(size uint64, root tlog.Hash) (string, error) {
+			signed++
+			return fmt.Sprintf("checkpoint %d\n", size), nil
+		}
+		doc := func(sha string) store.Document {
+			return store.Document{SHA256: sha, Kind: "crawlcheck-mcp-lock-check", KeyID: "k1", IssuedAt: t0, Body: []byte(`{"` + sha + `":1}`)}
+		}
+		first, cp, err := s.Issue(ctx, []store.Issuance{
+			{Nonce: "i1", NonceExpires: t0.Add(time.Hour), Document: doc("d1"), LogEntry: []byte("e1")},
+			{Document: doc("d2"), LogEntry: []byte("e2")}, // a lockfile: no nonce
+			{Nonce: "i3", NonceExpires: t0.Add(time.Hour), Document: doc("d3"), LogEntry: []byte("e3")},
+		}, sign)
+		if err != nil || first != 0 || cp != "checkpoint 3\n" || signed != 1 {
+			t.Fatalf("Issue = %d, %q, %v after %d checkpoints; want 0, one checkpoint of 3", first, cp, err, signed)
+		}
+		// A nonce issued before fails the whole batch: nothing of it is written.
+		_, _, err = s.Issue(ctx, []store.Issuance{
+			{Nonce: "i4", NonceExpires: t0.Add(time.Hour), Document: doc("d4"), LogEntry: []byte("e4")},
+			{Nonce: "i1", NonceExpires: t0.Add(time.Hour), Document: doc("d5"), LogEntry: []byte("e5")},
+		}, sign)
+		if !errors.Is(err, store.ErrNonceReused) {
+			t.Fatalf("a batch with a reused nonce: %v, want ErrNonceReused", err)
+		}
+		if ok, _ := s.NonceIssued(ctx, "i4"); ok {
+			t.Error("a nonce of a failed batch was recorded")
+		}
+		if _, err := s.GetDocument(ctx, "d4"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("a document of a failed batch: %v, want ErrNotFound", err)
+		}
+		for _, n := range []string{"i1", "i3"} {
+			if ok, err := s.NonceIssued(ctx, n); err != nil || !ok {
+				t.Errorf("NonceIssued(%s) = %v, %v", n, ok, err)
+			}
+		}
+		if d, err := s.GetDocument(ctx, "d2"); err != nil || string(d.Body) != `{"d2":1}` {
+			t.Errorf("GetDocument(d2) = %q, %v", d.Body, err)
+		}
+		// The next append continues the log where the batch left it.
+		if ls, ok := store.LogOf(s); ok {
+			first, cp, err := ls.LogAppend(ctx, [][]byte{[]byte("e6")}, sign)
+			if err != nil || first != 3 || cp != "checkpoint 4\n" {
+				t.Fatalf("LogAppend after Issue = %d, %q, %v; want 3, checkpoint 4", first, cp, err)
+			}
+			if es, err := ls.LogEntries(ctx, 0, 4); err != nil || string(bytes.Join(es, []byte(","))) != "e1,e2,e3,e6" {
+				t.Fatalf("LogEntries = %q, %v", es, err)
+			}
 		}
 	})
 
