@@ -2,7 +2,7 @@
 // a TypeScript program uses it.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { load, withPreflight, ContinuityRefused, CoreError, type ContinuityRecord } from "@crawlcheck/sdk";
+import { load, withPreflight, ContinuityRefused, CoreError, CrawlcheckError, type ContinuityRecord } from "@crawlcheck/sdk";
 
 export async function main(): Promise<void> {
   const cc = await load();
@@ -25,7 +25,9 @@ export async function main(): Promise<void> {
   try {
     await client.callTool({ name: "get_item", arguments: {} });
   } catch (e) {
-    if (e instanceof ContinuityRefused) console.log(e.tool, e.effect, e.record?.sha256);
+    if (e instanceof ContinuityRefused) console.log(e.tool, e.effect, e.record?.record_sha256);
+    // Every error of the SDK is a CrawlcheckError, with the core's code when the core refused.
+    else if (e instanceof CrawlcheckError) console.log(e.name, e.code);
   }
   const rec: ContinuityRecord = await client.continuity.confirm("get_item");
   console.log(engine, sha, tools.length, rec.observations.length, client.continuity.records.length);

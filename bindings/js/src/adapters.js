@@ -10,6 +10,7 @@
 // protocol version), not the bytes received. withPreflight, which wraps the
 // client before it connects, records those bytes.
 
+import { CrawlcheckError } from "./errors.js";
 import { preflightConnected, continuityApi } from "./preflight.js";
 
 /**
@@ -113,7 +114,7 @@ export async function loadMcpToolsWithContinuity(serverName, client, lock, optio
   const { loadMcpTools } = await import("@langchain/mcp-adapters");
   const { load: loadOptions, ...continuity } = options;
   const mcp = typeof client?.getClient === "function" ? await client.getClient(serverName) : client;
-  if (!mcp || typeof mcp.listTools !== "function") throw new Error(`crawlcheck: no connected MCP client for server ${JSON.stringify(serverName)}`);
+  if (!mcp || typeof mcp.listTools !== "function") throw new CrawlcheckError(`crawlcheck: no connected MCP client for server ${JSON.stringify(serverName)}`);
   const g = await preflightConnected(mcp, mcp.transport, lock, continuity);
   const callTool = mcp.callTool.bind(mcp);
   // What loadMcpTools sees: the checked tools the record lets through, and a

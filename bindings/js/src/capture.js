@@ -18,6 +18,7 @@
 // transport is closed (the session is broken there), and the observation
 // says so (FAILURE_TOO_LARGE, which the core records as server_unavailable).
 
+import { CrawlcheckError } from "./errors.js";
 import { capped } from "./bounded.js";
 import { idKey, members, parseMember } from "./frames.js";
 
@@ -90,7 +91,7 @@ export class Recorder {
       this.#notify();
       this.onTooLarge?.();
     }
-    return new Error(`the server sent an answer of more than ${this.limit} bytes: not read further`);
+    return new CrawlcheckError(`the server sent an answer of more than ${this.limit} bytes: not read further`);
   }
 
   /** Resolves at the recorder's next change. */

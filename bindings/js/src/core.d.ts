@@ -13,8 +13,21 @@ export declare const MAX_REQUEST_BYTES: number;
 /** The ops of docs/abi.md. */
 export declare const OPS: readonly string[];
 
+/**
+ * The base class of every error the SDK throws for a reason of its own (a
+ * TypeError stays a TypeError: an argument of the wrong kind).
+ */
+export declare class CrawlcheckError extends Error {
+  constructor(message: string, options?: { code?: string | null; cause?: unknown });
+  /**
+   * The core's error code (one of ERROR_CODES, docs/abi.md) when an answer
+   * of the core is the cause, this error's or its `cause`'s; else null.
+   */
+  readonly code: string | null;
+}
+
 /** An error envelope of the core. */
-export declare class CoreError extends Error {
+export declare class CoreError extends CrawlcheckError {
   /** One of the closed list of docs/abi.md: unknown_op, bad_request, lock_invalid, … */
   readonly code: string;
   /** The core's message (may quote a document: show it through Core.shown). */

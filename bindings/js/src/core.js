@@ -6,6 +6,11 @@
 // (crypto.createHash); a browser runs it under the small shim in wasi.js and
 // answers the SHA-256 import with 0, so the module hashes with its own code.
 
+// The base error class is re-exported as itself and used here under a
+// second name: web/build.mjs turns each import and each re-export into a
+// const, so one name cannot be both.
+import { CrawlcheckError as SdkError } from "./errors.js";
+export { CrawlcheckError } from "./errors.js";
 import { wasiShimImports } from "./wasi.js";
 
 /** The request cap of the core (docs/abi.md, Limits): refused unread. */
@@ -22,11 +27,10 @@ const isNode = typeof process === "object" && process !== null && typeof process
  * docs/abi.md, `message` the core's text (it may quote a document's bytes:
  * show it through escapeText).
  */
-export class CoreError extends Error {
+export class CoreError extends SdkError {
   constructor(code, message, op) {
-    super(`${op}: ${code}: ${message}`);
+    super(`${op}: ${code}: ${message}`, { code });
     this.name = "CoreError";
-    this.code = code;
     this.coreMessage = message;
     this.op = op;
   }
@@ -118,7 +122,7 @@ export class Core {
     const opBytes = enc.encode(op);
     let attLen = 0;
     if (attachments && attachments.length > 0) {
-      if (!this.raw) throw new Error(`crawlcheck: attachments need ABI 2 (call_raw); this module is ABI ${this.abi}`);
+      if (!this.raw) throw new SdkError(`crawlcheck: attachments need ABI 2 (call_raw); this module is ABI ${this.abi}`);
       for (const a of attachments) attLen += 4 + a.length;
     }
     const opPtr = this.#write(this.#opBuf, opBytes);
@@ -235,7 +239,7 @@ export class Core {
       if (buf.ptr !== 0) this.#exports.free(buf.ptr);
       const size = Math.max(n, 256);
       const ptr = this.#exports.malloc(size);
-      if (ptr === 0) throw new Error(`crawlcheck: the module refused a buffer of ${size} bytes`);
+      if (ptr === 0) throw new SdkError(`crawlcheck: the module refused a buffer of ${size} bytes`);
       buf.ptr = ptr;
       buf.size = size;
     }
@@ -287,7 +291,7 @@ export function toBase64(bytes) {
 export async function instantiate(options = {}) {
   const module = await compile(options.wasm);
   const wantNode = (options.wasi ?? (isNode ? "node" : "shim")) === "node";
-  if (wantNode && !isNode) throw new Error("crawlcheck: node:wasi outside Node");
+  if (wantNode && !isNode) throw new SdkError("crawlcheck: node:wasi outside Node");
   const hostHash = options.hostSha256 ?? isNode;
   const sha = !hostHash ? null : (options.sha256 ?? (await nodeSha256()));
   let memory = null;
@@ -319,7 +323,7 @@ export async function instantiate(options = {}) {
         },
       };
     } else if (!imports[imp.module]) {
-      throw new Error(`crawlcheck: the module imports ${imp.module}.${imp.name}, which this host does not provide`);
+      throw new SdkError(`crawlcheck: the module imports ${imp.module}.${imp.name}, which this host does not provide`);
     }
   }
   const instance = await WebAssembly.instantiate(module, imports);
@@ -348,7 +352,7 @@ async function compile(src) {
     return WebAssembly.compile(await readFile(isPath ? src : url));
   }
   const resp = await fetch(url);
-  if (!resp.ok) throw new Error(`crawlcheck: fetching ${url}: HTTP ${resp.status}`);
+  if (!resp.ok) throw new SdkError(`crawlcheck: fetching ${url}: HTTP ${resp.status}`);
   if (typeof WebAssembly.compileStreaming === "function" && resp.headers.get("content-type") === "application/wasm") {
     return WebAssembly.compileStreaming(resp);
   }

@@ -5,6 +5,7 @@
 // pipe) would otherwise be read without bound, or block the process before
 // any check.
 
+import { CrawlcheckError } from "./errors.js";
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 
 /** The bound on a lockfile: the core's limit on one document (64 MiB), as the Go preflight's. */
@@ -31,8 +32,8 @@ export function readRegularFile(path, limit) {
 /** The bytes of an open file, from its start, refused unless it is a regular file of at most limit bytes. */
 export function readRegular(fd, name, limit) {
   const st = fstatSync(fd);
-  if (!st.isFile()) throw new Error(`${name} is not a regular file (${kindOf(st)})`);
-  if (st.size > limit) throw new Error(`${name} holds ${st.size} bytes, more than the ${limit} this reads`);
+  if (!st.isFile()) throw new CrawlcheckError(`${name} is not a regular file (${kindOf(st)})`);
+  if (st.size > limit) throw new CrawlcheckError(`${name} holds ${st.size} bytes, more than the ${limit} this reads`);
   // One byte more than the limit: a file that grows while it is read is caught.
   const buf = Buffer.alloc(Math.min(st.size, limit) + 1);
   let at = 0;
@@ -40,7 +41,7 @@ export function readRegular(fd, name, limit) {
     const n = readSync(fd, buf, at, buf.length - at, at);
     if (n === 0) break;
     at += n;
-    if (at > limit) throw new Error(`${name} grew past ${limit} bytes while it was read`);
+    if (at > limit) throw new CrawlcheckError(`${name} grew past ${limit} bytes while it was read`);
     if (at === buf.length) break;
   }
   return new Uint8Array(buf.buffer, buf.byteOffset, at);

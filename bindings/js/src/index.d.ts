@@ -1,34 +1,41 @@
+import { CrawlcheckError } from "./core.js";
 import type { Core, RecordJson, Observation, LoadOptions, Json } from "./core.js";
 export * from "./core.js";
 /** The core's error codes, the closed list of docs/abi.md (generated from core/cerr). */
 export declare const ERROR_CODES: readonly string[];
 
-/** A continuity record: the parsed members and the canonical line record_sha256 covers. */
+/**
+ * A continuity record: every member under the record's own name
+ * (record_sha256, prev_record_sha256, effect, …; RecordJson), and the
+ * canonical line record_sha256 covers.
+ */
 export declare class ContinuityRecord {
   constructor(raw: string);
   /** The canonical JSON line, as logged. */
   readonly raw: string;
-  readonly sha256: string;
-  /** prev_record_sha256, "" for the first record of a chain. */
-  readonly prev: string;
-  readonly mode: "observe" | "review" | "enforce";
-  readonly effect: string;
-  readonly tools: Record<string, string>;
-  readonly would: { effect: string; tools: Record<string, string> } | null;
-  readonly observations: Observation[];
-  readonly observed: RecordJson["observed"];
+  /** The parsed record. */
   readonly json: RecordJson;
   /** Whether the whole tool list was read and parsed. */
   readonly complete: boolean;
 }
 
 /** A call the check refused, with the record that decided. */
-export declare class ContinuityRefused extends Error {
+export declare class ContinuityRefused extends CrawlcheckError {
   /** The tool withheld; null when the session is paused or denied. */
   readonly tool: string | null;
   readonly effect: string | null;
   readonly record: ContinuityRecord | null;
 }
+
+export interface ContinuityRecord extends Readonly<RecordJson> {}
+
+/**
+ * The check could not be made or its result not kept (a lockfile that
+ * cannot be read, a configuration the core refuses, a log that cannot be
+ * written, a confirm the core does not approve); `code` is the core's when
+ * the core refused.
+ */
+export declare class PreflightError extends CrawlcheckError {}
 
 /** Effect thresholds in the order of the core's rule table. */
 export declare class Effects {

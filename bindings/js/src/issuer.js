@@ -4,6 +4,7 @@
 // deployment's own keys, policy and replay state; guard's observations go
 // into the check as evidence. The same steps as bindings/go/preflight's IssuerClient.
 
+import { CrawlcheckError } from "./errors.js";
 import { MAX_LOCK_BYTES, readRegularFile } from "./files.js";
 import { readCapped } from "./bounded.js";
 import { writeFileAtomic } from "./log.js";
@@ -34,13 +35,13 @@ export class IssuerClient {
     } catch {
       u = null;
     }
-    if (!u || (u.protocol !== "http:" && u.protocol !== "https:")) throw new Error(`crawlcheck: issuer URL ${JSON.stringify(cfg.url)}: not an http(s) URL`);
+    if (!u || (u.protocol !== "http:" && u.protocol !== "https:")) throw new CrawlcheckError(`crawlcheck: issuer URL ${JSON.stringify(cfg.url)}: not an http(s) URL`);
     const pins = cfg.pinnedKeys ?? [];
     if (!keyDirectory && pins.length === 0) {
-      throw new Error("crawlcheck: issuer: no key to judge its answers by: give the operator's copy of its key directory, or pin its keys");
+      throw new CrawlcheckError("crawlcheck: issuer: no key to judge its answers by: give the operator's copy of its key directory, or pin its keys");
     }
     for (const k of pins) {
-      if (!k?.kid || !k?.public_key) throw new Error("crawlcheck: issuer: a pinned key needs both kid and public_key");
+      if (!k?.kid || !k?.public_key) throw new CrawlcheckError("crawlcheck: issuer: a pinned key needs both kid and public_key");
     }
     this.url = String(cfg.url).replace(/\/$/, "");
     this.pins = pins.map((k) => ({ kid: k.kid, public_key: k.public_key }));
@@ -54,14 +55,14 @@ export class IssuerClient {
       file = readRegularFile(statePath, MAX_LOCK_BYTES);
     } catch (e) {
       if (e.code === "ENOENT") return;
-      throw new Error(`crawlcheck: issuer replay state: ${e.message}`, { cause: e });
+      throw new CrawlcheckError(`crawlcheck: issuer replay state: ${e.message}`, { cause: e });
     }
     // The file's format is the core's (replay_state).
     try {
       this.#seen = cc.replayState({ file }).seen_nonces;
     } catch (e) {
       const why = e instanceof CoreError ? cc.shown(e.coreMessage) : e.message;
-      throw new Error(`crawlcheck: issuer replay state ${statePath}: ${why}; move it aside (replays it recorded would go unseen)`, { cause: e });
+      throw new CrawlcheckError(`crawlcheck: issuer replay state ${statePath}: ${why}; move it aside (replays it recorded would go unseen)`, { cause: e });
     }
   }
 
@@ -73,7 +74,7 @@ export class IssuerClient {
    * @returns {Promise<Consultation>}
    */
   async consult({ lock, serverName, policy, obs, now, observedPages }) {
-    if (!obs.endpoint) throw new Error("crawlcheck: issuer: the observation names no endpoint for a receipt to speak about");
+    if (!obs.endpoint) throw new CrawlcheckError("crawlcheck: issuer: the observation names no endpoint for a receipt to speak about");
     const whole = this.#wholeList(obs, observedPages);
     if (!whole) return { asked: false };
     const deadline = AbortSignal.timeout(this.timeout);
@@ -118,9 +119,9 @@ export class IssuerClient {
       // A directory the core cannot read is the issuer's garbage, not the
       // deployment's mistake.
       if (e instanceof CoreError && e.code === "issuer_keys_invalid") {
-        return this.#unavailable("key_directory", new Error(e.coreMessage));
+        return this.#unavailable("key_directory", new CrawlcheckError(e.coreMessage));
       }
-      throw new Error(`crawlcheck: issuer: judging its answer: ${e.message}`, { cause: e });
+      throw new CrawlcheckError(`crawlcheck: issuer: judging its answer: ${e.message}`, { cause: e });
     }
     const g = JSON.parse(raw);
     this.#keep(g.seen_nonces);
@@ -186,16 +187,16 @@ export class IssuerClient {
     try {
       resp = await this.fetch(this.url + path, init);
     } catch (e) {
-      throw new Error(`${what}: ${timedOut(e)}`);
+      throw new CrawlcheckError(`${what}: ${timedOut(e)}`);
     }
     let body, over;
     try {
       ({ bytes: body, over } = await readCapped(resp.body, MAX_ISSUER_ANSWER));
     } catch (e) {
-      throw new Error(`${what}: reading the answer: ${timedOut(e)}`);
+      throw new CrawlcheckError(`${what}: reading the answer: ${timedOut(e)}`);
     }
-    if (resp.status !== 200) throw new Error(`${what}: HTTP ${resp.status}: ${this.#excerpt(body)}`);
-    if (over) throw new Error(`${what}: the answer exceeds ${MAX_ISSUER_ANSWER} bytes`);
+    if (resp.status !== 200) throw new CrawlcheckError(`${what}: HTTP ${resp.status}: ${this.#excerpt(body)}`);
+    if (over) throw new CrawlcheckError(`${what}: the answer exceeds ${MAX_ISSUER_ANSWER} bytes`);
     let text = null;
     try {
       text = new TextDecoder("utf-8", { fatal: true }).decode(body);
@@ -203,7 +204,7 @@ export class IssuerClient {
     } catch {
       text = null;
     }
-    if (text === null || !text.trimStart().startsWith("{")) throw new Error(`${what}: the answer is not a JSON object: ${this.#excerpt(body)}`);
+    if (text === null || !text.trimStart().startsWith("{")) throw new CrawlcheckError(`${what}: the answer is not a JSON object: ${this.#excerpt(body)}`);
     return body;
   }
 
@@ -214,14 +215,14 @@ export class IssuerClient {
   }
 
   #keep(seen) {
-    if (!Array.isArray(seen)) throw new Error("crawlcheck: issuer: guard's answer holds no seen_nonces");
+    if (!Array.isArray(seen)) throw new CrawlcheckError("crawlcheck: issuer: guard's answer holds no seen_nonces");
     const changed = JSON.stringify(seen) !== JSON.stringify(this.#seen);
     this.#seen = seen;
     if (!this.statePath || !changed) return;
     try {
       writeFileAtomic(this.statePath, this.cc.replayState({ seen_nonces: seen }).file, 0o600);
     } catch (e) {
-      throw new Error(`crawlcheck: issuer replay state: ${e.message}`, { cause: e });
+      throw new CrawlcheckError(`crawlcheck: issuer replay state: ${e.message}`, { cause: e });
     }
   }
 }

@@ -2,6 +2,7 @@
 // chained (each record's prev_record_sha256 names the line before it), the
 // same file bindings/go/preflight's Log writes (docs/preflight.md, The record log).
 
+import { CrawlcheckError } from "./errors.js";
 import { closeSync, fsyncSync, ftruncateSync, openSync, renameSync, writeSync } from "node:fs";
 import { dirname, basename, join } from "node:path";
 import { MAX_LOG_BYTES, readRegular } from "./files.js";
@@ -29,7 +30,7 @@ export class RecordLog {
       this.#head = this.#open(cc);
     } catch (e) {
       closeSync(this.#fd);
-      throw new Error(`crawlcheck: record log ${path}: ${e.message}`, { cause: e });
+      throw new CrawlcheckError(`crawlcheck: record log ${path}: ${e.message}`, { cause: e });
     }
   }
 
@@ -38,13 +39,13 @@ export class RecordLog {
     try {
       data = readRegular(this.#fd, this.path, MAX_LOG_BYTES);
     } catch (e) {
-      throw new Error(`${e.message}: a record log is a regular file of at most ${MAX_LOG_BYTES} bytes (move a longer one aside to start a new log)`, { cause: e });
+      throw new CrawlcheckError(`${e.message}: a record log is a regular file of at most ${MAX_LOG_BYTES} bytes (move a longer one aside to start a new log)`, { cause: e });
     }
     const size = data.length;
     if (size === 0) return "";
     const chain = cc.verifyChain({ records: data });
     if (!chain.valid) {
-      throw new Error(`broken at record ${chain.broken_at + 1}: ${cc.shown(chain.reason ?? "")}; move it aside to start a new log`);
+      throw new CrawlcheckError(`broken at record ${chain.broken_at + 1}: ${cc.shown(chain.reason ?? "")}; move it aside to start a new log`);
     }
     if (chain.torn_tail) {
       ftruncateSync(this.#fd, data.lastIndexOf(0x0a) + 1);
@@ -68,15 +69,16 @@ export class RecordLog {
    * @param {{raw: string, sha256: string, prev: string}} record
    */
   append(record) {
-    if (this.#fd === null) throw new Error("crawlcheck: record log: closed");
-    if (record.prev !== this.#head) {
-      throw new Error(`crawlcheck: record log: record ${record.sha256} names ${JSON.stringify(record.prev)} as the record before it, but the log's last record is ${JSON.stringify(this.#head)}`);
+    if (this.#fd === null) throw new CrawlcheckError("crawlcheck: record log: closed");
+    const prev = record.prev_record_sha256 ?? "";
+    if (prev !== this.#head) {
+      throw new CrawlcheckError(`crawlcheck: record log: record ${record.record_sha256} names ${JSON.stringify(prev)} as the record before it, but the log's last record is ${JSON.stringify(this.#head)}`);
     }
     const line = Buffer.from(record.raw + "\n");
     let at = 0;
     while (at < line.length) at += writeSync(this.#fd, line, at, line.length - at);
     fsyncSync(this.#fd);
-    this.#head = record.sha256;
+    this.#head = record.record_sha256;
   }
 
   close() {

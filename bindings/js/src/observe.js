@@ -3,6 +3,7 @@
 // core's next_page answer), a failure), and nothing else. The same steps as bindings/go/preflight's
 // Observe, so that the same server gives the same request to the core.
 
+import { CrawlcheckError } from "./errors.js";
 import { members, parseMember, utf8 } from "./frames.js";
 import { RawJSON, toBase64 } from "./core.js";
 
@@ -136,14 +137,14 @@ async function fetchPage(cap, listPage, cursor, signal) {
       const wake = rec.changed();
       const c = rec.nth("tools/list", mark);
       if (c && c.answer !== null) {
-        if (!c.matched) abandon.abort(new Error("crawlcheck: the answer could not be routed"));
+        if (!c.matched) abandon.abort(new CrawlcheckError("crawlcheck: the answer could not be routed"));
         if (!sdkDone) await Promise.race([sdk, aborted(signal)]).catch(() => {});
         const page = pageOf(c.answer).slice();
         rec.release(c);
         return { page };
       }
       if (rec.oversize !== "") {
-        abandon.abort(new Error("crawlcheck: an answer went past the limit"));
+        abandon.abort(new CrawlcheckError("crawlcheck: an answer went past the limit"));
         return { failure: FAILURE_TOO_LARGE, detail: rec.oversize };
       }
       if (sdkDone) {

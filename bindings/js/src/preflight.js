@@ -5,6 +5,7 @@
 // follows the record (docs/preflight.md describes the Go twin it matches).
 
 import { load, CoreError } from "./core.js";
+import { CrawlcheckError, PreflightError } from "./errors.js";
 import { attach, DEFAULT_MAX_ANSWER_BYTES } from "./capture.js";
 import { handshakeFacts, observePages, observedRequest, errText, FAILURE_TIMEOUT, FAILURE_TOO_LARGE, FAILURE_UNAVAILABLE } from "./observe.js";
 import { RecordLog, writeFileAtomic } from "./log.js";
@@ -51,22 +52,21 @@ function recordText(answer) {
   return answer.slice(answer.indexOf(head) + head.length, answer.lastIndexOf(',"session":"'));
 }
 
-/** A crawlcheck-continuity-record: `raw` is the canonical line record_sha256 covers. */
+/**
+ * A crawlcheck-continuity-record: every member under the record's own name
+ * (`record_sha256`, `prev_record_sha256`, `effect`, `tools`, …, as
+ * docs/continuity.md defines them; none renamed, none defaulted, so what a
+ * program reads is what the log holds), and `raw`, the canonical line
+ * record_sha256 covers.
+ */
 export class ContinuityRecord {
   constructor(raw) {
     const r = JSON.parse(raw);
     if (r?.kind !== "crawlcheck-continuity-record" || !r.record_sha256 || !r.effect) {
-      throw new Error("crawlcheck: not a crawlcheck-continuity-record");
+      throw new PreflightError("crawlcheck: not a crawlcheck-continuity-record");
     }
+    Object.assign(this, r);
     this.raw = raw;
-    this.sha256 = r.record_sha256;
-    this.prev = r.prev_record_sha256 ?? "";
-    this.mode = r.mode;
-    this.effect = r.effect;
-    this.tools = r.tools ?? {};
-    this.would = r.would ?? null;
-    this.observations = r.observations ?? [];
-    this.observed = r.observed;
     this.json = r;
   }
 
@@ -81,9 +81,9 @@ export class ContinuityRecord {
  * The error of a call the check refused: a tool withheld (`tool` set) or a
  * session paused or denied. It carries the record that decided.
  */
-export class ContinuityRefused extends Error {
+export class ContinuityRefused extends CrawlcheckError {
   constructor(message, { tool = null, effect = null, record = null, cause } = {}) {
-    super(message, cause === undefined ? undefined : { cause });
+    super(message, { cause });
     this.name = "ContinuityRefused";
     this.tool = tool;
     this.effect = effect;
@@ -183,7 +183,7 @@ class Gate {
       try {
         this.lock = readRegularFile(this.lockPath, MAX_LOCK_BYTES);
       } catch (e) {
-        throw new Error(`crawlcheck: reading the lockfile: ${e.message}`, { cause: e });
+        throw new PreflightError(`crawlcheck: reading the lockfile: ${e.message}`, { cause: e });
       }
     } else {
       this.lock = this.lockBytes;
@@ -196,7 +196,7 @@ class Gate {
       this.cc.verifyLock(vreq);
     } catch (e) {
       const where = this.lockPath ? `lockfile ${this.lockPath}` : "lockfile";
-      throw new Error(`crawlcheck: ${where}: ${e instanceof CoreError ? `${e.code}: ${this.cc.shown(e.coreMessage)}` : e.message}`, { cause: e });
+      throw new PreflightError(`crawlcheck: ${where}: ${e instanceof CoreError ? `${e.code}: ${this.cc.shown(e.coreMessage)}` : e.message}`, { cause: e });
     }
     if (this.cont.issuer) {
       const state = this.cont.logPath ? nonceStatePath(this.cont.logPath) : "";
@@ -352,11 +352,11 @@ class Gate {
       delete handoff.record;
       Object.defineProperty(rec, "handoff", { value: handoff, enumerable: false });
     } catch (e) {
-      throw new Error(`crawlcheck: continuity check: ${e instanceof CoreError ? `${e.code}: ${this.cc.shown(e.coreMessage)}` : e.message}`, { cause: e });
+      throw new PreflightError(`crawlcheck: continuity check: ${e instanceof CoreError ? `${e.code}: ${this.cc.shown(e.coreMessage)}` : e.message}`, { cause: e });
     }
     this.log?.append(rec);
     this.kept?.keep(rec);
-    this.prev = rec.sha256;
+    this.prev = rec.record_sha256;
     this.records.push(rec);
     if (this.records.length > MAX_KEPT_RECORDS) this.records.splice(0, this.records.length - MAX_KEPT_RECORDS);
     this.cont.onRecord?.(rec);
@@ -376,7 +376,7 @@ class Gate {
    * from, or throws what every call gets while the session is stopped.
    */
   async gate() {
-    if (!this.connected) throw new Error("crawlcheck: the client is not connected");
+    if (!this.connected) throw new PreflightError("crawlcheck: the client is not connected");
     await this.serial(async () => {
       if (this.stale()) await this.recheck().catch((e) => (this.err = e));
     });
@@ -424,8 +424,8 @@ class Gate {
       if (this.err) throw this.err;
       const rec = this.record;
       const obs = this.obs;
-      if (!rec) throw new Error("crawlcheck: confirm: no record yet");
-      if (!this.lockPath) throw new Error("crawlcheck: confirm: the lockfile was given as bytes; give its path to rewrite it");
+      if (!rec) throw new PreflightError("crawlcheck: confirm: no record yet");
+      if (!this.lockPath) throw new PreflightError("crawlcheck: confirm: the lockfile was given as bytes; give its path to rewrite it");
       const observed = observedRequest(obs);
       const req = { record: enc.encode(rec.raw), lock: this.lock, names, approved_at: this.nowText() };
       if (observed.pages) req.pages = observed.pages;
@@ -435,18 +435,18 @@ class Gate {
       try {
         a = this.cc.approve(req);
       } catch (e) {
-        throw new Error(`crawlcheck: confirm: ${e instanceof CoreError ? `${e.code}: ${this.cc.shown(e.coreMessage)}` : e.message}`, { cause: e });
+        throw new PreflightError(`crawlcheck: confirm: ${e instanceof CoreError ? `${e.code}: ${this.cc.shown(e.coreMessage)}` : e.message}`, { cause: e });
       }
       if (!a.approved) {
         const unnamed = (a.unnamed ?? []).map((u) => (u.tool === null ? u.observation : `${this.cc.shown(u.tool)} (${u.observation})`));
         const parts = [this.cc.shown(a.reason ?? "not approved")];
         if (unnamed.length) parts.push(`also changed: ${unnamed.join(", ")}`);
         if (a.not_changed?.length) parts.push(`no change to approve: ${a.not_changed.map((n) => this.cc.shown(n)).join(", ")}`);
-        throw new Error(`crawlcheck: confirm: not approved; ${parts.join("; ")} (record ${rec.sha256})`);
+        throw new PreflightError(`crawlcheck: confirm: not approved; ${parts.join("; ")} (record ${rec.record_sha256})`);
       }
       let lock = a.lock;
       if (this.cont.signingKey) {
-        if (a.format === "agentgate.lock") throw new Error("crawlcheck: confirm: an agentgate.lock cannot be signed; use the crawlcheck format to sign");
+        if (a.format === "agentgate.lock") throw new PreflightError("crawlcheck: confirm: an agentgate.lock cannot be signed; use the crawlcheck format to sign");
         lock = this.cc.signLock({ lock: enc.encode(lock), private_key: this.cont.signingKey }).lock;
       }
       const bytes = enc.encode(lock);
@@ -489,7 +489,7 @@ export function withPreflight(client, { lock, continuity = {} } = {}) {
   if (!client || typeof client.connect !== "function" || typeof client.callTool !== "function") {
     throw new TypeError("crawlcheck: withPreflight needs an MCP Client (before connect)");
   }
-  if (client.continuity) throw new Error("crawlcheck: this client already has a preflight");
+  if (client.continuity) throw new PreflightError("crawlcheck: this client already has a preflight");
   const g = new Gate(client, lock, continuity);
   const orig = {
     connect: client.connect,
@@ -501,7 +501,7 @@ export function withPreflight(client, { lock, continuity = {} } = {}) {
   g.listPage = pageLister(client, orig);
 
   client.connect = async function (transport, opts) {
-    if (g.connected || g.cap) throw new Error("crawlcheck: this client was already connected once");
+    if (g.connected || g.cap) throw new PreflightError("crawlcheck: this client was already connected once");
     await g.open();
     g.attach(transport);
     const signal = AbortSignal.timeout(g.timeout);
@@ -541,7 +541,7 @@ export function withPreflight(client, { lock, continuity = {} } = {}) {
   };
 
   client.listTools = async function (params) {
-    if (params?.cursor !== undefined) throw new Error(`crawlcheck: unknown cursor ${JSON.stringify(g.cc.shown(String(params.cursor)))}: listTools answers in one page`);
+    if (params?.cursor !== undefined) throw new PreflightError(`crawlcheck: unknown cursor ${JSON.stringify(g.cc.shown(String(params.cursor)))}: listTools answers in one page`);
     const { rec, obs } = await g.gate();
     return { tools: g.toolsOf(rec, obs) };
   };
@@ -596,7 +596,7 @@ function pageLister(client, orig = client) {
  * @returns {Promise<Gate>}
  */
 export async function preflightConnected(client, transport, lock, continuity) {
-  if (!client || !transport) throw new Error("crawlcheck: the MCP server is not connected: connect it first");
+  if (!client || !transport) throw new PreflightError("crawlcheck: the MCP server is not connected: connect it first");
   const g = new Gate(client, lock, continuity);
   g.listPage = pageLister(client);
   await g.open();

@@ -4,6 +4,8 @@
 // bytes for map seeds, a poll that never blocks, and somewhere to write a
 // panic. Every other import the module names answers ENOSYS.
 
+import { CrawlcheckError } from "./errors.js";
+
 const ESUCCESS = 0;
 const EBADF = 8;
 const EINVAL = 28;
@@ -115,7 +117,7 @@ export function wasiShimImports(module, memory) {
       return ESUCCESS;
     },
     proc_exit(code) {
-      throw new Error(`crawlcheck: the module exited (${code})`);
+      throw new CrawlcheckError(`crawlcheck: the module exited (${code})`);
     },
   };
   const out = {};

@@ -31,7 +31,7 @@ test("@openai/agents: withContinuity withholds the changed tool from the model a
   assert.deepEqual(names(rec), ["description_changed"]);
 
   // A call the model could still name: refused with the record.
-  await assert.rejects(gated.callTool("get_item", {}), (e) => e instanceof ContinuityRefused && e.record.sha256 === rec.sha256 && e.tool === "get_item");
+  await assert.rejects(gated.callTool("get_item", {}), (e) => e instanceof ContinuityRefused && e.record.record_sha256 === rec.record_sha256 && e.tool === "get_item");
   const ok = await gated.callTool("list_items", {});
   assert.equal(ok[0].text, "called list_items");
 
@@ -110,7 +110,7 @@ test("@openai/agents: a tool handed to the model before a change is refused thro
   await assert.rejects(getItemStrict.invoke(new RunContext(), '{"id":"1"}'), (e) => {
     const refused = e instanceof ContinuityRefused ? e : e.cause;
     assert.ok(refused instanceof ContinuityRefused, String(e));
-    assert.equal(refused.record.sha256, gated.continuity.record.sha256);
+    assert.equal(refused.record.record_sha256, gated.continuity.record.record_sha256);
     return true;
   });
 });

@@ -62,7 +62,7 @@ for (const major of [1, 2]) {
       }
       assert.deepEqual(
         lines(logPath).map((r) => r.record_sha256),
-        records.map((r) => r.sha256),
+        records.map((r) => r.record_sha256),
         "every record is logged, in order",
       );
       const tainted = lines(callLog).filter((c) => c.tainted);

@@ -85,7 +85,7 @@ test("a late receipt is refreshed once (asked again), then pauses; both records 
   assert.equal(recs[0].effect, "refresh");
   assert.ok(names(recs[0]).includes("evidence_expired"));
   assert.equal(recs[1].effect, "pause");
-  assert.equal(recs[1].prev, recs[0].sha256);
+  assert.equal(recs[1].prev_record_sha256, recs[0].record_sha256);
   assert.notEqual(recs[0].json.issuer.receipt.sha256, recs[1].json.issuer.receipt.sha256, "a new receipt");
 });
 

@@ -30,7 +30,7 @@ for (const [kind, major] of [["stdio", 1], ["http", 1], ["stdio", 2], ["http", 2
       assert.ok(e instanceof ContinuityRefused);
       assert.equal(e.tool, "get_item");
       assert.equal(e.effect, "pause_tool");
-      assert.equal(e.record.sha256, rec.sha256);
+      assert.equal(e.record.record_sha256, rec.record_sha256);
       return true;
     });
     const ok = await client.callTool({ name: "list_items", arguments: {} });
@@ -45,7 +45,7 @@ for (const [kind, major] of [["stdio", 1], ["http", 1], ["stdio", 2], ["http", 2
     assert.equal(called.content[0].text, "called get_item");
     // One check at a time: every record names the one before it.
     const recs = client.continuity.records;
-    recs.slice(1).forEach((r, i) => assert.equal(r.prev, recs[i].sha256));
+    recs.slice(1).forEach((r, i) => assert.equal(r.prev_record_sha256, recs[i].record_sha256));
   });
 }
 

@@ -30,10 +30,10 @@ test("a list_changed storm gives a bounded number of records while idle; a call 
 
   // The server announced a change after the last listing: the call is judged
   // by a check made after it, without waiting out the hold-off.
-  const before = client.continuity.record.sha256;
+  const before = client.continuity.record.record_sha256;
   const started = Date.now();
   assert.equal((await client.callTool({ name: "list_items", arguments: {} })).content[0].text, "called list_items");
-  assert.notEqual(client.continuity.record.sha256, before);
+  assert.notEqual(client.continuity.record.record_sha256, before);
   // The hold-off is 4 s by now; the call did not wait it out.
   assert.ok(Date.now() - started < 3000, "the call re-checked at once");
 });
@@ -44,9 +44,9 @@ test(`continuity.records keeps the newest ${MAX_KEPT_RECORDS}; the log keeps eve
   const c = client.continuity;
   for (let i = 0; i < MAX_KEPT_RECORDS + 10; i++) await c.recheck();
   assert.equal(c.records.length, MAX_KEPT_RECORDS);
-  assert.equal(c.records.at(-1).sha256, c.record.sha256);
-  c.records.slice(1).forEach((r, i) => assert.equal(r.prev, c.records[i].sha256));
+  assert.equal(c.records.at(-1).record_sha256, c.record.record_sha256);
+  c.records.slice(1).forEach((r, i) => assert.equal(r.prev_record_sha256, c.records[i].record_sha256));
   const lines = readFileSync(logPath, "utf8").trim().split("\n");
   assert.equal(lines.length, MAX_KEPT_RECORDS + 11);
-  assert.equal(JSON.parse(lines.at(-1)).record_sha256, c.record.sha256);
+  assert.equal(JSON.parse(lines.at(-1)).record_sha256, c.record.record_sha256);
 });

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._codes import ERROR_CODES
+from ._errors import CrawlcheckError
 from ._core import CoreError, call, call_bytes, call_result, encode_request
 from ._lib import SUPPORTED_ABI, LibraryError
 from .ops import (
@@ -49,9 +50,11 @@ __all__ = [
     "SUPPORTED_ABI",
     "ContinuityRefused",
     "CoreError",
+    "CrawlcheckError",
     "ERROR_CODES",
     "LibraryError",
     "McpPreflight",
+    "PreflightError",
     "__version__",
     "approve",
     "call",
@@ -91,7 +94,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     # The preflight imports the mcp package; the core API must not need it.
-    if name in ("McpPreflight", "with_preflight", "ContinuityRefused"):
+    if name in ("McpPreflight", "with_preflight", "ContinuityRefused", "PreflightError"):
         from . import preflight
 
         return getattr(preflight, name)

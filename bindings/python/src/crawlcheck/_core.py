@@ -14,12 +14,13 @@ import json
 import struct
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from ._errors import CrawlcheckError
 from ._lib import library
 
 _OK_PREFIX = b'{"ok":true,"result":'
 
 
-class CoreError(Exception):
+class CoreError(CrawlcheckError):
     """An error envelope: the core refused the request. ``code`` is one of the
     closed list in docs/abi.md (``bad_request``, ``lock_invalid``, ...)."""
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import stat
 
+from ._errors import CrawlcheckError
+
 #: The bound on a lockfile: the core's limit on one document, as the Go preflight's.
 MAX_LOCK_BYTES = 64 << 20
 #: The bound on a record log: its chain is verified in one request to the
@@ -16,7 +18,7 @@ MAX_LOCK_BYTES = 64 << 20
 MAX_LOG_BYTES = 32 << 20
 
 
-class FileRefused(OSError):
+class FileRefused(CrawlcheckError, OSError):
     """A file that is not a regular file of at most the limit."""
 
 

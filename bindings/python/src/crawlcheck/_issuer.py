@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 import anyio
 
 from ._core import CoreError
+from ._errors import CrawlcheckError
 from ._files import MAX_LOCK_BYTES, read_regular_file
 from ._log import write_atomic
 from .ops import escape_text, guard, hash_tools, replay_state
@@ -74,7 +75,7 @@ class Consultation:
         return t
 
 
-class IssuerConfigError(ValueError):
+class IssuerConfigError(CrawlcheckError, ValueError):
     """The service path cannot be configured (URL, keys, replay state)."""
 
 

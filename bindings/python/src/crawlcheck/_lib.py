@@ -19,6 +19,8 @@ import threading
 from pathlib import Path
 from typing import Optional
 
+from ._errors import CrawlcheckError
+
 #: ABI versions this package speaks: 2, which adds ``crawlcheck_call_raw``
 #: (documents as raw attachments) to ABI 1's JSON-only ``crawlcheck_call``.
 SUPPORTED_ABI = (2,)
@@ -29,7 +31,7 @@ LIB_ENV = "CRAWLCHECK_LIB"
 LIB_NAME = "libcrawlcheck.so"
 
 
-class LibraryError(RuntimeError):
+class LibraryError(CrawlcheckError, RuntimeError):
     """The core library cannot be used: missing, of another ABI version, or
     loaded by another process (a child made by fork)."""
 

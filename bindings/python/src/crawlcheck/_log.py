@@ -8,11 +8,13 @@ import os
 import threading
 from typing import Optional
 
+from ._errors import CrawlcheckError
+
 from ._files import MAX_LOG_BYTES, FileRefused, read_regular
 from .ops import verify_chain
 
 
-class LogError(RuntimeError):
+class LogError(CrawlcheckError, RuntimeError):
     """The log cannot be opened or appended to."""
 
 

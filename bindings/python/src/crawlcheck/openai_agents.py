@@ -18,13 +18,14 @@ from typing import Any, Dict, List, Optional, Union
 
 from agents.mcp import MCPServer
 
+from ._errors import CrawlcheckError
 from ._options import Options
-from .preflight import ContinuityRefused, McpPreflight, show
+from .preflight import ContinuityRefused, McpPreflight, PreflightError, show
 
 __all__ = ["ContinuityMCPServer", "ToolFilterRefused", "with_continuity"]
 
 
-class ToolFilterRefused(Exception):
+class ToolFilterRefused(CrawlcheckError):
     """A call of a tool the server's own ``tool_filter`` leaves out: the
     operator blocked it, so it is neither handed to the model nor called."""
 
@@ -87,7 +88,7 @@ class ContinuityMCPServer(MCPServer):
     async def _preflight(self) -> McpPreflight:
         session = getattr(self.inner, "session", None)
         if session is None:
-            raise RuntimeError(f"crawlcheck: MCP server {self.inner.name!r} is not connected")
+            raise PreflightError(f"crawlcheck: MCP server {self.inner.name!r} is not connected")
         if self.preflight is None or self.preflight.session is not session:
             pf = McpPreflight(
                 session,
@@ -111,7 +112,7 @@ class ContinuityMCPServer(MCPServer):
         if getattr(self.inner, "tool_filter", None) is not None:
             apply = getattr(self.inner, "_apply_tool_filter", None)
             if not callable(apply):
-                raise RuntimeError(f"crawlcheck: MCP server {self.inner.name!r} has a tool_filter this wrapper cannot apply")
+                raise PreflightError(f"crawlcheck: MCP server {self.inner.name!r} has a tool_filter this wrapper cannot apply")
             tools = list(await apply(tools, run_context, agent))
             self._handed = {t.name for t in tools}
         return tools

@@ -41,6 +41,7 @@ from ._checkpoint import Checkpoints, checkpoint_path, proof_path, read_proof
 from ._frames import members as _raw_members
 from ._frames import page_of as _page_of
 from ._frames import value as _raw_value
+from ._errors import CrawlcheckError
 from ._issuer import Consultation, Issuer, IssuerClient, nonce_state_path
 from ._files import MAX_LOCK_BYTES, read_regular_file
 from ._log import RecordLog, write_atomic
@@ -116,7 +117,7 @@ def show(s: str) -> str:
     return str(escape_text(text=s)["text"])
 
 
-class ContinuityRefused(Exception):
+class ContinuityRefused(CrawlcheckError):
     """A call the check refused: a withheld tool (``tool`` set) or a session
     paused or denied (``tool`` None). ``record`` is the record that decided
     (a dict), ``record_raw`` its canonical bytes."""
@@ -136,7 +137,7 @@ class ContinuityRefused(Exception):
         super().__init__(msg)
 
 
-class PreflightError(RuntimeError):
+class PreflightError(CrawlcheckError, RuntimeError):
     """The check could not be made (a configuration the core refuses, a log
     that cannot be written): there is no record, and every call fails."""
 
