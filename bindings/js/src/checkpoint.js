@@ -6,6 +6,7 @@
 // The core decides; this file only stores the checkpoint the record says to
 // keep.
 
+import { CrawlcheckError } from "./errors.js";
 import { readRegularFile } from "./files.js";
 import { writeFileAtomic } from "./log.js";
 
@@ -26,7 +27,7 @@ export function readProof(lockPath) {
     return dec.decode(readRegularFile(proofPath(lockPath), MAX_PROOF_BYTES));
   } catch (e) {
     if (e.code === "ENOENT") return "";
-    throw new Error(`crawlcheck: the lockfile's tlog-proof: ${e.message}`, { cause: e });
+    throw new CrawlcheckError(`crawlcheck: the lockfile's tlog-proof: ${e.message}`, { cause: e });
   }
 }
 
@@ -44,7 +45,7 @@ export class Checkpoints {
     try {
       this.kept = dec.decode(readRegularFile(path, MAX_PROOF_BYTES));
     } catch (e) {
-      if (e.code !== "ENOENT") throw new Error(`crawlcheck: the kept log checkpoint: ${e.message}`, { cause: e });
+      if (e.code !== "ENOENT") throw new CrawlcheckError(`crawlcheck: the kept log checkpoint: ${e.message}`, { cause: e });
     }
   }
 
@@ -80,7 +81,7 @@ export class Checkpoints {
       try {
         writeFileAtomic(this.path, keep, 0o644);
       } catch (e) {
-        throw new Error(`crawlcheck: keeping the log checkpoint: ${e.message}`, { cause: e });
+        throw new CrawlcheckError(`crawlcheck: keeping the log checkpoint: ${e.message}`, { cause: e });
       }
     }
     this.kept = keep;

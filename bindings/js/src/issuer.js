@@ -144,7 +144,7 @@ export class IssuerClient {
     const q = new URLSearchParams({ from: String(from), to: String(to) });
     const body = await this.#get(`/api/v1/log/consistency?${q}`, AbortSignal.timeout(this.timeout));
     const a = JSON.parse(new TextDecoder().decode(body));
-    if (!Array.isArray(a.consistency)) throw new Error("the issuer's answer holds no consistency proof");
+    if (!Array.isArray(a.consistency)) throw new CrawlcheckError("the issuer's answer holds no consistency proof");
     return a.consistency;
   }
 

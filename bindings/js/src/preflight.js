@@ -207,7 +207,7 @@ class Gate {
     // beside the record log (in memory without logPath).
     this.proof = this.lockPath ? readProof(this.lockPath) : "";
     if (this.proof) {
-      if (!s.key_directory) throw new Error(`crawlcheck: ${proofPath(this.lockPath)} is verified against the issuer's log by its key directory: give keyDirectory`);
+      if (!s.key_directory) throw new PreflightError(`crawlcheck: ${proofPath(this.lockPath)} is verified against the issuer's log by its key directory: give keyDirectory`);
       this.kept = new Checkpoints(this.cont.logPath ? checkpointPath(this.cont.logPath) : "");
     }
     if (this.cont.logPath) {
