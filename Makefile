@@ -121,8 +121,10 @@ web: wasm
 
 ## test-web: the page in real headless Chromium (Debian's, installed with apt
 ## when /usr/bin/chromium is absent) driven by playwright-core; screenshots
-## go to build/web-test/ (CRAWLCHECK_DOCS_SCREENSHOT=1 also refreshes docs/web.png).
+## go to build/web-test/ (CRAWLCHECK_DOCS_SCREENSHOT=1 also refreshes docs/web.png
+## and docs/report.png). The weekly report's test writes its log with the CLI.
 test-web: wasm
+	$(GO) build -o $(BUILD)/crawlcheck ./cmd/crawlcheck
 	@test -x /usr/bin/chromium || { echo "test-web: installing Debian's chromium"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 	cd bindings/js && { test -d node_modules/playwright-core || npm ci --no-audit --no-fund; } && \
