@@ -53,6 +53,7 @@ func exampleVectors(t testing.TB) []opVector {
 		ex("log_verify", obj{"document": lf.lock, "proof": lf.proof(10), "now": checkNow, "key_directory": lf.directory}),
 		ex("log_consistency", obj{"new": lf.checkpoint(12), "checkpoint": lf.checkpoint(10), "consistency": lf.consistency(10, 12), "now": checkNow, "key_directory": lf.directory}),
 		ex("replay_state", obj{"seen_nonces": []obj{{"nonce": "n-1", "expires_at": "2026-12-01T10:05:00Z"}}}),
+		ex("pilot_batch", obj{"records": string(first) + "\n"}),
 		ex("next_page", obj{"page": page(t, tool, "c2"), "followed": []string{"c1"}}),
 	}
 }

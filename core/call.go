@@ -56,6 +56,7 @@ func init() {
 		"log_entry":          opLogEntry,
 		"log_verify":         opLogVerify,
 		"log_consistency":    opLogConsistency,
+		"pilot_batch":        opPilotBatch,
 	} {
 		ops[name] = fn
 	}

@@ -279,6 +279,7 @@ func opVectors(t testing.TB) []opVector {
 	vs = append(vs, tooManyPagesVectors(t)...)
 	vs = append(vs, hostFactVectors(t)...)
 	vs = append(vs, logVectors(t)...)
+	vs = append(vs, pilotVectors(t)...)
 	return append(vs, exampleVectors(t)...)
 }
 

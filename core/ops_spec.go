@@ -342,6 +342,20 @@ var opSpecs = []OpSpec{
 		},
 		Result: concat(logResult[2:], logVerdict),
 	},
+	{Name: "pilot_batch", Summary: "Judges a pilot's upload of records (the issuer's `POST /api/v1/pilot/{id}/records`, docs/issuer.md) line by line against the pilot's chain: `accepted` (a record in its canonical form, its `record_sha256` matching, following the head; it becomes the head), `duplicate` (named in `known`, or earlier in the batch), `edited` (refused, with the reason) or `chain_gap` (it does not follow the head: the batch stops there, naming the record expected). A pilot holding no record anchors at its first accepted one, never after a refused line. `entry` is the log entry committing to the new head when it is not the one the log holds.",
+		Request: []Field{
+			need("records", "string", "the upload's JSON lines"),
+			may("head", "string", "the record_sha256 the pilot's chain ends at (absent: it holds none)"),
+			may("logged_head", "string", "the head the log last committed to for this pilot (absent: none)"),
+			may("known", "array of strings", "record_sha256 of the batch's records the issuer holds for this pilot (from a first call's `digests`)"),
+		},
+		Result: []Field{
+			need("results", "array of `{record_sha256, status, reason, expected_prev_record_sha256}`", "one per line, in order, up to and including a `chain_gap`"),
+			need("accepted", "number", "records accepted"),
+			need("head", "string or null", "the pilot's head after the batch"),
+			need("digests", "array of strings or nulls", "the record_sha256 each line names, every line (those after a gap too): what the issuer looks up for `known`"),
+			need("entry", "string or null", "the log entry `{kind: crawlcheck-log-entry, v: 1, type: crawlcheck-pilot-batch, prev_head, head}` to append, when `head` is not `logged_head`"),
+		}},
 	{Name: "endpoint", Summary: "The endpoint string a record carries: an http(s) URL as given, or `stdio:` and the command line, each argument left bare when made only of ASCII letters, digits and `@%+=:,./-_` and otherwise single-quoted with each `'` written `'\"'\"'` (Python's `shlex.quote`), `argv0` as typed.",
 		Request: []Field{
 			may("url", "string", "an http or https URL with a host (give `url` or `command`)"),

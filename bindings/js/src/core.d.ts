@@ -183,6 +183,14 @@ export declare class Core {
   logEntry(request: { document: string | Uint8Array | Request } | { entry: string }): { entry: string; leaf_hash: string };
   logVerify(request: ({ document: string | Uint8Array | Request } | { entry: string }) & { proof: string; now: string; key_directory: string | Uint8Array | Request; checkpoint?: string; consistency?: string[] }): LogVerdict & { included: boolean; index: number | null };
   logConsistency(request: { new: string; now: string; key_directory: string | Uint8Array | Request; checkpoint?: string; consistency?: string[] }): LogVerdict;
+  /** A pilot's upload judged record by record (docs/issuer.md, "The pilot"). */
+  pilotBatch(request: { records: string | Uint8Array; head?: string; logged_head?: string; known?: string[] }): {
+    results: { record_sha256: string | null; status: "accepted" | "duplicate" | "edited" | "chain_gap"; reason: string | null; expected_prev_record_sha256: string | null }[];
+    accepted: number;
+    head: string | null;
+    digests: (string | null)[];
+    entry: string | null;
+  };
 }
 
 /** A log op's answer (docs/log.md): valid, or the observation a check records. */

@@ -55,6 +55,7 @@ export const OPS = [
   "log_verify",
   "make_lock",
   "next_page",
+  "pilot_batch",
   "public_key",
   "refusal",
   "replay_decision",

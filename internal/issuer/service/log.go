@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
@@ -60,6 +61,24 @@ func (s *Service) logEntry(doc []byte) ([]byte, error) {
 		return nil, &coreError{"internal", "log_entry: " + err.Error()}
 	}
 	return []byte(e.Entry), nil
+}
+
+// appendEntry appends an entry the core wrote and answers its proof ("" when
+// the service keeps no log); a failure is the store's.
+func (s *Service) appendEntry(ctx context.Context, entry []byte) (string, error) {
+	if s.log == nil {
+		return "", nil
+	}
+	var proof string
+	err := s.timed("log_append", func() error {
+		var err error
+		proof, err = s.log.Append(ctx, entry)
+		return err
+	})
+	if err != nil {
+		return "", &storeError{err}
+	}
+	return proof, nil
 }
 
 func setProof(w http.ResponseWriter, proof string) {

@@ -197,6 +197,8 @@ func (s *Service) routes() {
 	})
 	s.Handle("GET /api/v1/documents/{sha256}", "document", s.document)
 	s.Handle("GET /api/v1/log/consistency", "log_consistency", s.logConsistency)
+	s.Handle("POST /api/v1/pilot", "pilot_create", s.createPilot)
+	s.Handle("POST /api/v1/pilot/{id}/records", "pilot_records", s.pilotRecords)
 	s.Handle("GET /api/v1/openapi.json", "openapi", func(w http.ResponseWriter, r *http.Request) {
 		writeBytes(w, http.StatusOK, "application/json", OpenAPI())
 	})
@@ -440,23 +442,34 @@ func (q request) lockURL() string {
 // live server; the client is the remote address (a proxy in front should
 // limit by its own client).
 func (s *Service) allow(w http.ResponseWriter, r *http.Request) bool {
+	return s.limit(w, clientOf(r), s.cfg.RatePerSecond, s.cfg.RateBurst, "too many readings of live servers from this client")
+}
+
+// clientOf is the client a request comes from: its remote address.
+func clientOf(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
+	return host
+}
+
+// limit answers 429 (Retry-After: 1) and false when key is over its rate;
+// each kind of key is distinct (a client's address, "pilot " and an id).
+func (s *Service) limit(w http.ResponseWriter, key string, perSecond float64, burst int, what string) bool {
 	s.limMu.Lock()
-	lim := s.limiters[host]
+	lim := s.limiters[key]
 	if lim == nil {
 		if len(s.limiters) >= 10000 {
 			s.limiters = map[string]*rate.Limiter{} // bounded: forget all rather than grow without end
 		}
-		lim = rate.NewLimiter(rate.Limit(s.cfg.RatePerSecond), s.cfg.RateBurst)
-		s.limiters[host] = lim
+		lim = rate.NewLimiter(rate.Limit(perSecond), burst)
+		s.limiters[key] = lim
 	}
 	s.limMu.Unlock()
 	if !lim.Allow() {
 		w.Header().Set("Retry-After", "1")
-		s.problem(w, http.StatusTooManyRequests, "rate_limited", "too many readings of live servers from this client: try again shortly")
+		s.problem(w, http.StatusTooManyRequests, "rate_limited", what+": try again shortly")
 		return false
 	}
 	return true

@@ -32,7 +32,8 @@ const tools = `[{"name":"get_issue","description":"Get one issue by its number."
 
 var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 
-// env is the real service (keys on disk, SQLite) and a scenario MCP server.
+// env is the real service (keys on disk, SQLite unless the Config names a
+// store) and a scenario MCP server.
 type env struct {
 	t    testing.TB
 	dir  string
@@ -53,10 +54,12 @@ func newEnv(t testing.TB, policy fetch.Policy, cfg service.Config) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.st, err = store.OpenSQLite(context.Background(), filepath.Join(e.dir, "issuer.db")); err != nil {
-		t.Fatal(err)
+	if e.st = cfg.Store; e.st == nil {
+		if e.st, err = store.OpenSQLite(context.Background(), filepath.Join(e.dir, "issuer.db")); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.st.Close() })
 	}
-	t.Cleanup(func() { e.st.Close() })
 	cfg.Keys, cfg.Store, cfg.Fetch = live, e.st, fetch.New(policy)
 	cfg.Logger = log.New(io.Discard, "", 0)
 	cfg.Now = func() time.Time { return e.now }

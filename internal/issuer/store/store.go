@@ -31,6 +31,9 @@ var (
 	ErrNonceReused = errors.New("store: nonce already issued")
 	// ErrNotFound: no document with that digest.
 	ErrNotFound = errors.New("store: not found")
+	// ErrConflict: another writer changed the row first (a pilot's head
+	// moved, a correction version was taken): read again and retry.
+	ErrConflict = errors.New("store: changed by another writer")
 	// ErrSchemaTooNew: the database was migrated by a newer service.
 	ErrSchemaTooNew = errors.New("store: the database schema is newer than this service")
 )
@@ -54,6 +57,35 @@ type Issuance struct {
 	NonceExpires time.Time
 	Document     Document
 	LogEntry     []byte
+}
+
+// Pilot is a pilot (docs/issuer.md, "The pilot"): its token kept only as
+// its SHA-256, the head of the record chain it uploaded, and the head the
+// log last committed to for it.
+type Pilot struct {
+	ID          string
+	TokenSHA256 string // lowercase hex SHA-256 of the token
+	CreatedAt   time.Time
+	Head        string // "" before its first accepted record
+	LoggedHead  string // "" before its first log entry
+	Records     int64  // records accepted
+}
+
+// PilotRecord is one accepted record, its bytes as uploaded.
+type PilotRecord struct {
+	SHA256     string // its record_sha256
+	ReceivedAt time.Time
+	Body       []byte
+}
+
+// Correction is a signed correction of a record or receipt; the original is
+// never changed. Version counts the corrections of one target from 1.
+type Correction struct {
+	SHA256   string
+	Target   string
+	Version  int
+	IssuedAt time.Time
+	Body     []byte
 }
 
 // Store is the issuer's state. Every method is safe for concurrent use and
@@ -90,6 +122,24 @@ type Store interface {
 	PutRules(ctx context.Context, sha256 string, body []byte) error
 	// GetRules answers a rule table by its digest, or ErrNotFound.
 	GetRules(ctx context.Context, sha256 string) ([]byte, error)
+	// CreatePilot records a new pilot; an id taken is ErrConflict.
+	CreatePilot(ctx context.Context, p Pilot) error
+	// GetPilot answers a pilot by id, or ErrNotFound.
+	GetPilot(ctx context.Context, id string) (Pilot, error)
+	// PilotHolds answers which of digests the pilot's records include.
+	PilotHolds(ctx context.Context, id string, digests []string) (map[string]bool, error)
+	// AcceptPilotRecords appends records to the pilot's chain and moves its
+	// head from head to newHead, in one transaction; a head that is no
+	// longer head (a concurrent upload) is ErrConflict and nothing is kept.
+	AcceptPilotRecords(ctx context.Context, id, head, newHead string, records []PilotRecord) error
+	// SetPilotLogged records that the log holds the commitment to the
+	// pilot's head loggedHead (only while it is the head).
+	SetPilotLogged(ctx context.Context, id, loggedHead string) error
+	// PutCorrection records a correction; a (target, version) taken is
+	// ErrConflict, the same digest twice one row.
+	PutCorrection(ctx context.Context, c Correction) error
+	// Corrections answers the corrections of a target, by version.
+	Corrections(ctx context.Context, target string) ([]Correction, error)
 	// Ping says whether the store answers (/readyz).
 	Ping(ctx context.Context) error
 	// SchemaVersion is the last migration applied.
@@ -148,6 +198,26 @@ var migrations = []migration{
 			`CREATE TABLE log_entries (idx BIGINT PRIMARY KEY, entry BYTEA NOT NULL)`,
 			`CREATE TABLE log_hashes (level INTEGER NOT NULL, idx BIGINT NOT NULL, hash BYTEA NOT NULL, PRIMARY KEY (level, idx))`,
 			`CREATE TABLE log_checkpoints (size BIGINT PRIMARY KEY, note BYTEA NOT NULL)`,
+		}},
+	// The pilot and corrections (pilot.go).
+	{version: 3,
+		sqlite: []string{
+			`CREATE TABLE pilots (id TEXT PRIMARY KEY, token_sha256 TEXT NOT NULL, created_at INTEGER NOT NULL,
+				head TEXT NOT NULL, logged_head TEXT NOT NULL, records INTEGER NOT NULL)`,
+			`CREATE TABLE pilot_records (pilot_id TEXT NOT NULL, record_sha256 TEXT NOT NULL, seq INTEGER NOT NULL,
+				received_at INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY (pilot_id, record_sha256))`,
+			`CREATE UNIQUE INDEX pilot_records_seq ON pilot_records (pilot_id, seq)`,
+			`CREATE TABLE corrections (sha256 TEXT PRIMARY KEY, target TEXT NOT NULL, version INTEGER NOT NULL,
+				issued_at INTEGER NOT NULL, body BLOB NOT NULL, UNIQUE (target, version))`,
+		},
+		postgres: []string{
+			`CREATE TABLE pilots (id TEXT PRIMARY KEY, token_sha256 TEXT NOT NULL, created_at BIGINT NOT NULL,
+				head TEXT NOT NULL, logged_head TEXT NOT NULL, records BIGINT NOT NULL)`,
+			`CREATE TABLE pilot_records (pilot_id TEXT NOT NULL, record_sha256 TEXT NOT NULL, seq BIGINT NOT NULL,
+				received_at BIGINT NOT NULL, body BYTEA NOT NULL, PRIMARY KEY (pilot_id, record_sha256))`,
+			`CREATE UNIQUE INDEX pilot_records_seq ON pilot_records (pilot_id, seq)`,
+			`CREATE TABLE corrections (sha256 TEXT PRIMARY KEY, target TEXT NOT NULL, version INTEGER NOT NULL,
+				issued_at BIGINT NOT NULL, body BYTEA NOT NULL, UNIQUE (target, version))`,
 		}},
 }
 

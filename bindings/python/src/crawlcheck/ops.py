@@ -411,6 +411,19 @@ def replay_state(*, file: Optional[Document] = None, seen_nonces: Optional[Seque
     return call("replay_state", _req(file=file, seen_nonces=seen_nonces))
 
 
+def pilot_batch(
+    *,
+    records: Union[str, bytes],
+    head: Optional[str] = None,
+    logged_head: Optional[str] = None,
+    known: Optional[Sequence[str]] = None,
+) -> Result:
+    """``{"results", "accepted", "head", "digests", "entry"}``: a pilot's
+    upload judged record by record against its chain (what the issuer
+    answers ``POST /api/v1/pilot/{id}/records`` with)."""
+    return call("pilot_batch", _req(records=records, head=head, logged_head=logged_head, known=known))
+
+
 def next_page(*, page: Page, followed: Optional[Sequence[str]] = None, page_cap: Optional[int] = None) -> Result:
     """``{"cursor", "stop", "followed", "page_cap_reached"}``: one step of a
     tools/list walk, the cursor to send next or why the walk stops."""

@@ -175,6 +175,105 @@ func Run(t *testing.T, open func(t *testing.T) (s store.Store, reopen func() sto
 		}
 	})
 
+	t.Run("pilots: heads move by compare-and-set", func(t *testing.T) {
+		s, _ := open(t)
+		p := store.Pilot{ID: "p1", TokenSHA256: "aa", CreatedAt: t0}
+		if err := s.CreatePilot(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CreatePilot(ctx, p); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("a pilot id twice: %v, want ErrConflict", err)
+		}
+		if _, err := s.GetPilot(ctx, "p2"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("GetPilot(p2) = %v, want ErrNotFound", err)
+		}
+		recs := []store.PilotRecord{{SHA256: "r1", ReceivedAt: t0, Body: []byte("{\"r\":1}")}, {SHA256: "r2", ReceivedAt: t0, Body: []byte("{\"r\":2}")}}
+		if err := s.AcceptPilotRecords(ctx, "p1", "", "r2", recs); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AcceptPilotRecords(ctx, "p1", "", "r3", []store.PilotRecord{{SHA256: "r3", ReceivedAt: t0, Body: []byte("x")}}); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("extending a head that moved: %v, want ErrConflict", err)
+		}
+		if err := s.SetPilotLogged(ctx, "p1", "r1"); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.GetPilot(ctx, "p1")
+		if err != nil || got.Head != "r2" || got.LoggedHead != "" || got.Records != 2 || got.TokenSHA256 != "aa" || !got.CreatedAt.Equal(t0) {
+			t.Fatalf("GetPilot = %+v, %v (a logged head that is not the head must not be kept)", got, err)
+		}
+		if err := s.SetPilotLogged(ctx, "p1", "r2"); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.GetPilot(ctx, "p1"); got.LoggedHead != "r2" {
+			t.Fatalf("logged head %q, want r2", got.LoggedHead)
+		}
+		held, err := s.PilotHolds(ctx, "p1", []string{"r1", "r3", "r2"})
+		if err != nil || len(held) != 2 || !held["r1"] || !held["r2"] {
+			t.Fatalf("PilotHolds = %v, %v", held, err)
+		}
+		if held, _ := s.PilotHolds(ctx, "p2", []string{"r1"}); len(held) != 0 {
+			t.Fatalf("another pilot holds %v", held)
+		}
+		many := make([]string, 1200)
+		for i := range many {
+			many[i] = fmt.Sprint("m", i)
+		}
+		many[1100] = "r2"
+		if held, err := s.PilotHolds(ctx, "p1", many); err != nil || len(held) != 1 {
+			t.Fatalf("PilotHolds of 1,200 digests = %v, %v", held, err)
+		}
+	})
+
+	t.Run("pilots: one of two concurrent uploads extends a head", func(t *testing.T) {
+		s, _ := open(t)
+		if err := s.CreatePilot(ctx, store.Pilot{ID: "c", TokenSHA256: "bb", CreatedAt: t0}); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		won := 0
+		for i := 0; i < 8; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				d := fmt.Sprint("d", i)
+				err := s.AcceptPilotRecords(ctx, "c", "", d, []store.PilotRecord{{SHA256: d, ReceivedAt: t0, Body: []byte(d)}})
+				if err == nil {
+					mu.Lock()
+					won++
+					mu.Unlock()
+				} else if !errors.Is(err, store.ErrConflict) {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if p, _ := s.GetPilot(ctx, "c"); won != 1 || p.Records != 1 {
+			t.Fatalf("%d of 8 concurrent uploads extended one head (records %d), want 1", won, p.Records)
+		}
+	})
+
+	t.Run("corrections by target and version", func(t *testing.T) {
+		s, _ := open(t)
+		c1 := store.Correction{SHA256: "c1", Target: "t", Version: 1, IssuedAt: t0, Body: []byte(`{"v":1}`)}
+		c2 := store.Correction{SHA256: "c2", Target: "t", Version: 2, IssuedAt: t0.Add(time.Second), Body: []byte(`{"v":2}`)}
+		for _, c := range []store.Correction{c2, c1, c1} {
+			if err := s.PutCorrection(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.PutCorrection(ctx, store.Correction{SHA256: "c3", Target: "t", Version: 2, IssuedAt: t0, Body: []byte(`{}`)}); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("a version taken: %v, want ErrConflict", err)
+		}
+		got, err := s.Corrections(ctx, "t")
+		if err != nil || len(got) != 2 || got[0].SHA256 != "c1" || got[1].SHA256 != "c2" || string(got[1].Body) != `{"v":2}` || !got[1].IssuedAt.Equal(c2.IssuedAt) {
+			t.Fatalf("Corrections = %+v, %v", got, err)
+		}
+		if got, err := s.Corrections(ctx, "other"); err != nil || len(got) != 0 {
+			t.Fatalf("Corrections(other) = %+v, %v", got, err)
+		}
+	})
+
 	t.Run("migrations are versioned and idempotent", func(t *testing.T) {
 		s, reopen := open(t)
 		v, err := s.SchemaVersion(ctx)

@@ -1,0 +1,154 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// The pilot's state (docs/issuer.md, "The pilot"): each pilot with its
+// token's hash and heads, the records it uploaded by (pilot, record_sha256)
+// with their order, and the corrections by digest and (target, version).
+// Rows are only added, except a pilot's heads, which move forward under a
+// compare-and-set so that two uploads of one pilot never both extend the
+// same head.
+
+func (s *sqlStore) CreatePilot(ctx context.Context, p Pilot) error {
+	res, err := s.db.ExecContext(ctx, s.q(`INSERT INTO pilots (id, token_sha256, created_at, head, logged_head, records) VALUES (?, ?, ?, '', '', 0) ON CONFLICT DO NOTHING`),
+		p.ID, p.TokenSHA256, micros(p.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("store: create pilot: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return fmt.Errorf("store: create pilot %s: %w", p.ID, ErrConflict)
+	}
+	return nil
+}
+
+func (s *sqlStore) GetPilot(ctx context.Context, id string) (Pilot, error) {
+	p := Pilot{ID: id}
+	var created int64
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT token_sha256, created_at, head, logged_head, records FROM pilots WHERE id = ?`), id).
+		Scan(&p.TokenSHA256, &created, &p.Head, &p.LoggedHead, &p.Records)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Pilot{}, ErrNotFound
+	}
+	if err != nil {
+		return Pilot{}, fmt.Errorf("store: get pilot: %w", err)
+	}
+	p.CreatedAt = fromMicros(created)
+	return p, nil
+}
+
+// maxLookup bounds the digests one query names (SQLite's and PostgreSQL's
+// parameter limits are far above it).
+const maxLookup = 500
+
+func (s *sqlStore) PilotHolds(ctx context.Context, id string, digests []string) (map[string]bool, error) {
+	held := map[string]bool{}
+	for len(digests) > 0 {
+		n := min(len(digests), maxLookup)
+		part := digests[:n]
+		digests = digests[n:]
+		args := []any{id}
+		for _, d := range part {
+			args = append(args, d)
+		}
+		rows, err := s.db.QueryContext(ctx, s.q(`SELECT record_sha256 FROM pilot_records WHERE pilot_id = ? AND record_sha256 IN (?`+strings.Repeat(", ?", n-1)+`)`), args...)
+		if err != nil {
+			return nil, fmt.Errorf("store: pilot records: %w", err)
+		}
+		for rows.Next() {
+			var d string
+			if err := rows.Scan(&d); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("store: pilot records: %w", err)
+			}
+			held[d] = true
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("store: pilot records: %w", err)
+		}
+	}
+	return held, nil
+}
+
+func (s *sqlStore) AcceptPilotRecords(ctx context.Context, id, head, newHead string, records []PilotRecord) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: accept pilot records: %w", err)
+	}
+	defer tx.Rollback()
+	var count int64
+	err = tx.QueryRowContext(ctx, s.q(`UPDATE pilots SET head = ?, records = records + ? WHERE id = ? AND head = ? RETURNING records`),
+		newHead, len(records), id, head).Scan(&count)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("store: pilot %s: its head is no longer %q: %w", id, head, ErrConflict)
+	}
+	if err != nil {
+		return fmt.Errorf("store: accept pilot records: %w", err)
+	}
+	seq := count - int64(len(records))
+	for i, r := range records {
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO pilot_records (pilot_id, record_sha256, seq, received_at, body) VALUES (?, ?, ?, ?, ?)`),
+			id, r.SHA256, seq+int64(i), micros(r.ReceivedAt), r.Body); err != nil {
+			return fmt.Errorf("store: accept pilot record %s: %w", r.SHA256, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: accept pilot records: commit: %w", err)
+	}
+	return nil
+}
+
+func (s *sqlStore) SetPilotLogged(ctx context.Context, id, loggedHead string) error {
+	if _, err := s.db.ExecContext(ctx, s.q(`UPDATE pilots SET logged_head = ? WHERE id = ? AND head = ?`), loggedHead, id, loggedHead); err != nil {
+		return fmt.Errorf("store: pilot %s logged: %w", id, err)
+	}
+	return nil
+}
+
+func (s *sqlStore) PutCorrection(ctx context.Context, c Correction) error {
+	var n int
+	if err := s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM corrections WHERE sha256 = ?`), c.SHA256).Scan(&n); err != nil {
+		return fmt.Errorf("store: put correction: %w", err)
+	}
+	if n > 0 {
+		return nil
+	}
+	res, err := s.db.ExecContext(ctx, s.q(`INSERT INTO corrections (sha256, target, version, issued_at, body) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
+		c.SHA256, c.Target, c.Version, micros(c.IssuedAt), c.Body)
+	if err != nil {
+		return fmt.Errorf("store: put correction: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return fmt.Errorf("store: correction %d of %s: %w", c.Version, c.Target, ErrConflict)
+	}
+	return nil
+}
+
+func (s *sqlStore) Corrections(ctx context.Context, target string) ([]Correction, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT sha256, version, issued_at, body FROM corrections WHERE target = ? ORDER BY version`), target)
+	if err != nil {
+		return nil, fmt.Errorf("store: corrections: %w", err)
+	}
+	defer rows.Close()
+	var out []Correction
+	for rows.Next() {
+		c := Correction{Target: target}
+		var issued int64
+		if err := rows.Scan(&c.SHA256, &c.Version, &issued, &c.Body); err != nil {
+			return nil, fmt.Errorf("store: corrections: %w", err)
+		}
+		c.IssuedAt = fromMicros(issued)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: corrections: %w", err)
+	}
+	return out, nil
+}
