@@ -216,9 +216,8 @@ func opLockCheck(r req.Obj) (canon.Value, error) {
 	if err != nil {
 		return canon.Value{}, err
 	}
-	failure := rd.OneOf("failure", "", continuity.HostFailures...)
-	if failure != "" {
-		failure, detail, err := continuity.HostFailure(failure, rd.Str("failure_detail", false))
+	if failure := readFault(rd); failure.Failure != "" {
+		failure, detail, err := continuity.HostFailure(failure)
 		if err := rd.Err(); err != nil {
 			return canon.Value{}, err
 		}
@@ -430,7 +429,7 @@ func readObserved(ob req.Obj) (continuity.Observed, error) {
 		}
 	}
 	var err error
-	if o.Failure, o.FailureDetail, err = continuity.HostFailure(or.OneOf("failure", "", continuity.HostFailures...), or.Str("failure_detail", false)); err != nil {
+	if o.Failure, o.FailureDetail, err = continuity.HostFailure(readFault(or)); err != nil && !or.Failed() {
 		or.Fail(err)
 	}
 	o.PageCapReached = or.Bool("page_cap_reached")
@@ -514,4 +513,22 @@ func evidenceOf(rd *req.Reader) []policy.Finding {
 		out = append(out, policy.Finding{Observation: policy.Observation(name), Detail: o.Value("detail")})
 	})
 	return out
+}
+
+// readFault reads a host's failure facts (failure, failure_detail,
+// failure_at, failure_page, timeout_ms): the same members in
+// continuity_check's observed and in lock_check.
+func readFault(rd *req.Reader) continuity.Fault {
+	f := continuity.Fault{
+		Failure: rd.OneOf("failure", "", continuity.HostFailures...),
+		Detail:  rd.Str("failure_detail", false),
+		At:      rd.OneOf("failure_at", "", continuity.AtHandshake, continuity.AtToolsList),
+	}
+	if rd.Has("failure_page") && !rd.Failed() {
+		f.Page = positiveInt(rd, "failure_page")
+	}
+	if rd.Has("timeout_ms") && !rd.Failed() {
+		f.TimeoutMS = positiveInt(rd, "timeout_ms")
+	}
+	return f
 }

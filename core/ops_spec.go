@@ -59,8 +59,16 @@ var (
 		may("info", "object", "the server's serverInfo"),
 		may("client_capabilities", "object", "the capabilities the client that read the list declared in `initialize`, pinned as `server.client_capabilities`"),
 	}
+	// faultFields are the facts of a host's failure beside its code, in
+	// continuity_check's observed and in lock_check.
+	faultFields = []Field{
+		may("failure_detail", "string", "with `server_unavailable`, `check_timeout` or `capture_failed`: what the host saw of the failure; with `answer_too_large`, the limit in bytes as a positive decimal integer; refused with a host fault"),
+		may("failure_at", "string", "with a host fault (required): `handshake` (connecting and the handshake) or `tools/list`"),
+		may("failure_page", "number", "with `failure_at` `tools/list` (required): the page, from 1"),
+		may("timeout_ms", "number", "with `timeout`: the check's deadline in milliseconds, which the detail names"),
+	}
 	// observedFields are the members of continuity_check's observed.
-	observedFields = []Field{
+	observedFields = append([]Field{
 		may("endpoint", "string", "the endpoint that answered (the `endpoint` op's string)"),
 		may("protocol_version", "string", "the negotiated protocol version"),
 		may("server_info", "any JSON", "serverInfo as the server sent it (give `handshake_result` instead: a server_info the strict parser refuses breaks the request, not the check)"),
@@ -69,9 +77,8 @@ var (
 		may("client_capabilities", "object", "the capabilities the checking client declared in `initialize`, as sent; a tool added or removed while they differ from the lockfile's `server.client_capabilities` says so in its detail"),
 		may("pages", "array of page strings", "the raw `tools/list` pages (required without `failure`)"),
 		may("page_cap_reached", "bool", "the host stopped at its page cap"),
-		may("failure", "string", "`server_unavailable`, `check_timeout`, `capture_failed` (the host's MCP SDK answered without a `tools/list` on the wire; recorded as `server_unavailable` with `capture_failed: ` leading the detail) or `answer_too_large` (the server sent a frame past the host's answer limit, which the host cut off; recorded as `server_unavailable`, the detail worded by the core from the limit): why there are no pages"),
-		may("failure_detail", "string", "what the host saw of the failure; for `answer_too_large`, the limit in bytes as a positive decimal integer"),
-	}
+		may("failure", "string", "why there are no pages: a host fault the core words (`connect_refused`, `timeout`, `cancelled`, `process_exited`, `session_ended`, `session_failed`, `pages_over_cap`; docs/continuity.md), `capture_failed` (the host's MCP SDK answered without a `tools/list` on the wire; recorded as `server_unavailable` with `capture_failed: ` leading the detail), `answer_too_large` (the server sent a frame past the host's answer limit, which the host cut off; recorded as `server_unavailable`, the detail worded by the core from the limit), or the classes `server_unavailable` and `check_timeout` with the host's own detail"),
+	}, faultFields...)
 	// logResult are the members of a record's log and of log_verify's answer.
 	logResult = []Field{
 		need("included", "bool", "the entry is in the tree the proof's checkpoint commits to"),
@@ -257,9 +264,8 @@ var opSpecs = []OpSpec{
 	{Name: "lock_check", Summary: "The `crawlcheck-mcp-lock-check` answer: any difference blocks, and so does a list not read whole. A lockfile whose `sha256` no longer matches its content is `lock_invalid`; signatures are `verify_lock`'s business.",
 		Request: concat([]Field{need("lock", "document", "the lockfile")}, toolSourceFields, []Field{
 			may("server_name", "string", "agentgate: which server"),
-			may("failure", "string", "instead of a tool source: `server_unavailable`, `check_timeout`, `capture_failed` or `answer_too_large` (the last two answered as `server_unavailable`, as `continuity_check` records them)"),
-			may("failure_detail", "string", "for `answer_too_large`, the limit in bytes as a positive decimal integer"),
-		}),
+			may("failure", "string", "instead of a tool source: a failure as `continuity_check`'s observed takes it, answered as `server_unavailable` or `check_timeout` with the detail `continuity_check` records"),
+		}, faultFields),
 		Result: lockCheckResult},
 	{Name: "continuity_check", Summary: "The continuity check (docs/continuity.md); the result is the `crawlcheck-continuity-record`.",
 		Request: continuityRequestFields,

@@ -117,6 +117,7 @@ func (t target) observe(c *cli) (preflight.Observation, error) {
 	if cs != nil {
 		closeBy(cs, cmd, deadline)
 	}
+	obs.Timeout = c.timeout // the deadline a timeout's record names
 	return obs, nil
 }
 

@@ -112,15 +112,10 @@ func Check(r Request) (Record, error) {
 		// The server's pages made the check larger than the core takes
 		// (with the lockfile and the rest): that is the server's doing,
 		// and a check always leaves a record. It records that nothing
-		// could be compared, and why.
-		size := 0
-		for _, p := range r.Observation.Pages {
-			size += len(p)
-		}
+		// could be compared, and why (the core words it).
 		o := r.Observation
 		o.Pages, o.Stop, o.PageCapReached = nil, "", false
-		o.Failure = FailureUnavailable
-		o.FailureDetail = fmt.Sprintf("the tool list (%d bytes in %d pages) makes a check larger than the core takes: %s", size, len(r.Observation.Pages), ce.Message)
+		o.Failure, o.FailureDetail, o.FailureAt, o.FailurePage = FaultPagesOverCap, "", AtToolsList, len(r.Observation.Pages)
 		req["observed"] = observedJSON(o)
 		raw, err = corecall.Call("continuity_handoff", req)
 	}
@@ -222,7 +217,18 @@ func observedJSON(o Observation) map[string]any {
 	}
 	if o.Failure != "" {
 		obs["failure"] = o.Failure
-		obs["failure_detail"] = o.FailureDetail
+		if o.FailureDetail != "" {
+			obs["failure_detail"] = o.FailureDetail
+		}
+		if o.FailureAt != "" {
+			obs["failure_at"] = o.FailureAt
+		}
+		if o.FailurePage > 0 {
+			obs["failure_page"] = o.FailurePage
+		}
+		if o.Failure == FaultTimeout && o.Timeout >= time.Millisecond {
+			obs["timeout_ms"] = o.Timeout.Milliseconds()
+		}
 	}
 	return obs
 }

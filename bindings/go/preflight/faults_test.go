@@ -30,7 +30,7 @@ func TestCheckOverCapLeavesRecord(t *testing.T) {
 	if rec.Observed.Failure != preflight.FailureUnavailable || rec.Effect == preflight.EffectProceed {
 		t.Fatalf("record: failure %q, effect %s", rec.Observed.Failure, rec.Effect)
 	}
-	if !bytes.Contains(rec.Raw, []byte("makes a check larger than the core takes")) {
+	if !bytes.Contains(rec.Raw, []byte("tools/list page 2: the pages so far exceed 67108864 bytes, more than one check can carry")) {
 		t.Errorf("the record does not say why: %.400s", rec.Raw)
 	}
 }

@@ -94,6 +94,15 @@ func (obs Observation) FailureError() error {
 	if obs.Failure == FailureTooLarge {
 		return fmt.Errorf("%w: the server sent an answer of more than %s bytes, the answer limit", ErrIncomplete, obs.FailureDetail)
 	}
+	if obs.FailureDetail == "" {
+		// A host fault: its code and where, as the record's detail is
+		// worded from them.
+		at := obs.FailureAt
+		if obs.FailurePage > 0 {
+			at = fmt.Sprintf("%s page %d", at, obs.FailurePage)
+		}
+		return fmt.Errorf("%w: %s at %s", ErrIncomplete, obs.Failure, at)
+	}
 	return fmt.Errorf("%w: %s: %s", ErrIncomplete, obs.Failure, obs.FailureDetail)
 }
 
@@ -265,7 +274,7 @@ type LockCheck struct {
 func CheckLock(lock []byte, serverName string, obs Observation) (LockCheck, error) {
 	facts := observedJSON(obs)
 	req := map[string]any{"lock": corecall.Text(lock)}
-	for _, k := range []string{"pages", "page_cap_reached", "failure", "failure_detail"} {
+	for _, k := range []string{"pages", "page_cap_reached", "failure", "failure_detail", "failure_at", "failure_page", "timeout_ms"} {
 		if v, ok := facts[k]; ok {
 			req[k] = v
 		}

@@ -7,18 +7,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/crawlcheck/verifier/core"
 	"github.com/crawlcheck/verifier/internal/corecall"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Failure classes: why an Observation holds no complete tool list.
+// Failure classes: why an Observation holds no complete tool list. A
+// record carries one of the first two; an Observation holds a fault below,
+// FailureCapture or FailureTooLarge, which the core words into them.
 const (
 	// FailureUnavailable: the server could not be reached, or the session
-	// broke before the list was read.
+	// broke before the list was read (a record's class).
 	FailureUnavailable = "server_unavailable"
-	// FailureTimeout: the context ended (deadline or cancellation) first.
+	// FailureTimeout: the check did not finish (a record's class).
 	FailureTimeout = "check_timeout"
 	// FailureCapture: the SDK produced a tools/list answer this package did
 	// not see on the wire, e.g. from its SEP-2549 list cache after an earlier
@@ -30,6 +33,27 @@ const (
 	// the record's detail from it (server_unavailable), so every host
 	// records the same bytes.
 	FailureTooLarge = "answer_too_large"
+)
+
+// Host faults: what went wrong at the transport, as codes the core words
+// (docs/continuity.md, "Host faults"), so that a down server or a timeout
+// gives the same record bytes in every language. An Observation with one
+// says where (FailureAt, FailurePage) and nothing in FailureDetail: the
+// SDK's error text never reaches a record.
+const (
+	FaultConnectRefused = "connect_refused" // the connection was refused or not made, or the command did not start
+	FaultTimeout        = "timeout"         // the context's deadline passed first
+	FaultCancelled      = "cancelled"       // the context was cancelled first
+	FaultProcessExited  = "process_exited"  // the stdio server closed its stdout (exited) before answering
+	FaultSessionEnded   = "session_ended"   // the connection closed before the answer
+	FaultSessionFailed  = "session_failed"  // the SDK failed the request for a reason of its own
+	FaultPagesOverCap   = "pages_over_cap"  // the pages together are more than one check carries
+)
+
+// Where a fault happened (Observation.FailureAt).
+const (
+	AtHandshake = "handshake"  // connecting, and initialize or server/discover
+	AtToolsList = "tools/list" // reading page FailurePage
 )
 
 // Why a walk of tools/list pages ended (Observation.Stop), as the core's
@@ -90,10 +114,18 @@ type Observation struct {
 	// fact that it ended at the page cap, handed on to the check.
 	Stop           string
 	PageCapReached bool
-	// Failure is "" or a Failure* constant; FailureDetail says what failed.
-	// Pages read before a failure are kept.
+	// Failure is "", a Fault* constant, FailureCapture or FailureTooLarge;
+	// FailureDetail is FailureTooLarge's limit or FailureCapture's reason,
+	// and "" with a fault. FailureAt and FailurePage say where a fault
+	// happened. Pages read before a failure are kept.
 	Failure       string
 	FailureDetail string
+	FailureAt     string
+	FailurePage   int
+	// Timeout is the check's deadline, named in a FaultTimeout's record;
+	// 0 when not known (Connect and Observe take it from their context, a
+	// Session from Config.Timeout).
+	Timeout time.Duration
 }
 
 // Options tunes Observe.
@@ -117,9 +149,9 @@ func Connect(ctx context.Context, client *mcp.Client, t *Transport, sopts *mcp.C
 	cs, err := client.Connect(ctx, t, sopts)
 	if err != nil {
 		obs := t.handshakeFacts(nil)
-		obs.Failure, obs.FailureDetail = classify(ctx, fmt.Errorf("connecting to %s: %w", t.endpoint, err))
-		if cut := t.rec.cutOff(); cut != "" {
-			obs.Failure, obs.FailureDetail = FailureTooLarge, cut
+		obs.Failure, obs.FailureDetail = t.classify(ctx, err)
+		if obs.FailureDetail == "" {
+			obs.FailureAt = AtHandshake
 		}
 		return nil, obs
 	}
@@ -145,19 +177,17 @@ func Observe(ctx context.Context, cs *mcp.ClientSession, t *Transport, opts *Opt
 	total := 0
 	for {
 		page, failure, detail := t.fetchPage(ctx, cs, cursor)
-		if failure == FailureTooLarge {
-			obs.Failure, obs.FailureDetail = failure, detail // the limit, as the core takes it
-			return obs
-		}
 		if failure != "" {
-			obs.Failure, obs.FailureDetail = failure, fmt.Sprintf("tools/list page %d: %s", len(obs.Pages)+1, detail)
+			obs.Failure, obs.FailureDetail = failure, detail
+			if detail == "" {
+				obs.FailureAt, obs.FailurePage = AtToolsList, len(obs.Pages)+1
+			}
 			return obs
 		}
 		if total += len(page); total > MaxListBytes {
 			// No check could carry these pages: none is kept, and the
 			// record says why (the server's fault, not the operator's).
-			obs.Failure = FailureUnavailable
-			obs.FailureDetail = fmt.Sprintf("tools/list page %d: the pages so far exceed %d bytes, more than one check can carry", len(obs.Pages)+1, MaxListBytes)
+			obs.Failure, obs.FailureAt, obs.FailurePage = FaultPagesOverCap, AtToolsList, len(obs.Pages)+1
 			obs.Pages = nil
 			return obs
 		}
@@ -229,15 +259,11 @@ func (t *Transport) fetchPage(ctx context.Context, cs *mcp.ClientSession, cursor
 		}
 		if sdkDone {
 			switch {
-			case t.rec.cutOff() != "":
-				return nil, FailureTooLarge, t.rec.cutOff()
-			case ctx.Err() != nil:
-				return nil, FailureTimeout, ctx.Err().Error()
-			case c == nil && sdkErr == nil:
-				return nil, FailureCapture, "answered by the SDK without a tools/list request on the wire (its list cache)"
-			case sdkErr != nil:
-				f, d := classify(ctx, sdkErr)
+			case t.rec.cutOff() != "" || ctx.Err() != nil || sdkErr != nil:
+				f, d := t.classify(ctx, sdkErr)
 				return nil, f, d
+			case c == nil:
+				return nil, FailureCapture, "answered by the SDK without a tools/list request on the wire (its list cache)"
 			default:
 				return nil, FailureCapture, "the SDK accepted an answer that was not captured"
 			}
@@ -250,12 +276,24 @@ func (t *Transport) fetchPage(ctx context.Context, cs *mcp.ClientSession, cursor
 	}
 }
 
-// classify turns an error into a failure class.
-func classify(ctx context.Context, err error) (failure, detail string) {
-	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return FailureTimeout, err.Error()
+// classify names the fault that failed a request, from what the context
+// and the transport saw; err, the SDK's, decides only whether the
+// connection closed, and its text goes nowhere. An answer cut off at the
+// limit is FailureTooLarge, its detail the limit.
+func (t *Transport) classify(ctx context.Context, err error) (failure, detail string) {
+	switch {
+	case t.rec.cutOff() != "":
+		return FailureTooLarge, t.rec.cutOff()
+	case errors.Is(ctx.Err(), context.Canceled):
+		return FaultCancelled, ""
+	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
+		return FaultTimeout, ""
+	case t.rec.faultSeen() != "":
+		return t.rec.faultSeen(), ""
+	case errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return FaultSessionEnded, ""
 	}
-	return FailureUnavailable, err.Error()
+	return FaultSessionFailed, ""
 }
 
 // pageOf returns the page a tools/list answer carries: its result member's

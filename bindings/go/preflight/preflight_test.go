@@ -332,8 +332,8 @@ func TestHangingHandshake(t *testing.T) {
 		begin := time.Now()
 		client := mcp.NewClient(&mcp.Implementation{Name: "preflight-test", Version: "0"}, nil)
 		cs, obs := preflight.Connect(ctx, client, s.transport(t), nil, nil)
-		if cs != nil || obs.Failure != preflight.FailureTimeout {
-			t.Fatalf("session %v, failure %q (%s); want check_timeout", cs, obs.Failure, obs.FailureDetail)
+		if cs != nil || obs.Failure != preflight.FaultTimeout || obs.FailureAt != preflight.AtHandshake || obs.FailureDetail != "" {
+			t.Fatalf("session %v, failure %q at %q (%s); want timeout at the handshake", cs, obs.Failure, obs.FailureAt, obs.FailureDetail)
 		}
 		if d := time.Since(begin); d > 5*time.Second {
 			t.Errorf("took %v to time out after 1s", d)
@@ -348,13 +348,17 @@ func TestServerDown(t *testing.T) {
 	}
 	closed := "http://" + ln.Addr().String() + "/mcp"
 	ln.Close()
-	transports := map[string]mcp.Transport{
-		"http-refused":   &mcp.StreamableClientTransport{Endpoint: closed, MaxRetries: -1},
-		"stdio-missing":  &mcp.CommandTransport{Command: exec.Command(filepath.Join(t.TempDir(), "no-such-server"))},
-		"stdio-exits":    &mcp.CommandTransport{Command: exec.Command("true")},
-		"stdio-bad-flag": &mcp.CommandTransport{Command: exec.Command(serverBin, "--scenario", "/nonexistent.json")},
+	transports := map[string]struct {
+		t     mcp.Transport
+		fault string
+	}{
+		"http-refused":   {&mcp.StreamableClientTransport{Endpoint: closed, MaxRetries: -1}, preflight.FaultConnectRefused},
+		"stdio-missing":  {&mcp.CommandTransport{Command: exec.Command(filepath.Join(t.TempDir(), "no-such-server"))}, preflight.FaultConnectRefused},
+		"stdio-exits":    {&mcp.CommandTransport{Command: exec.Command("true")}, preflight.FaultProcessExited},
+		"stdio-bad-flag": {&mcp.CommandTransport{Command: exec.Command(serverBin, "--scenario", "/nonexistent.json")}, preflight.FaultProcessExited},
 	}
-	for name, inner := range transports {
+	for name, c := range transports {
+		inner := c.t
 		t.Run(name, func(t *testing.T) {
 			tr, err := preflight.Wrap(inner)
 			if err != nil {
@@ -364,8 +368,8 @@ func TestServerDown(t *testing.T) {
 			defer cancel()
 			client := mcp.NewClient(&mcp.Implementation{Name: "preflight-test", Version: "0"}, nil)
 			cs, obs := preflight.Connect(ctx, client, tr, nil, nil)
-			if cs != nil || obs.Failure != preflight.FailureUnavailable {
-				t.Fatalf("session %v, failure %q (%s); want server_unavailable", cs, obs.Failure, obs.FailureDetail)
+			if cs != nil || obs.Failure != c.fault || obs.FailureAt != preflight.AtHandshake || obs.FailureDetail != "" {
+				t.Fatalf("session %v, failure %q at %q (%s); want %s at the handshake", cs, obs.Failure, obs.FailureAt, obs.FailureDetail, c.fault)
 			}
 			if obs.Endpoint != tr.Endpoint() || obs.Endpoint == "" {
 				t.Errorf("endpoint %q", obs.Endpoint)

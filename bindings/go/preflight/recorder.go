@@ -31,6 +31,7 @@ type recorder struct {
 	maxFrame    atomic.Int64    // the largest frame received; 0: DefaultMaxAnswerBytes
 	oversize    string          // the limit a frame went past (decimal bytes), "" if none did
 	clientCaps  json.RawMessage // params.capabilities of the newest initialize sent, verbatim
+	fault       string          // the first fault the transport saw (Fault* constants), "" if none
 }
 
 // limit is the largest frame the transport takes from the server.
@@ -60,6 +61,26 @@ func (r *recorder) cutOff() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.oversize
+}
+
+// transportFault records what the transport itself saw go wrong (the
+// command could not start, the child closed its stdout, a connection was
+// refused): the fact a failure is classified by, never the SDK's error
+// text. The first one is kept.
+func (r *recorder) transportFault(code string) {
+	r.mu.Lock()
+	if r.fault == "" {
+		r.fault = code
+	}
+	r.notifyLocked()
+	r.mu.Unlock()
+}
+
+// faultSeen returns the first fault the transport saw, "" if none.
+func (r *recorder) faultSeen() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.fault
 }
 
 func newRecorder() *recorder {

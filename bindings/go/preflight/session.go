@@ -388,6 +388,12 @@ func (s *Session) recheck(ctx context.Context) error {
 // observe reads the tool list within the configured timeout, and returns
 // it with the number of list_changed notifications seen before it began.
 func (s *Session) observe(ctx context.Context) (Observation, int64) {
+	// The deadline a timeout's record names is the configured one, unless
+	// the caller's own came first.
+	var timeout time.Duration
+	if d, ok := ctx.Deadline(); !ok || time.Until(d) > s.cfg.Timeout {
+		timeout = s.cfg.Timeout
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	opts := &Options{PageCap: s.cfg.PageCap, MaxAnswerBytes: s.cfg.MaxAnswerBytes}
@@ -395,13 +401,16 @@ func (s *Session) observe(ctx context.Context) (Observation, int64) {
 	s.mu.Lock()
 	cs := s.cs
 	s.mu.Unlock()
+	var obs Observation
 	if cs != nil {
-		return Observe(ctx, cs, s.t, opts), seen
+		obs = Observe(ctx, cs, s.t, opts)
+	} else {
+		cs, obs = Connect(ctx, s.client, s.t, s.sopts, opts)
+		s.mu.Lock()
+		s.cs = cs
+		s.mu.Unlock()
 	}
-	cs, obs := Connect(ctx, s.client, s.t, s.sopts, opts)
-	s.mu.Lock()
-	s.cs = cs
-	s.mu.Unlock()
+	obs.Timeout = timeout
 	return obs, seen
 }
 

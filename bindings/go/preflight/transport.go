@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"os/exec"
 	"syscall"
@@ -104,17 +105,19 @@ func (t *Transport) connectCommand(ctx context.Context, ct *mcp.CommandTransport
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
+		t.rec.transportFault(FaultConnectRefused)
 		return nil, fmt.Errorf("starting %s: %w", t.endpoint, err)
 	}
 	term := ct.TerminateDuration
 	if term <= 0 {
 		term = defaultTerminate
 	}
+	exited := func() { t.rec.transportFault(FaultProcessExited) }
 	in := &lineTap{emit: func(f []byte) { t.rec.received(f, nil) }}
 	out := &lineTap{emit: func(f []byte) { t.rec.sent(f) }}
 	framing := &mcp.IOTransport{
-		Reader: &tapReader{r: stdout, tap: in, max: t.rec.limit, tooLarge: t.rec.tooLarge},
-		Writer: &childStdin{w: stdin, tap: out, cmd: cmd, term: term},
+		Reader: &tapReader{r: stdout, tap: in, max: t.rec.limit, tooLarge: t.rec.tooLarge, ended: exited},
+		Writer: &childStdin{w: stdin, exited: exited, tap: out, cmd: cmd, term: term},
 	}
 	return framing.Connect(ctx)
 }
@@ -127,6 +130,7 @@ type tapReader struct {
 	tap      *lineTap
 	max      func() int64
 	tooLarge func() error
+	ended    func() // the child closed its stdout (it exited, or will)
 }
 
 func (t *tapReader) Read(p []byte) (int, error) {
@@ -139,6 +143,9 @@ func (t *tapReader) Read(p []byte) (int, error) {
 	}
 	if err != nil {
 		t.tap.flush()
+		if errors.Is(err, io.EOF) {
+			t.ended()
+		}
 	}
 	return n, err
 }
@@ -149,15 +156,20 @@ func (t *tapReader) Close() error { return nil }
 // exists before its answer can arrive) and, on Close, shuts the child down
 // as the stdio transport specifies: close stdin, wait, SIGTERM, wait, SIGKILL.
 type childStdin struct {
-	w    io.WriteCloser
-	tap  *lineTap
-	cmd  *exec.Cmd
-	term time.Duration
+	w      io.WriteCloser
+	exited func()
+	tap    *lineTap
+	cmd    *exec.Cmd
+	term   time.Duration
 }
 
 func (c *childStdin) Write(p []byte) (int, error) {
 	c.tap.feed(p)
-	return c.w.Write(p)
+	n, err := c.w.Write(p)
+	if errors.Is(err, syscall.EPIPE) {
+		c.exited() // the child is gone (its stdout may not have said so yet)
+	}
+	return n, err
 }
 
 func (c *childStdin) Close() error {
@@ -250,6 +262,17 @@ func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 		to = h.rec.sent(body)
 	}
 	resp, err := h.base.RoundTrip(req)
+	var (
+		dial   *net.OpError
+		netErr net.Error
+	)
+	switch {
+	case err == nil:
+	case errors.As(err, &netErr) && netErr.Timeout():
+		h.rec.transportFault(FaultTimeout) // the HTTP client's own deadline
+	case errors.As(err, &dial) && dial.Op == "dial":
+		h.rec.transportFault(FaultConnectRefused)
+	}
 	if err != nil || resp.StatusCode/100 != 2 || resp.Body == nil {
 		return resp, err
 	}

@@ -12,7 +12,6 @@
 package continuity
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/crawlcheck/verifier/core/cerr"
@@ -42,29 +41,6 @@ const (
 	// fact.
 	FailureTooLarge = "answer_too_large"
 )
-
-// HostFailures are the failures a host may report (observed.failure,
-// lock_check's failure).
-var HostFailures = []string{FailureUnavailable, FailureTimeout, FailureCapture, FailureTooLarge}
-
-// HostFailure maps a host's failure and detail to what a record and a
-// lock_check answer carry: capture_failed becomes server_unavailable with
-// the capture's class leading its detail; answer_too_large becomes
-// server_unavailable worded from its limit (a detail that is not a positive
-// decimal byte count is refused); the others stay as they are.
-func HostFailure(failure, detail string) (string, string, error) {
-	switch failure {
-	case FailureCapture:
-		return FailureUnavailable, FailureCapture + ": " + detail, nil
-	case FailureTooLarge:
-		n, err := strconv.ParseUint(detail, 10, 63)
-		if err != nil || n == 0 || strconv.FormatUint(n, 10) != detail {
-			return "", "", cerr.New(cerr.BadRequest, "failure_detail of %s is the answer limit in bytes, a positive decimal integer; got %q", FailureTooLarge, detail)
-		}
-		return FailureUnavailable, "the server sent an answer of more than " + detail + " bytes: not read further", nil
-	}
-	return failure, detail, nil
-}
 
 // Observed is what the binding saw of the server.
 type Observed struct {

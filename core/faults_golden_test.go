@@ -1,0 +1,151 @@
+package core_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/crawlcheck/verifier/core/internal/canon"
+)
+
+// faultTimeoutMS is the deadline the hosts run the timeout cases with.
+const faultTimeoutMS = 1500
+
+// faultHandshake is what the hanging server of the tools/list cases
+// answers to initialize (one line, its id echoed): a session that reaches
+// tools/list and gets no answer there.
+const faultHandshake = `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"fault-server","version":"1.0.0"}}`
+
+// faultCase is one host fault: the server every host produces it from
+// (nil: none, the facts alone), the facts a host hands the core, and so the
+// record.
+type faultCase struct {
+	name     string
+	server   obj // {"url"} or {"command"}; nil for a fault no live server here makes
+	observed obj
+}
+
+// answerThen is a stdio server (sh) that answers initialize with
+// faultHandshake (an SDK that asks server/discover first is told there is
+// no such method, and falls back) and then does what rest says.
+func answerThen(rest string) obj {
+	script := `while read -r l; do id=$(printf '%s' "$l" | sed -n 's/.*"id":\([0-9]*\).*/\1/p'); ` +
+		`case "$l" in *'"method":"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":` + faultHandshake + `}\n' "$id"; break;; esac; ` +
+		`[ -n "$id" ] && printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no such method"}}\n' "$id"; done; ` + rest
+	return obj{"command": []any{"sh", "-c", script}}
+}
+
+func faultCases(t *testing.T) []faultCase {
+	at := func(f, where string, page int) obj {
+		o := obj{"failure": f, "failure_at": where}
+		if page > 0 {
+			o["failure_page"] = page
+		}
+		return o
+	}
+	handshook := func(o obj) obj {
+		o["handshake"] = "initialize"
+		o["protocol_version"] = "2025-06-18"
+		o["handshake_result"] = faultHandshake
+		return o
+	}
+	timed := func(o obj) obj { o["timeout_ms"] = faultTimeoutMS; return o }
+	return []faultCase{
+		{"connect_refused over HTTP", obj{"url": "http://127.0.0.1:1/mcp"}, at("connect_refused", "handshake", 0)},
+		{"connect_refused: the command does not start", obj{"command": []any{"/nonexistent/crawlcheck-fault-server"}}, at("connect_refused", "handshake", 0)},
+		{"process_exited in the handshake", obj{"command": []any{"sh", "-c", "exit 3"}}, at("process_exited", "handshake", 0)},
+		{"timeout in the handshake", obj{"command": []any{"sh", "-c", "cat >/dev/null"}}, timed(at("timeout", "handshake", 0))},
+		{"process_exited at tools/list", answerThen(`while read -r l; do case "$l" in *'"tools/list"'*) exit 0;; esac; done`), handshook(at("process_exited", "tools/list", 1))},
+		{"timeout at tools/list", answerThen("cat >/dev/null"), handshook(timed(at("timeout", "tools/list", 1)))},
+		{"timeout without its deadline", nil, at("timeout", "tools/list", 2)},
+		{"cancelled", nil, at("cancelled", "handshake", 0)},
+		{"session_ended", nil, at("session_ended", "tools/list", 3)},
+		{"session_failed", nil, at("session_failed", "handshake", 0)},
+		{"pages_over_cap", nil, at("pages_over_cap", "tools/list", 7)},
+		{"answer_too_large", nil, obj{"failure": "answer_too_large", "failure_detail": "65536"}},
+	}
+}
+
+// faultRequest is a case's continuity_check request: a lockfile pinning
+// the case's endpoint, so the record shows the fault alone.
+func faultRequest(t *testing.T, c faultCase) obj {
+	server := c.server
+	if server == nil {
+		server = obj{"url": "http://127.0.0.1:1/mcp"}
+	}
+	endpoint := resultField(t, call(t, "endpoint", server), "endpoint")
+	if endpoint == "" {
+		t.Fatalf("%s: no endpoint for %v", c.name, server)
+	}
+	observed := obj{"endpoint": endpoint}
+	for k, v := range c.observed {
+		observed[k] = v
+	}
+	return obj{"now": checkNow, "mode": "enforce", "lock": lockDocAt(t, baseTools(), endpoint), "observed": observed}
+}
+
+// TestFaultsGolden holds testdata/faults.json: each host fault's request
+// gives exactly its record, and every host (Go preflight, CLI, JS, Python)
+// produces that record from the live server the case names
+// (docs/testdata.md).
+func TestFaultsGolden(t *testing.T) {
+	path := filepath.Join(testdataDir, "faults.json")
+	cases := faultCases(t)
+	rows := make([]canon.Value, 0, len(cases))
+	for _, c := range cases {
+		reqJSON := mustJSON(t, faultRequest(t, c))
+		rv, err := canon.Parse(reqJSON)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := canon.Parse(call(t, "continuity_check", faultRequest(t, c)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		server := canon.NullValue()
+		if c.server != nil {
+			if server, err = canon.Parse(mustJSON(t, c.server)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rows = append(rows, canon.Obj(canon.M("name", canon.Str(c.name)), canon.M("server", server), canon.M("request", rv), canon.M("record", res)))
+	}
+	doc := canon.Obj(
+		canon.M("kind", canon.Str("crawlcheck-fault-golden")),
+		canon.M("v", canon.Int(1)),
+		canon.M("about", canon.Str("Each case: a host fault (docs/continuity.md, Host faults), the live server a host produces it from (null: none), the continuity_check request a host makes of it with the case's lockfile, now, mode and, for a timeout, timeout_ms as its deadline, and the record it must give, byte for byte once compacted. Written by `go test ./core -update`.")),
+		canon.M("timeout_ms", canon.Int(faultTimeoutMS)),
+		canon.M("cases", canon.Arr(rows...)),
+	)
+	want := canon.Indent(doc)
+	if *update {
+		if err := os.WriteFile(path, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./core -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s differs from the cases (run go test ./core -update and read the diff)", path)
+	}
+	// Every case is a record of nothing compared, worded by the core.
+	var file struct {
+		Cases []struct {
+			Name   string
+			Record struct {
+				Observations []struct{ Observation string }
+			}
+		}
+	}
+	json.Unmarshal(got, &file)
+	for _, c := range file.Cases {
+		if len(c.Record.Observations) != 1 || !strings.Contains("server_unavailable check_timeout", c.Record.Observations[0].Observation) {
+			t.Errorf("%s: %+v", c.Name, c.Record.Observations)
+		}
+	}
+}

@@ -1,0 +1,148 @@
+package continuity
+
+import (
+	"strconv"
+
+	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/internal/canon"
+)
+
+// Host faults: what went wrong at the transport, handed to the core as a
+// code and a few facts (where it happened, the host's limits), never as the
+// host's own error text. The core words the record's detail from them, so a
+// down server or a timeout gives byte-identical records in every language
+// (issue 18). Each is recorded as FailureUnavailable or FailureTimeout.
+const (
+	// FaultConnectRefused: the server could not be reached at all — the
+	// connection was refused or could not be made, or the stdio command
+	// could not be started.
+	FaultConnectRefused = "connect_refused"
+	// FaultTimeout: the check's deadline passed before the answer
+	// (timeout_ms, when the host gives it, is the deadline).
+	FaultTimeout = "timeout"
+	// FaultCancelled: the check was cancelled (by the host's caller) before
+	// the answer; recorded as check_timeout, as any deadline.
+	FaultCancelled = "cancelled"
+	// FaultProcessExited: the stdio server's process exited, or closed its
+	// output, before answering.
+	FaultProcessExited = "process_exited"
+	// FaultSessionEnded: the connection closed before the answer (an HTTP
+	// stream ended, the transport was closed under the session).
+	FaultSessionEnded = "session_ended"
+	// FaultSessionFailed: the host's MCP SDK failed the request for a
+	// reason of its own (an HTTP error status, a protocol error); the
+	// server did not answer the request with a result.
+	FaultSessionFailed = "session_failed"
+	// FaultPagesOverCap: the pages read so far are more bytes together than
+	// one check can carry (MaxPagesBytes); none is kept.
+	FaultPagesOverCap = "pages_over_cap"
+)
+
+// MaxPagesBytes is the most bytes of pages one check carries: the core's
+// request cap (core.MaxRequestBytes).
+const MaxPagesBytes = canon.MaxBytes
+
+// HostFailures are the failures a host may report (observed.failure,
+// lock_check's failure): the classes themselves (with a detail of the
+// host's, for a host that cannot say more), the capture's own failures, and
+// the host faults the core words.
+var HostFailures = []string{FailureUnavailable, FailureTimeout, FailureCapture, FailureTooLarge,
+	FaultConnectRefused, FaultTimeout, FaultCancelled, FaultProcessExited, FaultSessionEnded, FaultSessionFailed, FaultPagesOverCap}
+
+// Fault is a host's failure as it hands it to the core.
+type Fault struct {
+	Failure string // one of HostFailures
+	Detail  string // failure_detail: the host's text (server_unavailable, check_timeout, capture_failed) or answer_too_large's limit
+	At      string // failure_at: "handshake" or "tools/list"; required with a host fault
+	Page    int    // failure_page: the tools/list page (1 on), with At "tools/list"
+	// TimeoutMS is timeout_ms: the deadline in milliseconds, 0 when the
+	// host does not give it (timeout only).
+	TimeoutMS int
+}
+
+// Fault steps (failure_at).
+const (
+	AtHandshake = "handshake"
+	AtToolsList = "tools/list"
+)
+
+// faultWords is what each host fault says, after where it happened.
+var faultWords = map[string]string{
+	FaultConnectRefused: "the server could not be reached (the connection was refused or could not be made, or its command could not be started)",
+	FaultCancelled:      "the check was cancelled before the server answered",
+	FaultProcessExited:  "the server's process exited before answering",
+	FaultSessionEnded:   "the connection closed before the server answered",
+	FaultSessionFailed:  "the MCP session failed before the server answered with a result",
+}
+
+// HostFailure maps a host's failure to what a record and a lock_check
+// answer carry: the class (server_unavailable or check_timeout) and the
+// detail, which the core words for every failure but the two classes
+// given as they are. capture_failed keeps the host's detail behind its
+// name; answer_too_large is worded from its limit (a detail that is not a
+// positive decimal byte count is refused); a host fault is worded from its
+// code and facts, and carries no text of the host's (failure_detail is
+// refused with one).
+func HostFailure(f Fault) (string, string, error) {
+	if f.Failure == "" {
+		if f.At != "" || f.Page != 0 || f.TimeoutMS != 0 {
+			return "", "", cerr.New(cerr.BadRequest, "failure_at, failure_page and timeout_ms go with a failure")
+		}
+		return "", f.Detail, nil
+	}
+	isFault := f.Failure != FailureUnavailable && f.Failure != FailureTimeout && f.Failure != FailureCapture && f.Failure != FailureTooLarge
+	if !isFault && (f.At != "" || f.Page != 0 || f.TimeoutMS != 0) {
+		return "", "", cerr.New(cerr.BadRequest, "failure_at, failure_page and timeout_ms go with a host fault (connect_refused, timeout, …), not with %s", f.Failure)
+	}
+	switch f.Failure {
+	case FailureCapture:
+		return FailureUnavailable, FailureCapture + ": " + f.Detail, nil
+	case FailureTooLarge:
+		n, err := strconv.ParseUint(f.Detail, 10, 63)
+		if err != nil || n == 0 || strconv.FormatUint(n, 10) != f.Detail {
+			return "", "", cerr.New(cerr.BadRequest, "failure_detail of %s is the answer limit in bytes, a positive decimal integer; got %q", FailureTooLarge, f.Detail)
+		}
+		return FailureUnavailable, "the server sent an answer of more than " + f.Detail + " bytes: not read further", nil
+	case FailureUnavailable, FailureTimeout:
+		return f.Failure, f.Detail, nil
+	}
+	if f.Detail != "" {
+		return "", "", cerr.New(cerr.BadRequest, "failure_detail does not go with %s: the core words a host fault from its code and facts", f.Failure)
+	}
+	var where string
+	switch {
+	case f.At == AtHandshake && f.Page == 0:
+		where = "the handshake"
+	case f.At == AtToolsList && f.Page > 0:
+		where = "tools/list page " + strconv.Itoa(f.Page)
+	default:
+		return "", "", cerr.New(cerr.BadRequest, "%s needs failure_at: \"handshake\", or \"tools/list\" with failure_page (1 on)", f.Failure)
+	}
+	if f.TimeoutMS != 0 && f.Failure != FaultTimeout {
+		return "", "", cerr.New(cerr.BadRequest, "timeout_ms goes with timeout only")
+	}
+	switch f.Failure {
+	case FaultTimeout:
+		if f.TimeoutMS == 0 {
+			return FailureTimeout, where + ": no answer before the check's deadline", nil
+		}
+		return FailureTimeout, where + ": no answer within " + duration(f.TimeoutMS), nil
+	case FaultCancelled:
+		return FailureTimeout, where + ": " + faultWords[f.Failure], nil
+	case FaultPagesOverCap:
+		if f.At != AtToolsList {
+			return "", "", cerr.New(cerr.BadRequest, "%s happens at tools/list", f.Failure)
+		}
+		return FailureUnavailable, where + ": the pages so far exceed " + strconv.Itoa(MaxPagesBytes) + " bytes, more than one check can carry", nil
+	}
+	return FailureUnavailable, where + ": " + faultWords[f.Failure], nil
+}
+
+// duration words a deadline in milliseconds: whole seconds as "10 s", the
+// rest as "1500 ms".
+func duration(ms int) string {
+	if ms%1000 == 0 {
+		return strconv.Itoa(ms/1000) + " s"
+	}
+	return strconv.Itoa(ms) + " ms"
+}
