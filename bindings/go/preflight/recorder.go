@@ -15,6 +15,7 @@ type call struct {
 	method  string
 	answer  []byte // the whole incoming frame, verbatim; nil until answered
 	matched bool   // answer named this call's id (the SDK can route it too)
+	valid   bool   // answer is valid JSON (it was decoded to route it)
 }
 
 // recorder keeps, for one session, every call the client sent and the exact
@@ -167,7 +168,7 @@ func (r *recorder) received(frame []byte, to *call) {
 		to = r.pendingLocked()
 	}
 	if to != nil && to.answer == nil {
-		to.answer, to.matched = frame, matched
+		to.answer, to.matched, to.valid = frame, matched, parsed
 		r.notifyLocked()
 	}
 }
@@ -191,9 +192,9 @@ func (r *recorder) pendingLocked() *call {
 	return newest
 }
 
-// nth returns the n-th call (from 0) of method, or nil, with its answer
-// and whether the answer named the call's id.
-func (r *recorder) nth(method string, n int) (c *call, answer []byte, matched bool) {
+// nth returns the n-th call (from 0) of method, or nil, with its answer,
+// whether the answer named the call's id and whether it is valid JSON.
+func (r *recorder) nth(method string, n int) (c *call, answer []byte, matched, valid bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, c := range r.calls {
@@ -201,11 +202,11 @@ func (r *recorder) nth(method string, n int) (c *call, answer []byte, matched bo
 			continue
 		}
 		if n == 0 {
-			return c, c.answer, c.matched
+			return c, c.answer, c.matched, c.valid
 		}
 		n--
 	}
-	return nil, nil, false
+	return nil, nil, false, false
 }
 
 // count returns how many calls of method were sent.
