@@ -176,7 +176,7 @@ class IssuerClient:
         return Consultation(
             asked=True,
             url=self.url,
-            guard=g,
+            guard=dict(g),
             policy_result=str(g.get("policy_result") or ""),
             evidence_level=str(g.get("evidence_level") or ""),
             evidence=list(g.get("observations") or []),

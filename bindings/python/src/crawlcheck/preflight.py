@@ -1030,7 +1030,10 @@ class McpPreflight:
                         obs.stop = "response_malformed"
                         return obs, seen
                     if step["cursor"] is None:
-                        obs.stop, obs.page_cap_reached = step["stop"], step["page_cap_reached"]
+                        # The core names the reason whenever it gives no
+                        # cursor; were it ever null, the list is not whole.
+                        obs.stop = step["stop"] or "response_malformed"
+                        obs.page_cap_reached = step["page_cap_reached"]
                         return obs, seen
                     followed, cursor = step["followed"], step["cursor"]
         except TimeoutError as e:
