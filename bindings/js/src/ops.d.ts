@@ -311,13 +311,22 @@ export interface LockCheckRequest {
   /** agentgate: which server */
   server_name?: string;
   /**
-   * instead of a tool source: `server_unavailable`, `check_timeout`, `capture_failed` or
-   * `answer_too_large` (the last two answered as `server_unavailable`, as `continuity_check`
-   * records them)
+   * instead of a tool source: a failure as `continuity_check`'s observed takes it, answered as
+   * `server_unavailable` or `check_timeout` with the detail `continuity_check` records
    */
   failure?: string;
-  /** for `answer_too_large`, the limit in bytes as a positive decimal integer */
+  /**
+   * with `server_unavailable`, `check_timeout` or `capture_failed`: what the host saw of the
+   * failure; with `answer_too_large`, the limit in bytes as a positive decimal integer; refused
+   * with a host fault
+   */
   failure_detail?: string;
+  /** with a host fault (required): `handshake` (connecting and the handshake) or `tools/list` */
+  failure_at?: string;
+  /** with `failure_at` `tools/list` (required): the page, from 1 */
+  failure_page?: number;
+  /** with `timeout`: the check's deadline in milliseconds, which the detail names */
+  timeout_ms?: number;
 }
 
 /** The result of lock_check. */
@@ -652,6 +661,41 @@ export interface LogConsistencyResult {
   detail: string | null;
 }
 
+/** The request of pilot_batch. */
+export interface PilotBatchRequest {
+  /** the upload's JSON lines */
+  records: string | Uint8Array;
+  /** the record_sha256 the pilot's chain ends at (absent: it holds none) */
+  head?: string;
+  /** the head the log last committed to for this pilot (absent: none) */
+  logged_head?: string;
+  /**
+   * record_sha256 of the batch's records the issuer holds for this pilot (from a first call's
+   * `digests`)
+   */
+  known?: string[];
+}
+
+/** The result of pilot_batch. */
+export interface PilotBatchResult {
+  /** one per line, in order, up to and including a `chain_gap` */
+  results: Json[];
+  /** records accepted */
+  accepted: number;
+  /** the pilot's head after the batch */
+  head: string | null;
+  /**
+   * the record_sha256 each line names, every line (those after a gap too): what the issuer looks up
+   * for `known`
+   */
+  digests: (string | null)[];
+  /**
+   * the log entry `{kind: crawlcheck-log-entry, v: 1, type: crawlcheck-pilot-batch, prev_head,
+   * head}` to append, when `head` is not `logged_head`
+   */
+  entry: string | null;
+}
+
 /** The request of endpoint. */
 export interface EndpointRequest {
   /** an http or https URL with a host (give `url` or `command`) */
@@ -984,6 +1028,17 @@ export interface Ops {
    * poll. Throws CoreError with the core's code.
    */
   logConsistency(request: LogConsistencyRequest): LogConsistencyResult;
+  /**
+   * Judges a pilot's upload of records (the issuer's `POST /api/v1/pilot/{id}/records`,
+   * docs/issuer.md) line by line against the pilot's chain: `accepted` (a record in its canonical
+   * form, its `record_sha256` matching, following the head; it becomes the head), `duplicate`
+   * (named in `known`, or earlier in the batch), `edited` (refused, with the reason) or `chain_gap`
+   * (it does not follow the head: the batch stops there, naming the record expected). A pilot
+   * holding no record anchors at its first accepted one, never after a refused line. `entry` is the
+   * log entry committing to the new head when it is not the one the log holds. Throws CoreError
+   * with the core's code.
+   */
+  pilotBatch(request: PilotBatchRequest): PilotBatchResult;
   /**
    * The endpoint string a record carries: an http(s) URL as given, or `stdio:` and the command
    * line, each argument left bare when made only of ASCII letters, digits and `@%+=:,./-_` and

@@ -410,6 +410,9 @@ def lock_check(
     server_name: Optional[str] = None,
     failure: Optional[str] = None,
     failure_detail: Optional[str] = None,
+    failure_at: Optional[str] = None,
+    failure_page: Optional[int] = None,
+    timeout_ms: Optional[int] = None,
 ) -> LockCheckResult:
     """The `crawlcheck-mcp-lock-check` answer: any difference blocks, and so does a list not read
     whole. A lockfile whose `sha256` no longer matches its content is `lock_invalid`; signatures
@@ -427,6 +430,9 @@ def lock_check(
                 server_name=server_name,
                 failure=failure,
                 failure_detail=failure_detail,
+                failure_at=failure_at,
+                failure_page=failure_page,
+                timeout_ms=timeout_ms,
             ),
         ),
     )
@@ -770,6 +776,51 @@ def log_consistency(
                 consistency=consistency,
                 now=now,
                 key_directory=key_directory,
+            ),
+        ),
+    )
+
+
+class PilotBatchResult(TypedDict):
+    """The result of pilot_batch."""
+    #: one per line, in order, up to and including a `chain_gap`
+    results: List[JSON]
+    #: records accepted
+    accepted: int
+    #: the pilot's head after the batch
+    head: Optional[str]
+    #: the record_sha256 each line names, every line (those after a gap too): what the issuer looks
+    #: up for `known`
+    digests: List[Optional[str]]
+    #: the log entry `{kind: crawlcheck-log-entry, v: 1, type: crawlcheck-pilot-batch, prev_head,
+    #: head}` to append, when `head` is not `logged_head`
+    entry: Optional[str]
+
+
+def pilot_batch(
+    *,
+    records: Union[str, bytes],
+    head: Optional[str] = None,
+    logged_head: Optional[str] = None,
+    known: Optional[Sequence[str]] = None,
+) -> PilotBatchResult:
+    """Judges a pilot's upload of records (the issuer's `POST /api/v1/pilot/{id}/records`,
+    docs/issuer.md) line by line against the pilot's chain: `accepted` (a record in its canonical
+    form, its `record_sha256` matching, following the head; it becomes the head), `duplicate`
+    (named in `known`, or earlier in the batch), `edited` (refused, with the reason) or
+    `chain_gap` (it does not follow the head: the batch stops there, naming the record expected).
+    A pilot holding no record anchors at its first accepted one, never after a refused line.
+    `entry` is the log entry committing to the new head when it is not the one the log holds.
+    """
+    return cast(
+        PilotBatchResult,
+        call(
+            "pilot_batch",
+            _req(
+                records=records,
+                head=head,
+                logged_head=logged_head,
+                known=known,
             ),
         ),
     )
