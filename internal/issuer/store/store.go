@@ -7,7 +7,8 @@
 // What it holds is what an operator of a signing service must never lose or
 // repeat: every nonce issued (unique, with its expiry, pruned after it), every
 // lockfile and receipt issued, by the SHA-256 of its bytes (for replay and
-// audit), and the rule tables served, by their digest. The schema is
+// audit), the rule tables served, by their digest, the transparency log,
+// and the registry sweep's endpoints, surfaces and change events. The schema is
 // versioned: each backend applies the migrations it has not yet applied, in
 // order, at Open, inside one transaction per migration; an instance never
 // runs against a schema newer than it knows (ErrSchemaTooNew), so two
@@ -218,6 +219,26 @@ var migrations = []migration{
 			`CREATE UNIQUE INDEX pilot_records_seq ON pilot_records (pilot_id, seq)`,
 			`CREATE TABLE corrections (sha256 TEXT PRIMARY KEY, target TEXT NOT NULL, version INTEGER NOT NULL,
 				issued_at BIGINT NOT NULL, body BYTEA NOT NULL, UNIQUE (target, version))`,
+		}},
+	// The registry sweep (sweep.go, internal/issuer/sweep).
+	{version: 4,
+		sqlite: []string{
+			`CREATE TABLE sweep_endpoints (url TEXT PRIMARY KEY, owner TEXT NOT NULL, interval_us INTEGER NOT NULL,
+				added_at INTEGER NOT NULL, next_at INTEGER NOT NULL, last_at INTEGER NOT NULL, surface TEXT NOT NULL, error TEXT NOT NULL)`,
+			`CREATE INDEX sweep_endpoints_next ON sweep_endpoints (next_at)`,
+			`CREATE TABLE sweep_surfaces (sha256 TEXT PRIMARY KEY, body BLOB NOT NULL, first_seen INTEGER NOT NULL)`,
+			`CREATE TABLE sweep_changes (url TEXT NOT NULL, seen_at INTEGER NOT NULL, from_sha256 TEXT NOT NULL, to_sha256 TEXT NOT NULL,
+				detail BLOB NOT NULL, PRIMARY KEY (url, seen_at, to_sha256))`,
+			`CREATE INDEX sweep_changes_seen ON sweep_changes (seen_at)`,
+		},
+		postgres: []string{
+			`CREATE TABLE sweep_endpoints (url TEXT PRIMARY KEY, owner TEXT NOT NULL, interval_us BIGINT NOT NULL,
+				added_at BIGINT NOT NULL, next_at BIGINT NOT NULL, last_at BIGINT NOT NULL, surface TEXT NOT NULL, error TEXT NOT NULL)`,
+			`CREATE INDEX sweep_endpoints_next ON sweep_endpoints (next_at)`,
+			`CREATE TABLE sweep_surfaces (sha256 TEXT PRIMARY KEY, body BYTEA NOT NULL, first_seen BIGINT NOT NULL)`,
+			`CREATE TABLE sweep_changes (url TEXT NOT NULL, seen_at BIGINT NOT NULL, from_sha256 TEXT NOT NULL, to_sha256 TEXT NOT NULL,
+				detail BYTEA NOT NULL, PRIMARY KEY (url, seen_at, to_sha256))`,
+			`CREATE INDEX sweep_changes_seen ON sweep_changes (seen_at)`,
 		}},
 }
 

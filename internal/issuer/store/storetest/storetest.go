@@ -274,6 +274,62 @@ func Run(t *testing.T, open func(t *testing.T) (s store.Store, reopen func() sto
 		}
 	})
 
+	t.Run("the sweep: endpoints, claims, surfaces once, changes", func(t *testing.T) {
+		st, _ := open(t)
+		s, ok := store.SweepOf(st)
+		if !ok {
+			t.Fatal("the store keeps no sweep state")
+		}
+		a := store.SweepEndpoint{URL: "https://a.example/mcp", Owner: "operator", Interval: time.Hour, Added: t0, Next: t0}
+		b := store.SweepEndpoint{URL: "https://b.example/mcp", Owner: "pilot:p1", Interval: 2 * time.Hour, Added: t0, Next: t0.Add(time.Minute)}
+		for _, e := range []store.SweepEndpoint{a, b, a} {
+			if err := s.SweepRegister(ctx, e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if es, err := s.SweepEndpoints(ctx, "pilot:p1"); err != nil || len(es) != 1 || es[0].URL != b.URL || es[0].Interval != 2*time.Hour {
+			t.Fatalf("a pilot's endpoints: %+v, %v", es, err)
+		}
+		// Due at t0: a alone; a second claim (another instance) gets nothing.
+		got, err := s.SweepClaim(ctx, t0, t0.Add(10*time.Minute), 10)
+		if err != nil || len(got) != 1 || got[0].URL != a.URL {
+			t.Fatalf("claim at t0: %+v, %v", got, err)
+		}
+		if again, err := s.SweepClaim(ctx, t0, t0.Add(10*time.Minute), 10); err != nil || len(again) != 0 {
+			t.Fatalf("a claimed endpoint was claimed again: %+v, %v", again, err)
+		}
+		read := func(at time.Time, surface, body, failure string, change *store.SweepChange) {
+			t.Helper()
+			if err := s.SweepRecord(ctx, a.URL, store.SweepReading{At: at, Next: at.Add(time.Hour), Surface: surface, Body: []byte(body), Error: failure, Change: change}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		read(t0, "s1", "one", "", nil)
+		read(t0.Add(time.Hour), "", "", "server_unavailable", nil)
+		es, _ := s.SweepEndpoints(ctx, "operator")
+		if len(es) != 1 || es[0].Surface != "s1" || es[0].Error != "server_unavailable" || !es[0].Last.Equal(t0.Add(time.Hour)) || !es[0].Next.Equal(t0.Add(2*time.Hour)) {
+			t.Fatalf("after a failed reading: %+v (the last surface stays)", es)
+		}
+		read(t0.Add(2*time.Hour), "s2", "two", "", &store.SweepChange{SeenAt: t0.Add(2 * time.Hour), From: "s1", To: "s2", Detail: []byte(`{"modified":[]}`)})
+		read(t0.Add(3*time.Hour), "s2", "two", "", nil)
+		if body, err := s.SweepSurface(ctx, "s1"); err != nil || string(body) != "one" {
+			t.Fatalf("surface s1: %q, %v", body, err)
+		}
+		if _, err := s.SweepSurface(ctx, "s3"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("surface s3: %v, want ErrNotFound", err)
+		}
+		cs, err := s.SweepChanges(ctx, "", t0, t0.Add(24*time.Hour))
+		if err != nil || len(cs) != 1 || cs[0].URL != a.URL || cs[0].From != "s1" || cs[0].To != "s2" || string(cs[0].Detail) != `{"modified":[]}` {
+			t.Fatalf("changes: %+v, %v", cs, err)
+		}
+		if cs, _ := s.SweepChanges(ctx, b.URL, t0, t0.Add(24*time.Hour)); len(cs) != 0 {
+			t.Fatalf("b's changes: %+v", cs)
+		}
+		if err := s.SweepRecord(ctx, "https://unknown.example/mcp", store.SweepReading{At: t0}); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("recording an unregistered endpoint: %v", err)
+		}
+	})
+
 	t.Run("migrations are versioned and idempotent", func(t *testing.T) {
 		s, reopen := open(t)
 		v, err := s.SchemaVersion(ctx)

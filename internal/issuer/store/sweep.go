@@ -1,0 +1,213 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The registry sweep's state (internal/issuer/sweep, docs/issuer.md): the
+// endpoints registered to be re-read, each distinct tool surface read once
+// by its digest, and the change events between two surfaces of one
+// endpoint. Surfaces and changes are only ever added; an endpoint's row
+// carries its schedule and what was last read.
+
+// SweepEndpoint is one endpoint the sweep re-reads.
+type SweepEndpoint struct {
+	URL      string
+	Owner    string        // who registered it: "operator", or "pilot:<id>" for a pilot's own server
+	Interval time.Duration // how often it is re-read (before jitter)
+	Added    time.Time
+	Next     time.Time // when it is due
+	Last     time.Time // when it was last read (zero: never)
+	Surface  string    // the digest of the surface last read ("" before the first whole reading)
+	Error    string    // why the last reading gave no surface ("" when it did)
+}
+
+// SweepChange is one change event: the endpoint's surface went from one
+// digest to another, with what the core says changed (its diff answer and
+// the scan of the new text, canonical JSON).
+type SweepChange struct {
+	URL    string
+	SeenAt time.Time
+	From   string
+	To     string
+	Detail []byte
+}
+
+// SweepReading is the outcome of one re-read, recorded in one transaction.
+type SweepReading struct {
+	At   time.Time
+	Next time.Time
+	// Surface and Body are the digest and bytes of what was read; "" when
+	// the reading gave none (Error says why).
+	Surface string
+	Body    []byte
+	Error   string
+	// Change, when set, is the change event from the endpoint's previous
+	// surface to this one.
+	Change *SweepChange
+}
+
+// SweepStore is the sweep's part of a store.
+type SweepStore interface {
+	// SweepRegister adds an endpoint, or updates its owner and interval;
+	// its schedule and history stay. A new endpoint is due at next.
+	SweepRegister(ctx context.Context, e SweepEndpoint) error
+	// SweepEndpoints lists the endpoints of an owner ("" all), by URL.
+	SweepEndpoints(ctx context.Context, owner string) ([]SweepEndpoint, error)
+	// SweepClaim takes up to limit endpoints due at now and moves each one's
+	// next time to leaseUntil, so that another instance sharing the
+	// database does not read it too; SweepRecord then sets the real next.
+	SweepClaim(ctx context.Context, now, leaseUntil time.Time, limit int) ([]SweepEndpoint, error)
+	// SweepRecord records one reading: the surface (once per digest), the
+	// endpoint's last reading and next time, and the change event.
+	SweepRecord(ctx context.Context, url string, r SweepReading) error
+	// SweepSurface answers a surface's bytes by digest, or ErrNotFound.
+	SweepSurface(ctx context.Context, digest string) ([]byte, error)
+	// SweepChanges lists the change events of url ("" every endpoint's)
+	// seen in [from, to), oldest first.
+	SweepChanges(ctx context.Context, url string, from, to time.Time) ([]SweepChange, error)
+}
+
+// SweepOf is a store's sweep state, or false when the store keeps none.
+func SweepOf(s Store) (SweepStore, bool) {
+	l, ok := s.(*sqlStore)
+	return l, ok
+}
+
+func (s *sqlStore) SweepRegister(ctx context.Context, e SweepEndpoint) error {
+	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO sweep_endpoints (url, owner, interval_us, added_at, next_at, last_at, surface, error)
+		VALUES (?, ?, ?, ?, ?, 0, '', '') ON CONFLICT (url) DO UPDATE SET owner = excluded.owner, interval_us = excluded.interval_us`),
+		e.URL, e.Owner, e.Interval.Microseconds(), micros(e.Added), micros(e.Next))
+	if err != nil {
+		return fmt.Errorf("store: register %s for the sweep: %w", e.URL, err)
+	}
+	return nil
+}
+
+const sweepColumns = `url, owner, interval_us, added_at, next_at, last_at, surface, error`
+
+func scanEndpoints(rows *sql.Rows) ([]SweepEndpoint, error) {
+	defer rows.Close()
+	var out []SweepEndpoint
+	for rows.Next() {
+		var e SweepEndpoint
+		var interval, added, next, last int64
+		if err := rows.Scan(&e.URL, &e.Owner, &interval, &added, &next, &last, &e.Surface, &e.Error); err != nil {
+			return nil, err
+		}
+		e.Interval, e.Added, e.Next = time.Duration(interval)*time.Microsecond, fromMicros(added), fromMicros(next)
+		if last != 0 {
+			e.Last = fromMicros(last)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+func (s *sqlStore) SweepEndpoints(ctx context.Context, owner string) ([]SweepEndpoint, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+sweepColumns+` FROM sweep_endpoints WHERE CAST(? AS TEXT) = '' OR owner = ? ORDER BY url`), owner, owner)
+	if err != nil {
+		return nil, fmt.Errorf("store: sweep endpoints: %w", err)
+	}
+	es, err := scanEndpoints(rows)
+	if err != nil {
+		return nil, fmt.Errorf("store: sweep endpoints: %w", err)
+	}
+	return es, nil
+}
+
+func (s *sqlStore) SweepClaim(ctx context.Context, now, leaseUntil time.Time, limit int) ([]SweepEndpoint, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+sweepColumns+` FROM sweep_endpoints WHERE next_at <= ? ORDER BY next_at, url LIMIT ?`), micros(now), limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: sweep due: %w", err)
+	}
+	due, err := scanEndpoints(rows)
+	if err != nil {
+		return nil, fmt.Errorf("store: sweep due: %w", err)
+	}
+	var claimed []SweepEndpoint
+	for _, e := range due {
+		// Compare and set on next_at: of two instances that saw the same
+		// due row, one moves it and the other changes nothing.
+		res, err := s.db.ExecContext(ctx, s.q(`UPDATE sweep_endpoints SET next_at = ? WHERE url = ? AND next_at = ?`), micros(leaseUntil), e.URL, micros(e.Next))
+		if err != nil {
+			return nil, fmt.Errorf("store: sweep claim %s: %w", e.URL, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return nil, fmt.Errorf("store: sweep claim %s: %w", e.URL, err)
+		} else if n == 1 {
+			claimed = append(claimed, e)
+		}
+	}
+	return claimed, nil
+}
+
+func (s *sqlStore) SweepRecord(ctx context.Context, url string, r SweepReading) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: sweep record %s: %w", url, err)
+	}
+	defer tx.Rollback()
+	surface := r.Surface
+	if surface != "" {
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO sweep_surfaces (sha256, body, first_seen) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`), surface, r.Body, micros(r.At)); err != nil {
+			return fmt.Errorf("store: sweep surface %s: %w", surface, err)
+		}
+	}
+	// A reading without a surface keeps the last one: the next whole
+	// reading is compared with what was last read whole.
+	res, err := tx.ExecContext(ctx, s.q(`UPDATE sweep_endpoints SET last_at = ?, next_at = ?, error = ?, surface = CASE WHEN CAST(? AS TEXT) = '' THEN surface ELSE ? END WHERE url = ?`),
+		micros(r.At), micros(r.Next), r.Error, surface, surface, url)
+	if err != nil {
+		return fmt.Errorf("store: sweep record %s: %w", url, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("store: sweep record %s: %w", url, errors.Join(err, ErrNotFound))
+	}
+	if c := r.Change; c != nil {
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO sweep_changes (url, seen_at, from_sha256, to_sha256, detail) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
+			url, micros(c.SeenAt), c.From, c.To, c.Detail); err != nil {
+			return fmt.Errorf("store: sweep change %s: %w", url, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: sweep record %s: commit: %w", url, err)
+	}
+	return nil
+}
+
+func (s *sqlStore) SweepSurface(ctx context.Context, digest string) ([]byte, error) {
+	var b []byte
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT body FROM sweep_surfaces WHERE sha256 = ?`), digest).Scan(&b)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, fmt.Errorf("store: sweep surface %s: %w", digest, ErrNotFound)
+	case err != nil:
+		return nil, fmt.Errorf("store: sweep surface %s: %w", digest, err)
+	}
+	return b, nil
+}
+
+func (s *sqlStore) SweepChanges(ctx context.Context, url string, from, to time.Time) ([]SweepChange, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT url, seen_at, from_sha256, to_sha256, detail FROM sweep_changes
+		WHERE (CAST(? AS TEXT) = '' OR url = ?) AND seen_at >= ? AND seen_at < ? ORDER BY seen_at, url`), url, url, micros(from), micros(to))
+	if err != nil {
+		return nil, fmt.Errorf("store: sweep changes: %w", err)
+	}
+	defer rows.Close()
+	var out []SweepChange
+	for rows.Next() {
+		var c SweepChange
+		var at int64
+		if err := rows.Scan(&c.URL, &at, &c.From, &c.To, &c.Detail); err != nil {
+			return nil, fmt.Errorf("store: sweep changes: %w", err)
+		}
+		c.SeenAt = fromMicros(at)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
