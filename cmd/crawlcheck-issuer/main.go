@@ -9,6 +9,10 @@
 //	crawlcheck-issuer keys directory --dir DIR
 //	crawlcheck-issuer serve --dir DIR [--listen 127.0.0.1:8443] [--store sqlite:FILE | postgres://…]
 //	                        [--allow-private CIDR]... [--allow-http] [--lifetime 5m]
+//	                        [--sweep=true] [--sweep-concurrency 4] [--sweep-host-gap 30s]
+//	crawlcheck-issuer sweep add     --dir DIR --url URL [--interval 6h] [--owner operator|pilot:ID]
+//	crawlcheck-issuer sweep list    --dir DIR [--owner OWNER]
+//	crawlcheck-issuer sweep changes --dir DIR [--url URL] [--since 168h]
 //
 // serve prints its base URL (http://HOST:PORT) alone on the first line of
 // stdout, then serves until SIGINT or SIGTERM, when it stops accepting and
@@ -39,6 +43,7 @@ import (
 	"github.com/crawlcheck/verifier/internal/issuer/keys"
 	"github.com/crawlcheck/verifier/internal/issuer/service"
 	"github.com/crawlcheck/verifier/internal/issuer/store"
+	"github.com/crawlcheck/verifier/internal/issuer/sweep"
 )
 
 const usage = `usage:
@@ -48,6 +53,10 @@ const usage = `usage:
   crawlcheck-issuer keys directory --dir DIR
   crawlcheck-issuer serve --dir DIR [--listen 127.0.0.1:8443] [--store sqlite:FILE | postgres://...]
                           [--allow-private CIDR]... [--allow-http] [--lifetime 5m]
+                          [--sweep=true] [--sweep-concurrency 4] [--sweep-host-gap 30s]
+  crawlcheck-issuer sweep add     --dir DIR --url URL [--interval 6h] [--owner operator|pilot:ID]
+  crawlcheck-issuer sweep list    --dir DIR [--owner OWNER]
+  crawlcheck-issuer sweep changes --dir DIR [--url URL] [--since 168h]
 `
 
 // errUsage is a command line that is not one of the forms above.
@@ -80,6 +89,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return keysCmd(args[1], args[2:], stdout, stderr)
 	case len(args) >= 1 && args[0] == "serve":
 		return serve(args[1:], stdout, stderr)
+	case len(args) >= 2 && args[0] == "sweep":
+		return sweepCmd(args[1], args[2:], stdout, stderr)
 	}
 	return errUsage
 }
@@ -187,6 +198,9 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	readLimit := fs.Duration("read-limit", 10*time.Second, "how long reading a live server may take")
 	var allow prefixes
 	fs.Var(&allow, "allow-private", "a CIDR prefix to read despite the deny list (repeatable), for private deployments")
+	sweepOn := fs.Bool("sweep", true, "re-read the endpoints registered for the registry sweep (crawlcheck-issuer sweep add)")
+	sweepConc := fs.Int("sweep-concurrency", sweep.DefaultConcurrency, "hosts the sweep reads at once")
+	sweepGap := fs.Duration("sweep-host-gap", sweep.DefaultHostGap, "the least time between two sweep readings of one host")
 	if err := parse(fs, dir, args); err != nil {
 		return err
 	}
@@ -206,12 +220,19 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
+	fetcher := fetch.New(fetch.Policy{AllowHTTP: *allowHTTP, AllowPrivate: allow})
 	svc, err := service.New(ctx, service.Config{
-		Keys: live, Store: st, Lifetime: *lifetime, ReadLimit: *readLimit, Logger: logger,
-		Fetch: fetch.New(fetch.Policy{AllowHTTP: *allowHTTP, AllowPrivate: allow}),
+		Keys: live, Store: st, Lifetime: *lifetime, ReadLimit: *readLimit, Logger: logger, Fetch: fetcher,
 	})
 	if err != nil {
 		return err
+	}
+	if ss, ok := store.SweepOf(st); ok && *sweepOn {
+		sw, err := sweep.New(sweep.Config{Store: ss, Fetch: fetcher, Concurrency: *sweepConc, HostGap: *sweepGap, ReadLimit: *readLimit, Logger: logger})
+		if err != nil {
+			return err
+		}
+		go sw.Run(ctx)
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {

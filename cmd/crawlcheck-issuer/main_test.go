@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawlcheck/verifier/hosttest/mcpserver/scenario"
 	"github.com/crawlcheck/verifier/internal/corecall"
 	"github.com/crawlcheck/verifier/internal/listening"
 )
@@ -148,5 +150,48 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("serve after SIGTERM: %v", err)
+	}
+}
+
+// TestSweepCommand: an operator registers an endpoint with sweep add (on
+// the store serve uses), serve reads it at once, and sweep list shows the
+// surface it read; what the fetcher would never read is refused at add.
+func TestSweepCommand(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "crawlcheck-issuer")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	dir := filepath.Join(t.TempDir(), "keys")
+	if out, err := exec.Command(bin, "keys", "init", "--dir", dir, "--issuer", "issuer.test").CombinedOutput(); err != nil {
+		t.Fatalf("keys init: %v\n%s", err, out)
+	}
+	f, err := scenario.Parse([]byte(`{"tools":[{"name":"a","description":"A.","inputSchema":{"type":"object"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcp := httptest.NewServer(scenario.New(f, log.New(io.Discard, "", 0)).Handler())
+	defer mcp.Close()
+	if out, err := exec.Command(bin, "sweep", "add", "--dir", dir, "--url", "ftp://x.example/mcp").CombinedOutput(); err == nil {
+		t.Fatalf("sweep add of an ftp URL: %s", out)
+	}
+	if out, err := exec.Command(bin, "sweep", "add", "--dir", dir, "--url", mcp.URL+"/mcp", "--interval", "1h", "--allow-http").CombinedOutput(); err != nil || !strings.Contains(string(out), "swept every 1h0m0s for operator") {
+		t.Fatalf("sweep add: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "serve", "--dir", dir, "--listen", "127.0.0.1:0", "--allow-http", "--allow-private", "127.0.0.1/32")
+	_, stop, err := listening.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		out, err := exec.Command(bin, "sweep", "list", "--dir", dir).CombinedOutput()
+		if err == nil && strings.Contains(string(out), "  read ") && !strings.Contains(string(out), "no surface yet") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not sweep the endpoint: %v\n%s", err, out)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }

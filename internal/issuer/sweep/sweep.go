@@ -1,0 +1,344 @@
+// Package sweep is the issuer's registry sweep (issue 20, docs/issuer.md):
+// operators, and pilots for their own servers, register MCP endpoints; the
+// sweep re-reads each on a schedule and records when its tool surface
+// changes. A pilot's weekly report (internal/report) puts what the sweep
+// saw beside what the pilot's agents met.
+//
+// How it reads, and why so:
+//
+//   - Through the service's own fetcher (internal/issuer/fetch): the SSRF
+//     dialer checks every address dialled, redirects stay on the origin,
+//     every answer and page is bounded, and each reading has a deadline.
+//     A registered URL is a stranger's URL read on a schedule forever.
+//   - On a schedule with jitter: each endpoint is due again at its interval
+//     times a random factor in [1-Jitter, 1+Jitter], so endpoints registered
+//     together do not stay in step and no server sees the sweep at a fixed
+//     time.
+//   - With bounded concurrency (Concurrency hosts at once) and per-host
+//     politeness: the endpoints of one host are read one after the other,
+//     at least HostGap apart, whoever registered them.
+//   - Claimed in the store (SweepClaim), so several instances sharing a
+//     database read each due endpoint once.
+//   - Each distinct surface (the tools/list pages of one whole reading) is
+//     stored once, by the SHA-256 of its bytes; a change event is recorded
+//     when the tools differ from the last whole reading, with what the core
+//     says changed (diff: added, removed, modified with their word diffs)
+//     and the core's approval scan of the tools added or modified. A reading
+//     that fails keeps the last surface, so the next whole one is compared
+//     with what was last read whole. A surface whose bytes differ but whose
+//     tools the core finds equal (a member order, a page boundary) is stored
+//     and no change is recorded.
+package sweep
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"math/rand/v2"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/crawlcheck/verifier/internal/corecall"
+	"github.com/crawlcheck/verifier/internal/issuer/fetch"
+	"github.com/crawlcheck/verifier/internal/issuer/store"
+)
+
+// Defaults of Config.
+const (
+	DefaultInterval    = 6 * time.Hour
+	DefaultJitter      = 0.1
+	DefaultConcurrency = 4
+	DefaultHostGap     = 30 * time.Second
+	DefaultReadLimit   = 10 * time.Second
+	DefaultPoll        = 10 * time.Second
+	// MinInterval is the shortest interval an endpoint may be registered
+	// with: the sweep is a registry, not a monitor of one server.
+	MinInterval = time.Minute
+)
+
+// OwnerOperator is the owner of an endpoint the operator registered.
+const OwnerOperator = "operator"
+
+// Config configures a Sweeper.
+type Config struct {
+	Store       store.SweepStore
+	Fetch       *fetch.Fetcher
+	Now         func() time.Time // default time.Now
+	Jitter      float64          // default DefaultJitter; 0 < Jitter < 1
+	Concurrency int              // hosts read at once; default DefaultConcurrency
+	HostGap     time.Duration    // between two reads of one host; default DefaultHostGap
+	ReadLimit   time.Duration    // one reading; default DefaultReadLimit
+	Poll        time.Duration    // how often Run looks for due endpoints; default DefaultPoll
+	Rand        func() float64   // in [0, 1): the jitter's source; default math/rand/v2
+	Logger      *log.Logger      // default: discard
+}
+
+// Sweeper re-reads the registered endpoints.
+type Sweeper struct {
+	cfg Config
+
+	mu       sync.Mutex
+	hostNext map[string]time.Time // when a host may be read again
+}
+
+// New makes a sweeper.
+func New(cfg Config) (*Sweeper, error) {
+	if cfg.Store == nil || cfg.Fetch == nil {
+		return nil, errors.New("sweep: Store and Fetch are required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Jitter <= 0 || cfg.Jitter >= 1 {
+		cfg.Jitter = DefaultJitter
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = DefaultConcurrency
+	}
+	if cfg.HostGap < 0 {
+		cfg.HostGap = 0
+	} else if cfg.HostGap == 0 {
+		cfg.HostGap = DefaultHostGap
+	}
+	if cfg.ReadLimit <= 0 {
+		cfg.ReadLimit = DefaultReadLimit
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = DefaultPoll
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = rand.Float64
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = log.New(io.Discard, "", 0)
+	}
+	return &Sweeper{cfg: cfg, hostNext: map[string]time.Time{}}, nil
+}
+
+// Register adds an endpoint for owner (OwnerOperator, or "pilot:<id>"),
+// re-read every interval (0: DefaultInterval). A URL the fetcher would not
+// read is refused now rather than failing at every reading. A new endpoint
+// is due at once.
+func (s *Sweeper) Register(ctx context.Context, endpoint, owner string, interval time.Duration) error {
+	if err := s.cfg.Fetch.Check(endpoint); err != nil {
+		return err
+	}
+	if interval == 0 {
+		interval = DefaultInterval
+	}
+	if interval < MinInterval {
+		return fmt.Errorf("sweep: an interval of %s (at least %s)", interval, MinInterval)
+	}
+	if owner == "" {
+		return errors.New("sweep: an endpoint is registered by someone (operator, or pilot:<id>)")
+	}
+	now := s.cfg.Now().UTC()
+	return s.cfg.Store.SweepRegister(ctx, store.SweepEndpoint{URL: endpoint, Owner: owner, Interval: interval, Added: now, Next: now})
+}
+
+// Run sweeps until ctx is done: every Poll, the due endpoints are read.
+func (s *Sweeper) Run(ctx context.Context) {
+	t := time.NewTicker(s.cfg.Poll)
+	defer t.Stop()
+	for {
+		if _, err := s.Once(ctx); err != nil && ctx.Err() == nil {
+			s.cfg.Logger.Printf("sweep: %v", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Once claims the endpoints due now and reads them: the hosts at most
+// Concurrency at once, one host's endpoints one after the other HostGap
+// apart. It answers how many were read.
+func (s *Sweeper) Once(ctx context.Context) (int, error) {
+	now := s.cfg.Now().UTC()
+	limit := s.cfg.Concurrency * 8
+	// The lease covers a pass in which every claimed endpoint waits for its
+	// host: a crashed instance's claims come due again after it.
+	lease := now.Add(time.Duration(limit) * (s.cfg.HostGap + s.cfg.ReadLimit))
+	due, err := s.cfg.Store.SweepClaim(ctx, now, lease, limit)
+	if err != nil || len(due) == 0 {
+		return 0, err
+	}
+	byHost := map[string][]store.SweepEndpoint{}
+	var hosts []string
+	for _, e := range due {
+		h := hostOf(e.URL)
+		if _, ok := byHost[h]; !ok {
+			hosts = append(hosts, h)
+		}
+		byHost[h] = append(byHost[h], e)
+	}
+	sem := make(chan struct{}, s.cfg.Concurrency)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	read := 0
+	for _, h := range hosts {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(h string, es []store.SweepEndpoint) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			for _, e := range es {
+				if !s.wait(ctx, h) {
+					return
+				}
+				err := s.sweepOne(ctx, e)
+				mu.Lock()
+				read++
+				if err != nil {
+					errs = append(errs, err)
+				}
+				mu.Unlock()
+			}
+		}(h, byHost[h])
+	}
+	wg.Wait()
+	return read, errors.Join(errs...)
+}
+
+// wait holds a host's next reading until HostGap after its last; false when
+// ctx ended first.
+func (s *Sweeper) wait(ctx context.Context, host string) bool {
+	s.mu.Lock()
+	at := s.hostNext[host]
+	now := s.cfg.Now()
+	start := at
+	if at.Before(now) {
+		start = now
+	}
+	s.hostNext[host] = start.Add(s.cfg.HostGap)
+	s.mu.Unlock()
+	if d := start.Sub(now); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
+	return ctx.Err() == nil
+}
+
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	return u.Hostname()
+}
+
+// next is when an endpoint read at t is due again: its interval with jitter.
+func (s *Sweeper) next(t time.Time, interval time.Duration) time.Time {
+	f := 1 + s.cfg.Jitter*(2*s.cfg.Rand()-1)
+	return t.Add(time.Duration(float64(interval) * f))
+}
+
+// sweepOne reads one endpoint and records what it read.
+func (s *Sweeper) sweepOne(ctx context.Context, e store.SweepEndpoint) error {
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.ReadLimit)
+	rd := s.cfg.Fetch.Read(rctx, e.URL)
+	cancel()
+	at := s.cfg.Now().UTC()
+	r := store.SweepReading{At: at, Next: s.next(at, e.Interval)}
+	switch {
+	case rd.Refused != nil:
+		r.Error = "refused: " + rd.Refused.Error()
+	case rd.Failure != "":
+		r.Error = rd.Failure + ": " + rd.FailureDetail
+	case rd.PageCapReached:
+		r.Error = "tool_list_truncated: the list is longer than the page cap"
+	default:
+		body, err := json.Marshal(map[string]any{"pages": rd.Pages})
+		if err != nil {
+			return fmt.Errorf("sweep %s: %w", e.URL, err)
+		}
+		var h struct {
+			Truncated *string `json:"truncated"`
+		}
+		if err := corecall.Into("hash_tools", map[string]any{"pages": rd.Pages}, &h); err != nil {
+			r.Error = "response_malformed: " + err.Error()
+			break
+		}
+		if h.Truncated != nil {
+			r.Error = "tool_list_truncated: " + *h.Truncated
+			break
+		}
+		sum := sha256.Sum256(body)
+		r.Surface, r.Body = hex.EncodeToString(sum[:]), body
+		if e.Surface != "" && e.Surface != r.Surface {
+			change, err := s.change(ctx, e, r)
+			if err != nil {
+				return fmt.Errorf("sweep %s: %w", e.URL, err)
+			}
+			r.Change = change
+		}
+	}
+	if err := s.cfg.Store.SweepRecord(ctx, e.URL, r); err != nil {
+		return err
+	}
+	if r.Error != "" {
+		s.cfg.Logger.Printf("sweep %s: %s", e.URL, r.Error)
+	}
+	return nil
+}
+
+// change is the change event from the endpoint's last surface to r's, nil
+// when the core finds the tools equal.
+func (s *Sweeper) change(ctx context.Context, e store.SweepEndpoint, r store.SweepReading) (*store.SweepChange, error) {
+	old, err := s.cfg.Store.SweepSurface(ctx, e.Surface)
+	if err != nil {
+		return nil, err
+	}
+	diff, err := corecall.Call("diff", map[string]any{"old": corecall.Text(old), "new": corecall.Text(r.Body)})
+	if err != nil {
+		return nil, fmt.Errorf("the core's diff: %w", err)
+	}
+	var d struct {
+		Added    []string `json:"added"`
+		Removed  []string `json:"removed"`
+		Modified []struct {
+			Name string `json:"name"`
+		} `json:"modified"`
+	}
+	if err := json.Unmarshal(diff, &d); err != nil {
+		return nil, fmt.Errorf("the core's diff: %w", err)
+	}
+	if len(d.Added)+len(d.Removed)+len(d.Modified) == 0 {
+		return nil, nil
+	}
+	names := append([]string{}, d.Added...)
+	for _, m := range d.Modified {
+		names = append(names, m.Name)
+	}
+	var pages struct {
+		Pages json.RawMessage `json:"pages"`
+	}
+	if err := json.Unmarshal(r.Body, &pages); err != nil {
+		return nil, err
+	}
+	scan := json.RawMessage("null")
+	if len(names) > 0 {
+		if scan, err = corecall.Call("scan", map[string]any{"pages": pages.Pages, "names": names}); err != nil {
+			return nil, fmt.Errorf("the core's scan: %w", err)
+		}
+	}
+	detail, err := json.Marshal(map[string]json.RawMessage{"diff": diff, "scan": scan})
+	if err != nil {
+		return nil, err
+	}
+	return &store.SweepChange{URL: e.URL, SeenAt: r.At, From: e.Surface, To: r.Surface, Detail: detail}, nil
+}
