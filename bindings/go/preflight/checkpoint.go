@@ -86,8 +86,8 @@ func OpenCheckpoints(path string) (*Checkpoints, error) {
 	return k, nil
 }
 
-// Kept is the checkpoint kept, "" when none.
-func (k *Checkpoints) Kept() string {
+// current is the checkpoint kept, "" when none.
+func (k *Checkpoints) current() string {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.kept
@@ -128,7 +128,7 @@ func (k *Checkpoints) Keep(rec Record) error {
 // The issuer that cannot answer gives no proof, and the core fails the check
 // closed: a history that cannot be shown to be one is not taken as one.
 func (k *Checkpoints) Input(ctx context.Context, proof string, issuer *IssuerClient) *LogInput {
-	in := &LogInput{Proof: proof, Checkpoint: k.Kept()}
+	in := &LogInput{Proof: proof, Checkpoint: k.current()}
 	if in.Checkpoint == "" || issuer == nil {
 		return in
 	}

@@ -464,7 +464,7 @@ func mutationTest(t *testing.T, s *server, sopts *mcp.ClientSessionOptions, trig
 	case <-ctx.Done():
 		t.Fatal("no notifications/tools/list_changed")
 	}
-	if n := tr.ListChangedNotifications(); n != 1 {
+	if n := preflight.ListChangedNotifications(tr); n != 1 {
 		t.Errorf("recorder saw %d list_changed notifications, want 1", n)
 	}
 	obs = preflight.Observe(ctx, cs, tr, nil)

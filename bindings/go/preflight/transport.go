@@ -62,9 +62,9 @@ func Wrap(t mcp.Transport) (*Transport, error) {
 // "stdio:" and the command line for stdio (see StdioEndpoint).
 func (t *Transport) Endpoint() string { return t.endpoint }
 
-// ListChangedNotifications returns how many notifications/tools/list_changed
+// listChangedNotifications returns how many notifications/tools/list_changed
 // the session has received so far.
-func (t *Transport) ListChangedNotifications() int { return t.rec.listChangedCount() }
+func (t *Transport) listChangedNotifications() int { return t.rec.listChangedCount() }
 
 // Connect implements mcp.Transport.
 func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
