@@ -3,10 +3,13 @@ package core
 import (
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/crawlcheck/verifier/core/internal/canon"
+	"github.com/crawlcheck/verifier/core/internal/continuity"
 	"github.com/crawlcheck/verifier/core/internal/lock"
 	"github.com/crawlcheck/verifier/core/internal/req"
+	"github.com/crawlcheck/verifier/core/internal/sig"
 )
 
 // The lockfile cache.
@@ -87,4 +90,22 @@ func cachedLockFile(text string) (lock.File, bool) {
 		}
 	}
 	return lock.File{}, false
+}
+
+// lockDigestShared is lockAndDigest's digest for an op that keeps only the
+// digest (sign_receipt, which an issuer runs on every check of one
+// lockfile): a lockfile in the cache is not parsed and digested again. A
+// miss is lockAndDigest itself, so every error is worded as it words it;
+// a hit is the digest it would compute (guard.LockDigest is this
+// VerifyBaseline's Digest of the parsed lockfile).
+func lockDigestShared(rd *req.Reader, field string) string {
+	if !rd.Failed() {
+		if text, ok, err := rd.O.DocText(field); err == nil && ok {
+			if f, hit := cachedLockFile(text); hit {
+				return continuity.VerifyBaseline(f, sig.Keys{}, false, time.Time{}).Digest
+			}
+		}
+	}
+	_, d := lockAndDigest(rd, field)
+	return d
 }

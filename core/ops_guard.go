@@ -10,6 +10,7 @@ import (
 	"github.com/crawlcheck/verifier/core/internal/policy"
 	"github.com/crawlcheck/verifier/core/internal/req"
 	"github.com/crawlcheck/verifier/core/internal/sig"
+	"github.com/crawlcheck/verifier/core/internal/tlog"
 	"github.com/crawlcheck/verifier/core/internal/tools"
 	"github.com/crawlcheck/verifier/core/timefmt"
 )
@@ -249,7 +250,7 @@ func opSignReceipt(r req.Obj) (canon.Value, error) {
 		rd.Fail(cerr.New(cerr.BadRequest, "%s is required: the %s request the receipt answers", rd.Field("inputs"), op))
 	}
 	ir := inputs.Read()
-	_, digest := lockAndDigest(ir, "lock")
+	digest := lockDigestShared(ir, "lock")
 	if !rd.Failed() && !ir.Failed() && digest == "" {
 		ir.Fail(cerr.New(cerr.BadRequest, "%s is required: a receipt names the lockfile it was computed from", ir.Field("lock")))
 	}
@@ -257,6 +258,7 @@ func opSignReceipt(r req.Obj) (canon.Value, error) {
 		rd.Fail(ir.Err())
 	}
 	carry := rd.Bool("carry_lock")
+	withEntry := rd.Bool("log_entry")
 	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
@@ -277,9 +279,16 @@ func opSignReceipt(r req.Obj) (canon.Value, error) {
 	}
 	doc = guard.Seal(doc, priv, kid)
 	sha, _ := doc.Get("sha256")
-	return canon.Obj(
+	out := []canon.Member{
 		canon.M("receipt", doc),
 		canon.M("sha256", sha),
 		canon.M("key_id", canon.Str(kid)),
-	), nil
+	}
+	if withEntry {
+		// The receipt was sealed just now: its digest holds by construction,
+		// the check log_entry makes of a document handed back.
+		e, _ := tlog.Entry(doc)
+		out = append(out, canon.M("log_entry", canon.Str(string(e))))
+	}
+	return canon.Obj(out...), nil
 }

@@ -489,11 +489,13 @@ var opSpecs = []OpSpec{
 			need("subject", "string", ""),
 			need("inputs", "object", "the `lock_check` or `continuity_check` request the receipt answers"),
 			may("carry_lock", "bool", "keep the lockfile in the receipt's inputs"),
+			may("log_entry", "bool", "also answer the receipt's transparency-log entry: what an issuer appends, without handing the receipt back to `log_entry`"),
 		},
 		Result: []Field{
 			need("receipt", "object", ""),
 			need("sha256", "string", ""),
 			need("key_id", "string", ""),
+			may("log_entry", "string", "with `log_entry` true: the entry `log_entry` answers for this receipt"),
 		}},
 }
 

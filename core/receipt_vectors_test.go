@@ -61,6 +61,7 @@ func receiptVectors(t testing.TB) []opVector {
 	add("sign_receipt", "decision receipt", with(with(sign, "kind", guard.KindDecision), "inputs",
 		obj{"now": "2026-11-30T11:59:00Z", "mode": "observe", "lock": g.lock, "observed": obj{"endpoint": fixtureURL, "pages": g.pages(rugPull(g.tools))}}))
 	add("sign_receipt", "carry the lockfile", with(sign, "carry_lock", true))
+	add("sign_receipt", "with its log entry", with(sign, "log_entry", true))
 	add("sign_receipt", "operator key id by default", with(sign, "key_id", nil))
 	add("sign_receipt", "unknown kind", with(sign, "kind", "crawlcheck-mcp-lock"))
 	add("sign_receipt", "missing inputs", with(sign, "inputs", nil))
