@@ -115,7 +115,8 @@ type Service struct {
 	limMu    sync.Mutex
 	limiters map[string]*rate.Limiter
 
-	commits committer // commit.go
+	commits  committer // commit.go
+	lockURLs lockURLs
 }
 
 // New makes the service; the rule tables are recorded in the store.
@@ -329,36 +330,31 @@ func writeBytes(w http.ResponseWriter, status int, ctype string, b []byte) {
 	w.Write(b)
 }
 
-var okPrefix = []byte(`{"ok":true,"result":`)
-
 // coreError is a request the core refused.
 type coreError struct{ code, message string }
 
 func (e *coreError) Error() string { return e.code + ": " + e.message }
 
-// coreResult runs an op and answers its result bytes, or a *coreError.
+// coreResult runs an op and answers its result bytes, or a *coreError. The
+// envelope is split into its members by members (no decoding of the result:
+// a receipt's bytes are not scanned twice), and an error is decoded.
 func coreResult(op string, req []byte) (json.RawMessage, error) {
 	resp := core.Call(op, req)
-	// The envelope is canonical JSON, so a success is exactly this prefix,
-	// the result, and "}": slicing it spares a scan of a receipt's bytes.
-	if bytes.HasPrefix(resp, okPrefix) && bytes.HasSuffix(resp, []byte("}")) {
-		return resp[len(okPrefix) : len(resp)-1], nil
+	env, ok := members(resp)
+	if !ok {
+		return nil, &coreError{"internal", op + ": the core's answer is not an envelope"}
 	}
-	var env struct {
-		OK     bool            `json:"ok"`
-		Result json.RawMessage `json:"result"`
-		Error  struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
+	if string(env["ok"]) == "true" && env["result"] != nil {
+		return env["result"], nil
 	}
-	if err := json.Unmarshal(resp, &env); err != nil {
+	var e struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}
+	if err := json.Unmarshal(env["error"], &e); err != nil {
 		return nil, &coreError{"internal", op + ": the core's answer: " + err.Error()}
 	}
-	if !env.OK {
-		return nil, &coreError{env.Error.Code, env.Error.Message}
-	}
-	return env.Result, nil
+	return nil, &coreError{e.Code, e.Message}
 }
 
 // fail answers an error: a core refusal with its code (400; 413 for
@@ -408,9 +404,9 @@ func (s *Service) readRequest(w http.ResponseWriter, r *http.Request) (request, 
 		s.problem(w, http.StatusBadRequest, "bad_request", "reading the request body: "+err.Error())
 		return nil, false
 	}
-	var q request
-	if err := json.Unmarshal(body, &q); err != nil || q == nil {
-		s.problem(w, http.StatusBadRequest, "bad_request", "the request body is not a JSON object")
+	q, ok := members(body)
+	if !ok {
+		s.problem(w, http.StatusBadRequest, "bad_request", "the request body is not a JSON object of distinct members")
 		return nil, false
 	}
 	return q, true
@@ -421,6 +417,50 @@ func (q request) str(name string) string {
 	var v string
 	json.Unmarshal(q[name], &v)
 	return v
+}
+
+// lockURLs remembers the endpoint the last few lockfiles approved, by their
+// exact bytes as a request carried them: a host checks one lockfile again
+// and again, and decoding 100 KB of lockfile for its server.url was a fifth
+// of a check's CPU. The same bytes decode to the same URL, so a hit is the
+// answer a decode would give.
+type lockURLs struct {
+	mu      sync.Mutex
+	entries []lockURLEntry // most recently used first
+}
+
+type lockURLEntry struct {
+	raw []byte
+	url string
+}
+
+// lockURLsKept is how many lockfiles are remembered; lockURLBytes caps the
+// size of one, so a huge lockfile is not kept alive.
+const (
+	lockURLsKept = 4
+	lockURLBytes = 4 << 20
+)
+
+// of answers q's lockfile's URL, from memory when it was seen.
+func (c *lockURLs) of(q request) string {
+	raw := q["lock"]
+	c.mu.Lock()
+	for i, e := range c.entries {
+		if bytes.Equal(e.raw, raw) {
+			copy(c.entries[1:i+1], c.entries[:i])
+			c.entries[0] = e
+			c.mu.Unlock()
+			return e.url
+		}
+	}
+	c.mu.Unlock()
+	url := q.lockURL()
+	if len(raw) <= lockURLBytes {
+		c.mu.Lock()
+		c.entries = append([]lockURLEntry{{bytes.Clone(raw), url}}, c.entries[:min(len(c.entries), lockURLsKept-1)]...)
+		c.mu.Unlock()
+	}
+	return url
 }
 
 // lockURL is the endpoint a crawlcheck lockfile approved: the subject of a
@@ -555,7 +595,7 @@ func (s *Service) sign(ctx context.Context, kind, subject string, inputs request
 		head := mustJSON(map[string]any{
 			"kind": kind, "private_key": env.Key.Seed, "key_id": env.Key.KID, "issuer": issuer,
 			"issued_at": env.IssuedAt.Format(time.RFC3339Nano), "expires_at": env.IssuedAt.Add(s.cfg.Lifetime).Format(time.RFC3339Nano),
-			"nonce": env.Nonce, "subject": env.Subject,
+			"nonce": env.Nonce, "subject": env.Subject, "log_entry": s.log != nil,
 		})
 		req := append(append(head[:len(head)-1:len(head)-1], `,"inputs":`...), inputs.object()...)
 		req = append(req, '}')
@@ -563,18 +603,14 @@ func (s *Service) sign(ctx context.Context, kind, subject string, inputs request
 		if err != nil {
 			return nil, "", err
 		}
-		out, err := receiptOf(res, env.Key.KID)
-		if err != nil {
-			return nil, "", err
-		}
-		entry, err := s.logEntry(out.Receipt)
+		out, err := receiptOf(res, s.log != nil)
 		if err != nil {
 			return nil, "", err
 		}
 		// The nonce drawn is recorded with the receipt, before it leaves: a
 		// receipt nobody got may burn a nonce, none is ever answered twice.
 		doc := store.Document{SHA256: out.SHA256, Kind: kind, KeyID: env.Key.KID, Subject: env.Subject, IssuedAt: env.IssuedAt, Body: out.Receipt}
-		proof, err := s.issue(ctx, store.Issuance{Nonce: drawn, NonceExpires: now.Add(s.cfg.Lifetime + skew), Document: doc, LogEntry: entry})
+		proof, err := s.issue(ctx, store.Issuance{Nonce: drawn, NonceExpires: now.Add(s.cfg.Lifetime + skew), Document: doc, LogEntry: out.LogEntry})
 		if errors.Is(err, store.ErrNonceReused) && try < 3 {
 			continue
 		}
@@ -586,24 +622,27 @@ func (s *Service) sign(ctx context.Context, kind, subject string, inputs request
 	}
 }
 
-// signed is a sign_receipt result: the receipt's bytes and digest.
+// signed is a sign_receipt result: the receipt's bytes, its digest and its
+// log entry (asked for with log_entry).
 type signed struct {
-	Receipt json.RawMessage `json:"receipt"`
-	SHA256  string          `json:"sha256"`
+	Receipt  json.RawMessage
+	SHA256   string
+	LogEntry []byte
 }
 
-// receiptOf reads a sign_receipt result. It is canonical JSON,
-// {"key_id":…,"receipt":{…},"sha256":"<64 hex>"}, so the receipt is the bytes
-// between a known head and a fixed-length tail; anything else is decoded.
-func receiptOf(res []byte, kid string) (signed, error) {
-	head := append(append([]byte(`{"key_id":`), mustJSON(kid)...), `,"receipt":`...)
-	const tailLen = len(`,"sha256":""}`) + 64
-	if n := len(res); bytes.HasPrefix(res, head) && n > len(head)+tailLen && bytes.HasPrefix(res[n-tailLen:], []byte(`,"sha256":"`)) {
-		return signed{Receipt: res[len(head) : n-tailLen], SHA256: string(res[n-tailLen+len(`,"sha256":"`) : n-2])}, nil
-	}
+// receiptOf reads a sign_receipt result, split into its members (the
+// receipt's bytes are taken as they are, not decoded); withEntry: it was
+// asked for its log entry.
+func receiptOf(res []byte, withEntry bool) (signed, error) {
+	m, ok := members(res)
 	var out signed
-	if err := json.Unmarshal(res, &out); err != nil {
-		return out, &coreError{"internal", "sign_receipt: " + err.Error()}
+	var entry string
+	if !ok || m["receipt"] == nil || json.Unmarshal(m["sha256"], &out.SHA256) != nil || (withEntry && json.Unmarshal(m["log_entry"], &entry) != nil) {
+		return out, &coreError{"internal", "sign_receipt: an answer without its receipt, sha256 or log_entry"}
+	}
+	out.Receipt = m["receipt"]
+	if withEntry {
+		out.LogEntry = []byte(entry)
 	}
 	return out, nil
 }
@@ -634,7 +673,7 @@ func (q request) object() []byte {
 // one the lockfile approved. With none it answers 400 and "".
 func (s *Service) subjectOf(w http.ResponseWriter, q request, subject string) string {
 	if subject == "" {
-		subject = q.lockURL()
+		subject = s.lockURLs.of(q)
 	}
 	if subject == "" {
 		s.problem(w, http.StatusBadRequest, "bad_request", "the request names no endpoint (subject, url or observed.endpoint) and the lockfile approved none")

@@ -1,0 +1,37 @@
+package service
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestMembers: the framing gives encoding/json's members for every object
+// of distinct members, and refuses what is not one.
+func TestMembers(t *testing.T) {
+	big := `"` + strings.Repeat(`a\"b\\c`, 4000) + `"`
+	for _, body := range []string{
+		`{}`, ` { } `, `{"a":1}`, `{"a" : "x\"}y" , "b":[1,{"c":"]"}],"d":null}`,
+		`{"lock":` + big + `,"tools":[{"name":"t","inputSchema":{"type":"object"}}]}`,
+		"{\"\\u0061b\":true,\n\"c\":{\"d\":[[],{}]}}\r\n", `{"n":-1.5e3}`,
+	} {
+		got, ok := members([]byte(body))
+		var want request
+		if err := json.Unmarshal([]byte(body), &want); err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		if !ok || !reflect.DeepEqual(got, want) {
+			t.Errorf("members(%.60s) = %v, %v; want %v", body, got, ok, want)
+		}
+	}
+	for _, body := range []string{
+		``, `[]`, `"x"`, `{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{"a":1} x`, `{"a":1}{}`, `{"a":1,"a":2}`,
+		`{"a":[1}`, `{"a":{"b":1]}`, `{"a":"x}`, `{"a":tru}`, `{"a":1 2}`, `{a:1}`, `{"a":"\x"}`,
+		`{"a":1,"\u0061":2}`,
+	} {
+		if q, ok := members([]byte(body)); ok {
+			t.Errorf("members(%s) = %v, want refused", body, q)
+		}
+	}
+}
