@@ -86,6 +86,45 @@ type result struct {
 	missingNonces     int
 	survivorAfterKill int
 	errKinds          map[string]int
+	serverCPU         time.Duration // user+system CPU of the instances during the run
+	clientCPU         time.Duration // this process's, the load generator's (guard included)
+}
+
+// cpuOf is a process's user+system CPU time so far, from /proc/PID/stat
+// (fields 14 and 15, in clock ticks of 1/100 s on Linux); false when it
+// cannot be read (the process is gone).
+func cpuOf(pid int) (time.Duration, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	i := bytes.LastIndexByte(b, ')')
+	if err != nil || i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, false
+	}
+	var ut, st int64
+	fmt.Sscan(f[11], &ut)
+	fmt.Sscan(f[12], &st)
+	return time.Duration(ut+st) * 10 * time.Millisecond, true
+}
+
+// selfCPU is this process's user+system CPU time so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// cpus reads every instance's CPU time (0 for one that is gone).
+func cpus(insts []*instance) []time.Duration {
+	out := make([]time.Duration, len(insts))
+	for i, in := range insts {
+		out[i], _ = cpuOf(in.cmd.Process.Pid)
+	}
+	return out
 }
 
 func (r *result) pct(p float64) time.Duration {
@@ -106,6 +145,8 @@ func load(insts []*instance, clients int, d time.Duration, body []byte, dir []by
 	var mu sync.Mutex
 	var killed atomic.Bool
 	var killTime time.Time
+	var cpuAtKill []time.Duration
+	cpu0, self0 := cpus(insts), selfCPU()
 	deadline := time.Now().Add(d)
 	startT := time.Now()
 	var wg sync.WaitGroup
@@ -114,6 +155,7 @@ func load(insts []*instance, clients int, d time.Duration, body []byte, dir []by
 			time.Sleep(killAt)
 			mu.Lock()
 			killTime = time.Now()
+			cpuAtKill = cpus(insts)
 			mu.Unlock()
 			kill()
 			killed.Store(true)
@@ -183,6 +225,14 @@ func load(insts []*instance, clients int, d time.Duration, body []byte, dir []by
 	}
 	wg.Wait()
 	r.elapsed = time.Since(startT)
+	r.clientCPU = selfCPU() - self0
+	for i, in := range insts {
+		end, ok := cpuOf(in.cmd.Process.Pid)
+		if !ok && cpuAtKill != nil {
+			end = cpuAtKill[i] // killed: its time up to the kill
+		}
+		r.serverCPU += end - cpu0[i]
+	}
 	_ = killTime
 	seen := map[string]bool{}
 	for _, n := range r.nonces {
@@ -357,10 +407,11 @@ func write(out string, results []*result, clients int) error {
 		"before the run %s); every receipt's nonce recorded and the receipt stored before it is answered. "+
 		"Targets: ≥ 1,000 checks/s, p99 ≤ 50 ms, 0 errors. Measured by hosttest/issuerload, %s.\n\n",
 		clients, runtime.NumCPU(), strings.Join(strings.Fields(string(load))[:3], " "), time.Now().UTC().Format("2006-01-02"))
-	b.WriteString("| run | store | checks | checks/s | p50 | p99 | errors | guard | nonces twice | nonces not in the store |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| run | store | checks | checks/s | p50 | p99 | errors | guard | nonces twice | nonces not in the store | service CPU per check | load client CPU per check |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
-		fmt.Fprintf(&b, "| %s | %s | %d | %.0f | %.1f ms | %.1f ms | %d | %d of %d pass | %d | %d |\n", r.name, r.store, r.ok,
-			float64(r.ok)/r.elapsed.Seconds(), ms(r.pct(0.5)), ms(r.pct(0.99)), r.errs, r.guarded-r.guardBad, r.guarded, r.dupNonces, r.missingNonces)
+		fmt.Fprintf(&b, "| %s | %s | %d | %.0f | %.1f ms | %.1f ms | %d | %d of %d pass | %d | %d | %.2f ms | %.2f ms |\n", r.name, r.store, r.ok,
+			float64(r.ok)/r.elapsed.Seconds(), ms(r.pct(0.5)), ms(r.pct(0.99)), r.errs, r.guarded-r.guardBad, r.guarded, r.dupNonces, r.missingNonces,
+			perCheck(r.serverCPU, r.ok), perCheck(r.clientCPU, r.ok))
 	}
 	for _, r := range results {
 		if len(r.errKinds) > 0 {
@@ -408,3 +459,11 @@ func write(out string, results []*result, clients int) error {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// perCheck is CPU time per answered check, in milliseconds.
+func perCheck(d time.Duration, checks int) float64 {
+	if checks == 0 {
+		return 0
+	}
+	return ms(d) / float64(checks)
+}
