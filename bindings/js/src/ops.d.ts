@@ -912,6 +912,11 @@ export interface SignReceiptRequest {
   inputs: Request;
   /** keep the lockfile in the receipt's inputs */
   carry_lock?: boolean;
+  /**
+   * also answer the receipt's transparency-log entry: what an issuer appends, without handing the
+   * receipt back to `log_entry`
+   */
+  log_entry?: boolean;
 }
 
 /** The result of sign_receipt. */
@@ -919,6 +924,8 @@ export interface SignReceiptResult {
   receipt: { [key: string]: Json };
   sha256: string;
   key_id: string;
+  /** with `log_entry` true: the entry `log_entry` answers for this receipt */
+  log_entry?: string;
 }
 
 /** One method per op, named in camelCase: the methods of Core. */

@@ -1103,11 +1103,16 @@ def replay_decision(
     return cast(ReplayDecisionResult, call("replay_decision", _req(receipt=receipt, lock=lock)))
 
 
-class SignReceiptResult(TypedDict):
-    """The result of sign_receipt."""
+class _SignReceiptResultRequired(TypedDict):
     receipt: Dict[str, Any]
     sha256: str
     key_id: str
+
+
+class SignReceiptResult(_SignReceiptResultRequired, total=False):
+    """The result of sign_receipt."""
+    #: with `log_entry` true: the entry `log_entry` answers for this receipt
+    log_entry: str
 
 
 def sign_receipt(
@@ -1122,6 +1127,7 @@ def sign_receipt(
     subject: str,
     inputs: Mapping[str, Any],
     carry_lock: Optional[bool] = None,
+    log_entry: Optional[bool] = None,
 ) -> SignReceiptResult:
     """Issues a signed receipt (the test issuer's op; docs/receipts.md)."""
     return cast(
@@ -1139,6 +1145,7 @@ def sign_receipt(
                 subject=subject,
                 inputs=inputs,
                 carry_lock=carry_lock,
+                log_entry=log_entry,
             ),
         ),
     )
