@@ -54,7 +54,7 @@ func faultCases(t *testing.T) []faultCase {
 	}
 	timed := func(o obj) obj { o["timeout_ms"] = faultTimeoutMS; return o }
 	return []faultCase{
-		{"connect_refused over HTTP", obj{"url": "http://127.0.0.1:1/mcp"}, at("connect_refused", "handshake", 0)},
+		{"connect_refused over HTTP", obj{"url": "http://127.0.0.1:2/mcp"}, at("connect_refused", "handshake", 0)},
 		{"connect_refused: the command does not start", obj{"command": []any{"/nonexistent/crawlcheck-fault-server"}}, at("connect_refused", "handshake", 0)},
 		{"process_exited in the handshake", obj{"command": []any{"sh", "-c", "exit 3"}}, at("process_exited", "handshake", 0)},
 		{"timeout in the handshake", obj{"command": []any{"sh", "-c", "cat >/dev/null"}}, timed(at("timeout", "handshake", 0))},
@@ -74,7 +74,7 @@ func faultCases(t *testing.T) []faultCase {
 func faultRequest(t *testing.T, c faultCase) obj {
 	server := c.server
 	if server == nil {
-		server = obj{"url": "http://127.0.0.1:1/mcp"}
+		server = obj{"url": "http://127.0.0.1:2/mcp"}
 	}
 	endpoint := resultField(t, call(t, "endpoint", server), "endpoint")
 	if endpoint == "" {

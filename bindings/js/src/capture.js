@@ -79,6 +79,20 @@ export class Recorder {
     this.onTooLarge = null;
     /** the capabilities the newest request declaring any declared, null if none did */
     this.clientCaps = null;
+    /** the first fault the transport itself saw (observe.js FAULT_*), "" if none */
+    this.fault = "";
+  }
+
+  /**
+   * Records what the transport saw go wrong (the command did not start, the
+   * child's stdout ended, a connection could not be made): the fact a
+   * failure is classified by, never the SDK's error text. The first is kept.
+   */
+  transportFault(code) {
+    if (this.fault === "") {
+      this.fault = code;
+      this.#notify();
+    }
   }
 
   /**
@@ -258,6 +272,20 @@ export function attach(transport, { maxAnswerBytes = DEFAULT_MAX_ANSWER_BYTES } 
       if (rec.oversize !== "" || lines.push(chunk, rec.limit)) throw rec.tooLarge();
       return append.call(this, chunk);
     };
+    // The child as the transport's own start sees it: a spawn that fails
+    // rejects start, and a child that closes its stdout has exited (or
+    // will) before answering anything more.
+    const start = transport.start;
+    transport.start = async function (...args) {
+      try {
+        await start.apply(this, args);
+      } catch (e) {
+        rec.transportFault("connect_refused");
+        throw e;
+      }
+      this._process?.stdout?.once("end", () => rec.transportFault("process_exited"));
+      this._process?.stdin?.once("error", () => rec.transportFault("process_exited"));
+    };
     const p = transport._serverParams;
     return { rec, kind: "stdio", command: [p.command, ...(p.args ?? [])] };
   }
@@ -320,6 +348,9 @@ function concat(a, b) {
   return out;
 }
 
+/** The socket errors of a connection that was never made (Node's fetch, undici). */
+const DIAL_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL", "UND_ERR_CONNECT_TIMEOUT"]);
+
 // tapFetch sends one request and hands the SDK a response whose body it
 // reads too: a JSON body is one frame answering the POST's request; an
 // event stream is one frame per event (answering the POST it came back on,
@@ -334,7 +365,15 @@ async function tapFetch(rec, inner, input, init) {
       // not ours to judge
     }
   }
-  const resp = await inner(input, init);
+  let resp;
+  try {
+    resp = await inner(input, init);
+  } catch (e) {
+    // No connection was made: Node's fetch fails with the socket's code as
+    // its cause (an abort is the deadline's, classified by the check).
+    if (DIAL_CODES.has(e?.cause?.code)) rec.transportFault("connect_refused");
+    throw e;
+  }
   if (!resp.body) return resp;
   const type = (resp.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
   if (!resp.ok) return resp;

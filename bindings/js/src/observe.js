@@ -7,8 +7,6 @@ import { CrawlcheckError } from "./errors.js";
 import { members, parseMember, utf8 } from "./frames.js";
 import { RawJSON, toBase64 } from "./core.js";
 
-export const FAILURE_UNAVAILABLE = "server_unavailable";
-export const FAILURE_TIMEOUT = "check_timeout";
 export const FAILURE_CAPTURE = "capture_failed";
 /**
  * A frame went past maxAnswerBytes and was cut off; failureDetail is the
@@ -16,6 +14,34 @@ export const FAILURE_CAPTURE = "capture_failed";
  * server_unavailable detail, as for the Go preflight.
  */
 export const FAILURE_TOO_LARGE = "answer_too_large";
+
+/**
+ * Host faults: what went wrong at the transport, as codes the core words
+ * (docs/continuity.md, Host faults), so that a down server or a timeout gives
+ * the same record bytes as the Go and Python preflights. An Observation with
+ * one says where (failureAt, failurePage) and has no failureDetail: the
+ * SDK's error text never reaches a record.
+ */
+export const FAULT_CONNECT_REFUSED = "connect_refused";
+export const FAULT_TIMEOUT = "timeout";
+export const FAULT_PROCESS_EXITED = "process_exited";
+export const FAULT_SESSION_ENDED = "session_ended";
+export const FAULT_SESSION_FAILED = "session_failed";
+
+/**
+ * The fault that failed a request, from what the deadline and the
+ * transport saw; err, the SDK's, decides only whether the connection closed
+ * (the SDK's own code, 1.x and 2.x), and its text goes nowhere. An answer
+ * cut off at the limit is FAILURE_TOO_LARGE, its detail the limit.
+ * @returns {{failure: string, detail: string}}
+ */
+export function classify(rec, signal, err) {
+  if (rec.oversize !== "") return { failure: FAILURE_TOO_LARGE, detail: rec.oversize };
+  if (signal.aborted) return { failure: FAULT_TIMEOUT, detail: "" };
+  if (rec.fault !== "") return { failure: rec.fault, detail: "" };
+  if (err?.code === -32000 || err?.code === "CONNECTION_CLOSED") return { failure: FAULT_SESSION_ENDED, detail: "" };
+  return { failure: FAULT_SESSION_FAILED, detail: "" };
+}
 
 /**
  * @typedef {object} Observation
@@ -27,13 +53,16 @@ export const FAILURE_TOO_LARGE = "answer_too_large";
  * @property {Uint8Array[]} pages each tools/list answer as received
  * @property {string} stop why the walk ended, the core's next_page answer ("" when a failure ended it)
  * @property {boolean} pageCapReached the walk ended at the page cap (next_page's answer)
- * @property {string} failure "" or a FAILURE_* class
- * @property {string} failureDetail
+ * @property {string} failure "", a FAULT_* code, FAILURE_CAPTURE or FAILURE_TOO_LARGE
+ * @property {string} failureDetail FAILURE_TOO_LARGE's limit or FAILURE_CAPTURE's reason; "" with a fault
+ * @property {string} failureAt where a fault happened: "handshake" or "tools/list"
+ * @property {number} failurePage the tools/list page of a fault (from 1), 0 in the handshake
+ * @property {number} timeoutMs the check's deadline, named in a timeout's record
  */
 
 /** The handshake facts of the capture (and the session's negotiated version). */
 export function handshakeFacts(cap, endpoint, client) {
-  const obs = { endpoint, handshake: "", protocolVersion: "", serverInfo: null, handshakeResult: null, clientCapabilities: null, pages: [], stop: "", pageCapReached: false, failure: "", failureDetail: "" };
+  const obs = { endpoint, handshake: "", protocolVersion: "", serverInfo: null, handshakeResult: null, clientCapabilities: null, pages: [], stop: "", pageCapReached: false, failure: "", failureDetail: "", failureAt: "", failurePage: 0, timeoutMs: 0 };
   // What the client declared: as sent, or (an adapter, whose client
   // connected before the capture) what both SDK majors keep of it.
   obs.clientCapabilities = cap.rec.clientCaps;
@@ -83,7 +112,11 @@ export async function observePages({ cc, cap, listPage, obs, pageCap, signal }) 
     const { page, failure, detail } = await fetchPage(cap, listPage, cursor, signal);
     if (failure) {
       obs.failure = failure;
-      obs.failureDetail = failure === FAILURE_TOO_LARGE ? detail : `tools/list page ${obs.pages.length + 1}: ${detail}`;
+      obs.failureDetail = detail;
+      if (detail === "") {
+        obs.failureAt = "tools/list";
+        obs.failurePage = obs.pages.length + 1;
+      }
       return obs;
     }
     obs.pages.push(page);
@@ -145,17 +178,16 @@ async function fetchPage(cap, listPage, cursor, signal) {
       }
       if (rec.oversize !== "") {
         abandon.abort(new CrawlcheckError("crawlcheck: an answer went past the limit"));
-        return { failure: FAILURE_TOO_LARGE, detail: rec.oversize };
+        return classify(rec, signal, null);
       }
       if (sdkDone) {
-        if (signal.aborted) return { failure: FAILURE_TIMEOUT, detail: reasonText(signal.reason) };
-        if (c === null && sdkErr === null) return { failure: FAILURE_CAPTURE, detail: "answered by the SDK without a tools/list request on the wire (its list cache)" };
-        if (sdkErr !== null) return { failure: FAILURE_UNAVAILABLE, detail: errText(sdkErr) };
+        if (signal.aborted || sdkErr !== null) return classify(rec, signal, sdkErr);
+        if (c === null) return { failure: FAILURE_CAPTURE, detail: "answered by the SDK without a tools/list request on the wire (its list cache)" };
         return { failure: FAILURE_CAPTURE, detail: "the SDK accepted an answer that was not captured" };
       }
       if (signal.aborted) {
         abandon.abort(signal.reason);
-        return { failure: FAILURE_TIMEOUT, detail: reasonText(signal.reason) };
+        return classify(rec, signal, null);
       }
       await Promise.race([wake, sdk, aborted(signal)]);
     }
@@ -179,13 +211,6 @@ export function pageOf(frame) {
   return fields?.get("result") ?? frame;
 }
 
-export function errText(e) {
-  return e instanceof Error ? e.message : String(e);
-}
-
-function reasonText(r) {
-  return r instanceof Error ? r.message : r === undefined ? "the check's deadline passed" : String(r);
-}
 
 /**
  * The request's observed member: the facts as the capture saw them. Pages
@@ -204,7 +229,10 @@ export function observedRequest(o) {
   if (o.pageCapReached) out.page_cap_reached = true;
   if (o.failure) {
     out.failure = o.failure;
-    out.failure_detail = o.failureDetail;
+    if (o.failureDetail) out.failure_detail = o.failureDetail;
+    if (o.failureAt) out.failure_at = o.failureAt;
+    if (o.failurePage > 0) out.failure_page = o.failurePage;
+    if (o.failure === FAULT_TIMEOUT && o.timeoutMs > 0) out.timeout_ms = o.timeoutMs;
   }
   return out;
 }

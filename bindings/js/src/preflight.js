@@ -7,7 +7,7 @@
 import { load, CoreError } from "./core.js";
 import { CrawlcheckError, PreflightError } from "./errors.js";
 import { attach, DEFAULT_MAX_ANSWER_BYTES } from "./capture.js";
-import { handshakeFacts, observePages, observedRequest, errText, FAILURE_TIMEOUT, FAILURE_TOO_LARGE, FAILURE_UNAVAILABLE } from "./observe.js";
+import { handshakeFacts, observePages, observedRequest, classify } from "./observe.js";
 import { RecordLog, writeFileAtomic } from "./log.js";
 import { MAX_LOCK_BYTES, readRegularFile } from "./files.js";
 import { IssuerClient, issuerTrace, nonceStatePath } from "./issuer.js";
@@ -312,6 +312,7 @@ class Gate {
   async observe() {
     const signal = AbortSignal.timeout(this.timeout);
     const obs = handshakeFacts(this.cap, this.endpoint, this.client);
+    obs.timeoutMs = this.timeout;
     return observePages({ cc: this.cc, cap: this.cap, listPage: this.listPage, obs, pageCap: this.pageCap, signal });
   }
 
@@ -512,13 +513,14 @@ export function withPreflight(client, { lock, continuity = {} } = {}) {
         new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true })),
       ]);
     } catch (e) {
-      failure = signal.aborted ? { failure: FAILURE_TIMEOUT, detail: `connecting to ${g.endpoint}: ${errText(e)}` } : { failure: FAILURE_UNAVAILABLE, detail: `connecting to ${g.endpoint}: ${errText(e)}` };
-      if (g.cap.rec.oversize !== "") failure = { failure: FAILURE_TOO_LARGE, detail: g.cap.rec.oversize };
+      failure = classify(g.cap.rec, signal, e);
     }
     if (failure) {
       const obs = handshakeFacts(g.cap, g.endpoint, null);
       obs.failure = failure.failure;
       obs.failureDetail = failure.detail;
+      if (failure.detail === "") obs.failureAt = "handshake";
+      obs.timeoutMs = g.timeout;
       try {
         await transport.close?.();
       } catch {

@@ -10,6 +10,7 @@ export const TESTDATA = fileURLToPath(new URL("../../../testdata/", import.meta.
 const SUITES = [
   ["continuity.json", "continuity_check", "record"],
   ["guard.json", "guard", "answer"],
+  ["faults.json", "continuity_check", "record"],
 ];
 
 /** Every vector: {name, op, request: Buffer, want: Buffer}. */
@@ -103,7 +104,7 @@ function skip(text, i) {
 }
 
 // members returns the raw text and span of each member of the object at i.
-function members(text, i) {
+export function members(text, i) {
   i = ws(text, i);
   if (text[i] !== "{") throw new Error("not an object");
   const out = { members: {}, spans: {} };
@@ -123,7 +124,7 @@ function members(text, i) {
   return out;
 }
 
-function elements(text, i) {
+export function elements(text, i) {
   i = ws(text, i);
   if (text[i] !== "[") throw new Error("not an array");
   const out = [];
