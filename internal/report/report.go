@@ -45,6 +45,9 @@ type Input struct {
 	Week string
 	// Records is a record log: JSON lines, each a continuity record.
 	Records []byte
+	// After, when set, is the record_sha256 the first record follows: the
+	// log is the tail of a longer chain (a pilot's records since a date).
+	After string
 	// Pilot is the pilot's id on the issuer; "" for a report built offline.
 	Pilot string
 	// Sweep is what the issuer's registry sweep saw change on the pilot's
@@ -266,7 +269,11 @@ func Build(in Input) (*Report, error) {
 		r.Pilot = &in.Pilot
 	}
 	if len(in.Records) > 0 {
-		if err := corecall.Into("verify_chain", map[string]any{"records": corecall.Text(in.Records)}, &r.Chain); err != nil {
+		req := map[string]any{"records": corecall.Text(in.Records)}
+		if in.After != "" {
+			req["after"] = in.After
+		}
+		if err := corecall.Into("verify_chain", req, &r.Chain); err != nil {
 			return nil, fmt.Errorf("report: verifying the record log's chain: %w", err)
 		}
 	} else {

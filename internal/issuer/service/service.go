@@ -200,6 +200,7 @@ func (s *Service) routes() {
 	s.Handle("GET /api/v1/log/consistency", "log_consistency", s.logConsistency)
 	s.Handle("POST /api/v1/pilot", "pilot_create", s.createPilot)
 	s.Handle("POST /api/v1/pilot/{id}/records", "pilot_records", s.pilotRecords)
+	s.Handle("GET /api/v1/pilot/{id}/report", "pilot_report", s.pilotReport)
 	s.Handle("GET /api/v1/openapi.json", "openapi", func(w http.ResponseWriter, r *http.Request) {
 		writeBytes(w, http.StatusOK, "application/json", OpenAPI())
 	})
