@@ -136,3 +136,59 @@ func TestPilotReport(t *testing.T) {
 		t.Fatalf("week 60: %d", resp.StatusCode)
 	}
 }
+
+// TestPilotServers: a pilot registers its own servers with the sweep (an
+// hour at least, at most 20, a URL the fetcher would read) and lists them;
+// one the operator registered first stays the operator's.
+func TestPilotServers(t *testing.T) {
+	e := newEnv(t, allowLoopback(), service.Config{})
+	var p struct {
+		PilotID string `json:"pilot_id"`
+		Token   string `json:"token"`
+	}
+	_, out := e.do("POST", "/api/v1/pilot", "/api/v1/pilot", nil)
+	json.Unmarshal(out, &p)
+	call := func(method, body string) (int, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest(method, e.api+"/api/v1/pilot/"+p.PilotID+"/servers", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+p.Token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		e.spec.validate(t, method, "/api/v1/pilot/{id}/servers", resp, b)
+		return resp.StatusCode, b
+	}
+	if status, b := call("POST", `{"url":"`+e.mcp+`"}`); status != 201 || !strings.Contains(string(b), `"owner":"pilot:`+p.PilotID+`"`) || !strings.Contains(string(b), `"interval_s":21600`) {
+		t.Fatalf("register: %d %s", status, b)
+	}
+	if status, _ := call("POST", `{"url":"`+e.mcp+`","interval_s":60}`); status != 400 {
+		t.Fatalf("an interval of a minute: %d", status)
+	}
+	if status, _ := call("POST", `{"url":"ftp://x.example/mcp"}`); status != 403 {
+		t.Fatalf("an ftp URL: %d", status)
+	}
+	ss, _ := store.SweepOf(e.st)
+	if err := ss.SweepRegister(context.Background(), store.SweepEndpoint{URL: "https://operator.example/mcp", Owner: sweep.OwnerOperator, Interval: time.Hour, Added: e.now, Next: e.now}); err != nil {
+		t.Fatal(err)
+	}
+	if status, b := call("POST", `{"url":"https://operator.example/mcp","interval_s":7200}`); status != 201 || !strings.Contains(string(b), `"owner":"operator"`) || !strings.Contains(string(b), `"interval_s":3600`) {
+		t.Fatalf("the operator's endpoint: %d %s", status, b)
+	}
+	for i := 1; i < service.MaxPilotServers; i++ {
+		if status, b := call("POST", `{"url":"https://s`+string(rune('a'+i))+`.example/mcp"}`); status != 201 {
+			t.Fatalf("server %d: %d %s", i, status, b)
+		}
+	}
+	if status, _ := call("POST", `{"url":"https://one-too-many.example/mcp"}`); status != 409 {
+		t.Fatalf("server 21: %d", status)
+	}
+	status, b := call("GET", "")
+	var list struct{ Servers []struct{ URL, Owner string } }
+	if json.Unmarshal(b, &list); status != 200 || len(list.Servers) != service.MaxPilotServers {
+		t.Fatalf("list: %d %s", status, b)
+	}
+}

@@ -201,6 +201,8 @@ func (s *Service) routes() {
 	s.Handle("POST /api/v1/pilot", "pilot_create", s.createPilot)
 	s.Handle("POST /api/v1/pilot/{id}/records", "pilot_records", s.pilotRecords)
 	s.Handle("GET /api/v1/pilot/{id}/report", "pilot_report", s.pilotReport)
+	s.Handle("GET /api/v1/pilot/{id}/servers", "pilot_servers", s.pilotServers)
+	s.Handle("POST /api/v1/pilot/{id}/servers", "pilot_server_add", s.pilotServers)
 	s.Handle("GET /api/v1/openapi.json", "openapi", func(w http.ResponseWriter, r *http.Request) {
 		writeBytes(w, http.StatusOK, "application/json", OpenAPI())
 	})

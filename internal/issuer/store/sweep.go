@@ -53,8 +53,11 @@ type SweepReading struct {
 
 // SweepStore is the sweep's part of a store.
 type SweepStore interface {
-	// SweepRegister adds an endpoint, or updates its owner and interval;
-	// its schedule and history stay. A new endpoint is due at next.
+	// SweepRegister adds an endpoint, or updates its interval when the same
+	// owner registers it again; its schedule and history stay. An endpoint
+	// registered by another owner is left as it is: a pilot cannot take
+	// over the operator's endpoint, nor one pilot another's. A new endpoint
+	// is due at next.
 	SweepRegister(ctx context.Context, e SweepEndpoint) error
 	// SweepEndpoints lists the endpoints of an owner ("" all), by URL.
 	SweepEndpoints(ctx context.Context, owner string) ([]SweepEndpoint, error)
@@ -80,7 +83,7 @@ func SweepOf(s Store) (SweepStore, bool) {
 
 func (s *sqlStore) SweepRegister(ctx context.Context, e SweepEndpoint) error {
 	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO sweep_endpoints (url, owner, interval_us, added_at, next_at, last_at, surface, error)
-		VALUES (?, ?, ?, ?, ?, 0, '', '') ON CONFLICT (url) DO UPDATE SET owner = excluded.owner, interval_us = excluded.interval_us`),
+		VALUES (?, ?, ?, ?, ?, 0, '', '') ON CONFLICT (url) DO UPDATE SET interval_us = excluded.interval_us WHERE sweep_endpoints.owner = excluded.owner`),
 		e.URL, e.Owner, e.Interval.Microseconds(), micros(e.Added), micros(e.Next))
 	if err != nil {
 		return fmt.Errorf("store: register %s for the sweep: %w", e.URL, err)

@@ -290,6 +290,13 @@ func Run(t *testing.T, open func(t *testing.T) (s store.Store, reopen func() sto
 		if es, err := s.SweepEndpoints(ctx, "pilot:p1"); err != nil || len(es) != 1 || es[0].URL != b.URL || es[0].Interval != 2*time.Hour {
 			t.Fatalf("a pilot's endpoints: %+v, %v", es, err)
 		}
+		// Another owner registering a taken URL changes nothing.
+		if err := s.SweepRegister(ctx, store.SweepEndpoint{URL: a.URL, Owner: "pilot:p1", Interval: 5 * time.Hour, Added: t0, Next: t0}); err != nil {
+			t.Fatal(err)
+		}
+		if es, _ := s.SweepEndpoints(ctx, "operator"); len(es) != 1 || es[0].Interval != time.Hour {
+			t.Fatalf("a pilot took over the operator's endpoint: %+v", es)
+		}
 		// Due at t0: a alone; a second claim (another instance) gets nothing.
 		got, err := s.SweepClaim(ctx, t0, t0.Add(10*time.Minute), 10)
 		if err != nil || len(got) != 1 || got[0].URL != a.URL {
