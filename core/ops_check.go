@@ -277,8 +277,7 @@ func checkSealed(f lock.File) error {
 	if l == nil || l.SHA256 == "" {
 		return nil
 	}
-	content, withoutParts := l.Digests()
-	if l.SHA256 != content && l.SHA256 != withoutParts {
+	if l.SHA256 != l.Digest() && l.SHA256 != l.DigestWithoutParts() {
 		return cerr.New(cerr.LockInvalid, "request.lock: its sha256 does not match its content: it was edited after it was sealed")
 	}
 	return nil

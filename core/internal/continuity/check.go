@@ -176,7 +176,7 @@ func VerifyBaseline(f lock.File, keys sig.Keys, requireSigned bool, now time.Tim
 		return refuseUnsigned(t, requireSigned)
 	}
 	l := f.Crawlcheck
-	content, withoutParts := l.Digests()
+	content := l.Digest()
 	t := Trust{Digest: content, Result: sig.Verify(lock.Kind, l.SHA256, content, l.Signature, keys, now)}
 	t.Parts, t.Coverage = signedStatus(l.Parts != nil, t.Trust), signedStatus(l.Coverage != nil, t.Trust)
 	if t.Reason != sig.ReasonEdited {
@@ -191,7 +191,7 @@ func VerifyBaseline(f lock.File, keys sig.Keys, requireSigned bool, now time.Tim
 			return refuseUnsigned(t, requireSigned)
 		}
 	}
-	if withoutParts != "" {
+	if withoutParts := l.DigestWithoutParts(); withoutParts != "" {
 		if r := sig.Verify(lock.Kind, l.SHA256, withoutParts, l.Signature, keys, now); r.Trust != sig.Untrusted {
 			t.Result = r
 			t.Parts, t.Coverage = ignored(l.Parts != nil), ignored(l.Coverage != nil)
@@ -235,8 +235,7 @@ func LockDigest(f lock.File) string {
 		v, _ := canon.Parse(f.Agentgate.Bytes())
 		return canon.SHA256Hex(v)
 	}
-	content, _ := f.Crawlcheck.Digests()
-	return content
+	return f.Crawlcheck.Digest()
 }
 
 // Run performs the check and returns the record.

@@ -10,6 +10,7 @@
 package lock
 
 import (
+	"sync"
 	"time"
 
 	"github.com/crawlcheck/verifier/core/cerr"
@@ -53,7 +54,7 @@ type Crawlcheck struct {
 	Signature      string      // "" when absent
 
 	doc     canon.Value // the document as parsed, for digests
-	digests *[3]string  // Digests, once KeepDigests computed them
+	digests *digestMemo // the digests, once KeepDigests asked for them to be kept
 }
 
 var crawlcheckMembers = map[string]bool{"kind": true, "v": true, "server": true, "approved_at": true,
@@ -229,42 +230,57 @@ func timeMember(doc canon.Value, name string) (time.Time, error) {
 	return t, nil
 }
 
-// Digests returns the digest of the document as it is and, when it has
-// parts or coverage, the digest without either (for a lock whose signature
-// predates them).
-func (l *Crawlcheck) Digests() (content, withoutParts string) {
-	content, withoutParts, _ = l.digestsAll()
-	return content, withoutParts
-}
+// Digest is the digest of the document as it is, without sha256 and
+// signature: what sha256 and a signature are of.
+func (l *Crawlcheck) Digest() string { return l.digest(0) }
+
+// DigestWithoutParts is the digest without the parts and coverage ("" when
+// the lockfile has neither): a lockfile signed before it had them.
+func (l *Crawlcheck) DigestWithoutParts() string { return l.digest(1) }
 
 // DigestWithoutCoverage is the digest without the coverage extension alone
 // ("" when the lockfile has none): a lockfile signed with its parts, to
 // which coverage was added after signing.
-func (l *Crawlcheck) DigestWithoutCoverage() string {
-	_, _, withoutCoverage := l.digestsAll()
-	return withoutCoverage
+func (l *Crawlcheck) DigestWithoutCoverage() string { return l.digest(2) }
+
+// digestMemo keeps a lockfile's digests, each computed when first asked
+// for: a lockfile whose sha256 is its content's (nearly every one) needs
+// only the first, and each is a serialization and a hash of nearly the
+// whole lockfile (computing all three was a fifth of crawlcheck check
+// --tools at 1,000 tools). A cached lockfile is shared between calls, so
+// each is computed once under its sync.Once.
+type digestMemo struct {
+	once [3]sync.Once
+	v    [3]string
 }
 
-func (l *Crawlcheck) digestsAll() (content, withoutParts, withoutCoverage string) {
-	if l.digests != nil {
-		return l.digests[0], l.digests[1], l.digests[2]
+func (l *Crawlcheck) digest(i int) string {
+	if l.digests == nil {
+		return l.computeDigest(i)
 	}
-	content = canon.SHA256Hex(l.doc.Without("sha256", "signature"))
-	if l.Parts != nil || l.Coverage != nil {
-		withoutParts = canon.SHA256Hex(l.doc.Without("sha256", "signature", "parts", CoverageMember))
-	}
-	if l.Coverage != nil {
-		withoutCoverage = canon.SHA256Hex(l.doc.Without("sha256", "signature", CoverageMember))
-	}
-	return content, withoutParts, withoutCoverage
+	m := l.digests
+	m.once[i].Do(func() { m.v[i] = l.computeDigest(i) })
+	return m.v[i]
 }
 
-// KeepDigests computes the digests once and keeps them, for a lockfile that
-// is read many times and never changed (core's lockfile cache); Seal forgets
-// them.
+func (l *Crawlcheck) computeDigest(i int) string {
+	switch {
+	case i == 0:
+		return canon.SHA256Hex(l.doc.Without("sha256", "signature"))
+	case i == 1 && (l.Parts != nil || l.Coverage != nil):
+		return canon.SHA256Hex(l.doc.Without("sha256", "signature", "parts", CoverageMember))
+	case i == 2 && l.Coverage != nil:
+		return canon.SHA256Hex(l.doc.Without("sha256", "signature", CoverageMember))
+	}
+	return ""
+}
+
+// KeepDigests makes the lockfile keep its digests once computed, for a
+// lockfile that is read many times and never changed (core's lockfile
+// cache); the content's is computed now. Seal forgets them.
 func (l *Crawlcheck) KeepDigests() {
-	content, withoutParts, withoutCoverage := l.digestsAll()
-	l.digests = &[3]string{content, withoutParts, withoutCoverage}
+	l.digests = &digestMemo{}
+	l.Digest()
 }
 
 // NewCrawlcheck builds an unsigned lockfile approving the given tools,
