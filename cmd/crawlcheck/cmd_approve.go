@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/crawlcheck/verifier/bindings/go/preflight"
 	"github.com/crawlcheck/verifier/internal/atomicfile"
 	"github.com/crawlcheck/verifier/internal/corecall"
+	"github.com/crawlcheck/verifier/internal/preflight"
 )
 
 // cmdApprove re-approves a server's tools as a person's act: it shows what

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/crawlcheck/verifier/bindings/go/preflight"
+	"github.com/crawlcheck/verifier/internal/preflight"
 )
 
 // settingsFlags are the deployment's side of a check.

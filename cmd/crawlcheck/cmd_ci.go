@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/crawlcheck/verifier/bindings/go/preflight"
+	"github.com/crawlcheck/verifier/internal/preflight"
 )
 
 // mcpConfig is an MCP client configuration: Claude Desktop's and Cursor's

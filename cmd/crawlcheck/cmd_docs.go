@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/crawlcheck/verifier/bindings/go/preflight"
 	"github.com/crawlcheck/verifier/internal/atomicfile"
 	"github.com/crawlcheck/verifier/internal/corecall"
+	"github.com/crawlcheck/verifier/internal/preflight"
 )
 
 // cmdDiff compares a lockfile or a tool list with a tool list. Exit 1 when

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	iofs "io/fs"
 
-	"github.com/crawlcheck/verifier/bindings/go/preflight"
 	"github.com/crawlcheck/verifier/internal/corecall"
+	"github.com/crawlcheck/verifier/internal/preflight"
 )
 
 // cmdLock pins a tool list: from a file, or from a live server (the whole

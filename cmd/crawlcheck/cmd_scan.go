@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/crawlcheck/verifier/bindings/go/preflight"
+	"github.com/crawlcheck/verifier/internal/preflight"
 )
 
 // cmdScan prints the approval scan of a tool list (docs/scan.md): the

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crawlcheck/verifier/bindings/go/preflight"
 	"github.com/crawlcheck/verifier/internal/listening"
+	"github.com/crawlcheck/verifier/internal/preflight"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/crawlcheck/verifier/bindings/go/preflight"
 	"github.com/crawlcheck/verifier/core"
 	"github.com/crawlcheck/verifier/internal/boundedread"
+	"github.com/crawlcheck/verifier/internal/preflight"
 )
 
 // Limits on what is read (docs/cli.md, Limits). Every file a flag names,

@@ -25,7 +25,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/crawlcheck/verifier/bindings/go/preflight"
+	"github.com/crawlcheck/verifier/internal/preflight"
 )
 
 // Exit statuses.

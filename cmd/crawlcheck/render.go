@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/crawlcheck/verifier/bindings/go/preflight"
+	"github.com/crawlcheck/verifier/internal/preflight"
 )
 
 // recordView is what the summary shows of a record, beyond preflight.Record.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/crawlcheck/verifier/bindings/go/preflight"
+	"github.com/crawlcheck/verifier/internal/preflight"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/crawlcheck/verifier/bindings/go/preflight"
+	"github.com/crawlcheck/verifier/internal/preflight"
 )
 
 func TestSplitWords(t *testing.T) {

@@ -6,10 +6,11 @@
 //
 // Why bytes and not the SDK's types: the SDK's Tool drops unknown fields,
 // writes false for annotations the server never sent and skips null entries,
-// so the typed list is not what other clients hand their model. The
-// Transport returned by Wrap records every frame below the SDK, and Observe
-// drives tools/list through the SDK (so the session's protocol rules still
-// apply) while taking each page from the recorded bytes.
+// so the typed list is not what other clients hand their model. The session
+// records every frame below the SDK and drives tools/list through the SDK
+// (so the session's protocol rules still apply) while taking each page from
+// the recorded bytes; what it hands the model is the core's answer of the
+// exact tool objects the record covers (continuity_handoff).
 //
 // Most callers want a Session:
 //
@@ -21,18 +22,19 @@
 //	sess.CallTool(ctx, p)    // *RefusedError for a withheld tool or a stopped session
 //	sess.Confirm("get_item") // a person approved the change: new lockfile, new record
 //
-// The lower layers are there for hosts with their own loop (the CLI is
-// one): Connect and Observe give an Observation, Check turns it into a
-// Record, MakeLock pins it, Log keeps the records chained.
-//
 // With Config.Issuer set, every check also asks an issuer for a signed lock
 // check of the pages read, judges the answer with the core's guard, and
 // hands guard's observations to the check as evidence; an issuer that
 // cannot be asked is service_unavailable, and the local comparison stands
-// as the fallback. IssuerClient is that path for hosts with their own loop.
+// as the fallback.
 //
-// The context bounds the whole observation: a server that never answers
-// becomes FailureTimeout, one that cannot be reached FailureUnavailable. A
-// page that is not JSON is kept verbatim and ends the listing; the core
-// reports it as response_malformed. See docs/preflight.md.
+// The context bounds the whole check: a server that never answers is
+// recorded as check_timeout, one that cannot be reached as
+// server_unavailable. A page that is not JSON is kept verbatim and ends the
+// listing; the core reports it as response_malformed. See docs/preflight.md.
+//
+// This package is the API a go-sdk user calls. The implementation, and the
+// lower layers hosts of this module with a loop of their own use (the
+// crawlcheck CLI: the raw capture, lock_check, make_lock, the record log),
+// are internal/preflight; the names here are aliases of its types.
 package preflight

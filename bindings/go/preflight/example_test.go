@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -67,7 +68,7 @@ func TestPreflightDocExample(t *testing.T) {
 	for _, line := range strings.Split("\timpl := "+body, "\n") {
 		want.WriteString(strings.TrimPrefix(line, "\t") + "\n")
 	}
-	doc, err := os.ReadFile(repoPath("docs", "preflight.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "preflight.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 """The service path (docs/receipts.md, "Service path for SDKs") against the
 real test issuer (hosttest/issuer, its clock stopped at the tests' now) and
-the real scenario server, as bindings/go/preflight/issuer_test.go runs it."""
+the real scenario server, as internal/preflight/issuer_test.go runs it."""
 
 from __future__ import annotations
 

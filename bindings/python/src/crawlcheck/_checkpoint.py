@@ -1,5 +1,5 @@
 """The issuer's transparency log on the host's side (docs/log.md, What a host
-does), as the Go preflight's Checkpoints (bindings/go/preflight/checkpoint.go):
+does), as the Go preflight's Checkpoints (internal/preflight/checkpoint.go):
 the lockfile's tlog-proof is kept beside it (proof_path), the newest
 checkpoint the host has seen beside the record log and its replay state
 (checkpoint_path), and every check hands the core both with the consistency

@@ -1,5 +1,5 @@
 """The service path (docs/receipts.md, "Service path for SDKs"), as the Go
-preflight does it (bindings/go/preflight/issuer.go): ask the issuer for a signed lock
+preflight does it (internal/preflight/issuer.go): ask the issuer for a signed lock
 check of exactly the pages read, judge the receipt with the core's guard
 against the deployment's own keys, policy and replay state, and hand guard's
 observations to continuity_check as evidence. An issuer that cannot be asked

@@ -1,6 +1,6 @@
 """The record log: an append-only JSON-lines file of continuity records,
 chained by prev_record_sha256 (the same file the Go preflight writes,
-bindings/go/preflight/log.go). One process writes a log at a time."""
+internal/preflight/log.go). One process writes a log at a time."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crawlcheck/verifier/bindings/go/preflight"
+	"github.com/crawlcheck/verifier/internal/preflight"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -35,7 +35,7 @@ type faultGolden struct {
 
 func readFaultGolden(t *testing.T) faultGolden {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "faults.json"))
+	raw, err := os.ReadFile(repoPath("testdata", "faults.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

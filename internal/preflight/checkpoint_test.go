@@ -11,7 +11,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/crawlcheck/verifier/bindings/go/preflight"
+	"github.com/crawlcheck/verifier/internal/preflight"
 )
 
 // signedLock has iss read s and sign the lockfile pinning what it read,

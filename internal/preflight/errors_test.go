@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crawlcheck/verifier/bindings/go/preflight"
+	"github.com/crawlcheck/verifier/internal/preflight"
 )
 
 // TestErrorCodesAreTheCores: the exported codes are docs/abi.md's closed

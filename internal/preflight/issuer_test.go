@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crawlcheck/verifier/bindings/go/preflight"
 	"github.com/crawlcheck/verifier/internal/listening"
+	"github.com/crawlcheck/verifier/internal/preflight"
 )
 
 // The service path tests run the real test issuer (hosttest/issuer, its

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crawlcheck/verifier/bindings/go/preflight"
+	"github.com/crawlcheck/verifier/internal/preflight"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
