@@ -353,9 +353,50 @@ const whereWasmStands = "\n" +
 	"  as a batch first: 11%). What is left is wall time the process spends waiting, which a loaded\n" +
 	"  machine makes unmeasurable; `lock` also runs the approval scan (+49% of `make_lock`).\n" +
 	"  Memory, `crawlcheck lock --tools` of a 10 MB list of small values (one enum of zeros), whole\n" +
-	"  process peak RSS, 3 runs each, the commit before the attachments against it: 294 → 374 MB\n" +
-	"  (28× → 36× the input; ≤ 20× **missed** either way, a regression not yet explained: the core's\n" +
-	"  `make_lock` alone peaks at about 21×, table above).\n"
+	"  process peak RSS: 294 MB before the attachments, 374–387 MB after (36–37× the input). Explained\n" +
+	"  and fixed in the second pass below: 190 MB, 18× (≤ 20× met).\n" +
+	"- **Issue 23, second pass** (by hand; the machine was at load 4–17, so CPU time, not wall: the\n" +
+	"  thread's CPU for wazero and native, user + sys of the process tree for the CLI).\n" +
+	"  *Already-canonical subtrees*: the parser marks an array or object whose text is already its\n" +
+	"  canonical form (no whitespace, only the escapes JCS writes, numbers in ES6 form, members in\n" +
+	"  order) and the serializer copies that text (`core/internal/canon`, `TestRawCopy`,\n" +
+	"  `FuzzCanonicalize`); benchdata's pages (`json.Marshal` of maps) are canonical throughout, real\n" +
+	"  servers' tool objects usually are not (members in insertion order) but their schemas often\n" +
+	"  are. An absent covered member's hash is taken, not computed (seven SHA-256s of `null` a tool,\n" +
+	"  each a host call in wasm); attachments are read in place, not copied. A 1,000-tool\n" +
+	"  `continuity_check` under wazero: 37.5 → 27.3 ms (medians of 21 interleaved, the module before\n" +
+	"  and after), `make_lock` 132 → 115 ms; natively 3.9 ms, so wazero / native is still about 7×:\n" +
+	"  **missed** (≤ 4×). The native check got faster too (`AppendCanonical` went from 15% to 5% of\n" +
+	"  it), so the ratio moved less than the wasm time; what is left is the parser's per-value work\n" +
+	"  and its copying of members off its stack (a third natively), and allocation, each several times\n" +
+	"  dearer in wasm.\n" +
+	"  *The CLI against gopeer* (one 1,000-tool page over stdio, medians of 9 interleaved, server\n" +
+	"  included): `check --server` 0.16 → 0.14 s, `lock --server` 0.18 → 0.15 s, gopeer 0.10 s\n" +
+	"  (1.4×, 1.5×: **missed**). A merged profile of 20 runs: the go-sdk's typed parse and validation\n" +
+	"  of the page 24% (gopeer pays it too), the capture's routing decode of each frame 8%, the page\n" +
+	"  split out of the frame by `encoding/json` again 8% (now one pass, `membersOfValid`), decoding\n" +
+	"  the core's answer 7% (now sliced out of its canonical bytes), the core 17%; `lock` scanned the\n" +
+	"  list a second time after `make_lock` (it now shows the scan the lockfile pins). What gopeer\n" +
+	"  does not do is the capture, the core's strict parse of bytes the SDK has already parsed, the\n" +
+	"  record and the handoff, and for `lock` the approval scan: 1.0× needs each page parsed once,\n" +
+	"  which the Go preflight cannot do while it hands a go-sdk session on.\n" +
+	"  *`check --tools`* of 1,000 tools (means of 30 interleaved, load 10): 55.7 → 41.7 ms CPU, 190 →\n" +
+	"  135 ms wall. verify_lock computed all three lockfile digests (each a serialization and hash of\n" +
+	"  nearly the whole lockfile); they are now computed when asked for. Against ≤ op + 30 ms (the op is\n" +
+	"  4–5 ms): about 8 ms over, most of it the Go preflight decoding the core's handoff with\n" +
+	"  `encoding/json` (a quarter of the process).\n" +
+	"  *Memory*: the CLI's second scan parsed the list again while the first tree was garbage not yet\n" +
+	"  collected (most of the regression), the scan formatted an index string for each of 5 million\n" +
+	"  numbers (40 MB), and the attachment was copied: 387 → 190 MB, 18× the input: **met**.\n" +
+	"  *Node, a fresh session*: `withPreflight` starts compiling the module when it is called, and\n" +
+	"  `connect` runs the session's check against an empty list while the server starts, so lazy\n" +
+	"  compilation and tier-up overlap the spawn and handshake. At load 13–15, 1,000 tools, 5\n" +
+	"  interleaved fresh processes: 2.77 → 2.49 s wall (medians), CPU +0.04 s; the targets could not\n" +
+	"  be judged at that load.\n" +
+	"  *Size*: 4.50 MB raw, 1.26 MB gzipped on the day's tree (the copy of canonical text added\n" +
+	"  15 KB). Code is 2.96 MB (the runtime 1.12 MB; the core 1.4 MB, of which the op layer 0.36, the\n" +
+	"  continuity check 0.15, the scan 0.13, guard 0.12, lockfiles 0.11, canonical JSON 0.08) and data\n" +
+	"  1.53 MB: **missed**, for the reasons above.\n"
 
 // dur prints a duration with three significant digits in a fitting unit.
 func dur(d time.Duration) string {
