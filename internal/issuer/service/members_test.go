@@ -15,6 +15,7 @@ func TestMembers(t *testing.T) {
 		`{}`, ` { } `, `{"a":1}`, `{"a" : "x\"}y" , "b":[1,{"c":"]"}],"d":null}`,
 		`{"lock":` + big + `,"tools":[{"name":"t","inputSchema":{"type":"object"}}]}`,
 		"{\"\\u0061b\":true,\n\"c\":{\"d\":[[],{}]}}\r\n", `{"n":-1.5e3}`,
+		`{"a":"x\\","b":"\\\"\\\\","c":["\\"]}`,
 	} {
 		got, ok := members([]byte(body))
 		var want request
@@ -28,7 +29,7 @@ func TestMembers(t *testing.T) {
 	for _, body := range []string{
 		``, `[]`, `"x"`, `{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{"a":1} x`, `{"a":1}{}`, `{"a":1,"a":2}`,
 		`{"a":[1}`, `{"a":{"b":1]}`, `{"a":"x}`, `{"a":tru}`, `{"a":1 2}`, `{a:1}`, `{"a":"\x"}`,
-		`{"a":1,"\u0061":2}`,
+		`{"a":1,"\u0061":2}`, `{"a":"x\"}`, `{"a":["\\\"]}`,
 	} {
 		if q, ok := members([]byte(body)); ok {
 			t.Errorf("members(%s) = %v, want refused", body, q)
