@@ -39,6 +39,7 @@ import (
 	"github.com/crawlcheck/verifier/internal/issuer/metrics"
 	"github.com/crawlcheck/verifier/internal/issuer/store"
 	"github.com/crawlcheck/verifier/internal/issuer/tlog"
+	"github.com/crawlcheck/verifier/internal/jsonframe"
 )
 
 //go:embed openapi.json
@@ -339,11 +340,12 @@ type coreError struct{ code, message string }
 func (e *coreError) Error() string { return e.code + ": " + e.message }
 
 // coreResult runs an op and answers its result bytes, or a *coreError. The
-// envelope is split into its members by members (no decoding of the result:
-// a receipt's bytes are not scanned twice), and an error is decoded.
+// envelope is split into its members by jsonframe.Members (the result is
+// not decoded: a receipt's bytes are not scanned twice), and an error is
+// decoded.
 func coreResult(op string, req []byte) (json.RawMessage, error) {
 	resp := core.Call(op, req)
-	env, ok := members(resp)
+	env, ok := jsonframe.Members(resp)
 	if !ok {
 		return nil, &coreError{"internal", op + ": the core's answer is not an envelope"}
 	}
@@ -407,12 +409,12 @@ func (s *Service) readRequest(w http.ResponseWriter, r *http.Request) (request, 
 		s.problem(w, http.StatusBadRequest, "bad_request", "reading the request body: "+err.Error())
 		return nil, false
 	}
-	q, ok := members(body)
+	m, ok := jsonframe.Members(body)
 	if !ok {
 		s.problem(w, http.StatusBadRequest, "bad_request", "the request body is not a JSON object of distinct members")
 		return nil, false
 	}
-	return q, true
+	return request(m), true
 }
 
 // str reads a string member ("" when absent or not a string).
@@ -637,7 +639,7 @@ type signed struct {
 // receipt's bytes are taken as they are, not decoded); withEntry: it was
 // asked for its log entry.
 func receiptOf(res []byte, withEntry bool) (signed, error) {
-	m, ok := members(res)
+	m, ok := jsonframe.Members(res)
 	var out signed
 	var entry string
 	if !ok || m["receipt"] == nil || json.Unmarshal(m["sha256"], &out.SHA256) != nil || (withEntry && json.Unmarshal(m["log_entry"], &entry) != nil) {

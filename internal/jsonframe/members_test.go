@@ -1,4 +1,4 @@
-package service
+package jsonframe
 
 import (
 	"encoding/json"
@@ -17,13 +17,13 @@ func TestMembers(t *testing.T) {
 		"{\"\\u0061b\":true,\n\"c\":{\"d\":[[],{}]}}\r\n", `{"n":-1.5e3}`,
 		`{"a":"x\\","b":"\\\"\\\\","c":["\\"]}`,
 	} {
-		got, ok := members([]byte(body))
-		var want request
+		got, ok := Members([]byte(body))
+		var want map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(body), &want); err != nil {
 			t.Fatalf("%s: %v", body, err)
 		}
 		if !ok || !reflect.DeepEqual(got, want) {
-			t.Errorf("members(%.60s) = %v, %v; want %v", body, got, ok, want)
+			t.Errorf("Members(%.60s) = %v, %v; want %v", body, got, ok, want)
 		}
 	}
 	for _, body := range []string{
@@ -31,8 +31,8 @@ func TestMembers(t *testing.T) {
 		`{"a":[1}`, `{"a":{"b":1]}`, `{"a":"x}`, `{"a":tru}`, `{"a":1 2}`, `{a:1}`, `{"a":"\x"}`,
 		`{"a":1,"\u0061":2}`, `{"a":"x\"}`, `{"a":["\\\"]}`,
 	} {
-		if q, ok := members([]byte(body)); ok {
-			t.Errorf("members(%s) = %v, want refused", body, q)
+		if q, ok := Members([]byte(body)); ok {
+			t.Errorf("Members(%s) = %v, want refused", body, q)
 		}
 	}
 }

@@ -1,27 +1,30 @@
-package service
+// Package jsonframe splits a JSON object into its top-level members
+// without decoding the values: for the issuer's requests and the core's
+// answers (100 KB of lockfile and tools the core parses strictly anyway),
+// and for make load's client reading a receipt's nonce.
+package jsonframe
 
 import (
 	"bytes"
 	"encoding/json"
 )
 
-// members splits a request body into its top-level members, each value as
-// the bytes received, without decoding the values: a check's body is
-// 100 KB of lockfile and tools that the core parses strictly anyway, and
-// encoding/json's two passes over it (validate, then decode) were a tenth
-// of a check's CPU. It is a framing, not a parser of values: it finds
+// Members splits a JSON object into its top-level members, each value as
+// the bytes received, without decoding the values: encoding/json's two
+// passes over a check's body (validate, then decode) were a tenth of the
+// issuer's CPU per check. It is a framing, not a parser of values: it finds
 // where each value ends (strings with their escapes, nesting), and refuses
 // what is not one object of members — trailing bytes, a repeated name
 // (encoding/json would keep the last, and the core would never see the
 // first), unbalanced brackets, a small value that is not valid JSON. A
 // large value it passes on that is not valid JSON is refused by the core,
 // which parses every member it is given.
-func members(body []byte) (request, bool) {
+func Members(body []byte) (map[string]json.RawMessage, bool) {
 	i := skipSpace(body, 0)
 	if i >= len(body) || body[i] != '{' {
 		return nil, false
 	}
-	q := request{}
+	q := map[string]json.RawMessage{}
 	i = skipSpace(body, i+1)
 	if i < len(body) && body[i] == '}' {
 		return q, skipSpace(body, i+1) == len(body)
@@ -74,7 +77,7 @@ func members(body []byte) (request, bool) {
 	}
 }
 
-// smallValue is the size up to which members validates a value itself.
+// smallValue is the size up to which Members validates a value itself.
 const smallValue = 16 << 10
 
 func skipSpace(b []byte, i int) int {
