@@ -137,6 +137,7 @@
     tools: { files: [], box: "tools-text", file: "tools-file", note: "tools-loaded" },
     keydir: { files: [], box: "keydir-text", file: "keydir-file", note: null },
     policy: { files: [], box: "policy-text", file: "policy-file", note: null },
+    proof: { files: [], box: "proof-text", file: "proof-file", note: null },
     records: { files: [], box: "records-text", file: "records-file", note: "records-loaded" },
   };
 
@@ -232,9 +233,43 @@
       protocol_version: $("protocol-version").value.trim() || null,
       server_info: $("server-info").value.trim() || null,
       server_name: serverName || null,
+      proof: documents("proof")[0] || null,
+      kept_checkpoint: keptCheckpoint() || null,
+      consistency: $("consistency-text").value.trim() || null,
     };
     return input;
   }
+
+  // ---- the kept checkpoint -------------------------------------------------
+
+  // The newest checkpoint of the issuer's log this page has seen, kept in
+  // this browser (docs/log.md, What a host does): the record's log.keep,
+  // which the core chose, written back after each check that has one.
+  const KEPT = "crawlcheck.log-checkpoint";
+
+  function keptCheckpoint() {
+    try {
+      return localStorage.getItem(KEPT) || "";
+    } catch {
+      return ""; // storage refused (a private window): kept for no longer than the page
+    }
+  }
+
+  function keepCheckpoint(note) {
+    try {
+      if (note) localStorage.setItem(KEPT, note);
+      else localStorage.removeItem(KEPT);
+    } catch {
+      // storage refused: the field below still shows what the core chose
+    }
+    $("kept-checkpoint").value = note ? note : "";
+  }
+
+  $("kept-checkpoint").value = keptCheckpoint();
+  $("forget-checkpoint").addEventListener("click", () => {
+    keepCheckpoint("");
+    $("status").textContent = "The kept checkpoint is forgotten: the next proof starts a new history.";
+  });
 
   $("check-form").addEventListener("submit", (e) => {
     e.preventDefault();
@@ -253,6 +288,7 @@
       $(inputs[name].box).value = "";
       note(name, "");
     }
+    $("consistency-text").value = "";
     hidePicker();
     $("results").hidden = true;
     clear($("error"));
@@ -279,6 +315,8 @@
     policy: "The policy",
     records: "The record or log",
     page: "The page",
+    proof: "The tlog-proof",
+    consistency: "The consistency answer",
   };
   const MEANS = {
     json_syntax: "is not JSON",
@@ -639,12 +677,30 @@
     if (r.diff.error) body.appendChild(el("p", { class: "badge bad" }, "The diff refused: ", code(r.diff.error.code), " ", r.diff.error.message));
     else body.appendChild(toolsTable(r.diff, rec));
     if (r.scan) body.appendChild(scanBlock(r.scan));
+    if (rec && rec.log) body.appendChild(logBlock(rec.log));
     if (rec) {
       body.appendChild(observationsBlock(rec));
       body.appendChild(recordBlock(rec));
     }
     const summary = rec ? `Checked ${rec.observed_count} tool${rec.observed_count === 1 ? "" : "s"}: ${r.lock_check.verdict || "see below"}; effect ${rec.effect}; ${rec.withheld.length} withheld.` : "Checked.";
     show(summary);
+  }
+
+  // What the check of the issuer's log found, and the checkpoint kept now.
+  function logBlock(l) {
+    if (l.keep_raw && l.keep_raw !== keptCheckpoint()) keepCheckpoint(l.keep_raw);
+    const ok = l.included && l.consistent !== false;
+    const block = el("div", { class: "block", "data-testid": "log" }, el("h3", {}, "The issuer's transparency log"));
+    block.appendChild(
+      el(
+        "p",
+        { class: `badge ${ok ? "good" : "bad"}`, "data-testid": "log-verdict" },
+        l.included ? ["Included at index ", el("strong", {}, String(l.index)), " of ", code(l.origin), ", size ", String(l.size), "."] : ["NOT PROVED IN THE LOG: ", code(l.reason), "."],
+        l.consistent === true ? " Consistent with the checkpoint kept." : l.consistent === false ? [" NOT CONSISTENT with the checkpoint kept: ", code(l.reason), "."] : l.included ? " No checkpoint was kept before: this one is kept now." : "",
+      ),
+    );
+    block.appendChild(dl([["Checkpoint kept now", l.keep ? code(l.keep) : "none"]]));
+    return block;
   }
 
   function show(statusText) {

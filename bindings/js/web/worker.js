@@ -127,6 +127,18 @@ function recordView(rec, text) {
       detail: o.detail === null || o.detail === undefined ? null : shown(JSON.stringify(o.detail)),
     })),
     identity: rec.server && rec.server.identity,
+    log: rec.log
+      ? {
+          included: rec.log.included,
+          index: rec.log.index,
+          origin: rec.log.checkpoint ? shown(rec.log.checkpoint.origin) : null,
+          size: rec.log.checkpoint ? rec.log.checkpoint.size : null,
+          consistent: rec.log.consistent,
+          reason: rec.log.reason ? shown(rec.log.reason) : null,
+          keep: rec.log.keep ? shown(rec.log.keep) : null,
+          keep_raw: rec.log.keep || null,
+        }
+      : null,
     observed_count: rec.observed.count,
     text_shown: shown(text),
     text,
@@ -236,6 +248,24 @@ function check(id, input) {
   if (serverName) ccReq.server_name = serverName;
   if (input.policy) ccReq.policy = input.policy;
   if (input.expected_policy_version) ccReq.expected_policy_version = input.expected_policy_version;
+  if (input.proof) {
+    // The issuer's log (docs/log.md): the proof, the checkpoint this
+    // browser kept, and the consistency proof the person pasted (the
+    // issuer's answer, or its array alone). The core judges all three.
+    const log = { proof: new TextDecoder().decode(input.proof) };
+    if (input.kept_checkpoint) log.checkpoint = input.kept_checkpoint;
+    if (input.consistency) {
+      let c;
+      try {
+        c = JSON.parse(input.consistency);
+      } catch {
+        throw new Failed("consistency", { code: "json_syntax", message: "the consistency answer is not JSON" });
+      }
+      log.consistency = Array.isArray(c) ? c : c && c.consistency;
+      if (!Array.isArray(log.consistency)) throw new Failed("consistency", { code: "bad_request", message: "the consistency answer holds no consistency array" });
+    }
+    ccReq.log = log;
+  }
   progress(id, ++step, steps, `Applying the policy in ${input.mode} mode`);
   let env;
   try {
