@@ -54,6 +54,9 @@ func exampleVectors(t testing.TB) []opVector {
 		ex("log_consistency", obj{"new": lf.checkpoint(12), "checkpoint": lf.checkpoint(10), "consistency": lf.consistency(10, 12), "now": checkNow, "key_directory": lf.directory}),
 		ex("replay_state", obj{"seen_nonces": []obj{{"nonce": "n-1", "expires_at": "2026-12-01T10:05:00Z"}}}),
 		ex("pilot_batch", obj{"records": string(first) + "\n"}),
+		ex("sign_correction", obj{"private_key": loadKey(t, "test-issuer").Seed, "key_id": loadKey(t, "test-issuer").KID, "issuer": "test-issuer.crawlcheck.invalid",
+			"issued_at": checkNow, "target": resultField(t, first, "record_sha256"), "version": 1, "reason": "The check read a mirror, not the server.", "reporter": "ops@example.com"}),
+		ex("corrections_apply", obj{"records": string(first) + "\n"}),
 		ex("next_page", obj{"page": page(t, tool, "c2"), "followed": []string{"c1"}}),
 	}
 }

@@ -57,6 +57,8 @@ func init() {
 		"log_verify":         opLogVerify,
 		"log_consistency":    opLogConsistency,
 		"pilot_batch":        opPilotBatch,
+		"sign_correction":    opSignCorrection,
+		"corrections_apply":  opCorrectionsApply,
 	} {
 		ops[name] = fn
 	}

@@ -285,6 +285,7 @@ func opVectors(t testing.TB) []opVector {
 	vs = append(vs, hostFactVectors(t)...)
 	vs = append(vs, logVectors(t)...)
 	vs = append(vs, pilotVectors(t)...)
+	vs = append(vs, correctionVectors(t)...)
 	return append(vs, exampleVectors(t)...)
 }
 

@@ -64,6 +64,7 @@ var sdkTypes = map[string]sdkType{
 	"array of strings or nulls": {"(string | null)[]", "(string | null)[]", "Sequence[Optional[str]]", "List[Optional[str]]"},
 	"array":                     {"RequestValue[]", "Json[]", "Sequence[JSON]", "List[JSON]"},
 	"array of tool objects":     {"RequestValue[]", "Json[]", "Sequence[JSON]", "List[JSON]"},
+	"array of documents":        {"Document[]", "string[]", "Sequence[Document]", "List[str]"},
 	"object":                    {"Request", "{ [key: string]: Json }", "Mapping[str, Any]", "Dict[str, Any]"},
 	"object or null":            {"Request | null", "{ [key: string]: Json } | null", "Mapping[str, Any]", "Optional[Dict[str, Any]]"},
 	"any JSON":                  {"RequestValue", "Json", "JSON", "JSON"},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"io"
 	"log"
 	"net/http"
@@ -192,4 +193,76 @@ func TestCheckKeepsCheckpoint(t *testing.T) {
 	if now, _ := os.ReadFile(keptPath); !bytes.Equal(now, kept) {
 		t.Fatal("a check that failed replaced the kept checkpoint")
 	}
+}
+
+// TestCorrections: crawlcheck corrections lists the corrections the issuer
+// published for a record log's records, escaped, with the rule table that
+// applies now; a log none names says so.
+func TestCorrections(t *testing.T) {
+	issuer := issuerForLog(t)
+	dir := t.TempDir()
+	tools := writeTools(t, dir, `[{"name":"a","description":"A."}]`)
+	lock := filepath.Join(dir, "a.lock.json")
+	if code, out, errs := runCLI("lock", "--tools", tools, "--url", "https://mcp.example.com/mcp", "-o", lock); code != 0 {
+		t.Fatalf("lock: %d %s%s", code, out, errs)
+	}
+	logPath := filepath.Join(dir, "checks.jsonl")
+	for i := 0; i < 2; i++ {
+		if code, out, errs := runCLI("check", "--lock", lock, "--tools", tools, "--log", logPath); code != 0 {
+			t.Fatalf("check: %d %s%s", code, out, errs)
+		}
+	}
+	if code, out, errs := runCLI("corrections", "--issuer", issuer, logPath); code != 0 || !strings.Contains(out, "no correction applies to its 2 digests") {
+		t.Fatalf("corrections before any: %d %s%s", code, out, errs)
+	}
+	records, _ := os.ReadFile(logPath)
+	var p struct {
+		ID    string `json:"pilot_id"`
+		Token string `json:"token"`
+	}
+	resp, err := http.Post(issuer+"/api/v1/pilot", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.NewDecoder(resp.Body).Decode(&p)
+	resp.Body.Close()
+	req, _ := http.NewRequest("POST", issuer+"/api/v1/pilot/"+p.ID+"/records", bytes.NewReader(records))
+	req.Header.Set("Authorization", "Bearer "+p.Token)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("upload: %v %v", resp, err)
+	}
+	second := strings.Split(strings.TrimSpace(string(records)), "\n")[1]
+	var rec struct {
+		SHA string `json:"record_sha256"`
+	}
+	json.Unmarshal([]byte(second), &rec)
+	var rules struct {
+		RulesSHA256 string `json:"rules_sha256"`
+	}
+	resp, _ = http.Get(issuer + "/api/v1/preflight/rules")
+	json.NewDecoder(resp.Body).Decode(&rules)
+	resp.Body.Close()
+	body, _ := json.Marshal(map[string]string{"target": rec.SHA, "reason": "Rule x was too broad\x1b[2J\u202e.", "reporter": "ops@example.com", "rules_sha256": rules.RulesSHA256})
+	if resp, err := http.Post(issuer+"/api/v1/corrections", "application/json", bytes.NewReader(body)); err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("POST correction: %v %v", resp, err)
+	}
+	code, out, errs := runCLI("corrections", "--issuer", issuer, logPath)
+	if code != 0 || !strings.Contains(out, "line 2 (record "+rec.SHA+"): correction 1 of its record") ||
+		!strings.Contains(out, "the rule table that applies now: "+rules.RulesSHA256) || strings.ContainsAny(out, "\x1b\u202e") || strings.Contains(out, "NOT VERIFIED") {
+		t.Fatalf("corrections: %d\n%s%s", code, out, errs)
+	}
+	if code, out, _ := runCLI("corrections", "--issuer", issuer, "--json", logPath); code != 0 || !strings.Contains(out, `"trust":"verified"`) {
+		t.Fatalf("corrections --json: %d %s", code, out)
+	}
+	if code, _, _ := runCLI("corrections", logPath); code != 2 {
+		t.Fatalf("corrections without --issuer: exit %d, want 2", code)
+	}
+}
+
+func writeTools(t *testing.T, dir, tools string) string {
+	path := filepath.Join(dir, "tools.json")
+	if err := os.WriteFile(path, []byte(tools), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -103,6 +103,9 @@ func init() {
 		"log": {"log verify --issuer URL [--proof FILE] FILE | log monitor --issuer URL --state FILE [--server URL]", cmdLog,
 			"verify: a lockfile or receipt the issuer signed is in its transparency log (by FILE.tlog-proof) and the log it serves now extends that proof's checkpoint. monitor: one poll; the log's checkpoint is consistent with the one kept in --state, and the new entries about --server are listed (docs/log.md).",
 			"crawlcheck log verify --issuer https://issuer.example crawlcheck.lock.json"},
+		"corrections": {"corrections --issuer URL [--json] RECORDS.jsonl", cmdCorrections,
+			"The corrections the issuer published for the records of a record log (by record_sha256 and the receipt each relied on), each with its version, reason and reporter, the rule table or policy version that applies now, and whether its signature verifies (docs/issuer.md).",
+			"crawlcheck corrections --issuer https://issuer.example checks.jsonl"},
 		"report": {"report [--week 2026-W48] [--json] [-o FILE] RECORDS.jsonl", cmdReport,
 			"The weekly report of a record log: checks per day by effect, observations by class, the changes your agents met with their diffs and scan, exceptions and their expiry, the actionable count; HTML with SVG charts (no script), or --json (docs/report.md).",
 			"crawlcheck report --week 2026-W48 -o report.html checks.jsonl"},
@@ -110,7 +113,7 @@ func init() {
 }
 
 // order is the order of the usage text.
-var order = []string{"lock", "check", "approve", "ci", "scan", "diff", "sign", "verify", "keygen", "convert", "canon", "record", "log", "report"}
+var order = []string{"lock", "check", "approve", "ci", "scan", "diff", "sign", "verify", "keygen", "convert", "canon", "record", "log", "report", "corrections"}
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, timeout: preflight.DefaultTimeout, pageCap: preflight.DefaultPageCap, capabilities: defaultCapabilities,

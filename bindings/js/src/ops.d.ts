@@ -696,6 +696,62 @@ export interface PilotBatchResult {
   entry: string | null;
 }
 
+/** The request of sign_correction. */
+export interface SignCorrectionRequest {
+  /** base64 Ed25519 seed of the issuer's key */
+  private_key: string;
+  /** the key's id */
+  key_id?: string;
+  /** the issuer's name */
+  issuer: string;
+  issued_at: string;
+  /** the record_sha256 or receipt sha256 corrected */
+  target: string;
+  /** 1 for the first correction of the target, then one more each */
+  version: number;
+  /** from version 2: the sha256 of the correction before */
+  supersedes?: string;
+  /** what was wrong (at most 4096 bytes) */
+  reason: string;
+  /** who reported it */
+  reporter: string;
+  /** when a rule changes: the rule table that applies now */
+  rules_sha256?: string;
+  /** when a default changes: the policy version that applies now */
+  policy_version?: string;
+}
+
+/** The result of sign_correction. */
+export interface SignCorrectionResult {
+  /** the signed correction */
+  correction: { [key: string]: Json };
+  sha256: string;
+  key_id: string;
+}
+
+/** The request of corrections_apply. */
+export interface CorrectionsApplyRequest {
+  /** the log's JSON lines (a line that does not parse names nothing) */
+  records: string | Uint8Array;
+  /** corrections as the issuer served them */
+  corrections?: Document[];
+  /** with corrections: the issuer's key directory */
+  key_directory?: Document;
+  /** with corrections: the time keys are judged at */
+  now?: string;
+}
+
+/** The result of corrections_apply. */
+export interface CorrectionsApplyResult {
+  /** the distinct digests the records name, in order */
+  targets: string[];
+  /**
+   * `target_kind` `record` or `receipt`; `correction` `{sha256, version, issued_at, reason,
+   * reporter, rules_sha256, policy_version, trust, trust_reason}`, `trust` as verify_lock words it
+   */
+  applies: Json[];
+}
+
 /** The request of endpoint. */
 export interface EndpointRequest {
   /** an http or https URL with a host (give `url` or `command`) */
@@ -1046,6 +1102,24 @@ export interface Ops {
    * with the core's code.
    */
   pilotBatch(request: PilotBatchRequest): PilotBatchResult;
+  /**
+   * Writes and signs a correction (docs/issuer.md, Corrections): `{kind: crawlcheck-correction, v:
+   * 1, issuer, issued_at, target, version, supersedes, reason, reporter, rules_sha256,
+   * policy_version, key_id, sha256, signature}`, signed as a receipt is
+   * (`crawlcheck.sig.v1:crawlcheck-correction:<sha256>`). The original is never changed: a
+   * correction names it by digest, and a later one names the correction it supersedes. Throws
+   * CoreError with the core's code.
+   */
+  signCorrection(request: SignCorrectionRequest): SignCorrectionResult;
+  /**
+   * Which corrections name the records of a record log: each record is named by its `record_sha256`
+   * and by the sha256 of the issuer's receipt it relied on (`issuer.receipt.sha256`). Without
+   * `corrections`, `targets` lists those digests (what a host asks the issuer for, GET
+   * /api/v1/corrections?target=); with them, `applies` pairs each record with each correction of
+   * its digests, by version, and each correction's signature judged against `key_directory` at
+   * `now`. Throws CoreError with the core's code.
+   */
+  correctionsApply(request: CorrectionsApplyRequest): CorrectionsApplyResult;
   /**
    * The endpoint string a record carries: an http(s) URL as given, or `stdio:` and the command
    * line, each argument left bare when made only of ASCII letters, digits and `@%+=:,./-_` and

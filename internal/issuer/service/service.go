@@ -204,6 +204,8 @@ func (s *Service) routes() {
 	s.Handle("GET /api/v1/pilot/{id}/report", "pilot_report", s.pilotReport)
 	s.Handle("GET /api/v1/pilot/{id}/servers", "pilot_servers", s.pilotServers)
 	s.Handle("POST /api/v1/pilot/{id}/servers", "pilot_server_add", s.pilotServers)
+	s.Handle("POST /api/v1/corrections", "corrections_post", s.postCorrection)
+	s.Handle("GET /api/v1/corrections", "corrections_list", s.listCorrections)
 	s.Handle("GET /api/v1/openapi.json", "openapi", func(w http.ResponseWriter, r *http.Request) {
 		writeBytes(w, http.StatusOK, "application/json", OpenAPI())
 	})

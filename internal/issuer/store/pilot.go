@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/crawlcheck/verifier/internal/issuer/tlog"
 )
 
 // The pilot's state (docs/issuer.md, "The pilot"): each pilot with its
@@ -112,23 +114,39 @@ func (s *sqlStore) SetPilotLogged(ctx context.Context, id, loggedHead string) er
 	return nil
 }
 
-func (s *sqlStore) PutCorrection(ctx context.Context, c Correction) error {
+func (s *sqlStore) HoldsRecord(ctx context.Context, sha256 string) (bool, error) {
 	var n int
-	if err := s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM corrections WHERE sha256 = ?`), c.SHA256).Scan(&n); err != nil {
-		return fmt.Errorf("store: put correction: %w", err)
+	if err := s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM pilot_records WHERE record_sha256 = ?`), sha256).Scan(&n); err != nil {
+		return false, fmt.Errorf("store: pilot record %s: %w", sha256, err)
 	}
-	if n > 0 {
-		return nil
+	return n > 0, nil
+}
+
+func (s *sqlStore) AddCorrection(ctx context.Context, c Correction, entry []byte, sign func(size uint64, root tlog.Hash) (string, error)) (uint64, string, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, "", fmt.Errorf("store: add correction: %w", err)
 	}
-	res, err := s.db.ExecContext(ctx, s.q(`INSERT INTO corrections (sha256, target, version, issued_at, body) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, s.q(`INSERT INTO corrections (sha256, target, version, issued_at, body) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
 		c.SHA256, c.Target, c.Version, micros(c.IssuedAt), c.Body)
 	if err != nil {
-		return fmt.Errorf("store: put correction: %w", err)
+		return 0, "", fmt.Errorf("store: add correction: %w", err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return fmt.Errorf("store: correction %d of %s: %w", c.Version, c.Target, ErrConflict)
+		return 0, "", fmt.Errorf("store: correction %d of %s: %w", c.Version, c.Target, ErrConflict)
 	}
-	return nil
+	var first uint64
+	var note string
+	if entry != nil {
+		if first, note, err = s.logAppendTx(ctx, tx, [][]byte{entry}, sign); err != nil {
+			return 0, "", err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, "", fmt.Errorf("store: add correction: commit: %w", err)
+	}
+	return first, note, nil
 }
 
 func (s *sqlStore) Corrections(ctx context.Context, target string) ([]Correction, error) {

@@ -136,9 +136,12 @@ type Store interface {
 	// SetPilotLogged records that the log holds the commitment to the
 	// pilot's head loggedHead (only while it is the head).
 	SetPilotLogged(ctx context.Context, id, loggedHead string) error
-	// PutCorrection records a correction; a (target, version) taken is
-	// ErrConflict, the same digest twice one row.
-	PutCorrection(ctx context.Context, c Correction) error
+	// HoldsRecord says whether any pilot uploaded the record.
+	HoldsRecord(ctx context.Context, sha256 string) (bool, error)
+	// AddCorrection records a correction and appends its log entry (none
+	// when entry is nil) in one transaction, as Issue does; a (target,
+	// version) taken is ErrConflict and nothing is kept.
+	AddCorrection(ctx context.Context, c Correction, entry []byte, sign func(size uint64, root tlog.Hash) (string, error)) (first uint64, checkpoint string, err error)
 	// Corrections answers the corrections of a target, by version.
 	Corrections(ctx context.Context, target string) ([]Correction, error)
 	// Ping says whether the store answers (/readyz).
@@ -240,6 +243,11 @@ var migrations = []migration{
 				detail BYTEA NOT NULL, PRIMARY KEY (url, seen_at, to_sha256))`,
 			`CREATE INDEX sweep_changes_seen ON sweep_changes (seen_at)`,
 		}},
+	// A record is looked up by its digest alone when it is corrected.
+	{version: 5,
+		sqlite:   []string{`CREATE INDEX pilot_records_sha256 ON pilot_records (record_sha256)`},
+		postgres: []string{`CREATE INDEX pilot_records_sha256 ON pilot_records (record_sha256)`},
+	},
 }
 
 // latestVersion is the schema this service knows.

@@ -826,6 +826,93 @@ def pilot_batch(
     )
 
 
+class SignCorrectionResult(TypedDict):
+    """The result of sign_correction."""
+    #: the signed correction
+    correction: Dict[str, Any]
+    sha256: str
+    key_id: str
+
+
+def sign_correction(
+    *,
+    private_key: str,
+    key_id: Optional[str] = None,
+    issuer: str,
+    issued_at: str,
+    target: str,
+    version: int,
+    supersedes: Optional[str] = None,
+    reason: str,
+    reporter: str,
+    rules_sha256: Optional[str] = None,
+    policy_version: Optional[str] = None,
+) -> SignCorrectionResult:
+    """Writes and signs a correction (docs/issuer.md, Corrections): `{kind: crawlcheck-correction,
+    v: 1, issuer, issued_at, target, version, supersedes, reason, reporter, rules_sha256,
+    policy_version, key_id, sha256, signature}`, signed as a receipt is
+    (`crawlcheck.sig.v1:crawlcheck-correction:<sha256>`). The original is never changed: a
+    correction names it by digest, and a later one names the correction it supersedes.
+    """
+    return cast(
+        SignCorrectionResult,
+        call(
+            "sign_correction",
+            _req(
+                private_key=private_key,
+                key_id=key_id,
+                issuer=issuer,
+                issued_at=issued_at,
+                target=target,
+                version=version,
+                supersedes=supersedes,
+                reason=reason,
+                reporter=reporter,
+                rules_sha256=rules_sha256,
+                policy_version=policy_version,
+            ),
+        ),
+    )
+
+
+class CorrectionsApplyResult(TypedDict):
+    """The result of corrections_apply."""
+    #: the distinct digests the records name, in order
+    targets: List[str]
+    #: `target_kind` `record` or `receipt`; `correction` `{sha256, version, issued_at, reason,
+    #: reporter, rules_sha256, policy_version, trust, trust_reason}`, `trust` as verify_lock words
+    #: it
+    applies: List[JSON]
+
+
+def corrections_apply(
+    *,
+    records: Union[str, bytes],
+    corrections: Optional[Sequence[Document]] = None,
+    key_directory: Optional[Document] = None,
+    now: Optional[str] = None,
+) -> CorrectionsApplyResult:
+    """Which corrections name the records of a record log: each record is named by its
+    `record_sha256` and by the sha256 of the issuer's receipt it relied on
+    (`issuer.receipt.sha256`). Without `corrections`, `targets` lists those digests (what a host
+    asks the issuer for, GET /api/v1/corrections?target=); with them, `applies` pairs each record
+    with each correction of its digests, by version, and each correction's signature judged
+    against `key_directory` at `now`.
+    """
+    return cast(
+        CorrectionsApplyResult,
+        call(
+            "corrections_apply",
+            _req(
+                records=records,
+                corrections=corrections,
+                key_directory=key_directory,
+                now=now,
+            ),
+        ),
+    )
+
+
 class EndpointResult(TypedDict):
     """The result of endpoint."""
     endpoint: str

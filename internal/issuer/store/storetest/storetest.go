@@ -253,17 +253,26 @@ func Run(t *testing.T, open func(t *testing.T) (s store.Store, reopen func() sto
 		}
 	})
 
-	t.Run("corrections by target and version", func(t *testing.T) {
+	t.Run("corrections by target and version, with their log entry", func(t *testing.T) {
 		s, _ := open(t)
+		sign := func(size uint64, root tlog.Hash) (string, error) { return fmt.Sprint("checkpoint ", size), nil }
 		c1 := store.Correction{SHA256: "c1", Target: "t", Version: 1, IssuedAt: t0, Body: []byte(`{"v":1}`)}
 		c2 := store.Correction{SHA256: "c2", Target: "t", Version: 2, IssuedAt: t0.Add(time.Second), Body: []byte(`{"v":2}`)}
-		for _, c := range []store.Correction{c2, c1, c1} {
-			if err := s.PutCorrection(ctx, c); err != nil {
-				t.Fatal(err)
+		for i, c := range []store.Correction{c1, c2} {
+			first, cp, err := s.AddCorrection(ctx, c, []byte(c.SHA256), sign)
+			if err != nil || first != uint64(i) || cp != fmt.Sprint("checkpoint ", i+1) {
+				t.Fatalf("AddCorrection(%s) = %d, %q, %v", c.SHA256, first, cp, err)
 			}
 		}
-		if err := s.PutCorrection(ctx, store.Correction{SHA256: "c3", Target: "t", Version: 2, IssuedAt: t0, Body: []byte(`{}`)}); !errors.Is(err, store.ErrConflict) {
+		if _, _, err := s.AddCorrection(ctx, store.Correction{SHA256: "c3", Target: "t", Version: 2, IssuedAt: t0, Body: []byte(`{}`)}, []byte("c3"), sign); !errors.Is(err, store.ErrConflict) {
 			t.Fatalf("a version taken: %v, want ErrConflict", err)
+		}
+		ls, _ := store.LogOf(s)
+		if cp, err := ls.LogCheckpoint(ctx); err != nil || cp != "checkpoint 2" {
+			t.Fatalf("the log after a refused correction: %q, %v (its entry must not be kept)", cp, err)
+		}
+		if _, _, err := s.AddCorrection(ctx, store.Correction{SHA256: "c4", Target: "u", Version: 1, IssuedAt: t0, Body: []byte(`{}`)}, nil, nil); err != nil {
+			t.Fatalf("a correction without a log entry: %v", err)
 		}
 		got, err := s.Corrections(ctx, "t")
 		if err != nil || len(got) != 2 || got[0].SHA256 != "c1" || got[1].SHA256 != "c2" || string(got[1].Body) != `{"v":2}` || !got[1].IssuedAt.Equal(c2.IssuedAt) {
@@ -334,6 +343,21 @@ func Run(t *testing.T, open func(t *testing.T) (s store.Store, reopen func() sto
 		}
 		if err := s.SweepRecord(ctx, "https://unknown.example/mcp", store.SweepReading{At: t0}); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("recording an unregistered endpoint: %v", err)
+		}
+	})
+
+	t.Run("records held by any pilot", func(t *testing.T) {
+		s, _ := open(t)
+		if err := s.CreatePilot(ctx, store.Pilot{ID: "h", TokenSHA256: "cc", CreatedAt: t0}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AcceptPilotRecords(ctx, "h", "", "r1", []store.PilotRecord{{SHA256: "r1", ReceivedAt: t0, Body: []byte("x")}}); err != nil {
+			t.Fatal(err)
+		}
+		for d, want := range map[string]bool{"r1": true, "r2": false} {
+			if got, err := s.HoldsRecord(ctx, d); err != nil || got != want {
+				t.Fatalf("HoldsRecord(%s) = %v, %v", d, got, err)
+			}
 		}
 	})
 

@@ -1,0 +1,73 @@
+package core_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// correctionVectors: a correction is a signed, versioned document naming a
+// record or receipt by digest (issue 20, item 6); corrections_apply names
+// the digests a record log can be corrected by and pairs each record with
+// the corrections of its digests, each signature judged.
+func correctionVectors(t testing.TB) []opVector {
+	issuer, retired := loadKey(t, "test-issuer"), loadKey(t, "test-issuer-retired")
+	base := baseTools()
+	lock := lockDoc(t, base, approvedAt)
+	one := func(ts []obj) []string { return []string{page(t, ts, "")} }
+	var recs, sums []string
+	for i := 0; i < 2; i++ {
+		r := continuityRequest(lock, one(base), "enforce")
+		if i > 0 {
+			r["prev_record_sha256"] = sums[0]
+		}
+		raw := call(t, "continuity_check", r)
+		var rec struct {
+			SHA string `json:"record_sha256"`
+		}
+		json.Unmarshal(raw, &rec)
+		recs, sums = append(recs, string(raw)), append(sums, rec.SHA)
+	}
+	sign := func(k testKey, extra obj) obj {
+		r := obj{"private_key": k.Seed, "key_id": k.KID, "issuer": "test-issuer.crawlcheck.invalid", "issued_at": checkNow,
+			"target": sums[1], "version": 1, "reason": "The check ran against a mirror of the server, not the server.", "reporter": "ops@example.com"}
+		for k, v := range extra {
+			r[k] = v
+		}
+		return r
+	}
+	correctionOf := func(r obj) obj {
+		var out struct{ Correction obj }
+		json.Unmarshal(call(t, "sign_correction", r), &out)
+		return out.Correction
+	}
+	first := correctionOf(sign(issuer, nil))
+	second := correctionOf(sign(issuer, obj{"version": 2, "supersedes": first["sha256"], "reason": "Rule reference.every_other_item was too broad; its new table applies.",
+		"rules_sha256": strings.Repeat("ab", 32), "policy_version": "crawlcheck-default-3"}))
+	edited := deepCopy(first)
+	edited["reason"] = "Nothing was wrong."
+
+	var vs []opVector
+	add := func(op, name string, request obj) { vs = append(vs, opVector{Op: op, Name: name, Request: request}) }
+	add("sign_correction", "first", sign(issuer, nil))
+	add("sign_correction", "changes a rule and a default", sign(issuer, obj{"version": 2, "supersedes": first["sha256"], "rules_sha256": strings.Repeat("ab", 32), "policy_version": "crawlcheck-default-3"}))
+	add("sign_correction", "second without supersedes", sign(issuer, obj{"version": 2}))
+	add("sign_correction", "first with supersedes", sign(issuer, obj{"supersedes": first["sha256"]}))
+	add("sign_correction", "version zero", sign(issuer, obj{"version": 0}))
+	add("sign_correction", "version not whole", sign(issuer, obj{"version": 1.5}))
+	add("sign_correction", "target not a digest", sign(issuer, obj{"target": "record-1"}))
+	add("sign_correction", "reason too long", sign(issuer, obj{"reason": strings.Repeat("x", 4097)}))
+	add("sign_correction", "missing reporter", sign(issuer, obj{"reporter": nil}))
+	log := strings.Join(recs, "\n") + "\n"
+	dir := keyDirectory(t)
+	add("corrections_apply", "targets of a log", obj{"records": log})
+	add("corrections_apply", "two versions apply to one record", obj{"records": log, "corrections": []any{first, second}, "key_directory": dir, "now": checkNow})
+	add("corrections_apply", "as strings", obj{"records": log, "corrections": []any{string(mustJSON(t, first))}, "key_directory": dir, "now": checkNow})
+	add("corrections_apply", "edited after signing", obj{"records": log, "corrections": []any{edited}, "key_directory": dir, "now": checkNow})
+	add("corrections_apply", "signed by a retired key", obj{"records": log, "corrections": []any{correctionOf(sign(retired, nil))}, "key_directory": dir, "now": checkNow})
+	add("corrections_apply", "of another record", obj{"records": recs[0] + "\n", "corrections": []any{first}, "key_directory": dir, "now": checkNow})
+	add("corrections_apply", "a line that is not a record", obj{"records": "{\"kind\":\n" + log})
+	add("corrections_apply", "not a correction", obj{"records": log, "corrections": []any{lock}, "key_directory": dir, "now": checkNow})
+	add("corrections_apply", "corrections without a key directory", obj{"records": log, "corrections": []any{first}, "now": checkNow})
+	return vs
+}
