@@ -125,6 +125,7 @@ def compact(b: bytes) -> bytes:
 SUITES: List[Tuple[str, str, str]] = [
     ("continuity.json", "continuity_check", "record"),
     ("guard.json", "guard", "answer"),
+    ("faults.json", "continuity_check", "record"),
 ]
 
 

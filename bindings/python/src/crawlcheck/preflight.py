@@ -72,6 +72,9 @@ DEFAULT_MAX_ANSWER_BYTES = 16 << 20
 #: A frame went past max_answer_bytes; the failure's detail is the limit in
 #: bytes, from which the core words the record's server_unavailable detail.
 FAILURE_TOO_LARGE = "answer_too_large"
+#: The check's deadline passed (a host fault the core words, with the
+#: deadline: docs/continuity.md, Host faults).
+FAULT_TIMEOUT = "timeout"
 
 #: Effects, weakest to strongest, as the core's rule table orders them.
 PROCEED, PROCEED_RECORDED, REFRESH, PAUSE_TOOL, PAUSE, DENY = (
@@ -264,6 +267,8 @@ class _Tap:
         self.calls: Dict[str, List[Any]] = {}
         #: raw: the handshake's result member, verbatim
         self.handshake_raw: Optional[bytes] = None
+        #: the crawlcheck.transport the frames come from, None on mcp's own
+        self.wire: Optional[Wire] = None
 
     def attach_wire(self, wire: Wire) -> None:
         """Takes the frames of a crawlcheck.transport at the wire: each is
@@ -272,6 +277,24 @@ class _Tap:
         wire.on_frame = self.received_raw
         wire.on_too_large = self.too_large
         self.raw = True
+        self.wire = wire
+
+    def fault(self, timed_out: bool = False) -> Tuple[str, str]:
+        """The fault that failed a request (docs/continuity.md, Host faults),
+        from what the deadline and the transport saw, never an exception's
+        text: an answer cut off at the limit (its detail the limit), the
+        deadline, what a crawlcheck.transport saw (the command did not
+        start, the child exited, no connection was made), the read stream
+        ending, else the SDK's own failure."""
+        if self.oversize:
+            return FAILURE_TOO_LARGE, self.oversize
+        if timed_out:
+            return FAULT_TIMEOUT, ""
+        if self.wire is not None and self.wire.fault:
+            return self.wire.fault, ""
+        if self.ended:
+            return "session_ended", ""
+        return "session_failed", ""
 
     def too_large(self) -> None:
         """A frame went past the limit at the wire."""
@@ -590,8 +613,22 @@ class Observation:
     stop: str = ""
     #: the walk ended at the page cap (next_page's answer, for the check).
     page_cap_reached: bool = False
+    #: "", a host fault (connect_refused, timeout, process_exited,
+    #: session_ended, session_failed), capture_failed or answer_too_large
     failure: str = ""
+    #: answer_too_large's limit or capture_failed's reason; "" with a fault
     failure_detail: str = ""
+    #: where a fault happened: "handshake" or "tools/list" (page failure_page)
+    failure_at: str = ""
+    failure_page: int = 0
+    #: the check's deadline in milliseconds, named in a timeout's record
+    timeout_ms: int = 0
+
+    def fail(self, failure: str, detail: str, at: str, page: int = 0) -> None:
+        """Sets the failure; a fault (no detail) says where it happened."""
+        self.failure, self.failure_detail = failure, detail
+        if not detail:
+            self.failure_at, self.failure_page = at, page
 
     def observed(self) -> Dict[str, Any]:
         """continuity_check's ``observed`` member (as bindings/go/preflight builds it)."""
@@ -616,7 +653,14 @@ class Observation:
         # decides how a record carries it.
         if self.failure:
             o["failure"] = self.failure
-            o["failure_detail"] = self.failure_detail
+            if self.failure_detail:
+                o["failure_detail"] = self.failure_detail
+            if self.failure_at:
+                o["failure_at"] = self.failure_at
+            if self.failure_page > 0:
+                o["failure_page"] = self.failure_page
+            if self.failure == FAULT_TIMEOUT and self.timeout_ms > 0:
+                o["timeout_ms"] = self.timeout_ms
         return o
 
 
@@ -882,32 +926,28 @@ class McpPreflight:
     async def _handshake(self, how: str) -> Any:
         async with self._check_lock:
             result = None
-            obs = Observation(endpoint=self.endpoint)
+            obs = Observation(endpoint=self.endpoint, timeout_ms=self._timeout_ms())
             try:
                 with anyio.fail_after(self.timeout):
                     result = await getattr(self.session, how)()
                 if self._untapped_handshake and self._tap.handshake is None:
                     self._typed_handshake("initialize" if how == "initialize" else "server/discover", result)
                 self._connected = True
-            except TimeoutError as e:
-                obs.failure, obs.failure_detail = "check_timeout", f"{how}: timed out after {self.timeout:g}s: {e}"
-            except Exception as e:  # noqa: BLE001 - whatever the SDK raised, the server was not connected
-                obs.failure, obs.failure_detail = "server_unavailable", f"{how}: {type(e).__name__}: {e}"
+            except TimeoutError:
+                obs.fail(*self._tap.fault(timed_out=True), "handshake")
+            except Exception:  # noqa: BLE001 - whatever the SDK raised, the server was not connected
+                obs.fail(*self._tap.fault(), "handshake")
             except anyio.get_cancelled_exc_class():
                 # The transport's task group failed (a refused connection, a
                 # server that exited) and cancels everything inside it, this
                 # check too: the record is still made, shielded, so the log
                 # and on_record show that nothing was compared. (The
                 # timeout's own cancellation is TimeoutError above.)
-                obs.failure = "server_unavailable"
-                obs.failure_detail = f"{how}: the transport ended the session before the handshake finished"
+                obs.fail(*self._tap.fault(), "handshake")
                 with anyio.CancelScope(shield=True):
                     self._facts(obs)
                     await self._settle(obs)
                 raise
-            if obs.failure and self._tap.oversize:
-                # The handshake's answer went past the limit.
-                obs.failure, obs.failure_detail = FAILURE_TOO_LARGE, self._tap.oversize
             if self._connected:
                 await self._recheck()
             else:
@@ -944,6 +984,10 @@ class McpPreflight:
         async with self._check_lock:
             await self._recheck()
             return self._current()[0]
+
+    def _timeout_ms(self) -> int:
+        """The check's deadline in milliseconds, as a timeout's record names it."""
+        return int(round(self.timeout * 1000))
 
     def _current(self) -> Tuple[Dict[str, Any], bytes]:
         if self._err is not None:
@@ -999,7 +1043,7 @@ class McpPreflight:
 
     async def _observe(self) -> Tuple[Observation, int]:
         """Reads every tools/list page within the timeout."""
-        obs = Observation(endpoint=self.endpoint)
+        obs = Observation(endpoint=self.endpoint, timeout_ms=self._timeout_ms())
         self._facts(obs)
         seen = self._tap.changes
         followed: List[str] = []
@@ -1011,12 +1055,8 @@ class McpPreflight:
                         page, failure, detail = await self._fetch_page(cursor)
                     finally:
                         self._fetched()
-                    if failure == FAILURE_TOO_LARGE:
-                        obs.failure, obs.failure_detail = failure, detail  # the limit, as the core takes it
-                        return obs, seen
                     if failure:
-                        obs.failure = failure
-                        obs.failure_detail = f"tools/list page {len(obs.pages) + 1}: {detail}"
+                        obs.fail(failure, detail, "tools/list", len(obs.pages) + 1)
                         return obs, seen
                     assert page is not None
                     obs.pages.append(page)
@@ -1036,9 +1076,8 @@ class McpPreflight:
                         obs.page_cap_reached = step["page_cap_reached"]
                         return obs, seen
                     followed, cursor = step["followed"], step["cursor"]
-        except TimeoutError as e:
-            obs.failure = "check_timeout"
-            obs.failure_detail = f"tools/list page {len(obs.pages) + 1}: timed out after {self.timeout:g}s: {e}"
+        except TimeoutError:
+            obs.fail(*self._tap.fault(timed_out=True), "tools/list", len(obs.pages) + 1)
             return obs, seen
         except anyio.get_cancelled_exc_class():
             if not self._tap.ended:
@@ -1046,8 +1085,7 @@ class McpPreflight:
             # The transport died mid-listing (mcp 1.x's stdio reader on one
             # invalid UTF-8 byte) and its task group cancels the session's
             # body, this check too: the record is still made, shielded.
-            obs.failure = "server_unavailable"
-            obs.failure_detail = f"tools/list page {len(obs.pages) + 1}: the transport ended the session mid-listing"
+            obs.fail(*self._tap.fault(), "tools/list", len(obs.pages) + 1)
             with anyio.CancelScope(shield=True):
                 await self._settle(obs, seen)
             raise
@@ -1094,18 +1132,15 @@ class McpPreflight:
                 if rid is not None and len(tap.broken) > broken_mark:
                     tg.cancel_scope.cancel()
                     return tap.broken[broken_mark], "", ""
-                if tap.oversize:
+                if tap.oversize or tap.ended:
                     tg.cancel_scope.cancel()
-                    return None, FAILURE_TOO_LARGE, tap.oversize
-                if tap.ended:
-                    tg.cancel_scope.cancel()
-                    return None, "server_unavailable", "the transport ended the session before the answer"
+                    return (None, *tap.fault())
                 if "ok" in state or "err" in state:
                     err = state.get("err")
                     if rid is None and err is None:
                         return None, "capture_failed", "answered by the SDK without a tools/list request on the wire (its list cache)"
                     if err is not None:
-                        return None, "server_unavailable", f"{type(err).__name__}: {err}"
+                        return (None, *tap.fault())
                     return None, "capture_failed", "the SDK accepted an answer that was not captured"
                 await tap.wait()
         raise AssertionError("unreachable: the loop returns")

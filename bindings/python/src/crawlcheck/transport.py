@@ -57,6 +57,16 @@ class Wire:
         self.limit = limit
         self.on_frame: Optional[Callable[[bytes, Optional[str]], None]] = None
         self.on_too_large: Optional[Callable[[], None]] = None
+        #: the first fault the transport itself saw ("connect_refused",
+        #: "process_exited"), "" if none: the fact the preflight classifies
+        #: a failure by, never an exception's text (docs/continuity.md,
+        #: Host faults)
+        self.fault = ""
+
+    def saw(self, fault: str) -> None:
+        """Records a fault of the transport; the first is kept."""
+        if not self.fault:
+            self.fault = fault
 
     def frame(self, frame: bytes, to: Optional[str] = None) -> None:
         if self.on_frame is not None:
@@ -148,15 +158,36 @@ async def stdio_client(server: Any, errlog: TextIO = sys.stderr) -> AsyncIterato
     wire = Wire()
     env = dict(get_default_environment())
     env.update(getattr(server, "env", None) or {})
-    process = await anyio.open_process(
-        [str(server.command), *[str(a) for a in (server.args or [])]],
-        env=env,
-        stderr=errlog,
-        cwd=getattr(server, "cwd", None),
-        start_new_session=True,
-    )
     read_writer, read_stream = anyio.create_memory_object_stream[Any](0)
     write_stream, write_reader = anyio.create_memory_object_stream[Any](0)
+    try:
+        process = await anyio.open_process(
+            [str(server.command), *[str(a) for a in (server.args or [])]],
+            env=env,
+            stderr=errlog,
+            cwd=getattr(server, "cwd", None),
+            start_new_session=True,
+        )
+    except OSError:
+        # The command did not start: the session is one whose read stream
+        # ends at once, so a preflight records connect_refused, as the Go
+        # and JS preflights do, instead of no record at all.
+        wire.saw("connect_refused")
+        read_writer.close()
+
+        async def discard() -> None:
+            async with write_reader:
+                async for _ in write_reader:
+                    pass
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(discard)
+            try:
+                yield WireReceiveStream(read_stream, wire), write_stream
+            finally:
+                read_stream.close()
+                write_stream.close()
+        return
 
     async def deliver(line: bytes) -> None:
         frame = line.strip(b" \t\r\n")
@@ -188,6 +219,8 @@ async def stdio_client(server: Any, errlog: TextIO = sys.stderr) -> AsyncIterato
                         wire.too_large()
                         return
             except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                # The child closed its stdout: it exited, or will.
+                wire.saw("process_exited")
                 if buf:
                     await deliver(bytes(buf))
 
@@ -198,6 +231,7 @@ async def stdio_client(server: Any, errlog: TextIO = sys.stderr) -> AsyncIterato
                 async for item in write_reader:
                     await process.stdin.send(_encode(item.message) + b"\n")
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            wire.saw("process_exited")  # a write to a child that is gone
             await read_writer.aclose()
 
     async def shutdown() -> None:
@@ -347,7 +381,11 @@ def _bounded_transport(hx: Any, wire: Wire) -> Any:
             if request.method == "POST":
                 to = _request_id(bytes(request.content))
             request.headers["Accept-Encoding"] = "identity"
-            resp = await self._inner.handle_async_request(request)
+            try:
+                resp = await self._inner.handle_async_request(request)
+            except hx.ConnectError:
+                wire.saw("connect_refused")  # no connection was made
+                raise
             if resp.status_code // 100 != 2:
                 return resp
             encoding = resp.headers.get("content-encoding", "identity").strip().lower()
