@@ -10,6 +10,9 @@ export async function main(): Promise<void> {
   const engine: string = v.engine;
   const hashed = cc.hashTools({ tools: [{ name: "echo", description: "Echo." }] });
   const sha: string = hashed.tools_sha256;
+  // Every op's request and result are typed from the core's op table (src/ops.d.ts).
+  const chain = cc.verifyChain({ records: new Uint8Array() });
+  const valid: boolean = chain.valid;
   try {
     cc.verifyLock({ lock: "not json", now: new Date().toISOString() });
   } catch (e) {
@@ -30,7 +33,7 @@ export async function main(): Promise<void> {
     else if (e instanceof CrawlcheckError) console.log(e.name, e.code);
   }
   const rec: ContinuityRecord = await client.continuity.confirm("get_item");
-  console.log(engine, sha, tools.length, rec.observations.length, client.continuity.records.length);
+  console.log(engine, sha, valid, tools.length, rec.observations.length, client.continuity.records.length);
   await client.close();
 }
 

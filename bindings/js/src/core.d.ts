@@ -1,4 +1,4 @@
-import type { Ops } from "./ops.js";
+import type { ContinuityCheckResult, Ops } from "./ops.js";
 export type * from "./ops.js";
 
 /** A JSON value as the core reads and writes it. */
@@ -55,6 +55,7 @@ export interface LoadOptions {
   wasi?: "node" | "shim";
 }
 
+/** One entry of a record's observations. */
 export interface Observation {
   observation: string;
   tool: string | null;
@@ -66,25 +67,13 @@ export interface Observation {
   exception?: Json;
 }
 
-/** A crawlcheck-continuity-record (docs/continuity.md, The record). */
-export interface RecordJson {
-  kind: "crawlcheck-continuity-record";
-  v: 1;
-  checked_at: string;
-  mode: "observe" | "review" | "enforce";
-  effect: string;
-  tools: Record<string, string>;
-  would?: { effect: string; tools: Record<string, string> };
+/**
+ * A crawlcheck-continuity-record (docs/continuity.md, The record): the
+ * members continuity_check declares (ContinuityCheckResult, generated from
+ * the op table), with the shape of an observation spelt out.
+ */
+export interface RecordJson extends Omit<ContinuityCheckResult, "observations"> {
   observations: Observation[];
-  server: { [key: string]: Json };
-  baseline: { [key: string]: Json };
-  observed: { tools_sha256: string | null; count: number | null; pages: number; truncated: boolean; truncation: Json; failure: string | null; malformed: boolean };
-  policy: { [key: string]: Json };
-  exceptions: { applied: Json[]; expired: Json[] };
-  issuer: Json;
-  engine: { version: string; rules_sha256: string };
-  prev_record_sha256?: string;
-  record_sha256: string;
 }
 
 export type Result = { [key: string]: Json };
