@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Store is where the log lives (store.Store's Log* methods). One sequencer:
@@ -43,6 +44,50 @@ type Log struct {
 	store  Store
 	origin string
 	key    func() ed25519.PrivateKey // the issuer's active signing key, at the time of each checkpoint
+	nodes  nodeCache
+}
+
+// nodeCache keeps tree nodes the proofs read. A stored node is the hash of
+// a complete subtree, written once in the append that completed it and
+// never rewritten (one sequencer, rows only added), and proofs read only
+// committed nodes, so a node once read is the node for good; every signing
+// answer's proof reads about log2(size) of them, most of them the same
+// recent ones, and on SQLite each read waits for the one connection.
+type nodeCache struct {
+	mu sync.Mutex
+	m  map[[2]uint64]Hash
+}
+
+// nodeCacheMax bounds the cache (about 6 MB); a full cache starts over.
+const nodeCacheMax = 1 << 16
+
+// cached is the store's hashes through the cache.
+func (l *Log) cached() HashReader { return cachedReader{l.store, &l.nodes} }
+
+type cachedReader struct {
+	r HashReader
+	c *nodeCache
+}
+
+func (cr cachedReader) Hash(ctx context.Context, level int, index uint64) (Hash, error) {
+	key := [2]uint64{uint64(level), index}
+	cr.c.mu.Lock()
+	h, ok := cr.c.m[key]
+	cr.c.mu.Unlock()
+	if ok {
+		return h, nil
+	}
+	h, err := cr.r.Hash(ctx, level, index)
+	if err != nil {
+		return h, err
+	}
+	cr.c.mu.Lock()
+	if cr.c.m == nil || len(cr.c.m) >= nodeCacheMax {
+		cr.c.m = make(map[[2]uint64]Hash)
+	}
+	cr.c.m[key] = h
+	cr.c.mu.Unlock()
+	return h, nil
 }
 
 // New is the log of an issuer named issuer (the key directory's issuer) on
@@ -92,7 +137,7 @@ func (l *Log) proof(ctx context.Context, index uint64, cp string) (string, error
 	if !ok {
 		return "", fmt.Errorf("tlog: the stored checkpoint does not read")
 	}
-	hs, err := InclusionProof(ctx, l.store, index, size)
+	hs, err := InclusionProof(ctx, l.cached(), index, size)
 	if err != nil {
 		return "", err
 	}
@@ -124,7 +169,7 @@ func (l *Log) Consistency(ctx context.Context, m, n uint64) ([]Hash, string, err
 	if m > n || n > size {
 		return nil, "", fmt.Errorf("tlog: the log has %d entries: no consistency proof from %d to %d", size, m, n)
 	}
-	hs, err := ConsistencyProof(ctx, l.store, m, n)
+	hs, err := ConsistencyProof(ctx, l.cached(), m, n)
 	return hs, cp, err
 }
 
