@@ -122,7 +122,11 @@ type findingRow struct {
 	Offset                     int
 }
 
-type sweepRow struct{ Server, Tool, Observation, SeenAt string }
+type sweepRow struct {
+	Server, Tool, Observation, SeenAt string
+	Diff                              []diffSeg
+	Findings                          []findingRow
+}
 
 type exceptionRow struct {
 	Observation, Tool, SHA256, Until, ApprovedBy, Reason string
@@ -175,31 +179,19 @@ func (r *Report) HTML() []byte {
 		default:
 			row.Sweep = "not seen by the sweep"
 		}
-		var segs []struct{ Op, Text string }
-		if len(c.Diff) > 0 && json.Unmarshal(c.Diff, &segs) == nil {
-			for _, s := range segs {
-				row.Diff = append(row.Diff, diffSeg{s.Op, shown(s.Text)})
-			}
-		}
-		var sc struct {
-			Severity string
-			Findings []struct {
-				Severity, Rule, Part, Span string
-				Offset                     int
-			}
-		}
+		row.Diff, row.Findings = diffOf(c.Diff), findingsOf(c.Scan)
+		var sc struct{ Severity string }
 		if len(c.Scan) > 0 && json.Unmarshal(c.Scan, &sc) == nil {
 			row.Severity = shown(sc.Severity)
-			for _, f := range sc.Findings {
-				row.Findings = append(row.Findings, findingRow{shown(f.Severity), shown(f.Rule), shown(f.Part), shown(f.Span), f.Offset})
-			}
 		}
 		v.Changes = append(v.Changes, row)
 	}
 	if r.Sweep != nil {
 		v.SweepTotal = r.Sweep.Changes
 		for _, c := range r.Sweep.Unchecked {
-			v.Unchecked = append(v.Unchecked, sweepRow{shown(c.Server), shown(c.Tool), shown(c.Observation), shown(c.SeenAt)})
+			row := sweepRow{Server: shown(c.Server), Tool: shown(c.Tool), Observation: shown(c.Observation), SeenAt: shown(c.SeenAt)}
+			row.Diff, row.Findings = diffOf(c.Diff), findingsOf(c.Scan)
+			v.Unchecked = append(v.Unchecked, row)
 		}
 	}
 	for _, x := range r.Exceptions {
@@ -220,6 +212,37 @@ func (r *Report) HTML() []byte {
 		panic("report: the page template: " + err.Error()) // the template is ours and its data plain
 	}
 	return b.Bytes()
+}
+
+// diffOf is a word diff's segments, shown.
+func diffOf(raw json.RawMessage) []diffSeg {
+	var segs []struct{ Op, Text string }
+	if len(raw) == 0 || json.Unmarshal(raw, &segs) != nil {
+		return nil
+	}
+	out := make([]diffSeg, 0, len(segs))
+	for _, s := range segs {
+		out = append(out, diffSeg{s.Op, shown(s.Text)})
+	}
+	return out
+}
+
+// findingsOf is a scan's findings, shown.
+func findingsOf(raw json.RawMessage) []findingRow {
+	var sc struct {
+		Findings []struct {
+			Severity, Rule, Part, Span string
+			Offset                     int
+		}
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &sc) != nil {
+		return nil
+	}
+	var out []findingRow
+	for _, f := range sc.Findings {
+		out = append(out, findingRow{shown(f.Severity), shown(f.Rule), shown(f.Part), shown(f.Span), f.Offset})
+	}
+	return out
 }
 
 // dayChart is a stacked bar per day, one segment per effect, weakest at the

@@ -143,8 +143,10 @@ type Change struct {
 type Sweep struct {
 	Changes int `json:"changes"`
 	// Unchecked are the changes the sweep saw on the agents' servers that
-	// no agent's check met that week.
-	Unchecked []SweepChange `json:"unchecked"`
+	// no agent's check met that week (at most MaxChanges; UncheckedCut
+	// says how many more).
+	Unchecked    []SweepChange `json:"unchecked"`
+	UncheckedCut int           `json:"unchecked_cut"`
 }
 
 // ExceptionSeen is one policy exception the week's records named.
@@ -459,8 +461,12 @@ func (r *Report) join(sweep []SweepChange, met map[[2]string]bool, servers map[s
 		}
 		sw.Changes++
 		seen[[2]string{c.Server, c.Tool}] = true
-		if !met[[2]string{c.Server, c.Tool}] {
+		switch {
+		case met[[2]string{c.Server, c.Tool}]:
+		case len(sw.Unchecked) < MaxChanges:
 			sw.Unchecked = append(sw.Unchecked, c)
+		default:
+			sw.UncheckedCut++
 		}
 	}
 	for i := range r.Changes {
