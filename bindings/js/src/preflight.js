@@ -40,6 +40,8 @@ export const RECHECK_MAX_MS = 60000;
 
 const enc = new TextEncoder();
 const EMPTY_PAGE = enc.encode('{"tools":[]}');
+/** The module instances whose check code has run (Gate.warm). */
+const warmed = new WeakSet();
 const dec = new TextDecoder();
 
 /**
@@ -228,9 +230,13 @@ class Gate {
    * paid for that after the handshake; the server's start-up (a process
    * spawned, a connection opened) is time the client only waits in. The
    * lockfile is parsed and digested into the core's cache on the way. An
-   * error here is nobody's: the check proper reports every one.
+   * error here is nobody's: the check proper reports every one. Once per
+   * module instance: in a process that has checked before, the code is
+   * compiled and tiered up already, and a warm-up would only add a check.
    */
   warm() {
+    if (warmed.has(this.cc)) return;
+    warmed.add(this.cc);
     try {
       this.cc.callResultText("continuity_handoff", { now: this.nowText(), lock: this.lock, observed: { endpoint: this.endpoint, pages: [EMPTY_PAGE] }, ...settingsRequest(this.cont) });
     } catch {
@@ -365,6 +371,7 @@ class Gate {
     try {
       // The record and the core's handoff: what this record lets a host
       // hand over and call (docs/continuity.md, The handoff).
+      warmed.add(this.cc);
       const answer = this.cc.callResultText("continuity_handoff", req);
       rec = new ContinuityRecord(recordText(answer));
       const handoff = JSON.parse(answer);
