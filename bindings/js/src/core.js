@@ -82,6 +82,31 @@ export class RawJSON {
   }
 }
 
+/**
+ * A document's bytes on their way through JSON.stringify: a Buffer's toJSON
+ * (an array of every byte as a number) runs before the replacer sees the
+ * value, and for a lockfile or page read from a file it was most of a warm
+ * call's time; this wrapper has none.
+ */
+class Bytes {
+  constructor(bytes) {
+    this.bytes = bytes;
+  }
+}
+
+/** v with each Uint8Array member wrapped in Bytes (a copy), or v itself. */
+function shieldBytes(v) {
+  if (v === null || typeof v !== "object" || v instanceof Uint8Array || v instanceof RawJSON || v instanceof Bytes) return v;
+  let copy = null;
+  for (const k of Object.keys(v)) {
+    if (v[k] instanceof Uint8Array) {
+      copy ??= Array.isArray(v) ? [...v] : { ...v };
+      copy[k] = new Bytes(v[k]);
+    }
+  }
+  return copy ?? v;
+}
+
 // RawJSON values travel as a mark replaced by their bytes.
 const RAW_TAG = Array.from(globalThis.crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, "0")).join("");
 const RAW_MARK = `crawlcheck-raw-json-${RAW_TAG}-`;
@@ -210,8 +235,9 @@ export class Core {
     const raw = this.raw;
     const verbatim = [];
     let text = JSON.stringify(request, function (key, converted) {
-      // The value before toJSON (a Buffer's would make it an object).
-      const value = this[key];
+      // The value before toJSON; its holder wrapped a Uint8Array in Bytes.
+      let value = this[key];
+      if (value instanceof Bytes) value = value.bytes;
       if (value instanceof RawJSON) {
         verbatim.push(decLoose.decode(value.bytes));
         return `${RAW_MARK}${verbatim.length - 1}`;
@@ -227,7 +253,7 @@ export class Core {
           return { base64: toBase64(value) };
         }
       }
-      return converted;
+      return shieldBytes(converted);
     });
     if (verbatim.length > 0) {
       // The marks are strings no JSON text of a request can otherwise hold:
