@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 	"time"
 
@@ -63,11 +64,17 @@ func cmdCheck(c *cli, args []string) error {
 	isf.register(fs)
 	asJSON := fs.Bool("json", false, "print the record itself (canonical JSON, one line)")
 	logPath := fs.String("log", "", "append the record to the JSON-lines log `FILE`, chained to its last record")
+	pilotFlag := fs.String("pilot", "", "upload the --log records the issuer's pilot has not acknowledged, after the check: `URL,ID,TOKEN-FILE` (the issuer, the pilot id, a file holding its token); a failed upload is only reported, and what waits is sent next time")
+	pilotTimeout := fs.Duration("pilot-timeout", 3*time.Second, "how long the upload after the check may take")
 	if _, err := c.parse(fs, args, 0); err != nil {
 		return err
 	}
 	if *lockPath == "" {
 		return usagef("--lock is required")
+	}
+	pilot, err := pilotOf(*pilotFlag, *logPath)
+	if err != nil {
+		return err
 	}
 	if isf.url != "" && src.tools != "" && src.url == "" {
 		return usagef("--issuer: a receipt speaks about an endpoint: with --tools, name the server with --url")
@@ -185,10 +192,43 @@ func cmdCheck(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	if pilot != nil {
+		// After the verdict: the upload never changes it. What the issuer
+		// did not acknowledge stays in the log for the next run.
+		ctx, cancel := context.WithTimeout(context.Background(), *pilotTimeout)
+		n, err := preflight.UploadPending(ctx, *pilot, *logPath)
+		cancel()
+		if err != nil {
+			say(c.stderr, "crawlcheck: pilot: %d records acknowledged; the rest wait in %s for the next run: %s\n", n, *logPath, err)
+		}
+	}
 	if !preflight.Proceeds(rec.Effect) {
 		return blocked("%s", rec.Effect)
 	}
 	return nil
+}
+
+// pilotOf reads --pilot URL,ID,TOKEN-FILE; the token is read from its file
+// (a command line is visible to every user of the machine).
+func pilotOf(spec, logPath string) (*preflight.Pilot, error) {
+	if spec == "" {
+		return nil, nil
+	}
+	parts := strings.Split(spec, ",")
+	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+		return nil, usagef("--pilot %q: want URL,ID,TOKEN-FILE", spec)
+	}
+	if logPath == "" {
+		return nil, usagef("--pilot uploads the record log: give --log FILE")
+	}
+	if u, err := url.Parse(parts[0]); err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, usagef("--pilot: %q is not an http(s) URL", parts[0])
+	}
+	token, err := readInput("the pilot token", parts[2])
+	if err != nil {
+		return nil, err
+	}
+	return &preflight.Pilot{URL: parts[0], ID: parts[1], Token: strings.TrimSpace(string(token))}, nil
 }
 
 // issuerFlags configure the service path (docs/cli.md, check --issuer).

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +26,13 @@ import (
 // issuerForLog runs crawlcheck-issuer's service in-process (its real
 // store, keys and log) and answers its URL.
 func issuerForLog(t *testing.T) string {
+	srv := httptest.NewServer(issuerHandler(t))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// issuerHandler is crawlcheck-issuer's service in-process.
+func issuerHandler(t *testing.T) http.Handler {
 	dir := t.TempDir()
 	now := time.Now().UTC()
 	if _, err := keys.Init(filepath.Join(dir, "keys"), "issuer.test", now.Add(-time.Minute)); err != nil {
@@ -42,9 +51,7 @@ func issuerForLog(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(svc.Handler())
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return svc.Handler()
 }
 
 // signLock has the issuer sign a lockfile of tools and writes it and its
@@ -265,4 +272,65 @@ func writeTools(t *testing.T, dir, tools string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestCheckPilot: check --pilot uploads the log's records after the
+// verdict; with the issuer down the check's exit and output are unchanged,
+// the records wait in the log, and the next run, with the issuer back,
+// sends them all.
+func TestCheckPilot(t *testing.T) {
+	var down atomic.Bool
+	h := issuerHandler(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	resp, err := http.Post(srv.URL+"/api/v1/pilot", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		ID    string `json:"pilot_id"`
+		Token string `json:"token"`
+	}
+	json.NewDecoder(resp.Body).Decode(&p)
+	resp.Body.Close()
+	tokenFile := filepath.Join(dir, "pilot.token")
+	os.WriteFile(tokenFile, []byte(p.Token+"\n"), 0o600)
+	tools := writeTools(t, dir, `[{"name":"a","description":"A."}]`)
+	lock := filepath.Join(dir, "a.lock.json")
+	if code, out, errs := runCLI("lock", "--tools", tools, "--url", "https://mcp.example.com/mcp", "-o", lock); code != 0 {
+		t.Fatalf("lock: %d %s%s", code, out, errs)
+	}
+	logPath := filepath.Join(dir, "checks.jsonl")
+	pilot := srv.URL + "," + p.ID + "," + tokenFile
+	down.Store(true)
+	for i := 0; i < 2; i++ {
+		code, out, errs := runCLI("check", "--lock", lock, "--tools", tools, "--log", logPath, "--pilot", pilot)
+		if code != 0 || !strings.Contains(out, "proceed") || !strings.Contains(errs, "pilot: 0 records acknowledged; the rest wait in") {
+			t.Fatalf("check with the issuer down: %d\n%s%s", code, out, errs)
+		}
+	}
+	if _, err := os.Stat(logPath + ".pilot-ack"); err == nil {
+		t.Fatal("an ack file with the issuer down")
+	}
+	down.Store(false)
+	if code, out, errs := runCLI("check", "--lock", lock, "--tools", tools, "--log", logPath, "--pilot", pilot); code != 0 || errs != "" {
+		t.Fatalf("check with the issuer back: %d\n%s%s", code, out, errs)
+	}
+	data, _ := os.ReadFile(logPath)
+	ack, _ := os.ReadFile(logPath + ".pilot-ack")
+	if !strings.HasPrefix(string(ack), fmt.Sprint(len(data), " ")) {
+		t.Fatalf("ack %q, want all %d bytes", ack, len(data))
+	}
+	for _, bad := range [][]string{{"--pilot", pilot}, {"--log", logPath, "--pilot", srv.URL + "," + p.ID}, {"--log", logPath, "--pilot", "ftp://x," + p.ID + "," + tokenFile}} {
+		if code, _, _ := runCLI(append([]string{"check", "--lock", lock, "--tools", tools}, bad...)...); code != 2 {
+			t.Errorf("check %v: exit %d, want 2", bad, code)
+		}
+	}
 }

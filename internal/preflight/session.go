@@ -54,6 +54,10 @@ type Config struct {
 	// for its answers. With LogPath, the replay state is kept next to the
 	// log (NonceStatePath); without, in memory for the session.
 	Issuer *Issuer
+	// Pilot, when set, uploads the record log to an issuer's pilot in the
+	// background (pilot.go): it needs LogPath, never blocks or fails a
+	// check, and keeps what the issuer acknowledged in PilotAckPath.
+	Pilot *Pilot
 }
 
 // The transparency log: when a tlog-proof lies beside the lockfile
@@ -79,13 +83,14 @@ type Session struct {
 	sopts  *mcp.ClientSessionOptions
 	// changes counts the list_changed notifications the SDK has handled
 	// (after clearing its list cache); changed wakes the watcher.
-	changes atomic.Int64
-	changed chan struct{}
-	t       *Transport
-	cfg     Config
-	log     *Log
-	issuer  *IssuerClient // nil without Config.Issuer
-	kept    *Checkpoints  // the log checkpoint kept; nil without a proof
+	changes  atomic.Int64
+	changed  chan struct{}
+	t        *Transport
+	cfg      Config
+	log      *Log
+	uploader *Uploader     // the pilot upload (Config.Pilot); nil without
+	issuer   *IssuerClient // nil without Config.Issuer
+	kept     *Checkpoints  // the log checkpoint kept; nil without a proof
 
 	// checkMu makes checks, re-checks and confirmations one at a time.
 	checkMu sync.Mutex
@@ -172,6 +177,13 @@ func Open(ctx context.Context, impl *mcp.Implementation, copts *mcp.ClientOption
 			return nil, fmt.Errorf("preflight: %w", err)
 		}
 		s.prev = s.log.Head()
+	}
+	if cfg.Pilot != nil {
+		if cfg.LogPath == "" {
+			return nil, errors.New("preflight: Config.Pilot uploads the record log: set Config.LogPath")
+		}
+		s.uploader = NewUploader(*cfg.Pilot, cfg.LogPath)
+		s.uploader.Start()
 	}
 	s.checkMu.Lock()
 	err = s.recheck(ctx)
@@ -443,6 +455,9 @@ func (s *Session) check(ctx context.Context, obs Observation, refreshed bool) (R
 		if err := s.log.Append(rec); err != nil {
 			return Record{}, cons, fmt.Errorf("preflight: %w", err)
 		}
+		if s.uploader != nil {
+			s.uploader.Kick()
+		}
 	}
 	if s.kept != nil {
 		if err := s.kept.Keep(rec); err != nil {
@@ -532,6 +547,9 @@ func (s *Session) shutdown() error {
 	s.mu.Unlock()
 	if cs != nil {
 		errs = append(errs, cs.Close())
+	}
+	if s.uploader != nil {
+		s.uploader.Close()
 	}
 	if s.log != nil {
 		errs = append(errs, s.log.Close())

@@ -20,6 +20,9 @@ type (
 	Settings = impl.Settings
 	// Issuer configures the service path (Config.Issuer).
 	Issuer = impl.Issuer
+	// Pilot names an issuer's pilot the record log is uploaded to in the
+	// background (Config.Pilot).
+	Pilot = impl.Pilot
 	// PinnedKey is an issuer key the deployment pins.
 	PinnedKey = impl.PinnedKey
 	// Consultation is what asking the issuer gave one check
@@ -91,6 +94,10 @@ func Proceeds(effect string) bool { return impl.Proceeds(effect) }
 
 // NonceStatePath is where the issuer replay state of a record log is kept.
 func NonceStatePath(logPath string) string { return impl.NonceStatePath(logPath) }
+
+// PilotAckPath is where the offset of a record log the pilot's issuer
+// acknowledged is kept: beside the log.
+func PilotAckPath(logPath string) string { return impl.PilotAckPath(logPath) }
 
 // ProofPath is where the tlog-proof of a lockfile is kept: beside it.
 func ProofPath(lockPath string) string { return impl.ProofPath(lockPath) }
