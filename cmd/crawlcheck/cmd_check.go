@@ -187,7 +187,7 @@ func cmdCheck(c *cli, args []string) error {
 		if !*asJSON {
 			say(c.stdout, "\nrefresh: checking once more\n")
 		}
-		rec, err = check(true, rec.SHA256)
+		rec, err = check(true, rec.RecordSHA256)
 	}
 	if err != nil {
 		return err

@@ -107,7 +107,7 @@ func printRecord(w io.Writer, rec preflight.Record) {
 			say(w, "  %-24s %s%s\n", name, e, note)
 		}
 	}
-	say(w, "\nrecord    %s\n", rec.SHA256)
+	say(w, "\nrecord    %s\n", rec.RecordSHA256)
 }
 
 // withheld says whether the core's handoff withholds a tool from the model;

@@ -238,16 +238,19 @@ func observedJSON(o Observation) map[string]any {
 // line, the bytes record_sha256 covers; the other fields are read from it
 // for the binding's own use.
 type Record struct {
-	Raw    json.RawMessage
-	SHA256 string
-	// PrevSHA256 is the record's prev_record_sha256: the record before it.
-	PrevSHA256   string
-	Mode         string
-	Effect       string
-	Tools        map[string]string
-	Would        *Would
-	Observations []Finding
-	Observed     ObservedSummary
+	Raw json.RawMessage
+	// RecordSHA256 is the record's record_sha256 (each field is named
+	// after the record's member, as the JS and Python SDKs keep them).
+	RecordSHA256 string
+	// PrevRecordSHA256 is the record's prev_record_sha256: the record
+	// before it; "" for the first record of a chain.
+	PrevRecordSHA256 string
+	Mode             string
+	Effect           string
+	Tools            map[string]string
+	Would            *Would
+	Observations     []Finding
+	Observed         ObservedSummary
 	// Handoff is the core's answer of what to hand over, for a record
 	// Check made; nil for a record read back (ParseRecord).
 	Handoff *Handoff
@@ -308,7 +311,7 @@ func ParseRecord(raw []byte) (Record, error) {
 		return Record{}, errors.New("reading a continuity record: not a crawlcheck-continuity-record")
 	}
 	return Record{
-		Raw: bytes.Clone(raw), SHA256: r.SHA256, PrevSHA256: r.Prev, Mode: r.Mode, Effect: r.Effect, Tools: r.Tools,
+		Raw: bytes.Clone(raw), RecordSHA256: r.SHA256, PrevRecordSHA256: r.Prev, Mode: r.Mode, Effect: r.Effect, Tools: r.Tools,
 		Would: r.Would, Observations: r.Observations, Observed: r.Observed,
 	}, nil
 }

@@ -79,9 +79,9 @@ func (e *RefusedError) Error() string {
 	// A record the core cannot read (never one it wrote): the bare facts.
 	switch {
 	case e.Tool != "" && e.Effect == "":
-		return fmt.Sprintf("crawlcheck: tool %q refused: not in the checked tool list (record %s)", e.Tool, e.Record.SHA256)
+		return fmt.Sprintf("crawlcheck: tool %q refused: not in the checked tool list (record %s)", e.Tool, e.Record.RecordSHA256)
 	case e.Tool != "":
-		return fmt.Sprintf("crawlcheck: tool %q refused: %s (record %s)", e.Tool, e.Effect, e.Record.SHA256)
+		return fmt.Sprintf("crawlcheck: tool %q refused: %s (record %s)", e.Tool, e.Effect, e.Record.RecordSHA256)
 	}
-	return fmt.Sprintf("crawlcheck: session refused: %s (record %s)", e.Effect, e.Record.SHA256)
+	return fmt.Sprintf("crawlcheck: session refused: %s (record %s)", e.Effect, e.Record.RecordSHA256)
 }

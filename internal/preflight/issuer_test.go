@@ -285,7 +285,7 @@ func TestServiceLate(t *testing.T) {
 	iss.knobs(t, `{"late":true}`)
 	_, recs := open(t, s, serviceConfig(t, lockPath, iss))
 	first, second := recs.next(t), recs.next(t)
-	if first.Effect != preflight.EffectRefresh || second.Effect != preflight.EffectPause || second.PrevSHA256 != first.SHA256 {
+	if first.Effect != preflight.EffectRefresh || second.Effect != preflight.EffectPause || second.PrevRecordSHA256 != first.RecordSHA256 {
 		t.Fatalf("records %s then %s; want refresh, then pause chained to it", first.Effect, second.Effect)
 	}
 	a, b := finding(t, first, "evidence_expired"), finding(t, second, "evidence_expired")
@@ -352,7 +352,7 @@ func TestServiceReplay(t *testing.T) {
 
 	second, recs := open(t, s, cfg)
 	a, b := recs.next(t), recs.next(t)
-	if a.Effect != preflight.EffectRefresh || b.Effect != preflight.EffectPause || second.Record().SHA256 != b.SHA256 {
+	if a.Effect != preflight.EffectRefresh || b.Effect != preflight.EffectPause || second.Record().RecordSHA256 != b.RecordSHA256 {
 		t.Fatalf("replayed: records %s then %s; want refresh, then pause", a.Effect, b.Effect)
 	}
 	if r := failedReasons(t, finding(t, b, "evidence_expired")); !slices.Equal(r, []string{"nonce_seen"}) {

@@ -93,8 +93,8 @@ func (l *Log) Append(r Record) error {
 	if l.f == nil {
 		return errors.New("record log: closed")
 	}
-	if r.PrevSHA256 != l.head {
-		return fmt.Errorf("record log: record %s names %q as the record before it, but the log's last record is %q", r.SHA256, r.PrevSHA256, l.head)
+	if r.PrevRecordSHA256 != l.head {
+		return fmt.Errorf("record log: record %s names %q as the record before it, but the log's last record is %q", r.RecordSHA256, r.PrevRecordSHA256, l.head)
 	}
 	line := make([]byte, 0, len(r.Raw)+1)
 	line = append(append(line, r.Raw...), '\n')
@@ -104,7 +104,7 @@ func (l *Log) Append(r Record) error {
 	if err := l.f.Sync(); err != nil {
 		return fmt.Errorf("record log: %w", err)
 	}
-	l.head = r.SHA256
+	l.head = r.RecordSHA256
 	return nil
 }
 

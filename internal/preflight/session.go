@@ -465,7 +465,7 @@ func (s *Session) check(ctx context.Context, obs Observation, refreshed bool) (R
 		}
 	}
 	s.mu.Lock()
-	s.prev = rec.SHA256
+	s.prev = rec.RecordSHA256
 	s.mu.Unlock()
 	if s.cfg.OnRecord != nil {
 		s.cfg.OnRecord(rec)
@@ -499,7 +499,7 @@ func (s *Session) Confirm(names ...string) (Record, error) {
 	}
 	newLock, err := Approve(rec.Raw, lock, obs, ApproveOptions{Names: names, Now: s.cfg.Now(), SigningKey: s.cfg.SigningKey})
 	if err != nil {
-		return Record{}, fmt.Errorf("preflight: confirm (record %s): %w", rec.SHA256, err)
+		return Record{}, fmt.Errorf("preflight: confirm (record %s): %w", rec.RecordSHA256, err)
 	}
 	if err := atomicfile.Write(s.cfg.LockPath, newLock, 0o644); err != nil {
 		return Record{}, fmt.Errorf("preflight: confirm: %w", err)

@@ -32,7 +32,7 @@ func ExampleOpen() {
 	var refused *preflight.RefusedError
 	switch {
 	case errors.As(err, &refused): // no session: the server could not be connected
-		log.Fatalf("refused: %s (record %s)", refused.Effect, refused.Record.SHA256)
+		log.Fatalf("refused: %s (record %s)", refused.Effect, refused.Record.RecordSHA256)
 	case err != nil: // the configuration cannot be used (lockfile, log)
 		log.Fatal(err)
 	}
