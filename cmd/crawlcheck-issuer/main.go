@@ -236,7 +236,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if ss, ok := store.SweepOf(st); ok && *sweepOn {
-		sw, err := sweep.New(sweep.Config{Store: ss, Fetch: fetcher, Concurrency: *sweepConc, HostGap: *sweepGap, ReadLimit: *readLimit, Logger: logger})
+		sw, err := sweep.New(sweep.Config{Store: ss, Fetch: fetcher, Concurrency: *sweepConc, HostGap: *sweepGap, ReadLimit: *readLimit, Logger: logger, Metrics: svc.Metrics()})
 		if err != nil {
 			return err
 		}

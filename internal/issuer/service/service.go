@@ -120,6 +120,10 @@ type Service struct {
 	lockURLs lockURLs
 }
 
+// Metrics is the service's metrics registry (GET /metrics), for the parts
+// of the issuer that run beside it (the registry sweep).
+func (s *Service) Metrics() *metrics.Registry { return s.metrics }
+
 // New makes the service; the rule tables are recorded in the store.
 func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Keys == nil || cfg.Store == nil || cfg.Fetch == nil {

@@ -46,6 +46,7 @@ import (
 
 	"github.com/crawlcheck/verifier/internal/corecall"
 	"github.com/crawlcheck/verifier/internal/issuer/fetch"
+	"github.com/crawlcheck/verifier/internal/issuer/metrics"
 	"github.com/crawlcheck/verifier/internal/issuer/store"
 )
 
@@ -77,7 +78,14 @@ type Config struct {
 	Poll        time.Duration    // how often Run looks for due endpoints; default DefaultPoll
 	Rand        func() float64   // in [0, 1): the jitter's source; default math/rand/v2
 	Logger      *log.Logger      // default: discard
+	// Metrics, when set, counts the readings by result
+	// (crawlcheck_issuer_sweep_readings_total: unchanged, changed, first,
+	// or the failure) beside the service's own series.
+	Metrics *metrics.Registry
 }
+
+// readingsTotal is the sweep's counter in Config.Metrics.
+const readingsTotal = "crawlcheck_issuer_sweep_readings_total"
 
 // Sweeper re-reads the registered endpoints.
 type Sweeper struct {
@@ -117,6 +125,9 @@ func New(cfg Config) (*Sweeper, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = log.New(io.Discard, "", 0)
+	}
+	if cfg.Metrics != nil {
+		cfg.Metrics.Counter(readingsTotal, "Registry sweep readings by result.", "result")
 	}
 	return &Sweeper{cfg: cfg, hostNext: map[string]time.Time{}}, nil
 }
@@ -290,6 +301,9 @@ func (s *Sweeper) sweepOne(ctx context.Context, e store.SweepEndpoint) error {
 	if err := s.cfg.Store.SweepRecord(ctx, e.URL, r); err != nil {
 		return err
 	}
+	if s.cfg.Metrics != nil {
+		s.cfg.Metrics.Inc(readingsTotal, resultOf(e, r))
+	}
 	if r.Error != "" {
 		s.cfg.Logger.Printf("sweep %s: %s", e.URL, r.Error)
 	}
@@ -341,4 +355,23 @@ func (s *Sweeper) change(ctx context.Context, e store.SweepEndpoint, r store.Swe
 		return nil, err
 	}
 	return &store.SweepChange{URL: e.URL, SeenAt: r.At, From: e.Surface, To: r.Surface, Detail: detail}, nil
+}
+
+// resultOf is a reading's metrics label: a fixed name, never text from the
+// server.
+func resultOf(e store.SweepEndpoint, r store.SweepReading) string {
+	switch {
+	case r.Change != nil:
+		return "changed"
+	case r.Surface != "" && e.Surface == "":
+		return "first"
+	case r.Surface != "":
+		return "unchanged"
+	}
+	for _, f := range []string{"refused", "server_unavailable", "check_timeout", "answer_too_large", "tool_list_truncated", "response_malformed"} {
+		if len(r.Error) >= len(f) && r.Error[:len(f)] == f {
+			return f
+		}
+	}
+	return "failed"
 }

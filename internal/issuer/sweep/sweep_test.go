@@ -9,12 +9,14 @@ import (
 	"net/netip"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/crawlcheck/verifier/hosttest/mcpserver/scenario"
 	"github.com/crawlcheck/verifier/internal/issuer/fetch"
+	"github.com/crawlcheck/verifier/internal/issuer/metrics"
 	"github.com/crawlcheck/verifier/internal/issuer/store"
 	"github.com/crawlcheck/verifier/internal/issuer/sweep"
 )
@@ -46,7 +48,7 @@ func (c *clock) add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func setup(t *testing.T, gap time.Duration) (*sweep.Sweeper, store.SweepStore, *clock) {
+func setup(t *testing.T, gap time.Duration) (*sweep.Sweeper, store.SweepStore, *clock, *metrics.Registry) {
 	t.Helper()
 	st, err := store.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "issuer.db"))
 	if err != nil {
@@ -56,11 +58,12 @@ func setup(t *testing.T, gap time.Duration) (*sweep.Sweeper, store.SweepStore, *
 	ss, _ := store.SweepOf(st)
 	c := &clock{t: time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)}
 	f := fetch.New(fetch.Policy{AllowHTTP: true, AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
-	sw, err := sweep.New(sweep.Config{Store: ss, Fetch: f, Now: c.now, HostGap: gap, Concurrency: 2, Rand: func() float64 { return 0.5 }})
+	reg := metrics.New()
+	sw, err := sweep.New(sweep.Config{Store: ss, Fetch: f, Now: c.now, HostGap: gap, Concurrency: 2, Rand: func() float64 { return 0.5 }, Metrics: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sw, ss, c
+	return sw, ss, c, reg
 }
 
 // TestSweep: registered endpoints are read when due, one host's endpoints
@@ -71,7 +74,7 @@ func setup(t *testing.T, gap time.Duration) (*sweep.Sweeper, store.SweepStore, *
 func TestSweep(t *testing.T) {
 	ctx := context.Background()
 	const gap = 300 * time.Millisecond
-	sw, ss, c := setup(t, gap)
+	sw, ss, c, reg := setup(t, gap)
 	a, srvA := mcp(t)
 	_, srvB := mcp(t)
 	for _, u := range []string{srvA.URL + "/mcp", srvB.URL + "/mcp"} {
@@ -129,13 +132,20 @@ func TestSweep(t *testing.T) {
 			t.Errorf("a server gone: %+v; want its error and its last surface kept", e)
 		}
 	}
+	var m strings.Builder
+	reg.Write(&m)
+	for _, want := range []string{`crawlcheck_issuer_sweep_readings_total{result="first"} 2`, `crawlcheck_issuer_sweep_readings_total{result="changed"} 1`, `crawlcheck_issuer_sweep_readings_total{result="server_unavailable"} 1`} {
+		if !strings.Contains(m.String(), want) {
+			t.Errorf("metrics lack %s:\n%s", want, m.String())
+		}
+	}
 }
 
 // TestRegister: what the fetcher would never read is refused at
 // registration, and so is an interval below a minute.
 func TestRegister(t *testing.T) {
 	ctx := context.Background()
-	sw, _, _ := setup(t, 0)
+	sw, _, _, _ := setup(t, 0)
 	for _, bad := range []string{"ftp://a.example/mcp", "https://user:pw@a.example/mcp", "https://a.example/mcp#x"} {
 		if err := sw.Register(ctx, bad, sweep.OwnerOperator, 0); err == nil {
 			t.Errorf("registered %s", bad)
