@@ -177,6 +177,9 @@ func TestSweepCommand(t *testing.T) {
 	if out, err := exec.Command(bin, "sweep", "add", "--dir", dir, "--url", mcp.URL+"/mcp", "--interval", "1h", "--allow-http").CombinedOutput(); err != nil || !strings.Contains(string(out), "swept every 1h0m0s for operator") {
 		t.Fatalf("sweep add: %v\n%s", err, out)
 	}
+	if out, err := exec.Command(bin, "sweep", "add", "--dir", dir, "--url", mcp.URL+"/mcp", "--interval", "2h", "--owner", "pilot:p1", "--allow-http").CombinedOutput(); err != nil || !strings.Contains(string(out), "swept every 1h0m0s for operator") {
+		t.Fatalf("a pilot's sweep add of the operator's endpoint: %v\n%s", err, out)
+	}
 	cmd := exec.Command(bin, "serve", "--dir", dir, "--listen", "127.0.0.1:0", "--allow-http", "--allow-private", "127.0.0.1/32")
 	_, stop, err := listening.Start(cmd)
 	if err != nil {

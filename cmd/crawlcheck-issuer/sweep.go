@@ -60,7 +60,17 @@ func sweepCmd(verb string, args []string, stdout, stderr io.Writer) error {
 		if err := sw.Register(ctx, *url, *owner, *interval); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "%s: swept every %s for %s\n", show(*url), *interval, show(*owner))
+		// What the store holds now: an endpoint another owner registered
+		// first stays theirs, at their interval.
+		es, err := ss.SweepEndpoints(ctx, "")
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			if e.URL == *url {
+				fmt.Fprintf(stdout, "%s: swept every %s for %s\n", show(e.URL), e.Interval, show(e.Owner))
+			}
+		}
 	case "list":
 		owner := fs.String("owner", "", "only the endpoints of this owner")
 		if err := parse(fs, dir, args); err != nil {
