@@ -15,6 +15,8 @@ export type RequestValue = null | boolean | number | string | Uint8Array | RawJS
 export declare const MAX_REQUEST_BYTES: number;
 /** The ops of docs/abi.md. */
 export declare const OPS: readonly string[];
+/** The record's exact bytes inside a continuity_handoff result (Core.callResultText). */
+export declare function handoffRecordText(answer: string): string;
 
 /**
  * The base class of every error the SDK throws for a reason of its own (a

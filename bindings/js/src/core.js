@@ -407,3 +407,16 @@ export function load(options) {
   }
   return shared;
 }
+
+/**
+ * The record's exact bytes inside a continuity_handoff result (callResultText):
+ * canonical JSON, members sorted, so the record is followed by the session
+ * member, and every quote inside a string is escaped, so the last
+ * `,"session":"` ends it.
+ * @param {string} answer
+ * @returns {string}
+ */
+export function handoffRecordText(answer) {
+  const head = '"record":';
+  return answer.slice(answer.indexOf(head) + head.length, answer.lastIndexOf(',"session":"'));
+}

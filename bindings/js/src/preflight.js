@@ -4,7 +4,7 @@
 // handshake and before the first tools/call; the core decides, this file
 // follows the record (docs/preflight.md describes the Go twin it matches).
 
-import { load, CoreError } from "./core.js";
+import { load, CoreError, handoffRecordText } from "./core.js";
 import { CrawlcheckError, PreflightError } from "./errors.js";
 import { attach, DEFAULT_MAX_ANSWER_BYTES } from "./capture.js";
 import { handshakeFacts, observePages, observedRequest, classify } from "./observe.js";
@@ -44,16 +44,6 @@ const EMPTY_PAGE = enc.encode('{"tools":[]}');
 const warmed = new WeakSet();
 const dec = new TextDecoder();
 
-/**
- * The record's exact bytes inside a continuity_handoff answer: canonical
- * JSON, members sorted, so the record is followed by the session member,
- * and every quote inside a string is escaped, so the last `,"session":"`
- * ends it.
- */
-function recordText(answer) {
-  const head = '"record":';
-  return answer.slice(answer.indexOf(head) + head.length, answer.lastIndexOf(',"session":"'));
-}
 
 /**
  * A crawlcheck-continuity-record: every member under the record's own name
@@ -373,7 +363,7 @@ class Gate {
       // hand over and call (docs/continuity.md, The handoff).
       warmed.add(this.cc);
       const answer = this.cc.callResultText("continuity_handoff", req);
-      rec = new ContinuityRecord(recordText(answer));
+      rec = new ContinuityRecord(handoffRecordText(answer));
       const handoff = JSON.parse(answer);
       delete handoff.record;
       Object.defineProperty(rec, "handoff", { value: handoff, enumerable: false });

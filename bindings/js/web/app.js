@@ -668,6 +668,15 @@
           rec.withheld.length === 0 ? "No tool is withheld." : [`Withheld (${rec.withheld.length}): `, ...rec.withheld.flatMap((n, i) => (i > 0 ? [", ", code(n)] : [code(n)]))],
         ),
       );
+      // What a host hands its framework is the core's handoff: a session
+      // that does not proceed hands over no tool at all.
+      verdict.appendChild(
+        el(
+          "p",
+          { "data-testid": "session" },
+          rec.proceeds ? "The session proceeds with the tools not withheld." : ["The session does not proceed (", code(rec.session), "): no tool is handed over."],
+        ),
+      );
       if (rec.identity) verdict.appendChild(el("p", {}, "Server identity: ", el("strong", {}, rec.identity), "."));
     } else if (r.record_error) {
       verdict.appendChild(el("p", { class: "badge bad" }, "The continuity check refused: ", code(r.record_error.code), " ", r.record_error.message));

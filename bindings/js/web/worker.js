@@ -15,7 +15,6 @@
 "use strict";
 
 let core = null;
-let effectOrder = [];
 
 function b64bytes(s) {
   const bin = atob(s);
@@ -40,33 +39,12 @@ function attempt(op, request) {
   }
 }
 
-/** A tool's effect withholds it when it is pause_tool or stronger (rules: effects order). */
-function withholds(effect) {
-  return effectOrder.indexOf(effect) >= effectOrder.indexOf("pause_tool");
-}
-
 class Failed extends Error {
   constructor(where, error) {
     super(error.message);
     this.where = where;
     this.error = error;
   }
-}
-
-// verify_lock's answer when a document is no lockfile at all (neither kind
-// nor lockfileVersion, or not an object), as opposed to a broken one.
-function notALockfile(error) {
-  return error.code === "lock_invalid" && /^request\.lock: (not a lockfile|a lockfile is a JSON object)/.test(error.message);
-}
-
-// The core's messages name the request field at fault ("request.key_directory: …"):
-// the page names the document the person gave.
-function documentOf(message, fallback) {
-  if (/^request\.key_directory\b/.test(message)) return "keydir";
-  if (/^request\.operator_keys\b/.test(message)) return "keys";
-  if (/^request\.now\b/.test(message)) return "now";
-  if (/^request\.policy\b/.test(message)) return "policy";
-  return fallback;
 }
 
 function must(where, r) {
@@ -108,14 +86,24 @@ function diffView(d) {
   };
 }
 
-function recordView(rec, text) {
-  const tools = Object.keys(rec.tools || {}).map((name) => ({ name: shown(name), effect: rec.tools[name], withheld: withholds(rec.tools[name]) }));
+/**
+ * The record as the page shows it, with what the core's handoff lets a host
+ * hand over: a tool is shown withheld unless the session proceeds and the
+ * handoff names it among the tools handed over. Nothing here reads an
+ * effect, so an effect this page does not know withholds (fails closed).
+ */
+function recordView(rec, text, handoff) {
+  const proceeds = handoff.session === "proceed";
+  const handed = new Set(proceeds ? handoff.tools.map((t) => t.name) : []);
+  const tools = Object.keys(rec.tools || {}).map((name) => ({ name: shown(name), effect: rec.tools[name], withheld: !handed.has(name) }));
   return {
     effect: rec.effect,
     mode: rec.mode,
     would: rec.would ? { effect: rec.would.effect } : null,
     record_sha256: rec.record_sha256,
-    withheld: tools.filter((t) => t.withheld).map((t) => t.name),
+    session: shown(handoff.session),
+    proceeds,
+    withheld: handoff.withheld.map(shown),
     tools,
     observations: rec.observations.map((o) => ({
       observation: o.observation,
@@ -145,12 +133,6 @@ function recordView(rec, text) {
   };
 }
 
-function recordTextOf(env) {
-  // The record exactly as the core wrote it: canonical JSON, one line.
-  const prefix = '{"ok":true,"result":';
-  return env.slice(prefix.length, -1);
-}
-
 function progress(id, step, of, label) {
   self.postMessage({ type: "progress", id, step, of, label });
 }
@@ -168,6 +150,12 @@ function check(id, input) {
   let step = 0;
 
   progress(id, ++step, steps, "Reading the lockfile and its signature");
+  // Each document the person gave is read by an op on its own, so that an
+  // error names the document by the call that refused it, never by the
+  // words of the core's message. The check time first, as the core reads a
+  // time (make_lock's approved_at).
+  const nowRead = attempt("make_lock", { tools: [], approved_at: input.now });
+  if (nowRead.error) throw new Failed("now", nowRead.error);
   // The core reads a key directory only when a signature needs it; one
   // that is not even JSON is the person's mistake, said at once.
   if (keyDirectory) {
@@ -184,8 +172,10 @@ function check(id, input) {
     const si = attempt("canonicalize", { json: input.server_info });
     if (si.error) throw new Failed("serverinfo", si.error);
   }
-  const vl = attempt("verify_lock", trustReq);
-  if (vl.error && seconds.length > 0 && notALockfile(vl.error) && attempt("hash_tools", { pages: [lock] }).ok) {
+  const lockReq = { lock, now: input.now };
+  if (input.server_name) lockReq.server_name = input.server_name;
+  const vl = attempt("verify_lock", lockReq);
+  if (vl.error && seconds.length > 0 && attempt("hash_tools", { pages: [lock] }).ok) {
     // Not a lockfile but a tool list the core reads: two tool lists are
     // compared part by part, schema paths included; a verdict needs a lockfile.
     progress(id, ++step, steps, "Comparing the two tool lists");
@@ -194,8 +184,19 @@ function check(id, input) {
     out.lists = diffView(must("tools", attempt("diff", { old: lock, new: seconds[0] })));
     return out;
   }
-  if (vl.error) throw new Failed(documentOf(vl.error.message, "lockfile"), vl.error);
-  out.trust = trustOf(vl.ok);
+  if (vl.error) throw new Failed("lockfile", vl.error);
+  // Then the lockfile with the keys, one kind at a time: what refuses now
+  // is the key directory, or the operator keys.
+  let trusted = vl;
+  if (keyDirectory) {
+    trusted = attempt("verify_lock", { ...lockReq, key_directory: keyDirectory });
+    if (trusted.error) throw new Failed("keydir", trusted.error);
+  }
+  if (operatorKeys) {
+    trusted = attempt("verify_lock", trustReq);
+    if (trusted.error) throw new Failed("keys", trusted.error);
+  }
+  out.trust = trustOf(trusted.ok);
   if (out.trust.servers_raw.length > 1 && !out.trust.server_name_raw) {
     out.pick = true; // an agentgate.lock with several servers: the person picks one
     return out;
@@ -267,23 +268,23 @@ function check(id, input) {
     ccReq.log = log;
   }
   progress(id, ++step, steps, `Applying the policy in ${input.mode} mode`);
-  let env;
+  // The record and the core's handoff of it (docs/continuity.md, The
+  // handoff): what a host would hand over is the core's answer.
+  let answer = null;
   try {
-    env = core.callText("continuity_check", ccReq);
+    answer = core.callResultText("continuity_handoff", ccReq);
   } catch (e) {
-    throw new Failed("check", { code: "page", message: shown(String((e && e.message) || e)) });
-  }
-  if (env.startsWith('{"ok":true,"result":')) {
-    const text = recordTextOf(env);
-    const rec = JSON.parse(text);
-    out.record = recordView(rec, text);
-    out.observed = { count: rec.observed.count, pages: seconds.length };
-  } else {
-    const e = JSON.parse(env).error;
+    if (!(e instanceof crawlcheckSDK.CoreError)) throw new Failed("check", { code: "page", message: shown(String((e && e.message) || e)) });
     // A policy the core refuses is the person's document at fault: no verdict.
-    if (documentOf(e.message, null) === "policy") throw new Failed("policy", { code: e.code, message: shown(e.message) });
-    out.record_error = { code: e.code, message: shown(e.message) };
+    if (e.code === "policy_invalid") throw new Failed("policy", { code: e.code, message: shown(e.coreMessage) });
+    out.record_error = { code: e.code, message: shown(e.coreMessage) };
     out.observed = { count: null, pages: seconds.length };
+  }
+  if (answer !== null) {
+    const text = crawlcheckSDK.handoffRecordText(answer);
+    const handoff = JSON.parse(answer);
+    out.record = recordView(handoff.record, text, handoff);
+    out.observed = { count: handoff.record.observed.count, pages: seconds.length };
   }
 
   progress(id, ++step, steps, "Working out what changed, tool by tool");
@@ -358,7 +359,6 @@ self.onmessage = async (e) => {
     try {
       core = await crawlcheckSDK.instantiate({ wasm: b64bytes(msg.wasm), wasi: "shim", hostSha256: false });
       const v = core.call("version", {});
-      effectOrder = core.call("rules", {}).rules.effects;
       self.postMessage({ type: "ready", engine: shown(v.engine), abi: v.abi });
     } catch (err) {
       self.postMessage({ type: "failed", message: String((err && err.message) || err) });

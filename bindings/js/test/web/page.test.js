@@ -22,7 +22,6 @@ const OUT = process.env.CRAWLCHECK_WEB_OUT ?? join(ROOT, "build", "web-test");
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 const PAGE_URL = pathToFileURL(join(WEB, "index.html")).href;
-const WITHHOLDING = new Set(["pause_tool", "pause", "deny"]);
 
 const vector = (op, name) => JSON.parse(readFileSync(join(ROOT, "testdata", "ops", op, `${name}.json`), "utf8"));
 const docText = (v) => (typeof v === "string" ? v : JSON.stringify(v));
@@ -197,8 +196,16 @@ test("every golden continuity case the page can express gives the golden record_
     assert.equal(await text(page, "#error"), "", c.name);
     assert.equal(await text(page, "#record-sha256"), c.record.record_sha256, c.name);
     assert.match(await text(page, "[data-testid=effect]"), new RegExp(`effect is ${c.record.effect}:`), c.name);
-    const withheld = Object.keys(c.record.tools).filter((n) => WITHHOLDING.has(c.record.tools[n]));
+    // What is withheld, and whether anything is handed over, is the core's
+    // handoff of the same request, never a rule of the page's (or this test's).
+    const handoff = cc.call("continuity_handoff", r);
+    const withheld = handoff.withheld;
     assert.equal(await text(page, "[data-testid=withheld]"), withheld.length === 0 ? "No tool is withheld." : `Withheld (${withheld.length}): ${withheld.join(", ")}`, c.name);
+    assert.equal(
+      await text(page, "[data-testid=session]"),
+      handoff.session === "proceed" ? "The session proceeds with the tools not withheld." : `The session does not proceed (${handoff.session}): no tool is handed over.`,
+      c.name,
+    );
     assert.match(await text(page, "[data-testid=trust]"), new RegExp(`^${c.record.baseline.trust}`), c.name);
   }
   assert.ok(refused < cases.length / 4, `${refused} refused`);
