@@ -84,6 +84,14 @@ export interface ContinuityOptions {
    * log (`<log>.log-checkpoint`, docs/log.md).
    */
   logPath?: string;
+  /**
+   * Uploads the record log to an issuer's pilot in the background
+   * (docs/preflight.md, "The pilot upload"): needs logPath, never blocks or
+   * fails a check; what the issuer acknowledged is kept in
+   * `<log>.pilot-ack`. Backoff after a failure doubles from minBackoffMs
+   * (default 1 s) to maxBackoffMs (default 5 min).
+   */
+  pilot?: { url: string; id: string; token: string; minBackoffMs?: number; maxBackoffMs?: number };
   /** tools/list pages per check (default 100). */
   pageCap?: number;
   /**
@@ -157,3 +165,8 @@ export declare function withContinuity<S>(server: S, lock: string | URL | Uint8A
 
 /** @langchain/mcp-adapters tools of one server, checked first; a refused call raises ContinuityRefused. */
 export declare function loadMcpToolsWithContinuity(serverName: string, client: any, lock: string | URL | Uint8Array, options?: AdapterOptions): Promise<any[]>;
+
+/** Where the offset of a record log the pilot's issuer acknowledged is kept: beside the log. */
+export function pilotAckPath(logPath: string): string;
+/** One pass of the pilot upload: sends what the issuer has not acknowledged; answers how many lines it acknowledged. */
+export function uploadPending(pilot: { url: string; id: string; token: string }, logPath: string, signal?: AbortSignal): Promise<number>;

@@ -6,3 +6,4 @@ export { PreflightError } from "./errors.js";
 export { RecordLog } from "./log.js";
 export { ERROR_CODES } from "./codes.js";
 export { withContinuity, loadMcpToolsWithContinuity } from "./adapters.js";
+export { pilotAckPath, uploadPending } from "./pilot.js";

@@ -12,6 +12,7 @@ import { RecordLog, writeFileAtomic } from "./log.js";
 import { MAX_LOCK_BYTES, readRegularFile } from "./files.js";
 import { IssuerClient, issuerTrace, nonceStatePath } from "./issuer.js";
 import { Checkpoints, checkpointPath, proofPath, readProof } from "./checkpoint.js";
+import { PilotUploader } from "./pilot.js";
 import { rmSync } from "node:fs";
 
 export const DEFAULT_TIMEOUT_MS = 10000;
@@ -156,6 +157,7 @@ class Gate {
     this.queue = Promise.resolve();
     this.cap = null;
     this.log = null;
+    this.uploader = null; // the pilot upload (pilot.js)
     this.issuer = null;
     this.proof = ""; // the lockfile's tlog-proof
     this.kept = null; // the log checkpoint kept, with a proof
@@ -206,6 +208,10 @@ class Gate {
     if (this.cont.logPath) {
       this.log = new RecordLog(this.cont.logPath, this.cc);
       this.prev = this.log.head;
+    }
+    if (this.cont.pilot) {
+      if (!this.cont.logPath) throw new PreflightError("crawlcheck: pilot uploads the record log: give logPath");
+      this.uploader = new PilotUploader(this.cont.pilot, this.cont.logPath);
     }
   }
 
@@ -371,6 +377,7 @@ class Gate {
       throw new PreflightError(`crawlcheck: continuity check: ${e instanceof CoreError ? `${e.code}: ${this.cc.shown(e.coreMessage)}` : e.message}`, { cause: e });
     }
     this.log?.append(rec);
+    this.uploader?.kick();
     this.kept?.keep(rec);
     this.prev = rec.record_sha256;
     this.records.push(rec);
@@ -548,6 +555,7 @@ export function withPreflight(client, { lock, continuity = {} } = {}) {
       }
       const [rec] = await g.serial(() => g.check(obs, false));
       g.record = rec;
+      g.uploader?.close();
       g.log?.close();
       const why = g.refusalText(rec).replace(/^crawlcheck: /, "");
       throw new ContinuityRefused(`crawlcheck: no session with ${g.cc.shown(g.endpoint)}: ${why}`, { effect: rec.effect, record: rec });
@@ -592,6 +600,7 @@ export function withPreflight(client, { lock, continuity = {} } = {}) {
     try {
       return await orig.close.call(this, ...a);
     } finally {
+      g.uploader?.close();
       g.log?.close();
     }
   };

@@ -45,6 +45,7 @@ from ._errors import CrawlcheckError
 from ._issuer import Consultation, Issuer, IssuerClient, nonce_state_path
 from ._files import MAX_LOCK_BYTES, read_regular_file
 from ._log import RecordLog, write_atomic
+from ._pilot import Pilot as Pilot, PilotError as PilotError, PilotUploader, pilot_ack_path as pilot_ack_path, upload_pending as upload_pending
 from .ops import approve as _approve_op
 from .ops import endpoint as _endpoint_op
 from .ops import next_page as _next_page_op
@@ -732,6 +733,7 @@ class McpPreflight:
         signing_key: Optional[str] = None,
         now: Optional[Callable[[], datetime]] = None,
         max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
+        pilot: Optional[Pilot] = None,
     ) -> None:
         self.session = session
         self.lock_path = os.fspath(lock)
@@ -745,6 +747,7 @@ class McpPreflight:
         self.server_name = server_name
         self.on_record = on_record
         self.log_path = log_path
+        self.pilot = pilot
         self.page_cap: Optional[int] = page_cap if page_cap > 0 else None  # None: the core's default
         self.timeout = timeout if timeout > 0 else DEFAULT_TIMEOUT
         self.signing_key = signing_key
@@ -756,6 +759,7 @@ class McpPreflight:
         self._check_lock = anyio.Lock()
         self._lock_bytes = b""
         self._log: Optional[RecordLog] = None
+        self._uploader: Optional[PilotUploader] = None  # the pilot upload (_pilot.py)
         self._issuer: Optional[IssuerClient] = None
         self._proof = ""  # the lockfile's tlog-proof
         self._kept: Optional[Checkpoints] = None  # the log checkpoint kept, with a proof
@@ -892,6 +896,10 @@ class McpPreflight:
         if self.log_path:
             self._log = RecordLog(self.log_path)
             self._prev = self._log.head
+        if self.pilot is not None:
+            if not self.log_path:
+                raise PreflightError("crawlcheck: pilot uploads the record log: give log_path")
+            self._uploader = PilotUploader(self.pilot, self.log_path)
 
     async def __aexit__(self, *exc: Any) -> Any:
         try:
@@ -905,6 +913,9 @@ class McpPreflight:
         self._close_log()
 
     def _close_log(self) -> None:
+        if self._uploader is not None:
+            self._uploader.close()
+            self._uploader = None
         if self._log is not None:
             self._log.close()
             self._log = None
@@ -1211,6 +1222,8 @@ class McpPreflight:
         self._handoffs = {rec["record_sha256"]: handoff}
         if self._log is not None:
             self._log.append(raw, rec["record_sha256"], rec.get("prev_record_sha256"))
+            if self._uploader is not None:
+                self._uploader.kick()
         if self._kept is not None:
             self._kept.keep(rec)
         self._prev = rec["record_sha256"]
@@ -1369,6 +1382,7 @@ def with_preflight(
     signing_key: Optional[str] = None,
     now: Optional[Callable[[], datetime]] = None,
     max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
+    pilot: Optional[Pilot] = None,
 ) -> McpPreflight:
     """Wraps an (unentered) mcp ClientSession in the continuity check::
 
@@ -1396,6 +1410,7 @@ def with_preflight(
         signing_key=signing_key,
         now=now,
         max_answer_bytes=max_answer_bytes,
+        pilot=pilot,
     )
 
 

@@ -1,0 +1,48 @@
+// The pilot upload against the real test issuer (hosttest/issuer): with the
+// issuer down, checks are unchanged and every record waits in the log;
+// once it is back, the background upload sends them all (docs/preflight.md,
+// "The pilot upload").
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { openSdk1, startIssuer, tempDir, until, TOOLS } from "./helpers.js";
+import { pilotAckPath, uploadPending } from "../src/index.js";
+
+const acked = (logPath) => {
+  try {
+    return Number.parseInt(readFileSync(pilotAckPath(logPath), "latin1").split(" ")[0], 10);
+  } catch {
+    return 0;
+  }
+};
+
+test("the issuer down for a while, then back: no record is dropped, the checks never wait for it", async (t) => {
+  const iss = await startIssuer(t);
+  const r = await fetch(iss.url + "/api/v1/pilot", { method: "POST" });
+  assert.equal(r.status, 201);
+  const { pilot_id: id, token } = await r.json();
+  await iss.knobs({ down: "503" });
+  const logPath = join(tempDir(t), "records.jsonl");
+  const u = await openSdk1(t, "http", { tools: TOOLS }, {
+    connect: false,
+    continuity: { logPath, pilot: { url: iss.url, id, token, minBackoffMs: 20, maxBackoffMs: 100 } },
+  });
+  const started = Date.now();
+  await u.client.connect(u.transport);
+  for (let i = 0; i < 3; i++) await u.client.continuity.recheck();
+  assert.ok(Date.now() - started < 5000, "checks with the issuer down are not slowed");
+  assert.equal(u.client.continuity.records.length, 4);
+  await new Promise((res) => setTimeout(res, 200));
+  assert.equal(acked(logPath), 0, "nothing acknowledged with the issuer down");
+  assert.equal(readFileSync(logPath, "utf8").split("\n").length - 1, 4);
+
+  await iss.knobs({});
+  const size = readFileSync(logPath).length;
+  await until(() => acked(logPath) === size, "the upload once the issuer is back");
+
+  // Sent again with the ack file lost: every record a duplicate, nothing lost.
+  rmSync(pilotAckPath(logPath));
+  assert.equal(await uploadPending({ url: iss.url, id, token }, logPath), 4);
+  assert.equal(acked(logPath), size);
+});

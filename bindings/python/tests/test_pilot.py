@@ -1,0 +1,61 @@
+"""The pilot upload (docs/preflight.md, "The pilot upload") against the real
+test issuer (hosttest/issuer): with the issuer down the checks are unchanged
+and every record waits in the log; once it is back, the background upload
+sends them all, as internal/preflight/pilot_test.go runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from servers import issuer, pin, set_knobs
+from test_preflight import server
+
+from crawlcheck.preflight import Pilot, pilot_ack_path, upload_pending
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def acked(log: Path) -> int:
+    try:
+        return int(Path(pilot_ack_path(str(log))).read_bytes().split(b" ")[0])
+    except FileNotFoundError:
+        return 0
+
+
+async def test_issuer_down_then_back_drops_no_record(tmp_path: Path) -> None:
+    with issuer() as iss:
+        with urllib.request.urlopen(urllib.request.Request(iss + "/api/v1/pilot", data=b"", method="POST")) as resp:
+            assert resp.status == 201
+            p = json.loads(resp.read())
+        pilot = Pilot(url=iss, id=p["pilot_id"], token=p["token"], min_backoff=0.02, max_backoff=0.1)
+        set_knobs(iss, {"down": "503"})
+        log = tmp_path / "records.jsonl"
+        async with server("http", tmp_path) as srv:
+            lock = pin(tmp_path, srv.endpoint)
+            async with srv.session(lock, log_path=str(log), pilot=pilot) as s:
+                started = time.monotonic()
+                await s.initialize()
+                for _ in range(3):
+                    await s.recheck()
+                assert time.monotonic() - started < 5, "checks with the issuer down are not slowed"
+                time.sleep(0.2)
+                assert acked(log) == 0 and log.read_bytes().count(b"\n") == 4
+                set_knobs(iss, {})
+                size = len(log.read_bytes())
+                deadline = time.monotonic() + 10
+                while acked(log) != size:
+                    assert time.monotonic() < deadline, f"the issuer is back, but {acked(log)} of {size} bytes are acknowledged"
+                    time.sleep(0.02)
+        # Sent again with the ack file lost: every record a duplicate.
+        os.remove(pilot_ack_path(str(log)))
+        assert upload_pending(pilot, str(log)) == 4 and acked(log) == size
