@@ -82,7 +82,7 @@ func cmdApprove(c *cli, args []string) error {
 		return lockRefused(tg, err)
 	}
 	var d diffResult
-	req := map[string]any{"old": corecall.Text(lock), "new": corecall.Text(pagesSide(obs))}
+	req := map[string]any{"old": corecall.Text(lock), "new": map[string]any{"pages": pageTexts(obs)}}
 	if info.ServerName != "" {
 		req["server_name"] = info.ServerName
 	}
@@ -122,18 +122,16 @@ func cmdApprove(c *cli, args []string) error {
 	return nil
 }
 
-// pagesSide is the list the new lockfile was made from, as diff's side
-// {"pages": [...]}: each page's bytes as received (the core has read them
-// all already, for approve), joined without being parsed or re-encoded.
-func pagesSide(obs preflight.Observation) []byte {
-	side := []byte(`{"pages":[`)
+// pageTexts are the pages the new lockfile was made from, for diff's side
+// {"pages": [...]}: each page's text, a member the core reads as that page
+// (no bytes are spliced into a document). approve has read every page
+// strictly, so each is valid UTF-8 and a Go string carries it unchanged.
+func pageTexts(obs preflight.Observation) []string {
+	out := make([]string, len(obs.Pages))
 	for i, page := range obs.Pages {
-		if i > 0 {
-			side = append(side, ',')
-		}
-		side = append(side, page...)
+		out[i] = string(page)
 	}
-	return append(side, "]}"...)
+	return out
 }
 
 // isTerminal reports whether f is a character device: a person can answer.
