@@ -481,9 +481,8 @@ func (c *check) compareMembers() {
 		if !ok {
 			continue // an added tool: tool_added says it
 		}
-		h := t.MemberHashes()
 		for _, m := range tools.Members {
-			if h[m] != approved[m] {
+			if t.MemberHash(m) != approved[m] {
 				c.changed = true
 				c.add(memberObservations[m], t.Name, m, t.SHA256, canon.NullValue())
 			}

@@ -130,13 +130,18 @@ func (t *Tool) MemberValue(member string) canon.Value {
 func (t *Tool) MemberHashes() MemberHashes {
 	h := make(MemberHashes, len(Members))
 	for _, m := range Members {
-		if v := t.MemberValue(m); v.IsNull() {
-			h[m] = nullPartHash
-		} else {
-			h[m] = canon.SHA256Hex(v)
-		}
+		h[m] = t.MemberHash(m)
 	}
 	return h
+}
+
+// MemberHash is the hash of one covered member (see MemberHashes): what a
+// check compares member by member, without a map made per tool.
+func (t *Tool) MemberHash(member string) string {
+	if v := t.MemberValue(member); !v.IsNull() {
+		return canon.SHA256Hex(v)
+	}
+	return nullPartHash
 }
 
 // Handoff is the tool object a host hands its framework: written by the
