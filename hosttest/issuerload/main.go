@@ -304,6 +304,7 @@ func inStore(ctx context.Context, spec string, nonces []string) (int, error) {
 
 func run(bin string, clients int, d, killD time.Duration, out string) error {
 	ctx := context.Background()
+	loadavg, _ := os.ReadFile("/proc/loadavg")
 	tools, err := json.Marshal(benchdata.Tools(100))
 	if err != nil {
 		return err
@@ -386,7 +387,7 @@ func run(bin string, clients int, d, killD time.Duration, out string) error {
 		}
 		results = append(results, r)
 	}
-	return write(out, results, clients)
+	return write(out, results, clients, loadavg)
 }
 
 func get(url string) ([]byte, error) {
@@ -403,9 +404,9 @@ func get(url string) ([]byte, error) {
 
 const heading = "## The issuer under load (`make load`)"
 
-func write(out string, results []*result, clients int) error {
+// write writes the section; loadavg is /proc/loadavg as the runs began.
+func write(out string, results []*result, clients int, load []byte) error {
 	var b strings.Builder
-	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Fprintf(&b, "%s\n\n", heading)
 	fmt.Fprintf(&b, "crawlcheck-issuer answering `POST /api/v1/mcp/lock/check {lock, tools}` of a 100-tool list "+
 		"(internal/benchdata, about 100 KB a request) to %d concurrent clients on this machine (%d cores, load average "+
