@@ -66,6 +66,11 @@ func correctionVectors(t testing.TB) []opVector {
 	add("corrections_apply", "edited after signing", obj{"records": log, "corrections": []any{edited}, "key_directory": dir, "now": checkNow})
 	add("corrections_apply", "signed by a retired key", obj{"records": log, "corrections": []any{correctionOf(sign(retired, nil))}, "key_directory": dir, "now": checkNow})
 	add("corrections_apply", "of another record", obj{"records": recs[0] + "\n", "corrections": []any{first}, "key_directory": dir, "now": checkNow})
+	receiptSum := strings.Repeat("cd", 32)
+	relied := `{"issuer":{"receipt":{"kind":"crawlcheck-mcp-lock-check","sha256":"` + receiptSum + `"}},"record_sha256":"` + strings.Repeat("ef", 32) + `"}` + "\n"
+	add("corrections_apply", "targets of a record that relied on a receipt", obj{"records": relied})
+	add("corrections_apply", "a correction of the receipt a record relied on", obj{"records": relied,
+		"corrections": []any{correctionOf(sign(issuer, obj{"target": receiptSum, "reason": "The receipt was signed with a clock an hour fast."}))}, "key_directory": dir, "now": checkNow})
 	add("corrections_apply", "a line that is not a record", obj{"records": "{\"kind\":\n" + log})
 	add("corrections_apply", "not a correction", obj{"records": log, "corrections": []any{lock}, "key_directory": dir, "now": checkNow})
 	add("corrections_apply", "corrections without a key directory", obj{"records": log, "corrections": []any{first}, "now": checkNow})
