@@ -173,6 +173,11 @@ func cmdCheck(c *cli, args []string) error {
 		if err != nil {
 			return rec, err
 		}
+		if req.Log != nil && req.Log.Unavailable != "" {
+			// Said beside the record: its log_inconsistent is a history not
+			// shown to be one, which a person must not read as a fork proved.
+			say(c.stderr, "crawlcheck: log: %s\n", req.Log.Unavailable)
+		}
 		return rec, emit(rec, cons, obs)
 	}
 	prev := ""

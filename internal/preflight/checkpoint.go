@@ -41,6 +41,11 @@ type LogInput struct {
 	Proof       string   `json:"proof"`
 	Checkpoint  string   `json:"checkpoint,omitempty"`
 	Consistency []string `json:"consistency,omitempty"`
+	// Unavailable, for a person and never sent to the core, says why the
+	// two trees differ in size and no consistency proof could be had (no
+	// issuer to ask, or its error): the record's log_inconsistent then means
+	// "not shown to be one history", not a fork proved.
+	Unavailable string `json:"-"`
 }
 
 // ReadProof reads the tlog-proof beside a lockfile: "" when there is none.
@@ -129,7 +134,7 @@ func (k *Checkpoints) Keep(rec Record) error {
 // closed: a history that cannot be shown to be one is not taken as one.
 func (k *Checkpoints) Input(ctx context.Context, proof string, issuer *IssuerClient) *LogInput {
 	in := &LogInput{Proof: proof, Checkpoint: k.current()}
-	if in.Checkpoint == "" || issuer == nil {
+	if in.Checkpoint == "" {
 		return in
 	}
 	_, checkpoint, _ := strings.Cut(proof, "\n\n")
@@ -139,9 +144,16 @@ func (k *Checkpoints) Input(ctx context.Context, proof string, issuer *IssuerCli
 		return in
 	}
 	from, to := min(have, kept), max(have, kept)
-	if cons, err := issuer.consistency(ctx, from, to); err == nil {
-		in.Consistency = cons
+	if issuer == nil {
+		in.Unavailable = fmt.Sprintf("the kept checkpoint is of %d entries and the proof's of %d, and no issuer is configured to ask for the consistency proof between them", kept, have)
+		return in
 	}
+	cons, err := issuer.consistency(ctx, from, to)
+	if err != nil {
+		in.Unavailable = fmt.Sprintf("the issuer gave no consistency proof from %d to %d entries: %v", from, to, err)
+		return in
+	}
+	in.Consistency = cons
 	return in
 }
 
