@@ -99,6 +99,47 @@ var attacks = map[string]attack{
 	"bare_array": {list: func(int, string) page {
 		return page{frame: `[` + evilGetItem + `]`, taints: []string{"get_item"}}
 	}},
+	// The answer inside a JSON-RPC batch.
+	"batch": {list: func(_ int, id string) page {
+		return page{frame: `[{"jsonrpc":"2.0","id":` + id + `,"result":` + tools(evilGetItem, listItems) + `}]`, taints: []string{"get_item"}}
+	}},
+	// A changed list under an id no request has, then the real answer
+	// (the approved list: the frame under the unknown id answers nothing,
+	// so it taints nothing).
+	"unknown_id": {list: func(_ int, id string) page {
+		return page{
+			frame: `{"jsonrpc":"2.0","id":987654321,"result":` + tools(evilGetItem, listItems) + `}`,
+			after: []string{`{"jsonrpc":"2.0","id":` + id + `,"result":` + tools(getItem, listItems) + `}`},
+		}
+	}},
+	// The answer under the request's id written as a string ("7" for 7).
+	"string_id": {list: func(_ int, id string) page {
+		q, _ := json.Marshal(id)
+		return page{frame: `{"jsonrpc":"2.0","id":` + string(q) + `,"result":` + tools(evilGetItem, listItems) + `}`, taints: []string{"get_item"}}
+	}},
+	// A result that is an array, not an object.
+	"array_result": {list: func(int, string) page {
+		return page{result: `[` + evilGetItem + `,` + listItems + `]`, taints: []string{"get_item"}}
+	}},
+	// A JSON-RPC error for an answer.
+	"error_answer": {list: func(_ int, id string) page {
+		return page{frame: `{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32603,"message":"no list\u001b[2J for you"}}`}
+	}},
+	// A 12 MiB answer: past the JS SDK's own 10 MiB stdio buffer, under every host's 16 MiB bound.
+	"frame_12mib": {list: func(int, string) page {
+		pad := strings.Repeat("B", 12<<20)
+		return page{result: tools(`{"name":"get_item","description":"`+pad+`","inputSchema":{"type":"object"}}`, listItems), taints: []string{"get_item"}}
+	}},
+	// Values no strict parser takes: a lone surrogate, NaN, a number no double holds.
+	"lone_surrogate": {list: func(int, string) page {
+		return page{result: tools(`{"name":"get_item","description":"Reads an item.\ud800","inputSchema":{"type":"object"}}`, listItems), taints: []string{"get_item"}}
+	}},
+	"nan": {list: func(int, string) page {
+		return page{result: tools(`{"name":"get_item","description":"Reads an item.","inputSchema":{"type":"object","maximum":NaN}}`, listItems), taints: []string{"get_item"}}
+	}},
+	"huge_number": {list: func(int, string) page {
+		return page{result: tools(`{"name":"get_item","description":"Reads an item.","inputSchema":{"type":"object","maximum":1e400}}`, listItems), taints: []string{"get_item"}}
+	}},
 }
 
 func main() {

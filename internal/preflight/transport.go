@@ -118,6 +118,11 @@ func (t *Transport) connectCommand(ctx context.Context, ct *mcp.CommandTransport
 	framing := &mcp.IOTransport{
 		Reader: &tapReader{r: stdout, tap: in, max: t.rec.limit, tooLarge: t.rec.tooLarge, ended: exited},
 		Writer: &childStdin{w: stdin, exited: exited, tap: out, cmd: cmd, term: term},
+		// The SDK's own bound on a line (16 MiB by default) sits above
+		// MaxAnswerBytes, so that the tap's refusal (answer_too_large, as
+		// every host records it) comes first, whatever the limit: the
+		// tap never hands the SDK more than the limit of one line.
+		MaxLineLength: int(t.rec.limit()) + 1<<16,
 	}
 	return framing.Connect(ctx)
 }

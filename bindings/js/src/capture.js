@@ -269,8 +269,12 @@ export function attach(transport, { maxAnswerBytes = DEFAULT_MAX_ANSWER_BYTES } 
     buf.append = function (chunk) {
       // Past the limit neither the capture nor the SDK's read buffer
       // takes more: the SDK's stdio transport closes on this error.
-      if (rec.oversize !== "" || lines.push(chunk, rec.limit)) throw rec.tooLarge();
-      return append.call(this, chunk);
+      const whole = rec.oversize === "" ? lines.push(chunk, rec.limit) : null;
+      if (whole === null) throw rec.tooLarge();
+      // The SDK is handed whole lines only: its buffer copies itself and
+      // searches for a newline from its start on every append, which made
+      // one 16 MiB line cost seconds (past a check's deadline on 1.x).
+      if (whole.length > 0) return append.call(this, Buffer.from(whole.buffer, whole.byteOffset, whole.length));
     };
     // The child as the transport's own start sees it: a spawn that fails
     // rejects start, and a child that closes its stdout has exited (or
@@ -299,35 +303,53 @@ export function attach(transport, { maxAnswerBytes = DEFAULT_MAX_ANSWER_BYTES } 
   );
 }
 
-/** Splits a byte stream into lines as the SDK's ReadBuffer does (a trailing \r dropped). */
+/**
+ * Splits a byte stream into lines as the SDK's ReadBuffer does (a trailing
+ * \r dropped), holding the open line as a list of chunks (no copy per chunk).
+ */
 class LineSplitter {
   constructor(emit) {
     this.emit = emit;
-    this.buf = new Uint8Array(0);
+    this.parts = [];
+    this.len = 0;
   }
   /**
-   * Takes a chunk; returns true, emitting nothing more, when a line of it
+   * Takes a chunk, emits its complete lines and returns the bytes up to
+   * and including its last newline (the held start of the line included),
+   * for the SDK's buffer; null, emitting nothing more, when a line of it
    * (or the line still open) is longer than max bytes.
    */
   push(chunk, max = Infinity) {
-    let b = concat(this.buf, chunk);
+    let start = 0;
     let nl;
-    while ((nl = b.indexOf(0x0a)) >= 0) {
-      let line = b.subarray(0, nl);
-      if (line.length > max) return this.#cut();
+    while ((nl = chunk.indexOf(0x0a, start)) >= 0) {
+      const held = start === 0 ? this.len : 0;
+      if (held + nl - start > max) return this.#cut();
+      let line = held > 0 ? concatAll([...this.parts, chunk.subarray(0, nl)], this.len + nl) : chunk.subarray(start, nl);
       if (line.length > 0 && line[line.length - 1] === 0x0d) line = line.subarray(0, line.length - 1);
       this.emit(line);
-      b = b.subarray(nl + 1);
+      start = nl + 1;
     }
-    if (b.length > max) return this.#cut();
-    this.buf = b.slice();
-    return false;
+    if ((start === 0 ? this.len : 0) + chunk.length - start > max) return this.#cut();
+    if (start === 0) {
+      this.parts.push(chunk.slice());
+      this.len += chunk.length;
+      return EMPTY;
+    }
+    const out = concatAll([...this.parts, chunk.subarray(0, start)], this.len + start);
+    const rest = chunk.subarray(start);
+    this.parts = rest.length > 0 ? [rest.slice()] : [];
+    this.len = rest.length;
+    return out;
   }
   #cut() {
-    this.buf = new Uint8Array(0);
-    return true;
+    this.parts = [];
+    this.len = 0;
+    return null;
   }
 }
+
+const EMPTY = new Uint8Array(0);
 
 const SPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
 

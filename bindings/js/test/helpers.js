@@ -110,7 +110,7 @@ export async function startIssuer(t, extra = []) {
 /** The crawlcheck CLI built by make; a check that withholds or stops (exit 1) still answers its output. */
 export function crawlcheck(args) {
   try {
-    return execFileSync(join(ROOT, "build", "crawlcheck"), args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+    return execFileSync(join(ROOT, "build", "crawlcheck"), args, { encoding: "utf8", maxBuffer: 1 << 30, stdio: ["ignore", "pipe", "ignore"] });
   } catch (e) {
     if (e.status === 1) return e.stdout;
     throw e;

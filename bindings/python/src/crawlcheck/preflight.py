@@ -141,6 +141,10 @@ class ContinuityRefused(CrawlcheckError):
         super().__init__(msg)
 
 
+class _HandshakeRefused(Exception):
+    """The SDK could not take the server's answer to the handshake."""
+
+
 class PreflightError(CrawlcheckError, RuntimeError):
     """The check could not be made (a configuration the core refuses, a log
     that cannot be written): there is no record, and every call fails."""
@@ -270,6 +274,11 @@ class _Tap:
         self.handshake_raw: Optional[bytes] = None
         #: the crawlcheck.transport the frames come from, None on mcp's own
         self.wire: Optional[Wire] = None
+        #: raw: frames the SDK could not decode (parse errors it was handed)
+        self.undecoded = 0
+        #: raw: the SDK could not decode the frame that answered the handshake
+        self.handshake_refused = False
+        self._handshake_last = False
 
     def attach_wire(self, wire: Wire) -> None:
         """Takes the frames of a crawlcheck.transport at the wire: each is
@@ -320,6 +329,7 @@ class _Tap:
                 for elem in batch:
                     self.received_raw(elem, None)
                 return
+        self._handshake_last = False
         m, _ = _raw_members(frame)
         parsed = m is not None
         if m is not None and "method" in m:
@@ -349,6 +359,7 @@ class _Tap:
             result = m.get("result") if (m is not None and matched) else None
             if result is not None:
                 self.handshake_raw = result
+                self._handshake_last = True
                 hm, _ = _raw_members(result)
                 facts: Dict[str, Any] = {}
                 for k in ("serverInfo", "protocolVersion", "_meta"):
@@ -429,7 +440,16 @@ class _Tap:
 
     def on_receive(self, item: Any) -> None:
         if self.raw:
-            # The wire's frames were taken as they arrived (received_raw).
+            # The wire's frames were taken as they arrived (received_raw);
+            # what is counted is a frame the SDK could not decode, which no
+            # call of its own will be answered by.
+            if isinstance(item, BaseException):
+                self.undecoded += 1
+                if self._handshake_last:
+                    # The SDK could not decode the handshake's answer: its
+                    # handshake will never end on it.
+                    self.handshake_refused = True
+                self._notify()
             return
         if isinstance(item, BaseException):
             # Kept only while a page is awaited: a server cannot fill memory
@@ -934,13 +954,41 @@ class McpPreflight:
         """The session's ``discover`` (protocol 2026-07-28), then the check."""
         return await self._handshake("discover")
 
+    async def _sdk_handshake(self, how: str) -> Any:
+        """The session's own handshake; _HandshakeRefused as soon as the SDK
+        could not decode the answer (it would wait for another until the
+        timeout)."""
+        tap = self._tap
+        state: Dict[str, Any] = {}
+
+        async def run() -> None:
+            try:
+                state["result"] = await getattr(self.session, how)()
+            except Exception as e:  # noqa: BLE001 - raised below, as the SDK raised it
+                state["err"] = e
+            finally:
+                tap._notify()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run)
+            while "result" not in state and "err" not in state:
+                if tap.handshake_refused:
+                    # Raised below, outside the group (which would wrap it).
+                    state["err"] = _HandshakeRefused("the SDK could not decode the server's handshake answer")
+                    tg.cancel_scope.cancel()
+                    break
+                await tap.wait()
+        if "err" in state:
+            raise state["err"]
+        return state["result"]
+
     async def _handshake(self, how: str) -> Any:
         async with self._check_lock:
             result = None
             obs = Observation(endpoint=self.endpoint, timeout_ms=self._timeout_ms())
             try:
                 with anyio.fail_after(self.timeout):
-                    result = await getattr(self.session, how)()
+                    result = await self._sdk_handshake(how)
                 if self._untapped_handshake and self._tap.handshake is None:
                     self._typed_handshake("initialize" if how == "initialize" else "server/discover", result)
                 self._connected = True
@@ -1115,6 +1163,7 @@ class McpPreflight:
         tap.broken.clear()
         tap.answers.clear()
         mark, broken_mark = 0, 0
+        undecoded = tap.undecoded
         state: Dict[str, Any] = {}
 
         async def run() -> None:
@@ -1130,6 +1179,18 @@ class McpPreflight:
             tg.start_soon(run)
             while True:
                 rid = tap.order[mark] if len(tap.order) > mark else None
+                if (
+                    rid is not None
+                    and tap.answers.get(rid, ("",))[0] == "raw"
+                    and "ok" not in state
+                    and "err" not in state
+                    and tap.undecoded == undecoded
+                ):
+                    # The wire's answer names this call: the SDK's own call
+                    # ends with it (answered, or refused by its types), unless
+                    # the SDK could not decode the frame at all (then below).
+                    await tap.wait()
+                    continue
                 if rid is not None and rid in tap.answers:
                     kind, value = tap.answers.pop(rid)
                     # raw: the frame's result member verbatim (the wire's
@@ -1137,7 +1198,7 @@ class McpPreflight:
                     page = _page_of(value) if kind.startswith("raw") else _dump(value)
                     # An answer the SDK will not take as this call's (an
                     # error, or a frame its id does not name) abandons the call.
-                    if "ok" not in state and "err" not in state and kind in ("error", "raw_unmatched"):
+                    if "ok" not in state and "err" not in state and kind in ("error", "raw", "raw_unmatched"):
                         tg.cancel_scope.cancel()
                     return page, "", ""
                 if rid is not None and len(tap.broken) > broken_mark:
