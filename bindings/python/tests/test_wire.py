@@ -62,7 +62,8 @@ async def test_an_answer_far_past_the_limit_does_not_drive_memory_up(case: str, 
         py: List[bytes] = []
         tracemalloc.start()
         try:
-            async with srv.session(lock, wire=True, max_answer_bytes=limit, on_record=lambda _, raw: py.append(raw)) as s:
+            # A long deadline: the server reads a 64 MiB scenario before it answers.
+            async with srv.session(lock, wire=True, max_answer_bytes=limit, timeout=60.0, on_record=lambda _, raw: py.append(raw)) as s:
                 tracemalloc.reset_peak()
                 await s.initialize()
                 _, peak = tracemalloc.get_traced_memory()
