@@ -83,36 +83,13 @@ func cachedLockFile(text string) (lock.File, bool) {
 	lockCache.mu.Lock()
 	defer lockCache.mu.Unlock()
 	for i, e := range lockCache.entries {
-		if sameText(e.text, text) {
+		if canon.Same(e.text, text) { // not ==: byte by byte in wasm
 			copy(lockCache.entries[1:i+1], lockCache.entries[:i])
 			lockCache.entries[0] = e
 			return e.file, true
 		}
 	}
 	return lock.File{}, false
-}
-
-// sameText is a == b, eight bytes at a time: Go's string comparison in
-// WebAssembly compares byte by byte, and comparing a 1,000-tool lockfile
-// with the cached one was 7% of a check in V8.
-func sameText(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	i := 0
-	for ; i+8 <= len(a); i += 8 {
-		if load8(a, i) != load8(b, i) {
-			return false
-		}
-	}
-	return a[i:] == b[i:]
-}
-
-// load8 is s[i:i+8] as one little-endian word (one 64-bit load in wasm).
-func load8(s string, i int) uint64 {
-	s = s[i : i+8]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // lockDigestShared is lockAndDigest's digest for an op that keeps only the

@@ -79,3 +79,24 @@ func hasControl(s string) bool {
 	}
 	return false
 }
+
+// TestSame: the word-at-a-time comparison is ==.
+func TestSame(t *testing.T) {
+	base := "0123456789abcdefghijklmnopqrstuvwxyz"
+	for n := 0; n <= len(base); n++ {
+		a := base[:n]
+		if !Same(a, string([]byte(a))) {
+			t.Fatalf("%q differs from itself", a)
+		}
+		for i := 0; i < n; i++ {
+			b := []byte(a)
+			b[i] ^= 0x40
+			if Same(a, string(b)) {
+				t.Fatalf("%q equals %q", a, b)
+			}
+		}
+		if n > 0 && Same(a, a[:n-1]) {
+			t.Fatalf("%q equals its prefix", a)
+		}
+	}
+}

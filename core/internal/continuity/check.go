@@ -482,7 +482,7 @@ func (c *check) compareMembers() {
 			continue // an added tool: tool_added says it
 		}
 		for _, m := range tools.Members {
-			if t.MemberHash(m) != approved[m] {
+			if !canon.Same(t.MemberHash(m), approved[m]) {
 				c.changed = true
 				c.add(memberObservations[m], t.Name, m, t.SHA256, canon.NullValue())
 			}
