@@ -171,7 +171,7 @@ export type Document = string | Uint8Array | RawJSON | Request | RequestValue[];
 /** A tools/list page as received: its text, its exact bytes, or {base64} for bytes that are not UTF-8. */
 export type Page = string | Uint8Array | RawJSON | { base64: string };
 `)
-	var methods strings.Builder
+	var methods, byName strings.Builder
 	for _, s := range specs {
 		name := pascal(s.Name)
 		b.WriteString("\n")
@@ -214,9 +214,13 @@ export type Page = string | Uint8Array | RawJSON | { base64: string };
 			arg = "request?: " + name + "Request"
 		}
 		methods.WriteString("  " + camel(s.Name) + "(" + arg + "): " + name + "Result;\n")
+		byName.WriteString("  " + s.Name + ": { request: " + name + "Request; result: " + name + "Result };\n")
 	}
 	b.WriteString("\n/** One method per op, named in camelCase: the methods of Core. */\nexport interface Ops {\n")
 	b.WriteString(methods.String())
+	b.WriteString("}\n")
+	b.WriteString("\n/** Each op's request and result by the op's name, for Core.call. */\nexport interface OpTypes {\n")
+	b.WriteString(byName.String())
 	b.WriteString("}\n")
 	return b.String(), nil
 }

@@ -13,6 +13,7 @@ export async function main(): Promise<void> {
   // Every op's request and result are typed from the core's op table (src/ops.d.ts).
   const chain = cc.verifyChain({ records: new Uint8Array() });
   const valid: boolean = chain.valid;
+  const canonical: string = cc.call("canonicalize", { json: "{}" }).canonical;
   try {
     cc.verifyLock({ lock: "not json", now: new Date().toISOString() });
   } catch (e) {
@@ -33,7 +34,7 @@ export async function main(): Promise<void> {
     else if (e instanceof CrawlcheckError) console.log(e.name, e.code);
   }
   const rec: ContinuityRecord = await client.continuity.confirm("get_item");
-  console.log(engine, sha, valid, tools.length, rec.observations.length, client.continuity.records.length);
+  console.log(engine, sha, valid, canonical, tools.length, rec.observations.length, client.continuity.records.length);
   await client.close();
 }
 

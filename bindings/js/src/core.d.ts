@@ -1,4 +1,4 @@
-import type { ContinuityCheckResult, Ops } from "./ops.js";
+import type { ContinuityCheckResult, OpTypes, Ops } from "./ops.js";
 export type * from "./ops.js";
 
 /** A JSON value as the core reads and writes it. */
@@ -94,8 +94,10 @@ export declare class Core {
   readonly hostSha256: boolean;
   readonly wasi: "node:wasi" | "shim";
 
-  /** The op's result; throws CoreError carrying the core's code. */
-  call(op: string, request?: Request | string | Uint8Array): any;
+  /** The op's result, typed by the op's name; throws CoreError carrying the core's code. */
+  call<K extends keyof OpTypes>(op: K, request?: OpTypes[K]["request"] | string | Uint8Array): OpTypes[K]["result"];
+  /** An op these declarations do not name (a newer module): its result untyped. */
+  call<S extends string>(op: S extends keyof OpTypes ? never : S, request?: Request | string | Uint8Array): any;
   /** The op's result as canonical JSON text. */
   callResultText(op: string, request?: Request | string | Uint8Array): string;
   /** The envelope's text. */

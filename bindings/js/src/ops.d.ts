@@ -1197,3 +1197,38 @@ export interface Ops {
    */
   signReceipt(request: SignReceiptRequest): SignReceiptResult;
 }
+
+/** Each op's request and result by the op's name, for Core.call. */
+export interface OpTypes {
+  version: { request: VersionRequest; result: VersionResult };
+  rules: { request: RulesRequest; result: RulesResult };
+  canonicalize: { request: CanonicalizeRequest; result: CanonicalizeResult };
+  hash_tools: { request: HashToolsRequest; result: HashToolsResult };
+  make_lock: { request: MakeLockRequest; result: MakeLockResult };
+  scan: { request: ScanRequest; result: ScanResult };
+  verify_lock: { request: VerifyLockRequest; result: VerifyLockResult };
+  sign_lock: { request: SignLockRequest; result: SignLockResult };
+  public_key: { request: PublicKeyRequest; result: PublicKeyResult };
+  convert_lock: { request: ConvertLockRequest; result: ConvertLockResult };
+  diff: { request: DiffRequest; result: DiffResult };
+  lock_check: { request: LockCheckRequest; result: LockCheckResult };
+  continuity_check: { request: ContinuityCheckRequest; result: ContinuityCheckResult };
+  continuity_handoff: { request: ContinuityHandoffRequest; result: ContinuityHandoffResult };
+  approve: { request: ApproveRequest; result: ApproveResult };
+  log_entry: { request: LogEntryRequest; result: LogEntryResult };
+  log_verify: { request: LogVerifyRequest; result: LogVerifyResult };
+  log_consistency: { request: LogConsistencyRequest; result: LogConsistencyResult };
+  pilot_batch: { request: PilotBatchRequest; result: PilotBatchResult };
+  sign_correction: { request: SignCorrectionRequest; result: SignCorrectionResult };
+  corrections_apply: { request: CorrectionsApplyRequest; result: CorrectionsApplyResult };
+  endpoint: { request: EndpointRequest; result: EndpointResult };
+  replay_state: { request: ReplayStateRequest; result: ReplayStateResult };
+  next_page: { request: NextPageRequest; result: NextPageResult };
+  escape_text: { request: EscapeTextRequest; result: EscapeTextResult };
+  refusal: { request: RefusalRequest; result: RefusalResult };
+  verify_record: { request: VerifyRecordRequest; result: VerifyRecordResult };
+  verify_chain: { request: VerifyChainRequest; result: VerifyChainResult };
+  guard: { request: GuardRequest; result: GuardResult };
+  replay_decision: { request: ReplayDecisionRequest; result: ReplayDecisionResult };
+  sign_receipt: { request: SignReceiptRequest; result: SignReceiptResult };
+}
