@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -85,5 +86,67 @@ func TestSigningAnswersCarryLogProofs(t *testing.T) {
 	resp.Body.Close()
 	if string(cp) != c.Checkpoint || !strings.HasPrefix(string(cp), "issuer.test/log\n2\n") {
 		t.Fatalf("/log/checkpoint: %q", cp)
+	}
+}
+
+// TestConcurrentAnswersCommitTogether: answers signed at the same time are
+// committed in batches (commit.go), and each still carries the proof of its
+// own entry: every receipt of 24 concurrent checks verifies against its
+// proof, at its own index, and every nonce is in the store once.
+func TestConcurrentAnswersCommitTogether(t *testing.T) {
+	e := newEnv(t, allowLoopback(), service.Config{})
+	dir := e.ok("GET", "/api/v1/keys", "/api/v1/keys", nil)
+	lock, _ := e.signed("/api/v1/mcp/lock", obj{"tools": json.RawMessage(tools), "server": obj{"url": e.mcp}})
+	body, _ := json.Marshal(obj{"lock": string(lock), "tools": json.RawMessage(tools)})
+	const n = 24
+	type answer struct {
+		receipt []byte
+		proof   string
+		err     string
+	}
+	answers := make(chan answer, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			resp, err := http.Post(e.api+"/api/v1/mcp/lock/check", "application/json", bytes.NewReader(body))
+			if err != nil {
+				answers <- answer{err: err.Error()}
+				return
+			}
+			defer resp.Body.Close()
+			out, _ := io.ReadAll(resp.Body)
+			proof, _ := base64.StdEncoding.DecodeString(resp.Header.Get(service.LogProofHeader))
+			if resp.StatusCode != http.StatusOK {
+				answers <- answer{err: resp.Status + " " + string(out)}
+				return
+			}
+			answers <- answer{receipt: out, proof: string(proof)}
+		}()
+	}
+	now := e.now.Add(time.Second).Format(time.RFC3339Nano)
+	indexes, nonces := map[string]bool{}, map[string]bool{}
+	for i := 0; i < n; i++ {
+		a := <-answers
+		if a.err != "" {
+			t.Fatal(a.err)
+		}
+		var v verdict
+		json.Unmarshal(coreOp(t, "log_verify", obj{"document": string(a.receipt), "proof": a.proof, "now": now, "key_directory": json.RawMessage(dir)}), &v)
+		if !v.Valid {
+			t.Fatalf("a receipt's proof does not verify: %s", *v.Detail)
+		}
+		index := strings.SplitN(a.proof, "\n", 3)[1] // c2sp tlog-proof: "index N" on the second line
+		if indexes[index] {
+			t.Fatalf("two receipts with the proof of %s", index)
+		}
+		indexes[index] = true
+		var rc struct{ Nonce string }
+		json.Unmarshal(a.receipt, &rc)
+		if nonces[rc.Nonce] {
+			t.Fatalf("nonce %s answered twice", rc.Nonce)
+		}
+		nonces[rc.Nonce] = true
+		if ok, err := e.st.NonceIssued(context.Background(), rc.Nonce); err != nil || !ok {
+			t.Fatalf("nonce %s answered but not in the store (%v)", rc.Nonce, err)
+		}
 	}
 }
