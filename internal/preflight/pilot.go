@@ -49,9 +49,11 @@ func PilotAckPath(logPath string) string { return logPath + ".pilot-ack" }
 
 const (
 	// maxUploadBytes and maxUploadLines bound one batch, well inside the
-	// issuer's 8 MiB and 5,000 records.
+	// issuer's 8 MiB and 5,000 records; a single record up to
+	// maxRecordBytes (the issuer's bound) goes alone.
 	maxUploadBytes = 4 << 20
 	maxUploadLines = 500
+	maxRecordBytes = 8 << 20
 	// maxPilotAnswer bounds the issuer's answer: one result a line.
 	maxPilotAnswer = 8 << 20
 	// uploadTimeout bounds one POST.
@@ -109,7 +111,7 @@ func uploadBatch(ctx context.Context, p Pilot, logPath string) (int, bool, error
 	if st.Size() < off {
 		off = 0 // the log was replaced: send it all, the issuer answers duplicates
 	}
-	buf := make([]byte, min(st.Size()-off, maxUploadBytes))
+	buf := make([]byte, min(st.Size()-off, maxRecordBytes))
 	n, err := f.ReadAt(buf, off)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return 0, false, fmt.Errorf("pilot: reading the record log: %w", err)
@@ -118,10 +120,13 @@ func uploadBatch(ctx context.Context, p Pilot, logPath string) (int, bool, error
 	end, lines := 0, 0
 	for end < len(buf) && lines < maxUploadLines {
 		i := bytes.IndexByte(buf[end:], '\n')
-		if i < 0 {
+		if i < 0 || lines > 0 && end+i+1 > maxUploadBytes {
 			break
 		}
 		end, lines = end+i+1, lines+1
+	}
+	if lines == 0 && len(buf) == maxRecordBytes {
+		return 0, false, fmt.Errorf("pilot: the record at byte %d of the log is over %d bytes, more than the issuer takes: it stays in the log", off, maxRecordBytes)
 	}
 	if lines == 0 {
 		return 0, false, nil // caught up (or a line still being written)

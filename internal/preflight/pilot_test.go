@@ -84,6 +84,24 @@ func TestPilotUploadIssuerDown(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	// The issuer holds every record as written: sent whole, each is a duplicate.
+	req, _ := http.NewRequest("POST", iss.url+"/api/v1/pilot/"+p.ID+"/records", bytes.NewReader(data))
+	req.Header.Set("Authorization", "Bearer "+p.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answer struct{ Results []struct{ Status string } }
+	json.NewDecoder(resp.Body).Decode(&answer)
+	resp.Body.Close()
+	if len(answer.Results) != 5 {
+		t.Fatalf("the whole log sent: %+v", answer)
+	}
+	for _, r := range answer.Results {
+		if r.Status != "duplicate" {
+			t.Fatalf("the whole log sent: %+v (every record must be held as written)", answer)
+		}
+	}
 	// Sent again (the ack file lost): every record is a duplicate.
 	os.Remove(preflight.PilotAckPath(logPath))
 	if n, err := preflight.UploadPending(context.Background(), p, logPath); err != nil || n != 5 || acked(logPath) != int64(len(data)) {
@@ -121,5 +139,24 @@ func TestPilotUploadBackoff(t *testing.T) {
 			t.Fatalf("the issuer is back, but %d of %d bytes are acknowledged (%v)", acked(logPath), len(data), u.Err())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestPilotUploadBatches: a log is sent in batches of at most 500 lines
+// (every line answered, here each edited: not a record the core wrote), and
+// a line over the issuer's 8 MiB stays in the log with an error naming it.
+func TestPilotUploadBatches(t *testing.T) {
+	iss := startIssuer(t)
+	p := newPilot(t, iss)
+	logPath := filepath.Join(t.TempDir(), "records.jsonl")
+	os.WriteFile(logPath, bytes.Repeat([]byte("{}\n"), 600), 0o644)
+	if n, err := preflight.UploadPending(context.Background(), p, logPath); err != nil || n != 600 || acked(logPath) != 1800 {
+		t.Fatalf("600 lines: %d acknowledged, %v (offset %d)", n, err, acked(logPath))
+	}
+	f, _ := os.OpenFile(logPath, os.O_APPEND|os.O_WRONLY, 0)
+	f.Write(append(bytes.Repeat([]byte("x"), 9<<20), '\n'))
+	f.Close()
+	if n, err := preflight.UploadPending(context.Background(), p, logPath); err == nil || n != 0 || !strings.Contains(err.Error(), "is over 8388608 bytes") || acked(logPath) != 1800 {
+		t.Fatalf("a 9 MiB line: %d, %v (offset %d)", n, err, acked(logPath))
 	}
 }

@@ -18,13 +18,14 @@ export const pilotAckPath = (logPath) => `${logPath}.pilot-ack`;
 
 const MAX_UPLOAD_BYTES = 4 << 20;
 const MAX_UPLOAD_LINES = 500;
+const MAX_RECORD_BYTES = 8 << 20; // the issuer's bound: a record up to it goes alone
 const MAX_PILOT_ANSWER = 8 << 20;
 const UPLOAD_TIMEOUT_MS = 30_000;
 
 /** The acknowledged offset (0 when none or unreadable: a line sent again is a duplicate). */
 function readAck(logPath) {
   try {
-    const off = Number.parseInt(readRegularFile(pilotAckPath(logPath), 256).toString("latin1").split(" ")[0], 10);
+    const off = Number.parseInt(Buffer.from(readRegularFile(pilotAckPath(logPath), 256)).toString("latin1").split(" ")[0], 10);
     return Number.isSafeInteger(off) && off >= 0 ? off : 0;
   } catch {
     return 0;
@@ -40,7 +41,7 @@ async function uploadBatch(pilot, logPath, signal) {
   try {
     size = fstatSync(fd).size;
     if (size < off) off = 0; // the log was replaced: send it all
-    buf = Buffer.alloc(Math.min(size - off, MAX_UPLOAD_BYTES));
+    buf = Buffer.alloc(Math.min(size - off, MAX_RECORD_BYTES));
     buf = buf.subarray(0, readSync(fd, buf, 0, buf.length, off));
   } finally {
     closeSync(fd);
@@ -49,9 +50,12 @@ async function uploadBatch(pilot, logPath, signal) {
   let lines = 0;
   while (end < buf.length && lines < MAX_UPLOAD_LINES) {
     const i = buf.indexOf(10, end);
-    if (i < 0) break;
+    if (i < 0 || (lines > 0 && i + 1 > MAX_UPLOAD_BYTES)) break;
     end = i + 1;
     lines++;
+  }
+  if (lines === 0 && buf.length === MAX_RECORD_BYTES) {
+    throw new PreflightError(`crawlcheck: pilot: the record at byte ${off} of the log is over ${MAX_RECORD_BYTES} bytes, more than the issuer takes: it stays in the log`);
   }
   if (lines === 0) return { acked: 0, more: false };
   const batch = buf.subarray(0, end);

@@ -4,7 +4,7 @@
 // "The pilot upload").
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, rmSync } from "node:fs";
+import { appendFileSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openSdk1, startIssuer, tempDir, until, TOOLS } from "./helpers.js";
 import { pilotAckPath, uploadPending } from "../src/index.js";
@@ -41,8 +41,24 @@ test("the issuer down for a while, then back: no record is dropped, the checks n
   const size = readFileSync(logPath).length;
   await until(() => acked(logPath) === size, "the upload once the issuer is back");
 
+  // The issuer holds every record as written: sent whole, each is a duplicate.
+  const again = await fetch(`${iss.url}/api/v1/pilot/${id}/records`, { method: "POST", headers: { authorization: `Bearer ${token}` }, body: readFileSync(logPath) });
+  assert.deepEqual((await again.json()).results.map((r) => r.status), ["duplicate", "duplicate", "duplicate", "duplicate"]);
   // Sent again with the ack file lost: every record a duplicate, nothing lost.
   rmSync(pilotAckPath(logPath));
   assert.equal(await uploadPending({ url: iss.url, id, token }, logPath), 4);
   assert.equal(acked(logPath), size);
+});
+
+test("a log goes in batches of at most 500 lines; a line over the issuer's 8 MiB stays, named", async (t) => {
+  const iss = await startIssuer(t);
+  const { pilot_id: id, token } = await (await fetch(iss.url + "/api/v1/pilot", { method: "POST" })).json();
+  const pilot = { url: iss.url, id, token };
+  const logPath = join(tempDir(t), "records.jsonl");
+  writeFileSync(logPath, "{}\n".repeat(600));
+  assert.equal(await uploadPending(pilot, logPath), 600);
+  assert.equal(acked(logPath), 1800);
+  appendFileSync(logPath, "x".repeat(9 << 20) + "\n");
+  await assert.rejects(uploadPending(pilot, logPath), /is over 8388608 bytes/);
+  assert.equal(acked(logPath), 1800);
 });

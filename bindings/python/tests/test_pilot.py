@@ -15,7 +15,7 @@ import pytest
 from servers import issuer, pin, set_knobs
 from test_preflight import server
 
-from crawlcheck.preflight import Pilot, pilot_ack_path, upload_pending
+from crawlcheck.preflight import Pilot, PilotError, pilot_ack_path, upload_pending
 
 pytestmark = pytest.mark.anyio
 
@@ -56,6 +56,26 @@ async def test_issuer_down_then_back_drops_no_record(tmp_path: Path) -> None:
                 while acked(log) != size:
                     assert time.monotonic() < deadline, f"the issuer is back, but {acked(log)} of {size} bytes are acknowledged"
                     time.sleep(0.02)
+        # The issuer holds every record as written: sent whole, each is a duplicate.
+        req = urllib.request.Request(iss + f"/api/v1/pilot/{pilot.id}/records", data=log.read_bytes(), method="POST")
+        req.add_header("Authorization", "Bearer " + pilot.token)
+        with urllib.request.urlopen(req) as resp:
+            assert [r["status"] for r in json.loads(resp.read())["results"]] == ["duplicate"] * 4
         # Sent again with the ack file lost: every record a duplicate.
         os.remove(pilot_ack_path(str(log)))
         assert upload_pending(pilot, str(log)) == 4 and acked(log) == size
+
+
+def test_batches_of_500_and_a_line_over_the_issuers_bound(tmp_path: Path) -> None:
+    with issuer() as iss:
+        with urllib.request.urlopen(urllib.request.Request(iss + "/api/v1/pilot", data=b"", method="POST")) as resp:
+            p = json.loads(resp.read())
+        pilot = Pilot(url=iss, id=p["pilot_id"], token=p["token"])
+        log = tmp_path / "records.jsonl"
+        log.write_bytes(b"{}\n" * 600)
+        assert upload_pending(pilot, str(log)) == 600 and acked(log) == 1800
+        with open(log, "ab") as f:
+            f.write(b"x" * (9 << 20) + b"\n")
+        with pytest.raises(PilotError, match="is over 8388608 bytes"):
+            upload_pending(pilot, str(log))
+        assert acked(log) == 1800

@@ -27,6 +27,7 @@ from ._log import write_atomic
 
 MAX_UPLOAD_BYTES = 4 << 20
 MAX_UPLOAD_LINES = 500
+MAX_RECORD_BYTES = 8 << 20  # the issuer's bound: a record up to it goes alone
 MAX_PILOT_ANSWER = 8 << 20
 UPLOAD_TIMEOUT = 30.0
 
@@ -98,13 +99,18 @@ def _upload_batch(pilot: Pilot, log_path: str) -> Tuple[int, bool]:
         if size < off:
             off = 0  # the log was replaced: send it all
         f.seek(off)
-        buf = f.read(min(size - off, MAX_UPLOAD_BYTES))
+        buf = f.read(min(size - off, MAX_RECORD_BYTES))
     end = lines = 0
     while end < len(buf) and lines < MAX_UPLOAD_LINES:
         i = buf.find(b"\n", end)
-        if i < 0:
+        if i < 0 or (lines > 0 and i + 1 > MAX_UPLOAD_BYTES):
             break
         end, lines = i + 1, lines + 1
+    if lines == 0 and len(buf) == MAX_RECORD_BYTES:
+        raise PilotError(
+            f"crawlcheck: pilot: the record at byte {off} of the log is over {MAX_RECORD_BYTES} bytes, "
+            "more than the issuer takes: it stays in the log"
+        )
     if lines == 0:
         return 0, False
     batch = buf[:end]
