@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -226,4 +228,49 @@ func canonical(t testing.TB, v any) []byte {
 	var out struct{ Canonical string }
 	json.Unmarshal(coreOp(t, "canonicalize", obj{"json": string(b)}), &out)
 	return []byte(out.Canonical)
+}
+
+// TestPilotLogFailsThenRecovers: when the log cannot take an upload's
+// commitment (no key signs its checkpoint), the records are kept but the
+// upload is not acknowledged (503); the host's retry, all duplicates, gets
+// the commitment to the head the log missed, with its proof.
+func TestPilotLogFailsThenRecovers(t *testing.T) {
+	e := newEnv(t, allowLoopback(), service.Config{})
+	var p struct {
+		ID    string `json:"pilot_id"`
+		Token string `json:"token"`
+	}
+	_, out := e.do("POST", "/api/v1/pilot", "/api/v1/pilot", nil)
+	json.Unmarshal(out, &p)
+	recs, sums := records(t, 2)
+	keysFile := filepath.Join(e.dir, "keys", "keys.json")
+	kept, err := os.ReadFile(keysFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(keysFile, bytes.ReplaceAll(kept, []byte(`"status": "active"`), []byte(`"status": "retired"`)), 0o600)
+	u := e.upload(p.ID, p.Token, lines(recs...))
+	var pr struct{ Code string }
+	json.Unmarshal(u.body, &pr)
+	if u.status != http.StatusServiceUnavailable || pr.Code != "store_unavailable" || u.proof != "" {
+		t.Fatalf("with no key to sign the checkpoint: %d %s", u.status, u.body)
+	}
+	if got, _ := e.st.GetPilot(context.Background(), p.ID); got.Head != sums[1] || got.LoggedHead != "" {
+		t.Fatalf("the records must be kept, the head not logged: %+v", got)
+	}
+	os.WriteFile(keysFile, kept, 0o600)
+	u = e.upload(p.ID, p.Token, lines(recs...))
+	if u.status != 200 || u.statuses() != "duplicate duplicate" || u.proof == "" {
+		t.Fatalf("the retry: %d %s (proof %q)", u.status, u.body, u.proof)
+	}
+	entry := map[string]any{"kind": "crawlcheck-log-entry", "v": 1, "type": "crawlcheck-pilot-batch", "prev_head": nil, "head": sums[1]}
+	var v verdict
+	json.Unmarshal(coreOp(t, "log_verify", obj{"entry": string(canonical(t, entry)), "proof": u.proof, "now": e.now.Format(time.RFC3339),
+		"key_directory": json.RawMessage(e.ok("GET", "/api/v1/keys", "/api/v1/keys", nil))}), &v)
+	if !v.Valid {
+		t.Fatalf("the retry's proof does not prove the commitment to the head: %s", u.proof)
+	}
+	if got, _ := e.st.GetPilot(context.Background(), p.ID); got.LoggedHead != sums[1] {
+		t.Fatalf("logged head %q, want %s", got.LoggedHead, sums[1])
+	}
 }
