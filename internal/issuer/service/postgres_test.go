@@ -89,3 +89,80 @@ func TestTwoInstancesOnePostgres(t *testing.T) {
 		other.ok("GET", "/api/v1/documents/{sha256}", "/api/v1/documents/"+d, nil)
 	}
 }
+
+// TestPilotTwoInstancesOnePostgres: uploads of one pilot's log to two
+// instances at once are each accepted whole, answered as duplicates, or
+// refused with 409 conflict (its head moved meanwhile) and sent again; at
+// the end the pilot holds every record once, its head is the log's last.
+func TestPilotTwoInstancesOnePostgres(t *testing.T) {
+	pg := pgtest.Run(t)
+	dsn, err := pg.CreateDB("pilot2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "keys")
+	now := time.Now().UTC()
+	if _, err := keys.Init(dir, "issuer.test", now.Add(-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	var envs []*env
+	var st store.Store
+	spec := loadOpenAPI(t)
+	for i := 0; i < 2; i++ {
+		s, err := store.Open(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		live, err := keys.Open(dir, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc, err := service.New(context.Background(), service.Config{Keys: live, Store: s, Fetch: fetch.New(fetch.Policy{}), Logger: log.New(io.Discard, "", 0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(svc.Handler())
+		t.Cleanup(srv.Close)
+		envs, st = append(envs, &env{t: t, spec: spec, api: srv.URL}), s
+	}
+	var p struct {
+		ID    string `json:"pilot_id"`
+		Token string `json:"token"`
+	}
+	_, out := envs[0].do("POST", "/api/v1/pilot", "/api/v1/pilot", nil)
+	json.Unmarshal(out, &p)
+	recs, sums := records(t, 6)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	conflicts := 0
+	for c := 0; c < 6; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			for try := 0; try < 50; try++ {
+				u := envs[c%2].upload(p.ID, p.Token, lines(recs[:c+1]...))
+				if u.status == 200 {
+					return
+				}
+				if u.status != 409 && u.status != 429 {
+					t.Errorf("upload %d: %d %s", c, u.status, u.body)
+					return
+				}
+				mu.Lock()
+				conflicts++
+				mu.Unlock()
+				time.Sleep(10 * time.Millisecond)
+			}
+			t.Errorf("upload %d never went through", c)
+		}(c)
+	}
+	wg.Wait()
+	got, err := st.GetPilot(context.Background(), p.ID)
+	if err != nil || got.Head != sums[5] || got.Records != 6 || got.LoggedHead != sums[5] {
+		t.Fatalf("after concurrent uploads (%d conflicts): %+v, %v", conflicts, got, err)
+	}
+	if u := envs[1].upload(p.ID, p.Token, lines(recs...)); u.statuses() != "duplicate duplicate duplicate duplicate duplicate duplicate" {
+		t.Fatalf("the whole log again: %s", u.body)
+	}
+}
