@@ -78,8 +78,9 @@ type Faults interface {
 	// Wrap wraps the /api/ handler (down, hang, garbage, redirect).
 	Wrap(api http.Handler) http.Handler
 	// Envelope changes a receipt's envelope before it is signed (another
-	// key, a late issue time, a reused nonce, another subject). The nonce
-	// drawn is recorded in the store before Envelope runs.
+	// key, a late issue time, a reused nonce, another subject). The store
+	// records the nonce drawn, not one Envelope puts in its place, with the
+	// receipt before it is answered.
 	Envelope(e *Envelope)
 }
 
