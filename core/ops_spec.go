@@ -390,7 +390,7 @@ var opSpecs = []OpSpec{
 		},
 		Result: []Field{
 			need("targets", "array of strings", "the distinct digests the records name, in order"),
-			need("applies", "array of `{line, record_sha256, target, target_kind, correction}`", "`target_kind` `record` or `receipt`; `correction` `{sha256, version, issued_at, reason, reporter, rules_sha256, policy_version, trust, trust_reason}`, `trust` as verify_lock words it"),
+			need("applies", "array of `{line, record_sha256, target, target_kind, correction}`", "`target_kind` `record` or `receipt`; `correction` the correction as served without its `signature`, with `trust` and `trust_reason` (as verify_lock words them) beside its members"),
 		}},
 	{Name: "endpoint", Summary: "The endpoint string a record carries: an http(s) URL as given, or `stdio:` and the command line, each argument left bare when made only of ASCII letters, digits and `@%+=:,./-_` and otherwise single-quoted with each `'` written `'\"'\"'` (Python's `shlex.quote`), `argv0` as typed.",
 		Request: []Field{

@@ -879,9 +879,8 @@ class CorrectionsApplyResult(TypedDict):
     """The result of corrections_apply."""
     #: the distinct digests the records name, in order
     targets: List[str]
-    #: `target_kind` `record` or `receipt`; `correction` `{sha256, version, issued_at, reason,
-    #: reporter, rules_sha256, policy_version, trust, trust_reason}`, `trust` as verify_lock words
-    #: it
+    #: `target_kind` `record` or `receipt`; `correction` the correction as served without its
+    #: `signature`, with `trust` and `trust_reason` (as verify_lock words them) beside its members
     applies: List[JSON]
 
 
