@@ -363,13 +363,17 @@ const whereWasmStands = "\n" +
 	"  `FuzzCanonicalize`); benchdata's pages (`json.Marshal` of maps) are canonical throughout, real\n" +
 	"  servers' tool objects usually are not (members in insertion order) but their schemas often\n" +
 	"  are. An absent covered member's hash is taken, not computed (seven SHA-256s of `null` a tool,\n" +
-	"  each a host call in wasm); attachments are read in place, not copied. A 1,000-tool\n" +
-	"  `continuity_check` under wazero: 37.5 → 27.3 ms (medians of 21 interleaved, the module before\n" +
-	"  and after), `make_lock` 132 → 115 ms; natively 3.9 ms, so wazero / native is still about 7×:\n" +
-	"  **missed** (≤ 4×). The native check got faster too (`AppendCanonical` went from 15% to 5% of\n" +
-	"  it), so the ratio moved less than the wasm time; what is left is the parser's per-value work\n" +
-	"  and its copying of members off its stack (a third natively), and allocation, each several times\n" +
-	"  dearer in wasm.\n" +
+	"  each a host call in wasm); attachments are read in place, not copied. A profile of the module\n" +
+	"  in V8 (`node --cpu-prof`, a build keeping its names) then showed Go's wasm string comparison,\n" +
+	"  byte by byte, comparing the lockfile with the cached one (7%) and a map made per tool to compare\n" +
+	"  its covered members (11%): texts and hashes are now compared eight bytes at a time\n" +
+	"  (`canon.Same`) and members one by one. A 1,000-tool `continuity_check` under wazero: 34.1 →\n" +
+	"  21.9 ms (medians of 21 interleaved, the module before the issue's second pass and after it),\n" +
+	"  `make_lock` 121 → 105 ms; natively 3.3 ms, so wazero / native is about 6.6×: **missed** (≤ 4×).\n" +
+	"  The native check got faster too (`AppendCanonical` went from 15% to 5% of it), so the ratio\n" +
+	"  moved less than the wasm time; what is left is the parser's per-value work and its copying of\n" +
+	"  members off its stack (a third natively), the host SHA-256 calls (one per tool) and allocation,\n" +
+	"  each several times dearer in wasm.\n" +
 	"  *The CLI against gopeer* (one 1,000-tool page over stdio, medians of 9 interleaved, server\n" +
 	"  included): `check --server` 0.16 → 0.14 s, `lock --server` 0.18 → 0.15 s, gopeer 0.10 s\n" +
 	"  (1.4×, 1.5×: **missed**). A merged profile of 20 runs: the go-sdk's typed parse and validation\n" +
