@@ -55,7 +55,12 @@ func opGuard(r req.Obj) (canon.Value, error) {
 		}
 	}
 	in.ExpectedSubject = rd.Str("expected_subject", true)
-	in.ExpectedOperation = rd.Str("expected_operation", true)
+	// The operation a host asks an issuer for is the core's to name, so no
+	// host keeps a copy of it: absent is the lock check.
+	in.ExpectedOperation = rd.Str("expected_operation", false)
+	if !rd.Has("expected_operation") {
+		in.ExpectedOperation = guard.OpLockCheck
+	}
 	in.Now = rd.Time("now")
 	in.Directory, in.Pinned = receiptKeys(rd)
 	in.SeenNonces = seenNonces(rd)

@@ -452,7 +452,7 @@ var opSpecs = []OpSpec{
 		Request: []Field{
 			need("receipt", "document", "the receipt as received"),
 			need("expected_subject", "string", ""),
-			need("expected_operation", "string", ""),
+			may("expected_operation", "string", "the operation the receipt must be of; default `mcp.lock.check`, what a host asks at `POST /api/v1/mcp/lock/check`"),
 			need("now", "time", ""),
 			may("key_directory", "document", "the operator's copy of the issuer's key directory, trusted as it is"),
 			may("fetched_key_directory", "document", "instead of `key_directory`, with `pinned_keys`: the directory as fetched from the issuer; only its pinned keys (same `kid` and `public_key`) are kept, none kept means the pins alone decide, and one the core cannot read is `issuer_keys_invalid` (the issuer's fault: report it as `issuer.step` `key_directory`)"),

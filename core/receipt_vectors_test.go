@@ -21,7 +21,7 @@ func receiptVectors(t testing.TB) []opVector {
 	add("guard", "missing receipt", with(good, "receipt", nil))
 	add("guard", "missing now", with(good, "now", nil))
 	add("guard", "missing expected_subject", with(good, "expected_subject", nil))
-	add("guard", "missing expected_operation", with(good, "expected_operation", nil))
+	add("guard", "expected_operation defaults to mcp.lock.check", with(good, "expected_operation", nil))
 	add("guard", "missing lock", with(good, "lock", nil))
 	add("guard", "no keys", with(good, "key_directory", nil))
 	add("guard", "unknown field", with(good, "operator_keys", []any{g.active.PublicKey}))

@@ -37,9 +37,6 @@ import (
 // directory and the lock check) when Issuer.Timeout is zero.
 const DefaultIssuerTimeout = 5 * time.Second
 
-// operationLockCheck is the operation the service path asks for.
-const operationLockCheck = "mcp.lock.check"
-
 // maxIssuerAnswer bounds what is read of one issuer answer: a receipt
 // carries the pages it judged, and the core judges no request larger than
 // core.MaxRequestBytes (64 MiB).
@@ -250,7 +247,6 @@ func (c *IssuerClient) Consult(ctx context.Context, q ServiceQuery) (Consultatio
 	req := map[string]any{
 		"receipt":               corecall.Text(answer),
 		"expected_subject":      obs.Endpoint,
-		"expected_operation":    operationLockCheck,
 		"now":                   timefmt.Format(q.Now),
 		"seen_nonces":           c.seen,
 		"lock":                  corecall.Text(q.Lock),

@@ -12,7 +12,6 @@ import { pagesForWire } from "./observe.js";
 import { CoreError, RawJSON } from "./core.js";
 
 export const DEFAULT_ISSUER_TIMEOUT_MS = 5000;
-export const OPERATION_LOCK_CHECK = "mcp.lock.check";
 const MAX_ISSUER_ANSWER = 32 << 20;
 
 /** Where the replay state of a record log is kept: next to the log. */
@@ -102,7 +101,6 @@ export class IssuerClient {
     const req = {
       receipt: answer,
       expected_subject: obs.endpoint,
-      expected_operation: OPERATION_LOCK_CHECK,
       now,
       seen_nonces: this.#seen,
       lock,

@@ -878,7 +878,11 @@ export interface GuardRequest {
   /** the receipt as received */
   receipt: Document;
   expected_subject: string;
-  expected_operation: string;
+  /**
+   * the operation the receipt must be of; default `mcp.lock.check`, what a host asks at `POST
+   * /api/v1/mcp/lock/check`
+   */
+  expected_operation?: string;
   now: string;
   /** the operator's copy of the issuer's key directory, trusted as it is */
   key_directory?: Document;

@@ -25,7 +25,6 @@ from ._log import write_atomic
 from .ops import escape_text, guard, hash_tools, replay_state
 
 DEFAULT_ISSUER_TIMEOUT = 5.0
-OPERATION_LOCK_CHECK = "mcp.lock.check"
 MAX_ISSUER_ANSWER = 32 << 20
 
 
@@ -156,7 +155,6 @@ class IssuerClient:
             g = guard(
                 receipt=answer,
                 expected_subject=str(endpoint),
-                expected_operation=OPERATION_LOCK_CHECK,
                 now=now,
                 key_directory=self.directory,
                 fetched_key_directory=fetched,

@@ -1125,7 +1125,7 @@ def guard(
     *,
     receipt: Document,
     expected_subject: str,
-    expected_operation: str,
+    expected_operation: Optional[str] = None,
     now: str,
     key_directory: Optional[Document] = None,
     fetched_key_directory: Optional[Document] = None,
