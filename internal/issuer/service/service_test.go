@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -413,5 +414,31 @@ func (o *openapi) validate(t testing.TB, method, template string, resp *http.Res
 	}
 	if err := sch.Validate(inst); err != nil {
 		t.Fatalf("%s %s %s: the answer does not match the OpenAPI document: %v\n%s", method, template, status, err, body)
+	}
+}
+
+// TestDeadline: a request is answered within the service's deadline even
+// when the server it reads never answers: 504 check_timeout, in problem+json
+// (the reading is bounded by the request's deadline, not only ReadLimit).
+func TestDeadline(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, never answered
+		}
+	}()
+	e := newEnv(t, allowLoopback(), service.Config{Deadline: 300 * time.Millisecond})
+	start := time.Now()
+	e.problem("GET", "/api/v1/mcp/lock", "/api/v1/mcp/lock?url=http://"+ln.Addr().String()+"/mcp", nil, http.StatusGatewayTimeout, "check_timeout")
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("answered after %s, with a deadline of 300 ms", d)
 	}
 }
