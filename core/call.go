@@ -53,6 +53,7 @@ func init() {
 		"refusal":            opRefusal,
 		"approve":            opApprove,
 		"endpoint":           opEndpoint,
+		"ci_plan":            opCIPlan,
 		"log_entry":          opLogEntry,
 		"log_verify":         opLogVerify,
 		"log_consistency":    opLogConsistency,

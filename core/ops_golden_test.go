@@ -263,6 +263,17 @@ func opVectors(t testing.TB) []opVector {
 	add("next_page", "page cap not whole", obj{"page": page(t, base, "c1"), "page_cap": 2.5})
 	add("next_page", "followed not strings", obj{"page": page(t, base, "c1"), "followed": []any{1}})
 	add("next_page", "followed too long", obj{"page": page(t, base, "c1"), "followed": seq("c", 1000)})
+	add("ci_plan", "agentgate servers from mcpServers", obj{"lock": agentgate, "config": obj{"mcpServers": obj{
+		"issues": obj{"command": "npx", "args": []any{"-y", "@acme/issues-mcp@1.4.0"}, "env": obj{"TOKEN": "x", "REGION": "eu"}},
+		"extra":  obj{"url": "https://mcp.example.net/mcp"},
+	}}})
+	add("ci_plan", "agentgate servers from the servers of VS Code", obj{"lock": agentgate, "config": obj{"servers": obj{"issues": obj{"type": "http", "url": fixtureURL}}}})
+	add("ci_plan", "crawlcheck lockfile", obj{"lock": lock})
+	add("ci_plan", "agentgate without a config", obj{"lock": agentgate})
+	add("ci_plan", "a pinned server not in the config", obj{"lock": agentgate, "config": obj{"mcpServers": obj{"other": obj{"url": fixtureURL}}}})
+	add("ci_plan", "a member name in another case", obj{"lock": agentgate, "config": obj{"MCPServers": obj{"issues": obj{"url": fixtureURL}}}})
+	add("ci_plan", "legacy sse", obj{"lock": agentgate, "config": obj{"mcpServers": obj{"issues": obj{"type": "sse", "url": fixtureURL}}}})
+	add("ci_plan", "neither command nor url", obj{"lock": agentgate, "config": obj{"mcpServers": obj{"issues": obj{"Command": "npx"}}}})
 	add("endpoint", "url", obj{"url": fixtureURL})
 	add("endpoint", "stdio command quoted", obj{"command": []any{"npx", "-y", "@scope/server@1.2", "--port=8080", "a b", "", "it's", "$HOME", "é"}})
 	add("endpoint", "url not http", obj{"url": "ftp://mcp.example.com/"})

@@ -398,6 +398,15 @@ var opSpecs = []OpSpec{
 			may("command", "array of strings", "argv of a stdio server"),
 		},
 		Result: []Field{need("endpoint", "string", "")}},
+	{Name: "ci_plan", Summary: "Which servers `crawlcheck ci` checks, and where each is reached: for an agentgate.lock, each server it pins, found by its name in an MCP client config (`mcpServers`, as Claude Desktop and Cursor write it, or `servers`, as VS Code does; members read by their exact names, the config by the strict parser), and the config's servers the lockfile does not pin (each drifts: its tools were never approved); for a crawlcheck lockfile, its own endpoint. A server of the lockfile missing from the config, an entry of type `sse` or with neither `command` nor `url`, and an agentgate.lock without a config are `bad_request`.",
+		Request: []Field{
+			need("lock", "document", "the lockfile (crawlcheck or agentgate)"),
+			may("config", "document", "the MCP client config (required for an agentgate.lock)"),
+		},
+		Result: []Field{
+			need("servers", "array", "`{server_name, endpoint, url, command, env}` per server to check, in the lockfile's order: an agentgate server's `url` (streamable HTTP) or `command` (argv) and `env` (`KEY=value`, sorted), or a crawlcheck lockfile's `endpoint` (`server_name` null)"),
+			need("unlocked", "array of strings", "the config's servers the lockfile does not pin, sorted"),
+		}},
 	{Name: "replay_state", Summary: "The issuer replay-state file (`<log>.issuer-nonces.json` beside a record log), read and written by one rule: give the file as read, or `guard`'s `seen_nonces`; the answer is both the nonces `guard` takes and the bytes to write. A file not of the format (`kind` `crawlcheck-issuer-nonces`, `v` 1, `seen_nonces`) is `bad_request`: move it aside, never repair it.",
 		Request: []Field{
 			may("file", "document", "the state file as read (give `file` or `seen_nonces`)"),

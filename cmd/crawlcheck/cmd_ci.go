@@ -3,44 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
+	"github.com/crawlcheck/verifier/internal/corecall"
 	"github.com/crawlcheck/verifier/internal/preflight"
 )
-
-// mcpConfig is an MCP client configuration: Claude Desktop's and Cursor's
-// "mcpServers", or VS Code's "servers". Each entry is a stdio command
-// (command, args, env) or a remote server (url, with an optional type).
-type mcpConfig struct {
-	MCPServers map[string]configEntry `json:"mcpServers"`
-	Servers    map[string]configEntry `json:"servers"`
-}
-
-type configEntry struct {
-	Type    string            `json:"type"`
-	Command string            `json:"command"`
-	Args    []string          `json:"args"`
-	Env     map[string]string `json:"env"`
-	URL     string            `json:"url"`
-}
-
-// target returns where the entry's server is reached.
-func (e configEntry) target() (target, error) {
-	switch {
-	case e.Type == "sse":
-		return target{}, fmt.Errorf("type sse: the legacy HTTP+SSE transport is not supported (streamable HTTP and stdio are)")
-	case e.URL != "":
-		return target{url: e.URL}, nil
-	case e.Command != "":
-		t := target{args: append([]string{e.Command}, e.Args...)}
-		for _, k := range sortedKeys(e.Env) {
-			t.env = append(t.env, k+"="+e.Env[k])
-		}
-		return t, nil
-	}
-	return target{}, fmt.Errorf("neither command nor url")
-}
 
 // cmdCI is the drift gate over every server a lockfile pins: exit 0 only
 // when each one answers with exactly the pinned tools.
@@ -63,62 +30,60 @@ func cmdCI(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	info, err := preflight.ReadLock(lock, now, preflight.Settings{})
-	if err != nil {
+	if _, err := preflight.ReadLock(lock, now, preflight.Settings{}); err != nil {
 		return fmt.Errorf("lockfile %s: %w", *lockPath, err)
 	}
-	var cfg mcpConfig
+	// Which servers to check, and where each is reached, is the core's
+	// reading of the lockfile and the MCP config (ci_plan).
+	req := map[string]any{"lock": corecall.Text(lock)}
 	if *configPath != "" {
 		data, err := readInput("the MCP config", *configPath)
 		if err != nil {
 			return err
 		}
-		if err := json.Unmarshal(data, &cfg); err != nil {
-			return fmt.Errorf("the MCP config %s: %w", *configPath, err)
+		req["config"] = corecall.Text(data)
+	}
+	var plan struct {
+		Servers []struct {
+			ServerName *string  `json:"server_name"`
+			Endpoint   *string  `json:"endpoint"`
+			URL        *string  `json:"url"`
+			Command    []string `json:"command"`
+			Env        []string `json:"env"`
+		} `json:"servers"`
+		Unlocked []string `json:"unlocked"`
+	}
+	if err := corecall.Into("ci_plan", req, &plan); err != nil {
+		if *configPath == "" {
+			return usagef("%v (give --config with the MCP client config)", err)
 		}
+		return fmt.Errorf("the MCP config %s: %w", *configPath, err)
 	}
-	configured := cfg.MCPServers
-	if configured == nil {
-		configured = cfg.Servers
-	}
-
 	type job struct {
 		name string // the agentgate server name; "" for a crawlcheck lockfile
 		tg   target
 	}
 	var jobs []job
-	var unlocked []string
-	if info.Format == preflight.FormatAgentgate {
-		if configured == nil {
-			return usagef("an agentgate.lock names servers, not endpoints: give --config with their mcpServers")
-		}
-		for _, name := range info.Servers {
-			e, ok := configured[name]
-			if !ok {
-				return fmt.Errorf("server %q of the lockfile is not in %s", name, *configPath)
-			}
-			tg, err := e.target()
+	for _, s := range plan.Servers {
+		var j job
+		switch {
+		case s.Endpoint != nil:
+			tg, err := targetOf(*s.Endpoint)
 			if err != nil {
-				return fmt.Errorf("server %q in %s: %w", name, *configPath, err)
+				return err
 			}
-			jobs = append(jobs, job{name, tg})
+			j.tg = tg
+		case s.URL != nil:
+			j.tg = target{url: *s.URL}
+		default:
+			j.tg = target{args: s.Command, env: s.Env}
 		}
-		for name := range configured {
-			if !slices.Contains(info.Servers, name) {
-				unlocked = append(unlocked, name)
-			}
+		if s.ServerName != nil {
+			j.name = *s.ServerName
 		}
-		slices.Sort(unlocked)
-	} else {
-		if info.URL == "" {
-			return usagef("the lockfile pins no endpoint; use check with --server or --url")
-		}
-		tg, err := targetOf(info.URL)
-		if err != nil {
-			return err
-		}
-		jobs = append(jobs, job{"", tg})
+		jobs = append(jobs, j)
 	}
+	unlocked := plan.Unlocked
 
 	drift := 0
 	for _, j := range jobs {

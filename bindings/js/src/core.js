@@ -41,6 +41,7 @@ export class CoreError extends SdkError {
 export const OPS = [
   "approve",
   "canonicalize",
+  "ci_plan",
   "continuity_check",
   "continuity_handoff",
   "convert_lock",

@@ -765,6 +765,26 @@ export interface EndpointResult {
   endpoint: string;
 }
 
+/** The request of ci_plan. */
+export interface CiPlanRequest {
+  /** the lockfile (crawlcheck or agentgate) */
+  lock: Document;
+  /** the MCP client config (required for an agentgate.lock) */
+  config?: Document;
+}
+
+/** The result of ci_plan. */
+export interface CiPlanResult {
+  /**
+   * `{server_name, endpoint, url, command, env}` per server to check, in the lockfile's order: an
+   * agentgate server's `url` (streamable HTTP) or `command` (argv) and `env` (`KEY=value`, sorted),
+   * or a crawlcheck lockfile's `endpoint` (`server_name` null)
+   */
+  servers: Json[];
+  /** the config's servers the lockfile does not pin, sorted */
+  unlocked: string[];
+}
+
 /** The request of replay_state. */
 export interface ReplayStateRequest {
   /** the state file as read (give `file` or `seen_nonces`) */
@@ -1131,6 +1151,17 @@ export interface Ops {
    * typed. Throws CoreError with the core's code.
    */
   endpoint(request?: EndpointRequest): EndpointResult;
+  /**
+   * Which servers `crawlcheck ci` checks, and where each is reached: for an agentgate.lock, each
+   * server it pins, found by its name in an MCP client config (`mcpServers`, as Claude Desktop and
+   * Cursor write it, or `servers`, as VS Code does; members read by their exact names, the config
+   * by the strict parser), and the config's servers the lockfile does not pin (each drifts: its
+   * tools were never approved); for a crawlcheck lockfile, its own endpoint. A server of the
+   * lockfile missing from the config, an entry of type `sse` or with neither `command` nor `url`,
+   * and an agentgate.lock without a config are `bad_request`. Throws CoreError with the core's
+   * code.
+   */
+  ciPlan(request: CiPlanRequest): CiPlanResult;
   /**
    * The issuer replay-state file (`<log>.issuer-nonces.json` beside a record log), read and written
    * by one rule: give the file as read, or `guard`'s `seen_nonces`; the answer is both the nonces

@@ -16,6 +16,7 @@ from ._lib import SUPPORTED_ABI, LibraryError
 from .ops import (
     approve,
     canonicalize,
+    ci_plan,
     continuity_check,
     continuity_handoff,
     convert_lock,
@@ -64,6 +65,7 @@ __all__ = [
     "call_bytes",
     "call_result",
     "canonicalize",
+    "ci_plan",
     "continuity_check",
     "continuity_handoff",
     "convert_lock",

@@ -930,6 +930,32 @@ def endpoint(
     return cast(EndpointResult, call("endpoint", _req(url=url, command=command)))
 
 
+class CiPlanResult(TypedDict):
+    """The result of ci_plan."""
+    #: `{server_name, endpoint, url, command, env}` per server to check, in the lockfile's order: an
+    #: agentgate server's `url` (streamable HTTP) or `command` (argv) and `env` (`KEY=value`,
+    #: sorted), or a crawlcheck lockfile's `endpoint` (`server_name` null)
+    servers: List[JSON]
+    #: the config's servers the lockfile does not pin, sorted
+    unlocked: List[str]
+
+
+def ci_plan(
+    *,
+    lock: Document,
+    config: Optional[Document] = None,
+) -> CiPlanResult:
+    """Which servers `crawlcheck ci` checks, and where each is reached: for an agentgate.lock, each
+    server it pins, found by its name in an MCP client config (`mcpServers`, as Claude Desktop
+    and Cursor write it, or `servers`, as VS Code does; members read by their exact names, the
+    config by the strict parser), and the config's servers the lockfile does not pin (each
+    drifts: its tools were never approved); for a crawlcheck lockfile, its own endpoint. A server
+    of the lockfile missing from the config, an entry of type `sse` or with neither `command` nor
+    `url`, and an agentgate.lock without a config are `bad_request`.
+    """
+    return cast(CiPlanResult, call("ci_plan", _req(lock=lock, config=config)))
+
+
 class ReplayStateResult(TypedDict):
     """The result of replay_state."""
     #: `guard`'s `seen_nonces` for the next call
