@@ -1257,6 +1257,7 @@ export interface OpTypes {
   sign_correction: { request: SignCorrectionRequest; result: SignCorrectionResult };
   corrections_apply: { request: CorrectionsApplyRequest; result: CorrectionsApplyResult };
   endpoint: { request: EndpointRequest; result: EndpointResult };
+  ci_plan: { request: CiPlanRequest; result: CiPlanResult };
   replay_state: { request: ReplayStateRequest; result: ReplayStateResult };
   next_page: { request: NextPageRequest; result: NextPageResult };
   escape_text: { request: EscapeTextRequest; result: EscapeTextResult };
