@@ -180,9 +180,29 @@ func (s *Service) pilotRecords(w http.ResponseWriter, r *http.Request) {
 	}
 	now := s.cfg.Now().UTC()
 	var kept []store.PilotRecord
+	gap := false
 	for i, st := range statuses {
-		if st == "accepted" {
+		switch st {
+		case "accepted":
 			kept = append(kept, store.PilotRecord{SHA256: *b.Digests[i], ReceivedAt: now, Body: []byte(lines[i])})
+		case "chain_gap":
+			gap = true
+		}
+	}
+	if gap && len(kept) == 0 {
+		// A gap judged against a head another upload has moved since is no
+		// gap at all: the compare-and-set below catches that only when
+		// something is kept.
+		var cur store.Pilot
+		err := s.timed("get_pilot", func() (err error) { cur, err = s.cfg.Store.GetPilot(r.Context(), p.ID); return })
+		if err != nil {
+			s.fail(w, &storeError{err})
+			return
+		}
+		if cur.Head != p.Head {
+			w.Header().Set("Retry-After", "1")
+			s.problem(w, http.StatusConflict, "conflict", "another upload for this pilot was accepted meanwhile: send the batch again")
+			return
 		}
 	}
 	head := p.Head
