@@ -187,6 +187,7 @@ func continuityCases(t testing.TB) []goldenCase {
 	add("unsigned", continuityRequest(lock, one(base), "enforce"))
 
 	// Decisions where the spec was silent (docs/decisions.md).
+	add("log consistency unavailable", lf.check(t, "enforce", obj{"proof": lf.proof(12), "checkpoint": lf.checkpoint(10), "consistency_unavailable": true}))
 	add("unsigned refused once an operator key is given", with(continuityRequest(lock, one(base), "enforce"), "operator_keys", []any{operator.PublicKey}))
 	add("signed by a retired issuer key", signedCheck(signDoc(t, lock, loadKey(t, "test-issuer-retired"), true), nil))
 	legacySigned := signDoc(t, legacy, issuer, true)

@@ -22,6 +22,17 @@ var logFields = []Field{
 	need("proof", "string", "the tlog-proof (c2sp.org/tlog-proof) the issuer's signing answer carried for the lockfile"),
 	may("checkpoint", "string", "the newest checkpoint the host kept (a signed note, as the last check's `log.keep` gave it)"),
 	may("consistency", "array of strings", "base64 hashes: the consistency proof between the kept checkpoint's tree and the proof's, smaller to larger"),
+	may("consistency_unavailable", "bool", "true when the trees differ in size and the host could not obtain the consistency proof (no issuer configured, or it did not answer): the check fails as `log_inconsistent` with reason `consistency_unavailable`, not as a fork proved; not with `consistency`"),
+}
+
+// consistencyOf reads consistency and consistency_unavailable, which
+// contradict each other when both are given.
+func consistencyOf(rd *req.Reader) ([]string, bool) {
+	cons, unavailable := rd.Strings("consistency"), rd.Bool("consistency_unavailable")
+	if unavailable && rd.Has("consistency") {
+		rd.Fail(cerr.New(cerr.BadRequest, "give %s or %s, not both", rd.Field("consistency"), rd.Field("consistency_unavailable")))
+	}
+	return cons, unavailable
 }
 
 // logDirectory reads the required key directory the log's checkpoints are
@@ -47,7 +58,8 @@ func logInputOf(rd *req.Reader) *continuity.LogInput {
 		return nil
 	}
 	lr := o.Read()
-	in := &continuity.LogInput{Proof: lr.Str("proof", true), Kept: lr.Str("checkpoint", false), Consistency: lr.Strings("consistency")}
+	in := &continuity.LogInput{Proof: lr.Str("proof", true), Kept: lr.Str("checkpoint", false)}
+	in.Consistency, in.Unavailable = consistencyOf(lr)
 	rd.Fail(lr.Err())
 	return in
 }
@@ -119,13 +131,13 @@ func opLogVerify(r req.Obj) (canon.Value, error) {
 	entry := documentEntry(rd)
 	proof := rd.Str("proof", true)
 	kept := rd.Str("checkpoint", false)
-	consistency := rd.Strings("consistency")
+	consistency, unavailable := consistencyOf(rd)
 	now := rd.Time("now")
 	dir := logDirectory(rd)
 	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
-	return logAnswer(tlog.Check(proof, entry, dir, now, kept, consistency), kept != ""), nil
+	return logAnswer(tlog.Check(proof, entry, dir, now, kept, consistency, unavailable), kept != ""), nil
 }
 
 func opLogConsistency(r req.Obj) (canon.Value, error) {
@@ -147,7 +159,7 @@ func opLogConsistency(r req.Obj) (canon.Value, error) {
 		v.Checkpoint, v.Keep = cp, cp.Note
 	default:
 		v.Checkpoint = cp
-		keep, f := tlog.Consistent(kept, cp, consistency)
+		keep, f := tlog.Consistent(kept, cp, consistency, false)
 		if v.Consistency = f; f == nil {
 			v.Keep = keep
 		}

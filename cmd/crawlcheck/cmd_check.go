@@ -174,8 +174,8 @@ func cmdCheck(c *cli, args []string) error {
 			return rec, err
 		}
 		if req.Log != nil && req.Log.Unavailable != "" {
-			// Said beside the record: its log_inconsistent is a history not
-			// shown to be one, which a person must not read as a fork proved.
+			// The record says consistency_unavailable in the core's words;
+			// the cause (no issuer, or its error) is the host's to say.
 			say(c.stderr, "crawlcheck: log: %s\n", req.Log.Unavailable)
 		}
 		return rec, emit(rec, cons, obs)

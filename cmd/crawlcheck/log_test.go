@@ -194,10 +194,10 @@ func TestCheckKeepsCheckpoint(t *testing.T) {
 	if !strings.HasPrefix(string(kept), "issuer.test/log\n2\n") && !strings.HasPrefix(string(kept), "issuer.test/log\n3\n") {
 		t.Fatalf("kept after the larger tree: %q", kept)
 	}
-	if code, out := check(a, toolsA); code != 1 || !strings.Contains(out, "log_inconsistent") || !strings.Contains(out, "no issuer is configured to ask for the consistency proof") {
+	if code, out := check(a, toolsA); code != 1 || !strings.Contains(out, "log_inconsistent") || !strings.Contains(out, "consistency_unavailable") || !strings.Contains(out, "no issuer is configured to ask for the consistency proof") {
 		t.Fatalf("a smaller tree and no issuer to ask: %d %s", code, out)
 	}
-	if code, out := check(a, toolsA, "--issuer", "http://127.0.0.1:1", "--issuer-timeout", "2s"); code != 1 || !strings.Contains(out, "log_inconsistent") || !strings.Contains(out, "the issuer gave no consistency proof from") {
+	if code, out := check(a, toolsA, "--issuer", "http://127.0.0.1:1", "--issuer-timeout", "2s"); code != 1 || !strings.Contains(out, "log_inconsistent") || !strings.Contains(out, "consistency_unavailable") || !strings.Contains(out, "the issuer gave no consistency proof from") {
 		t.Fatalf("a smaller tree and the issuer down: %d %s", code, out)
 	}
 	if now, _ := os.ReadFile(keptPath); !bytes.Equal(now, kept) {

@@ -41,10 +41,14 @@ type LogInput struct {
 	Proof       string   `json:"proof"`
 	Checkpoint  string   `json:"checkpoint,omitempty"`
 	Consistency []string `json:"consistency,omitempty"`
-	// Unavailable, for a person and never sent to the core, says why the
-	// two trees differ in size and no consistency proof could be had (no
-	// issuer to ask, or its error): the record's log_inconsistent then means
-	// "not shown to be one history", not a fork proved.
+	// ConsistencyUnavailable tells the core that the two trees differ in
+	// size and no consistency proof could be had (no issuer to ask, or its
+	// error): the record's log_inconsistent then carries the core's reason
+	// consistency_unavailable, "not shown to be one history", never a fork
+	// proved.
+	ConsistencyUnavailable bool `json:"consistency_unavailable,omitempty"`
+	// Unavailable, for a person and never sent to the core, says why: the
+	// issuer's error, which the core does not see.
 	Unavailable string `json:"-"`
 }
 
@@ -128,10 +132,10 @@ func (k *Checkpoints) Keep(rec Record) error {
 
 // Input is what the check of proof is handed: the proof, the checkpoint
 // kept and, when the two trees differ in size, the consistency proof
-// between them, asked of the issuer (nil: none is asked, and a kept
-// checkpoint of another size then fails the check as log_inconsistent).
-// The issuer that cannot answer gives no proof, and the core fails the check
-// closed: a history that cannot be shown to be one is not taken as one.
+// between them, asked of the issuer. No issuer, or one that cannot answer,
+// gives no proof: the input says so (ConsistencyUnavailable) and the core
+// fails the check closed as log_inconsistent, reason consistency_unavailable:
+// a history that cannot be shown to be one is not taken as one.
 func (k *Checkpoints) Input(ctx context.Context, proof string, issuer *IssuerClient) *LogInput {
 	in := &LogInput{Proof: proof, Checkpoint: k.current()}
 	if in.Checkpoint == "" {
@@ -145,11 +149,13 @@ func (k *Checkpoints) Input(ctx context.Context, proof string, issuer *IssuerCli
 	}
 	from, to := min(have, kept), max(have, kept)
 	if issuer == nil {
+		in.ConsistencyUnavailable = true
 		in.Unavailable = fmt.Sprintf("the kept checkpoint is of %d entries and the proof's of %d, and no issuer is configured to ask for the consistency proof between them", kept, have)
 		return in
 	}
 	cons, err := issuer.consistency(ctx, from, to)
 	if err != nil {
+		in.ConsistencyUnavailable = true
 		in.Unavailable = fmt.Sprintf("the issuer gave no consistency proof from %d to %d entries: %v", from, to, err)
 		return in
 	}

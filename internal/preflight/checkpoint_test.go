@@ -72,7 +72,8 @@ func readKept(t *testing.T, path string) string {
 // it with a consistency proof from the issuer, smaller or larger. A lockfile
 // signed by another history of the same log (a second issuer with the same
 // keys: a fork) is log_inconsistent and denied, and the kept checkpoint
-// stays the one of the history seen first.
+// stays the one of the history seen first; so is a smaller tree when the
+// issuer is down, with the reason consistency_unavailable.
 func TestSessionKeepsCheckpoint(t *testing.T) {
 	s := start(t, "http", `{"tools":`+threeTools+`}`)
 	iss := startIssuer(t)
@@ -129,6 +130,14 @@ func TestSessionKeepsCheckpoint(t *testing.T) {
 	}
 	if got := readKept(t, keptPath); got != newest {
 		t.Fatalf("a fork changed the kept checkpoint to %q", got)
+	}
+
+	// The issuer down: the smaller tree cannot be shown a prefix of the kept
+	// one. Denied all the same, but the record says why in the core's words,
+	// consistency_unavailable, not a fork proved.
+	rec, l = check(first, &testIssuer{url: "http://127.0.0.1:1"})
+	if rec.Effect != preflight.EffectDeny || !slices.Contains(observations(rec), "log_inconsistent") || l.Reason != "consistency_unavailable" || l.Keep != newest {
+		t.Fatalf("issuer down: effect %s, observations %v, log %+v; want deny on log_inconsistent, consistency_unavailable, the kept one kept", rec.Effect, observations(rec), l)
 	}
 }
 

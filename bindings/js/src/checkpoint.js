@@ -52,24 +52,25 @@ export class Checkpoints {
   /**
    * continuity_check's log member for proof: the checkpoint kept and, when
    * the two trees differ in size, the consistency proof between them asked
-   * of the issuer. None to be had (no issuer, or it does not answer) leaves
-   * it out, and the core records log_inconsistent.
+   * of the issuer. None to be had (no issuer, or it does not answer) is said
+   * as consistency_unavailable, and the core records log_inconsistent with
+   * that reason in its own words: not a fork proved.
    */
   async input(proof, issuer) {
     const input = { proof };
     if (!this.kept) return input;
     input.checkpoint = this.kept;
-    if (!issuer) return input;
     const cut = proof.indexOf("\n\n");
     const have = cut < 0 ? null : noteSize(proof.slice(cut + 2));
     const kept = noteSize(this.kept);
     if (have === null || kept === null || have === kept) return input;
     const [from, to] = have < kept ? [have, kept] : [kept, have];
     try {
-      input.consistency = await issuer.consistency(from, to);
+      if (issuer) input.consistency = await issuer.consistency(from, to);
     } catch {
-      // No proof: the core fails the check closed.
+      // No proof: said below, and the core fails the check closed.
     }
+    if (!input.consistency) input.consistency_unavailable = true;
     return input;
   }
 

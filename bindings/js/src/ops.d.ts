@@ -595,6 +595,12 @@ export interface LogVerifyRequest {
    * smaller to larger
    */
   consistency?: string[];
+  /**
+   * true when the trees differ in size and the host could not obtain the consistency proof (no
+   * issuer configured, or it did not answer): the check fails as `log_inconsistent` with reason
+   * `consistency_unavailable`, not as a fork proved; not with `consistency`
+   */
+  consistency_unavailable?: boolean;
 }
 
 /** The result of log_verify. */

@@ -71,6 +71,14 @@ test("the log checkpoint is kept beside the record log; larger and smaller trees
   assert.equal(rec.effect, "deny");
   assert.ok(names(rec).includes("log_inconsistent"), names(rec).join());
   assert.equal(readFileSync(keptPath, "utf8"), newest, "a fork does not replace the kept checkpoint");
+
+  // The issuer down: the smaller tree is not shown a prefix of the kept one.
+  // Denied all the same, the reason in the core's words: not a fork proved.
+  rec = await check(t, server, { url: "http://127.0.0.1:1" }, first, logPath);
+  assert.equal(rec.effect, "deny");
+  assert.ok(names(rec).includes("log_inconsistent"), names(rec).join());
+  assert.equal(rec.json.log.reason, "consistency_unavailable");
+  assert.equal(readFileSync(keptPath, "utf8"), newest);
 });
 
 test("another lockfile's proof is log_proof_invalid, and nothing is kept", async (t) => {

@@ -705,7 +705,7 @@
         "p",
         { class: `badge ${ok ? "good" : "bad"}`, "data-testid": "log-verdict" },
         l.included ? ["Included at index ", el("strong", {}, String(l.index)), " of ", code(l.origin), ", size ", String(l.size), "."] : ["NOT PROVED IN THE LOG: ", code(l.reason), "."],
-        l.consistent === true ? " Consistent with the checkpoint kept." : l.consistent === false ? [" NOT CONSISTENT with the checkpoint kept: ", code(l.reason), "."] : l.included ? " No checkpoint was kept before: this one is kept now." : "",
+        l.consistent === true ? " Consistent with the checkpoint kept." : l.consistent === false && l.reason === "consistency_unavailable" ? [" NOT SHOWN CONSISTENT with the checkpoint kept (no consistency proof to check): ", code(l.reason), "."] : l.consistent === false ? [" NOT CONSISTENT with the checkpoint kept: ", code(l.reason), "."] : l.included ? " No checkpoint was kept before: this one is kept now." : "",
       ),
     );
     block.appendChild(dl([["Checkpoint kept now", l.keep ? code(l.keep) : "none"]]));

@@ -252,7 +252,10 @@ function check(id, input) {
   if (input.proof) {
     // The issuer's log (docs/log.md): the proof, the checkpoint this
     // browser kept, and the consistency proof the person pasted (the
-    // issuer's answer, or its array alone). The core judges all three.
+    // issuer's answer, or its array alone). The core judges all three; with
+    // a checkpoint kept and none pasted, the page has no proof to give
+    // (consistency_unavailable: trees of two sizes fail in the core's words,
+    // never as a fork proved).
     const log = { proof: new TextDecoder().decode(input.proof) };
     if (input.kept_checkpoint) log.checkpoint = input.kept_checkpoint;
     if (input.consistency) {
@@ -264,6 +267,8 @@ function check(id, input) {
       }
       log.consistency = Array.isArray(c) ? c : c && c.consistency;
       if (!Array.isArray(log.consistency)) throw new Failed("consistency", { code: "bad_request", message: "the consistency answer holds no consistency array" });
+    } else if (input.kept_checkpoint) {
+      log.consistency_unavailable = true;
     }
     ccReq.log = log;
   }

@@ -77,6 +77,13 @@ async def test_the_checkpoint_is_kept_and_a_fork_denied(tmp_path: Path) -> None:
             assert rec["effect"] == "deny" and "log_inconsistent" in observations(rec)
             assert kept.read_text() == newest, "a fork does not replace the kept checkpoint"
 
+            # The issuer down: the smaller tree is not shown a prefix of the
+            # kept one. Denied all the same, the reason in the core's words.
+            rec = await check(srv, first, log, "http://127.0.0.1:1")
+            assert rec["effect"] == "deny" and "log_inconsistent" in observations(rec)
+            assert rec["log"]["reason"] == "consistency_unavailable"
+            assert kept.read_text() == newest
+
 
 async def test_another_lockfiles_proof_is_log_proof_invalid(tmp_path: Path) -> None:
     log = tmp_path / "records.jsonl"

@@ -11,11 +11,12 @@ import (
 // (docs/log.md): the tlog-proof the issuer's signing answer carried for the
 // approved lockfile, the newest checkpoint the host kept ("" for none), and
 // the consistency proof between the two (base64 hashes, from the smaller
-// tree to the larger).
+// tree to the larger), or Unavailable when the host could not obtain it.
 type LogInput struct {
 	Proof       string
 	Kept        string
 	Consistency []string
+	Unavailable bool
 }
 
 // ReasonNotSigned is why a lockfile without a signature has no log entry to
@@ -44,7 +45,7 @@ func (c *check) judgeLog() canon.Value {
 	}
 	var v tlog.Verdict
 	if entry, ok := lockEntry(c.in.Lock); ok {
-		v = tlog.Check(in.Proof, entry, c.in.Keys.Directory, c.in.Now, in.Kept, in.Consistency)
+		v = tlog.Check(in.Proof, entry, c.in.Keys.Directory, c.in.Now, in.Kept, in.Consistency, in.Unavailable)
 	} else {
 		v = tlog.Verdict{Keep: in.Kept, Inclusion: &tlog.Failure{Reason: ReasonNotSigned, Detail: "the approved lockfile is not signed, so the issuer's log holds no entry of it"}}
 	}

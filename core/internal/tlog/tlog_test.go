@@ -138,27 +138,27 @@ func TestCheck(t *testing.T) {
 	dir, active, _ := testDirectory(t)
 	l := testLog(20)
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	v := Check(l.Proof(3, 12, active), l.Entries[3], dir, now, "", nil)
+	v := Check(l.Proof(3, 12, active), l.Entries[3], dir, now, "", nil, false)
 	if v.Inclusion != nil || v.Keep != l.Checkpoint(12, active) {
 		t.Fatalf("included, nothing kept: %+v", v)
 	}
-	if v := Check(l.Proof(3, 12, active), []byte("entry 4"), dir, now, "", nil); v.Inclusion == nil || v.Inclusion.Reason != "root_mismatch" {
+	if v := Check(l.Proof(3, 12, active), []byte("entry 4"), dir, now, "", nil, false); v.Inclusion == nil || v.Inclusion.Reason != "root_mismatch" {
 		t.Fatalf("another entry: %+v", v.Inclusion)
 	}
 	// The kept checkpoint older, then newer, than the proof's.
 	kept := l.Checkpoint(5, active)
-	if v := Check(l.Proof(3, 12, active), l.Entries[3], dir, now, kept, coretest.B64(l.Consistency(5, 12))); v.Consistency != nil || v.Keep != l.Checkpoint(12, active) {
+	if v := Check(l.Proof(3, 12, active), l.Entries[3], dir, now, kept, coretest.B64(l.Consistency(5, 12)), false); v.Consistency != nil || v.Keep != l.Checkpoint(12, active) {
 		t.Fatalf("kept 5, proof at 12: %+v", v.Consistency)
 	}
 	kept = l.Checkpoint(20, active)
-	if v := Check(l.Proof(3, 12, active), l.Entries[3], dir, now, kept, coretest.B64(l.Consistency(12, 20))); v.Consistency != nil || v.Keep != kept {
+	if v := Check(l.Proof(3, 12, active), l.Entries[3], dir, now, kept, coretest.B64(l.Consistency(12, 20)), false); v.Consistency != nil || v.Keep != kept {
 		t.Fatalf("kept 20, proof at 12: %+v", v.Consistency)
 	}
 	// A fork: the log showed this host another history before.
 	forked := testLog(20)
 	forked.Entries[1] = []byte("rewritten")
 	kept = forked.Checkpoint(5, active)
-	v = Check(l.Proof(3, 12, active), l.Entries[3], dir, now, kept, coretest.B64(l.Consistency(5, 12)))
+	v = Check(l.Proof(3, 12, active), l.Entries[3], dir, now, kept, coretest.B64(l.Consistency(5, 12)), false)
 	if v.Consistency == nil || v.Consistency.Reason != ReasonNotConsistent || v.Keep != kept {
 		t.Fatalf("a fork: %+v, keep changed: %v", v.Consistency, v.Keep != kept)
 	}

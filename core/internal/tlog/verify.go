@@ -11,6 +11,11 @@ import (
 const (
 	ReasonKeptMalformed = "kept_checkpoint_malformed"
 	ReasonNotConsistent = "not_consistent"
+	// ReasonConsistencyUnavailable: the trees differ in size and the host
+	// had no consistency proof to give (no issuer configured, or it did not
+	// answer). Not a fork proved, but not one history shown either, so it
+	// fails as log_inconsistent all the same (docs/decisions.md).
+	ReasonConsistencyUnavailable = "consistency_unavailable"
 )
 
 // EntryKind is the kind of a log entry.
@@ -66,13 +71,14 @@ type Verdict struct {
 // checkpoint signed by a key of dir that may vouch at now; and, when the
 // host kept a checkpoint (kept, a signed note; "" for none), that the two are
 // consistent by the consistency proof between their sizes (either way
-// round: the kept checkpoint may be the newer).
+// round: the kept checkpoint may be the newer). unavailable says the host
+// could not obtain that proof (see Consistent).
 //
 // A kept checkpoint is the host's own memory of a checkpoint it verified
 // when it kept it: it is read and its origin compared, its signature is not
 // checked again, so a key rotation since does not turn every later check
 // into an inconsistency (docs/decisions.md).
-func Check(proofText string, entry []byte, dir *sig.Directory, now time.Time, kept string, consistency []string) Verdict {
+func Check(proofText string, entry []byte, dir *sig.Directory, now time.Time, kept string, consistency []string, unavailable bool) Verdict {
 	v := Verdict{Keep: kept}
 	p, f := ParseProof(proofText)
 	if f != nil {
@@ -94,7 +100,7 @@ func Check(proofText string, entry []byte, dir *sig.Directory, now time.Time, ke
 		v.Keep = cp.Note
 		return v
 	}
-	keep, f := Consistent(kept, cp, consistency)
+	keep, f := Consistent(kept, cp, consistency, unavailable)
 	v.Consistency = f
 	if f == nil {
 		v.Keep = keep
@@ -104,8 +110,11 @@ func Check(proofText string, entry []byte, dir *sig.Directory, now time.Time, ke
 
 // Consistent checks a kept checkpoint against a verified one by a
 // consistency proof between their sizes, and returns the note to keep: the
-// one of the larger tree.
-func Consistent(kept string, cp Checkpoint, consistency []string) (string, *Failure) {
+// one of the larger tree. unavailable, with no proof given, says the host
+// could not obtain one: trees of two sizes then fail as
+// consistency_unavailable, worded here so that no host's record reads like a
+// fork proved.
+func Consistent(kept string, cp Checkpoint, consistency []string, unavailable bool) (string, *Failure) {
 	text, _, f := splitNote(kept)
 	if f != nil {
 		return "", fail(ReasonKeptMalformed, f.Detail)
@@ -116,6 +125,9 @@ func Consistent(kept string, cp Checkpoint, consistency []string) (string, *Fail
 		return "", fail(ReasonKeptMalformed, f.Detail)
 	case origin != cp.Origin:
 		return "", fail(ReasonOtherOrigin, "the kept checkpoint is of the log "+quote(origin)+", the new one of "+quote(cp.Origin))
+	}
+	if unavailable && len(consistency) == 0 && size != cp.Size {
+		return "", fail(ReasonConsistencyUnavailable, "the kept checkpoint is of "+num(size)+" entries and the new one of "+num(cp.Size)+", and the issuer gave no consistency proof between them (none is configured, or it did not answer): the two are not shown to be one history, and no fork is proved either")
 	}
 	proof, f := ParseHashes(consistency)
 	if f != nil {

@@ -106,6 +106,16 @@ test("the page checks the lockfile's log proof and keeps the newest checkpoint t
   assert.equal(await page.textContent("#record-sha256"), fork.record.record_sha256);
   assert.equal(await kept(page), fork.request.log.checkpoint, "an inconsistent checkpoint is never kept");
 
+  // A smaller checkpoint kept and no consistency proof pasted: not shown
+  // one history (consistency_unavailable), denied, and not called a fork.
+  const unavailable = golden("log consistency unavailable");
+  await setKept(page, unavailable.request.log.checkpoint);
+  await checkCase(page, unavailable);
+  assert.match(await page.textContent("[data-testid=log-verdict]"), /NOT SHOWN CONSISTENT with the checkpoint kept/);
+  assert.match(await page.textContent("[data-testid=effect]"), /effect is deny/);
+  assert.equal(await page.textContent("#record-sha256"), unavailable.record.record_sha256);
+  assert.equal(await kept(page), unavailable.request.log.checkpoint);
+
   await page.click("#forget-checkpoint");
   assert.equal(await kept(page), null);
 });

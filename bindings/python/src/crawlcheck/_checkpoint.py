@@ -66,21 +66,25 @@ class Checkpoints:
         """continuity_check's log member for proof: the checkpoint kept and,
         when the two trees differ in size, the consistency proof between them
         asked of the issuer. None to be had (no issuer, or it does not answer)
-        leaves it out, and the core records log_inconsistent."""
+        is said as consistency_unavailable, and the core records
+        log_inconsistent with that reason in its own words: not a fork
+        proved."""
         member: Dict[str, Any] = {"proof": proof}
         if not self.kept:
             return member
         member["checkpoint"] = self.kept
-        if issuer is None:
-            return member
         _, sep, note = proof.partition("\n\n")
         have = _note_size(note) if sep else None
         kept = _note_size(self.kept)
         if have is None or kept is None or have == kept:
             return member
-        cons = await issuer.consistency(min(have, kept), max(have, kept))
+        cons = None
+        if issuer is not None:
+            cons = await issuer.consistency(min(have, kept), max(have, kept))
         if cons is not None:
             member["consistency"] = cons
+        else:
+            member["consistency_unavailable"] = True
         return member
 
     def keep(self, rec: Mapping[str, Any]) -> None:

@@ -711,6 +711,7 @@ def log_verify(
     proof: str,
     checkpoint: Optional[str] = None,
     consistency: Optional[Sequence[str]] = None,
+    consistency_unavailable: Optional[bool] = None,
 ) -> LogVerifyResult:
     """Verifies a tlog-proof: its checkpoint is a signed note of the log `<key directory
     issuer>/log` by a directory key that may vouch at `now`, and the entry is at its index under
@@ -729,6 +730,7 @@ def log_verify(
                 proof=proof,
                 checkpoint=checkpoint,
                 consistency=consistency,
+                consistency_unavailable=consistency_unavailable,
             ),
         ),
     )
