@@ -20,13 +20,12 @@ sanitizing). Leaving the context stops the adapter.
 from __future__ import annotations
 
 import asyncio
-import os
 from contextlib import contextmanager
 from functools import partial
 from typing import Any, Dict, Iterator, List, Optional, Union
 
 from ._options import Options
-from .preflight import McpPreflight
+from .preflight import CheckedTools, Lock, McpPreflight
 
 __all__ = ["with_continuity"]
 
@@ -40,10 +39,12 @@ def _endpoint(params: Any) -> Union[str, Any, None]:
 
 
 @contextmanager
-def with_continuity(adapter: Any, lock: Union[str, "os.PathLike[str]"], mode: str = "enforce", **options: Any) -> Iterator[List[Any]]:
+def with_continuity(adapter: Any, lock: Lock, mode: str = "enforce", **options: Any) -> Iterator[CheckedTools]:
     """Checks the adapter's server and yields the tools the record lets
-    through; options are McpPreflight's (log_path, on_record, policy, ...).
-    A paused or denied session raises ContinuityRefused with the record."""
+    through, with the check's ``records`` (CheckedTools); options are
+    McpPreflight's (log_path, on_record, policy, ...). A paused or denied
+    session raises ContinuityRefused with the record; a missing or bad
+    lockfile PreflightError."""
     try:
         inner = adapter._adapter  # MCPAdapt: its own loop, in a thread
         loop, session = inner.loop, inner.sessions[0]
@@ -66,7 +67,7 @@ def with_continuity(adapter: Any, lock: Union[str, "os.PathLike[str]"], mode: st
 
         try:
             handed = asyncio.run_coroutine_threadsafe(check(), loop).result(pf.timeout * 3)
-            yield [inner.adapter.adapt(partial(call, t.name), t) for t in handed]
+            yield CheckedTools([inner.adapter.adapt(partial(call, t.name), t) for t in handed], pf.records)
         finally:
             pf.close()
     finally:

@@ -13,13 +13,12 @@ the record. Calls are not checked again: call this again to check again.
 
 from __future__ import annotations
 
-import os
 from typing import Any, Dict, List, Optional, Union
 
 from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
 
 from ._options import Options
-from .preflight import ContinuityRefused, McpPreflight
+from .preflight import CheckedTools, ContinuityRefused, Lock, McpPreflight
 
 __all__ = ["load_mcp_tools_with_continuity"]
 
@@ -34,7 +33,7 @@ def _endpoint(connection: Dict[str, Any]) -> Union[str, List[str], None]:
 
 async def load_mcp_tools_with_continuity(
     client: Any,
-    lock: Union[str, "os.PathLike[str]"],
+    lock: Lock,
     *,
     server_name: str,
     mode: str = "enforce",
@@ -43,14 +42,19 @@ async def load_mcp_tools_with_continuity(
     """The LangChain tools of ``server_name`` the continuity check lets
     through; options are McpPreflight's (log_path, on_record, policy, ...).
     ``options["on_preflight"]``, when given, is called with the McpPreflight
-    (its record) before its session closes."""
+    (its record) before its session closes. The list returned carries the
+    check's ``records`` and ``record`` (CheckedTools). A missing or bad
+    lockfile is PreflightError, raised before any session is opened."""
     on_preflight = options.pop("on_preflight", None)
     connection: Dict[str, Any] = client.connections[server_name]
     opts = Options(**options)  # type: ignore[typeddict-item]
     refused: Optional[ContinuityRefused] = None
     checked: List[Any] = []
+    # Made (the lockfile read and verified) before the session: an error in
+    # it is PreflightError itself, not one inside the transport's task group.
+    pf = McpPreflight(None, lock, endpoint=_endpoint(connection), mode=mode, **opts)
     async with client.session(server_name, auto_initialize=False) as session:
-        pf = McpPreflight(session, lock, endpoint=_endpoint(connection), mode=mode, **opts)
+        pf.session = session
         try:
             await pf.attach(initialized=False)
             await pf.initialize()
@@ -65,7 +69,8 @@ async def load_mcp_tools_with_continuity(
             on_preflight(pf)
     if refused is not None:
         raise refused
-    return [
+    return CheckedTools(
+        [
         convert_mcp_tool_to_langchain_tool(
             None,
             tool,
@@ -77,6 +82,8 @@ async def load_mcp_tools_with_continuity(
             handle_tool_errors=bool(getattr(client, "handle_tool_errors", True)),
         )
         for tool in checked
-    ]
+        ],
+        pf.records,
+    )
 
 

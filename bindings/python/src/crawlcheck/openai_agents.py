@@ -13,14 +13,14 @@ otherwise. ``confirm(*names)`` re-approves, as McpPreflight.confirm.
 
 from __future__ import annotations
 
-import os
+from collections import deque
 from typing import Any, Dict, List, Optional, Union
 
 from agents.mcp import MCPServer
 
 from ._errors import CrawlcheckError
 from ._options import Options
-from .preflight import ContinuityRefused, McpPreflight, PreflightError, show
+from .preflight import MAX_KEPT_RECORDS, ContinuityRefused, Lock, McpPreflight, PreflightError, show
 
 __all__ = ["ContinuityMCPServer", "ToolFilterRefused", "with_continuity"]
 
@@ -58,7 +58,7 @@ def _endpoint(server: Any) -> Union[str, Any, None]:
 class ContinuityMCPServer(MCPServer):
     """An MCPServer whose tool list passes the continuity check."""
 
-    def __init__(self, server: MCPServer, lock: Union[str, "os.PathLike[str]"], mode: str, options: Options) -> None:
+    def __init__(self, server: MCPServer, lock: Lock, mode: str, options: Options) -> None:
         super().__init__()
         for name in _PASSED_ON:
             if hasattr(server, name):
@@ -66,8 +66,21 @@ class ContinuityMCPServer(MCPServer):
         self.inner = server
         self._lock = lock
         self._mode = mode
-        self._options = options
-        self.preflight: Optional[McpPreflight] = None
+        #: the records of every preflight this server had (one per
+        #: connection), oldest first, the newest MAX_KEPT_RECORDS
+        self._records: "deque[Dict[str, Any]]" = deque(maxlen=MAX_KEPT_RECORDS)
+        on_record = options.get("on_record")
+
+        def keep(rec: Dict[str, Any], raw: bytes) -> None:
+            self._records.append(rec)
+            if on_record is not None:
+                on_record(rec, raw)
+
+        self._options: Options = {**options, "on_record": keep}
+        # The lockfile is read and verified now: a missing or bad one is
+        # PreflightError from with_continuity itself. The first connection's
+        # preflight is this one.
+        self.preflight: Optional[McpPreflight] = self._new_preflight()
         #: names of the tools the last list_tools handed over after the
         #: server's tool_filter (None: no filter to keep)
         self._handed: Optional[set] = None  # type: ignore[type-arg]
@@ -90,16 +103,16 @@ class ContinuityMCPServer(MCPServer):
         if session is None:
             raise PreflightError(f"crawlcheck: MCP server {self.inner.name!r} is not connected")
         if self.preflight is None or self.preflight.session is not session:
-            pf = McpPreflight(
-                session,
-                self._lock,
-                endpoint=_endpoint(self.inner),
-                mode=self._mode,
-                **self._options,
-            )
+            # A new connection: the preflight made at wrapping, or a new one.
+            pf = self.preflight if self.preflight is not None and self.preflight.session is None else self._new_preflight()
+            pf.session = session
             await pf.attach(getattr(self.inner, "server_initialize_result", None))
             self.preflight = pf
         return self.preflight
+
+    def _new_preflight(self) -> McpPreflight:
+        """A preflight (its lockfile read and verified) for the next connection."""
+        return McpPreflight(None, self._lock, endpoint=_endpoint(self.inner), mode=self._mode, **self._options)
 
     async def list_tools(self, run_context: Any = None, agent: Any = None) -> List[Any]:
         """Checks the server's tool list now and returns the tools the record
@@ -138,10 +151,17 @@ class ContinuityMCPServer(MCPServer):
 
     @property
     def record(self) -> Optional[Dict[str, Any]]:
-        return self.preflight.record if self.preflight is not None else None
+        """The newest record; None before the first check."""
+        return self._records[-1] if self._records else None
+
+    @property
+    def records(self) -> List[Dict[str, Any]]:
+        """The records of this server's checks, over every connection, oldest
+        first (MAX_KEPT_RECORDS at most; the log holds every one)."""
+        return list(self._records)
 
 
-def with_continuity(server: MCPServer, lock: Union[str, "os.PathLike[str]"], mode: str = "enforce", **options: Any) -> ContinuityMCPServer:
+def with_continuity(server: MCPServer, lock: Lock, mode: str = "enforce", **options: Any) -> ContinuityMCPServer:
     """Wraps an Agents SDK MCP server (connected or not) in the continuity
     check; options are McpPreflight's (log_path, on_record, policy, ...)."""
     return ContinuityMCPServer(server, lock, mode, Options(**options))  # type: ignore[typeddict-item]

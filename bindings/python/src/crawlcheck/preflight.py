@@ -32,7 +32,7 @@ import os
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import anyio
 
@@ -139,6 +139,28 @@ class ContinuityRefused(CrawlcheckError):
             # A record the core cannot read (never one it wrote): the bare facts.
             msg = f"crawlcheck: refused: {effect} (record {record.get('record_sha256', '')})"
         super().__init__(msg)
+
+
+#: A lockfile as every entry point takes it, as JS takes it: its path, its
+#: bytes, or its JSON value (a mapping), written compactly.
+Lock = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, Mapping[str, Any], List[Any]]
+
+
+def _lock_source(lock: Any) -> Tuple[Optional[str], Optional[bytes]]:
+    """(path, None) for a path, (None, bytes) for the lockfile's bytes or
+    JSON value; TypeError, with JS's words, for anything else."""
+    if isinstance(lock, (str, os.PathLike)):
+        return str(os.fspath(lock)), None
+    if isinstance(lock, (bytes, bytearray, memoryview)):
+        return None, bytes(lock)
+    if lock is None:
+        raise TypeError("crawlcheck: with_preflight needs lock: the lockfile's path (or its bytes)")
+    if isinstance(lock, (Mapping, list)):
+        try:
+            return None, json.dumps(lock, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"crawlcheck: lock: bytes, text or a JSON value ({e})") from None
+    raise TypeError("crawlcheck: lock: bytes, text or a JSON value")
 
 
 class _HandshakeRefused(Exception):
@@ -735,7 +757,7 @@ class McpPreflight:
     def __init__(
         self,
         session: Any,
-        lock: Union[str, "os.PathLike[str]"],
+        lock: Lock,
         *,
         endpoint: Union[str, Sequence[str], Any, None] = None,
         mode: str = "enforce",
@@ -756,7 +778,9 @@ class McpPreflight:
         pilot: Optional[Pilot] = None,
     ) -> None:
         self.session = session
-        self.lock_path = os.fspath(lock)
+        #: the lockfile's path; None when it was given as bytes or a value
+        #: (confirm then cannot rewrite it)
+        self.lock_path, self._lock_given = _lock_source(lock)
         self.endpoint = endpoint_of(endpoint) if endpoint is not None else ""
         self.mode = mode
         self.policy = policy.encode("utf-8") if isinstance(policy, str) else policy
@@ -796,6 +820,10 @@ class McpPreflight:
         self._records: "deque[Dict[str, Any]]" = deque(maxlen=MAX_KEPT_RECORDS)
         self._last_background = float("-inf")
         self._untapped_handshake = False
+        # The lockfile is read and verified here, before any session or
+        # transport exists: a missing or bad one is PreflightError itself,
+        # never an error inside a transport's task group.
+        self._read_lock()
 
     # -- lifecycle
 
@@ -881,11 +909,17 @@ class McpPreflight:
         if result is not None and hasattr(result, "model_dump"):
             self._tap.handshake = (method, result.model_dump(by_alias=True, mode="json", exclude_none=True))
 
-    def _load(self) -> None:
-        try:
-            self._lock_bytes = read_regular_file(self.lock_path, MAX_LOCK_BYTES)
-        except OSError as e:
-            raise PreflightError(f"crawlcheck: reading the lockfile: {e}") from e
+    def _read_lock(self) -> None:
+        """Reads the lockfile (a regular file of at most 64 MiB) or takes the
+        bytes given, and verifies it: PreflightError when it cannot be had."""
+        if self.lock_path is None:
+            self._lock_bytes = self._lock_given or b""
+        else:
+            try:
+                self._lock_bytes = read_regular_file(self.lock_path, MAX_LOCK_BYTES)
+            except OSError as e:
+                raise PreflightError(f"crawlcheck: reading the lockfile: {e}") from e
+        where = f"lockfile {self.lock_path}" if self.lock_path is not None else "lockfile"
         try:
             self.baseline = verify_lock(
                 lock=self._lock_bytes,
@@ -895,7 +929,11 @@ class McpPreflight:
                 server_name=self.server_name,
             )
         except CoreError as e:
-            raise PreflightError(f"crawlcheck: lockfile {self.lock_path}: {e}") from e
+            raise PreflightError(f"crawlcheck: {where}: {e}") from e
+
+    def _load(self) -> None:
+        """Opens what a session needs beside the lockfile (read already):
+        the issuer, the proof and kept checkpoint, the record log, the pilot."""
         if self._issuer_cfg is not None:
             state = nonce_state_path(self.log_path) if self.log_path else None
             self._issuer = IssuerClient(self._issuer_cfg, self.key_directory, state)
@@ -903,11 +941,11 @@ class McpPreflight:
         # lockfile is verified at every check, against the checkpoint kept
         # beside the record log (in memory without log_path).
         try:
-            self._proof = read_proof(self.lock_path)
+            self._proof = read_proof(self.lock_path) if self.lock_path is not None else ""
             if self._proof:
                 if self.key_directory is None:
                     raise PreflightError(
-                        f"crawlcheck: {proof_path(self.lock_path)} is verified against the issuer's log "
+                        f"crawlcheck: {proof_path(str(self.lock_path))} is verified against the issuer's log "
                         "by its key directory: give key_directory"
                     )
                 self._kept = Checkpoints(checkpoint_path(self.log_path) if self.log_path else None)
@@ -1378,6 +1416,8 @@ class McpPreflight:
             rec, raw = self._current()
             obs = self._obs
             now = format_time(self.now())
+            if self.lock_path is None:
+                raise PreflightError("crawlcheck: confirm: the lockfile was given as bytes; give its path to rewrite it")
             data = self._approve(rec, raw, obs, list(names), now).encode("utf-8")
             write_atomic(self.lock_path, data, 0o644)
             self._lock_bytes = data
@@ -1423,9 +1463,25 @@ class McpPreflight:
         return lock
 
 
+class CheckedTools(List[Any]):
+    """The tools an adapter hands its framework (a list), with the records of
+    the check that chose them: ``records`` (oldest first, MAX_KEPT_RECORDS at
+    most; the log holds every one) and ``record`` (the newest), as JS puts
+    ``.continuity`` on its adapters' tool arrays."""
+
+    def __init__(self, tools: Sequence[Any], records: Sequence[Dict[str, Any]]) -> None:
+        super().__init__(tools)
+        self.records: List[Dict[str, Any]] = list(records)[-MAX_KEPT_RECORDS:]
+
+    @property
+    def record(self) -> Optional[Dict[str, Any]]:
+        """The newest record; None when there is none."""
+        return self.records[-1] if self.records else None
+
+
 def with_preflight(
     session: Any,
-    lock: Union[str, "os.PathLike[str]"],
+    lock: Lock,
     *,
     endpoint: Union[str, Sequence[str], Any, None] = None,
     mode: str = "enforce",
@@ -1476,7 +1532,9 @@ def with_preflight(
 
 
 __all__ = [
+    "CheckedTools",
     "ContinuityRefused",
+    "Lock",
     "Issuer",
     "McpPreflight",
     "Observation",

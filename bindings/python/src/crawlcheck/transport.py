@@ -38,6 +38,9 @@ import anyio
 
 from ._frames import members, value
 
+if sys.version_info < (3, 11):  # pragma: no cover - the backport anyio depends on there
+    from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found]
+
 __all__ = ["DEFAULT_MAX_ANSWER_BYTES", "Wire", "stdio_client", "streamable_http_client"]
 
 #: The bound on one frame until a preflight sets its own: the Go preflight's.
@@ -117,6 +120,24 @@ def wire_of(stream: Any) -> Optional[Wire]:
             return w
         s, seen = getattr(s, "_inner", None), seen + 1
     return None
+
+
+def _raise_lone(group: "BaseExceptionGroup[BaseException]") -> None:
+    """Raises the one exception a transport's task group wrapped, when it
+    wrapped one and cancellations only: what the body raised (with_preflight's
+    PreflightError for a missing lockfile) comes out as itself."""
+    leaves: List[BaseException] = []
+
+    def walk(e: BaseException) -> None:
+        if isinstance(e, BaseExceptionGroup):
+            for x in e.exceptions:
+                walk(x)
+        elif not isinstance(e, anyio.get_cancelled_exc_class()):
+            leaves.append(e)
+
+    walk(group)
+    if len(leaves) == 1:
+        raise leaves[0].with_traceback(leaves[0].__traceback__) from leaves[0].__cause__
 
 
 def _decode(frame: bytes) -> Any:
@@ -252,20 +273,24 @@ async def stdio_client(server: Any, errlog: TextIO = sys.stderr) -> AsyncIterato
                 break
         await process.aclose()
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(reader)
-        tg.start_soon(writer)
-        try:
-            yield WireReceiveStream(read_stream, wire), write_stream
-        finally:
-            with anyio.CancelScope(shield=True):
-                read_stream.close()
-                write_stream.close()
-                try:
-                    await shutdown()
-                except ProcessLookupError:
-                    pass
-            tg.cancel_scope.cancel()
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(reader)
+            tg.start_soon(writer)
+            try:
+                yield WireReceiveStream(read_stream, wire), write_stream
+            finally:
+                with anyio.CancelScope(shield=True):
+                    read_stream.close()
+                    write_stream.close()
+                    try:
+                        await shutdown()
+                    except ProcessLookupError:
+                        pass
+                tg.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        _raise_lone(group)
+        raise
 
 
 # --- streamable HTTP -----------------------------------------------------------
@@ -437,11 +462,15 @@ async def streamable_http_client(
         kw["headers"] = headers
     if auth is not None:
         kw["auth"] = auth
-    async with hx.AsyncClient(transport=_bounded_transport(hx, wire), **kw) as client:
-        extra: dict = {}  # type: ignore[type-arg]
-        if "max_sse_event_size" in inspect.signature(sh.streamable_http_client).parameters:
-            # mcp 2.x's own bound on an event (1 MiB) would refuse first, and
-            # differently from the Go preflight: the Wire's limit is the one.
-            extra["max_sse_event_size"] = None
-        async with sh.streamable_http_client(url, http_client=client, terminate_on_close=terminate_on_close, **extra) as streams:
-            yield (WireReceiveStream(streams[0], wire), *streams[1:])
+    try:
+        async with hx.AsyncClient(transport=_bounded_transport(hx, wire), **kw) as client:
+            extra: dict = {}  # type: ignore[type-arg]
+            if "max_sse_event_size" in inspect.signature(sh.streamable_http_client).parameters:
+                # mcp 2.x's own bound on an event (1 MiB) would refuse first, and
+                # differently from the Go preflight: the Wire's limit is the one.
+                extra["max_sse_event_size"] = None
+            async with sh.streamable_http_client(url, http_client=client, terminate_on_close=terminate_on_close, **extra) as streams:
+                yield (WireReceiveStream(streams[0], wire), *streams[1:])
+    except BaseExceptionGroup as group:
+        _raise_lone(group)
+        raise
