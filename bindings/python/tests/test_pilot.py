@@ -42,7 +42,9 @@ async def test_issuer_down_then_back_drops_no_record(tmp_path: Path) -> None:
         log = tmp_path / "records.jsonl"
         async with server("http", tmp_path) as srv:
             lock = pin(tmp_path, srv.endpoint)
-            async with srv.session(lock, log_path=str(log), pilot=pilot) as s:
+            # pilot= as a mapping, as JS takes it (a Pilot works the same).
+            as_dict = {"url": pilot.url, "id": pilot.id, "token": pilot.token, "min_backoff": 0.02, "max_backoff": 0.1}
+            async with srv.session(lock, log_path=str(log), pilot=as_dict) as s:
                 started = time.monotonic()
                 await s.initialize()
                 for _ in range(3):

@@ -775,7 +775,7 @@ class McpPreflight:
         signing_key: Optional[str] = None,
         now: Optional[Callable[[], datetime]] = None,
         max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
-        pilot: Optional[Pilot] = None,
+        pilot: Union[Pilot, Mapping[str, Any], None] = None,
     ) -> None:
         self.session = session
         #: the lockfile's path; None when it was given as bytes or a value
@@ -791,7 +791,8 @@ class McpPreflight:
         self.server_name = server_name
         self.on_record = on_record
         self.log_path = log_path
-        self.pilot = pilot
+        # pilot={"url": …, "id": …, "token": …} as JS takes it, or a Pilot.
+        self.pilot = Pilot(**pilot) if isinstance(pilot, Mapping) else pilot
         self.page_cap: Optional[int] = page_cap if page_cap > 0 else None  # None: the core's default
         self.timeout = timeout if timeout > 0 else DEFAULT_TIMEOUT
         self.signing_key = signing_key
@@ -1499,7 +1500,7 @@ def with_preflight(
     signing_key: Optional[str] = None,
     now: Optional[Callable[[], datetime]] = None,
     max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
-    pilot: Optional[Pilot] = None,
+    pilot: Union[Pilot, Mapping[str, Any], None] = None,
 ) -> McpPreflight:
     """Wraps an (unentered) mcp ClientSession in the continuity check::
 
