@@ -35,8 +35,8 @@ type Pilot struct {
 	URL   string // the issuer's base URL
 	ID    string // the pilot id POST /api/v1/pilot answered
 	Token string // its bearer token
-	// Client is the HTTP client of the uploads; nil means one with no
-	// proxy from the environment's defaults changed.
+	// Client is the HTTP client of the uploads; nil means
+	// http.DefaultClient. Each POST is bounded by its own 30 s deadline.
 	Client *http.Client
 }
 
