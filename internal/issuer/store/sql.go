@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -158,6 +159,14 @@ func (s *sqlStore) Issue(ctx context.Context, items []Issuance, sign func(size u
 		return 0, "", fmt.Errorf("store: issue: %w", err)
 	}
 	defer tx.Rollback()
+	// On PostgreSQL the log's sequencer lock comes first, before any row:
+	// taken after them, two instances inserting one document (the same
+	// lockfile signed by both) could each wait for the other.
+	if s.dialect == "postgres" && slices.ContainsFunc(items, func(it Issuance) bool { return it.LogEntry != nil }) {
+		if _, err := tx.ExecContext(ctx, logLock); err != nil {
+			return 0, "", fmt.Errorf("store: issue: sequencer lock: %w", err)
+		}
+	}
 	var entries [][]byte
 	for _, it := range items {
 		if it.Nonce != "" {
