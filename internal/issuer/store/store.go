@@ -248,6 +248,12 @@ var migrations = []migration{
 		sqlite:   []string{`CREATE INDEX pilot_records_sha256 ON pilot_records (record_sha256)`},
 		postgres: []string{`CREATE INDEX pilot_records_sha256 ON pilot_records (record_sha256)`},
 	},
+	// The sweep's per-host politeness, held in the store so that it holds
+	// across the instances sharing it (SweepHostSlot).
+	{version: 6,
+		sqlite:   []string{`CREATE TABLE sweep_hosts (host TEXT PRIMARY KEY, next_at INTEGER NOT NULL)`},
+		postgres: []string{`CREATE TABLE sweep_hosts (host TEXT PRIMARY KEY, next_at BIGINT NOT NULL)`},
+	},
 }
 
 // latestVersion is the schema this service knows.

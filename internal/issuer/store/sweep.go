@@ -65,6 +65,12 @@ type SweepStore interface {
 	// next time to leaseUntil, so that another instance sharing the
 	// database does not read it too; SweepRecord then sets the real next.
 	SweepClaim(ctx context.Context, now, leaseUntil time.Time, limit int) ([]SweepEndpoint, error)
+	// SweepHostSlot reserves the next reading of host: it answers when the
+	// reading may start (now, or gap after the last slot reserved, whichever
+	// is later) and moves the host's next slot gap past it, in one
+	// statement, so that the instances sharing the store read one host at
+	// least gap apart between them.
+	SweepHostSlot(ctx context.Context, host string, now time.Time, gap time.Duration) (time.Time, error)
 	// SweepRecord records one reading: the surface (once per digest), the
 	// endpoint's last reading and next time, and the change event.
 	SweepRecord(ctx context.Context, url string, r SweepReading) error
@@ -147,6 +153,20 @@ func (s *sqlStore) SweepClaim(ctx context.Context, now, leaseUntil time.Time, li
 		}
 	}
 	return claimed, nil
+}
+
+func (s *sqlStore) SweepHostSlot(ctx context.Context, host string, now time.Time, gap time.Duration) (time.Time, error) {
+	// A slot is a start time; next_at is the start the host's following
+	// reading may take. The row is written whole in one upsert: of two
+	// instances reserving at once, the second sees the first's next_at.
+	var next int64
+	err := s.db.QueryRowContext(ctx, s.q(`INSERT INTO sweep_hosts (host, next_at) VALUES (?, ?)
+		ON CONFLICT (host) DO UPDATE SET next_at = CASE WHEN sweep_hosts.next_at > excluded.next_at - ? THEN sweep_hosts.next_at + ? ELSE excluded.next_at END
+		RETURNING next_at`), host, micros(now.Add(gap)), gap.Microseconds(), gap.Microseconds()).Scan(&next)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("store: sweep slot for %s: %w", host, err)
+	}
+	return fromMicros(next).Add(-gap), nil
 }
 
 func (s *sqlStore) SweepRecord(ctx context.Context, url string, r SweepReading) error {

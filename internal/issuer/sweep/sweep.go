@@ -15,8 +15,9 @@
 //     together do not stay in step and no server sees the sweep at a fixed
 //     time.
 //   - With bounded concurrency (Concurrency hosts at once) and per-host
-//     politeness: the endpoints of one host are read one after the other,
-//     at least HostGap apart, whoever registered them.
+//     politeness: the readings of one host are at least HostGap apart,
+//     whoever registered its endpoints and whichever instance reads them
+//     (each reading reserves its slot in the store, SweepHostSlot).
 //   - Claimed in the store (SweepClaim), so several instances sharing a
 //     database read each due endpoint once.
 //   - Each distinct surface (the tools/list pages of one whole reading) is
@@ -90,9 +91,6 @@ const readingsTotal = "crawlcheck_issuer_sweep_readings_total"
 // Sweeper re-reads the registered endpoints.
 type Sweeper struct {
 	cfg Config
-
-	mu       sync.Mutex
-	hostNext map[string]time.Time // when a host may be read again
 }
 
 // New makes a sweeper.
@@ -129,7 +127,7 @@ func New(cfg Config) (*Sweeper, error) {
 	if cfg.Metrics != nil {
 		cfg.Metrics.Counter(readingsTotal, "Registry sweep readings by result.", "result")
 	}
-	return &Sweeper{cfg: cfg, hostNext: map[string]time.Time{}}, nil
+	return &Sweeper{cfg: cfg}, nil
 }
 
 // Register adds an endpoint for owner (OwnerOperator, or "pilot:<id>"),
@@ -203,7 +201,10 @@ func (s *Sweeper) Once(ctx context.Context) (int, error) {
 			defer wg.Done()
 			defer func() { <-sem }()
 			for _, e := range es {
-				if !s.wait(ctx, h) {
+				if err := s.wait(ctx, h); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
 					return
 				}
 				err := s.sweepOne(ctx, e)
@@ -220,28 +221,28 @@ func (s *Sweeper) Once(ctx context.Context) (int, error) {
 	return read, errors.Join(errs...)
 }
 
-// wait holds a host's next reading until HostGap after its last; false when
-// ctx ended first.
-func (s *Sweeper) wait(ctx context.Context, host string) bool {
-	s.mu.Lock()
-	at := s.hostNext[host]
-	now := s.cfg.Now()
-	start := at
-	if at.Before(now) {
-		start = now
+// wait holds a host's next reading until the slot the store reserves for
+// it, HostGap after the last reading of the host by any instance; an error
+// when the store cannot reserve one or ctx ended first.
+func (s *Sweeper) wait(ctx context.Context, host string) error {
+	if s.cfg.HostGap == 0 {
+		return ctx.Err()
 	}
-	s.hostNext[host] = start.Add(s.cfg.HostGap)
-	s.mu.Unlock()
+	now := s.cfg.Now().UTC()
+	start, err := s.cfg.Store.SweepHostSlot(ctx, host, now, s.cfg.HostGap)
+	if err != nil {
+		return err
+	}
 	if d := start.Sub(now); d > 0 {
 		t := time.NewTimer(d)
 		defer t.Stop()
 		select {
 		case <-ctx.Done():
-			return false
+			return ctx.Err()
 		case <-t.C:
 		}
 	}
-	return ctx.Err() == nil
+	return ctx.Err()
 }
 
 func hostOf(raw string) string {

@@ -186,3 +186,46 @@ func TestJitter(t *testing.T) {
 		st.Close()
 	}
 }
+
+// TestHostGapAcrossInstances: two sweepers on one database (two instances
+// of the service, each with its own connection) read one host HostGap
+// apart between them: the second waits for the slot the first reserved.
+func TestHostGapAcrossInstances(t *testing.T) {
+	ctx := context.Background()
+	const gap = 400 * time.Millisecond
+	path := filepath.Join(t.TempDir(), "issuer.db")
+	now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
+	f := fetch.New(fetch.Policy{AllowHTTP: true, AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+	instance := func() *sweep.Sweeper {
+		st, err := store.OpenSQLite(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		ss, _ := store.SweepOf(st)
+		sw, err := sweep.New(sweep.Config{Store: ss, Fetch: f, Now: func() time.Time { return now }, HostGap: gap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sw
+	}
+	one, two := instance(), instance()
+	_, srvA := mcp(t)
+	_, srvB := mcp(t) // the same host, 127.0.0.1, another port
+	if err := one.Register(ctx, srvA.URL+"/mcp", sweep.OwnerOperator, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := one.Once(ctx); n != 1 || err != nil {
+		t.Fatalf("the first instance: %d read, %v", n, err)
+	}
+	if err := two.Register(ctx, srvB.URL+"/mcp", sweep.OwnerOperator, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if n, err := two.Once(ctx); n != 1 || err != nil {
+		t.Fatalf("the second instance: %d read, %v", n, err)
+	}
+	if took := time.Since(start); took < gap*3/4 {
+		t.Errorf("the second instance read the host %s after the first; want about %s", took, gap)
+	}
+}

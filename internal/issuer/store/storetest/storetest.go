@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -343,6 +344,60 @@ func Run(t *testing.T, open func(t *testing.T) (s store.Store, reopen func() sto
 		}
 		if err := s.SweepRecord(ctx, "https://unknown.example/mcp", store.SweepReading{At: t0}); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("recording an unregistered endpoint: %v", err)
+		}
+	})
+
+	t.Run("sweep host slots are gap apart, across callers", func(t *testing.T) {
+		st, _ := open(t)
+		s, _ := store.SweepOf(st)
+		const gap = 10 * time.Second
+		slot := func(host string, now time.Time) time.Time {
+			t.Helper()
+			at, err := s.SweepHostSlot(ctx, host, now, gap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return at
+		}
+		for i, c := range []struct {
+			host      string
+			now, want time.Time
+		}{
+			{"a.example", t0, t0},                                   // the first: at once
+			{"a.example", t0, t0.Add(gap)},                          // the next: a gap later
+			{"a.example", t0.Add(time.Second), t0.Add(2 * gap)},     // still queued behind it
+			{"b.example", t0, t0},                                   // another host: its own
+			{"a.example", t0.Add(time.Minute), t0.Add(time.Minute)}, // idle since: at once
+		} {
+			if got := slot(c.host, c.now); !got.Equal(c.want) {
+				t.Fatalf("slot %d (%s at %s) = %s; want %s", i, c.host, c.now, got, c.want)
+			}
+		}
+		// Sixteen callers at once (as instances sharing the store): sixteen
+		// distinct slots, each a gap after the one before.
+		var mu sync.Mutex
+		var got []time.Time
+		var wg sync.WaitGroup
+		for i := 0; i < 16; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				at, err := s.SweepHostSlot(ctx, "c.example", t0, gap)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				got = append(got, at)
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		slices.SortFunc(got, time.Time.Compare)
+		for i, at := range got {
+			if want := t0.Add(time.Duration(i) * gap); !at.Equal(want) {
+				t.Fatalf("concurrent slots %v; want %d slots from %s, %s apart", got, 16, t0, gap)
+			}
 		}
 	})
 
