@@ -302,9 +302,9 @@ const whereWasmStands = "\n" +
 	"  inside a 1,000-tool check: under wazero a check that collected twice inside itself took 130–330 ms\n" +
 	"  against 40–60 ms for one that did not. The module's memory stays flat (`TestWasmMemoryFlat`).\n" +
 	"- **What is left under wazero** is the core's own work on the bytes: natively about half of a\n" +
-	"  settled check is parsing the page (`core/canon`), a third is writing each tool's canonical form\n" +
+	"  settled check is parsing the page (`core/internal/canon`), a third is writing each tool's canonical form\n" +
 	"  for its hash, a tenth building the record; wazero runs these loops 6–7× slower than native Go.\n" +
-	"  Scanning and escaping strings eight bytes at a time (`core/canon`, issue 9) took a quiet\n" +
+	"  Scanning and escaping strings eight bytes at a time (`core/internal/canon`, issue 9) took a quiet\n" +
 	"  machine's 1,000-tool check from 36–37 ms to 29–31 ms under wazero and from 4.8 to 4.7 ms\n" +
 	"  natively, so the ratio fell from about 7.5× to about 6.5×, not to 5×: what is left is spread over\n" +
 	"  the parser's per-value work, key sorting and allocation (natively no function is above a\n" +
@@ -325,7 +325,7 @@ const whereWasmStands = "\n" +
 	"  module's DRBG, AES, GCM, SHA-3 and HMAC (`wasm/packages.txt` pins the package list;\n" +
 	"  `hosttest`'s `TestWasmPackagesPinned` names any of them that comes back): Ed25519 is\n" +
 	"  `core/internal/ed25519` over `filippo.io/edwards25519`, the wasm build's SHA-256 is `core/digest`'s\n" +
-	"  own, number text `core/canon`'s own, GOGC is set without `runtime/debug`. That took the module from\n" +
+	"  own, number text `core/internal/canon`'s own, GOGC is set without `runtime/debug`. That took the module from\n" +
 	"  4.44 to 4.11 MB raw and 1.25 to 1.16 MB gzipped on the tree of the day; later features (the handoff,\n" +
 	"  the transparency log's ops, the scan's new rules) brought it to 4.38 / 1.23 MB. Of that, code is\n" +
 	"  2.87 MB and data 1.50 MB: the Go runtime's code is 1.12 MB and a reactor with nothing but SHA-256\n" +
@@ -373,7 +373,10 @@ const whereWasmStands = "\n" +
 	"  The native check got faster too (`AppendCanonical` went from 15% to 5% of it), so the ratio\n" +
 	"  moved less than the wasm time; what is left is the parser's per-value work and its copying of\n" +
 	"  members off its stack (a third natively), the host SHA-256 calls (one per tool) and allocation,\n" +
-	"  each several times dearer in wasm.\n" +
+	"  each several times dearer in wasm. Natively (the thread's CPU, medians of three runs of 9, the\n" +
+	"  tree at the start of the day against the tree after): `continuity_check` 6.0 → 3.6 ms,\n" +
+	"  `make_lock` 23.5 → 17.2 ms, so the coverage's regression of `make_lock` (40 → 53 ms wall\n" +
+	"  in the issue) is more than undone: seven hashes of `null` a tool were most of it.\n" +
 	"  *The CLI against gopeer* (one 1,000-tool page over stdio, medians of 9 interleaved, server\n" +
 	"  included): `check --server` 0.16 → 0.14 s, `lock --server` 0.18 → 0.15 s, gopeer 0.10 s\n" +
 	"  (1.4×, 1.5×: **missed**). A merged profile of 20 runs: the go-sdk's typed parse and validation\n" +
