@@ -58,6 +58,7 @@ type view struct {
 	Pilot      string
 	ChainNote  string
 	ChainOK    bool
+	CutNote    string // the log read was cut (Report.RecordsCut)
 	DayChart   chart
 	ObsChart   chart
 	Legend     []legend
@@ -156,6 +157,9 @@ func (r *Report) HTML() []byte {
 			at = *r.Chain.BrokenAt + 1
 		}
 		v.ChainNote = fmt.Sprintf("BROKEN at record %d: %s — the counts below are of a log that no longer verifies", at, shown(r.Chain.Reason))
+	}
+	if r.RecordsCut {
+		v.CutNote = fmt.Sprintf("CUT: only the first %d records received were read, and more were stored; the week's later records are not in any count below", r.Chain.Count)
 	}
 	for _, e := range r.Effects {
 		v.Legend = append(v.Legend, legend{e, colorOf(e)})

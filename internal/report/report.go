@@ -55,6 +55,10 @@ type Input struct {
 	// ask, which the report says rather than showing none.
 	Sweep []SweepChange
 	Swept bool
+	// Cut says the log is the first part of what there was: the issuer read
+	// at most its bound of a pilot's records and more were stored. The
+	// report says so (records_cut) rather than counting a part as the week.
+	Cut bool
 }
 
 // SweepChange is one change the registry sweep recorded on a server.
@@ -77,6 +81,7 @@ type Report struct {
 	Pilot        *string         `json:"pilot"`
 	Chain        Chain           `json:"chain"`
 	Records      int             `json:"records"`
+	RecordsCut   bool            `json:"records_cut"`
 	Unreadable   int             `json:"unreadable"`
 	Actionable   int             `json:"actionable"`
 	Effects      []string        `json:"effects"`
@@ -270,6 +275,7 @@ func Build(in Input) (*Report, error) {
 	if in.Pilot != "" {
 		r.Pilot = &in.Pilot
 	}
+	r.RecordsCut = in.Cut
 	if len(in.Records) > 0 {
 		req := map[string]any{"records": corecall.Text(in.Records)}
 		if in.After != "" {

@@ -17,9 +17,10 @@ import (
 // builds both), from the records the pilot uploaded, joined with what the
 // registry sweep saw change on the servers those records name.
 
-// maxReportRecords bounds the records one report reads: a week of a busy
-// pilot, with room; a report over more says so (a cut chain).
-const maxReportRecords = 200_000
+// defaultMaxReportRecords bounds the records one report reads
+// (Config.MaxReportRecords): a week of a busy pilot, with room; a report
+// over more says it is cut.
+const defaultMaxReportRecords = 200_000
 
 // reportSkew is how long before the week's start a record may have been
 // received and still be checked within it: none can (a record is received
@@ -42,8 +43,9 @@ func (s *Service) pilotReport(w http.ResponseWriter, r *http.Request) {
 	}
 	to := from.AddDate(0, 0, 7)
 	var recs []store.PilotRecord
+	var cut bool
 	err = s.timed("pilot_records_read", func() (err error) {
-		recs, _, err = store.PilotRecordsReceived(r.Context(), s.cfg.Store, p.ID, from.Add(-reportSkew), maxReportRecords)
+		recs, cut, err = store.PilotRecordsReceived(r.Context(), s.cfg.Store, p.ID, from.Add(-reportSkew), s.cfg.MaxReportRecords)
 		return
 	})
 	if err != nil {
@@ -55,7 +57,7 @@ func (s *Service) pilotReport(w http.ResponseWriter, r *http.Request) {
 		log.Write(rec.Body)
 		log.WriteByte('\n')
 	}
-	in := report.Input{Week: week, Records: log.Bytes(), Pilot: p.ID}
+	in := report.Input{Week: week, Records: log.Bytes(), Pilot: p.ID, Cut: cut}
 	if len(recs) > 0 {
 		// The records read are the tail of the pilot's chain, each verified
 		// on arrival: the chain is checked from the one before the first.

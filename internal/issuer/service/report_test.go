@@ -192,3 +192,74 @@ func TestPilotServers(t *testing.T) {
 		t.Fatalf("list: %d %s", status, b)
 	}
 }
+
+// TestPilotReportCut: a report over more records than the issuer reads
+// (Config.MaxReportRecords) says it is cut, in the JSON (records_cut) and
+// in the HTML, and counts the records it read; one under the bound is not.
+func TestPilotReportCut(t *testing.T) {
+	e := newEnv(t, allowLoopback(), service.Config{MaxReportRecords: 2})
+	lock := coreOp(t, "make_lock", obj{"tools": json.RawMessage(tools), "approved_at": "2026-11-30T10:00:00Z", "server": obj{"url": e.mcp}})
+	var l struct{ Lock json.RawMessage }
+	json.Unmarshal(lock, &l)
+	var recs []string
+	prev := ""
+	for i := range 3 {
+		q := obj{"now": "2026-12-01T1" + string(rune('0'+i)) + ":00:00Z", "lock": l.Lock, "observed": obj{"endpoint": e.mcp, "pages": []string{`{"tools":` + tools + `}`}}}
+		if prev != "" {
+			q["prev_record_sha256"] = prev
+		}
+		rec := coreOp(t, "continuity_check", q)
+		var r struct {
+			SHA string `json:"record_sha256"`
+		}
+		json.Unmarshal(rec, &r)
+		recs, prev = append(recs, string(rec)), r.SHA
+	}
+	var p struct {
+		PilotID string `json:"pilot_id"`
+		Token   string `json:"token"`
+	}
+	_, out := e.do("POST", "/api/v1/pilot", "/api/v1/pilot", nil)
+	json.Unmarshal(out, &p)
+	get := func(accept string) []byte {
+		t.Helper()
+		req, _ := http.NewRequest("GET", e.api+"/api/v1/pilot/"+p.PilotID+"/report?week=2026-W49", nil)
+		req.Header.Set("Authorization", "Bearer "+p.Token)
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("report: %d %s", resp.StatusCode, body)
+		}
+		if accept == "" {
+			e.spec.validate(t, "GET", "/api/v1/pilot/{id}/report", resp, body)
+		}
+		return body
+	}
+	var r struct {
+		Records    int
+		RecordsCut bool `json:"records_cut"`
+	}
+	for i, want := range []struct {
+		records int
+		cut     bool
+	}{{2, false}, {2, true}} {
+		if u := e.upload(p.PilotID, p.Token, lines(recs[i*2:min(len(recs), i*2+2)]...)); u.status != 200 {
+			t.Fatalf("upload: %d %s", u.status, u.body)
+		}
+		body := get("")
+		if err := json.Unmarshal(body, &r); err != nil || r.Records != want.records || r.RecordsCut != want.cut {
+			t.Fatalf("after %d records: %s; want %d records, records_cut %v", min(len(recs), i*2+2), body, want.records, want.cut)
+		}
+		html := string(get("text/html"))
+		if got := strings.Contains(html, "CUT: only the first 2 records received were read"); got != want.cut {
+			t.Fatalf("after %d records: the HTML says it is cut: %v; want %v", min(len(recs), i*2+2), got, want.cut)
+		}
+	}
+}

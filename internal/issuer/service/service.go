@@ -99,7 +99,10 @@ type Config struct {
 	RateBurst     int
 	Now           func() time.Time // default time.Now
 	Logger        *log.Logger      // default: discard
-	Faults        Faults
+	// MaxReportRecords bounds the records one pilot report reads; default
+	// 200,000. A report over more says it is cut (records_cut).
+	MaxReportRecords int
+	Faults           Faults
 }
 
 // skew is the clock skew guard allows past expires_at (docs/receipts.md):
@@ -138,6 +141,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	if cfg.ReadLimit == 0 {
 		cfg.ReadLimit = 10 * time.Second
+	}
+	if cfg.MaxReportRecords <= 0 {
+		cfg.MaxReportRecords = defaultMaxReportRecords
 	}
 	if cfg.MaxBody == 0 {
 		cfg.MaxBody = core.MaxRequestBytes
