@@ -151,3 +151,51 @@ func handoffCases(t testing.TB) []goldenCase {
 	add("malformed page hands nothing", continuityRequest(lock, []string{`{"tools":[{"name":"get_issue","description":"a","description":"b"}]}`}, "enforce"))
 	return cs
 }
+
+// approveCoverageVectors are approve's vectors of the coverage extension:
+// what the new lockfile would pin of a changed member or of changed
+// instructions must be named by the person (a tool) or approved
+// (approve_instructions), whether the record is a continuity record or a
+// lock_check answer (which compares the seed's four parts alone).
+func approveCoverageVectors(t testing.TB) []opVector {
+	rich := richTools()
+	lock := richLock(t)
+	one := func(ts []obj) []string { return []string{page(t, ts, "")} }
+	changes := memberChanges()
+	title, instructions := changes[0], changes[7]
+	var vs []opVector
+	add := func(name string, request obj) {
+		request["approved_at"] = checkNow
+		vs = append(vs, opVector{Op: "approve", Name: name, Request: request})
+	}
+	record := func(c memberChange) obj {
+		var rec obj
+		json.Unmarshal(call(t, "continuity_check", richRequest(lock, c.handshake, one(c.tools(rich)), "enforce")), &rec)
+		return rec
+	}
+	lockCheck := func(c memberChange) obj {
+		var answer obj
+		json.Unmarshal(call(t, "lock_check", obj{"lock": lock, "pages": one(c.tools(rich))}), &answer)
+		return answer
+	}
+	observed := func(c memberChange) obj { return richObserved(c.handshake, one(c.tools(rich))) }
+	add("record of changed instructions left unapproved refused",
+		obj{"record": record(instructions), "lock": lock, "observed": observed(instructions), "names": []any{}})
+	add("record of changed instructions approved",
+		obj{"record": record(instructions), "lock": lock, "observed": observed(instructions), "names": []any{}, "approve_instructions": true})
+	add("lock_check answer with changed instructions left unapproved refused",
+		obj{"record": lockCheck(instructions), "lock": lock, "observed": observed(instructions), "names": []any{}})
+	add("lock_check answer with changed instructions approved",
+		obj{"record": lockCheck(instructions), "lock": lock, "observed": observed(instructions), "names": []any{}, "approve_instructions": true})
+	noHandshake := observed(instructions)
+	delete(noHandshake, "handshake_result")
+	add("instructions approved without the handshake refused",
+		obj{"record": record(instructions), "lock": lock, "observed": noHandshake, "names": []any{}, "approve_instructions": true})
+	add("lock_check answer with a title change left unnamed refused",
+		obj{"record": lockCheck(title), "lock": lock, "observed": observed(title), "names": []any{}})
+	add("lock_check answer with a title change named",
+		obj{"record": lockCheck(title), "lock": lock, "observed": observed(title), "names": []any{"get_issue"}})
+	add("record of other pages with a title change left unnamed refused",
+		obj{"record": record(changes[8]), "lock": lock, "observed": observed(title), "names": []any{}})
+	return vs
+}

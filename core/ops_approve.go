@@ -85,18 +85,30 @@ func opApprove(r req.Obj) (canon.Value, error) {
 	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
-	if approveInstructions {
-		if !srv.handshake {
-			rd.Fail(cerr.New(cerr.BadRequest, "%s needs %s: the instructions approved are those the handshake gave", rd.Field("approve_instructions"), rd.Field("observed.handshake_result")))
-			return canon.Value{}, rd.Err()
-		}
-		a.sightings = slices.DeleteFunc(a.sightings, func(s sighting) bool { return s.observation == string(policy.InstructionsChanged) })
+	if approveInstructions && !srv.handshake {
+		rd.Fail(cerr.New(cerr.BadRequest, "%s needs %s: the instructions approved are those the handshake gave", rd.Field("approve_instructions"), rd.Field("observed.handshake_result")))
+		return canon.Value{}, rd.Err()
 	}
-	if refusal, refused := judgeApproval(a.sightings, names); refused {
+	// A lock_check answer was recomputed from the request's tools: what the
+	// new lockfile would pin beyond its observations is judged with them. A
+	// record's own observations are judged first (a record that compared
+	// nothing is refused before its tools are read), then with those.
+	if a.recomputed {
+		a.sightings = append(a.sightings, pinnedChanges(a.sightings, f.Crawlcheck, srv, obs.Tools)...)
+	}
+	if refusal, refused := judgeApproval(unlessApproved(a.sightings, approveInstructions), names); refused {
 		return refusal, nil
 	}
 	if !a.recomputed {
 		obs = recordMadeFrom(rd, src, f, a, serverName)
+		if err := rd.Err(); err != nil {
+			return canon.Value{}, err
+		}
+		if more := pinnedChanges(a.sightings, f.Crawlcheck, srv, obs.Tools); len(more) > 0 {
+			if refusal, refused := judgeApproval(unlessApproved(append(a.sightings, more...), approveInstructions), names); refused {
+				return refusal, nil
+			}
+		}
 	}
 	var newLock []byte
 	chosen := canon.NullValue()
@@ -120,6 +132,50 @@ func opApprove(r req.Obj) (canon.Value, error) {
 		canon.M("format", canon.Str(f.Format())),
 		canon.M("server_name", chosen),
 	), nil
+}
+
+// unlessApproved drops instructions_changed from seen when the person
+// approved the instructions (approve_instructions).
+func unlessApproved(seen []sighting, instructions bool) []sighting {
+	if !instructions {
+		return seen
+	}
+	return slices.DeleteFunc(slices.Clone(seen), func(s sighting) bool { return s.observation == string(policy.InstructionsChanged) })
+}
+
+// pinnedChanges are the changes the new lockfile would pin that seen does
+// not name: what the old lockfile's coverage says of the tools and the
+// handshake approved (ts, srv) against what it approved. A lock_check answer
+// compares only the seed's four parts, and a record is tied to the tools by
+// tools_sha256, which covers those parts alone; without this, a title,
+// _meta or instructions change the person was never asked about would be
+// pinned on the side.
+func pinnedChanges(seen []sighting, old *lock.Crawlcheck, srv approvedSource, ts []tools.Tool) []sighting {
+	if old == nil || old.Coverage == nil {
+		return nil
+	}
+	cov := old.Coverage
+	var out []sighting
+	add := func(s sighting) {
+		if !slices.Contains(seen, s) && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	for i := range ts {
+		approved, ok := cov.Tools[ts[i].Name]
+		if !ok {
+			continue // an added tool: named as tool_added
+		}
+		for _, m := range tools.Members {
+			if !canon.Same(ts[i].MemberHash(m), approved[m]) {
+				add(sighting{ts[i].Name, string(continuity.MemberObservation(m))})
+			}
+		}
+	}
+	if srv.handshake && cov.HasInstructions && !canon.Equal(srv.instructions, cov.Instructions) {
+		add(sighting{observation: string(policy.InstructionsChanged)})
+	}
+	return out
 }
 
 // approvedCoverage is the coverage of a re-approved list: its tools'

@@ -294,6 +294,7 @@ func opVectors(t testing.TB) []opVector {
 	vs = append(vs, nullDescriptionVectors()...)
 	vs = append(vs, tooManyPagesVectors(t)...)
 	vs = append(vs, hostFactVectors(t)...)
+	vs = append(vs, approveCoverageVectors(t)...)
 	vs = append(vs, logVectors(t)...)
 	vs = append(vs, pilotVectors(t)...)
 	vs = append(vs, correctionVectors(t)...)

@@ -3,6 +3,7 @@ package core
 import (
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/internal/canon"
+	"github.com/crawlcheck/verifier/core/internal/continuity"
 	"github.com/crawlcheck/verifier/core/internal/req"
 	"github.com/crawlcheck/verifier/core/internal/scan"
 )
@@ -19,6 +20,22 @@ func opScan(r req.Obj) (canon.Value, error) {
 	var srv scan.Server
 	if rd.Has("instructions") {
 		srv = scan.Server{Instructions: rd.Str("instructions", false), HasInstructions: true}
+	}
+	// The handshake's result as the server sent it: the core reads its
+	// instructions, so a host shows the scan of what it is about to approve
+	// without reading the handshake itself.
+	if raw, ok, err := r.Raw("handshake_result"); err != nil {
+		rd.Fail(err)
+	} else if ok && !rd.Failed() {
+		if srv.HasInstructions {
+			rd.Fail(cerr.New(cerr.BadRequest, "give either %s or %s, not both", rd.Field("instructions"), rd.Field("handshake_result")))
+		}
+		_, instructions, herr := continuity.ReadHandshake(raw)
+		if herr != nil {
+			rd.Fail(cerr.New(cerr.BadRequest, "%s could not be read (%s)", rd.Field("handshake_result"), herr))
+		}
+		text, _ := instructions.Str()
+		srv = scan.Server{Instructions: text, HasInstructions: true}
 	}
 	if err := rd.Err(); err != nil {
 		return canon.Value{}, err

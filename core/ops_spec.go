@@ -187,6 +187,7 @@ var opSpecs = []OpSpec{
 		Request: concat(toolSourceFields, []Field{
 			may("names", "array of strings", "tools of the list whose findings to keep (the whole list still counts for references between tools)"),
 			may("instructions", "string", "the server's instructions (the handshake's), scanned first as text the model reads: their findings have `tool` \"\" and `part` `/instructions`, and `names` does not filter them"),
+			may("handshake_result", "document", "instead of `instructions`: the handshake's result as the server sent it (`observed.handshake_result`), whose instructions the core reads and scans"),
 		}),
 		Result: []Field{
 			need("findings", "array", "`{tool, part, key, offset, length, kind, rule, severity, span, hidden?}`: `part` a JSON Pointer into the tool (`/name`, `/description`, `/inputSchema/…`, `/annotations/…`, `/title`, `/outputSchema/…`, `/_meta/…`, an unknown member's name), or `/instructions` with `tool` \"\", `key` true when the text is the member name there, `offset` and `length` in bytes of the text's UTF-8, `span` the matched text (at most `max_span` bytes), `hidden` the ASCII tag characters spell"),

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -75,8 +76,30 @@ func cmdApprove(c *cli, args []string) error {
 		}
 		return err
 	}
+	// The lock check compares the seed's four parts alone; the continuity
+	// check of the same observation also names a changed member (title,
+	// _meta, …) and changed instructions, with their word diff. Every tool
+	// either names is shown and approved, and the instructions with them
+	// when their diff was shown: the core's approve refuses a change left
+	// unnamed.
+	rec, err := preflight.Check(preflight.Request{Settings: settings, Lock: lock, Observation: obs, Now: now})
+	if err != nil {
+		return err
+	}
 	opts.ServerName = info.ServerName
 	opts.Names = slices.Concat(chk.Added, chk.Removed, chk.Modified)
+	scanned := slices.Concat(chk.Added, chk.Modified)
+	var instructions []diffOp
+	for _, f := range rec.Observations {
+		if f.Tool != "" && !slices.Contains(opts.Names, f.Tool) {
+			opts.Names = append(opts.Names, f.Tool)
+			scanned = append(scanned, f.Tool)
+		}
+		if d := instructionsDiff(f.Detail); d != nil {
+			instructions = d
+		}
+	}
+	opts.Instructions = instructions != nil
 	newLock, err := preflight.Approve(chk.Raw, lock, obs, opts)
 	if err != nil {
 		return lockRefused(tg, err)
@@ -95,9 +118,25 @@ func cmdApprove(c *cli, args []string) error {
 		show = c.stderr
 	}
 	printDiff(show, d)
-	printScanOf(show, "\nscan of the tools to approve", obs, slices.Concat(chk.Added, chk.Modified))
+	for _, f := range rec.Observations {
+		if f.Tool != "" && !slices.Contains(slices.Concat(chk.Added, chk.Removed, chk.Modified), f.Tool) {
+			say(show, "changed   %s (%s)\n", f.Tool, f.Observation)
+		}
+	}
+	printScanOf(show, "\nscan of the tools to approve", obs, scanned)
+	question := "Approve these tools? [y/N] "
+	if instructions != nil {
+		say(show, "\nthe server's instructions changed:\n")
+		printTextDiff(show, instructions)
+		if s, err := preflight.ScanInstructions(obs); err != nil {
+			say(show, "scan of the instructions to approve: not run: %s\n", err)
+		} else {
+			printScan(show, "scan of the instructions to approve", s)
+		}
+		question = "Approve these tools and the server's instructions? [y/N] "
+	}
 	if !*yes {
-		say(c.stderr, "Approve these tools? [y/N] ")
+		say(c.stderr, "%s", question)
 		answer, _ := bufio.NewReader(c.stdin).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
 			return blocked("not approved; %s is unchanged", *lockPath)
@@ -120,6 +159,18 @@ func cmdApprove(c *cli, args []string) error {
 	}
 	say(c.stdout, "approved: wrote %s (%d tools, sha256 %s)\n", dest, written.Count, written.SHA256)
 	return nil
+}
+
+// instructionsDiff is the word diff of the server's instructions an
+// observation's detail carries (instructions_changed), or nil.
+func instructionsDiff(detail json.RawMessage) []diffOp {
+	var d struct {
+		InstructionsDiff []diffOp `json:"instructions_diff"`
+	}
+	if len(detail) == 0 || json.Unmarshal(detail, &d) != nil {
+		return nil
+	}
+	return d.InstructionsDiff
 }
 
 // pageTexts are the pages the new lockfile was made from, for diff's side

@@ -132,16 +132,20 @@ func printDetail(w io.Writer, detail json.RawMessage) {
 		printTextDiff(w, d.DescriptionDiff)
 		return
 	}
+	if ops := instructionsDiff(detail); ops != nil {
+		printTextDiff(w, ops)
+		return
+	}
 	say(w, "      %s\n", detail)
 }
 
-// diffOp is one segment of a description_diff.
+// diffOp is one segment of a description_diff or instructions_diff.
 type diffOp struct {
 	Op   string `json:"op"`
 	Text string `json:"text"`
 }
 
-// printTextDiff writes a description diff one segment a line: "=" kept,
+// printTextDiff writes a description or instructions diff one segment a line: "=" kept,
 // "-" removed, "+" inserted.
 func printTextDiff(w io.Writer, ops []diffOp) {
 	for _, op := range ops {

@@ -3,6 +3,7 @@ package preflight
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -68,6 +69,21 @@ func ScanTools(obs Observation, names []string) (Scan, error) {
 	}
 	if names != nil {
 		req["names"] = names
+	}
+	return scanOp(req)
+}
+
+// ScanInstructions scans the server's instructions as the handshake of obs
+// gave them (the core reads them of the handshake's result): what a person
+// approving an instructions change is shown. No tool's findings are kept.
+func ScanInstructions(obs Observation) (Scan, error) {
+	if obs.HandshakeResult == nil {
+		return Scan{}, errors.New("the observation has no handshake result to read the instructions of")
+	}
+	facts := observedJSON(obs)
+	req := map[string]any{"pages": facts["pages"], "names": []string{}, "handshake_result": facts["handshake_result"]}
+	if v, ok := facts["page_cap_reached"]; ok {
+		req["page_cap_reached"] = v
 	}
 	return scanOp(req)
 }

@@ -489,6 +489,21 @@ func (s *Session) check(ctx context.Context, obs Observation, refreshed bool) (R
 // that saw the same change adds no observation: its lock check is a
 // reading, not a refusal.)
 func (s *Session) Confirm(names ...string) (Record, error) {
+	return s.confirm(names, false)
+}
+
+// ConfirmInstructions is Confirm that also approves a change of the
+// server's instructions (instructions_changed): the caller has shown a
+// person the record's word diff of them (the observation's
+// instructions_diff, each segment escaped as every server string is) and
+// the person approved them with the tools named. Confirm refuses a record with that change,
+// since nobody named it; the new lockfile pins the instructions and the
+// server as the handshake gave them.
+func (s *Session) ConfirmInstructions(names ...string) (Record, error) {
+	return s.confirm(names, true)
+}
+
+func (s *Session) confirm(names []string, instructions bool) (Record, error) {
 	s.checkMu.Lock()
 	defer s.checkMu.Unlock()
 	s.mu.Lock()
@@ -497,7 +512,7 @@ func (s *Session) Confirm(names ...string) (Record, error) {
 	if stopErr != nil {
 		return Record{}, stopErr
 	}
-	newLock, err := Approve(rec.Raw, lock, obs, ApproveOptions{Names: names, Now: s.cfg.Now(), SigningKey: s.cfg.SigningKey})
+	newLock, err := Approve(rec.Raw, lock, obs, ApproveOptions{Names: names, Now: s.cfg.Now(), SigningKey: s.cfg.SigningKey, Instructions: instructions})
 	if err != nil {
 		return Record{}, fmt.Errorf("preflight: confirm (record %s): %w", rec.RecordSHA256, err)
 	}

@@ -144,6 +144,11 @@ export interface ScanRequest {
    * findings have `tool` "" and `part` `/instructions`, and `names` does not filter them
    */
   instructions?: string;
+  /**
+   * instead of `instructions`: the handshake's result as the server sent it
+   * (`observed.handshake_result`), whose instructions the core reads and scans
+   */
+  handshake_result?: Document;
 }
 
 /** The result of scan. */

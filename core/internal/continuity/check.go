@@ -460,6 +460,10 @@ func (c *check) compare() {
 	c.compareMembers()
 }
 
+// MemberObservation names the observation of a change in a covered member
+// (tools.Members), for the check and for approve alike.
+func MemberObservation(member string) policy.Observation { return memberObservations[member] }
+
 // memberObservations names the observation of a change in each covered member.
 var memberObservations = map[string]policy.Observation{
 	tools.MemberTitle: policy.TitleChanged, tools.MemberOutputSchema: policy.OutputSchemaChanged,

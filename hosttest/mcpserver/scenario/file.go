@@ -31,6 +31,12 @@ type File struct {
 	// {"name":"crawlcheck-scenario","version":"1.0.0"}.
 	Server *ServerInfo `json:"server,omitempty"`
 
+	// Instructions are the server's instructions in the handshake's answer
+	// (initialize and server/discover); empty sends none. An
+	// {"op":"instructions"} mutation changes them for the sessions that
+	// start after it.
+	Instructions string `json:"instructions,omitempty"`
+
 	// Handshake selects which handshakes are answered: "both" (default),
 	// "initialize" (server/discover gets -32601, as from a server written
 	// before 2026-07-28) or "discover" (initialize gets -32022, unsupported
@@ -104,12 +110,16 @@ type Mutation struct {
 //   - {"op":"remove","name":N}: remove every tool object named N.
 //   - {"op":"replace","name":N,"tool":...}: replace the first tool named N
 //     with these bytes.
+//   - {"op":"instructions","text":T}: the server's instructions become T
+//     ("" for none) for every session that starts after the mutation (an
+//     instructions rug pull; a session's handshake is already answered).
 type Op struct {
 	Op    string          `json:"op"`
 	Name  string          `json:"name,omitempty"`
 	Tool  json.RawMessage `json:"tool,omitempty"`
 	Set   json.RawMessage `json:"set,omitempty"`
 	Unset []string        `json:"unset,omitempty"`
+	Text  *string         `json:"text,omitempty"`
 }
 
 // Load reads and validates a scenario file.
@@ -253,8 +263,12 @@ func (o *Op) validate() error {
 		if o.Name == "" {
 			return fmt.Errorf("remove needs name")
 		}
+	case "instructions":
+		if o.Text == nil {
+			return fmt.Errorf("instructions needs text")
+		}
 	default:
-		return fmt.Errorf("op %q: want edit, add, remove or replace", o.Op)
+		return fmt.Errorf("op %q: want edit, add, remove, replace or instructions", o.Op)
 	}
 	return nil
 }

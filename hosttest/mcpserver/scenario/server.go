@@ -29,29 +29,54 @@ const placeholderTool = "crawlcheck-scenario-list-changed"
 
 // Server serves one scenario over stdio or streamable HTTP.
 type Server struct {
-	file  *File
-	state *State
-	sdk   *mcp.Server
-	log   *log.Logger
+	file     *File
+	state    *State
+	log      *log.Logger
+	versions []string // the protocol versions the SDK offers; nil: its own
+
+	mu sync.Mutex
+	// sdks are the SDK servers sessions were started on, the newest last:
+	// one per value of the instructions (the SDK's are fixed when it is
+	// made), each of them notified of a change to the list.
+	sdks         []*mcp.Server
+	instructions string // the newest's
 }
 
 // New builds the server for a validated scenario file. logger receives one
 // line per mutation and per error; it must not be stdout when serving stdio.
 func New(f *File, logger *log.Logger) *Server {
-	var versions []string
+	s := &Server{file: f, state: NewState(f), log: logger}
 	switch f.Handshake {
 	case "initialize":
-		versions = slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v >= modernVersion })
+		s.versions = slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v >= modernVersion })
 	case "discover":
-		versions = []string{modernVersion}
+		s.versions = []string{modernVersion}
 	}
-	sdk := mcp.NewServer(&mcp.Implementation{Name: f.Server.Name, Version: f.Server.Version}, &mcp.ServerOptions{
+	s.sdks, s.instructions = []*mcp.Server{s.newSDK(f.Instructions)}, f.Instructions
+	return s
+}
+
+// newSDK is an SDK server whose handshake gives these instructions.
+func (s *Server) newSDK(instructions string) *mcp.Server {
+	return mcp.NewServer(&mcp.Implementation{Name: s.file.Server.Name, Version: s.file.Server.Version}, &mcp.ServerOptions{
 		// The SDK's registry stays empty (tools/list is answered below the
 		// SDK), so the tools capability is declared here.
-		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: *f.ListChanged}},
-		SupportedProtocolVersions: versions,
+		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: *s.file.ListChanged}},
+		SupportedProtocolVersions: s.versions,
+		Instructions:              instructions,
 	})
-	return &Server{file: f, state: NewState(f), sdk: sdk, log: logger}
+}
+
+// sdk is the SDK server a session starting now is served by: one whose
+// handshake gives the instructions the state has now.
+func (s *Server) sdk() *mcp.Server {
+	now := s.state.Instructions()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if now != s.instructions {
+		s.sdks, s.instructions = append(s.sdks, s.newSDK(now)), now
+	}
+	return s.sdks[len(s.sdks)-1]
 }
 
 // An answer is how the scenario handles one incoming JSON-RPC call.
@@ -148,11 +173,16 @@ func errorFrame(id json.RawMessage, code int, msg string, data json.RawMessage) 
 // is added and removed (the SDK debounces the two into one notification);
 // clients never see it, because tools/list is answered by the scenario.
 func (s *Server) notifyListChanged() {
-	s.sdk.AddTool(&mcp.Tool{Name: placeholderTool, InputSchema: map[string]any{"type": "object"}},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return &mcp.CallToolResult{}, nil
-		})
-	s.sdk.RemoveTools(placeholderTool)
+	s.mu.Lock()
+	sdks := slices.Clone(s.sdks)
+	s.mu.Unlock()
+	for _, sdk := range sdks {
+		sdk.AddTool(&mcp.Tool{Name: placeholderTool, InputSchema: map[string]any{"type": "object"}},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
+		sdk.RemoveTools(placeholderTool)
+	}
 }
 
 // Mutate applies an admin mutation (see State.ApplyAdmin) and sends the
@@ -177,7 +207,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.ReadCloser, out io.Writer
 	}
 	w := &frameWriter{w: out}
 	t := &stdioTransport{inner: &mcp.IOTransport{Reader: in, Writer: w}, s: s, w: w}
-	ss, err := s.sdk.Connect(ctx, t, nil)
+	ss, err := s.sdk().Connect(ctx, t, nil)
 	if err != nil {
 		return fmt.Errorf("connecting stdio session: %w", err)
 	}
@@ -260,7 +290,7 @@ func (c *interceptConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // stream that carries legacy notifications) only from a stateful one, so
 // requests are routed by their MCP-Protocol-Version header.
 func (s *Server) Handler() http.Handler {
-	getServer := func(*http.Request) *mcp.Server { return s.sdk }
+	getServer := func(*http.Request) *mcp.Server { return s.sdk() }
 	stateful := mcp.NewStreamableHTTPHandler(getServer, nil)
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Stateless: true})
 	mux := http.NewServeMux()

@@ -15,20 +15,22 @@ import (
 type State struct {
 	file *File
 
-	mu        sync.Mutex
-	tools     []json.RawMessage
-	completed int      // listings whose last page has been answered
-	applied   []bool   // per file.Mutations
-	applyLog  []int    // file index of each applied mutation, -1 for ad-hoc
-	calls     []string // the name of every tools/call received, in order
+	mu           sync.Mutex
+	tools        []json.RawMessage
+	instructions string   // the handshake's, for sessions starting now
+	completed    int      // listings whose last page has been answered
+	applied      []bool   // per file.Mutations
+	applyLog     []int    // file index of each applied mutation, -1 for ad-hoc
+	calls        []string // the name of every tools/call received, in order
 }
 
 // NewState starts a scenario with the file's tools.
 func NewState(f *File) *State {
 	return &State{
-		file:    f,
-		tools:   append([]json.RawMessage(nil), f.Tools...),
-		applied: make([]bool, len(f.Mutations)),
+		file:         f,
+		tools:        append([]json.RawMessage(nil), f.Tools...),
+		instructions: f.Instructions,
+		applied:      make([]bool, len(f.Mutations)),
 	}
 }
 
@@ -176,12 +178,17 @@ func (s *State) ApplyAdmin(body []byte) (notify bool, err error) {
 // Ops are applied to a copy so that a failing op changes nothing.
 func (s *State) applyLocked(i int, m Mutation) (notify bool, err error) {
 	tools := append([]json.RawMessage(nil), s.tools...)
+	instructions := s.instructions
 	for j, op := range m.Ops {
+		if op.Op == "instructions" {
+			instructions = *op.Text
+			continue
+		}
 		if tools, err = applyOp(tools, op); err != nil {
 			return false, fmt.Errorf("mutation %d op %d (%s %q): %w", i, j, op.Op, op.Name, err)
 		}
 	}
-	s.tools = tools
+	s.tools, s.instructions = tools, instructions
 	if i >= 0 {
 		s.applied[i] = true
 	}
@@ -228,6 +235,13 @@ func indexTool(tools []json.RawMessage, name string) int {
 		}
 	}
 	return -1
+}
+
+// Instructions are the server's instructions for a session starting now.
+func (s *State) Instructions() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.instructions
 }
 
 // Called records a tools/call for name (any name, offered or not).

@@ -185,6 +185,7 @@ def scan(
     page_cap_reached: Optional[bool] = None,
     names: Optional[Sequence[str]] = None,
     instructions: Optional[str] = None,
+    handshake_result: Optional[Document] = None,
 ) -> ScanResult:
     """The approval scan of a tool list (docs/scan.md): the `scan_at_approval` object make_lock
     pins. Findings are ordered by tool (the server's instructions first, then canonical name
@@ -203,6 +204,7 @@ def scan(
                 page_cap_reached=page_cap_reached,
                 names=names,
                 instructions=instructions,
+                handshake_result=handshake_result,
             ),
         ),
     )
