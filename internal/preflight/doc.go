@@ -17,7 +17,9 @@
 // apply) while taking each page from the recorded bytes.
 //
 // The context bounds the whole observation: a server that never answers
-// becomes FailureTimeout, one that cannot be reached FailureUnavailable. A
+// becomes the fault FaultTimeout, one that cannot be reached
+// FaultConnectRefused (a fault is a code the core words into the record's
+// check_timeout or server_unavailable: docs/continuity.md, Host faults). A
 // page that is not JSON is kept verbatim and ends the listing; the core
 // reports it as response_malformed. See docs/preflight.md.
 package preflight
