@@ -92,6 +92,7 @@ function lazyApi(starting) {
     record: null,
     consultation: null,
     confirm: wait("confirm"),
+    confirmInstructions: wait("confirmInstructions"),
     recheck: wait("recheck"),
     tools: wait("tools"),
     assertAllowed: wait("assertAllowed"),

@@ -126,6 +126,11 @@ export interface Continuity {
   readonly consultation: Json | null;
   /** Re-approves the named tools' changes (a person's act); the new record. */
   confirm(...toolNames: string[]): Promise<ContinuityRecord>;
+  /**
+   * confirm that also approves a change of the server's instructions
+   * (instructions_changed), whose word diff the person was shown.
+   */
+  confirmInstructions(...toolNames: string[]): Promise<ContinuityRecord>;
   /** Observes and checks again. */
   recheck(): Promise<ContinuityRecord>;
   /** The checked tools the record lets through. */

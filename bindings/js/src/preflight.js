@@ -440,9 +440,11 @@ class Gate {
   /**
    * Re-approves the current record's tool list through the core's approve
    * op, writes the lockfile atomically (signed with signingKey when set)
-   * and checks the same pages against it.
+   * and checks the same pages against it. instructions approves a change
+   * of the server's instructions too (approve_instructions): the person
+   * was shown its word diff; the core then pins the observed handshake.
    */
-  confirm(names) {
+  confirm(names, { instructions = false } = {}) {
     return this.serial(async () => {
       if (this.err) throw this.err;
       const rec = this.record;
@@ -451,8 +453,15 @@ class Gate {
       if (!this.lockPath) throw new PreflightError("crawlcheck: confirm: the lockfile was given as bytes; give its path to rewrite it");
       const observed = observedRequest(obs);
       const req = { record: enc.encode(rec.raw), lock: this.lock, names, approved_at: this.nowText() };
-      if (observed.pages) req.pages = observed.pages;
-      if (observed.page_cap_reached) req.page_cap_reached = true;
+      if (instructions) {
+        // The instructions approved are the ones the handshake gave: the
+        // core reads them of the observed facts.
+        req.observed = observed;
+        req.approve_instructions = true;
+      } else {
+        if (observed.pages) req.pages = observed.pages;
+        if (observed.page_cap_reached) req.page_cap_reached = true;
+      }
       if (this.cont.serverName) req.server_name = this.cont.serverName;
       let a;
       try {
@@ -654,6 +663,12 @@ export function continuityApi(g) {
     },
     /** Re-approves the named tools' changes (a person's act) and returns the new record. */
     confirm: (...names) => g.confirm(names),
+    /**
+     * confirm that also approves a change of the server's instructions
+     * (instructions_changed): the person was shown the record's
+     * instructions_diff, escaped, and approved it with the tools named.
+     */
+    confirmInstructions: (...names) => g.confirm(names, { instructions: true }),
     /** Observes and checks again, whether or not the server announced a change. */
     recheck: () =>
       g.serial(async () => {

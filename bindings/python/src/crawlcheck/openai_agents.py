@@ -149,6 +149,11 @@ class ContinuityMCPServer(MCPServer):
         """Re-approves the named tools (McpPreflight.confirm)."""
         return await (await self._preflight()).confirm(*names)
 
+    async def confirm_instructions(self, *names: str) -> Dict[str, Any]:
+        """Re-approves the named tools and the server's changed instructions
+        (McpPreflight.confirm_instructions)."""
+        return await (await self._preflight()).confirm_instructions(*names)
+
     @property
     def record(self) -> Optional[Dict[str, Any]]:
         """The newest record; None before the first check."""

@@ -1412,14 +1412,28 @@ class McpPreflight:
         pages of the current record (refusing unless every changed tool is
         named and the list was read whole), it is signed with signing_key when
         one is set, written atomically over the lockfile, and the same pages
-        are checked against it. Returns that record."""
+        are checked against it. Returns that record. A change of the
+        server's instructions is no tool's: it is refused unnamed here, and
+        approved by confirm_instructions."""
+        return await self._confirm(list(names), False)
+
+    async def confirm_instructions(self, *names: str) -> Dict[str, Any]:
+        """confirm that also approves a change of the server's instructions
+        (``instructions_changed``; the core's ``approve_instructions``): a
+        person read the record's ``instructions_diff``, each segment escaped
+        (``crawlcheck.escape_text``), and approved the new instructions with the
+        tools named. The new lockfile pins the instructions and the server
+        as the handshake gave them."""
+        return await self._confirm(list(names), True)
+
+    async def _confirm(self, names: List[str], instructions: bool) -> Dict[str, Any]:
         async with self._check_lock:
             rec, raw = self._current()
             obs = self._obs
             now = format_time(self.now())
             if self.lock_path is None:
                 raise PreflightError("crawlcheck: confirm: the lockfile was given as bytes; give its path to rewrite it")
-            data = self._approve(rec, raw, obs, list(names), now).encode("utf-8")
+            data = self._approve(rec, raw, obs, names, now, instructions).encode("utf-8")
             write_atomic(self.lock_path, data, 0o644)
             self._lock_bytes = data
             # The proof beside the lockfile was of the one just replaced: the
@@ -1433,11 +1447,16 @@ class McpPreflight:
             await self._settle(obs)
             return self._current()[0]
 
-    def _approve(self, rec: Dict[str, Any], raw: bytes, obs: Observation, names: List[str], now: str) -> str:
+    def _approve(self, rec: Dict[str, Any], raw: bytes, obs: Observation, names: List[str], now: str, instructions: bool) -> str:
         """The core's approve op on the current record and its pages, as the Go
-        preflight asks it (bindings/go/preflight, Approve)."""
+        preflight asks it (internal/preflight, Approve)."""
         req: Dict[str, Any] = {"record": raw, "lock": self._lock_bytes, "names": names, "approved_at": now}
-        if not obs.failure:
+        if instructions:
+            # The instructions approved are the ones the handshake gave: the
+            # core reads them of the observed facts.
+            req["observed"] = obs.observed()
+            req["approve_instructions"] = True
+        elif not obs.failure:
             facts = obs.observed()
             for k in ("pages", "page_cap_reached"):
                 if k in facts:
