@@ -173,7 +173,6 @@ class Gate {
   /** Reads and verifies the lockfile, opens the log and the issuer: before any byte is sent. */
   async open() {
     this.cc = await load(this.cont.core);
-    this.effects = new Effects(this.cc);
     if (this.lockPath) {
       try {
         this.lock = readRegularFile(this.lockPath, MAX_LOCK_BYTES);
@@ -317,7 +316,8 @@ class Gate {
     let seen = this.cap.rec.listChanged;
     let obs = await this.observe();
     let [rec, cons] = await this.check(obs, false);
-    if (rec.effect === "refresh") {
+    // The core's handoff says when to check once more (a refresh effect).
+    if (rec.handoff.session === "check_again") {
       seen = this.cap.rec.listChanged;
       obs = await this.observe();
       [rec, cons] = await this.check(obs, true);
@@ -405,7 +405,9 @@ class Gate {
     });
     if (this.err) throw this.err;
     const rec = this.record;
-    if (this.effects.stopped(rec.effect)) {
+    // Nothing is handed over or called unless the core's handoff says the
+    // session proceeds, as the Go preflight's gate decides.
+    if (rec.handoff.session !== "proceed") {
       throw new ContinuityRefused(this.refusalText(rec), { effect: rec.effect, record: rec });
     }
     return { rec, obs: this.obs };

@@ -1100,8 +1100,9 @@ class McpPreflight:
     async def _settle(self, obs: Observation, seen: Optional[int] = None) -> None:
         try:
             rec, raw, cons = await self._check(obs, refreshed=False)
-            if rec.get("effect") == REFRESH:
-                # refresh asks once more, the issuer too (spec §4).
+            if self._handoff(rec).get("session") == "check_again":
+                # The core's handoff of a refresh: ask once more, the issuer
+                # too (spec §4).
                 if self._connected:
                     obs, seen = await self._observe()
                 rec, raw, cons = await self._check(obs, refreshed=True)
@@ -1354,7 +1355,9 @@ class McpPreflight:
             if self._connected and self._tap.changes > self._seen:
                 await self._recheck()
             rec, raw = self._current()
-            if stopped(str(rec.get("effect", ""))):
+            # Nothing is handed over or called unless the core's handoff says
+            # the session proceeds, as the Go preflight's gate decides.
+            if self._handoff(rec).get("session") != "proceed":
                 raise ContinuityRefused(rec, raw, effect=str(rec.get("effect")))
             return rec, raw, self._obs
 
