@@ -117,15 +117,15 @@ func codePoints(s string) string {
 }
 
 // changedTools are the tools of a record a person re-approving must read:
-// added or changed, and so present in the observed list.
+// those an observation names that the observed list offers (rec.Tools), so
+// added or changed, whichever member changed; a removed tool is not
+// offered. No observation name is read here: the core's record says which
+// tools its observations are about.
 func changedTools(rec preflight.Record) []string {
 	var names []string
 	for _, o := range rec.Observations {
-		switch o.Observation {
-		case "tool_added", "description_changed", "schema_changed", "annotations_changed", "tool_changed":
-			if o.Tool != "" && !slices.Contains(names, o.Tool) {
-				names = append(names, o.Tool)
-			}
+		if _, offered := rec.Tools[o.Tool]; offered && o.Tool != "" && !slices.Contains(names, o.Tool) {
+			names = append(names, o.Tool)
 		}
 	}
 	slices.Sort(names)
