@@ -654,7 +654,7 @@
       verdict.appendChild(
         el(
           "p",
-          { class: `badge ${rec.effect === "proceed" || rec.effect === "proceed_recorded" ? "good" : "bad"}`, "data-testid": "effect" },
+          { class: `badge ${rec.proceeds ? "good" : "bad"}`, "data-testid": "effect" },
           `In ${rec.mode} mode the effect is `,
           el("strong", {}, rec.effect),
           `: ${EFFECT_MEANS[rec.effect] || ""}.`,
