@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -79,8 +80,10 @@ func cmdCheck(c *cli, args []string) error {
 	if isf.url != "" && src.tools != "" && src.url == "" {
 		return usagef("--issuer: a receipt speaks about an endpoint: with --tools, name the server with --url")
 	}
-	if sf.mode != "observe" && sf.mode != "review" && sf.mode != "enforce" {
-		return usagef("--mode %q: observe, review or enforce", sf.mode)
+	// The modes are the core's (its rule table); refused before any byte
+	// is sent.
+	if !slices.Contains(preflight.Modes(), sf.mode) {
+		return usagef("--mode %q: one of %s", sf.mode, strings.Join(preflight.Modes(), ", "))
 	}
 	settings, err := sf.settings()
 	if err != nil {

@@ -22,7 +22,7 @@ func cmdScan(c *cli, args []string) error {
 	if _, err := c.parse(fs, args, 0); err != nil {
 		return err
 	}
-	if *failOn != "off" && (*failOn == "none" || !slices.Contains(preflight.ScanSeverities, *failOn)) {
+	if *failOn != "off" && (*failOn == "none" || !slices.Contains(preflight.ScanSeverities(), *failOn)) {
 		return usagef("--fail-on %q: low, medium, high or off", *failOn)
 	}
 	tg, ok, err := src.target()

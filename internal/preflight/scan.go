@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/crawlcheck/verifier/internal/corecall"
 )
@@ -46,13 +47,48 @@ func (s Scan) Listed() int {
 	return n
 }
 
-// AtLeast reports whether the scan's severity is at least sev.
+// AtLeast reports whether the scan's severity is at least sev, in the
+// order of the core's scan rules. A severity they do not name ranks as the
+// strongest on the scan's side, so an unknown one fails a --fail-on.
 func (s Scan) AtLeast(sev string) bool {
-	return slices.Index(ScanSeverities, s.Severity) >= slices.Index(ScanSeverities, sev)
+	order := ScanSeverities()
+	got, min := slices.Index(order, s.Severity), slices.Index(order, sev)
+	return got < 0 || got >= min
 }
 
-// ScanSeverities are the severities, weakest first.
-var ScanSeverities = []string{"none", "low", "medium", "high"}
+// ScanSeverities are the severities of the core's scan rules (the rules
+// op's scan_rules.severities), weakest first, read once; nil when the core
+// cannot answer (unreachable with a working core).
+var ScanSeverities = sync.OnceValue(func() []string {
+	var rules struct {
+		ScanRules struct {
+			Severities []string `json:"severities"`
+		} `json:"scan_rules"`
+	}
+	if corecall.Into("rules", struct{}{}, &rules) != nil {
+		return nil
+	}
+	return rules.ScanRules.Severities
+})
+
+// Modes are the modes of the core's rule table (the rules op's
+// rules.modes), sorted, read once; nil when the core cannot answer.
+var Modes = sync.OnceValue(func() []string {
+	var rules struct {
+		Rules struct {
+			Modes map[string]string `json:"modes"`
+		} `json:"rules"`
+	}
+	if corecall.Into("rules", struct{}{}, &rules) != nil {
+		return nil
+	}
+	out := make([]string, 0, len(rules.Rules.Modes))
+	for m := range rules.Rules.Modes {
+		out = append(out, m)
+	}
+	slices.Sort(out)
+	return out
+})
 
 // ScanTools scans the tools of an observation; names, when not nil, keeps
 // the findings of those tools (the whole list still counts for references
