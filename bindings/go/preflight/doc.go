@@ -21,6 +21,7 @@
 //	sess.ListTools(ctx, nil) // the checked tools, withheld ones left out
 //	sess.CallTool(ctx, p)    // *RefusedError for a withheld tool or a stopped session
 //	sess.Confirm("get_item") // a person approved the change: new lockfile, new record
+//	sess.ConfirmInstructions() // a person read the instructions' word diff and approved it
 //
 // With Config.Issuer set, every check also asks an issuer for a signed lock
 // check of the pages read, judges the answer with the core's guard, and
