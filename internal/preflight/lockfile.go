@@ -229,9 +229,7 @@ func Approve(record, lock []byte, obs Observation, o ApproveOptions) ([]byte, er
 	if o.SigningKey == "" {
 		return []byte(*a.Lock), nil
 	}
-	if a.Format != FormatCrawlcheck {
-		return nil, errors.New("an agentgate.lock cannot be signed; use the crawlcheck format to sign")
-	}
+	// The core's sign_lock refuses an agentgate.lock (lock_unsupported).
 	return SignLock([]byte(*a.Lock), o.SigningKey)
 }
 

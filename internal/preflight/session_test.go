@@ -435,6 +435,17 @@ func TestSessionAgentgateConfirm(t *testing.T) {
 	if !bytes.Contains(lock, []byte(`"lockfileVersion": 1`)) || !bytes.Contains(lock, []byte(`"shop"`)) {
 		t.Errorf("the re-approved lockfile is not the agentgate.lock of shop:\n%s", lock)
 	}
+	// Signing it is the core's refusal (sign_lock), not a rule of the host.
+	obs := observeOnce(t, s)
+	check, err := preflight.CheckLock(lock, "shop", obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, _ := testKey(t, "test-operator.json")
+	var ce *preflight.CoreError
+	if _, err := preflight.Approve(check.Raw, lock, obs, preflight.ApproveOptions{Now: testNow, ServerName: "shop", SigningKey: seed}); !errors.As(err, &ce) || ce.Code != preflight.ErrLockUnsupported {
+		t.Errorf("signing an agentgate.lock: %v, want the core's lock_unsupported", err)
+	}
 }
 
 func TestCaptureFailedFailsClosed(t *testing.T) {

@@ -480,8 +480,12 @@ class Gate {
       }
       let lock = a.lock;
       if (this.cont.signingKey) {
-        if (a.format === "agentgate.lock") throw new PreflightError("crawlcheck: confirm: an agentgate.lock cannot be signed; use the crawlcheck format to sign");
-        lock = this.cc.signLock({ lock: enc.encode(lock), private_key: this.cont.signingKey }).lock;
+        // The core's sign_lock refuses an agentgate.lock (lock_unsupported).
+        try {
+          lock = this.cc.signLock({ lock: enc.encode(lock), private_key: this.cont.signingKey }).lock;
+        } catch (e) {
+          throw new PreflightError(`crawlcheck: confirm: ${e instanceof CoreError ? `${e.code}: ${this.cc.shown(e.coreMessage)}` : e.message}`, { cause: e });
+        }
       }
       const bytes = enc.encode(lock);
       writeFileAtomic(this.lockPath, bytes, 0o644);

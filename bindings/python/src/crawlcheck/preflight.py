@@ -1480,9 +1480,11 @@ class McpPreflight:
             )
         lock = str(a["lock"])
         if self.signing_key:
-            if a.get("format") != "crawlcheck-mcp-lock":
-                raise PreflightError("crawlcheck: confirm: an agentgate.lock cannot be signed; use the crawlcheck format to sign")
-            lock = str(sign_lock(lock=lock.encode("utf-8"), private_key=self.signing_key)["lock"])
+            # The core's sign_lock refuses an agentgate.lock (lock_unsupported).
+            try:
+                lock = str(sign_lock(lock=lock.encode("utf-8"), private_key=self.signing_key)["lock"])
+            except CoreError as e:
+                raise PreflightError(f"crawlcheck: confirm: {e.code}: {show(e.message)}") from e
         return lock
 
 
