@@ -33,12 +33,17 @@ class CoreError(CrawlcheckError):
 
 def encode_request(request: Mapping[str, Any]) -> Tuple[bytes, Optional[bytes]]:
     """The request's bytes and its attachments (None when there are none)."""
-    frames: List[bytes] = []
+    # Each frame's length prefix and its bytes, in order: joined once at the
+    # end, so a document is copied once into the attachments (a prefix
+    # concatenated to each frame first copied every document twice).
+    parts: List[Any] = []
 
     def walk(v: Any) -> Any:
         if isinstance(v, (bytes, bytearray, memoryview)):
-            frames.append(bytes(v))
-            return {"$raw": len(frames) - 1}
+            i = len(parts) // 2
+            parts.append(struct.pack("<I", memoryview(v).nbytes))
+            parts.append(v)
+            return {"$raw": i}
         if isinstance(v, Mapping):
             return {str(k): walk(x) for k, x in v.items()}
         if isinstance(v, (list, tuple)):
@@ -48,10 +53,9 @@ def encode_request(request: Mapping[str, Any]) -> Tuple[bytes, Optional[bytes]]:
     body = walk(request)
     text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     req = text.encode("utf-8")
-    if not frames:
+    if not parts:
         return req, None
-    att = b"".join(struct.pack("<I", len(f)) + f for f in frames)
-    return req, att
+    return req, b"".join(parts)
 
 
 def call_bytes(op: str, request: bytes, attachments: Optional[bytes] = None) -> bytes:
