@@ -399,10 +399,17 @@ func (s *Service) fail(w http.ResponseWriter, err error) {
 	}
 }
 
-// storeError is a store failure: nothing was signed.
+// storeError is a store failure: the request gets no signed answer. What
+// the core signed for it was either rolled back with its transaction (its
+// batch failed, and it failed again committed alone: the batch's other
+// answers were committed and sent) or committed and then not answered (its
+// log proof could not be read). Either way no client holds an answer the
+// store does not, and no nonce is answered twice.
 type storeError struct{ err error }
 
-func (e *storeError) Error() string { return "the store failed, nothing was signed: " + e.err.Error() }
+func (e *storeError) Error() string {
+	return "the store failed, no signed answer was sent: " + e.err.Error()
+}
 
 func (e *storeError) Unwrap() error { return e.err }
 
