@@ -190,6 +190,30 @@ func continuityCases(t testing.TB) []goldenCase {
 	add("log consistency unavailable", lf.check(t, "enforce", obj{"proof": lf.proof(12), "checkpoint": lf.checkpoint(10), "consistency_unavailable": true}))
 	add("unsigned refused once an operator key is given", with(continuityRequest(lock, one(base), "enforce"), "operator_keys", []any{operator.PublicKey}))
 	add("signed by a retired issuer key", signedCheck(signDoc(t, lock, loadKey(t, "test-issuer-retired"), true), nil))
+	// The issuer's live directory, as a host with pinned issuer keys fetched
+	// it at this check (pinned_keys and fetched_key_directory): guard's rule
+	// for the baseline (docs/keys.md, Following the issuer's directory).
+	retiredKey := loadKey(t, "test-issuer-retired")
+	live := func(doc obj, fetched string, pins ...testKey) obj {
+		r := continuityRequest(doc, one(base), "enforce")
+		var ps []any
+		for _, k := range pins {
+			ps = append(ps, obj{"kid": k.KID, "public_key": k.PublicKey})
+		}
+		r["pinned_keys"] = ps
+		if fetched != "" {
+			r["fetched_key_directory"] = fetched
+		}
+		return r
+	}
+	rotated := deepCopy(directory)
+	rotated["keys"].([]any)[0].(obj)["status"] = "retired"
+	add("live directory: the pinned key verifies", live(signed, string(mustJSON(t, directory)), issuer, retiredKey))
+	add("live directory: it lacks the pinned key, the pin decides", live(signed, `{"kind":"crawlcheck-key-directory","v":1,"issuer":"test-issuer.crawlcheck.invalid","keys":[]}`, issuer))
+	add("live directory: it retired the pinned key", live(signed, string(mustJSON(t, rotated)), issuer, retiredKey))
+	add("live directory: a key it holds but nobody pinned", live(signed, string(mustJSON(t, directory)), retiredKey))
+	add("live directory unreadable: the pins alone, service_unavailable", with(live(signed, "", issuer), "issuer", obj{"url": "https://issuer.example",
+		"step": "key_directory", "error": "request.fetched_key_directory: the issuer's key directory is refused: its keys are not an array"}))
 	legacySigned := signDoc(t, legacy, issuer, true)
 	partsAdded := deepCopy(legacySigned)
 	partsAdded["parts"] = lock["parts"]

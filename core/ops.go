@@ -132,14 +132,21 @@ func keysOf(rd *req.Reader) sig.Keys {
 		}
 		k.Directory = d
 	}
+	k.Operator = operatorKeys(rd)
+	return k
+}
+
+// operatorKeys reads operator_keys.
+func operatorKeys(rd *req.Reader) []ed25519.PublicKey {
+	var out []ed25519.PublicKey
 	for i, p := range rd.Strings("operator_keys") {
 		pub, err := sig.PublicKey(p)
 		if !rd.In("operator_keys["+canon.Int(int64(i)).String()+"]", err) {
-			return k
+			return out
 		}
-		k.Operator = append(k.Operator, pub)
+		out = append(out, pub)
 	}
-	return k
+	return out
 }
 
 func opVerifyLock(r req.Obj) (canon.Value, error) {

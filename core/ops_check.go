@@ -10,6 +10,7 @@ import (
 	"github.com/crawlcheck/verifier/core/internal/lock"
 	"github.com/crawlcheck/verifier/core/internal/policy"
 	"github.com/crawlcheck/verifier/core/internal/req"
+	"github.com/crawlcheck/verifier/core/internal/sig"
 	"github.com/crawlcheck/verifier/core/internal/tools"
 )
 
@@ -363,7 +364,7 @@ func continuityInput(r req.Obj) (continuity.Input, error) {
 		}
 	}
 	in.ExpectedPolicyVersion = rd.Str("expected_policy_version", false)
-	in.Keys = keysOf(rd)
+	in.Keys = sig.Keys{Directory: baselineKeys(rd), Operator: operatorKeys(rd)}
 	in.RequireSigned = rd.OptBool("require_signed_baseline")
 	in.Evidence = evidenceOf(rd)
 	if o, ok := rd.Object("issuer"); ok {

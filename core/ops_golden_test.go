@@ -168,6 +168,10 @@ func opVectors(t testing.TB) []opVector {
 
 	good := continuityRequest(lock, one(base), "enforce")
 	add("continuity_check", "missing now", with(good, "now", nil))
+	pinIssuer := []any{obj{"kid": "test-issuer-2026", "public_key": "R2+nOTqJ24B+Bub9jH6p+WWS7P39GRzcQVzBDMKGvUQ="}}
+	add("continuity_check", "live directory unreadable", with(with(good, "pinned_keys", pinIssuer), "fetched_key_directory", `{"kind":"crawlcheck-key-directory","v":1,"keys":{}}`))
+	add("continuity_check", "live directory not JSON", with(with(good, "pinned_keys", pinIssuer), "fetched_key_directory", `<html>`))
+	add("continuity_check", "live directory without pins", with(good, "fetched_key_directory", `{"kind":"crawlcheck-key-directory","v":1,"keys":[]}`))
 	add("continuity_check", "unknown mode", with(good, "mode", "audit"))
 	add("continuity_check", "unknown field", with(good, "operator_key", operator.PublicKey))
 	add("continuity_check", "integrity lowered without override", with(good, "policy", operatorPolicy(func(p obj) {

@@ -86,11 +86,23 @@ func opGuard(r req.Obj) (canon.Value, error) {
 }
 
 // receiptKeys reads the keys a receipt may be signed with: the issuer's
-// key directory and the keys the deployment pinned. At least one is needed:
-// with neither, no receipt could ever be trusted, which is a configuration
-// mistake, not an answer. A directory the host fetched from the issuer
-// (fetched_key_directory) counts only for the pinned keys (pinnedOnly).
+// key directory and the keys the deployment pinned (issuerKeys). At least
+// one is needed: with neither, no receipt could ever be trusted, which is a
+// configuration mistake, not an answer.
 func receiptKeys(rd *req.Reader) (*sig.Directory, []guard.PinnedKey) {
+	dir, pinned := issuerKeys(rd)
+	if !rd.Failed() && dir == nil && len(pinned) == 0 {
+		rd.Fail(cerr.New(cerr.BadRequest, "%s or %s is required: without keys no receipt can be trusted", rd.Field("key_directory"), rd.Field("pinned_keys")))
+	}
+	return dir, pinned
+}
+
+// issuerKeys reads the issuer's keys a request names: key_directory (the
+// operator's copy, trusted as it is), pinned_keys, and
+// fetched_key_directory (the directory as the host fetched it from the
+// issuer, which counts only for the pinned keys: pinnedOnly). guard judges
+// a receipt, and continuity_check a baseline, by this one rule.
+func issuerKeys(rd *req.Reader) (*sig.Directory, []guard.PinnedKey) {
 	var dir *sig.Directory
 	if doc, ok := rd.Doc("key_directory"); ok {
 		d, err := sig.ParseDirectory(doc)
@@ -125,10 +137,32 @@ func receiptKeys(rd *req.Reader) (*sig.Directory, []guard.PinnedKey) {
 			rd.Fail(err)
 		}
 	}
-	if !rd.Failed() && dir == nil && len(pinned) == 0 {
-		rd.Fail(cerr.New(cerr.BadRequest, "%s or %s is required: without keys no receipt can be trusted", rd.Field("key_directory"), rd.Field("pinned_keys")))
-	}
 	return dir, pinned
+}
+
+// baselineKeys are the issuer keys continuity_check verifies a lockfile
+// by, under guard's rule (issuerKeys, guard.judgeKey): a key of the
+// directory is judged by its status and window; a pinned key the
+// directory does not hold vouches as pinned, since the pins alone decide
+// what the directory does not say. So an issuer's live directory, fetched
+// at each check, can retire a pinned key for the baseline as for a
+// receipt, and vouch for no other key.
+func baselineKeys(rd *req.Reader) *sig.Directory {
+	dir, pinned := issuerKeys(rd)
+	if len(pinned) == 0 {
+		return dir
+	}
+	out := &sig.Directory{}
+	if dir != nil {
+		*out = *dir
+		out.Keys = slices.Clone(dir.Keys)
+	}
+	for _, p := range pinned {
+		if _, held := out.Lookup(p.ID); !held {
+			out.Keys = append(out.Keys, sig.Key{ID: p.ID, Public: p.Public, Status: sig.StatusActive})
+		}
+	}
+	return out
 }
 
 // pinnedOnly reads the key directory a host fetched from the issuer

@@ -122,6 +122,8 @@ var continuityRequestFields = concat([]Field{
 	may("policy", "document", "the operator's policy (default: the default policy)"),
 	may("expected_policy_version", "string", ""),
 }, keyFields, []Field{
+	may("pinned_keys", "array of `{kid, public_key}`", "issuer keys the deployment pinned: the baseline is judged by guard's rule (a pinned key the directory holds by its status and window, one it does not hold as pinned)"),
+	may("fetched_key_directory", "document", "instead of `key_directory`, with `pinned_keys`: the issuer's live directory as the host fetched it at this check (`GET /api/v1/keys`), handed over as received; only its pinned keys (same `kid` and `public_key`) are kept, and one the core cannot read is `issuer_keys_invalid` (the issuer's fault: check again without it, with `issuer.step` `key_directory` and the error's message)"),
 	may("require_signed_baseline", "bool", "overrides the policy"),
 	may("evidence", "array of `{observation, detail?}`", "observations from signed evidence"),
 	may("issuer", "object `{url, guard?, step?, error?, unavailable?}`", "what the issuer asked said: `guard` (its answer, judged), or `step` (`key_directory` or `lock_check`) and `error` (the host's text of what failed) when it gave none, which also adds the evidence `service_unavailable` with detail `{issuer, operation, step, error, fallback}`; `unavailable` (text only, no evidence) is the older form"),

@@ -25,8 +25,9 @@ import (
 // and the Go preflight get a verified baseline from GET lock?url= of a real
 // server, a signed lock check guard accepts, a replay that reproduces it,
 // and with the service down the local fallback with service_unavailable on
-// the record; then a whole key rotation followed through the live
-// directory. The JS and Python hosts run the same walk in their suites
+// the record; then a whole key rotation, each host following the live
+// directory itself (the pinned keys, and GET /api/v1/keys fetched at every
+// check). The JS and Python hosts run the same walk in their suites
 // (bindings/js/test/realissuer.test.js, bindings/python/tests/test_real_issuer.py).
 
 var (
@@ -182,12 +183,26 @@ func (r record) trust() string {
 	return r.Baseline.Trust
 }
 
+// keySource is how a host is told which issuer keys vouch: the operator's copy
+// of the key directory (a file), or pinned keys with the issuer's live
+// directory, which the host fetches at each check.
+type keySource struct {
+	dirPath string
+	pins    []preflight.PinnedKey
+}
+
 // cliCheck runs crawlcheck check --issuer and answers its record.
-func (s *stack) cliCheck(lockPath, dirPath, issuer string) record {
+func (s *stack) cliCheck(lockPath string, k keySource, issuer string) record {
 	s.t.Helper()
-	cmd := exec.Command(bins.cli, "check", "--lock", lockPath, "--url", s.mcp, "--issuer", issuer, "--issuer-keys", dirPath,
-		"--issuer-timeout", "3s", "--json", "--log", filepath.Join(s.t.TempDir(), "records.jsonl"))
-	out, err := cmd.Output()
+	args := []string{"check", "--lock", lockPath, "--url", s.mcp, "--issuer", issuer,
+		"--issuer-timeout", "3s", "--json", "--log", filepath.Join(s.t.TempDir(), "records.jsonl")}
+	if k.dirPath != "" {
+		args = append(args, "--issuer-keys", k.dirPath)
+	}
+	for _, p := range k.pins {
+		args = append(args, "--issuer-pin", p.KID+":"+p.PublicKey)
+	}
+	out, err := exec.Command(bins.cli, args...).Output()
 	if _, ok := err.(*exec.ExitError); err != nil && !ok {
 		s.t.Fatal(err)
 	}
@@ -203,15 +218,18 @@ func (s *stack) cliCheck(lockPath, dirPath, issuer string) record {
 
 // goCheck opens a Go preflight session with the issuer and answers its
 // first record.
-func (s *stack) goCheck(lockPath, dirPath, issuer string) record {
+func (s *stack) goCheck(lockPath string, k keySource, issuer string) record {
 	s.t.Helper()
-	dir, err := os.ReadFile(dirPath)
-	if err != nil {
-		s.t.Fatal(err)
+	var dir []byte
+	if k.dirPath != "" {
+		var err error
+		if dir, err = os.ReadFile(k.dirPath); err != nil {
+			s.t.Fatal(err)
+		}
 	}
 	recs := make(chan preflight.Record, 4)
 	cfg := preflight.Config{LockPath: lockPath, Settings: preflight.Settings{KeyDirectory: dir},
-		Issuer:   &preflight.Issuer{URL: issuer, Timeout: 3 * time.Second},
+		Issuer:   &preflight.Issuer{URL: issuer, PinnedKeys: k.pins, Timeout: 3 * time.Second},
 		LogPath:  filepath.Join(s.t.TempDir(), "records.jsonl"),
 		OnRecord: func(r preflight.Record) { recs <- r }, Timeout: 15 * time.Second}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -229,7 +247,7 @@ func (s *stack) goCheck(lockPath, dirPath, issuer string) record {
 
 type host struct {
 	name  string
-	check func(s *stack, lockPath, dirPath, issuer string) record
+	check func(s *stack, lockPath string, k keySource, issuer string) record
 }
 
 var hosts = []host{{"cli", (*stack).cliCheck}, {"go", (*stack).goCheck}}
@@ -241,7 +259,7 @@ func TestHostsAgainstTheIssuer(t *testing.T) {
 			s := newStack(t)
 			lock := s.get("/api/v1/mcp/lock?url=" + s.mcp)
 			lockPath, dirPath := s.files(lock)
-			r := h.check(s, lockPath, dirPath, s.issuer)
+			r := h.check(s, lockPath, keySource{dirPath: dirPath}, s.issuer)
 			if r.Effect != "proceed" || r.trust() != "verified" || r.Issuer == nil || r.Issuer.PolicyResult != "proceed" || r.Issuer.EvidenceLevel != "C" {
 				t.Fatalf("against the issuer: effect %s, baseline %s, observations %v, issuer %+v", r.Effect, r.trust(), r.names(), r.Issuer)
 			}
@@ -265,7 +283,7 @@ func TestHostsAgainstTheIssuer(t *testing.T) {
 			}
 			// The service down: the local comparison, service_unavailable.
 			s.stopIss()
-			down := h.check(s, lockPath, dirPath, s.issuer)
+			down := h.check(s, lockPath, keySource{dirPath: dirPath}, s.issuer)
 			if !contains(down.names(), "service_unavailable") || !contains(down.names(), "unchanged") || down.Effect != "pause" {
 				t.Errorf("service down: effect %s, observations %v", down.Effect, down.names())
 			}
@@ -273,31 +291,45 @@ func TestHostsAgainstTheIssuer(t *testing.T) {
 	}
 }
 
-// TestRotationThroughTheHosts: each host following the live directory sees
-// verified, verified during the overlap, the retired key after retire, and
-// verified again after resign.
+// TestRotationThroughTheHosts: each host following the live directory
+// itself (the keys the operator pinned, and the directory the host fetches
+// from the issuer at each check; no copy handed to it) sees verified,
+// verified during the overlap, the retired key after retire, and verified
+// again after resign. The operator pins the new key when it is made, as it
+// would learn of it out of band (keys directory on the issuer's machine).
 func TestRotationThroughTheHosts(t *testing.T) {
 	for _, h := range hosts {
 		t.Run(h.name, func(t *testing.T) {
 			s := newStack(t)
 			lock := s.get("/api/v1/mcp/lock?url=" + s.mcp)
-			// step checks once against the directory the issuer serves now:
-			// the baseline's trust, and the observation that judged it.
+			var pins []preflight.PinnedKey
+			pinAll := func() {
+				var dir struct{ Keys []preflight.PinnedKey }
+				if err := json.Unmarshal([]byte(s.run(bins.issuer, "keys", "directory", "--dir", s.keys)), &dir); err != nil || len(dir.Keys) == 0 {
+					t.Fatalf("keys directory: %v", err)
+				}
+				pins = dir.Keys
+			}
+			// step checks once, the host fetching the directory the issuer
+			// serves now: the baseline's trust, and the observation that
+			// judged it.
 			step := func(name string, lock []byte, want, wantObs string) {
 				t.Helper()
-				lockPath, dirPath := s.files(lock)
-				r := h.check(s, lockPath, dirPath, s.issuer)
-				if r.trust() != want || !contains(r.names(), wantObs) || (wantObs != "baseline_untrusted" && contains(r.names(), "baseline_untrusted")) {
+				lockPath := filepath.Join(t.TempDir(), "crawlcheck.lock.json")
+				os.WriteFile(lockPath, lock, 0o644)
+				r := h.check(s, lockPath, keySource{pins: pins}, s.issuer)
+				if r.trust() != want || !contains(r.names(), wantObs) || (wantObs != "baseline_untrusted" && contains(r.names(), "baseline_untrusted")) || contains(r.names(), "service_unavailable") {
 					t.Fatalf("%s: baseline %s, observations %v; want %s and %s (effect %s)", name, r.trust(), r.names(), want, wantObs, r.Effect)
 				}
 			}
+			pinAll()
+			first := pins[0].KID
 			step("before", lock, "verified", "unchanged")
-			var dir struct{ Keys []struct{ KID string } }
-			json.Unmarshal(s.get("/api/v1/keys"), &dir)
 			s.run(bins.issuer, "keys", "rotate", "--dir", s.keys, "--overlap", "1h")
+			pinAll()
 			time.Sleep(1100 * time.Millisecond) // the new key's not_before is to the second
 			step("overlap", lock, "verified", "unchanged")
-			s.run(bins.issuer, "keys", "retire", "--dir", s.keys, "--kid", dir.Keys[0].KID)
+			s.run(bins.issuer, "keys", "retire", "--dir", s.keys, "--kid", first)
 			step("retired", lock, "untrusted/retired_key", "key_retired")
 			step("resigned", s.post("/api/v1/mcp/lock/resign", map[string]any{"lock": string(lock)}), "verified", "unchanged")
 		})

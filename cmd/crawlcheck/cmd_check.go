@@ -170,7 +170,7 @@ func cmdCheck(c *cli, args []string) error {
 			if cons, err = issuer.Consult(context.Background(), q); err != nil {
 				return preflight.Record{}, err
 			}
-			req.Evidence, req.Issuer = cons.Evidence, cons.Trace()
+			req.Use(cons)
 		}
 		rec, err := preflight.Check(req)
 		if err != nil {

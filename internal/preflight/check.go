@@ -50,6 +50,12 @@ type Request struct {
 	Evidence    []Evidence
 	// Issuer is what the issuer asked said, for the record; nil when none was.
 	Issuer *IssuerTrace
+	// PinnedKeys and FetchedKeyDirectory judge the baseline without
+	// Settings.KeyDirectory: the issuer keys the deployment pinned, and the
+	// issuer's live directory as fetched at this check (Request.Use), of
+	// which only the pinned keys count (docs/keys.md).
+	PinnedKeys          []PinnedKey
+	FetchedKeyDirectory []byte
 	// PrevRecordSHA256 chains this record to the one before it in a log.
 	PrevRecordSHA256 string
 	// Refreshed marks the one re-check a refresh effect asks for.
@@ -91,6 +97,12 @@ func Check(r Request) (Record, error) {
 	if r.KeyDirectory != nil {
 		req["key_directory"] = corecall.Text(r.KeyDirectory)
 	}
+	if len(r.PinnedKeys) > 0 {
+		req["pinned_keys"] = r.PinnedKeys
+	}
+	if r.FetchedKeyDirectory != nil {
+		req["fetched_key_directory"] = corecall.Text(r.FetchedKeyDirectory)
+	}
 	if len(r.Evidence) > 0 {
 		req["evidence"] = r.Evidence
 	}
@@ -108,6 +120,15 @@ func Check(r Request) (Record, error) {
 	}
 	raw, err := corecall.Call("continuity_handoff", req)
 	var ce *corecall.Error
+	if errors.As(err, &ce) && ce.Code == ErrIssuerKeysInvalid && r.FetchedKeyDirectory != nil && r.Issuer != nil {
+		// The live directory is the issuer's garbage, not the deployment's
+		// mistake: the record says so (service_unavailable at the step
+		// key_directory, in the core's words), and the pins alone judge
+		// the baseline, as guard judges a receipt without a directory.
+		delete(req, "fetched_key_directory")
+		req["issuer"] = IssuerTrace{URL: r.Issuer.URL, Step: "key_directory", Error: ce.Message}
+		raw, err = corecall.Call("continuity_handoff", req)
+	}
 	if errors.As(err, &ce) && ce.Code == "input_too_large" && len(r.Observation.Pages) > 0 {
 		// The server's pages made the check larger than the core takes
 		// (with the lockfile and the rest): that is the server's doing,

@@ -93,6 +93,23 @@ type Consultation struct {
 	// observations as they are (none when the issuer gave no answer:
 	// Trace says why, and the core adds service_unavailable).
 	Evidence []Evidence
+	// pins and fetched are the issuer keys the baseline is judged by when
+	// the deployment keeps no copy of the issuer's directory: the pinned
+	// keys, and the directory as fetched at this consultation (nil when it
+	// was not fetched, or the core could not read it). The one fetch serves
+	// guard and the baseline, so both are judged by the same directory.
+	pins    []PinnedKey
+	fetched []byte
+}
+
+// Use hands the continuity check what the consultation gave it: guard's
+// evidence, the issuer member, and without the operator's copy of the key
+// directory the pinned keys and the live directory fetched (continuity_check's
+// pinned_keys and fetched_key_directory), so the baseline follows the
+// issuer's rotation as the receipts do.
+func (r *Request) Use(c Consultation) {
+	r.Evidence, r.Issuer = c.Evidence, c.Trace()
+	r.PinnedKeys, r.FetchedKeyDirectory = c.pins, c.fetched
 }
 
 // Trace is what the continuity check records of this consultation (its
@@ -218,7 +235,7 @@ func (c *IssuerClient) Consult(ctx context.Context, q ServiceQuery) (Consultatio
 	}
 	pages, reading, ok := wholeList(obs)
 	if !ok {
-		return Consultation{}, nil
+		return Consultation{pins: c.baselinePins()}, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
@@ -232,6 +249,10 @@ func (c *IssuerClient) Consult(ctx context.Context, q ServiceQuery) (Consultatio
 			return c.unavailable("key_directory", err), nil
 		}
 	}
+	withFetched := func(cons Consultation) Consultation {
+		cons.fetched = fetched
+		return cons
+	}
 
 	body := map[string]any{"lock": corecall.Text(q.Lock), "pages": pages, "subject": obs.Endpoint}
 	if q.Settings.ServerName != "" {
@@ -239,7 +260,7 @@ func (c *IssuerClient) Consult(ctx context.Context, q ServiceQuery) (Consultatio
 	}
 	answer, err := c.post(ctx, "/api/v1/mcp/lock/check", body)
 	if err != nil {
-		return c.unavailable("lock_check", err), nil
+		return withFetched(c.unavailable("lock_check", err)), nil
 	}
 
 	c.mu.Lock()
@@ -285,7 +306,18 @@ func (c *IssuerClient) Consult(ctx context.Context, q ServiceQuery) (Consultatio
 	if err := c.keep(g.SeenNonces); err != nil {
 		return Consultation{}, err
 	}
-	return Consultation{Asked: true, URL: c.cfg.URL, Guard: raw, PolicyResult: g.PolicyResult, EvidenceLevel: g.EvidenceLevel, Evidence: g.Observations}, nil
+	return withFetched(Consultation{Asked: true, URL: c.cfg.URL, Guard: raw, PolicyResult: g.PolicyResult, EvidenceLevel: g.EvidenceLevel, Evidence: g.Observations,
+		pins: c.baselinePins()}), nil
+}
+
+// baselinePins are the pinned keys the baseline is judged by: none when
+// the deployment keeps its own copy of the directory (Settings.KeyDirectory
+// vouches for the baseline then, as without an issuer).
+func (c *IssuerClient) baselinePins() []PinnedKey {
+	if c.directory != nil {
+		return nil
+	}
+	return c.cfg.PinnedKeys
 }
 
 // wholeList returns the observation's pages as the core takes them and the
@@ -320,6 +352,7 @@ func (c *IssuerClient) unavailable(step string, err error) Consultation {
 		Unavailable: step + ": " + err.Error(),
 		step:        step,
 		err:         err.Error(),
+		pins:        c.baselinePins(),
 	}
 }
 

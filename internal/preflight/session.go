@@ -445,7 +445,7 @@ func (s *Session) check(ctx context.Context, obs Observation, refreshed bool) (R
 		if err != nil {
 			return Record{}, cons, fmt.Errorf("preflight: %w", err)
 		}
-		req.Evidence, req.Issuer = cons.Evidence, cons.Trace()
+		req.Use(cons)
 	}
 	rec, err := Check(req)
 	if err != nil {

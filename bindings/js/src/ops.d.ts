@@ -377,6 +377,19 @@ export interface ContinuityCheckRequest {
   key_directory?: Document;
   /** base64 Ed25519 public keys of the operator */
   operator_keys?: string[];
+  /**
+   * issuer keys the deployment pinned: the baseline is judged by guard's rule (a pinned key the
+   * directory holds by its status and window, one it does not hold as pinned)
+   */
+  pinned_keys?: RequestValue[];
+  /**
+   * instead of `key_directory`, with `pinned_keys`: the issuer's live directory as the host fetched
+   * it at this check (`GET /api/v1/keys`), handed over as received; only its pinned keys (same
+   * `kid` and `public_key`) are kept, and one the core cannot read is `issuer_keys_invalid` (the
+   * issuer's fault: check again without it, with `issuer.step` `key_directory` and the error's
+   * message)
+   */
+  fetched_key_directory?: Document;
   /** overrides the policy */
   require_signed_baseline?: boolean;
   /** observations from signed evidence */
@@ -461,6 +474,19 @@ export interface ContinuityHandoffRequest {
   key_directory?: Document;
   /** base64 Ed25519 public keys of the operator */
   operator_keys?: string[];
+  /**
+   * issuer keys the deployment pinned: the baseline is judged by guard's rule (a pinned key the
+   * directory holds by its status and window, one it does not hold as pinned)
+   */
+  pinned_keys?: RequestValue[];
+  /**
+   * instead of `key_directory`, with `pinned_keys`: the issuer's live directory as the host fetched
+   * it at this check (`GET /api/v1/keys`), handed over as received; only its pinned keys (same
+   * `kid` and `public_key`) are kept, and one the core cannot read is `issuer_keys_invalid` (the
+   * issuer's fault: check again without it, with `issuer.step` `key_directory` and the error's
+   * message)
+   */
+  fetched_key_directory?: Document;
   /** overrides the policy */
   require_signed_baseline?: boolean;
   /** observations from signed evidence */
