@@ -75,7 +75,7 @@ export class IssuerClient {
   async consult({ lock, serverName, policy, obs, now, observedPages }) {
     if (!obs.endpoint) throw new CrawlcheckError("crawlcheck: issuer: the observation names no endpoint for a receipt to speak about");
     const whole = this.#wholeList(obs, observedPages);
-    if (!whole) return { asked: false };
+    if (!whole) return { asked: false, pins: this.#baselinePins() };
     const deadline = AbortSignal.timeout(this.timeout);
 
     // Without the operator's copy, the issuer's own directory is fetched;
@@ -95,7 +95,7 @@ export class IssuerClient {
     try {
       answer = await this.#post("/api/v1/mcp/lock/check", body, deadline);
     } catch (e) {
-      return this.#unavailable("lock_check", e);
+      return { ...this.#unavailable("lock_check", e), fetched };
     }
 
     const req = {
@@ -131,7 +131,16 @@ export class IssuerClient {
       policyResult: g.policy_result,
       evidenceLevel: g.evidence_level,
       evidence: g.observations ?? [],
+      pins: this.#baselinePins(),
+      fetched,
     };
+  }
+
+  // The pinned keys the baseline is judged by: none when the deployment
+  // keeps its own copy of the directory (it vouches for the baseline then,
+  // as without an issuer).
+  #baselinePins() {
+    return this.directory ? [] : this.pins;
   }
 
   /**
@@ -165,7 +174,7 @@ export class IssuerClient {
   // service_unavailable (continuity_check's issuer step and error).
   #unavailable(step, err) {
     const error = err instanceof Error ? err.message : String(err);
-    return { asked: true, url: this.url, unavailable: `${step}: ${error}`, step, error, guard: null, evidence: [] };
+    return { asked: true, url: this.url, unavailable: `${step}: ${error}`, step, error, guard: null, evidence: [], pins: this.#baselinePins(), fetched: null };
   }
 
   #get(path, signal) {
@@ -223,6 +232,36 @@ export class IssuerClient {
       throw new CrawlcheckError(`crawlcheck: issuer replay state: ${e.message}`, { cause: e });
     }
   }
+}
+
+/**
+ * Hands the continuity check what a consultation gave it: guard's evidence,
+ * the issuer member, and without the operator's copy of the key directory
+ * the pinned keys and the live directory fetched at this consultation
+ * (pinned_keys, fetched_key_directory), so the baseline follows the
+ * issuer's rotation as the receipts do (docs/keys.md). The one fetch serves
+ * guard and the baseline: both are judged by the same directory.
+ */
+export function useConsultation(req, c) {
+  if (c.asked) {
+    if (c.evidence.length > 0) req.evidence = c.evidence;
+    req.issuer = issuerTrace(c);
+  }
+  if (c.pins?.length > 0) req.pinned_keys = c.pins;
+  if (c.fetched) req.fetched_key_directory = c.fetched;
+}
+
+/**
+ * A live directory the core cannot read (issuer_keys_invalid from the
+ * continuity check) is the issuer's garbage, not the deployment's mistake:
+ * the request again without it, the record saying service_unavailable at
+ * the step key_directory in the core's words, the pins alone judging the
+ * baseline. null when e is no such error.
+ */
+export function withoutUnreadableDirectory(req, e) {
+  if (!(e instanceof CoreError) || e.code !== "issuer_keys_invalid" || !req.fetched_key_directory || !req.issuer) return null;
+  const { fetched_key_directory: _, ...rest } = req;
+  return { ...rest, issuer: { url: req.issuer.url, step: "key_directory", error: e.coreMessage } };
 }
 
 /**

@@ -10,7 +10,7 @@ import { attach, DEFAULT_MAX_ANSWER_BYTES } from "./capture.js";
 import { handshakeFacts, observePages, observedRequest, classify } from "./observe.js";
 import { RecordLog, writeFileAtomic } from "./log.js";
 import { MAX_LOCK_BYTES, readRegularFile } from "./files.js";
-import { IssuerClient, issuerTrace, nonceStatePath } from "./issuer.js";
+import { IssuerClient, nonceStatePath, useConsultation, withoutUnreadableDirectory } from "./issuer.js";
 import { Checkpoints, checkpointPath, proofPath, readProof } from "./checkpoint.js";
 import { PilotUploader } from "./pilot.js";
 import { rmSync } from "node:fs";
@@ -355,10 +355,7 @@ class Gate {
         now,
         observedPages: observed.pages ?? [],
       });
-      if (cons.asked) {
-        if (cons.evidence.length > 0) req.evidence = cons.evidence;
-        req.issuer = issuerTrace(cons);
-      }
+      useConsultation(req, cons);
     }
     if (this.prev) req.prev_record_sha256 = this.prev;
     if (refreshed) req.refreshed = true;
@@ -368,7 +365,14 @@ class Gate {
       // The record and the core's handoff: what this record lets a host
       // hand over and call (docs/continuity.md, The handoff).
       warmed.add(this.cc);
-      const answer = this.cc.callResultText("continuity_handoff", req);
+      let answer;
+      try {
+        answer = this.cc.callResultText("continuity_handoff", req);
+      } catch (e) {
+        const again = withoutUnreadableDirectory(req, e);
+        if (!again) throw e;
+        answer = this.cc.callResultText("continuity_handoff", again);
+      }
       rec = new ContinuityRecord(handoffRecordText(answer));
       const handoff = JSON.parse(answer);
       delete handoff.record;

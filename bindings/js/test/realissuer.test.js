@@ -2,7 +2,8 @@
 // fresh keys, its real clock), not the test issuer: a verified baseline from
 // GET /api/v1/mcp/lock?url= of a real server, a receipt the guard accepts and
 // its replay, the service down → the local fallback, and a whole key
-// rotation followed through the live directory. The CLI and Go walk the same
+// rotation the session follows itself: pinned keys, and the live directory
+// it fetches at every check. The CLI and Go walk the same
 // (cmd/crawlcheck-issuer/hosts_test.go).
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -46,14 +47,18 @@ async function body(resp, what) {
 const get = async (url) => body(await fetch(url), url);
 const post = async (url, req) => body(await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(req) }), url);
 
-/** One withPreflight session against st's server; its first record. */
-async function check(t, st, lock, keyDirectory) {
+/**
+ * One withPreflight session against st's server; its first record. keys is
+ * {keyDirectory} (the operator's copy) or {pinnedKeys} (the session fetches
+ * the issuer's live directory itself).
+ */
+async function check(t, st, lock, { keyDirectory, pinnedKeys }) {
   const { Client, StreamableHTTPClientTransport } = await sdk(1);
   const lockPath = join(tempDir(t), "crawlcheck.lock.json");
   writeFileSync(lockPath, lock);
   const client = withPreflight(new Client({ name: "crawlcheck-js-test", version: "1.0.0" }), {
     lock: lockPath,
-    continuity: { keyDirectory, issuer: { url: st.iss.url, timeout: 3000 }, timeout: 5000 },
+    continuity: { keyDirectory, issuer: { url: st.iss.url, pinnedKeys, timeout: 3000 }, timeout: 5000 },
   });
   t.after(() => client.close().catch(() => {}));
   await client.connect(new StreamableHTTPClientTransport(new URL(st.server.url)));
@@ -67,7 +72,7 @@ test("against crawlcheck-issuer: a verified baseline, a receipt guard accepts an
   const st = await stack(t);
   const lock = await get(`${st.iss.url}/api/v1/mcp/lock?url=${encodeURIComponent(st.server.url)}`);
   const dir = await get(`${st.iss.url}/api/v1/keys`);
-  const rec = await check(t, st, lock, dir);
+  const rec = await check(t, st, lock, { keyDirectory: dir });
   assert.equal(rec.effect, "proceed", names(rec).join());
   assert.equal(trust(rec), "verified");
   assert.equal(rec.json.issuer.policy_result, "proceed");
@@ -78,28 +83,37 @@ test("against crawlcheck-issuer: a verified baseline, a receipt guard accepts an
 
   st.iss.stop();
   await new Promise((r) => setTimeout(r, 200));
-  const down = await check(t, st, lock, dir);
+  const down = await check(t, st, lock, { keyDirectory: dir });
   assert.equal(down.effect, "pause");
   assert.ok(names(down).includes("service_unavailable") && names(down).includes("unchanged"), names(down).join());
 });
 
-test("a key rotation through the live directory: verified → overlap → key_retired → resign → verified", async (t) => {
+test("a key rotation the session follows itself: verified → overlap → key_retired → resign → verified", async (t) => {
   const st = await stack(t);
   const lock = await get(`${st.iss.url}/api/v1/mcp/lock?url=${encodeURIComponent(st.server.url)}`);
-  // Each step checks against the directory the issuer serves now: the
-  // baseline's trust and the observation that judged it.
+  // The operator pins the issuer's keys as it learns of them out of band
+  // (keys directory on the issuer's machine); the session is handed no
+  // directory and fetches GET /api/v1/keys itself at each check.
+  let pins = [];
+  const pinAll = () => {
+    pins = JSON.parse(execFileSync(BIN, ["keys", "directory", "--dir", st.keys], { encoding: "utf8" })).keys.map((k) => ({ kid: k.kid, public_key: k.public_key }));
+  };
+  // Each step: the baseline's trust and the observation that judged it.
   const step = async (what, lockBytes, want, wantObs) => {
-    const rec = await check(t, st, lockBytes, await get(`${st.iss.url}/api/v1/keys`));
+    const rec = await check(t, st, lockBytes, { pinnedKeys: pins });
     assert.equal(trust(rec), want, `${what}: ${names(rec).join()}`);
     assert.ok(names(rec).includes(wantObs), `${what}: ${names(rec).join()}, want ${wantObs}`);
     assert.ok(wantObs === "baseline_untrusted" || !names(rec).includes("baseline_untrusted"), `${what}: ${names(rec).join()}`);
+    assert.ok(!names(rec).includes("service_unavailable"), `${what}: ${names(rec).join()}`);
   };
+  pinAll();
+  const first = pins[0].kid;
   await step("before", lock, "verified", "unchanged");
-  const { keys } = JSON.parse(new TextDecoder().decode(await get(`${st.iss.url}/api/v1/keys`)));
   execFileSync(BIN, ["keys", "rotate", "--dir", st.keys, "--overlap", "1h"]);
+  pinAll();
   await new Promise((r) => setTimeout(r, 1100)); // the new key's not_before is to the second
   await step("overlap", lock, "verified", "unchanged");
-  execFileSync(BIN, ["keys", "retire", "--dir", st.keys, "--kid", keys[0].kid]);
+  execFileSync(BIN, ["keys", "retire", "--dir", st.keys, "--kid", first]);
   await step("retired", lock, "untrusted/retired_key", "key_retired");
   const resigned = await post(`${st.iss.url}/api/v1/mcp/lock/resign`, { lock: new TextDecoder().decode(lock) });
   await step("resigned", resigned, "verified", "unchanged");
