@@ -128,21 +128,29 @@ test("pinned keys with the issuer's own directory: the core keeps of it only the
   assert.ok(names(other.client.continuity.record).includes("key_unknown"));
 });
 
-test("a fetched key directory the core cannot read: service_unavailable at the step key_directory, in the core's words", async (t) => {
-  const { createServer } = await import("node:http");
-  const srv = createServer((req, res) => res.end(req.url === "/api/v1/keys" ? '{"kind":"crawlcheck-key-directory","v":1,"keys":"all of them"}' : "{}"));
-  await new Promise((r) => srv.listen(0, "127.0.0.1", r));
-  t.after(() => srv.close());
-  const url = `http://127.0.0.1:${srv.address().port}`;
-  const s = await openSdk1(t, "stdio", { tools: TOOLS }, { continuity: { issuer: { url, pinnedKeys: [ACTIVE_KEY] } } });
-  const rec = s.client.continuity.record;
-  assert.equal(rec.effect, "pause");
-  const ev = rec.observations.find((o) => o.observation === "service_unavailable");
-  assert.deepEqual(ev.detail, {
-    issuer: url,
-    operation: "mcp.lock.check",
-    step: "key_directory",
-    error: "request.fetched_key_directory: the issuer's key directory is refused: its keys are not an array",
-    fallback: "local_comparison",
+// Whether guard reads it first (the lock check answered) or the continuity
+// check does (the lock check failed after the fetch), the record is the same.
+for (const [who, status] of [["guard", 200], ["the continuity check", 503]]) {
+  test(`a fetched key directory the core cannot read (${who} reads it): service_unavailable at the step key_directory, in the core's words`, async (t) => {
+    const { createServer } = await import("node:http");
+    const srv = createServer((req, res) => {
+      if (req.url === "/api/v1/keys") return res.end('{"kind":"crawlcheck-key-directory","v":1,"keys":"all of them"}');
+      res.statusCode = status;
+      res.end("{}");
+    });
+    await new Promise((r) => srv.listen(0, "127.0.0.1", r));
+    t.after(() => srv.close());
+    const url = `http://127.0.0.1:${srv.address().port}`;
+    const s = await openSdk1(t, "stdio", { tools: TOOLS }, { continuity: { issuer: { url, pinnedKeys: [ACTIVE_KEY] } } });
+    const rec = s.client.continuity.record;
+    assert.equal(rec.effect, "pause");
+    const ev = rec.observations.find((o) => o.observation === "service_unavailable");
+    assert.deepEqual(ev.detail, {
+      issuer: url,
+      operation: "mcp.lock.check",
+      step: "key_directory",
+      error: "request.fetched_key_directory: the issuer's key directory is refused: its keys are not an array",
+      fallback: "local_comparison",
+    });
   });
-});
+}
