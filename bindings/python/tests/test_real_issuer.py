@@ -2,7 +2,8 @@
 fresh keys, its real clock), not the test issuer: a verified baseline from
 GET /api/v1/mcp/lock?url= of a real server, a receipt the guard accepts and
 its replay, the service down → the local fallback, and a whole key rotation
-followed through the live directory. The CLI, Go and JS walk the same
+the session follows itself: pinned keys, and the live directory it fetches
+at every check. The CLI, Go and JS walk the same
 (cmd/crawlcheck-issuer/hosts_test.go, bindings/js/test/realissuer.test.js)."""
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import urllib.request
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, Iterator
+from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
 from servers import BUILD, _start, _stop
@@ -67,10 +68,16 @@ def trust(rec: Dict[str, Any]) -> str:
     return str(b["trust"]) + (f"/{b['trust_reason']}" if b.get("trust_reason") else "")
 
 
-async def check(srv: Any, tmp: Path, lock: bytes, directory: bytes, iss: str) -> Dict[str, Any]:
+async def check(
+    srv: Any, tmp: Path, lock: bytes, directory: Optional[bytes], iss: str, pins: Optional[List[Dict[str, str]]] = None
+) -> Dict[str, Any]:
+    """One session's first record: judged by the operator's copy of the key
+    directory, or (directory None) by the pins and the issuer's live
+    directory, which the session fetches itself."""
     path = tmp / f"lock-{time.monotonic_ns()}.json"
     path.write_bytes(lock)
-    async with srv.session(path, now=lambda: datetime.now(timezone.utc), key_directory=directory, issuer=Issuer(url=iss, timeout=3.0)) as s:
+    issuer = Issuer(url=iss, pinned_keys=pins or (), timeout=3.0)
+    async with srv.session(path, now=lambda: datetime.now(timezone.utc), key_directory=directory, issuer=issuer) as s:
         await s.initialize()
         assert s.record is not None
         rec: Dict[str, Any] = s.record
@@ -99,23 +106,34 @@ async def test_against_crawlcheck_issuer(tmp_path: Path) -> None:
         assert "service_unavailable" in observations(down) and "unchanged" in observations(down), observations(down)
 
 
-async def test_rotation_through_the_live_directory(tmp_path: Path) -> None:
+def pinned(keys: Path) -> List[Dict[str, str]]:
+    """The operator's pins: every key of the issuer, as it learns of them out
+    of band (keys directory on the issuer's machine)."""
+    out = subprocess.run([BIN, "keys", "directory", "--dir", str(keys)], check=True, capture_output=True).stdout
+    return [{"kid": k["kid"], "public_key": k["public_key"]} for k in json.loads(out)["keys"]]
+
+
+async def test_rotation_the_session_follows_itself(tmp_path: Path) -> None:
     keys = init_keys(tmp_path)
     async with server("http", tmp_path, tools=TOOLS) as srv:
         with issuer_service(keys) as iss:
             lock = get(iss + "/api/v1/mcp/lock?url=" + urllib.parse.quote(srv.url, safe=""))
+            pins = pinned(keys)
 
-            # Each step checks against the directory the issuer serves now:
-            # the baseline's trust and the observation that judged it.
+            # Each step: the session is handed no directory and fetches
+            # GET /api/v1/keys itself; the baseline's trust and the
+            # observation that judged it.
             async def step(what: str, lock_bytes: bytes, want: str, want_obs: str) -> None:
-                rec = await check(srv, tmp_path, lock_bytes, get(iss + "/api/v1/keys"), iss)
+                rec = await check(srv, tmp_path, lock_bytes, None, iss, pins)
                 obs = observations(rec)
                 assert trust(rec) == want and want_obs in obs, (what, trust(rec), obs)
                 assert want_obs == "baseline_untrusted" or "baseline_untrusted" not in obs, (what, obs)
+                assert "service_unavailable" not in obs, (what, obs)
 
+            first = pins[0]["kid"]
             await step("before", lock, "verified", "unchanged")
-            first = json.loads(get(iss + "/api/v1/keys"))["keys"][0]["kid"]
             subprocess.run([BIN, "keys", "rotate", "--dir", str(keys), "--overlap", "1h"], check=True, capture_output=True)
+            pins = pinned(keys)
             time.sleep(1.1)  # the new key's not_before is to the second
             await step("overlap", lock, "verified", "unchanged")
             subprocess.run([BIN, "keys", "retire", "--dir", str(keys), "--kid", first], check=True, capture_output=True)

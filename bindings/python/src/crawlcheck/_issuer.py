@@ -39,7 +39,9 @@ class Issuer:
 
     url: str
     #: ``[{"kid": ..., "public_key": ...}]``: used, without the operator's
-    #: copy of the key directory, to keep the issuer's own directory to these.
+    #: copy of the key directory, to keep the issuer's own directory to these,
+    #: for its answers and for the baseline (docs/keys.md, Following the
+    #: issuer's directory).
     pinned_keys: Sequence[Mapping[str, str]] = ()
     timeout: float = DEFAULT_ISSUER_TIMEOUT
 
@@ -60,6 +62,27 @@ class Consultation:
     policy_result: str = ""
     evidence_level: str = ""
     evidence: List[Dict[str, Any]] = field(default_factory=list)
+    #: the issuer keys the baseline is judged by without the operator's copy
+    #: of the directory: the pins, and the directory as fetched at this
+    #: consultation (None when not fetched, or the core could not read it).
+    #: The one fetch serves guard and the baseline alike.
+    pins: List[Dict[str, str]] = field(default_factory=list)
+    fetched: Optional[bytes] = None
+
+    def use(self, req: Dict[str, Any]) -> None:
+        """Hands the continuity check what the consultation gave it: guard's
+        evidence, the issuer member, and the pinned keys with the live
+        directory fetched (pinned_keys, fetched_key_directory), so the
+        baseline follows the issuer's rotation as the receipts do."""
+        if self.evidence:
+            req["evidence"] = self.evidence
+        trace = self.trace()
+        if trace is not None:
+            req["issuer"] = trace
+        if self.pins:
+            req["pinned_keys"] = self.pins
+        if self.fetched is not None:
+            req["fetched_key_directory"] = self.fetched
 
     def trace(self) -> Optional[Dict[str, Any]]:
         """continuity_check's ``issuer`` member; None when not asked."""
@@ -129,7 +152,7 @@ class IssuerClient:
             raise IssuerConfigError("issuer: the observation names no endpoint for a receipt to speak about")
         whole = _whole_list(observed)
         if whole is None:
-            return Consultation()
+            return Consultation(pins=self._baseline_pins())
         pages, reading = whole
         # Without the operator's copy, the issuer's own directory is fetched;
         # guard keeps of it only the pinned keys (fetched_key_directory).
@@ -147,9 +170,9 @@ class IssuerClient:
                     body["server_name"] = server_name
                 answer = await self._do("POST", "/api/v1/mcp/lock/check", body, deadline)
         except TimeoutError:
-            return self._unavailable(step, f"timed out after {self.timeout:g}s")
+            return self._unavailable(step, f"timed out after {self.timeout:g}s", fetched)
         except _Unavailable as e:
-            return self._unavailable(step, str(e))
+            return self._unavailable(step, str(e), fetched)
 
         try:
             g = guard(
@@ -178,7 +201,15 @@ class IssuerClient:
             policy_result=str(g.get("policy_result") or ""),
             evidence_level=str(g.get("evidence_level") or ""),
             evidence=list(g.get("observations") or []),
+            pins=self._baseline_pins(),
+            fetched=fetched,
         )
+
+    def _baseline_pins(self) -> List[Dict[str, str]]:
+        """The pinned keys the baseline is judged by: none when the deployment
+        keeps its own copy of the directory (it vouches for the baseline
+        then, as without an issuer)."""
+        return [] if self.directory is not None else self.pins
 
     async def consistency(self, start: int, end: int) -> Optional[List[str]]:
         """The consistency proof between trees of start and end entries (GET
@@ -226,11 +257,19 @@ class IssuerClient:
             raise _Unavailable(f"{method} {path}: the answer is not a JSON object: {_excerpt(answer)}")
         return answer
 
-    def _unavailable(self, step: str, err: str) -> Consultation:
+    def _unavailable(self, step: str, err: str, fetched: Optional[bytes] = None) -> Consultation:
         """An issuer that gave no answer to judge: the step that failed and
         what failed, which the core turns into the evidence
         service_unavailable (continuity_check's issuer step and error)."""
-        return Consultation(asked=True, url=self.url, unavailable=f"{step}: {err}", step=step, error=err)
+        return Consultation(
+            asked=True,
+            url=self.url,
+            unavailable=f"{step}: {err}",
+            step=step,
+            error=err,
+            pins=self._baseline_pins(),
+            fetched=fetched,
+        )
 
     def _keep(self, seen: Any) -> None:
         if not isinstance(seen, list):
@@ -239,6 +278,19 @@ class IssuerClient:
         self.seen = seen
         if self.state_path and changed:
             write_atomic(self.state_path, replay_state(seen_nonces=seen)["file"].encode("utf-8"), 0o600)
+
+
+def without_unreadable_directory(req: Dict[str, Any], e: CoreError) -> Optional[Dict[str, Any]]:
+    """A live directory the core cannot read (issuer_keys_invalid from the
+    continuity check) is the issuer's garbage, not the deployment's mistake:
+    the request again without it, the record saying service_unavailable at
+    the step key_directory in the core's words, the pins alone judging the
+    baseline. None when e is no such error."""
+    if e.code != "issuer_keys_invalid" or "fetched_key_directory" not in req or "issuer" not in req:
+        return None
+    again = {k: v for k, v in req.items() if k != "fetched_key_directory"}
+    again["issuer"] = {"url": req["issuer"]["url"], "step": "key_directory", "error": e.message}
+    return again
 
 
 def _text(b: Union[bytes, str]) -> str:

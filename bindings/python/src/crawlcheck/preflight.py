@@ -42,7 +42,7 @@ from ._frames import members as _raw_members
 from ._frames import page_of as _page_of
 from ._frames import value as _raw_value
 from ._errors import CrawlcheckError
-from ._issuer import Consultation, Issuer, IssuerClient, nonce_state_path
+from ._issuer import Consultation, Issuer, IssuerClient, nonce_state_path, without_unreadable_directory
 from ._files import MAX_LOCK_BYTES, read_regular_file
 from ._log import RecordLog, write_atomic
 from ._pilot import Pilot as Pilot, PilotError as PilotError, PilotUploader, pilot_ack_path as pilot_ack_path, upload_pending as upload_pending
@@ -1302,18 +1302,20 @@ class McpPreflight:
             req["key_directory"] = self.key_directory
         if self.require_signed_baseline is not None:
             req["require_signed_baseline"] = self.require_signed_baseline
-        if cons.evidence:
-            req["evidence"] = cons.evidence
-        trace = cons.trace()
-        if trace is not None:
-            req["issuer"] = trace
+        cons.use(req)
         if self._prev:
             req["prev_record_sha256"] = self._prev
         if refreshed:
             req["refreshed"] = True
         if self._proof and self._kept is not None:
             req["log"] = await self._kept.input(self._proof, self._issuer)
-        answer = call_result("continuity_handoff", req)
+        try:
+            answer = call_result("continuity_handoff", req)
+        except CoreError as e:
+            again = without_unreadable_directory(req, e)
+            if again is None:
+                raise
+            answer = call_result("continuity_handoff", again)
         raw = _record_bytes(answer)
         rec = json.loads(raw)
         handoff = json.loads(answer)
