@@ -50,9 +50,11 @@ type Issuer struct {
 	// PinnedKeys are issuer keys the deployment pinned. Without a trusted
 	// key directory (Settings.KeyDirectory, the operator's own copy), the
 	// issuer's directory is fetched on every consultation and used only for
-	// the keys pinned here: it can retire or narrow a pinned key, never
-	// vouch for another. With neither, there is nothing to trust an answer
-	// by, and the configuration is refused.
+	// the keys pinned here, for its answer and for the baseline alike: it
+	// can retire or narrow a pinned key, never vouch for another, so the
+	// session follows the issuer's key rotation (docs/keys.md). With
+	// neither, there is nothing to trust an answer by, and the
+	// configuration is refused.
 	PinnedKeys []PinnedKey
 	// Timeout bounds one consultation; 0 means DefaultIssuerTimeout.
 	Timeout time.Duration
