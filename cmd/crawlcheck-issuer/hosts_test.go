@@ -287,6 +287,14 @@ func TestHostsAgainstTheIssuer(t *testing.T) {
 			if !contains(down.names(), "service_unavailable") || !contains(down.names(), "unchanged") || down.Effect != "pause" {
 				t.Errorf("service down: effect %s, observations %v", down.Effect, down.names())
 			}
+			// Following the live directory, which cannot be fetched now: the
+			// pin alone judges the baseline, and the record says why.
+			var dirDoc struct{ Keys []preflight.PinnedKey }
+			json.Unmarshal(dir, &dirDoc)
+			pinned := h.check(s, lockPath, keySource{pins: dirDoc.Keys}, s.issuer)
+			if pinned.trust() != "verified" || !contains(pinned.names(), "service_unavailable") || pinned.Effect != "pause" {
+				t.Errorf("service down, pinned keys: baseline %s, effect %s, observations %v", pinned.trust(), pinned.Effect, pinned.names())
+			}
 		})
 	}
 }

@@ -86,6 +86,13 @@ test("against crawlcheck-issuer: a verified baseline, a receipt guard accepts an
   const down = await check(t, st, lock, { keyDirectory: dir });
   assert.equal(down.effect, "pause");
   assert.ok(names(down).includes("service_unavailable") && names(down).includes("unchanged"), names(down).join());
+  // Following the live directory, which cannot be fetched now: the pin
+  // alone judges the baseline, and the record says why.
+  const pinnedKeys = JSON.parse(new TextDecoder().decode(dir)).keys.map((k) => ({ kid: k.kid, public_key: k.public_key }));
+  const pinned = await check(t, st, lock, { pinnedKeys });
+  assert.equal(trust(pinned), "verified");
+  assert.equal(pinned.effect, "pause");
+  assert.ok(names(pinned).includes("service_unavailable"), names(pinned).join());
 });
 
 test("a key rotation the session follows itself: verified → overlap → key_retired → resign → verified", async (t) => {

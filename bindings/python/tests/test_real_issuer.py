@@ -104,6 +104,12 @@ async def test_against_crawlcheck_issuer(tmp_path: Path) -> None:
         down = await check(srv, tmp_path, lock, directory, iss)
         assert down["effect"] == "pause", down
         assert "service_unavailable" in observations(down) and "unchanged" in observations(down), observations(down)
+        # Following the live directory, which cannot be fetched now: the pin
+        # alone judges the baseline, and the record says why.
+        pins = [{"kid": k["kid"], "public_key": k["public_key"]} for k in json.loads(directory)["keys"]]
+        pinned_rec = await check(srv, tmp_path, lock, None, iss, pins)
+        assert trust(pinned_rec) == "verified" and pinned_rec["effect"] == "pause", pinned_rec
+        assert "service_unavailable" in observations(pinned_rec), observations(pinned_rec)
 
 
 def pinned(keys: Path) -> List[Dict[str, str]]:
