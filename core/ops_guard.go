@@ -155,7 +155,8 @@ func baselineKeys(rd *req.Reader) *sig.Directory {
 	out := &sig.Directory{}
 	if dir != nil {
 		*out = *dir
-		out.Keys = slices.Clone(dir.Keys)
+		// A copy by append: slices.Clone here added 49 KB to the wasm module.
+		out.Keys = append([]sig.Key(nil), dir.Keys...)
 	}
 	for _, p := range pinned {
 		if _, held := out.Lookup(p.ID); !held {
