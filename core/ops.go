@@ -17,6 +17,7 @@ func opVersion(r req.Obj) (canon.Value, error) {
 	return canon.Obj(
 		canon.M("abi", canon.Int(ABIVersion)),
 		canon.M("engine", canon.Str(policy.EngineVersion)),
+		canon.M("limits", limitsValue()),
 		canon.M("ops", canon.Strs(Ops())),
 		canon.M("rules_sha256", canon.Str(policy.RulesSHA256())),
 	), nil

@@ -142,10 +142,11 @@ func concat(groups ...[]Field) []Field {
 
 // opSpecs declares every op, in the order docs/abi.md shows them.
 var opSpecs = []OpSpec{
-	{Name: "version", Summary: "The ABI version, the engine and the op table.",
+	{Name: "version", Summary: "The ABI version, the engine, the hosts' default limits and the op table.",
 		Result: []Field{
 			need("abi", "number", "the ABI version"),
 			need("engine", "string", "`crawlcheck-core/<semver>`"),
+			need("limits", "object `{answer_bytes, check_timeout_ms, issuer_answer_bytes, issuer_timeout_ms, pages, pages_bytes, record_log_bytes, request_bytes}`", "the bounds every host applies, read at start (docs/abi.md, Limits): one server frame (the default when the caller sets none), one check's deadline (default), one issuer answer, one consultation of the issuer (default), the pages of a check, their bytes together (past it: `pages_over_cap`), a record log read, and one request"),
 			need("ops", "array of strings", "every op, sorted"),
 			need("rules_sha256", "string", "SHA-256 of the canonical rule table"),
 		}},

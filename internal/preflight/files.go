@@ -9,10 +9,11 @@ import (
 	"github.com/crawlcheck/verifier/core"
 )
 
-// maxLogBytes bounds a record log OpenLog reads: its chain is verified in
-// one request to the core, whose cap is 64 MiB, and a JSON string of
-// records takes more bytes than the records (every quote is escaped).
-const maxLogBytes = core.MaxRequestBytes / 2
+// maxLogBytes bounds a record log OpenLog reads (the core's
+// limits.record_log_bytes): its chain is verified in one request to the
+// core, and a JSON string of records takes more bytes than the records
+// (every quote is escaped).
+const maxLogBytes = core.MaxRecordLogBytes
 
 // readFile reads a file this package is given a path to (the lockfile, the
 // issuer replay state): a regular file of at most limit bytes, refused by

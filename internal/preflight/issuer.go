@@ -34,13 +34,14 @@ import (
 // service_unavailable, and the local comparison stands as the fallback.
 
 // DefaultIssuerTimeout bounds one consultation of the issuer (its key
-// directory and the lock check) when Issuer.Timeout is zero.
-const DefaultIssuerTimeout = 5 * time.Second
+// directory and the lock check) when Issuer.Timeout is zero (the core's
+// limits.issuer_timeout_ms).
+const DefaultIssuerTimeout = core.DefaultIssuerTimeoutMS * time.Millisecond
 
-// maxIssuerAnswer bounds what is read of one issuer answer: a receipt
-// carries the pages it judged, and the core judges no request larger than
-// core.MaxRequestBytes (64 MiB).
-const maxIssuerAnswer = core.MaxRequestBytes
+// maxIssuerAnswer bounds what is read of one issuer answer (the core's
+// limits.issuer_answer_bytes): guard judges it in one request beside the
+// lockfile and the rest.
+const maxIssuerAnswer = core.MaxIssuerAnswerBytes
 
 // Issuer configures the service path: which issuer to ask, and which keys
 // may vouch for its answers.

@@ -75,11 +75,12 @@ const DefaultPageCap = core.DefaultPageCap
 // together up to MaxListBytes, and at most MaxPages of them.
 const (
 	// DefaultMaxAnswerBytes bounds one frame the server sends when
-	// Options.MaxAnswerBytes is zero.
-	DefaultMaxAnswerBytes = 16 << 20
-	// MaxListBytes bounds the pages of one list together: the core takes
-	// no larger request.
-	MaxListBytes = core.MaxRequestBytes
+	// Options.MaxAnswerBytes is zero (the core's limits.answer_bytes).
+	DefaultMaxAnswerBytes = core.DefaultAnswerBytes
+	// MaxListBytes bounds the pages of one list together, counted as they
+	// arrive (the core's limits.pages_bytes): the core takes no larger
+	// request.
+	MaxListBytes = core.MaxPagesBytes
 	// MaxPages is the most pages the core compares in one check; a larger
 	// PageCap is lowered to it.
 	MaxPages = core.MaxPages

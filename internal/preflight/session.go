@@ -17,8 +17,8 @@ import (
 )
 
 // DefaultTimeout bounds one check (connect, handshake and every tools/list
-// page) when Config.Timeout is zero.
-const DefaultTimeout = 10 * time.Second
+// page) when Config.Timeout is zero (the core's limits.check_timeout_ms).
+const DefaultTimeout = core.DefaultCheckTimeoutMS * time.Millisecond
 
 // Config configures a Session.
 type Config struct {

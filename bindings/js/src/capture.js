@@ -22,9 +22,6 @@ import { CrawlcheckError } from "./errors.js";
 import { capped } from "./bounded.js";
 import { idKey, members, parseMember } from "./frames.js";
 
-/** The bound on one frame a server sends when none is given. */
-export const DEFAULT_MAX_ANSWER_BYTES = 16 << 20;
-
 const enc = new TextEncoder();
 
 /** The answer of a call whose bytes are no longer kept. */
@@ -63,7 +60,8 @@ function declaredCapabilities(message) {
 }
 
 export class Recorder {
-  constructor(maxAnswerBytes = DEFAULT_MAX_ANSWER_BYTES) {
+  /** @param {number} maxAnswerBytes the largest frame taken from the server */
+  constructor(maxAnswerBytes) {
     /** @type {Call[]} */
     this.calls = [];
     this.byId = new Map();
@@ -239,8 +237,8 @@ export class Recorder {
  * the command and its arguments as given, for HTTP the URL.
  * @returns {{rec: Recorder, kind: "stdio"|"http", command?: string[], url?: string}}
  */
-export function attach(transport, { maxAnswerBytes = DEFAULT_MAX_ANSWER_BYTES } = {}) {
-  const rec = new Recorder(maxAnswerBytes > 0 ? maxAnswerBytes : DEFAULT_MAX_ANSWER_BYTES);
+export function attach(transport, { maxAnswerBytes }) {
+  const rec = new Recorder(maxAnswerBytes);
   rec.onTooLarge = () => {
     // The session ends at the frame that went past the limit.
     Promise.resolve()

@@ -13,6 +13,17 @@ export type RequestValue = null | boolean | number | string | Uint8Array | RawJS
 
 /** The request cap of the core (docs/abi.md, Limits). */
 export declare const MAX_REQUEST_BYTES: number;
+/** The version op's limits (docs/abi.md, "The hosts' limits"). */
+export interface HostLimits {
+  readonly answer_bytes: number;
+  readonly check_timeout_ms: number;
+  readonly issuer_answer_bytes: number;
+  readonly issuer_timeout_ms: number;
+  readonly pages: number;
+  readonly pages_bytes: number;
+  readonly record_log_bytes: number;
+  readonly request_bytes: number;
+}
 /** The ops of docs/abi.md. */
 export declare const OPS: readonly string[];
 /** The record's exact bytes inside a continuity_handoff result (Core.callResultText). */
@@ -88,6 +99,8 @@ export type Result = { [key: string]: Json };
 export declare class Core {
   /** abi_version() of the module. */
   readonly abi: number;
+  /** The hosts' limits (docs/abi.md): version's limits member, read once; every default bound the SDK applies. */
+  readonly limits: HostLimits;
   /** Whether requests may carry raw attachments (ABI ≥ 2). */
   readonly raw: boolean;
   /** Whether the module was offered the host SHA-256. */

@@ -118,6 +118,7 @@ const camel = (op) => op.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
 /** An instantiated module: one call at a time, synchronous. */
 export class Core {
   #exports;
+  #limits = null;
   #mem;
   #opBuf = { ptr: 0, size: 0 };
   #reqBuf = { ptr: 0, size: 0 };
@@ -135,6 +136,19 @@ export class Core {
     this.wasi = info.wasi;
     /** Whether requests may carry raw attachments (ABI ≥ 2, call_raw). */
     this.raw = this.abi >= 2 && typeof this.#exports.call_raw === "function";
+  }
+
+  /**
+   * The hosts' limits (docs/abi.md, "The hosts' limits"): the version op's
+   * limits member, read from the module once. Every bound this SDK applies
+   * by default (a server frame, a check's deadline, the pages together, the
+   * issuer's deadline and answer, a record log) is one of these, never a
+   * number of its own.
+   * @returns {import("./ops.js").VersionResult["limits"]}
+   */
+  get limits() {
+    this.#limits ??= Object.freeze(this.version().limits);
+    return this.#limits;
   }
 
   /**

@@ -11,13 +11,6 @@ import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 /** The bound on a lockfile: the core's limit on one document (64 MiB), as the Go preflight's. */
 export const MAX_LOCK_BYTES = 64 << 20;
 
-/**
- * The bound on a record log: its chain is verified in one request to the
- * core, whose cap is 64 MiB, and a record log travels in it with room to
- * spare (the Go preflight's maxLogBytes).
- */
-export const MAX_LOG_BYTES = 32 << 20;
-
 /** The bytes of the regular file at path, of at most limit bytes. */
 export function readRegularFile(path, limit) {
   // O_NONBLOCK: opening a FIFO for reading would wait for a writer.

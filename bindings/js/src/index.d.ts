@@ -57,7 +57,7 @@ export interface IssuerOptions {
   url: string;
   /** Keys pinned by the deployment; without keyDirectory the issuer's own directory is kept to these. */
   pinnedKeys?: PinnedKey[];
-  /** One consultation's deadline in ms (default 5000). */
+  /** One consultation's deadline in ms (default the core's limits.issuer_timeout_ms, 5000). */
   timeout?: number;
   fetch?: typeof fetch;
 }
@@ -95,12 +95,12 @@ export interface ContinuityOptions {
   /** tools/list pages per check (default 100). */
   pageCap?: number;
   /**
-   * Bytes of one frame the server sends (default 16 MiB, as the Go
-   * preflight): a longer one is cut off, the session closed, and the check
+   * Bytes of one frame the server sends (default the core's
+   * limits.answer_bytes, 16 MiB): a longer one is cut off, the session closed, and the check
    * records server_unavailable.
    */
   maxAnswerBytes?: number;
-  /** One check's deadline in ms: connect, handshake, every page (default 10000). */
+  /** One check's deadline in ms: connect, handshake, every page (default the core's limits.check_timeout_ms, 10000). */
   timeout?: number;
   /** base64 Ed25519 seed: confirm() signs the new lockfile with it. */
   signingKey?: string;
@@ -124,6 +124,12 @@ export interface Continuity {
   readonly record: ContinuityRecord | null;
   /** What the issuer gave the newest record (service path). */
   readonly consultation: Json | null;
+  /**
+   * The bounds the checks apply once connected (0 before): the caller's
+   * maxAnswerBytes and timeout, else the core's limits; the issuer's
+   * deadline (null without an issuer).
+   */
+  readonly limits: { maxAnswerBytes: number; timeout: number; issuerTimeout: number | null };
   /** Re-approves the named tools' changes (a person's act); the new record. */
   confirm(...toolNames: string[]): Promise<ContinuityRecord>;
   /**
@@ -152,8 +158,6 @@ export declare function withPreflight<C extends McpClientLike>(client: C, option
 
 /** The endpoint string a record carries for a URL or a stdio command. */
 export declare function endpointOf(cc: Core, request: { url: string } | { command: string[] }): string;
-
-export declare const DEFAULT_TIMEOUT_MS: number;
 
 /** The record log (Node). */
 export declare class RecordLog {

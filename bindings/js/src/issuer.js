@@ -11,8 +11,6 @@ import { writeFileAtomic } from "./log.js";
 import { pagesForWire } from "./observe.js";
 import { CoreError, RawJSON } from "./core.js";
 
-export const DEFAULT_ISSUER_TIMEOUT_MS = 5000;
-const MAX_ISSUER_ANSWER = 32 << 20;
 
 /** Where the replay state of a record log is kept: next to the log. */
 export const nonceStatePath = (logPath) => `${logPath}.issuer-nonces.json`;
@@ -44,7 +42,8 @@ export class IssuerClient {
     }
     this.url = String(cfg.url).replace(/\/$/, "");
     this.pins = pins.map((k) => ({ kid: k.kid, public_key: k.public_key }));
-    this.timeout = cfg.timeout > 0 ? cfg.timeout : DEFAULT_ISSUER_TIMEOUT_MS;
+    this.timeout = cfg.timeout > 0 ? cfg.timeout : cc.limits.issuer_timeout_ms;
+    this.maxAnswer = cc.limits.issuer_answer_bytes;
     this.fetch = cfg.fetch ?? ((...a) => globalThis.fetch(...a));
     this.directory = keyDirectory;
     this.statePath = statePath;
@@ -198,12 +197,12 @@ export class IssuerClient {
     }
     let body, over;
     try {
-      ({ bytes: body, over } = await readCapped(resp.body, MAX_ISSUER_ANSWER));
+      ({ bytes: body, over } = await readCapped(resp.body, this.maxAnswer));
     } catch (e) {
       throw new CrawlcheckError(`${what}: reading the answer: ${timedOut(e)}`);
     }
     if (resp.status !== 200) throw new CrawlcheckError(`${what}: HTTP ${resp.status}: ${this.#excerpt(body)}`);
-    if (over) throw new CrawlcheckError(`${what}: the answer exceeds ${MAX_ISSUER_ANSWER} bytes`);
+    if (over) throw new CrawlcheckError(`${what}: the answer exceeds ${this.maxAnswer} bytes`);
     let text = null;
     try {
       text = new TextDecoder("utf-8", { fatal: true }).decode(body);

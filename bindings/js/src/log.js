@@ -5,7 +5,7 @@
 import { CrawlcheckError } from "./errors.js";
 import { closeSync, fsyncSync, ftruncateSync, openSync, renameSync, writeSync } from "node:fs";
 import { dirname, basename, join } from "node:path";
-import { MAX_LOG_BYTES, readRegular } from "./files.js";
+import { readRegular } from "./files.js";
 
 export class RecordLog {
   #fd;
@@ -35,11 +35,14 @@ export class RecordLog {
   }
 
   #open(cc) {
+    // The bound is the core's (limits.record_log_bytes): the chain is
+    // verified in one request to it.
+    const max = cc.limits.record_log_bytes;
     let data;
     try {
-      data = readRegular(this.#fd, this.path, MAX_LOG_BYTES);
+      data = readRegular(this.#fd, this.path, max);
     } catch (e) {
-      throw new CrawlcheckError(`${e.message}: a record log is a regular file of at most ${MAX_LOG_BYTES} bytes (move a longer one aside to start a new log)`, { cause: e });
+      throw new CrawlcheckError(`${e.message}: a record log is a regular file of at most ${max} bytes (move a longer one aside to start a new log)`, { cause: e });
     }
     const size = data.length;
     if (size === 0) return "";

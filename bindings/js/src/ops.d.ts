@@ -18,6 +18,13 @@ export interface VersionResult {
   abi: number;
   /** `crawlcheck-core/<semver>` */
   engine: string;
+  /**
+   * the bounds every host applies, read at start (docs/abi.md, Limits): one server frame (the
+   * default when the caller sets none), one check's deadline (default), one issuer answer, one
+   * consultation of the issuer (default), the pages of a check, their bytes together (past it:
+   * `pages_over_cap`), a record log read, and one request
+   */
+  limits: { [key: string]: Json };
   /** every op, sorted */
   ops: string[];
   /** SHA-256 of the canonical rule table */
@@ -1047,7 +1054,10 @@ export interface SignReceiptResult {
 
 /** One method per op, named in camelCase: the methods of Core. */
 export interface Ops {
-  /** The ABI version, the engine and the op table. Throws CoreError with the core's code. */
+  /**
+   * The ABI version, the engine, the hosts' default limits and the op table. Throws CoreError with
+   * the core's code.
+   */
   version(request?: VersionRequest): VersionResult;
   /**
    * The rule table (observations, default effects, classes, scopes, effect order, modes, and the

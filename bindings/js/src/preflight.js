@@ -6,7 +6,7 @@
 
 import { load, CoreError, handoffRecordText } from "./core.js";
 import { CrawlcheckError, PreflightError } from "./errors.js";
-import { attach, DEFAULT_MAX_ANSWER_BYTES } from "./capture.js";
+import { attach } from "./capture.js";
 import { handshakeFacts, observePages, observedRequest, classify } from "./observe.js";
 import { RecordLog, writeFileAtomic } from "./log.js";
 import { MAX_LOCK_BYTES, readRegularFile } from "./files.js";
@@ -14,8 +14,6 @@ import { IssuerClient, nonceStatePath, useConsultation, withoutUnreadableDirecto
 import { Checkpoints, checkpointPath, proofPath, readProof } from "./checkpoint.js";
 import { PilotUploader } from "./pilot.js";
 import { rmSync } from "node:fs";
-
-export const DEFAULT_TIMEOUT_MS = 10000;
 
 /**
  * The records a session keeps in memory (`continuity.records`), newest
@@ -141,8 +139,8 @@ class Gate {
     if (!this.lockPath && !this.lockBytes) throw new TypeError("crawlcheck: withPreflight needs lock: the lockfile's path (or its bytes)");
     this.mode = cont.mode ?? "enforce";
     this.pageCap = cont.pageCap > 0 ? cont.pageCap : undefined; // undefined: the core's default
-    this.maxAnswerBytes = cont.maxAnswerBytes > 0 ? cont.maxAnswerBytes : DEFAULT_MAX_ANSWER_BYTES;
-    this.timeout = cont.timeout > 0 ? cont.timeout : DEFAULT_TIMEOUT_MS;
+    this.maxAnswerBytes = 0; // set by open(): the caller's, or the core's limits
+    this.timeout = 0;
     this.now = cont.now ?? (() => new Date());
     this.records = [];
     this.recheckTimer = null;
@@ -173,6 +171,10 @@ class Gate {
   /** Reads and verifies the lockfile, opens the log and the issuer: before any byte is sent. */
   async open() {
     this.cc = await load(this.cont.core);
+    // The defaults are the core's (version's limits), as in every host.
+    const limits = this.cc.limits;
+    this.maxAnswerBytes = this.cont.maxAnswerBytes > 0 ? this.cont.maxAnswerBytes : limits.answer_bytes;
+    this.timeout = this.cont.timeout > 0 ? this.cont.timeout : limits.check_timeout_ms;
     if (this.lockPath) {
       try {
         this.lock = readRegularFile(this.lockPath, MAX_LOCK_BYTES);
@@ -670,6 +672,14 @@ export function continuityApi(g) {
     /** What the issuer gave the newest record (service path), or null. */
     get consultation() {
       return g.consultation;
+    },
+    /**
+     * The bounds this session's checks apply, once connected: the caller's
+     * maxAnswerBytes and timeout, else the core's limits (version's
+     * limits member); the issuer's deadline likewise.
+     */
+    get limits() {
+      return { maxAnswerBytes: g.maxAnswerBytes, timeout: g.timeout, issuerTimeout: g.issuer?.timeout ?? null };
     },
     /** Re-approves the named tools' changes (a person's act) and returns the new record. */
     confirm: (...names) => g.confirm(names),

@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { closeSync, openSync, ftruncateSync } from "node:fs";
 import { join } from "node:path";
-import { withPreflight } from "../src/index.js";
-import { MAX_LOCK_BYTES, MAX_LOG_BYTES } from "../src/files.js";
+import { load, withPreflight } from "../src/index.js";
+import { MAX_LOCK_BYTES } from "../src/files.js";
 import { MCPSERVER, TOOLS, endpointFor, now, pinLock, sdk, stdioParams, tempDir, writeScenario } from "./helpers.js";
 
 function fifo(dir) {
@@ -58,8 +58,9 @@ test("a lockfile that is not a regular file of at most 64 MiB is refused, naming
   }
 });
 
-test("a record log that is not a regular file of at most 32 MiB is refused, naming it", async (t) => {
+test("a record log that is not a regular file of at most the core's record_log_bytes is refused, naming it", async (t) => {
   const dir = tempDir(t);
+  const MAX_LOG_BYTES = (await load()).limits.record_log_bytes;
   const lock = await pinLock(dir, TOOLS, await endpointFor({ command: MCPSERVER, args: ["--scenario", join(dir, "scenario.json")] }));
   const cases = [
     ["/dev/zero", /record log \/dev\/zero: \/dev\/zero is not a regular file \(a character device\): a record log is a regular file of at most/],

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from servers import NOW, pin
 
-from crawlcheck._files import MAX_LOCK_BYTES, MAX_LOG_BYTES
+from crawlcheck._files import MAX_LOCK_BYTES
+from crawlcheck._limits import limits
 from crawlcheck._log import LogError
 from crawlcheck.preflight import PreflightError, with_preflight
 
@@ -67,13 +68,14 @@ async def test_a_lockfile_that_is_not_a_regular_file_of_at_most_64_mib_is_refuse
         assert isinstance(e, PreflightError) and want in str(e), (lock, str(e))
 
 
-async def test_a_record_log_that_is_not_a_regular_file_of_at_most_32_mib_is_refused(tmp_path: Path) -> None:
+async def test_a_record_log_that_is_not_a_regular_file_of_at_most_the_cores_record_log_bytes_is_refused(tmp_path: Path) -> None:
     lock = str(pin(tmp_path, "http://127.0.0.1:9/mcp"))
+    max_log = limits()["record_log_bytes"]
     for log, want in [
         ("/dev/zero", "record log /dev/zero: /dev/zero is not a regular file (a character device): a record log is a regular file of at most"),
         ("/dev/full", "record log /dev/full: /dev/full is not a regular file (a character device)"),
         (fifo(tmp_path), "fifo is not a regular file (a FIFO)"),
-        (sparse(tmp_path, "big.jsonl", MAX_LOG_BYTES + 1), f"big.jsonl holds {MAX_LOG_BYTES + 1} bytes, more than the {MAX_LOG_BYTES} this reads"),
+        (sparse(tmp_path, "big.jsonl", max_log + 1), f"big.jsonl holds {max_log + 1} bytes, more than the {max_log} this reads"),
     ]:
         e = await refused(lock, log_path=log)
         assert isinstance(e, LogError) and want in str(e), (log, str(e))

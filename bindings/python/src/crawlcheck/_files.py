@@ -13,9 +13,6 @@ from ._errors import CrawlcheckError
 
 #: The bound on a lockfile: the core's limit on one document, as the Go preflight's.
 MAX_LOCK_BYTES = 64 << 20
-#: The bound on a record log: its chain is verified in one request to the
-#: core (64 MiB at most), with room to spare (the Go preflight's maxLogBytes).
-MAX_LOG_BYTES = 32 << 20
 
 
 class FileRefused(CrawlcheckError, OSError):

@@ -21,11 +21,10 @@ import anyio
 from ._core import CoreError
 from ._errors import CrawlcheckError
 from ._files import MAX_LOCK_BYTES, read_regular_file
+from ._limits import limits
 from ._log import write_atomic
 from .ops import escape_text, guard, hash_tools, replay_state
 
-DEFAULT_ISSUER_TIMEOUT = 5.0
-MAX_ISSUER_ANSWER = 32 << 20
 
 
 def nonce_state_path(log_path: str) -> str:
@@ -43,7 +42,8 @@ class Issuer:
     #: for its answers and for the baseline (docs/keys.md, Following the
     #: issuer's directory).
     pinned_keys: Sequence[Mapping[str, str]] = ()
-    timeout: float = DEFAULT_ISSUER_TIMEOUT
+    #: seconds for one consultation; 0: the core's limits.issuer_timeout_ms
+    timeout: float = 0.0
 
 
 @dataclass
@@ -122,7 +122,9 @@ class IssuerClient:
                 raise IssuerConfigError(f"issuer: pinned key {dict(k)!r}: a key id and a public key are both required")
         self.url = cfg.url.rstrip("/")
         self.pins = [{"kid": k["kid"], "public_key": k["public_key"]} for k in cfg.pinned_keys]
-        self.timeout = cfg.timeout if cfg.timeout > 0 else DEFAULT_ISSUER_TIMEOUT
+        self.timeout = cfg.timeout if cfg.timeout > 0 else limits()["issuer_timeout_ms"] / 1000
+        #: the largest issuer answer read (the core's limits.issuer_answer_bytes)
+        self.max_answer = limits()["issuer_answer_bytes"]
         self.directory = key_directory
         self.state_path = state_path
         self.seen: Any = []
@@ -237,7 +239,7 @@ class IssuerClient:
         def send() -> "tuple[int, bytes]":
             try:
                 with urllib.request.urlopen(req, timeout=left) as resp:
-                    return resp.status, resp.read(MAX_ISSUER_ANSWER + 1)
+                    return resp.status, resp.read(self.max_answer + 1)
             except urllib.error.HTTPError as e:
                 return e.code, e.read(1024)
 
@@ -247,8 +249,8 @@ class IssuerClient:
             raise _Unavailable(f"{method} {path}: {e}") from e
         if status != 200:
             raise _Unavailable(f"{method} {path}: HTTP {status}: {_excerpt(answer)}")
-        if len(answer) > MAX_ISSUER_ANSWER:
-            raise _Unavailable(f"{method} {path}: the answer exceeds {MAX_ISSUER_ANSWER} bytes")
+        if len(answer) > self.max_answer:
+            raise _Unavailable(f"{method} {path}: the answer exceeds {self.max_answer} bytes")
         try:
             ok = isinstance(json.loads(answer.decode("utf-8")), dict)
         except ValueError:

@@ -10,7 +10,8 @@ from typing import Optional
 
 from ._errors import CrawlcheckError
 
-from ._files import MAX_LOG_BYTES, FileRefused, read_regular
+from ._files import FileRefused, read_regular
+from ._limits import limits
 from .ops import verify_chain
 
 
@@ -45,11 +46,14 @@ class RecordLog:
 
     def _read_head(self) -> str:
         assert self._fd is not None
+        # The bound is the core's (limits.record_log_bytes): the chain is
+        # verified in one request to it.
+        max_bytes = limits()["record_log_bytes"]
         try:
-            data = read_regular(self._fd, self.path, MAX_LOG_BYTES)
+            data = read_regular(self._fd, self.path, max_bytes)
         except FileRefused as e:
             raise LogError(
-                f"record log {self.path}: {e}: a record log is a regular file of at most {MAX_LOG_BYTES} bytes "
+                f"record log {self.path}: {e}: a record log is a regular file of at most {max_bytes} bytes "
                 "(move a longer one aside to start a new log)"
             ) from e
         if not data:

@@ -33,6 +33,11 @@ class VersionResult(TypedDict):
     abi: int
     #: `crawlcheck-core/<semver>`
     engine: str
+    #: the bounds every host applies, read at start (docs/abi.md, Limits): one server frame (the
+    #: default when the caller sets none), one check's deadline (default), one issuer answer, one
+    #: consultation of the issuer (default), the pages of a check, their bytes together (past it:
+    #: `pages_over_cap`), a record log read, and one request
+    limits: Dict[str, Any]
     #: every op, sorted
     ops: List[str]
     #: SHA-256 of the canonical rule table
@@ -40,7 +45,7 @@ class VersionResult(TypedDict):
 
 
 def version() -> VersionResult:
-    """The ABI version, the engine and the op table."""
+    """The ABI version, the engine, the hosts' default limits and the op table."""
     return cast(VersionResult, call("version", _req()))
 
 

@@ -44,6 +44,7 @@ from ._frames import value as _raw_value
 from ._errors import CrawlcheckError
 from ._issuer import Consultation, Issuer, IssuerClient, nonce_state_path, without_unreadable_directory
 from ._files import MAX_LOCK_BYTES, read_regular_file
+from ._limits import limits
 from ._log import RecordLog, write_atomic
 from ._pilot import Pilot as Pilot, PilotError as PilotError, PilotUploader, pilot_ack_path as pilot_ack_path, upload_pending as upload_pending
 from .ops import approve as _approve_op
@@ -67,9 +68,6 @@ RECHECK_MAX = 60.0
 #: log holds them all. A long session, or a server announcing changes without
 #: end, cannot grow the process with them.
 MAX_KEPT_RECORDS = 100
-DEFAULT_TIMEOUT = 10.0
-#: The bound on one frame the server sends, as the Go preflight's.
-DEFAULT_MAX_ANSWER_BYTES = 16 << 20
 #: A frame went past max_answer_bytes; the failure's detail is the limit in
 #: bytes, from which the core words the record's server_unavailable detail.
 FAILURE_TOO_LARGE = "answer_too_large"
@@ -267,7 +265,7 @@ class _Tap:
     session's read stream ends there (the session is broken) and
     ``oversize`` holds the limit, the core's failure_detail."""
 
-    def __init__(self, limit: int = DEFAULT_MAX_ANSWER_BYTES) -> None:
+    def __init__(self, limit: int) -> None:
         self.limit = limit
         self.oversize = ""
         self.sent: Dict[str, str] = {}  # request id -> method
@@ -771,10 +769,10 @@ class McpPreflight:
         on_record: Optional[Callable[[Dict[str, Any], bytes], None]] = None,
         log_path: Optional[str] = None,
         page_cap: int = 0,
-        timeout: float = DEFAULT_TIMEOUT,
+        timeout: float = 0.0,
         signing_key: Optional[str] = None,
         now: Optional[Callable[[], datetime]] = None,
-        max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
+        max_answer_bytes: int = 0,
         pilot: Union[Pilot, Mapping[str, Any], None] = None,
     ) -> None:
         self.session = session
@@ -794,12 +792,17 @@ class McpPreflight:
         # pilot={"url": …, "id": …, "token": …} as JS takes it, or a Pilot.
         self.pilot = Pilot(**pilot) if isinstance(pilot, Mapping) else pilot
         self.page_cap: Optional[int] = page_cap if page_cap > 0 else None  # None: the core's default
-        self.timeout = timeout if timeout > 0 else DEFAULT_TIMEOUT
+        # The bounds left unset (0) are the core's (version's limits), as in
+        # every host.
+        #: one check's deadline in seconds
+        self.timeout = timeout if timeout > 0 else limits()["check_timeout_ms"] / 1000
+        #: the largest frame taken from the server
+        self.max_answer_bytes = max_answer_bytes if max_answer_bytes > 0 else limits()["answer_bytes"]
         self.signing_key = signing_key
         self.now = now or (lambda: datetime.now(timezone.utc))
         self._issuer_cfg = Issuer(url=issuer) if isinstance(issuer, str) else issuer
 
-        self._tap = _Tap(max_answer_bytes if max_answer_bytes > 0 else DEFAULT_MAX_ANSWER_BYTES)
+        self._tap = _Tap(self.max_answer_bytes)
         self._tap.admit = self._admit
         self._check_lock = anyio.Lock()
         self._lock_bytes = b""
@@ -1522,10 +1525,10 @@ def with_preflight(
     on_record: Optional[Callable[[Dict[str, Any], bytes], None]] = None,
     log_path: Optional[str] = None,
     page_cap: int = 0,
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: float = 0.0,
     signing_key: Optional[str] = None,
     now: Optional[Callable[[], datetime]] = None,
-    max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
+    max_answer_bytes: int = 0,
     pilot: Union[Pilot, Mapping[str, Any], None] = None,
 ) -> McpPreflight:
     """Wraps an (unentered) mcp ClientSession in the continuity check::

@@ -37,14 +37,13 @@ from typing import Any, AsyncIterator, Callable, List, Optional, TextIO, Tuple
 import anyio
 
 from ._frames import members, value
+from ._limits import limits
 
 if sys.version_info < (3, 11):  # pragma: no cover - the backport anyio depends on there
     from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found]
 
-__all__ = ["DEFAULT_MAX_ANSWER_BYTES", "Wire", "stdio_client", "streamable_http_client"]
+__all__ = ["Wire", "stdio_client", "streamable_http_client"]
 
-#: The bound on one frame until a preflight sets its own: the Go preflight's.
-DEFAULT_MAX_ANSWER_BYTES = 16 << 20
 #: How long the server may take to exit once its stdin is closed, then after
 #: SIGTERM, before it is killed (the stdio transport's shutdown).
 _TERMINATE_WAIT = 2.0
@@ -56,8 +55,9 @@ class Wire:
     request whose answer it is, when the transport knows it) and a frame past
     ``limit`` (``on_too_large()``, after which nothing more of it is read)."""
 
-    def __init__(self, limit: int = DEFAULT_MAX_ANSWER_BYTES) -> None:
-        self.limit = limit
+    def __init__(self, limit: int = 0) -> None:
+        # Until a preflight sets its own: the core's (limits.answer_bytes).
+        self.limit = limit if limit > 0 else limits()["answer_bytes"]
         self.on_frame: Optional[Callable[[bytes, Optional[str]], None]] = None
         self.on_too_large: Optional[Callable[[], None]] = None
         #: the first fault the transport itself saw ("connect_refused",
