@@ -11,7 +11,8 @@ import (
 
 // Facts a host hands over instead of deciding (issue 8): which facts of the
 // observed server a lockfile pins (make_lock and approve take observed),
-// how a capture's own failure is recorded (capture_failed), which keys of
+// how a capture's own failures are recorded (list_cached and
+// answer_not_captured, as capture_failed), which keys of
 // a fetched key directory count (guard's fetched_key_directory), how an
 // issuer that gave no answer is recorded (continuity_check's issuer step
 // and error), where a lockfile says its server is (verify_lock's url) and
@@ -19,7 +20,12 @@ import (
 // TestHostFactsGiveTheSameBytes holds that the core, given the facts,
 // answers exactly what a host used to build from them.
 
-const captureDetail = "answered by the SDK without a tools/list request on the wire (its list cache)"
+// The words each capture failure was given by every host before the core
+// worded them: the records keep them.
+const (
+	captureDetail     = "answered by the SDK without a tools/list request on the wire (its list cache)"
+	notCapturedDetail = "the SDK accepted an answer that was not captured"
+)
 
 // hostFacts are the requests both the vectors and the equality test use.
 type hostFacts struct {
@@ -79,16 +85,19 @@ func hostFactVectors(t testing.TB) []opVector {
 	add("make_lock", "from observed", obj{"observed": h.observed, "approved_at": approvedAt})
 	add("make_lock", "from observed whose serverInfo is not an object", obj{"observed": obsWith("server_info", "issues 1.4.0"), "approved_at": approvedAt})
 	add("make_lock", "agentgate from observed", obj{"observed": h.observed, "format": "agentgate", "name": "issues", "approved_at": approvedAt})
-	add("make_lock", "observed with a failure refused", obj{"observed": obj{"endpoint": fixtureURL, "failure": "capture_failed", "failure_detail": captureDetail}, "approved_at": approvedAt})
+	add("make_lock", "observed with a failure refused", obj{"observed": obj{"endpoint": fixtureURL, "failure": "list_cached"}, "approved_at": approvedAt})
 	add("make_lock", "observed and pages refused", obj{"observed": h.observed, "pages": h.pages, "approved_at": approvedAt})
 	add("make_lock", "observed and server refused", obj{"observed": h.observed, "server": obj{"url": fixtureURL}, "approved_at": approvedAt})
 	add("make_lock", "observed with an unknown member", obj{"observed": obsWith("tools", baseTools()), "approved_at": approvedAt})
 	add("approve", "lock_check answer pins the observed server", obj{"record": h.check, "lock": h.lock, "observed": h.changedObserved,
 		"names": []any{"delete_repository", "get_issue"}, "approved_at": checkNow})
 
-	down := obj{"endpoint": fixtureURL, "failure": "capture_failed", "failure_detail": captureDetail}
+	down := obj{"endpoint": fixtureURL, "failure": "list_cached"}
 	add("continuity_check", "capture failed", with(continuityRequest(h.lock, nil, "enforce"), "observed", down))
-	add("lock_check", "capture failed", obj{"lock": h.lock, "failure": "capture_failed", "failure_detail": captureDetail})
+	add("continuity_check", "answer not captured", with(continuityRequest(h.lock, nil, "enforce"), "observed", obj{"endpoint": fixtureURL, "failure": "answer_not_captured"}))
+	add("continuity_check", "capture failure with a detail refused", with(continuityRequest(h.lock, nil, "enforce"), "observed", obj{"endpoint": fixtureURL, "failure": "list_cached", "failure_detail": captureDetail}))
+	add("continuity_check", "capture_failed given by a host refused", with(continuityRequest(h.lock, nil, "enforce"), "observed", obj{"endpoint": fixtureURL, "failure": "capture_failed", "failure_detail": captureDetail}))
+	add("lock_check", "capture failed", obj{"lock": h.lock, "failure": "list_cached"})
 	cut := obj{"endpoint": fixtureURL, "failure": "answer_too_large", "failure_detail": "16777216"}
 	add("continuity_check", "answer too large", with(continuityRequest(h.lock, nil, "enforce"), "observed", cut))
 	add("lock_check", "answer too large", obj{"lock": h.lock, "failure": "answer_too_large", "failure_detail": "65536"})
@@ -162,17 +171,20 @@ func TestHostFactsGiveTheSameBytes(t *testing.T) {
 			"server": obj{"url": "https://mcp.example.com/v2/mcp", "protocol_version": "2025-06-18", "info": obj{"name": "issues", "version": "1.4.0"}}})
 
 	req := continuityRequest(h.lock, nil, "enforce")
-	same("capture_failed is recorded as server_unavailable", "continuity_check",
-		with(req, "observed", obj{"endpoint": fixtureURL, "failure": "capture_failed", "failure_detail": captureDetail}),
+	same("list_cached is recorded as server_unavailable", "continuity_check",
+		with(req, "observed", obj{"endpoint": fixtureURL, "failure": "list_cached"}),
 		with(req, "observed", obj{"endpoint": fixtureURL, "failure": "server_unavailable", "failure_detail": "capture_failed: " + captureDetail}))
+	same("answer_not_captured is recorded as server_unavailable", "continuity_check",
+		with(req, "observed", obj{"endpoint": fixtureURL, "failure": "answer_not_captured"}),
+		with(req, "observed", obj{"endpoint": fixtureURL, "failure": "server_unavailable", "failure_detail": "capture_failed: " + notCapturedDetail}))
 	same("answer_too_large is recorded as server_unavailable", "continuity_check",
 		with(req, "observed", obj{"endpoint": fixtureURL, "failure": "answer_too_large", "failure_detail": "16777216"}),
 		with(req, "observed", obj{"endpoint": fixtureURL, "failure": "server_unavailable", "failure_detail": "the server sent an answer of more than 16777216 bytes: not read further"}))
 	same("lock_check of answer_too_large", "lock_check",
 		obj{"lock": h.lock, "failure": "answer_too_large", "failure_detail": "65536"},
 		obj{"lock": h.lock, "failure": "server_unavailable", "failure_detail": "the server sent an answer of more than 65536 bytes: not read further"})
-	same("lock_check of capture_failed", "lock_check",
-		obj{"lock": h.lock, "failure": "capture_failed", "failure_detail": captureDetail},
+	same("lock_check of list_cached", "lock_check",
+		obj{"lock": h.lock, "failure": "list_cached"},
 		obj{"lock": h.lock, "failure": "server_unavailable", "failure_detail": "capture_failed: " + captureDetail})
 
 	for _, step := range []string{"key_directory", "lock_check"} {

@@ -62,7 +62,7 @@ var (
 	// faultFields are the facts of a host's failure beside its code, in
 	// continuity_check's observed and in lock_check.
 	faultFields = []Field{
-		may("failure_detail", "string", "with `server_unavailable`, `check_timeout` or `capture_failed`: what the host saw of the failure; with `answer_too_large`, the limit in bytes as a positive decimal integer; refused with a host fault"),
+		may("failure_detail", "string", "with `server_unavailable` or `check_timeout`: what the host saw of the failure; with `answer_too_large`, the limit in bytes as a positive decimal integer; refused with a host fault"),
 		may("failure_at", "string", "with a host fault (required): `handshake` (connecting and the handshake) or `tools/list`"),
 		may("failure_page", "number", "with `failure_at` `tools/list` (required): the page, from 1"),
 		may("timeout_ms", "number", "with `timeout`: the check's deadline in milliseconds, which the detail names"),
@@ -77,7 +77,7 @@ var (
 		may("client_capabilities", "object", "the capabilities the checking client declared in `initialize`, as sent; a tool added or removed while they differ from the lockfile's `server.client_capabilities` says so in its detail"),
 		may("pages", "array of page strings", "the raw `tools/list` pages (required without `failure`)"),
 		may("page_cap_reached", "bool", "the host stopped at its page cap"),
-		may("failure", "string", "why there are no pages: a host fault the core words (`connect_refused`, `timeout`, `cancelled`, `process_exited`, `session_ended`, `session_failed`, `pages_over_cap`; docs/continuity.md), `capture_failed` (the host's MCP SDK answered without a `tools/list` on the wire; recorded as `server_unavailable` with `capture_failed: ` leading the detail), `answer_too_large` (the server sent a frame past the host's answer limit, which the host cut off; recorded as `server_unavailable`, the detail worded by the core from the limit), or the classes `server_unavailable` and `check_timeout` with the host's own detail"),
+		may("failure", "string", "why there are no pages: a host fault the core words (`connect_refused`, `timeout`, `cancelled`, `process_exited`, `session_ended`, `session_failed`, `pages_over_cap`; docs/continuity.md), a capture failure the core words (`list_cached`: the host's MCP SDK answered without a `tools/list` on the wire; `answer_not_captured`: it took an answer the capture did not see; recorded as `server_unavailable` with `capture_failed: ` leading the detail), `answer_too_large` (the server sent a frame past the host's answer limit, which the host cut off; recorded as `server_unavailable`, the detail worded by the core from the limit), or the classes `server_unavailable` and `check_timeout` with the host's own detail"),
 	}, faultFields...)
 	// logResult are the members of a record's log and of log_verify's answer.
 	logResult = []Field{

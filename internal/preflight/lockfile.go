@@ -94,6 +94,10 @@ func (obs Observation) FailureError() error {
 	if obs.Failure == FailureTooLarge {
 		return fmt.Errorf("%w: the server sent an answer of more than %s bytes, the answer limit", ErrIncomplete, obs.FailureDetail)
 	}
+	if obs.FailureDetail == "" && obs.FailureAt == "" {
+		// A capture failure: its code alone.
+		return fmt.Errorf("%w: %s", ErrIncomplete, obs.Failure)
+	}
 	if obs.FailureDetail == "" {
 		// A host fault: its code and where, as the record's detail is
 		// worded from them.

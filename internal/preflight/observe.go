@@ -16,17 +16,14 @@ import (
 
 // Failure classes: why an Observation holds no complete tool list. A
 // record carries one of the first two; an Observation holds a fault below,
-// FailureCapture or FailureTooLarge, which the core words into them.
+// a capture failure (FaultListCached, FaultNotCaptured) or FailureTooLarge,
+// which the core words into them.
 const (
 	// FailureUnavailable: the server could not be reached, or the session
 	// broke before the list was read (a record's class).
 	FailureUnavailable = "server_unavailable"
 	// FailureTimeout: the check did not finish (a record's class).
 	FailureTimeout = "check_timeout"
-	// FailureCapture: the SDK produced a tools/list answer this package did
-	// not see on the wire, e.g. from its SEP-2549 list cache after an earlier
-	// listing on the same session. Nothing was observed.
-	FailureCapture = "capture_failed"
 	// FailureTooLarge: the server sent a frame longer than
 	// Options.MaxAnswerBytes; it was cut off unread and the session broken
 	// there. FailureDetail is the limit in bytes (decimal): the core words
@@ -48,6 +45,18 @@ const (
 	FaultSessionEnded   = "session_ended"   // the connection closed before the answer
 	FaultSessionFailed  = "session_failed"  // the SDK failed the request for a reason of its own
 	FaultPagesOverCap   = "pages_over_cap"  // the pages together are more than one check carries
+)
+
+// Capture failures: the SDK produced a tools/list answer this package did
+// not see on the wire, so nothing was observed. Codes the core words
+// (behind capture_failed), with no FailureAt: they say nothing of where.
+const (
+	// FaultListCached: answered without a request on the wire, e.g. from
+	// the SDK's SEP-2549 list cache after an earlier listing on the same
+	// session.
+	FaultListCached = "list_cached"
+	// FaultNotCaptured: the SDK accepted an answer the capture did not see.
+	FaultNotCaptured = "answer_not_captured"
 )
 
 // Where a fault happened (Observation.FailureAt).
@@ -115,10 +124,10 @@ type Observation struct {
 	// fact that it ended at the page cap, handed on to the check.
 	Stop           string
 	PageCapReached bool
-	// Failure is "", a Fault* constant, FailureCapture or FailureTooLarge;
-	// FailureDetail is FailureTooLarge's limit or FailureCapture's reason,
-	// and "" with a fault. FailureAt and FailurePage say where a fault
-	// happened. Pages read before a failure are kept.
+	// Failure is "", a Fault* constant or FailureTooLarge; FailureDetail is
+	// FailureTooLarge's limit, and "" with a fault. FailureAt and
+	// FailurePage say where a fault happened (not a capture failure's).
+	// Pages read before a failure are kept.
 	Failure       string
 	FailureDetail string
 	FailureAt     string
@@ -163,7 +172,7 @@ func Connect(ctx context.Context, client *mcp.Client, t *Transport, sopts *mcp.C
 // following nextCursor until the list ends, the page cap is reached, or a
 // cursor is repeated, empty or not a string. Call it before anything else on
 // the session lists tools: a later listing may be answered from the SDK's
-// cache (FailureCapture).
+// cache (FaultListCached).
 func Observe(ctx context.Context, cs *mcp.ClientSession, t *Transport, opts *Options) Observation {
 	obs := t.handshakeFacts(cs)
 	pageCap := 0 // the core's default
@@ -180,7 +189,7 @@ func Observe(ctx context.Context, cs *mcp.ClientSession, t *Transport, opts *Opt
 		page, failure, detail := t.fetchPage(ctx, cs, cursor)
 		if failure != "" {
 			obs.Failure, obs.FailureDetail = failure, detail
-			if detail == "" {
+			if detail == "" && failure != FaultListCached && failure != FaultNotCaptured {
 				obs.FailureAt, obs.FailurePage = AtToolsList, len(obs.Pages)+1
 			}
 			return obs
@@ -264,9 +273,9 @@ func (t *Transport) fetchPage(ctx context.Context, cs *mcp.ClientSession, cursor
 				f, d := t.classify(ctx, sdkErr)
 				return nil, f, d
 			case c == nil:
-				return nil, FailureCapture, "answered by the SDK without a tools/list request on the wire (its list cache)"
+				return nil, FaultListCached, ""
 			default:
-				return nil, FailureCapture, "the SDK accepted an answer that was not captured"
+				return nil, FaultNotCaptured, ""
 			}
 		}
 		select {

@@ -575,8 +575,8 @@ func TestCachedListIsNotAnObservation(t *testing.T) {
 			t.Fatalf("first listing %s", obs.Pages[0])
 		}
 		obs = preflight.Observe(ctx, cs, tr, nil)
-		if obs.Failure != preflight.FailureCapture || len(obs.Pages) != 0 {
-			t.Fatalf("second listing: failure %q, %d pages; want capture_failed and no page", obs.Failure, len(obs.Pages))
+		if obs.Failure != preflight.FaultListCached || obs.FailureAt != "" || len(obs.Pages) != 0 {
+			t.Fatalf("second listing: failure %q at %q, %d pages; want list_cached and no page", obs.Failure, obs.FailureAt, len(obs.Pages))
 		}
 	})
 }

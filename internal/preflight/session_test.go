@@ -455,13 +455,14 @@ func TestCaptureFailedFailsClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec, err := preflight.Check(preflight.Request{Lock: lock, Now: testNow, Observation: preflight.Observation{
-		Endpoint: s.url, Failure: preflight.FailureCapture, FailureDetail: "answered from the SDK cache",
+		Endpoint: s.url, Failure: preflight.FaultListCached,
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The core words it: the same detail as every host's.
 	if rec.Effect != preflight.EffectPause || rec.Observed.Failure != preflight.FailureUnavailable ||
-		!bytes.Contains(rec.Raw, []byte(`"detail":"capture_failed: answered from the SDK cache"`)) {
+		!bytes.Contains(rec.Raw, []byte(`"detail":"capture_failed: answered by the SDK without a tools/list request on the wire (its list cache)"`)) {
 		t.Errorf("capture_failed: %s", rec.Raw)
 	}
 }

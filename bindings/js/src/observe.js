@@ -7,7 +7,14 @@ import { CrawlcheckError } from "./errors.js";
 import { members, parseMember, utf8 } from "./frames.js";
 import { RawJSON, toBase64 } from "./core.js";
 
-export const FAILURE_CAPTURE = "capture_failed";
+/**
+ * Capture failures: the SDK produced a tools/list answer the capture did not
+ * see on the wire (its own list cache, or an answer the capture missed), so
+ * nothing was observed. Codes the core words behind capture_failed, with no
+ * failureAt: they say nothing of where.
+ */
+export const FAULT_LIST_CACHED = "list_cached";
+export const FAULT_NOT_CAPTURED = "answer_not_captured";
 /**
  * A frame went past maxAnswerBytes and was cut off; failureDetail is the
  * limit in bytes (decimal), from which the core words the record's
@@ -53,9 +60,9 @@ export function classify(rec, signal, err) {
  * @property {Uint8Array[]} pages each tools/list answer as received
  * @property {string} stop why the walk ended, the core's next_page answer ("" when a failure ended it)
  * @property {boolean} pageCapReached the walk ended at the page cap (next_page's answer)
- * @property {string} failure "", a FAULT_* code, FAILURE_CAPTURE or FAILURE_TOO_LARGE
- * @property {string} failureDetail FAILURE_TOO_LARGE's limit or FAILURE_CAPTURE's reason; "" with a fault
- * @property {string} failureAt where a fault happened: "handshake" or "tools/list"
+ * @property {string} failure "", a FAULT_* code or FAILURE_TOO_LARGE
+ * @property {string} failureDetail FAILURE_TOO_LARGE's limit; "" with a fault
+ * @property {string} failureAt where a fault happened: "handshake" or "tools/list" ("" for a capture failure)
  * @property {number} failurePage the tools/list page of a fault (from 1), 0 in the handshake
  * @property {number} timeoutMs the check's deadline, named in a timeout's record
  */
@@ -113,7 +120,7 @@ export async function observePages({ cc, cap, listPage, obs, pageCap, signal }) 
     if (failure) {
       obs.failure = failure;
       obs.failureDetail = detail;
-      if (detail === "") {
+      if (detail === "" && failure !== FAULT_LIST_CACHED && failure !== FAULT_NOT_CAPTURED) {
         obs.failureAt = "tools/list";
         obs.failurePage = obs.pages.length + 1;
       }
@@ -182,8 +189,8 @@ async function fetchPage(cap, listPage, cursor, signal) {
       }
       if (sdkDone) {
         if (signal.aborted || sdkErr !== null) return classify(rec, signal, sdkErr);
-        if (c === null) return { failure: FAILURE_CAPTURE, detail: "answered by the SDK without a tools/list request on the wire (its list cache)" };
-        return { failure: FAILURE_CAPTURE, detail: "the SDK accepted an answer that was not captured" };
+        if (c === null) return { failure: FAULT_LIST_CACHED, detail: "" };
+        return { failure: FAULT_NOT_CAPTURED, detail: "" };
       }
       if (signal.aborted) {
         abandon.abort(signal.reason);
@@ -214,8 +221,8 @@ export function pageOf(frame) {
 
 /**
  * The request's observed member: the facts as the capture saw them. Pages
- * stay bytes (attachments on ABI 2). The failure goes as it is,
- * capture_failed included: the core decides how a record carries it.
+ * stay bytes (attachments on ABI 2). The failure goes as it is, a code
+ * (a capture failure included): the core decides how a record carries it.
  */
 export function observedRequest(o) {
   const out = {};

@@ -328,9 +328,8 @@ export interface LockCheckRequest {
    */
   failure?: string;
   /**
-   * with `server_unavailable`, `check_timeout` or `capture_failed`: what the host saw of the
-   * failure; with `answer_too_large`, the limit in bytes as a positive decimal integer; refused
-   * with a host fault
+   * with `server_unavailable` or `check_timeout`: what the host saw of the failure; with
+   * `answer_too_large`, the limit in bytes as a positive decimal integer; refused with a host fault
    */
   failure_detail?: string;
   /** with a host fault (required): `handshake` (connecting and the handshake) or `tools/list` */

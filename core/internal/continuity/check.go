@@ -28,11 +28,13 @@ import (
 const (
 	FailureUnavailable = "server_unavailable"
 	FailureTimeout     = "check_timeout"
-	// FailureCapture is the capture's own failure: the host's MCP SDK
-	// answered without a tools/list read on the wire (its list cache), so
-	// nothing live was read. The core records it as FailureUnavailable
-	// (HostFailure): the class that means "nothing was compared", which
-	// pauses under every policy that pauses on an unreachable server.
+	// FailureCapture names the capture's own failures in a record's
+	// detail: the host's MCP SDK answered without a tools/list read on the
+	// wire (FaultListCached), or took an answer the capture did not see
+	// (FaultNotCaptured), so nothing live was read. The core records them
+	// as FailureUnavailable (HostFailure): the class that means "nothing
+	// was compared", which pauses under every policy that pauses on an
+	// unreachable server.
 	FailureCapture = "capture_failed"
 	// FailureTooLarge is a frame the server sent past the host's answer
 	// limit: the host cut it off unread and broke the session there. Its

@@ -36,7 +36,20 @@ const (
 	// FaultPagesOverCap: the pages read so far are more bytes together than
 	// one check can carry (MaxPagesBytes); none is kept.
 	FaultPagesOverCap = "pages_over_cap"
+	// FaultListCached: the host's MCP SDK answered a tools/list without a
+	// request on the wire (its own list cache): nothing live was read.
+	FaultListCached = "list_cached"
+	// FaultNotCaptured: the host's MCP SDK accepted a tools/list answer
+	// the capture did not see, so its bytes cannot be checked.
+	FaultNotCaptured = "answer_not_captured"
 )
+
+// captureWords is what each capture failure says, after capture_failed:
+// the same words for every host, where each host had its own copy.
+var captureWords = map[string]string{
+	FaultListCached:  "answered by the SDK without a tools/list request on the wire (its list cache)",
+	FaultNotCaptured: "the SDK accepted an answer that was not captured",
+}
 
 // MaxPagesBytes is the most bytes of pages one check carries: the core's
 // request cap (core.MaxRequestBytes).
@@ -44,15 +57,15 @@ const MaxPagesBytes = canon.MaxBytes
 
 // HostFailures are the failures a host may report (observed.failure,
 // lock_check's failure): the classes themselves (with a detail of the
-// host's, for a host that cannot say more), the capture's own failures, and
-// the host faults the core words.
-var HostFailures = []string{FailureUnavailable, FailureTimeout, FailureCapture, FailureTooLarge,
+// host's, for a host that cannot say more), an answer past the host's
+// limit, the capture's own failures, and the host faults the core words.
+var HostFailures = []string{FailureUnavailable, FailureTimeout, FailureTooLarge, FaultListCached, FaultNotCaptured,
 	FaultConnectRefused, FaultTimeout, FaultCancelled, FaultProcessExited, FaultSessionEnded, FaultSessionFailed, FaultPagesOverCap}
 
 // Fault is a host's failure as it hands it to the core.
 type Fault struct {
 	Failure string // one of HostFailures
-	Detail  string // failure_detail: the host's text (server_unavailable, check_timeout, capture_failed) or answer_too_large's limit
+	Detail  string // failure_detail: the host's text (server_unavailable, check_timeout) or answer_too_large's limit
 	At      string // failure_at: "handshake" or "tools/list"; required with a host fault
 	Page    int    // failure_page: the tools/list page (1 on), with At "tools/list"
 	// TimeoutMS is timeout_ms: the deadline in milliseconds, 0 when the
@@ -78,8 +91,9 @@ var faultWords = map[string]string{
 // HostFailure maps a host's failure to what a record and a lock_check
 // answer carry: the class (server_unavailable or check_timeout) and the
 // detail, which the core words for every failure but the two classes
-// given as they are. capture_failed keeps the host's detail behind its
-// name; answer_too_large is worded from its limit (a detail that is not a
+// given as they are. A capture failure (list_cached, answer_not_captured)
+// is worded behind capture_failed, with no detail of the host's;
+// answer_too_large is worded from its limit (a detail that is not a
 // positive decimal byte count is refused); a host fault is worded from its
 // code and facts, and carries no text of the host's (failure_detail is
 // refused with one).
@@ -90,13 +104,17 @@ func HostFailure(f Fault) (string, string, error) {
 		}
 		return "", f.Detail, nil
 	}
-	isFault := f.Failure != FailureUnavailable && f.Failure != FailureTimeout && f.Failure != FailureCapture && f.Failure != FailureTooLarge
+	_, isCapture := captureWords[f.Failure]
+	isFault := f.Failure != FailureUnavailable && f.Failure != FailureTimeout && f.Failure != FailureTooLarge && !isCapture
 	if !isFault && (f.At != "" || f.Page != 0 || f.TimeoutMS != 0) {
 		return "", "", cerr.New(cerr.BadRequest, "failure_at, failure_page and timeout_ms go with a host fault (connect_refused, timeout, …), not with %s", f.Failure)
 	}
+	if isCapture && f.Detail != "" {
+		return "", "", cerr.New(cerr.BadRequest, "failure_detail does not go with %s: the core words a capture failure from its code", f.Failure)
+	}
 	switch f.Failure {
-	case FailureCapture:
-		return FailureUnavailable, FailureCapture + ": " + f.Detail, nil
+	case FaultListCached, FaultNotCaptured:
+		return FailureUnavailable, FailureCapture + ": " + captureWords[f.Failure], nil
 	case FailureTooLarge:
 		n, err := strconv.ParseUint(f.Detail, 10, 63)
 		if err != nil || n == 0 || strconv.FormatUint(n, 10) != f.Detail {

@@ -74,6 +74,12 @@ FAILURE_TOO_LARGE = "answer_too_large"
 #: The check's deadline passed (a host fault the core words, with the
 #: deadline: docs/continuity.md, Host faults).
 FAULT_TIMEOUT = "timeout"
+#: Capture failures: the SDK produced a tools/list answer the tap did not see
+#: on the wire (its own list cache, or an answer the tap missed), so nothing
+#: was observed. Codes the core words behind capture_failed, with no
+#: failure_at: they say nothing of where.
+FAULT_LIST_CACHED = "list_cached"
+FAULT_NOT_CAPTURED = "answer_not_captured"
 
 #: Effects, weakest to strongest, as the core's rule table orders them.
 PROCEED, PROCEED_RECORDED, REFRESH, PAUSE_TOOL, PAUSE, DENY = (
@@ -655,9 +661,10 @@ class Observation:
     #: the walk ended at the page cap (next_page's answer, for the check).
     page_cap_reached: bool = False
     #: "", a host fault (connect_refused, timeout, process_exited,
-    #: session_ended, session_failed), capture_failed or answer_too_large
+    #: session_ended, session_failed, pages_over_cap), a capture failure
+    #: (list_cached, answer_not_captured) or answer_too_large
     failure: str = ""
-    #: answer_too_large's limit or capture_failed's reason; "" with a fault
+    #: answer_too_large's limit; "" with a fault
     failure_detail: str = ""
     #: where a fault happened: "handshake" or "tools/list" (page failure_page)
     failure_at: str = ""
@@ -666,9 +673,10 @@ class Observation:
     timeout_ms: int = 0
 
     def fail(self, failure: str, detail: str, at: str, page: int = 0) -> None:
-        """Sets the failure; a fault (no detail) says where it happened."""
+        """Sets the failure; a fault (no detail) says where it happened, a
+        capture failure nothing of where."""
         self.failure, self.failure_detail = failure, detail
-        if not detail:
+        if not detail and failure not in (FAULT_LIST_CACHED, FAULT_NOT_CAPTURED):
             self.failure_at, self.failure_page = at, page
 
     def observed(self) -> Dict[str, Any]:
@@ -690,8 +698,8 @@ class Observation:
             o["pages"] = list(self.pages)
         if self.page_cap_reached:
             o["page_cap_reached"] = True
-        # The failure goes as it is, capture_failed included: the core
-        # decides how a record carries it.
+        # The failure goes as it is, a code (a capture failure included):
+        # the core decides how a record carries it.
         if self.failure:
             o["failure"] = self.failure
             if self.failure_detail:
@@ -1253,10 +1261,10 @@ class McpPreflight:
                 if "ok" in state or "err" in state:
                     err = state.get("err")
                     if rid is None and err is None:
-                        return None, "capture_failed", "answered by the SDK without a tools/list request on the wire (its list cache)"
+                        return None, FAULT_LIST_CACHED, ""
                     if err is not None:
                         return (None, *tap.fault())
-                    return None, "capture_failed", "the SDK accepted an answer that was not captured"
+                    return None, FAULT_NOT_CAPTURED, ""
                 await tap.wait()
         raise AssertionError("unreachable: the loop returns")
 
