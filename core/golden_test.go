@@ -227,6 +227,10 @@ func continuityCases(t testing.TB) []goldenCase {
 	add("stdio server", withObserved(continuityRequest(lockDocAt(t, base, "stdio:issues-server --stdio"), one(base), "enforce"), "endpoint", "stdio:issues-server  --stdio"))
 	add("evidence_expired after a refresh", with(evidence("evidence_expired", obj{})("enforce"), "refreshed", true))
 	add("chained to a previous record", with(enforce(base), "prev_record_sha256", rugHash))
+	// A re-check list_changed asked for: a storm's is marked, a plain one is not.
+	add("a list_changed storm's re-check says so", with(enforce(base), "recheck", obj{"coalesced": 12, "held_back_ms": 4000}))
+	add("a storm's first re-check, held back 0 ms", with(enforce(base), "recheck", obj{"coalesced": 3, "held_back_ms": 0}))
+	add("a re-check of one list_changed, not held back, is no storm", with(enforce(base), "recheck", obj{"coalesced": 1, "held_back_ms": 0}))
 	add("integrity override on the record", with(withObserved(enforce(base), "endpoint", "https://mcp-2.example.com/mcp"), "policy", operatorPolicy(func(p obj) {
 		p["max_baseline_age_days"] = 90
 		p["allow_integrity_override"] = true

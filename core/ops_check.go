@@ -378,11 +378,41 @@ func continuityInput(r req.Obj) (continuity.Input, error) {
 		rd.Fail(cerr.New(cerr.BadRequest, "%s must be 64 lowercase hex digits", rd.Field("prev_record_sha256")))
 	}
 	in.Refreshed = rd.Bool("refreshed")
+	in.Recheck = recheckOf(rd)
 	in.Log = logInputOf(rd)
 	if err := rd.Err(); err != nil {
 		return in, err
 	}
 	return in, nil
+}
+
+// recheckOf reads recheck: what a host's rate limit did to a re-check the
+// server's list_changed notifications asked for (nil without one).
+func recheckOf(rd *req.Reader) *continuity.Recheck {
+	o, ok := rd.Object("recheck")
+	if !ok || rd.Failed() {
+		return nil
+	}
+	if err := o.Only("coalesced", "held_back_ms"); err != nil {
+		rd.Fail(err)
+		return nil
+	}
+	or := o.Read()
+	for _, name := range []string{"coalesced", "held_back_ms"} {
+		if !or.Has(name) {
+			or.Fail(cerr.New(cerr.BadRequest, "%s is required", or.Field(name)))
+		}
+	}
+	if or.Failed() {
+		rd.Fail(or.Err())
+		return nil
+	}
+	r := &continuity.Recheck{Coalesced: positiveInt(or, "coalesced"), HeldBackMS: wholeInt(or, "held_back_ms", 0)}
+	if or.Failed() {
+		rd.Fail(or.Err())
+		return nil
+	}
+	return r
 }
 
 func observedOf(rd *req.Reader) continuity.Observed {

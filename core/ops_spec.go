@@ -129,6 +129,7 @@ var continuityRequestFields = concat([]Field{
 	may("issuer", "object `{url, guard?, step?, error?, unavailable?}`", "what the issuer asked said: `guard` (its answer, judged), or `step` (`key_directory` or `lock_check`) and `error` (the host's text of what failed) when it gave none, which also adds the evidence `service_unavailable` with detail `{issuer, operation, step, error, fallback}`; `unavailable` (text only, no evidence) is the older form"),
 	may("prev_record_sha256", "string", "chains the record to the one before it"),
 	may("refreshed", "bool", "the one re-check a refresh effect asks for"),
+	may("recheck", "object `{coalesced, held_back_ms}`", "a re-check the server's `notifications/tools/list_changed` asked for: how many notifications it covers (those since the record before, at least 1) and how long the host's rate limit held it back after the first of them (0: not held back); more than one, or held back, is a storm, which the record says (`storm`)"),
 	may("log", "object `{"+joinNames(logFields)+"}`", "the issuer's transparency-log proof for the lockfile (docs/log.md); needs `key_directory`. A proof that does not verify adds `log_proof_invalid`, a checkpoint not consistent with the kept one `log_inconsistent`"),
 })
 
@@ -290,6 +291,7 @@ var opSpecs = []OpSpec{
 			need("issuer", "object or null", ""),
 			need("engine", "object", "`{version, rules_sha256}`"),
 			may("log", "object", "when the request gave `log`: `{"+joinNames(logResult)+"}`"),
+			may("storm", "object", "`{coalesced, held_back_ms}`, the request's `recheck`, when it was a storm's: more than one list_changed coalesced into this check, or the check held back"),
 			may("prev_record_sha256", "string", "when the request chained it"),
 			need("record_sha256", "string", "SHA-256 of the canonical record without this member"),
 		}},

@@ -73,11 +73,14 @@ func opNextPage(r req.Obj) (canon.Value, error) {
 }
 
 // positiveInt reads a field that must be a whole number from 1 up.
-func positiveInt(rd *req.Reader, name string) int {
+func positiveInt(rd *req.Reader, name string) int { return wholeInt(rd, name, 1) }
+
+// wholeInt reads a field that must be a whole number from least up.
+func wholeInt(rd *req.Reader, name string, least int) int {
 	text, ok := rd.Value(name).NumberText()
 	n, err := strconv.Atoi(text)
-	if !ok || err != nil || n < 1 {
-		rd.Fail(cerr.New(cerr.BadRequest, "%s must be a whole number of at least 1", rd.Field(name)))
+	if !ok || err != nil || n < least {
+		rd.Fail(cerr.New(cerr.BadRequest, "%s must be a whole number of at least %d", rd.Field(name), least))
 		return 0
 	}
 	return n

@@ -225,6 +225,9 @@ func TestSchemasValidateRecords(t *testing.T) {
 			o["pages"] = []string{`{"tools":` + changed + `}`}
 		},
 		"chained": func(r, _ map[string]any) { r["prev_record_sha256"] = strings.Repeat("ab", 32) },
+		"storm": func(r, _ map[string]any) {
+			r["recheck"] = map[string]any{"coalesced": 5, "held_back_ms": 4000}
+		},
 	}
 	for name, edit := range scenarios {
 		for _, mode := range policy.Modes {

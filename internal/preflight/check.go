@@ -60,6 +60,10 @@ type Request struct {
 	PrevRecordSHA256 string
 	// Refreshed marks the one re-check a refresh effect asks for.
 	Refreshed bool
+	// Recheck, for a re-check the server's list_changed notifications
+	// asked for, is what the rate limit did to it; the core marks a storm's
+	// record with it (Record.Storm). nil for any other check.
+	Recheck *Recheck
 	// Log, when set, is the check of the issuer's transparency log: the
 	// lockfile's tlog-proof against the checkpoint kept (needs
 	// Settings.KeyDirectory). The record's log member says which checkpoint
@@ -114,6 +118,9 @@ func Check(r Request) (Record, error) {
 	}
 	if r.Refreshed {
 		req["refreshed"] = true
+	}
+	if r.Recheck != nil {
+		req["recheck"] = r.Recheck
 	}
 	if r.Log != nil {
 		req["log"] = r.Log
@@ -272,9 +279,20 @@ type Record struct {
 	Would            *Would
 	Observations     []Finding
 	Observed         ObservedSummary
+	// Storm is the record's storm: set on a re-check a list_changed storm
+	// asked for (more than one notification coalesced, or held back).
+	Storm *Recheck
 	// Handoff is the core's answer of what to hand over, for a record
 	// Check made; nil for a record read back (ParseRecord).
 	Handoff *Handoff
+}
+
+// Recheck is the request's recheck, and a storm's record's storm: the
+// list_changed notifications since the record before that the check covers,
+// and how long the rate limit held it back after the first of them.
+type Recheck struct {
+	Coalesced  int   `json:"coalesced"`
+	HeldBackMS int64 `json:"held_back_ms"`
 }
 
 // Would is what enforce would have done, on an observe-mode record.
@@ -324,6 +342,7 @@ func ParseRecord(raw []byte) (Record, error) {
 		Would        *Would            `json:"would"`
 		Observations []Finding         `json:"observations"`
 		Observed     ObservedSummary   `json:"observed"`
+		Storm        *Recheck          `json:"storm"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return Record{}, fmt.Errorf("reading a continuity record: %w", err)
@@ -333,6 +352,6 @@ func ParseRecord(raw []byte) (Record, error) {
 	}
 	return Record{
 		Raw: bytes.Clone(raw), RecordSHA256: r.SHA256, PrevRecordSHA256: r.Prev, Mode: r.Mode, Effect: r.Effect, Tools: r.Tools,
-		Would: r.Would, Observations: r.Observations, Observed: r.Observed,
+		Would: r.Would, Observations: r.Observations, Observed: r.Observed, Storm: r.Storm,
 	}, nil
 }

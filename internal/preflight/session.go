@@ -20,6 +20,19 @@ import (
 // page) when Config.Timeout is zero (the core's limits.check_timeout_ms).
 const DefaultTimeout = core.DefaultCheckTimeoutMS * time.Millisecond
 
+// Background re-checks on notifications/tools/list_changed are rate-limited
+// as in the JS and Python SDKs: the first starts at once, one more no sooner
+// than RecheckMin after the one before, with every notification in between
+// coalesced into it; one that starts as soon as it may (the server announced
+// a change again within the wait) doubles the wait up to RecheckMax, and a
+// quiet spell (more than twice the wait) resets it. A call never waits out
+// the hold-off: it re-checks at once when a change was announced since the
+// record it would be judged by (docs/decisions.md).
+const (
+	RecheckMin = time.Second
+	RecheckMax = time.Minute
+)
+
 // Config configures a Session.
 type Config struct {
 	Settings
@@ -186,7 +199,7 @@ func Open(ctx context.Context, impl *mcp.Implementation, copts *mcp.ClientOption
 		s.uploader.Start()
 	}
 	s.checkMu.Lock()
-	err = s.recheck(ctx)
+	err = s.recheck(ctx, 0)
 	s.checkMu.Unlock()
 	if err == nil && s.cs == nil {
 		err = fmt.Errorf("preflight: no session with %s: %w", t.Endpoint(), &RefusedError{Effect: s.rec.Effect, Record: s.rec})
@@ -221,7 +234,7 @@ func (s *Session) Consultation() Consultation {
 func (s *Session) Recheck(ctx context.Context) (Record, error) {
 	s.checkMu.Lock()
 	defer s.checkMu.Unlock()
-	if err := s.recheck(ctx); err != nil {
+	if err := s.recheck(ctx, 0); err != nil {
 		return Record{}, err
 	}
 	return s.Record(), nil
@@ -302,7 +315,7 @@ func (s *Session) gate(ctx context.Context) (Record, Observation, error) {
 	s.checkMu.Lock()
 	var err error
 	if s.stale() {
-		err = s.recheck(ctx)
+		err = s.recheck(ctx, 0)
 	}
 	s.checkMu.Unlock()
 	if err != nil {
@@ -348,15 +361,29 @@ func (s *Session) stale() bool {
 	return s.changes.Load() > s.seen
 }
 
-// watch re-checks in the background on every list_changed, so that the
-// record follows the server even when no call is made.
+// watch re-checks in the background on list_changed, so that the record
+// follows the server even when no call is made; rate-limited (RecheckMin),
+// so a server announcing a change after every listing gets a bounded number
+// of records, each of which says it was a storm's (Record.Storm).
 func (s *Session) watch() {
 	defer s.watcher.Done()
+	var last time.Time // when the last background re-check started
+	wait := RecheckMin
 	for {
 		select {
 		case <-s.done:
 			return
 		case <-s.changed:
+		}
+		held := max(0, time.Until(last.Add(wait)))
+		if held > 0 {
+			timer := time.NewTimer(held)
+			select {
+			case <-s.done:
+				timer.Stop()
+				return
+			case <-timer.C:
+			}
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() {
@@ -368,8 +395,16 @@ func (s *Session) watch() {
 		}()
 		s.checkMu.Lock()
 		if s.stale() {
+			now := time.Now()
+			// Started as soon as allowed: a storm, so the next waits longer.
+			if now.Sub(last) <= 2*wait {
+				wait = min(2*wait, RecheckMax)
+			} else {
+				wait = RecheckMin
+			}
+			last = now
 			// An error is kept in s.err and refuses every call.
-			_ = s.recheck(ctx)
+			_ = s.recheck(ctx, held)
 		}
 		s.checkMu.Unlock()
 		cancel()
@@ -378,15 +413,23 @@ func (s *Session) watch() {
 
 // recheck observes the list (connecting first when there is no session)
 // and checks it; a refresh effect gets the one further check the rules ask
-// for. Callers hold checkMu.
-func (s *Session) recheck(ctx context.Context) error {
+// for. held is how long the rate limit held a background re-check back:
+// with the list_changed notifications since the record before, the core
+// marks a storm's record (Request.Recheck). Callers hold checkMu.
+func (s *Session) recheck(ctx context.Context, held time.Duration) error {
 	obs, seen := s.observe(ctx)
-	rec, cons, err := s.check(ctx, obs, false)
+	var recheck *Recheck
+	s.mu.Lock()
+	if s.rec.RecordSHA256 != "" && seen > s.seen {
+		recheck = &Recheck{Coalesced: int(seen - s.seen), HeldBackMS: held.Round(time.Millisecond).Milliseconds()}
+	}
+	s.mu.Unlock()
+	rec, cons, err := s.check(ctx, obs, false, recheck)
 	if err == nil && rec.Handoff.Session == SessionCheckAgain {
 		// The refreshed check asks the issuer again too: refresh is how an
 		// expired or replayed receipt is answered (spec §4).
 		obs, seen = s.observe(ctx)
-		rec, cons, err = s.check(ctx, obs, true)
+		rec, cons, err = s.check(ctx, obs, true, nil)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -430,9 +473,9 @@ func (s *Session) observe(ctx context.Context) (Observation, int64) {
 // obs with its evidence, chains, logs and hands on the record. A record
 // that cannot be logged is an error: a decision must not be acted on
 // without its record.
-func (s *Session) check(ctx context.Context, obs Observation, refreshed bool) (Record, Consultation, error) {
+func (s *Session) check(ctx context.Context, obs Observation, refreshed bool, recheck *Recheck) (Record, Consultation, error) {
 	s.mu.Lock()
-	req := Request{Settings: s.cfg.Settings, Lock: s.lock, Observation: obs, Now: s.cfg.Now(), PrevRecordSHA256: s.prev, Refreshed: refreshed}
+	req := Request{Settings: s.cfg.Settings, Lock: s.lock, Observation: obs, Now: s.cfg.Now(), PrevRecordSHA256: s.prev, Refreshed: refreshed, Recheck: recheck}
 	proof := s.proof
 	s.mu.Unlock()
 	if proof != "" {
@@ -532,7 +575,7 @@ func (s *Session) confirm(names []string, instructions bool) (Record, error) {
 	s.mu.Unlock()
 	// The issuer is asked about the new baseline too; its deadline bounds
 	// the wait.
-	rec, cons, err := s.check(context.Background(), obs, false)
+	rec, cons, err := s.check(context.Background(), obs, false, nil)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.err = err

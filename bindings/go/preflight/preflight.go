@@ -43,6 +43,9 @@ type (
 	Would = impl.Would
 	// ObservedSummary is the record's observed member.
 	ObservedSummary = impl.ObservedSummary
+	// Recheck is a storm's record's storm: the list_changed notifications
+	// the re-check covers and how long the rate limit held it back.
+	Recheck = impl.Recheck
 	// Handoff is the core's answer of what the session does after a check
 	// and which tool objects it hands the model (continuity_handoff).
 	Handoff = impl.Handoff
@@ -112,6 +115,14 @@ const (
 	DefaultPageCap        = impl.DefaultPageCap
 	DefaultMaxAnswerBytes = impl.DefaultMaxAnswerBytes
 	DefaultIssuerTimeout  = impl.DefaultIssuerTimeout
+)
+
+// The rate limit of background re-checks on notifications/tools/list_changed:
+// the first at once, the next no sooner than RecheckMin after the one
+// before, doubling to RecheckMax while a storm lasts (Record.Storm).
+const (
+	RecheckMin = impl.RecheckMin
+	RecheckMax = impl.RecheckMax
 )
 
 // Effects, weakest to strongest, as the core's rule table orders them.

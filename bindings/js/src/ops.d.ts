@@ -412,6 +412,13 @@ export interface ContinuityCheckRequest {
   /** the one re-check a refresh effect asks for */
   refreshed?: boolean;
   /**
+   * a re-check the server's `notifications/tools/list_changed` asked for: how many notifications it
+   * covers (those since the record before, at least 1) and how long the host's rate limit held it
+   * back after the first of them (0: not held back); more than one, or held back, is a storm, which
+   * the record says (`storm`)
+   */
+  recheck?: Request;
+  /**
    * the issuer's transparency-log proof for the lockfile (docs/log.md); needs `key_directory`. A
    * proof that does not verify adds `log_proof_invalid`, a checkpoint not consistent with the kept
    * one `log_inconsistent`
@@ -456,6 +463,11 @@ export interface ContinuityCheckResult {
   engine: { [key: string]: Json };
   /** when the request gave `log`: `{included, index, checkpoint, consistent, reason, keep}` */
   log?: { [key: string]: Json };
+  /**
+   * `{coalesced, held_back_ms}`, the request's `recheck`, when it was a storm's: more than one
+   * list_changed coalesced into this check, or the check held back
+   */
+  storm?: { [key: string]: Json };
   /** when the request chained it */
   prev_record_sha256?: string;
   /** SHA-256 of the canonical record without this member */
@@ -508,6 +520,13 @@ export interface ContinuityHandoffRequest {
   prev_record_sha256?: string;
   /** the one re-check a refresh effect asks for */
   refreshed?: boolean;
+  /**
+   * a re-check the server's `notifications/tools/list_changed` asked for: how many notifications it
+   * covers (those since the record before, at least 1) and how long the host's rate limit held it
+   * back after the first of them (0: not held back); more than one, or held back, is a storm, which
+   * the record says (`storm`)
+   */
+  recheck?: Request;
   /**
    * the issuer's transparency-log proof for the lockfile (docs/log.md); needs `key_directory`. A
    * proof that does not verify adds `log_proof_invalid`, a checkpoint not consistent with the kept

@@ -267,7 +267,7 @@ class Gate {
         const storm = now - this.lastBackground <= 2 * this.recheckWait;
         this.recheckWait = storm ? Math.min(2 * this.recheckWait, RECHECK_MAX_MS) : RECHECK_MIN_MS;
         this.lastBackground = now;
-        await this.recheck().catch((e) => (this.err = e));
+        await this.recheck({ heldBackMs: wait }).catch((e) => (this.err = e));
       });
     }, wait);
     // A pending re-check does not keep the process alive.
@@ -313,11 +313,19 @@ class Gate {
     return this.cap !== null && this.cap.rec.listChanged > this.seen;
   }
 
-  /** Observes the list again (deadline: the check's timeout) and checks it; refresh gets one more. */
-  async recheck() {
+  /**
+   * Observes the list again (deadline: the check's timeout) and checks it;
+   * refresh gets one more. heldBackMs is how long the rate limit held a
+   * background re-check back: with the list_changed notifications since the
+   * record before, the core marks a storm's record (recheck, storm).
+   */
+  async recheck({ heldBackMs = 0 } = {}) {
     let seen = this.cap.rec.listChanged;
+    // The notifications since the record before (none before the first).
+    const coalesced = this.record ? seen - this.seen : 0;
+    const recheck = coalesced > 0 ? { coalesced, held_back_ms: Math.round(heldBackMs) } : null;
     let obs = await this.observe();
-    let [rec, cons] = await this.check(obs, false);
+    let [rec, cons] = await this.check(obs, false, recheck);
     // The core's handoff says when to check once more (a refresh effect).
     if (rec.handoff.session === "check_again") {
       seen = this.cap.rec.listChanged;
@@ -343,7 +351,7 @@ class Gate {
    * logs and hands on the record. A record that cannot be logged is an
    * error: a decision must not be acted on without its record.
    */
-  async check(obs, refreshed) {
+  async check(obs, refreshed, recheck = null) {
     const now = this.nowText();
     const observed = observedRequest(obs);
     const req = { now, lock: this.lock, observed, ...settingsRequest(this.cont) };
@@ -361,6 +369,7 @@ class Gate {
     }
     if (this.prev) req.prev_record_sha256 = this.prev;
     if (refreshed) req.refreshed = true;
+    if (recheck) req.recheck = recheck;
     if (this.proof) req.log = await this.kept.input(this.proof, this.issuer);
     let rec;
     try {

@@ -7,7 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { MAX_KEPT_RECORDS } from "../src/preflight.js";
+import { MAX_KEPT_RECORDS, RECHECK_MAX_MS } from "../src/preflight.js";
 import { openSdk1, tempDir, TOOLS } from "./helpers.js";
 
 // list_changed after each of the first 2,000 listings; the edit keeps the
@@ -27,6 +27,19 @@ test("a list_changed storm gives a bounded number of records while idle; a call 
   const idle = client.continuity.records.length;
   assert.ok(idle >= 2 && idle <= 5, `records after 3.5 s of a storm: ${idle}`);
   for (const r of client.continuity.records) assert.equal(r.effect, "proceed");
+  // The records say the storm: the first check and the first re-check (run at
+  // once, for one notification) are unmarked, each held-back one carries
+  // storm with the notifications it covers and how long it was held back.
+  const [first, ...rechecks] = client.continuity.records;
+  assert.equal(first.storm, undefined);
+  assert.equal(rechecks[0].storm, undefined);
+  const marked = rechecks.filter((r) => r.storm !== undefined);
+  assert.ok(marked.length >= 1 && marked.length === rechecks.length - 1, `storm records: ${marked.length} of ${rechecks.length} re-checks`);
+  for (const { storm } of marked) {
+    assert.deepEqual(Object.keys(storm).sort(), ["coalesced", "held_back_ms"]);
+    assert.ok(storm.coalesced >= 1, `coalesced ${storm.coalesced}`);
+    assert.ok(storm.held_back_ms > 0 && storm.held_back_ms <= RECHECK_MAX_MS, `held back ${storm.held_back_ms} ms`);
+  }
 
   // The server announced a change after the last listing: the call is judged
   // by a check made after it, without waiting out the hold-off.

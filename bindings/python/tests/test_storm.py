@@ -13,7 +13,7 @@ import anyio
 import pytest
 from servers import MCPSERVER, NOW, pin, scenario
 
-from crawlcheck.preflight import endpoint_of, with_preflight
+from crawlcheck.preflight import RECHECK_MAX, endpoint_of, with_preflight
 
 mcp = pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
@@ -48,6 +48,18 @@ async def test_a_list_changed_storm_gives_a_bounded_number_of_records(tmp_path: 
             idle = len(records)
             assert 2 <= idle <= 5, f"records after 3.5 s of a storm: {idle}"
             assert all(r["effect"] == "proceed" for r in records)
+            # The records say the storm: the first check and the first
+            # re-check (run at once, for one notification) are unmarked, each
+            # held-back one carries storm with the notifications it covers and
+            # how long it was held back.
+            first, *rechecks = records
+            assert "storm" not in first and "storm" not in rechecks[0]
+            marked = [r["storm"] for r in rechecks if "storm" in r]
+            assert 1 <= len(marked) == len(rechecks) - 1, f"storm records: {len(marked)} of {len(rechecks)} re-checks"
+            for storm in marked:
+                assert sorted(storm) == ["coalesced", "held_back_ms"]
+                assert storm["coalesced"] >= 1
+                assert 0 < storm["held_back_ms"] <= RECHECK_MAX * 1000
 
             # The server announced a change after the last listing: the call
             # is judged by a check made after it, without waiting out the

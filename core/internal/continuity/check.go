@@ -154,8 +154,24 @@ type Input struct {
 	Issuer                canon.Value      // what the issuer asked said (IssuerTrace); null when none was asked
 	PrevRecordSHA256      string
 	Refreshed             bool
+	Recheck               *Recheck  // a re-check list_changed asked for; nil for any other check
 	Log                   *LogInput // the issuer's log proof for the lockfile; nil when none was given
 }
+
+// Recheck is what a host's rate limit did to a re-check the server's
+// notifications/tools/list_changed asked for: how many notifications the
+// check covers (those since the record before) and how long the limit held
+// it back after the first of them.
+type Recheck struct {
+	Coalesced  int
+	HeldBackMS int
+}
+
+// Storm reports whether the re-check is a storm's: the server announced
+// more than one change for it, or announced again before the limit let a
+// check start. Only then does the record carry storm, so a server's storm
+// is visible on its bounded records and a plain re-check stays unmarked.
+func (r *Recheck) Storm() bool { return r != nil && (r.Coalesced > 1 || r.HeldBackMS > 0) }
 
 // Trust is the baseline's verification.
 type Trust struct {

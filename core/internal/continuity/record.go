@@ -155,6 +155,12 @@ func (c *check) record(d policy.Decision) canon.Value {
 	if in.Log != nil {
 		ms = append(ms, canon.M("log", c.log))
 	}
+	if in.Recheck.Storm() {
+		ms = append(ms, canon.M("storm", canon.Obj(
+			canon.M("coalesced", canon.Int(int64(in.Recheck.Coalesced))),
+			canon.M("held_back_ms", canon.Int(int64(in.Recheck.HeldBackMS))),
+		)))
+	}
 	if in.PrevRecordSHA256 != "" {
 		ms = append(ms, canon.M("prev_record_sha256", canon.Str(in.PrevRecordSHA256)))
 	}

@@ -483,6 +483,9 @@ class ContinuityCheckResult(_ContinuityCheckResultRequired, total=False):
     would: Dict[str, Any]
     #: when the request gave `log`: `{included, index, checkpoint, consistent, reason, keep}`
     log: Dict[str, Any]
+    #: `{coalesced, held_back_ms}`, the request's `recheck`, when it was a storm's: more than one
+    #: list_changed coalesced into this check, or the check held back
+    storm: Dict[str, Any]
     #: when the request chained it
     prev_record_sha256: str
 
@@ -505,6 +508,7 @@ def continuity_check(
     issuer: Optional[Mapping[str, Any]] = None,
     prev_record_sha256: Optional[str] = None,
     refreshed: Optional[bool] = None,
+    recheck: Optional[Mapping[str, Any]] = None,
     log: Optional[Mapping[str, Any]] = None,
 ) -> ContinuityCheckResult:
     """The continuity check (docs/continuity.md); the result is the `crawlcheck-continuity-record`."""
@@ -529,6 +533,7 @@ def continuity_check(
                 issuer=issuer,
                 prev_record_sha256=prev_record_sha256,
                 refreshed=refreshed,
+                recheck=recheck,
                 log=log,
             ),
         ),
@@ -573,6 +578,7 @@ def continuity_handoff(
     issuer: Optional[Mapping[str, Any]] = None,
     prev_record_sha256: Optional[str] = None,
     refreshed: Optional[bool] = None,
+    recheck: Optional[Mapping[str, Any]] = None,
     log: Optional[Mapping[str, Any]] = None,
 ) -> ContinuityHandoffResult:
     """`continuity_check` and what the host does with it (docs/continuity.md, The handoff): whether
@@ -601,6 +607,7 @@ def continuity_handoff(
                 issuer=issuer,
                 prev_record_sha256=prev_record_sha256,
                 refreshed=refreshed,
+                recheck=recheck,
                 log=log,
             ),
         ),

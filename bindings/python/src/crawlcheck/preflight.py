@@ -867,7 +867,7 @@ class McpPreflight:
                 continue
             # Rate-limited (RECHECK_MIN): the notifications that arrive while
             # this waits are coalesced into the one re-check.
-            wait = self._last_background + self._recheck_wait - anyio.current_time()
+            wait = max(0.0, self._last_background + self._recheck_wait - anyio.current_time())
             if wait > 0:
                 await anyio.sleep(wait)
             async with self._check_lock:
@@ -878,7 +878,7 @@ class McpPreflight:
                     self._recheck_wait = min(2 * self._recheck_wait, RECHECK_MAX) if storm else RECHECK_MIN
                     self._last_background = now
                     try:
-                        await self._recheck()
+                        await self._recheck(held_back=wait)
                     except Exception as e:  # noqa: BLE001 - never into the session's group
                         # Every call is refused with it until a check succeeds.
                         self._err = e
@@ -1104,13 +1104,20 @@ class McpPreflight:
         assert self._rec is not None
         return self._rec, self._raw
 
-    async def _recheck(self) -> None:
+    async def _recheck(self, held_back: float = 0.0) -> None:
+        """Observes the list and checks it. held_back is how long the rate
+        limit held a background re-check back: with the list_changed
+        notifications since the record before, the core marks a storm's
+        record (recheck, storm)."""
         obs, seen = await self._observe()
-        await self._settle(obs, seen)
+        recheck: Optional[Dict[str, int]] = None
+        if self._rec is not None and seen > self._seen:
+            recheck = {"coalesced": seen - self._seen, "held_back_ms": round(held_back * 1000)}
+        await self._settle(obs, seen, recheck)
 
-    async def _settle(self, obs: Observation, seen: Optional[int] = None) -> None:
+    async def _settle(self, obs: Observation, seen: Optional[int] = None, recheck: Optional[Dict[str, int]] = None) -> None:
         try:
-            rec, raw, cons = await self._check(obs, refreshed=False)
+            rec, raw, cons = await self._check(obs, refreshed=False, recheck=recheck)
             if self._handoff(rec).get("session") == "check_again":
                 # The core's handoff of a refresh: ask once more, the issuer
                 # too (spec §4).
@@ -1286,7 +1293,9 @@ class McpPreflight:
         self._tap.broken.clear()
         self._tap.answers.clear()
 
-    async def _check(self, obs: Observation, refreshed: bool) -> Tuple[Dict[str, Any], bytes, Consultation]:
+    async def _check(
+        self, obs: Observation, refreshed: bool, recheck: Optional[Dict[str, int]] = None
+    ) -> Tuple[Dict[str, Any], bytes, Consultation]:
         now = format_time(self.now())
         cons = Consultation()
         observed = obs.observed()
@@ -1318,6 +1327,8 @@ class McpPreflight:
             req["prev_record_sha256"] = self._prev
         if refreshed:
             req["refreshed"] = True
+        if recheck is not None:
+            req["recheck"] = recheck
         if self._proof and self._kept is not None:
             req["log"] = await self._kept.input(self._proof, self._issuer)
         try:
