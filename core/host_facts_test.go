@@ -109,10 +109,15 @@ func hostFactVectors(t testing.TB) []opVector {
 	add("lock_check", "answer too large without a limit refused", obj{"lock": h.lock, "failure": "answer_too_large"})
 
 	issuer := "https://issuer.example"
-	add("continuity_check", "issuer step and error", with(h.issuerCheck, "issuer", obj{"url": issuer, "step": "lock_check", "error": "POST /api/v1/mcp/lock/check: HTTP 503: \"busy\""}))
-	add("continuity_check", "issuer step and unavailable refused", with(h.issuerCheck, "issuer", obj{"url": issuer, "step": "lock_check", "error": "x", "unavailable": "lock_check: x"}))
+	add("continuity_check", "issuer step and fault", with(h.issuerCheck, "issuer", obj{"url": issuer, "step": "lock_check", "fault": "http_status", "status": 503}))
+	add("continuity_check", "issuer step and unavailable refused", with(h.issuerCheck, "issuer", obj{"url": issuer, "step": "lock_check", "fault": "timeout", "unavailable": "lock_check: x"}))
+	add("continuity_check", "issuer error text refused", with(h.issuerCheck, "issuer", obj{"url": issuer, "step": "lock_check", "error": "POST /api/v1/mcp/lock/check: HTTP 503: \"busy\""}))
+	add("continuity_check", "issuer fault without step refused", with(h.issuerCheck, "issuer", obj{"url": issuer, "fault": "connect_refused"}))
+	add("continuity_check", "issuer http_status without status refused", with(h.issuerCheck, "issuer", obj{"url": issuer, "step": "lock_check", "fault": "http_status"}))
+	add("continuity_check", "issuer status without http_status refused", with(h.issuerCheck, "issuer", obj{"url": issuer, "step": "lock_check", "fault": "timeout", "status": 500}))
 	add("continuity_check", "issuer error without step refused", with(h.issuerCheck, "issuer", obj{"url": issuer, "error": "x"}))
-	add("continuity_check", "issuer unknown step refused", with(h.issuerCheck, "issuer", obj{"url": issuer, "step": "dns", "error": "x"}))
+	add("continuity_check", "issuer unknown step refused", with(h.issuerCheck, "issuer", obj{"url": issuer, "step": "dns", "fault": "timeout"}))
+	add("continuity_check", "issuer unknown fault refused", with(h.issuerCheck, "issuer", obj{"url": issuer, "step": "lock_check", "fault": "dns_failed"}))
 
 	good := without(g.request(g.receipt(receiptSpec{})), "key_directory")
 	good["pinned_keys"] = h.pins
@@ -188,9 +193,9 @@ func TestHostFactsGiveTheSameBytes(t *testing.T) {
 		obj{"lock": h.lock, "failure": "server_unavailable", "failure_detail": "capture_failed: " + captureDetail})
 
 	for _, step := range []string{"key_directory", "lock_check"} {
-		const issuer, text = "https://issuer.example", "GET /api/v1/keys: timed out: context deadline exceeded"
+		const issuer, text = "https://issuer.example", "no answer within 5 s"
 		same("issuer "+step+" failed", "continuity_check",
-			with(h.issuerCheck, "issuer", obj{"url": issuer, "step": step, "error": text}),
+			with(h.issuerCheck, "issuer", obj{"url": issuer, "step": step, "fault": "timeout", "timeout_ms": 5000}),
 			with(with(h.issuerCheck, "issuer", obj{"url": issuer, "unavailable": step + ": " + text}), "evidence", []any{obj{
 				"observation": "service_unavailable",
 				"detail":      obj{"issuer": issuer, "operation": "mcp.lock.check", "step": step, "error": text, "fallback": "local_comparison"},

@@ -29,7 +29,7 @@ const (
 	// MaxIssuerAnswerBytes bounds one issuer answer a host reads: the guard
 	// request carries it beside the lockfile, the key directory and the
 	// replay state, so half the request cap leaves them room.
-	MaxIssuerAnswerBytes = MaxRequestBytes / 2
+	MaxIssuerAnswerBytes = continuity.IssuerAnswerBytes
 	// MaxRecordLogBytes bounds a record log a host reads: its chain is
 	// verified in one request, with room to spare for the rest of it.
 	MaxRecordLogBytes = MaxRequestBytes / 2

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -148,7 +149,7 @@ func cmdCheck(c *cli, args []string) error {
 		// scan finds in them now (the record does not carry it: docs/decisions.md).
 		printScanOf(c.stdout, "\nscan of the changed tools", obs, changedTools(rec))
 		if issuer != nil {
-			printConsultation(c.stdout, isf.url, cons)
+			printConsultation(c.stdout, isf.url, cons, rec)
 		}
 		return nil
 	}
@@ -284,13 +285,23 @@ func (f *issuerFlags) client(keyDirectory []byte, logPath string) (*preflight.Is
 }
 
 // printConsultation writes what the issuer said, after the record that
-// carries it as evidence.
-func printConsultation(w io.Writer, url string, cons preflight.Consultation) {
+// carries it as evidence: why it was unavailable in the record's words
+// (the core's, from the fault the host saw).
+func printConsultation(w io.Writer, url string, cons preflight.Consultation, rec preflight.Record) {
 	switch {
 	case !cons.Asked:
 		say(w, "issuer    %s: not asked: no whole tool list was read\n", url)
 	case cons.Unavailable != "":
-		say(w, "issuer    %s: unavailable (%s); the local comparison is the fallback\n", url, cons.Unavailable)
+		var r struct {
+			Issuer struct {
+				Unavailable string `json:"unavailable"`
+			} `json:"issuer"`
+		}
+		why := cons.Unavailable
+		if json.Unmarshal(rec.Raw, &r) == nil && r.Issuer.Unavailable != "" {
+			why = r.Issuer.Unavailable
+		}
+		say(w, "issuer    %s: unavailable (%s); the local comparison is the fallback\n", url, why)
 	default:
 		var names []string
 		for _, e := range cons.Evidence {

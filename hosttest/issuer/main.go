@@ -5,7 +5,7 @@
 // service, docs/receipts.md).
 //
 //	issuer [--listen 127.0.0.1:0] [--keys testdata/keys] [--late] [--key active|retired|unknown]
-//	       [--subject URL] [--reuse-nonce] [--down 503|hang|garbage] [--lifetime 5m] [--now RFC3339]
+//	       [--subject URL] [--reuse-nonce] [--down 503|500|hang|garbage|huge] [--lifetime 5m] [--now RFC3339]
 //
 // It prints its base URL (http://HOST:PORT) alone on one line of stdout,
 // then serves until SIGINT or SIGTERM. Logs go to stderr. The knobs can be
@@ -42,7 +42,7 @@ func main() {
 	flag.StringVar(&k.Key, "key", "", "sign with the active (default), retired or unknown key")
 	flag.StringVar(&k.Subject, "subject", "", "name this endpoint as every receipt's subject")
 	flag.BoolVar(&k.ReuseNonce, "reuse-nonce", false, "give every receipt the same nonce")
-	flag.StringVar(&k.Down, "down", "", "answer every API request with 503, hang, or garbage (200, not JSON)")
+	flag.StringVar(&k.Down, "down", "", "answer every API request with 503, 500, hang, garbage (200, not JSON) or huge (200, past the hosts' issuer answer limit)")
 	flag.Parse()
 	logger := log.New(os.Stderr, "issuer: ", log.Lmsgprefix)
 	var now func() time.Time

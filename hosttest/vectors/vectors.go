@@ -48,6 +48,7 @@ var suites = []struct {
 	{"continuity.json", "continuity_check", "record"},
 	{"guard.json", "guard", "answer"},
 	{"faults.json", "continuity_check", "record"},
+	{"issuer-faults.json", "continuity_check", "record"},
 }
 
 // Load reads every vector under the testdata directory root. Absent files

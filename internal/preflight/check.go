@@ -133,7 +133,7 @@ func Check(r Request) (Record, error) {
 		// key_directory, in the core's words), and the pins alone judge
 		// the baseline, as guard judges a receipt without a directory.
 		delete(req, "fetched_key_directory")
-		req["issuer"] = IssuerTrace{URL: r.Issuer.URL, Step: "key_directory", Error: ce.Message}
+		req["issuer"] = IssuerTrace{URL: r.Issuer.URL, Step: "key_directory", Fault: IssuerKeysInvalid}
 		raw, err = corecall.Call("continuity_handoff", req)
 	}
 	if errors.As(err, &ce) && ce.Code == "input_too_large" && len(r.Observation.Pages) > 0 {

@@ -83,9 +83,10 @@ type Consultation struct {
 	URL string
 	// Unavailable says why the issuer gave no answer to judge ("" when it
 	// answered), for a person: the record's evidence is then
-	// service_unavailable, which the core words from the step and error.
+	// service_unavailable, which the core words from the step and fault.
 	Unavailable string
-	step, err   string
+	step        string
+	fault       issuerFault
 	// Guard is the core's guard answer on the issuer's receipt (canonical
 	// JSON), nil when there was none.
 	Guard json.RawMessage
@@ -123,16 +124,53 @@ func (c Consultation) Trace() *IssuerTrace {
 	if !c.Asked {
 		return nil
 	}
-	return &IssuerTrace{URL: c.URL, Guard: c.Guard, Step: c.step, Error: c.err}
+	t := &IssuerTrace{URL: c.URL, Guard: c.Guard}
+	if c.step != "" {
+		t.Step, t.Fault, t.Status, t.TimeoutMS = c.step, c.fault.Fault, c.fault.Status, c.fault.TimeoutMS
+	}
+	return t
 }
 
 // IssuerTrace is continuity_check's "issuer" member (docs/continuity.md):
-// the guard answer, or the step that failed and what failed.
+// the guard answer, or the step that failed and the fault (Issuer*
+// constants), which the core words.
 type IssuerTrace struct {
-	URL   string          `json:"url"`
-	Guard json.RawMessage `json:"guard,omitempty"`
-	Step  string          `json:"step,omitempty"`
-	Error string          `json:"error,omitempty"`
+	URL       string          `json:"url"`
+	Guard     json.RawMessage `json:"guard,omitempty"`
+	Step      string          `json:"step,omitempty"`
+	Fault     string          `json:"fault,omitempty"`
+	Status    int             `json:"status,omitempty"`
+	TimeoutMS int             `json:"timeout_ms,omitempty"`
+}
+
+// Issuer faults: why an issuer gave no answer to judge, as codes the core
+// words (continuity_check's issuer fault), so a down or broken issuer gives
+// the same record in every language; never the HTTP client's error text.
+const (
+	IssuerConnectRefused    = "connect_refused"    // the connection was refused or not made
+	IssuerTimeout           = "timeout"            // the consultation's deadline passed first
+	IssuerSessionEnded      = "session_ended"      // the connection closed before the answer was read
+	IssuerHTTPStatus        = "http_status"        // a status other than 200 (Status), a redirect included
+	IssuerAnswerTooLarge    = "answer_too_large"   // longer than the core's limits.issuer_answer_bytes
+	IssuerResponseMalformed = "response_malformed" // a 200 answer that is not a JSON object
+	IssuerKeysInvalid       = "keys_invalid"       // a key directory the core cannot read
+)
+
+// issuerFault is a request to the issuer that gave nothing to judge: the
+// fault the core words, and for a person (log reconciliation, which makes
+// no record) the request and what was seen.
+type issuerFault struct {
+	Fault     string
+	Status    int // the HTTP status, with IssuerHTTPStatus
+	TimeoutMS int // the consultation's deadline, with IssuerTimeout
+	what      string
+}
+
+func (e *issuerFault) Error() string {
+	if e.Status != 0 {
+		return fmt.Sprintf("%s: %s %d", e.what, e.Fault, e.Status)
+	}
+	return e.what + ": " + e.Fault
 }
 
 // IssuerClient asks one issuer and keeps the replay state (the nonces of
@@ -191,7 +229,8 @@ func NewIssuerClient(cfg Issuer, keyDirectory []byte, statePath string) (*Issuer
 		client = *cfg.HTTPClient
 	}
 	client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		return fmt.Errorf("the issuer redirected to %s: redirects are not followed", req.URL.Redacted())
+		// The redirect's own answer is returned: its status is the fault.
+		return http.ErrUseLastResponse
 	}
 	cfg.HTTPClient = &client
 	cfg.URL = strings.TrimSuffix(cfg.URL, "/")
@@ -249,7 +288,7 @@ func (c *IssuerClient) Consult(ctx context.Context, q ServiceQuery) (Consultatio
 	if c.directory == nil {
 		var err error
 		if fetched, err = c.get(ctx, "/api/v1/keys"); err != nil {
-			return c.unavailable("key_directory", err), nil
+			return c.unavailable("key_directory", c.faultOf(err)), nil
 		}
 	}
 	withFetched := func(cons Consultation) Consultation {
@@ -263,7 +302,7 @@ func (c *IssuerClient) Consult(ctx context.Context, q ServiceQuery) (Consultatio
 	}
 	answer, err := c.post(ctx, "/api/v1/mcp/lock/check", body)
 	if err != nil {
-		return withFetched(c.unavailable("lock_check", err)), nil
+		return withFetched(c.unavailable("lock_check", c.faultOf(err))), nil
 	}
 
 	c.mu.Lock()
@@ -293,7 +332,7 @@ func (c *IssuerClient) Consult(ctx context.Context, q ServiceQuery) (Consultatio
 	case errors.As(err, &ce) && ce.Code == ErrIssuerKeysInvalid:
 		// A directory the core cannot read is the issuer's garbage, not
 		// the deployment's mistake.
-		return c.unavailable("key_directory", errors.New(ce.Message)), nil
+		return c.unavailable("key_directory", issuerFault{Fault: IssuerKeysInvalid}), nil
 	case err != nil:
 		return Consultation{}, fmt.Errorf("issuer: judging its answer: %w", err)
 	}
@@ -346,23 +385,35 @@ func wholeList(obs Observation) (pages any, reading string, ok bool) {
 }
 
 // unavailable is the consultation of an issuer that gave no answer to judge:
-// the step that failed and what failed, which the core turns into the
-// evidence service_unavailable (continuity_check's issuer step and error).
-func (c *IssuerClient) unavailable(step string, err error) Consultation {
-	return Consultation{
-		Asked:       true,
-		URL:         c.cfg.URL,
-		Unavailable: step + ": " + err.Error(),
-		step:        step,
-		err:         err.Error(),
-		pins:        c.baselinePins(),
+// the step that failed and the fault, which the core turns into the
+// evidence service_unavailable (continuity_check's issuer step and fault).
+func (c *IssuerClient) unavailable(step string, f issuerFault) Consultation {
+	why := step + ": " + f.Fault
+	if f.Status != 0 {
+		why += fmt.Sprintf(" %d", f.Status)
 	}
+	return Consultation{Asked: true, URL: c.cfg.URL, Unavailable: why, step: step, fault: f, pins: c.baselinePins()}
+}
+
+// faultOf is the fault of a failed request: the one do classified, a
+// timeout naming the consultation's deadline (Issuer.Timeout).
+func (c *IssuerClient) faultOf(err error) issuerFault {
+	var f *issuerFault
+	if !errors.As(err, &f) {
+		// A request that could not be built: nothing reached the issuer.
+		return issuerFault{Fault: IssuerConnectRefused}
+	}
+	out := *f
+	if out.Fault == IssuerTimeout && out.TimeoutMS == 0 {
+		out.TimeoutMS = int(c.cfg.Timeout / time.Millisecond)
+	}
+	return out
 }
 
 // get and post send one request within ctx and return the body of a 200
 // answer. Anything else — no connection, the deadline, another status, a
 // body cut short or too long, bytes that are not a JSON object — is an
-// error: the issuer gave nothing to judge.
+// *issuerFault: the issuer gave nothing to judge.
 func (c *IssuerClient) get(ctx context.Context, path string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.cfg.URL+path, nil)
 	if err != nil {
@@ -385,33 +436,44 @@ func (c *IssuerClient) post(ctx context.Context, path string, body any) ([]byte,
 }
 
 func (c *IssuerClient) do(req *http.Request) ([]byte, error) {
+	what := req.Method + " " + req.URL.Path
+	fault := func(f string) error { return &issuerFault{Fault: f, what: what} }
 	resp, err := c.cfg.HTTPClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, timedOut(err))
+		// Classified from what the transport saw: the deadline first, then
+		// a dial that failed; anything else closed the connection.
+		var op *net.OpError
+		switch {
+		case timedOut(req, err):
+			return nil, fault(IssuerTimeout)
+		case errors.As(err, &op) && op.Op == "dial":
+			return nil, fault(IssuerConnectRefused)
+		}
+		return nil, fault(IssuerSessionEnded)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, &issuerFault{Fault: IssuerHTTPStatus, Status: resp.StatusCode, what: what}
+	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxIssuerAnswer+1))
 	switch {
+	case err != nil && timedOut(req, err):
+		return nil, fault(IssuerTimeout)
 	case err != nil:
-		return nil, fmt.Errorf("%s %s: reading the answer: %w", req.Method, req.URL.Path, timedOut(err))
-	case resp.StatusCode != http.StatusOK:
-		return nil, fmt.Errorf("%s %s: HTTP %d: %s", req.Method, req.URL.Path, resp.StatusCode, excerpt(body))
+		return nil, fault(IssuerSessionEnded)
 	case len(body) > maxIssuerAnswer:
-		return nil, fmt.Errorf("%s %s: the answer exceeds %d bytes", req.Method, req.URL.Path, maxIssuerAnswer)
+		return nil, fault(IssuerAnswerTooLarge)
 	case !utf8.Valid(body) || !json.Valid(body) || !bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("{")):
-		return nil, fmt.Errorf("%s %s: the answer is not a JSON object: %s", req.Method, req.URL.Path, excerpt(body))
+		return nil, fault(IssuerResponseMalformed)
 	}
 	return body, nil
 }
 
-// timedOut names a deadline as such: "context deadline exceeded" deep in a
-// url.Error says less than "timed out".
-func timedOut(err error) error {
+// timedOut reports whether a request failed at its deadline (or its
+// context's cancellation), rather than at the issuer.
+func timedOut(req *http.Request, err error) bool {
 	var ne net.Error
-	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
-		return fmt.Errorf("timed out: %w", err)
-	}
-	return err
+	return req.Context().Err() != nil || errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
 
 // checkPublicKey refuses a pinned key that is not the canonical base64 of 32
@@ -423,16 +485,6 @@ func checkPublicKey(b64 string) error {
 		return fmt.Errorf("the public key %q is not the base64 of 32 bytes", b64)
 	}
 	return nil
-}
-
-// excerpt is the start of a body, for an error message.
-func excerpt(b []byte) string {
-	const n = 200
-	s := strings.ToValidUTF8(string(b), "\uFFFD")
-	if len(s) > n {
-		s = s[:n] + "…"
-	}
-	return fmt.Sprintf("%q", s)
 }
 
 // keep replaces the replay state with guard's answer and writes the state

@@ -181,11 +181,12 @@ func TestServiceUnavailable(t *testing.T) {
 	ln.Close()
 	fallback := []byte(`{"kind":"crawlcheck-policy","v":1,"version":"t-fallback","effects":{"service_unavailable":"proceed"}}`)
 
-	for _, c := range []struct{ name, knobs, want string }{
-		{"refused", "", "connect: connection refused"},
-		{"503", `{"down":"503"}`, "HTTP 503"},
-		{"hang", `{"down":"hang"}`, "timed out"},
-		{"garbage", `{"down":"garbage"}`, "not a JSON object"},
+	// The fault is the host's, the words the core's.
+	for _, c := range []struct{ name, knobs, fault, want string }{
+		{"refused", "", "connect_refused", `"the issuer could not be reached (the connection was refused or could not be made)"`},
+		{"503", `{"down":"503"}`, "http_status 503", `"the issuer answered HTTP 503, not 200"`},
+		{"hang", `{"down":"hang"}`, "timeout", `"no answer within 250 ms"`},
+		{"garbage", `{"down":"garbage"}`, "response_malformed", `"the answer is not a JSON object"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := start(t, "http", `{"tools":`+threeTools+`}`)
@@ -206,9 +207,9 @@ func TestServiceUnavailable(t *testing.T) {
 				t.Fatalf("effect %s, observations %v; want pause with unchanged and service_unavailable", rec.Effect, observations(rec))
 			}
 			f := finding(t, rec, "service_unavailable")
-			if !strings.Contains(cons.Unavailable, c.want) || !bytes.Contains(f.Detail, []byte(`"fallback":"local_comparison"`)) ||
-				!bytes.Contains(f.Detail, []byte(c.want)) {
-				t.Errorf("unavailable %q, detail %s; want %q and the fallback named", cons.Unavailable, f.Detail, c.want)
+			if cons.Unavailable != "lock_check: "+c.fault || !bytes.Contains(f.Detail, []byte(`"fallback":"local_comparison"`)) ||
+				!bytes.Contains(f.Detail, []byte(`"error":`+c.want)) {
+				t.Errorf("unavailable %q, detail %s; want %s, %s and the fallback named", cons.Unavailable, f.Detail, c.fault, c.want)
 			}
 
 			// The operator's fallback policy: unchanged proceeds, the record
@@ -266,10 +267,12 @@ func TestServiceRedirect(t *testing.T) {
 		sess, _ := open(t, s, cfg)
 		cons := sess.Consultation()
 		sess.Close()
-		if !strings.Contains(cons.Unavailable, "redirects are not followed") {
-			t.Errorf("%s: unavailable %q; want the redirect refused", name, cons.Unavailable)
+		if !strings.HasSuffix(cons.Unavailable, ": http_status 307") {
+			t.Errorf("%s: unavailable %q; want the redirect's status", name, cons.Unavailable)
 		}
-		finding(t, sess.Record(), "service_unavailable")
+		if f := finding(t, sess.Record(), "service_unavailable"); !bytes.Contains(f.Detail, []byte(`"error":"the issuer answered HTTP 307, a redirect, which is not followed"`)) {
+			t.Errorf("%s: detail %s", name, f.Detail)
+		}
 	}
 	if n := reached.Load(); n != 0 {
 		t.Fatalf("%d request(s) followed the redirect to another host", n)
@@ -429,11 +432,11 @@ func TestServiceFetchedDirectoryRefused(t *testing.T) {
 			f := finding(t, rec, "service_unavailable")
 			var d map[string]string
 			json.Unmarshal(f.Detail, &d)
-			want := "request.fetched_key_directory: the issuer's key directory is refused: its keys are not an array"
+			want := "the key directory it served is not one the core can read"
 			if rec.Effect != preflight.EffectPause || d["step"] != "key_directory" || d["error"] != want || d["fallback"] != "local_comparison" {
 				t.Errorf("effect %s, detail %s; want pause, the step key_directory and %q", rec.Effect, f.Detail, want)
 			}
-			if got := sess.Consultation().Unavailable; lockCheck == http.StatusOK && got != "key_directory: "+want {
+			if got := sess.Consultation().Unavailable; lockCheck == http.StatusOK && got != "key_directory: keys_invalid" {
 				t.Errorf("Unavailable %q", got)
 			}
 		})

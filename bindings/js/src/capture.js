@@ -369,7 +369,7 @@ function concat(a, b) {
 }
 
 /** The socket errors of a connection that was never made (Node's fetch, undici). */
-const DIAL_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL", "UND_ERR_CONNECT_TIMEOUT"]);
+export const DIAL_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL", "UND_ERR_CONNECT_TIMEOUT"]);
 
 // tapFetch sends one request and hands the SDK a response whose body it
 // reads too: a JSON body is one frame answering the POST's request; an

@@ -10,6 +10,22 @@ import { readCapped } from "./bounded.js";
 import { writeFileAtomic } from "./log.js";
 import { pagesForWire } from "./observe.js";
 import { CoreError, RawJSON } from "./core.js";
+import { DIAL_CODES } from "./capture.js";
+
+/**
+ * A request to the issuer that gave nothing to judge: the fault the core
+ * words (continuity_check's issuer fault: connect_refused, timeout,
+ * session_ended, http_status with the status, answer_too_large,
+ * response_malformed, keys_invalid), never the fetch's error text; the
+ * message is for a person (log reconciliation, which makes no record).
+ */
+class IssuerFault extends CrawlcheckError {
+  constructor(what, fault, status = 0) {
+    super(`${what}: ${fault}${status ? ` ${status}` : ""}`);
+    this.fault = fault;
+    this.status = status;
+  }
+}
 
 
 /** Where the replay state of a record log is kept: next to the log. */
@@ -84,7 +100,7 @@ export class IssuerClient {
       try {
         fetched = await this.#get("/api/v1/keys", deadline);
       } catch (e) {
-        return this.#unavailable("key_directory", e);
+        return this.#unavailable("key_directory", this.#faultOf(e));
       }
     }
 
@@ -94,7 +110,7 @@ export class IssuerClient {
     try {
       answer = await this.#post("/api/v1/mcp/lock/check", body, deadline);
     } catch (e) {
-      return { ...this.#unavailable("lock_check", e), fetched };
+      return { ...this.#unavailable("lock_check", this.#faultOf(e)), fetched };
     }
 
     const req = {
@@ -116,7 +132,7 @@ export class IssuerClient {
       // A directory the core cannot read is the issuer's garbage, not the
       // deployment's mistake.
       if (e instanceof CoreError && e.code === "issuer_keys_invalid") {
-        return this.#unavailable("key_directory", new CrawlcheckError(e.coreMessage));
+        return this.#unavailable("key_directory", { fault: "keys_invalid" });
       }
       throw new CrawlcheckError(`crawlcheck: issuer: judging its answer: ${e.message}`, { cause: e });
     }
@@ -169,40 +185,57 @@ export class IssuerClient {
   }
 
   // The consultation of an issuer that gave no answer to judge: the step
-  // that failed and what failed, which the core turns into the evidence
-  // service_unavailable (continuity_check's issuer step and error).
-  #unavailable(step, err) {
-    const error = err instanceof Error ? err.message : String(err);
-    return { asked: true, url: this.url, unavailable: `${step}: ${error}`, step, error, guard: null, evidence: [], pins: this.#baselinePins(), fetched: null };
+  // that failed and the fault, which the core turns into the evidence
+  // service_unavailable in its own words (continuity_check's issuer step
+  // and fault).
+  #unavailable(step, f) {
+    const why = `${step}: ${f.fault}${f.status ? ` ${f.status}` : ""}`;
+    return { asked: true, url: this.url, unavailable: why, step, fault: f, guard: null, evidence: [], pins: this.#baselinePins(), fetched: null };
+  }
+
+  // The fault of a failed request, a timeout naming the consultation's
+  // deadline; anything #do did not classify reached no issuer.
+  #faultOf(e) {
+    const f = e instanceof IssuerFault ? { fault: e.fault, status: e.status } : { fault: "connect_refused", status: 0 };
+    if (f.fault === "timeout") f.timeoutMs = this.timeout;
+    return f;
   }
 
   #get(path, signal) {
-    return this.#do(path, { method: "GET", signal });
+    return this.#do(path, { method: "GET", signal, redirect: "manual" });
   }
 
   #post(path, body, signal) {
-    return this.#do(path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body), signal });
+    return this.#do(path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body), signal, redirect: "manual" });
   }
 
   // One request within the consultation's deadline; the body of a 200
-  // answer that is a JSON object. Anything else is an error: the issuer
-  // gave nothing to judge.
+  // answer that is a JSON object. Anything else is an IssuerFault: the
+  // issuer gave nothing to judge. Redirects are not followed ("manual":
+  // Node answers the 3xx itself): the lockfile and the pages would go
+  // wherever it points; its status is the fault.
   async #do(path, init) {
     const what = `${init.method} ${path}`;
+    // Classified from what the transport saw: the deadline first, then a
+    // dial that failed; anything else closed the connection.
+    const failed = (e) => new IssuerFault(what, init.signal.aborted ? "timeout" : DIAL_CODES.has(e?.cause?.code) ? "connect_refused" : "session_ended");
     let resp;
     try {
       resp = await this.fetch(this.url + path, init);
     } catch (e) {
-      throw new CrawlcheckError(`${what}: ${timedOut(e)}`);
+      throw failed(e);
+    }
+    if (resp.status !== 200) {
+      await resp.body?.cancel().catch(() => {});
+      throw new IssuerFault(what, "http_status", resp.status);
     }
     let body, over;
     try {
       ({ bytes: body, over } = await readCapped(resp.body, this.maxAnswer));
     } catch (e) {
-      throw new CrawlcheckError(`${what}: reading the answer: ${timedOut(e)}`);
+      throw new IssuerFault(what, init.signal.aborted ? "timeout" : "session_ended");
     }
-    if (resp.status !== 200) throw new CrawlcheckError(`${what}: HTTP ${resp.status}: ${this.#excerpt(body)}`);
-    if (over) throw new CrawlcheckError(`${what}: the answer exceeds ${this.maxAnswer} bytes`);
+    if (over) throw new IssuerFault(what, "answer_too_large");
     let text = null;
     try {
       text = new TextDecoder("utf-8", { fatal: true }).decode(body);
@@ -210,14 +243,8 @@ export class IssuerClient {
     } catch {
       text = null;
     }
-    if (text === null || !text.trimStart().startsWith("{")) throw new CrawlcheckError(`${what}: the answer is not a JSON object: ${this.#excerpt(body)}`);
+    if (text === null || !text.trimStart().startsWith("{")) throw new IssuerFault(what, "response_malformed");
     return body;
-  }
-
-  #excerpt(b) {
-    let s = new TextDecoder().decode(b.subarray(0, 800));
-    s = [...s].slice(0, 200).join("") + (b.length > 200 ? "…" : "");
-    return JSON.stringify(this.cc.shown(s));
   }
 
   #keep(seen) {
@@ -260,7 +287,7 @@ export function useConsultation(req, c) {
 export function withoutUnreadableDirectory(req, e) {
   if (!(e instanceof CoreError) || e.code !== "issuer_keys_invalid" || !req.fetched_key_directory || !req.issuer) return null;
   const { fetched_key_directory: _, ...rest } = req;
-  return { ...rest, issuer: { url: req.issuer.url, step: "key_directory", error: e.coreMessage } };
+  return { ...rest, issuer: { url: req.issuer.url, step: "key_directory", fault: "keys_invalid" } };
 }
 
 /**
@@ -274,12 +301,9 @@ export function issuerTrace(c) {
   if (c.guard) t.guard = new RawJSON(new TextEncoder().encode(c.guard));
   if (c.step) {
     t.step = c.step;
-    t.error = c.error;
+    t.fault = c.fault.fault;
+    if (c.fault.status) t.status = c.fault.status;
+    if (c.fault.timeoutMs) t.timeout_ms = c.fault.timeoutMs;
   }
   return t;
-}
-
-function timedOut(e) {
-  if (e?.name === "TimeoutError" || e?.name === "AbortError") return `timed out: ${e.message}`;
-  return e instanceof Error ? (e.cause?.message ? `${e.message}: ${e.cause.message}` : e.message) : String(e);
 }

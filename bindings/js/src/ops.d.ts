@@ -402,9 +402,13 @@ export interface ContinuityCheckRequest {
   evidence?: RequestValue[];
   /**
    * what the issuer asked said: `guard` (its answer, judged), or `step` (`key_directory` or
-   * `lock_check`) and `error` (the host's text of what failed) when it gave none, which also adds
-   * the evidence `service_unavailable` with detail `{issuer, operation, step, error, fallback}`;
-   * `unavailable` (text only, no evidence) is the older form
+   * `lock_check`) and `fault` when it gave none — `connect_refused`, `timeout` (`timeout_ms`: the
+   * consultation's deadline), `session_ended`, `http_status` (`status`: the HTTP status, a redirect
+   * included), `answer_too_large` (past `limits.issuer_answer_bytes`), `response_malformed` (a 200
+   * answer that is not a JSON object), `keys_invalid` (a key directory the core cannot read) —
+   * which also adds the evidence `service_unavailable` with detail `{issuer, operation, step,
+   * error, fallback}`, `error` worded by the core (docs/receipts.md); `unavailable` (text only, no
+   * evidence) is the older form
    */
   issuer?: Request;
   /** chains the record to the one before it */
@@ -511,9 +515,13 @@ export interface ContinuityHandoffRequest {
   evidence?: RequestValue[];
   /**
    * what the issuer asked said: `guard` (its answer, judged), or `step` (`key_directory` or
-   * `lock_check`) and `error` (the host's text of what failed) when it gave none, which also adds
-   * the evidence `service_unavailable` with detail `{issuer, operation, step, error, fallback}`;
-   * `unavailable` (text only, no evidence) is the older form
+   * `lock_check`) and `fault` when it gave none — `connect_refused`, `timeout` (`timeout_ms`: the
+   * consultation's deadline), `session_ended`, `http_status` (`status`: the HTTP status, a redirect
+   * included), `answer_too_large` (past `limits.issuer_answer_bytes`), `response_malformed` (a 200
+   * answer that is not a JSON object), `keys_invalid` (a key directory the core cannot read) —
+   * which also adds the evidence `service_unavailable` with detail `{issuer, operation, step,
+   * error, fallback}`, `error` worded by the core (docs/receipts.md); `unavailable` (text only, no
+   * evidence) is the older form
    */
   issuer?: Request;
   /** chains the record to the one before it */

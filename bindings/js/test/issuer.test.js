@@ -62,6 +62,27 @@ for (const down of ["503", "hang", "garbage", "refused"]) {
   });
 }
 
+test("an issuer that redirects is service_unavailable (HTTP 307), and nothing is sent where it points", async (t) => {
+  const { createServer } = await import("node:http");
+  let reached = 0;
+  const elsewhere = createServer((req, res) => {
+    reached++;
+    res.statusCode = 418;
+    res.end("not an issuer");
+  });
+  await new Promise((r) => elsewhere.listen(0, "127.0.0.1", r));
+  t.after(() => elsewhere.close());
+  const iss = await startIssuer(t);
+  await iss.knobs({ redirect: `http://127.0.0.1:${elsewhere.address().port}` });
+  for (const cont of [{ keyDirectory, issuer: { url: iss.url } }, { issuer: { url: iss.url, pinnedKeys: [ACTIVE_KEY] } }]) {
+    const s = await openSdk1(t, "stdio", { tools: TOOLS }, { continuity: cont });
+    const ev = s.client.continuity.record.observations.find((o) => o.observation === "service_unavailable");
+    assert.equal(ev.detail.error, "the issuer answered HTTP 307, a redirect, which is not followed");
+    await s.client.close();
+  }
+  assert.equal(reached, 0, "a request followed the redirect");
+});
+
 for (const [lie, knobs, observation] of [
   ["signs with a key nobody trusts", { key: "unknown" }, "key_unknown"],
   ["speaks about another endpoint", { subject: "https://elsewhere.example/mcp" }, "server_identity_mismatch"],
@@ -149,7 +170,7 @@ for (const [who, status] of [["guard", 200], ["the continuity check", 503]]) {
       issuer: url,
       operation: "mcp.lock.check",
       step: "key_directory",
-      error: "request.fetched_key_directory: the issuer's key directory is refused: its keys are not an array",
+      error: "the key directory it served is not one the core can read",
       fallback: "local_comparison",
     });
   });

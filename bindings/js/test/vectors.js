@@ -11,6 +11,7 @@ const SUITES = [
   ["continuity.json", "continuity_check", "record"],
   ["guard.json", "guard", "answer"],
   ["faults.json", "continuity_check", "record"],
+  ["issuer-faults.json", "continuity_check", "record"],
 ];
 
 /** Every vector: {name, op, request: Buffer, want: Buffer}. */

@@ -93,10 +93,16 @@ def _refused_url() -> str:
 
 
 @pytest.mark.parametrize(
-    "knobs,want",
-    [(None, "refused"), ({"down": "503"}, "HTTP 503"), ({"down": "hang"}, "timed out"), ({"down": "garbage"}, "not a JSON object")],
+    "knobs,fault,want",
+    [
+        (None, "connect_refused", "the issuer could not be reached (the connection was refused or could not be made)"),
+        ({"down": "503"}, "http_status 503", "the issuer answered HTTP 503, not 200"),
+        ({"down": "hang"}, "timeout", "no answer within 500 ms"),
+        ({"down": "garbage"}, "response_malformed", "the answer is not a JSON object"),
+    ],
 )
-async def test_issuer_unavailable_falls_back(knobs: Any, want: str, tmp_path: Path) -> None:
+async def test_issuer_unavailable_falls_back(knobs: Any, fault: str, want: str, tmp_path: Path) -> None:
+    # The fault is the host's, the words the core's.
     with issuer() as live:
         url = live if knobs else _refused_url()
         if knobs:
@@ -109,8 +115,8 @@ async def test_issuer_unavailable_falls_back(knobs: Any, want: str, tmp_path: Pa
                 assert rec is not None and rec["effect"] == "pause"
                 assert observations(rec) == ["unchanged", "service_unavailable"]
                 detail = finding(rec, "service_unavailable")["detail"]
-                assert detail["fallback"] == "local_comparison" and want in detail["error"].lower() + detail["error"], detail
-                assert want in s.consultation.unavailable or want in s.consultation.unavailable.lower()
+                assert detail["fallback"] == "local_comparison" and detail["error"] == want, detail
+                assert s.consultation.unavailable == "lock_check: " + fault
 
             # The operator accepts the local comparison alone: unchanged proceeds,
             # the record still says the issuer was not heard.
@@ -246,7 +252,7 @@ async def test_fetched_directory_the_core_cannot_read(tmp_path: Path, lock_check
                     "issuer": url,
                     "operation": "mcp.lock.check",
                     "step": "key_directory",
-                    "error": "request.fetched_key_directory: the issuer's key directory is refused: its keys are not an array",
+                    "error": "the key directory it served is not one the core can read",
                     "fallback": "local_comparison",
                 }
     finally:
@@ -261,3 +267,43 @@ def test_no_keys_is_refused() -> None:
     with pytest.raises(IssuerConfigError):
         IssuerClient(Issuer(url="ftp://x", pinned_keys=[ACTIVE_KEY]), None, None)
     assert os.sep  # keep imports honest
+
+
+async def test_an_issuer_that_redirects_is_unavailable_and_nothing_is_sent_where_it_points(tmp_path: Path) -> None:
+    """A redirect would re-send the lockfile and the pages wherever it points:
+    it is not followed, and its status is the fault (HTTP 307), for the key
+    directory's request and the lock check's alike."""
+    import http.server
+    import threading
+
+    reached: List[str] = []
+
+    class Elsewhere(http.server.BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            reached.append(self.path)
+            self.send_response(418)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST = _answer
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Elsewhere)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        with issuer() as live:
+            set_knobs(live, {"redirect": f"http://127.0.0.1:{httpd.server_address[1]}"})
+            async with server("http", tmp_path) as srv:
+                lock = pin(tmp_path, srv.endpoint)
+                for kw in (service(live, timeout=3.0), dict(issuer=Issuer(url=live, pinned_keys=[ACTIVE_KEY], timeout=3.0))):
+                    async with srv.session(lock, **kw) as s:
+                        await s.initialize()
+                        rec = s.record
+                        assert rec is not None
+                        detail = finding(rec, "service_unavailable")["detail"]
+                        assert detail["error"] == "the issuer answered HTTP 307, a redirect, which is not followed", detail
+    finally:
+        httpd.shutdown()
+    assert reached == [], "a request followed the redirect"

@@ -126,6 +126,7 @@ SUITES: List[Tuple[str, str, str]] = [
     ("continuity.json", "continuity_check", "record"),
     ("guard.json", "guard", "answer"),
     ("faults.json", "continuity_check", "record"),
+    ("issuer-faults.json", "continuity_check", "record"),
 ]
 
 

@@ -17,9 +17,11 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/crawlcheck/verifier/core"
 	"github.com/crawlcheck/verifier/internal/issuer/fetch"
 	"github.com/crawlcheck/verifier/internal/issuer/keys"
 	issuer "github.com/crawlcheck/verifier/internal/issuer/service"
@@ -73,9 +75,11 @@ type Knobs struct {
 	Subject string `json:"subject,omitempty"`
 	// ReuseNonce gives every receipt the same nonce.
 	ReuseNonce bool `json:"reuse_nonce,omitempty"`
-	// Down makes /api/ answer "503" (Service Unavailable), "hang" (never
-	// answer until the client gives up) or "garbage" (200 with a body that
-	// is not JSON, as a captive portal or a broken proxy answers).
+	// Down makes /api/ answer "503" (Service Unavailable), "500" (Internal
+	// Server Error), "hang" (never answer until the client gives up),
+	// "garbage" (200 with a body that is not JSON, as a captive portal or a
+	// broken proxy answers) or "huge" (200 with a body one byte longer than
+	// a host reads of an issuer: core.MaxIssuerAnswerBytes).
 	Down string `json:"down,omitempty"`
 	// Redirect answers every /api/ request with a 307 to this URL plus the
 	// request's path: a client that follows it re-sends its POST body
@@ -87,8 +91,8 @@ func (k Knobs) check() error {
 	switch {
 	case k.Key != "" && k.Key != "active" && k.Key != "retired" && k.Key != "unknown":
 		return fmt.Errorf("key must be active, retired or unknown, got %q", k.Key)
-	case k.Down != "" && k.Down != "503" && k.Down != "hang" && k.Down != "garbage":
-		return fmt.Errorf("down must be 503, hang or garbage, got %q", k.Down)
+	case k.Down != "" && k.Down != "503" && k.Down != "500" && k.Down != "hang" && k.Down != "garbage" && k.Down != "huge":
+		return fmt.Errorf("down must be 503, 500, hang, garbage or huge, got %q", k.Down)
 	}
 	return nil
 }
@@ -258,6 +262,13 @@ func (f faults) Wrap(api http.Handler) http.Handler {
 		switch k.Down {
 		case "503":
 			http.Error(w, "test issuer: down", http.StatusServiceUnavailable)
+		case "500":
+			http.Error(w, "test issuer: broken", http.StatusInternalServerError)
+		case "huge":
+			// A JSON object, so only its length is wrong.
+			w.Header().Set("Content-Type", "application/json")
+			pad := core.MaxIssuerAnswerBytes + 1 - len(`{"pad":""}`)
+			io.WriteString(w, `{"pad":"`+strings.Repeat("a", pad)+`"}`)
 		case "hang":
 			<-r.Context().Done()
 		case "garbage":

@@ -8,6 +8,7 @@ is the evidence service_unavailable; the local comparison stands."""
 from __future__ import annotations
 
 import base64
+import http.client
 import json
 import os
 import urllib.error
@@ -52,12 +53,16 @@ class Consultation:
 
     asked: bool = False
     url: str = ""
-    #: why the issuer gave no answer, for a person ("step: error")
+    #: why the issuer gave no answer, for a person ("step: fault")
     unavailable: str = ""
-    #: the step that failed and what failed, for continuity_check's issuer
+    #: the step that failed and the fault (connect_refused, timeout,
+    #: session_ended, http_status with status, answer_too_large,
+    #: response_malformed, keys_invalid), for continuity_check's issuer
     #: member: the core words the service_unavailable evidence from them
     step: str = ""
-    error: str = ""
+    fault: str = ""
+    status: int = 0
+    timeout_ms: int = 0
     guard: Optional[Dict[str, Any]] = None
     policy_result: str = ""
     evidence_level: str = ""
@@ -93,7 +98,11 @@ class Consultation:
             t["guard"] = self.guard
         if self.step:
             t["step"] = self.step
-            t["error"] = self.error
+            t["fault"] = self.fault
+            if self.status:
+                t["status"] = self.status
+            if self.timeout_ms:
+                t["timeout_ms"] = self.timeout_ms
         return t
 
 
@@ -102,7 +111,24 @@ class IssuerConfigError(CrawlcheckError, ValueError):
 
 
 class _Unavailable(Exception):
-    pass
+    """A request to the issuer that gave nothing to judge: the fault the core
+    words, never the HTTP client's error text."""
+
+    def __init__(self, what: str, fault: str, status: int = 0) -> None:
+        super().__init__(f"{what}: {fault}" + (f" {status}" if status else ""))
+        self.fault = fault
+        self.status = status
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Redirects are not followed: the lockfile and the pages would go
+    wherever one points. The 3xx is the answer, and its status the fault."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_opener = urllib.request.build_opener(_NoRedirect)
 
 
 class IssuerClient:
@@ -172,9 +198,9 @@ class IssuerClient:
                     body["server_name"] = server_name
                 answer = await self._do("POST", "/api/v1/mcp/lock/check", body, deadline)
         except TimeoutError:
-            return self._unavailable(step, f"timed out after {self.timeout:g}s", fetched)
+            return self._unavailable(step, _Unavailable(step, "timeout"), fetched)
         except _Unavailable as e:
-            return self._unavailable(step, str(e), fetched)
+            return self._unavailable(step, e, fetched)
 
         try:
             g = guard(
@@ -193,7 +219,7 @@ class IssuerClient:
             # A directory the core cannot read is the issuer's garbage, not
             # the deployment's mistake.
             if e.code == "issuer_keys_invalid":
-                return self._unavailable("key_directory", e.message)
+                return self._unavailable("key_directory", _Unavailable("guard", "keys_invalid"))
             raise
         self._keep(g.get("seen_nonces"))
         return Consultation(
@@ -236,39 +262,57 @@ class IssuerClient:
             req.add_header("Content-Type", "application/json")
         left = max(0.05, deadline - anyio.current_time())
 
-        def send() -> "tuple[int, bytes]":
-            try:
-                with urllib.request.urlopen(req, timeout=left) as resp:
-                    return resp.status, resp.read(self.max_answer + 1)
-            except urllib.error.HTTPError as e:
-                return e.code, e.read(1024)
+        what = f"{method} {path}"
 
-        try:
-            status, answer = await anyio.to_thread.run_sync(send, abandon_on_cancel=True)
-        except (OSError, ValueError) as e:
-            raise _Unavailable(f"{method} {path}: {e}") from e
+        def send() -> "tuple[int, bytes]":
+            # Classified from what the transport saw: the deadline, a
+            # connection never made, or one closed before the answer.
+            try:
+                resp = _opener.open(req, timeout=left)
+            except urllib.error.HTTPError as e:
+                e.close()
+                raise _Unavailable(what, "http_status", e.code) from None
+            except urllib.error.URLError as e:
+                timed_out = isinstance(e.reason, TimeoutError)
+                raise _Unavailable(what, "timeout" if timed_out else "connect_refused") from None
+            except TimeoutError:
+                raise _Unavailable(what, "timeout") from None
+            except (OSError, ValueError):
+                raise _Unavailable(what, "session_ended") from None
+            with resp:
+                try:
+                    return resp.status, resp.read(self.max_answer + 1)
+                except TimeoutError:
+                    raise _Unavailable(what, "timeout") from None
+                except (OSError, http.client.HTTPException):
+                    raise _Unavailable(what, "session_ended") from None
+
+        status, answer = await anyio.to_thread.run_sync(send, abandon_on_cancel=True)
         if status != 200:
-            raise _Unavailable(f"{method} {path}: HTTP {status}: {_excerpt(answer)}")
+            raise _Unavailable(what, "http_status", status)
         if len(answer) > self.max_answer:
-            raise _Unavailable(f"{method} {path}: the answer exceeds {self.max_answer} bytes")
+            raise _Unavailable(what, "answer_too_large")
         try:
             ok = isinstance(json.loads(answer.decode("utf-8")), dict)
         except ValueError:
             ok = False
         if not ok:
-            raise _Unavailable(f"{method} {path}: the answer is not a JSON object: {_excerpt(answer)}")
+            raise _Unavailable(what, "response_malformed")
         return answer
 
-    def _unavailable(self, step: str, err: str, fetched: Optional[bytes] = None) -> Consultation:
+    def _unavailable(self, step: str, f: _Unavailable, fetched: Optional[bytes] = None) -> Consultation:
         """An issuer that gave no answer to judge: the step that failed and
-        what failed, which the core turns into the evidence
-        service_unavailable (continuity_check's issuer step and error)."""
+        the fault, which the core turns into the evidence service_unavailable
+        in its own words (continuity_check's issuer step and fault); a
+        timeout names the consultation's deadline."""
         return Consultation(
             asked=True,
             url=self.url,
-            unavailable=f"{step}: {err}",
+            unavailable=f"{step}: {f.fault}" + (f" {f.status}" if f.status else ""),
             step=step,
-            error=err,
+            fault=f.fault,
+            status=f.status,
+            timeout_ms=int(round(self.timeout * 1000)) if f.fault == "timeout" else 0,
             pins=self._baseline_pins(),
             fetched=fetched,
         )
@@ -291,7 +335,7 @@ def without_unreadable_directory(req: Dict[str, Any], e: CoreError) -> Optional[
     if e.code != "issuer_keys_invalid" or "fetched_key_directory" not in req or "issuer" not in req:
         return None
     again = {k: v for k, v in req.items() if k != "fetched_key_directory"}
-    again["issuer"] = {"url": req["issuer"]["url"], "step": "key_directory", "error": e.message}
+    again["issuer"] = {"url": req["issuer"]["url"], "step": "key_directory", "fault": "keys_invalid"}
     return again
 
 
@@ -321,8 +365,3 @@ def _whole_list(observed: Mapping[str, Any]) -> Optional[tuple]:  # type: ignore
         else:
             wire.append(p)
     return wire, h.get("tools_sha256")
-
-
-def _excerpt(b: bytes) -> str:
-    s = b.decode("utf-8", "replace")
-    return json.dumps(s[:200] + ("…" if len(s) > 200 else ""), ensure_ascii=False)

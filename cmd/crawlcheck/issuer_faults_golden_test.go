@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/crawlcheck/verifier/core"
+	"github.com/crawlcheck/verifier/internal/listening"
+)
+
+// TestIssuerFaultsGolden: `crawlcheck check --issuer` of testdata/issuer-faults.json's
+// server, with an issuer that gives nothing to judge (nothing listening,
+// hanging, answering 500, too much, or what is not JSON), prints exactly
+// the golden record (exit 1): the issuer member names the step and the
+// fault, the core words the detail, and the Go, JS and Python preflights
+// give the same bytes.
+func TestIssuerFaultsGolden(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "issuer-faults.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g struct {
+		TimeoutMS int `json:"timeout_ms"`
+		Cases     []struct {
+			Name    string
+			Down    string
+			Request map[string]json.RawMessage
+			Record  json.RawMessage
+		}
+	}
+	if err := json.Unmarshal(raw, &g); err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/crawlcheck/verifier/hosttest/issuer").CombinedOutput(); err != nil {
+		t.Fatalf("building the test issuer: %v\n%s", err, out)
+	}
+	for _, c := range g.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			lock := filepath.Join(dir, "lock.json")
+			if err := os.WriteFile(lock, c.Request["lock"], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var now, endpoint string
+			var observed struct{ Endpoint string }
+			var trace map[string]any
+			json.Unmarshal(c.Request["now"], &now)
+			json.Unmarshal(c.Request["observed"], &observed)
+			json.Unmarshal(c.Request["issuer"], &trace)
+			endpoint = observed.Endpoint
+			url := trace["url"].(string)
+			if c.Down != "" {
+				cmd := exec.Command(filepath.Join(bin, "issuer"), "--listen", "127.0.0.1:0", "--keys", filepath.Join("..", "..", "testdata", "keys"), "--down", c.Down)
+				u, stop, err := listening.Start(cmd)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(stop)
+				url = u
+			}
+			// The endpoint is "stdio:" and the command's words quoted as a
+			// POSIX shell reads them: what --server takes.
+			args := []string{"--now", now, "check", "--json", "--lock", lock, "--mode", "enforce",
+				"--server", strings.TrimPrefix(endpoint, "stdio:"),
+				"--issuer", url, "--issuer-timeout", strconv.Itoa(g.TimeoutMS) + "ms"}
+			if d, ok := c.Request["key_directory"]; ok {
+				keys := filepath.Join(dir, "directory.json")
+				if err := os.WriteFile(keys, d, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				args = append(args, "--issuer-keys", keys)
+			}
+			if p, ok := c.Request["pinned_keys"]; ok {
+				var pins []struct {
+					KID       string `json:"kid"`
+					PublicKey string `json:"public_key"`
+				}
+				json.Unmarshal(p, &pins)
+				for _, k := range pins {
+					args = append(args, "--issuer-pin", k.KID+":"+k.PublicKey)
+				}
+			}
+			var stdout, stderr bytes.Buffer
+			if code := run(args, nil, &stdout, &stderr); code != 1 {
+				t.Fatalf("exit %d, want 1\n%s", code, stderr.String())
+			}
+			want := issuerFaultRecord(t, c.Request, c.Record, url)
+			if got := bytes.TrimSpace(stdout.Bytes()); !bytes.Equal(got, want) {
+				t.Errorf("record differs\n got  %s\n want %s", got, want)
+			}
+		})
+	}
+}
+
+// issuerFaultRecord is the record of a case with its issuer at url: the
+// golden record when that is the request's own, else the core's record of
+// the request naming url.
+func issuerFaultRecord(t *testing.T, request map[string]json.RawMessage, record json.RawMessage, url string) []byte {
+	t.Helper()
+	var trace map[string]any
+	json.Unmarshal(request["issuer"], &trace)
+	if trace["url"] == url {
+		var out bytes.Buffer
+		if err := json.Compact(&out, record); err != nil {
+			t.Fatal(err)
+		}
+		return out.Bytes()
+	}
+	trace["url"] = url
+	req := map[string]json.RawMessage{}
+	for k, v := range request {
+		req[k] = v
+	}
+	req["issuer"], _ = json.Marshal(trace)
+	b, _ := json.Marshal(req)
+	var env struct {
+		OK     bool
+		Result json.RawMessage
+	}
+	if resp := core.Call("continuity_check", b); json.Unmarshal(resp, &env) != nil || !env.OK {
+		t.Fatalf("continuity_check: %s", resp)
+	}
+	return env.Result
+}

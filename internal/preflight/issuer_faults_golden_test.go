@@ -1,0 +1,140 @@
+package preflight_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/crawlcheck/verifier/core"
+	"github.com/crawlcheck/verifier/internal/preflight"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// issuerFaultGolden is testdata/issuer-faults.json (docs/testdata.md): an
+// issuer that gives nothing to judge, and the record every host must give.
+type issuerFaultGolden struct {
+	TimeoutMS int `json:"timeout_ms"`
+	Server    struct {
+		Command []string `json:"command"`
+	}
+	Cases []issuerFaultGoldenCase
+}
+
+type issuerFaultGoldenCase struct {
+	Name    string
+	Down    string
+	Request map[string]json.RawMessage
+	Record  json.RawMessage
+}
+
+func readIssuerFaultGolden(t *testing.T) issuerFaultGolden {
+	t.Helper()
+	raw, err := os.ReadFile(repoPath("testdata", "issuer-faults.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g issuerFaultGolden
+	if err := json.Unmarshal(raw, &g); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// want is the record a host must give for the case with its issuer at url:
+// the golden record when that is the request's own, else the core's record
+// of the request naming url (the test issuer listens where it can).
+func (c issuerFaultGoldenCase) want(t *testing.T, url string) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	var trace map[string]any
+	if err := json.Unmarshal(c.Request["issuer"], &trace); err != nil {
+		t.Fatal(err)
+	}
+	if trace["url"] == url {
+		if err := json.Compact(&out, c.Record); err != nil {
+			t.Fatal(err)
+		}
+		return out.Bytes()
+	}
+	trace["url"] = url
+	req := map[string]json.RawMessage{}
+	for k, v := range c.Request {
+		req[k] = v
+	}
+	req["issuer"], _ = json.Marshal(trace)
+	b, _ := json.Marshal(req)
+	var env struct {
+		OK     bool
+		Result json.RawMessage
+	}
+	resp := core.Call("continuity_check", b)
+	if err := json.Unmarshal(resp, &env); err != nil || !env.OK {
+		t.Fatalf("continuity_check: %s", resp)
+	}
+	return env.Result
+}
+
+// TestIssuerFaultsGolden: a session checked with an issuer that gives
+// nothing to judge (nothing listening, hanging past its deadline,
+// answering 500, too much, or what is not JSON) records exactly the golden
+// record: the issuer member names the step and the fault, and the core
+// words the detail, so the CLI, JS and Python give the same bytes.
+func TestIssuerFaultsGolden(t *testing.T) {
+	g := readIssuerFaultGolden(t)
+	for _, c := range g.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			t.Parallel()
+			var lock, now string
+			json.Unmarshal(c.Request["now"], &now)
+			lock = filepath.Join(t.TempDir(), "lock.json")
+			if err := os.WriteFile(lock, c.Request["lock"], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			at, err := time.Parse(time.RFC3339, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var trace struct{ URL string }
+			json.Unmarshal(c.Request["issuer"], &trace)
+			url := trace.URL
+			if c.Down != "" {
+				iss := startIssuer(t)
+				iss.knobs(t, `{"down":"`+c.Down+`"}`)
+				url = iss.url
+			}
+			cfg := preflight.Config{LockPath: lock, Now: func() time.Time { return at }, Timeout: 10 * time.Second,
+				Issuer: &preflight.Issuer{URL: url, Timeout: time.Duration(g.TimeoutMS) * time.Millisecond}}
+			cfg.Mode = "enforce"
+			if d, ok := c.Request["key_directory"]; ok {
+				cfg.KeyDirectory = d
+			}
+			if p, ok := c.Request["pinned_keys"]; ok {
+				if err := json.Unmarshal(p, &cfg.Issuer.PinnedKeys); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tr := &mcp.CommandTransport{Command: exec.Command(g.Server.Command[0], g.Server.Command[1:]...), TerminateDuration: time.Second}
+			var rec preflight.Record
+			s, err := preflight.Open(context.Background(), impl, nil, tr, nil, cfg)
+			var refused *preflight.RefusedError
+			switch {
+			case err == nil:
+				rec = s.Record()
+				s.Close()
+			case errors.As(err, &refused):
+				rec = refused.Record
+			default:
+				t.Fatalf("Open: %v, want a record", err)
+			}
+			if want := c.want(t, url); !bytes.Equal(rec.Raw, want) {
+				t.Errorf("record differs\n got  %s\n want %s", rec.Raw, want)
+			}
+		})
+	}
+}
