@@ -332,7 +332,7 @@ func loadLock(path string, src *sourceFlags, now time.Time, settings preflight.S
 		return lock, tg, err
 	}
 	if info.URL == "" {
-		return nil, target{}, usagef("the lockfile pins no endpoint: give --tools, --server or --url")
+		return nil, target{}, usagef("the lockfile pins no endpoint: give --tools, --server, --url or --sse")
 	}
 	tg, err = targetOf(info.URL)
 	return lock, tg, err

@@ -27,7 +27,7 @@ func cmdLock(c *cli, args []string) error {
 		return err
 	}
 	if !ok {
-		return usagef("give --tools, --server or --url")
+		return usagef("give --tools, --server, --url or --sse")
 	}
 	if *format != "crawlcheck" && *format != "agentgate" {
 		return usagef("--format %q: crawlcheck or agentgate", *format)

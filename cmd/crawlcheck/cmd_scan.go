@@ -30,7 +30,7 @@ func cmdScan(c *cli, args []string) error {
 		return err
 	}
 	if !ok {
-		return usagef("give --tools, --server or --url")
+		return usagef("give --tools, --server, --url or --sse")
 	}
 	obs, err := tg.observe(c)
 	if err != nil {

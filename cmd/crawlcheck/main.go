@@ -1,11 +1,11 @@
 // Command crawlcheck pins the tools of an MCP server in a lockfile and checks
 // a live server against it before an agent connects.
 //
-//	crawlcheck lock    (--tools FILE | --server "CMD ARGS" | --url URL) [-o FILE]
+//	crawlcheck lock    (--tools FILE | --server "CMD ARGS" | --url URL | --sse URL) [-o FILE]
 //	crawlcheck check   --lock FILE [--tools FILE | --server … | --url …] [--mode enforce] [--issuer URL]
 //	crawlcheck approve --lock FILE [--server … | --url …] [--yes]
 //	crawlcheck ci      --lock FILE [--config MCP.json]
-//	crawlcheck scan    (--tools FILE | --server "CMD ARGS" | --url URL) [--fail-on high]
+//	crawlcheck scan    (--tools FILE | --server "CMD ARGS" | --url URL | --sse URL) [--fail-on high]
 //	crawlcheck diff | sign | verify | keygen | convert | canon | record verify | log verify
 //	crawlcheck help [COMMAND]
 //
@@ -64,19 +64,19 @@ var commands map[string]command
 
 func init() {
 	commands = map[string]command{
-		"lock": {"lock (--tools FILE [--url URL] | --server \"CMD ARGS\" | --url URL) [--format crawlcheck|agentgate] [--name NAME] [--sign-key KEYFILE] [-o FILE]", cmdLock,
+		"lock": {"lock (--tools FILE [--url URL] | --server \"CMD ARGS\" | --url URL | --sse URL) [--format crawlcheck|agentgate] [--name NAME] [--sign-key KEYFILE] [-o FILE]", cmdLock,
 			"Pins the tools of a server in a new lockfile (a live list not read whole is never pinned).",
 			"crawlcheck lock --url http://127.0.0.1:8080/mcp -o crawlcheck.lock.json"},
-		"check": {"check --lock FILE [--tools FILE | --server \"CMD ARGS\" | --url URL] [--mode observe|review|enforce] [--policy FILE] [--expected-policy-version V] [--operator-key PUB]... [--issuer-keys FILE] [--server-name NAME] [--issuer URL [--issuer-pin KID:PUBKEY]... [--issuer-timeout 5s]] [--json] [--log FILE [--pilot URL,ID,TOKEN-FILE]]", cmdCheck,
+		"check": {"check --lock FILE [--tools FILE | --server \"CMD ARGS\" | --url URL | --sse URL] [--mode observe|review|enforce] [--policy FILE] [--expected-policy-version V] [--operator-key PUB]... [--issuer-keys FILE] [--server-name NAME] [--issuer URL [--issuer-pin KID:PUBKEY]... [--issuer-timeout 5s]] [--json] [--log FILE [--pilot URL,ID,TOKEN-FILE]]", cmdCheck,
 			"Checks a server's tools against the approved lockfile and prints the continuity record's effect.",
 			"crawlcheck check --lock crawlcheck.lock.json --mode enforce --log checks.jsonl"},
-		"approve": {"approve --lock FILE [--tools FILE | --server \"CMD ARGS\" | --url URL] [--server-name NAME] [--sign-key KEYFILE] [--yes] [-o FILE]", cmdApprove,
+		"approve": {"approve --lock FILE [--tools FILE | --server \"CMD ARGS\" | --url URL | --sse URL] [--server-name NAME] [--sign-key KEYFILE] [--yes] [-o FILE]", cmdApprove,
 			"Shows what changed against the lockfile, asks, and writes the re-approved lockfile.",
 			"crawlcheck approve --lock crawlcheck.lock.json --sign-key operator.key"},
 		"ci": {"ci --lock FILE [--config MCP.json] [--json]", cmdCI,
 			"The drift gate: checks every server of the lockfile (an agentgate.lock's from the MCP client config) with lock_check.",
 			"crawlcheck ci --lock agentgate.lock --config .mcp.json"},
-		"scan": {"scan (--tools FILE | --server \"CMD ARGS\" | --url URL) [--fail-on low|medium|high|off] [--json]", cmdScan,
+		"scan": {"scan (--tools FILE | --server \"CMD ARGS\" | --url URL | --sse URL) [--fail-on low|medium|high|off] [--json]", cmdScan,
 			"Prints the approval scan of a tool list (docs/scan.md); exit 1 at or above --fail-on.",
 			"crawlcheck scan --url http://127.0.0.1:8080/mcp --fail-on medium"},
 		"diff": {"diff [--server-name NAME] [--json] OLD NEW", cmdDiff,

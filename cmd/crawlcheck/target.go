@@ -15,27 +15,34 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// target is where a tool list comes from: a live server over stdio or
-// streamable HTTP, or a file holding one page.
+// target is where a tool list comes from: a live server over stdio,
+// streamable HTTP or the legacy HTTP+SSE transport, or a file holding one
+// page.
 type target struct {
 	args      []string // stdio: the command line
 	env       []string // stdio: extra environment (from an MCP client config)
 	url       string   // HTTP: the endpoint; with toolsFile, only the server's name
+	sse       bool     // url is the event stream of the legacy HTTP+SSE transport (protocol 2024-11-05)
 	toolsFile string   // a file: a JSON array of tools, a tools/list result or a JSON-RPC response
 }
 
-// sourceFlags are --tools, --server and --url.
-type sourceFlags struct{ tools, server, url string }
+// sourceFlags are --tools, --server, --url and --sse.
+type sourceFlags struct{ tools, server, url, sse string }
 
 func (s *sourceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.tools, "tools", "", "read the tool list from `FILE` (one page) instead of a server")
 	fs.StringVar(&s.server, "server", "", "start the stdio server `\"CMD ARGS\"` (words split as a POSIX shell does, without expansion)")
 	fs.StringVar(&s.url, "url", "", "connect to the streamable HTTP server at `URL`; with --tools, only names the server")
+	fs.StringVar(&s.sse, "sse", "", "connect to the legacy HTTP+SSE server (protocol 2024-11-05) whose event stream is at `URL`")
 }
 
 // target returns the target the flags name, ok false when none is given.
 func (s *sourceFlags) target() (target, bool, error) {
 	switch {
+	case s.sse != "" && (s.tools != "" || s.url != "" || s.server != ""):
+		return target{}, false, usagef("--sse cannot be combined with --tools, --url or --server")
+	case s.sse != "":
+		return target{url: s.sse, sse: true}, true, nil
 	case s.server != "" && (s.tools != "" || s.url != ""):
 		return target{}, false, usagef("--server cannot be combined with --tools or --url")
 	case s.tools != "":
@@ -99,6 +106,8 @@ func (t target) observe(c *cli) (preflight.Observation, error) {
 		cmd.Stderr = stderr
 		cmd.WaitDelay = 100 * time.Millisecond // a grandchild holding stderr open cannot hold the check
 		inner = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+	} else if t.sse {
+		inner = &mcp.SSEClientTransport{Endpoint: t.url, HTTPClient: &http.Client{Timeout: c.timeout}}
 	} else {
 		inner = &mcp.StreamableClientTransport{Endpoint: t.url, MaxRetries: -1, HTTPClient: &http.Client{Timeout: c.timeout}}
 	}

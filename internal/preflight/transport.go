@@ -10,7 +10,9 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 
@@ -33,10 +35,12 @@ type Transport struct {
 	rec      *recorder
 }
 
-// Wrap returns a recording Transport for an SDK transport. Two kinds are
-// supported, the two MCP defines: *mcp.CommandTransport (stdio; Wrap starts
-// the command itself, as the SDK would, to reach its stdout) and
-// *mcp.StreamableClientTransport (its HTTPClient's transport is wrapped).
+// Wrap returns a recording Transport for an SDK transport. Three kinds are
+// supported, the two MCP defines and the one it replaced:
+// *mcp.CommandTransport (stdio; Wrap starts the command itself, as the SDK
+// would, to reach its stdout), *mcp.StreamableClientTransport and
+// *mcp.SSEClientTransport (the HTTP+SSE transport of protocol 2024-11-05);
+// for the last two the HTTPClient's transport is wrapped.
 func Wrap(t mcp.Transport) (*Transport, error) {
 	switch t := t.(type) {
 	case *mcp.CommandTransport:
@@ -54,8 +58,16 @@ func Wrap(t mcp.Transport) (*Transport, error) {
 			return nil, fmt.Errorf("preflight: %w", err)
 		}
 		return &Transport{inner: t, endpoint: ep, rec: newRecorder()}, nil
+	case *mcp.SSEClientTransport:
+		// The record names the stream's URL: the server is the one approved
+		// there, whatever message endpoint it then names (of its origin).
+		ep, err := URLEndpoint(t.Endpoint)
+		if err != nil {
+			return nil, fmt.Errorf("preflight: %w", err)
+		}
+		return &Transport{inner: t, endpoint: ep, rec: newRecorder()}, nil
 	}
-	return nil, fmt.Errorf("preflight: cannot capture raw frames from a %T; use mcp.CommandTransport or mcp.StreamableClientTransport", t)
+	return nil, fmt.Errorf("preflight: cannot capture raw frames from a %T; use mcp.CommandTransport, mcp.StreamableClientTransport or mcp.SSEClientTransport", t)
 }
 
 // Endpoint names the server this transport reaches: the URL for HTTP,
@@ -73,19 +85,37 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return t.connectCommand(ctx, inner)
 	case *mcp.StreamableClientTransport:
 		cp := *inner
-		base := http.DefaultTransport
-		client := &http.Client{}
-		if inner.HTTPClient != nil {
-			*client = *inner.HTTPClient
-			if client.Transport != nil {
-				base = client.Transport
-			}
+		cp.HTTPClient = tapClient(inner.HTTPClient, &httpTap{rec: t.rec})
+		return cp.Connect(ctx)
+	case *mcp.SSEClientTransport:
+		stream, err := url.Parse(inner.Endpoint)
+		if err != nil {
+			return nil, fmt.Errorf("preflight: SSE endpoint: %w", err)
 		}
-		client.Transport = &httpTap{base: base, rec: t.rec}
-		cp.HTTPClient = client
+		cp := *inner
+		cp.HTTPClient = tapClient(inner.HTTPClient, &httpTap{rec: t.rec, stream: stream})
+		// The SDK's own bound on an event (16 MiB by default) sits above
+		// MaxAnswerBytes, so that the tap's refusal (answer_too_large)
+		// comes first, whatever the limit (as for a stdio line).
+		cp.MaxEventSize = int(t.rec.limit()) + 1<<16
 		return cp.Connect(ctx)
 	}
 	return nil, fmt.Errorf("preflight: unsupported transport %T", t.inner)
+}
+
+// tapClient returns a copy of the SDK transport's HTTP client (a new one if
+// it has none) whose round trips go through tap, on to its own transport.
+func tapClient(c *http.Client, tap *httpTap) *http.Client {
+	client := &http.Client{}
+	tap.base = http.DefaultTransport
+	if c != nil {
+		*client = *c
+		if client.Transport != nil {
+			tap.base = client.Transport
+		}
+	}
+	client.Transport = tap
+	return client
 }
 
 // defaultTerminate is how long Close waits for the server to exit after
@@ -247,11 +277,19 @@ func (l *lineTap) flush() {
 	l.emitted = false
 }
 
-// httpTap records the body of every POSTed frame and of every 2xx response
-// (a JSON body, or each event of an event stream).
+// httpTap records the body of every POSTed frame and the frames the server
+// sends back. Over streamable HTTP those are every 2xx response (a JSON
+// body, or the events of an event stream the SDK routes). Over the legacy
+// HTTP+SSE transport (stream set) they are the message events of the GET
+// stream only: a POST's answer arrives there, its response body (202
+// Accepted) is no frame.
 type httpTap struct {
 	base http.RoundTripper
 	rec  *recorder
+	// stream is the legacy transport's event stream URL, nil over
+	// streamable HTTP: the message endpoint its first event names must be
+	// of its origin.
+	stream *url.URL
 }
 
 func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -281,17 +319,82 @@ func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || resp.StatusCode/100 != 2 || resp.Body == nil {
 		return resp, err
 	}
-	emit := func(f []byte) { h.rec.received(f, to) }
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
-		resp.Body = &sseTap{rc: resp.Body, emit: emit, max: h.rec.limit(), tooLarge: h.rec.tooLarge}
-	} else {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case h.stream != nil && req.Method == http.MethodGet && mt == "text/event-stream":
+		resp.Body = &sseTap{rc: resp.Body, max: h.rec.limit(), tooLarge: h.rec.tooLarge, dispatch: h.legacyStream()}
+	case h.stream != nil:
+		// A POST's answer is on the stream; the SDK reads nothing here.
+	case mt == "text/event-stream":
+		resp.Body = &sseTap{rc: resp.Body, max: h.rec.limit(), tooLarge: h.rec.tooLarge, dispatch: func(name string, data []byte) error {
+			// What the SDK's streamable client routes: an event with data,
+			// of no type or of type message (a priming event, an id
+			// alone, is none).
+			if len(data) > 0 && (name == "" || name == "message") {
+				h.rec.received(data, to)
+			}
+			return nil
+		}}
+	default:
 		if resp.ContentLength > h.rec.limit() {
 			resp.Body.Close()
 			return nil, h.rec.tooLarge()
 		}
-		resp.Body = &bodyTap{rc: resp.Body, emit: emit, max: h.rec.limit(), tooLarge: h.rec.tooLarge}
+		resp.Body = &bodyTap{rc: resp.Body, emit: func(f []byte) { h.rec.received(f, to) }, max: h.rec.limit(), tooLarge: h.rec.tooLarge}
 	}
 	return resp, nil
+}
+
+// legacyStream returns the dispatch of the legacy transport's GET stream.
+// Its first event is the endpoint event, which the SDK resolves against the
+// stream's URL and then POSTs every message to: one naming another origin
+// is refused before the SDK reads it (the stream fails, and the handshake
+// with it: session_failed), since a server answers for its own origin
+// only, and a record names the stream's URL, not where the requests went.
+// Every later event with data is a frame: the SDK's SSE client routes them
+// all, whatever their type.
+func (h *httpTap) legacyStream() func(name string, data []byte) error {
+	first := true
+	return func(name string, data []byte) error {
+		if !first {
+			if len(data) > 0 {
+				h.rec.received(data, nil)
+			}
+			return nil
+		}
+		first = false
+		if name != "endpoint" {
+			return nil // the SDK refuses the stream itself
+		}
+		if err := sameOrigin(h.stream, string(data)); err != nil {
+			h.rec.transportFault(FaultSessionFailed)
+			return err
+		}
+		return nil
+	}
+}
+
+// sameOrigin reports, as an error, a message endpoint (ref, resolved
+// against the stream's URL as the SDK resolves it) of another origin:
+// scheme, host and port, the port defaulted by the scheme.
+func sameOrigin(stream *url.URL, ref string) error {
+	u, err := stream.Parse(ref)
+	if err != nil {
+		return fmt.Errorf("the SSE endpoint event names no URL: %w", err)
+	}
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if u.Scheme == "https" {
+			return "443"
+		}
+		return "80"
+	}
+	if u.Scheme != stream.Scheme || !strings.EqualFold(u.Hostname(), stream.Hostname()) || port(u) != port(stream) {
+		return fmt.Errorf("the SSE endpoint event names %s, of another origin than the stream %s: refused", u.Redacted(), stream.Redacted())
+	}
+	return nil
 }
 
 // bodyTap emits a whole response body as one frame when it has been read to
@@ -323,52 +426,103 @@ func (b *bodyTap) Read(p []byte) (int, error) {
 
 func (b *bodyTap) Close() error { return b.rc.Close() }
 
-// sseTap emits the data of each server-sent event as one frame, as soon as
-// the blank line that ends the event has been read.
+// sseTap parses an event stream as it is read, by the rules of the SSE
+// standard (the WHATWG event stream interpretation): a leading BOM dropped;
+// lines end at CRLF, LF or a lone CR; a line starting with ":" is a
+// comment; a field is the text before the first ":" (the whole line without
+// one), its value what follows, less one leading space; data lines are
+// joined with \n; a blank line ends the event. Each event that has a field
+// is handed to dispatch with its type and data (empty when it had none),
+// before the SDK can read past it; which of them are frames is the
+// transport's rule. An event the stream ends inside is not dispatched. An
+// event longer than max bytes ends the stream (tooLarge), as does an error
+// from dispatch.
 type sseTap struct {
 	rc       io.ReadCloser
-	line     []byte
-	data     [][]byte
-	size     int64 // bytes of the event being read
-	emit     func([]byte)
 	max      int64
 	tooLarge func() error
+	dispatch func(name string, data []byte) error
+
+	started bool     // the stream's first bytes (and a BOM there) are past
+	afterCR bool     // the last byte read was a CR: an LF next ends no line
+	line    []byte   // the line being read
+	name    []byte   // the event's type
+	data    [][]byte // the event's data lines
+	fields  bool     // the event has a field
+	size    int64    // bytes of the event being read
+	err     error    // the error that ended the stream
 }
 
+var bom = []byte("\xef\xbb\xbf")
+
 func (s *sseTap) Read(p []byte) (int, error) {
-	n, err := s.rc.Read(p)
-	if s.size += int64(n); s.size > s.max {
-		s.line, s.data = nil, nil
-		return 0, s.tooLarge()
+	if s.err != nil {
+		return 0, s.err
 	}
+	n, err := s.rc.Read(p)
 	rest := p[:n]
-	for {
-		i := bytes.IndexByte(rest, '\n')
+	if !s.started && len(rest) > 0 {
+		if len(s.line)+len(rest) < len(bom) && bytes.HasPrefix(bom, append(s.line, rest...)) {
+			// Too few bytes yet to tell a BOM: held as the line so far.
+			s.line = append(s.line, rest...)
+			return n, err
+		}
+		s.started = true
+		rest = bytes.TrimPrefix(append(s.line, rest...), bom)
+		s.line = nil // rest may hold the line's bytes: a new line does not write over them
+	}
+	for len(rest) > 0 {
+		if s.afterCR && rest[0] == '\n' {
+			rest = rest[1:]
+		}
+		s.afterCR = false
+		i := bytes.IndexAny(rest, "\r\n")
 		if i < 0 {
-			break
+			i = len(rest)
+		}
+		if s.size += int64(i); s.size > s.max {
+			s.line, s.data, s.err = nil, nil, s.tooLarge()
+			return 0, s.err
 		}
 		s.line = append(s.line, rest[:i]...)
-		s.endLine(bytes.TrimSuffix(s.line, []byte("\r")))
-		s.line = s.line[:0]
+		if i == len(rest) {
+			break
+		}
+		s.afterCR = rest[i] == '\r'
 		rest = rest[i+1:]
+		if e := s.endLine(); e != nil {
+			s.err = e
+			return 0, e
+		}
 	}
-	s.line = append(s.line, rest...)
 	return n, err
 }
 
-func (s *sseTap) endLine(line []byte) {
+// endLine takes the line just ended.
+func (s *sseTap) endLine() error {
+	line := s.line
+	s.line = s.line[:0]
 	if len(line) == 0 {
-		if len(s.data) > 0 {
-			s.emit(bytes.Join(s.data, []byte("\n")))
-			s.data = nil
+		name, data, fields := s.name, bytes.Join(s.data, []byte("\n")), s.fields
+		s.name, s.data, s.fields, s.size = nil, nil, false, 0
+		if fields {
+			return s.dispatch(string(name), data)
 		}
-		s.size = 0
-		return
+		return nil
 	}
-	if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-		v, _ = bytes.CutPrefix(v, []byte(" "))
-		s.data = append(s.data, bytes.Clone(v))
+	if line[0] == ':' {
+		return nil
 	}
+	field, value, _ := bytes.Cut(line, []byte(":"))
+	value, _ = bytes.CutPrefix(value, []byte(" "))
+	s.fields = true
+	switch string(field) {
+	case "data":
+		s.data = append(s.data, bytes.Clone(value))
+	case "event":
+		s.name = bytes.Clone(value)
+	}
+	return nil
 }
 
 func (s *sseTap) Close() error { return s.rc.Close() }
