@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -66,4 +67,29 @@ func observeWith(t *testing.T, s *server, opts *preflight.Options) preflight.Obs
 		cs.Close()
 	}
 	return obs
+}
+
+// TestRefusedHandshakeAnswerIsSessionFailed: a handshake answer the go-sdk
+// refuses (the attacker's bad_server_info: a lone surrogate and 1e400 in
+// serverInfo) is session_failed, every time. The SDK closes the session it
+// failed, the child exits because its stdin closed, and whether its
+// stdout's end was read before the fault was named was a race that made it
+// process_exited as often as not; JS and Python record session_failed.
+func TestRefusedHandshakeAnswerIsSessionFailed(t *testing.T) {
+	for i := range 5 {
+		ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
+		tr, err := preflight.Wrap(&mcp.CommandTransport{Command: exec.Command(attackerBin, "--attack", "bad_server_info")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, obs := preflight.Connect(ctx, mcp.NewClient(impl, nil), tr, nil, nil)
+		cancel()
+		if cs != nil {
+			cs.Close()
+			t.Fatal("the go-sdk took the handshake answer")
+		}
+		if obs.Failure != preflight.FaultSessionFailed || obs.FailureAt != preflight.AtHandshake {
+			t.Fatalf("connection %d: failure %q at %q, want %q at the handshake", i+1, obs.Failure, obs.FailureAt, preflight.FaultSessionFailed)
+		}
+	}
 }

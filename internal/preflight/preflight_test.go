@@ -23,7 +23,7 @@ import (
 // in TestMain, over stdio and streamable HTTP, through the real SDK client;
 // the service path tests also run the real test issuer (hosttest/issuer).
 
-var serverBin, issuerBin string
+var serverBin, issuerBin, attackerBin string
 
 // repoPath is a path from the module root, found from the test's
 // directory up: the tests do not depend on how deep the package sits.
@@ -52,10 +52,11 @@ func TestMain(m *testing.M) {
 	}
 	serverBin = filepath.Join(dir, "mcpserver")
 	issuerBin = filepath.Join(dir, "issuer")
-	build := exec.Command("go", "build", "-o", dir, "github.com/crawlcheck/verifier/hosttest/mcpserver", "github.com/crawlcheck/verifier/hosttest/issuer")
+	attackerBin = filepath.Join(dir, "attacker")
+	build := exec.Command("go", "build", "-o", dir, "github.com/crawlcheck/verifier/hosttest/mcpserver", "github.com/crawlcheck/verifier/hosttest/issuer", "github.com/crawlcheck/verifier/hosttest/attacker")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the scenario server and the test issuer:", err)
+		fmt.Fprintln(os.Stderr, "building the scenario server, the test issuer and the attacker:", err)
 		os.Exit(1)
 	}
 	code := m.Run()

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -142,12 +143,23 @@ func (t *Transport) connectCommand(ctx context.Context, ct *mcp.CommandTransport
 	if term <= 0 {
 		term = defaultTerminate
 	}
-	exited := func() { t.rec.transportFault(FaultProcessExited) }
+	// The child's exit is the server's fault only while the session is
+	// ours to end: once Close has begun (the SDK ending a session it
+	// failed, a handshake answer it refused), the child exits because its
+	// stdin closed, and whether its stdout's end is read before the SDK's
+	// error is classified is a race. The fault is then the SDK's failure,
+	// on every host alike.
+	var closing atomic.Bool
+	exited := func() {
+		if !closing.Load() {
+			t.rec.transportFault(FaultProcessExited)
+		}
+	}
 	in := &lineTap{emit: func(f []byte) { t.rec.received(f, nil) }}
 	out := &lineTap{emit: func(f []byte) { t.rec.sent(f) }}
 	framing := &mcp.IOTransport{
 		Reader: &tapReader{r: stdout, tap: in, max: t.rec.limit, tooLarge: t.rec.tooLarge, ended: exited},
-		Writer: &childStdin{w: stdin, exited: exited, tap: out, cmd: cmd, term: term},
+		Writer: &childStdin{w: stdin, exited: exited, closing: &closing, tap: out, cmd: cmd, term: term},
 		// The SDK's own bound on a line (16 MiB by default) sits above
 		// MaxAnswerBytes, so that the tap's refusal (answer_too_large, as
 		// every host records it) comes first, whatever the limit: the
@@ -191,11 +203,12 @@ func (t *tapReader) Close() error { return nil }
 // exists before its answer can arrive) and, on Close, shuts the child down
 // as the stdio transport specifies: close stdin, wait, SIGTERM, wait, SIGKILL.
 type childStdin struct {
-	w      io.WriteCloser
-	exited func()
-	tap    *lineTap
-	cmd    *exec.Cmd
-	term   time.Duration
+	w       io.WriteCloser
+	exited  func()
+	closing *atomic.Bool // set when Close begins: the child's exit is ours from then on
+	tap     *lineTap
+	cmd     *exec.Cmd
+	term    time.Duration
 }
 
 func (c *childStdin) Write(p []byte) (int, error) {
@@ -208,6 +221,7 @@ func (c *childStdin) Write(p []byte) (int, error) {
 }
 
 func (c *childStdin) Close() error {
+	c.closing.Store(true)
 	if err := c.w.Close(); err != nil {
 		return fmt.Errorf("closing stdin: %w", err)
 	}

@@ -276,7 +276,18 @@ export function attach(transport, { maxAnswerBytes }) {
     };
     // The child as the transport's own start sees it: a spawn that fails
     // rejects start, and a child that closes its stdout has exited (or
-    // will) before answering anything more.
+    // will) before answering anything more — unless the client closed the
+    // transport first (the SDK ending a session it failed): the child's
+    // exit is then the client's doing, as in the Go preflight.
+    let closing = false;
+    const close = transport.close;
+    transport.close = async function (...args) {
+      closing = true;
+      return close.apply(this, args);
+    };
+    const exited = () => {
+      if (!closing) rec.transportFault("process_exited");
+    };
     const start = transport.start;
     transport.start = async function (...args) {
       try {
@@ -285,8 +296,8 @@ export function attach(transport, { maxAnswerBytes }) {
         rec.transportFault("connect_refused");
         throw e;
       }
-      this._process?.stdout?.once("end", () => rec.transportFault("process_exited"));
-      this._process?.stdin?.once("error", () => rec.transportFault("process_exited"));
+      this._process?.stdout?.once("end", exited);
+      this._process?.stdin?.once("error", exited);
     };
     const p = transport._serverParams;
     return { rec, kind: "stdio", command: [p.command, ...(p.args ?? [])] };

@@ -2,7 +2,8 @@
 // every attack hosttest/attacker serves, the first check withPreflight makes
 // on SDK 1.x and 2.x leaves the records `crawlcheck check` (the Go
 // preflight) leaves, byte for byte, at the same clock. Python's
-// tests/test_hostile_identity.py holds mcp 1.x and 2.x to the same records,
+// tests/test_hostile_identity.py holds mcp 1.x and 2.x to the same records
+// and bindings/go/preflight's TestHostileIdentity the Go preflight's Session,
 // so the five hosts agree.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -15,14 +16,8 @@ const ATTACKER = join(ROOT, "build", "attacker");
 const APPROVED = JSON.parse(execFileSync(ATTACKER, ["--tools"], { encoding: "utf8" }));
 const ATTACKS = execFileSync(ATTACKER, ["--list"], { encoding: "utf8" }).trim().split("\n");
 
-// Attacks whose records do not agree yet, and why.
-const KNOWN = {
-  bad_server_info:
-    "a handshake answer the SDK refuses is a host fault the Go preflight records as process_exited or session_failed depending on which it sees first",
-};
-
 for (const attack of ATTACKS) {
-  test(`${attack}: withPreflight on SDK 1.x and 2.x writes crawlcheck check's records`, { timeout: 120000, todo: KNOWN[attack] }, async (t) => {
+  test(`${attack}: withPreflight on SDK 1.x and 2.x writes crawlcheck check's records`, { timeout: 120000 }, async (t) => {
     const dir = tempDir(t);
     const params = { command: ATTACKER, args: ["--attack", attack] };
     const lock = await pinLock(dir, APPROVED, await endpointFor(params));

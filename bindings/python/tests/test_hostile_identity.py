@@ -7,7 +7,8 @@ serverInfo no strict parser takes, never-ending pages, a rug pull, a storm),
 the check with_preflight makes on crawlcheck.transport's stdio transport
 leaves the records `crawlcheck check` (the Go preflight) leaves, byte for
 byte, at the same clock. bindings/js/test/hostile-identity.test.js holds
-both JS SDK majors to the same records, so the five hosts agree."""
+both JS SDK majors to the same records and bindings/go/preflight's
+TestHostileIdentity the Go preflight's Session, so the five hosts agree."""
 
 from __future__ import annotations
 
@@ -35,17 +36,8 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-#: Attacks whose records do not agree yet, and why.
-KNOWN = {
-    "bad_server_info": "a handshake answer the SDK refuses is a host fault (docs/continuity.md, Host faults) Python does not "
-    "write as a code yet, and the Go preflight records it as process_exited or session_failed depending on which it sees first",
-}
-
-
 @pytest.mark.parametrize("attack", ATTACKS)
 async def test_the_first_checks_records_equal_crawlcheck_checks(attack: str, tmp_path: Path) -> None:
-    if attack in KNOWN:
-        pytest.xfail(KNOWN[attack])
     params = StdioServerParameters(command=ATTACKER, args=["--attack", attack])
     lock = pin(tmp_path, endpoint_of(params), tools=APPROVED)
     py: List[bytes] = []

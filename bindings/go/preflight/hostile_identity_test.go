@@ -1,0 +1,103 @@
+package preflight_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crawlcheck/verifier/bindings/go/preflight"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestHostileIdentity is the Go preflight's part of the cross-host identity
+// test against the red team's server (issue 22, F12): for every attack
+// hosttest/attacker serves, the first check a Session makes (Open, over the
+// go-sdk's own CommandTransport) leaves the records `crawlcheck check`
+// leaves, byte for byte, at the same clock. JS (test/hostile-identity.test.js,
+// SDK 1.x and 2.x) and Python (tests/test_hostile_identity.py, mcp 1.x and
+// 2.x) are held to the same records.
+func TestHostileIdentity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the attacker once per attack, twice")
+	}
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", bin, "github.com/crawlcheck/verifier/hosttest/attacker", "github.com/crawlcheck/verifier/cmd/crawlcheck")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the attacker and the CLI: %v\n%s", err, out)
+	}
+	attacker, cli := filepath.Join(bin, "attacker"), filepath.Join(bin, "crawlcheck")
+	list, err := exec.Command(attacker, "--list").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	approved := filepath.Join(bin, "approved.json")
+	tools, err := exec.Command(attacker, "--tools").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(approved, tools, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const now = "2026-11-30T12:00:00.000Z"
+	clock, _ := time.Parse(time.RFC3339, now)
+	for _, attack := range strings.Fields(string(list)) {
+		t.Run(attack, func(t *testing.T) {
+			dir := t.TempDir()
+			lock := filepath.Join(dir, "crawlcheck.lock.json")
+			server := attacker + " --attack " + attack
+			if out, err := exec.Command(cli, "--now", "2026-11-01T00:00:00Z", "lock", "--tools", approved, "--url", "stdio:"+server, "-o", lock).CombinedOutput(); err != nil {
+				t.Fatalf("crawlcheck lock: %v\n%s", err, out)
+			}
+			var stdout bytes.Buffer
+			check := exec.Command(cli, "check", "--lock", lock, "--server", server, "--now", now, "--json")
+			check.Stdout = &stdout
+			if err := check.Run(); err != nil && !isExit(err) {
+				t.Fatalf("crawlcheck check: %v", err)
+			}
+			want := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+
+			var (
+				mu   sync.Mutex
+				recs []string
+			)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			sess, err := preflight.Open(ctx, &mcp.Implementation{Name: "identity-driver", Version: "1.0.0"}, nil,
+				&mcp.CommandTransport{Command: exec.Command(attacker, "--attack", attack)}, nil,
+				preflight.Config{LockPath: lock, Now: func() time.Time { return clock }, Timeout: 10 * time.Second,
+					OnRecord: func(r preflight.Record) { mu.Lock(); recs = append(recs, string(r.Raw)); mu.Unlock() }})
+			var refused *preflight.RefusedError
+			switch {
+			case err == nil:
+				defer sess.Close()
+			case !errors.As(err, &refused):
+				t.Fatalf("Open failed without a record: %v", err)
+			}
+			mu.Lock()
+			// The first check's records come first; a background re-check
+			// (a list_changed the attack sent) may have added more since.
+			got := append([]string(nil), recs...)
+			mu.Unlock()
+			if len(got) < len(want) {
+				t.Fatalf("the first check left %d records, crawlcheck check %d:\n%s\n%s", len(got), len(want), strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Errorf("record %d differs:\nSession:         %.900s\ncrawlcheck check: %.900s", i+1, got[i], want[i])
+				}
+			}
+		})
+	}
+}
+
+func isExit(err error) bool {
+	var exit *exec.ExitError
+	return errors.As(err, &exit)
+}
