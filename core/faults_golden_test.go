@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -26,6 +27,9 @@ type faultCase struct {
 	name     string
 	server   obj // {"url"} or {"command"}; nil for a fault no live server here makes
 	observed obj
+	// deadlineMS, when not 0, is the host's deadline for this case instead
+	// of the file's timeout_ms: reading 70 MiB must not race it.
+	deadlineMS int
 }
 
 // answerThen is a stdio server (sh) that answers initialize with
@@ -36,6 +40,22 @@ func answerThen(rest string) obj {
 		`case "$l" in *'"method":"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":` + faultHandshake + `}\n' "$id"; break;; esac; ` +
 		`[ -n "$id" ] && printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no such method"}}\n' "$id"; done; ` + rest
 	return obj{"command": []any{"sh", "-c", script}}
+}
+
+// bigPagesBytes is the size of each page's one description in the
+// pages_over_cap case: under the hosts' default answer cap (16 MiB), and
+// five of them past the pages' bound together (limits.pages_bytes, 64 MiB)
+// where four are not.
+const bigPagesBytes = 14 << 20
+
+// bigPages is a stdio server (sh) that answers every tools/list with a
+// page of one tool whose description is bigPagesBytes long, and a new
+// cursor: a list no check can carry, each page of it within the answer cap.
+func bigPages() obj {
+	return answerThen(`n=0; while read -r l; do id=$(printf '%s' "$l" | sed -n 's/.*"id":\([0-9]*\).*/\1/p'); ` +
+		`case "$l" in *'"tools/list"'*) n=$((n+1)); ` +
+		`printf '{"jsonrpc":"2.0","id":%s,"result":{"nextCursor":"c%s","tools":[{"name":"t%s","inputSchema":{"type":"object"},"description":"' "$id" "$n" "$n"; ` +
+		`head -c ` + strconv.Itoa(bigPagesBytes) + ` /dev/zero | tr '\000' a; printf '"}]}}\n';; esac; done`)
 }
 
 func faultCases(t *testing.T) []faultCase {
@@ -54,18 +74,18 @@ func faultCases(t *testing.T) []faultCase {
 	}
 	timed := func(o obj) obj { o["timeout_ms"] = faultTimeoutMS; return o }
 	return []faultCase{
-		{"connect_refused over HTTP", obj{"url": "http://127.0.0.1:2/mcp"}, at("connect_refused", "handshake", 0)},
-		{"connect_refused: the command does not start", obj{"command": []any{"/nonexistent/crawlcheck-fault-server"}}, at("connect_refused", "handshake", 0)},
-		{"process_exited in the handshake", obj{"command": []any{"sh", "-c", "exit 3"}}, at("process_exited", "handshake", 0)},
-		{"timeout in the handshake", obj{"command": []any{"sh", "-c", "cat >/dev/null"}}, timed(at("timeout", "handshake", 0))},
-		{"process_exited at tools/list", answerThen(`while read -r l; do case "$l" in *'"tools/list"'*) exit 0;; esac; done`), handshook(at("process_exited", "tools/list", 1))},
-		{"timeout at tools/list", answerThen("cat >/dev/null"), handshook(timed(at("timeout", "tools/list", 1)))},
-		{"timeout without its deadline", nil, at("timeout", "tools/list", 2)},
-		{"cancelled", nil, at("cancelled", "handshake", 0)},
-		{"session_ended", nil, at("session_ended", "tools/list", 3)},
-		{"session_failed", nil, at("session_failed", "handshake", 0)},
-		{"pages_over_cap", nil, at("pages_over_cap", "tools/list", 7)},
-		{"answer_too_large", nil, obj{"failure": "answer_too_large", "failure_detail": "65536"}},
+		{"connect_refused over HTTP", obj{"url": "http://127.0.0.1:2/mcp"}, at("connect_refused", "handshake", 0), 0},
+		{"connect_refused: the command does not start", obj{"command": []any{"/nonexistent/crawlcheck-fault-server"}}, at("connect_refused", "handshake", 0), 0},
+		{"process_exited in the handshake", obj{"command": []any{"sh", "-c", "exit 3"}}, at("process_exited", "handshake", 0), 0},
+		{"timeout in the handshake", obj{"command": []any{"sh", "-c", "cat >/dev/null"}}, timed(at("timeout", "handshake", 0)), 0},
+		{"process_exited at tools/list", answerThen(`while read -r l; do case "$l" in *'"tools/list"'*) exit 0;; esac; done`), handshook(at("process_exited", "tools/list", 1)), 0},
+		{"timeout at tools/list", answerThen("cat >/dev/null"), handshook(timed(at("timeout", "tools/list", 1))), 0},
+		{"timeout without its deadline", nil, at("timeout", "tools/list", 2), 0},
+		{"cancelled", nil, at("cancelled", "handshake", 0), 0},
+		{"session_ended", nil, at("session_ended", "tools/list", 3), 0},
+		{"session_failed", nil, at("session_failed", "handshake", 0), 0},
+		{"pages_over_cap: five pages of 14 MiB", bigPages(), handshook(at("pages_over_cap", "tools/list", 5)), 120000},
+		{"answer_too_large", nil, obj{"failure": "answer_too_large", "failure_detail": "65536"}, 0},
 	}
 }
 
@@ -111,12 +131,16 @@ func TestFaultsGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		rows = append(rows, canon.Obj(canon.M("name", canon.Str(c.name)), canon.M("server", server), canon.M("request", rv), canon.M("record", res)))
+		members := []canon.Member{canon.M("name", canon.Str(c.name)), canon.M("server", server), canon.M("request", rv), canon.M("record", res)}
+		if c.deadlineMS != 0 {
+			members = append(members, canon.M("deadline_ms", canon.Int(int64(c.deadlineMS))))
+		}
+		rows = append(rows, canon.Obj(members...))
 	}
 	doc := canon.Obj(
 		canon.M("kind", canon.Str("crawlcheck-fault-golden")),
 		canon.M("v", canon.Int(1)),
-		canon.M("about", canon.Str("Each case: a host fault (docs/continuity.md, Host faults), the live server a host produces it from (null: none), the continuity_check request a host makes of it with the case's lockfile, now, mode and, for a timeout, timeout_ms as its deadline, and the record it must give, byte for byte once compacted. Written by `go test ./core -update`.")),
+		canon.M("about", canon.Str("Each case: a host fault (docs/continuity.md, Host faults), the live server a host produces it from (null: none), the continuity_check request a host makes of it with the case's lockfile, now, mode and timeout_ms as its deadline (deadline_ms instead, where a case has one; the request names timeout_ms for a timeout), and the record it must give, byte for byte once compacted. Written by `go test ./core -update`.")),
 		canon.M("timeout_ms", canon.Int(faultTimeoutMS)),
 		canon.M("cases", canon.Arr(rows...)),
 	)

@@ -29,7 +29,8 @@ func TestFaultsGolden(t *testing.T) {
 				Lock     json.RawMessage
 				Observed struct{ Endpoint string }
 			}
-			Record json.RawMessage
+			Record     json.RawMessage
+			DeadlineMS int `json:"deadline_ms"`
 		}
 	}
 	if err := json.Unmarshal(raw, &g); err != nil {
@@ -51,8 +52,12 @@ func TestFaultsGolden(t *testing.T) {
 				// a POSIX shell reads them: what --server takes.
 				source = []string{"--server", strings.TrimPrefix(c.Request.Observed.Endpoint, "stdio:")}
 			}
+			deadline := g.TimeoutMS
+			if c.DeadlineMS != 0 {
+				deadline = c.DeadlineMS
+			}
 			var stdout, stderr bytes.Buffer
-			args := append([]string{"--now", c.Request.Now, "--timeout", strconv.Itoa(g.TimeoutMS) + "ms", "check", "--json", "--lock", lock, "--mode", "enforce"}, source...)
+			args := append([]string{"--now", c.Request.Now, "--timeout", strconv.Itoa(deadline) + "ms", "check", "--json", "--lock", lock, "--mode", "enforce"}, source...)
 			if code := run(args, nil, &stdout, &stderr); code != 1 {
 				t.Fatalf("exit %d, want 1\n%s", code, stderr.String())
 			}

@@ -30,6 +30,8 @@ type faultGolden struct {
 			Lock json.RawMessage
 		}
 		Record json.RawMessage
+		// DeadlineMS, when set, is the case's deadline instead of TimeoutMS.
+		DeadlineMS int `json:"deadline_ms"`
 	}
 }
 
@@ -73,7 +75,11 @@ func TestFaultsGolden(t *testing.T) {
 			} else {
 				tr = &mcp.CommandTransport{Command: exec.Command(c.Server.Command[0], c.Server.Command[1:]...), TerminateDuration: time.Second}
 			}
-			cfg := preflight.Config{LockPath: lockPath, Now: func() time.Time { return now }, Timeout: time.Duration(g.TimeoutMS) * time.Millisecond}
+			deadline := g.TimeoutMS
+			if c.DeadlineMS != 0 {
+				deadline = c.DeadlineMS
+			}
+			cfg := preflight.Config{LockPath: lockPath, Now: func() time.Time { return now }, Timeout: time.Duration(deadline) * time.Millisecond}
 			cfg.Mode = "enforce"
 			// A fault in the handshake leaves no session, one at tools/list a
 			// session whose record pauses it.

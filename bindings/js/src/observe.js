@@ -34,6 +34,8 @@ export const FAULT_TIMEOUT = "timeout";
 export const FAULT_PROCESS_EXITED = "process_exited";
 export const FAULT_SESSION_ENDED = "session_ended";
 export const FAULT_SESSION_FAILED = "session_failed";
+/** The pages so far are more bytes together than one check carries (the core's limits.pages_bytes). */
+export const FAULT_PAGES_OVER_CAP = "pages_over_cap";
 
 /**
  * The fault that failed a request, from what the deadline and the
@@ -115,6 +117,10 @@ export function handshakeFacts(cap, endpoint, client) {
 export async function observePages({ cc, cap, listPage, obs, pageCap, signal }) {
   let followed = [];
   let cursor;
+  // The pages are counted as they arrive: past the core's bound on them
+  // together no check could carry them, and a check always leaves a record.
+  const maxBytes = cc.limits.pages_bytes;
+  let total = 0;
   for (;;) {
     const { page, failure, detail } = await fetchPage(cap, listPage, cursor, signal);
     if (failure) {
@@ -124,6 +130,12 @@ export async function observePages({ cc, cap, listPage, obs, pageCap, signal }) 
         obs.failureAt = "tools/list";
         obs.failurePage = obs.pages.length + 1;
       }
+      return obs;
+    }
+    total += page.length;
+    if (total > maxBytes) {
+      // None is kept; the record says why (the server's doing).
+      overCap(obs, obs.pages.length + 1);
       return obs;
     }
     obs.pages.push(page);
@@ -206,6 +218,15 @@ async function fetchPage(cap, listPage, cursor, signal) {
 function aborted(signal) {
   if (signal.aborted) return Promise.resolve();
   return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+}
+
+/**
+ * Makes obs the observation of pages that no check can carry, the fault
+ * pages_over_cap at tools/list page n (the core words it): the pages are
+ * dropped, as the walk's end with them.
+ */
+export function overCap(obs, n) {
+  Object.assign(obs, { pages: [], stop: "", pageCapReached: false, failure: FAULT_PAGES_OVER_CAP, failureDetail: "", failureAt: "tools/list", failurePage: n });
 }
 
 /**

@@ -7,7 +7,7 @@
 import { load, CoreError, handoffRecordText } from "./core.js";
 import { CrawlcheckError, PreflightError } from "./errors.js";
 import { attach } from "./capture.js";
-import { handshakeFacts, observePages, observedRequest, classify } from "./observe.js";
+import { handshakeFacts, observePages, observedRequest, classify, overCap } from "./observe.js";
 import { RecordLog, writeFileAtomic } from "./log.js";
 import { MAX_LOCK_BYTES, readRegularFile } from "./files.js";
 import { IssuerClient, nonceStatePath, useConsultation, withoutUnreadableDirectory } from "./issuer.js";
@@ -380,7 +380,14 @@ class Gate {
       try {
         answer = this.cc.callResultText("continuity_handoff", req);
       } catch (e) {
-        const again = withoutUnreadableDirectory(req, e);
+        let again = withoutUnreadableDirectory(req, e);
+        if (!again && e instanceof CoreError && e.code === "input_too_large" && obs.pages.length > 0) {
+          // The pages made the check larger than the core takes (with the
+          // lockfile and the rest): the server's doing, and a check always
+          // leaves a record, of nothing compared and why.
+          overCap(obs, obs.pages.length);
+          again = { ...req, observed: observedRequest(obs) };
+        }
         if (!again) throw e;
         answer = this.cc.callResultText("continuity_handoff", again);
       }

@@ -19,7 +19,7 @@ const spans = elements(text, members(text, 0).spans.cases[0]);
 for (const major of [1, 2]) {
   golden.cases.forEach((c, i) => {
     if (c.server === null) return;
-    test(`faults.json, SDK ${major}.x: ${c.name}`, async (t) => {
+    test(`faults.json, SDK ${major}.x: ${c.name}`, { timeout: 300000 }, async (t) => {
       const { Client, StdioClientTransport, StreamableHTTPClientTransport } = await sdk(major);
       const dir = tempDir(t);
       const lockPath = join(dir, "lock.json");
@@ -27,7 +27,7 @@ for (const major of [1, 2]) {
       const now = new Date(c.request.now);
       const client = withPreflight(new Client({ name: "faults", version: "1" }), {
         lock: lockPath,
-        continuity: { now: () => now, timeout: golden.timeout_ms, mode: c.request.mode },
+        continuity: { now: () => now, timeout: c.deadline_ms ?? golden.timeout_ms, mode: c.request.mode },
       });
       const transport = c.server.url
         ? new StreamableHTTPClientTransport(new URL(c.server.url))

@@ -55,7 +55,7 @@ async def test_fault_gives_the_golden_record(case: Any, want: bytes, tmp_path: P
                 endpoint=endpoint,
                 mode=case["request"]["mode"],
                 now=lambda: now,
-                timeout=_GOLDEN["timeout_ms"] / 1000,
+                timeout=case.get("deadline_ms", _GOLDEN["timeout_ms"]) / 1000,
                 on_record=lambda _, raw: raws.append(raw),
             ) as s:
                 await s.initialize()

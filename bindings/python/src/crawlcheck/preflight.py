@@ -74,10 +74,13 @@ FAILURE_TOO_LARGE = "answer_too_large"
 #: The check's deadline passed (a host fault the core words, with the
 #: deadline: docs/continuity.md, Host faults).
 FAULT_TIMEOUT = "timeout"
+#: The pages so far are more bytes together than one check carries (the
+#: core's limits.pages_bytes, above; FAULT_PAGES_OVER_CAP).
 #: Capture failures: the SDK produced a tools/list answer the tap did not see
 #: on the wire (its own list cache, or an answer the tap missed), so nothing
 #: was observed. Codes the core words behind capture_failed, with no
 #: failure_at: they say nothing of where.
+FAULT_PAGES_OVER_CAP = "pages_over_cap"
 FAULT_LIST_CACHED = "list_cached"
 FAULT_NOT_CAPTURED = "answer_not_captured"
 
@@ -679,6 +682,13 @@ class Observation:
         if not detail and failure not in (FAULT_LIST_CACHED, FAULT_NOT_CAPTURED):
             self.failure_at, self.failure_page = at, page
 
+    def over_cap(self, page: int) -> None:
+        """Makes this the observation of pages no check can carry: the fault
+        pages_over_cap at tools/list page (the core words it), the pages
+        dropped, as the walk's end with them."""
+        self.pages, self.stop, self.page_cap_reached = [], "", False
+        self.fail(FAULT_PAGES_OVER_CAP, "", "tools/list", page)
+
     def observed(self) -> Dict[str, Any]:
         """continuity_check's ``observed`` member (as bindings/go/preflight builds it)."""
         o: Dict[str, Any] = {}
@@ -1165,6 +1175,10 @@ class McpPreflight:
         seen = self._tap.changes
         followed: List[str] = []
         cursor: Optional[str] = None
+        # The pages are counted as they arrive: past the core's bound on them
+        # together no check could carry them, and a check always leaves a
+        # record.
+        max_bytes, total = limits()["pages_bytes"], 0
         try:
             with anyio.fail_after(self.timeout):
                 while True:
@@ -1176,6 +1190,10 @@ class McpPreflight:
                         obs.fail(failure, detail, "tools/list", len(obs.pages) + 1)
                         return obs, seen
                     assert page is not None
+                    total += len(page)
+                    if total > max_bytes:
+                        obs.over_cap(len(obs.pages) + 1)
+                        return obs, seen
                     obs.pages.append(page)
                     # When to follow nextCursor is the core's rule (next_page).
                     try:
@@ -1335,6 +1353,12 @@ class McpPreflight:
             answer = call_result("continuity_handoff", req)
         except CoreError as e:
             again = without_unreadable_directory(req, e)
+            if again is None and e.code == "input_too_large" and obs.pages:
+                # The pages made the check larger than the core takes (with
+                # the lockfile and the rest): the server's doing, and a check
+                # always leaves a record, of nothing compared and why.
+                obs.over_cap(len(obs.pages))
+                again = {**req, "observed": obs.observed()}
             if again is None:
                 raise
             answer = call_result("continuity_handoff", again)
