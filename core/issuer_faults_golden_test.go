@@ -43,18 +43,21 @@ type issuerFaultCase struct {
 	down   string
 	pinned bool
 	issuer obj
+	// deadlineMS, when not 0, is the issuer's deadline for this case
+	// instead of the file's timeout_ms: 32 MiB must not race it.
+	deadlineMS int
 }
 
 func issuerFaultCases() []issuerFaultCase {
 	at := func(step, fault string) obj { return obj{"url": issuerFaultURL, "step": step, "fault": fault} }
 	with := func(o obj, k string, v any) obj { o[k] = v; return o }
 	return []issuerFaultCase{
-		{"nothing listening", "", false, at("lock_check", "connect_refused")},
-		{"nothing listening, pinned keys only", "", true, at("key_directory", "connect_refused")},
-		{"timing out", "hang", false, with(at("lock_check", "timeout"), "timeout_ms", issuerFaultTimeoutMS)},
-		{"answering 500", "500", false, with(at("lock_check", "http_status"), "status", 500)},
-		{"answering too large", "huge", false, at("lock_check", "answer_too_large")},
-		{"answering what is not JSON", "garbage", false, at("lock_check", "response_malformed")},
+		{"nothing listening", "", false, at("lock_check", "connect_refused"), 0},
+		{"nothing listening, pinned keys only", "", true, at("key_directory", "connect_refused"), 0},
+		{"timing out", "hang", false, with(at("lock_check", "timeout"), "timeout_ms", issuerFaultTimeoutMS), 0},
+		{"answering 500", "500", false, with(at("lock_check", "http_status"), "status", 500), 0},
+		{"answering too large", "huge", false, at("lock_check", "answer_too_large"), 60000},
+		{"answering what is not JSON", "garbage", false, at("lock_check", "response_malformed"), 0},
 	}
 }
 
@@ -103,8 +106,12 @@ func TestIssuerFaultsGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows = append(rows, canon.Obj(canon.M("name", canon.Str(c.name)), canon.M("down", canon.StrOrNull(c.down, c.down != "")),
-			canon.M("request", rv), canon.M("record", res)))
+		members := []canon.Member{canon.M("name", canon.Str(c.name)), canon.M("down", canon.StrOrNull(c.down, c.down != "")),
+			canon.M("request", rv), canon.M("record", res)}
+		if c.deadlineMS != 0 {
+			members = append(members, canon.M("deadline_ms", canon.Int(int64(c.deadlineMS))))
+		}
+		rows = append(rows, canon.Obj(members...))
 	}
 	cmd, err := canon.Parse(mustJSON(t, command))
 	if err != nil {
@@ -113,7 +120,7 @@ func TestIssuerFaultsGolden(t *testing.T) {
 	doc := canon.Obj(
 		canon.M("kind", canon.Str("crawlcheck-issuer-fault-golden")),
 		canon.M("v", canon.Int(1)),
-		canon.M("about", canon.Str("Each case: a way an issuer gives nothing to judge (docs/receipts.md, Issuer faults), the continuity_check request a host makes with it of `server` (a stdio MCP server read whole) and the record it must give, byte for byte once compacted. The issuer of every request is "+issuerFaultURL+", where nothing listens; a case with `down` runs against the test issuer with that knob (hosttest/issuer --down), whose URL replaces it in the request, and the record is then continuity_check's of that request. A host asks with the request's key_directory, or with its pinned_keys only, and `timeout_ms` as the issuer's deadline. Written by `go test ./core -update`.")),
+		canon.M("about", canon.Str("Each case: a way an issuer gives nothing to judge (docs/receipts.md, Issuer faults), the continuity_check request a host makes with it of `server` (a stdio MCP server read whole) and the record it must give, byte for byte once compacted. The issuer of every request is "+issuerFaultURL+", where nothing listens; a case with `down` runs against the test issuer with that knob (hosttest/issuer --down), whose URL replaces it in the request, and the record is then continuity_check's of that request. A host asks with the request's key_directory, or with its pinned_keys only, and `timeout_ms` as the issuer's deadline (a case's deadline_ms instead, where it has one). Written by `go test ./core -update`.")),
 		canon.M("timeout_ms", canon.Int(issuerFaultTimeoutMS)),
 		canon.M("server", canon.Obj(canon.M("command", cmd))),
 		canon.M("cases", canon.Arr(rows...)),

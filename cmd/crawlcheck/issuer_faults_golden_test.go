@@ -28,10 +28,11 @@ func TestIssuerFaultsGolden(t *testing.T) {
 	var g struct {
 		TimeoutMS int `json:"timeout_ms"`
 		Cases     []struct {
-			Name    string
-			Down    string
-			Request map[string]json.RawMessage
-			Record  json.RawMessage
+			Name       string
+			Down       string
+			Request    map[string]json.RawMessage
+			Record     json.RawMessage
+			DeadlineMS int `json:"deadline_ms"`
 		}
 	}
 	if err := json.Unmarshal(raw, &g); err != nil {
@@ -70,7 +71,7 @@ func TestIssuerFaultsGolden(t *testing.T) {
 			// POSIX shell reads them: what --server takes.
 			args := []string{"--now", now, "check", "--json", "--lock", lock, "--mode", "enforce",
 				"--server", strings.TrimPrefix(endpoint, "stdio:"),
-				"--issuer", url, "--issuer-timeout", strconv.Itoa(g.TimeoutMS) + "ms"}
+				"--issuer", url}
 			if d, ok := c.Request["key_directory"]; ok {
 				keys := filepath.Join(dir, "directory.json")
 				if err := os.WriteFile(keys, d, 0o644); err != nil {
@@ -88,6 +89,11 @@ func TestIssuerFaultsGolden(t *testing.T) {
 					args = append(args, "--issuer-pin", k.KID+":"+k.PublicKey)
 				}
 			}
+			deadline := g.TimeoutMS
+			if c.DeadlineMS != 0 {
+				deadline = c.DeadlineMS
+			}
+			args = append(args, "--issuer-timeout", strconv.Itoa(deadline)+"ms")
 			var stdout, stderr bytes.Buffer
 			if code := run(args, nil, &stdout, &stderr); code != 1 {
 				t.Fatalf("exit %d, want 1\n%s", code, stderr.String())

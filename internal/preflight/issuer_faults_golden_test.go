@@ -27,10 +27,11 @@ type issuerFaultGolden struct {
 }
 
 type issuerFaultGoldenCase struct {
-	Name    string
-	Down    string
-	Request map[string]json.RawMessage
-	Record  json.RawMessage
+	Name       string
+	Down       string
+	Request    map[string]json.RawMessage
+	Record     json.RawMessage
+	DeadlineMS int `json:"deadline_ms"`
 }
 
 func readIssuerFaultGolden(t *testing.T) issuerFaultGolden {
@@ -108,8 +109,12 @@ func TestIssuerFaultsGolden(t *testing.T) {
 				iss.knobs(t, `{"down":"`+c.Down+`"}`)
 				url = iss.url
 			}
+			deadline := g.TimeoutMS
+			if c.DeadlineMS != 0 {
+				deadline = c.DeadlineMS
+			}
 			cfg := preflight.Config{LockPath: lock, Now: func() time.Time { return at }, Timeout: 10 * time.Second,
-				Issuer: &preflight.Issuer{URL: url, Timeout: time.Duration(g.TimeoutMS) * time.Millisecond}}
+				Issuer: &preflight.Issuer{URL: url, Timeout: time.Duration(deadline) * time.Millisecond}}
 			cfg.Mode = "enforce"
 			if d, ok := c.Request["key_directory"]; ok {
 				cfg.KeyDirectory = d

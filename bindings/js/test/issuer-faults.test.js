@@ -30,7 +30,7 @@ for (const major of [1, 2]) {
       const continuity = {
         now: () => now,
         mode: c.request.mode,
-        issuer: { url, pinnedKeys: c.request.pinned_keys ?? [], timeout: golden.timeout_ms },
+        issuer: { url, pinnedKeys: c.request.pinned_keys ?? [], timeout: c.deadline_ms ?? golden.timeout_ms },
       };
       if (c.request.key_directory) continuity.keyDirectory = enc.encode(JSON.stringify(c.request.key_directory));
       const client = withPreflight(new Client({ name: "issuer-faults", version: "1" }), { lock: lockPath, continuity });

@@ -68,7 +68,7 @@ async def test_an_issuer_fault_gives_the_golden_record(case: Any, golden: bytes,
                     mode=req["mode"],
                     now=lambda: now,
                     key_directory=json.dumps(kd).encode() if kd is not None else None,
-                    issuer=Issuer(url=url, pinned_keys=req.get("pinned_keys", ()), timeout=_GOLDEN["timeout_ms"] / 1000),
+                    issuer=Issuer(url=url, pinned_keys=req.get("pinned_keys", ()), timeout=case.get("deadline_ms", _GOLDEN["timeout_ms"]) / 1000),
                     on_record=lambda _, raw: raws.append(raw),
                 ) as s:
                     await s.initialize()
