@@ -8,7 +8,11 @@
 // - streamable HTTP (StreamableHTTPClientTransport): the fetch the transport
 //   sends its POSTs and GETs with, each body read as it arrives (an
 //   application/json body is one frame, a text/event-stream one frame per
-//   event).
+//   event);
+// - the legacy HTTP+SSE transport of protocol 2024-11-05 (SSEClientTransport
+//   of sdk 1.x): the same fetch, its event stream's message events the
+//   frames; a POST's response (202 Accepted) is none, its answer arrives on
+//   the stream. The SDK itself refuses a message endpoint of another origin.
 //
 // Outgoing requests are seen at the transport's send. This is the same
 // capture as bindings/go/preflight's Transport (docs/mcpserver.md, The Go capture).
@@ -304,11 +308,13 @@ export function attach(transport, { maxAnswerBytes }) {
   }
   if (transport._url instanceof URL && "_fetch" in transport) {
     const inner = transport._fetch ?? ((...a) => globalThis.fetch(...a));
-    transport._fetch = (input, init) => tapFetch(rec, inner, input, init);
+    // SSEClientTransport is the HTTP transport with an EventSource's options.
+    const legacy = "_eventSourceInit" in transport;
+    transport._fetch = (input, init) => tapFetch(rec, inner, input, init, legacy);
     return { rec, kind: "http", url: transport._url.href };
   }
   throw new TypeError(
-    "crawlcheck: cannot capture raw frames from this transport; use StdioClientTransport or StreamableHTTPClientTransport of @modelcontextprotocol/sdk 1.x or @modelcontextprotocol/client 2.x",
+    "crawlcheck: cannot capture raw frames from this transport; use StdioClientTransport or StreamableHTTPClientTransport of @modelcontextprotocol/sdk 1.x or @modelcontextprotocol/client 2.x, or SSEClientTransport of @modelcontextprotocol/sdk 1.x",
   );
 }
 
@@ -385,8 +391,9 @@ export const DIAL_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EH
 // tapFetch sends one request and hands the SDK a response whose body it
 // reads too: a JSON body is one frame answering the POST's request; an
 // event stream is one frame per event (answering the POST it came back on,
-// or nothing for the GET stream, where notifications arrive).
-async function tapFetch(rec, inner, input, init) {
+// or nothing for the GET stream, where notifications arrive). Over the
+// legacy transport only the GET stream carries frames.
+async function tapFetch(rec, inner, input, init, legacy) {
   let to = null;
   if (init?.method === "POST" && typeof init.body === "string") {
     try {
@@ -407,7 +414,7 @@ async function tapFetch(rec, inner, input, init) {
   }
   if (!resp.body) return resp;
   const type = (resp.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
-  if (!resp.ok) return resp;
+  if (!resp.ok || (legacy && init?.method === "POST")) return resp;
   let body;
   if (type === "text/event-stream") {
     body = readEvents(resp.body, rec.limit, () => rec.tooLarge(), (data) => rec.received(data, to));

@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { NOW, now, tempDir, crawlcheck, recordOf } from "./helpers.js";
 import { startReference } from "./servers.js";
+import { withPreflight } from "../src/index.js";
 
 const EVERYTHING = "@modelcontextprotocol/server-everything";
 
@@ -48,5 +49,35 @@ test("server-everything offers get-roots-list only to a client declaring roots: 
     assert.equal(rec.effect, "pause");
     // The Go preflight (crawlcheck check, declaring none by default) says the same bytes.
     assert.equal(rec.raw, goRecord, `SDK ${major}.x record differs from the Go preflight's`);
+  }
+});
+
+test("server-everything over the legacy HTTP+SSE transport: crawlcheck lock --sse then check --sse proceeds, and withPreflight over SSEClientTransport (sdk 1.x; client 2.x has no SSE transport) records the same bytes", async (t) => {
+  const dir = tempDir(t);
+  const { base } = await startReference(t, EVERYTHING, ["sse"]);
+  const url = `${base}/sse`;
+  const lock = join(dir, "crawlcheck.lock.json");
+  crawlcheck(["lock", "--sse", url, "--now", "2026-11-01T00:00:00Z", "-o", lock]);
+  const goRecord = crawlcheck(["check", "--lock", lock, "--sse", url, "--now", NOW, "--json"]).trim();
+  const go = JSON.parse(goRecord);
+  assert.deepEqual(
+    go.observations.map((o) => o.observation),
+    ["unchanged"],
+    goRecord,
+  );
+  assert.equal(go.effect, "proceed");
+  assert.equal(go.observed.count, 13);
+  assert.equal(go.server.observed_url, url);
+  const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+  const { SSEClientTransport } = await import("@modelcontextprotocol/sdk/client/sse.js");
+  // Several sessions: the POST's 202 and the answer on the stream race.
+  for (let i = 0; i < 3; i++) {
+    const client = withPreflight(new Client({ name: "crawlcheck-test", version: "1.0.0" }), { lock, continuity: { now } });
+    await client.connect(new SSEClientTransport(new URL(url)));
+    const rec = client.continuity.record;
+    const { tools } = await client.listTools();
+    await client.close();
+    assert.equal(rec.raw, goRecord, "the SSEClientTransport record differs from crawlcheck check --sse's");
+    assert.equal(tools.length, 13);
   }
 });
