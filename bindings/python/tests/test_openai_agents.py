@@ -103,3 +103,44 @@ async def test_the_servers_own_tool_filter_is_kept(kind: str, tmp_path: Path) ->
             await wrapped.call_tool("get_item", {"id": "1"})
         assert refused.value.tool == "get_item"
         assert (await wrapped.call_tool("list_items", {})).content[0].text == "called list_items"
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_64_mib_answer_is_refused_before_it_is_decoded(transport: str, tmp_path: Path) -> None:
+    """The wrapped server connects on crawlcheck.transport (issue 22, F9): a
+    64 MiB tools/list answer against a 1 MiB max_answer_bytes is refused as
+    it arrives (tracemalloc's peak under 8 MiB while the check reads it, as
+    tests/test_wire.py measures), and the check leaves a record."""
+    import tracemalloc
+
+    big = [{"name": "big", "description": "a" * (64 << 20), "inputSchema": {"type": "object"}}]
+    scen = scenario(tmp_path, handshake="initialize", tools=big)
+    records: List[Any] = []
+
+    async def check(server: Any, endpoint: str) -> None:
+        lock = pin(tmp_path, endpoint)
+        wrapped = with_continuity(server, lock, now=lambda: NOW, max_answer_bytes=1 << 20, timeout=60.0, on_record=lambda r, _: records.append(r))
+        await wrapped.connect()
+        try:
+            tracemalloc.start()
+            try:
+                tracemalloc.reset_peak()
+                with pytest.raises(ContinuityRefused):
+                    await wrapped.list_tools()
+                _, peak = tracemalloc.get_traced_memory()
+            finally:
+                tracemalloc.stop()
+        finally:
+            await wrapped.cleanup()
+        assert peak < 8 << 20, f"peak {peak} bytes while reading a 64 MiB answer with a 1 MiB limit"
+
+    if transport == "http":
+        with http_server(scen) as url:
+            await check(MCPServerStreamableHttp(params={"url": url, "timeout": 60}, name="big", client_session_timeout_seconds=60), url)
+    else:
+        params = {"command": MCPSERVER, "args": ["--scenario", str(scen)]}
+        await check(MCPServerStdio(params=params, name="big", client_session_timeout_seconds=60), endpoint_of([MCPSERVER, *params["args"]]))
+    assert len(records) == 1, records
+    rec = records[0]
+    assert rec["observed"]["failure"] == "server_unavailable" and rec["effect"] == "pause", rec
+    assert "67108864" not in str(rec) and "1048576" in str(rec["observations"]), rec["observations"]

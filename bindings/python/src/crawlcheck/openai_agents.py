@@ -16,10 +16,11 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, Dict, List, Optional, Union
 
-from agents.mcp import MCPServer
+from agents.mcp import MCPServer, MCPServerStdio, MCPServerStreamableHttp
 
 from ._errors import CrawlcheckError
 from ._options import Options
+from . import transport
 from .preflight import MAX_KEPT_RECORDS, ContinuityRefused, Lock, McpPreflight, PreflightError, show
 
 __all__ = ["ContinuityMCPServer", "ToolFilterRefused", "with_continuity"]
@@ -55,6 +56,29 @@ def _endpoint(server: Any) -> Union[str, Any, None]:
     return None
 
 
+def _bound(server: MCPServer) -> None:
+    """Puts the server's connections on crawlcheck.transport (issue 22, F9):
+    every frame bounded by max_answer_bytes before it is decoded, and the
+    wire's bytes handed to the check. The seam is the Agents SDK's own
+    ``create_streams``, which opens the streams of each connection. A
+    streamable HTTP server with its own ``httpx_client_factory`` keeps mcp's
+    transport (the factory's client cannot carry the bound): its answers are
+    bounded after decoding, as with mcp's transports anywhere."""
+    if isinstance(server, MCPServerStdio):
+        params = server.params
+        server.create_streams = lambda: transport.stdio_client(params)  # type: ignore[method-assign]
+    elif isinstance(server, MCPServerStreamableHttp) and server.params.get("httpx_client_factory") is None:
+        p = server.params
+        server.create_streams = lambda: transport.streamable_http_client(  # type: ignore[method-assign]
+            str(p["url"]),
+            headers=p.get("headers"),
+            timeout=p.get("timeout", 5),
+            sse_read_timeout=p.get("sse_read_timeout", 60 * 5),
+            auth=p.get("auth"),
+            terminate_on_close=p.get("terminate_on_close", True),
+        )
+
+
 class ContinuityMCPServer(MCPServer):
     """An MCPServer whose tool list passes the continuity check."""
 
@@ -64,6 +88,7 @@ class ContinuityMCPServer(MCPServer):
             if hasattr(server, name):
                 setattr(self, name, getattr(server, name))
         self.inner = server
+        _bound(server)
         self._lock = lock
         self._mode = mode
         #: the records of every preflight this server had (one per

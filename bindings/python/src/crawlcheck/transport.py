@@ -437,6 +437,13 @@ def _bounded_transport(hx: Any, wire: Wire) -> Any:
     return Bounded()
 
 
+def _seconds(value: Any, default: float) -> float:
+    """Seconds of a timeout given as a number or a timedelta; default for None."""
+    if value is None:
+        return default
+    return float(value.total_seconds() if hasattr(value, "total_seconds") else value)
+
+
 @asynccontextmanager
 async def streamable_http_client(
     url: str,
@@ -445,10 +452,14 @@ async def streamable_http_client(
     timeout: Any = None,
     auth: Any = None,
     terminate_on_close: bool = True,
+    sse_read_timeout: Any = None,
 ) -> AsyncIterator[Tuple[Any, ...]]:
     """mcp's ``streamable_http_client`` on an HTTP client whose every
     response body is bounded and framed here; yields what it yields, the
-    read stream carrying the Wire."""
+    read stream carrying the Wire. ``timeout`` is the HTTP client's (an
+    httpx Timeout, or seconds or a timedelta, with ``sse_read_timeout`` the
+    read timeout of an event stream, as the frameworks' connection settings
+    give them)."""
     from mcp.client import streamable_http as sh
 
     hx = _httpx()
@@ -457,7 +468,9 @@ async def streamable_http_client(
     except ImportError:  # pragma: no cover - the constants of both majors
         MCP_DEFAULT_TIMEOUT, MCP_DEFAULT_SSE_READ_TIMEOUT = 30.0, 300.0
     wire = Wire()
-    kw: dict = {"timeout": timeout or hx.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)}  # type: ignore[type-arg]
+    if not isinstance(timeout, hx.Timeout):
+        timeout = hx.Timeout(_seconds(timeout, MCP_DEFAULT_TIMEOUT), read=_seconds(sse_read_timeout, MCP_DEFAULT_SSE_READ_TIMEOUT))
+    kw: dict = {"timeout": timeout}  # type: ignore[type-arg]
     if headers is not None:
         kw["headers"] = headers
     if auth is not None:
