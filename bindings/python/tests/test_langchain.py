@@ -60,3 +60,41 @@ async def test_only_checked_tools_are_handed_over(transport: str, tmp_path: Path
             scenario(tmp_path, tools=changed, page_size=1)
 
         await run(client, endpoint_of([MCPSERVER, *args]), mutate)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_64_mib_answer_is_refused_before_it_is_decoded(transport: str, tmp_path: Path) -> None:
+    """The check's session runs on crawlcheck.transport (issue 22, F9): a
+    64 MiB tools/list answer against a 1 MiB max_answer_bytes is refused as
+    it arrives (tracemalloc's peak under 8 MiB while the check reads it, as
+    tests/test_wire.py measures), and the check leaves a record."""
+    import tracemalloc
+
+    big = [{"name": "big", "description": "a" * (64 << 20), "inputSchema": {"type": "object"}}]
+    scen = scenario(tmp_path, handshake="initialize", tools=big)
+    records: List[Dict[str, Any]] = []
+
+    async def check(client: MultiServerMCPClient, endpoint: Any) -> None:
+        lock = pin(tmp_path, endpoint)
+        tracemalloc.start()
+        try:
+            tracemalloc.reset_peak()
+            with pytest.raises(ContinuityRefused):
+                await load_mcp_tools_with_continuity(
+                    client, lock, server_name="big", now=lambda: NOW, max_answer_bytes=1 << 20, timeout=60.0, on_record=lambda r, _: records.append(r)
+                )
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < 8 << 20, f"peak {peak} bytes while reading a 64 MiB answer with a 1 MiB limit"
+
+    if transport == "http":
+        with http_server(scen) as url:
+            await check(MultiServerMCPClient({"big": {"transport": "streamable_http", "url": url, "timeout": 60}}), url)
+    else:
+        args = ["--scenario", str(scen)]
+        await check(MultiServerMCPClient({"big": {"transport": "stdio", "command": MCPSERVER, "args": args}}), endpoint_of([MCPSERVER, *args]))
+    assert len(records) == 1, records
+    rec = records[0]
+    assert rec["observed"]["failure"] == "server_unavailable" and rec["effect"] == "pause", rec
+    assert "1048576" in str(rec["observations"]), rec["observations"]

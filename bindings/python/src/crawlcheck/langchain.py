@@ -2,9 +2,11 @@
 an MCP server (langchain-mcp-adapters' MultiServerMCPClient) that passed the
 continuity check.
 
-The check runs where the tools are fetched: a session of the client's own
-(``client.session(server_name)``) is tapped before its handshake, every
-``tools/list`` page is read and checked, and the tools returned are the
+The check runs where the tools are fetched: a session made from the
+client's connection (on crawlcheck.transport for stdio and streamable HTTP,
+so every frame is bounded before it is decoded) is tapped before its
+handshake, every ``tools/list`` page is read and checked, and the tools
+returned are the
 checked ones the record lets through, converted by langchain-mcp-adapters
 as ``client.get_tools`` converts them (each call opens its own session, as
 there). A session the record pauses or denies raises ContinuityRefused with
@@ -13,10 +15,14 @@ the record. Calls are not checked again: call this again to check again.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Union
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator, Dict, List, Optional, Union
 
+from langchain_mcp_adapters import sessions as _sessions
+from langchain_mcp_adapters.callbacks import CallbackContext
 from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
 
+from . import transport
 from ._options import Options
 from .preflight import CheckedTools, ContinuityRefused, Lock, McpPreflight
 
@@ -29,6 +35,57 @@ def _endpoint(connection: Dict[str, Any]) -> Union[str, List[str], None]:
     if connection.get("command"):
         return [str(connection["command"]), *[str(a) for a in connection.get("args") or []]]
     return None
+
+
+_HTTP = {"streamable_http", "streamable-http", "http"}
+
+
+@asynccontextmanager
+async def _session(client: Any, server_name: str, connection: Dict[str, Any]) -> AsyncIterator[Any]:
+    """The check's session, not yet initialized. A stdio or streamable HTTP
+    connection runs on crawlcheck.transport (issue 22, F9): every frame
+    bounded by max_answer_bytes before it is decoded, the wire's bytes
+    handed to the check; the session is made from the connection's settings
+    as the client's own would be (its session_kwargs and callbacks, the
+    command's environment with ``${VAR}`` expanded by langchain-mcp-adapters'
+    own rule). Any other connection (sse, websocket, an HTTP connection with
+    its own httpx_client_factory, whose client cannot carry the bound) is the
+    client's own session: bounded after decoding, as on mcp's transports."""
+    kind = connection.get("transport")
+    if kind != "stdio" and not (kind in _HTTP and connection.get("httpx_client_factory") is None):
+        async with client.session(server_name, auto_initialize=False) as session:
+            yield session
+        return
+    from mcp import ClientSession, StdioServerParameters
+
+    kwargs: Dict[str, Any] = dict(connection.get("session_kwargs") or {})
+    callbacks = getattr(client, "callbacks", None)
+    if callbacks is not None:
+        mcp_callbacks = callbacks.to_mcp_format(context=CallbackContext(server_name=server_name))
+        for name in ("logging_callback", "elicitation_callback"):
+            if getattr(mcp_callbacks, name, None) is not None:
+                kwargs[name] = getattr(mcp_callbacks, name)
+    if kind == "stdio":
+        env = connection.get("env")
+        params = StdioServerParameters(
+            command=str(connection["command"]),
+            args=[str(a) for a in connection.get("args") or []],
+            env=None if env is None else {k: _sessions._expand_env_vars(v) for k, v in env.items()},
+            cwd=connection.get("cwd"),
+        )
+        streams = transport.stdio_client(params)
+    else:
+        streams = transport.streamable_http_client(
+            str(connection["url"]),
+            headers=connection.get("headers"),
+            timeout=connection.get("timeout", _sessions.DEFAULT_STREAMABLE_HTTP_TIMEOUT),
+            sse_read_timeout=connection.get("sse_read_timeout", _sessions.DEFAULT_STREAMABLE_HTTP_SSE_READ_TIMEOUT),
+            auth=connection.get("auth"),
+            terminate_on_close=connection.get("terminate_on_close", True),
+        )
+    async with streams as (read, write, *_):
+        async with ClientSession(read, write, **kwargs) as session:
+            yield session
 
 
 async def load_mcp_tools_with_continuity(
@@ -53,7 +110,7 @@ async def load_mcp_tools_with_continuity(
     # Made (the lockfile read and verified) before the session: an error in
     # it is PreflightError itself, not one inside the transport's task group.
     pf = McpPreflight(None, lock, endpoint=_endpoint(connection), mode=mode, **opts)
-    async with client.session(server_name, auto_initialize=False) as session:
+    async with _session(client, server_name, connection) as session:
         pf.session = session
         try:
             await pf.attach(initialized=False)
