@@ -7,8 +7,10 @@
 //	crawlcheck-issuer keys rotate    --dir DIR [--overlap 24h]
 //	crawlcheck-issuer keys retire    --dir DIR [--kid KID]
 //	crawlcheck-issuer keys directory --dir DIR
+//	crawlcheck-issuer operator-token --dir DIR [--file FILE]
 //	crawlcheck-issuer serve --dir DIR [--listen 127.0.0.1:8443] [--store sqlite:FILE | postgres://…]
 //	                        [--allow-private CIDR]... [--allow-http] [--lifetime 5m]
+//	                        [--operator-token-file DIR/operator-token.sha256]
 //	                        [--sweep=true] [--sweep-concurrency 4] [--sweep-host-gap 30s]
 //	crawlcheck-issuer sweep add     --dir DIR --url URL [--interval 6h] [--owner operator|pilot:ID]
 //	crawlcheck-issuer sweep list    --dir DIR [--owner OWNER]
@@ -52,8 +54,10 @@ const usage = `usage:
   crawlcheck-issuer keys rotate    --dir DIR [--overlap 24h]
   crawlcheck-issuer keys retire    --dir DIR [--kid KID]
   crawlcheck-issuer keys directory --dir DIR
+  crawlcheck-issuer operator-token --dir DIR [--file FILE]
   crawlcheck-issuer serve --dir DIR [--listen 127.0.0.1:8443] [--store sqlite:FILE | postgres://...]
                           [--allow-private CIDR]... [--allow-http] [--lifetime 5m]
+                          [--operator-token-file DIR/operator-token.sha256]
                           [--sweep=true] [--sweep-concurrency 4] [--sweep-host-gap 30s]
   crawlcheck-issuer sweep add     --dir DIR --url URL [--interval 6h] [--owner operator|pilot:ID]
   crawlcheck-issuer sweep list    --dir DIR [--owner OWNER]
@@ -88,6 +92,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 	switch {
 	case len(args) >= 2 && args[0] == "keys":
 		return keysCmd(args[1], args[2:], stdout, stderr)
+	case len(args) >= 1 && args[0] == "operator-token":
+		return operatorToken(args[1:], stdout, stderr)
 	case len(args) >= 1 && args[0] == "serve":
 		return serve(args[1:], stdout, stderr)
 	case len(args) >= 2 && args[0] == "sweep":
@@ -202,7 +208,16 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	sweepOn := fs.Bool("sweep", true, "re-read the endpoints registered for the registry sweep (crawlcheck-issuer sweep add)")
 	sweepConc := fs.Int("sweep-concurrency", sweep.DefaultConcurrency, "hosts the sweep reads at once")
 	sweepGap := fs.Duration("sweep-host-gap", sweep.DefaultHostGap, "the least time between two sweep readings of one host")
+	opFile := fs.String("operator-token-file", "", "the SHA-256 of the token that publishes corrections (default DIR/"+operatorTokenFile+" if present; none: no corrections)")
 	if err := parse(fs, dir, args); err != nil {
+		return err
+	}
+	named := *opFile != ""
+	if !named {
+		*opFile = filepath.Join(*dir, operatorTokenFile)
+	}
+	opHash, err := readOperatorHash(*opFile, named)
+	if err != nil {
 		return err
 	}
 	if *storeSpec == "" {
@@ -231,6 +246,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	fetcher := fetch.New(fetch.Policy{AllowHTTP: *allowHTTP, AllowPrivate: allow})
 	svc, err := service.New(ctx, service.Config{
 		Keys: live, Store: st, Lifetime: *lifetime, ReadLimit: *readLimit, Logger: logger, Fetch: fetcher,
+		OperatorTokenSHA256: opHash,
 	})
 	if err != nil {
 		return err
@@ -249,8 +265,9 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	if _, err := fmt.Fprintln(stdout, "http://"+ln.Addr().String()); err != nil {
 		return err
 	}
-	logger.Printf("serving on %s, store %s, reading %s endpoints%s", ln.Addr(), redact(*storeSpec),
-		map[bool]string{true: "http and https", false: "https"}[*allowHTTP], allowText(allow))
+	logger.Printf("serving on %s, store %s, reading %s endpoints%s; %s", ln.Addr(), redact(*storeSpec),
+		map[bool]string{true: "http and https", false: "https"}[*allowHTTP], allowText(allow),
+		map[bool]string{true: "corrections with the operator token of " + *opFile, false: "no corrections (no operator token)"}[opHash != ""])
 	hs := &http.Server{
 		Handler:           svc.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,

@@ -20,9 +20,11 @@ import (
 	"github.com/crawlcheck/verifier/internal/listening"
 )
 
-// TestCommand runs the command as an operator types it: keys init, serve
-// (its base URL alone on the first line), a request, SIGTERM finishing
-// cleanly; then rotate, retire and directory on the same directory.
+// TestCommand runs the command as an operator types it: keys init,
+// operator-token (the token on stdout, its SHA-256 beside the keys), serve
+// (its base URL alone on the first line), requests (a correction refused
+// without the operator token, taken with it), SIGTERM finishing cleanly;
+// then rotate, retire and directory on the same directory.
 func TestCommand(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "crawlcheck-issuer")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
@@ -34,6 +36,14 @@ func TestCommand(t *testing.T) {
 	}
 	if out, err := exec.Command(bin, "keys", "init", "--dir", dir).CombinedOutput(); err == nil {
 		t.Fatalf("a second keys init succeeded: %s", out)
+	}
+	tokenOut, err := exec.Command(bin, "operator-token", "--dir", dir).Output()
+	token := strings.TrimSpace(string(tokenOut))
+	if err != nil || !strings.HasPrefix(token, "cco_") {
+		t.Fatalf("operator-token: %v %q", err, tokenOut)
+	}
+	if kept, _ := os.ReadFile(filepath.Join(dir, "operator-token.sha256")); bytes.Contains(kept, []byte(token)) || len(bytes.TrimSpace(kept)) != 64 {
+		t.Fatalf("operator-token kept %q, want the token's SHA-256 only", kept)
 	}
 	cmd := exec.Command(bin, "serve", "--dir", dir, "--listen", "127.0.0.1:0", "--allow-http", "--allow-private", "127.0.0.1/32")
 	var stderr bytes.Buffer
@@ -58,6 +68,22 @@ func TestCommand(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "issuer.db")); err != nil {
 		t.Errorf("the default store is not beside the keys: %v", err)
+	}
+	correct := func(auth string) int {
+		req, _ := http.NewRequest("POST", base+"/api/v1/corrections", strings.NewReader(`{"target":"`+strings.Repeat("ab", 32)+`","reason":"r","reporter":"ops"}`))
+		req.Header.Set("Authorization", auth)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := correct("Bearer cco_not-the-token"); got != http.StatusUnauthorized {
+		t.Errorf("a correction with another token: %d, want 401", got)
+	}
+	if got := correct("Bearer " + token); got != http.StatusNotFound {
+		t.Errorf("a correction of an unknown digest with the operator token: %d, want 404", got)
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan error, 1)
@@ -91,6 +117,9 @@ func TestCommand(t *testing.T) {
 	os.Chmod(filepath.Join(dir, d2.Keys[0].KID+".seed"), 0o644)
 	if out, err := exec.Command(bin, "serve", "--dir", dir, "--listen", "127.0.0.1:0").CombinedOutput(); err == nil || !strings.Contains(string(out), "readable by others") {
 		t.Fatalf("serve with a world-readable seed: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, "serve", "--dir", dir, "--operator-token-file", filepath.Join(dir, "missing")).CombinedOutput(); err == nil || !strings.Contains(string(out), "operator token file") {
+		t.Fatalf("serve with a missing --operator-token-file: %v\n%s", err, out)
 	}
 	if err := exec.Command(bin, "serve").Run(); err == nil || err.(*exec.ExitError).ExitCode() != 2 {
 		t.Fatalf("serve without --dir: %v, want exit 2", err)

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -47,12 +49,17 @@ func issuerHandler(t *testing.T) http.Handler {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	svc, err := service.New(context.Background(), service.Config{Keys: live, Store: st, Fetch: fetch.New(fetch.Policy{}), Logger: log.New(io.Discard, "", 0)})
+	op := sha256.Sum256([]byte(operatorToken))
+	svc, err := service.New(context.Background(), service.Config{Keys: live, Store: st, Fetch: fetch.New(fetch.Policy{}), Logger: log.New(io.Discard, "", 0),
+		OperatorTokenSHA256: hex.EncodeToString(op[:])})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return svc.Handler()
 }
+
+// operatorToken publishes corrections on issuerHandler's service.
+const operatorToken = "cco_test-operator"
 
 // signLock has the issuer sign a lockfile of tools and writes it and its
 // tlog-proof (FILE.tlog-proof) into dir.
@@ -253,7 +260,9 @@ func TestCorrections(t *testing.T) {
 	json.NewDecoder(resp.Body).Decode(&rules)
 	resp.Body.Close()
 	body, _ := json.Marshal(map[string]string{"target": rec.SHA, "reason": "Rule x was too broad\x1b[2J\u202e.", "reporter": "ops@example.com", "rules_sha256": rules.RulesSHA256})
-	if resp, err := http.Post(issuer+"/api/v1/corrections", "application/json", bytes.NewReader(body)); err != nil || resp.StatusCode != http.StatusCreated {
+	req, _ = http.NewRequest("POST", issuer+"/api/v1/corrections", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+operatorToken)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusCreated {
 		t.Fatalf("POST correction: %v %v", resp, err)
 	}
 	code, out, errs := runCLI("corrections", "--issuer", issuer, logPath)

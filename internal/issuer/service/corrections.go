@@ -1,10 +1,12 @@
 package service
 
 import (
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/crawlcheck/verifier/internal/issuer/store"
@@ -38,11 +40,32 @@ func (s *Service) correctionTarget(r *http.Request, target string) (bool, error)
 	return held, err
 }
 
+// operator says whether the request carries the operator's token, and
+// answers 401 when it does not. Before the body is read: nobody else's
+// request costs a store read or a signature.
+func (s *Service) operator(w http.ResponseWriter, r *http.Request) bool {
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	want := s.cfg.OperatorTokenSHA256
+	if ok && token != "" && want != "" && subtle.ConstantTimeCompare([]byte(tokenHash(token)), []byte(want)) == 1 {
+		return true
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="crawlcheck-operator"`)
+	detail := "a correction needs the operator token (Authorization: Bearer TOKEN)"
+	if want == "" {
+		detail = "this issuer takes no corrections: it was started without an operator token (serve --operator-token-file)"
+	}
+	s.problem(w, http.StatusUnauthorized, "unauthorized", detail)
+	return false
+}
+
 // postCorrection answers POST /api/v1/corrections {target, reason,
 // reporter, rules_sha256?, policy_version?}: 201 and the signed correction,
 // its tlog-proof in X-Crawlcheck-Log-Proof.
 func (s *Service) postCorrection(w http.ResponseWriter, r *http.Request) {
 	if !s.limit(w, clientOf(r), s.cfg.RatePerSecond, s.cfg.RateBurst, "too many corrections from this client") {
+		return
+	}
+	if !s.operator(w, r) {
 		return
 	}
 	q, ok := s.readRequest(w, r)

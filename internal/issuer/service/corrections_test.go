@@ -3,7 +3,9 @@ package service_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -16,8 +18,52 @@ import (
 	"github.com/crawlcheck/verifier/internal/issuer/store/pgtest"
 )
 
+// operatorToken is the operator's credential in these tests; the service
+// is given its SHA-256 only.
+const operatorToken = "cco_test-operator-token"
+
+func operatorConfig() service.Config {
+	h := sha256.Sum256([]byte(operatorToken))
+	return service.Config{OperatorTokenSHA256: hex.EncodeToString(h[:])}
+}
+
 func TestCorrectionsSQLite(t *testing.T) {
-	testCorrections(t, newEnv(t, allowLoopback(), service.Config{}))
+	testCorrections(t, newEnv(t, allowLoopback(), operatorConfig()))
+}
+
+// TestCorrectionsOperatorOnly: a correction without the operator token, or
+// with another, is refused 401 before anything is read or signed, and an
+// issuer started without an operator token takes none.
+func TestCorrectionsOperatorOnly(t *testing.T) {
+	body, _ := json.Marshal(obj{"target": strings.Repeat("ab", 32), "reason": "r", "reporter": "x"})
+	for _, c := range []struct {
+		name, auth string
+		cfg        service.Config
+	}{
+		{"no token", "", operatorConfig()},
+		{"another token", "Bearer cco_someone-else", operatorConfig()},
+		{"not bearer", "Basic " + operatorToken, operatorConfig()},
+		{"no operator", "Bearer " + operatorToken, service.Config{}},
+	} {
+		e := newEnv(t, allowLoopback(), c.cfg)
+		req, _ := http.NewRequest("POST", e.api+"/api/v1/corrections", bytes.NewReader(body))
+		if c.auth != "" {
+			req.Header.Set("Authorization", c.auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		e.spec.validate(t, "POST", "/api/v1/corrections", resp, out)
+		var pr struct{ Code, Type string }
+		json.Unmarshal(out, &pr)
+		if resp.StatusCode != http.StatusUnauthorized || pr.Code != "unauthorized" || pr.Type != "urn:crawlcheck:problem:unauthorized" ||
+			!strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer ") || resp.Header.Get("Content-Type") != "application/problem+json" {
+			t.Errorf("%s: %d %s %v, want 401 unauthorized", c.name, resp.StatusCode, out, resp.Header)
+		}
+	}
 }
 
 func TestCorrectionsPostgres(t *testing.T) {
@@ -31,7 +77,9 @@ func TestCorrectionsPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	testCorrections(t, newEnv(t, allowLoopback(), service.Config{Store: st}))
+	cfg := operatorConfig()
+	cfg.Store = st
+	testCorrections(t, newEnv(t, allowLoopback(), cfg))
 }
 
 // correct posts a correction and answers the status, the body and the
@@ -39,7 +87,10 @@ func TestCorrectionsPostgres(t *testing.T) {
 func (e *env) correct(body any) (int, []byte, string) {
 	e.t.Helper()
 	b, _ := json.Marshal(body)
-	resp, err := http.Post(e.api+"/api/v1/corrections", "application/json", bytes.NewReader(b))
+	req, _ := http.NewRequest("POST", e.api+"/api/v1/corrections", bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+operatorToken)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -102,7 +102,13 @@ type Config struct {
 	// MaxReportRecords bounds the records one pilot report reads; default
 	// 200,000. A report over more says it is cut (records_cut).
 	MaxReportRecords int
-	Faults           Faults
+	// OperatorTokenSHA256 is the hex SHA-256 of the operator's bearer
+	// token, the one credential that may publish a correction (POST
+	// /api/v1/corrections). Empty: no correction is taken. The token itself
+	// is never held, so a copy of the service's disk or memory cannot write
+	// into its log.
+	OperatorTokenSHA256 string
+	Faults              Faults
 }
 
 // skew is the clock skew guard allows past expires_at (docs/receipts.md):
