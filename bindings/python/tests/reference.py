@@ -10,9 +10,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, List
 
-from servers import CLI, _start, _stop
+import pytest
+
+from servers import CLI, REPO, _start, _stop
 
 FASTMCP = Path(__file__).with_name("fastmcp_server.py")
+# The TypeScript reference server, as bindings/js pins and installs it (npm
+# ci there), with the preload that binds it to 127.0.0.1 on a free port.
+JS = REPO / "bindings" / "js"
+EVERYTHING = JS / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+LISTEN_LOCAL = JS / "test" / "interop" / "listen-local.mjs"
 
 
 @contextmanager
@@ -21,6 +28,28 @@ def fastmcp(*flags: str) -> Iterator[str]:
     p, url = _start([sys.executable, str(FASTMCP), *flags])
     try:
         yield url
+    finally:
+        _stop(p)
+
+
+@contextmanager
+def everything(transport: str) -> Iterator[str]:
+    """server-everything over transport (sse, streamableHttp); yields its
+    address (no path). It prints the address on stderr, as
+    bindings/js/test/servers.js reads it."""
+    if not EVERYTHING.exists():
+        pytest.skip(f"{EVERYTHING} is not installed: npm ci in bindings/js")
+    p = subprocess.Popen(["node", "--import", str(LISTEN_LOCAL), str(EVERYTHING), transport], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        assert p.stderr is not None
+        for raw in p.stderr:
+            line = raw.decode().strip()
+            if line.startswith("crawlcheck-listening "):
+                base = line.split(" ", 1)[1]
+                break
+        else:
+            raise RuntimeError(f"server-everything {transport} exited ({p.wait()}) before listening")
+        yield base
     finally:
         _stop(p)
 
