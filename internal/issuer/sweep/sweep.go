@@ -351,11 +351,17 @@ func (s *Sweeper) change(ctx context.Context, e store.SweepEndpoint, r store.Swe
 			return nil, fmt.Errorf("the core's scan: %w", err)
 		}
 	}
-	detail, err := json.Marshal(map[string]json.RawMessage{"diff": diff, "scan": scan})
-	if err != nil {
-		return nil, err
+	// The detail is the core's bytes, as every answer it holds: its two
+	// answers joined and canonicalized by the core (RFC 8785), not
+	// re-encoded by encoding/json (which escapes <, > and & its own way).
+	var detail struct {
+		Canonical string `json:"canonical"`
 	}
-	return &store.SweepChange{URL: e.URL, SeenAt: r.At, From: e.Surface, To: r.Surface, Detail: detail}, nil
+	joined := append(append(append(append([]byte(`{"diff":`), diff...), `,"scan":`...), scan...), '}')
+	if err := corecall.Into("canonicalize", map[string]any{"json": corecall.Text(joined)}, &detail); err != nil {
+		return nil, fmt.Errorf("the core's canonicalize: %w", err)
+	}
+	return &store.SweepChange{URL: e.URL, SeenAt: r.At, From: e.Surface, To: r.Surface, Detail: []byte(detail.Canonical)}, nil
 }
 
 // resultOf is a reading's metrics label: a fixed name, never text from the
