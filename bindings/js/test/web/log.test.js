@@ -7,7 +7,7 @@
 // inconsistent one never does).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, mkdtempSync, rmSync } from "node:fs";
+import { readFileSync, mkdtempSync, mkdirSync, rmSync, copyFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -19,6 +19,7 @@ const ROOT = join(PKG, "..", "..");
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 const PAGE_URL = pathToFileURL(join(PKG, "web", "index.html")).href;
+const OUT = process.env.CRAWLCHECK_WEB_OUT ?? join(ROOT, "build", "web-test");
 const CASES = JSON.parse(readFileSync(join(ROOT, "testdata", "continuity.json"), "utf8")).cases;
 const golden = (name) => {
   const c = CASES.find((x) => x.name === name);
@@ -30,6 +31,7 @@ let ctx, profile;
 
 before(async () => {
   build();
+  mkdirSync(OUT, { recursive: true });
   profile = mkdtempSync(join(tmpdir(), "crawlcheck-web-log-"));
   ctx = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS });
 });
@@ -115,6 +117,18 @@ test("the page checks the lockfile's log proof and keeps the newest checkpoint t
   assert.match(await page.textContent("[data-testid=effect]"), /effect is deny/);
   assert.equal(await page.textContent("#record-sha256"), unavailable.record.record_sha256);
   assert.equal(await kept(page), unavailable.request.log.checkpoint);
+
+  // A rug pull in a lockfile the log holds: the page docs/web.md shows
+  // (CRAWLCHECK_DOCS_SCREENSHOT=1 refreshes docs/web.png from it).
+  const rug = golden("the log proof and a rug pull");
+  await setKept(page, rug.request.log.checkpoint ?? null);
+  await checkCase(page, rug);
+  assert.equal(await page.textContent("#record-sha256"), rug.record.record_sha256);
+  assert.match(await page.textContent("[data-testid=log-verdict]"), /Included at index \d+/);
+  await page.click("#results details summary"); // the observation's detail: the word diff
+  await page.locator("#results").screenshot({ path: join(OUT, "web-log-result.png") });
+  if (process.env.CRAWLCHECK_DOCS_SCREENSHOT) copyFileSync(join(OUT, "web-log-result.png"), join(ROOT, "docs", "web.png"));
+  t.diagnostic(`screenshot in ${join(OUT, "web-log-result.png")}`);
 
   await page.click("#forget-checkpoint");
   assert.equal(await kept(page), null);

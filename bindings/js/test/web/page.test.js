@@ -6,7 +6,7 @@
 // installs Chromium with apt when it is absent and builds web/gen first.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, mkdirSync, mkdtempSync, rmSync, copyFileSync } from "node:fs";
+import { readFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join, normalize } from "node:path";
@@ -428,7 +428,6 @@ test("from a static server, and readable on a narrow screen; screenshots", async
   assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px on a 360px screen`);
   await narrow.page.screenshot({ path: join(OUT, "web-narrow.png"), fullPage: true });
   await narrow.page.locator("#results").screenshot({ path: join(OUT, "web-narrow-result.png") });
-  if (process.env.CRAWLCHECK_DOCS_SCREENSHOT) copyFileSync(join(OUT, "web-desktop-result.png"), join(ROOT, "docs", "web.png"));
   t.diagnostic(`screenshots in ${OUT}`);
 });
 
