@@ -50,6 +50,7 @@ func exampleVectors(t testing.TB) []opVector {
 			"lock": lock, "pages": []string{page(t, rugged, "")}, "names": []string{"echo"}, "approved_at": checkNow}),
 		ex("endpoint", obj{"command": []string{"npx", "-y", "@modelcontextprotocol/server-everything"}}),
 		ex("ci_plan", obj{"lock": agentgateDoc(t, baseTools()), "config": obj{"mcpServers": obj{"issues": obj{"command": "npx", "args": []string{"-y", "@acme/issues-mcp"}}}}}),
+		ex("ci_verdict", obj{"lock": agentgateDoc(t, baseTools()), "config": obj{"mcpServers": obj{"issues": obj{"command": "npx", "args": []string{"-y", "@acme/issues-mcp"}}}}, "checks": []obj{{"tools": rugPull(baseTools())}}}),
 		ex("log_entry", obj{"document": lf.lock}),
 		ex("log_verify", obj{"document": lf.lock, "proof": lf.proof(10), "now": checkNow, "key_directory": lf.directory}),
 		ex("log_consistency", obj{"new": lf.checkpoint(12), "checkpoint": lf.checkpoint(10), "consistency": lf.consistency(10, 12), "now": checkNow, "key_directory": lf.directory}),

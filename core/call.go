@@ -54,6 +54,7 @@ func init() {
 		"approve":            opApprove,
 		"endpoint":           opEndpoint,
 		"ci_plan":            opCIPlan,
+		"ci_verdict":         opCIVerdict,
 		"log_entry":          opLogEntry,
 		"log_verify":         opLogVerify,
 		"log_consistency":    opLogConsistency,

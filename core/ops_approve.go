@@ -413,32 +413,66 @@ func approvedServer(rd *req.Reader, given lock.Server, old *lock.Crawlcheck, see
 	return s
 }
 
-// opEndpoint is the endpoint string a record carries for a server: an http
-// or https URL as given, or "stdio:" and the command line (endpoint.Stdio).
+// opEndpoint is how an endpoint is written into a record, and read back:
+// given a server's url or command, the endpoint string a record carries (an
+// http or https URL as given, or "stdio:" and the command line,
+// endpoint.Stdio); given a written endpoint (a lockfile's server.url), the
+// url or the argv a host reaches it by (endpoint.Split), so no host splits
+// a command line by a rule of its own.
 func opEndpoint(r req.Obj) (canon.Value, error) {
 	rd := r.Read()
-	var ep string
-	switch hasURL, hasCommand := rd.Has("url"), rd.Has("command"); {
-	case hasURL && hasCommand:
-		rd.Fail(cerr.New(cerr.BadRequest, "give either %s or %s, not both", rd.Field("url"), rd.Field("command")))
-	case hasURL:
+	var (
+		ep   string
+		argv []string
+	)
+	given := 0
+	for _, f := range []string{"url", "command", "endpoint"} {
+		if rd.Has(f) {
+			given++
+		}
+	}
+	switch {
+	case given > 1:
+		rd.Fail(cerr.New(cerr.BadRequest, "give one of %s, %s and %s", rd.Field("url"), rd.Field("command"), rd.Field("endpoint")))
+	case rd.Has("url"):
 		ep = rd.Str("url", true)
 		if !rd.Failed() && !endpoint.IsHTTP(ep) {
 			rd.Fail(cerr.New(cerr.BadRequest, "%s must be an http or https URL with a host, got %s", rd.Field("url"), canon.Str(clipText(ep))))
 		}
-	case hasCommand:
-		args := rd.Strings("command")
-		if !rd.Failed() && len(args) == 0 {
+	case rd.Has("command"):
+		argv = rd.Strings("command")
+		if !rd.Failed() && len(argv) == 0 {
 			rd.Fail(cerr.New(cerr.BadRequest, "%s must name a program", rd.Field("command")))
 		}
-		ep = endpoint.Stdio(args)
+		ep = endpoint.Stdio(argv)
+	case rd.Has("endpoint"):
+		written := rd.Str("endpoint", true)
+		if !rd.Failed() {
+			var err error
+			if _, argv, err = endpoint.Split(written); err != nil {
+				rd.Fail(cerr.New(cerr.BadRequest, "%s %s %v", rd.Field("endpoint"), canon.Str(clipText(written)), err))
+			}
+			ep = written
+			if argv != nil {
+				ep = endpoint.Stdio(argv)
+			}
+		}
 	default:
-		rd.Fail(cerr.New(cerr.BadRequest, "%s or %s is required", rd.Field("url"), rd.Field("command")))
+		rd.Fail(cerr.New(cerr.BadRequest, "%s, %s or %s is required", rd.Field("url"), rd.Field("command"), rd.Field("endpoint")))
 	}
 	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
-	return canon.Obj(canon.M("endpoint", canon.Str(ep))), nil
+	return endpointAnswer(ep, argv), nil
+}
+
+// endpointAnswer is {endpoint, url, command}: the endpoint as a record
+// writes it, and either its URL or its argv.
+func endpointAnswer(ep string, argv []string) canon.Value {
+	if argv == nil {
+		return canon.Obj(canon.M("endpoint", canon.Str(ep)), canon.M("url", canon.Str(ep)), canon.M("command", canon.NullValue()))
+	}
+	return canon.Obj(canon.M("endpoint", canon.Str(ep)), canon.M("url", canon.NullValue()), canon.M("command", canon.Strs(argv)))
 }
 
 func itoa(n int) string { return canon.Int(int64(n)).String() }

@@ -217,6 +217,12 @@ func opLockCheck(r req.Obj) (canon.Value, error) {
 	if err != nil {
 		return canon.Value{}, err
 	}
+	return lockCheckOf(rd, base)
+}
+
+// lockCheckOf is the lock check of the observation rd reads (a tool source,
+// or a host fault) against a baseline.
+func lockCheckOf(rd *req.Reader, base lock.Baseline) (canon.Value, error) {
 	if failure := readFault(rd); failure.Failure != "" {
 		failure, detail, err := continuity.HostFailure(failure)
 		if err := rd.Err(); err != nil {

@@ -398,20 +398,37 @@ var opSpecs = []OpSpec{
 			need("targets", "array of strings", "the distinct digests the records name, in order"),
 			need("applies", "array of `{line, record_sha256, target, target_kind, correction}`", "`target_kind` `record` or `receipt`; `correction` the correction as served without its `signature`, with `trust` and `trust_reason` (as verify_lock words them) beside its members"),
 		}},
-	{Name: "endpoint", Summary: "The endpoint string a record carries: an http(s) URL as given, or `stdio:` and the command line, each argument left bare when made only of ASCII letters, digits and `@%+=:,./-_` and otherwise single-quoted with each `'` written `'\"'\"'` (Python's `shlex.quote`), `argv0` as typed.",
+	{Name: "endpoint", Summary: "How an endpoint is written into a record, and read back. Given `url` or `command`: the endpoint string a record carries, an http(s) URL as given, or `stdio:` and the command line, each argument left bare when made only of ASCII letters, digits and `@%+=:,./-_` and otherwise single-quoted with each `'` written `'\"'\"'` (Python's `shlex.quote`), `argv0` as typed. Given a written `endpoint` (a lockfile's `server.url`, or `stdio:` and a command line a person typed): its URL, or its argv split as a POSIX shell splits words without expansion (the inverse of that quoting), so every host starts the same program; one that is neither, or names no command, is `bad_request`.",
 		Request: []Field{
-			may("url", "string", "an http or https URL with a host (give `url` or `command`)"),
+			may("url", "string", "an http or https URL with a host (give one of `url`, `command` and `endpoint`)"),
 			may("command", "array of strings", "argv of a stdio server"),
+			may("endpoint", "string", "a written endpoint, to read back"),
 		},
-		Result: []Field{need("endpoint", "string", "")}},
+		Result: []Field{
+			need("endpoint", "string", "the endpoint as a record writes it"),
+			need("url", "string or null", "the URL, for a streamable HTTP server"),
+			need("command", "array of strings or null", "the argv, for a stdio server"),
+		}},
 	{Name: "ci_plan", Summary: "Which servers `crawlcheck ci` checks, and where each is reached: for an agentgate.lock, each server it pins, found by its name in an MCP client config (`mcpServers`, as Claude Desktop and Cursor write it, or `servers`, as VS Code does; members read by their exact names, the config by the strict parser), and the config's servers the lockfile does not pin (each drifts: its tools were never approved); for a crawlcheck lockfile, its own endpoint. A server of the lockfile missing from the config, an entry of type `sse` or with neither `command` nor `url`, and an agentgate.lock without a config are `bad_request`.",
 		Request: []Field{
 			need("lock", "document", "the lockfile (crawlcheck or agentgate)"),
 			may("config", "document", "the MCP client config (required for an agentgate.lock)"),
 		},
 		Result: []Field{
-			need("servers", "array", "`{server_name, endpoint, url, command, env}` per server to check, in the lockfile's order: an agentgate server's `url` (streamable HTTP) or `command` (argv) and `env` (`KEY=value`, sorted), or a crawlcheck lockfile's `endpoint` (`server_name` null)"),
+			need("servers", "array", "`{server_name, endpoint, url, command, env}` per server to check, in the lockfile's order: its `url` (streamable HTTP) or `command` (argv) and `env` (`KEY=value`, sorted); an agentgate server's `server_name` (`endpoint` null), or a crawlcheck lockfile's `endpoint` (`server_name` null), its `stdio:` command line split as the `endpoint` op reads it"),
 			need("unlocked", "array of strings", "the config's servers the lockfile does not pin, sorted"),
+		}},
+	{Name: "ci_verdict", Summary: "The verdict of `crawlcheck ci`: `ci_plan`'s request and what the host observed of each server the plan names, in its order; the answer is each server's `lock_check`, whether it drifted (any decision but `connect`, and each configured server the lockfile does not pin) and the line a person reads, and whether the gate passes. Checks not one per planned server are `bad_request`.",
+		Request: []Field{
+			need("lock", "document", "the lockfile (crawlcheck or agentgate)"),
+			may("config", "document", "the MCP client config (required for an agentgate.lock)"),
+			need("checks", "array", "one observation per `ci_plan` server, in its order: a tool source (`tools` or `pages`, `page_cap_reached`) or a host fault (`failure`, `failure_detail`, `failure_at`, `failure_page`, `timeout_ms`), as `lock_check` takes them"),
+		},
+		Result: []Field{
+			need("servers", "array", "`{server, decision, drifted, unlocked, summary, answer}` per server: the planned servers in order, then the unlocked ones; `server` the agentgate server's name or the crawlcheck lockfile's endpoint; `answer` its `lock_check` (null when unlocked); `summary` one line: `unchanged`, `unreachable: <reason>: <detail>`, `changed: added …; removed …; modified <tool> (<parts>)`, or why an unlocked server drifts"),
+			need("checked", "number", "how many servers the verdict covers"),
+			need("drifted", "number", "how many of them drifted"),
+			need("passes", "bool", "no server drifted: the gate exits 0"),
 		}},
 	{Name: "replay_state", Summary: "The issuer replay-state file (`<log>.issuer-nonces.json` beside a record log), read and written by one rule: give the file as read, or `guard`'s `seen_nonces`; the answer is both the nonces `guard` takes and the bytes to write. A file not of the format (`kind` `crawlcheck-issuer-nonces`, `v` 1, `seen_nonces`) is `bad_request`: move it aside, never repair it.",
 		Request: []Field{

@@ -61,6 +61,7 @@ var sdkTypes = map[string]sdkType{
 	"page string":               {"Page", "string", "Page", "str"},
 	"array of page strings":     {"Page[]", "string[]", "Sequence[Page]", "List[str]"},
 	"array of strings":          {"string[]", "string[]", "Sequence[str]", "List[str]"},
+	"array of strings or null":  {"string[] | null", "string[] | null", "Optional[Sequence[str]]", "Optional[List[str]]"},
 	"array of strings or nulls": {"(string | null)[]", "(string | null)[]", "Sequence[Optional[str]]", "List[Optional[str]]"},
 	"array":                     {"RequestValue[]", "Json[]", "Sequence[JSON]", "List[JSON]"},
 	"array of tool objects":     {"RequestValue[]", "Json[]", "Sequence[JSON]", "List[JSON]"},

@@ -334,6 +334,6 @@ func loadLock(path string, src *sourceFlags, now time.Time, settings preflight.S
 	if info.URL == "" {
 		return nil, target{}, usagef("the lockfile pins no endpoint: give --tools, --server, --url or --sse")
 	}
-	tg, err = targetOf(info.URL)
+	tg, err = endpointTarget(info.URL)
 	return lock, tg, err
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/crawlcheck/verifier/internal/corecall"
 	"github.com/crawlcheck/verifier/internal/preflight"
@@ -45,13 +44,10 @@ func cmdCI(c *cli, args []string) error {
 	}
 	var plan struct {
 		Servers []struct {
-			ServerName *string  `json:"server_name"`
-			Endpoint   *string  `json:"endpoint"`
-			URL        *string  `json:"url"`
-			Command    []string `json:"command"`
-			Env        []string `json:"env"`
+			URL     *string  `json:"url"`
+			Command []string `json:"command"`
+			Env     []string `json:"env"`
 		} `json:"servers"`
-		Unlocked []string `json:"unlocked"`
 	}
 	if err := corecall.Into("ci_plan", req, &plan); err != nil {
 		if *configPath == "" {
@@ -59,99 +55,72 @@ func cmdCI(c *cli, args []string) error {
 		}
 		return fmt.Errorf("the MCP config %s: %w", *configPath, err)
 	}
-	type job struct {
-		name string // the agentgate server name; "" for a crawlcheck lockfile
-		tg   target
-	}
-	var jobs []job
+	// The host reaches each server the plan names; what each answered, and
+	// whether the gate passes, is the core's verdict (ci_verdict).
+	checks := make([]map[string]any, 0, len(plan.Servers))
 	for _, s := range plan.Servers {
-		var j job
-		switch {
-		case s.Endpoint != nil:
-			tg, err := targetOf(*s.Endpoint)
-			if err != nil {
-				return err
-			}
-			j.tg = tg
-		case s.URL != nil:
-			j.tg = target{url: *s.URL}
-		default:
-			j.tg = target{args: s.Command, env: s.Env}
+		tg := target{args: s.Command, env: s.Env}
+		if s.URL != nil {
+			tg = target{url: *s.URL}
 		}
-		if s.ServerName != nil {
-			j.name = *s.ServerName
-		}
-		jobs = append(jobs, j)
-	}
-	unlocked := plan.Unlocked
-
-	drift := 0
-	for _, j := range jobs {
-		obs, err := j.tg.observe(c)
+		obs, err := tg.observe(c)
 		if err != nil {
 			return err
 		}
-		a, err := preflight.CheckLock(lock, j.name, obs)
-		if err != nil {
+		checks = append(checks, preflight.LockCheckFacts(obs))
+	}
+	req["checks"] = checks
+	var verdict struct {
+		Servers []json.RawMessage `json:"servers"`
+		Checked int               `json:"checked"`
+		Drifted int               `json:"drifted"`
+		Passes  bool              `json:"passes"`
+	}
+	if err := corecall.Into("ci_verdict", req, &verdict); err != nil {
+		return err
+	}
+	for _, raw := range verdict.Servers {
+		if *asJSON {
+			machine(c.stdout, raw)
+			continue
+		}
+		if err := printVerdict(c, raw); err != nil {
 			return err
 		}
-		if a.Decision != "connect" {
-			drift++
-		}
-		label := j.name
-		if label == "" {
-			label = obs.Endpoint
-		}
-		if *asJSON {
-			line, _ := json.Marshal(map[string]any{"server": label, "answer": a.Raw})
-			machine(c.stdout, line)
-			continue
-		}
-		printLockCheck(c, label, a)
 	}
-	for _, name := range unlocked {
-		drift++
-		if *asJSON {
-			line, _ := json.Marshal(map[string]any{"server": name, "answer": nil, "unlocked": true})
-			machine(c.stdout, line)
-			continue
-		}
-		say(c.stdout, "%-20s block    not in the lockfile: its tools were never approved\n", name)
-	}
-	if drift > 0 {
-		return blocked("%d of %d server(s) drifted", drift, len(jobs)+len(unlocked))
+	if !verdict.Passes {
+		return blocked("%d of %d server(s) drifted", verdict.Drifted, verdict.Checked)
 	}
 	return nil
 }
 
-// printLockCheck writes one server's lock check on a line, and the text that
-// moved under it.
-func printLockCheck(c *cli, label string, a preflight.LockCheck) {
-	var what string
-	switch {
-	case a.Unreachable != nil:
-		what = fmt.Sprintf("unreachable: %s: %s", a.Unreachable.Reason, a.Unreachable.Detail)
-	case a.Verdict == "unchanged":
-		what = "unchanged"
-	default:
-		var parts []string
-		if len(a.Added) > 0 {
-			parts = append(parts, "added "+strings.Join(a.Added, ", "))
-		}
-		if len(a.Removed) > 0 {
-			parts = append(parts, "removed "+strings.Join(a.Removed, ", "))
-		}
-		for _, m := range a.ModifiedDetail {
-			parts = append(parts, fmt.Sprintf("modified %s (%s)", m.Name, strings.Join(m.Parts, ", ")))
-		}
-		what = "changed: " + strings.Join(parts, "; ")
+// printVerdict writes one server of the verdict on a line, as the core
+// worded it, and the description text that moved under it.
+func printVerdict(c *cli, raw json.RawMessage) error {
+	var s struct {
+		Server   string `json:"server"`
+		Decision string `json:"decision"`
+		Summary  string `json:"summary"`
+		Answer   *struct {
+			ModifiedDetail []struct {
+				Name            string          `json:"name"`
+				DescriptionDiff json.RawMessage `json:"description_diff"`
+			} `json:"modified_detail"`
+		} `json:"answer"`
 	}
-	say(c.stdout, "%-20s %-8s %s\n", label, a.Decision, what)
-	for _, m := range a.ModifiedDetail {
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return fmt.Errorf("ci_verdict: decoding a server: %w", err)
+	}
+	say(c.stdout, "%-20s %-8s %s\n", s.Server, s.Decision, s.Summary)
+	if s.Answer == nil {
+		return nil
+	}
+	for _, m := range s.Answer.ModifiedDetail {
 		var ops []diffOp
 		if json.Unmarshal(m.DescriptionDiff, &ops) == nil && ops != nil {
 			say(c.stdout, "    %s description:\n", m.Name)
 			printTextDiff(c.stdout, ops)
 		}
 	}
+	return nil
 }

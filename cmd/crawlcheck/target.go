@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/crawlcheck/verifier/internal/corecall"
 	"github.com/crawlcheck/verifier/internal/preflight"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -48,34 +48,34 @@ func (s *sourceFlags) target() (target, bool, error) {
 	case s.tools != "":
 		return target{toolsFile: s.tools, url: s.url}, true, nil
 	case s.server != "":
-		args, err := splitWords(s.server)
+		// The command line is read as the stdio endpoint it writes into a
+		// lockfile, so that ci later starts the same argv.
+		tg, err := endpointTarget("stdio:" + s.server)
 		if err != nil {
 			return target{}, false, usagef("--server: %v", err)
 		}
-		if len(args) == 0 {
-			return target{}, false, usagef("--server names no command")
-		}
-		return target{args: args}, true, nil
+		return tg, true, nil
 	case s.url != "":
 		return target{url: s.url}, true, nil
 	}
 	return target{}, false, nil
 }
 
-// targetOf returns the target a lockfile's endpoint names: "stdio:" and a
-// command line, or an http(s) URL.
-func targetOf(endpoint string) (target, error) {
-	if cmdline, ok := strings.CutPrefix(endpoint, "stdio:"); ok {
-		args, err := splitWords(cmdline)
-		if err != nil || len(args) == 0 {
-			return target{}, fmt.Errorf("endpoint %q: not a command line", endpoint)
-		}
-		return target{args: args}, nil
+// endpointTarget is the server a written endpoint names (a lockfile's
+// server.url: "stdio:" and a command line, or an http(s) URL), read by the
+// core's one rule (the endpoint op), never split here.
+func endpointTarget(ep string) (target, error) {
+	var read struct {
+		URL     *string  `json:"url"`
+		Command []string `json:"command"`
 	}
-	if strings.HasPrefix(endpoint, "http://") || strings.HasPrefix(endpoint, "https://") {
-		return target{url: endpoint}, nil
+	if err := corecall.Into("endpoint", map[string]any{"endpoint": ep}, &read); err != nil {
+		return target{}, err
 	}
-	return target{}, fmt.Errorf("endpoint %q is neither stdio: nor an http(s) URL", endpoint)
+	if read.URL != nil {
+		return target{url: *read.URL}, nil
+	}
+	return target{args: read.Command}, nil
 }
 
 // live reports whether the target is a server rather than a file.
@@ -153,70 +153,6 @@ func closeBy(cs *mcp.ClientSession, cmd *exec.Cmd, deadline time.Time) {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
-}
-
-// splitWords splits a command line into words as a POSIX shell does, without
-// any expansion: blanks separate words; '…' keeps everything literally;
-// "…" keeps everything but \" \\ \$ \` and \newline; a backslash outside
-// quotes keeps the next character. It is the inverse of the quoting of
-// preflight.StdioEndpoint, so a stdio endpoint in a lockfile names the
-// command it was made from.
-func splitWords(s string) ([]string, error) {
-	var (
-		words []string
-		word  strings.Builder
-		in    bool // a word has begun (possibly empty, as in '')
-	)
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		switch {
-		case ch == ' ' || ch == '\t' || ch == '\n':
-			if in {
-				words = append(words, word.String())
-				word.Reset()
-				in = false
-			}
-		case ch == '\'':
-			end := strings.IndexByte(s[i+1:], '\'')
-			if end < 0 {
-				return nil, errors.New("unterminated ' quote")
-			}
-			word.WriteString(s[i+1 : i+1+end])
-			i += end + 1
-			in = true
-		case ch == '"':
-			i++
-			for ; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`\n", s[i+1]) >= 0 {
-					i++
-					if s[i] == '\n' {
-						continue
-					}
-				}
-				word.WriteByte(s[i])
-			}
-			if i >= len(s) {
-				return nil, errors.New(`unterminated " quote`)
-			}
-			in = true
-		case ch == '\\':
-			if i+1 >= len(s) {
-				return nil, errors.New("a backslash ends the line")
-			}
-			i++
-			if s[i] != '\n' {
-				word.WriteByte(s[i])
-				in = true
-			}
-		default:
-			word.WriteByte(ch)
-			in = true
-		}
-	}
-	if in {
-		words = append(words, word.String())
-	}
-	return words, nil
 }
 
 // readKey reads a key file: the base64 key on one line.

@@ -270,17 +270,25 @@ type LockCheck struct {
 	} `json:"unreachable"`
 }
 
+// LockCheckFacts are the members of an observation lock_check (and each of
+// ci_verdict's checks) takes: the pages read, or the host fault.
+func LockCheckFacts(obs Observation) map[string]any {
+	facts := observedJSON(obs)
+	out := map[string]any{}
+	for _, k := range []string{"pages", "page_cap_reached", "failure", "failure_detail", "failure_at", "failure_page", "timeout_ms"} {
+		if v, ok := facts[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // CheckLock runs the core's lock_check of an observation against a
 // lockfile (serverName picks an agentgate.lock's entry). It is the drift
 // gate: no policy, no modes.
 func CheckLock(lock []byte, serverName string, obs Observation) (LockCheck, error) {
-	facts := observedJSON(obs)
-	req := map[string]any{"lock": corecall.Text(lock)}
-	for _, k := range []string{"pages", "page_cap_reached", "failure", "failure_detail", "failure_at", "failure_page", "timeout_ms"} {
-		if v, ok := facts[k]; ok {
-			req[k] = v
-		}
-	}
+	req := LockCheckFacts(obs)
+	req["lock"] = corecall.Text(lock)
 	if serverName != "" {
 		req["server_name"] = serverName
 	}

@@ -42,6 +42,7 @@ export const OPS = [
   "approve",
   "canonicalize",
   "ci_plan",
+  "ci_verdict",
   "continuity_check",
   "continuity_handoff",
   "convert_lock",

@@ -824,15 +824,22 @@ export interface CorrectionsApplyResult {
 
 /** The request of endpoint. */
 export interface EndpointRequest {
-  /** an http or https URL with a host (give `url` or `command`) */
+  /** an http or https URL with a host (give one of `url`, `command` and `endpoint`) */
   url?: string;
   /** argv of a stdio server */
   command?: string[];
+  /** a written endpoint, to read back */
+  endpoint?: string;
 }
 
 /** The result of endpoint. */
 export interface EndpointResult {
+  /** the endpoint as a record writes it */
   endpoint: string;
+  /** the URL, for a streamable HTTP server */
+  url: string | null;
+  /** the argv, for a stdio server */
+  command: string[] | null;
 }
 
 /** The request of ci_plan. */
@@ -846,13 +853,46 @@ export interface CiPlanRequest {
 /** The result of ci_plan. */
 export interface CiPlanResult {
   /**
-   * `{server_name, endpoint, url, command, env}` per server to check, in the lockfile's order: an
-   * agentgate server's `url` (streamable HTTP) or `command` (argv) and `env` (`KEY=value`, sorted),
-   * or a crawlcheck lockfile's `endpoint` (`server_name` null)
+   * `{server_name, endpoint, url, command, env}` per server to check, in the lockfile's order: its
+   * `url` (streamable HTTP) or `command` (argv) and `env` (`KEY=value`, sorted); an agentgate
+   * server's `server_name` (`endpoint` null), or a crawlcheck lockfile's `endpoint` (`server_name`
+   * null), its `stdio:` command line split as the `endpoint` op reads it
    */
   servers: Json[];
   /** the config's servers the lockfile does not pin, sorted */
   unlocked: string[];
+}
+
+/** The request of ci_verdict. */
+export interface CiVerdictRequest {
+  /** the lockfile (crawlcheck or agentgate) */
+  lock: Document;
+  /** the MCP client config (required for an agentgate.lock) */
+  config?: Document;
+  /**
+   * one observation per `ci_plan` server, in its order: a tool source (`tools` or `pages`,
+   * `page_cap_reached`) or a host fault (`failure`, `failure_detail`, `failure_at`, `failure_page`,
+   * `timeout_ms`), as `lock_check` takes them
+   */
+  checks: RequestValue[];
+}
+
+/** The result of ci_verdict. */
+export interface CiVerdictResult {
+  /**
+   * `{server, decision, drifted, unlocked, summary, answer}` per server: the planned servers in
+   * order, then the unlocked ones; `server` the agentgate server's name or the crawlcheck
+   * lockfile's endpoint; `answer` its `lock_check` (null when unlocked); `summary` one line:
+   * `unchanged`, `unreachable: <reason>: <detail>`, `changed: added …; removed …; modified
+   * <tool> (<parts>)`, or why an unlocked server drifts
+   */
+  servers: Json[];
+  /** how many servers the verdict covers */
+  checked: number;
+  /** how many of them drifted */
+  drifted: number;
+  /** no server drifted: the gate exits 0 */
+  passes: boolean;
 }
 
 /** The request of replay_state. */
@@ -1218,10 +1258,14 @@ export interface Ops {
    */
   correctionsApply(request: CorrectionsApplyRequest): CorrectionsApplyResult;
   /**
-   * The endpoint string a record carries: an http(s) URL as given, or `stdio:` and the command
-   * line, each argument left bare when made only of ASCII letters, digits and `@%+=:,./-_` and
-   * otherwise single-quoted with each `'` written `'"'"'` (Python's `shlex.quote`), `argv0` as
-   * typed. Throws CoreError with the core's code.
+   * How an endpoint is written into a record, and read back. Given `url` or `command`: the endpoint
+   * string a record carries, an http(s) URL as given, or `stdio:` and the command line, each
+   * argument left bare when made only of ASCII letters, digits and `@%+=:,./-_` and otherwise
+   * single-quoted with each `'` written `'"'"'` (Python's `shlex.quote`), `argv0` as typed. Given a
+   * written `endpoint` (a lockfile's `server.url`, or `stdio:` and a command line a person typed):
+   * its URL, or its argv split as a POSIX shell splits words without expansion (the inverse of that
+   * quoting), so every host starts the same program; one that is neither, or names no command, is
+   * `bad_request`. Throws CoreError with the core's code.
    */
   endpoint(request?: EndpointRequest): EndpointResult;
   /**
@@ -1235,6 +1279,14 @@ export interface Ops {
    * code.
    */
   ciPlan(request: CiPlanRequest): CiPlanResult;
+  /**
+   * The verdict of `crawlcheck ci`: `ci_plan`'s request and what the host observed of each server
+   * the plan names, in its order; the answer is each server's `lock_check`, whether it drifted (any
+   * decision but `connect`, and each configured server the lockfile does not pin) and the line a
+   * person reads, and whether the gate passes. Checks not one per planned server are `bad_request`.
+   * Throws CoreError with the core's code.
+   */
+  ciVerdict(request: CiVerdictRequest): CiVerdictResult;
   /**
    * The issuer replay-state file (`<log>.issuer-nonces.json` beside a record log), read and written
    * by one rule: give the file as read, or `guard`'s `seen_nonces`; the answer is both the nonces
@@ -1331,6 +1383,7 @@ export interface OpTypes {
   corrections_apply: { request: CorrectionsApplyRequest; result: CorrectionsApplyResult };
   endpoint: { request: EndpointRequest; result: EndpointResult };
   ci_plan: { request: CiPlanRequest; result: CiPlanResult };
+  ci_verdict: { request: CiVerdictRequest; result: CiVerdictResult };
   replay_state: { request: ReplayStateRequest; result: ReplayStateResult };
   next_page: { request: NextPageRequest; result: NextPageResult };
   escape_text: { request: EscapeTextRequest; result: EscapeTextResult };

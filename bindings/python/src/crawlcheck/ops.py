@@ -938,27 +938,38 @@ def corrections_apply(
 
 class EndpointResult(TypedDict):
     """The result of endpoint."""
+    #: the endpoint as a record writes it
     endpoint: str
+    #: the URL, for a streamable HTTP server
+    url: Optional[str]
+    #: the argv, for a stdio server
+    command: Optional[List[str]]
 
 
 def endpoint(
     *,
     url: Optional[str] = None,
     command: Optional[Sequence[str]] = None,
+    endpoint: Optional[str] = None,
 ) -> EndpointResult:
-    """The endpoint string a record carries: an http(s) URL as given, or `stdio:` and the command
-    line, each argument left bare when made only of ASCII letters, digits and `@%+=:,./-_` and
+    """How an endpoint is written into a record, and read back. Given `url` or `command`: the
+    endpoint string a record carries, an http(s) URL as given, or `stdio:` and the command line,
+    each argument left bare when made only of ASCII letters, digits and `@%+=:,./-_` and
     otherwise single-quoted with each `'` written `'"'"'` (Python's `shlex.quote`), `argv0` as
-    typed.
+    typed. Given a written `endpoint` (a lockfile's `server.url`, or `stdio:` and a command line
+    a person typed): its URL, or its argv split as a POSIX shell splits words without expansion
+    (the inverse of that quoting), so every host starts the same program; one that is neither, or
+    names no command, is `bad_request`.
     """
-    return cast(EndpointResult, call("endpoint", _req(url=url, command=command)))
+    return cast(EndpointResult, call("endpoint", _req(url=url, command=command, endpoint=endpoint)))
 
 
 class CiPlanResult(TypedDict):
     """The result of ci_plan."""
-    #: `{server_name, endpoint, url, command, env}` per server to check, in the lockfile's order: an
-    #: agentgate server's `url` (streamable HTTP) or `command` (argv) and `env` (`KEY=value`,
-    #: sorted), or a crawlcheck lockfile's `endpoint` (`server_name` null)
+    #: `{server_name, endpoint, url, command, env}` per server to check, in the lockfile's order:
+    #: its `url` (streamable HTTP) or `command` (argv) and `env` (`KEY=value`, sorted); an agentgate
+    #: server's `server_name` (`endpoint` null), or a crawlcheck lockfile's `endpoint`
+    #: (`server_name` null), its `stdio:` command line split as the `endpoint` op reads it
     servers: List[JSON]
     #: the config's servers the lockfile does not pin, sorted
     unlocked: List[str]
@@ -978,6 +989,37 @@ def ci_plan(
     `url`, and an agentgate.lock without a config are `bad_request`.
     """
     return cast(CiPlanResult, call("ci_plan", _req(lock=lock, config=config)))
+
+
+class CiVerdictResult(TypedDict):
+    """The result of ci_verdict."""
+    #: `{server, decision, drifted, unlocked, summary, answer}` per server: the planned servers in
+    #: order, then the unlocked ones; `server` the agentgate server's name or the crawlcheck
+    #: lockfile's endpoint; `answer` its `lock_check` (null when unlocked); `summary` one line:
+    #: `unchanged`, `unreachable: <reason>: <detail>`, `changed: added …; removed …; modified
+    #: <tool> (<parts>)`, or why an unlocked server drifts
+    servers: List[JSON]
+    #: how many servers the verdict covers
+    checked: int
+    #: how many of them drifted
+    drifted: int
+    #: no server drifted: the gate exits 0
+    passes: bool
+
+
+def ci_verdict(
+    *,
+    lock: Document,
+    config: Optional[Document] = None,
+    checks: Sequence[JSON],
+) -> CiVerdictResult:
+    """The verdict of `crawlcheck ci`: `ci_plan`'s request and what the host observed of each server
+    the plan names, in its order; the answer is each server's `lock_check`, whether it drifted
+    (any decision but `connect`, and each configured server the lockfile does not pin) and the
+    line a person reads, and whether the gate passes. Checks not one per planned server are
+    `bad_request`.
+    """
+    return cast(CiVerdictResult, call("ci_verdict", _req(lock=lock, config=config, checks=checks)))
 
 
 class ReplayStateResult(TypedDict):
