@@ -99,9 +99,44 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		// MaxAnswerBytes, so that the tap's refusal (answer_too_large)
 		// comes first, whatever the limit (as for a stdio line).
 		cp.MaxEventSize = int(t.rec.limit()) + 1<<16
-		return cp.Connect(ctx)
+		return connectSSE(ctx, &cp)
 	}
 	return nil, fmt.Errorf("preflight: unsupported transport %T", t.inner)
+}
+
+// connectSSE connects the legacy transport. go-sdk's SSE client reads its
+// stream under the context Connect is given, so the session would end with
+// the handshake's deadline (a Session re-checks long after it): the stream
+// gets a context of its own, ended when the connection closes, and ctx
+// bounds the connect alone.
+func connectSSE(ctx context.Context, t *mcp.SSEClientTransport) (mcp.Connection, error) {
+	life, end := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, end)
+	conn, err := t.Connect(life)
+	if !stop() {
+		// ctx ended while connecting: the stream is ended with it.
+		if err == nil {
+			conn.Close()
+		}
+		return nil, ctx.Err()
+	}
+	if err != nil {
+		end()
+		return nil, err
+	}
+	return &sseConn{Connection: conn, end: end}, nil
+}
+
+// sseConn ends its stream's context when it closes.
+type sseConn struct {
+	mcp.Connection
+	end context.CancelFunc
+}
+
+func (c *sseConn) Close() error {
+	err := c.Connection.Close()
+	c.end()
+	return err
 }
 
 // tapClient returns a copy of the SDK transport's HTTP client (a new one if
