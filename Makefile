@@ -10,7 +10,7 @@ export CGO_ENABLED := 1
 # -trimpath makes the artifacts reproducible: the same source gives the same bytes.
 ARTIFACT_FLAGS = -buildmode=c-shared -trimpath -ldflags='-s -w' $(if $(TAGS),-tags=$(TAGS))
 
-.PHONY: all postgres load test test-js test-python python-wheel bench-python bench-js test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack
+.PHONY: all postgres load test test-interop interop-doc test-js test-python python-wheel bench-python bench-js test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack
 
 all: wasm cshared
 
@@ -52,6 +52,7 @@ test: lint wasm cshared postgres
 	$(MAKE) test-js
 	$(MAKE) test-python
 	$(MAKE) test-web
+	$(MAKE) test-interop
 
 ## Python (bindings/python): two virtual environments under $(BUILD)/, made
 ## once from the pinned requirements (the first run needs PyPI; later runs are
@@ -111,6 +112,20 @@ test-python: python-wheel $(VENV1)/.installed
 ## against the scenario server and the test issuer, npm pack offline).
 test-js: wasm
 	cd bindings/js && npm ci --no-audit --no-fund && npm run typecheck && GO=$(GO) npm test
+
+## test-interop: the interop matrix (hosttest/interop, docs/interop.md):
+## every host entry point against the reference servers nobody here wrote,
+## at the versions bindings/js/package.json pins (npm ci when missing), over
+## each transport they serve; two cells at a time.
+INTEROP = CRAWLCHECK_INTEROP=1 $(GO) test -count=1 -timeout 15m -parallel 2 ./hosttest/interop
+test-interop:
+	cd bindings/js && { test -d node_modules/@modelcontextprotocol/server-everything || npm ci --no-audit --no-fund; }
+	$(INTEROP)
+
+## interop-doc: run the matrix and write docs/interop.md from its results.
+interop-doc:
+	cd bindings/js && { test -d node_modules/@modelcontextprotocol/server-everything || npm ci --no-audit --no-fund; }
+	$(INTEROP) -run 'TestMatrix' -interop.doc=$(abspath docs/interop.md)
 
 ## web: the offline checker page (bindings/js/web, docs/web.md): build its one
 ## generated file (the SDK's browser loader and crawlcheck.wasm) and serve it

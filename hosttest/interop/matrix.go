@@ -1,0 +1,201 @@
+// Package interop is the interop matrix (issue 17): every host entry point
+// of crawlcheck against MCP servers nobody here wrote, each started by the
+// test from the version the repository pins, over each transport it
+// serves. For each cell: the lockfile `crawlcheck lock` makes against the
+// server lets every tool through; a description changed in flight
+// (package inflight: a proxy for HTTP, a wrapper for stdio) withholds that
+// tool alone in enforce, pauses in review and records `would` in observe;
+// every record is byte-identical to `crawlcheck check --json` at the same
+// pinned clock against the same server; and the record log verifies.
+//
+// The matrix runs under `make test-interop` (CRAWLCHECK_INTEROP=1);
+// docs/interop.md is generated from its definition and results
+// (`make interop-doc`), and TestDocCurrent fails when it is stale.
+package interop
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// A Server is one column group: a server, where it comes from, and the
+// tool the matrix changes in flight.
+type Server struct {
+	ID       string // short name, the column's prefix
+	Package  string // registry package
+	Version  string // the pinned version (checked against the installed one)
+	Registry string // npm, PyPI, or this repository
+	Tool     string // the tool whose description is changed
+	// Transports the server serves, in column order.
+	Transports []string
+}
+
+// Transports, as the columns name them.
+const (
+	Stdio      = "stdio"
+	Streamable = "streamable HTTP"
+	LegacySSE  = "HTTP+SSE (2024-11-05)"
+)
+
+// Servers are the matrix's columns.
+var Servers = []Server{
+	{ID: "everything", Package: "@modelcontextprotocol/server-everything", Version: "2026.8.31", Registry: "npm", Tool: "echo", Transports: []string{Stdio, Streamable, LegacySSE}},
+	{ID: "memory", Package: "@modelcontextprotocol/server-memory", Version: "2026.8.31", Registry: "npm", Tool: "create_entities", Transports: []string{Stdio}},
+	{ID: "filesystem", Package: "@modelcontextprotocol/server-filesystem", Version: "2026.8.31", Registry: "npm", Tool: "read_file", Transports: []string{Stdio}},
+	{ID: "scenario", Package: "hosttest/mcpserver", Version: "v1.8.0", Registry: "this repository (go-sdk)", Tool: "get_item", Transports: []string{Stdio, Streamable}},
+}
+
+// A Host is one row: an entry point a user calls.
+type Host struct {
+	ID, Name string
+	// Versions are the SDK or framework versions the row runs on.
+	Versions string
+	// Hands is whether the row hands tools to a model (the CLI only
+	// writes the record).
+	Hands bool
+}
+
+// Hosts are the matrix's rows.
+var Hosts = []Host{
+	{ID: "go", Name: "Go preflight (`bindings/go/preflight`)", Versions: "go-sdk v1.8.0", Hands: true},
+	{ID: "cli", Name: "CLI (`crawlcheck lock` / `check`)", Versions: "go-sdk v1.8.0"},
+}
+
+// Cannot are the cells that cannot exist, by host ID then column
+// (server ID + "/" + transport), with the reason.
+var Cannot = map[string]map[string]string{
+	"go":  {"everything/" + LegacySSE: "the Go preflight has no legacy HTTP+SSE transport on main yet"},
+	"cli": {"everything/" + LegacySSE: "the CLI has no legacy HTTP+SSE transport on main yet (it takes --server and --url)"},
+}
+
+// Pending are the rows and columns issue 17 asks for that the matrix does
+// not run yet: listed in docs/interop.md so nobody reads their absence as
+// a pass.
+var Pending = []string{
+	"JS `withPreflight` (SDK 1.x and client 2.x), `withContinuity` (@openai/agents), `loadMcpToolsWithContinuity` (@langchain/mcp-adapters)",
+	"Python `with_preflight` (mcp 1.x and 2.x), langchain-mcp-adapters, openai-agents, crewai",
+	"`mcp-server-time` and `mcp-server-git` (PyPI, stdio)",
+	"a FastMCP server of the `mcp` package over streamable HTTP (stateful and stateless, JSON and SSE answers)",
+}
+
+// A Cell is one host against one server over one transport.
+type Cell struct {
+	Host      Host
+	Server    Server
+	Transport string
+}
+
+// Column names the cell's column.
+func (c Cell) Column() string { return c.Server.ID + "/" + c.Transport }
+
+// Name is the cell's subtest name.
+func (c Cell) Name() string {
+	return c.Host.ID + "/" + c.Server.ID + "/" + strings.ReplaceAll(strings.Fields(c.Transport)[0], "+", "-")
+}
+
+// CannotExist is the reason the cell cannot exist, or "".
+func (c Cell) CannotExist() string { return Cannot[c.Host.ID][c.Column()] }
+
+// Cells lists every cell, rows first.
+func Cells() []Cell {
+	var cells []Cell
+	for _, h := range Hosts {
+		for _, s := range Servers {
+			for _, tr := range s.Transports {
+				cells = append(cells, Cell{Host: h, Server: s, Transport: tr})
+			}
+		}
+	}
+	return cells
+}
+
+// Render writes docs/interop.md from the definition and the results (by
+// Cell.Name: "pass", or "fail: why"); a cell that can exist and has no
+// result is "not run".
+func Render(results map[string]string) string {
+	var b strings.Builder
+	b.WriteString("# Interop matrix\n\n")
+	b.WriteString("Generated by `make interop-doc` from the matrix in `hosttest/interop` (issue 17); do not edit.\n")
+	b.WriteString("`make test` runs the matrix (`make test-interop`), and `TestDocCurrent` fails when this file is\n")
+	b.WriteString("stale against the matrix's definition.\n\n")
+	b.WriteString("Each cell is one host entry point against one server over one transport, the server started by the\n")
+	b.WriteString("test from the pinned version. A cell passes when:\n\n")
+	b.WriteString("- the lockfile `crawlcheck lock` makes against the server proceeds with every tool (`unchanged`,\n  every tool handed over);\n")
+	b.WriteString("- with one tool's description changed in flight (a byte-passing proxy for HTTP, a wrapper for stdio,\n  both owned by the test), enforce withholds that tool alone, review pauses, observe records `would`;\n")
+	b.WriteString("- every record (the first of a session: a server may re-announce its list right after the handshake)\n  is byte-identical to `crawlcheck check --json` at the same pinned clock against the same server;\n")
+	b.WriteString("- the record log verifies (`crawlcheck record verify`).\n\n")
+	b.WriteString("## Servers\n\n| server | package | version | registry | changed in flight |\n|---|---|---|---|---|\n")
+	for _, s := range Servers {
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | `%s` |\n", s.ID, s.Package, s.Version, s.Registry, s.Tool)
+	}
+	b.WriteString("\n## Hosts\n\n| host | runs on |\n|---|---|\n")
+	for _, h := range Hosts {
+		fmt.Fprintf(&b, "| %s | %s |\n", h.Name, h.Versions)
+	}
+	b.WriteString("\n## Results\n\n| host |")
+	cols := Cells()[:0]
+	for _, c := range Cells() {
+		if c.Host.ID == Hosts[0].ID {
+			cols = append(cols, c)
+		}
+	}
+	for _, c := range cols {
+		fmt.Fprintf(&b, " %s %s |", c.Server.ID, c.Transport)
+	}
+	b.WriteString("\n|---|")
+	b.WriteString(strings.Repeat("---|", len(cols)))
+	b.WriteString("\n")
+	var notes []string
+	for _, h := range Hosts {
+		fmt.Fprintf(&b, "| %s |", h.Name)
+		for _, col := range cols {
+			c := Cell{Host: h, Server: col.Server, Transport: col.Transport}
+			switch why := c.CannotExist(); {
+			case why != "":
+				notes = append(notes, fmt.Sprintf("%s × %s %s: %s", h.Name, c.Server.ID, c.Transport, why))
+				fmt.Fprintf(&b, " cannot exist[^%d] |", len(notes))
+			case results[c.Name()] == "":
+				b.WriteString(" not run |")
+			default:
+				r := results[c.Name()]
+				if r != "pass" {
+					r = "**fail**"
+				}
+				fmt.Fprintf(&b, " %s |", r)
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	for i, n := range notes {
+		fmt.Fprintf(&b, "[^%d]: %s\n", i+1, n)
+	}
+	b.WriteString("\n## Not in the matrix yet\n\n")
+	for _, p := range Pending {
+		fmt.Fprintf(&b, "- %s\n", p)
+	}
+	var failed []string
+	for name, r := range results {
+		if r != "pass" {
+			failed = append(failed, fmt.Sprintf("- `%s`: %s", name, r))
+		}
+	}
+	if len(failed) > 0 {
+		sort.Strings(failed)
+		b.WriteString("\n## Failures of this run\n\n" + strings.Join(failed, "\n") + "\n")
+	}
+	return b.String()
+}
+
+// AllPass is the results of a run where every cell that can exist passed:
+// the committed doc.
+func AllPass() map[string]string {
+	r := map[string]string{}
+	for _, c := range Cells() {
+		if c.CannotExist() == "" {
+			r[c.Name()] = "pass"
+		}
+	}
+	return r
+}
