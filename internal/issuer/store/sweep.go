@@ -65,6 +65,13 @@ type SweepStore interface {
 	// next time to leaseUntil, so that another instance sharing the
 	// database does not read it too; SweepRecord then sets the real next.
 	SweepClaim(ctx context.Context, now, leaseUntil time.Time, limit int) ([]SweepEndpoint, error)
+	// SweepRenew moves a claim's lease from held (the leaseUntil it was
+	// claimed or last renewed with) to until, and answers false, changing
+	// nothing, when the endpoint's next time is no longer held: the claim
+	// lapsed and another instance took it, or it was recorded. A claim is
+	// renewed just before its reading, once its host's slot has come, so a
+	// long wait for the host never lets two instances read it.
+	SweepRenew(ctx context.Context, url string, held, until time.Time) (bool, error)
 	// SweepHostSlot reserves the next reading of host: it answers when the
 	// reading may start (now, or gap after the last slot reserved, whichever
 	// is later) and moves the host's next slot gap past it, in one
@@ -153,6 +160,18 @@ func (s *sqlStore) SweepClaim(ctx context.Context, now, leaseUntil time.Time, li
 		}
 	}
 	return claimed, nil
+}
+
+func (s *sqlStore) SweepRenew(ctx context.Context, url string, held, until time.Time) (bool, error) {
+	res, err := s.db.ExecContext(ctx, s.q(`UPDATE sweep_endpoints SET next_at = ? WHERE url = ? AND next_at = ?`), micros(until), url, micros(held))
+	if err != nil {
+		return false, fmt.Errorf("store: sweep renew %s: %w", url, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("store: sweep renew %s: %w", url, err)
+	}
+	return n == 1, nil
 }
 
 func (s *sqlStore) SweepHostSlot(ctx context.Context, host string, now time.Time, gap time.Duration) (time.Time, error) {

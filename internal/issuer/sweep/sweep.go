@@ -173,8 +173,11 @@ func (s *Sweeper) Run(ctx context.Context) {
 func (s *Sweeper) Once(ctx context.Context) (int, error) {
 	now := s.cfg.Now().UTC()
 	limit := s.cfg.Concurrency * 8
-	// The lease covers a pass in which every claimed endpoint waits for its
-	// host: a crashed instance's claims come due again after it.
+	// The lease covers a pass of this instance's own queue; a crashed
+	// instance's claims come due again after it. The wait for a host's slot
+	// also counts every other instance's readings of the host, which this
+	// one cannot see, so each claim is renewed once its slot has come
+	// (read): a claim that lapsed meanwhile is another's, and is not read.
 	lease := now.Add(time.Duration(limit) * (s.cfg.HostGap + s.cfg.ReadLimit))
 	due, err := s.cfg.Store.SweepClaim(ctx, now, lease, limit)
 	if err != nil || len(due) == 0 {
@@ -207,7 +210,16 @@ func (s *Sweeper) Once(ctx context.Context) (int, error) {
 					mu.Unlock()
 					return
 				}
-				err := s.sweepOne(ctx, e)
+				held, err := s.renew(ctx, e.URL, lease)
+				if err != nil || !held {
+					mu.Lock()
+					if err != nil {
+						errs = append(errs, err)
+					}
+					mu.Unlock()
+					continue
+				}
+				err = s.sweepOne(ctx, e)
 				mu.Lock()
 				read++
 				if err != nil {
@@ -219,6 +231,17 @@ func (s *Sweeper) Once(ctx context.Context) (int, error) {
 	}
 	wg.Wait()
 	return read, errors.Join(errs...)
+}
+
+// renew moves an endpoint's claim from lease to cover its reading now
+// (ReadLimit, then as long again to record it), and says whether it is
+// still this instance's to read.
+func (s *Sweeper) renew(ctx context.Context, url string, lease time.Time) (bool, error) {
+	held, err := s.cfg.Store.SweepRenew(ctx, url, lease, s.cfg.Now().UTC().Add(2*s.cfg.ReadLimit))
+	if err == nil && !held {
+		s.cfg.Logger.Printf("sweep %s: its claim lapsed while it waited for its host; another instance reads it", url)
+	}
+	return held, err
 }
 
 // wait holds a host's next reading until the slot the store reserves for

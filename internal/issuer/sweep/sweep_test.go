@@ -3,6 +3,7 @@ package sweep_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log"
 	"net/http/httptest"
@@ -232,5 +233,45 @@ func TestHostGapAcrossInstances(t *testing.T) {
 	}
 	if took := time.Since(start); took < gap*3/4 {
 		t.Errorf("the second instance read the host %s after the first; want about %s", took, gap)
+	}
+}
+
+// TestClaimLapsedWhileWaiting: an instance whose claim lapses while it
+// waits for its host's slot (a long queue of other instances' readings of
+// the host) does not read the endpoint once another instance has claimed
+// it: the claim is renewed before the reading, and the renewal fails.
+func TestClaimLapsedWhileWaiting(t *testing.T) {
+	ctx := context.Background()
+	const gap = 600 * time.Millisecond
+	sw, ss, c, _ := setup(t, gap)
+	_, srv := mcp(t)
+	u := srv.URL + "/mcp"
+	if err := sw.Register(ctx, u, sweep.OwnerOperator, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	// Another instance has just read the host: this one waits a gap.
+	if _, err := ss.SweepHostSlot(ctx, "127.0.0.1", c.now(), gap); err != nil {
+		t.Fatal(err)
+	}
+	claimed := make(chan error, 1)
+	go func() {
+		time.Sleep(gap / 4)
+		// Meanwhile the lease lapsed (the clock moved a day) and another
+		// instance claimed the endpoint.
+		c.add(24 * time.Hour)
+		got, err := ss.SweepClaim(ctx, c.now(), c.now().Add(time.Hour), 10)
+		if err == nil && len(got) != 1 {
+			err = fmt.Errorf("the lapsed claim was not due again: %+v", got)
+		}
+		claimed <- err
+	}()
+	if n, err := sw.Once(ctx); n != 0 || err != nil {
+		t.Fatalf("the instance whose claim lapsed read %d, %v; want none", n, err)
+	}
+	if err := <-claimed; err != nil {
+		t.Fatal(err)
+	}
+	if es, _ := ss.SweepEndpoints(ctx, ""); len(es) != 1 || es[0].Surface != "" || !es[0].Next.Equal(c.now().Add(time.Hour)) {
+		t.Fatalf("after the lapsed claim: %+v; want unread, the other instance's lease kept", es)
 	}
 }

@@ -315,6 +315,25 @@ func Run(t *testing.T, open func(t *testing.T) (s store.Store, reopen func() sto
 		if again, err := s.SweepClaim(ctx, t0, t0.Add(10*time.Minute), 10); err != nil || len(again) != 0 {
 			t.Fatalf("a claimed endpoint was claimed again: %+v, %v", again, err)
 		}
+		// A claim renewed before its lease lapses is not taken by another
+		// instance past the first lease; once the lease lapsed and another
+		// instance claimed the endpoint, the first cannot renew it (and so
+		// does not read it).
+		if ok, err := s.SweepRenew(ctx, a.URL, t0.Add(10*time.Minute), t0.Add(30*time.Minute)); err != nil || !ok {
+			t.Fatalf("renewing a held claim: %v, %v", ok, err)
+		}
+		if again, err := s.SweepClaim(ctx, t0.Add(20*time.Minute), t0.Add(40*time.Minute), 10); err != nil || len(again) != 1 || again[0].URL != b.URL {
+			t.Fatalf("after a's first lease, b alone is due (a's claim renewed): %+v, %v", again, err)
+		}
+		if ok, err := s.SweepRenew(ctx, a.URL, t0.Add(10*time.Minute), t0.Add(50*time.Minute)); err != nil || ok {
+			t.Fatalf("a renewal from a lease no longer held succeeded: %v, %v", ok, err)
+		}
+		if other, err := s.SweepClaim(ctx, t0.Add(31*time.Minute), t0.Add(60*time.Minute), 10); err != nil || len(other) != 1 || other[0].URL != a.URL {
+			t.Fatalf("a lapsed claim is due again: %+v, %v", other, err)
+		}
+		if ok, err := s.SweepRenew(ctx, a.URL, t0.Add(30*time.Minute), t0.Add(70*time.Minute)); err != nil || ok {
+			t.Fatalf("the first instance renewed a claim another took: %v, %v", ok, err)
+		}
 		read := func(at time.Time, surface, body, failure string, change *store.SweepChange) {
 			t.Helper()
 			if err := s.SweepRecord(ctx, a.URL, store.SweepReading{At: at, Next: at.Add(time.Hour), Surface: surface, Body: []byte(body), Error: failure, Change: change}); err != nil {
