@@ -75,7 +75,8 @@ func opCIPlan(r req.Obj) (canon.Value, error) {
 }
 
 // lockTarget is where a crawlcheck lockfile's endpoint is reached, as the
-// members {url, command, env} of a ci_plan server: its URL, or the argv its
+// members {url, sse, command, env} of a ci_plan server (a lockfile does not
+// say which HTTP transport it was made over: streamable HTTP): its URL, or the argv its
 // "stdio:" command line names (endpoint.Split, the rule the endpoint op
 // answers by).
 func lockTarget(ep, path string) ([]canon.Member, error) {
@@ -85,9 +86,9 @@ func lockTarget(ep, path string) ([]canon.Member, error) {
 	}
 	null := canon.NullValue()
 	if argv == nil {
-		return []canon.Member{canon.M("url", canon.Str(url)), canon.M("command", null), canon.M("env", null)}, nil
+		return []canon.Member{canon.M("url", canon.Str(url)), canon.M("sse", canon.BoolOf(false)), canon.M("command", null), canon.M("env", null)}, nil
 	}
-	return []canon.Member{canon.M("url", null), canon.M("command", canon.Strs(argv)), canon.M("env", canon.Arr())}, nil
+	return []canon.Member{canon.M("url", null), canon.M("sse", canon.BoolOf(false)), canon.M("command", canon.Strs(argv)), canon.M("env", canon.Arr())}, nil
 }
 
 // ciCheckFields are the members of one ci_verdict check: what a host
@@ -250,8 +251,9 @@ func configServers(config canon.Value, path string) (entries map[string]canon.Va
 }
 
 // configTarget is where a config entry's server is reached: a stdio command
-// (command, args, env) or a streamable HTTP URL (url, with an optional
-// type), as the members {url, command, env} of a ci_plan server.
+// (command, args, env), a streamable HTTP URL (url, with an optional type),
+// or the event stream URL of the legacy HTTP+SSE transport (url, type
+// "sse"), as the members {url, sse, command, env} of a ci_plan server.
 func configTarget(e canon.Value, path string) ([]canon.Member, error) {
 	if e.Kind() != canon.Object {
 		return nil, cerr.New(cerr.BadRequest, "%s must be an object", path)
@@ -281,10 +283,10 @@ func configTarget(e canon.Value, path string) ([]canon.Member, error) {
 	}
 	null := canon.NullValue()
 	switch {
-	case typ == "sse":
-		return nil, cerr.New(cerr.BadRequest, "%s: type sse, the legacy HTTP+SSE transport, is not supported (streamable HTTP and stdio are)", path)
+	case typ == "sse" && url == "":
+		return nil, cerr.New(cerr.BadRequest, "%s: type sse, the legacy HTTP+SSE transport, needs the url of its event stream", path)
 	case url != "":
-		return []canon.Member{canon.M("url", canon.Str(url)), canon.M("command", null), canon.M("env", null)}, nil
+		return []canon.Member{canon.M("url", canon.Str(url)), canon.M("sse", canon.BoolOf(typ == "sse")), canon.M("command", null), canon.M("env", null)}, nil
 	case command == "":
 		return nil, cerr.New(cerr.BadRequest, "%s has neither command nor url", path)
 	}
@@ -318,5 +320,5 @@ func configTarget(e canon.Value, path string) ([]canon.Member, error) {
 	for i, kv := range env {
 		envs[i] = canon.Str(kv)
 	}
-	return []canon.Member{canon.M("url", null), canon.M("command", canon.Arr(argv...)), canon.M("env", canon.Arr(envs...))}, nil
+	return []canon.Member{canon.M("url", null), canon.M("sse", canon.BoolOf(false)), canon.M("command", canon.Arr(argv...)), canon.M("env", canon.Arr(envs...))}, nil
 }

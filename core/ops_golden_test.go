@@ -281,6 +281,7 @@ func opVectors(t testing.TB) []opVector {
 	add("ci_plan", "a pinned server not in the config", obj{"lock": agentgate, "config": obj{"mcpServers": obj{"other": obj{"url": fixtureURL}}}})
 	add("ci_plan", "a member name in another case", obj{"lock": agentgate, "config": obj{"MCPServers": obj{"issues": obj{"url": fixtureURL}}}})
 	add("ci_plan", "legacy sse", obj{"lock": agentgate, "config": obj{"mcpServers": obj{"issues": obj{"type": "sse", "url": fixtureURL}}}})
+	add("ci_plan", "legacy sse without a url", obj{"lock": agentgate, "config": obj{"mcpServers": obj{"issues": obj{"type": "sse", "command": "issues-server"}}}})
 	add("ci_plan", "neither command nor url", obj{"lock": agentgate, "config": obj{"mcpServers": obj{"issues": obj{"Command": "npx"}}}})
 	stdioLock := lockDocAt(t, base, `stdio:npx -y '@acme/issues mcp' "it's"`)
 	add("ci_plan", "crawlcheck lockfile of a stdio server", obj{"lock": stdioLock})

@@ -409,13 +409,13 @@ var opSpecs = []OpSpec{
 			need("url", "string or null", "the URL, for a streamable HTTP server"),
 			need("command", "array of strings or null", "the argv, for a stdio server"),
 		}},
-	{Name: "ci_plan", Summary: "Which servers `crawlcheck ci` checks, and where each is reached: for an agentgate.lock, each server it pins, found by its name in an MCP client config (`mcpServers`, as Claude Desktop and Cursor write it, or `servers`, as VS Code does; members read by their exact names, the config by the strict parser), and the config's servers the lockfile does not pin (each drifts: its tools were never approved); for a crawlcheck lockfile, its own endpoint. A server of the lockfile missing from the config, an entry of type `sse` or with neither `command` nor `url`, and an agentgate.lock without a config are `bad_request`.",
+	{Name: "ci_plan", Summary: "Which servers `crawlcheck ci` checks, and where each is reached: for an agentgate.lock, each server it pins, found by its name in an MCP client config (`mcpServers`, as Claude Desktop and Cursor write it, or `servers`, as VS Code does; members read by their exact names, the config by the strict parser), and the config's servers the lockfile does not pin (each drifts: its tools were never approved); for a crawlcheck lockfile, its own endpoint. A server of the lockfile missing from the config, an entry with neither `command` nor `url` (or of type `sse` without `url`), and an agentgate.lock without a config are `bad_request`.",
 		Request: []Field{
 			need("lock", "document", "the lockfile (crawlcheck or agentgate)"),
 			may("config", "document", "the MCP client config (required for an agentgate.lock)"),
 		},
 		Result: []Field{
-			need("servers", "array", "`{server_name, endpoint, url, command, env}` per server to check, in the lockfile's order: its `url` (streamable HTTP) or `command` (argv) and `env` (`KEY=value`, sorted); an agentgate server's `server_name` (`endpoint` null), or a crawlcheck lockfile's `endpoint` (`server_name` null), its `stdio:` command line split as the `endpoint` op reads it"),
+			need("servers", "array", "`{server_name, endpoint, url, sse, command, env}` per server to check, in the lockfile's order: its `url` (streamable HTTP; with `sse` true, from an entry of type `sse`, the event stream of the legacy HTTP+SSE transport) or `command` (argv) and `env` (`KEY=value`, sorted); an agentgate server's `server_name` (`endpoint` null), or a crawlcheck lockfile's `endpoint` (`server_name` null), its `stdio:` command line split as the `endpoint` op reads it"),
 			need("unlocked", "array of strings", "the config's servers the lockfile does not pin, sorted"),
 		}},
 	{Name: "ci_verdict", Summary: "The verdict of `crawlcheck ci`: `ci_plan`'s request and what the host observed of each server the plan names, in its order; the answer is each server's `lock_check`, whether it drifted (any decision but `connect`, and each configured server the lockfile does not pin) and the line a person reads, and whether the gate passes. Checks not one per planned server are `bad_request`.",

@@ -45,6 +45,7 @@ func cmdCI(c *cli, args []string) error {
 	var plan struct {
 		Servers []struct {
 			URL     *string  `json:"url"`
+			SSE     bool     `json:"sse"`
 			Command []string `json:"command"`
 			Env     []string `json:"env"`
 		} `json:"servers"`
@@ -61,7 +62,7 @@ func cmdCI(c *cli, args []string) error {
 	for _, s := range plan.Servers {
 		tg := target{args: s.Command, env: s.Env}
 		if s.URL != nil {
-			tg = target{url: *s.URL}
+			tg = target{url: *s.URL, sse: s.SSE}
 		}
 		obs, err := tg.observe(c)
 		if err != nil {

@@ -853,10 +853,11 @@ export interface CiPlanRequest {
 /** The result of ci_plan. */
 export interface CiPlanResult {
   /**
-   * `{server_name, endpoint, url, command, env}` per server to check, in the lockfile's order: its
-   * `url` (streamable HTTP) or `command` (argv) and `env` (`KEY=value`, sorted); an agentgate
-   * server's `server_name` (`endpoint` null), or a crawlcheck lockfile's `endpoint` (`server_name`
-   * null), its `stdio:` command line split as the `endpoint` op reads it
+   * `{server_name, endpoint, url, sse, command, env}` per server to check, in the lockfile's order:
+   * its `url` (streamable HTTP; with `sse` true, from an entry of type `sse`, the event stream of
+   * the legacy HTTP+SSE transport) or `command` (argv) and `env` (`KEY=value`, sorted); an
+   * agentgate server's `server_name` (`endpoint` null), or a crawlcheck lockfile's `endpoint`
+   * (`server_name` null), its `stdio:` command line split as the `endpoint` op reads it
    */
   servers: Json[];
   /** the config's servers the lockfile does not pin, sorted */
@@ -1274,9 +1275,9 @@ export interface Ops {
    * Cursor write it, or `servers`, as VS Code does; members read by their exact names, the config
    * by the strict parser), and the config's servers the lockfile does not pin (each drifts: its
    * tools were never approved); for a crawlcheck lockfile, its own endpoint. A server of the
-   * lockfile missing from the config, an entry of type `sse` or with neither `command` nor `url`,
-   * and an agentgate.lock without a config are `bad_request`. Throws CoreError with the core's
-   * code.
+   * lockfile missing from the config, an entry with neither `command` nor `url` (or of type `sse`
+   * without `url`), and an agentgate.lock without a config are `bad_request`. Throws CoreError with
+   * the core's code.
    */
   ciPlan(request: CiPlanRequest): CiPlanResult;
   /**

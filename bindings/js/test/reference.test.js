@@ -4,7 +4,7 @@
 // the same server lets every tool through.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { NOW, now, tempDir, crawlcheck, recordOf } from "./helpers.js";
 import { startReference } from "./servers.js";
@@ -68,6 +68,13 @@ test("server-everything over the legacy HTTP+SSE transport: crawlcheck lock --ss
   assert.equal(go.effect, "proceed");
   assert.equal(go.observed.count, 13);
   assert.equal(go.server.observed_url, url);
+  // crawlcheck ci reaches a configured server of type sse over the same
+  // transport (an agentgate.lock names the server, the config its stream).
+  const agentgate = join(dir, "agentgate.lock");
+  crawlcheck(["lock", "--sse", url, "--format", "agentgate", "--name", "everything", "--now", "2026-11-01T00:00:00Z", "-o", agentgate]);
+  const config = join(dir, "mcp.json");
+  writeFileSync(config, JSON.stringify({ mcpServers: { everything: { type: "sse", url } } }));
+  assert.match(crawlcheck(["ci", "--lock", agentgate, "--config", config]), /^everything +connect +unchanged$/m);
   const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
   const { SSEClientTransport } = await import("@modelcontextprotocol/sdk/client/sse.js");
   // Several sessions: the POST's 202 and the answer on the stream race.
