@@ -123,9 +123,9 @@ type Session struct {
 	watcher sync.WaitGroup
 }
 
-// Open connects to the server over transport (an *mcp.CommandTransport or
-// *mcp.StreamableClientTransport, wrapped here to capture the raw tool
-// list) with a client made from impl and copts, checks it against the
+// Open connects to the server over transport (an *mcp.CommandTransport,
+// *mcp.StreamableClientTransport or *mcp.SSEClientTransport, wrapped here
+// to capture the raw tool list) with a client made from impl and copts, checks it against the
 // lockfile and returns the session. A session whose check paused or denied
 // it is returned too: it refuses every call, and Record says why.
 //

@@ -19,14 +19,14 @@ import (
 // server and client transports: the GET stream's first event names the
 // message endpoint, and every answer arrives on the stream.
 
-// sseServer serves an SDK server with the given tool descriptions over the
+// sseServer serves an SDK server (of opts) with the given tool descriptions over the
 // SDK's SSE server transport, each session announcing messageURL(base) as
 // its endpoint (base is the server's own URL); it returns the stream's URL
 // and a count of the POSTs that reached the server; addTool adds or replaces
 // a tool of the running server (its sessions are notified).
-func sseServer(t *testing.T, descriptions []string, messageURL func(base string) string) (url string, posts *atomic.Int32, addTool func(name, description string)) {
+func sseServer(t *testing.T, opts *mcp.ServerOptions, descriptions []string, messageURL func(base string) string) (url string, posts *atomic.Int32, addTool func(name, description string)) {
 	t.Helper()
-	server := mcp.NewServer(&mcp.Implementation{Name: "sse-test", Version: "1"}, nil)
+	server := mcp.NewServer(&mcp.Implementation{Name: "sse-test", Version: "1"}, opts)
 	addTool = func(name, description string) {
 		server.AddTool(&mcp.Tool{Name: name, Description: description, InputSchema: map[string]any{"type": "object"}},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -89,7 +89,7 @@ func TestSSETransport(t *testing.T) {
 		"absolute same origin": func(base string) string { return base + "/message?session=1" },
 	} {
 		t.Run(name, func(t *testing.T) {
-			url, _, _ := sseServer(t, []string{"first", "second"}, endpoint)
+			url, _, _ := sseServer(t, nil, []string{"first", "second"}, endpoint)
 			obs := sseCheck(t, url, nil)
 			mustPass(t, obs)
 			if obs.Endpoint != url || obs.Handshake != "initialize" {
@@ -117,7 +117,7 @@ func TestSSEEndpointOfAnotherOrigin(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			url, posts, _ := sseServer(t, []string{"first"}, endpoint)
+			url, posts, _ := sseServer(t, nil, []string{"first"}, endpoint)
 			obs := sseCheck(t, url, nil)
 			if obs.Failure != preflight.FaultSessionFailed || obs.FailureAt != preflight.AtHandshake || len(obs.Pages) != 0 {
 				t.Errorf("failure %q at %q, %d pages; want session_failed at the handshake", obs.Failure, obs.FailureAt, len(obs.Pages))
@@ -132,7 +132,7 @@ func TestSSEEndpointOfAnotherOrigin(t *testing.T) {
 // An answer on the stream longer than MaxAnswerBytes is cut off unread:
 // answer_too_large, as over every transport.
 func TestSSEAnswerTooLarge(t *testing.T) {
-	url, _, _ := sseServer(t, []string{strings.Repeat("x", 64<<10)}, func(string) string { return "/message" })
+	url, _, _ := sseServer(t, nil, []string{strings.Repeat("x", 64<<10)}, func(string) string { return "/message" })
 	obs := sseCheck(t, url, &preflight.Options{MaxAnswerBytes: 16 << 10})
 	if obs.Failure != preflight.FailureTooLarge || obs.FailureDetail != "16384" {
 		t.Errorf("failure %q (%s), want %s (16384)", obs.Failure, obs.FailureDetail, preflight.FailureTooLarge)
@@ -144,7 +144,7 @@ func TestSSEAnswerTooLarge(t *testing.T) {
 // session runs (its list_changed notification arrives on the stream) is
 // re-checked and withheld too.
 func TestSSESessionRugPull(t *testing.T) {
-	url, _, addTool := sseServer(t, []string{"first", "second", "third"}, func(string) string { return "/message" })
+	url, _, addTool := sseServer(t, nil, []string{"first", "second", "third"}, func(string) string { return "/message" })
 	obs := sseCheck(t, url, nil)
 	mustPass(t, obs)
 	lock, err := preflight.MakeLock(obs, preflight.LockOptions{Now: testNow})
@@ -206,5 +206,20 @@ func TestSSEHangingEndpoint(t *testing.T) {
 	}
 	if obs.Failure != preflight.FaultTimeout || obs.FailureAt != preflight.AtHandshake {
 		t.Errorf("failure %q at %q, want timeout at the handshake", obs.Failure, obs.FailureAt)
+	}
+}
+
+// The walk's bounds hold over the legacy transport as over any: pages are
+// followed to the list's end, and the page cap stops the walk.
+func TestSSEPages(t *testing.T) {
+	url, _, _ := sseServer(t, &mcp.ServerOptions{PageSize: 1}, []string{"first", "second", "third"}, func(string) string { return "/message" })
+	obs := sseCheck(t, url, nil)
+	mustPass(t, obs)
+	if len(obs.Pages) != 3 {
+		t.Errorf("%d pages, want 3", len(obs.Pages))
+	}
+	obs = sseCheck(t, url, &preflight.Options{PageCap: 2})
+	if obs.Stop != preflight.StopPageCap || !obs.PageCapReached || len(obs.Pages) != 2 {
+		t.Errorf("stop %q (cap reached %v), %d pages; want the page cap after 2", obs.Stop, obs.PageCapReached, len(obs.Pages))
 	}
 }
