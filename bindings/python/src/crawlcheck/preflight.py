@@ -1075,7 +1075,38 @@ class McpPreflight:
             rec = self._current()
             if not self._connected:
                 raise ContinuityRefused(rec[0], rec[1], effect=str(rec[0].get("effect", "")))
+            return self._as_checked(result)
+
+    def _as_checked(self, result: Any) -> Any:
+        """The SDK's handshake result with its instructions the core's
+        (the handoff's ``instructions``): the SDK's own copy is its parse of
+        the answer (a case variant or a repeated key decides it differently
+        from the bytes the core covered), and a changed or uncovered text is
+        withheld (None) as the handoff says."""
+        if result is None or not hasattr(result, "instructions"):
             return result
+        return result.model_copy(update={"instructions": self.instructions})
+
+    @property
+    def instructions(self) -> Optional[str]:
+        """The server's instructions the model may be given: the newest
+        record's handoff (``instructions``, the bytes the core covered), None
+        when it gives none. Frameworks that read ``session.instructions``
+        read this, never the SDK's copy."""
+        if self._rec is None:
+            return None
+        handed = self._handoff(self._rec).get("instructions")
+        return handed if isinstance(handed, str) else None
+
+    @property
+    def initialize_result(self) -> Any:
+        """The SDK's InitializeResult with the handoff's instructions."""
+        return self._as_checked(getattr(self.session, "initialize_result", None))
+
+    @property
+    def discover_result(self) -> Any:
+        """The SDK's DiscoverResult with the handoff's instructions."""
+        return self._as_checked(getattr(self.session, "discover_result", None))
 
     @property
     def record(self) -> Optional[Dict[str, Any]]:
