@@ -10,7 +10,7 @@ export CGO_ENABLED := 1
 # -trimpath makes the artifacts reproducible: the same source gives the same bytes.
 ARTIFACT_FLAGS = -buildmode=c-shared -trimpath -ldflags='-s -w' $(if $(TAGS),-tags=$(TAGS))
 
-.PHONY: all postgres load test test-interop interop-doc test-js test-python python-wheel bench-python bench-js test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack
+.PHONY: all postgres load test test-interop interop-doc test-js test-python python-wheel bench-python bench-js bench-detail test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack
 
 all: wasm cshared
 
@@ -165,12 +165,22 @@ attack: wasm python-wheel $(VENV1)/.installed
 	cd $(PY) && BUILD=$(ABUILD) CRAWLCHECK_ATTACK_LONG=1 $(VENV2)/bin/python -m pytest -q -p no:cacheprovider tests/test_attack.py
 	cd $(PY) && BUILD=$(ABUILD) CRAWLCHECK_ATTACK_LONG=1 $(VENV1)/bin/python -m pytest -q -p no:cacheprovider tests/test_attack.py
 
-## bench: time native, wazero, the .so from C, the wasm in Node against a plain-JS peer, and
-## Python over the .so against plain Python, on the continuity check, and measure peak memory
-## per input byte (1, 10 and 50 MB lists, realistic and small values); write docs/benchmarks.md.
-## It builds its own artifacts with the flags above (the builds are reproducible); it needs
-## node (20+) and python3 on PATH.
-bench:
+## bench: issue 23's table, one run of a few minutes (BENCH_QUICK=1: fewer pairs): each row
+## of what a user waits for, ours interleaved with its contender (the official SDKs' plain
+## clients against the scenario server and server-everything, the plain-Go peer, native Go),
+## the ratios, the targets and the load average; writes its section of docs/benchmarks.md.
+## It needs node (20+); the Python rows use build/py-mcp2 (make python-wheel).
+bench: wasm python-wheel
+	$(VENV2)/bin/pip install -q --no-index --no-deps --force-reinstall $(WHEELS)/crawlcheck-*.whl
+	cd bindings/js && npm ci --no-audit --no-fund && node scripts/copy-wasm.js
+	BENCH_PYTHON=$(VENV2)/bin/python $(GO) run ./hosttest/bench -table -o docs/benchmarks.md
+
+## bench-detail: time native, wazero, the .so from C, the wasm in Node against a plain-JS peer,
+## and Python over the .so against plain Python, on the continuity check, and measure peak memory
+## per input byte (1, 10 and 50 MB lists, realistic and small values); rewrite docs/benchmarks.md
+## (keeping make bench's and make load's sections). It builds its own artifacts with the flags
+## above (the builds are reproducible); it needs node (20+) and python3 on PATH.
+bench-detail:
 	$(GO) run ./hosttest/bench -o docs/benchmarks.md
 	$(MAKE) bench-js
 

@@ -1,4 +1,4 @@
-"""bench.py: the Python half of make bench (hosttest/bench), stdlib only.
+"""bench.py: the Python half of make bench-detail (hosttest/bench), stdlib only.
 
 A continuity_check of one page against its lockfile through libcrawlcheck.so
 by ctypes, the request built by the host each time, against a plain-Python

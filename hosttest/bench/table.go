@@ -1,0 +1,679 @@
+package main
+
+// make bench's table (issue 23): each row of what a user waits for, ours
+// beside its contender, measured in one run with the two interleaved (pairs
+// alternate which goes first, so neither always runs after the other's
+// garbage) and compared by the median of the pairs' ratios. The machine is
+// shared: ratios are of CPU time where the row allows (the process, or the
+// process tree for a whole CLI run), and the load average is printed with
+// the table. BENCH_QUICK=1 takes fewer pairs.
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/crawlcheck/verifier/core"
+	"github.com/crawlcheck/verifier/hosttest/artifact"
+	"github.com/crawlcheck/verifier/hosttest/wasmhost"
+	"github.com/crawlcheck/verifier/internal/benchdata"
+)
+
+// tableRow is one line: ours against the contender, the ratio (or the
+// difference, for the rows whose target is one) and whether it meets the
+// target.
+type tableRow struct {
+	what, ours, contender, ratio, target, met string
+}
+
+// sample is one timed run: wall time and CPU time.
+type sample struct{ wall, cpu time.Duration }
+
+// pairs is how many interleaved pairs a row takes.
+func pairs(full int) int {
+	if os.Getenv("BENCH_QUICK") != "" {
+		return max(3, full/3)
+	}
+	return full
+}
+
+func medianD(xs []time.Duration) time.Duration {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func medianF(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// proc runs one process to its end and returns its wall time and the CPU of
+// its tree (user + system of it and of the children it waited for).
+func proc(name string, args ...string) (sample, *os.ProcessState, error) {
+	cmd := exec.Command(name, args...)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		return sample{}, nil, fmt.Errorf("%s %s: %w: %.400s", filepath.Base(name), strings.Join(args, " "), err, errb.String())
+	}
+	st := cmd.ProcessState
+	return sample{wall, st.UserTime() + st.SystemTime()}, st, nil
+}
+
+// interleave runs a and b n times each, alternating which goes first.
+func interleave(n int, a, b func() (sample, error)) (as, bs []sample, err error) {
+	for i := range n {
+		first, second, fs, ss := a, b, &as, &bs
+		if i%2 == 1 {
+			first, second, fs, ss = b, a, &bs, &as
+		}
+		x, err := first()
+		if err != nil {
+			return nil, nil, err
+		}
+		y, err := second()
+		if err != nil {
+			return nil, nil, err
+		}
+		*fs, *ss = append(*fs, x), append(*ss, y)
+	}
+	return as, bs, nil
+}
+
+func cpus(xs []sample) []time.Duration {
+	out := make([]time.Duration, len(xs))
+	for i, x := range xs {
+		out[i] = x.cpu
+	}
+	return out
+}
+
+func walls(xs []sample) []time.Duration {
+	out := make([]time.Duration, len(xs))
+	for i, x := range xs {
+		out[i] = x.wall
+	}
+	return out
+}
+
+// cpuRatio is the median of the pairs' CPU ratios.
+func cpuRatio(ours, theirs []sample) float64 {
+	r := make([]float64, len(ours))
+	for i := range ours {
+		r[i] = float64(ours[i].cpu) / float64(max(theirs[i].cpu, 1))
+	}
+	return medianF(r)
+}
+
+func metIf(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "**missed**"
+}
+
+// sessionTools are the session benches' tools (bindings/js/bench/bench.js,
+// bindings/python/bench_session.py), so every session row compares.
+func sessionTools(n int) []map[string]any {
+	out := make([]map[string]any, n)
+	for i := range out {
+		out[i] = map[string]any{
+			"name":        fmt.Sprintf("tool_%05d", i),
+			"description": fmt.Sprintf("Reads record %d of the shop's catalogue and returns it with its price, stock and supplier.", i),
+			"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "string", "maxLength": 64}, "fields": map[string]any{"type": "array", "items": map[string]any{"type": "string"}}}, "required": []string{"id"}},
+			"annotations": map[string]any{"readOnlyHint": true},
+		}
+	}
+	return out
+}
+
+// tableEnv is what the rows share: the built programs and the files.
+type tableEnv struct {
+	dir, root, cli, server, gopeer, node, js, everything, python string
+	wasm                                                         []byte
+}
+
+func (e *tableEnv) file(name string, data []byte) (string, error) {
+	p := filepath.Join(e.dir, name)
+	return p, os.WriteFile(p, data, 0o644)
+}
+
+// scenario writes a scenario server's file of n tools.
+func (e *tableEnv) scenario(n int) (string, error) {
+	b, err := json.Marshal(map[string]any{"server": map[string]any{"name": "shop", "version": "2.1"}, "tools": sessionTools(n)})
+	if err != nil {
+		return "", err
+	}
+	return e.file(fmt.Sprintf("scenario-%d.json", n), b)
+}
+
+// lock pins a live server with the CLI (the lockfile every host's preflight
+// then checks against).
+func (e *tableEnv) lock(name string, args ...string) (string, error) {
+	out := filepath.Join(e.dir, name+".lock.json")
+	_, _, err := proc(e.cli, append(append([]string{"lock"}, args...), "-now", "2026-11-29T12:00:00Z", "-o", out)...)
+	return out, err
+}
+
+// spec writes a session spec for bindings/js/bench/session.js.
+func (e *tableEnv) spec(name string, v map[string]any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	return e.file(name+".spec.json", b)
+}
+
+func tableMain(out string) error {
+	dir, err := os.MkdirTemp("", "bench-table-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	root, err := artifact.ModuleRoot()
+	if err != nil {
+		return err
+	}
+	e := &tableEnv{dir: dir, root: root, js: filepath.Join(root, "bindings", "js", "bench", "session.js"),
+		everything: filepath.Join(root, "bindings", "js", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")}
+	if e.node, err = exec.LookPath("node"); err != nil {
+		return err
+	}
+	e.python = os.Getenv("BENCH_PYTHON")
+	for _, b := range []struct {
+		dst *string
+		pkg string
+	}{{&e.cli, "./cmd/crawlcheck"}, {&e.server, "./hosttest/mcpserver"}, {&e.gopeer, "./hosttest/bench/gopeer"}} {
+		*b.dst = filepath.Join(dir, filepath.Base(b.pkg))
+		c := exec.Command("go", "build", "-trimpath", "-o", *b.dst, b.pkg)
+		c.Dir, c.Stderr = root, os.Stderr
+		if err := c.Run(); err != nil {
+			return fmt.Errorf("go build %s: %w", b.pkg, err)
+		}
+	}
+	set, err := artifact.Build(dir)
+	if err != nil {
+		return err
+	}
+	if e.wasm, err = os.ReadFile(set.WASM); err != nil {
+		return err
+	}
+	loadBefore := loadavg()
+	start := time.Now()
+	var rows []tableRow
+	for _, f := range []func() ([]tableRow, error){e.nodeFresh, e.nodeWarm, e.pythonWarm, e.cliServer, e.cliTools, e.wazero, e.size, e.memory} {
+		r, err := f()
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r...)
+	}
+	report := renderTable(rows, loadBefore, loadavg(), time.Since(start))
+	fmt.Print(report)
+	if out == "" {
+		return nil
+	}
+	return writeSection(out, tableHeading, report)
+}
+
+// tableHeading starts the section the table is written to; the rest of the
+// file (make bench-detail's tables, make load's) is kept.
+const tableHeading = "## What a user waits for (`make bench`, issue 23)"
+
+func writeSection(path, heading, section string) error {
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	text := string(old)
+	if i := strings.Index(text, heading); i >= 0 {
+		rest := text[i+len(heading):]
+		end := len(text)
+		if j := strings.Index(rest, "\n## "); j >= 0 {
+			end = i + len(heading) + j + 1
+		}
+		text = text[:i] + section + "\n" + text[end:]
+	} else if i := strings.Index(text, "\n## "); i >= 0 {
+		text = text[:i+1] + section + "\n" + text[i+1:]
+	} else {
+		text += "\n" + section
+	}
+	return os.WriteFile(path, []byte(text), 0o644)
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
+}
+
+func renderTable(rows []tableRow, before, after string, took time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n\n", tableHeading)
+	fmt.Fprintf(&b, "%s, %s/%s, %d cores, %s, %s; load average %s before the run, %s after; the run took %s.\n",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), nodeVersion(), before, after, took.Round(time.Second))
+	b.WriteString("Each row runs ours and its contender interleaved in pairs; times are medians, the ratio is the median\n" +
+		"of the pairs' CPU ratios (wall time is beside it: the machine is shared). A fresh-process row's CPU is the\n" +
+		"process tree's; a warm-session row's is the client process's only (the server's is the same for both).\n\n")
+	b.WriteString("| row | ours | contender | ratio | target | |\n|---|---:|---:|---:|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", r.what, r.ours, r.contender, r.ratio, r.target, r.met)
+	}
+	return b.String()
+}
+
+// cpuWall shows a run's medians: CPU, then wall.
+func cpuWall(xs []sample) string {
+	return fmt.Sprintf("%s CPU, %s wall", dur(medianD(cpus(xs))), dur(medianD(walls(xs))))
+}
+
+// nodeFresh: a fresh Node process, connect + listTools, withPreflight
+// against the plain client.
+func (e *tableEnv) nodeFresh() ([]tableRow, error) {
+	var rows []tableRow
+	type server struct {
+		what  string
+		tools int
+		args  []string
+		limit time.Duration
+	}
+	var servers []server
+	for _, n := range []int{10, 1000} {
+		sc, err := e.scenario(n)
+		if err != nil {
+			return nil, err
+		}
+		servers = append(servers, server{fmt.Sprintf("scenario server, %d tools", n), n, []string{e.server, "--scenario", sc}, map[int]time.Duration{10: 150 * time.Millisecond, 1000: 300 * time.Millisecond}[n]})
+	}
+	servers = append(servers, server{"server-everything", 0, []string{e.node, e.everything, "stdio"}, 150 * time.Millisecond})
+	for _, s := range servers {
+		name := fmt.Sprintf("fresh-%d-%d", s.tools, len(rows))
+		lock, err := e.lock(name, "-server", shellJoin(s.args))
+		if err != nil {
+			return nil, err
+		}
+		tools := s.tools
+		if tools == 0 {
+			if tools, err = lockTools(lock); err != nil {
+				return nil, err
+			}
+		}
+		spec, err := e.spec(name, map[string]any{"name": s.what, "transport": "stdio", "command": s.args[0], "args": s.args[1:], "lock": lock, "tools": tools})
+		if err != nil {
+			return nil, err
+		}
+		run := func(mode string) func() (sample, error) {
+			return func() (sample, error) {
+				x, _, err := proc(e.node, "--no-warnings", e.js, "once", mode, spec)
+				return x, err
+			}
+		}
+		fmt.Fprintf(os.Stderr, "bench: Node fresh, %s\n", s.what)
+		pre, plain, err := interleave(pairs(9), run("preflight"), run("plain"))
+		if err != nil {
+			return nil, err
+		}
+		dc := medianD(cpus(pre)) - medianD(cpus(plain))
+		dw := medianD(walls(pre)) - medianD(walls(plain))
+		rows = append(rows, tableRow{
+			what:      "Node, fresh process: `connect` + `listTools`, withPreflight vs the plain SDK 1.x client, stdio, " + s.what,
+			ours:      cpuWall(pre),
+			contender: cpuWall(plain),
+			ratio:     fmt.Sprintf("+%s CPU, +%s wall (%.2f×)", dur(dc), dur(dw), cpuRatio(pre, plain)),
+			target:    "≤ +" + dur(s.limit),
+			met:       metIf(dc <= s.limit) + " (CPU)",
+		})
+	}
+	return rows, nil
+}
+
+// warmJSON is session.js warm's answer (milliseconds).
+type warmJSON struct {
+	PlainWall     float64 `json:"plain_wall"`
+	PreflightWall float64 `json:"preflight_wall"`
+	PlainCPU      float64 `json:"plain_cpu"`
+	PreflightCPU  float64 `json:"preflight_cpu"`
+	RatioCPU      float64 `json:"ratio_cpu"`
+	RatioWall     float64 `json:"ratio_wall"`
+}
+
+func (w warmJSON) row(what string, scale float64) tableRow {
+	ms := func(x float64) string { return dur(time.Duration(x * scale * float64(time.Millisecond))) }
+	return tableRow{
+		what:      what,
+		ours:      ms(w.PreflightCPU) + " CPU, " + ms(w.PreflightWall) + " wall",
+		contender: ms(w.PlainCPU) + " CPU, " + ms(w.PlainWall) + " wall",
+		ratio:     fmt.Sprintf("%.2f× CPU (%.2f× wall)", w.RatioCPU, w.RatioWall),
+		target:    "≤ 1.25×",
+		met:       metIf(w.RatioCPU <= 1.25) + " (CPU)",
+	}
+}
+
+// httpServer starts the scenario server on a loopback port.
+func (e *tableEnv) httpServer(sc string) (*exec.Cmd, string, error) {
+	cmd := exec.Command(e.server, "--scenario", sc, "--listen", "127.0.0.1:0")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	line := make([]byte, 256)
+	k, _ := stdout.Read(line)
+	url := strings.TrimSpace(string(line[:k]))
+	if !strings.HasPrefix(url, "http") {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil, "", fmt.Errorf("mcpserver --listen said %q", url)
+	}
+	return cmd, url, nil
+}
+
+// nodeWarm: a warm Node process, 1,000 tools, stdio and streamable HTTP,
+// and server-everything over stdio.
+func (e *tableEnv) nodeWarm() ([]tableRow, error) {
+	sc, err := e.scenario(1000)
+	if err != nil {
+		return nil, err
+	}
+	srv, url, err := e.httpServer(sc)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { srv.Process.Kill(); srv.Wait() }()
+	stdioArgs := []string{e.server, "--scenario", sc}
+	everything := []string{e.node, e.everything, "stdio"}
+	cases := []struct {
+		what, transport string
+		args            []string
+	}{
+		{"scenario server, 1,000 tools, stdio", "stdio", stdioArgs},
+		{"scenario server, 1,000 tools, streamable HTTP", "http", nil},
+		{"server-everything, stdio", "stdio", everything},
+	}
+	var rows []tableRow
+	for i, c := range cases {
+		name := fmt.Sprintf("warm-%d", i)
+		var lock string
+		spec := map[string]any{"name": c.what, "transport": c.transport}
+		if c.transport == "http" {
+			lock, err = e.lock(name, "-url", url)
+			spec["url"] = url
+		} else {
+			lock, err = e.lock(name, "-server", shellJoin(c.args))
+			spec["command"], spec["args"] = c.args[0], c.args[1:]
+		}
+		if err != nil {
+			return nil, err
+		}
+		n, err := lockTools(lock)
+		if err != nil {
+			return nil, err
+		}
+		spec["lock"], spec["tools"] = lock, n
+		p, err := e.spec(name, spec)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(os.Stderr, "bench: Node warm, %s\n", c.what)
+		cmd := exec.Command(e.node, "--no-warnings", e.js, "warm", strconv.Itoa(pairs(15)), p)
+		cmd.Stderr = os.Stderr
+		b, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("session.js warm %s: %w", c.what, err)
+		}
+		var w warmJSON
+		if err := json.Unmarshal(b, &w); err != nil {
+			return nil, fmt.Errorf("session.js warm said %q: %w", b, err)
+		}
+		rows = append(rows, w.row("Node, warm process: a session (`connect` + `listTools` + `close`), withPreflight vs the plain SDK 1.x client, "+c.what, 1))
+	}
+	return rows, nil
+}
+
+// pythonWarm: bindings/python/bench_session.py (mcp 2.x) in the Python of
+// BENCH_PYTHON (make bench passes build/py-mcp2's).
+func (e *tableEnv) pythonWarm() ([]tableRow, error) {
+	what := "Python (mcp 2.x), warm process: a session, with_preflight vs the plain ClientSession, scenario server, 1,000 tools, "
+	if e.python == "" {
+		return []tableRow{{what + "stdio / HTTP", "not measured (BENCH_PYTHON unset)", "", "", "≤ 1.25×", ""}}, nil
+	}
+	fmt.Fprintln(os.Stderr, "bench: Python warm")
+	cmd := exec.Command(e.python, filepath.Join(e.root, "bindings", "python", "bench_session.py"), "--json", "--pairs", strconv.Itoa(pairs(15)))
+	cmd.Env = append(os.Environ(), "CRAWLCHECK_MCPSERVER="+e.server)
+	cmd.Stderr = os.Stderr
+	b, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("bench_session.py: %w", err)
+	}
+	var rows []tableRow
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r struct {
+			Transport string `json:"transport"`
+			warmJSON
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			return nil, fmt.Errorf("bench_session.py said %q: %w", line, err)
+		}
+		rows = append(rows, r.row(what+r.Transport, 1000)) // seconds
+	}
+	return rows, nil
+}
+
+// cliServer: crawlcheck check/lock --server against gopeer diff/lock, one
+// 1,000-tool page over stdio, whole processes (the server included in both).
+func (e *tableEnv) cliServer() ([]tableRow, error) {
+	sc, err := e.scenario(1000)
+	if err != nil {
+		return nil, err
+	}
+	srv := shellJoin([]string{e.server, "--scenario", sc})
+	lock, err := e.lock("cli", "-server", srv)
+	if err != nil {
+		return nil, err
+	}
+	pinned := filepath.Join(e.dir, "gopeer.json")
+	if _, _, err := proc(e.gopeer, "lock", "-o", pinned, "--", e.server, "--scenario", sc); err != nil {
+		return nil, err
+	}
+	cases := []struct {
+		what       string
+		ours, peer []string
+	}{
+		{"`crawlcheck check --server` vs the plain-Go peer's diff (hosttest/bench/gopeer), 1,000 tools, stdio", []string{"check", "-lock", lock, "-server", srv, "-now", "2026-11-30T12:00:00Z"}, []string{"diff", pinned, "--", e.server, "--scenario", sc}},
+		{"`crawlcheck lock --server` vs the peer's lock, 1,000 tools, stdio", []string{"lock", "-server", srv, "-now", "2026-11-30T12:00:00Z", "-o", filepath.Join(e.dir, "relock.json")}, []string{"lock", "-o", filepath.Join(e.dir, "repin.json"), "--", e.server, "--scenario", sc}},
+	}
+	var rows []tableRow
+	for _, c := range cases {
+		fmt.Fprintf(os.Stderr, "bench: %s\n", c.what)
+		ours, peer, err := interleave(pairs(11),
+			func() (sample, error) { x, _, err := proc(e.cli, c.ours...); return x, err },
+			func() (sample, error) { x, _, err := proc(e.gopeer, c.peer...); return x, err })
+		if err != nil {
+			return nil, err
+		}
+		r := cpuRatio(ours, peer)
+		rows = append(rows, tableRow{c.what, cpuWall(ours), cpuWall(peer), fmt.Sprintf("%.2f×", r), "≤ 1.0×", metIf(r <= 1.0) + " (CPU)"})
+	}
+	return rows, nil
+}
+
+// cliTools: crawlcheck check --tools of 1,000 tools, the whole process,
+// against continuity_check of the same documents natively in this process.
+func (e *tableEnv) cliTools() ([]tableRow, error) {
+	page, lock := benchdata.Documents(1000)
+	pagePath, err := e.file("tools-1000.json", page)
+	if err != nil {
+		return nil, err
+	}
+	lockPath, err := e.file("tools-1000.lock.json", lock)
+	if err != nil {
+		return nil, err
+	}
+	req, att := []byte(benchdata.RawContinuityRequest), benchdata.Attachments(page, lock)
+	if resp := core.CallRaw(op, req, att); !bytes.HasPrefix(resp, []byte(`{"ok":true`)) {
+		return nil, fmt.Errorf("%s: %.300s", op, resp)
+	}
+	fmt.Fprintln(os.Stderr, "bench: check --tools")
+	cli, native, err := interleave(pairs(15),
+		func() (sample, error) {
+			x, _, err := proc(e.cli, "check", "-lock", lockPath, "-tools", pagePath, "-url", "https://bench.example/mcp", "-now", "2026-11-30T12:00:00Z")
+			return x, err
+		},
+		func() (sample, error) { return threadCPU(func() { core.CallRaw(op, req, att) }), nil })
+	if err != nil {
+		return nil, err
+	}
+	over := medianD(cpus(cli)) - medianD(cpus(native))
+	return []tableRow{{"`crawlcheck check --tools`, 1,000 tools, the whole process, vs `continuity_check` natively (in process)",
+		cpuWall(cli), cpuWall(native), "op + " + dur(over) + " CPU", "≤ op + 30 ms", metIf(over <= 30*time.Millisecond) + " (CPU)"}}, nil
+}
+
+// threadCPU times f on a locked thread: wall and the thread's CPU.
+func threadCPU(f func()) sample {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	c0, t0 := tcpu(), time.Now()
+	f()
+	return sample{time.Since(t0), tcpu() - c0}
+}
+
+// tcpu is this thread's CPU time (RUSAGE_THREAD).
+func tcpu() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(1, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// wazero: continuity_check of 1,000 tools under wazero against natively,
+// settled (a warm instance), each call on a locked thread.
+func (e *tableEnv) wazero() ([]tableRow, error) {
+	ctx := context.Background()
+	h, err := wasmhost.Compile(ctx, e.wasm, wasmhost.Config{})
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close(ctx)
+	page, lock := benchdata.Documents(1000)
+	req, att := []byte(benchdata.RawContinuityRequest), benchdata.Attachments(page, lock)
+	var callErr error
+	wasmCall := func() {
+		if _, err := h.CallRaw(ctx, op, req, att); err != nil {
+			callErr = err
+		}
+	}
+	for range 5 {
+		wasmCall()
+		core.CallRaw(op, req, att)
+	}
+	fmt.Fprintln(os.Stderr, "bench: wazero / native")
+	w, n, err := interleave(pairs(21),
+		func() (sample, error) { return threadCPU(wasmCall), callErr },
+		func() (sample, error) { return threadCPU(func() { core.CallRaw(op, req, att) }), nil })
+	if err != nil {
+		return nil, err
+	}
+	r := cpuRatio(w, n)
+	return []tableRow{{"wazero / native, `continuity_check`, 1,000 tools, settled (thread CPU)", cpuWall(w), cpuWall(n), fmt.Sprintf("%.2f×", r), "≤ 4×", metIf(r <= 4)}}, nil
+}
+
+func (e *tableEnv) size() ([]tableRow, error) {
+	// gzip -9 itself where there is one: Go's compress/gzip at level 9 writes
+	// a few per cent more.
+	cmd := exec.Command("gzip", "-9c")
+	cmd.Stdin = bytes.NewReader(e.wasm)
+	gzipped, err := cmd.Output()
+	if err != nil {
+		var gz bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+		zw.Write(e.wasm)
+		zw.Close()
+		gzipped = gz.Bytes()
+	}
+	gzLen := len(gzipped)
+	mb := func(n int) string { return fmt.Sprintf("%.2f MB (%d bytes)", float64(n)/1e6, n) }
+	return []tableRow{
+		{"crawlcheck.wasm, raw", mb(len(e.wasm)), "", "", "≤ 3.5 MB", metIf(len(e.wasm) <= 3_500_000)},
+		{"crawlcheck.wasm, gzip -9", mb(gzLen), "", "", "≤ 1.0 MB", metIf(gzLen <= 1_000_000)},
+	}, nil
+}
+
+// memory: crawlcheck lock --tools of a 10 MB list of small values, the
+// whole process's peak RSS against the input's size.
+func (e *tableEnv) memory() ([]tableRow, error) {
+	page := memPage("small", 10<<20)
+	p, err := e.file("small-10mb.json", page)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(os.Stderr, "bench: lock of 10 MB of small values")
+	var peaks []float64
+	for range pairs(3) {
+		_, st, err := proc(e.cli, "lock", "-tools", p, "-url", "https://bench.example/mcp", "-max-input", "64MiB", "-now", "2026-11-30T12:00:00Z", "-o", filepath.Join(e.dir, "small.lock.json"))
+		if err != nil {
+			return nil, err
+		}
+		peaks = append(peaks, float64(st.SysUsage().(*syscall.Rusage).Maxrss)*1024)
+	}
+	peak := medianF(peaks)
+	x := peak / float64(len(page))
+	return []tableRow{{"`crawlcheck lock --tools` of a 10 MB list of small values, whole-process peak RSS", fmt.Sprintf("%.0f MB", peak/1e6), fmt.Sprintf("%.1f MB input", float64(len(page))/1e6), fmt.Sprintf("%.1f×", x), "≤ 20×", metIf(x <= 20)}}, nil
+}
+
+// lockTools is the number of tools a lockfile pins.
+func lockTools(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	var l struct {
+		Tools json.RawMessage `json:"tools"`
+	}
+	if err := json.Unmarshal(b, &l); err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	var arr []json.RawMessage
+	if json.Unmarshal(l.Tools, &arr) == nil {
+		return len(arr), nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(l.Tools, &obj); err != nil {
+		return 0, fmt.Errorf("%s: tools: %w", path, err)
+	}
+	return len(obj), nil
+}
+
+// shellJoin quotes words for the CLI's --server (POSIX shell words).
+func shellJoin(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
