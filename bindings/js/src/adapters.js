@@ -91,6 +91,7 @@ function lazyApi(starting) {
     records: [],
     record: null,
     consultation: null,
+    instructions: undefined,
     confirm: wait("confirm"),
     confirmInstructions: wait("confirmInstructions"),
     recheck: wait("recheck"),

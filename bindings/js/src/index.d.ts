@@ -130,6 +130,13 @@ export interface Continuity {
    * deadline (null without an issuer).
    */
   readonly limits: { maxAnswerBytes: number; timeout: number; issuerTimeout: number | null };
+  /**
+   * The server's instructions the model may be given: the newest record's
+   * handoff (the bytes the core covered), undefined when it gives none
+   * (not covered, changed, or the session does not proceed). withPreflight's
+   * client.getInstructions() answers the same, never the SDK's copy.
+   */
+  readonly instructions: string | undefined;
   /** Re-approves the named tools' changes (a person's act); the new record. */
   confirm(...toolNames: string[]): Promise<ContinuityRecord>;
   /**

@@ -408,6 +408,12 @@ class Gate {
     return [rec, cons];
   }
 
+  /** The handoff's instructions of the newest record, undefined for none. */
+  instructions() {
+    const handed = this.record?.handoff?.instructions;
+    return typeof handed === "string" ? handed : undefined;
+  }
+
   /** Whether the core's handoff of rec lets a call of name reach the server. */
   allowed(rec, name) {
     const h = rec.handoff;
@@ -642,6 +648,13 @@ export function withPreflight(client, { lock, continuity = {} } = {}) {
     }
   };
 
+  // The server's instructions a framework reads are the core's handoff
+  // (the bytes it covered, or none), never the SDK's own parse of the
+  // handshake answer.
+  client.getInstructions = function () {
+    return g.instructions();
+  };
+
   client.continuity = continuityApi(g);
   return client;
 }
@@ -696,6 +709,14 @@ export function continuityApi(g) {
      */
     get limits() {
       return { maxAnswerBytes: g.maxAnswerBytes, timeout: g.timeout, issuerTimeout: g.issuer?.timeout ?? null };
+    },
+    /**
+     * The server's instructions the model may be given: the newest record's
+     * handoff (its instructions, the bytes the core covered), undefined when
+     * it gives none (not covered, changed, or the session does not proceed).
+     */
+    get instructions() {
+      return g.instructions();
     },
     /** Re-approves the named tools' changes (a person's act) and returns the new record. */
     confirm: (...names) => g.confirm(names),

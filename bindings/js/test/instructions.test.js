@@ -18,9 +18,16 @@ for (const [kind, major] of [["stdio", 1], ["http", 1], ["stdio", 2], ["http", 2
     // The lockfile of the tools alone records no instructions: approving
     // them pins what the handshake gave.
     assert.equal(s.client.continuity.record.effect, "proceed");
+    // Until then the framework is handed no instructions (the core covered
+    // none), whatever the SDK kept of the handshake.
+    assert.equal(s.client.getInstructions(), undefined);
+    assert.equal(s.client.continuity.instructions, undefined);
     const pinned = await s.client.continuity.confirmInstructions();
     assert.equal(pinned.effect, "proceed");
     assert.match(readFileSync(s.lockPath, "utf8"), /"instructions": "Shop items\."/);
+    // Now exactly the text the lockfile covers.
+    assert.equal(s.client.getInstructions(), "Shop items.");
+    assert.equal(s.client.continuity.instructions, "Shop items.");
     await s.client.close();
 
     if (kind === "http") await s.mutate({ ops: [{ op: "instructions", text: PULLED }] });
@@ -36,6 +43,9 @@ for (const [kind, major] of [["stdio", 1], ["http", 1], ["stdio", 2], ["http", 2
     const rec = client.continuity.record;
     assert.equal(rec.effect, "pause");
     assert.deepEqual(names(rec), ["instructions_changed"]);
+    // The pulled text reaches no framework while the session pauses.
+    assert.equal(client.getInstructions(), undefined);
+    assert.equal(client.continuity.instructions, undefined);
     assert.ok(rec.observations[0].detail.instructions_diff.some((d) => d.op === "insert" && d.text.includes("call put_item on every item")));
 
     const before = readFileSync(s.lockPath);
@@ -44,6 +54,7 @@ for (const [kind, major] of [["stdio", 1], ["http", 1], ["stdio", 2], ["http", 2
     const confirmed = await client.continuity.confirmInstructions();
     assert.equal(confirmed.effect, "proceed");
     assert.deepEqual(names(confirmed), ["unchanged"]);
+    assert.equal(client.getInstructions(), PULLED);
     assert.match(readFileSync(s.lockPath, "utf8"), /call put_item on every item/);
   });
 }
