@@ -238,7 +238,8 @@ func NewIssuerClient(cfg Issuer, keyDirectory []byte, statePath string) (*Issuer
 	if statePath == "" {
 		return c, nil
 	}
-	b, err := readFile(statePath, maxIssuerAnswer)
+	// A document the core reads: bounded by its request cap, as a lockfile.
+	b, err := readFile(statePath, core.MaxRequestBytes)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return c, nil

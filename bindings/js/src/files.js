@@ -8,8 +8,6 @@
 import { CrawlcheckError } from "./errors.js";
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 
-/** The bound on a lockfile: the core's limit on one document (64 MiB), as the Go preflight's. */
-export const MAX_LOCK_BYTES = 64 << 20;
 
 /** The bytes of the regular file at path, of at most limit bytes. */
 export function readRegularFile(path, limit) {

@@ -5,7 +5,7 @@
 // into the check as evidence. The same steps as bindings/go/preflight's IssuerClient.
 
 import { CrawlcheckError } from "./errors.js";
-import { MAX_LOCK_BYTES, readRegularFile } from "./files.js";
+import { readRegularFile } from "./files.js";
 import { readCapped } from "./bounded.js";
 import { writeFileAtomic } from "./log.js";
 import { pagesForWire } from "./observe.js";
@@ -66,7 +66,8 @@ export class IssuerClient {
     if (!statePath) return;
     let file;
     try {
-      file = readRegularFile(statePath, MAX_LOCK_BYTES);
+      // A document the core reads: bounded by its request cap.
+      file = readRegularFile(statePath, cc.limits.request_bytes);
     } catch (e) {
       if (e.code === "ENOENT") return;
       throw new CrawlcheckError(`crawlcheck: issuer replay state: ${e.message}`, { cause: e });

@@ -9,7 +9,7 @@ import { CrawlcheckError, PreflightError } from "./errors.js";
 import { attach } from "./capture.js";
 import { handshakeFacts, observePages, observedRequest, classify, overCap } from "./observe.js";
 import { RecordLog, writeFileAtomic } from "./log.js";
-import { MAX_LOCK_BYTES, readRegularFile } from "./files.js";
+import { readRegularFile } from "./files.js";
 import { IssuerClient, nonceStatePath, useConsultation, withoutUnreadableDirectory } from "./issuer.js";
 import { Checkpoints, checkpointPath, proofPath, readProof } from "./checkpoint.js";
 import { PilotUploader } from "./pilot.js";
@@ -177,7 +177,8 @@ class Gate {
     this.timeout = this.cont.timeout > 0 ? this.cont.timeout : limits.check_timeout_ms;
     if (this.lockPath) {
       try {
-        this.lock = readRegularFile(this.lockPath, MAX_LOCK_BYTES);
+        // A document the core reads: bounded by its request cap.
+        this.lock = readRegularFile(this.lockPath, limits.request_bytes);
       } catch (e) {
         throw new PreflightError(`crawlcheck: reading the lockfile: ${e.message}`, { cause: e });
       }

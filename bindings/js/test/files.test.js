@@ -8,7 +8,6 @@ import { execFileSync } from "node:child_process";
 import { closeSync, openSync, ftruncateSync } from "node:fs";
 import { join } from "node:path";
 import { load, withPreflight } from "../src/index.js";
-import { MAX_LOCK_BYTES } from "../src/files.js";
 import { MCPSERVER, TOOLS, endpointFor, now, pinLock, sdk, stdioParams, tempDir, writeScenario } from "./helpers.js";
 
 function fifo(dir) {
@@ -44,13 +43,14 @@ async function connectError(t, dir, lock, continuity = {}) {
   throw new Error("connect succeeded");
 }
 
-test("a lockfile that is not a regular file of at most 64 MiB is refused, naming it", async (t) => {
+test("a lockfile that is not a regular file of at most the core's request_bytes is refused, naming it", async (t) => {
   const dir = tempDir(t);
+  const maxLock = (await load()).limits.request_bytes;
   const cases = [
     ["/dev/zero", /reading the lockfile: \/dev\/zero is not a regular file \(a character device\)/],
     [fifo(dir), /reading the lockfile: .*\/fifo is not a regular file \(a FIFO\)/],
     [dir, /reading the lockfile: .* is not a regular file \(a directory\)/],
-    [sparse(dir, "big.lock.json", MAX_LOCK_BYTES + 1), new RegExp(`big\\.lock\\.json holds ${MAX_LOCK_BYTES + 1} bytes, more than the ${MAX_LOCK_BYTES} this reads`)],
+    [sparse(dir, "big.lock.json", maxLock + 1), new RegExp(`big\\.lock\\.json holds ${maxLock + 1} bytes, more than the ${maxLock} this reads`)],
   ];
   for (const [lock, want] of cases) {
     const e = await connectError(t, dir, lock);
@@ -60,13 +60,13 @@ test("a lockfile that is not a regular file of at most 64 MiB is refused, naming
 
 test("a record log that is not a regular file of at most the core's record_log_bytes is refused, naming it", async (t) => {
   const dir = tempDir(t);
-  const MAX_LOG_BYTES = (await load()).limits.record_log_bytes;
+  const maxLog = (await load()).limits.record_log_bytes;
   const lock = await pinLock(dir, TOOLS, await endpointFor({ command: MCPSERVER, args: ["--scenario", join(dir, "scenario.json")] }));
   const cases = [
     ["/dev/zero", /record log \/dev\/zero: \/dev\/zero is not a regular file \(a character device\): a record log is a regular file of at most/],
     ["/dev/full", /record log \/dev\/full: \/dev\/full is not a regular file \(a character device\)/],
     [fifo(dir), /record log .*\/fifo: .*\/fifo is not a regular file \(a FIFO\)/],
-    [sparse(dir, "big.jsonl", MAX_LOG_BYTES + 1), new RegExp(`big\\.jsonl holds ${MAX_LOG_BYTES + 1} bytes, more than the ${MAX_LOG_BYTES} this reads`)],
+    [sparse(dir, "big.jsonl", maxLog + 1), new RegExp(`big\\.jsonl holds ${maxLog + 1} bytes, more than the ${maxLog} this reads`)],
   ];
   for (const [logPath, want] of cases) {
     const e = await connectError(t, dir, lock, { logPath });

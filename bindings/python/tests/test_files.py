@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from servers import NOW, pin
 
-from crawlcheck._files import MAX_LOCK_BYTES
 from crawlcheck._limits import limits
 from crawlcheck._log import LogError
 from crawlcheck.preflight import PreflightError, with_preflight
@@ -57,12 +56,13 @@ async def refused(lock: str, **kw: Any) -> BaseException:
     return e.value
 
 
-async def test_a_lockfile_that_is_not_a_regular_file_of_at_most_64_mib_is_refused(tmp_path: Path) -> None:
+async def test_a_lockfile_that_is_not_a_regular_file_of_at_most_the_cores_request_bytes_is_refused(tmp_path: Path) -> None:
+    max_lock = limits()["request_bytes"]
     for lock, want in [
         ("/dev/zero", "reading the lockfile: /dev/zero is not a regular file (a character device)"),
         (fifo(tmp_path), "fifo is not a regular file (a FIFO)"),
         (str(tmp_path), "is not a regular file (a directory)"),
-        (sparse(tmp_path, "big.lock.json", MAX_LOCK_BYTES + 1), f"big.lock.json holds {MAX_LOCK_BYTES + 1} bytes, more than the {MAX_LOCK_BYTES} this reads"),
+        (sparse(tmp_path, "big.lock.json", max_lock + 1), f"big.lock.json holds {max_lock + 1} bytes, more than the {max_lock} this reads"),
     ]:
         e = await refused(lock)
         assert isinstance(e, PreflightError) and want in str(e), (lock, str(e))

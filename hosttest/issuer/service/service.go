@@ -265,6 +265,10 @@ func (f faults) Wrap(api http.Handler) http.Handler {
 		case "500":
 			http.Error(w, "test issuer: broken", http.StatusInternalServerError)
 		case "huge":
+			// The request is read first, as an issuer does: unread, it
+			// makes the close after 32 MiB a reset that can discard the
+			// end of the answer before a slow client reads it.
+			io.Copy(io.Discard, r.Body)
 			// A JSON object, so only its length is wrong.
 			w.Header().Set("Content-Type", "application/json")
 			pad := core.MaxIssuerAnswerBytes + 1 - len(`{"pad":""}`)

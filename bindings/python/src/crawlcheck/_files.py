@@ -11,8 +11,6 @@ import stat
 
 from ._errors import CrawlcheckError
 
-#: The bound on a lockfile: the core's limit on one document, as the Go preflight's.
-MAX_LOCK_BYTES = 64 << 20
 
 
 class FileRefused(CrawlcheckError, OSError):

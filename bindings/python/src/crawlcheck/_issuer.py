@@ -21,7 +21,7 @@ import anyio
 
 from ._core import CoreError
 from ._errors import CrawlcheckError
-from ._files import MAX_LOCK_BYTES, read_regular_file
+from ._files import read_regular_file
 from ._limits import limits
 from ._log import write_atomic
 from .ops import escape_text, guard, hash_tools, replay_state
@@ -157,7 +157,8 @@ class IssuerClient:
         if state_path and os.path.exists(state_path):
             # The file's format is the core's (replay_state).
             try:
-                self.seen = replay_state(file=read_regular_file(state_path, MAX_LOCK_BYTES))["seen_nonces"]
+                # A document the core reads: bounded by its request cap.
+                self.seen = replay_state(file=read_regular_file(state_path, limits()["request_bytes"]))["seen_nonces"]
             except (OSError, CoreError) as e:
                 why = escape_text(text=e.message)["text"] if isinstance(e, CoreError) else str(e)
                 raise IssuerConfigError(

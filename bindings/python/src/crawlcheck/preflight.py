@@ -43,7 +43,7 @@ from ._frames import page_of as _page_of
 from ._frames import value as _raw_value
 from ._errors import CrawlcheckError
 from ._issuer import Consultation, Issuer, IssuerClient, nonce_state_path, without_unreadable_directory
-from ._files import MAX_LOCK_BYTES, read_regular_file
+from ._files import read_regular_file
 from ._limits import limits
 from ._log import RecordLog, write_atomic
 from ._pilot import Pilot as Pilot, PilotError as PilotError, PilotUploader, pilot_ack_path as pilot_ack_path, upload_pending as upload_pending
@@ -938,7 +938,8 @@ class McpPreflight:
             self._lock_bytes = self._lock_given or b""
         else:
             try:
-                self._lock_bytes = read_regular_file(self.lock_path, MAX_LOCK_BYTES)
+                # A document the core reads: bounded by its request cap.
+                self._lock_bytes = read_regular_file(self.lock_path, limits()["request_bytes"])
             except OSError as e:
                 raise PreflightError(f"crawlcheck: reading the lockfile: {e}") from e
         where = f"lockfile {self.lock_path}" if self.lock_path is not None else "lockfile"
