@@ -30,17 +30,31 @@ def main() -> None:
     stateless = "--stateless" in sys.argv
     json_response = "--json" in sys.argv
     path = sys.argv[sys.argv.index("--instructions-file") + 1] if "--instructions-file" in sys.argv else ""
-    mcp = FastMCP("reference-fastmcp", stateless_http=stateless, json_response=json_response)
+    # mcp 1.x's FastMCP takes the HTTP options itself; 2.x's MCPServer
+    # takes them at streamable_http_app.
+    http = {"stateless_http": stateless, "json_response": json_response}
+    try:
+        mcp = FastMCP("reference-fastmcp", **http)  # type: ignore[arg-type]
+        http = {}
+    except TypeError:
+        mcp = FastMCP("reference-fastmcp")
     if path:
-        low = mcp._mcp_server
-        options = low.create_initialization_options
+        # The low-level server (1.x _mcp_server, 2.x _lowlevel_server) reads
+        # its instructions attribute at each session's initialize (and 2.x's
+        # server/discover): here it is the file's text as it is then.
+        low = getattr(mcp, "_lowlevel_server", None) or getattr(mcp, "_mcp_server")
 
-        def reread(*args: object, **kwargs: object) -> object:
-            with open(path, encoding="utf-8") as f:
-                low.instructions = f.read()
-            return options(*args, **kwargs)  # type: ignore[arg-type]
+        class Rereading(type(low)):  # type: ignore[misc]
+            @property
+            def instructions(self) -> str:
+                with open(path, encoding="utf-8") as f:
+                    return f.read()
 
-        low.create_initialization_options = reread  # type: ignore[method-assign]
+            @instructions.setter
+            def instructions(self, _: object) -> None:
+                pass
+
+        low.__class__ = Rereading
 
     @mcp.tool()
     def add(a: int, b: int) -> int:
@@ -57,7 +71,7 @@ def main() -> None:
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)  # connections wait in the backlog until uvicorn serves
     port = sock.getsockname()[1]
-    app = mcp.streamable_http_app()
+    app = mcp.streamable_http_app(**http)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     print(f"http://127.0.0.1:{port}/mcp", flush=True)
     anyio.run(server.serve, [sock])

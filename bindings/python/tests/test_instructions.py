@@ -115,12 +115,10 @@ async def test_instructions_change_pauses_until_confirm_instructions(transport: 
 
 
 async def test_fastmcp_instructions_changed_between_lock_and_check(tmp_path: Path) -> None:
-    """FastMCP (the mcp package's own server framework) whose instructions
-    change between ``crawlcheck lock`` and the session: the session pauses,
-    confirm is refused, confirm_instructions approves."""
-    # FastMCP as mcp 1.x ships it (2.x's MCPServer takes no stateless_http,
-    # which the reference server passes): the mcp 1.x venv runs this.
-    pytest.importorskip("mcp.server.fastmcp")
+    """FastMCP (the mcp package's own server framework: 1.x's FastMCP,
+    2.x's MCPServer) whose instructions change between ``crawlcheck lock``
+    and the session: the session pauses, confirm is refused,
+    confirm_instructions approves."""
     from reference import cli_lock, fastmcp
 
     text = tmp_path / "instructions.txt"
