@@ -47,8 +47,33 @@ func TestBounds(t *testing.T) {
 	hang := mcp(t, `{"tools":`+tools+`,"hang_handshake":true}`)
 	dctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
-	if r := f.Read(dctx, hang); r.Failure != "check_timeout" {
-		t.Errorf("a hanging server: %q %q", r.Failure, r.FailureDetail)
+	if r := f.Read(dctx, hang); r.Failure != "check_timeout" || r.Fault != "timeout" || r.FailureAt != "handshake" {
+		t.Errorf("a hanging server: %q %q %q at %q", r.Failure, r.Fault, r.FailureDetail, r.FailureAt)
+	}
+}
+
+// TestFaults: a server that cannot be read is a host fault the core words
+// (Fault, FailureAt, FailurePage), classified from what the client saw,
+// never from its error text.
+func TestFaults(t *testing.T) {
+	ctx := context.Background()
+	f := fetch.New(fetch.Policy{AllowHTTP: true, AllowPrivate: loopback})
+	ln := httptest.NewServer(http.NotFoundHandler())
+	down := ln.URL + "/mcp"
+	ln.Close()
+	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "broken", http.StatusInternalServerError)
+	}))
+	t.Cleanup(broken.Close)
+	for _, c := range []struct {
+		name, url, fault string
+	}{
+		{"nothing listening", down, "connect_refused"},
+		{"answering 500", broken.URL + "/mcp", "session_failed"},
+	} {
+		if r := f.Read(ctx, c.url); r.Fault != c.fault || r.FailureAt != "handshake" || r.FailurePage != 0 {
+			t.Errorf("%s: fault %q at %q page %d (%s)", c.name, r.Fault, r.FailureAt, r.FailurePage, r.FailureDetail)
+		}
 	}
 }
 

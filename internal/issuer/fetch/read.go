@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -26,7 +27,15 @@ type Reading struct {
 	Pages           []any           // each tools/list result as received, in the core's page form (pageOf)
 	PageCapReached  bool
 	Failure         string // "", "server_unavailable", "check_timeout" or "answer_too_large"
-	FailureDetail   string
+	FailureDetail   string // for a person (a problem's detail, a sweep's error); answer_too_large's limit
+	// Fault, FailureAt and FailurePage are the failure as the core takes
+	// it (observed.failure: a host fault, docs/continuity.md), classified
+	// from what the client saw, never its error text, so a signed answer
+	// about a down server is worded by the core as every host's record is;
+	// "" for answer_too_large, which the core words from FailureDetail.
+	Fault       string
+	FailureAt   string // "handshake" or "tools/list"
+	FailurePage int    // the tools/list page, from 1
 }
 
 // Failures of a reading, named as the core names them.
@@ -63,17 +72,30 @@ func (f *Fetcher) Read(ctx context.Context, url string) Reading {
 	}
 	pageCap := f.policy.PageCap
 	c := &mcpClient{hc: f.hc, url: url, limit: f.policy.MaxAnswer}
-	fail := func(err error) Reading {
+	// fail is the reading of a failure at a step (page 0: the handshake).
+	fail := func(err error, page int) Reading {
 		if Refused(err) {
 			return Reading{Endpoint: c.url, Refused: err}
 		}
-		r := Reading{Endpoint: c.url, Failure: failureUnavailable, FailureDetail: err.Error()}
+		r := Reading{Endpoint: c.url, Failure: failureUnavailable, FailureDetail: err.Error(), FailureAt: "handshake"}
+		if page > 0 {
+			r.FailureAt, r.FailurePage = "tools/list", page
+		}
 		var tl *tooLarge
+		var op *net.OpError
 		switch {
 		case errors.As(err, &tl):
-			r.Failure, r.FailureDetail = failureTooLarge, strconv.FormatInt(tl.limit, 10)
+			return Reading{Endpoint: c.url, Failure: failureTooLarge, FailureDetail: strconv.FormatInt(tl.limit, 10)}
 		case ctx.Err() != nil:
-			r.Failure = failureTimeout
+			r.Failure, r.Fault = failureTimeout, "timeout"
+		case errors.As(err, &op) && op.Op == "dial":
+			r.Fault = "connect_refused"
+		case errors.Is(err, errNoAnswer):
+			r.Fault = "session_ended"
+		default:
+			// An HTTP error status, a protocol error, a result that is
+			// not one: the server did not answer with a result.
+			r.Fault = "session_failed"
 		}
 		return r
 	}
@@ -83,18 +105,18 @@ func (f *Fetcher) Read(ctx context.Context, url string) Reading {
 		"clientInfo":      map[string]any{"name": "crawlcheck-issuer", "version": "1.0.0"},
 	})
 	if err != nil {
-		return fail(fmt.Errorf("initialize: %w", err))
+		return fail(fmt.Errorf("initialize: %w", err), 0)
 	}
 	var hs struct {
 		ProtocolVersion string          `json:"protocolVersion"`
 		ServerInfo      json.RawMessage `json:"serverInfo"`
 	}
 	if err := json.Unmarshal(init, &hs); err != nil {
-		return fail(fmt.Errorf("initialize: result: %w", err))
+		return fail(fmt.Errorf("initialize: result: %w", err), 0)
 	}
 	c.version = hs.ProtocolVersion
 	if err := c.notify(ctx, "notifications/initialized"); err != nil {
-		return fail(fmt.Errorf("notifications/initialized: %w", err))
+		return fail(fmt.Errorf("notifications/initialized: %w", err), 0)
 	}
 	r := Reading{Endpoint: c.url, ProtocolVersion: hs.ProtocolVersion, ServerInfo: hs.ServerInfo}
 	seen := map[string]bool{}
@@ -116,7 +138,7 @@ func (f *Fetcher) Read(ctx context.Context, url string) Reading {
 			r.Pages = append(r.Pages, pageOf(rpcErr.frame))
 			return r
 		case err != nil:
-			return fail(fmt.Errorf("tools/list page %d: %w", len(r.Pages)+1, err))
+			return fail(fmt.Errorf("tools/list page %d: %w", len(r.Pages)+1, err), len(r.Pages)+1)
 		}
 		r.Pages = append(r.Pages, pageOf(page))
 		var next struct {
@@ -224,12 +246,16 @@ func (c *mcpClient) call(ctx context.Context, method string, params map[string]a
 	}
 	switch {
 	case err != nil:
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", errNoAnswer, err)
 	case !found:
-		return nil, fmt.Errorf("no answer to request %d", id)
+		return nil, fmt.Errorf("%w to request %d", errNoAnswer, id)
 	}
 	return result, rpcErr
 }
+
+// errNoAnswer is an answer's body that ended, or broke, before the answer:
+// the fault session_ended.
+var errNoAnswer = errors.New("no answer")
 
 // events reads server-sent events until match takes one (data lines joined
 // with "\n", as the event-stream format says); the stream may stay open

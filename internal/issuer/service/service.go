@@ -583,7 +583,16 @@ func (s *Service) read(w http.ResponseWriter, r *http.Request, url string) (fetc
 // observed is a reading in continuity_check's observed form.
 func observed(rd fetch.Reading) map[string]any {
 	o := map[string]any{"endpoint": rd.Endpoint}
-	if rd.Failure != "" {
+	switch {
+	case rd.Fault != "":
+		// A host fault the core words: no text of the client's in a
+		// signed answer.
+		o["failure"], o["failure_at"] = rd.Fault, rd.FailureAt
+		if rd.FailurePage > 0 {
+			o["failure_page"] = rd.FailurePage
+		}
+		return o
+	case rd.Failure != "":
 		o["failure"], o["failure_detail"] = rd.Failure, rd.FailureDetail
 		return o
 	}
