@@ -211,7 +211,9 @@ func cmdCheck(c *cli, args []string) error {
 			say(c.stderr, "crawlcheck: pilot: %d records acknowledged; the rest wait in %s for the next run: %s\n", n, *logPath, err)
 		}
 	}
-	if !preflight.Proceeds(rec.Effect) {
+	// The check passes when the core's handoff lets everything through:
+	// the session proceeds and withholds no tool.
+	if h := rec.Handoff; h == nil || h.Session != preflight.SessionProceed || len(h.Withheld) > 0 {
 		return blocked("%s", rec.Effect)
 	}
 	return nil

@@ -110,13 +110,10 @@ func printRecord(w io.Writer, rec preflight.Record) {
 	say(w, "\nrecord    %s\n", rec.RecordSHA256)
 }
 
-// withheld says whether the core's handoff withholds a tool from the model;
-// for a record read back without one, whether its effect does.
+// withheld says whether the core's handoff withholds a tool from the model
+// (every tool, for a record without one: it hands nothing over).
 func withheld(rec preflight.Record, name string) bool {
-	if rec.Handoff == nil {
-		return preflight.Withheld(rec.Tools[name])
-	}
-	return slices.Contains(rec.Handoff.Withheld, name)
+	return rec.Handoff == nil || slices.Contains(rec.Handoff.Withheld, name)
 }
 
 // printDetail writes an observation's detail: a description diff as the

@@ -511,23 +511,6 @@ func TestLogChainAndTornTail(t *testing.T) {
 	}
 }
 
-func TestWithheldOrder(t *testing.T) {
-	for _, c := range []struct {
-		effect            string
-		withheld, stopped bool
-	}{
-		{"proceed", false, false}, {"proceed_recorded", false, false}, {"refresh", false, false},
-		{"pause_tool", true, false}, {"pause", true, true}, {"deny", true, true}, {"no-such-effect", true, true},
-	} {
-		if preflight.Withheld(c.effect) != c.withheld || preflight.Stopped(c.effect) != c.stopped {
-			t.Errorf("%s: withheld %v stopped %v", c.effect, preflight.Withheld(c.effect), preflight.Stopped(c.effect))
-		}
-	}
-	if !slices.Equal([]bool{preflight.Proceeds("proceed"), preflight.Proceeds("proceed_recorded"), preflight.Proceeds("refresh")}, []bool{true, true, false}) {
-		t.Error("Proceeds")
-	}
-}
-
 // TestSessionInstructionsConfirm: a change of the server's instructions
 // pauses the session; Confirm, which names tools only, is refused with the
 // change unnamed, and ConfirmInstructions approves it, pinning the new

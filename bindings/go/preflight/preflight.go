@@ -83,18 +83,6 @@ func Open(ctx context.Context, client *mcp.Implementation, copts *mcp.ClientOpti
 // does not verify record_sha256: the core's verify_record does.
 func ParseRecord(raw []byte) (Record, error) { return impl.ParseRecord(raw) }
 
-// Withheld reports whether a tool with this effect is withheld from the
-// model and refused when called: pause_tool or stronger.
-func Withheld(effect string) bool { return impl.Withheld(effect) }
-
-// Stopped reports whether a session with this effect stops: pause or
-// stronger.
-func Stopped(effect string) bool { return impl.Stopped(effect) }
-
-// Proceeds reports whether a check with this session effect let everything
-// through: proceed, or proceed_recorded (an approved exception).
-func Proceeds(effect string) bool { return impl.Proceeds(effect) }
-
 // NonceStatePath is where the issuer replay state of a record log is kept.
 func NonceStatePath(logPath string) string { return impl.NonceStatePath(logPath) }
 

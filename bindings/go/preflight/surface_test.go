@@ -24,8 +24,8 @@ var publicSurface = []string{
 	"ErrJSONSyntax", "ErrJSONTooDeep", "ErrKeyInvalid", "ErrLockInvalid", "ErrLockUnsupported",
 	"ErrPolicyInvalid", "ErrRecordInvalid", "ErrToolsMalformed", "ErrUnknownOp", "ErrorCode",
 	"Evidence", "Finding", "HandedTool", "Handoff", "Issuer", "NonceStatePath", "ObservedSummary",
-	"Open", "ParseRecord", "Pilot", "PilotAckPath", "PinnedKey", "Proceeds", "ProofPath", "Recheck", "RecheckMax", "RecheckMin", "Record", "RefusedError", "Session",
-	"SessionCheckAgain", "SessionProceed", "SessionStop", "Settings", "Stopped", "Unnamed", "Withheld",
+	"Open", "ParseRecord", "Pilot", "PilotAckPath", "PinnedKey", "ProofPath", "Recheck", "RecheckMax", "RecheckMin", "Record", "RefusedError", "Session",
+	"SessionCheckAgain", "SessionProceed", "SessionStop", "Settings", "Unnamed",
 	"Would",
 }
 

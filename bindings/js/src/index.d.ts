@@ -37,15 +37,6 @@ export interface ContinuityRecord extends Readonly<RecordJson> {}
  */
 export declare class PreflightError extends CrawlcheckError {}
 
-/** Effect thresholds in the order of the core's rule table. */
-export declare class Effects {
-  constructor(cc: Core);
-  readonly order: string[];
-  atLeast(effect: string, min: string): boolean;
-  withheld(effect: string): boolean;
-  stopped(effect: string): boolean;
-}
-
 export interface PinnedKey {
   kid: string;
   public_key: string;

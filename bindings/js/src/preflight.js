@@ -83,25 +83,6 @@ export class ContinuityRefused extends CrawlcheckError {
   }
 }
 
-/** Effect thresholds, in the order of the core's rule table. */
-export class Effects {
-  constructor(cc) {
-    this.order = cc.rules().rules.effects;
-  }
-  // An effect the table does not name ranks as the strongest: it fails closed.
-  atLeast(effect, min) {
-    const e = this.order.indexOf(effect);
-    const m = this.order.indexOf(min);
-    return e < 0 || m < 0 || e >= m;
-  }
-  withheld(effect) {
-    return this.atLeast(effect, "pause_tool");
-  }
-  stopped(effect) {
-    return this.atLeast(effect, "pause");
-  }
-}
-
 function toBytes(v, what) {
   if (v === undefined || v === null) return null;
   if (v instanceof Uint8Array) return v;

@@ -50,7 +50,7 @@ from ._pilot import Pilot as Pilot, PilotError as PilotError, PilotUploader, pil
 from .ops import approve as _approve_op
 from .ops import endpoint as _endpoint_op
 from .ops import next_page as _next_page_op
-from .ops import escape_text, refusal, rules, sign_lock, verify_lock
+from .ops import escape_text, refusal, sign_lock, verify_lock
 from .transport import Wire, wire_of
 
 #: Background re-checks on notifications/tools/list_changed are rate-limited:
@@ -84,7 +84,9 @@ FAULT_PAGES_OVER_CAP = "pages_over_cap"
 FAULT_LIST_CACHED = "list_cached"
 FAULT_NOT_CAPTURED = "answer_not_captured"
 
-#: Effects, weakest to strongest, as the core's rule table orders them.
+#: Effects, weakest to strongest, as the core's rule table orders them. They
+#: name what a record says; what a session does after a check is the core's
+#: handoff, never a ranking of these.
 PROCEED, PROCEED_RECORDED, REFRESH, PAUSE_TOOL, PAUSE, DENY = (
     "proceed",
     "proceed_recorded",
@@ -93,35 +95,6 @@ PROCEED, PROCEED_RECORDED, REFRESH, PAUSE_TOOL, PAUSE, DENY = (
     "pause",
     "deny",
 )
-
-_effects: Optional[List[str]] = None
-
-
-def _effect_order() -> List[str]:
-    global _effects
-    if _effects is None:
-        _effects = [str(e) for e in rules()["rules"]["effects"]]
-    return _effects
-
-
-def at_least(effect: str, minimum: str) -> bool:
-    """Whether effect is as strong as minimum or stronger. An effect the rule
-    table does not name counts as the strongest: it fails closed."""
-    order = _effect_order()
-    if effect not in order or minimum not in order:
-        return True
-    return order.index(effect) >= order.index(minimum)
-
-
-def withheld(effect: str) -> bool:
-    """A tool with this effect is withheld from the model and refused."""
-    return at_least(effect, PAUSE_TOOL)
-
-
-def stopped(effect: str) -> bool:
-    """A session with this effect stops."""
-    return at_least(effect, PAUSE)
-
 
 def show(s: str) -> str:
     """A server's string made safe to show a person: the core's escape_text."""
