@@ -42,11 +42,19 @@ func main() {
 	out := flag.String("o", "docs/benchmarks.md", "where to write the report")
 	memOnly := flag.Bool("mem", false, "measure memory per input byte only, and print it (memory.go)")
 	child := flag.String("mem-child", "", "internal: one memory case, `OP:FILE` (the request in FILE)")
+	wasmSize := flag.String("wasm-size", "", "print the code bytes each package contributes to `MODULE` (a wasm build keeping its name section; wasmsize.go)")
 	table := flag.Bool("table", false, "measure issue 23's table only (table.go) and write its section of -o")
 	flag.Func("mem-sizes", "list sizes of the memory cases in MB, comma-separated (default 1,10,50)", setMemSizes)
 	flag.Parse()
 	if *child != "" || *memOnly {
 		if err := memoryMain(*child); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *wasmSize != "" {
+		if err := wasmSizeReport(os.Stdout, *wasmSize); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
@@ -425,7 +433,61 @@ const whereWasmStands = "\n" +
 	"  *Size*: 4.50 MB raw, 1.26 MB gzipped on the day's tree (the copy of canonical text added\n" +
 	"  15 KB). Code is 2.96 MB (the runtime 1.12 MB; the core 1.4 MB, of which the op layer 0.36, the\n" +
 	"  continuity check 0.15, the scan 0.13, guard 0.12, lockfiles 0.11, canonical JSON 0.08) and data\n" +
-	"  1.53 MB: **missed**, for the reasons above.\n"
+	"  1.53 MB: **missed**, for the reasons above.\n" +
+	"- **Python, a warm session** (issue 23, by hand: `bindings/python/bench_session.py`, mcp 2.3.0,\n" +
+	"  Python 3.11, the scenario server serving 1,000 of the JS bench's tools; one session is open the\n" +
+	"  transport, `initialize`, `list_tools`, close; 15 interleaved pairs in one warm process, medians,\n" +
+	"  this process's CPU by `resource.getrusage`, the server's not counted; load average 0.20 0.09 1.72,\n" +
+	"  2026-12-02 07:46):\n" +
+	"\n" +
+	"  | transport | plain ClientSession | with_preflight | ratio (wall) | plain CPU | preflight CPU | ratio (CPU) | target ≤ 1.25× |\n" +
+	"  |---|---:|---:|---:|---:|---:|---:|---|\n" +
+	"  | stdio | 54 ms | 118 ms | 2.19× | 34 ms | 99 ms | 3.04× | **missed** |\n" +
+	"  | http | 71 ms | 123 ms | 1.80× | 70 ms | 126 ms | 1.87× | **missed** |\n" +
+	"\n" +
+	"  What the preflight adds, each piece timed alone on the same 1,000-tool page (process CPU,\n" +
+	"  medians of 15): `continuity_handoff` 6.2 ms, the per-tool `Tool.model_validate_json` of the\n" +
+	"  handed-off tools in `list_tools` 3.5 ms (one `TypeAdapter(list[Tool])` over the joined list is\n" +
+	"  no faster: 4.3 ms), the re-encoding of the decoded page (`json.dumps`) 2.7 ms, parsing the\n" +
+	"  core's answer 1.0 ms, `verify_lock` 0.14 ms. That is about 15 ms of the 65 ms the session\n" +
+	"  adds. Most of the rest is Python's cyclic garbage collector: the sessions timed phase by phase\n" +
+	"  (stdio, medians of 10, plain and preflight alternating, load 0.1), `initialize` with the\n" +
+	"  preflight (the handshake, the SDK's `tools/list`, the capture and the check) took 79.9 ms of\n" +
+	"  CPU with `gc` on and 41.5 ms with it off, the plain session's `list_tools` 39.0 and 31.1 ms:\n" +
+	"  the 1,000-tool page's containers (the SDK's, the tap's, the handoff's) trigger collections that\n" +
+	"  walk everything the process holds, and the preflight holds more. With `gc` off the preflight's\n" +
+	"  session is 41.5 + 5.6 ms (`list_tools`) against the plain 31.1 ms, about 1.5×. Next, not done\n" +
+	"  in this pass: fewer containers per check (the decoded page the tap keeps, the handoff's parse)\n" +
+	"  rather than touching the application's collector. The attachments the encoder builds (`_core.encode_request`) now copy each\n" +
+	"  document once, not twice (a length prefix concatenated to each frame, then the join): a\n" +
+	"  fraction of a millisecond per megabyte, not what the row misses by.\n" +
+	"- **Issue 23, third pass: the module's size, by package** (`go run ./hosttest/bench -wasm-size`\n" +
+	"  on a build keeping its name section; `go tool nm` does not read wasm). The module is 4.62 MB\n" +
+	"  raw, 1.30 MB gzip -9 (`make bench`, 2026-12-02): code 3.11 MB, data 1.58 MB, names and the\n" +
+	"  rest 0.1 MB. Of the code, the Go runtime is 1.09 MB (35%), the core 1.47 MB (the op layer 0.47,\n" +
+	"  continuity 0.17, scan 0.13, guard 0.12, lockfiles 0.11, canonical JSON 0.08, requests 0.06,\n" +
+	"  tools 0.06, policy 0.06, diff 0.05, the log 0.04), `internal/strconv` and `strconv` 0.09 (the\n" +
+	"  shortest float formatting and `ParseFloat` that RFC 8785 numbers need, `core/internal/canon`),\n" +
+	"  Ed25519's field arithmetic 0.07, type equality functions 0.05, `internal/runtime/maps` 0.04,\n" +
+	"  `internal/reflectlite` (through `errors.As`), `internal/bisect` and `internal/godebug` 0.06 together.\n" +
+	"  No dependency left is heavy and unneeded: the largest removable one is the last (about 1%), and\n" +
+	"  3.5 MB would take a quarter of the module, i.e. most of the core's code or a runtime Go does not\n" +
+	"  offer for wasip1. Build flags tried: `GOWASM=satconv,signext` (+19 bytes: Go 1.26 already\n" +
+	"  emits what it needs), `-ldflags=-s -w` (already used: it drops the 93 KB name section).\n" +
+	"  **Missed**, 1.12 MB over raw and 0.30 MB over gzipped. wazero / native in the same run was 5.0×\n" +
+	"  by thread CPU (20.0 vs 3.99 ms, 21 interleaved pairs, load 7–10): **missed** (≤ 4×); what is\n" +
+	"  left is the per-value work described in the second pass.\n" +
+	"- **Python, a warm session, the collector measured** (issue 23, third pass; `gc.callbacks` timing\n" +
+	"  every collection of 8 sessions of each kind in one warm process, stdio, 1,000 tools, load 7):\n" +
+	"  the plain session triggered 0.375 full (generation 2) collections a session and the preflight's\n" +
+	"  0.5, each about 60 ms of CPU in the benchmark's process, so collections cost the plain session\n" +
+	"  22 ms and the preflight's 29 ms a session, generations 0 and 1 another 6 and 7 ms: about 8 ms\n" +
+	"  of the preflight's extra 40 ms. `gc.freeze()` or turning the collector off around the check\n" +
+	"  would shift when the *application's* garbage is collected, for 8 ms: not done. A cProfile of\n" +
+	"  the preflight's sessions (process time) puts the rest in the per-tool `Tool.model_validate_json`\n" +
+	"  of the handed-off tools (the SDK validates the page once, the preflight validates each of the\n" +
+	"  1,000 tools it hands over again, 10–19 ms at this load, as long as one `TypeAdapter(list[Tool])`\n" +
+	"  over the joined list), the core's `continuity_handoff` and the re-encoding of the decoded page.\n"
 
 // dur prints a duration with three significant digits in a fitting unit.
 func dur(d time.Duration) string {
