@@ -499,3 +499,45 @@ test("dropping files on the sections opens them", async (t) => {
   assert.equal(await text(page, "#record-sha256"), ex.response.result.record_sha256);
   assertOffline(loadedAt);
 });
+
+test("an effect and a session the page does not know withhold every tool (injected at the worker's boundary)", async (t) => {
+  // The core never answers an effect its rule table does not name, so a
+  // newer core's is played here: the real worker, with the handoff answer
+  // it parses given an effect and a session this page has never heard of.
+  // A page that ranked effect names would let them through.
+  const page = await ctx.newPage();
+  t.after(() => page.close());
+  await page.addInitScript(() => {
+    const Real = window.Worker;
+    window.Worker = function (url, opts) {
+      const prelude = `{
+        const parse = JSON.parse;
+        JSON.parse = function (text, reviver) {
+          const v = parse(text, reviver);
+          if (v && typeof v === "object" && typeof v.session === "string" && v.record && typeof v.record === "object") {
+            v.session = "quarantine";
+            v.record.effect = "quarantine";
+            for (const k of Object.keys(v.record.tools || {})) v.record.tools[k] = "quarantine";
+          }
+          return v;
+        };
+      }\n`;
+      const src = window.CRAWLCHECK_WORKER_SOURCE;
+      if (typeof src !== "string") return new Real(url, opts);
+      return new Real(URL.createObjectURL(new Blob([prelude + src], { type: "text/javascript" })), opts);
+    };
+  });
+  await page.goto(PAGE_URL);
+  await page.waitForSelector("body[data-ready]", { timeout: 120000 });
+  const ex = vector("continuity_check", "example");
+  await fill(page, { lock: docText(ex.request.lock), pages: ex.request.observed.pages, now: ex.request.now, endpoint: ex.request.observed.endpoint });
+  await check(page);
+  assert.equal(await text(page, "#error"), "");
+  assert.match(await text(page, "[data-testid=effect]"), /effect is quarantine/);
+  assert.equal(await page.getAttribute("[data-testid=effect]", "class"), "badge bad");
+  assert.match(await text(page, "[data-testid=session]"), /does not proceed \(quarantine\): no tool is handed over/);
+  const tools = Object.keys(ex.response.result.tools);
+  const marked = await page.$$eval("strong", (n) => n.map((x) => x.textContent).filter((s) => s === "quarantine (withheld)"));
+  assert.ok(tools.length > 0);
+  assert.equal(marked.length, tools.length, "every tool of the record is shown withheld");
+});
