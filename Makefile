@@ -118,13 +118,13 @@ test-js: wasm
 ## at the versions bindings/js/package.json pins (npm ci when missing), over
 ## each transport they serve; two cells at a time.
 INTEROP = CRAWLCHECK_INTEROP=1 $(GO) test -count=1 -timeout 15m -parallel 2 ./hosttest/interop
-test-interop:
-	cd bindings/js && { test -d node_modules/@modelcontextprotocol/server-everything || npm ci --no-audit --no-fund; }
+test-interop: wasm
+	cd bindings/js && { test -d node_modules/@modelcontextprotocol/server-everything || npm ci --no-audit --no-fund; } && node scripts/copy-wasm.js
 	$(INTEROP)
 
 ## interop-doc: run the matrix and write docs/interop.md from its results.
-interop-doc:
-	cd bindings/js && { test -d node_modules/@modelcontextprotocol/server-everything || npm ci --no-audit --no-fund; }
+interop-doc: wasm
+	cd bindings/js && { test -d node_modules/@modelcontextprotocol/server-everything || npm ci --no-audit --no-fund; } && node scripts/copy-wasm.js
 	$(INTEROP) -run 'TestMatrix' -interop.doc=$(abspath docs/interop.md)
 
 ## web: the offline checker page (bindings/js/web, docs/web.md): build its one

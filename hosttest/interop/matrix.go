@@ -54,26 +54,28 @@ type Host struct {
 	// Hands is whether the row hands tools to a model (the CLI only
 	// writes the record).
 	Hands bool
+	// NPM are the npm packages (name@version) the row runs on, checked
+	// against what is installed.
+	NPM []string
 }
 
 // Hosts are the matrix's rows.
 var Hosts = []Host{
 	{ID: "go", Name: "Go preflight (`bindings/go/preflight`)", Versions: "go-sdk v1.8.0", Hands: true},
 	{ID: "cli", Name: "CLI (`crawlcheck lock` / `check`)", Versions: "go-sdk v1.8.0"},
+	{ID: "js-sdk1", Name: "JS `withPreflight`, SDK 1.x", Versions: "@modelcontextprotocol/sdk 1.32.2", Hands: true, NPM: []string{"@modelcontextprotocol/sdk@1.32.2"}},
+	{ID: "js-sdk2", Name: "JS `withPreflight`, client 2.x", Versions: "@modelcontextprotocol/client 2.4.0", Hands: true, NPM: []string{"@modelcontextprotocol/client@2.4.0"}},
 }
 
 // Cannot are the cells that cannot exist, by host ID then column
 // (server ID + "/" + transport), with the reason.
-var Cannot = map[string]map[string]string{
-	"go":  {"everything/" + LegacySSE: "the Go preflight has no legacy HTTP+SSE transport on main yet"},
-	"cli": {"everything/" + LegacySSE: "the CLI has no legacy HTTP+SSE transport on main yet (it takes --server and --url)"},
-}
+var Cannot = map[string]map[string]string{}
 
 // Pending are the rows and columns issue 17 asks for that the matrix does
 // not run yet: listed in docs/interop.md so nobody reads their absence as
 // a pass.
 var Pending = []string{
-	"JS `withPreflight` (SDK 1.x and client 2.x), `withContinuity` (@openai/agents), `loadMcpToolsWithContinuity` (@langchain/mcp-adapters)",
+	"JS `withContinuity` (@openai/agents 0.20.0) and `loadMcpToolsWithContinuity` (@langchain/mcp-adapters 1.1.4): the driver runs them (`bindings/js/test/interop/driver.mjs`, hosts `agents` and `langchain`), and every cell fails today. Both wrap a client that is already connected, so their records carry no handshake (no `handshake`, and `instructions` and `server_info` in `blind_parts`) where `crawlcheck check` saw the `initialize` answer: the records are not byte-identical. With server-everything over stdio the Agents adapter's first check is also `server_unavailable` (`capture_failed: the SDK accepted an answer that was not captured`) and pauses a clean server.",
 	"Python `with_preflight` (mcp 1.x and 2.x), langchain-mcp-adapters, openai-agents, crewai",
 	"`mcp-server-time` and `mcp-server-git` (PyPI, stdio)",
 	"a FastMCP server of the `mcp` package over streamable HTTP (stateful and stateless, JSON and SSE answers)",

@@ -97,16 +97,19 @@ func TestDocCurrent(t *testing.T) {
 // TestPinnedVersions: what is installed is what the matrix says it runs.
 func TestPinnedVersions(t *testing.T) {
 	interopOnly(t)
+	for _, h := range Hosts {
+		for _, p := range h.NPM {
+			at := strings.LastIndex(p, "@")
+			if got := npmVersion(p[:at]); got != p[at+1:] {
+				t.Errorf("%s: %s is installed %q, the matrix says %s", h.ID, p[:at], got, p[at+1:])
+			}
+		}
+	}
 	for _, s := range Servers {
 		switch s.Registry {
 		case "npm":
-			var m struct{ Version string }
-			b, err := os.ReadFile(filepath.Join(npmDir(s.Package), "package.json"))
-			if err == nil {
-				err = json.Unmarshal(b, &m)
-			}
-			if err != nil || m.Version != s.Version {
-				t.Errorf("%s: installed %q (%v), the matrix pins %s", s.Package, m.Version, err, s.Version)
+			if got := npmVersion(s.Package); got != s.Version {
+				t.Errorf("%s: installed %q, the matrix pins %s", s.Package, got, s.Version)
 			}
 		case "this repository (go-sdk)":
 			info, _ := debug.ReadBuildInfo()
@@ -123,6 +126,14 @@ func interopOnly(t *testing.T) {
 	if os.Getenv("CRAWLCHECK_INTEROP") == "" {
 		t.Skip("the interop matrix runs under make test-interop (CRAWLCHECK_INTEROP=1)")
 	}
+}
+
+// npmVersion is the version of an installed npm package, or "".
+func npmVersion(pkg string) string {
+	var m struct{ Version string }
+	b, _ := os.ReadFile(filepath.Join(npmDir(pkg), "package.json"))
+	json.Unmarshal(b, &m)
+	return m.Version
 }
 
 func npmDir(pkg string) string {
@@ -169,6 +180,7 @@ func TestMatrix(t *testing.T) {
 type endpoint struct {
 	words   []string // stdio
 	url     string   // HTTP
+	sse     bool     // url is a legacy HTTP+SSE event stream
 	control string   // stdio: the wrapper's control file
 	proxy   *inflight.Proxy
 }
@@ -187,6 +199,9 @@ func (e *endpoint) mutate(t *testing.T, tool string) {
 
 // source is the endpoint as CLI flags.
 func (e *endpoint) source() []string {
+	if e.sse {
+		return []string{"--sse", e.url}
+	}
 	if e.url != "" {
 		return []string{"--url", e.url}
 	}
@@ -237,6 +252,7 @@ func start(t *testing.T, c Cell) *endpoint {
 	e.proxy = inflight.NewProxy(upstream)
 	front := httptest.NewServer(e.proxy)
 	t.Cleanup(front.Close)
+	e.sse = c.Transport == LegacySSE
 	e.url = front.URL + map[string]string{Streamable: "/mcp", LegacySSE: "/sse"}[c.Transport]
 	return e
 }
@@ -315,6 +331,8 @@ func hostRun(t *testing.T, c Cell, e *endpoint, lock, mode, logPath string) outc
 		run(t, crawlcheck, append([]string{"check", "--lock", lock, "--now", checkNow, "--mode", mode, "--json", "--log", logPath}, e.source()...)...)
 	case "go":
 		return goRun(t, e, lock, mode, logPath)
+	case "js-sdk1", "js-sdk2", "js-agents", "js-langchain":
+		return driverRun(t, node, []string{filepath.Join(root, "bindings", "js", "test", "interop", "driver.mjs")}, strings.TrimPrefix(c.Host.ID, "js-"), e, lock, mode, logPath)
 	default:
 		t.Fatalf("no driver for host %s", c.Host.ID)
 	}
@@ -325,9 +343,12 @@ func goRun(t *testing.T, e *endpoint, lock, mode, logPath string) outcome {
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	var tr mcp.Transport
-	if e.url != "" {
+	switch {
+	case e.sse:
+		tr = &mcp.SSEClientTransport{Endpoint: e.url}
+	case e.url != "":
 		tr = &mcp.StreamableClientTransport{Endpoint: e.url, MaxRetries: -1}
-	} else {
+	default:
 		cmd := exec.Command(e.words[0], e.words[1:]...)
 		tr = &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}
 	}
@@ -356,6 +377,32 @@ func goRun(t *testing.T, e *endpoint, lock, mode, logPath string) outcome {
 		sess.Close()
 	}
 	o.records = logLines(t, logPath)
+	return o
+}
+
+// driverRun runs one session through a language's driver (prog args, then
+// the cell as JSON), which prints the tools it handed over or its refusal.
+func driverRun(t *testing.T, prog string, args []string, host string, e *endpoint, lock, mode, logPath string) outcome {
+	transport := "stdio"
+	switch {
+	case e.sse:
+		transport = "sse"
+	case e.url != "":
+		transport = "http"
+	}
+	spec, _ := json.Marshal(map[string]any{"host": host, "transport": transport, "command": e.words, "url": e.url, "lock": lock, "mode": mode, "now": checkNow, "log": logPath})
+	var got struct {
+		Handed  []string
+		Refused *string
+	}
+	out := run(t, prog, append(args, string(spec))...)
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("the %s driver printed %q: %v", host, out, err)
+	}
+	o := outcome{handed: got.Handed, records: logLines(t, logPath)}
+	if got.Refused != nil {
+		o.refused = *got.Refused
+	}
 	return o
 }
 
@@ -419,7 +466,7 @@ func runCell(t *testing.T, c Cell) {
 		o := hostRun(t, c, e, lock, s.mode, hostLog)
 		first := o.records[0]
 		if !bytes.Equal(first, want) {
-			t.Errorf("%s: the first record differs from crawlcheck check --json's:\n host %s\n  cli %s", what, first, want)
+			t.Errorf("%s: the first record differs from crawlcheck check --json's in %s", what, differing(first, want))
 		}
 		var r record
 		if err := json.Unmarshal(first, &r); err != nil {
@@ -460,6 +507,26 @@ func onlyChanged(tool, effect, toolEffect string, would bool) func(record) strin
 		}
 		return ""
 	}
+}
+
+// differing names the members two records differ in, each with both values.
+func differing(a, b []byte) string {
+	var ma, mb map[string]json.RawMessage
+	json.Unmarshal(a, &ma)
+	json.Unmarshal(b, &mb)
+	var out []string
+	for k, va := range ma {
+		if vb := mb[k]; !bytes.Equal(va, vb) {
+			out = append(out, fmt.Sprintf("%s:\n  host %s\n   cli %s", k, va, vb))
+		}
+	}
+	for k, vb := range mb {
+		if _, ok := ma[k]; !ok {
+			out = append(out, fmt.Sprintf("%s:\n  host absent\n   cli %s", k, vb))
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, "\n")
 }
 
 func sorted(s []string) []string {
