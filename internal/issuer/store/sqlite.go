@@ -10,16 +10,22 @@ import (
 )
 
 // OpenSQLite opens (creating it if need be) the SQLite database in file, in
-// WAL mode: readers never wait for the writer, and a crash loses at most
-// the transactions not yet checkpointed — never a committed nonce, with
-// synchronous=FULL. Another process on the same file waits on the busy
+// WAL mode: readers never wait for the writer. synchronous=FULL syncs the
+// WAL at every commit, so a transaction acknowledged (a nonce, a receipt, a
+// log entry a client was answered with) survives a power loss; NORMAL would
+// save that sync and could lose the last commits, which an issuer must not
+// (docs/decisions.md). wal_autocheckpoint(10000) lets the WAL grow to about
+// 40 MB before it is copied back: the pages every batch rewrites (the
+// indexes, the log's tail) are then copied once per ten thousand pages
+// instead of once per thousand, which was a tenth of a check's CPU
+// (docs/benchmarks.md). Another process on the same file waits on the busy
 // timeout instead of failing.
 func OpenSQLite(ctx context.Context, file string) (Store, error) {
 	if file == "" {
 		return nil, fmt.Errorf("store: sqlite: no file named")
 	}
 	v := url.Values{}
-	for _, p := range []string{"journal_mode(WAL)", "busy_timeout(10000)", "synchronous(FULL)", "foreign_keys(ON)"} {
+	for _, p := range []string{"journal_mode(WAL)", "busy_timeout(10000)", "synchronous(FULL)", "foreign_keys(ON)", "wal_autocheckpoint(10000)"} {
 		v.Add("_pragma", p)
 	}
 	v.Set("_txlock", "immediate")
