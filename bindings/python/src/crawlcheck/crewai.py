@@ -15,19 +15,32 @@ the core answered for this check (continuity_handoff), never from CrewAI's
 earlier listing, and each calls its tool by its exact MCP name through the
 preflight's gate (issue 22, F1 and F2: no name is compared after CrewAI's
 sanitizing). Leaving the context stops the adapter.
+
+``with_continuity`` cannot bound the adapter's own first listing:
+MCPServerAdapter connects and lists in its constructor, on mcpadapt's
+transports, before it is handed over, so a huge first answer is decoded
+whole and can fail the constructor with no record. ``mcp_tools`` takes the
+server parameters instead (as MCPServerAdapter does) and never needs
+CrewAI's listing: the check runs on crawlcheck.transport (every frame bounded
+before it is decoded, a record on every outcome), and the CrewAI tools are
+built by mcpadapt's CrewAIAdapter from the core's handoff objects, calling
+through the preflight's gate on that same session (issue 22, F9).
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import threading
 from contextlib import contextmanager
 from functools import partial
 from typing import Any, Dict, Iterator, List, Optional, Union
 
+from . import transport
 from ._options import Options
 from .preflight import CheckedTools, Lock, McpPreflight
 
-__all__ = ["with_continuity"]
+__all__ = ["mcp_tools", "with_continuity"]
 
 
 def _endpoint(params: Any) -> Union[str, Any, None]:
@@ -72,3 +85,85 @@ def with_continuity(adapter: Any, lock: Lock, mode: str = "enforce", **options: 
             pf.close()
     finally:
         adapter.stop()
+
+
+def _streams(params: Any) -> Any:
+    """crawlcheck.transport's streams for MCPServerAdapter's server
+    parameters: a StdioServerParameters, or a dict with a ``url`` and
+    ``transport: "streamable-http"`` (its ``headers`` and ``timeout`` as
+    mcpadapt reads them). Legacy SSE has no bounded transport here: such a
+    server stays on with_continuity, bounded after decoding."""
+    if hasattr(params, "command"):
+        return transport.stdio_client(params)
+    if isinstance(params, dict) and params.get("url") and params.get("transport") == "streamable-http":
+        return transport.streamable_http_client(str(params["url"]), headers=params.get("headers"), timeout=params.get("timeout"))
+    raise ValueError(
+        "crawlcheck.crewai.mcp_tools takes a StdioServerParameters or a dict with url and "
+        f'transport "streamable-http" (got {type(params).__name__}); use with_continuity(MCPServerAdapter(...)) for SSE'
+    )
+
+
+@contextmanager
+def mcp_tools(serverparams: Any, lock: Lock, mode: str = "enforce", **options: Any) -> Iterator[CheckedTools]:
+    """Checks the server of ``serverparams`` (what MCPServerAdapter takes) on
+    crawlcheck.transport and yields the CrewAI tools the record lets
+    through, with the check's ``records`` (CheckedTools); options are
+    McpPreflight's. The session lives in a thread of its own (CrewAI's tools
+    are synchronous) until the context is left. A paused or denied session
+    raises ContinuityRefused with the record, whatever the server sent; a
+    missing or bad lockfile PreflightError, before anything is started."""
+    from mcp import ClientSession
+    from mcpadapt.crewai_adapter import CrewAIAdapter
+
+    streams = _streams(serverparams)
+    # Made (the lockfile read and verified) before the server is started.
+    pf = McpPreflight(None, lock, endpoint=_endpoint(serverparams), mode=mode, **Options(**options))  # type: ignore[typeddict-item]
+    checked: "concurrent.futures.Future[List[Any]]" = concurrent.futures.Future()
+    loop = asyncio.new_event_loop()
+    stop = asyncio.Event()
+
+    async def session() -> None:
+        # One task enters and leaves the transport (anyio's cancel scopes
+        # are per task); the check's outcome is handed out through
+        # ``checked``, raised outside the transport's task group.
+        try:
+            async with streams as (read, write, *_):
+                async with ClientSession(read, write) as s:
+                    pf.session = s
+                    try:
+                        await pf.attach(initialized=False)
+                        await pf.initialize()
+                        checked.set_result(list((await pf.list_tools()).tools))
+                    except Exception as e:
+                        checked.set_exception(e)
+                        return
+                    await stop.wait()
+        except BaseException as e:
+            # Before the outcome, the transport's failure is the outcome;
+            # after it (the record is written), a fault while closing is
+            # not raised over the tools' results, but a cancel is.
+            if not checked.done():
+                checked.set_exception(e)
+            elif not isinstance(e, Exception):
+                raise
+
+    def call(name: str, arguments: Optional[Dict[str, Any]] = None) -> Any:
+        # By its MCP name, through the gate: a withheld tool is refused.
+        return asyncio.run_coroutine_threadsafe(pf.call_tool(name, arguments), loop).result()
+
+    thread = threading.Thread(target=loop.run_forever, name="crawlcheck-crewai", daemon=True)
+    thread.start()
+    running = asyncio.run_coroutine_threadsafe(session(), loop)
+    try:
+        handed = checked.result()
+        adapter = CrewAIAdapter()
+        yield CheckedTools([adapter.adapt(partial(call, t.name), t) for t in handed], pf.records)
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        try:
+            running.result(pf.timeout * 3)
+        finally:
+            pf.close()
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join()
+            loop.close()
