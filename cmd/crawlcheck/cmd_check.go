@@ -66,8 +66,8 @@ func cmdCheck(c *cli, args []string) error {
 	isf.register(fs)
 	asJSON := fs.Bool("json", false, "print the record itself (canonical JSON, one line)")
 	logPath := fs.String("log", "", "append the record to the JSON-lines log `FILE`, chained to its last record")
-	pilotFlag := fs.String("pilot", "", "upload the --log records the issuer's pilot has not acknowledged, after the check: `URL,ID,TOKEN-FILE` (the issuer, the pilot id, a file holding its token); a failed upload is only reported, and what waits is sent next time")
-	pilotTimeout := fs.Duration("pilot-timeout", 3*time.Second, "how long the upload after the check may take")
+	pilotFlag := fs.String("pilot", "", "upload the --log records the issuer's pilot has not acknowledged, beside the check and after its verdict: `URL,ID,TOKEN-FILE` (the issuer, the pilot id, a file holding its token); a failed upload is only reported, and what waits is sent next time")
+	pilotTimeout := fs.Duration("pilot-timeout", 3*time.Second, "how long the upload may hold the exit after the verdict")
 	if _, err := c.parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -104,6 +104,13 @@ func cmdCheck(c *cli, args []string) error {
 			return err
 		}
 		defer log.Close()
+	}
+	var upload *pilotUpload
+	if pilot != nil {
+		// In the background of the check: what earlier runs left waiting
+		// is sent while this one reads the server.
+		upload = startUpload(*pilot, *logPath)
+		defer upload.stop()
 	}
 	issuer, err := isf.client(settings.KeyDirectory, *logPath)
 	if err != nil {
@@ -201,13 +208,11 @@ func cmdCheck(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	if pilot != nil {
-		// After the verdict: the upload never changes it. What the issuer
-		// did not acknowledge stays in the log for the next run.
-		ctx, cancel := context.WithTimeout(context.Background(), *pilotTimeout)
-		n, err := preflight.UploadPending(ctx, *pilot, *logPath)
-		cancel()
-		if err != nil {
+	if upload != nil {
+		// The verdict is fixed: the upload never changes it, and holds the
+		// exit at most --pilot-timeout. What the issuer did not acknowledge
+		// stays in the log for the next run.
+		if n, err := upload.finish(*pilotTimeout); err != nil {
 			say(c.stderr, "crawlcheck: pilot: %d records acknowledged; the rest wait in %s for the next run: %s\n", n, *logPath, err)
 		}
 	}
@@ -217,6 +222,51 @@ func cmdCheck(c *cli, args []string) error {
 		return blocked("%s", rec.Effect)
 	}
 	return nil
+}
+
+// pilotUpload is check --pilot's upload: one process has no background
+// beyond its own run, so the upload runs beside the check (the records
+// earlier runs left waiting) and, once the verdict is out, sends what the
+// check added, both within --pilot-timeout of the verdict.
+type pilotUpload struct {
+	p       preflight.Pilot
+	logPath string
+	ctx     context.Context
+	cancel  context.CancelFunc
+	done    chan struct{}
+	n       int
+	err     error
+}
+
+func startUpload(p preflight.Pilot, logPath string) *pilotUpload {
+	ctx, cancel := context.WithCancel(context.Background())
+	u := &pilotUpload{p: p, logPath: logPath, ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(u.done)
+		u.n, u.err = preflight.UploadPending(ctx, p, logPath)
+	}()
+	return u
+}
+
+// finish waits for the upload begun beside the check, then sends the
+// records since, all within timeout; it answers what was acknowledged and
+// the last failure.
+func (u *pilotUpload) finish(timeout time.Duration) (int, error) {
+	t := time.AfterFunc(timeout, u.cancel)
+	defer t.Stop()
+	<-u.done
+	if u.ctx.Err() != nil {
+		return u.n, u.err
+	}
+	n, err := preflight.UploadPending(u.ctx, u.p, u.logPath)
+	return u.n + n, err
+}
+
+// stop ends an upload the check did not finish (it failed before a
+// verdict), so the ack file is never left half written.
+func (u *pilotUpload) stop() {
+	u.cancel()
+	<-u.done
 }
 
 // pilotOf reads --pilot URL,ID,TOKEN-FILE; the token is read from its file

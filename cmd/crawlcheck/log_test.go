@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawlcheck/verifier/hosttest/mcpserver/scenario"
 	"github.com/crawlcheck/verifier/internal/issuer/fetch"
 	"github.com/crawlcheck/verifier/internal/issuer/keys"
 	"github.com/crawlcheck/verifier/internal/issuer/service"
@@ -286,8 +287,8 @@ func writeTools(t *testing.T, dir, tools string) string {
 	return path
 }
 
-// TestCheckPilot: check --pilot uploads the log's records after the
-// verdict; with the issuer down the check's exit and output are unchanged,
+// TestCheckPilot: check --pilot uploads the log's records beside the check
+// and after the verdict; with the issuer down the check's exit and output are unchanged,
 // the records wait in the log, and the next run, with the issuer back,
 // sends them all.
 func TestCheckPilot(t *testing.T) {
@@ -344,5 +345,101 @@ func TestCheckPilot(t *testing.T) {
 		if code, _, _ := runCLI(append([]string{"check", "--lock", lock, "--tools", tools}, bad...)...); code != 2 {
 			t.Errorf("check %v: exit %d, want 2", bad, code)
 		}
+	}
+}
+
+// TestCheckPilotBeside: the records an earlier run left waiting are sent
+// while the check reads the server, not after it: the server's tools/list
+// answers only once the issuer has taken them (or after 10 s, which the
+// test calls a failure). An issuer that never answers holds the exit at
+// most --pilot-timeout past the verdict and changes nothing of it.
+func TestCheckPilotBeside(t *testing.T) {
+	var down, hang atomic.Bool
+	got := make(chan struct{}, 1)
+	h := issuerHandler(t)
+	iss := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case down.Load():
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		case hang.Load():
+			io.Copy(io.Discard, r.Body) // only then does the server notice the client going away
+			select {
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+			return
+		}
+		h.ServeHTTP(w, r)
+		if strings.HasSuffix(r.URL.Path, "/records") {
+			select {
+			case got <- struct{}{}:
+			default:
+			}
+		}
+	}))
+	t.Cleanup(iss.Close)
+	file, err := scenario.Parse([]byte(`{"tools":[{"name":"a","description":"A.","inputSchema":{"type":"object"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wait atomic.Bool
+	var during atomic.Bool
+	mcpHandler := scenario.New(file, log.New(io.Discard, "", 0)).Handler()
+	mcp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if wait.Load() && bytes.Contains(body, []byte(`"tools/list"`)) {
+			select {
+			case <-got:
+				during.Store(true)
+			case <-time.After(10 * time.Second):
+			}
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		mcpHandler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(mcp.Close)
+	dir := t.TempDir()
+	resp, err := http.Post(iss.URL+"/api/v1/pilot", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		ID    string `json:"pilot_id"`
+		Token string `json:"token"`
+	}
+	json.NewDecoder(resp.Body).Decode(&p)
+	resp.Body.Close()
+	tokenFile := filepath.Join(dir, "pilot.token")
+	os.WriteFile(tokenFile, []byte(p.Token+"\n"), 0o600)
+	lock := filepath.Join(dir, "a.lock.json")
+	if code, out, errs := runCLI("lock", "--url", mcp.URL+"/mcp", "-o", lock); code != 0 {
+		t.Fatalf("lock: %d %s%s", code, out, errs)
+	}
+	logPath := filepath.Join(dir, "checks.jsonl")
+	check := func(more ...string) (int, string, string) {
+		return runCLI(append([]string{"check", "--lock", lock, "--url", mcp.URL + "/mcp", "--log", logPath, "--pilot", iss.URL + "," + p.ID + "," + tokenFile}, more...)...)
+	}
+	down.Store(true)
+	if code, out, errs := check(); code != 0 || !strings.Contains(errs, "pilot: 0 records acknowledged") {
+		t.Fatalf("check with the issuer down: %d\n%s%s", code, out, errs)
+	}
+	down.Store(false)
+	wait.Store(true)
+	if code, out, errs := check(); code != 0 || errs != "" {
+		t.Fatalf("check with the issuer back: %d\n%s%s", code, out, errs)
+	}
+	if !during.Load() {
+		t.Fatal("the waiting record was not sent while the check read the server")
+	}
+	wait.Store(false)
+	data, _ := os.ReadFile(logPath)
+	if ack, _ := os.ReadFile(logPath + ".pilot-ack"); !strings.HasPrefix(string(ack), fmt.Sprint(len(data), " ")) {
+		t.Fatalf("ack %q, want all %d bytes: the check's own record is sent after the verdict", ack, len(data))
+	}
+	hang.Store(true)
+	code, out, errs := check("--pilot-timeout", "200ms")
+	if code != 0 || !strings.Contains(out, "proceed") || !strings.Contains(errs, "pilot: 0 records acknowledged; the rest wait in") {
+		t.Fatalf("check with the issuer hanging: %d\n%s%s", code, out, errs)
 	}
 }
