@@ -12,6 +12,7 @@ counted), medians. The machine this runs on is shared: read the CPU column
 first, and the load average printed beside it.
 
     build/py-mcp2/bin/python bindings/python/bench_session.py [--tools 1000] [--pairs 15] [--json]
+    ... --stdio-server "CMD ARGS" --lock FILE --tools N   (another server, e.g. server-everything)
     ... --profile stdio|http   (cProfile of the preflight's sessions, top 40 by own time)
 """
 
@@ -21,6 +22,7 @@ import argparse
 import json
 import os
 import resource
+import shlex
 import statistics
 import subprocess
 import sys
@@ -28,7 +30,7 @@ import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Dict, List, Tuple
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Tuple
 
 import anyio
 from mcp import ClientSession, StdioServerParameters
@@ -69,7 +71,17 @@ def cpu() -> float:
 
 
 class Bench:
-    def __init__(self, n: int, tmp: Path) -> None:
+    def __init__(self, n: int, tmp: Path, server: Optional[List[str]] = None, lock: Optional[Path] = None) -> None:
+        """The scenario server serving n tools over stdio and HTTP, or, with
+        server and lock, that stdio server (n tools, pinned by lock)."""
+        self.n = n
+        self.http: Optional[subprocess.Popen[bytes]] = None
+        self.url = ""
+        self.locks: Dict[str, Path] = {}
+        if server is not None and lock is not None:
+            self.params = StdioServerParameters(command=server[0], args=server[1:])
+            self.locks["stdio"] = lock
+            return
         self.tools = tools_of(n)
         scen = tmp / "scenario.json"
         scen.write_text(json.dumps({"server": {"name": "shop", "version": "2.1"}, "tools": self.tools}, separators=(",", ":")))
@@ -79,17 +91,16 @@ class Bench:
         self.url = self.http.stdout.readline().decode().strip()
         if not self.url.startswith("http"):
             raise RuntimeError(f"mcpserver did not print its URL: {self.url!r}")
-        self.locks: Dict[str, Path] = {}
         for transport, ep in (("stdio", endpoint_of(self.params)), ("http", self.url)):
-            lock = crawlcheck.make_lock(tools=self.tools, server={"url": ep}, approved_at="2026-11-29T12:00:00.000Z")["lock"]
+            made = crawlcheck.make_lock(tools=self.tools, server={"url": ep}, approved_at="2026-11-29T12:00:00.000Z")["lock"]
             p = tmp / f"{transport}.lock.json"
-            p.write_text(lock)
+            p.write_text(made)
             self.locks[transport] = p
-        self.n = n
 
     def close(self) -> None:
-        self.http.terminate()
-        self.http.wait(5)
+        if self.http is not None:
+            self.http.terminate()
+            self.http.wait(5)
 
     def streams(self, transport: str) -> Any:
         return stdio_client(self.params) if transport == "stdio" else streamable_client(self.url)
@@ -152,11 +163,18 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=15)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--transports", default="stdio,http")
+    ap.add_argument("--stdio-server", help='another stdio server instead of the scenario server, "CMD ARGS" (with --lock and --tools, its tool count)')
+    ap.add_argument("--lock", type=Path, help="the lockfile pinning --stdio-server")
     ap.add_argument("--json", action="store_true", help="one JSON object a line instead of the table")
     ap.add_argument("--profile", choices=["stdio", "http"], help="cProfile the preflight's sessions instead")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="crawlcheck-bench-") as d:
-        b = Bench(a.tools, Path(d))
+        server = shlex.split(a.stdio_server) if a.stdio_server else None
+        if server is not None:
+            if a.lock is None:
+                ap.error("--stdio-server needs --lock")
+            a.transports = "stdio"
+        b = Bench(a.tools, Path(d), server, a.lock)
         try:
             if a.profile:
                 import cProfile

@@ -458,30 +458,48 @@ func (e *tableEnv) nodeWarm() ([]tableRow, error) {
 }
 
 // pythonWarm: bindings/python/bench_session.py (mcp 2.x) in the Python of
-// BENCH_PYTHON (make bench passes build/py-mcp2's).
+// BENCH_PYTHON (make bench passes build/py-mcp2's), the scenario server over
+// stdio and HTTP, then server-everything over stdio.
 func (e *tableEnv) pythonWarm() ([]tableRow, error) {
-	what := "Python (mcp 2.x), warm process: a session, with_preflight vs the plain ClientSession, scenario server, 1,000 tools, "
+	what := "Python (mcp 2.x), warm process: a session, with_preflight vs the plain ClientSession, "
 	if e.python == "" {
-		return []tableRow{{what + "stdio / HTTP", "not measured (BENCH_PYTHON unset)", "", "", "≤ 1.25×", ""}}, nil
+		return []tableRow{{what + "scenario server and server-everything", "not measured (BENCH_PYTHON unset)", "", "", "≤ 1.25×", ""}}, nil
 	}
-	fmt.Fprintln(os.Stderr, "bench: Python warm")
-	cmd := exec.Command(e.python, filepath.Join(e.root, "bindings", "python", "bench_session.py"), "--json", "--pairs", strconv.Itoa(pairs(15)))
-	cmd.Env = append(os.Environ(), "CRAWLCHECK_MCPSERVER="+e.server)
-	cmd.Stderr = os.Stderr
-	b, err := cmd.Output()
+	everything := []string{e.node, e.everything, "stdio"}
+	lock, err := e.lock("python-everything", "-server", shellJoin(everything))
 	if err != nil {
-		return nil, fmt.Errorf("bench_session.py: %w", err)
+		return nil, err
+	}
+	n, err := lockTools(lock)
+	if err != nil {
+		return nil, err
 	}
 	var rows []tableRow
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var r struct {
-			Transport string `json:"transport"`
-			warmJSON
+	for _, c := range []struct {
+		what string
+		args []string
+	}{
+		{what + "scenario server, 1,000 tools, ", nil},
+		{what + "server-everything, ", []string{"--stdio-server", shellJoin(everything), "--lock", lock, "--tools", strconv.Itoa(n)}},
+	} {
+		fmt.Fprintf(os.Stderr, "bench: Python warm, %s\n", c.what)
+		cmd := exec.Command(e.python, append([]string{filepath.Join(e.root, "bindings", "python", "bench_session.py"), "--json", "--pairs", strconv.Itoa(pairs(15))}, c.args...)...)
+		cmd.Env = append(os.Environ(), "CRAWLCHECK_MCPSERVER="+e.server)
+		cmd.Stderr = os.Stderr
+		b, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("bench_session.py: %w", err)
 		}
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			return nil, fmt.Errorf("bench_session.py said %q: %w", line, err)
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var r struct {
+				Transport string `json:"transport"`
+				warmJSON
+			}
+			if err := json.Unmarshal([]byte(line), &r); err != nil {
+				return nil, fmt.Errorf("bench_session.py said %q: %w", line, err)
+			}
+			rows = append(rows, r.row(c.what+r.Transport, 1000)) // seconds
 		}
-		rows = append(rows, r.row(what+r.Transport, 1000)) // seconds
 	}
 	return rows, nil
 }
