@@ -249,6 +249,22 @@ func continuityCases(t testing.TB) []goldenCase {
 	add("a log proof for an unsigned lockfile", with(with(continuityRequest(lock, one(base), "enforce"), "key_directory", directory), "log", obj{"proof": lf.proof(12)}))
 	add("a log checkpoint signed by the retired key", lf.check(t, "enforce", obj{"proof": lf.log.Proof(lockIndex, 12, lf.retired)}))
 	add("the log proof and a rug pull", with(lf.check(t, "enforce", obj{"proof": lf.proof(12)}), "observed", with(continuityRequest(lock, one(rugPull(base)), "enforce")["observed"].(obj), "endpoint", fixtureURL)))
+	// Pins only: the log is judged by the baseline's keys, the pins and
+	// the directory fetched at this check (docs/log.md).
+	pinnedLog := func(fetched string, log obj) obj {
+		r := lf.check(t, "enforce", log)
+		delete(r, "key_directory")
+		r["pinned_keys"] = []any{obj{"kid": issuer.KID, "public_key": issuer.PublicKey}}
+		if fetched != "" {
+			r["fetched_key_directory"] = fetched
+		} else {
+			r["issuer"] = obj{"url": "https://issuer.example", "step": "key_directory", "fault": "connect_refused"}
+		}
+		return r
+	}
+	add("pinned keys only: the lockfile is in the issuer's log", pinnedLog(string(mustJSON(t, lf.directory)), obj{"proof": lf.proof(12)}))
+	add("pinned keys only: a forged log proof", pinnedLog(string(mustJSON(t, lf.directory)), obj{"proof": lf.log.Proof(lockIndex, 12, lf.foreign)}))
+	add("pinned keys only, the directory unavailable: no log origin", pinnedLog("", obj{"proof": lf.proof(12)}))
 	agentgate := agentgateDoc(t, base)
 	add("agentgate baseline cannot see annotations", continuityRequest(agentgate, one(annotationFlip(base)), "enforce"))
 	add("agentgate baseline sees a rug pull", continuityRequest(agentgate, one(rugPull(base)), "enforce"))

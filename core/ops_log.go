@@ -53,8 +53,13 @@ func logInputOf(rd *req.Reader) *continuity.LogInput {
 	if !ok || !rd.Fail(o.Only(names(logFields)...)) {
 		return nil
 	}
-	if !rd.Has("key_directory") {
-		rd.Fail(cerr.New(cerr.BadRequest, "%s needs key_directory: the log's checkpoints are verified with the issuer's keys", rd.Field("log")))
+	// The log's checkpoints are verified with the same keys as the baseline
+	// (baselineKeys): the operator's copy of the directory, or the pins with
+	// the directory fetched at this check (only its pinned keys count). With
+	// the pins alone (the directory could not be had) no directory names the
+	// issuer, so no checkpoint is of its log: no_log_origin, on the record.
+	if !rd.Has("key_directory") && !rd.Has("pinned_keys") {
+		rd.Fail(cerr.New(cerr.BadRequest, "%s needs key_directory or pinned_keys: the log's checkpoints are verified with the issuer's keys", rd.Field("log")))
 		return nil
 	}
 	lr := o.Read()

@@ -130,7 +130,7 @@ var continuityRequestFields = concat([]Field{
 	may("prev_record_sha256", "string", "chains the record to the one before it"),
 	may("refreshed", "bool", "the one re-check a refresh effect asks for"),
 	may("recheck", "object `{coalesced, held_back_ms}`", "a re-check the server's `notifications/tools/list_changed` asked for: how many notifications it covers (those since the record before, at least 1) and how long the host's rate limit held it back after the first of them (0: not held back); more than one, or held back, is a storm, which the record says (`storm`)"),
-	may("log", "object `{"+joinNames(logFields)+"}`", "the issuer's transparency-log proof for the lockfile (docs/log.md); needs `key_directory`. A proof that does not verify adds `log_proof_invalid`, a checkpoint not consistent with the kept one `log_inconsistent`"),
+	may("log", "object `{"+joinNames(logFields)+"}`", "the issuer's transparency-log proof for the lockfile (docs/log.md); needs `key_directory`, or `pinned_keys` (with `fetched_key_directory` when the directory was fetched): the baseline's keys. A proof that does not verify adds `log_proof_invalid`, a checkpoint not consistent with the kept one `log_inconsistent`"),
 })
 
 func concat(groups ...[]Field) []Field {

@@ -66,7 +66,7 @@ type Request struct {
 	Recheck *Recheck
 	// Log, when set, is the check of the issuer's transparency log: the
 	// lockfile's tlog-proof against the checkpoint kept (needs
-	// Settings.KeyDirectory). The record's log member says which checkpoint
+	// Settings.KeyDirectory, or PinnedKeys with FetchedKeyDirectory). The record's log member says which checkpoint
 	// to keep from now on (Checkpoints.Keep).
 	Log *LogInput
 }

@@ -170,3 +170,46 @@ func TestSessionLogProofInvalid(t *testing.T) {
 	}
 	sess.Close()
 }
+
+// TestSessionLogPinnedKeysOnly: without the operator's copy of the key
+// directory, the log is judged by the baseline's keys, the pins and the
+// directory fetched at each check (docs/log.md): a valid proof verifies,
+// another lockfile's proof is log_proof_invalid and denied, and with the
+// issuer down (no directory, so no log origin) the record says
+// service_unavailable and log_proof_invalid (no_log_origin), never silence.
+func TestSessionLogPinnedKeysOnly(t *testing.T) {
+	s := start(t, "http", `{"tools":`+threeTools+`}`)
+	iss := startIssuer(t)
+	dir := t.TempDir()
+	first := signedLock(t, iss, s, filepath.Join(dir, "first.lock.json"))
+	check := func(lockPath string, iss *testIssuer) (preflight.Record, recordLog) {
+		t.Helper()
+		cfg := preflight.Config{LockPath: lockPath, Issuer: &preflight.Issuer{URL: iss.url, PinnedKeys: []preflight.PinnedKey{activeKey}, Timeout: issuerTimeout}}
+		sess, recs := open(t, s, cfg)
+		defer sess.Close()
+		rec := recs.next(t)
+		return rec, logOf(t, rec)
+	}
+	if rec, l := check(first, iss); rec.Effect != preflight.EffectProceed || !l.Included || l.Keep == "" {
+		t.Fatalf("pins only, a valid proof: effect %s, observations %v, log %+v; want proceed, included", rec.Effect, observations(rec), l)
+	}
+
+	rec, l := check(first, &testIssuer{url: "http://127.0.0.1:1"})
+	if obs := observations(rec); rec.Effect != preflight.EffectDeny || !slices.Contains(obs, "service_unavailable") || !slices.Contains(obs, "log_proof_invalid") || l.Reason != "no_log_origin" {
+		t.Fatalf("pins only, the issuer down: effect %s, observations %v, log %+v; want deny on log_proof_invalid (no_log_origin) beside service_unavailable", rec.Effect, obs, l)
+	}
+
+	s.mutate(t, t2RugPull) // another list, another lockfile, another entry
+	second := signedLock(t, iss, s, filepath.Join(dir, "second.lock.json"))
+	proof, err := os.ReadFile(preflight.ProofPath(first))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(preflight.ProofPath(second), proof, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if rec, l := check(second, iss); rec.Effect != preflight.EffectDeny || !slices.Contains(observations(rec), "log_proof_invalid") || l.Reason != "root_mismatch" {
+		t.Fatalf("pins only, another lockfile's proof: effect %s, observations %v, log %+v; want deny on log_proof_invalid (root_mismatch)", rec.Effect, observations(rec), l)
+	}
+
+}

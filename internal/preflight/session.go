@@ -75,7 +75,8 @@ type Config struct {
 
 // The transparency log: when a tlog-proof lies beside the lockfile
 // (ProofPath) every check verifies it against the issuer's log with
-// Settings.KeyDirectory, and the newest checkpoint seen is kept beside the
+// the baseline's keys (Settings.KeyDirectory, or Config.Issuer.PinnedKeys
+// with the directory fetched at that check), and the newest checkpoint seen is kept beside the
 // record log (CheckpointPath; without LogPath, in memory for the session).
 // A checkpoint of another size than the proof's is reconciled by a
 // consistency proof asked of Config.Issuer; without one, or when it cannot
@@ -174,8 +175,11 @@ func Open(ctx context.Context, impl *mcp.Implementation, copts *mcp.ClientOption
 		return nil, fmt.Errorf("preflight: %w", err)
 	}
 	if s.proof != "" {
-		if cfg.KeyDirectory == nil {
-			return nil, fmt.Errorf("preflight: %s is verified against the issuer's log by its key directory: set Settings.KeyDirectory", ProofPath(cfg.LockPath))
+		// The log is judged by the baseline's keys: the operator's copy of
+		// the directory, or the pins and the directory fetched at each check
+		// (the core's rule, docs/log.md).
+		if cfg.KeyDirectory == nil && (cfg.Issuer == nil || len(cfg.Issuer.PinnedKeys) == 0) {
+			return nil, fmt.Errorf("preflight: %s is verified against the issuer's log by its keys: set Settings.KeyDirectory or Config.Issuer.PinnedKeys", ProofPath(cfg.LockPath))
 		}
 		kept := ""
 		if cfg.LogPath != "" {

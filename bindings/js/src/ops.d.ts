@@ -423,9 +423,10 @@ export interface ContinuityCheckRequest {
    */
   recheck?: Request;
   /**
-   * the issuer's transparency-log proof for the lockfile (docs/log.md); needs `key_directory`. A
-   * proof that does not verify adds `log_proof_invalid`, a checkpoint not consistent with the kept
-   * one `log_inconsistent`
+   * the issuer's transparency-log proof for the lockfile (docs/log.md); needs `key_directory`, or
+   * `pinned_keys` (with `fetched_key_directory` when the directory was fetched): the baseline's
+   * keys. A proof that does not verify adds `log_proof_invalid`, a checkpoint not consistent with
+   * the kept one `log_inconsistent`
    */
   log?: Request;
 }
@@ -536,9 +537,10 @@ export interface ContinuityHandoffRequest {
    */
   recheck?: Request;
   /**
-   * the issuer's transparency-log proof for the lockfile (docs/log.md); needs `key_directory`. A
-   * proof that does not verify adds `log_proof_invalid`, a checkpoint not consistent with the kept
-   * one `log_inconsistent`
+   * the issuer's transparency-log proof for the lockfile (docs/log.md); needs `key_directory`, or
+   * `pinned_keys` (with `fetched_key_directory` when the directory was fetched): the baseline's
+   * keys. A proof that does not verify adds `log_proof_invalid`, a checkpoint not consistent with
+   * the kept one `log_inconsistent`
    */
   log?: Request;
 }
