@@ -111,6 +111,7 @@ type changeRow struct {
 	Records                         int
 	Record                          string
 	Sweep                           string
+	Scanned                         string
 	Diff                            []diffSeg
 	Severity                        string
 	Findings                        []findingRow
@@ -176,12 +177,17 @@ func (r *Report) HTML() []byte {
 		row := changeRow{Server: shown(c.Server), Tool: shown(c.Tool), Observation: shown(c.Observation), Part: shown(c.Part),
 			Effect: shown(c.Effect), Color: colorOf(c.Effect), FirstMet: shown(c.FirstMet), LastMet: shown(c.LastMet), Records: c.Records, Record: shown(c.Record)}
 		switch {
+		case c.Observation == "instructions_changed" && r.Sweep != nil:
+			row.Sweep = "the sweep reads no instructions"
 		case c.SeenBySweep == nil:
 			row.Sweep = "no sweep (offline)"
 		case *c.SeenBySweep:
 			row.Sweep = "seen by the sweep too"
 		default:
 			row.Sweep = "not seen by the sweep"
+		}
+		if c.Scanned != "" {
+			row.Scanned = "the new " + shown(c.Scanned)
 		}
 		row.Diff, row.Findings = diffOf(c.Diff), findingsOf(c.Scan)
 		var sc struct{ Severity string }

@@ -127,7 +127,8 @@ type Server struct {
 }
 
 // Change is one change the agents met: a tool observation other than
-// unchanged, grouped by server, tool, observation and part.
+// unchanged, or the server's instructions rewritten (instructions_changed,
+// Tool ""), grouped by server, tool, observation and part.
 type Change struct {
 	Server      string          `json:"server"`
 	Tool        string          `json:"tool"`
@@ -139,8 +140,12 @@ type Change struct {
 	Records     int             `json:"records"`
 	Record      string          `json:"record_sha256"`
 	Diff        json.RawMessage `json:"diff"`
-	Scan        json.RawMessage `json:"scan"`
-	// SeenBySweep is whether the sweep saw this change too; nil offline.
+	// Scanned says what Scan covers: "description" or "instructions", the
+	// new side of Diff; "" when the record carries no text to scan.
+	Scanned string          `json:"scanned"`
+	Scan    json.RawMessage `json:"scan"`
+	// SeenBySweep is whether the sweep saw this change too; nil offline,
+	// and for an instructions change (the sweep reads no instructions).
 	SeenBySweep *bool `json:"seen_by_sweep"`
 }
 
@@ -188,7 +193,8 @@ type record struct {
 		Effect      string `json:"effect"`
 		Would       string `json:"would"`
 		Detail      struct {
-			DescriptionDiff json.RawMessage `json:"description_diff"`
+			DescriptionDiff  json.RawMessage `json:"description_diff"`
+			InstructionsDiff json.RawMessage `json:"instructions_diff"`
 		} `json:"detail"`
 	} `json:"observations"`
 	Exceptions struct {
@@ -363,22 +369,30 @@ func Build(in Input) (*Report, error) {
 		}
 		for _, o := range rec.Observations {
 			obs[o.Observation]++
-			if o.Tool == "" || o.Observation == "unchanged" {
+			// The one change not of a tool: the server's instructions,
+			// which the model reads beside every tool.
+			instructions := o.Observation == "instructions_changed"
+			if o.Tool == "" && !instructions || o.Observation == "unchanged" {
 				continue
 			}
 			k := changeKey{url, o.Tool, o.Observation, o.Part}
 			c := changes[k]
 			if c == nil {
 				c = &Change{Server: url, Tool: o.Tool, Observation: o.Observation, Part: o.Part, FirstMet: rec.CheckedAt, Record: rec.SHA256}
-				if len(o.Detail.DescriptionDiff) > 0 {
-					c.Diff = o.Detail.DescriptionDiff
+				switch {
+				case instructions && len(o.Detail.InstructionsDiff) > 0:
+					c.Diff, c.Scanned = o.Detail.InstructionsDiff, "instructions"
+				case !instructions && len(o.Detail.DescriptionDiff) > 0:
+					c.Diff, c.Scanned = o.Detail.DescriptionDiff, "description"
 				}
 				changes[k] = c
 			}
 			c.Records++
 			c.LastMet = rec.CheckedAt
 			c.Effect = strongest(rules.Rules.Effects, c.Effect, enforceEffect(o.Effect, o.Would))
-			met[[2]string{url, o.Tool}] = true
+			if !instructions {
+				met[[2]string{url, o.Tool}] = true
+			}
 		}
 		for _, list := range []struct {
 			es      []exception
@@ -476,6 +490,9 @@ func (r *Report) join(sweep []SweepChange, met map[[2]string]bool, servers map[s
 		}
 	}
 	for i := range r.Changes {
+		if r.Changes[i].Observation == "instructions_changed" {
+			continue // the sweep reads tool lists only: it cannot have seen it
+		}
 		v := seen[[2]string{r.Changes[i].Server, r.Changes[i].Tool}]
 		r.Changes[i].SeenBySweep = &v
 	}
@@ -502,12 +519,12 @@ func strongest(order []string, a, b string) string {
 	return a
 }
 
-// scan runs the core's approval scan on the description the change's diff
-// shows now (its kept and inserted words): the text an agent's model was
-// about to read. A change without a description diff has no new text in
-// the record to scan.
+// scan runs the core's approval scan on the new side of the change's diff
+// (its kept and inserted words): the description or the instructions as
+// the model was about to read them. A change without a diff has no new text
+// in the record to scan.
 func (c *Change) scan() error {
-	if len(c.Diff) == 0 {
+	if c.Scanned == "" {
 		return nil
 	}
 	var ops []struct {
@@ -515,7 +532,7 @@ func (c *Change) scan() error {
 		Text string `json:"text"`
 	}
 	if err := json.Unmarshal(c.Diff, &ops); err != nil {
-		return fmt.Errorf("report: the diff of %s in record %s: %w", c.Tool, c.Record, err)
+		return fmt.Errorf("report: the %s diff of %q in record %s: %w", c.Scanned, c.Tool, c.Record, err)
 	}
 	var words []string
 	for _, o := range ops {
@@ -523,10 +540,14 @@ func (c *Change) scan() error {
 			words = append(words, o.Text)
 		}
 	}
-	tool := map[string]any{"name": c.Tool, "description": strings.Join(words, " "), "inputSchema": map[string]any{"type": "object"}}
-	res, err := corecall.Call("scan", map[string]any{"tools": []any{tool}})
+	text := strings.Join(words, " ")
+	req := map[string]any{"tools": []any{}, "instructions": text}
+	if c.Scanned == "description" {
+		req = map[string]any{"tools": []any{map[string]any{"name": c.Tool, "description": text, "inputSchema": map[string]any{"type": "object"}}}}
+	}
+	res, err := corecall.Call("scan", req)
 	if err != nil {
-		return fmt.Errorf("report: scanning the new description of %s: %w", c.Tool, err)
+		return fmt.Errorf("report: scanning the new %s of %q in record %s: %w", c.Scanned, c.Tool, c.Record, err)
 	}
 	c.Scan = res
 	return nil
