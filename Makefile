@@ -116,15 +116,21 @@ test-js: wasm
 ## test-interop: the interop matrix (hosttest/interop, docs/interop.md):
 ## every host entry point against the reference servers nobody here wrote,
 ## at the versions bindings/js/package.json pins (npm ci when missing), over
-## each transport they serve; two cells at a time.
+## each transport they serve, the Python rows in the test venvs with the
+## wheel; two cells at a time.
 INTEROP = CRAWLCHECK_INTEROP=1 $(GO) test -count=1 -timeout 15m -parallel 2 ./hosttest/interop
-test-interop: wasm
-	cd bindings/js && { test -d node_modules/@modelcontextprotocol/server-everything || npm ci --no-audit --no-fund; } && node scripts/copy-wasm.js
+INTEROP_DEPS = cd bindings/js && { test -d node_modules/@modelcontextprotocol/server-everything || npm ci --no-audit --no-fund; } && node scripts/copy-wasm.js
+INTEROP_PY = $(VENV2)/bin/pip install -q --no-index --no-deps --force-reinstall $(WHEELS)/crawlcheck-*.whl && \
+  $(VENV1)/bin/pip install -q --no-index --no-deps --force-reinstall $(WHEELS)/crawlcheck-*.whl
+test-interop: wasm python-wheel $(VENV1)/.installed
+	$(INTEROP_DEPS)
+	$(INTEROP_PY)
 	$(INTEROP)
 
 ## interop-doc: run the matrix and write docs/interop.md from its results.
-interop-doc: wasm
-	cd bindings/js && { test -d node_modules/@modelcontextprotocol/server-everything || npm ci --no-audit --no-fund; } && node scripts/copy-wasm.js
+interop-doc: wasm python-wheel $(VENV1)/.installed
+	$(INTEROP_DEPS)
+	$(INTEROP_PY)
 	$(INTEROP) -run 'TestMatrix' -interop.doc=$(abspath docs/interop.md)
 
 ## web: the offline checker page (bindings/js/web, docs/web.md): build its one

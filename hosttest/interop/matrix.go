@@ -65,7 +65,15 @@ var Hosts = []Host{
 	{ID: "cli", Name: "CLI (`crawlcheck lock` / `check`)", Versions: "go-sdk v1.8.0"},
 	{ID: "js-sdk1", Name: "JS `withPreflight`, SDK 1.x", Versions: "@modelcontextprotocol/sdk 1.32.2", Hands: true, NPM: []string{"@modelcontextprotocol/sdk@1.32.2"}},
 	{ID: "js-sdk2", Name: "JS `withPreflight`, client 2.x", Versions: "@modelcontextprotocol/client 2.4.0", Hands: true, NPM: []string{"@modelcontextprotocol/client@2.4.0"}},
+	{ID: "py-mcp1", Name: "Python `with_preflight`, mcp 1.x", Versions: "mcp " + PyMCP1, Hands: true},
+	{ID: "py-mcp2", Name: "Python `with_preflight`, mcp 2.x", Versions: "mcp " + PyMCP2, Hands: true},
 }
+
+// The mcp versions of the Python rows (bindings/python/requirements).
+const (
+	PyMCP1 = "1.30.0"
+	PyMCP2 = "2.3.0"
+)
 
 // Cannot are the cells that cannot exist, by host ID then column
 // (server ID + "/" + transport), with the reason.
@@ -76,7 +84,7 @@ var Cannot = map[string]map[string]string{}
 // a pass.
 var Pending = []string{
 	"JS `withContinuity` (@openai/agents 0.20.0) and `loadMcpToolsWithContinuity` (@langchain/mcp-adapters 1.1.4): the driver runs them (`bindings/js/test/interop/driver.mjs`, hosts `agents` and `langchain`), and every cell fails today. Both wrap a client that is already connected, so their records carry no handshake (no `handshake`, and `instructions` and `server_info` in `blind_parts`) where `crawlcheck check` saw the `initialize` answer: the records are not byte-identical. With server-everything over stdio the Agents adapter's first check is also `server_unavailable` (`capture_failed: the SDK accepted an answer that was not captured`) and pauses a clean server.",
-	"Python `with_preflight` (mcp 1.x and 2.x), langchain-mcp-adapters, openai-agents, crewai",
+	"the Python adapters: langchain-mcp-adapters, openai-agents, crewai",
 	"`mcp-server-time` and `mcp-server-git` (PyPI, stdio)",
 	"a FastMCP server of the `mcp` package over streamable HTTP (stateful and stateless, JSON and SSE answers)",
 }
