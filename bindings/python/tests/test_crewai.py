@@ -10,6 +10,9 @@ import pytest
 from servers import MCPSERVER, NOW, TOOLS, http_server, pin, scenario
 
 pytest.importorskip("crewai_tools")
+# Imported here, not first inside a measured mcp_tools call: importing CrewAI
+# allocates ~80 MiB, which tracemalloc would count as the 64 MiB answer's.
+pytest.importorskip("mcpadapt.crewai_adapter")
 from crewai_tools import MCPServerAdapter  # noqa: E402
 from mcp import StdioServerParameters  # noqa: E402
 
