@@ -3,6 +3,7 @@ package preflight_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/crawlcheck/verifier/bindings/go/preflight"
+	"github.com/crawlcheck/verifier/core"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -52,7 +54,9 @@ func TestHostileIdentity(t *testing.T) {
 			dir := t.TempDir()
 			lock := filepath.Join(dir, "crawlcheck.lock.json")
 			server := attacker + " --attack " + attack
-			if out, err := exec.Command(cli, "--now", "2026-11-01T00:00:00Z", "lock", "--tools", approved, "--url", "stdio:"+server, "-o", lock).CombinedOutput(); err != nil {
+			if hs := attackerSays(t, attacker, "--handshake", attack); hs != "null" {
+				pinHandshake(t, lock, "stdio:"+server, hs, tools)
+			} else if out, err := exec.Command(cli, "--now", "2026-11-01T00:00:00Z", "lock", "--tools", approved, "--url", "stdio:"+server, "-o", lock).CombinedOutput(); err != nil {
 				t.Fatalf("crawlcheck lock: %v\n%s", err, out)
 			}
 			var stdout bytes.Buffer
@@ -74,11 +78,26 @@ func TestHostileIdentity(t *testing.T) {
 				preflight.Config{LockPath: lock, Now: func() time.Time { return clock }, Timeout: 10 * time.Second,
 					OnRecord: func(r preflight.Record) { mu.Lock(); recs = append(recs, string(r.Raw)); mu.Unlock() }})
 			var refused *preflight.RefusedError
+			handed := refused // the record whose handoff a framework reads
 			switch {
 			case err == nil:
 				defer sess.Close()
-			case !errors.As(err, &refused):
+				handed = &preflight.RefusedError{Record: sess.Record()}
+			case errors.As(err, &refused):
+				handed = refused
+			default:
 				t.Fatalf("Open failed without a record: %v", err)
+			}
+			// The instructions a framework reads are the core's handoff:
+			// the bytes of the member it covered, byte for byte, never
+			// go-sdk's case-folding, last-wins parse of the answer (an
+			// "Instructions" member, a repeated "instructions" key).
+			if handed.Record.Handoff == nil {
+				t.Fatalf("the record carries no handoff: %s", handed.Record.Raw)
+			}
+			exposed, _ := json.Marshal(handed.Record.Handoff.Instructions)
+			if want := attackerSays(t, attacker, "--instructions", attack); string(exposed) != want {
+				t.Errorf("the session exposes instructions %s, the core hands %s", exposed, want)
 			}
 			mu.Lock()
 			// The first check's records come first; a background re-check
@@ -94,6 +113,38 @@ func TestHostileIdentity(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// attackerSays is what `attacker FLAG attack` prints: the handshake its
+// lock pins (--handshake), or the instructions a host may expose
+// (--instructions); JSON, null for none.
+func attackerSays(t *testing.T, attacker, flag, attack string) string {
+	t.Helper()
+	out, err := exec.Command(attacker, flag, attack).Output()
+	if err != nil {
+		t.Fatalf("attacker %s %s: %v", flag, attack, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// pinHandshake writes a lockfile approving tools (one page) and the
+// handshake result hs for endpoint, as make_lock pins what a host saw.
+func pinHandshake(t *testing.T, lock, endpoint, hs string, tools []byte) {
+	t.Helper()
+	req, _ := json.Marshal(map[string]any{"approved_at": "2026-11-01T00:00:00Z", "observed": map[string]any{
+		"endpoint": endpoint, "handshake_result": hs, "pages": []string{`{"tools":` + strings.TrimSpace(string(tools)) + `}`}}})
+	raw := core.Call("make_lock", req)
+	var ans struct {
+		Result struct {
+			Lock string `json:"lock"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(raw, &ans); err != nil || ans.Result.Lock == "" {
+		t.Fatalf("make_lock: %v: %s", err, raw)
+	}
+	if err := os.WriteFile(lock, []byte(ans.Result.Lock), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
