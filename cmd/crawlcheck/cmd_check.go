@@ -125,8 +125,10 @@ func cmdCheck(c *cli, args []string) error {
 	}
 	var kept *preflight.Checkpoints
 	if proof != "" {
-		if settings.KeyDirectory == nil {
-			return usagef("%s is verified against the issuer's log by its key directory: give --issuer-keys FILE", preflight.ProofPath(*lockPath))
+		// Judged by the baseline's keys: --issuer-keys, or the pins with the
+		// directory fetched at this check (docs/log.md).
+		if settings.KeyDirectory == nil && (issuer == nil || len(isf.pins) == 0) {
+			return usagef("%s is verified against the issuer's log by its keys: give --issuer-keys FILE or --issuer URL --issuer-pin KID:PUBKEY", preflight.ProofPath(*lockPath))
 		}
 		state := ""
 		if *logPath != "" {

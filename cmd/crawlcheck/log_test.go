@@ -213,6 +213,59 @@ func TestCheckKeepsCheckpoint(t *testing.T) {
 	}
 }
 
+// TestCheckLogPinnedKeysOnly: with --issuer-pin and no --issuer-keys the
+// tlog-proof is judged by the pins and the directory fetched at the check
+// (docs/log.md): verified; another lockfile's proof denied; the issuer down,
+// log_proof_invalid beside service_unavailable on the record.
+func TestCheckLogPinnedKeysOnly(t *testing.T) {
+	issuer := issuerForLog(t)
+	dir := t.TempDir()
+	resp, err := http.Get(issuer + "/api/v1/keys")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var directory struct {
+		Keys []struct {
+			KID       string `json:"kid"`
+			PublicKey string `json:"public_key"`
+			Status    string `json:"status"`
+		} `json:"keys"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&directory)
+	resp.Body.Close()
+	var pins []string
+	for _, k := range directory.Keys {
+		if k.Status == "active" {
+			pins = append(pins, "--issuer-pin", k.KID+":"+k.PublicKey)
+		}
+	}
+	if err != nil || len(pins) == 0 {
+		t.Fatalf("the issuer's directory: %v, %d active keys", err, len(pins)/2)
+	}
+	check := func(lock, tools, url string) (int, string) {
+		t.Helper()
+		page := filepath.Join(dir, "page.json")
+		os.WriteFile(page, []byte(`{"tools":`+tools+`}`), 0o644)
+		args := append([]string{"check", "--json", "--lock", lock, "--tools", page, "--url", "https://mcp.example.com/mcp", "--issuer", url, "--issuer-timeout", "2s"}, pins...)
+		code, out, errs := runCLI(args...)
+		return code, out + errs
+	}
+	const toolsA, toolsB = `[{"name":"a","description":"A."}]`, `[{"name":"b","description":"B."}]`
+	a := signLock(t, issuer, dir, "a.lock.json", toolsA)
+	if code, out := check(a, toolsA, issuer); code != 0 || !strings.Contains(out, `"included":true`) {
+		t.Fatalf("pins only, a valid proof: %d %s", code, out)
+	}
+	if code, out := check(a, toolsA, "http://127.0.0.1:1"); code != 1 || !strings.Contains(out, "log_proof_invalid") || !strings.Contains(out, "service_unavailable") || !strings.Contains(out, "no_log_origin") {
+		t.Fatalf("pins only, the issuer down: %d %s", code, out)
+	}
+	b := signLock(t, issuer, dir, "b.lock.json", toolsB)
+	proof, _ := os.ReadFile(a + ".tlog-proof")
+	os.WriteFile(b+".tlog-proof", proof, 0o644)
+	if code, out := check(b, toolsB, issuer); code != 1 || !strings.Contains(out, "log_proof_invalid") || !strings.Contains(out, "root_mismatch") {
+		t.Fatalf("pins only, another lockfile's proof: %d %s", code, out)
+	}
+}
+
 // TestCorrections: crawlcheck corrections lists the corrections the issuer
 // published for a record log's records, escaped, with the rule table that
 // applies now; a log none names says so.

@@ -185,7 +185,9 @@ class Gate {
     // beside the record log (in memory without logPath).
     this.proof = this.lockPath ? readProof(this.lockPath) : "";
     if (this.proof) {
-      if (!s.key_directory) throw new PreflightError(`crawlcheck: ${proofPath(this.lockPath)} is verified against the issuer's log by its key directory: give keyDirectory`);
+      // Judged by the baseline's keys: keyDirectory, or the pins with the
+      // directory fetched at each check (docs/log.md).
+      if (!s.key_directory && !(this.issuer?.pins.length > 0)) throw new PreflightError(`crawlcheck: ${proofPath(this.lockPath)} is verified against the issuer's log by its keys: give keyDirectory or issuer.pinnedKeys`);
       this.kept = new Checkpoints(this.cont.logPath ? checkpointPath(this.cont.logPath) : "");
     }
     if (this.cont.logPath) {

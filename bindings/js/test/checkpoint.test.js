@@ -96,3 +96,45 @@ test("another lockfile's proof is log_proof_invalid, and nothing is kept", async
   assert.equal(rec.json.log.reason, "root_mismatch");
   assert.equal(existsSync(`${logPath}.log-checkpoint`), false);
 });
+
+// Pins only (docs/log.md): the log is judged by the pins and the directory
+// fetched at each check, as the baseline is.
+const PIN = { kid: "test-issuer-2026", public_key: "R2+nOTqJ24B+Bub9jH6p+WWS7P39GRzcQVzBDMKGvUQ=" };
+
+async function checkPinned(t, server, url, lock) {
+  const { Client, StreamableHTTPClientTransport } = await sdk(1);
+  const client = withPreflight(new Client({ name: "crawlcheck-js-test", version: "1.0.0" }), {
+    lock,
+    continuity: { issuer: { url, pinnedKeys: [PIN], timeout: 3000 }, now, timeout: 5000 },
+  });
+  t.after(() => client.close().catch(() => {}));
+  await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+  const rec = client.continuity.record;
+  await client.close();
+  return rec;
+}
+
+test("pinned keys only: the proof verifies, another lockfile's is denied, the issuer down is on the record", async (t) => {
+  const dir = tempDir(t);
+  const server = await startHttp(t, writeScenario(dir, { tools: TOOLS }));
+  const iss = await startIssuer(t);
+  const first = await signedLock(iss, server, join(dir, "first.lock.json"));
+  let rec = await checkPinned(t, server, iss.url, first);
+  assert.equal(rec.effect, "proceed", names(rec).join());
+  assert.equal(rec.json.log.included, true);
+
+  // No directory to name the issuer's log: log_proof_invalid (no_log_origin)
+  // beside service_unavailable, never a silent skip.
+  rec = await checkPinned(t, server, "http://127.0.0.1:1", first);
+  assert.equal(rec.effect, "deny");
+  assert.ok(names(rec).includes("service_unavailable") && names(rec).includes("log_proof_invalid"), names(rec).join());
+  assert.equal(rec.json.log.reason, "no_log_origin");
+
+  await server.mutate({ ops: [{ op: "edit", name: "list_items", set: { description: "Lists the items, newest first." } }] });
+  const second = await signedLock(iss, server, join(dir, "second.lock.json"));
+  writeFileSync(`${second}.tlog-proof`, readFileSync(`${first}.tlog-proof`));
+  rec = await checkPinned(t, server, iss.url, second);
+  assert.equal(rec.effect, "deny");
+  assert.ok(names(rec).includes("log_proof_invalid"), names(rec).join());
+  assert.equal(rec.json.log.reason, "root_mismatch");
+});

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Dict
 
 import pytest
-from servers import KEYS, issuer
+from servers import ACTIVE_KEY, KEYS, issuer
 from test_preflight import observations, server
 
 from crawlcheck.preflight import Issuer
@@ -97,3 +97,36 @@ async def test_another_lockfiles_proof_is_log_proof_invalid(tmp_path: Path) -> N
             assert rec["effect"] == "deny" and "log_proof_invalid" in observations(rec)
             assert rec["log"]["reason"] == "root_mismatch"
             assert not Path(str(log) + ".log-checkpoint").exists()
+
+
+async def test_pinned_keys_only(tmp_path: Path) -> None:
+    """Without key_directory the log is judged by the pins and the directory
+    fetched at each check (docs/log.md): verified; another lockfile's proof
+    denied; the issuer down, service_unavailable and log_proof_invalid
+    (no_log_origin), never silence."""
+
+    async def pinned(srv: Any, lock: Path, iss: str) -> Dict[str, Any]:
+        async with srv.session(lock, issuer=Issuer(url=iss, pinned_keys=[ACTIVE_KEY], timeout=3.0)) as s:
+            await s.initialize()
+            assert s.record is not None
+            rec: Dict[str, Any] = s.record
+            return rec
+
+    with issuer() as iss:
+        async with server("http", tmp_path) as srv:
+            first = signed_lock(iss, srv.url, tmp_path / "first.lock.json")
+            rec = await pinned(srv, first, iss)
+            assert rec["effect"] == "proceed", observations(rec)
+            assert rec["log"]["included"] is True
+
+            rec = await pinned(srv, first, "http://127.0.0.1:1")
+            assert rec["effect"] == "deny"
+            assert {"service_unavailable", "log_proof_invalid"} <= set(observations(rec))
+            assert rec["log"]["reason"] == "no_log_origin"
+
+            srv.mutate({"ops": [{"op": "edit", "name": "list_items", "set": {"description": "Lists the items, newest first."}}]})
+            second = signed_lock(iss, srv.url, tmp_path / "second.lock.json")
+            Path(str(second) + ".tlog-proof").write_bytes(Path(str(first) + ".tlog-proof").read_bytes())
+            rec = await pinned(srv, second, iss)
+            assert rec["effect"] == "deny" and "log_proof_invalid" in observations(rec)
+            assert rec["log"]["reason"] == "root_mismatch"

@@ -939,10 +939,12 @@ class McpPreflight:
         try:
             self._proof = read_proof(self.lock_path) if self.lock_path is not None else ""
             if self._proof:
-                if self.key_directory is None:
+                # Judged by the baseline's keys: key_directory, or the pins
+                # with the directory fetched at each check (docs/log.md).
+                if self.key_directory is None and not (self._issuer is not None and self._issuer.pins):
                     raise PreflightError(
                         f"crawlcheck: {proof_path(str(self.lock_path))} is verified against the issuer's log "
-                        "by its key directory: give key_directory"
+                        "by its keys: give key_directory or Issuer(url, pinned_keys=...)"
                     )
                 self._kept = Checkpoints(checkpoint_path(self.log_path) if self.log_path else None)
         except OSError as e:
