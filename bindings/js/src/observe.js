@@ -7,6 +7,16 @@ import { CrawlcheckError } from "./errors.js";
 import { members, parseMember, utf8 } from "./frames.js";
 import { RawJSON, toBase64 } from "./core.js";
 
+/** The bytes as the SDK's JSON.parse reads them, or undefined. */
+function sdkParse(b) {
+  const text = utf8(b);
+  try {
+    return text === null ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Capture failures: the SDK produced a tools/list answer the capture did not
  * see on the wire (its own list cache, or an answer the capture missed), so
@@ -99,6 +109,14 @@ export function handshakeFacts(cap, endpoint, client) {
   }
   const negotiated = client && typeof client.getNegotiatedProtocolVersion === "function" ? client.getNegotiatedProtocolVersion() : undefined;
   if (typeof negotiated === "string" && negotiated !== "") obs.protocolVersion = negotiated;
+  else if (method === "initialize" && result && fields === null) {
+    // An answer the strict reader refuses (a repeated key) still set the
+    // session's version: SDK 1.x keeps no getter for it, so it is what the
+    // SDK's own JSON.parse read of the same bytes, as Go takes go-sdk's
+    // and SDK 2.x its getNegotiatedProtocolVersion.
+    const v = sdkParse(result)?.protocolVersion;
+    if (typeof v === "string") obs.protocolVersion = v;
+  }
   return obs;
 }
 

@@ -4,23 +4,43 @@
 // preflight) leaves, byte for byte, at the same clock. Python's
 // tests/test_hostile_identity.py holds mcp 1.x and 2.x to the same records
 // and bindings/go/preflight's TestHostileIdentity the Go preflight's Session,
-// so the five hosts agree.
+// so the five hosts agree. And the server's instructions a framework reads
+// (client.getInstructions(), client.continuity.instructions) are the core's
+// handoff byte for byte, never the SDK's parse of the initialize answer: an
+// attack whose lock pins a handshake (attacker --handshake) hides evil
+// instructions beside the approved ones (attacker --instructions says what
+// may be exposed).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { ContinuityRefused, withPreflight } from "../src/index.js";
+import { writeFileSync } from "node:fs";
+import { ContinuityRefused, load, withPreflight } from "../src/index.js";
 import { NOW, ROOT, crawlcheck, endpointFor, now, pinLock, sdk, tempDir } from "./helpers.js";
 
 const ATTACKER = join(ROOT, "build", "attacker");
 const APPROVED = JSON.parse(execFileSync(ATTACKER, ["--tools"], { encoding: "utf8" }));
 const ATTACKS = execFileSync(ATTACKER, ["--list"], { encoding: "utf8" }).trim().split("\n");
+const says = (flag, attack) => JSON.parse(execFileSync(ATTACKER, [flag, attack], { encoding: "utf8" }));
+
+/** The lockfile approving APPROVED and the attack's pinned handshake, as make_lock pins what a host saw. */
+async function pinHandshake(dir, handshake, endpoint) {
+  const cc = await load();
+  const pages = [JSON.stringify({ tools: APPROVED })];
+  const { lock } = cc.makeLock({ observed: { endpoint, handshake_result: JSON.stringify(handshake), pages }, approved_at: "2026-11-01T00:00:00Z" });
+  const p = join(dir, "crawlcheck.lock.json");
+  writeFileSync(p, lock);
+  return p;
+}
 
 for (const attack of ATTACKS) {
   test(`${attack}: withPreflight on SDK 1.x and 2.x writes crawlcheck check's records`, { timeout: 120000 }, async (t) => {
     const dir = tempDir(t);
     const params = { command: ATTACKER, args: ["--attack", attack] };
-    const lock = await pinLock(dir, APPROVED, await endpointFor(params));
+    const handshake = says("--handshake", attack);
+    const endpoint = await endpointFor(params);
+    const lock = handshake === null ? await pinLock(dir, APPROVED, endpoint) : await pinHandshake(dir, handshake, endpoint);
+    const handed = says("--instructions", attack) ?? undefined;
     const go = crawlcheck(["check", "--lock", lock, "--server", `${ATTACKER} --attack ${attack}`, "--now", NOW, "--json"]).trim().split("\n");
     for (const major of [1, 2]) {
       const { Client, StdioClientTransport } = await sdk(major);
@@ -35,8 +55,10 @@ for (const attack of ATTACKS) {
         assert.ok(e instanceof ContinuityRefused, `connect failed without a record: ${e?.stack ?? e}`);
       }
       const first = [...raws];
+      const exposed = [client.getInstructions(), client.continuity.instructions];
       await client.close().catch(() => {});
       assert.deepEqual(first, go, `SDK ${major}.x`);
+      assert.deepEqual(exposed, [handed, handed], `SDK ${major}.x: the instructions exposed are the core's handoff`);
     }
   });
 }
