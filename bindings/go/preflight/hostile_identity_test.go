@@ -1,6 +1,7 @@
 package preflight_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -151,4 +152,89 @@ func pinHandshake(t *testing.T, lock, endpoint, hs string, tools []byte) {
 func isExit(err error) bool {
 	var exit *exec.ExitError
 	return errors.As(err, &exit)
+}
+
+// httpAttacks are the attacks whose bite is in the streamable HTTP framing:
+// each is served by `attacker --http` too.
+var httpAttacks = []string{"sse_other_event"}
+
+// TestHostileIdentityHTTP holds a Session over go-sdk's own
+// StreamableClientTransport to the records `crawlcheck check --url` leaves
+// against the attacks written over streamable HTTP (a decoy answer in an
+// event of type "other" before the real one), as the JS and Python tests
+// hold their streamable HTTP transports.
+func TestHostileIdentityHTTP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the attacker once per attack")
+	}
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", bin, "github.com/crawlcheck/verifier/hosttest/attacker", "github.com/crawlcheck/verifier/cmd/crawlcheck")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the attacker and the CLI: %v\n%s", err, out)
+	}
+	attacker, cli := filepath.Join(bin, "attacker"), filepath.Join(bin, "crawlcheck")
+	approved := filepath.Join(bin, "approved.json")
+	tools, err := exec.Command(attacker, "--tools").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(approved, tools, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const now = "2026-11-30T12:00:00.000Z"
+	clock, _ := time.Parse(time.RFC3339, now)
+	for _, attack := range httpAttacks {
+		t.Run(attack, func(t *testing.T) {
+			srv := exec.Command(attacker, "--attack", attack, "--http", "127.0.0.1:0")
+			stdout, err := srv.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := srv.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+			line, err := bufio.NewReader(stdout).ReadString('\n')
+			if err != nil {
+				t.Fatalf("reading the attacker's URL: %v", err)
+			}
+			url := strings.TrimSpace(line)
+			lock := filepath.Join(t.TempDir(), "crawlcheck.lock.json")
+			if out, err := exec.Command(cli, "--now", "2026-11-01T00:00:00Z", "lock", "--tools", approved, "--url", url, "-o", lock).CombinedOutput(); err != nil {
+				t.Fatalf("crawlcheck lock: %v\n%s", err, out)
+			}
+			var out bytes.Buffer
+			check := exec.Command(cli, "check", "--lock", lock, "--url", url, "--now", now, "--json")
+			check.Stdout = &out
+			if err := check.Run(); err != nil && !isExit(err) {
+				t.Fatalf("crawlcheck check: %v", err)
+			}
+			want := strings.Split(strings.TrimSpace(out.String()), "\n")
+
+			var (
+				mu   sync.Mutex
+				recs []string
+			)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			sess, err := preflight.Open(ctx, &mcp.Implementation{Name: "identity-driver", Version: "1.0.0"}, nil,
+				&mcp.StreamableClientTransport{Endpoint: url}, nil,
+				preflight.Config{LockPath: lock, Now: func() time.Time { return clock }, Timeout: 10 * time.Second,
+					OnRecord: func(r preflight.Record) { mu.Lock(); recs = append(recs, string(r.Raw)); mu.Unlock() }})
+			var refused *preflight.RefusedError
+			switch {
+			case err == nil:
+				defer sess.Close()
+			case errors.As(err, &refused):
+			default:
+				t.Fatalf("Open failed without a record: %v", err)
+			}
+			mu.Lock()
+			got := append([]string(nil), recs...)
+			mu.Unlock()
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("the records differ:\nSession:\n%s\ncrawlcheck check:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
 }

@@ -1,7 +1,10 @@
 // Cross-host identity against the red team's server (issue 22, F12): for
 // every attack hosttest/attacker serves, the first check withPreflight makes
 // on SDK 1.x and 2.x leaves the records `crawlcheck check` (the Go
-// preflight) leaves, byte for byte, at the same clock. Python's
+// preflight) leaves, byte for byte, at the same clock; the attacks written
+// over streamable HTTP (HTTP_ATTACKS: a decoy answer in an event of type
+// "other" before the real one) the same on the SDKs' streamable HTTP
+// transport against `crawlcheck check --url`. Python's
 // tests/test_hostile_identity.py holds mcp 1.x and 2.x to the same records
 // and bindings/go/preflight's TestHostileIdentity the Go preflight's Session,
 // so the five hosts agree. And the server's instructions a framework reads
@@ -12,7 +15,8 @@
 // may be exposed).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
+import { once } from "node:events";
 import { join } from "node:path";
 import { writeFileSync } from "node:fs";
 import { ContinuityRefused, load, withPreflight } from "../src/index.js";
@@ -59,6 +63,47 @@ for (const attack of ATTACKS) {
       await client.close().catch(() => {});
       assert.deepEqual(first, go, `SDK ${major}.x`);
       assert.deepEqual(exposed, [handed, handed], `SDK ${major}.x: the instructions exposed are the core's handoff`);
+    }
+  });
+}
+
+// The attacks whose bite is in the streamable HTTP framing: each is served
+// by `attacker --http` too.
+const HTTP_ATTACKS = ["sse_other_event"];
+
+/** The attack served over streamable HTTP until the test ends; its URL. */
+async function httpAttacker(t, attack) {
+  const proc = spawn(ATTACKER, ["--attack", attack, "--http", "127.0.0.1:0"], { stdio: ["ignore", "pipe", "inherit"] });
+  t.after(() => proc.kill());
+  let out = "";
+  while (!out.includes("\n")) {
+    const [chunk] = await once(proc.stdout, "data");
+    out += chunk;
+  }
+  return out.trim();
+}
+
+for (const attack of HTTP_ATTACKS) {
+  test(`${attack} over streamable HTTP: withPreflight on SDK 1.x and 2.x writes crawlcheck check's records`, { timeout: 120000 }, async (t) => {
+    const dir = tempDir(t);
+    const url = await httpAttacker(t, attack);
+    const lock = await pinLock(dir, APPROVED, await endpointFor(url));
+    const go = crawlcheck(["check", "--lock", lock, "--url", url, "--now", NOW, "--json"]).trim().split("\n");
+    for (const major of [1, 2]) {
+      const { Client, StreamableHTTPClientTransport } = await sdk(major);
+      const raws = [];
+      const client = withPreflight(new Client({ name: "identity-driver", version: "1.0.0" }), {
+        lock,
+        continuity: { now, timeout: 10000, onRecord: (r) => raws.push(r.raw) },
+      });
+      try {
+        await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+      } catch (e) {
+        assert.ok(e instanceof ContinuityRefused, `connect failed without a record: ${e?.stack ?? e}`);
+      }
+      const first = [...raws];
+      await client.close().catch(() => {});
+      assert.deepEqual(first, go, `SDK ${major}.x`);
     }
   });
 }

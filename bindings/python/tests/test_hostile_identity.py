@@ -6,7 +6,10 @@ exit mid-page, invalid UTF-8, a lone surrogate, NaN and 1e400 in a page, a
 serverInfo no strict parser takes, never-ending pages, a rug pull, a storm),
 the check with_preflight makes on crawlcheck.transport's stdio transport
 leaves the records `crawlcheck check` (the Go preflight) leaves, byte for
-byte, at the same clock. bindings/js/test/hostile-identity.test.js holds
+byte, at the same clock; the attacks written over streamable HTTP
+(HTTP_ATTACKS: a decoy answer in an event of type "other" before the real
+one) the same on crawlcheck.transport's streamable HTTP transport against
+`crawlcheck check --url`. bindings/js/test/hostile-identity.test.js holds
 both JS SDK majors to the same records and bindings/go/preflight's
 TestHostileIdentity the Go preflight's Session, so the five hosts agree.
 
@@ -22,7 +25,7 @@ import json
 import shlex
 import subprocess
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any, Iterator, List, Optional
 
 import anyio
 import pytest
@@ -31,12 +34,16 @@ from test_attack import APPROVED, ATTACKER, ATTACKS
 
 import crawlcheck
 from crawlcheck.preflight import ContinuityRefused, endpoint_of, with_preflight
-from crawlcheck.transport import stdio_client
+from crawlcheck.transport import stdio_client, streamable_http_client
 
 mcp = pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 
 pytestmark = pytest.mark.anyio
+
+#: The attacks whose bite is in the streamable HTTP framing: each is served
+#: by `attacker --http` too.
+HTTP_ATTACKS = ["sse_other_event"]
 
 
 @pytest.fixture
@@ -83,3 +90,34 @@ async def test_the_first_checks_records_equal_crawlcheck_checks(attack: str, tmp
     assert go, out.stderr.decode()
     assert first == go, "\n".join(r[:600].decode("utf-8", "replace") for r in first + go)
     assert exposed and all(x == handed for x in exposed), (exposed, handed)
+
+
+@pytest.fixture
+def http_attacker(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The attack request.param served over streamable HTTP; its URL."""
+    proc = subprocess.Popen([ATTACKER, "--attack", request.param, "--http", "127.0.0.1:0"], stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().decode().strip()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.parametrize("http_attacker", HTTP_ATTACKS, indirect=True)
+async def test_the_first_checks_records_over_http_equal_crawlcheck_checks(http_attacker: str, tmp_path: Path) -> None:
+    url = http_attacker
+    lock = pin(tmp_path, endpoint_of(url), tools=APPROVED)
+    py: List[bytes] = []
+    with anyio.fail_after(60):
+        async with streamable_http_client(url) as streams:
+            async with with_preflight(ClientSession(streams[0], streams[1]), lock, endpoint=url, now=lambda: NOW, timeout=10.0, on_record=lambda _, raw: py.append(raw)) as s:
+                try:
+                    await s.initialize()
+                except ContinuityRefused:
+                    pass
+                first = list(py)
+    out = subprocess.run([CLI, "check", "--lock", str(lock), "--url", url, "--now", NOW_S, "--json"], capture_output=True, timeout=120)
+    go = out.stdout.splitlines()
+    assert go, out.stderr.decode()
+    assert first == go, "\n".join(r[:600].decode("utf-8", "replace") for r in first + go)

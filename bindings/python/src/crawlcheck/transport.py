@@ -327,8 +327,12 @@ def _too_large_error(hx: Any, limit: int) -> Exception:
 
 class _Body:
     """A response body read through the limit: a JSON body is one frame, an
-    event stream one frame per event's data (as the Go preflight's bodyTap
-    and sseTap split them)."""
+    event stream one frame per event the SDK routes (as the Go preflight's
+    bodyTap and sseTap split them): an event whose data is not empty and
+    whose type is absent or "message". Both mcp majors hand up only
+    events of type "message" (the SSE default when none is given); an
+    event of another type never reaches ClientSession, so its data is no
+    frame of the record either."""
 
     def __init__(self, hx: Any, inner: Any, wire: Wire, sse: bool, to: Optional[str]) -> None:
         self._hx = hx
@@ -338,10 +342,12 @@ class _Body:
         self._to = to
         self._buf = bytearray()
         self._data: List[bytes] = []
+        #: the event type of the event being read, None when none is given
+        self._type: Optional[bytes] = None
         self._size = 0
 
     def _too_large(self) -> Exception:
-        self._buf, self._data = bytearray(), []
+        self._buf, self._data, self._type = bytearray(), [], None
         self._wire.too_large()
         return _too_large_error(self._hx, self._wire.limit)
 
@@ -368,14 +374,22 @@ class _Body:
 
     def _line(self, line: bytes) -> None:
         if not line:
-            if self._data:
-                self._wire.frame(b"\n".join(self._data), self._to)
-                self._data = []
+            data = b"\n".join(self._data)
+            if data and self._type in (None, b"message"):
+                self._wire.frame(data, self._to)
+            self._data, self._type = [], None
             self._size = 0
             return
-        if line.startswith(b"data:"):
-            v = line[5:]
-            self._data.append(v[1:] if v.startswith(b" ") else v)
+        # A field is the text before the first colon (the whole line without
+        # one), its value what follows less one leading space; a line
+        # starting with a colon is a comment (no field of ours).
+        field, colon, value = line.partition(b":")
+        if colon and value.startswith(b" "):
+            value = value[1:]
+        if field == b"data":
+            self._data.append(value)
+        elif field == b"event":
+            self._type = value or None
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         async for chunk in self._inner:
