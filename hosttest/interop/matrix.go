@@ -83,7 +83,7 @@ var Cannot = map[string]map[string]string{}
 // not run yet: listed in docs/interop.md so nobody reads their absence as
 // a pass.
 var Pending = []string{
-	"JS `withContinuity` (@openai/agents 0.20.0) and `loadMcpToolsWithContinuity` (@langchain/mcp-adapters 1.1.4): the driver runs them (`bindings/js/test/interop/driver.mjs`, hosts `agents` and `langchain`), and every cell fails today. Both wrap a client that is already connected, so their records carry no handshake (no `handshake`, and `instructions` and `server_info` in `blind_parts`) where `crawlcheck check` saw the `initialize` answer: the records are not byte-identical. With server-everything over stdio the Agents adapter's first check is also `server_unavailable` (`capture_failed: the SDK accepted an answer that was not captured`) and pauses a clean server.",
+	"JS `withContinuity` (@openai/agents 0.20.0) and `loadMcpToolsWithContinuity` (@langchain/mcp-adapters 1.1.4): the driver runs them (`bindings/js/test/interop/driver.mjs`, hosts `agents` and `langchain`), and every cell fails today. Both wrap a client that is already connected, so their records carry no handshake (no `handshake`, and `instructions` and `server_info` in `blind_parts`) where `crawlcheck check` saw the `initialize` answer: the records are not byte-identical. (Their capture_failed on server-everything over HTTP+SSE, the event stream opened before the capture, is fixed: issue 17.)",
 	"the Python adapters: langchain-mcp-adapters, openai-agents, crewai",
 	"`mcp-server-time` and `mcp-server-git` (PyPI, stdio)",
 	"a FastMCP server of the `mcp` package over streamable HTTP (stateful and stateless, JSON and SSE answers)",

@@ -13,6 +13,9 @@
 //   of sdk 1.x): the same fetch, its event stream's message events the
 //   frames; a POST's response (202 Accepted) is none, its answer arrives on
 //   the stream. The SDK itself refuses a message endpoint of another origin.
+//   On a transport already started (an adapter's; client 2.x's
+//   SSEClientTransport under @openai/agents) the open stream is read by
+//   the SDK's EventSource, and the frames are its message events' data.
 //
 // Outgoing requests are seen at the transport's send. This is the same
 // capture as bindings/go/preflight's Transport (docs/mcpserver.md, The Go capture).
@@ -310,7 +313,13 @@ export function attach(transport, { maxAnswerBytes }) {
     const inner = transport._fetch ?? ((...a) => globalThis.fetch(...a));
     // SSEClientTransport is the HTTP transport with an EventSource's options.
     const legacy = "_eventSourceInit" in transport;
-    transport._fetch = (input, init) => tapFetch(rec, inner, input, init, legacy);
+    // A legacy transport already started (an adapter on a connected
+    // client) has its event stream open, read through the fetch it was
+    // started with: tapping _fetch now would see only the POSTs, never the
+    // answers. Its frames are then the events the SDK routes, taken at the
+    // stream's message handler (issue 17).
+    const open = legacy && transport._eventSource ? tapEventSource(rec, transport._eventSource) : false;
+    transport._fetch = (input, init) => tapFetch(rec, inner, input, init, legacy, open);
     return { rec, kind: "http", url: transport._url.href };
   }
   throw new TypeError(
@@ -393,7 +402,7 @@ export const DIAL_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EH
 // event stream is one frame per event (answering the POST it came back on,
 // or nothing for the GET stream, where notifications arrive). Over the
 // legacy transport only the GET stream carries frames.
-async function tapFetch(rec, inner, input, init, legacy) {
+async function tapFetch(rec, inner, input, init, legacy, streamTapped) {
   let to = null;
   if (init?.method === "POST" && typeof init.body === "string") {
     try {
@@ -414,7 +423,8 @@ async function tapFetch(rec, inner, input, init, legacy) {
   }
   if (!resp.body) return resp;
   const type = (resp.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
-  if (!resp.ok || (legacy && init?.method === "POST")) return resp;
+  // A stream reopened under a tapped event source is read there already.
+  if (!resp.ok || (legacy && (init?.method === "POST" || streamTapped))) return resp;
   let body;
   if (type === "text/event-stream") {
     body = readEvents(resp.body, rec.limit, () => rec.tooLarge(), (data) => rec.received(data, to));
@@ -440,6 +450,27 @@ async function tapFetch(rec, inner, input, init, legacy) {
     });
   }
   return new Response(body, { status: resp.status, statusText: resp.statusText, headers: resp.headers });
+}
+
+/**
+ * Puts the capture on the message handler of an event source the transport
+ * opened before the capture: each message event's data is the frame (the
+ * SSE parsing is the SDK's own eventsource, which dispatches no event of
+ * empty data), bounded as a stream's event is. Returns true.
+ */
+function tapEventSource(rec, es) {
+  const onmessage = es.onmessage;
+  es.onmessage = function (event) {
+    if (rec.oversize !== "") return;
+    const frame = enc.encode(typeof event?.data === "string" ? event.data : "");
+    if (frame.length > rec.limit) {
+      rec.tooLarge();
+      return;
+    }
+    if (frame.length > 0) rec.received(frame);
+    return onmessage?.call(this, event);
+  };
+  return true;
 }
 
 function concatAll(parts, n) {

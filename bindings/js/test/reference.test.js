@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { NOW, now, tempDir, crawlcheck, recordOf } from "./helpers.js";
-import { startReference } from "./servers.js";
-import { withPreflight } from "../src/index.js";
+import { startReference, referenceStdio } from "./servers.js";
+import { withPreflight, withContinuity } from "../src/index.js";
 
 const EVERYTHING = "@modelcontextprotocol/server-everything";
 
@@ -88,3 +88,48 @@ test("server-everything over the legacy HTTP+SSE transport: crawlcheck lock --ss
     assert.equal(tools.length, 13);
   }
 });
+
+// The Agents adapter wraps a server @openai/agents connected itself (its
+// client 2.x), so the capture starts after the handshake. server-everything
+// sends notifications/tools/list_changed right after it. Over HTTP+SSE the
+// event stream was opened, through the fetch the transport started with,
+// before the capture: the first check's answer arrived there untapped and
+// the record was capture_failed (answer_not_captured), pausing a clean server.
+for (const transport of ["stdio", "sse"]) {
+  test(`@openai/agents withContinuity over server-everything (${transport}), on a server the framework connected: the first record is unchanged, every tool handed over`, async (t) => {
+    const agents = await import("@openai/agents");
+    const dir = tempDir(t);
+    const lock = join(dir, "crawlcheck.lock.json");
+    let make;
+    if (transport === "stdio") {
+      const p = referenceStdio(EVERYTHING, ["stdio"]);
+      crawlcheck(["lock", "--server", [p.command, ...p.args].join(" "), "--now", "2026-11-01T00:00:00Z", "-o", lock]);
+      make = () => new agents.MCPServerStdio({ command: p.command, args: p.args, name: "everything" });
+    } else {
+      const { base } = await startReference(t, EVERYTHING, ["sse"]);
+      const url = `${base}/sse`;
+      crawlcheck(["lock", "--sse", url, "--now", "2026-11-01T00:00:00Z", "-o", lock]);
+      make = () => new agents.MCPServerSSE({ url, name: "everything" });
+    }
+    // Several sessions: the notification, the stream and the listing race.
+    for (let i = 0; i < 3; i++) {
+      const server = make();
+      await server.connect();
+      try {
+        const gated = withContinuity(server, lock, { mode: "review", now });
+        const tools = await gated.listTools();
+        const first = gated.continuity.records[0];
+        assert.deepEqual(
+          first.observations.map((o) => o.observation),
+          ["unchanged"],
+          first.raw,
+        );
+        assert.equal(first.effect, "proceed");
+        assert.equal(first.observed.count, 13);
+        assert.equal(tools.length, 13);
+      } finally {
+        await server.close();
+      }
+    }
+  });
+}
