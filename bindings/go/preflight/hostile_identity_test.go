@@ -30,22 +30,9 @@ func TestHostileIdentity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the attacker once per attack, twice")
 	}
-	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", bin, "github.com/crawlcheck/verifier/hosttest/attacker", "github.com/crawlcheck/verifier/cmd/crawlcheck")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the attacker and the CLI: %v\n%s", err, out)
-	}
-	attacker, cli := filepath.Join(bin, "attacker"), filepath.Join(bin, "crawlcheck")
+	attacker, cli, approved, tools := buildAttacker(t)
 	list, err := exec.Command(attacker, "--list").Output()
 	if err != nil {
-		t.Fatal(err)
-	}
-	approved := filepath.Join(bin, "approved.json")
-	tools, err := exec.Command(attacker, "--tools").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(approved, tools, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	const now = "2026-11-30T12:00:00.000Z"
@@ -60,51 +47,23 @@ func TestHostileIdentity(t *testing.T) {
 			} else if out, err := exec.Command(cli, "--now", "2026-11-01T00:00:00Z", "lock", "--tools", approved, "--url", "stdio:"+server, "-o", lock).CombinedOutput(); err != nil {
 				t.Fatalf("crawlcheck lock: %v\n%s", err, out)
 			}
-			var stdout bytes.Buffer
-			check := exec.Command(cli, "check", "--lock", lock, "--server", server, "--now", now, "--json")
-			check.Stdout = &stdout
-			if err := check.Run(); err != nil && !isExit(err) {
-				t.Fatalf("crawlcheck check: %v", err)
-			}
-			want := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+			want := checkRecords(t, cli, "--lock", lock, "--server", server, "--now", now)
 
-			var (
-				mu   sync.Mutex
-				recs []string
-			)
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			sess, err := preflight.Open(ctx, &mcp.Implementation{Name: "identity-driver", Version: "1.0.0"}, nil,
-				&mcp.CommandTransport{Command: exec.Command(attacker, "--attack", attack)}, nil,
-				preflight.Config{LockPath: lock, Now: func() time.Time { return clock }, Timeout: 10 * time.Second,
-					OnRecord: func(r preflight.Record) { mu.Lock(); recs = append(recs, string(r.Raw)); mu.Unlock() }})
-			var refused *preflight.RefusedError
-			handed := refused // the record whose handoff a framework reads
-			switch {
-			case err == nil:
-				defer sess.Close()
-				handed = &preflight.RefusedError{Record: sess.Record()}
-			case errors.As(err, &refused):
-				handed = refused
-			default:
-				t.Fatalf("Open failed without a record: %v", err)
-			}
+			handed, records := openRecording(t, &mcp.CommandTransport{Command: exec.Command(attacker, "--attack", attack)}, lock, clock)
 			// The instructions a framework reads are the core's handoff:
 			// the bytes of the member it covered, byte for byte, never
 			// go-sdk's case-folding, last-wins parse of the answer (an
 			// "Instructions" member, a repeated "instructions" key).
-			if handed.Record.Handoff == nil {
-				t.Fatalf("the record carries no handoff: %s", handed.Record.Raw)
+			if handed.Handoff == nil {
+				t.Fatalf("the record carries no handoff: %s", handed.Raw)
 			}
-			exposed, _ := json.Marshal(handed.Record.Handoff.Instructions)
+			exposed, _ := json.Marshal(handed.Handoff.Instructions)
 			if want := attackerSays(t, attacker, "--instructions", attack); string(exposed) != want {
 				t.Errorf("the session exposes instructions %s, the core hands %s", exposed, want)
 			}
-			mu.Lock()
 			// The first check's records come first; a background re-check
 			// (a list_changed the attack sent) may have added more since.
-			got := append([]string(nil), recs...)
-			mu.Unlock()
+			got := records()
 			if len(got) < len(want) {
 				t.Fatalf("the first check left %d records, crawlcheck check %d:\n%s\n%s", len(got), len(want), strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
@@ -149,6 +108,73 @@ func pinHandshake(t *testing.T, lock, endpoint, hs string, tools []byte) {
 	}
 }
 
+// buildAttacker builds the attacker and the CLI into a temporary directory
+// and writes the attacker's approved tool list beside them.
+func buildAttacker(t *testing.T) (attacker, cli, approved string, tools []byte) {
+	t.Helper()
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", bin, "github.com/crawlcheck/verifier/hosttest/attacker", "github.com/crawlcheck/verifier/cmd/crawlcheck")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the attacker and the CLI: %v\n%s", err, out)
+	}
+	attacker, cli = filepath.Join(bin, "attacker"), filepath.Join(bin, "crawlcheck")
+	approved = filepath.Join(bin, "approved.json")
+	tools, err := exec.Command(attacker, "--tools").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(approved, tools, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return attacker, cli, approved, tools
+}
+
+// checkRecords is what `crawlcheck check ARGS --json` prints: one record a
+// line (exit 1, a check that withholds, still answers).
+func checkRecords(t *testing.T, cli string, args ...string) []string {
+	t.Helper()
+	var out bytes.Buffer
+	check := exec.Command(cli, append([]string{"check"}, append(args, "--json")...)...)
+	check.Stdout = &out
+	if err := check.Run(); err != nil && !isExit(err) {
+		t.Fatalf("crawlcheck check: %v", err)
+	}
+	return strings.Split(strings.TrimSpace(out.String()), "\n")
+}
+
+// openRecording opens a Session over transport at clock, keeping every
+// record it writes; it answers the record whose handoff a framework reads
+// (the session's, or the refusal's) and the records so far. A session is
+// closed when the test ends; Open failing without a record fails the test.
+func openRecording(t *testing.T, transport mcp.Transport, lock string, clock time.Time) (preflight.Record, func() []string) {
+	t.Helper()
+	var (
+		mu   sync.Mutex
+		recs []string
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	sess, err := preflight.Open(ctx, &mcp.Implementation{Name: "identity-driver", Version: "1.0.0"}, nil, transport, nil,
+		preflight.Config{LockPath: lock, Now: func() time.Time { return clock }, Timeout: 10 * time.Second,
+			OnRecord: func(r preflight.Record) { mu.Lock(); recs = append(recs, string(r.Raw)); mu.Unlock() }})
+	records := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), recs...)
+	}
+	var refused *preflight.RefusedError
+	switch {
+	case err == nil:
+		t.Cleanup(func() { _ = sess.Close() })
+		return sess.Record(), records
+	case errors.As(err, &refused):
+		return refused.Record, records
+	default:
+		t.Fatalf("Open failed without a record: %v", err)
+		return preflight.Record{}, nil
+	}
+}
+
 func isExit(err error) bool {
 	var exit *exec.ExitError
 	return errors.As(err, &exit)
@@ -167,20 +193,7 @@ func TestHostileIdentityHTTP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the attacker once per attack")
 	}
-	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", bin, "github.com/crawlcheck/verifier/hosttest/attacker", "github.com/crawlcheck/verifier/cmd/crawlcheck")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the attacker and the CLI: %v\n%s", err, out)
-	}
-	attacker, cli := filepath.Join(bin, "attacker"), filepath.Join(bin, "crawlcheck")
-	approved := filepath.Join(bin, "approved.json")
-	tools, err := exec.Command(attacker, "--tools").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(approved, tools, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	attacker, cli, approved, _ := buildAttacker(t)
 	const now = "2026-11-30T12:00:00.000Z"
 	clock, _ := time.Parse(time.RFC3339, now)
 	for _, attack := range httpAttacks {
@@ -203,35 +216,10 @@ func TestHostileIdentityHTTP(t *testing.T) {
 			if out, err := exec.Command(cli, "--now", "2026-11-01T00:00:00Z", "lock", "--tools", approved, "--url", url, "-o", lock).CombinedOutput(); err != nil {
 				t.Fatalf("crawlcheck lock: %v\n%s", err, out)
 			}
-			var out bytes.Buffer
-			check := exec.Command(cli, "check", "--lock", lock, "--url", url, "--now", now, "--json")
-			check.Stdout = &out
-			if err := check.Run(); err != nil && !isExit(err) {
-				t.Fatalf("crawlcheck check: %v", err)
-			}
-			want := strings.Split(strings.TrimSpace(out.String()), "\n")
+			want := checkRecords(t, cli, "--lock", lock, "--url", url, "--now", now)
 
-			var (
-				mu   sync.Mutex
-				recs []string
-			)
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			sess, err := preflight.Open(ctx, &mcp.Implementation{Name: "identity-driver", Version: "1.0.0"}, nil,
-				&mcp.StreamableClientTransport{Endpoint: url}, nil,
-				preflight.Config{LockPath: lock, Now: func() time.Time { return clock }, Timeout: 10 * time.Second,
-					OnRecord: func(r preflight.Record) { mu.Lock(); recs = append(recs, string(r.Raw)); mu.Unlock() }})
-			var refused *preflight.RefusedError
-			switch {
-			case err == nil:
-				defer sess.Close()
-			case errors.As(err, &refused):
-			default:
-				t.Fatalf("Open failed without a record: %v", err)
-			}
-			mu.Lock()
-			got := append([]string(nil), recs...)
-			mu.Unlock()
+			_, records := openRecording(t, &mcp.StreamableClientTransport{Endpoint: url}, lock, clock)
+			got := records()
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("the records differ:\nSession:\n%s\ncrawlcheck check:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
