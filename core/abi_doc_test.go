@@ -24,6 +24,10 @@ func exampleVectors(t testing.TB) []opVector {
 	ex := func(op string, request obj) opVector { return opVector{Op: op, Name: "example", Request: request} }
 	first := call(t, "continuity_check", obj{"now": checkNow, "lock": lock,
 		"observed": obj{"endpoint": fixtureURL, "pages": []string{page(t, tool, "")}}})
+	var retiredCorrection struct{ Correction obj }
+	json.Unmarshal(call(t, "sign_correction", obj{"private_key": loadKey(t, "test-issuer-retired").Seed,
+		"key_id": loadKey(t, "test-issuer-retired").KID, "issuer": "test-issuer.crawlcheck.invalid", "issued_at": "2025-06-01T00:00:00Z",
+		"target": resultField(t, first, "record_sha256"), "version": 1, "reason": "The check read a mirror, not the server.", "reporter": "ops@example.com"}), &retiredCorrection)
 	return []opVector{
 		ex("version", obj{}),
 		ex("rules", obj{}),
@@ -59,6 +63,8 @@ func exampleVectors(t testing.TB) []opVector {
 		ex("sign_correction", obj{"private_key": loadKey(t, "test-issuer").Seed, "key_id": loadKey(t, "test-issuer").KID, "issuer": "test-issuer.crawlcheck.invalid",
 			"issued_at": checkNow, "target": resultField(t, first, "record_sha256"), "version": 1, "reason": "The check read a mirror, not the server.", "reporter": "ops@example.com"}),
 		ex("corrections_apply", obj{"records": string(first) + "\n"}),
+		ex("resign_correction", obj{"private_key": loadKey(t, "test-issuer").Seed, "key_id": loadKey(t, "test-issuer").KID, "resigned_at": checkNow,
+			"key_directory": keyHistory(t), "correction": retiredCorrection.Correction}),
 		ex("next_page", obj{"page": page(t, tool, "c2"), "followed": []string{"c1"}}),
 	}
 }

@@ -61,6 +61,7 @@ func init() {
 		"pilot_batch":        opPilotBatch,
 		"sign_correction":    opSignCorrection,
 		"corrections_apply":  opCorrectionsApply,
+		"resign_correction":  opResignCorrection,
 	} {
 		ops[name] = fn
 	}

@@ -74,5 +74,50 @@ func correctionVectors(t testing.TB) []opVector {
 	add("corrections_apply", "a line that is not a record", obj{"records": "{\"kind\":\n" + log})
 	add("corrections_apply", "not a correction", obj{"records": log, "corrections": []any{lock}, "key_directory": dir, "now": checkNow})
 	add("corrections_apply", "corrections without a key directory", obj{"records": log, "corrections": []any{first}, "now": checkNow})
+
+	// Through a rotation: the issuer's history (every key it signed with,
+	// as active) is what a re-signing verifies the old signature against;
+	// the directory it serves retires the old key.
+	history := keyHistory(t)
+	resign := func(k testKey, c obj, d obj) obj {
+		return obj{"private_key": k.Seed, "key_id": k.KID, "resigned_at": checkNow, "correction": c, "key_directory": d}
+	}
+	resigned := func(r obj) obj {
+		var out struct{ Correction obj }
+		json.Unmarshal(call(t, "resign_correction", r), &out)
+		return out.Correction
+	}
+	old := correctionOf(sign(retired, nil))
+	again := resigned(resign(issuer, old, history))
+	add("resign_correction", "a correction signed by a key since retired", resign(issuer, old, history))
+	add("resign_correction", "a re-signing re-signed names the first signing", resign(issuer, again, history))
+	add("resign_correction", "under the served directory the retired key verifies nothing", resign(issuer, old, dir))
+	oldEdited := deepCopy(old)
+	oldEdited["reason"] = "Nothing was wrong."
+	add("resign_correction", "edited after signing", resign(issuer, oldEdited, history))
+	add("resign_correction", "not a correction", resign(issuer, lock, history))
+	add("corrections_apply", "the first signing retired, its re-signing applies", obj{"records": log, "corrections": []any{old, again}, "key_directory": dir, "now": checkNow})
+	add("corrections_apply", "the first signing retired, not yet re-signed", obj{"records": log, "corrections": []any{old}, "key_directory": dir, "now": checkNow})
+	both := resigned(resign(issuer, first, history))
+	add("corrections_apply", "both signings verify, the re-signing is answered", obj{"records": log, "corrections": []any{first, both}, "key_directory": dir, "now": checkNow})
+	liar := deepCopy(again)
+	liar["reason"] = "Nothing was wrong."
+	liar = reseal(t, liar, issuer)
+	add("corrections_apply", "a re-signing that is not its first signing", obj{"records": log, "corrections": []any{old, liar}, "key_directory": dir, "now": checkNow})
+	next := correctionOf(sign(issuer, obj{"version": 2, "supersedes": old["sha256"], "reason": "The mirror was the server after all."}))
+	add("corrections_apply", "a later version supersedes the first signing", obj{"records": log, "corrections": []any{old, again, next}, "key_directory": dir, "now": checkNow})
 	return vs
+}
+
+// keyHistory is the test directory as the issuer's history lists it (State.
+// History): every key it signed with, active and unbounded.
+func keyHistory(t testing.TB) obj {
+	history := keyDirectory(t)
+	for _, k := range history["keys"].([]any) {
+		k := k.(map[string]any)
+		k["status"] = "active"
+		delete(k, "not_before")
+		delete(k, "not_after")
+	}
+	return history
 }

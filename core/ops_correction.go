@@ -72,6 +72,110 @@ func opSignCorrection(r req.Obj) (canon.Value, error) {
 	return canon.Obj(canon.M("correction", doc), canon.M("sha256", sum), canon.M("key_id", canon.Str(kid))), nil
 }
 
+// Re-signing (docs/issuer.md, "Corrections through a rotation"): a retired
+// key verifies nothing, so a correction signed before a rotation would stop
+// applying once its key is retired. The issuer re-signs it with the key that
+// signs now: the same correction (every member as first signed) with
+// resigns, the sha256 of its first signing, and resigned_at. A re-signing
+// is a new signed document with a new sha256, so resigns always names the
+// first signing (a re-signing of a re-signing keeps it): that digest is the
+// correction's identity, what a later version's supersedes names, and it
+// never changes. corrections_apply answers each correction once, by that
+// identity, from the signings served.
+
+// correctionIdentity are the members a re-signing adds; without them and
+// the seal (key_id, sha256, signature), every signing of one correction is
+// the same document.
+var correctionIdentity = []string{"resigns", "resigned_at"}
+
+// correctionContent is what every signing of one correction holds alike.
+func correctionContent(d canon.Value) canon.Value {
+	return d.Without(append([]string{"key_id", "sha256", "signature"}, correctionIdentity...)...)
+}
+
+// correctionOriginal is the sha256 of a correction's first signing: its own
+// sha256, or the one it re-signs.
+func correctionOriginal(d canon.Value) string {
+	if v, ok := d.Get("resigns"); ok {
+		if s, ok := v.Str(); ok {
+			return s
+		}
+	}
+	v, _ := d.Get("sha256")
+	s, _ := v.Str()
+	return s
+}
+
+func opResignCorrection(r req.Obj) (canon.Value, error) {
+	rd := r.Read()
+	priv, kid := signingKey(rd)
+	at := rd.Time("resigned_at")
+	d := rd.RequiredDoc("correction")
+	dir := logDirectory(rd)
+	if err := rd.Err(); err != nil {
+		return canon.Value{}, err
+	}
+	kind, _ := d.Get("kind")
+	stored, _ := d.Get("sha256")
+	signature, _ := d.Get("signature")
+	if k, _ := kind.Str(); d.Kind() != canon.Object || k != correctionKind {
+		return canon.Value{}, cerr.New(cerr.BadRequest, "request.correction is not a %s", correctionKind)
+	}
+	sum, _ := stored.Str()
+	sg, _ := signature.Str()
+	// Only what the issuer signed is re-signed, and as it is: a re-signing
+	// vouches anew for a correction, never for an edit of one.
+	if v := sig.Verify(correctionKind, sum, sig.Digest(d), sg, sig.Keys{Directory: dir}, at); v.Trust != sig.Verified {
+		return canon.Value{}, cerr.New(cerr.BadRequest, "request.correction does not verify under request.key_directory (%s): only a correction the issuer signed, as it signed it, is re-signed", v.Reason)
+	}
+	original := correctionOriginal(d)
+	if !tools.IsHexHash(original) {
+		return canon.Value{}, cerr.New(cerr.BadRequest, "request.correction.resigns must be a SHA-256 digest (64 lowercase hex digits)")
+	}
+	doc := guard.Seal(canon.Obj(append(correctionContent(d).Members(),
+		canon.M("resigns", canon.Str(original)),
+		canon.M("resigned_at", canon.Str(timefmt.Format(at))),
+	)...), priv, kid)
+	out, _ := doc.Get("sha256")
+	return canon.Obj(canon.M("correction", doc), canon.M("sha256", out), canon.M("key_id", canon.Str(kid)),
+		canon.M("resigns", canon.Str(original))), nil
+}
+
+// ReasonResigningDiffers is a re-signing's trust_reason when it is not the
+// correction it names (its first signing, served beside it and intact,
+// holds other members): a key of the issuer signed two texts as one
+// correction, and neither is taken for the other.
+const ReasonResigningDiffers = "resigning_differs"
+
+// pickSigning answers, of one correction's signings as served, the one
+// corrections_apply shows: the newest the directory vouches for (a
+// re-signing after its first signing, later re-signings after earlier
+// ones), else the newest signing, whose trust says why it does not apply
+// (a re-signing that differs from its first signing says so, rather than
+// hiding behind the first's retired key).
+func pickSigning(ss []signing) signing {
+	best, newest := -1, 0
+	for i, s := range ss {
+		if s.trust.Trust == sig.Verified && (best < 0 || s.at > ss[best].at) {
+			best = i
+		}
+		if s.at > ss[newest].at {
+			newest = i
+		}
+	}
+	if best >= 0 {
+		return ss[best]
+	}
+	return ss[newest]
+}
+
+// signing is one signed copy of a correction, verified.
+type signing struct {
+	doc   canon.Value
+	trust sig.Result
+	at    string // resigned_at; "" for the first signing
+}
+
 // recordTargets are the digests a record can be corrected by: its own
 // record_sha256 and the sha256 of the issuer's receipt it relied on.
 func recordTargets(rec canon.Value) (record, receipt string) {
@@ -106,9 +210,16 @@ func opCorrectionsApply(r req.Obj) (canon.Value, error) {
 	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
-	// The corrections by target, each verified once and answered as
+	// The corrections by target, each verified once; each correction is
+	// answered once (pickSigning) of the signings served for it (its first
+	// and the issuer's re-signings, grouped by the first's sha256), as
 	// served, with its trust beside it.
-	byTarget := map[string][]canon.Value{}
+	type group struct {
+		target   string
+		signings []signing
+	}
+	groups := map[string]*group{}
+	var order []string
 	for i, d := range docs {
 		if text, ok := d.Str(); ok {
 			p, err := canon.ParseString(text)
@@ -128,8 +239,46 @@ func opCorrectionsApply(r req.Obj) (canon.Value, error) {
 		sum, _ := stored.Str()
 		sg, _ := signature.Str()
 		v := sig.Verify(correctionKind, sum, sig.Digest(d.Without("sha256", "signature")), sg, sig.Keys{Directory: dir}, now)
-		byTarget[t] = append(byTarget[t], canon.Obj(append(d.Without("signature").Members(),
-			canon.M("trust", canon.Str(v.Trust)), canon.M("trust_reason", canon.StrOrNull(v.Reason, v.Reason != "")))...))
+		at := ""
+		if d.Has("resigns") {
+			ra, _ := d.Get("resigned_at")
+			if at, _ = ra.Str(); at == "" {
+				at = " " // a re-signing, whatever its time says
+			}
+		}
+		o := correctionOriginal(d)
+		key := t + " " + o
+		g, ok := groups[key]
+		if !ok {
+			g = &group{target: t}
+			groups[key] = g
+			order = append(order, key)
+		}
+		g.signings = append(g.signings, signing{doc: d, trust: v, at: at})
+	}
+	byTarget := map[string][]canon.Value{}
+	for _, key := range order {
+		g := groups[key]
+		// The first signing, when served intact (its sha256 its content's),
+		// is what each re-signing must copy, whether or not its key still
+		// verifies.
+		var first *canon.Value
+		for _, s := range g.signings {
+			if sum, _ := s.doc.Get("sha256"); s.at == "" {
+				if ss, _ := sum.Str(); ss == sig.Digest(s.doc) {
+					first = &s.doc
+					break
+				}
+			}
+		}
+		for i, s := range g.signings {
+			if first != nil && s.at != "" && !canon.Equal(correctionContent(s.doc), correctionContent(*first)) {
+				g.signings[i].trust = sig.Result{Trust: sig.Untrusted, Reason: ReasonResigningDiffers}
+			}
+		}
+		p := pickSigning(g.signings)
+		byTarget[g.target] = append(byTarget[g.target], canon.Obj(append(p.doc.Without("signature").Members(),
+			canon.M("trust", canon.Str(p.trust.Trust)), canon.M("trust_reason", canon.StrOrNull(p.trust.Reason, p.trust.Reason != "")))...))
 	}
 	var targets, applies []canon.Value
 	seen := map[string]bool{}

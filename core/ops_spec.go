@@ -387,7 +387,21 @@ var opSpecs = []OpSpec{
 			need("sha256", "string", ""),
 			need("key_id", "string", ""),
 		}},
-	{Name: "corrections_apply", Summary: "Which corrections name the records of a record log: each record is named by its `record_sha256` and by the sha256 of the issuer's receipt it relied on (`issuer.receipt.sha256`). Without `corrections`, `targets` lists those digests (what a host asks the issuer for, GET /api/v1/corrections?target=); with them, `applies` pairs each record with each correction of its digests, by version, and each correction's signature judged against `key_directory` at `now`.",
+	{Name: "resign_correction", Summary: "Signs a correction again with the key that signs now (docs/issuer.md, Corrections through a rotation), so that it still applies once the key that signed it is retired: the same members as first signed, with `resigns` (the sha256 of its first signing, kept when a re-signing is re-signed: the digest a later version's `supersedes` names) and `resigned_at`. Only a correction that verifies under `key_directory` (the issuer's history: every key it signed with) is re-signed; anything else is `bad_request`.",
+		Request: []Field{
+			need("private_key", "string", "base64 Ed25519 seed of the key that signs now"),
+			may("key_id", "string", "the key's id"),
+			need("resigned_at", "time", ""),
+			need("correction", "document", "the correction as signed before (its first signing or a re-signing)"),
+			need("key_directory", "document", "a directory under which the correction verifies: the issuer's history of keys"),
+		},
+		Result: []Field{
+			need("correction", "object", "the re-signed correction"),
+			need("sha256", "string", ""),
+			need("key_id", "string", ""),
+			need("resigns", "string", "the sha256 of the correction's first signing"),
+		}},
+	{Name: "corrections_apply", Summary: "Which corrections name the records of a record log: each record is named by its `record_sha256` and by the sha256 of the issuer's receipt it relied on (`issuer.receipt.sha256`). Without `corrections`, `targets` lists those digests (what a host asks the issuer for, GET /api/v1/corrections?target=); with them, `applies` pairs each record with each correction of its digests, by version, and each correction's signature judged against `key_directory` at `now`. A correction served more than once — its first signing and the issuer's re-signings of it (`resign_correction`), which name the first by `resigns` — is answered once: the newest signing the directory vouches for, else the first signing with its trust. A re-signing whose members are not those of its first signing served beside it (intact) is `untrusted` (`resigning_differs`).",
 		Request: []Field{
 			need("records", "string", "the log's JSON lines (a line that does not parse names nothing)"),
 			may("corrections", "array of documents", "corrections as the issuer served them"),

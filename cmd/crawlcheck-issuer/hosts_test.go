@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -71,16 +72,25 @@ type stack struct {
 	issuer  string
 	mcp     string
 	stopIss func()
+	token   string // the operator token, when newStack was asked for one
 }
 
 const threeTools = `[{"name":"t1","description":"First tool.","inputSchema":{"type":"object"}},
 	{"name":"t2","description":"Second tool.","inputSchema":{"type":"object"}},
 	{"name":"t3","description":"Third tool.","inputSchema":{"type":"object"}}]`
 
-func newStack(t *testing.T) *stack {
+func newStack(t *testing.T, serveArgs ...string) *stack {
 	buildAll(t)
 	s := &stack{t: t, keys: filepath.Join(t.TempDir(), "keys")}
 	s.run(bins.issuer, "keys", "init", "--dir", s.keys, "--issuer", "issuer.test")
+	if len(serveArgs) > 0 && serveArgs[0] == "operator-token" {
+		out, err := exec.Command(bins.issuer, "operator-token", "--dir", s.keys).Output() // the token alone, on stdout
+		if err != nil {
+			t.Fatalf("operator-token: %v", err)
+		}
+		s.token = strings.TrimSpace(string(out))
+		serveArgs = serveArgs[1:]
+	}
 	scen := filepath.Join(t.TempDir(), "scenario.json")
 	os.WriteFile(scen, []byte(`{"tools":`+threeTools+`}`), 0o644)
 	cmd := exec.Command(bins.mcpserver, "--scenario", scen, "--listen", "127.0.0.1:0")
@@ -91,7 +101,7 @@ func newStack(t *testing.T) *stack {
 	}
 	t.Cleanup(stop)
 	s.mcp = url
-	cmd = exec.Command(bins.issuer, "serve", "--dir", s.keys, "--listen", "127.0.0.1:0", "--allow-http", "--allow-private", "127.0.0.1/32")
+	cmd = exec.Command(bins.issuer, append([]string{"serve", "--dir", s.keys, "--listen", "127.0.0.1:0", "--allow-http", "--allow-private", "127.0.0.1/32"}, serveArgs...)...)
 	cmd.Stderr = os.Stderr
 	if s.issuer, s.stopIss, err = listening.Start(cmd); err != nil {
 		t.Fatal(err)
@@ -342,6 +352,140 @@ func TestRotationThroughTheHosts(t *testing.T) {
 			step("resigned", s.post("/api/v1/mcp/lock/resign", map[string]any{"lock": string(lock)}), "verified", "unchanged")
 		})
 	}
+}
+
+// TestCorrectionsThroughRotation: a correction published before a rotation
+// still applies after the key that signed it is retired, through the
+// issuer's re-signing of it (issue 20): crawlcheck corrections, which judges
+// each correction against the directory the issuer serves now, finds it
+// verified before, during the overlap and after retire, the last time as
+// the re-signing naming its first signing; a later version supersedes the
+// first signing by its digest, which never changed.
+func TestCorrectionsThroughRotation(t *testing.T) {
+	s := newStack(t, "operator-token", "--resign-every", "100ms")
+	lock := s.get("/api/v1/mcp/lock?url=" + s.mcp)
+	lockPath, dirPath := s.files(lock)
+	logPath := filepath.Join(t.TempDir(), "records.jsonl")
+	out, err := exec.Command(bins.cli, "check", "--lock", lockPath, "--url", s.mcp, "--issuer", s.issuer, "--issuer-keys", dirPath,
+		"--issuer-timeout", "3s", "--log", logPath).CombinedOutput()
+	if err != nil {
+		t.Fatalf("check: %v\n%s", err, out)
+	}
+	var rec record
+	b, _ := os.ReadFile(logPath)
+	json.Unmarshal(b, &rec)
+	if rec.Issuer == nil || rec.Issuer.Receipt == nil {
+		t.Fatalf("the record relied on no receipt: %s", b)
+	}
+	receipt := rec.Issuer.Receipt.SHA256
+	correct := func(reason string) map[string]any {
+		t.Helper()
+		body, _ := json.Marshal(map[string]string{"target": receipt, "reason": reason, "reporter": "ops@example.com"})
+		req, _ := http.NewRequest("POST", s.issuer+"/api/v1/corrections", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+s.token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var c map[string]any
+		if json.NewDecoder(resp.Body).Decode(&c); resp.StatusCode != http.StatusCreated {
+			t.Fatalf("POST correction: %d %v", resp.StatusCode, c)
+		}
+		return c
+	}
+	type applied struct {
+		Correction struct {
+			Version     int     `json:"version"`
+			SHA256      string  `json:"sha256"`
+			KeyID       string  `json:"key_id"`
+			Resigns     *string `json:"resigns"`
+			Supersedes  *string `json:"supersedes"`
+			Trust       string  `json:"trust"`
+			TrustReason *string `json:"trust_reason"`
+		} `json:"correction"`
+	}
+	corrections := func() []applied {
+		t.Helper()
+		out, err := exec.Command(bins.cli, "corrections", "--issuer", s.issuer, "--json", logPath).Output()
+		if err != nil {
+			t.Fatalf("corrections: %v\n%s", err, out)
+		}
+		var a struct{ Applies []applied }
+		if err := json.Unmarshal(out, &a); err != nil {
+			t.Fatalf("corrections --json: %v\n%s", err, out)
+		}
+		return a.Applies
+	}
+	// served waits until the issuer serves n signings of the receipt's
+	// corrections (the re-signing pass runs every 100ms).
+	served := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			var l struct{ Corrections []json.RawMessage }
+			json.Unmarshal(s.get("/api/v1/corrections?target="+receipt), &l)
+			if len(l.Corrections) == n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the issuer serves %d signings of the corrections, want %d", len(l.Corrections), n)
+			}
+		}
+	}
+	var keys struct{ Keys []struct{ KID string } }
+	json.Unmarshal([]byte(s.run(bins.issuer, "keys", "directory", "--dir", s.keys)), &keys)
+	oldKey := keys.Keys[0].KID
+	first := correct("The check read a mirror of the server.")
+	firstSHA := first["sha256"].(string)
+	if a := corrections(); len(a) != 1 || a[0].Correction.Trust != "verified" || a[0].Correction.SHA256 != firstSHA {
+		t.Fatalf("before the rotation: %+v", a)
+	}
+	logged := logSize(s)
+	s.run(bins.issuer, "keys", "rotate", "--dir", s.keys, "--overlap", "1h")
+	time.Sleep(1100 * time.Millisecond) // the new key's not_before is to the second
+	served(2)
+	if n := logSize(s); n != logged+1 {
+		t.Errorf("the log holds %d entries after the re-signing, want %d: a re-signing is an entry", n, logged+1)
+	}
+	a := corrections()
+	if len(a) != 1 || a[0].Correction.Trust != "verified" || a[0].Correction.Resigns == nil || *a[0].Correction.Resigns != firstSHA || a[0].Correction.KeyID == oldKey {
+		t.Fatalf("during the overlap: %+v", a)
+	}
+	s.run(bins.issuer, "keys", "retire", "--dir", s.keys, "--kid", oldKey)
+	a = corrections()
+	if len(a) != 1 || a[0].Correction.Trust != "verified" || a[0].Correction.Resigns == nil || *a[0].Correction.Resigns != firstSHA || a[0].Correction.Version != 1 {
+		t.Fatalf("after retire: %+v (want the re-signing, verified)", a)
+	}
+	// The first signing is still served as published, and alone it no
+	// longer verifies: it is the re-signing that applies.
+	var l struct{ Corrections []map[string]any }
+	json.Unmarshal(s.get("/api/v1/corrections?target="+receipt), &l)
+	if l.Corrections[0]["sha256"] != firstSHA || l.Corrections[0]["key_id"] != oldKey {
+		t.Fatalf("the first signing as served: %v", l.Corrections[0])
+	}
+	second := correct("It was the server after all.")
+	if second["supersedes"] != firstSHA || second["version"] != float64(2) {
+		t.Fatalf("version 2 supersedes %v (version %v), want the first signing %s", second["supersedes"], second["version"], firstSHA)
+	}
+	a = corrections()
+	if len(a) != 2 || a[0].Correction.Trust != "verified" || a[1].Correction.Trust != "verified" || a[1].Correction.Version != 2 || *a[1].Correction.Supersedes != *a[0].Correction.Resigns {
+		t.Fatalf("two versions after retire: %+v", a)
+	}
+	if n := logSize(s); n != logged+2 {
+		t.Errorf("the log holds %d entries after the re-signing and version 2, want %d: each is an entry", n, logged+2)
+	}
+}
+
+// logSize is the tree size of the log's checkpoint (its second line, C2SP
+// tlog-checkpoint).
+func logSize(s *stack) int {
+	s.t.Helper()
+	lines := strings.Split(string(s.get("/log/checkpoint")), "\n")
+	var n int
+	if len(lines) < 2 || func() error { _, err := fmt.Sscan(lines[1], &n); return err }() != nil {
+		s.t.Fatalf("checkpoint: %q", lines)
+	}
+	return n
 }
 
 func contains(xs []string, x string) bool {

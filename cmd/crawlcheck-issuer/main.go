@@ -10,7 +10,7 @@
 //	crawlcheck-issuer operator-token --dir DIR [--file FILE]
 //	crawlcheck-issuer serve --dir DIR [--listen 127.0.0.1:8443] [--store sqlite:FILE | postgres://…]
 //	                        [--allow-private CIDR]... [--allow-http] [--lifetime 5m]
-//	                        [--operator-token-file DIR/operator-token.sha256]
+//	                        [--operator-token-file DIR/operator-token.sha256] [--resign-every 1m]
 //	                        [--sweep=true] [--sweep-concurrency 4] [--sweep-host-gap 30s]
 //	crawlcheck-issuer sweep add     --dir DIR --url URL [--interval 6h] [--owner operator|pilot:ID]
 //	crawlcheck-issuer sweep list    --dir DIR [--owner OWNER]
@@ -57,7 +57,7 @@ const usage = `usage:
   crawlcheck-issuer operator-token --dir DIR [--file FILE]
   crawlcheck-issuer serve --dir DIR [--listen 127.0.0.1:8443] [--store sqlite:FILE | postgres://...]
                           [--allow-private CIDR]... [--allow-http] [--lifetime 5m]
-                          [--operator-token-file DIR/operator-token.sha256]
+                          [--operator-token-file DIR/operator-token.sha256] [--resign-every 1m]
                           [--sweep=true] [--sweep-concurrency 4] [--sweep-host-gap 30s]
   crawlcheck-issuer sweep add     --dir DIR --url URL [--interval 6h] [--owner operator|pilot:ID]
   crawlcheck-issuer sweep list    --dir DIR [--owner OWNER]
@@ -208,6 +208,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	sweepOn := fs.Bool("sweep", true, "re-read the endpoints registered for the registry sweep (crawlcheck-issuer sweep add)")
 	sweepConc := fs.Int("sweep-concurrency", sweep.DefaultConcurrency, "hosts the sweep reads at once")
 	sweepGap := fs.Duration("sweep-host-gap", sweep.DefaultHostGap, "the least time between two sweep readings of one host")
+	resignEvery := fs.Duration("resign-every", time.Minute, "how often corrections not signed by the key that signs now are re-signed with it (a rotation)")
 	opFile := fs.String("operator-token-file", "", "the SHA-256 of the token that publishes corrections (default DIR/"+operatorTokenFile+" if present; none: no corrections)")
 	if err := parse(fs, dir, args); err != nil {
 		return err
@@ -258,6 +259,10 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		}
 		go sw.Run(ctx)
 	}
+	if *resignEvery <= 0 {
+		return fmt.Errorf("%w: --resign-every must be positive", errUsage)
+	}
+	go svc.RunResign(ctx, *resignEvery, logger.Printf)
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return err

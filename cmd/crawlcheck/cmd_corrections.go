@@ -81,6 +81,9 @@ func cmdCorrections(c *cli, args []string) error {
 				Reporter      string
 				RulesSHA256   *string `json:"rules_sha256"`
 				PolicyVersion *string `json:"policy_version"`
+				Resigns       *string `json:"resigns"`
+				ResignedAt    *string `json:"resigned_at"`
+				KeyID         string  `json:"key_id"`
 				Trust         string
 				TrustReason   *string `json:"trust_reason"`
 			}
@@ -102,6 +105,11 @@ func cmdCorrections(c *cli, args []string) error {
 		}
 		if k.PolicyVersion != nil {
 			say(c.stdout, "  the policy version that applies now: %s\n", *k.PolicyVersion)
+		}
+		if k.Resigns != nil && k.ResignedAt != nil {
+			// The issuer signed it again through a rotation; its first
+			// signing is what a later version supersedes.
+			say(c.stdout, "  re-signed %s with %s (first signed as %s)\n", *k.ResignedAt, k.KeyID, *k.Resigns)
 		}
 		if k.Trust != "verified" {
 			reason := ""

@@ -801,6 +801,29 @@ export interface SignCorrectionResult {
   key_id: string;
 }
 
+/** The request of resign_correction. */
+export interface ResignCorrectionRequest {
+  /** base64 Ed25519 seed of the key that signs now */
+  private_key: string;
+  /** the key's id */
+  key_id?: string;
+  resigned_at: string;
+  /** the correction as signed before (its first signing or a re-signing) */
+  correction: Document;
+  /** a directory under which the correction verifies: the issuer's history of keys */
+  key_directory: Document;
+}
+
+/** The result of resign_correction. */
+export interface ResignCorrectionResult {
+  /** the re-signed correction */
+  correction: { [key: string]: Json };
+  sha256: string;
+  key_id: string;
+  /** the sha256 of the correction's first signing */
+  resigns: string;
+}
+
 /** The request of corrections_apply. */
 export interface CorrectionsApplyRequest {
   /** the log's JSON lines (a line that does not parse names nothing) */
@@ -1252,12 +1275,25 @@ export interface Ops {
    */
   signCorrection(request: SignCorrectionRequest): SignCorrectionResult;
   /**
+   * Signs a correction again with the key that signs now (docs/issuer.md, Corrections through a
+   * rotation), so that it still applies once the key that signed it is retired: the same members as
+   * first signed, with `resigns` (the sha256 of its first signing, kept when a re-signing is
+   * re-signed: the digest a later version's `supersedes` names) and `resigned_at`. Only a
+   * correction that verifies under `key_directory` (the issuer's history: every key it signed with)
+   * is re-signed; anything else is `bad_request`. Throws CoreError with the core's code.
+   */
+  resignCorrection(request: ResignCorrectionRequest): ResignCorrectionResult;
+  /**
    * Which corrections name the records of a record log: each record is named by its `record_sha256`
    * and by the sha256 of the issuer's receipt it relied on (`issuer.receipt.sha256`). Without
    * `corrections`, `targets` lists those digests (what a host asks the issuer for, GET
    * /api/v1/corrections?target=); with them, `applies` pairs each record with each correction of
    * its digests, by version, and each correction's signature judged against `key_directory` at
-   * `now`. Throws CoreError with the core's code.
+   * `now`. A correction served more than once — its first signing and the issuer's re-signings of
+   * it (`resign_correction`), which name the first by `resigns` — is answered once: the newest
+   * signing the directory vouches for, else the first signing with its trust. A re-signing whose
+   * members are not those of its first signing served beside it (intact) is `untrusted`
+   * (`resigning_differs`). Throws CoreError with the core's code.
    */
   correctionsApply(request: CorrectionsApplyRequest): CorrectionsApplyResult;
   /**
@@ -1383,6 +1419,7 @@ export interface OpTypes {
   log_consistency: { request: LogConsistencyRequest; result: LogConsistencyResult };
   pilot_batch: { request: PilotBatchRequest; result: PilotBatchResult };
   sign_correction: { request: SignCorrectionRequest; result: SignCorrectionResult };
+  resign_correction: { request: ResignCorrectionRequest; result: ResignCorrectionResult };
   corrections_apply: { request: CorrectionsApplyRequest; result: CorrectionsApplyResult };
   endpoint: { request: EndpointRequest; result: EndpointResult };
   ci_plan: { request: CiPlanRequest; result: CiPlanResult };

@@ -186,7 +186,8 @@ func (s *Service) addCorrection(w http.ResponseWriter, r *http.Request, q reques
 }
 
 // listCorrections answers GET /api/v1/corrections?target=SHA256 (repeated,
-// at most 100): {"corrections": [...]}, by target as asked and version.
+// at most 100): {"corrections": [...]}, by target as asked and version,
+// each correction's first signing followed by its re-signings.
 func (s *Service) listCorrections(w http.ResponseWriter, r *http.Request) {
 	targets := r.URL.Query()["target"]
 	if len(targets) == 0 || len(targets) > maxCorrectionTargets {
@@ -206,6 +207,17 @@ func (s *Service) listCorrections(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, c := range cs {
 			list = append(list, c.Body)
+			// Its re-signings after it: the first signing stays what was
+			// published, and corrections_apply answers the one that
+			// verifies (resign.go).
+			var rs []store.Resigning
+			if err := s.timed("resignings", func() (err error) { rs, err = s.cfg.Store.Resignings(r.Context(), c.SHA256); return }); err != nil {
+				s.fail(w, &storeError{err})
+				return
+			}
+			for _, x := range rs {
+				list = append(list, x.Body)
+			}
 		}
 	}
 	writeBytes(w, http.StatusOK, "application/json", mustJSON(map[string]any{"corrections": list}))

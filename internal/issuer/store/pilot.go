@@ -150,16 +150,73 @@ func (s *sqlStore) AddCorrection(ctx context.Context, c Correction, entry []byte
 }
 
 func (s *sqlStore) Corrections(ctx context.Context, target string) ([]Correction, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT sha256, version, issued_at, body FROM corrections WHERE target = ? ORDER BY version`), target)
+	return s.corrections(ctx, `SELECT sha256, target, version, issued_at, body FROM corrections WHERE target = ? ORDER BY version`, target)
+}
+
+func (s *sqlStore) AllCorrections(ctx context.Context) ([]Correction, error) {
+	return s.corrections(ctx, `SELECT sha256, target, version, issued_at, body FROM corrections ORDER BY target, version`)
+}
+
+func (s *sqlStore) AddResigning(ctx context.Context, r Resigning, entry []byte, sign func(size uint64, root tlog.Hash) (string, error)) (uint64, string, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, "", fmt.Errorf("store: add re-signing: %w", err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, s.q(`INSERT INTO correction_resignings (sha256, original, key_id, signed_at, body) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
+		r.SHA256, r.Original, r.KeyID, micros(r.SignedAt), r.Body)
+	if err != nil {
+		return 0, "", fmt.Errorf("store: add re-signing: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return 0, "", fmt.Errorf("store: re-signing of %s by %s: %w", r.Original, r.KeyID, ErrConflict)
+	}
+	var first uint64
+	var note string
+	if entry != nil {
+		if first, note, err = s.logAppendTx(ctx, tx, [][]byte{entry}, sign); err != nil {
+			return 0, "", err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, "", fmt.Errorf("store: add re-signing: commit: %w", err)
+	}
+	return first, note, nil
+}
+
+func (s *sqlStore) Resignings(ctx context.Context, original string) ([]Resigning, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT sha256, key_id, signed_at, body FROM correction_resignings WHERE original = ? ORDER BY signed_at, sha256`), original)
+	if err != nil {
+		return nil, fmt.Errorf("store: re-signings: %w", err)
+	}
+	defer rows.Close()
+	var out []Resigning
+	for rows.Next() {
+		r := Resigning{Original: original}
+		var at int64
+		if err := rows.Scan(&r.SHA256, &r.KeyID, &at, &r.Body); err != nil {
+			return nil, fmt.Errorf("store: re-signings: %w", err)
+		}
+		r.SignedAt = fromMicros(at)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: re-signings: %w", err)
+	}
+	return out, nil
+}
+
+func (s *sqlStore) corrections(ctx context.Context, query string, args ...any) ([]Correction, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(query), args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: corrections: %w", err)
 	}
 	defer rows.Close()
 	var out []Correction
 	for rows.Next() {
-		c := Correction{Target: target}
+		var c Correction
 		var issued int64
-		if err := rows.Scan(&c.SHA256, &c.Version, &issued, &c.Body); err != nil {
+		if err := rows.Scan(&c.SHA256, &c.Target, &c.Version, &issued, &c.Body); err != nil {
 			return nil, fmt.Errorf("store: corrections: %w", err)
 		}
 		c.IssuedAt = fromMicros(issued)

@@ -89,6 +89,18 @@ type Correction struct {
 	Body     []byte
 }
 
+// Resigning is a correction signed again with the key that signs now, so
+// that it still applies once the key that first signed it is retired (the
+// core's resign_correction): the same correction, naming its first signing
+// (Original, a corrections row's sha256).
+type Resigning struct {
+	SHA256   string
+	Original string
+	KeyID    string
+	SignedAt time.Time
+	Body     []byte
+}
+
 // Store is the issuer's state. Every method is safe for concurrent use and
 // across instances sharing one database.
 type Store interface {
@@ -144,6 +156,17 @@ type Store interface {
 	AddCorrection(ctx context.Context, c Correction, entry []byte, sign func(size uint64, root tlog.Hash) (string, error)) (first uint64, checkpoint string, err error)
 	// Corrections answers the corrections of a target, by version.
 	Corrections(ctx context.Context, target string) ([]Correction, error)
+	// AllCorrections answers every correction, by target and version: what
+	// a pass of re-signing walks (corrections are the operator's, and few).
+	AllCorrections(ctx context.Context) ([]Correction, error)
+	// AddResigning records a re-signing and appends its log entry (none
+	// when entry is nil) in one transaction; a correction re-signed with
+	// that key before is ErrConflict and nothing is kept, so instances
+	// sharing the store re-sign each correction once per key.
+	AddResigning(ctx context.Context, r Resigning, entry []byte, sign func(size uint64, root tlog.Hash) (string, error)) (first uint64, checkpoint string, err error)
+	// Resignings answers the re-signings of the correction whose first
+	// signing is original, oldest first.
+	Resignings(ctx context.Context, original string) ([]Resigning, error)
 	// Ping says whether the store answers (/readyz).
 	Ping(ctx context.Context) error
 	// SchemaVersion is the last migration applied.
@@ -253,6 +276,14 @@ var migrations = []migration{
 	{version: 6,
 		sqlite:   []string{`CREATE TABLE sweep_hosts (host TEXT PRIMARY KEY, next_at INTEGER NOT NULL)`},
 		postgres: []string{`CREATE TABLE sweep_hosts (host TEXT PRIMARY KEY, next_at BIGINT NOT NULL)`},
+	},
+	// Corrections re-signed through a rotation (pilot.go, AddResigning):
+	// a correction's first signing stays in corrections, unchanged.
+	{version: 7,
+		sqlite: []string{`CREATE TABLE correction_resignings (sha256 TEXT PRIMARY KEY, original TEXT NOT NULL, key_id TEXT NOT NULL,
+				signed_at INTEGER NOT NULL, body BLOB NOT NULL, UNIQUE (original, key_id))`},
+		postgres: []string{`CREATE TABLE correction_resignings (sha256 TEXT PRIMARY KEY, original TEXT NOT NULL, key_id TEXT NOT NULL,
+				signed_at BIGINT NOT NULL, body BYTEA NOT NULL, UNIQUE (original, key_id))`},
 	},
 }
 

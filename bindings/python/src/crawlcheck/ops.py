@@ -899,6 +899,46 @@ def sign_correction(
     )
 
 
+class ResignCorrectionResult(TypedDict):
+    """The result of resign_correction."""
+    #: the re-signed correction
+    correction: Dict[str, Any]
+    sha256: str
+    key_id: str
+    #: the sha256 of the correction's first signing
+    resigns: str
+
+
+def resign_correction(
+    *,
+    private_key: str,
+    key_id: Optional[str] = None,
+    resigned_at: str,
+    correction: Document,
+    key_directory: Document,
+) -> ResignCorrectionResult:
+    """Signs a correction again with the key that signs now (docs/issuer.md, Corrections through a
+    rotation), so that it still applies once the key that signed it is retired: the same members
+    as first signed, with `resigns` (the sha256 of its first signing, kept when a re-signing is
+    re-signed: the digest a later version's `supersedes` names) and `resigned_at`. Only a
+    correction that verifies under `key_directory` (the issuer's history: every key it signed
+    with) is re-signed; anything else is `bad_request`.
+    """
+    return cast(
+        ResignCorrectionResult,
+        call(
+            "resign_correction",
+            _req(
+                private_key=private_key,
+                key_id=key_id,
+                resigned_at=resigned_at,
+                correction=correction,
+                key_directory=key_directory,
+            ),
+        ),
+    )
+
+
 class CorrectionsApplyResult(TypedDict):
     """The result of corrections_apply."""
     #: the distinct digests the records name, in order
@@ -920,7 +960,11 @@ def corrections_apply(
     (`issuer.receipt.sha256`). Without `corrections`, `targets` lists those digests (what a host
     asks the issuer for, GET /api/v1/corrections?target=); with them, `applies` pairs each record
     with each correction of its digests, by version, and each correction's signature judged
-    against `key_directory` at `now`.
+    against `key_directory` at `now`. A correction served more than once — its first signing
+    and the issuer's re-signings of it (`resign_correction`), which name the first by `resigns`
+    — is answered once: the newest signing the directory vouches for, else the first signing
+    with its trust. A re-signing whose members are not those of its first signing served beside
+    it (intact) is `untrusted` (`resigning_differs`).
     """
     return cast(
         CorrectionsApplyResult,

@@ -282,6 +282,31 @@ func Run(t *testing.T, open func(t *testing.T) (s store.Store, reopen func() sto
 		if got, err := s.Corrections(ctx, "other"); err != nil || len(got) != 0 {
 			t.Fatalf("Corrections(other) = %+v, %v", got, err)
 		}
+		if all, err := s.AllCorrections(ctx); err != nil || len(all) != 3 || all[0].SHA256 != "c1" || all[2].SHA256 != "c4" || all[2].Target != "u" {
+			t.Fatalf("AllCorrections = %+v, %v", all, err)
+		}
+		// Re-signed through a rotation: once per key, with its log entry;
+		// the first signing is not touched.
+		r1 := store.Resigning{SHA256: "r1", Original: "c1", KeyID: "k2", SignedAt: t0.Add(time.Hour), Body: []byte(`{"r":1}`)}
+		r2 := store.Resigning{SHA256: "r2", Original: "c1", KeyID: "k3", SignedAt: t0.Add(2 * time.Hour), Body: []byte(`{"r":2}`)}
+		for i, r := range []store.Resigning{r2, r1} {
+			if first, cp, err := s.AddResigning(ctx, r, []byte(r.SHA256), sign); err != nil || first != uint64(2+i) || cp != fmt.Sprint("checkpoint ", 3+i) {
+				t.Fatalf("AddResigning(%s) = %d, %q, %v", r.SHA256, first, cp, err)
+			}
+		}
+		if _, _, err := s.AddResigning(ctx, store.Resigning{SHA256: "r3", Original: "c1", KeyID: "k2", SignedAt: t0, Body: []byte(`{}`)}, []byte("r3"), sign); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("a second re-signing by one key: %v, want ErrConflict", err)
+		}
+		if cp, err := ls.LogCheckpoint(ctx); err != nil || cp != "checkpoint 4" {
+			t.Fatalf("the log after a refused re-signing: %q, %v (its entry must not be kept)", cp, err)
+		}
+		rs, err := s.Resignings(ctx, "c1")
+		if err != nil || len(rs) != 2 || rs[0].SHA256 != "r1" || rs[1].SHA256 != "r2" || rs[0].KeyID != "k2" || string(rs[1].Body) != `{"r":2}` || !rs[1].SignedAt.Equal(r2.SignedAt) {
+			t.Fatalf("Resignings = %+v, %v", rs, err)
+		}
+		if c, err := s.Corrections(ctx, "t"); err != nil || len(c) != 2 || string(c[0].Body) != `{"v":1}` {
+			t.Fatalf("Corrections after re-signing = %+v, %v", c, err)
+		}
 	})
 
 	t.Run("the sweep: endpoints, claims, surfaces once, changes", func(t *testing.T) {
