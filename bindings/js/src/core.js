@@ -63,6 +63,7 @@ export const OPS = [
   "refusal",
   "replay_decision",
   "replay_state",
+  "resign_correction",
   "rules",
   "scan",
   "sign_correction",
