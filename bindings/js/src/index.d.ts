@@ -167,11 +167,27 @@ export declare class RecordLog {
 
 export interface AdapterOptions extends ContinuityOptions {}
 
-/** An @openai/agents MCP server whose tools pass the check at every tool-list fetch. */
+/** The LangChain adapter's options: the continuity options, the transport to connect a Client with, loadMcpTools' options. */
+export interface LangChainAdapterOptions extends AdapterOptions {
+  /** The transport to connect the Client (given before connect) with, the capture on it: the record covers the handshake. */
+  transport?: unknown;
+  /** loadMcpTools' options. */
+  load?: Record<string, unknown>;
+}
+
+/**
+ * An @openai/agents MCP server whose tools pass the check at every tool-list fetch. Wrapped before
+ * connect, its connect() makes the session with the capture on (the record covers the handshake);
+ * wrapped once connected, the check is blind to the handshake.
+ */
 export declare function withContinuity<S>(server: S, lock: string | URL | Uint8Array, options?: AdapterOptions): S & { continuity: Continuity };
 
-/** @langchain/mcp-adapters tools of one server, checked first; a refused call raises ContinuityRefused. */
-export declare function loadMcpToolsWithContinuity(serverName: string, client: any, lock: string | URL | Uint8Array, options?: AdapterOptions): Promise<any[]>;
+/**
+ * @langchain/mcp-adapters tools of one server, checked first; a refused call raises ContinuityRefused.
+ * A Client before connect with options.transport is connected with the capture on (the record covers
+ * the handshake); a connected Client or a MultiServerMCPClient is checked blind to the handshake.
+ */
+export declare function loadMcpToolsWithContinuity(serverName: string, client: any, lock: string | URL | Uint8Array, options?: LangChainAdapterOptions): Promise<any[]>;
 
 /** Where the offset of a record log the pilot's issuer acknowledged is kept: beside the log. */
 export function pilotAckPath(logPath: string): string;

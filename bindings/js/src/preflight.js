@@ -226,10 +226,67 @@ class Gate {
   }
 
   attach(transport) {
+    this.transport = transport;
     this.cap = attach(transport, { maxAnswerBytes: this.maxAnswerBytes });
     this.gateSends(transport);
     this.endpoint = this.cap.kind === "stdio" ? endpointOf(this.cc, { command: this.cap.command }) : endpointOf(this.cc, { url: this.cap.url });
     this.cap.rec.onListChanged = () => this.scheduleRecheck();
+  }
+
+  /**
+   * Waits for the handshake connecting() starts on the captured transport
+   * (attach, before any byte is sent), within the check's timeout, and
+   * answers what it resolves to. A session that could not be made is a
+   * record of why and the ContinuityRefused carrying it (the Go
+   * preflight's Open error); an error before a transport was captured is
+   * the caller's own, rethrown.
+   */
+  async handshake(connecting) {
+    const signal = AbortSignal.timeout(this.timeout);
+    let failure = null;
+    let made;
+    try {
+      const p = connecting();
+      if (this.cap) this.warm(); // while the server starts
+      made = await Promise.race([
+        p,
+        new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true })),
+      ]);
+    } catch (e) {
+      if (!this.cap) throw e;
+      failure = classify(this.cap.rec, signal, e);
+    }
+    if (!failure) return made;
+    const obs = handshakeFacts(this.cap, this.endpoint, null);
+    obs.failure = failure.failure;
+    obs.failureDetail = failure.detail;
+    if (failure.detail === "") obs.failureAt = "handshake";
+    obs.timeoutMs = this.timeout;
+    try {
+      await this.transport.close?.();
+    } catch {
+      // the connection failed already
+    }
+    const [rec] = await this.serial(() => this.check(obs, false));
+    this.record = rec;
+    this.shutdown();
+    const why = this.refusalText(rec).replace(/^crawlcheck: /, "");
+    throw new ContinuityRefused(`crawlcheck: no session with ${this.cc.shown(this.endpoint)}: ${why}`, { effect: rec.effect, record: rec });
+  }
+
+  /** The first check of a session just made (the record every call waits for). */
+  async start() {
+    this.connected = true;
+    await this.serial(() => this.recheck());
+  }
+
+  /** Ends the session's checks: no re-check starts, the log and the pilot upload close. */
+  shutdown() {
+    this.closed = true;
+    this.connected = false;
+    clearTimeout(this.recheckTimer);
+    this.uploader?.close();
+    this.log?.close();
   }
 
   /**
@@ -557,39 +614,9 @@ export function withPreflight(client, { lock, continuity = {} } = {}) {
     if (g.connected || g.cap) throw new PreflightError("crawlcheck: this client was already connected once");
     await g.open();
     g.attach(transport);
-    const signal = AbortSignal.timeout(g.timeout);
-    let failure = null;
+    await g.handshake(() => orig.connect.call(this, transport, opts));
     try {
-      const connecting = orig.connect.call(this, transport, opts);
-      g.warm(); // while the server starts
-      await Promise.race([
-        connecting,
-        new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true })),
-      ]);
-    } catch (e) {
-      failure = classify(g.cap.rec, signal, e);
-    }
-    if (failure) {
-      const obs = handshakeFacts(g.cap, g.endpoint, null);
-      obs.failure = failure.failure;
-      obs.failureDetail = failure.detail;
-      if (failure.detail === "") obs.failureAt = "handshake";
-      obs.timeoutMs = g.timeout;
-      try {
-        await transport.close?.();
-      } catch {
-        // the connection failed already
-      }
-      const [rec] = await g.serial(() => g.check(obs, false));
-      g.record = rec;
-      g.uploader?.close();
-      g.log?.close();
-      const why = g.refusalText(rec).replace(/^crawlcheck: /, "");
-      throw new ContinuityRefused(`crawlcheck: no session with ${g.cc.shown(g.endpoint)}: ${why}`, { effect: rec.effect, record: rec });
-    }
-    g.connected = true;
-    try {
-      await g.serial(() => g.recheck());
+      await g.start();
     } catch (e) {
       g.err = e;
       await this.close();
@@ -627,8 +654,7 @@ export function withPreflight(client, { lock, continuity = {} } = {}) {
     try {
       return await orig.close.call(this, ...a);
     } finally {
-      g.uploader?.close();
-      g.log?.close();
+      g.shutdown();
     }
   };
 
@@ -666,8 +692,42 @@ export async function preflightConnected(client, transport, lock, continuity) {
   g.listPage = pageLister(client);
   await g.open();
   g.attach(transport);
-  g.connected = true;
-  await g.serial(() => g.recheck());
+  await g.start();
+  return g;
+}
+
+/**
+ * A preflight on a session an adapter makes through its framework, which
+ * sees the handshake as withPreflight does: the lockfile is read before any
+ * byte is sent, then connecting(capture) runs the framework's connect,
+ * calling capture(transport) with the transport before the handshake
+ * starts on it, and resolves to the connected client. The records are
+ * those of withPreflight on that client (byte-identical to the Go
+ * preflight's and the CLI's).
+ * @param {(capture: (transport: object) => void) => Promise<object>} connecting
+ * @returns {Promise<Gate>}
+ */
+export async function preflightConnecting(lock, continuity, connecting) {
+  const g = new Gate(null, lock, continuity);
+  await g.open();
+  const client = await g.handshake(() => connecting((transport) => g.attach(transport)));
+  if (!g.cap) {
+    // The framework connected without handing its transport over (a
+    // version whose connect this adapter does not know): a check blind to
+    // the handshake is not what the caller asked for.
+    g.shutdown();
+    throw new PreflightError("crawlcheck: the framework connected without the capture seeing its transport; connect it first to check a connected session (blind to the handshake)");
+  }
+  g.client = client;
+  g.listPage = pageLister(client);
+  try {
+    await g.start();
+  } catch (e) {
+    g.err = e;
+    await Promise.resolve(g.transport.close?.()).catch(() => {});
+    g.shutdown();
+    throw e;
+  }
   return g;
 }
 

@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ContinuityRefused, withContinuity, loadMcpToolsWithContinuity } from "../src/index.js";
-import { tempDir, writeScenario, stdioParams, startHttp, pinLock, endpointFor, now, trigger, until, names, TOOLS } from "./helpers.js";
+import { tempDir, writeScenario, stdioParams, startHttp, pinLock, endpointFor, now, trigger, until, names, recordOf, TOOLS } from "./helpers.js";
 import { join } from "node:path";
 
 // The agents SDK's 2.x client speaks 2026-07-28 when the server offers it,
@@ -113,4 +113,70 @@ test("@openai/agents: a tool handed to the model before a change is refused thro
     assert.equal(refused.record.record_sha256, gated.continuity.record.record_sha256);
     return true;
   });
+});
+
+// Wrapped before connect, the adapters connect with withPreflight's capture
+// on the framework's transport: the record is built from the handshake's
+// bytes and is byte for byte withPreflight's on the same server and clock.
+for (const kind of ["stdio", "http"]) {
+  test(`@openai/agents: withContinuity wrapped before connect records the handshake, byte-identical to withPreflight's (${kind})`, async (t) => {
+    const { MCPServerStdio, MCPServerStreamableHttp } = await import("@openai/agents");
+    const dir = tempDir(t);
+    const sc = writeScenario(dir, { tools: TOOLS, handshake: LEGACY });
+    const srv = kind === "http" ? await startHttp(t, sc) : null;
+    const params = stdioParams(sc);
+    const endpoint = srv ? srv.url : await endpointFor(params);
+    const lock = await pinLock(dir, TOOLS, endpoint);
+    const want = await recordOf(2, kind, sc, endpoint, lock, { now });
+    const server = srv ? new MCPServerStreamableHttp({ url: srv.url, name: "shop" }) : new MCPServerStdio({ command: params.command, args: params.args, name: "shop" });
+    const gated = withContinuity(server, lock, { now });
+    t.after(() => gated.close());
+    await gated.connect();
+    const rec = gated.continuity.record;
+    assert.equal(rec.server.handshake, "initialize");
+    assert.equal(rec.raw, want.raw);
+    assert.deepEqual((await gated.listTools()).map((x) => x.name).sort(), ["get_item", "list_items", "put_item"]);
+    assert.equal((await gated.callTool("get_item", {}))[0].text, "called get_item");
+  });
+}
+
+test("@openai/agents: a server connected before it was wrapped is still checked, blind to the handshake", async (t) => {
+  const { MCPServerStdio } = await import("@openai/agents");
+  const dir = tempDir(t);
+  const params = stdioParams(writeScenario(dir, { tools: TOOLS, handshake: LEGACY }));
+  const lock = await pinLock(dir, TOOLS, await endpointFor(params));
+  const server = new MCPServerStdio({ command: params.command, args: params.args, name: "shop" });
+  await server.connect();
+  t.after(() => server.close());
+  const gated = withContinuity(server, lock, { now });
+  await gated.listTools();
+  assert.equal(gated.continuity.record.server.handshake, null);
+  assert.equal(gated.continuity.record.effect, "proceed");
+});
+
+test("@openai/agents: a server that cannot be started refuses connect with ContinuityRefused and its record", async (t) => {
+  const { MCPServerStdio } = await import("@openai/agents");
+  const dir = tempDir(t);
+  const params = { command: join(dir, "no-such-server"), args: [] };
+  const lock = await pinLock(dir, TOOLS, await endpointFor(params));
+  const gated = withContinuity(new MCPServerStdio({ ...params, name: "shop" }), lock, { now, logPath: join(dir, "log.jsonl") });
+  await assert.rejects(gated.connect(), (e) => e instanceof ContinuityRefused && e.record.observed.failure === "server_unavailable" && e.record.effect === "pause");
+});
+
+test("@langchain/mcp-adapters: a Client given before connect with its transport records the handshake, byte-identical to withPreflight's", async (t) => {
+  const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+  const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+  const dir = tempDir(t);
+  const sc = writeScenario(dir, { tools: TOOLS });
+  const params = stdioParams(sc);
+  const lock = await pinLock(dir, TOOLS, await endpointFor(params));
+  const want = await recordOf(1, "stdio", sc, null, lock, { now });
+  const client = new Client({ name: "crawlcheck-test", version: "1.0.0" });
+  t.after(() => client.close());
+  const tools = await loadMcpToolsWithContinuity("shop", client, lock, { now, transport: new StdioClientTransport({ ...params, stderr: "ignore" }) });
+  assert.equal(tools.continuity.record.server.handshake, "initialize");
+  assert.equal(tools.continuity.record.raw, want.raw);
+  assert.deepEqual(tools.map((x) => x.name).sort(), ["get_item", "list_items", "put_item"]);
+  // A connected client with a transport is refused: which session to check is ambiguous.
+  await assert.rejects(loadMcpToolsWithContinuity("shop", client, lock, { now, transport: new StdioClientTransport({ ...params, stderr: "ignore" }) }), /connected already/);
 });
