@@ -65,6 +65,8 @@ var Hosts = []Host{
 	{ID: "cli", Name: "CLI (`crawlcheck lock` / `check`)", Versions: "go-sdk v1.8.0"},
 	{ID: "js-sdk1", Name: "JS `withPreflight`, SDK 1.x", Versions: "@modelcontextprotocol/sdk 1.32.2", Hands: true, NPM: []string{"@modelcontextprotocol/sdk@1.32.2"}},
 	{ID: "js-sdk2", Name: "JS `withPreflight`, client 2.x", Versions: "@modelcontextprotocol/client 2.4.0", Hands: true, NPM: []string{"@modelcontextprotocol/client@2.4.0"}},
+	{ID: "js-agents", Name: "JS `withContinuity` (OpenAI Agents)", Versions: "@openai/agents 0.20.0 on @modelcontextprotocol/client 2.4.0", Hands: true, NPM: []string{"@openai/agents@0.20.0", "@openai/agents-core@0.20.0", "@modelcontextprotocol/client@2.4.0"}},
+	{ID: "js-langchain", Name: "JS `loadMcpToolsWithContinuity` (LangChain)", Versions: "@langchain/mcp-adapters 1.1.4 on @modelcontextprotocol/sdk 1.32.2", Hands: true, NPM: []string{"@langchain/mcp-adapters@1.1.4", "@modelcontextprotocol/sdk@1.32.2"}},
 	{ID: "py-mcp1", Name: "Python `with_preflight`, mcp 1.x", Versions: "mcp " + PyMCP1, Hands: true},
 	{ID: "py-mcp2", Name: "Python `with_preflight`, mcp 2.x", Versions: "mcp " + PyMCP2, Hands: true},
 }
@@ -83,7 +85,6 @@ var Cannot = map[string]map[string]string{}
 // not run yet: listed in docs/interop.md so nobody reads their absence as
 // a pass.
 var Pending = []string{
-	"JS `withContinuity` (@openai/agents 0.20.0) and `loadMcpToolsWithContinuity` (@langchain/mcp-adapters 1.1.4): the driver runs them (`bindings/js/test/interop/driver.mjs`, hosts `agents` and `langchain`), and every cell fails today. Both wrap a client that is already connected, so their records carry no handshake (no `handshake`, and `instructions` and `server_info` in `blind_parts`) where `crawlcheck check` saw the `initialize` answer: the records are not byte-identical. (Their capture_failed on server-everything over HTTP+SSE, the event stream opened before the capture, is fixed: issue 17.)",
 	"the Python adapters: langchain-mcp-adapters, openai-agents, crewai",
 	"`mcp-server-time` and `mcp-server-git` (PyPI, stdio)",
 	"a FastMCP server of the `mcp` package over streamable HTTP (stateful and stateless, JSON and SSE answers)",

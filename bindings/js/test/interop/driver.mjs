@@ -53,9 +53,8 @@ async function session() {
     case "langchain": {
       const m = await sdk(1);
       const client = new m.Client({ name: "interop", version: "1.0" });
-      await client.connect(transportOf(m));
       try {
-        const tools = await loadMcpToolsWithContinuity("interop", client, cell.lock, continuity);
+        const tools = await loadMcpToolsWithContinuity("interop", client, cell.lock, { ...continuity, transport: transportOf(m) });
         return tools.map((x) => x.name);
       } finally {
         await client.close().catch(() => {});
@@ -69,13 +68,13 @@ async function session() {
           : cell.transport === "http"
             ? new agents.MCPServerStreamableHttp({ url: cell.url, name: "interop" })
             : new agents.MCPServerSSE({ url: cell.url, name: "interop" });
-      await server.connect();
+      const gated = withContinuity(server, cell.lock, continuity);
       try {
-        const gated = withContinuity(server, cell.lock, continuity);
+        await gated.connect();
         const tools = await gated.listTools();
         return tools.map((x) => x.name);
       } finally {
-        await server.close().catch(() => {});
+        await gated.close().catch(() => {});
       }
     }
   }
