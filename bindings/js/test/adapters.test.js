@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ContinuityRefused, withContinuity, loadMcpToolsWithContinuity } from "../src/index.js";
-import { tempDir, writeScenario, stdioParams, startHttp, pinLock, endpointFor, now, trigger, until, names, recordOf, TOOLS } from "./helpers.js";
+import { tempDir, writeScenario, stdioParams, startHttp, pinLock, endpointFor, now, trigger, until, names, recordOf, crawlcheck, TOOLS } from "./helpers.js";
 import { join } from "node:path";
 
 // The agents SDK's 2.x client speaks 2026-07-28 when the server offers it,
@@ -179,4 +179,26 @@ test("@langchain/mcp-adapters: a Client given before connect with its transport 
   assert.deepEqual(tools.map((x) => x.name).sort(), ["get_item", "list_items", "put_item"]);
   // A connected client with a transport is refused: which session to check is ambiguous.
   await assert.rejects(loadMcpToolsWithContinuity("shop", client, lock, { now, transport: new StdioClientTransport({ ...params, stderr: "ignore" }) }), /connected already/);
+});
+
+test("@openai/agents: connectMcpServers connects a wrapped server through the capture, and its reconnect makes a new checked session on the same log", async (t) => {
+  const { MCPServerStdio, connectMcpServers } = await import("@openai/agents");
+  const dir = tempDir(t);
+  const params = stdioParams(writeScenario(dir, { tools: TOOLS, handshake: LEGACY }));
+  const lock = await pinLock(dir, TOOLS, await endpointFor(params));
+  const logPath = join(dir, "records.jsonl");
+  const gated = withContinuity(new MCPServerStdio({ command: params.command, args: params.args, name: "shop" }), lock, { now, logPath });
+  const servers = await connectMcpServers([gated], { connectInParallel: true });
+  t.after(() => servers.close());
+  assert.deepEqual(servers.active, [gated]);
+  const first = gated.continuity.record;
+  assert.equal(first.server.handshake, "initialize");
+  await servers.reconnect({ failedOnly: false });
+  const second = gated.continuity.record;
+  assert.notEqual(second, first);
+  assert.equal(second.server.handshake, "initialize");
+  assert.equal(second.prev_record_sha256, first.record_sha256);
+  assert.deepEqual((await gated.listTools()).map((x) => x.name).sort(), ["get_item", "list_items", "put_item"]);
+  await servers.close();
+  assert.match(crawlcheck(["record", "verify", logPath]), /valid chain of 2 record/);
 });
