@@ -59,6 +59,7 @@ func init() {
 		"log_verify":         opLogVerify,
 		"log_consistency":    opLogConsistency,
 		"pilot_batch":        opPilotBatch,
+		"pilot_queue":        opPilotQueue,
 		"sign_correction":    opSignCorrection,
 		"corrections_apply":  opCorrectionsApply,
 		"resign_correction":  opResignCorrection,

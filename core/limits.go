@@ -33,6 +33,11 @@ const (
 	// MaxRecordLogBytes bounds a record log a host reads: its chain is
 	// verified in one request, with room to spare for the rest of it.
 	MaxRecordLogBytes = MaxRequestBytes / 2
+	// PilotAckBytes bounds a pilot ack file (pilot_queue): a host reads at
+	// most one byte more, and a longer file is corrupt.
+	PilotAckBytes = continuity.PilotAckBytes
+	// PilotAnswerBytes bounds the issuer's answer to one pilot upload.
+	PilotAnswerBytes = continuity.PilotAnswerBytes
 )
 
 // limitsValue is the version op's limits member.
@@ -43,6 +48,8 @@ func limitsValue() canon.Value {
 		canon.M("issuer_answer_bytes", canon.Int(MaxIssuerAnswerBytes)),
 		canon.M("issuer_timeout_ms", canon.Int(DefaultIssuerTimeoutMS)),
 		canon.M("pages", canon.Int(MaxPages)),
+		canon.M("pilot_ack_bytes", canon.Int(PilotAckBytes)),
+		canon.M("pilot_answer_bytes", canon.Int(PilotAnswerBytes)),
 		canon.M("pages_bytes", canon.Int(MaxPagesBytes)),
 		canon.M("record_log_bytes", canon.Int(MaxRecordLogBytes)),
 		canon.M("request_bytes", canon.Int(MaxRequestBytes)),

@@ -54,3 +54,65 @@ func opPilotBatch(r req.Obj) (canon.Value, error) {
 		canon.M("entry", entry),
 	), nil
 }
+
+// opPilotQueue answers one step of a host's pilot upload pass
+// (continuity.StepPilotQueue): which bytes of the log to read, which to
+// post, and what the issuer's answer makes of the ack file. The host reads
+// and writes the files, posts and waits; every decision is this op's, so
+// every host keeps the same ack file after the same answers.
+func opPilotQueue(r req.Obj) (canon.Value, error) {
+	rd := r.Read()
+	in := continuity.PilotQueueInput{HasAck: r.Has("ack"), HasWindow: r.Has("window")}
+	in.Ack = rd.Page("ack", false)
+	if r.Has("log_size") {
+		in.LogSize = int64(wholeInt(rd, "log_size", 0))
+	} else {
+		rd.Fail(cerr.New(cerr.BadRequest, "request.log_size is required"))
+	}
+	in.Window = rd.Page("window", false)
+	if in.HasWindow {
+		if !r.Has("window_offset") {
+			rd.Fail(cerr.New(cerr.BadRequest, "request.window_offset is required with window"))
+		}
+		in.WindowOffset = int64(wholeInt(rd, "window_offset", 0))
+	}
+	if a, ok := rd.Object("answer"); ok && !rd.Failed() {
+		if !in.HasWindow {
+			rd.Fail(cerr.New(cerr.BadRequest, "request.answer needs the window its batch came from"))
+		}
+		if rd.Fail(a.Only("status", "body")) {
+			ar := a.Read()
+			in.Answer = &continuity.PilotAnswer{Status: wholeInt(ar, "status", 100), Body: ar.Page("body", false)}
+			rd.Fail(ar.Err())
+		}
+	}
+	if err := rd.Err(); err != nil {
+		return canon.Value{}, err
+	}
+	q, err := continuity.StepPilotQueue(in)
+	if err != nil {
+		return canon.Value{}, err
+	}
+	read, batch, ack, qerr := canon.NullValue(), canon.NullValue(), canon.NullValue(), canon.NullValue()
+	if q.HasRead {
+		read = canon.Obj(canon.M("offset", canon.Int(q.ReadOffset)), canon.M("length", canon.Int(q.ReadLength)))
+	}
+	if q.Records > 0 {
+		batch = canon.Obj(canon.M("offset", canon.Int(q.BatchOffset)), canon.M("length", canon.Int(q.BatchLength)), canon.M("records", canon.Int(int64(q.Records))))
+	}
+	if q.HasNewAck {
+		ack = canon.Str(q.Ack)
+	}
+	if q.ErrCode != "" {
+		qerr = canon.Obj(canon.M("code", canon.Str(q.ErrCode)), canon.M("message", canon.Str(q.ErrMessage)))
+	}
+	return canon.Obj(
+		canon.M("reset", canon.StrOrNull(q.Reset, q.Reset != "")),
+		canon.M("read", read),
+		canon.M("batch", batch),
+		canon.M("ack", ack),
+		canon.M("error", qerr),
+		canon.M("acknowledged", canon.Int(int64(q.Acknowledged))),
+		canon.M("more", canon.BoolOf(q.More)),
+	), nil
+}

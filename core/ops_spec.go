@@ -147,7 +147,7 @@ var opSpecs = []OpSpec{
 		Result: []Field{
 			need("abi", "number", "the ABI version"),
 			need("engine", "string", "`crawlcheck-core/<semver>`"),
-			need("limits", "object `{answer_bytes, check_timeout_ms, issuer_answer_bytes, issuer_timeout_ms, pages, pages_bytes, record_log_bytes, request_bytes}`", "the bounds every host applies, read at start (docs/abi.md, Limits): one server frame (the default when the caller sets none), one check's deadline (default), one issuer answer, one consultation of the issuer (default), the pages of a check, their bytes together (past it: `pages_over_cap`), a record log read, and one request"),
+			need("limits", "object `{answer_bytes, check_timeout_ms, issuer_answer_bytes, issuer_timeout_ms, pages, pages_bytes, pilot_ack_bytes, pilot_answer_bytes, record_log_bytes, request_bytes}`", "the bounds every host applies, read at start (docs/abi.md, Limits): one server frame (the default when the caller sets none), one check's deadline (default), one issuer answer, one consultation of the issuer (default), the pages of a check, their bytes together (past it: `pages_over_cap`), a pilot ack file and the issuer's answer to one pilot upload (`pilot_queue`), a record log read, and one request"),
 			need("ops", "array of strings", "every op, sorted"),
 			need("rules_sha256", "string", "SHA-256 of the canonical rule table"),
 		}},
@@ -367,6 +367,23 @@ var opSpecs = []OpSpec{
 			need("head", "string or null", "the pilot's head after the batch"),
 			need("digests", "array of strings or nulls", "the record_sha256 each line names, every line (those after a gap too): what the issuer looks up for `known`"),
 			need("entry", "string or null", "the log entry `{kind: crawlcheck-log-entry, v: 1, type: crawlcheck-pilot-batch, prev_head, head}` to append, when `head` is not `logged_head`"),
+		}},
+	{Name: "pilot_queue", Summary: "One step of a host's pilot upload (docs/preflight.md, The pilot upload): what to read of the record log, what to post and what the issuer's answer makes of the ack file `<log>.pilot-ack` (`END DIGEST START`: where the last acknowledged line ends, its record_sha256 or `-`, where it begins; empty: none). Asked with `ack` and `log_size`, it answers `read`; asked again with that window, `batch` (whole lines after the ack, at most 500 or 4 MiB, one record up to 8 MiB alone); asked again with the issuer's `answer`, the new `ack`: lines answered `accepted`, `duplicate` or `edited` are acknowledged, a `chain_gap` stops the pass there (`error`), and an answer that does not name the batch's records in order acknowledges nothing past them. An ack file that is not its form, or a log that ends before or no longer holds the acknowledged line, is `reset`: `ack` is empty and the pass starts again from byte 0 (the issuer answers duplicates). A host writes `ack` when it is not null, stops the pass with `error` (and backs off), and asks again from a fresh read while `more`.",
+		Request: []Field{
+			may("ack", "page string", "the ack file's bytes, at most `limits.pilot_ack_bytes` + 1 read (absent: there is none)"),
+			need("log_size", "number", "the record log's size in bytes"),
+			may("window_offset", "number", "with `window`: the `read.offset` answered"),
+			may("window", "page string", "the log's bytes `read` named (fewer when the log ends sooner)"),
+			may("answer", "object `{status, body}`", "the issuer's HTTP status and answer (at most `limits.pilot_answer_bytes`) to the POST of `batch`"),
+		},
+		Result: []Field{
+			need("reset", "string or null", "`ack_corrupt`, `log_truncated` or `log_rewritten` when the ack file was set aside"),
+			need("read", "object or null", "`{offset, length}`: the window of the log to read and ask again with"),
+			need("batch", "object or null", "`{offset, length, records}`: the log's bytes to POST to /api/v1/pilot/{id}/records"),
+			need("ack", "string or null", "the ack file's new bytes, to write atomically"),
+			need("error", "object or null", "`{code, message}`: why the pass stops: `issuer_status`, `answer_invalid`, `answer_mismatch`, `answer_short`, `chain_gap` or `record_too_large`"),
+			need("acknowledged", "number", "lines the answer acknowledged"),
+			need("more", "bool", "ask again at once, from a fresh read of the ack file and the log"),
 		}},
 	{Name: "sign_correction", Summary: "Writes and signs a correction (docs/issuer.md, Corrections): `{kind: crawlcheck-correction, v: 1, issuer, issued_at, target, version, supersedes, reason, reporter, rules_sha256, policy_version, key_id, sha256, signature}`, signed as a receipt is (`crawlcheck.sig.v1:crawlcheck-correction:<sha256>`). The original is never changed: a correction names it by digest, and a later one names the correction it supersedes.",
 		Request: []Field{

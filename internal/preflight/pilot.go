@@ -3,32 +3,30 @@ package preflight
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/crawlcheck/verifier/core"
 	"github.com/crawlcheck/verifier/internal/atomicfile"
 	"github.com/crawlcheck/verifier/internal/boundedread"
+	"github.com/crawlcheck/verifier/internal/corecall"
 )
 
-// The pilot upload (docs/preflight.md, "The pilot"): the records a session
-// writes to its log are sent to an issuer's pilot (POST
+// The pilot upload (docs/preflight.md, "The pilot upload"): the records a
+// session writes to its log are sent to an issuer's pilot (POST
 // /api/v1/pilot/{id}/records) in the background, in batches, retried with
 // backoff. The queue is the record log itself: what the issuer has
-// acknowledged is kept beside it (PilotAckPath) as the byte offset the
-// acknowledged lines end at, so the queue is bounded by the log, a record
-// not acknowledged is never dropped, and a restart resumes where the
-// issuer's answers stopped (a line sent twice is the issuer's duplicate,
-// never an error). The issuer judges every line (the core's pilot_batch);
-// this file moves bytes and keeps an offset.
+// acknowledged is kept beside it (PilotAckPath). Which bytes go next, how
+// they are batched, what the issuer's answers make of the ack file and when
+// it no longer describes the log are the core's pilot_queue; this file
+// reads and writes the files, posts and waits.
 
 // Pilot names an issuer's pilot (Config.Pilot).
 type Pilot struct {
@@ -43,22 +41,8 @@ type Pilot struct {
 // PilotAckPath is where the acknowledged offset of a record log is kept.
 func PilotAckPath(logPath string) string { return logPath + ".pilot-ack" }
 
-// The ack file is one line of ASCII: the offset in bytes where the last
-// line the issuer answered ends, a space, and that line's record_sha256
-// (for a person reading it): "12345 <64 hex>\n".
-
-const (
-	// maxUploadBytes and maxUploadLines bound one batch, well inside the
-	// issuer's 8 MiB and 5,000 records; a single record up to
-	// maxRecordBytes (the issuer's bound) goes alone.
-	maxUploadBytes = 4 << 20
-	maxUploadLines = 500
-	maxRecordBytes = 8 << 20
-	// maxPilotAnswer bounds the issuer's answer: one result a line.
-	maxPilotAnswer = 8 << 20
-	// uploadTimeout bounds one POST.
-	uploadTimeout = 30 * time.Second
-)
+// uploadTimeout bounds one POST.
+const uploadTimeout = 30 * time.Second
 
 // ErrChainGap is the issuer's answer that a record does not follow what
 // the pilot holds: the upload stops there (the records stay in the log),
@@ -66,23 +50,42 @@ const (
 // replaced by another).
 var ErrChainGap = errors.New("pilot: the issuer's chain for this pilot does not lead to the next record")
 
-// readAck reads the acknowledged offset (0 when none or unreadable: a line
-// sent again is a duplicate).
-func readAck(logPath string) int64 {
-	b, err := boundedread.ReadFile(PilotAckPath(logPath), 256, time.Second)
+// queueStep is pilot_queue's answer (docs/abi.md).
+type queueStep struct {
+	Read *struct {
+		Offset, Length int64
+	}
+	Batch *struct {
+		Offset, Length int64
+	}
+	Ack   *string
+	Error *struct {
+		Code, Message string
+	}
+	Acknowledged int
+	More         bool
+}
+
+// readAck reads the ack file, at most one byte past its bound (the core
+// judges it); ok is false when there is none.
+func readAck(logPath string) (b []byte, ok bool, err error) {
+	f, err := os.Open(PilotAckPath(logPath))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	} else if err != nil {
+		return nil, false, fmt.Errorf("pilot: the ack file: %w", err)
+	}
+	defer f.Close()
+	b, err = io.ReadAll(io.LimitReader(f, core.PilotAckBytes+1))
 	if err != nil {
-		return 0
+		return nil, false, fmt.Errorf("pilot: the ack file: %w", err)
 	}
-	off, err := strconv.ParseInt(strings.Fields(string(b) + " ")[0], 10, 64)
-	if err != nil || off < 0 {
-		return 0
-	}
-	return off
+	return b, true, nil
 }
 
 // UploadPending sends the records of the log the issuer has not
 // acknowledged, batch after batch, until none is left (nil), the context
-// ends or the issuer cannot take them (an error; the offset kept is where
+// ends or the issuer cannot take them (an error; the ack file keeps where
 // its answers stopped). It answers how many lines were acknowledged.
 func UploadPending(ctx context.Context, p Pilot, logPath string) (int, error) {
 	done := 0
@@ -95,10 +98,16 @@ func UploadPending(ctx context.Context, p Pilot, logPath string) (int, error) {
 	}
 }
 
-// uploadBatch sends one batch from the acknowledged offset; more is true
-// when lines remain after it.
+// uploadBatch runs pilot_queue from a fresh read of the ack file and the
+// log until it answers neither a read nor a batch: what it asks for is read
+// or posted and handed back. more is the core's: ask again at once.
 func uploadBatch(ctx context.Context, p Pilot, logPath string) (int, bool, error) {
-	off := readAck(logPath)
+	req := map[string]any{}
+	if ack, ok, err := readAck(logPath); err != nil {
+		return 0, false, err
+	} else if ok {
+		req["ack"] = corecall.Text(ack)
+	}
 	f, err := os.Open(logPath)
 	if err != nil {
 		return 0, false, fmt.Errorf("pilot: the record log: %w", err)
@@ -108,78 +117,53 @@ func uploadBatch(ctx context.Context, p Pilot, logPath string) (int, bool, error
 	if err != nil {
 		return 0, false, fmt.Errorf("pilot: the record log: %w", err)
 	}
-	if st.Size() < off {
-		off = 0 // the log was replaced: send it all, the issuer answers duplicates
-	}
-	buf := make([]byte, min(st.Size()-off, maxRecordBytes))
-	n, err := f.ReadAt(buf, off)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return 0, false, fmt.Errorf("pilot: reading the record log: %w", err)
-	}
-	buf = buf[:n]
-	end, lines := 0, 0
-	for end < len(buf) && lines < maxUploadLines {
-		i := bytes.IndexByte(buf[end:], '\n')
-		if i < 0 || lines > 0 && end+i+1 > maxUploadBytes {
-			break
+	req["log_size"] = st.Size()
+	var window []byte
+	var windowAt int64
+	for {
+		var q queueStep
+		if err := corecall.Into("pilot_queue", req, &q); err != nil {
+			return 0, false, fmt.Errorf("pilot: %w", err)
 		}
-		end, lines = end+i+1, lines+1
-	}
-	if lines == 0 && len(buf) == maxRecordBytes {
-		return 0, false, fmt.Errorf("pilot: the record at byte %d of the log is over %d bytes, more than the issuer takes: it stays in the log", off, maxRecordBytes)
-	}
-	if lines == 0 {
-		return 0, false, nil // caught up (or a line still being written)
-	}
-	batch := buf[:end]
-	more := off+int64(end) < st.Size()
-	results, err := post(ctx, p, batch)
-	if err != nil {
-		return 0, false, err
-	}
-	acked, pos, last := 0, 0, ""
-	var gap error
-	for _, r := range results {
-		i := bytes.IndexByte(batch[pos:], '\n')
-		if i < 0 {
-			break
+		if q.Ack != nil {
+			if err := atomicfile.Write(PilotAckPath(logPath), []byte(*q.Ack), 0o600); err != nil {
+				return q.Acknowledged, false, fmt.Errorf("pilot: keeping the acknowledged offset: %w", err)
+			}
 		}
-		if r.Status == "chain_gap" {
-			gap = fmt.Errorf("%w: %s", ErrChainGap, r.Reason)
-			break
-		}
-		pos, acked = pos+i+1, acked+1
-		last = r.RecordSHA256
-	}
-	if acked > 0 {
-		ack := strconv.FormatInt(off+int64(pos), 10) + " " + last + "\n"
-		if err := atomicfile.Write(PilotAckPath(logPath), []byte(ack), 0o600); err != nil {
-			return acked, false, fmt.Errorf("pilot: keeping the acknowledged offset: %w", err)
+		switch {
+		case q.Error != nil && q.Error.Code == "chain_gap":
+			return q.Acknowledged, false, fmt.Errorf("%w: %s", ErrChainGap, q.Error.Message)
+		case q.Error != nil:
+			return q.Acknowledged, false, fmt.Errorf("pilot: %s", q.Error.Message)
+		case q.Read != nil:
+			window, windowAt = make([]byte, q.Read.Length), q.Read.Offset
+			n, err := f.ReadAt(window, windowAt)
+			if err != nil && !errors.Is(err, io.EOF) {
+				return 0, false, fmt.Errorf("pilot: reading the record log: %w", err)
+			}
+			window = window[:n]
+			req["window_offset"], req["window"] = windowAt, corecall.Text(window)
+		case q.Batch != nil:
+			at := q.Batch.Offset - windowAt
+			status, body, err := post(ctx, p, window[at:at+q.Batch.Length])
+			if err != nil {
+				return 0, false, err
+			}
+			req["answer"] = map[string]any{"status": status, "body": corecall.Text(body)}
+		default:
+			return q.Acknowledged, q.More, nil
 		}
 	}
-	if gap != nil {
-		return acked, false, gap
-	}
-	if acked < lines {
-		return acked, false, fmt.Errorf("pilot: the issuer answered %d of %d records", acked, lines)
-	}
-	return acked, more, nil
 }
 
-type pilotResult struct {
-	RecordSHA256 string `json:"record_sha256"`
-	Status       string `json:"status"`
-	Reason       string `json:"reason"`
-}
-
-// post sends one batch and answers the issuer's results.
-func post(ctx context.Context, p Pilot, batch []byte) ([]pilotResult, error) {
+// post sends one batch and answers the issuer's status and answer.
+func post(ctx context.Context, p Pilot, batch []byte) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, uploadTimeout)
 	defer cancel()
 	u := strings.TrimSuffix(p.URL, "/") + "/api/v1/pilot/" + p.ID + "/records"
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(batch))
 	if err != nil {
-		return nil, fmt.Errorf("pilot: %w", err)
+		return 0, nil, fmt.Errorf("pilot: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/jsonl")
 	req.Header.Set("Authorization", "Bearer "+p.Token)
@@ -189,23 +173,14 @@ func post(ctx context.Context, p Pilot, batch []byte) ([]pilotResult, error) {
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("pilot: the issuer: %w", err)
+		return 0, nil, fmt.Errorf("pilot: the issuer: %w", err)
 	}
 	defer resp.Body.Close()
-	body, err := boundedread.Read(resp.Body, maxPilotAnswer)
+	body, err := boundedread.Read(resp.Body, core.PilotAnswerBytes)
 	if err != nil {
-		return nil, fmt.Errorf("pilot: the issuer's answer: %w", err)
+		return 0, nil, fmt.Errorf("pilot: the issuer's answer: %w", err)
 	}
-	if resp.StatusCode != http.StatusOK {
-		var pr struct{ Code string }
-		json.Unmarshal(body, &pr)
-		return nil, fmt.Errorf("pilot: the issuer answered HTTP %d %s", resp.StatusCode, pr.Code)
-	}
-	var a struct{ Results []pilotResult }
-	if err := json.Unmarshal(body, &a); err != nil {
-		return nil, fmt.Errorf("pilot: the issuer's answer: %w", err)
-	}
-	return a.Results, nil
+	return resp.StatusCode, body, nil
 }
 
 // Uploader uploads a record log in the background: Kick after each record,

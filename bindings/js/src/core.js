@@ -59,6 +59,7 @@ export const OPS = [
   "make_lock",
   "next_page",
   "pilot_batch",
+  "pilot_queue",
   "public_key",
   "refusal",
   "replay_decision",

@@ -22,7 +22,8 @@ export interface VersionResult {
    * the bounds every host applies, read at start (docs/abi.md, Limits): one server frame (the
    * default when the caller sets none), one check's deadline (default), one issuer answer, one
    * consultation of the issuer (default), the pages of a check, their bytes together (past it:
-   * `pages_over_cap`), a record log read, and one request
+   * `pages_over_cap`), a pilot ack file and the issuer's answer to one pilot upload
+   * (`pilot_queue`), a record log read, and one request
    */
   limits: { [key: string]: Json };
   /** every op, sorted */
@@ -768,6 +769,44 @@ export interface PilotBatchResult {
   entry: string | null;
 }
 
+/** The request of pilot_queue. */
+export interface PilotQueueRequest {
+  /** the ack file's bytes, at most `limits.pilot_ack_bytes` + 1 read (absent: there is none) */
+  ack?: Page;
+  /** the record log's size in bytes */
+  log_size: number;
+  /** with `window`: the `read.offset` answered */
+  window_offset?: number;
+  /** the log's bytes `read` named (fewer when the log ends sooner) */
+  window?: Page;
+  /**
+   * the issuer's HTTP status and answer (at most `limits.pilot_answer_bytes`) to the POST of
+   * `batch`
+   */
+  answer?: Request;
+}
+
+/** The result of pilot_queue. */
+export interface PilotQueueResult {
+  /** `ack_corrupt`, `log_truncated` or `log_rewritten` when the ack file was set aside */
+  reset: string | null;
+  /** `{offset, length}`: the window of the log to read and ask again with */
+  read: { [key: string]: Json } | null;
+  /** `{offset, length, records}`: the log's bytes to POST to /api/v1/pilot/{id}/records */
+  batch: { [key: string]: Json } | null;
+  /** the ack file's new bytes, to write atomically */
+  ack: string | null;
+  /**
+   * `{code, message}`: why the pass stops: `issuer_status`, `answer_invalid`, `answer_mismatch`,
+   * `answer_short`, `chain_gap` or `record_too_large`
+   */
+  error: { [key: string]: Json } | null;
+  /** lines the answer acknowledged */
+  acknowledged: number;
+  /** ask again at once, from a fresh read of the ack file and the log */
+  more: boolean;
+}
+
 /** The request of sign_correction. */
 export interface SignCorrectionRequest {
   /** base64 Ed25519 seed of the issuer's key */
@@ -1266,6 +1305,21 @@ export interface Ops {
    */
   pilotBatch(request: PilotBatchRequest): PilotBatchResult;
   /**
+   * One step of a host's pilot upload (docs/preflight.md, The pilot upload): what to read of the
+   * record log, what to post and what the issuer's answer makes of the ack file `<log>.pilot-ack`
+   * (`END DIGEST START`: where the last acknowledged line ends, its record_sha256 or `-`, where it
+   * begins; empty: none). Asked with `ack` and `log_size`, it answers `read`; asked again with that
+   * window, `batch` (whole lines after the ack, at most 500 or 4 MiB, one record up to 8 MiB
+   * alone); asked again with the issuer's `answer`, the new `ack`: lines answered `accepted`,
+   * `duplicate` or `edited` are acknowledged, a `chain_gap` stops the pass there (`error`), and an
+   * answer that does not name the batch's records in order acknowledges nothing past them. An ack
+   * file that is not its form, or a log that ends before or no longer holds the acknowledged line,
+   * is `reset`: `ack` is empty and the pass starts again from byte 0 (the issuer answers
+   * duplicates). A host writes `ack` when it is not null, stops the pass with `error` (and backs
+   * off), and asks again from a fresh read while `more`. Throws CoreError with the core's code.
+   */
+  pilotQueue(request: PilotQueueRequest): PilotQueueResult;
+  /**
    * Writes and signs a correction (docs/issuer.md, Corrections): `{kind: crawlcheck-correction, v:
    * 1, issuer, issued_at, target, version, supersedes, reason, reporter, rules_sha256,
    * policy_version, key_id, sha256, signature}`, signed as a receipt is
@@ -1418,6 +1472,7 @@ export interface OpTypes {
   log_verify: { request: LogVerifyRequest; result: LogVerifyResult };
   log_consistency: { request: LogConsistencyRequest; result: LogConsistencyResult };
   pilot_batch: { request: PilotBatchRequest; result: PilotBatchResult };
+  pilot_queue: { request: PilotQueueRequest; result: PilotQueueResult };
   sign_correction: { request: SignCorrectionRequest; result: SignCorrectionResult };
   resign_correction: { request: ResignCorrectionRequest; result: ResignCorrectionResult };
   corrections_apply: { request: CorrectionsApplyRequest; result: CorrectionsApplyResult };

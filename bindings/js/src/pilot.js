@@ -2,63 +2,40 @@
 // preflight does it: the records a session writes to its log are sent to an
 // issuer's pilot (POST /api/v1/pilot/{id}/records) in the background, in
 // batches, retried with backoff. The queue is the record log itself; what
-// the issuer acknowledged is kept beside it (`<log>.pilot-ack`: the byte
-// offset where the last answered line ends, a space, its record_sha256), so
-// a record not acknowledged is never dropped and a line sent twice is the
-// issuer's duplicate. The issuer judges every line; this file moves bytes
-// and keeps an offset.
+// the issuer acknowledged is kept beside it (`<log>.pilot-ack`). Which bytes
+// go next, how they are batched, what the issuer's answers make of the ack
+// file and when it no longer describes the log are the core's pilot_queue;
+// this file reads and writes the files, posts and waits.
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { load } from "./core.js";
 import { writeFileAtomic } from "./log.js";
-import { readRegularFile } from "./files.js";
 import { readCapped } from "./bounded.js";
 import { PreflightError } from "./errors.js";
 
 /** Where the acknowledged offset of a record log is kept. */
 export const pilotAckPath = (logPath) => `${logPath}.pilot-ack`;
 
-const MAX_UPLOAD_BYTES = 4 << 20;
-const MAX_UPLOAD_LINES = 500;
-const MAX_RECORD_BYTES = 8 << 20; // the issuer's bound: a record up to it goes alone
-const MAX_PILOT_ANSWER = 8 << 20;
 const UPLOAD_TIMEOUT_MS = 30_000;
 
-/** The acknowledged offset (0 when none or unreadable: a line sent again is a duplicate). */
-function readAck(logPath) {
+/** The ack file's first bound + 1 bytes (the core judges them); undefined when there is none. */
+function readAck(logPath, bound) {
+  let fd;
   try {
-    const off = Number.parseInt(Buffer.from(readRegularFile(pilotAckPath(logPath), 256)).toString("latin1").split(" ")[0], 10);
-    return Number.isSafeInteger(off) && off >= 0 ? off : 0;
-  } catch {
-    return 0;
+    fd = openSync(pilotAckPath(logPath), "r");
+  } catch (e) {
+    if (e?.code === "ENOENT") return undefined;
+    throw new PreflightError(`crawlcheck: pilot: the ack file: ${e.message}`);
   }
-}
-
-/** Sends one batch from the acknowledged offset: {acked, more}. */
-async function uploadBatch(pilot, logPath, signal) {
-  let off = readAck(logPath);
-  const fd = openSync(logPath, "r");
-  let buf;
-  let size;
   try {
-    size = fstatSync(fd).size;
-    if (size < off) off = 0; // the log was replaced: send it all
-    buf = Buffer.alloc(Math.min(size - off, MAX_RECORD_BYTES));
-    buf = buf.subarray(0, readSync(fd, buf, 0, buf.length, off));
+    const buf = Buffer.alloc(bound + 1);
+    return buf.subarray(0, readSync(fd, buf, 0, buf.length, 0));
   } finally {
     closeSync(fd);
   }
-  let end = 0;
-  let lines = 0;
-  while (end < buf.length && lines < MAX_UPLOAD_LINES) {
-    const i = buf.indexOf(10, end);
-    if (i < 0 || (lines > 0 && i + 1 > MAX_UPLOAD_BYTES)) break;
-    end = i + 1;
-    lines++;
-  }
-  if (lines === 0 && buf.length === MAX_RECORD_BYTES) {
-    throw new PreflightError(`crawlcheck: pilot: the record at byte ${off} of the log is over ${MAX_RECORD_BYTES} bytes, more than the issuer takes: it stays in the log`);
-  }
-  if (lines === 0) return { acked: 0, more: false };
-  const batch = buf.subarray(0, end);
+}
+
+/** Posts one batch: the issuer's status and answer. */
+async function post(pilot, batch, bound, signal) {
   const url = `${pilot.url.replace(/\/$/, "")}/api/v1/pilot/${encodeURIComponent(pilot.id)}/records`;
   const timeout = AbortSignal.timeout(UPLOAD_TIMEOUT_MS);
   const resp = await fetch(url, {
@@ -68,39 +45,49 @@ async function uploadBatch(pilot, logPath, signal) {
     redirect: "error",
     signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
   });
-  const { bytes, over } = await readCapped(resp.body, MAX_PILOT_ANSWER);
-  if (over) throw new PreflightError(`crawlcheck: pilot: the issuer's answer is over ${MAX_PILOT_ANSWER} bytes`);
-  const body = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-  if (resp.status !== 200) {
-    let code = "";
-    try {
-      code = JSON.parse(body.toString("utf8")).code ?? "";
-    } catch {
-      // not a problem document
+  const { bytes, over } = await readCapped(resp.body, bound);
+  if (over) throw new PreflightError(`crawlcheck: pilot: the issuer's answer is over ${bound} bytes`);
+  return { status: resp.status, body: bytes };
+}
+
+/**
+ * Runs pilot_queue from a fresh read of the ack file and the log until it
+ * answers neither a read nor a batch: what it asks for is read or posted and
+ * handed back. {acked, more}: more is the core's (ask again at once).
+ */
+async function uploadBatch(pilot, logPath, signal) {
+  const core = await load();
+  const { pilot_ack_bytes: ackBound, pilot_answer_bytes: answerBound } = core.limits;
+  const req = {};
+  const ack = readAck(logPath, ackBound);
+  if (ack !== undefined) req.ack = ack;
+  const fd = openSync(logPath, "r");
+  try {
+    req.log_size = fstatSync(fd).size;
+    let window = null;
+    for (;;) {
+      const q = core.pilotQueue(req);
+      if (q.ack !== null) writeFileAtomic(pilotAckPath(logPath), q.ack, 0o600);
+      if (q.error) {
+        const e = new PreflightError(`crawlcheck: pilot: ${q.error.message}`);
+        e.chainGap = q.error.code === "chain_gap";
+        throw e;
+      }
+      if (q.read) {
+        window = Buffer.alloc(q.read.length);
+        window = window.subarray(0, readSync(fd, window, 0, window.length, q.read.offset));
+        req.window_offset = q.read.offset;
+        req.window = window;
+      } else if (q.batch) {
+        const at = q.batch.offset - req.window_offset;
+        req.answer = await post(pilot, window.subarray(at, at + q.batch.length), answerBound, signal);
+      } else {
+        return { acked: q.acknowledged, more: q.more };
+      }
     }
-    throw new PreflightError(`crawlcheck: pilot: the issuer answered HTTP ${resp.status} ${code}`.trimEnd());
+  } finally {
+    closeSync(fd);
   }
-  const { results } = JSON.parse(body.toString("utf8"));
-  let pos = 0;
-  let acked = 0;
-  let last = "";
-  let gap = null;
-  for (const r of results) {
-    const i = batch.indexOf(10, pos);
-    if (i < 0) break;
-    if (r.status === "chain_gap") {
-      gap = new PreflightError(`crawlcheck: pilot: the issuer's chain for this pilot does not lead to the next record: ${r.reason}`);
-      gap.chainGap = true;
-      break;
-    }
-    pos = i + 1;
-    acked++;
-    last = r.record_sha256 ?? "";
-  }
-  if (acked > 0) writeFileAtomic(pilotAckPath(logPath), `${off + pos} ${last}\n`, 0o600);
-  if (gap) throw gap;
-  if (acked < lines) throw new PreflightError(`crawlcheck: pilot: the issuer answered ${acked} of ${lines} records`);
-  return { acked, more: off + end < size };
 }
 
 /**

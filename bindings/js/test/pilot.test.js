@@ -5,8 +5,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { appendFileSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { join } from "node:path";
-import { openSdk1, startIssuer, tempDir, until, TOOLS } from "./helpers.js";
+import { openSdk1, startIssuer, tempDir, until, ROOT, TOOLS } from "./helpers.js";
 import { pilotAckPath, uploadPending } from "../src/index.js";
 
 const acked = (logPath) => {
@@ -61,4 +62,59 @@ test("a log goes in batches of at most 500 lines; a line over the issuer's 8 MiB
   appendFileSync(logPath, "x".repeat(9 << 20) + "\n");
   await assert.rejects(uploadPending(pilot, logPath), /is over 8388608 bytes/);
   assert.equal(acked(logPath), 1800);
+});
+
+// testdata/pilot-upload.json: the same log and the same issuer answers
+// leave the same ack file in every host (internal/preflight replays it in
+// Go, tests/test_pilot.py in Python): the queue is the core's pilot_queue.
+test("the recorded upload leaves the ack bytes every host leaves", async (t) => {
+  const golden = JSON.parse(readFileSync(join(ROOT, "testdata", "pilot-upload.json"), "utf8"));
+  const logPath = join(tempDir(t), "records.jsonl");
+  writeFileSync(logPath, golden.log);
+  for (const pass of golden.passes) {
+    const answers = [...pass.answers];
+    const problems = [];
+    const srv = createServer((req, res) => {
+      const chunks = [];
+      req.on("data", (c) => chunks.push(c));
+      req.on("end", () => {
+        const sent = Buffer.concat(chunks).length;
+        const a = answers.shift();
+        if (!a) {
+          problems.push(`a POST of ${sent} bytes past the recorded answers`);
+          res.writeHead(418).end();
+          return;
+        }
+        if (sent !== a.sent_bytes) problems.push(`a POST of ${sent} bytes where ${a.sent_bytes} were recorded`);
+        res.writeHead(a.status).end(a.body);
+      });
+    });
+    await new Promise((resolve) => srv.listen(0, "127.0.0.1", resolve));
+    if (pass.ack_before != null) writeFileSync(pilotAckPath(logPath), pass.ack_before);
+    let n = 0;
+    let err = null;
+    try {
+      n = await uploadPending({ url: `http://127.0.0.1:${srv.address().port}`, id: "pilot-replay", token: "t" }, logPath);
+    } catch (e) {
+      err = e;
+    } finally {
+      srv.close();
+    }
+    assert.deepEqual(problems, [], pass.name);
+    assert.equal(answers.length, 0, `${pass.name}: recorded answers not asked for`);
+    if (pass.error === null) assert.equal(err, null, pass.name);
+    else {
+      assert.ok(err?.message.endsWith(pass.error), `${pass.name}: ${err?.message}`);
+      assert.equal(err.chainGap, pass.chain_gap, pass.name);
+      n = pass.acknowledged; // a pass that throws reports no count
+    }
+    assert.equal(n, pass.acknowledged, pass.name);
+    let ack = null;
+    try {
+      ack = readFileSync(pilotAckPath(logPath), "latin1");
+    } catch {
+      // none
+    }
+    assert.equal(ack, pass.ack_after, pass.name);
+  }
 });

@@ -5,14 +5,17 @@ sends them all, as internal/preflight/pilot_test.go runs it."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
+import threading
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any, List
 
 import pytest
-from servers import issuer, pin, set_knobs
+from servers import REPO, issuer, pin, set_knobs
 from test_preflight import server
 
 from crawlcheck.preflight import Pilot, PilotError, pilot_ack_path, upload_pending
@@ -81,3 +84,55 @@ def test_batches_of_500_and_a_line_over_the_issuers_bound(tmp_path: Path) -> Non
         with pytest.raises(PilotError, match="is over 8388608 bytes"):
             upload_pending(pilot, str(log))
         assert acked(log) == 1800
+
+
+def test_the_recorded_upload_leaves_the_ack_bytes_every_host_leaves(tmp_path: Path) -> None:
+    """testdata/pilot-upload.json: the same log and the same issuer answers
+    leave the same ack file in every host (Go and JS replay it too): the
+    queue is the core's pilot_queue."""
+    golden = json.loads((REPO / "testdata" / "pilot-upload.json").read_text("utf-8"))
+    log = tmp_path / "records.jsonl"
+    log.write_bytes(golden["log"].encode("utf-8"))
+    for p in golden["passes"]:
+        answers = list(p["answers"])
+        problems: List[str] = []
+
+        class Replay(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                sent = len(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+                if not answers:
+                    problems.append(f"a POST of {sent} bytes past the recorded answers")
+                    self.send_response(418)
+                    self.end_headers()
+                    return
+                a = answers.pop(0)
+                if sent != a["sent_bytes"]:
+                    problems.append(f"a POST of {sent} bytes where {a['sent_bytes']} were recorded")
+                body = a["body"].encode("utf-8")
+                self.send_response(a["status"])
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Replay)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        if p.get("ack_before") is not None:
+            Path(pilot_ack_path(str(log))).write_bytes(p["ack_before"].encode("ascii"))
+        pilot = Pilot(url=f"http://127.0.0.1:{srv.server_address[1]}", id="pilot-replay", token="t")
+        try:
+            n = upload_pending(pilot, str(log))
+            assert p["error"] is None, p["name"]
+            assert n == p["acknowledged"], p["name"]
+        except PilotError as e:
+            assert p["error"] is not None and str(e).endswith(p["error"]), (p["name"], str(e))
+            assert e.chain_gap == p["chain_gap"], p["name"]
+        finally:
+            srv.shutdown()
+            srv.server_close()
+        assert problems == [] and answers == [], (p["name"], problems, len(answers))
+        ack_path = Path(pilot_ack_path(str(log)))
+        ack = ack_path.read_bytes().decode("ascii") if ack_path.exists() else None
+        assert ack == p["ack_after"], p["name"]

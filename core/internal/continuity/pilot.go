@@ -47,8 +47,7 @@ func VerifyPilotBatch(lines string, head string, held map[string]bool) PilotBatc
 		if rec, err := canon.ParseString(line); err != nil {
 			reason = "not a record: " + cerr.Message(err)
 		} else {
-			named, _ := rec.Get("record_sha256")
-			digest, _ = named.Str()
+			digest = recordDigest(rec)
 			pv, hasPrev := rec.Get("prev_record_sha256")
 			prev, _ := pv.Str()
 			v, err := VerifyRecord(rec)

@@ -18,7 +18,7 @@ _limits: Optional[Mapping[str, int]] = None
 def limits() -> Mapping[str, int]:
     """The core's limits, read-only: answer_bytes, check_timeout_ms,
     issuer_answer_bytes, issuer_timeout_ms, pages, pages_bytes,
-    record_log_bytes, request_bytes."""
+    pilot_ack_bytes, pilot_answer_bytes, record_log_bytes, request_bytes."""
     global _limits
     if _limits is None:
         _limits = MappingProxyType({str(k): int(v) for k, v in version()["limits"].items()})

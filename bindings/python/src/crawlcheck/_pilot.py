@@ -3,14 +3,13 @@ preflight and the JS SDK do it: the records a session writes to its log are
 sent to an issuer's pilot (``POST /api/v1/pilot/{id}/records``) from a
 background thread, in batches, retried with backoff. The queue is the record
 log itself; what the issuer acknowledged is kept beside it
-(``<log>.pilot-ack``: the byte offset where the last answered line ends, a
-space, its record_sha256), so a record not acknowledged is never dropped and
-a line sent twice is the issuer's duplicate. The issuer judges every line;
-this module moves bytes and keeps an offset."""
+(``<log>.pilot-ack``). Which bytes go next, how they are batched, what the
+issuer's answers make of the ack file and when it no longer describes the log
+are the core's ``pilot_queue``; this module reads and writes the files, posts
+and waits."""
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import threading
@@ -19,16 +18,13 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 from ._errors import CrawlcheckError
-from ._files import read_regular_file
+from ._limits import limits
 from ._log import write_atomic
+from .ops import pilot_queue
 
-MAX_UPLOAD_BYTES = 4 << 20
-MAX_UPLOAD_LINES = 500
-MAX_RECORD_BYTES = 8 << 20  # the issuer's bound: a record up to it goes alone
-MAX_PILOT_ANSWER = 8 << 20
 UPLOAD_TIMEOUT = 30.0
 
 
@@ -56,84 +52,64 @@ def pilot_ack_path(log_path: str) -> str:
     return log_path + ".pilot-ack"
 
 
-def _read_ack(log_path: str) -> int:
+def _read_ack(log_path: str) -> Optional[bytes]:
+    """The ack file's first bound + 1 bytes (the core judges them); None
+    when there is none."""
     try:
-        off = int(read_regular_file(pilot_ack_path(log_path), 256).split(b" ")[0])
-    except (OSError, ValueError):
-        return 0
-    return off if off >= 0 else 0
+        with open(pilot_ack_path(log_path), "rb") as f:
+            return f.read(limits()["pilot_ack_bytes"] + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise PilotError(f"crawlcheck: pilot: the ack file: {e}") from None
 
 
-def _post(pilot: Pilot, batch: bytes) -> List[Any]:
+def _post(pilot: Pilot, batch: bytes) -> Dict[str, Any]:
+    """Posts one batch: the issuer's status and answer."""
+    bound = limits()["pilot_answer_bytes"]
     url = pilot.url.rstrip("/") + "/api/v1/pilot/" + urllib.parse.quote(pilot.id, safe="") + "/records"
     req = urllib.request.Request(url, data=batch, method="POST")
     req.add_header("Content-Type", "application/jsonl")
     req.add_header("Authorization", "Bearer " + pilot.token)
     try:
         with urllib.request.urlopen(req, timeout=UPLOAD_TIMEOUT) as resp:
-            body = resp.read(MAX_PILOT_ANSWER + 1)
+            status, body = resp.status, resp.read(bound + 1)
     except urllib.error.HTTPError as e:
-        code = ""
-        try:
-            code = json.loads(e.read(64 << 10)).get("code", "")
-        except (ValueError, AttributeError):
-            pass
-        raise PilotError(f"crawlcheck: pilot: the issuer answered HTTP {e.code} {code}".rstrip()) from None
+        status, body = e.code, e.read(bound + 1)
     except (urllib.error.URLError, OSError) as e:
         raise PilotError(f"crawlcheck: pilot: the issuer: {e}") from None
-    if len(body) > MAX_PILOT_ANSWER:
-        raise PilotError(f"crawlcheck: pilot: the issuer's answer is over {MAX_PILOT_ANSWER} bytes")
-    try:
-        results = json.loads(body)["results"]
-    except (ValueError, KeyError, TypeError) as e:
-        raise PilotError(f"crawlcheck: pilot: the issuer's answer: {e}") from None
-    if not isinstance(results, list):
-        raise PilotError("crawlcheck: pilot: the issuer's answer has no results")
-    return results
+    if len(body) > bound:
+        raise PilotError(f"crawlcheck: pilot: the issuer's answer is over {bound} bytes")
+    return {"status": status, "body": body}
 
 
 def _upload_batch(pilot: Pilot, log_path: str) -> Tuple[int, bool]:
-    off = _read_ack(log_path)
+    """Runs pilot_queue from a fresh read of the ack file and the log until
+    it answers neither a read nor a batch: what it asks for is read or
+    posted and handed back. more is the core's (ask again at once)."""
+    req: Dict[str, Any] = {}
+    ack = _read_ack(log_path)
+    if ack is not None:
+        req["ack"] = ack
+    window = b""
     with open(log_path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        if size < off:
-            off = 0  # the log was replaced: send it all
-        f.seek(off)
-        buf = f.read(min(size - off, MAX_RECORD_BYTES))
-    end = lines = 0
-    while end < len(buf) and lines < MAX_UPLOAD_LINES:
-        i = buf.find(b"\n", end)
-        if i < 0 or (lines > 0 and i + 1 > MAX_UPLOAD_BYTES):
-            break
-        end, lines = i + 1, lines + 1
-    if lines == 0 and len(buf) == MAX_RECORD_BYTES:
-        raise PilotError(
-            f"crawlcheck: pilot: the record at byte {off} of the log is over {MAX_RECORD_BYTES} bytes, "
-            "more than the issuer takes: it stays in the log"
-        )
-    if lines == 0:
-        return 0, False
-    batch = buf[:end]
-    results = _post(pilot, batch)
-    pos = acked = 0
-    last = ""
-    gap: Optional[PilotError] = None
-    for r in results:
-        i = batch.find(b"\n", pos)
-        if i < 0 or not isinstance(r, dict):
-            break
-        if r.get("status") == "chain_gap":
-            gap = PilotError(f"crawlcheck: pilot: the issuer's chain for this pilot does not lead to the next record: {r.get('reason')}", True)
-            break
-        pos, acked = i + 1, acked + 1
-        last = str(r.get("record_sha256") or "")
-    if acked:
-        write_atomic(pilot_ack_path(log_path), f"{off + pos} {last}\n".encode("ascii"), 0o600)
-    if gap is not None:
-        raise gap
-    if acked < lines:
-        raise PilotError(f"crawlcheck: pilot: the issuer answered {acked} of {lines} records")
-    return acked, off + end < size
+        req["log_size"] = os.fstat(f.fileno()).st_size
+        while True:
+            q = pilot_queue(**req)
+            if q["ack"] is not None:
+                write_atomic(pilot_ack_path(log_path), q["ack"].encode("ascii"), 0o600)
+            err = q["error"]
+            if err is not None:
+                raise PilotError(f"crawlcheck: pilot: {err['message']}", err["code"] == "chain_gap")
+            if q["read"] is not None:
+                f.seek(q["read"]["offset"])
+                window = f.read(q["read"]["length"])
+                req["window_offset"], req["window"] = q["read"]["offset"], window
+            elif q["batch"] is not None:
+                at = q["batch"]["offset"] - req["window_offset"]
+                req["answer"] = _post(pilot, window[at : at + q["batch"]["length"]])
+            else:
+                return q["acknowledged"], q["more"]
 
 
 def upload_pending(pilot: Pilot, log_path: str) -> int:

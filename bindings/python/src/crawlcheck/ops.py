@@ -36,7 +36,8 @@ class VersionResult(TypedDict):
     #: the bounds every host applies, read at start (docs/abi.md, Limits): one server frame (the
     #: default when the caller sets none), one check's deadline (default), one issuer answer, one
     #: consultation of the issuer (default), the pages of a check, their bytes together (past it:
-    #: `pages_over_cap`), a record log read, and one request
+    #: `pages_over_cap`), a pilot ack file and the issuer's answer to one pilot upload
+    #: (`pilot_queue`), a record log read, and one request
     limits: Dict[str, Any]
     #: every op, sorted
     ops: List[str]
@@ -845,6 +846,61 @@ def pilot_batch(
                 head=head,
                 logged_head=logged_head,
                 known=known,
+            ),
+        ),
+    )
+
+
+class PilotQueueResult(TypedDict):
+    """The result of pilot_queue."""
+    #: `ack_corrupt`, `log_truncated` or `log_rewritten` when the ack file was set aside
+    reset: Optional[str]
+    #: `{offset, length}`: the window of the log to read and ask again with
+    read: Optional[Dict[str, Any]]
+    #: `{offset, length, records}`: the log's bytes to POST to /api/v1/pilot/{id}/records
+    batch: Optional[Dict[str, Any]]
+    #: the ack file's new bytes, to write atomically
+    ack: Optional[str]
+    #: `{code, message}`: why the pass stops: `issuer_status`, `answer_invalid`, `answer_mismatch`,
+    #: `answer_short`, `chain_gap` or `record_too_large`
+    error: Optional[Dict[str, Any]]
+    #: lines the answer acknowledged
+    acknowledged: int
+    #: ask again at once, from a fresh read of the ack file and the log
+    more: bool
+
+
+def pilot_queue(
+    *,
+    ack: Optional[Page] = None,
+    log_size: int,
+    window_offset: Optional[int] = None,
+    window: Optional[Page] = None,
+    answer: Optional[Mapping[str, Any]] = None,
+) -> PilotQueueResult:
+    """One step of a host's pilot upload (docs/preflight.md, The pilot upload): what to read of the
+    record log, what to post and what the issuer's answer makes of the ack file `<log>.pilot-ack`
+    (`END DIGEST START`: where the last acknowledged line ends, its record_sha256 or `-`, where
+    it begins; empty: none). Asked with `ack` and `log_size`, it answers `read`; asked again with
+    that window, `batch` (whole lines after the ack, at most 500 or 4 MiB, one record up to 8 MiB
+    alone); asked again with the issuer's `answer`, the new `ack`: lines answered `accepted`,
+    `duplicate` or `edited` are acknowledged, a `chain_gap` stops the pass there (`error`), and
+    an answer that does not name the batch's records in order acknowledges nothing past them. An
+    ack file that is not its form, or a log that ends before or no longer holds the acknowledged
+    line, is `reset`: `ack` is empty and the pass starts again from byte 0 (the issuer answers
+    duplicates). A host writes `ack` when it is not null, stops the pass with `error` (and backs
+    off), and asks again from a fresh read while `more`.
+    """
+    return cast(
+        PilotQueueResult,
+        call(
+            "pilot_queue",
+            _req(
+                ack=ack,
+                log_size=log_size,
+                window_offset=window_offset,
+                window=window,
+                answer=answer,
             ),
         ),
     )
