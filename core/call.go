@@ -48,6 +48,7 @@ func init() {
 		"replay_state":       opReplayState,
 		"sign_receipt":       opSignReceipt,
 		"scan":               opScan,
+		"instructions_diff":  opInstructionsDiff,
 		"escape_text":        opEscapeText,
 		"next_page":          opNextPage,
 		"refusal":            opRefusal,

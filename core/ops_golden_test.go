@@ -330,6 +330,7 @@ func opVectors(t testing.TB) []opVector {
 	vs = append(vs, logVectors(t)...)
 	vs = append(vs, pilotVectors(t)...)
 	vs = append(vs, correctionVectors(t)...)
+	vs = append(vs, instructionsVectors(t)...)
 	return append(vs, exampleVectors(t)...)
 }
 

@@ -253,6 +253,19 @@ var opSpecs = []OpSpec{
 			need("lock", "string", "the converted file's bytes"),
 			need("lost", "array of strings", ""),
 		}},
+	{Name: "instructions_diff", Summary: "What one reading of a server's handshake says of its instructions beside those read before (the issuer's registry sweep, docs/issuer.md): the instructions as a check reads them, their digest (a record's `server.instructions_sha256`) and, when they differ from `old`, the word diff and the approval scan of the new text. A server that gives no instructions gives `null`, a state of its own: instructions appearing or going away is a change. A handshake the core cannot read is `malformed` and compares nothing.",
+		Request: []Field{
+			need("handshake_result", "page string", "the handshake's result (of `initialize` or `server/discover`, or the JSON-RPC response carrying it) as the server sent it"),
+			may("old", "document", "the `instructions_json` answered for the reading before (absent: none was read)"),
+		},
+		Result: []Field{
+			need("instructions_json", "string or null", "the instructions as canonical JSON (a string, or `null` when the server gave none): what a host keeps and hands back as `old`; null when `malformed`"),
+			need("sha256", "string or null", "the SHA-256 of `instructions_json`; null when `malformed`"),
+			need("malformed", "string or null", "why the handshake could not be read"),
+			need("changed", "bool", "`old` was given and the instructions differ from it"),
+			need("diff", "array or null", "when changed: the word diff `{op, text}` from the old instructions to the new (no instructions: no words)"),
+			need("scan", "object or null", "when changed to instructions: the approval scan of the new text (findings with part `/instructions`)"),
+		}},
 	{Name: "diff", Summary: "What changed between an old side (a lockfile, a tool array, one `tools/list` page or `{\"pages\": [...]}`) and a new tool list (the same, never a lockfile).",
 		Request: []Field{
 			need("old", "document", "a lockfile, a tool array, one page, or `{\"pages\": [...]}` (the pages of one walk, each its text or the page itself)"),
@@ -311,7 +324,7 @@ var opSpecs = []OpSpec{
 			need("lock", "document", "the lockfile the record was made against"),
 		}, toolSourceFields, []Field{
 			may("names", "array of strings", "the tools a person was shown and approved"),
-			may("approve_instructions", "bool", "the person read the word diff of the server's instructions and approves them (`instructions_changed`); needs `observed.handshake_result`"),
+			may("approve_instructions", "bool", "the person read the word diff of the server's instructions and approves them (`instructions_diffd`); needs `observed.handshake_result`"),
 			need("approved_at", "time", ""),
 			may("server_name", "string", "agentgate: must be the server the record compared"),
 			may("server", "object `{url?, protocol_version?, info?, client_capabilities?}`", "crawlcheck: the server to pin (default: what the record saw of it; for a `lock_check` answer, the old lockfile's)"),

@@ -64,6 +64,7 @@ var sdkTypes = map[string]sdkType{
 	"array of strings or null":  {"string[] | null", "string[] | null", "Optional[Sequence[str]]", "Optional[List[str]]"},
 	"array of strings or nulls": {"(string | null)[]", "(string | null)[]", "Sequence[Optional[str]]", "List[Optional[str]]"},
 	"array":                     {"RequestValue[]", "Json[]", "Sequence[JSON]", "List[JSON]"},
+	"array or null":             {"RequestValue[] | null", "Json[] | null", "Optional[Sequence[JSON]]", "Optional[List[JSON]]"},
 	"array of tool objects":     {"RequestValue[]", "Json[]", "Sequence[JSON]", "List[JSON]"},
 	"array of documents":        {"Document[]", "string[]", "Sequence[Document]", "List[str]"},
 	"object":                    {"Request", "{ [key: string]: Json }", "Mapping[str, Any]", "Dict[str, Any]"},

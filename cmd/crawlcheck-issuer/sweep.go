@@ -117,7 +117,7 @@ func sweepCmd(verb string, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		for _, c := range cs {
-			fmt.Fprintf(stdout, "%s  %s  %s -> %s  %s\n", c.SeenAt.Format(time.RFC3339), show(c.URL), c.From[:12], c.To[:12], show(string(c.Detail)))
+			fmt.Fprintf(stdout, "%s  %s  %s  %.12s -> %.12s  %s\n", c.SeenAt.Format(time.RFC3339), show(c.URL), c.Kind, c.From, c.To, show(string(c.Detail)))
 		}
 	default:
 		return fmt.Errorf("%w: no sweep command %q", errUsage, verb)

@@ -177,8 +177,6 @@ func (r *Report) HTML() []byte {
 		row := changeRow{Server: shown(c.Server), Tool: shown(c.Tool), Observation: shown(c.Observation), Part: shown(c.Part),
 			Effect: shown(c.Effect), Color: colorOf(c.Effect), FirstMet: shown(c.FirstMet), LastMet: shown(c.LastMet), Records: c.Records, Record: shown(c.Record)}
 		switch {
-		case c.Observation == "instructions_changed" && r.Sweep != nil:
-			row.Sweep = "the sweep reads no instructions"
 		case c.SeenBySweep == nil:
 			row.Sweep = "no sweep (offline)"
 		case *c.SeenBySweep:

@@ -144,8 +144,9 @@ type Change struct {
 	// new side of Diff; "" when the record carries no text to scan.
 	Scanned string          `json:"scanned"`
 	Scan    json.RawMessage `json:"scan"`
-	// SeenBySweep is whether the sweep saw this change too; nil offline,
-	// and for an instructions change (the sweep reads no instructions).
+	// SeenBySweep is whether the sweep saw this change too (for an
+	// instructions change, an instructions change on that server); nil
+	// offline.
 	SeenBySweep *bool `json:"seen_by_sweep"`
 }
 
@@ -390,9 +391,8 @@ func Build(in Input) (*Report, error) {
 			c.Records++
 			c.LastMet = rec.CheckedAt
 			c.Effect = strongest(rules.Rules.Effects, c.Effect, enforceEffect(o.Effect, o.Would))
-			if !instructions {
-				met[[2]string{url, o.Tool}] = true
-			}
+			// Keyed by tool: "" is the server's instructions.
+			met[[2]string{url, o.Tool}] = true
 		}
 		for _, list := range []struct {
 			es      []exception
@@ -490,9 +490,6 @@ func (r *Report) join(sweep []SweepChange, met map[[2]string]bool, servers map[s
 		}
 	}
 	for i := range r.Changes {
-		if r.Changes[i].Observation == "instructions_changed" {
-			continue // the sweep reads tool lists only: it cannot have seen it
-		}
 		v := seen[[2]string{r.Changes[i].Server, r.Changes[i].Tool}]
 		r.Changes[i].SeenBySweep = &v
 	}

@@ -9,11 +9,22 @@ import (
 	"github.com/crawlcheck/verifier/core/timefmt"
 )
 
-// SweepChangesOf reads one of the registry sweep's change events (its
-// detail: the core's diff answer and scan, internal/issuer/sweep) as the
-// report's per-tool changes: a tool added or removed, or modified, named by
-// the observation a check would record for the part that changed.
-func SweepChangesOf(server string, seenAt time.Time, detail []byte) ([]SweepChange, error) {
+// SweepChangesOf reads one of the registry sweep's change events
+// (internal/issuer/sweep) as the report's changes. A tools change (kind
+// "tools" or "": its detail the core's diff answer and scan) is one change
+// per tool: added or removed, or modified, named by the observation a check
+// would record for the part that changed. An instructions change (kind
+// "instructions": the core's instructions_diff answer) is one
+// instructions_changed of no tool, with its word diff and the scan of the
+// new text, as a record's is met.
+func SweepChangesOf(kind, server string, seenAt time.Time, detail []byte) ([]SweepChange, error) {
+	switch kind {
+	case "instructions":
+		return instructionsChangeOf(server, seenAt, detail)
+	case "", "tools":
+	default:
+		return nil, fmt.Errorf("report: a sweep change of %s of an unknown kind %q", server, kind)
+	}
 	var d struct {
 		Diff struct {
 			Added    []string `json:"added"`
@@ -66,4 +77,23 @@ func SweepChangesOf(server string, seenAt time.Time, detail []byte) ([]SweepChan
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// instructionsChangeOf reads an instructions change event.
+func instructionsChangeOf(server string, seenAt time.Time, detail []byte) ([]SweepChange, error) {
+	var d struct {
+		Diff json.RawMessage `json:"diff"`
+		Scan json.RawMessage `json:"scan"`
+	}
+	if err := json.Unmarshal(detail, &d); err != nil {
+		return nil, fmt.Errorf("report: a sweep instructions change of %s: %w", server, err)
+	}
+	c := SweepChange{Server: server, Observation: "instructions_changed", SeenAt: timefmt.Format(seenAt)}
+	if string(d.Diff) != "null" {
+		c.Diff = d.Diff
+	}
+	if string(d.Scan) != "null" {
+		c.Scan = d.Scan
+	}
+	return []SweepChange{c}, nil
 }

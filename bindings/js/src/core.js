@@ -52,6 +52,7 @@ export const OPS = [
   "escape_text",
   "guard",
   "hash_tools",
+  "instructions_diff",
   "lock_check",
   "log_consistency",
   "log_entry",

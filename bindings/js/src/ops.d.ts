@@ -284,6 +284,42 @@ export interface ConvertLockResult {
   lost: string[];
 }
 
+/** The request of instructions_diff. */
+export interface InstructionsDiffRequest {
+  /**
+   * the handshake's result (of `initialize` or `server/discover`, or the JSON-RPC response carrying
+   * it) as the server sent it
+   */
+  handshake_result: Page;
+  /** the `instructions_json` answered for the reading before (absent: none was read) */
+  old?: Document;
+}
+
+/** The result of instructions_diff. */
+export interface InstructionsDiffResult {
+  /**
+   * the instructions as canonical JSON (a string, or `null` when the server gave none): what a host
+   * keeps and hands back as `old`; null when `malformed`
+   */
+  instructions_json: string | null;
+  /** the SHA-256 of `instructions_json`; null when `malformed` */
+  sha256: string | null;
+  /** why the handshake could not be read */
+  malformed: string | null;
+  /** `old` was given and the instructions differ from it */
+  changed: boolean;
+  /**
+   * when changed: the word diff `{op, text}` from the old instructions to the new (no instructions:
+   * no words)
+   */
+  diff: Json[] | null;
+  /**
+   * when changed to instructions: the approval scan of the new text (findings with part
+   * `/instructions`)
+   */
+  scan: { [key: string]: Json } | null;
+}
+
 /** The request of diff. */
 export interface DiffRequest {
   /**
@@ -588,7 +624,7 @@ export interface ApproveRequest {
   names?: string[];
   /**
    * the person read the word diff of the server's instructions and approves them
-   * (`instructions_changed`); needs `observed.handshake_result`
+   * (`instructions_diffd`); needs `observed.handshake_result`
    */
   approve_instructions?: boolean;
   approved_at: string;
@@ -1237,6 +1273,15 @@ export interface Ops {
    */
   convertLock(request: ConvertLockRequest): ConvertLockResult;
   /**
+   * What one reading of a server's handshake says of its instructions beside those read before (the
+   * issuer's registry sweep, docs/issuer.md): the instructions as a check reads them, their digest
+   * (a record's `server.instructions_sha256`) and, when they differ from `old`, the word diff and
+   * the approval scan of the new text. A server that gives no instructions gives `null`, a state of
+   * its own: instructions appearing or going away is a change. A handshake the core cannot read is
+   * `malformed` and compares nothing. Throws CoreError with the core's code.
+   */
+  instructionsDiff(request: InstructionsDiffRequest): InstructionsDiffResult;
+  /**
    * What changed between an old side (a lockfile, a tool array, one `tools/list` page or `{"pages":
    * [...]}`) and a new tool list (the same, never a lockfile). Throws CoreError with the core's
    * code.
@@ -1463,6 +1508,7 @@ export interface OpTypes {
   sign_lock: { request: SignLockRequest; result: SignLockResult };
   public_key: { request: PublicKeyRequest; result: PublicKeyResult };
   convert_lock: { request: ConvertLockRequest; result: ConvertLockResult };
+  instructions_diff: { request: InstructionsDiffRequest; result: InstructionsDiffResult };
   diff: { request: DiffRequest; result: DiffResult };
   lock_check: { request: LockCheckRequest; result: LockCheckResult };
   continuity_check: { request: ContinuityCheckRequest; result: ContinuityCheckResult };

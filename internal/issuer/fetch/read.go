@@ -24,6 +24,7 @@ type Reading struct {
 	Endpoint        string          // the URL that answered, after redirects
 	ProtocolVersion string          // from the initialize result
 	ServerInfo      json.RawMessage // the initialize result's serverInfo, verbatim
+	HandshakeResult json.RawMessage // the initialize result as received: the core reads its instructions
 	Pages           []any           // each tools/list result as received, in the core's page form (pageOf)
 	PageCapReached  bool
 	Failure         string // "", "server_unavailable", "check_timeout" or "answer_too_large"
@@ -118,7 +119,7 @@ func (f *Fetcher) Read(ctx context.Context, url string) Reading {
 	if err := c.notify(ctx, "notifications/initialized"); err != nil {
 		return fail(fmt.Errorf("notifications/initialized: %w", err), 0)
 	}
-	r := Reading{Endpoint: c.url, ProtocolVersion: hs.ProtocolVersion, ServerInfo: hs.ServerInfo}
+	r := Reading{Endpoint: c.url, ProtocolVersion: hs.ProtocolVersion, ServerInfo: hs.ServerInfo, HandshakeResult: init}
 	seen := map[string]bool{}
 	var cursor *string
 	for {

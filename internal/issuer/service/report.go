@@ -76,7 +76,7 @@ func (s *Service) pilotReport(w http.ResponseWriter, r *http.Request) {
 		}
 		in.Swept = true
 		for _, c := range changes {
-			cs, err := report.SweepChangesOf(c.URL, c.SeenAt, c.Detail)
+			cs, err := report.SweepChangesOf(c.Kind, c.URL, c.SeenAt, c.Detail)
 			if err != nil {
 				s.fail(w, &coreError{"internal", err.Error()})
 				return

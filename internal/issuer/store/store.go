@@ -285,6 +285,21 @@ var migrations = []migration{
 		postgres: []string{`CREATE TABLE correction_resignings (sha256 TEXT PRIMARY KEY, original TEXT NOT NULL, key_id TEXT NOT NULL,
 				signed_at BIGINT NOT NULL, body BYTEA NOT NULL, UNIQUE (original, key_id))`},
 	},
+	// The sweep keeps each server's instructions from the handshake (sweep.go):
+	// each distinct text once by its digest, the digest last read on the
+	// endpoint ('' before the first reading that had a handshake), and
+	// instructions changes among the change events (kind).
+	{version: 8,
+		sqlite: []string{
+			`CREATE TABLE sweep_instructions (sha256 TEXT PRIMARY KEY, body BLOB NOT NULL, first_seen INTEGER NOT NULL)`,
+			`ALTER TABLE sweep_endpoints ADD COLUMN instructions TEXT NOT NULL DEFAULT ''`,
+			`ALTER TABLE sweep_changes ADD COLUMN kind TEXT NOT NULL DEFAULT 'tools'`,
+		},
+		postgres: []string{
+			`CREATE TABLE sweep_instructions (sha256 TEXT PRIMARY KEY, body BYTEA NOT NULL, first_seen BIGINT NOT NULL)`,
+			`ALTER TABLE sweep_endpoints ADD COLUMN instructions TEXT NOT NULL DEFAULT ''`,
+			`ALTER TABLE sweep_changes ADD COLUMN kind TEXT NOT NULL DEFAULT 'tools'`,
+		}},
 }
 
 // latestVersion is the schema this service knows.

@@ -9,9 +9,10 @@ import (
 )
 
 // The registry sweep's state (internal/issuer/sweep, docs/issuer.md): the
-// endpoints registered to be re-read, each distinct tool surface read once
-// by its digest, and the change events between two surfaces of one
-// endpoint. Surfaces and changes are only ever added; an endpoint's row
+// endpoints registered to be re-read, each distinct tool surface and each
+// distinct text of a server's instructions read once by its digest, and the
+// change events between two surfaces, or two instructions, of one endpoint.
+// Surfaces, instructions and changes are only ever added; an endpoint's row
 // carries its schedule and what was last read.
 
 // SweepEndpoint is one endpoint the sweep re-reads.
@@ -23,13 +24,25 @@ type SweepEndpoint struct {
 	Next     time.Time // when it is due
 	Last     time.Time // when it was last read (zero: never)
 	Surface  string    // the digest of the surface last read ("" before the first whole reading)
-	Error    string    // why the last reading gave no surface ("" when it did)
+	// Instructions is the digest of the instructions the last readable
+	// handshake gave (the core's instructions_diff sha256; a server that
+	// gives none has the digest of null); "" before the first one.
+	Instructions string
+	Error        string // why the last reading gave no surface ("" when it did)
 }
 
-// SweepChange is one change event: the endpoint's surface went from one
-// digest to another, with what the core says changed (its diff answer and
-// the scan of the new text, canonical JSON).
+// Kinds of change event (SweepChange.Kind).
+const (
+	ChangeTools        = "tools"        // the tool surface: the core's diff answer and scan
+	ChangeInstructions = "instructions" // the instructions: the core's instructions_diff answer
+)
+
+// SweepChange is one change event: the endpoint's surface, or its
+// instructions (Kind), went from one digest to another, with what the core
+// says changed (canonical JSON: for tools its diff answer and the scan of
+// the new text, for instructions its instructions_diff answer).
 type SweepChange struct {
+	Kind   string // ChangeTools ("" is taken as it) or ChangeInstructions
 	URL    string
 	SeenAt time.Time
 	From   string
@@ -49,6 +62,13 @@ type SweepReading struct {
 	// Change, when set, is the change event from the endpoint's previous
 	// surface to this one.
 	Change *SweepChange
+	// Instructions and InstructionsBody are the digest and canonical JSON
+	// of the handshake's instructions; "" when the reading had no readable
+	// handshake (the endpoint keeps the last). InstructionsChange, when set,
+	// is the change event from the endpoint's previous instructions.
+	Instructions       string
+	InstructionsBody   []byte
+	InstructionsChange *SweepChange
 }
 
 // SweepStore is the sweep's part of a store.
@@ -83,6 +103,9 @@ type SweepStore interface {
 	SweepRecord(ctx context.Context, url string, r SweepReading) error
 	// SweepSurface answers a surface's bytes by digest, or ErrNotFound.
 	SweepSurface(ctx context.Context, digest string) ([]byte, error)
+	// SweepInstructions answers an instructions text (canonical JSON) by
+	// digest, or ErrNotFound.
+	SweepInstructions(ctx context.Context, digest string) ([]byte, error)
 	// SweepChanges lists the change events of url ("" every endpoint's)
 	// seen in [from, to), oldest first.
 	SweepChanges(ctx context.Context, url string, from, to time.Time) ([]SweepChange, error)
@@ -104,7 +127,7 @@ func (s *sqlStore) SweepRegister(ctx context.Context, e SweepEndpoint) error {
 	return nil
 }
 
-const sweepColumns = `url, owner, interval_us, added_at, next_at, last_at, surface, error`
+const sweepColumns = `url, owner, interval_us, added_at, next_at, last_at, surface, instructions, error`
 
 func scanEndpoints(rows *sql.Rows) ([]SweepEndpoint, error) {
 	defer rows.Close()
@@ -112,7 +135,7 @@ func scanEndpoints(rows *sql.Rows) ([]SweepEndpoint, error) {
 	for rows.Next() {
 		var e SweepEndpoint
 		var interval, added, next, last int64
-		if err := rows.Scan(&e.URL, &e.Owner, &interval, &added, &next, &last, &e.Surface, &e.Error); err != nil {
+		if err := rows.Scan(&e.URL, &e.Owner, &interval, &added, &next, &last, &e.Surface, &e.Instructions, &e.Error); err != nil {
 			return nil, err
 		}
 		e.Interval, e.Added, e.Next = time.Duration(interval)*time.Microsecond, fromMicros(added), fromMicros(next)
@@ -200,19 +223,33 @@ func (s *sqlStore) SweepRecord(ctx context.Context, url string, r SweepReading) 
 			return fmt.Errorf("store: sweep surface %s: %w", surface, err)
 		}
 	}
+	if r.Instructions != "" {
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO sweep_instructions (sha256, body, first_seen) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`), r.Instructions, r.InstructionsBody, micros(r.At)); err != nil {
+			return fmt.Errorf("store: sweep instructions %s: %w", r.Instructions, err)
+		}
+	}
 	// A reading without a surface keeps the last one: the next whole
-	// reading is compared with what was last read whole.
-	res, err := tx.ExecContext(ctx, s.q(`UPDATE sweep_endpoints SET last_at = ?, next_at = ?, error = ?, surface = CASE WHEN CAST(? AS TEXT) = '' THEN surface ELSE ? END WHERE url = ?`),
-		micros(r.At), micros(r.Next), r.Error, surface, surface, url)
+	// reading is compared with what was last read whole. So with the
+	// instructions of a reading without a readable handshake.
+	res, err := tx.ExecContext(ctx, s.q(`UPDATE sweep_endpoints SET last_at = ?, next_at = ?, error = ?, surface = CASE WHEN CAST(? AS TEXT) = '' THEN surface ELSE ? END,
+		instructions = CASE WHEN CAST(? AS TEXT) = '' THEN instructions ELSE ? END WHERE url = ?`),
+		micros(r.At), micros(r.Next), r.Error, surface, surface, r.Instructions, r.Instructions, url)
 	if err != nil {
 		return fmt.Errorf("store: sweep record %s: %w", url, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return fmt.Errorf("store: sweep record %s: %w", url, errors.Join(err, ErrNotFound))
 	}
-	if c := r.Change; c != nil {
-		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO sweep_changes (url, seen_at, from_sha256, to_sha256, detail) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
-			url, micros(c.SeenAt), c.From, c.To, c.Detail); err != nil {
+	for _, c := range []*SweepChange{r.Change, r.InstructionsChange} {
+		if c == nil {
+			continue
+		}
+		kind := c.Kind
+		if kind == "" {
+			kind = ChangeTools
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO sweep_changes (url, seen_at, from_sha256, to_sha256, detail, kind) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
+			url, micros(c.SeenAt), c.From, c.To, c.Detail, kind); err != nil {
 			return fmt.Errorf("store: sweep change %s: %w", url, err)
 		}
 	}
@@ -223,20 +260,29 @@ func (s *sqlStore) SweepRecord(ctx context.Context, url string, r SweepReading) 
 }
 
 func (s *sqlStore) SweepSurface(ctx context.Context, digest string) ([]byte, error) {
+	return s.sweepBody(ctx, "sweep_surfaces", "surface", digest)
+}
+
+func (s *sqlStore) SweepInstructions(ctx context.Context, digest string) ([]byte, error) {
+	return s.sweepBody(ctx, "sweep_instructions", "instructions", digest)
+}
+
+// sweepBody reads a body stored by digest in table (one of the two above).
+func (s *sqlStore) sweepBody(ctx context.Context, table, what, digest string) ([]byte, error) {
 	var b []byte
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT body FROM sweep_surfaces WHERE sha256 = ?`), digest).Scan(&b)
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT body FROM `+table+` WHERE sha256 = ?`), digest).Scan(&b)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return nil, fmt.Errorf("store: sweep surface %s: %w", digest, ErrNotFound)
+		return nil, fmt.Errorf("store: sweep %s %s: %w", what, digest, ErrNotFound)
 	case err != nil:
-		return nil, fmt.Errorf("store: sweep surface %s: %w", digest, err)
+		return nil, fmt.Errorf("store: sweep %s %s: %w", what, digest, err)
 	}
 	return b, nil
 }
 
 func (s *sqlStore) SweepChanges(ctx context.Context, url string, from, to time.Time) ([]SweepChange, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT url, seen_at, from_sha256, to_sha256, detail FROM sweep_changes
-		WHERE (CAST(? AS TEXT) = '' OR url = ?) AND seen_at >= ? AND seen_at < ? ORDER BY seen_at, url`), url, url, micros(from), micros(to))
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT kind, url, seen_at, from_sha256, to_sha256, detail FROM sweep_changes
+		WHERE (CAST(? AS TEXT) = '' OR url = ?) AND seen_at >= ? AND seen_at < ? ORDER BY seen_at, url, kind`), url, url, micros(from), micros(to))
 	if err != nil {
 		return nil, fmt.Errorf("store: sweep changes: %w", err)
 	}
@@ -245,7 +291,7 @@ func (s *sqlStore) SweepChanges(ctx context.Context, url string, from, to time.T
 	for rows.Next() {
 		var c SweepChange
 		var at int64
-		if err := rows.Scan(&c.URL, &at, &c.From, &c.To, &c.Detail); err != nil {
+		if err := rows.Scan(&c.Kind, &c.URL, &at, &c.From, &c.To, &c.Detail); err != nil {
 			return nil, fmt.Errorf("store: sweep changes: %w", err)
 		}
 		c.SeenAt = fromMicros(at)

@@ -29,6 +29,14 @@
 //     with what was last read whole. A surface whose bytes differ but whose
 //     tools the core finds equal (a member order, a page boundary) is stored
 //     and no change is recorded.
+//   - The server's instructions, from the handshake of each reading, are
+//     kept the same way: each distinct text once by the digest the core
+//     gives it (instructions_diff; a server that gives none has the
+//     instructions null, a state of its own, so instructions appearing or
+//     going away is a change), and an instructions change event carries
+//     the core's word diff and its scan of the new text. A handshake the
+//     core cannot read keeps the last instructions, as a failed reading
+//     keeps the last surface.
 package sweep
 
 import (
@@ -322,6 +330,11 @@ func (s *Sweeper) sweepOne(ctx context.Context, e store.SweepEndpoint) error {
 			r.Change = change
 		}
 	}
+	if rd.HandshakeResult != nil {
+		if err := s.instructions(ctx, e, &r, rd.HandshakeResult); err != nil {
+			return fmt.Errorf("sweep %s: %w", e.URL, err)
+		}
+	}
 	if err := s.cfg.Store.SweepRecord(ctx, e.URL, r); err != nil {
 		return err
 	}
@@ -387,11 +400,47 @@ func (s *Sweeper) change(ctx context.Context, e store.SweepEndpoint, r store.Swe
 	return &store.SweepChange{URL: e.URL, SeenAt: r.At, From: e.Surface, To: r.Surface, Detail: []byte(detail.Canonical)}, nil
 }
 
+// instructions puts the handshake's instructions on r, and their change
+// event when they differ from the endpoint's last: both the core's answer
+// (instructions_diff), kept as it wrote it.
+func (s *Sweeper) instructions(ctx context.Context, e store.SweepEndpoint, r *store.SweepReading, handshake []byte) error {
+	req := map[string]any{"handshake_result": corecall.Page(handshake)}
+	if e.Instructions != "" {
+		old, err := s.cfg.Store.SweepInstructions(ctx, e.Instructions)
+		if err != nil {
+			return err
+		}
+		req["old"] = corecall.Text(old)
+	}
+	answer, err := corecall.Call("instructions_diff", req)
+	if err != nil {
+		return fmt.Errorf("the core's instructions_diff: %w", err)
+	}
+	var d struct {
+		InstructionsJSON *string `json:"instructions_json"`
+		SHA256           *string `json:"sha256"`
+		Malformed        *string `json:"malformed"`
+		Changed          bool    `json:"changed"`
+	}
+	if err := json.Unmarshal(answer, &d); err != nil {
+		return fmt.Errorf("the core's instructions_diff: %w", err)
+	}
+	if d.Malformed != nil || d.SHA256 == nil || d.InstructionsJSON == nil {
+		s.cfg.Logger.Printf("sweep %s: the handshake's instructions cannot be read; the last are kept", e.URL)
+		return nil
+	}
+	r.Instructions, r.InstructionsBody = *d.SHA256, []byte(*d.InstructionsJSON)
+	if d.Changed {
+		r.InstructionsChange = &store.SweepChange{Kind: store.ChangeInstructions, URL: e.URL, SeenAt: r.At, From: e.Instructions, To: *d.SHA256, Detail: answer}
+	}
+	return nil
+}
+
 // resultOf is a reading's metrics label: a fixed name, never text from the
 // server.
 func resultOf(e store.SweepEndpoint, r store.SweepReading) string {
 	switch {
-	case r.Change != nil:
+	case r.Change != nil || r.InstructionsChange != nil:
 		return "changed"
 	case r.Surface != "" && e.Surface == "":
 		return "first"

@@ -361,6 +361,49 @@ def convert_lock(
     )
 
 
+class InstructionsDiffResult(TypedDict):
+    """The result of instructions_diff."""
+    #: the instructions as canonical JSON (a string, or `null` when the server gave none): what a
+    #: host keeps and hands back as `old`; null when `malformed`
+    instructions_json: Optional[str]
+    #: the SHA-256 of `instructions_json`; null when `malformed`
+    sha256: Optional[str]
+    #: why the handshake could not be read
+    malformed: Optional[str]
+    #: `old` was given and the instructions differ from it
+    changed: bool
+    #: when changed: the word diff `{op, text}` from the old instructions to the new (no
+    #: instructions: no words)
+    diff: Optional[List[JSON]]
+    #: when changed to instructions: the approval scan of the new text (findings with part
+    #: `/instructions`)
+    scan: Optional[Dict[str, Any]]
+
+
+def instructions_diff(
+    *,
+    handshake_result: Page,
+    old: Optional[Document] = None,
+) -> InstructionsDiffResult:
+    """What one reading of a server's handshake says of its instructions beside those read before
+    (the issuer's registry sweep, docs/issuer.md): the instructions as a check reads them, their
+    digest (a record's `server.instructions_sha256`) and, when they differ from `old`, the word
+    diff and the approval scan of the new text. A server that gives no instructions gives `null`,
+    a state of its own: instructions appearing or going away is a change. A handshake the core
+    cannot read is `malformed` and compares nothing.
+    """
+    return cast(
+        InstructionsDiffResult,
+        call(
+            "instructions_diff",
+            _req(
+                handshake_result=handshake_result,
+                old=old,
+            ),
+        ),
+    )
+
+
 class DiffResult(TypedDict):
     """The result of diff."""
     added: List[str]

@@ -309,7 +309,7 @@ func Run(t *testing.T, open func(t *testing.T) (s store.Store, reopen func() sto
 		}
 	})
 
-	t.Run("the sweep: endpoints, claims, surfaces once, changes", func(t *testing.T) {
+	t.Run("the sweep: endpoints, claims, surfaces and instructions once, changes", func(t *testing.T) {
 		st, _ := open(t)
 		s, ok := store.SweepOf(st)
 		if !ok {
@@ -388,6 +388,45 @@ func Run(t *testing.T, open func(t *testing.T) (s store.Store, reopen func() sto
 		}
 		if err := s.SweepRecord(ctx, "https://unknown.example/mcp", store.SweepReading{At: t0}); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("recording an unregistered endpoint: %v", err)
+		}
+		if cs[0].Kind != store.ChangeTools {
+			t.Fatalf("a tools change's kind: %q", cs[0].Kind)
+		}
+
+		// The instructions: stored once by digest, kept by a reading
+		// without a readable handshake, their change an event of its own
+		// kind beside a tools change of the same reading.
+		ins := func(at time.Time, digest, body string, change *store.SweepChange, tools *store.SweepChange) {
+			t.Helper()
+			r := store.SweepReading{At: at, Next: at.Add(time.Hour), Surface: "s2", Body: []byte("two"), Change: tools,
+				Instructions: digest, InstructionsBody: []byte(body), InstructionsChange: change}
+			if err := s.SweepRecord(ctx, b.URL, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if es, _ := s.SweepEndpoints(ctx, "pilot:p1"); es[0].Instructions != "" {
+			t.Fatalf("instructions before any reading: %q", es[0].Instructions)
+		}
+		ins(t0.Add(4*time.Hour), "i1", `"Use list first."`, nil, nil)
+		ins(t0.Add(5*time.Hour), "", "", nil, nil)
+		if es, _ := s.SweepEndpoints(ctx, "pilot:p1"); es[0].Instructions != "i1" {
+			t.Fatalf("instructions after a reading without a handshake: %q (the last stay)", es[0].Instructions)
+		}
+		ins(t0.Add(6*time.Hour), "i2", "null", &store.SweepChange{Kind: store.ChangeInstructions, SeenAt: t0.Add(6 * time.Hour), From: "i1", To: "i2", Detail: []byte(`{"changed":true}`)},
+			&store.SweepChange{SeenAt: t0.Add(6 * time.Hour), From: "s1", To: "s2", Detail: []byte(`{"modified":[]}`)})
+		ins(t0.Add(7*time.Hour), "i1", `"Use list first."`, nil, nil)
+		if body, err := s.SweepInstructions(ctx, "i1"); err != nil || string(body) != `"Use list first."` {
+			t.Fatalf("instructions i1: %q, %v", body, err)
+		}
+		if body, err := s.SweepInstructions(ctx, "i2"); err != nil || string(body) != "null" {
+			t.Fatalf("instructions i2 (none): %q, %v", body, err)
+		}
+		if _, err := s.SweepInstructions(ctx, "s1"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("a surface's digest as instructions: %v, want ErrNotFound", err)
+		}
+		cs, err = s.SweepChanges(ctx, b.URL, t0, t0.Add(24*time.Hour))
+		if err != nil || len(cs) != 2 || cs[0].Kind != store.ChangeInstructions || cs[0].From != "i1" || cs[0].To != "i2" || string(cs[0].Detail) != `{"changed":true}` || cs[1].Kind != store.ChangeTools {
+			t.Fatalf("b's changes: %+v, %v (an instructions change and a tools change)", cs, err)
 		}
 	})
 
