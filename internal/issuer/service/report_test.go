@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -195,9 +196,25 @@ func TestPilotServers(t *testing.T) {
 		t.Fatalf("server 21: %d", status)
 	}
 	status, b := call("GET", "")
-	var list struct{ Servers []struct{ URL, Owner string } }
+	type listed struct {
+		URL, Owner   string
+		Instructions *string
+	}
+	var list struct{ Servers []listed }
 	if json.Unmarshal(b, &list); status != 200 || len(list.Servers) != service.MaxPilotServers {
 		t.Fatalf("list: %d %s", status, b)
+	}
+	// Once swept, a server says which instructions were read: the
+	// scenario server gives none, which is the digest of null.
+	sw, err := sweep.New(sweep.Config{Store: ss, Fetch: fetch.New(allowLoopback()), Now: func() time.Time { return e.now }, HostGap: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw.Once(context.Background()) // the .example endpoints fail: only the scenario server is read
+	_, b = call("GET", "")
+	json.Unmarshal(b, &list)
+	if i := slices.IndexFunc(list.Servers, func(s listed) bool { return s.URL == e.mcp }); i < 0 || list.Servers[i].Instructions == nil || *list.Servers[i].Instructions != "74234e98afe7498fb5daf1f36ac2d78acc339464f950703b8c019892f982b90b" {
+		t.Fatalf("the swept server's instructions: %s", b)
 	}
 }
 

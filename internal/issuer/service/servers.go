@@ -31,7 +31,10 @@ type pilotServer struct {
 	IntervalS int64   `json:"interval_s"`
 	LastAt    *string `json:"last_at"`
 	Surface   *string `json:"surface"`
-	Error     *string `json:"error"`
+	// Instructions is the digest of the server's instructions the sweep
+	// last read (docs/issuer.md, The registry sweep).
+	Instructions *string `json:"instructions"`
+	Error        *string `json:"error"`
 }
 
 func serverOf(e store.SweepEndpoint) pilotServer {
@@ -42,6 +45,9 @@ func serverOf(e store.SweepEndpoint) pilotServer {
 	}
 	if e.Surface != "" {
 		ps.Surface = &e.Surface
+	}
+	if e.Instructions != "" {
+		ps.Instructions = &e.Instructions
 	}
 	if e.Error != "" {
 		ps.Error = &e.Error
