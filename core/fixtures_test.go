@@ -228,8 +228,10 @@ func okEnvelope(result []byte) []byte {
 	return append(append([]byte(`{"ok":true,"result":`), result...), '}')
 }
 
+// fileSafe is a vector's file name from its case name: no character that a
+// Windows checkout, a shell or a URL of the browser page would trip on.
 func fileSafe(name string) string {
-	return strings.NewReplacer(" ", "-", "/", "-", ",", "", "(", "", ")", "").Replace(name)
+	return strings.NewReplacer(" ", "-", "/", "-", ",", "", "(", "", ")", "", ":", "", "'", "").Replace(name)
 }
 
 func mustUnmarshal(t testing.TB, s string, v any) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -342,6 +343,9 @@ type opFile struct {
 	Response   json.RawMessage `json:"response"`
 }
 
+// portableName is what fileSafe leaves of a case name.
+var portableName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+
 // TestOpsGolden holds testdata/ops: every vector's request gives exactly its
 // envelope, every op has vectors, and the directory holds exactly the
 // vectors above.
@@ -384,6 +388,9 @@ func TestOpsGolden(t *testing.T) {
 	seenOps := map[string]bool{}
 	for _, f := range files {
 		rel, _ := filepath.Rel(dir, f)
+		if !portableName.MatchString(filepath.Base(rel)) {
+			t.Errorf("%s: a vector's file name is letters, digits, '.', '_' and '-' only (fileSafe), so every checkout and host can open it", rel)
+		}
 		v, ok := want[rel]
 		if !ok {
 			t.Errorf("%s is in testdata but not in the code (run go test ./core -update)", rel)
