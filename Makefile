@@ -175,6 +175,8 @@ attack: wasm python-wheel $(VENV1)/.installed
 ## of what a user waits for, ours interleaved with its contender (the official SDKs' plain
 ## clients against the scenario server and server-everything, the plain-Go peer, native Go),
 ## the ratios, the targets and the load average; writes its section of docs/benchmarks.md.
+## BENCH_ROWS=cli (or node, python, wazero, size, memory, comma-separated) measures those rows
+## alone and replaces them in the table, saying when and at what load (a shared machine).
 ## It needs node (20+); the Python rows use build/py-mcp2 (make python-wheel).
 bench: wasm python-wheel
 	$(VENV2)/bin/pip install -q --no-index --no-deps --force-reinstall $(WHEELS)/crawlcheck-*.whl

@@ -3,7 +3,9 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestKeptSection: make bench rewrites docs/benchmarks.md but keeps make
@@ -33,5 +35,29 @@ func TestWriteSection(t *testing.T) {
 	got, _ := os.ReadFile(p)
 	if want := "# B\n\nintro\n\n" + tableHeading + "\n\n| 2 |\n\n## Old\n\nx\n"; string(got) != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestMergeRows: a BENCH_ROWS run replaces its rows in the table written
+// before, keeps the others and the rest of the file, and says under the
+// table when they were measured (once, however often it runs).
+func TestMergeRows(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "b.md")
+	table := tableHeading + "\n\nrun of the day\n\n| row | ours | contender | ratio | target | |\n|---|---:|---:|---:|---|---|\n" +
+		"| a | 1 | 2 | 0.5× | ≤ 1.0× | met |\n| b | 3 | 2 | 1.5× | ≤ 1.0× | **missed** |\n"
+	os.WriteFile(p, []byte("# B\n\n"+table+"\n## Next\n\nx\n"), 0o644)
+	cli := []rowGroup{{name: "cli"}}
+	for range 2 {
+		if err := mergeRows(p, []tableRow{{"b", "1", "2", "0.5×", "≤ 1.0×", "met"}}, cli, "1 2 3", "4 5 6", time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _ := os.ReadFile(p)
+	want := "# B\n\n" + strings.Replace(table, "| b | 3 | 2 | 1.5× | ≤ 1.0× | **missed** |", "| b | 1 | 2 | 0.5× | ≤ 1.0× | met |", 1) + "\nThe cli rows: measured alone (BENCH_ROWS=cli) "
+	if !strings.HasPrefix(string(got), want) || strings.Count(string(got), "measured alone") != 1 || !strings.HasSuffix(string(got), "load average 1 2 3 before, 4 5 6 after; the run took 1s.\n\n## Next\n\nx\n") {
+		t.Errorf("got %q", got)
+	}
+	if _, err := selectGroups("cli,nope"); err == nil {
+		t.Error("an unknown row group was taken")
 	}
 }

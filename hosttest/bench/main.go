@@ -13,7 +13,8 @@
 // slow machine should not fail a build, but the numbers should be in front
 // of whoever changes the core.
 //
-// With -table it measures issue 23's table instead (table.go, make bench).
+// With -table it measures issue 23's table instead (table.go, make bench;
+// BENCH_ROWS=cli,... measures only those rows of it).
 //
 // Usage: go run ./hosttest/bench [-table] [-o docs/benchmarks.md]
 package main

@@ -6,7 +6,10 @@ package main
 // garbage) and compared by the median of the pairs' ratios. The machine is
 // shared: ratios are of CPU time where the row allows (the process, or the
 // process tree for a whole CLI run), and the load average is printed with
-// the table. BENCH_QUICK=1 takes fewer pairs.
+// the table. BENCH_QUICK=1 takes fewer pairs; BENCH_ROWS=cli,memory (the
+// groups of rowGroups) measures only those rows and replaces them in the
+// table already written, so that one can be measured alone on a shared
+// machine.
 
 import (
 	"bytes"
@@ -196,10 +199,16 @@ func tableMain(out string) error {
 	if err != nil {
 		return err
 	}
+	groups, err := selectGroups(os.Getenv("BENCH_ROWS"))
+	if err != nil {
+		return err
+	}
 	e := &tableEnv{dir: dir, root: root, js: filepath.Join(root, "bindings", "js", "bench", "session.js"),
 		everything: filepath.Join(root, "bindings", "js", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")}
-	if e.node, err = exec.LookPath("node"); err != nil {
-		return err
+	if slices.ContainsFunc(groups, func(g rowGroup) bool { return g.node }) {
+		if e.node, err = exec.LookPath("node"); err != nil {
+			return err
+		}
 	}
 	e.python = os.Getenv("BENCH_PYTHON")
 	for _, b := range []struct {
@@ -213,29 +222,137 @@ func tableMain(out string) error {
 			return fmt.Errorf("go build %s: %w", b.pkg, err)
 		}
 	}
-	set, err := artifact.Build(dir)
-	if err != nil {
-		return err
-	}
-	if e.wasm, err = os.ReadFile(set.WASM); err != nil {
-		return err
+	if slices.ContainsFunc(groups, func(g rowGroup) bool { return g.wasm }) {
+		set, err := artifact.Build(dir)
+		if err != nil {
+			return err
+		}
+		if e.wasm, err = os.ReadFile(set.WASM); err != nil {
+			return err
+		}
 	}
 	loadBefore := loadavg()
 	start := time.Now()
 	var rows []tableRow
-	for _, f := range []func() ([]tableRow, error){e.nodeFresh, e.nodeWarm, e.pythonWarm, e.cliServer, e.cliTools, e.wazero, e.size, e.memory} {
-		r, err := f()
-		if err != nil {
-			return err
+	for _, g := range groups {
+		for _, f := range g.rows {
+			r, err := f(e)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, r...)
 		}
-		rows = append(rows, r...)
 	}
 	report := renderTable(rows, loadBefore, loadavg(), time.Since(start))
 	fmt.Print(report)
 	if out == "" {
 		return nil
 	}
+	if len(groups) < len(rowGroups) {
+		return mergeRows(out, rows, groups, loadBefore, loadavg(), time.Since(start))
+	}
 	return writeSection(out, tableHeading, report)
+}
+
+// rowGroup is a set of rows BENCH_ROWS can name, and what they need built.
+type rowGroup struct {
+	name       string
+	node, wasm bool // they need node, or the built module
+	rows       []rowsFunc
+}
+
+// rowsFunc measures some rows.
+type rowsFunc func(*tableEnv) ([]tableRow, error)
+
+// rowGroups are the table's rows in order.
+var rowGroups = []rowGroup{
+	{"node", true, false, []rowsFunc{(*tableEnv).nodeFresh, (*tableEnv).nodeWarm}},
+	{"python", true, false, []rowsFunc{(*tableEnv).pythonWarm}},
+	{"cli", false, false, []rowsFunc{(*tableEnv).cliServer, (*tableEnv).cliTools}},
+	{"wazero", false, true, []rowsFunc{(*tableEnv).wazero}},
+	{"size", false, true, []rowsFunc{(*tableEnv).size}},
+	{"memory", false, false, []rowsFunc{(*tableEnv).memory}},
+}
+
+// selectGroups reads BENCH_ROWS: a comma-separated list of rowGroups' names,
+// or empty for all of them.
+func selectGroups(list string) ([]rowGroup, error) {
+	if strings.TrimSpace(list) == "" {
+		return rowGroups, nil
+	}
+	var out []rowGroup
+	for _, g := range rowGroups {
+		for _, n := range strings.Split(list, ",") {
+			if strings.TrimSpace(n) == g.name {
+				out = append(out, g)
+				break
+			}
+		}
+	}
+	var names []string
+	for _, g := range rowGroups {
+		names = append(names, g.name)
+	}
+	for _, n := range strings.Split(list, ",") {
+		if !slices.Contains(names, strings.TrimSpace(n)) {
+			return nil, fmt.Errorf("BENCH_ROWS: unknown row group %q (one of %s)", n, strings.Join(names, ", "))
+		}
+	}
+	return out, nil
+}
+
+// mergeRows writes the rows a BENCH_ROWS run measured into the table of
+// path (each replacing the row of the same name, or added at the end) and
+// says under the table when and at what load they were measured, keeping
+// the other rows and the run they came from.
+func mergeRows(path string, rows []tableRow, groups []rowGroup, before, after string, took time.Duration) error {
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	text := string(old)
+	i := strings.Index(text, tableHeading)
+	if i < 0 {
+		return fmt.Errorf("%s has no table to put the rows in: run make bench without BENCH_ROWS first", path)
+	}
+	end := len(text)
+	if j := strings.Index(text[i+len(tableHeading):], "\n## "); j >= 0 {
+		end = i + len(tableHeading) + j + 1
+	}
+	lines := strings.Split(strings.TrimRight(text[i:end], "\n"), "\n")
+	last := -1
+	for k, l := range lines {
+		if strings.HasPrefix(l, "| ") {
+			last = k
+		}
+	}
+	if last < 0 {
+		return fmt.Errorf("%s: no table under %q", path, tableHeading)
+	}
+	for _, r := range rows {
+		line := fmt.Sprintf("| %s | %s | %s | %s | %s | %s |", r.what, r.ours, r.contender, r.ratio, r.target, r.met)
+		k := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "| "+r.what+" |") })
+		if k < 0 {
+			lines = slices.Insert(lines, last+1, line)
+			last++
+			continue
+		}
+		lines[k] = line
+	}
+	var names []string
+	for _, g := range groups {
+		names = append(names, g.name)
+	}
+	note := fmt.Sprintf("The %s rows: measured alone (BENCH_ROWS=%s) %s, load average %s before, %s after; the run took %s.",
+		strings.Join(names, ", "), strings.Join(names, ","), time.Now().UTC().Format("2006-01-02 15:04 UTC"), before, after, took.Round(time.Second))
+	prefix := fmt.Sprintf("The %s rows: measured alone", strings.Join(names, ", "))
+	lines = slices.DeleteFunc(lines, func(l string) bool { return strings.HasPrefix(l, prefix) })
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	lines = append(lines, "", note)
+	section := strings.Join(lines, "\n") + "\n"
+	return os.WriteFile(path, []byte(text[:i]+section+"\n"+text[end:]), 0o644)
 }
 
 // tableHeading starts the section the table is written to; the rest of the
