@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/crawlcheck/verifier/core/timefmt"
@@ -191,20 +192,123 @@ func (h *Handoff) CallAllowed(name string) bool {
 	return h != nil && h.Session == SessionProceed && (h.Calls.Unlisted || slices.Contains(h.Calls.Names, name))
 }
 
+// parseHandoff reads the core's continuity_handoff answer. It is canonical
+// JSON the core wrote, so it is split in one pass (membersOfValid), the
+// record decoded once (ParseRecord), and each tool's text read straight out
+// of its string (handedTools): through encoding/json, a 1,000-tool answer
+// was scanned whole, the record decoded twice and every tool's escaped text
+// unquoted by reflection, a sixth of crawlcheck check --tools
+// (docs/benchmarks.md).
 func parseHandoff(raw []byte) (Record, error) {
-	var h struct {
-		Record json.RawMessage `json:"record"`
-		Handoff
-	}
-	if err := json.Unmarshal(raw, &h); err != nil {
+	fields, err := membersOfValid(raw)
+	if err != nil {
 		return Record{}, fmt.Errorf("reading the core's handoff: %w", err)
 	}
-	rec, err := ParseRecord(h.Record)
+	var h Handoff
+	for name, into := range map[string]any{"session": &h.Session, "withheld": &h.Withheld, "calls": &h.Calls, "instructions": &h.Instructions} {
+		if fields[name] == nil {
+			continue // never the core's: the zero value, which hands nothing over
+		}
+		if err := json.Unmarshal(fields[name], into); err != nil {
+			return Record{}, fmt.Errorf("reading the core's handoff: %s: %w", name, err)
+		}
+	}
+	if h.Tools, err = handedTools(fields["tools"]); err != nil {
+		return Record{}, fmt.Errorf("reading the core's handoff: tools: %w", err)
+	}
+	rec, err := ParseRecord(fields["record"])
 	if err != nil {
 		return Record{}, err
 	}
-	rec.Handoff = &h.Handoff
+	rec.Handoff = &h
 	return rec, nil
+}
+
+// handedTools reads the handoff's tools: an array of {"name","tool"}
+// objects, both strings, in the core's canonical JSON (canonicalString).
+func handedTools(arr []byte) ([]HandedTool, error) {
+	if len(arr) < 2 || arr[0] != '[' {
+		var out []HandedTool
+		err := json.Unmarshal(arr, &out)
+		return out, err
+	}
+	out := []HandedTool{}
+	for i := 1; i < len(arr) && arr[i] != ']'; {
+		end := skipJSONValue(arr, i)
+		m, err := membersOfValid(arr[i:end])
+		if err != nil {
+			return nil, err
+		}
+		var t HandedTool
+		if t.Name, err = canonicalString(m["name"]); err != nil {
+			return nil, err
+		}
+		if t.Tool, err = canonicalString(m["tool"]); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+		if i = end; i < len(arr) && arr[i] == ',' {
+			i++
+		}
+	}
+	return out, nil
+}
+
+// canonicalString reads a JSON string the core wrote. RFC 8785 escapes
+// nothing but '"', '\\' and the control characters (as \b, \f, \n, \r, \t,
+// else \u00XX) and writes every other character as it is, so the text
+// between the escapes is copied as it is; any other escape (never the
+// core's) is left to encoding/json.
+func canonicalString(b []byte) (string, error) {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return jsonString(b)
+	}
+	s := b[1 : len(b)-1]
+	i := bytes.IndexByte(s, '\\')
+	if i < 0 {
+		return string(s), nil
+	}
+	out := make([]byte, 0, len(s))
+	for ; i >= 0; i = bytes.IndexByte(s, '\\') {
+		out = append(out, s[:i]...)
+		if i+1 == len(s) {
+			return jsonString(b)
+		}
+		switch c := s[i+1]; c {
+		case '"', '\\':
+			out = append(out, c)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			if i+6 > len(s) || s[i+2] != '0' || s[i+3] != '0' || s[i+4] > '1' || !isHex(s[i+5]) {
+				return jsonString(b)
+			}
+			v, _ := strconv.ParseUint(string(s[i+4:i+6]), 16, 8)
+			out = append(out, byte(v))
+			s = s[i+6:]
+			continue
+		default:
+			return jsonString(b)
+		}
+		s = s[i+2:]
+	}
+	return string(append(out, s...)), nil
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
+func jsonString(b []byte) (string, error) {
+	var s string
+	err := json.Unmarshal(b, &s)
+	return s, err
 }
 
 // observedJSON is the request's observed member: the facts, as the capture

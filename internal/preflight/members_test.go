@@ -2,8 +2,12 @@ package preflight
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/crawlcheck/verifier/internal/corecall"
 )
 
 // TestMembersOfValid: for any valid JSON, the one-pass split the recorder's
@@ -41,4 +45,61 @@ func FuzzMembersOfValid(f *testing.F) {
 			t.Fatalf("%q:\n got  %q %v\n want %q %v", d, got, gerr, want, werr)
 		}
 	})
+}
+
+// TestParseHandoff: the one-pass reading of the core's handoff gives what
+// encoding/json reads of the same bytes, for every continuity_handoff
+// vector and for tool texts with every escape RFC 8785 writes.
+func TestParseHandoff(t *testing.T) {
+	var answers [][]byte
+	paths, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "ops", "continuity_handoff", "*.json"))
+	if len(paths) == 0 {
+		t.Fatal("no continuity_handoff vectors")
+	}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct {
+			Request json.RawMessage `json:"request"`
+		}
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := corecall.Call("continuity_handoff", v.Request)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		answers = append(answers, raw)
+	}
+	// A handed tool's text as the core writes it: control characters as
+	// \b \f \n \r \t or \u00XX, quotes and backslashes escaped, the rest
+	// (DEL, U+2028, astral characters) as they are.
+	answers = append(answers, []byte(`{"calls":{"names":["a\"b"],"unlisted":true},"instructions":"x\u001fy","record":`+
+		`{"effect":"proceed","kind":"crawlcheck-continuity-record","record_sha256":"00"},"session":"proceed",`+
+		`"tools":[{"name":"a\"b","tool":"{\"d\":\"\\\\ \b\f\n\r\t\u0000\u001f \u007f\u2028 é 😀\",\"name\":\"a\\\"b\"}"},{"name":"","tool":""},`+
+		// Escapes RFC 8785 does not write, read as encoding/json reads them.
+		`{"name":"c","tool":"\/\u00e9\ud83d\ude00\u0041"}],"withheld":[]}`))
+	for _, raw := range answers {
+		got, err := parseHandoff(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		var want struct {
+			Record json.RawMessage `json:"record"`
+			Handoff
+		}
+		if err := json.Unmarshal(raw, &want); err != nil {
+			t.Fatal(err)
+		}
+		wantRec, err := ParseRecord(want.Record)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantRec.Handoff = &want.Handoff
+		if !reflect.DeepEqual(got, wantRec) {
+			t.Errorf("%.300s:\n got  %+v\n want %+v", raw, got.Handoff, wantRec.Handoff)
+		}
+	}
 }
