@@ -43,6 +43,7 @@ func readInput(what, path string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", what, err)
 	}
+	inputRead(len(data))
 	return data, nil
 }
 
@@ -56,6 +57,7 @@ func readStdin(r io.Reader) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading stdin: %w", err)
 	}
+	inputRead(len(data))
 	return data, nil
 }
 

@@ -36,6 +36,7 @@ const (
 )
 
 func main() {
+	raiseGC()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

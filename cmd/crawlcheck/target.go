@@ -127,6 +127,9 @@ func (t target) observe(c *cli) (preflight.Observation, error) {
 		closeBy(cs, cmd, deadline)
 	}
 	obs.Timeout = c.timeout // the deadline a timeout's record names
+	for _, p := range obs.Pages {
+		inputRead(len(p))
+	}
 	return obs, nil
 }
 
