@@ -147,6 +147,14 @@ type Options struct {
 	// DefaultMaxAnswerBytes. A longer answer is cut off: the session is
 	// broken there and the Observation says so (server_unavailable).
 	MaxAnswerBytes int64
+	// CheckOnly says the session is closed after the check and nothing
+	// lists tools through it: over stdio the SDK is then handed each
+	// tools/list answer with an empty list (listConn), as the check reads
+	// the captured bytes and never the SDK's parse of them. The SDK's
+	// decoding and validation of a 1,000-tool page was a fifth of
+	// crawlcheck check --server's CPU (docs/benchmarks.md). Over HTTP it
+	// changes nothing: the SDK's streamable connection cannot be wrapped.
+	CheckOnly bool
 }
 
 // Connect connects client to the server over t and observes its tool list.
@@ -156,6 +164,7 @@ func Connect(ctx context.Context, client *mcp.Client, t *Transport, sopts *mcp.C
 	if opts != nil && opts.MaxAnswerBytes > 0 {
 		t.rec.maxFrame.Store(opts.MaxAnswerBytes)
 	}
+	t.checkOnly = opts != nil && opts.CheckOnly
 	cs, err := client.Connect(ctx, t, sopts)
 	if err != nil {
 		obs := t.handshakeFacts(nil)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -580,4 +581,25 @@ func TestCachedListIsNotAnObservation(t *testing.T) {
 			t.Fatalf("second listing: failure %q at %q, %d pages; want list_cached and no page", obs.Failure, obs.FailureAt, len(obs.Pages))
 		}
 	})
+}
+
+// TestCheckOnly: a check whose session ends with it (the CLI's) observes the
+// same bytes, page by page, with the SDK handed empty lists over stdio; the
+// session's own ListTools then answers the empty list it was given, which
+// is why only a session nothing lists tools through may ask for it.
+func TestCheckOnly(t *testing.T) {
+	s := start(t, "stdio", `{"page_size":2,"tools":`+threeTools+`}`)
+	_, plain := s.check(t, nil, nil)
+	cs, only := s.check(t, nil, &preflight.Options{CheckOnly: true})
+	mustPass(t, plain)
+	mustPass(t, only)
+	if len(only.Pages) != 2 || !reflect.DeepEqual(only.Pages, plain.Pages) || !reflect.DeepEqual(only.HandshakeResult, plain.HandshakeResult) {
+		t.Fatalf("pages with CheckOnly %q, without %q", only.Pages, plain.Pages)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
+	defer cancel()
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil || len(res.Tools) != 0 {
+		t.Errorf("the SDK's list with CheckOnly: %v, %v; want the empty list it was handed", res, err)
+	}
 }

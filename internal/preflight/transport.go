@@ -13,10 +13,12 @@ import (
 	"net/url"
 	"os/exec"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -34,6 +36,8 @@ type Transport struct {
 	inner    mcp.Transport
 	endpoint string
 	rec      *recorder
+	// checkOnly: the session ends with the check (Options.CheckOnly).
+	checkOnly bool
 }
 
 // Wrap returns a recording Transport for an SDK transport. Three kinds are
@@ -201,7 +205,54 @@ func (t *Transport) connectCommand(ctx context.Context, ct *mcp.CommandTransport
 		// tap never hands the SDK more than the limit of one line.
 		MaxLineLength: int(t.rec.limit()) + 1<<16,
 	}
-	return framing.Connect(ctx)
+	conn, err := framing.Connect(ctx)
+	if err != nil || !t.checkOnly {
+		return conn, err
+	}
+	return &listConn{Connection: conn, lists: map[jsonrpc.ID]bool{}}, nil
+}
+
+// listConn is the stdio connection of a session that ends with its check
+// (Options.CheckOnly): the SDK gets each answer to its tools/list calls
+// with an empty list. The frame was captured below, on the bytes, before
+// the SDK's framing decoded it; the SDK's ListTools would only parse and
+// validate the tools again (gopeer, make bench's plain-Go peer, pays that
+// parse too) for a result nothing reads. An error answer, and every other
+// message, goes through as it came.
+type listConn struct {
+	mcp.Connection
+	mu    sync.Mutex
+	lists map[jsonrpc.ID]bool // the ids of tools/list calls not answered yet
+}
+
+// emptyList is the result the SDK is given for a tools/list answer.
+var emptyList = json.RawMessage(`{"tools":[]}`)
+
+func (c *listConn) Write(ctx context.Context, m jsonrpc.Message) error {
+	if r, ok := m.(*jsonrpc.Request); ok && r.Method == "tools/list" && r.ID.IsValid() {
+		c.mu.Lock()
+		c.lists[r.ID] = true
+		c.mu.Unlock()
+	}
+	return c.Connection.Write(ctx, m)
+}
+
+func (c *listConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := c.Connection.Read(ctx)
+	r, ok := m.(*jsonrpc.Response)
+	if !ok || err != nil {
+		return m, err
+	}
+	c.mu.Lock()
+	list := c.lists[r.ID]
+	delete(c.lists, r.ID)
+	c.mu.Unlock()
+	if !list || r.Error != nil {
+		return m, err
+	}
+	answer := *r
+	answer.Result = emptyList
+	return &answer, nil
 }
 
 // tapReader feeds the child's stdout to a lineTap before the SDK reads it,
