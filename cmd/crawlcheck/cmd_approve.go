@@ -82,7 +82,7 @@ func cmdApprove(c *cli, args []string) error {
 	// either names is shown and approved, and the instructions with them
 	// when their diff was shown: the core's approve refuses a change left
 	// unnamed.
-	rec, err := preflight.Check(preflight.Request{Settings: settings, Lock: lock, Observation: obs, Now: now})
+	rec, err := preflight.Check(preflight.Request{Settings: settings, Lock: lock, Observation: obs, Now: now, HandsNoTools: true})
 	if err != nil {
 		return err
 	}

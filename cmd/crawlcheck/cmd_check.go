@@ -169,7 +169,7 @@ func cmdCheck(c *cli, args []string) error {
 		}
 		req := preflight.Request{
 			Settings: settings, Lock: lock, Observation: obs, Now: now,
-			PrevRecordSHA256: prev, Refreshed: refreshed,
+			PrevRecordSHA256: prev, Refreshed: refreshed, HandsNoTools: true,
 		}
 		if kept != nil {
 			req.Log = kept.Input(context.Background(), proof, issuer)

@@ -65,6 +65,11 @@ type Request struct {
 	// asked for, is what the rate limit did to it; the core marks a storm's
 	// record with it (Record.Storm). nil for any other check.
 	Recheck *Recheck
+	// HandsNoTools is for a host that hands no tools on (the CLI prints the
+	// record): the Handoff's Tools are left nil, not read out of the core's
+	// answer (a 1,000-tool answer's texts were a tenth of crawlcheck check
+	// --tools). The rest of the Handoff is read as always.
+	HandsNoTools bool
 	// Log, when set, is the check of the issuer's transparency log: the
 	// lockfile's tlog-proof against the checkpoint kept (needs
 	// Settings.KeyDirectory, or PinnedKeys with FetchedKeyDirectory). The record's log member says which checkpoint
@@ -151,7 +156,7 @@ func Check(r Request) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
-	return parseHandoff(raw)
+	return parseHandoff(raw, !r.HandsNoTools)
 }
 
 // Handoff is the core's answer of what a host does after a check
@@ -199,7 +204,7 @@ func (h *Handoff) CallAllowed(name string) bool {
 // was scanned whole, the record decoded twice and every tool's escaped text
 // unquoted by reflection, a sixth of crawlcheck check --tools
 // (docs/benchmarks.md).
-func parseHandoff(raw []byte) (Record, error) {
+func parseHandoff(raw []byte, tools bool) (Record, error) {
 	fields, err := membersOfValid(raw)
 	if err != nil {
 		return Record{}, fmt.Errorf("reading the core's handoff: %w", err)
@@ -213,8 +218,10 @@ func parseHandoff(raw []byte) (Record, error) {
 			return Record{}, fmt.Errorf("reading the core's handoff: %s: %w", name, err)
 		}
 	}
-	if h.Tools, err = handedTools(fields["tools"]); err != nil {
-		return Record{}, fmt.Errorf("reading the core's handoff: tools: %w", err)
+	if tools {
+		if h.Tools, err = handedTools(fields["tools"]); err != nil {
+			return Record{}, fmt.Errorf("reading the core's handoff: tools: %w", err)
+		}
 	}
 	rec, err := ParseRecord(fields["record"])
 	if err != nil {

@@ -82,7 +82,7 @@ func TestParseHandoff(t *testing.T) {
 		// Escapes RFC 8785 does not write, read as encoding/json reads them.
 		`{"name":"c","tool":"\/\u00e9\ud83d\ude00\u0041"}],"withheld":[]}`))
 	for _, raw := range answers {
-		got, err := parseHandoff(raw)
+		got, err := parseHandoff(raw, true)
 		if err != nil {
 			t.Fatalf("%s: %v", raw, err)
 		}
@@ -100,6 +100,12 @@ func TestParseHandoff(t *testing.T) {
 		wantRec.Handoff = &want.Handoff
 		if !reflect.DeepEqual(got, wantRec) {
 			t.Errorf("%.300s:\n got  %+v\n want %+v", raw, got.Handoff, wantRec.Handoff)
+		}
+		// A host that hands no tools on gets the rest of it.
+		none, err := parseHandoff(raw, false)
+		wantRec.Handoff.Tools = nil
+		if err != nil || !reflect.DeepEqual(none, wantRec) {
+			t.Errorf("%.300s without tools:\n got  %+v\n want %+v", raw, none.Handoff, wantRec.Handoff)
 		}
 	}
 }
