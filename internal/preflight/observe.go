@@ -377,7 +377,9 @@ func membersOfValid(obj []byte) (map[string]json.RawMessage, error) {
 		if err != nil {
 			return nil, err
 		}
-		i = skipSpace(obj, skipSpace(obj, end)+1) // past the ':'
+		if i = skipSpace(obj, skipSpace(obj, end)+1); i >= len(obj) { // past the ':'
+			return nil, errors.New("a member without a value")
+		}
 		vend := skipJSONValue(obj, i)
 		if _, dup := out[key]; dup {
 			return nil, fmt.Errorf("duplicate key %q", key)
@@ -392,6 +394,9 @@ func membersOfValid(obj []byte) (map[string]json.RawMessage, error) {
 }
 
 func keyText(quoted []byte) (string, error) {
+	if len(quoted) < 2 || quoted[0] != '"' {
+		return "", errors.New("a member name that is not a string")
+	}
 	for _, c := range quoted[1 : len(quoted)-1] {
 		if c < 0x20 || c > 0x7e || c == '\\' {
 			var key string

@@ -124,20 +124,19 @@ func ScanInstructions(obs Observation) (Scan, error) {
 	return scanOp(req)
 }
 
-// PinnedScan is the approval scan a crawlcheck lockfile pins
+// PinnedScan is the approval scan a lockfile MakeLock made pins
 // (scan_at_approval), Raw as the core wrote it into the lockfile without
 // the indentation (the scan op's answer, byte for byte); false when the
-// lockfile has none (an agentgate.lock, or one that is not JSON). A host that
-// has just made a lockfile shows this rather than asking for the scan again:
-// it is what was pinned, the handshake's instructions included, and a
-// second scan parses the whole list again (a second tree of a 10 MB list
-// was most of crawlcheck lock's peak memory, docs/benchmarks.md).
+// lockfile has none (an agentgate.lock). A host that has just made a
+// lockfile shows this rather than asking for the scan again: it is what was
+// pinned, the handshake's instructions included, and a second scan parses
+// the whole list again (a second tree of a 10 MB list was most of
+// crawlcheck lock's peak memory, docs/benchmarks.md). The lockfile is the
+// core's own bytes, so it is split in one pass (membersOfValid), not
+// decoded: encoding/json scanned a 1,000-tool lockfile twice for this one
+// member, a tenth of crawlcheck lock --server. The member itself is read
+// strictly.
 func PinnedScan(lock []byte) (Scan, bool) {
-	// Validated once and split in one pass: decoding the whole lockfile for
-	// one member scanned it twice (a tenth of crawlcheck lock --server).
-	if !json.Valid(lock) {
-		return Scan{}, false
-	}
 	doc, err := membersOfValid(lock)
 	pinned := doc["scan_at_approval"]
 	if err != nil || len(pinned) == 0 || pinned[0] != '{' {

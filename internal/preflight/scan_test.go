@@ -61,4 +61,22 @@ func TestPinnedScan(t *testing.T) {
 	if _, ok := PinnedScan(ag); ok {
 		t.Fatal("an agentgate.lock has a pinned scan")
 	}
+	// Not the core's bytes: no scan, and no panic.
+	for _, bad := range []string{"", "{", `{"a"`, `{"a":`, `{"a" `, `{"scan_at_approval":{`, `{"scan_at_approval":{"severity":}}`, `[1]`, `{1:2}`, "\"", `{"`} {
+		if _, ok := PinnedScan([]byte(bad)); ok {
+			t.Errorf("%q has a pinned scan", bad)
+		}
+	}
+}
+
+// FuzzPinnedScan: whatever the bytes, PinnedScan answers without panicking,
+// and a scan it finds is valid JSON.
+func FuzzPinnedScan(f *testing.F) {
+	f.Add([]byte(`{"scan_at_approval":{"severity":"none","kinds":{},"findings":[],"rules_sha256":"x"}}`))
+	f.Add([]byte(`{"a":[1,"x\"]"],"scan_at_approval":{}}`))
+	f.Fuzz(func(t *testing.T, lock []byte) {
+		if s, ok := PinnedScan(lock); ok && !json.Valid(s.Raw) {
+			t.Fatalf("%q: scan %q", lock, s.Raw)
+		}
+	})
 }
