@@ -1,6 +1,7 @@
 package preflight
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -135,19 +136,20 @@ func MakeLock(obs Observation, o LockOptions) ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("unknown lockfile format %q (crawlcheck or agentgate)", o.Format)
 	}
-	// The answer is {"lock": the lockfile as a string}, canonical JSON:
-	// read as such (canonicalString), where encoding/json scanned and
-	// unquoted a 1,000-tool lockfile by reflection (a tenth of crawlcheck
-	// lock --server's CPU).
+	// The answer is {"lock": the lockfile as a string}, canonical JSON, so
+	// its one member is sliced out of it and read as the core writes a
+	// string (canonicalString), where encoding/json scanned and unquoted a
+	// 1,000-tool lockfile by reflection (a tenth of crawlcheck lock
+	// --server's CPU).
 	raw, err := corecall.Call("make_lock", req)
 	if err != nil {
 		return nil, err
 	}
-	fields, err := membersOfValid(raw)
-	if err != nil {
-		return nil, fmt.Errorf("make_lock: reading the core's answer: %w", err)
+	str, ok := bytes.CutPrefix(raw, []byte(`{"lock":`))
+	if !ok || !bytes.HasSuffix(str, []byte("}")) {
+		return nil, fmt.Errorf("make_lock: the core's answer is not {\"lock\":...}: %.100s", raw)
 	}
-	made, err := canonicalString(fields["lock"])
+	made, err := canonicalString(str[:len(str)-1])
 	if err != nil {
 		return nil, fmt.Errorf("make_lock: reading the core's answer: %w", err)
 	}
