@@ -148,12 +148,12 @@ type Options struct {
 	// broken there and the Observation says so (server_unavailable).
 	MaxAnswerBytes int64
 	// CheckOnly says the session is closed after the check and nothing
-	// lists tools through it: over stdio the SDK is then handed each
-	// tools/list answer with an empty list (listConn), as the check reads
-	// the captured bytes and never the SDK's parse of them. The SDK's
-	// decoding and validation of a 1,000-tool page was a fifth of
-	// crawlcheck check --server's CPU (docs/benchmarks.md). Over HTTP it
-	// changes nothing: the SDK's streamable connection cannot be wrapped.
+	// lists tools through it: over stdio the SDK then reads each answer to
+	// its tools/list calls with an empty list (Transport.listSwap), as the
+	// check reads the captured bytes and never the SDK's parse of them.
+	// The SDK's decoding and validation of a 1,000-tool page was a third of
+	// crawlcheck lock --server's CPU (docs/benchmarks.md). Over HTTP it
+	// changes nothing.
 	CheckOnly bool
 }
 

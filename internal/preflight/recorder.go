@@ -135,8 +135,9 @@ func (r *recorder) sent(frame []byte) *call {
 }
 
 // received records an incoming frame; to is the call it answers when the
-// transport knows it (HTTP), else nil.
-func (r *recorder) received(frame []byte, to *call) {
+// transport knows it (HTTP), else nil. It returns the id of a call the
+// frame answers by that id (nil for anything else), and that call.
+func (r *recorder) received(frame []byte, to *call) (json.RawMessage, *call) {
 	frame = bytes.Clone(frame)
 	// Only a frame that starts with '[' can be a batch: trying any other
 	// as one validated the whole frame (a 1 MB page) only to fail.
@@ -145,7 +146,7 @@ func (r *recorder) received(frame []byte, to *call) {
 		for _, m := range batch {
 			r.received(m, nil)
 		}
-		return
+		return nil, nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -157,7 +158,7 @@ func (r *recorder) received(frame []byte, to *call) {
 			r.listChanged++
 			r.notifyLocked()
 		}
-		return
+		return nil, nil
 	}
 	matched := false
 	if c, ok := r.byID[idKey(env.ID)]; parsed && hasID(env.ID) && ok {
@@ -171,6 +172,10 @@ func (r *recorder) received(frame []byte, to *call) {
 		to.answer, to.matched, to.valid = frame, matched, parsed
 		r.notifyLocked()
 	}
+	if !matched {
+		return nil, nil
+	}
+	return env.ID, to
 }
 
 // pendingLocked is the call an unattributable frame most likely answers: the

@@ -12,13 +12,12 @@ import (
 	"net/http"
 	"net/url"
 	"os/exec"
+	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -195,6 +194,9 @@ func (t *Transport) connectCommand(ctx context.Context, ct *mcp.CommandTransport
 		}
 	}
 	in := &lineTap{emit: func(f []byte) { t.rec.received(f, nil) }}
+	if t.checkOnly {
+		in.swap = t.listSwap
+	}
 	out := &lineTap{emit: func(f []byte) { t.rec.sent(f) }}
 	framing := &mcp.IOTransport{
 		Reader: &tapReader{r: stdout, tap: in, max: t.rec.limit, tooLarge: t.rec.tooLarge, ended: exited},
@@ -205,54 +207,26 @@ func (t *Transport) connectCommand(ctx context.Context, ct *mcp.CommandTransport
 		// tap never hands the SDK more than the limit of one line.
 		MaxLineLength: int(t.rec.limit()) + 1<<16,
 	}
-	conn, err := framing.Connect(ctx)
-	if err != nil || !t.checkOnly {
-		return conn, err
-	}
-	return &listConn{Connection: conn, lists: map[jsonrpc.ID]bool{}}, nil
+	return framing.Connect(ctx)
 }
 
-// listConn is the stdio connection of a session that ends with its check
-// (Options.CheckOnly): the SDK gets each answer to its tools/list calls
-// with an empty list. The frame was captured below, on the bytes, before
-// the SDK's framing decoded it; the SDK's ListTools would only parse and
-// validate the tools again (gopeer, make bench's plain-Go peer, pays that
-// parse too) for a result nothing reads. An error answer, and every other
-// message, goes through as it came.
-type listConn struct {
-	mcp.Connection
-	mu    sync.Mutex
-	lists map[jsonrpc.ID]bool // the ids of tools/list calls not answered yet
-}
-
-// emptyList is the result the SDK is given for a tools/list answer.
-var emptyList = json.RawMessage(`{"tools":[]}`)
-
-func (c *listConn) Write(ctx context.Context, m jsonrpc.Message) error {
-	if r, ok := m.(*jsonrpc.Request); ok && r.Method == "tools/list" && r.ID.IsValid() {
-		c.mu.Lock()
-		c.lists[r.ID] = true
-		c.mu.Unlock()
+// listSwap is the answer the SDK reads for a frame, in a session that ends
+// with its check (Options.CheckOnly): the answer to one of its tools/list
+// calls (by id, with a result) becomes the same answer with an empty list,
+// every other frame is left as it came. The frame was captured first, on
+// the bytes; the check reads only those. The SDK's framing would decode a
+// 1,000-tool page twice and its ListTools parse and validate every tool
+// again (a third of crawlcheck lock --server's CPU) for a result nothing
+// reads. gopeer, make bench's plain-Go peer, pays all of that.
+func (t *Transport) listSwap(frame []byte) []byte {
+	id, c := t.rec.received(frame, nil)
+	if c == nil || c.method != "tools/list" {
+		return nil
 	}
-	return c.Connection.Write(ctx, m)
-}
-
-func (c *listConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	m, err := c.Connection.Read(ctx)
-	r, ok := m.(*jsonrpc.Response)
-	if !ok || err != nil {
-		return m, err
+	if m, err := membersOfValid(frame); err != nil || m["result"] == nil || m["error"] != nil {
+		return nil
 	}
-	c.mu.Lock()
-	list := c.lists[r.ID]
-	delete(c.lists, r.ID)
-	c.mu.Unlock()
-	if !list || r.Error != nil {
-		return m, err
-	}
-	answer := *r
-	answer.Result = emptyList
-	return &answer, nil
+	return slices.Concat([]byte(`{"jsonrpc":"2.0","id":`), id, []byte(`,"result":{"tools":[]}}`))
 }
 
 // tapReader feeds the child's stdout to a lineTap before the SDK reads it,
@@ -264,9 +238,36 @@ type tapReader struct {
 	max      func() int64
 	tooLarge func() error
 	ended    func() // the child closed its stdout (it exited, or will)
+	// With the tap's swap, the SDK reads what the tap hands on (tap.out),
+	// read from the child through scratch; err ended the child's stream.
+	scratch []byte
+	err     error
 }
 
 func (t *tapReader) Read(p []byte) (int, error) {
+	if t.tap.swap == nil {
+		return t.pass(p)
+	}
+	for len(t.tap.out) == 0 && t.err == nil {
+		if t.scratch == nil {
+			t.scratch = make([]byte, 32<<10)
+		}
+		_, t.err = t.pass(t.scratch)
+	}
+	n := copy(p, t.tap.out)
+	if n == len(t.tap.out) {
+		t.tap.out = t.tap.out[:0]
+	} else {
+		t.tap.out = t.tap.out[n:]
+	}
+	if n == 0 {
+		return 0, t.err
+	}
+	return n, nil
+}
+
+// pass reads from the child into p and feeds the tap.
+func (t *tapReader) pass(p []byte) (int, error) {
 	n, err := t.r.Read(p)
 	t.tap.feed(p[:n])
 	if int64(len(t.tap.buf)) > t.max() {
@@ -342,10 +343,20 @@ func (c *childStdin) Close() error {
 // emitted as soon as it is a complete JSON value, before its newline: the
 // SDK's decoder stops at the closing brace, so it may act on a frame whose
 // newline has not been read yet.
+//
+// With swap set (a session that ends with its check), swap is handed each
+// frame instead of emit, and the tap is the source of what the SDK reads:
+// out holds the stream's bytes as they came, except that a frame swap
+// answers for is replaced by that answer, each frame handed on only once
+// it is whole.
 type lineTap struct {
 	buf     []byte
 	emitted bool // buf's frame has been emitted early
 	emit    func([]byte)
+
+	swap     func(frame []byte) []byte
+	out      []byte
+	released int // bytes of buf already in out
 }
 
 func (l *lineTap) feed(p []byte) {
@@ -356,14 +367,22 @@ func (l *lineTap) feed(p []byte) {
 		}
 		l.buf = append(l.buf, p[:i]...)
 		l.flush()
+		if l.swap != nil {
+			l.out = append(l.out, '\n')
+		}
 		p = p[i+1:]
 	}
 	l.buf = append(l.buf, p...)
 	if l.emitted {
+		if l.swap != nil {
+			// What follows a frame on its line goes on as it came.
+			l.out = append(l.out, l.buf[l.released:]...)
+			l.released = len(l.buf)
+		}
 		return
 	}
 	if f := bytes.TrimSpace(l.buf); len(f) > 0 && (f[len(f)-1] == '}' || f[len(f)-1] == ']') && json.Valid(f) {
-		l.emit(f)
+		l.frame(f)
 		l.emitted = true
 	}
 }
@@ -371,10 +390,28 @@ func (l *lineTap) feed(p []byte) {
 // flush emits the pending line (at a newline, or at the end of the stream).
 func (l *lineTap) flush() {
 	if f := bytes.TrimSpace(l.buf); len(f) > 0 && !l.emitted {
-		l.emit(f)
+		l.frame(f)
+	}
+	if l.swap != nil {
+		l.out = append(l.out, l.buf[l.released:]...)
 	}
 	l.buf = l.buf[:0]
 	l.emitted = false
+	l.released = 0
+}
+
+// frame emits a frame, or with swap hands the line so far on.
+func (l *lineTap) frame(f []byte) {
+	if l.swap == nil {
+		l.emit(f)
+		return
+	}
+	if answer := l.swap(f); answer != nil {
+		l.out = append(l.out, answer...)
+	} else {
+		l.out = append(l.out, l.buf[l.released:]...)
+	}
+	l.released = len(l.buf)
 }
 
 // httpTap records the body of every POSTed frame and the frames the server
