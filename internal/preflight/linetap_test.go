@@ -76,3 +76,29 @@ func TestLineTapSwap(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLineTapSwap: whatever the stream and however it is cut, a swap that
+// answers for no frame hands the SDK the stream byte for byte, and sees the
+// frames the tap emits without one.
+func FuzzLineTapSwap(f *testing.F) {
+	f.Add([]byte("{\"a\":1}\n\n  [1]  \r\n{\"b\"\n:2}xyz\n"), uint8(3), uint8(7))
+	f.Fuzz(func(t *testing.T, stream []byte, cut1, cut2 uint8) {
+		cuts := []int{int(cut1) % (len(stream) + 1), int(cut2) % (len(stream) + 1)}
+		if cuts[0] > cuts[1] {
+			cuts[0], cuts[1] = cuts[1], cuts[0]
+		}
+		chunks := [][]byte{stream[:cuts[0]], stream[cuts[0]:cuts[1]], stream[cuts[1]:]}
+		var emitted, swapped [][]byte
+		plain := &lineTap{emit: func(f []byte) { emitted = append(emitted, bytes.Clone(f)) }}
+		tap := &lineTap{swap: func(f []byte) []byte { swapped = append(swapped, bytes.Clone(f)); return nil }}
+		for _, c := range chunks {
+			plain.feed(c)
+			tap.feed(c)
+		}
+		plain.flush()
+		tap.flush()
+		if !bytes.Equal(tap.out, stream) || !reflect.DeepEqual(swapped, emitted) {
+			t.Fatalf("chunks %q: out %q, frames %q, want %q", chunks, tap.out, swapped, emitted)
+		}
+	})
+}
