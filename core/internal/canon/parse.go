@@ -408,6 +408,12 @@ func (p *parser) str() (string, error) {
 }
 
 func (p *parser) escapedStr(start int) (string, error) {
+	if text, n, dirty, ok := knownLongString(p.s[start:]); ok {
+		p.i = start + n + 1
+		p.dirty += dirty
+		return text, nil
+	}
+	dirty0 := p.dirty
 	// The decoded text is never longer than the raw text up to the closing
 	// quote: one buffer of that size, written by index. A page handed over as
 	// a JSON string is mostly short runs between \" escapes, so the loop
@@ -428,7 +434,9 @@ func (p *parser) escapedStr(start int) (string, error) {
 			p.i = i + 1
 			// out is this string's own buffer and is never written again,
 			// so it becomes the string without a second copy.
-			return unsafe.String(unsafe.SliceData(out), w), nil
+			text := unsafe.String(unsafe.SliceData(out), w)
+			keepLongString(s[start:i], text, p.dirty-dirty0)
+			return text, nil
 		case c == '\\':
 			if i+1 >= len(s) {
 				p.i = i

@@ -1,0 +1,47 @@
+package canon
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestLongStringMemo: a long escaped string parsed again is found in the
+// memo, and a hit answers what unescaping would: the same text and the same
+// canonical document (its non-canonical escapes counted, so a container
+// holding it is not taken for its own canonical text). Bytes that only
+// begin like a kept string are unescaped, and an error is never kept.
+func TestLongStringMemo(t *testing.T) {
+	body := strings.Repeat(`{\"a\":\"x\/y\"},`, longStringMin/10) // \/ is not how JCS writes '/'
+	doc := `["a","` + body + `"]`                                 // a first element the array's raw text could start with
+	cold, err := ParseString(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, ok := knownLongString(body + `"]`); !ok {
+		t.Fatal("a long string unescaped is not kept")
+	}
+	warm, err := ParseString(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := cold.Elems()[1].Str()
+	ws, _ := warm.Elems()[1].Str()
+	if cs != ws || string(Canonical(cold)) != string(Canonical(warm)) || !strings.HasPrefix(string(Canonical(warm)), `["a","{\"a\":\"x/y\"}`) {
+		t.Fatalf("a hit answers otherwise than unescaping: %.60q vs %.60q", Canonical(cold), Canonical(warm))
+	}
+	// The kept body followed by more of the string (not its closing quote).
+	longer, err := ParseString(`["` + body + `z\n"]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ls, _ := longer.Elems()[0].Str(); ls != cs+"z\n" {
+		t.Fatalf("a string beginning like a kept one: %.40q", ls[len(ls)-10:])
+	}
+	// A long string with an invalid escape fails every time, and is not kept.
+	bad := `["` + body + `\q"]`
+	for range 2 {
+		if _, err := ParseString(bad); err == nil || !strings.Contains(err.Error(), `invalid escape \q`) {
+			t.Fatalf("an invalid escape in a long string: %v", err)
+		}
+	}
+}
