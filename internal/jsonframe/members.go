@@ -19,7 +19,13 @@ import (
 // first), unbalanced brackets, a small value that is not valid JSON. A
 // large value it passes on that is not valid JSON is refused by the core,
 // which parses every member it is given.
-func Members(body []byte) (map[string]json.RawMessage, bool) {
+//
+// known are values Members framed before (a lockfile a host sends with
+// every check): a value that begins with the bytes of a known string,
+// object or array ends where that one ended, found without scanning it
+// again, because where such a value ends depends only on its bytes up to
+// there.
+func Members(body []byte, known ...[]byte) (map[string]json.RawMessage, bool) {
 	i := skipSpace(body, 0)
 	if i >= len(body) || body[i] != '{' {
 		return nil, false
@@ -51,7 +57,10 @@ func Members(body []byte) (map[string]json.RawMessage, bool) {
 			return nil, false
 		}
 		i = skipSpace(body, i+1)
-		vend := valueEnd(body, i)
+		vend := knownEnd(body, i, known)
+		if vend < 0 {
+			vend = valueEnd(body, i)
+		}
 		if vend <= i {
 			return nil, false
 		}
@@ -75,6 +84,17 @@ func Members(body []byte) (map[string]json.RawMessage, bool) {
 			return nil, false
 		}
 	}
+}
+
+// knownEnd is the index after the value at b[i] when it is one of known
+// (see Members), or -1.
+func knownEnd(b []byte, i int, known [][]byte) int {
+	for _, k := range known {
+		if len(k) > 0 && (k[0] == '"' || k[0] == '{' || k[0] == '[') && bytes.HasPrefix(b[i:], k) {
+			return i + len(k)
+		}
+	}
+	return -1
 }
 
 // smallValue is the size up to which Members validates a value itself.

@@ -36,3 +36,29 @@ func TestMembers(t *testing.T) {
 		}
 	}
 }
+
+// TestMembersKnown: a value that begins with a known value's bytes is
+// framed as that value, and what follows it is still read: trailing bytes,
+// a longer string or a literal that only begins like it are framed as
+// without known values.
+func TestMembersKnown(t *testing.T) {
+	lock := `"` + strings.Repeat(`a\"b\\c`, 4000) + `"`
+	known := []byte(lock)
+	for _, body := range []string{
+		`{"lock":` + lock + `,"tools":[]}`,
+		`{"tools":[` + lock + `],"lock":` + lock + `}`,
+		`{"lock":` + lock[:len(lock)-1] + `x"}`, // longer than the known string
+		`{"lock":` + lock + ` 1}`,               // refused: bytes after the value
+		`{"lock":` + lock + `,"lock":1}`,        // refused: a name twice
+		`{"n":1}`, `{"n":1.5}`,
+	} {
+		got, gotOK := Members([]byte(body), known, []byte(`1`))
+		want, wantOK := Members([]byte(body))
+		if gotOK != wantOK || !reflect.DeepEqual(got, want) {
+			t.Errorf("Members(%.40s…, known) = %v, %v; without known %v", body, len(got), gotOK, wantOK)
+		}
+	}
+	if q, _ := Members([]byte(`{"lock":`+lock+`}`), known); string(q["lock"]) != lock {
+		t.Error("a known value framed otherwise")
+	}
+}
