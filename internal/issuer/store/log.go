@@ -93,10 +93,15 @@ func (s *sqlStore) logAppendTx(ctx context.Context, tx *sql.Tx, entries [][]byte
 		return 0, "", fmt.Errorf("store: log append: size: %w", err)
 	}
 	old := uint64(size)
+	entryStmt, err := s.batchStmt(ctx, tx, `INSERT INTO log_entries (idx, entry) VALUES (?, ?)`)
+	if err != nil {
+		return 0, "", err
+	}
+	defer entryStmt.Close()
 	leaves := make([]tlog.Hash, len(entries))
 	for i, e := range entries {
 		leaves[i] = tlog.LeafHash(e)
-		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO log_entries (idx, entry) VALUES (?, ?)`), int64(old)+int64(i), e); err != nil {
+		if _, err := entryStmt.ExecContext(ctx, int64(old)+int64(i), e); err != nil {
 			return 0, "", fmt.Errorf("store: log append: entry: %w", err)
 		}
 	}
@@ -105,8 +110,13 @@ func (s *sqlStore) logAppendTx(ctx context.Context, tx *sql.Tx, entries [][]byte
 	if err != nil {
 		return 0, "", fmt.Errorf("store: log append: %w", err)
 	}
+	nodeStmt, err := s.batchStmt(ctx, tx, `INSERT INTO log_hashes (level, idx, hash) VALUES (?, ?, ?)`)
+	if err != nil {
+		return 0, "", err
+	}
+	defer nodeStmt.Close()
 	for _, n := range nodes {
-		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO log_hashes (level, idx, hash) VALUES (?, ?, ?)`), n.Level, int64(n.Index), n.Hash[:]); err != nil {
+		if _, err := nodeStmt.ExecContext(ctx, n.Level, int64(n.Index), n.Hash[:]); err != nil {
 			return 0, "", fmt.Errorf("store: log append: node: %w", err)
 		}
 	}

@@ -211,7 +211,8 @@ func (s *sqlStore) Issue(ctx context.Context, items []Issuance, sign func(size u
 	return first, note, nil
 }
 
-// batchStmt is a statement run for every item of a transaction. On SQLite
+// batchStmt is a statement run for every item of a transaction (a batch's
+// nonces and documents, its log entries and nodes). On SQLite
 // it is prepared once: the driver compiles the SQL of every ExecContext
 // again, which was most of a batch's time outside its commit. pgx keeps its
 // own cache of prepared statements per connection, where preparing here
