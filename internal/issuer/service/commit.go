@@ -128,6 +128,15 @@ func (s *Service) commitBatch(batch []*issueReq) {
 	}
 	first, cp, err := s.commitItems(ctx, items)
 	if err == nil {
+		if s.log != nil {
+			var entries [][]byte
+			for _, it := range items {
+				if it.LogEntry != nil {
+					entries = append(entries, it.LogEntry)
+				}
+			}
+			s.log.Appended(ctx, first, entries)
+		}
 		next := first
 		for _, r := range live {
 			r.done <- issued{index: next, cp: cp}

@@ -64,6 +64,37 @@ const nodeCacheMax = 1 << 16
 // cached is the store's hashes through the cache.
 func (l *Log) cached() HashReader { return cachedReader{l.store, &l.nodes} }
 
+// put keeps h as node (level, index).
+func (c *nodeCache) put(level int, index uint64, h Hash) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= nodeCacheMax {
+		c.m = make(map[[2]uint64]Hash)
+	}
+	c.m[[2]uint64{uint64(level), index}] = h
+}
+
+// Appended keeps the nodes that the append of entries at index first,
+// committed, wrote: each entry's proof is then read from memory, where the
+// newest nodes were read from the store by every answer of a batch, one
+// query after another on SQLite's one connection. They are computed as the
+// append computed them (NewNodes over the same leaves, the left siblings
+// through the cache), so the cache holds what the store does; a left
+// sibling that cannot be read leaves the cache as it was.
+func (l *Log) Appended(ctx context.Context, first uint64, entries [][]byte) {
+	leaves := make([]Hash, len(entries))
+	for i, e := range entries {
+		leaves[i] = LeafHash(e)
+	}
+	nodes, err := NewNodes(ctx, l.cached(), first, leaves)
+	if err != nil {
+		return
+	}
+	for _, n := range nodes {
+		l.nodes.put(n.Level, n.Index, n.Hash)
+	}
+}
+
 type cachedReader struct {
 	r HashReader
 	c *nodeCache
@@ -81,12 +112,7 @@ func (cr cachedReader) Hash(ctx context.Context, level int, index uint64) (Hash,
 	if err != nil {
 		return h, err
 	}
-	cr.c.mu.Lock()
-	if cr.c.m == nil || len(cr.c.m) >= nodeCacheMax {
-		cr.c.m = make(map[[2]uint64]Hash)
-	}
-	cr.c.m[key] = h
-	cr.c.mu.Unlock()
+	cr.c.put(level, index, h)
 	return h, nil
 }
 

@@ -150,3 +150,59 @@ func TestTiles(t *testing.T) {
 		t.Errorf("TilePath: %s %s", tlog.TilePath(0, 1234067, 256), tlog.TilePath(-1, 5, 3))
 	}
 }
+
+// countingStore counts the nodes read from the store.
+type countingStore struct {
+	*tlogtest.Mem
+	reads int
+}
+
+func (c *countingStore) Hash(ctx context.Context, level int, index uint64) (tlog.Hash, error) {
+	c.reads++
+	return c.Mem.Hash(ctx, level, index)
+}
+
+// TestAppendedKeepsTheNewNodes: after batches appended as the issuer's
+// committer appends them (the store's LogAppend, then Appended), every
+// entry's proof is read from memory, not the store, and verifies in the
+// core; without Appended the proofs read the store.
+func TestAppendedKeepsTheNewNodes(t *testing.T) {
+	for _, keep := range []bool{true, false} {
+		st := &countingStore{Mem: &tlogtest.Mem{}}
+		k := tlogtest.Key(t, repo)
+		l := tlog.New(st, tlogtest.Issuer, func() ed25519.PrivateKey { return k })
+		dir := tlogtest.Directory(t, repo)
+		ctx := context.Background()
+		n := 0
+		for _, size := range []int{1, 5, 16, 3, 7} {
+			var batch [][]byte
+			for range size {
+				batch = append(batch, entry(n))
+				n++
+			}
+			first, cp, err := st.LogAppend(ctx, batch, l.Sign)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if keep {
+				l.Appended(ctx, first, batch)
+			}
+			st.reads = 0
+			for i, e := range batch {
+				proof, err := l.ProofFor(ctx, first+uint64(i), cp)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if v := tlogtest.VerifyEntry(t, dir, e, proof, "", nil); !v.Valid {
+					t.Fatalf("entry %d: %v %v", first+uint64(i), *v.Reason, *v.Detail)
+				}
+			}
+			if keep && st.reads != 0 {
+				t.Fatalf("batch of %d: %d nodes read from the store after Appended", size, st.reads)
+			}
+			if !keep && size > 1 && st.reads == 0 {
+				t.Fatalf("batch of %d: no node read from the store without Appended", size)
+			}
+		}
+	}
+}
