@@ -35,12 +35,13 @@ type longString struct {
 }
 
 // longStringMin is the raw length from which a string is kept (below it,
-// unescaping costs about what the lookup does); longStringMax caps one, and
-// longStringsKept how many are kept, so the memo holds at most a few
-// lockfiles.
+// unescaping costs about what the lookup does); longStringMax caps one (a
+// 1,000-tool lockfile is 0.8 MB), and longStringsKept how many are kept, so
+// the memo holds at most 32 MB, raw and text, in an instance whose memory
+// never shrinks (WebAssembly).
 const (
 	longStringMin   = 16 << 10
-	longStringMax   = 16 << 20
+	longStringMax   = 4 << 20
 	longStringsKept = 4
 )
 
