@@ -22,9 +22,15 @@ transports, before it is handed over, so a huge first answer is decoded
 whole and can fail the constructor with no record. ``mcp_tools`` takes the
 server parameters instead (as MCPServerAdapter does) and never needs
 CrewAI's listing: the check runs on crawlcheck.transport (every frame bounded
-before it is decoded, a record on every outcome), and the CrewAI tools are
-built by mcpadapt's CrewAIAdapter from the core's handoff objects, calling
-through the preflight's gate on that same session (issue 22, F9).
+before it is decoded, a record on every outcome; legacy SSE on mcp's own
+client, bounded after decoding), and the CrewAI tools are built by mcpadapt's
+CrewAIAdapter from the core's handoff objects, calling through the
+preflight's gate on that same session (issue 22, F9). Its session is tapped
+before its handshake, so its records hold the handshake; with_continuity's
+cannot: the adapter's handshake is over before it is handed over, and
+neither mcp 1.x's ClientSession nor mcpadapt keeps the initialize answer, so
+its records have no handshake, the instructions and the server's identity
+among their ``blind_parts`` (issue 17).
 """
 
 from __future__ import annotations
@@ -88,25 +94,36 @@ def with_continuity(adapter: Any, lock: Lock, mode: str = "enforce", **options: 
 
 
 def _streams(params: Any) -> Any:
-    """crawlcheck.transport's streams for MCPServerAdapter's server
-    parameters: a StdioServerParameters, or a dict with a ``url`` and
-    ``transport: "streamable-http"`` (its ``headers`` and ``timeout`` as
-    mcpadapt reads them). Legacy SSE has no bounded transport here: such a
-    server stays on with_continuity, bounded after decoding."""
+    """The streams for MCPServerAdapter's server parameters: a
+    StdioServerParameters, or a dict with a ``url`` and a ``transport``
+    (mcpadapt's default ``"sse"``). Stdio and ``"streamable-http"`` (its
+    ``headers`` and ``timeout`` as mcpadapt reads them) run on
+    crawlcheck.transport. Legacy SSE has no bounded transport here: it runs
+    on mcp's own ``sse_client``, opened as mcpadapt opens it (the dict's
+    other keys its arguments), bounded after decoding, as LangChain's sse
+    connections are; the session is still the check's, tapped before its
+    handshake, so its record sees the handshake and every page."""
     if hasattr(params, "command"):
         return transport.stdio_client(params)
-    if isinstance(params, dict) and params.get("url") and params.get("transport") == "streamable-http":
-        return transport.streamable_http_client(str(params["url"]), headers=params.get("headers"), timeout=params.get("timeout"))
+    if isinstance(params, dict) and params.get("url"):
+        kind = params.get("transport", "sse")
+        if kind == "streamable-http":
+            return transport.streamable_http_client(str(params["url"]), headers=params.get("headers"), timeout=params.get("timeout"))
+        if kind == "sse":
+            from mcp.client.sse import sse_client
+
+            return sse_client(**{k: v for k, v in params.items() if k != "transport"})
     raise ValueError(
         "crawlcheck.crewai.mcp_tools takes a StdioServerParameters or a dict with url and "
-        f'transport "streamable-http" (got {type(params).__name__}); use with_continuity(MCPServerAdapter(...)) for SSE'
+        f'transport "streamable-http" or "sse" (got {type(params).__name__}'
+        + (f" with transport {params.get('transport')!r})" if isinstance(params, dict) else ")")
     )
 
 
 @contextmanager
 def mcp_tools(serverparams: Any, lock: Lock, mode: str = "enforce", **options: Any) -> Iterator[CheckedTools]:
     """Checks the server of ``serverparams`` (what MCPServerAdapter takes) on
-    crawlcheck.transport and yields the CrewAI tools the record lets
+    crawlcheck.transport (legacy SSE: mcp's ``sse_client``) and yields the CrewAI tools the record lets
     through, with the check's ``records`` (CheckedTools); options are
     McpPreflight's. The session lives in a thread of its own (CrewAI's tools
     are synchronous) until the context is left. A paused or denied session
