@@ -57,6 +57,12 @@ type Host struct {
 	// NPM are the npm packages (name@version) the row runs on, checked
 	// against what is installed.
 	NPM []string
+	// Venv is a Python row's environment under build/ (the Makefile's
+	// build/py-mcp1 or build/py-mcp2, each with the frameworks that run
+	// on its mcp), and PyPI the packages (name==version) the row runs on
+	// there, checked against what is installed.
+	Venv string
+	PyPI []string
 }
 
 // Hosts are the matrix's rows.
@@ -67,14 +73,20 @@ var Hosts = []Host{
 	{ID: "js-sdk2", Name: "JS `withPreflight`, client 2.x", Versions: "@modelcontextprotocol/client 2.4.0", Hands: true, NPM: []string{"@modelcontextprotocol/client@2.4.0"}},
 	{ID: "js-agents", Name: "JS `withContinuity` (OpenAI Agents)", Versions: "@openai/agents 0.20.0 on @modelcontextprotocol/client 2.4.0", Hands: true, NPM: []string{"@openai/agents@0.20.0", "@openai/agents-core@0.20.0", "@modelcontextprotocol/client@2.4.0"}},
 	{ID: "js-langchain", Name: "JS `loadMcpToolsWithContinuity` (LangChain)", Versions: "@langchain/mcp-adapters 1.1.4 on @modelcontextprotocol/sdk 1.32.2", Hands: true, NPM: []string{"@langchain/mcp-adapters@1.1.4", "@modelcontextprotocol/sdk@1.32.2"}},
-	{ID: "py-mcp1", Name: "Python `with_preflight`, mcp 1.x", Versions: "mcp " + PyMCP1, Hands: true},
-	{ID: "py-mcp2", Name: "Python `with_preflight`, mcp 2.x", Versions: "mcp " + PyMCP2, Hands: true},
+	{ID: "py-mcp1", Name: "Python `with_preflight`, mcp 1.x", Versions: "mcp " + PyMCP1, Hands: true, Venv: "py-mcp1", PyPI: []string{"mcp==" + PyMCP1}},
+	{ID: "py-mcp2", Name: "Python `with_preflight`, mcp 2.x", Versions: "mcp " + PyMCP2, Hands: true, Venv: "py-mcp2", PyPI: []string{"mcp==" + PyMCP2}},
+	{ID: "py-langchain", Name: "Python `crawlcheck.langchain.load_mcp_tools_with_continuity`", Versions: "langchain-mcp-adapters " + PyLangChain + ", mcp " + PyMCP1, Hands: true, Venv: "py-mcp1", PyPI: []string{"langchain-mcp-adapters==" + PyLangChain, "mcp==" + PyMCP1}},
+	{ID: "py-agents", Name: "Python `crawlcheck.openai_agents.with_continuity`", Versions: "openai-agents " + PyAgents + ", mcp " + PyMCP2, Hands: true, Venv: "py-mcp2", PyPI: []string{"openai-agents==" + PyAgents, "mcp==" + PyMCP2}},
+	{ID: "py-crewai", Name: "Python `crawlcheck.crewai.mcp_tools`", Versions: "crewai-tools " + PyCrewAI + ", mcp " + PyMCP1, Hands: true, Venv: "py-mcp1", PyPI: []string{"crewai-tools==" + PyCrewAI, "mcp==" + PyMCP1}},
 }
 
-// The mcp versions of the Python rows (bindings/python/requirements).
+// The versions of the Python rows (bindings/python/requirements).
 const (
-	PyMCP1 = "1.30.0"
-	PyMCP2 = "2.3.0"
+	PyMCP1      = "1.30.0"
+	PyMCP2      = "2.3.0"
+	PyLangChain = "0.3.2"
+	PyAgents    = "0.24.0"
+	PyCrewAI    = "1.15.30"
 )
 
 // Cannot are the cells that cannot exist, by host ID then column
@@ -85,7 +97,7 @@ var Cannot = map[string]map[string]string{}
 // not run yet: listed in docs/interop.md so nobody reads their absence as
 // a pass.
 var Pending = []string{
-	"the Python adapters: langchain-mcp-adapters, openai-agents, crewai",
+	"Python `crawlcheck.crewai.with_continuity(MCPServerAdapter(...))`: the driver runs it (`bindings/python/tests/interop_driver.py`, host `py-crewai-adapter`), and every cell fails. MCPServerAdapter makes its handshake in its constructor, before the wrapper has the adapter, and neither mcp 1.x's `ClientSession` nor mcpadapt keeps the `initialize` answer: its records carry no handshake (no `handshake`, and `instructions` and `server_info` in `blind_parts`) where `crawlcheck check` saw it, so they are not byte-identical. `mcp_tools` (the `py-crewai` row, every transport) is the path that sees the handshake.",
 	"`mcp-server-time` and `mcp-server-git` (PyPI, stdio)",
 	"a FastMCP server of the `mcp` package over streamable HTTP (stateful and stateless, JSON and SSE answers)",
 }

@@ -105,10 +105,13 @@ func TestPinnedVersions(t *testing.T) {
 			}
 		}
 	}
-	for host, want := range map[string]string{"py-mcp1": PyMCP1, "py-mcp2": PyMCP2} {
-		out, err := exec.Command(python(host), "-c", "import importlib.metadata as m; print(m.version('mcp'))").Output()
-		if got := strings.TrimSpace(string(out)); err != nil || got != want {
-			t.Errorf("%s: mcp is %q (%v), the matrix says %s", host, got, err, want)
+	for _, h := range Hosts {
+		for _, p := range h.PyPI {
+			name, want, _ := strings.Cut(p, "==")
+			out, err := exec.Command(python(h.Venv), "-c", "import importlib.metadata as m, sys; print(m.version(sys.argv[1]))", name).Output()
+			if got := strings.TrimSpace(string(out)); err != nil || got != want {
+				t.Errorf("%s: %s is %q in build/%s (%v), the matrix says %s", h.ID, name, got, h.Venv, err, want)
+			}
 		}
 	}
 	for _, s := range Servers {
@@ -134,10 +137,10 @@ func interopOnly(t *testing.T) {
 	}
 }
 
-// python is the interpreter of a Python row: the venv make test-python
-// builds (build/py-mcp1, build/py-mcp2) with the crawlcheck wheel in it.
-func python(host string) string {
-	return filepath.Join(root, "build", "py-"+strings.TrimPrefix(host, "py-"), "bin", "python")
+// python is the interpreter of a venv make test-python builds (py-mcp1,
+// py-mcp2 under build/) with the crawlcheck wheel in it.
+func python(venv string) string {
+	return filepath.Join(root, "build", venv, "bin", "python")
 }
 
 // npmVersion is the version of an installed npm package, or "".
@@ -343,8 +346,8 @@ func hostRun(t *testing.T, c Cell, e *endpoint, lock, mode, logPath string) outc
 		run(t, crawlcheck, append([]string{"check", "--lock", lock, "--now", checkNow, "--mode", mode, "--json", "--log", logPath}, e.source()...)...)
 	case "go":
 		return goRun(t, e, lock, mode, logPath)
-	case "py-mcp1", "py-mcp2":
-		return driverRun(t, python(c.Host.ID), []string{filepath.Join(root, "bindings", "python", "tests", "interop_driver.py")}, c.Host.ID, e, lock, mode, logPath)
+	case "py-mcp1", "py-mcp2", "py-langchain", "py-agents", "py-crewai", "py-crewai-adapter":
+		return driverRun(t, python(c.Host.Venv), []string{filepath.Join(root, "bindings", "python", "tests", "interop_driver.py")}, c.Host.ID, e, lock, mode, logPath)
 	case "js-sdk1", "js-sdk2", "js-agents", "js-langchain":
 		return driverRun(t, node, []string{filepath.Join(root, "bindings", "js", "test", "interop", "driver.mjs")}, strings.TrimPrefix(c.Host.ID, "js-"), e, lock, mode, logPath)
 	default:
