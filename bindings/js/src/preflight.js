@@ -41,6 +41,8 @@ const enc = new TextEncoder();
 const EMPTY_PAGE = enc.encode('{"tools":[]}');
 /** The module instances whose check code has run (Gate.warm). */
 const warmed = new WeakSet();
+/** Node's fetch, loaded and its code run once in this process (Gate.warmFetch). */
+let fetchWarmed = null;
 const dec = new TextDecoder();
 
 
@@ -225,6 +227,20 @@ class Gate {
     }
   }
 
+  /**
+   * Runs Node's fetch once on a data: URL (no byte leaves the process)
+   * before the deadline of a session over HTTP (or over a transport an
+   * adapter has yet to hand over) starts: its first call in a process
+   * loads and compiles the HTTP client, which on a loaded host took longer
+   * than a check's deadline and made a refused connection a timeout
+   * (docs/decisions.md). Once per process; an error here is nobody's.
+   */
+  async warmFetch() {
+    if (this.cap?.kind === "stdio" || typeof fetch !== "function") return;
+    fetchWarmed ??= fetch("data:,").then((r) => r.arrayBuffer()).catch(() => {});
+    await fetchWarmed;
+  }
+
   attach(transport) {
     this.transport = transport;
     this.cap = attach(transport, { maxAnswerBytes: this.maxAnswerBytes });
@@ -242,12 +258,21 @@ class Gate {
    * the caller's own, rethrown.
    */
   async handshake(connecting) {
+    // The deadline is the server's: the host's own first-use work (Node's
+    // HTTP client, the engine's warm-up) is done before it starts, so that
+    // a loaded host's start-up is never recorded as the server's timeout.
+    await this.warmFetch();
+    let p;
+    try {
+      p = connecting();
+    } catch (e) {
+      p = Promise.reject(e);
+    }
+    if (this.cap) this.warm(); // while the server starts
     const signal = AbortSignal.timeout(this.timeout);
     let failure = null;
     let made;
     try {
-      const p = connecting();
-      if (this.cap) this.warm(); // while the server starts
       made = await Promise.race([
         p,
         new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true })),
