@@ -155,6 +155,9 @@ type Options struct {
 	// crawlcheck lock --server's CPU (docs/benchmarks.md). Over HTTP it
 	// changes nothing.
 	CheckOnly bool
+	// subscribed, when set, is called by Connect between the handshake and
+	// the first listing (Session: awaitSubscription).
+	subscribed func(context.Context, *mcp.ClientSession)
 }
 
 // Connect connects client to the server over t and observes its tool list.
@@ -173,6 +176,9 @@ func Connect(ctx context.Context, client *mcp.Client, t *Transport, sopts *mcp.C
 			obs.FailureAt = AtHandshake
 		}
 		return nil, obs
+	}
+	if opts != nil && opts.subscribed != nil {
+		opts.subscribed(ctx, cs)
 	}
 	return cs, Observe(ctx, cs, t, opts)
 }

@@ -119,6 +119,9 @@ type Session struct {
 	seen  int64        // list_changed notifications the current record covers
 	prev  string       // record_sha256 of the newest record, for the chain
 	err   error        // a check that could not be made: every call fails with it
+	// acked is closed when the server acknowledges the subscriptions/listen
+	// of the connection being made (nil once closed).
+	acked chan struct{}
 
 	done    chan struct{}
 	watcher sync.WaitGroup
@@ -162,6 +165,7 @@ func Open(ctx context.Context, impl *mcp.Implementation, copts *mcp.ClientOption
 	}
 	s := &Session{sopts: sopts, t: t, cfg: cfg, lock: lock, done: make(chan struct{}), changed: make(chan struct{}, 1)}
 	s.client = mcp.NewClient(impl, s.clientOptions(copts))
+	s.client.AddReceivingMiddleware(s.noteAck)
 	if cfg.Issuer != nil {
 		state := ""
 		if cfg.LogPath != "" {
@@ -336,6 +340,43 @@ func (s *Session) gate(ctx context.Context) (Record, Observation, error) {
 	return s.rec, s.obs, nil
 }
 
+// noteAck closes acked when the server acknowledges the session's
+// subscriptions/listen (SEP-2575): from then on it announces every change.
+func (s *Session) noteAck(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "notifications/subscriptions/acknowledged" {
+			s.mu.Lock()
+			if s.acked != nil {
+				close(s.acked)
+				s.acked = nil
+			}
+			s.mu.Unlock()
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// awaitSubscription waits, within ctx, for the server to acknowledge the
+// subscriptions/listen the SDK opened on cs (a 2026-07-28 session with a
+// server announcing tool list changes) before the first listing: a server
+// announces a change only to the subscriptions it has, so a change after a
+// listing answered before the subscription was made would never be
+// announced, and the session would keep judging calls by the old list. A
+// server that never acknowledges is bounded by the check's deadline (the
+// listing then fails: timeout).
+func awaitSubscription(acked <-chan struct{}) func(context.Context, *mcp.ClientSession) {
+	return func(ctx context.Context, cs *mcp.ClientSession) {
+		res := cs.InitializeResult()
+		if res == nil || res.ProtocolVersion < "2026-07-28" || res.Capabilities == nil || res.Capabilities.Tools == nil || !res.Capabilities.Tools.ListChanged {
+			return
+		}
+		select {
+		case <-acked:
+		case <-ctx.Done():
+		}
+	}
+}
+
 // clientOptions returns copts with the session's list_changed handler
 // chained before the caller's.
 func (s *Session) clientOptions(copts *mcp.ClientOptions) *mcp.ClientOptions {
@@ -464,6 +505,11 @@ func (s *Session) observe(ctx context.Context) (Observation, int64) {
 	if cs != nil {
 		obs = Observe(ctx, cs, s.t, opts)
 	} else {
+		acked := make(chan struct{})
+		s.mu.Lock()
+		s.acked = acked
+		s.mu.Unlock()
+		opts.subscribed = awaitSubscription(acked)
 		cs, obs = Connect(ctx, s.client, s.t, s.sopts, opts)
 		s.mu.Lock()
 		s.cs = cs
