@@ -48,6 +48,7 @@ type cli struct {
 	timeout        time.Duration
 	pageCap        int
 	capabilities   string   // --capabilities: what the MCP client declares
+	handshake      string   // --handshake: newest or initialize
 	maxInput       byteSize // --max-input: the largest file or server answer read
 	helping        string   // the command whose help the next parse prints
 }
@@ -118,7 +119,7 @@ var order = []string{"lock", "check", "approve", "ci", "scan", "diff", "sign", "
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, timeout: preflight.DefaultTimeout, pageCap: preflight.DefaultPageCap, capabilities: defaultCapabilities,
-		maxInput: defaultMaxInput}
+		handshake: handshakeNewest, maxInput: defaultMaxInput}
 	fs := c.flagSet("crawlcheck")
 	fs.Usage = func() {}
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
@@ -180,7 +181,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // usage lists the commands.
 func (c *cli) usage(w io.Writer) {
 	var b strings.Builder
-	b.WriteString("usage: crawlcheck [--now RFC3339] [--timeout 10s] [--page-cap 100] [--max-input 16MiB] [--capabilities none] COMMAND ...\n\n")
+	b.WriteString("usage: crawlcheck [--now RFC3339] [--timeout 10s] [--page-cap 100] [--max-input 16MiB] [--capabilities none] [--handshake newest] COMMAND ...\n\n")
 	for _, n := range order {
 		b.WriteString("  crawlcheck " + commands[n].usage + "\n")
 	}
@@ -213,6 +214,7 @@ func (c *cli) flagSet(name string) *flag.FlagSet {
 	fs.DurationVar(&c.timeout, "timeout", c.timeout, "bound on one check of a live server: connect, handshake and every tools/list page")
 	fs.IntVar(&c.pageCap, "page-cap", c.pageCap, "most tools/list pages read from a live server")
 	fs.StringVar(&c.capabilities, "capabilities", c.capabilities, "the client capabilities declared to a live server, comma-separated: roots, sampling, elicitation, or none; a server may offer other tools to another client, so declare what the agent's client declares")
+	fs.StringVar(&c.handshake, "handshake", c.handshake, "the handshake spoken to a live server: newest (server/discover of protocol 2026-07-28 where the server answers it, else initialize) or initialize (protocol 2025-11-25, as the JS and Python SDK clients speak); speak what the agent's client speaks")
 	fs.Var(&c.maxInput, "max-input", "the largest file, or server answer, read: `SIZE` in bytes, or with KiB or MiB (at most 64MiB)")
 	return fs
 }
@@ -257,6 +259,9 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, want int) ([]string, error)
 	}
 	inputs = readLimits{max: int64(c.maxInput), timeout: c.timeout}
 	if _, err := clientCapabilities(c.capabilities); err != nil {
+		return nil, &usageError{msg: err.Error()}
+	}
+	if _, err := sessionOptions(c.handshake); err != nil {
 		return nil, &usageError{msg: err.Error()}
 	}
 	if want >= 0 && len(pos) != want {

@@ -121,8 +121,12 @@ func (t target) observe(c *cli) (preflight.Observation, error) {
 	if err != nil {
 		return preflight.Observation{}, usagef("%v", err)
 	}
+	sopts, err := sessionOptions(c.handshake)
+	if err != nil {
+		return preflight.Observation{}, usagef("%v", err)
+	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "crawlcheck", Version: "1"}, &mcp.ClientOptions{Capabilities: caps})
-	cs, obs := preflight.Connect(ctx, client, tr, nil, &preflight.Options{PageCap: c.pageCap, MaxAnswerBytes: int64(c.maxInput), CheckOnly: true})
+	cs, obs := preflight.Connect(ctx, client, tr, sopts, &preflight.Options{PageCap: c.pageCap, MaxAnswerBytes: int64(c.maxInput), CheckOnly: true})
 	if cs != nil {
 		closeBy(cs, cmd, deadline)
 	}
@@ -156,6 +160,29 @@ func closeBy(cs *mcp.ClientSession, cmd *exec.Cmd, deadline time.Time) {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// The --handshake values.
+const (
+	handshakeNewest     = "newest"
+	handshakeInitialize = "initialize"
+)
+
+// sessionOptions reads --handshake. go-sdk speaks server/discover (protocol
+// 2026-07-28) to a server that answers it, as mcp 2.x's servers do, where
+// the JS SDK clients (1.x and 2.x) and Python's (mcp 1.x and 2.x) speak
+// initialize at 2025-11-25: the record names the handshake and the
+// protocol version, so a check speaks what the agent's client speaks to
+// be the agent's record byte for byte. initialize asks go-sdk for
+// 2025-11-25, with which it speaks initialize alone.
+func sessionOptions(handshake string) (*mcp.ClientSessionOptions, error) {
+	switch handshake {
+	case handshakeNewest:
+		return nil, nil
+	case handshakeInitialize:
+		return &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}, nil
+	}
+	return nil, fmt.Errorf("--handshake: unknown handshake %q (newest or initialize)", handshake)
 }
 
 // readKey reads a key file: the base64 key on one line.
