@@ -64,6 +64,7 @@ PYREQ   := $(PY)/requirements
 ABUILD  := $(abspath $(BUILD))
 VENV2   := $(ABUILD)/py-mcp2
 VENV1   := $(ABUILD)/py-mcp1
+VENVS   := $(ABUILD)/py-servers
 WHEELS  := $(ABUILD)/dist
 
 $(VENV2)/.installed: $(PYREQ)/mcp2.txt
@@ -74,6 +75,13 @@ $(VENV2)/.installed: $(PYREQ)/mcp2.txt
 $(VENV1)/.installed: $(PYREQ)/mcp1.txt
 	$(PYTHON) -m venv $(VENV1)
 	$(VENV1)/bin/pip install -q -r $(PYREQ)/mcp1.txt
+	touch $@
+
+## The interop matrix's Python reference servers (mcp-server-time,
+## mcp-server-git), in a venv of their own: they need mcp 2.x.
+$(VENVS)/.installed: $(PYREQ)/servers.txt
+	$(PYTHON) -m venv $(VENVS)
+	$(VENVS)/bin/pip install -q -r $(PYREQ)/servers.txt
 	touch $@
 
 ## python-wheel: the crawlcheck wheel with the library built above inside it.
@@ -115,20 +123,20 @@ test-js: wasm
 
 ## test-interop: the interop matrix (hosttest/interop, docs/interop.md):
 ## every host entry point against the reference servers nobody here wrote,
-## at the versions bindings/js/package.json pins (npm ci when missing), over
-## each transport they serve, the Python rows in the test venvs with the
-## wheel; two cells at a time.
-INTEROP = CRAWLCHECK_INTEROP=1 $(GO) test -count=1 -timeout 15m -parallel 2 ./hosttest/interop
+## at the versions bindings/js/package.json and $(PYREQ)/servers.txt pin
+## (npm ci when missing), over each transport they serve, the Python rows
+## in the test venvs with the wheel; two cells at a time.
+INTEROP = CRAWLCHECK_INTEROP=1 $(GO) test -count=1 -timeout 30m -parallel 2 ./hosttest/interop
 INTEROP_DEPS = cd bindings/js && { test -d node_modules/@modelcontextprotocol/server-everything || npm ci --no-audit --no-fund; } && node scripts/copy-wasm.js
 INTEROP_PY = $(VENV2)/bin/pip install -q --no-index --no-deps --force-reinstall $(WHEELS)/crawlcheck-*.whl && \
   $(VENV1)/bin/pip install -q --no-index --no-deps --force-reinstall $(WHEELS)/crawlcheck-*.whl
-test-interop: wasm python-wheel $(VENV1)/.installed
+test-interop: wasm python-wheel $(VENV1)/.installed $(VENVS)/.installed
 	$(INTEROP_DEPS)
 	$(INTEROP_PY)
 	$(INTEROP)
 
 ## interop-doc: run the matrix and write docs/interop.md from its results.
-interop-doc: wasm python-wheel $(VENV1)/.installed
+interop-doc: wasm python-wheel $(VENV1)/.installed $(VENVS)/.installed
 	$(INTEROP_DEPS)
 	$(INTEROP_PY)
 	$(INTEROP) -run 'TestMatrix' -interop.doc=$(abspath docs/interop.md)

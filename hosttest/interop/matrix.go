@@ -44,6 +44,15 @@ var Servers = []Server{
 	{ID: "memory", Package: "@modelcontextprotocol/server-memory", Version: "2026.8.31", Registry: "npm", Tool: "create_entities", Transports: []string{Stdio}},
 	{ID: "filesystem", Package: "@modelcontextprotocol/server-filesystem", Version: "2026.8.31", Registry: "npm", Tool: "read_file", Transports: []string{Stdio}},
 	{ID: "scenario", Package: "hosttest/mcpserver", Version: "v1.8.0", Registry: "this repository (go-sdk)", Tool: "get_item", Transports: []string{Stdio, Streamable}},
+	{ID: "time", Package: "mcp-server-time", Version: "2026.10.19", Registry: "PyPI", Tool: "get_current_time", Transports: []string{Stdio}},
+	{ID: "git", Package: "mcp-server-git", Version: "2026.10.19", Registry: "PyPI", Tool: "git_status", Transports: []string{Stdio}},
+	// FastMCP (mcp 1.x's server framework, bindings/python/tests/
+	// fastmcp_server.py) in each of its streamable HTTP modes: stateful or
+	// stateless_http, answers as SSE or (-json) json_response.
+	{ID: "fastmcp", Package: "mcp", Version: PyMCP1, Registry: "PyPI", Tool: "echo", Transports: []string{Streamable}},
+	{ID: "fastmcp-json", Package: "mcp", Version: PyMCP1, Registry: "PyPI", Tool: "echo", Transports: []string{Streamable}},
+	{ID: "fastmcp-stateless", Package: "mcp", Version: PyMCP1, Registry: "PyPI", Tool: "echo", Transports: []string{Streamable}},
+	{ID: "fastmcp-stateless-json", Package: "mcp", Version: PyMCP1, Registry: "PyPI", Tool: "echo", Transports: []string{Streamable}},
 }
 
 // A Host is one row: an entry point a user calls.
@@ -98,8 +107,6 @@ var Cannot = map[string]map[string]string{}
 // a pass.
 var Pending = []string{
 	"Python `crawlcheck.crewai.with_continuity(MCPServerAdapter(...))`: the driver runs it (`bindings/python/tests/interop_driver.py`, host `py-crewai-adapter`), and every cell fails. MCPServerAdapter makes its handshake in its constructor, before the wrapper has the adapter, and neither mcp 1.x's `ClientSession` nor mcpadapt keeps the `initialize` answer: its records carry no handshake (no `handshake`, and `instructions` and `server_info` in `blind_parts`) where `crawlcheck check` saw it, so they are not byte-identical. `mcp_tools` (the `py-crewai` row, every transport) is the path that sees the handshake.",
-	"`mcp-server-time` and `mcp-server-git` (PyPI, stdio)",
-	"a FastMCP server of the `mcp` package over streamable HTTP (stateful and stateless, JSON and SSE answers)",
 }
 
 // A Cell is one host against one server over one transport.

@@ -120,6 +120,12 @@ func TestPinnedVersions(t *testing.T) {
 			if got := npmVersion(s.Package); got != s.Version {
 				t.Errorf("%s: installed %q, the matrix pins %s", s.Package, got, s.Version)
 			}
+		case "PyPI":
+			py := serverPython(s)
+			out, err := exec.Command(py, "-c", "import importlib.metadata as m, sys; print(m.version(sys.argv[1]))", s.Package).Output()
+			if got := strings.TrimSpace(string(out)); err != nil || got != s.Version {
+				t.Errorf("%s: %s in %s is %q (%v), the matrix pins %s", s.ID, s.Package, py, got, err, s.Version)
+			}
 		case "this repository (go-sdk)":
 			info, _ := debug.ReadBuildInfo()
 			for _, d := range info.Deps {
@@ -141,6 +147,17 @@ func interopOnly(t *testing.T) {
 // py-mcp2 under build/) with the crawlcheck wheel in it.
 func python(venv string) string {
 	return filepath.Join(root, "build", venv, "bin", "python")
+}
+
+// serverPython is the interpreter a Python server column runs on: the
+// FastMCP columns on mcp 1.x's (the row's venv: FastMCP is 1.x's name,
+// 2.x calls it MCPServer), the PyPI reference servers, which need mcp 2.x,
+// in build/py-servers (bindings/python/requirements/servers.txt).
+func serverPython(s Server) string {
+	if strings.HasPrefix(s.ID, "fastmcp") {
+		return python("py-mcp1")
+	}
+	return filepath.Join(root, "build", "py-servers", "bin", "python")
 }
 
 // npmVersion is the version of an installed npm package, or "".
@@ -237,6 +254,19 @@ func start(t *testing.T, c Cell) *endpoint {
 		server = []string{mcpserver, "--scenario", filepath.Join(root, "hosttest", "interop", "testdata", "scenario.json")}
 	case "filesystem":
 		server = []string{node, filepath.Join(npmDir(c.Server.Package), "dist", "index.js"), dir}
+	case "time":
+		// A fixed zone: the server's default is the machine's.
+		server = []string{filepath.Join(filepath.Dir(serverPython(c.Server)), "mcp-server-time"), "--local-timezone", "UTC"}
+	case "git":
+		server = []string{filepath.Join(filepath.Dir(serverPython(c.Server)), "mcp-server-git"), "--repository", gitRepo(t, dir)}
+	case "fastmcp", "fastmcp-json", "fastmcp-stateless", "fastmcp-stateless-json":
+		server = []string{serverPython(c.Server), filepath.Join(root, "bindings", "python", "tests", "fastmcp_server.py")}
+		if strings.Contains(c.Server.ID, "-stateless") {
+			server = append(server, "--stateless")
+		}
+		if strings.HasSuffix(c.Server.ID, "-json") {
+			server = append(server, "--json")
+		}
 	default:
 		server = []string{node, filepath.Join(npmDir(c.Server.Package), "dist", "index.js")}
 	}
@@ -260,6 +290,18 @@ func start(t *testing.T, c Cell) *endpoint {
 		}
 		t.Cleanup(stop)
 		upstream = strings.TrimSuffix(url, "/mcp")
+	case "fastmcp", "fastmcp-json", "fastmcp-stateless", "fastmcp-stateless-json":
+		cmd := exec.Command(server[0], server[1:]...)
+		// FastMCP logs every session (and a traceback for each event
+		// stream a client leaves): kept beside the cell, shown if it fails.
+		cmd.Stderr = serverLog(t, dir)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		url, stop, err := listening.Start(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(stop)
+		upstream = strings.TrimSuffix(url, "/mcp")
 	case "everything":
 		arg := map[string]string{Streamable: "streamableHttp", LegacySSE: "sse"}[c.Transport]
 		upstream = startNode(t, server[1], arg)
@@ -270,6 +312,40 @@ func start(t *testing.T, c Cell) *endpoint {
 	e.sse = c.Transport == LegacySSE
 	e.url = front.URL + map[string]string{Streamable: "/mcp", LegacySSE: "/sse"}[c.Transport]
 	return e
+}
+
+// serverLog is a file in dir for a server's stderr, whose last 4 KiB the
+// test log shows if the cell fails.
+func serverLog(t *testing.T, dir string) *os.File {
+	f, err := os.Create(filepath.Join(dir, "server-stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		defer f.Close()
+		if !t.Failed() {
+			return
+		}
+		b, _ := os.ReadFile(f.Name())
+		t.Logf("the server's stderr, last 4 KiB:\n%s", b[max(0, len(b)-4096):])
+	})
+	return f
+}
+
+// gitRepo makes a repository with one commit under dir for mcp-server-git
+// to serve, and returns its path.
+func gitRepo(t *testing.T, dir string) string {
+	repo := filepath.Join(dir, "repo")
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo, "README"), []byte("served by mcp-server-git\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "README"}, {"-c", "user.name=interop", "-c", "user.email=interop@example.invalid", "commit", "-q", "-m", "first"}} {
+		run(t, "git", append([]string{"-C", repo}, args...)...)
+	}
+	return repo
 }
 
 // startNode runs a reference server over HTTP on 127.0.0.1 (a port the
@@ -446,7 +522,8 @@ func runCell(t *testing.T, c Cell) {
 	dir := t.TempDir()
 	lock := filepath.Join(dir, "crawlcheck.lock.json")
 	e.mutate(t, "")
-	run(t, crawlcheck, append([]string{"lock", "--now", lockTime, "-o", lock}, e.source()...)...)
+	spoken := handshake(c.Host)
+	run(t, crawlcheck, slices.Concat([]string{"lock", "--now", lockTime, "-o", lock}, spoken, e.source())...)
 	var pinned struct{ Tools []struct{ Name string } }
 	if b, err := os.ReadFile(lock); err != nil || json.Unmarshal(b, &pinned) != nil {
 		t.Fatalf("the lockfile: %v", err)
@@ -478,7 +555,7 @@ func runCell(t *testing.T, c Cell) {
 		what := fmt.Sprintf("%s server, %s", s.name, s.mode)
 		e.mutate(t, s.tool)
 		cliLog := filepath.Join(dir, fmt.Sprintf("cli-%d.jsonl", i))
-		want := bytes.SplitN(run(t, crawlcheck, append([]string{"check", "--lock", lock, "--now", checkNow, "--mode", s.mode, "--json", "--log", cliLog}, e.source()...)...), []byte("\n"), 2)[0]
+		want := bytes.SplitN(run(t, crawlcheck, slices.Concat([]string{"check", "--lock", lock, "--now", checkNow, "--mode", s.mode, "--json", "--log", cliLog}, spoken, e.source())...), []byte("\n"), 2)[0]
 		hostLog := filepath.Join(dir, fmt.Sprintf("host-%d.jsonl", i))
 		o := hostRun(t, c, e, lock, s.mode, hostLog)
 		first := o.records[0]
@@ -502,6 +579,17 @@ func runCell(t *testing.T, c Cell) {
 		}
 		run(t, crawlcheck, "record", "verify", hostLog)
 	}
+}
+
+// handshake is the CLI's --handshake for a row: what the row's client
+// speaks. go-sdk (the Go preflight, the CLI row) speaks server/discover to a
+// server that answers it (mcp 2.x's: time, git); the JS and Python SDK
+// clients speak initialize, and the record names the handshake.
+func handshake(h Host) []string {
+	if h.ID == "go" || h.ID == "cli" {
+		return nil
+	}
+	return []string{"--handshake", "initialize"}
 }
 
 // onlyChanged judges a record of the changed server: the description of
