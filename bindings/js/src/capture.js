@@ -259,28 +259,31 @@ export function attach(transport, { maxAnswerBytes }) {
     return send.call(this, message, options);
   };
   if (transport._readBuffer && transport._serverParams) {
-    const buf = transport._readBuffer;
-    // The SDK's read buffer refuses more than 10 MiB buffered and closes the
-    // transport, which would make a frame between that and maxAnswerBytes
-    // (16 MiB by default) a record no other host makes: its bound is raised
-    // to hold a whole frame at the limit and the start of the next, so the
-    // one limit that applies is maxAnswerBytes, as in Go and Python.
-    if (typeof buf._maxBufferSize === "number") buf._maxBufferSize = Math.max(buf._maxBufferSize, 2 * rec.limit + (1 << 20));
-    const append = buf.append;
-    const lines = new LineSplitter((line) => {
-      const frame = trim(line);
-      if (frame.length > 0) rec.received(frame);
-    });
-    buf.append = function (chunk) {
-      // Past the limit neither the capture nor the SDK's read buffer
-      // takes more: the SDK's stdio transport closes on this error.
-      const whole = rec.oversize === "" ? lines.push(chunk, rec.limit) : null;
-      if (whole === null) throw rec.tooLarge();
-      // The SDK is handed whole lines only: its buffer copies itself and
-      // searches for a newline from its start on every append, which made
-      // one 16 MiB line cost seconds (past a check's deadline on 1.x).
-      if (whole.length > 0) return append.call(this, Buffer.from(whole.buffer, whole.byteOffset, whole.length));
-    };
+    tapStdioReads(rec, transport);
+    // Client 2.x negotiating the protocol (versionNegotiation auto or pin)
+    // sends server/discover over stdio on a sibling process it makes with
+    // `new transport.constructor(params)` and disposes of; the session's own
+    // process then hears no handshake at all. The sibling is made through
+    // an own constructor of this instance that taps it into the same
+    // recorder (its frames only: its exit is the SDK's doing), so the
+    // record is the discover exchange's, as the other hosts' are.
+    const Base = Object.getPrototypeOf(transport)?.constructor;
+    if (typeof Base === "function") {
+      Object.defineProperty(transport, "constructor", {
+        configurable: true,
+        writable: true,
+        value: function CapturedSibling(...args) {
+          const sibling = new Base(...args);
+          const sibSend = sibling.send;
+          sibling.send = function (message, options) {
+            rec.sent(message);
+            return sibSend.call(this, message, options);
+          };
+          if (sibling._readBuffer) tapStdioReads(rec, sibling);
+          return sibling;
+        },
+      });
+    }
     // The child as the transport's own start sees it: a spawn that fails
     // rejects start, and a child that closes its stdout has exited (or
     // will) before answering anything more — unless the client closed the
@@ -378,6 +381,33 @@ const EMPTY = new Uint8Array(0);
 const SPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
 
 /** The bytes without leading and trailing white space. */
+// tapStdioReads hands the recorder each line a stdio transport's child
+// writes, as the SDK's read buffer receives it.
+function tapStdioReads(rec, transport) {
+  const buf = transport._readBuffer;
+  // The SDK's read buffer refuses more than 10 MiB buffered and closes the
+  // transport, which would make a frame between that and maxAnswerBytes
+  // (16 MiB by default) a record no other host makes: its bound is raised
+  // to hold a whole frame at the limit and the start of the next, so the
+  // one limit that applies is maxAnswerBytes, as in Go and Python.
+  if (typeof buf._maxBufferSize === "number") buf._maxBufferSize = Math.max(buf._maxBufferSize, 2 * rec.limit + (1 << 20));
+  const append = buf.append;
+  const lines = new LineSplitter((line) => {
+    const frame = trim(line);
+    if (frame.length > 0) rec.received(frame);
+  });
+  buf.append = function (chunk) {
+    // Past the limit neither the capture nor the SDK's read buffer
+    // takes more: the SDK's stdio transport closes on this error.
+    const whole = rec.oversize === "" ? lines.push(chunk, rec.limit) : null;
+    if (whole === null) throw rec.tooLarge();
+    // The SDK is handed whole lines only: its buffer copies itself and
+    // searches for a newline from its start on every append, which made
+    // one 16 MiB line cost seconds (past a check's deadline on 1.x).
+    if (whole.length > 0) return append.call(this, Buffer.from(whole.buffer, whole.byteOffset, whole.length));
+  };
+}
+
 function trim(b) {
   let i = 0;
   let j = b.length;

@@ -46,3 +46,30 @@ for (const kind of ["stdio", "http"]) {
     }
   });
 }
+
+// Client 2.x negotiating the protocol (versionNegotiation auto, as
+// @openai/agents' servers make it) asks server/discover over stdio on a
+// sibling process it disposes of, and the session's own process hears no
+// handshake: the record is still the discover exchange's, as go-sdk's
+// (crawlcheck check's default) is, not one blind to the handshake.
+test("stdio: client 2.x negotiating the protocol records the server/discover its sibling process asked", async (t) => {
+  const dir = tempDir(t);
+  const approved = join(dir, "approved.json");
+  writeFileSync(approved, APPROVED);
+  const sc = join(dir, "scenario.json");
+  writeFileSync(sc, scenario("both"));
+  const endpoint = await endpointFor({ command: MCPSERVER, args: ["--scenario", sc] });
+  const lock = join(dir, "crawlcheck.lock.json");
+  crawlcheck(["lock", "--tools", approved, "--url", endpoint, "--now", "2026-11-01T00:00:00Z", "-o", lock]);
+  const goRecord = crawlcheck(["check", "--lock", lock, "--server", `${MCPSERVER} --scenario ${sc}`, "--now", NOW, "--json"]).trim();
+  assert.match(goRecord, /"handshake":"server\/discover"/);
+  const { Client } = await import("@modelcontextprotocol/client");
+  const { StdioClientTransport } = await import("@modelcontextprotocol/client/stdio");
+  const { withPreflight } = await import("../src/index.js");
+  const client = withPreflight(new Client({ name: "crawlcheck-test", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } }), { lock, continuity: { now } });
+  await client.connect(new StdioClientTransport({ command: MCPSERVER, args: ["--scenario", sc], stderr: "ignore" }));
+  const rec = client.continuity.record;
+  await client.close();
+  assert.equal(rec.server.handshake, "server/discover");
+  assert.equal(rec.raw, goRecord);
+});
