@@ -583,13 +583,14 @@ func runCell(t *testing.T, c Cell) {
 
 // handshake is the CLI's --handshake for a row: what the row's client
 // speaks, which the record names. go-sdk (the Go preflight, the CLI row)
-// and @openai/agents' clients (client 2.x with versionNegotiation auto)
-// speak server/discover to a server that answers it (mcp 2.x's: time,
-// git), as the CLI does by default; the JS and Python SDK clients as the
-// other rows make them speak initialize.
+// and the OpenAI Agents SDKs' clients (JS: client 2.x with
+// versionNegotiation auto; Python: on mcp 2.x) speak server/discover to a
+// server that answers it (mcp 2.x's: time, git), as the CLI does by
+// default; the JS and Python SDK clients as the other rows make them speak
+// initialize.
 func handshake(h Host) []string {
 	switch h.ID {
-	case "go", "cli", "js-agents":
+	case "go", "cli", "js-agents", "py-agents":
 		return nil
 	}
 	return []string{"--handshake", "initialize"}
