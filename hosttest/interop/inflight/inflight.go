@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -165,8 +166,27 @@ func NewProxy(upstream string) *Proxy {
 // hopByHop are the headers a proxy does not forward (RFC 9110 7.6.1).
 var hopByHop = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
 
+// maxBody bounds what the proxy reads of a request or a JSON answer.
+const maxBody = 64 << 20
+
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, p.Upstream+r.URL.RequestURI(), r.Body)
+	// The request body is read whole before it is forwarded. Handed on as
+	// r.Body, it raced the answer: once the answer's headers are flushed to
+	// the client, net/http's server drains and closes r.Body, while the
+	// forwarding Transport may still be reading it (after the last byte it
+	// reads once more to see EOF); that read fails, the Transport closes
+	// the upstream connection, and an event-stream answer ends without its
+	// data. A server that answers headers first (FastMCP's SSE answers)
+	// lost one tools/list answer in ten that way.
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err == nil && len(body) > maxBody {
+		err = fmt.Errorf("request body over %d bytes", maxBody)
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, p.Upstream+r.URL.RequestURI(), bytes.NewReader(body))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
@@ -177,7 +197,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// An encoded body could not be rewritten.
 	out.Header.Del("Accept-Encoding")
-	out.ContentLength = r.ContentLength
 	resp, err := p.Client.Do(out)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
@@ -193,7 +212,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ct := resp.Header.Get("Content-Type")
 	switch {
 	case strings.HasPrefix(ct, "application/json"):
-		body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+		body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
