@@ -48,9 +48,10 @@ var Servers = []Server{
 	{ID: "git", Package: "mcp-server-git", Version: "2026.10.19", Registry: "PyPI", Tool: "git_status", Transports: []string{Stdio}},
 	// FastMCP (mcp 1.x's server framework, bindings/python/tests/
 	// fastmcp_server.py) in each of its streamable HTTP modes: stateful or
-	// stateless_http, answers as (-json) json_response; the answers as SSE
-	// are Pending.
+	// stateless_http, answers as SSE or (-json) json_response.
+	{ID: "fastmcp", Package: "mcp", Version: PyMCP1, Registry: "PyPI", Tool: "echo", Transports: []string{Streamable}},
 	{ID: "fastmcp-json", Package: "mcp", Version: PyMCP1, Registry: "PyPI", Tool: "echo", Transports: []string{Streamable}},
+	{ID: "fastmcp-stateless", Package: "mcp", Version: PyMCP1, Registry: "PyPI", Tool: "echo", Transports: []string{Streamable}},
 	{ID: "fastmcp-stateless-json", Package: "mcp", Version: PyMCP1, Registry: "PyPI", Tool: "echo", Transports: []string{Streamable}},
 }
 
@@ -106,7 +107,6 @@ var Cannot = map[string]map[string]string{}
 // a pass.
 var Pending = []string{
 	"Python `crawlcheck.crewai.with_continuity(MCPServerAdapter(...))`: the driver runs it (`bindings/python/tests/interop_driver.py`, host `py-crewai-adapter`), and every cell fails. MCPServerAdapter makes its handshake in its constructor, before the wrapper has the adapter, and neither mcp 1.x's `ClientSession` nor mcpadapt keeps the `initialize` answer: its records carry no handshake (no `handshake`, and `instructions` and `server_info` in `blind_parts`) where `crawlcheck check` saw it, so they are not byte-identical. `mcp_tools` (the `py-crewai` row, every transport) is the path that sees the handshake.",
-	"FastMCP (mcp 1.30.0) over streamable HTTP answering as SSE (stateful and `stateless_http`, without `json_response`): every row passed these columns in some run, but a whole run on a quiet machine (load 2) had 5 of 22 cells stall on the handshake (js-sdk1, js-sdk2, py-crewai, py-langchain: `check_timeout`, the server logging no request for the 10 s) where the 22 JSON-answer cells all passed; the stall was also seen outside `go test` through the test's proxy (1 of 8 sessions) and not without it (0 of 35). Not diagnosed yet: the proxy's event-stream path (`hosttest/interop/inflight`) or the hosts' reading of an answer cut into chunks at line ends. The columns come back once it is.",
 }
 
 // A Cell is one host against one server over one transport.

@@ -259,7 +259,7 @@ func start(t *testing.T, c Cell) *endpoint {
 		server = []string{filepath.Join(filepath.Dir(serverPython(c.Server)), "mcp-server-time"), "--local-timezone", "UTC"}
 	case "git":
 		server = []string{filepath.Join(filepath.Dir(serverPython(c.Server)), "mcp-server-git"), "--repository", gitRepo(t, dir)}
-	case "fastmcp-json", "fastmcp-stateless-json":
+	case "fastmcp", "fastmcp-json", "fastmcp-stateless", "fastmcp-stateless-json":
 		server = []string{serverPython(c.Server), filepath.Join(root, "bindings", "python", "tests", "fastmcp_server.py")}
 		if strings.Contains(c.Server.ID, "-stateless") {
 			server = append(server, "--stateless")
@@ -290,7 +290,7 @@ func start(t *testing.T, c Cell) *endpoint {
 		}
 		t.Cleanup(stop)
 		upstream = strings.TrimSuffix(url, "/mcp")
-	case "fastmcp-json", "fastmcp-stateless-json":
+	case "fastmcp", "fastmcp-json", "fastmcp-stateless", "fastmcp-stateless-json":
 		cmd := exec.Command(server[0], server[1:]...)
 		// FastMCP logs every session (and a traceback for each event
 		// stream a client leaves): kept beside the cell, shown if it fails.
