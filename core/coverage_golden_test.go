@@ -141,6 +141,8 @@ func handoffCases(t testing.TB) []goldenCase {
 	var cs []goldenCase
 	add := func(name string, r obj) { cs = append(cs, goldenCase{name, r}) }
 	add("unchanged", richRequest(lock, handshakeApproved, one(rich), "enforce"))
+	add("unchanged without tool texts", with(richRequest(lock, handshakeApproved, one(rich), "enforce"), "tool_texts", false))
+	add("title changed without tool texts still withholds that tool", with(richRequest(lock, handshakeApproved, one(changes[0].tools(rich)), "enforce"), "tool_texts", false))
 	add("title changed withholds that tool", richRequest(lock, handshakeApproved, one(changes[0].tools(rich)), "enforce"))
 	add("case-variant member never handed", richRequest(lock, handshakeApproved, one(changes[6].tools(rich)), "observe"))
 	add("instructions changed stops the session", richRequest(lock, changes[7].handshake, one(rich), "enforce"))

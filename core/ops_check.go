@@ -345,13 +345,18 @@ func opContinuityCheck(r req.Obj) (canon.Value, error) {
 
 // opContinuityHandoff is continuity_check with what the host does next:
 // the record, the session's course, the tool objects to hand over and the
-// names a call may reach (continuity.Handoff).
+// names a call may reach (continuity.Handoff); tool_texts false leaves the
+// tool objects out.
 func opContinuityHandoff(r req.Obj) (canon.Value, error) {
 	in, err := continuityInput(r)
 	if err != nil {
 		return canon.Value{}, err
 	}
-	return continuity.Handoff(in)
+	texts, err := r.OptBool("tool_texts")
+	if err != nil {
+		return canon.Value{}, err
+	}
+	return continuity.Handoff(in, texts == nil || *texts)
 }
 
 // continuityInput reads a continuity_check request.

@@ -204,6 +204,8 @@ func opVectors(t testing.TB) []opVector {
 	for _, c := range handoffCases(t) {
 		add("continuity_handoff", c.Name, c.Request)
 	}
+	add("continuity_handoff", "tool_texts not a bool refused", with(good, "tool_texts", "no"))
+	add("continuity_check", "tool_texts refused", with(good, "tool_texts", false))
 
 	first := call(t, "continuity_check", good)
 	var firstRec obj

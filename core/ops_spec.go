@@ -308,12 +308,14 @@ var opSpecs = []OpSpec{
 			may("prev_record_sha256", "string", "when the request chained it"),
 			need("record_sha256", "string", "SHA-256 of the canonical record without this member"),
 		}},
-	{Name: "continuity_handoff", Summary: "`continuity_check` and what the host does with it (docs/continuity.md, The handoff): whether the session proceeds, stops or checks again, the exact tool objects to hand the framework (written by the core from what it hashed), the tools withheld, the names a call may reach and the instructions the model may be given. The request is `continuity_check`'s.",
-		Request: continuityRequestFields,
+	{Name: "continuity_handoff", Summary: "`continuity_check` and what the host does with it (docs/continuity.md, The handoff): whether the session proceeds, stops or checks again, the exact tool objects to hand the framework (written by the core from what it hashed), the tools withheld, the names a call may reach and the instructions the model may be given. The request is `continuity_check`'s, and `tool_texts`.",
+		Request: concat(continuityRequestFields, []Field{
+			may("tool_texts", "bool", "false for a host that hands no tools on (a command line that prints the record): `tools` is then null and no tool object is written; the rest of the answer is the same (default true)"),
+		}),
 		Result: []Field{
 			need("record", "object", "the `crawlcheck-continuity-record`, as `continuity_check` answers it"),
 			need("session", "string", "`proceed` (hand over `tools`, nothing else), `check_again` (a refresh: check once more with `refreshed`, hand over nothing before) or `stop` (pause or deny: hand over nothing, call nothing)"),
-			need("tools", "array of `{name, tool}`", "the tools the model may be offered, in the server's order; `tool` is the JSON text to parse with the SDK's own types and hand over as it is"),
+			need("tools", "array of `{name, tool}` or null", "the tools the model may be offered, in the server's order; `tool` is the JSON text to parse with the SDK's own types and hand over as it is; null when the request's `tool_texts` was false"),
 			need("withheld", "array of strings", "offered tools not handed over, sorted"),
 			need("calls", "object `{names, unlisted}`", "the names a `tools/call` may reach; `unlisted` true (observe mode only) lets a call to a name the list did not offer through, recorded"),
 			need("instructions", "string or null", "the server's instructions the model may be given; null: give it none"),

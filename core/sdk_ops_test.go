@@ -83,6 +83,8 @@ func typeOf(op string, f core.Field) (sdkType, error) {
 		return s, nil
 	}
 	switch {
+	case strings.HasPrefix(f.Type, "array of `{") && strings.HasSuffix(f.Type, "` or null"):
+		return sdkTypes["array or null"], nil
 	case strings.HasPrefix(f.Type, "array of `{"):
 		return sdkTypes["array"], nil
 	case strings.HasPrefix(f.Type, "object `{"), strings.HasPrefix(f.Type, "object, "):

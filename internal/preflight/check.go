@@ -66,9 +66,10 @@ type Request struct {
 	// record with it (Record.Storm). nil for any other check.
 	Recheck *Recheck
 	// HandsNoTools is for a host that hands no tools on (the CLI prints the
-	// record): the Handoff's Tools are left nil, not read out of the core's
-	// answer (a 1,000-tool answer's texts were a tenth of crawlcheck check
-	// --tools). The rest of the Handoff is read as always.
+	// record): the core is asked for its handoff without the tool texts
+	// (tool_texts false), and the Handoff's Tools are nil. Writing and
+	// reading a 1,000-tool answer's texts was a quarter of crawlcheck check
+	// --tools. The rest of the Handoff is as always.
 	HandsNoTools bool
 	// Log, when set, is the check of the issuer's transparency log: the
 	// lockfile's tlog-proof against the checkpoint kept (needs
@@ -130,6 +131,9 @@ func Check(r Request) (Record, error) {
 	}
 	if r.Log != nil {
 		req["log"] = r.Log
+	}
+	if r.HandsNoTools {
+		req["tool_texts"] = false
 	}
 	raw, err := corecall.Call("continuity_handoff", req)
 	var ce *corecall.Error

@@ -62,10 +62,14 @@ func TestParseHandoff(t *testing.T) {
 			t.Fatal(err)
 		}
 		var v struct {
-			Request json.RawMessage `json:"request"`
+			Request  json.RawMessage `json:"request"`
+			Response struct{ OK bool }
 		}
 		if err := json.Unmarshal(b, &v); err != nil {
 			t.Fatal(err)
+		}
+		if !v.Response.OK {
+			continue // a refused request: no handoff to read
 		}
 		raw, err := corecall.Call("continuity_handoff", v.Request)
 		if err != nil {

@@ -580,6 +580,11 @@ export interface ContinuityHandoffRequest {
    * the kept one `log_inconsistent`
    */
   log?: Request;
+  /**
+   * false for a host that hands no tools on (a command line that prints the record): `tools` is
+   * then null and no tool object is written; the rest of the answer is the same (default true)
+   */
+  tool_texts?: boolean;
 }
 
 /** The result of continuity_handoff. */
@@ -594,9 +599,9 @@ export interface ContinuityHandoffResult {
   session: string;
   /**
    * the tools the model may be offered, in the server's order; `tool` is the JSON text to parse
-   * with the SDK's own types and hand over as it is
+   * with the SDK's own types and hand over as it is; null when the request's `tool_texts` was false
    */
-  tools: Json[];
+  tools: Json[] | null;
   /** offered tools not handed over, sorted */
   withheld: string[];
   /**
@@ -1302,8 +1307,8 @@ export interface Ops {
    * `continuity_check` and what the host does with it (docs/continuity.md, The handoff): whether
    * the session proceeds, stops or checks again, the exact tool objects to hand the framework
    * (written by the core from what it hashed), the tools withheld, the names a call may reach and
-   * the instructions the model may be given. The request is `continuity_check`'s. Throws CoreError
-   * with the core's code.
+   * the instructions the model may be given. The request is `continuity_check`'s, and `tool_texts`.
+   * Throws CoreError with the core's code.
    */
   continuityHandoff(request: ContinuityHandoffRequest): ContinuityHandoffResult;
   /**

@@ -20,7 +20,13 @@ const (
 // parsed and hashed (tools.Tool.Handoff); the tools withheld; which names a
 // call may reach; and the instructions the model may be given. A host
 // decides none of this and hands over nothing else.
-func Handoff(in Input) (canon.Value, error) {
+//
+// Without texts (a host that hands no tools on: the CLI prints the record)
+// the answer's tools are null and no tool object is written: for 1,000
+// tools they were nearly all of the answer's 1.3 MB and a sixth of
+// crawlcheck check --tools (docs/benchmarks.md). Everything else is the
+// same, withheld and calls included.
+func Handoff(in Input, texts bool) (canon.Value, error) {
 	c, d, err := runCheck(in)
 	if err != nil {
 		return canon.Value{}, err
@@ -44,18 +50,24 @@ func Handoff(in Input) (canon.Value, error) {
 			withheld = append(withheld, t.Name)
 			continue
 		}
-		handed = append(handed, canon.Obj(
-			canon.M("name", canon.Str(t.Name)),
-			canon.M("tool", canon.Str(string(t.Handoff(annotations, extended)))),
-		))
+		if texts {
+			handed = append(handed, canon.Obj(
+				canon.M("name", canon.Str(t.Name)),
+				canon.M("tool", canon.Str(string(t.Handoff(annotations, extended)))),
+			))
+		}
 		names = append(names, t.Name)
 	}
 	tools.SortEntries(withheld, func(s string) string { return s })
 	tools.SortEntries(names, func(s string) string { return s })
+	handedTools := canon.NullValue()
+	if texts {
+		handedTools = canon.Arr(handed...)
+	}
 	return canon.Obj(
 		canon.M("record", c.record(d)),
 		canon.M("session", canon.Str(session)),
-		canon.M("tools", canon.Arr(handed...)),
+		canon.M("tools", handedTools),
 		canon.M("withheld", canon.Strs(withheld)),
 		canon.M("calls", canon.Obj(
 			canon.M("names", canon.Strs(names)),

@@ -593,8 +593,9 @@ class ContinuityHandoffResult(TypedDict):
     #: nothing)
     session: str
     #: the tools the model may be offered, in the server's order; `tool` is the JSON text to parse
-    #: with the SDK's own types and hand over as it is
-    tools: List[JSON]
+    #: with the SDK's own types and hand over as it is; null when the request's `tool_texts` was
+    #: false
+    tools: Optional[List[JSON]]
     #: offered tools not handed over, sorted
     withheld: List[str]
     #: the names a `tools/call` may reach; `unlisted` true (observe mode only) lets a call to a name
@@ -624,11 +625,13 @@ def continuity_handoff(
     refreshed: Optional[bool] = None,
     recheck: Optional[Mapping[str, Any]] = None,
     log: Optional[Mapping[str, Any]] = None,
+    tool_texts: Optional[bool] = None,
 ) -> ContinuityHandoffResult:
     """`continuity_check` and what the host does with it (docs/continuity.md, The handoff): whether
     the session proceeds, stops or checks again, the exact tool objects to hand the framework
     (written by the core from what it hashed), the tools withheld, the names a call may reach and
-    the instructions the model may be given. The request is `continuity_check`'s.
+    the instructions the model may be given. The request is `continuity_check`'s, and
+    `tool_texts`.
     """
     return cast(
         ContinuityHandoffResult,
@@ -653,6 +656,7 @@ def continuity_handoff(
                 refreshed=refreshed,
                 recheck=recheck,
                 log=log,
+                tool_texts=tool_texts,
             ),
         ),
     )
