@@ -45,6 +45,13 @@ func TestCallRawSameAnswer(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("%s:\n  CallRaw %s\n  Call    %s", c.op, got, want)
 		}
+		var parts [][]byte
+		for _, d := range c.docs {
+			parts = append(parts, []byte(d))
+		}
+		if got := CallParts(c.op, []byte(c.asRef), parts); !bytes.Equal(got, want) {
+			t.Errorf("%s:\n  CallParts %s\n  Call      %s", c.op, got, want)
+		}
 	}
 }
 
@@ -80,7 +87,29 @@ func TestCallRawRefusals(t *testing.T) {
 		if code := gjson(t, resp, "error.code"); code != c.code || !strings.Contains(gjson(t, resp, "error.message"), c.msg) {
 			t.Errorf("%s: %s\n  want %s containing %q", c.name, resp, c.code, c.msg)
 		}
+		// The same attachments one by one: the same answer, the cap and
+		// its message included.
+		if parts, ok := unframe(c.att); ok {
+			if got := CallParts(c.op, []byte(c.req), parts); !bytes.Equal(got, resp) {
+				t.Errorf("%s: CallParts %s\n  CallRaw %s", c.name, got, resp)
+			}
+		}
 	}
+}
+
+// unframe splits attachments into their documents; false when they are
+// not well framed.
+func unframe(b []byte) ([][]byte, bool) {
+	var parts [][]byte
+	for len(b) > 0 {
+		if len(b) < 4 || int(binary.LittleEndian.Uint32(b)) > len(b)-4 {
+			return nil, false
+		}
+		n := int(binary.LittleEndian.Uint32(b))
+		parts = append(parts, b[4:4+n])
+		b = b[4+n:]
+	}
+	return parts, true
 }
 
 // TestCallRawPageNotUTF8: a page that is not UTF-8 arrives and is the

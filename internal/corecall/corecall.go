@@ -40,15 +40,16 @@ func (e *Error) Error() string { return fmt.Sprintf("%s: %s (%s)", e.Op, e.Messa
 // third of the CLI's time (docs/benchmarks.md). The answer is the one the
 // same request with strings gets, by the ABI's contract.
 func Call(op string, req any) (json.RawMessage, error) {
-	// The frames are sized before they are written: grown by append, the
-	// page and lockfile of a 1,000-tool check (2.5 MB) were copied several
-	// times over (7% of crawlcheck check --tools).
-	att := attachments{frames: make([]byte, 0, framesSize(req))}
+	// The documents are handed over one by one (core.CallParts), in place:
+	// framed in one buffer, the page and lockfile of a 1,000-tool check
+	// (2.5 MB, the lockfile twice with verify_lock) were copied each call,
+	// 9% of crawlcheck check --tools.
+	var att attachments
 	body, err := json.Marshal(att.replace(req))
 	if err != nil {
 		return nil, fmt.Errorf("%s: encoding the request: %w", op, err)
 	}
-	out := core.CallRaw(op, body, att.frames)
+	out := core.CallParts(op, body, att.parts)
 	// A success is canonical JSON, so it is {"ok":true,"result":…} in
 	// these bytes (RFC 8785 sorts "ok" before "result"): the result is
 	// sliced out, where decoding scanned a 1,000-tool check's answer twice
@@ -79,36 +80,14 @@ func Call(op string, req any) (json.RawMessage, error) {
 // okPrefix begins every success envelope of the core (docs/abi.md).
 var okPrefix = []byte(`{"ok":true,"result":`)
 
-// attachments collects a request's documents as ABI 2 frames.
+// attachments collects a request's documents, the ABI 2 attachments.
 type attachments struct {
-	frames []byte
-	n      int
+	parts [][]byte
 }
 
 // reference is a request field's {"$raw": i}.
 type reference struct {
 	Raw int `json:"$raw"`
-}
-
-// framesSize is the size of the frames replace makes of v.
-func framesSize(v any) int {
-	switch v := v.(type) {
-	case Text:
-		return 4 + len(v)
-	case map[string]any:
-		n := 0
-		for _, e := range v {
-			n += framesSize(e)
-		}
-		return n
-	case []any:
-		n := 0
-		for _, e := range v {
-			n += framesSize(e)
-		}
-		return n
-	}
-	return 0
 }
 
 // replace returns v with every Text in its maps and slices replaced by a
@@ -118,11 +97,8 @@ func framesSize(v any) int {
 func (a *attachments) replace(v any) any {
 	switch v := v.(type) {
 	case Text:
-		n := len(v)
-		a.frames = append(a.frames, byte(n), byte(n>>8), byte(n>>16), byte(n>>24))
-		a.frames = append(a.frames, v...)
-		a.n++
-		return reference{a.n - 1}
+		a.parts = append(a.parts, v)
+		return reference{len(a.parts) - 1}
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, e := range v {

@@ -345,10 +345,17 @@ func ParseRaw(data, attachments []byte) (Obj, error) {
 	if err != nil {
 		return Obj{}, err
 	}
+	return ParseParts(data, att.frames)
+}
+
+// ParseParts is ParseRaw with the attachments given one by one, as a Go
+// host holds them, rather than framed: they are read in place as well.
+func ParseParts(data []byte, parts [][]byte) (Obj, error) {
 	o, err := Parse(data)
 	if err != nil {
 		return o, err
 	}
+	att := &attachments{frames: parts}
 	o.att = att
 	named := make([]bool, len(att.frames))
 	markReferences(o.V, named)
