@@ -171,7 +171,8 @@ func envelope(result canon.Value, err error) []byte {
 			)),
 		))
 	}
-	out := append(make([]byte, 0, 64), `{"ok":true,"result":`...)
+	const ok = `{"ok":true,"result":`
+	out := append(make([]byte, 0, len(ok)+canon.Size(result)+1), ok...)
 	out = canon.AppendCanonical(out, result)
 	return append(out, '}')
 }

@@ -181,6 +181,12 @@ func FuzzCanonicalize(f *testing.F) {
 			return
 		}
 		got := Canonical(v)
+		// Size is the length but for the strings' escapes.
+		for _, w := range []Value{v, rebuilt(v)} {
+			if n := Size(w); n > len(got) || (n != len(got) && !bytes.Contains(got, []byte(`\`))) {
+				t.Fatalf("Size %d of %d canonical bytes %s", n, len(got), got)
+			}
+		}
 		// Copying already-canonical text writes what rebuilding writes.
 		if slow := Canonical(rebuilt(v)); !bytes.Equal(got, slow) {
 			t.Fatalf("raw copy differs from the rebuilt form:\n in   %q\n got  %s\n want %s", data, got, slow)
