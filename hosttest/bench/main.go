@@ -189,7 +189,7 @@ func run(out string) error {
 	if err != nil {
 		return err
 	}
-	report := render(rows, py, len(wasm), gz.Len(), cold, cached, instantiate) + scanReport + memory
+	report := render(rows, py, len(wasm), gz.Len(), cold, cached, instantiate) + keptSection(out, whereHeading) + scanReport + memory
 	fmt.Print(report)
 	table := keptSection(out, tableHeading)
 	if err := os.WriteFile(out, []byte(report+keptSection(out, issuerHeading)), 0o644); err != nil || table == "" {
@@ -304,191 +304,13 @@ func render(rows []row, py pythonResult, raw, gz int, cold, cached, instantiate 
 	p("| wasm ≤ 3.5 MB raw | %.2f MB | %s |\n", float64(raw)/1e6, check(raw <= 3_500_000))
 	p("| wasm ≤ 1.0 MB gzipped | %.2f MB | %s |\n", float64(gz)/1e6, check(gz <= 1_000_000))
 	p("| cached compile + instantiate ≤ 200 ms (wazero) | %s | %s |\n", dur(cached+instantiate), check(cached+instantiate <= 200*time.Millisecond))
-	p("%s", whereWasmStands)
 	return b.String()
 }
 
-// whereWasmStands explains the wasm rows; it does not change from run to run.
-const whereWasmStands = "\n" +
-	"## Where the wasm time and size go\n" +
-	"\n" +
-	"Measured for issue 9 (by hand, beside the tables above; the machine was shared, so these are\n" +
-	"ranges):\n" +
-	"\n" +
-	"- **SHA-256** is the host's now (`crawlcheck.sha256`): Go's SHA-256 compiled to wasm ran at about\n" +
-	"  42 MB/s under wazero and 100 MB/s in V8, a third of a check; the host's runs at over 1 GB/s.\n" +
-	"- **Attachments** (ABI 2): the page and the lockfile are no longer escaped into the request and\n" +
-	"  unescaped again; in Python the call with its request built is about 15% faster than through\n" +
-	"  ABI 1 (table above).\n" +
-	"- **The lockfile** is parsed and digested once per instance, not once per check (`core/lockcache.go`).\n" +
-	"- **Garbage collection** runs between calls (every 16 MiB allocated, 3–5 ms) and, at GOGC 800, not\n" +
-	"  inside a 1,000-tool check: under wazero a check that collected twice inside itself took 130–330 ms\n" +
-	"  against 40–60 ms for one that did not. The module's memory stays flat (`TestWasmMemoryFlat`).\n" +
-	"- **What is left under wazero** is the core's own work on the bytes: natively about half of a\n" +
-	"  settled check is parsing the page (`core/internal/canon`), a third is writing each tool's canonical form\n" +
-	"  for its hash, a tenth building the record; wazero runs these loops 6–7× slower than native Go.\n" +
-	"  Scanning and escaping strings eight bytes at a time (`core/internal/canon`, issue 9) took a quiet\n" +
-	"  machine's 1,000-tool check from 36–37 ms to 29–31 ms under wazero and from 4.8 to 4.7 ms\n" +
-	"  natively, so the ratio fell from about 7.5× to about 6.5×, not to 5×: what is left is spread over\n" +
-	"  the parser's per-value work, key sorting and allocation (natively no function is above a\n" +
-	"  seventh of the time).\n" +
-	"- **The first call in Node**: Node 20 compiles wasm lazily (`--wasm-lazy-compilation` is on), so\n" +
-	"  `_initialize` and the first check also pay Liftoff compiling each function the first time it\n" +
-	"  runs, and then run in that baseline tier until dynamic tiering has optimized the hot ones\n" +
-	"  (on a quiet machine the first four checks took 196, 86, 47 and 30 ms). Start-up no longer compiles\n" +
-	"  the scan's rules nor hashes the two rule tables (with the module's own SHA-256, before the host's\n" +
-	"  is installed): they are made on first use. On a quiet machine (load 2.2, 11 fresh processes,\n" +
-	"  interleaved) load fell from 69 to 51 ms and load plus first check from 241 to 202 ms, against\n" +
-	"  39 ms for the plain-JS peer (6.1× to 5.1×). `--no-wasm-lazy-compilation` moves the cost from\n" +
-	"  `_initialize` into `WebAssembly.compile` (100–140 ms) without shortening the sum; a smaller\n" +
-	"  `--wasm-tiering-budget` did not help reliably. The first check also parses and digests the\n" +
-	"  lockfile, which later checks take from the instance's cache. Reaching 2× needs code that is\n" +
-	"  fast in V8's baseline tier, i.e. far less of it per byte; the Go-compiled core is not that.\n" +
-	"- **Size** (issue 23): the module no longer links `fmt`, `os`, `math/big`, `crypto/rand` nor the FIPS\n" +
-	"  module's DRBG, AES, GCM, SHA-3 and HMAC (`wasm/packages.txt` pins the package list;\n" +
-	"  `hosttest`'s `TestWasmPackagesPinned` names any of them that comes back): Ed25519 is\n" +
-	"  `core/internal/ed25519` over `filippo.io/edwards25519`, the wasm build's SHA-256 is `core/digest`'s\n" +
-	"  own, number text `core/internal/canon`'s own, GOGC is set without `runtime/debug`. That took the module from\n" +
-	"  4.44 to 4.11 MB raw and 1.25 to 1.16 MB gzipped on the tree of the day; later features (the handoff,\n" +
-	"  the transparency log's ops, the scan's new rules) brought it to 4.38 / 1.23 MB. Of that, code is\n" +
-	"  2.87 MB and data 1.50 MB: the Go runtime's code is 1.12 MB and a reactor with nothing but SHA-256\n" +
-	"  is already 2.37 MB raw (0.69 MB gzipped) with Go 1.26; the core's own code is 1.3 MB. 3.5 MB raw\n" +
-	"  and 1.0 MB gzipped need the core's code about halved: **missed**, and not reachable by trimming\n" +
-	"  dependencies. Cut for issue 9: the dozen generic copies of `slices`'\n" +
-	"  sort (one ~25 KB copy per element type; `core/internal/sorting` runs one copy of `sort`,\n" +
-	"  0.12 MB), `time`'s layout parser and formatter (`core/timefmt` by hand, 0.09 MB) and the\n" +
-	"  equality functions of every `[N]canon.Member` array a literal object allocates (0.02 MB).\n" +
-	"  `wasm-opt -Oz` (binaryen 132, npm) takes the module about 8% smaller raw but only 3% gzipped and\n" +
-	"  runs 1–2 minutes per build, so the Makefile does not use it.\n" +
-	"- **The CLI** (issue 23, by hand; load 20–24 on the shared machine, so medians of wide spreads):\n" +
-	"  a profile of `crawlcheck check --tools` at 1,000 tools found a third of the process in\n" +
-	"  `encoding/json` compacting the page and lockfile the CLI had escaped into the request, and the\n" +
-	"  lockfile parsed and digested twice (`verify_lock`, then `continuity_check`). Documents now go to\n" +
-	"  the core as ABI 2 attachments (`internal/corecall`), `verify_lock` shares the lockfile cache, and\n" +
-	"  files are read into a buffer of their size: 479 → 182 ms for the whole process (7 interleaved\n" +
-	"  runs), of which the op is about 20 ms when the machine is quiet; the ≤ op + 30 ms target could not\n" +
-	"  be judged under this load. Against `hosttest/bench/gopeer` (the plain-Go peer: go-sdk client, every\n" +
-	"  `tools/list` page, `json.Marshal` of each tool, SHA-256, a pinned list), one 1,000-tool page over\n" +
-	"  stdio from the scenario server, 11 interleaved runs: `check --server` 943 ms vs 605 ms (1.56×),\n" +
-	"  `lock --server` 1219 vs 588 ms (2.07×): **missed**. In the CLI's own CPU, the go-sdk's typed parse\n" +
-	"  of each page (`ListTools`, its schema validation and re-marshal; the peer pays it too) is 30%, the\n" +
-	"  capture's framing 10%, the core 15%; a captured frame is no longer validated twice (it was tried\n" +
-	"  as a batch first: 11%). What is left is wall time the process spends waiting, which a loaded\n" +
-	"  machine makes unmeasurable; `lock` also runs the approval scan (+49% of `make_lock`).\n" +
-	"  Memory, `crawlcheck lock --tools` of a 10 MB list of small values (one enum of zeros), whole\n" +
-	"  process peak RSS: 294 MB before the attachments, 374–387 MB after (36–37× the input). Explained\n" +
-	"  and fixed in the second pass below: 190 MB, 18× (≤ 20× met).\n" +
-	"- **Issue 23, second pass** (by hand; the machine was at load 4–17, so CPU time, not wall: the\n" +
-	"  thread's CPU for wazero and native, user + sys of the process tree for the CLI).\n" +
-	"  *Already-canonical subtrees*: the parser marks an array or object whose text is already its\n" +
-	"  canonical form (no whitespace, only the escapes JCS writes, numbers in ES6 form, members in\n" +
-	"  order) and the serializer copies that text (`core/internal/canon`, `TestRawCopy`,\n" +
-	"  `FuzzCanonicalize`); benchdata's pages (`json.Marshal` of maps) are canonical throughout, real\n" +
-	"  servers' tool objects usually are not (members in insertion order) but their schemas often\n" +
-	"  are. An absent covered member's hash is taken, not computed (seven SHA-256s of `null` a tool,\n" +
-	"  each a host call in wasm); attachments are read in place, not copied. A profile of the module\n" +
-	"  in V8 (`node --cpu-prof`, a build keeping its names) then showed Go's wasm string comparison,\n" +
-	"  byte by byte, comparing the lockfile with the cached one (7%) and a map made per tool to compare\n" +
-	"  its covered members (11%): texts and hashes are now compared eight bytes at a time\n" +
-	"  (`canon.Same`) and members one by one. A 1,000-tool `continuity_check` under wazero: 34.1 →\n" +
-	"  21.9 ms (medians of 21 interleaved, the module before the issue's second pass and after it),\n" +
-	"  `make_lock` 121 → 105 ms; natively 3.3 ms, so wazero / native is about 6.6×: **missed** (≤ 4×).\n" +
-	"  The native check got faster too (`AppendCanonical` went from 15% to 5% of it), so the ratio\n" +
-	"  moved less than the wasm time; what is left is the parser's per-value work and its copying of\n" +
-	"  members off its stack (a third natively), the host SHA-256 calls (one per tool) and allocation,\n" +
-	"  each several times dearer in wasm. Natively (the thread's CPU, medians of three runs of 9, the\n" +
-	"  tree at the start of the day against the tree after): `continuity_check` 6.0 → 3.6 ms,\n" +
-	"  `make_lock` 23.5 → 17.2 ms, so the coverage's regression of `make_lock` (40 → 53 ms wall\n" +
-	"  in the issue) is more than undone: seven hashes of `null` a tool were most of it.\n" +
-	"  *The CLI against gopeer* (one 1,000-tool page over stdio, medians of 9 interleaved, server\n" +
-	"  included): `check --server` 0.16 → 0.14 s, `lock --server` 0.18 → 0.15 s, gopeer 0.10 s\n" +
-	"  (1.4×, 1.5×: **missed**). A merged profile of 20 runs: the go-sdk's typed parse and validation\n" +
-	"  of the page 24% (gopeer pays it too), the capture's routing decode of each frame 8%, the page\n" +
-	"  split out of the frame by `encoding/json` again 8% (now one pass, `membersOfValid`), decoding\n" +
-	"  the core's answer 7% (now sliced out of its canonical bytes), the core 17%; `lock` scanned the\n" +
-	"  list a second time after `make_lock` (it now shows the scan the lockfile pins). What gopeer\n" +
-	"  does not do is the capture, the core's strict parse of bytes the SDK has already parsed, the\n" +
-	"  record and the handoff, and for `lock` the approval scan: 1.0× needs each page parsed once,\n" +
-	"  which the Go preflight cannot do while it hands a go-sdk session on.\n" +
-	"  *`check --tools`* of 1,000 tools (means of 30 interleaved, load 10): 55.7 → 41.7 ms CPU, 190 →\n" +
-	"  135 ms wall. verify_lock computed all three lockfile digests (each a serialization and hash of\n" +
-	"  nearly the whole lockfile); they are now computed when asked for. Against ≤ op + 30 ms (the op is\n" +
-	"  4–5 ms): about 8 ms over, most of it the Go preflight decoding the core's handoff with\n" +
-	"  `encoding/json` (a quarter of the process).\n" +
-	"  *Memory*: the CLI's second scan parsed the list again while the first tree was garbage not yet\n" +
-	"  collected (most of the regression), the scan formatted an index string for each of 5 million\n" +
-	"  numbers (40 MB), and the attachment was copied: 387 → 190 MB, 18× the input: **met**.\n" +
-	"  *Node, a fresh session*: `withPreflight` starts compiling the module when it is called, and\n" +
-	"  `connect` runs the session's check against an empty list while the server starts, so lazy\n" +
-	"  compilation and tier-up overlap the spawn and handshake. At load 13–15, 1,000 tools, 5\n" +
-	"  interleaved fresh processes: 2.77 → 2.49 s wall (medians), CPU +0.04 s; the targets could not\n" +
-	"  be judged at that load.\n" +
-	"  *Node, a warm session* (`--cpu-prof` of 23 connects of one process, 1,000 tools, stdio): a\n" +
-	"  request's Buffer (a lockfile or page read from a file) went through `Buffer.toJSON`, an array of\n" +
-	"  every byte as a number, before the encoder's replacer saw it (`verify_lock` of the lockfile on a\n" +
-	"  warm instance: 7–30 → 0.5 ms; it is now wrapped first); the warm-up ran at every connect (now\n" +
-	"  once per instance); each host SHA-256 made a `createHash` object (now `crypto.hash`, half the\n" +
-	"  cost). What is left of the preflight's extra CPU is mostly the core's `continuity_handoff`\n" +
-	"  itself, then the capture's framing; the SDK's own parse and zod validation are paid by both. At\n" +
-	"  load 13–19 the ratio to the plain SDK (its connect varied from 25 to 82 ms) was not measurable.\n" +
-	"  *Size*: 4.50 MB raw, 1.26 MB gzipped on the day's tree (the copy of canonical text added\n" +
-	"  15 KB). Code is 2.96 MB (the runtime 1.12 MB; the core 1.4 MB, of which the op layer 0.36, the\n" +
-	"  continuity check 0.15, the scan 0.13, guard 0.12, lockfiles 0.11, canonical JSON 0.08) and data\n" +
-	"  1.53 MB: **missed**, for the reasons above.\n" +
-	"- **Python, a warm session** (issue 23, by hand: `bindings/python/bench_session.py`, mcp 2.3.0,\n" +
-	"  Python 3.11, the scenario server serving 1,000 of the JS bench's tools; one session is open the\n" +
-	"  transport, `initialize`, `list_tools`, close; 15 interleaved pairs in one warm process, medians,\n" +
-	"  this process's CPU by `resource.getrusage`, the server's not counted; load average 0.20 0.09 1.72,\n" +
-	"  2026-12-02 07:46):\n" +
-	"\n" +
-	"  | transport | plain ClientSession | with_preflight | ratio (wall) | plain CPU | preflight CPU | ratio (CPU) | target ≤ 1.25× |\n" +
-	"  |---|---:|---:|---:|---:|---:|---:|---|\n" +
-	"  | stdio | 54 ms | 118 ms | 2.19× | 34 ms | 99 ms | 3.04× | **missed** |\n" +
-	"  | http | 71 ms | 123 ms | 1.80× | 70 ms | 126 ms | 1.87× | **missed** |\n" +
-	"\n" +
-	"  What the preflight adds, each piece timed alone on the same 1,000-tool page (process CPU,\n" +
-	"  medians of 15): `continuity_handoff` 6.2 ms, the per-tool `Tool.model_validate_json` of the\n" +
-	"  handed-off tools in `list_tools` 3.5 ms (one `TypeAdapter(list[Tool])` over the joined list is\n" +
-	"  no faster: 4.3 ms), the re-encoding of the decoded page (`json.dumps`) 2.7 ms, parsing the\n" +
-	"  core's answer 1.0 ms, `verify_lock` 0.14 ms. That is about 15 ms of the 65 ms the session\n" +
-	"  adds. Most of the rest is Python's cyclic garbage collector: the sessions timed phase by phase\n" +
-	"  (stdio, medians of 10, plain and preflight alternating, load 0.1), `initialize` with the\n" +
-	"  preflight (the handshake, the SDK's `tools/list`, the capture and the check) took 79.9 ms of\n" +
-	"  CPU with `gc` on and 41.5 ms with it off, the plain session's `list_tools` 39.0 and 31.1 ms:\n" +
-	"  the 1,000-tool page's containers (the SDK's, the tap's, the handoff's) trigger collections that\n" +
-	"  walk everything the process holds, and the preflight holds more. With `gc` off the preflight's\n" +
-	"  session is 41.5 + 5.6 ms (`list_tools`) against the plain 31.1 ms, about 1.5×. Next, not done\n" +
-	"  in this pass: fewer containers per check (the decoded page the tap keeps, the handoff's parse)\n" +
-	"  rather than touching the application's collector. The attachments the encoder builds (`_core.encode_request`) now copy each\n" +
-	"  document once, not twice (a length prefix concatenated to each frame, then the join): a\n" +
-	"  fraction of a millisecond per megabyte, not what the row misses by.\n" +
-	"- **Issue 23, third pass: the module's size, by package** (`go run ./hosttest/bench -wasm-size`\n" +
-	"  on a build keeping its name section; `go tool nm` does not read wasm). The module is 4.62 MB\n" +
-	"  raw, 1.30 MB gzip -9 on the tree of 15:03 (`make bench`; 4.70 / 1.32 MB at 15:41 with other issues' changes): code 3.11 MB, data 1.58 MB, names and the\n" +
-	"  rest 0.1 MB. Of the code, the Go runtime is 1.09 MB (35%), the core 1.47 MB (the op layer 0.47,\n" +
-	"  continuity 0.17, scan 0.13, guard 0.12, lockfiles 0.11, canonical JSON 0.08, requests 0.06,\n" +
-	"  tools 0.06, policy 0.06, diff 0.05, the log 0.04), `internal/strconv` and `strconv` 0.09 (the\n" +
-	"  shortest float formatting and `ParseFloat` that RFC 8785 numbers need, `core/internal/canon`),\n" +
-	"  Ed25519's field arithmetic 0.07, type equality functions 0.05, `internal/runtime/maps` 0.04,\n" +
-	"  `internal/reflectlite` (through `errors.As`), `internal/bisect` and `internal/godebug` 0.06 together.\n" +
-	"  No dependency left is heavy and unneeded: the largest removable one is the last (about 1%), and\n" +
-	"  3.5 MB would take a quarter of the module, i.e. most of the core's code or a runtime Go does not\n" +
-	"  offer for wasip1. Build flags tried: `GOWASM=satconv,signext` (+19 bytes: Go 1.26 already\n" +
-	"  emits what it needs), `-ldflags=-s -w` (already used: it drops the 93 KB name section).\n" +
-	"  **Missed**, 1.12 MB over raw and 0.30 MB over gzipped. wazero / native in the same run was 5.0×\n" +
-	"  by thread CPU (20.0 vs 3.99 ms, 21 interleaved pairs, load 7–10): **missed** (≤ 4×); what is\n" +
-	"  left is the per-value work described in the second pass.\n" +
-	"- **Python, a warm session, the collector measured** (issue 23, third pass; `gc.callbacks` timing\n" +
-	"  every collection of 8 sessions of each kind in one warm process, stdio, 1,000 tools, load 7):\n" +
-	"  the plain session triggered 0.375 full (generation 2) collections a session and the preflight's\n" +
-	"  0.5, each about 60 ms of CPU in the benchmark's process, so collections cost the plain session\n" +
-	"  22 ms and the preflight's 29 ms a session, generations 0 and 1 another 6 and 7 ms: about 8 ms\n" +
-	"  of the preflight's extra 40 ms. `gc.freeze()` or turning the collector off around the check\n" +
-	"  would shift when the *application's* garbage is collected, for 8 ms: not done. A cProfile of\n" +
-	"  the preflight's sessions (process time) puts the rest in the per-tool `Tool.model_validate_json`\n" +
-	"  of the handed-off tools (the SDK validates the page once, the preflight validates each of the\n" +
-	"  1,000 tools it hands over again, 10–19 ms at this load, as long as one `TypeAdapter(list[Tool])`\n" +
-	"  over the joined list), the core's `continuity_handoff` and the re-encoding of the decoded page.\n"
+// whereHeading starts the section of notes written by hand as each issue
+// measured (where the wasm's time and size go, the CLI's profiles): no run
+// measures them, so make bench-detail keeps the section as the file has it.
+const whereHeading = "## Where the wasm time and size go"
 
 // dur prints a duration with three significant digits in a fitting unit.
 func dur(d time.Duration) string {
