@@ -40,6 +40,12 @@ class Call {
     this.method = method;
     /** @type {Uint8Array|null} the whole answering frame, verbatim */
     this.answer = null;
+    /**
+     * @type {Map<string, Uint8Array>|null} the answer's members (frames.js
+     * members, slices of answer), null when it is not one JSON object: read
+     * once as the frame arrives, so a page is not scanned again to be found
+     */
+    this.fields = null;
     /** whether the answer named this call's id (the SDK can route it too) */
     this.matched = false;
   }
@@ -177,7 +183,12 @@ export class Recorder {
     }
     if (!to) to = this.#pending();
     if (to && to.answer === null) {
-      to.answer = KEPT.has(to.method) ? frame.slice() : RELEASED;
+      if (KEPT.has(to.method)) {
+        to.answer = frame.slice();
+        to.fields = m === null ? null : rebase(m, frame, to.answer);
+      } else {
+        to.answer = RELEASED;
+      }
       to.matched = matched;
       if (!KEPT.has(to.method)) this.#forget(to);
       this.#notify();
@@ -197,6 +208,7 @@ export class Recorder {
   /** Drops a tools/list answer the check has read (it stays answered). */
   release(c) {
     c.answer = RELEASED;
+    c.fields = null;
   }
 
   // The call an unattributable frame most likely answers: the newest
@@ -231,11 +243,20 @@ export class Recorder {
     for (let i = this.calls.length - 1; i >= 0; i--) {
       const c = this.calls[i];
       if ((c.method !== "initialize" && c.method !== "server/discover") || c.answer === null) continue;
-      const m = members(c.answer);
-      if (m?.has("result")) return { method: c.method, result: m.get("result") };
+      if (c.fields?.has("result")) return { method: c.method, result: c.fields.get("result") };
     }
     return { method: "", result: null };
   }
+}
+
+/** The members m read of frame, as the same slices of copy (frame's copy). */
+function rebase(m, frame, copy) {
+  const out = new Map();
+  for (const [k, v] of m) {
+    const at = v.byteOffset - frame.byteOffset;
+    out.set(k, copy.subarray(at, at + v.length));
+  }
+  return out;
 }
 
 /**
@@ -347,23 +368,29 @@ class LineSplitter {
    * (or the line still open) is longer than max bytes.
    */
   push(chunk, max = Infinity) {
-    let start = 0;
-    let nl;
-    while ((nl = chunk.indexOf(0x0a, start)) >= 0) {
-      const held = start === 0 ? this.len : 0;
-      if (held + nl - start > max) return this.#cut();
-      let line = held > 0 ? concatAll([...this.parts, chunk.subarray(0, nl)], this.len + nl) : chunk.subarray(start, nl);
-      if (line.length > 0 && line[line.length - 1] === 0x0d) line = line.subarray(0, line.length - 1);
-      this.emit(line);
-      start = nl + 1;
-    }
-    if ((start === 0 ? this.len : 0) + chunk.length - start > max) return this.#cut();
-    if (start === 0) {
+    const last = chunk.lastIndexOf(0x0a);
+    if (last < 0) {
+      if (this.len + chunk.length > max) return this.#cut();
       this.parts.push(chunk.slice());
       this.len += chunk.length;
       return EMPTY;
     }
-    const out = concatAll([...this.parts, chunk.subarray(0, start)], this.len + start);
+    // The bytes for the SDK, the held start of the line included, copied
+    // once (or not at all when nothing is held); the lines emitted are
+    // views of them.
+    const held = this.len;
+    const out = held > 0 ? concatAll([...this.parts, chunk.subarray(0, last + 1)], held + last + 1) : chunk.subarray(0, last + 1);
+    let start = 0;
+    for (let nl = chunk.indexOf(0x0a); nl >= 0 && nl <= last; nl = chunk.indexOf(0x0a, start)) {
+      const from = start === 0 ? 0 : held + start;
+      const to = held + nl;
+      if (to - from > max) return this.#cut();
+      let line = out.subarray(from, to);
+      if (line.length > 0 && line[line.length - 1] === 0x0d) line = line.subarray(0, line.length - 1);
+      this.emit(line);
+      start = nl + 1;
+    }
+    if (chunk.length - start > max) return this.#cut();
     const rest = chunk.subarray(start);
     this.parts = rest.length > 0 ? [rest.slice()] : [];
     this.len = rest.length;

@@ -209,7 +209,8 @@ async function fetchPage(cap, listPage, cursor, signal) {
       if (c && c.answer !== null) {
         if (!c.matched) abandon.abort(new CrawlcheckError("crawlcheck: the answer could not be routed"));
         if (!sdkDone) await Promise.race([sdk, aborted(signal)]).catch(() => {});
-        const page = pageOf(c.answer).slice();
+        // A view of the answer's own copy (the capture's), not copied again.
+        const page = pageOf(c);
         rec.release(c);
         return { page };
       }
@@ -248,13 +249,13 @@ export function overCap(obs, n) {
 }
 
 /**
- * The page a tools/list answer carries: its result member's bytes when the
- * frame is an object with a result member, else the whole frame (the core
- * refuses it as malformed and says why).
+ * The page a tools/list call's answer carries: its result member's bytes
+ * when the frame is an object with a result member, else the whole frame
+ * (the core refuses it as malformed and says why). The members are the
+ * ones the capture read as the frame arrived.
  */
-export function pageOf(frame) {
-  const fields = members(frame);
-  return fields?.get("result") ?? frame;
+export function pageOf(call) {
+  return call.fields?.get("result") ?? call.answer;
 }
 
 

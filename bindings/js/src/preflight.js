@@ -54,8 +54,13 @@ const dec = new TextDecoder();
  * record_sha256 covers.
  */
 export class ContinuityRecord {
-  constructor(raw) {
-    const r = JSON.parse(raw);
+  /**
+   * @param {string} raw the record's canonical line
+   * @param {object} [parsed] raw already parsed (the handoff answer's record
+   *   member, the same text), so a check's record is not parsed twice
+   */
+  constructor(raw, parsed = JSON.parse(raw)) {
+    const r = parsed;
     if (r?.kind !== "crawlcheck-continuity-record" || !r.record_sha256 || !r.effect) {
       throw new PreflightError("crawlcheck: not a crawlcheck-continuity-record");
     }
@@ -457,8 +462,8 @@ class Gate {
         if (!again) throw e;
         answer = this.cc.callResultText("continuity_handoff", again);
       }
-      rec = new ContinuityRecord(handoffRecordText(answer));
       const handoff = JSON.parse(answer);
+      rec = new ContinuityRecord(handoffRecordText(answer), handoff.record);
       delete handoff.record;
       Object.defineProperty(rec, "handoff", { value: handoff, enumerable: false });
     } catch (e) {
