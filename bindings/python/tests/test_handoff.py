@@ -83,3 +83,24 @@ async def test_the_framework_receives_what_the_record_covers(name: str, change: 
                 assert sorted(after) == ["list_items"]
                 assert after["list_items"] == before["list_items"]
                 assert "EVIL" not in repr(after)
+
+
+async def test_a_tool_the_sdk_cannot_hold_is_left_out_and_the_others_handed(tmp_path: Path) -> None:
+    """The handoff's tools are typed by mcp's Tool all at once; one its type
+    refuses (a title that is a number) is left out, and every other tool is
+    still handed over, each the core's text."""
+    tools = [
+        {"name": "numbered", "title": 5, "description": "A title mcp's Tool cannot hold.", "inputSchema": {"type": "object"}},
+        *RICH,
+    ]
+    with http_server(scenario(tmp_path, tools=tools)) as url:
+        page = '{"tools":' + __import__("json").dumps(tools) + "}"
+        lock = tmp_path / "crawlcheck.lock.json"
+        lock.write_text(crawlcheck.make_lock(observed={"endpoint": url, "pages": [page]}, approved_at="2026-11-29T12:00:00.000Z")["lock"])
+        async with streamable_client(url) as streams:
+            async with with_preflight(ClientSession(streams[0], streams[1]), lock, endpoint=url, now=lambda: NOW, timeout=5.0) as s:
+                await s.initialize()
+                assert s.record is not None and s.record["effect"] == "proceed", s.record
+                got = dumped(await s.list_tools())
+                assert sorted(got) == ["get_item", "list_items"]
+                assert got["get_item"]["title"] == "Get"
