@@ -122,13 +122,3 @@ def id_key(raw: bytes) -> Optional[str]:
     if isinstance(v, bool) or not isinstance(v, (str, int, float)):
         return None
     return json.dumps(v, separators=(",", ":"))
-
-
-def page_of(frame: bytes) -> bytes:
-    """The page a tools/list answer carries: its result member's bytes when
-    the frame is an object with one result member, else the whole frame
-    (the core refuses it as malformed and says why)."""
-    m, repeated = members(frame)
-    if m is None or repeated or "result" not in m:
-        return frame
-    return m["result"]

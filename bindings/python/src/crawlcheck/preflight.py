@@ -39,7 +39,6 @@ import anyio
 from ._core import CoreError, call_result
 from ._checkpoint import Checkpoints, checkpoint_path, proof_path, read_proof
 from ._frames import members as _raw_members
-from ._frames import page_of as _page_of
 from ._frames import value as _raw_value
 from ._errors import CrawlcheckError
 from ._issuer import Consultation, Issuer, IssuerClient, nonce_state_path, without_unreadable_directory
@@ -334,7 +333,7 @@ class _Tap:
                     self.received_raw(elem, None)
                 return
         self._handshake_last = False
-        m, _ = _raw_members(frame)
+        m, repeated = _raw_members(frame)
         parsed = m is not None
         if m is not None and "method" in m:
             method = _raw_value(m["method"])
@@ -372,7 +371,12 @@ class _Tap:
                 self.handshake = (method, facts)
         elif method == "tools/list":
             ok = matched and m is not None and "result" in m
-            self.answers[key] = ("raw" if ok else "raw_unmatched", frame)
+            # The page, from the members just read (a 1,000-tool frame is not
+            # scanned again): the result member's bytes of a frame with one
+            # result member, else the whole frame, which the core refuses as
+            # malformed and says why.
+            page = m["result"] if m is not None and not repeated and "result" in m else frame
+            self.answers[key] = ("raw" if ok else "raw_unmatched", page)
         self._notify()
 
     def _pending(self) -> Optional[str]:
@@ -1289,7 +1293,7 @@ class McpPreflight:
                     kind, value = tap.answers.pop(rid)
                     # raw: the frame's result member verbatim (the wire's
                     # bytes); else the decoded result re-encoded.
-                    page = _page_of(value) if kind.startswith("raw") else _dump(value)
+                    page = value if kind.startswith("raw") else _dump(value)
                     # An answer the SDK will not take as this call's (an
                     # error, or a frame its id does not name) abandons the call.
                     if "ok" not in state and "err" not in state and kind in ("error", "raw", "raw_unmatched"):
