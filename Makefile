@@ -194,8 +194,9 @@ bench: wasm python-wheel
 ## bench-detail: time native, wazero, the .so from C, the wasm in Node against a plain-JS peer,
 ## and Python over the .so against plain Python, on the continuity check, and measure peak memory
 ## per input byte (1, 10 and 50 MB lists, realistic and small values); rewrite docs/benchmarks.md
-## (keeping make bench's and make load's sections). It builds its own artifacts with the flags
-## above (the builds are reproducible); it needs node (20+) and python3 on PATH.
+## (keeping make bench's and make load's sections and the notes written by hand). It builds its
+## own artifacts with the flags above (the builds are reproducible); it needs node (20+) and
+## python3 on PATH.
 bench-detail:
 	$(GO) run ./hosttest/bench -o docs/benchmarks.md
 	$(MAKE) bench-js
