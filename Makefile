@@ -126,7 +126,7 @@ test-js: wasm
 ## at the versions bindings/js/package.json and $(PYREQ)/servers.txt pin
 ## (npm ci when missing), over each transport they serve, the Python rows
 ## in the test venvs with the wheel; two cells at a time.
-INTEROP = CRAWLCHECK_INTEROP=1 $(GO) test -count=1 -timeout 30m -parallel 2 ./hosttest/interop
+INTEROP = CRAWLCHECK_INTEROP=1 $(GO) test -count=1 -timeout 50m -parallel 2 ./hosttest/interop
 INTEROP_DEPS = cd bindings/js && { test -d node_modules/@modelcontextprotocol/server-everything || npm ci --no-audit --no-fund; } && node scripts/copy-wasm.js
 INTEROP_PY = $(VENV2)/bin/pip install -q --no-index --no-deps --force-reinstall $(WHEELS)/crawlcheck-*.whl && \
   $(VENV1)/bin/pip install -q --no-index --no-deps --force-reinstall $(WHEELS)/crawlcheck-*.whl
