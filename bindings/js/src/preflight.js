@@ -43,7 +43,6 @@ const EMPTY_PAGE = enc.encode('{"tools":[]}');
 const warmed = new WeakSet();
 /** Node's fetch, loaded and its code run once in this process (Gate.warmFetch). */
 let fetchWarmed = null;
-const dec = new TextDecoder();
 
 
 /**
