@@ -25,6 +25,7 @@ var coreImports = map[string]string{
 	"unicode/utf8":  "UTF-8 validation",
 	"unsafe":        "zero-copy strings in the parser and of attachments",
 	"sync":          "a buffer pool (no goroutines, no I/O)",
+	"sync/atomic":   "the parser's container memo, read without a lock (already linked by sync)",
 	"crypto/sha256": "hashing",
 	"crypto/subtle": "constant-time comparison (core/internal/ed25519)",
 	"math/bits":     "SHA-2's rotations (core/digest, core/internal/ed25519)",

@@ -13,9 +13,11 @@ var (
 )
 
 // statefulOps are the ops that may use state an earlier call left (the
-// core's lockfile cache), directly or through a receipt's inputs.
+// core's lockfile cache, the walk memo of tools/list pages), directly or
+// through a receipt's inputs.
 var statefulOps = map[string]bool{"lock_check": true, "continuity_check": true, "guard": true,
-	"replay_decision": true, "sign_receipt": true}
+	"replay_decision": true, "sign_receipt": true, "continuity_handoff": true, "hash_tools": true,
+	"make_lock": true, "diff": true, "approve": true, "convert_lock": true, "scan": true}
 
 // TestDifferential sends generated calls to the three builds and requires
 // the same bytes from each, errors included, and asks the cases of the ops
@@ -48,7 +50,7 @@ func TestDifferential(t *testing.T) {
 			}
 		}
 		// Again, in reverse order, for the ops that keep state between
-		// calls (the lockfile cache): warm, they must answer as they did cold.
+		// calls (the lockfile cache, the walk memo): warm, they must answer as they did cold.
 		var again []call
 		var was []answers
 		for i := len(calls) - 1; i >= 0; i-- {

@@ -17,16 +17,20 @@ func Parse(data []byte) (Value, error) {
 	if len(data) > MaxBytes {
 		return Value{}, cerr.New(cerr.InputTooLarge, "document of %d bytes exceeds the limit of %d", len(data), MaxBytes)
 	}
-	return ParseString(string(data))
+	return parse(string(data), true) // a copy: the parser owns it (the container memo may keep it)
 }
 
 // ParseString is Parse over a string; substrings of s are kept in the tree, so
 // parsing a string costs no copy of the unescaped text.
 func ParseString(s string) (Value, error) {
+	return parse(s, false)
+}
+
+func parse(s string, owned bool) (Value, error) {
 	if len(s) > MaxBytes {
 		return Value{}, cerr.New(cerr.InputTooLarge, "document of %d bytes exceeds the limit of %d", len(s), MaxBytes)
 	}
-	p := parser{s: s}
+	p := parser{s: s, owned: owned}
 	p.skipSpace()
 	v, err := p.value(0)
 	if err != nil {
@@ -58,6 +62,10 @@ type parser struct {
 	// use, a number not in its ES6 form, members out of order. An array or
 	// object in which it did not grow is its own canonical text (raw).
 	dirty int
+
+	// owned is set when s is the parser's own copy, which the container
+	// memo may keep (containers.go).
+	owned bool
 }
 
 const slabSize = 1024
@@ -212,7 +220,9 @@ func (p *parser) rawContainer(v Value, start, mark int) Value {
 		case Number:
 			ok = unsafe.StringData(e.s) == unsafe.StringData(p.s[start+1:])
 		case Array, Object:
-			ok = e.n != 0
+			// Raw, and its text here: one the container memo gave is
+			// raw in the document it was kept from.
+			ok = e.n != 0 && rawStart(e) == unsafe.Pointer(unsafe.StringData(p.s[start+1:]))
 		}
 	}
 	if ok {
@@ -256,6 +266,9 @@ func (p *parser) literal(word string, v Value) (Value, error) {
 func (p *parser) object(depth int) (Value, error) {
 	if depth > MaxDepth {
 		return Value{}, p.fail(cerr.JSONTooDeep, "nesting deeper than %d", MaxDepth)
+	}
+	if v, ok := p.knownContainer(depth); ok {
+		return v, nil
 	}
 	start, mark := p.i, p.dirty
 	p.i++ // {
@@ -312,7 +325,9 @@ func (p *parser) object(depth int) (Value, error) {
 			}
 		}
 	}
-	return p.rawContainer(objectOf(obj), start, mark), nil
+	v := p.rawContainer(objectOf(obj), start, mark)
+	p.keepContainer(v, depth, start, mark)
+	return v, nil
 }
 
 // membersSorted reports whether keys are strictly ascending, which also rules
@@ -329,6 +344,9 @@ func membersSorted(ms []Member) bool {
 func (p *parser) array(depth int) (Value, error) {
 	if depth > MaxDepth {
 		return Value{}, p.fail(cerr.JSONTooDeep, "nesting deeper than %d", MaxDepth)
+	}
+	if v, ok := p.knownContainer(depth); ok {
+		return v, nil
 	}
 	start, mark := p.i, p.dirty
 	p.i++ // [
@@ -362,7 +380,9 @@ func (p *parser) array(depth int) (Value, error) {
 		p.i++
 		break
 	}
-	return p.rawContainer(arrayOf(finish(&p.elems, &p.elemSlab, base)), start, mark), nil
+	v := p.rawContainer(arrayOf(finish(&p.elems, &p.elemSlab, base)), start, mark)
+	p.keepContainer(v, depth, start, mark)
+	return v, nil
 }
 
 // str parses a string starting at the opening quote. Without escapes the

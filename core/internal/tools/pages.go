@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"slices"
 	"unicode/utf8"
 
 	"github.com/crawlcheck/verifier/core/cerr"
@@ -81,7 +82,27 @@ func PageValue(v canon.Value) (list canon.Value, cursor string, hasCursor bool, 
 // pages themselves. A page it cannot parse is a cerr.ToolsMalformed naming the
 // page. So is a walk of no pages: a server that offers no tools still answers
 // with one page, so no page means nothing was read, never "no tools".
+//
+// A walk read before is answered from the walk memo (memo.go).
 func FromPages(pages []string, pageCapReached bool) (Observed, error) {
+	if obs, ok := knownWalk(pages, pageCapReached); ok {
+		return obs, nil
+	}
+	owned, keep := ownPages(pages)
+	if !keep {
+		return readPages(pages, pageCapReached)
+	}
+	obs, err := readPages(owned, pageCapReached)
+	if err != nil {
+		return obs, err
+	}
+	keepWalk(owned, pageCapReached, obs)
+	obs.Tools = slices.Clone(obs.Tools)
+	return obs, nil
+}
+
+// readPages is FromPages without the memo.
+func readPages(pages []string, pageCapReached bool) (Observed, error) {
 	obs := Observed{Pages: len(pages)}
 	if len(pages) == 0 {
 		return obs, cerr.New(cerr.ToolsMalformed, "no tools/list page was read")

@@ -119,8 +119,26 @@ func hashHex(b []byte) string {
 	return digest.Encode(sum[:])
 }
 
-// Hash validates and hashes a JSON array of tool objects, in order.
+// Hash validates and hashes a JSON array of tool objects, in order. A list
+// the parser's container memo keeps (a request's tools sent again: an
+// issuer's checks) keeps its tools beside it, so its tools are hashed once
+// (canon.Derived); the caller gets its own copy, whose part hashes it may
+// compute.
 func Hash(list canon.Value) ([]Tool, error) {
+	if kept, ok := canon.Derived(list, hashedKey); ok {
+		return slices.Clone(kept.([]Tool)), nil
+	}
+	out, err := hash(list)
+	if err == nil && canon.KeepDerived(list, hashedKey, out) {
+		out = slices.Clone(out)
+	}
+	return out, err
+}
+
+// hashedKey names the tools Hash keeps beside a list (canon.KeepDerived).
+const hashedKey = "tools.Hash"
+
+func hash(list canon.Value) ([]Tool, error) {
 	if list.Kind() != canon.Array {
 		return nil, cerr.New(cerr.ToolsMalformed, "the tool list is %s, not an array", list.Kind())
 	}

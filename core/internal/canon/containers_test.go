@@ -1,0 +1,158 @@
+package canon
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// longArray is a canonical array of more than containerMin bytes, its
+// elements numbered from first.
+func longArray(first int) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i := first; b.Len() < containerMin+100; i++ {
+		if i > first {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"name":"tool_` + strconv.Itoa(i) + `","x":[1,2]}`)
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+func resetContainers() { containers.entries.Store(nil) }
+
+func kept() int {
+	es := containers.entries.Load()
+	if es == nil {
+		return 0
+	}
+	return len(*es)
+}
+
+func mustParse(t *testing.T, doc string) Value {
+	t.Helper()
+	v, err := Parse([]byte(doc))
+	if err != nil {
+		t.Fatalf("%.60s: %v", doc, err)
+	}
+	return v
+}
+
+// TestContainerMemo: a long array or object parsed again at the same depth
+// is taken from the memo and serializes as parsing gives it; the same bytes
+// at another depth, a container one byte different, a document the parser
+// does not own (ParseString) and a container that failed are parsed; an
+// array whose first element came from the memo is not taken for its own
+// canonical text (its element's text is in another document).
+func TestContainerMemo(t *testing.T) {
+	resetContainers()
+	defer resetContainers()
+	arr := longArray(0)
+	cold := mustParse(t, `{"tools":`+arr+`}`)
+	if kept() != 1 {
+		t.Fatalf("%d containers kept after one long array at depth 2", kept())
+	}
+	warm := mustParse(t, `{"other":1,"tools":`+arr+`}`)
+	ct, _ := cold.Get("tools")
+	wt, _ := warm.Get("tools")
+	if keptContainer(wt) == nil || keptContainer(ct) != keptContainer(wt) {
+		t.Fatal("the same array at the same depth was parsed again")
+	}
+	if got := string(Canonical(warm)); got != `{"other":1,"tools":`+arr+`}` {
+		t.Fatalf("a hit serializes otherwise: %.80s", got)
+	}
+
+	// First element of an array: the outer array's text is this document's,
+	// its first element's the kept one's.
+	outer := `[` + arr + `,1]`
+	v := mustParse(t, outer)
+	if keptContainer(v.Elems()[0]) == nil {
+		t.Fatal("the kept array as a first element was parsed again")
+	}
+	if got := string(Canonical(v)); got != outer {
+		t.Fatalf("an array whose first element came from the memo: %.40q…%.40q", got[:40], got[len(got)-40:])
+	}
+
+	// One byte different: parsed, and it gives the changed value.
+	changed := strings.Replace(arr, `"tool_7"`, `"tool_X"`, 1)
+	cv := mustParse(t, `{"tools":`+changed+`}`)
+	if ctools, _ := cv.Get("tools"); keptContainer(ctools) == keptContainer(ct) || string(Canonical(ctools)) != changed {
+		t.Fatal("an array one byte different was taken from the memo")
+	}
+
+	// Another depth: parsed (the depth limit depends on it).
+	resetContainers()
+	mustParse(t, `{"a":`+arr+`}`)
+	deeper := mustParse(t, `{"a":{"b":`+arr+`}}`)
+	a, _ := deeper.Get("a")
+	b, _ := a.Get("b")
+	if k := keptContainer(b); k != nil && k.depth != 3 {
+		t.Fatal("an array kept at depth 2 was taken at depth 3")
+	}
+	deep := `[` + strings.Repeat("[", MaxDepth-2) + strings.Repeat("]", MaxDepth-2) + `,` + arr[1:] // nests to MaxDepth at depth 2
+	resetContainers()
+	mustParse(t, `{"a":`+deep+`}`)
+	if _, err := Parse([]byte(`{"a":{"b":` + deep + `}}`)); err == nil || !strings.Contains(err.Error(), "nesting deeper") {
+		t.Fatalf("a kept container nesting to the limit, one level deeper: %v", err)
+	}
+
+	// Not owned: nothing kept.
+	resetContainers()
+	if _, err := ParseString(`{"tools":` + arr + `}`); err != nil || kept() != 0 {
+		t.Fatalf("ParseString kept a container of a document it does not own (%d, %v)", kept(), err)
+	}
+
+	// A failure is made by parsing each time; a container that parsed is
+	// kept even when the document fails after it, and the error is the same.
+	bad := `{"tools":` + strings.Replace(arr, `"x":[1,2]}`, `"x":[1,2],"x":3}`, 1) + `}`
+	for range 2 {
+		if _, err := Parse([]byte(bad)); err == nil || !strings.Contains(err.Error(), "duplicate member") {
+			t.Fatalf("a duplicate key in a long array: %v", err)
+		}
+	}
+	if kept() != 0 {
+		t.Fatal("a container that failed was kept")
+	}
+	trailing := `{"tools":` + arr + `} x`
+	_, err1 := Parse([]byte(trailing))
+	_, err2 := Parse([]byte(trailing))
+	if err1 == nil || err2 == nil || err1.Error() != err2.Error() || kept() != 1 {
+		t.Fatalf("an error after a kept container: %v / %v (%d kept)", err1, err2, kept())
+	}
+}
+
+// TestContainerMemoBounds: at most containersKept containers, none from a
+// document over containerDocMax, and Derived only for a kept tree.
+func TestContainerMemoBounds(t *testing.T) {
+	resetContainers()
+	defer resetContainers()
+	for i := range 2 * containersKept {
+		mustParse(t, `{"tools":`+longArray(i*10000)+`}`)
+		if kept() > containersKept {
+			t.Fatalf("%d containers kept", kept())
+		}
+	}
+	resetContainers()
+	mustParse(t, `{"tools":`+longArray(0)+`,"pad":"`+strings.Repeat("x", containerDocMax)+`"}`)
+	if kept() != 0 {
+		t.Fatal("a container of a document over containerDocMax was kept")
+	}
+	v := mustParse(t, `{"tools":`+longArray(0)+`}`)
+	list, _ := v.Get("tools")
+	if !KeepDerived(list, "k", 42) {
+		t.Fatal("nothing kept beside a kept tree")
+	}
+	again, _ := mustParse(t, `{"tools":`+longArray(0)+`}`).Get("tools")
+	if x, ok := Derived(again, "k"); !ok || x != 42 {
+		t.Fatalf("Derived of the same bytes again: %v %v", x, ok)
+	}
+	if _, ok := Derived(again, "other"); ok {
+		t.Fatal("Derived answered another key")
+	}
+	fresh, _ := mustParse(t, `{"other":`+longArray(1)+`}`).Get("other")
+	if KeepDerived(Arr(fresh.Elems()[:3]...), "k", 1) {
+		t.Fatal("something kept beside a tree the memo does not hold")
+	}
+}

@@ -1,0 +1,131 @@
+package tools
+
+import (
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/crawlcheck/verifier/core/internal/canon"
+)
+
+// The walk memo.
+//
+// A long-lived instance is handed the same tools/list pages again and
+// again: a warm process opening sessions against one server gets the same
+// result bytes every session, and a re-check of a server that did not
+// change gets the page it got before. Parsing and hashing those bytes was
+// most of what a warm session's check cost (docs/benchmarks.md). So
+// FromPages keeps the last few walks it read, keyed by their exact bytes and
+// by pageCapReached (the one other fact its answer depends on), with what
+// reading them gave. The key is compared in full, page by page and byte by
+// byte (canon.Same), never by a hash standing in for the bytes, so no
+// collision can change an answer; a page that differs in one byte is read
+// whole. The same bytes parse and hash to the same tools, so a hit answers
+// what reading would. Only a walk read without error is kept: every error is
+// still made by reading.
+//
+// What is kept is never changed afterwards: a hit hands out its own copy
+// of the tools (a Tool computes its part hashes on first use), and the
+// pages are parsed from the memo's own copy of their bytes, so neither the
+// tree nor the tools point into a request (an ABI-2 attachment is the
+// host's buffer, reused after the call).
+var walks = struct {
+	mu      sync.Mutex
+	entries []walk // most recently used first
+	bytes   int    // the page bytes the entries hold
+}{}
+
+type walk struct {
+	pages  []string // the pages' bytes, owned (one allocation)
+	capped bool
+	obs    Observed
+}
+
+// walksKept is how many walks are kept; walkMax caps the page bytes of one
+// walk (a 1,000-tool page is 1.1 MB) and walksMax those of all, so the memo
+// holds at most 8 MB of pages, with the trees parsed from them and their
+// tools (about four times the bytes for a typical list), in an instance
+// whose memory never shrinks (WebAssembly). Nothing in it grows with the
+// number of calls.
+const (
+	walksKept = 4
+	walkMax   = 4 << 20
+	walksMax  = 8 << 20
+)
+
+// knownWalk answers what reading pages gave, when they are a walk kept.
+func knownWalk(pages []string, capped bool) (Observed, bool) {
+	walks.mu.Lock()
+	defer walks.mu.Unlock()
+	for i, e := range walks.entries {
+		if e.capped == capped && samePages(e.pages, pages) {
+			copy(walks.entries[1:i+1], walks.entries[:i])
+			walks.entries[0] = e
+			obs := e.obs
+			obs.Tools = slices.Clone(obs.Tools)
+			return obs, true
+		}
+	}
+	return Observed{}, false
+}
+
+func samePages(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if len(a[i]) != len(b[i]) {
+			return false
+		}
+	}
+	for i := range a {
+		if !canon.Same(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// ownPages copies the pages into one allocation, so the memo keeps no
+// request alive and no attachment's buffer; ok is false for a walk too
+// large to keep.
+func ownPages(pages []string) (owned []string, ok bool) {
+	n := 0
+	for _, p := range pages {
+		if n += len(p); n > walkMax {
+			return nil, false
+		}
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, p := range pages {
+		b.WriteString(p)
+	}
+	all := b.String()
+	owned = make([]string, len(pages))
+	for i, p := range pages {
+		owned[i], all = all[:len(p)], all[len(p):]
+	}
+	return owned, true
+}
+
+// keepWalk remembers a walk read from owned pages (ownPages); obs is the
+// memo's from then on, so the caller hands out a copy of its tools.
+func keepWalk(owned []string, capped bool, obs Observed) {
+	n := 0
+	for _, p := range owned {
+		n += len(p)
+	}
+	walks.mu.Lock()
+	defer walks.mu.Unlock()
+	walks.entries = append([]walk{{owned, capped, obs}}, walks.entries...)
+	walks.bytes += n
+	for len(walks.entries) > walksKept || walks.bytes > walksMax {
+		last := walks.entries[len(walks.entries)-1]
+		for _, p := range last.pages {
+			walks.bytes -= len(p)
+		}
+		walks.entries[len(walks.entries)-1] = walk{}
+		walks.entries = walks.entries[:len(walks.entries)-1]
+	}
+}

@@ -1,0 +1,174 @@
+package tools
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/crawlcheck/verifier/core/internal/canon"
+)
+
+// summary is everything FromPages answers of a walk, part hashes and the
+// handed-off tools included.
+func summary(pages []string, capped bool) string {
+	obs, err := FromPages(pages, capped)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	var b strings.Builder
+	b.WriteString(obs.Truncated + " " + strconv.Itoa(obs.Pages) + "\n")
+	for i := range obs.Tools {
+		tl := &obs.Tools[i]
+		b.WriteString(tl.Name + " " + tl.Description + " " + tl.SHA256 + " " + tl.Parts().Value().String() + " " + string(tl.Handoff(true, true)) + "\n")
+	}
+	return b.String()
+}
+
+// resetWalks empties the walk memo, so a test starts cold.
+func resetWalks() {
+	walks.mu.Lock()
+	walks.entries, walks.bytes = nil, 0
+	walks.mu.Unlock()
+}
+
+// TestWalkMemo: a walk read again is answered from the memo with what
+// reading gave; a page one byte different is read whole and gives the
+// changed tool; the memo owns its bytes, so a host reusing the buffer it
+// handed over (an ABI-2 attachment) changes nothing kept; pageCapReached is
+// part of the key; errors are never kept; a caller computing part hashes
+// does not write into what is kept.
+func TestWalkMemo(t *testing.T) {
+	resetWalks()
+	const page = `{"tools":[{"name":"a","description":"Adds.","inputSchema":{"type":"object"}},{"name":"b","description":"Bakes.","annotations":{"readOnlyHint":true}}]}`
+	buf := []byte(page)
+	host := unsafe.String(&buf[0], len(buf)) // as req hands over an attachment: the host's bytes, in place
+
+	cold := summary([]string{host}, false)
+	if _, ok := knownWalk([]string{page}, false); !ok {
+		t.Fatal("a walk read is not kept")
+	}
+	if walks.entries[0].obs.Tools[0].parts != nil {
+		t.Fatal("the part hashes a caller asked for were written into the memo's tools")
+	}
+	reused := strings.Replace(page, "Adds.", "Adds!", 1)
+	copy(buf, reused) // the host reuses its buffer
+	if warm := summary([]string{page}, false); warm != cold {
+		t.Fatalf("a hit answers otherwise than reading:\n%s\nvs\n%s", warm, cold)
+	}
+	got := summary([]string{reused}, false)
+	resetWalks()
+	if want := summary([]string{reused}, false); got != want {
+		t.Fatalf("the bytes of a reused buffer:\n%s\nwant\n%s", got, want)
+	}
+
+	// One description byte changed: a miss, read whole.
+	changed := strings.Replace(page, "Bakes.", "Bakes!", 1)
+	FromPages([]string{page}, false)
+	got = summary([]string{changed}, false)
+	resetWalks()
+	if want := summary([]string{changed}, false); got != want || !strings.Contains(got, "b Bakes! ") {
+		t.Fatalf("a page one byte different, after a hit:\n%s\nwant\n%s", got, want)
+	}
+	if got == cold {
+		t.Fatal("a changed description gave the kept answer")
+	}
+
+	// pageCapReached is part of the key.
+	capped, err := FromPages([]string{page}, true)
+	if err != nil || capped.Truncated != TruncatedPageCap {
+		t.Fatalf("the same page with the cap reached: %q, %v", capped.Truncated, err)
+	}
+	if obs, _ := FromPages([]string{page}, false); obs.Truncated != "" {
+		t.Fatalf("the cap's answer was given for a walk without it: %q", obs.Truncated)
+	}
+
+	// Errors are made by reading, every time, and never kept.
+	bad := `{"tools":[{"name":"a"},{"name":"a"}]}`
+	for range 2 {
+		if _, err := FromPages([]string{bad}, false); err == nil || !strings.Contains(err.Error(), "both named") {
+			t.Fatalf("a duplicate name: %v", err)
+		}
+	}
+	if _, ok := knownWalk([]string{bad}, false); ok {
+		t.Fatal("a walk that failed was kept")
+	}
+}
+
+// TestWalkMemoBounds: the memo keeps at most walksKept walks and walksMax
+// bytes, and no walk over walkMax.
+func TestWalkMemoBounds(t *testing.T) {
+	resetWalks()
+	defer resetWalks()
+	big := `{"tools":[{"name":"big","description":"` + strings.Repeat("x", walkMax) + `"}]}`
+	if _, err := FromPages([]string{big}, false); err != nil {
+		t.Fatal(err)
+	}
+	if len(walks.entries) != 0 {
+		t.Fatal("a walk over walkMax was kept")
+	}
+	third := `{"tools":[{"name":"t","description":"` + strings.Repeat("x", walksMax/3) + `"}]}`
+	for i := range 2 * walksKept {
+		p := `{"tools":[{"name":"t` + string(rune('a'+i)) + `"}]}`
+		if i%2 == 0 {
+			p = third[:len(third)-4] + string(rune('a'+i)) + `"}]}`
+		}
+		if _, err := FromPages([]string{p}, false); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, e := range walks.entries {
+			for _, p := range e.pages {
+				n += len(p)
+			}
+		}
+		if len(walks.entries) > walksKept || walks.bytes > walksMax || n != walks.bytes {
+			t.Fatalf("after %d walks: %d kept, %d bytes counted, %d held", i+1, len(walks.entries), walks.bytes, n)
+		}
+	}
+}
+
+// TestHashKeptList: a list the parser's container memo keeps (a request's
+// tools sent again) is hashed once and its tools kept beside it; a hit
+// answers what hashing gave, and a caller's part hashes are its own.
+func TestHashKeptList(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"tools":[`)
+	for i := 0; b.Len() < 20<<10; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"description":"Tool ` + strconv.Itoa(i) + ` reads.","name":"t` + strconv.Itoa(i) + `"}`)
+	}
+	b.WriteString(`]}`)
+	hashOf := func() ([]Tool, canon.Value) {
+		doc, err := canon.Parse([]byte(b.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, _ := doc.Get("tools")
+		ts, err := Hash(list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ts, list
+	}
+	cold, list := hashOf()
+	kept, ok := canon.Derived(list, hashedKey)
+	if !ok {
+		t.Fatal("the tools of a kept list were not kept")
+	}
+	cold[0].Parts()
+	if kept.([]Tool)[0].parts != nil {
+		t.Fatal("a caller's part hashes were written into the kept tools")
+	}
+	warm, _ := hashOf()
+	if len(warm) != len(cold) {
+		t.Fatalf("%d tools, then %d", len(cold), len(warm))
+	}
+	for i := range cold {
+		if warm[i].Name != cold[i].Name || warm[i].SHA256 != cold[i].SHA256 || warm[i].Parts() != cold[i].Parts() {
+			t.Fatalf("tool %d: a hit answers otherwise than hashing", i)
+		}
+	}
+}

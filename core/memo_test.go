@@ -1,0 +1,60 @@
+package core_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/crawlcheck/verifier/core"
+)
+
+// TestVectorsTwice: every op vector asked twice in one process, the second
+// round in reverse order, gives its envelope both times. The core keeps
+// state between calls (the lockfile cache, the long-string memo, the walk
+// memo of tools/list pages): the first round fills it, the second answers
+// from it where the same bytes come again (a hit), and a hit must give
+// exactly what reading the bytes gave (a miss).
+func TestVectorsTwice(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(testdataDir, "ops", "*", "*.json"))
+	if len(files) < 100 {
+		t.Fatalf("only %d op vectors found", len(files))
+	}
+	type vector struct {
+		name, op  string
+		req, want []byte
+	}
+	var vs []vector
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var vf opFile
+		if err := json.Unmarshal(raw, &vf); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		v := vector{name: filepath.Base(filepath.Dir(f)) + "/" + filepath.Base(f), op: vf.Op, want: compact(t, vf.Response)}
+		switch {
+		case vf.RequestB64 != nil:
+			v.req, _ = base64.StdEncoding.DecodeString(*vf.RequestB64)
+		case vf.RequestRaw != nil:
+			v.req = []byte(*vf.RequestRaw)
+		default:
+			v.req = compact(t, vf.Request)
+		}
+		vs = append(vs, v)
+	}
+	back := slices.Clone(vs)
+	slices.Reverse(back)
+	for round, order := range [][]vector{vs, back} {
+		for _, v := range order {
+			if got := core.Call(v.op, v.req); !bytes.Equal(got, v.want) {
+				t.Errorf("round %d, %s:\n got  %s\n want %s", round+1, v.name, got, v.want)
+			}
+		}
+	}
+}
