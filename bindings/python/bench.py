@@ -7,6 +7,7 @@ plain-Python pass (json + hashlib, hashing each tool), at 10 to 10,000 tools.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import statistics
 import time
@@ -48,14 +49,19 @@ def main() -> None:
         page = json.dumps({"tools": ts}, separators=(",", ":")).encode()
         lock = crawlcheck.make_lock(tools=ts, server={"url": "https://mcp.example.com/mcp"}, approved_at="2026-11-29T12:00:00Z")["lock"].encode()
 
+        # The core keeps the last few pages it read, by their bytes (the walk
+        # memo): each call gets the page followed by other whitespace, one of
+        # more than the memo keeps, so that every call reads it.
+        unseen = itertools.cycle([page + b" " * i for i in range(8)])
+
         def so_hash() -> None:
-            crawlcheck.hash_tools(pages=[page])
+            crawlcheck.hash_tools(pages=[next(unseen)])
 
         def so_check() -> None:
             crawlcheck.continuity_check(
                 now="2026-11-30T12:00:00Z",
                 lock=lock,
-                observed={"endpoint": "https://mcp.example.com/mcp", "pages": [page]},
+                observed={"endpoint": "https://mcp.example.com/mcp", "pages": [next(unseen)]},
             )
 
         def plain() -> None:

@@ -23,6 +23,9 @@
  *                     print "rss_before_kb=B rss_after_kb=A"
  *   bench             read all requests; time calls to each until 0.5 s has
  *                     passed; print "iterations ns_per_call" per request
+ *   bench_cycle       read all requests; time calls cycling through them (as
+ *                     threads does) until 0.5 s has passed; print one line
+ *                     "iterations ns_per_call"
  *   overcap OP        call OP with a request one byte over the cap whose
  *                     memory is unreadable (PROT_NONE): a library that read
  *                     it would crash. Write the response frame.
@@ -273,16 +276,18 @@ static double now_ns(void) {
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static int bench(void) {
+static int bench(int cycle) {
 	size_t count;
 	request *rs = read_all(&count);
-	for (size_t i = 0; i < count; i++) {
+	size_t groups = cycle ? 1 : count, size = cycle ? count : 1;
+	for (size_t i = 0; i < groups; i++) {
+		request *r = &rs[i * size];
 		long iters = 1;
 		double elapsed;
-		run_calls(&rs[i], 1, 1); /* warm up */
+		run_calls(r, size, (long)size); /* warm up */
 		for (;;) {
 			double start = now_ns();
-			run_calls(&rs[i], 1, iters);
+			run_calls(r, size, iters);
 			elapsed = now_ns() - start;
 			if (elapsed >= 5e8 || iters >= 1L << 30)
 				break;
@@ -403,7 +408,7 @@ int main(int argc, char **argv) {
 		return status;
 	}
 	if (argc < 3)
-		die("usage: harness LIB serve|threads T N|rss N|bench|overcap OP|overcap_raw OP|sizemax OP|fork 0|1");
+		die("usage: harness LIB serve|threads T N|rss N|bench|bench_cycle|overcap OP|overcap_raw OP|sizemax OP|fork 0|1");
 	load(argv[1]);
 	const char *mode = argv[2];
 	int status;
@@ -414,7 +419,9 @@ int main(int argc, char **argv) {
 	else if (strcmp(mode, "rss") == 0 && argc == 4)
 		status = rss(atol(argv[3]));
 	else if (strcmp(mode, "bench") == 0 && argc == 3)
-		status = bench();
+		status = bench(0);
+	else if (strcmp(mode, "bench_cycle") == 0 && argc == 3)
+		status = bench(1);
 	else if (strcmp(mode, "overcap") == 0 && argc == 4)
 		status = overcap(argv[3]);
 	else if (strcmp(mode, "overcap_raw") == 0 && argc == 4)
@@ -422,7 +429,7 @@ int main(int argc, char **argv) {
 	else if (strcmp(mode, "sizemax") == 0 && argc == 4)
 		status = sizemax(argv[3]);
 	else
-		die("usage: harness LIB serve|threads T N|rss N|bench|overcap OP|overcap_raw OP|sizemax OP|fork 0|1");
+		die("usage: harness LIB serve|threads T N|rss N|bench|bench_cycle|overcap OP|overcap_raw OP|sizemax OP|fork 0|1");
 	if (fflush(stdout) != 0)
 		die("write to stdout failed");
 	return status;

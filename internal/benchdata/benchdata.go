@@ -70,18 +70,24 @@ func Documents(n int) (page, lock []byte) {
 // Endpoint is the server of every benchmark request.
 const Endpoint = "https://bench.example/mcp"
 
-// ContinuityRequest is a continuity_check of Page(n) against its own
-// lockfile, in enforce mode: the full path, record included.
-func ContinuityRequest(n int) []byte {
+// ContinuityRequests are continuity_checks of Page(n) against its own
+// lockfile, in enforce mode: the full path, record included; Unseen of
+// them, the page respaced in each (Respaced), so that a benchmark cycling
+// through them reads the page on every call.
+func ContinuityRequests(n int) [][]byte {
 	page, lock := Documents(n)
-	req, err := json.Marshal(map[string]any{
-		"now": Now, "mode": "enforce", "lock": string(lock),
-		"observed": map[string]any{"endpoint": Endpoint, "pages": []string{string(page)}},
-	})
-	if err != nil {
-		panic(err)
+	out := make([][]byte, Unseen)
+	for i := range out {
+		req, err := json.Marshal(map[string]any{
+			"now": Now, "mode": "enforce", "lock": string(lock),
+			"observed": map[string]any{"endpoint": Endpoint, "pages": []string{string(Respaced(page, i))}},
+		})
+		if err != nil {
+			panic(err)
+		}
+		out[i] = req
 	}
-	return req
+	return out
 }
 
 // RawContinuityRequest is ContinuityRequest through ABI 2: the request names
@@ -97,4 +103,44 @@ func Attachments(docs ...[]byte) []byte {
 		out = append(out, d...)
 	}
 	return out
+}
+
+// Respaced is page followed by i spaces: the same list in other bytes. The
+// core keeps the last few walks it read, by their exact bytes (the walk
+// memo, core/internal/tools/memo.go), so a benchmark that hands it the same
+// page again and again measures the memo, not a read of the page.
+func Respaced(page []byte, i int) []byte {
+	out := make([]byte, len(page)+i)
+	copy(out, page)
+	for k := len(page); k < len(out); k++ {
+		out[k] = ' '
+	}
+	return out
+}
+
+// Unseen is how many respaced pages a benchmark cycles through to read its
+// page on every call: more than the walk memo keeps, so that each call's
+// page is one the memo no longer holds.
+const Unseen = 8
+
+// UnseenAttachments are Attachments(page, lock) with the page respaced
+// Unseen ways (Respaced), for a benchmark to cycle through: every call then
+// reads and hashes its page, as a check of a page not seen before does.
+func UnseenAttachments(page, lock []byte) [][]byte {
+	out := make([][]byte, Unseen)
+	for i := range out {
+		out[i] = Attachments(Respaced(page, i), lock)
+	}
+	return out
+}
+
+// Cycle returns a function answering the next of xs each call, round and
+// round.
+func Cycle[T any](xs []T) func() T {
+	i := 0
+	return func() T {
+		x := xs[i%len(xs)]
+		i++
+		return x
+	}
 }
