@@ -16,8 +16,9 @@ import (
 // round in reverse order, gives its envelope both times. The core keeps
 // state between calls (the lockfile cache, the long-string memo, the walk
 // memo of tools/list pages): the first round fills it, the second answers
-// from it where the same bytes come again (a hit), and a hit must give
-// exactly what reading the bytes gave (a miss).
+// from it where the same bytes come again (a hit; next_page's pages are read
+// as walks first, so that it answers them from the memo), and a hit must
+// give exactly what reading the bytes gave (a miss).
 func TestVectorsTwice(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(testdataDir, "ops", "*", "*.json"))
 	if len(files) < 100 {
@@ -52,6 +53,12 @@ func TestVectorsTwice(t *testing.T) {
 	slices.Reverse(back)
 	for round, order := range [][]vector{vs, back} {
 		for _, v := range order {
+			// next_page answers a page of a walk the core read from the walk
+			// memo: in the second round, its page is read as a walk first.
+			var r struct{ Page *string }
+			if round == 1 && v.op == "next_page" && json.Unmarshal(v.req, &r) == nil && r.Page != nil {
+				core.Call("hash_tools", mustJSON(t, map[string]any{"pages": []string{*r.Page}}))
+			}
 			if got := core.Call(v.op, v.req); !bytes.Equal(got, v.want) {
 				t.Errorf("round %d, %s:\n got  %s\n want %s", round+1, v.name, got, v.want)
 			}

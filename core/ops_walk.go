@@ -46,7 +46,11 @@ func opNextPage(r req.Obj) (canon.Value, error) {
 	}
 	pageCap = min(pageCap, MaxPages) // beyond it no check compares a walk
 	stop, cursor := stopListEnd, ""
-	_, next, more, err := tools.ParsePage(page)
+	next, more, known := tools.PageCursor(page) // a page of a walk the core read before
+	var err error
+	if !known {
+		_, next, more, err = tools.ParsePage(page)
+	}
 	switch {
 	case err != nil:
 		stop = stopMalformed

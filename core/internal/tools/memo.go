@@ -39,6 +39,14 @@ type walk struct {
 	pages  []string // the pages' bytes, owned (one allocation)
 	capped bool
 	obs    Observed
+	ends   []pageEnd // each page's cursor, as ParsePage reads it
+}
+
+// pageEnd is what ParsePage said of a page's nextCursor; read is false for
+// a page after the walk stopped, which was not parsed.
+type pageEnd struct {
+	cursor     string
+	more, read bool
 }
 
 // walksKept is how many walks are kept; walkMax caps the page bytes of one
@@ -109,16 +117,34 @@ func ownPages(pages []string) (owned []string, ok bool) {
 	return owned, true
 }
 
-// keepWalk remembers a walk read from owned pages (ownPages); obs is the
+// PageCursor answers ParsePage's cursor and hasCursor for a page that is
+// one of a kept walk's, which parsed: a host asks next_page of each page it
+// reads, the same page every session, before the check reads the walk.
+func PageCursor(page string) (cursor string, hasCursor, ok bool) {
+	walks.mu.Lock()
+	defer walks.mu.Unlock()
+	for i, e := range walks.entries {
+		for k, p := range e.pages {
+			if e.ends[k].read && len(p) == len(page) && canon.Same(p, page) {
+				copy(walks.entries[1:i+1], walks.entries[:i])
+				walks.entries[0] = e
+				return e.ends[k].cursor, e.ends[k].more, true
+			}
+		}
+	}
+	return "", false, false
+}
+
+// keepWalk remembers a walk read from owned pages (ownPages); w.obs is the
 // memo's from then on, so the caller hands out a copy of its tools.
-func keepWalk(owned []string, capped bool, obs Observed) {
+func keepWalk(w walk) {
 	n := 0
-	for _, p := range owned {
+	for _, p := range w.pages {
 		n += len(p)
 	}
 	walks.mu.Lock()
 	defer walks.mu.Unlock()
-	walks.entries = append([]walk{{owned, capped, obs}}, walks.entries...)
+	walks.entries = append([]walk{w}, walks.entries...)
 	walks.bytes += n
 	for len(walks.entries) > walksKept || walks.bytes > walksMax {
 		last := walks.entries[len(walks.entries)-1]

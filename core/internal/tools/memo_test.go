@@ -172,3 +172,36 @@ func TestHashKeptList(t *testing.T) {
 		}
 	}
 }
+
+// TestPageCursor: a page of a kept walk answers next_page's question (its
+// cursor) as ParsePage does; a page the walk did not parse, or never read,
+// is not known.
+func TestPageCursor(t *testing.T) {
+	resetWalks()
+	defer resetWalks()
+	const (
+		p1    = `{"tools":[{"name":"a"}],"nextCursor":"c1"}`
+		p2    = `{"tools":[{"name":"b"}],"nextCursor":"c1"}` // repeats c1: the walk stops
+		p3    = `{"tools":[{"name":"c"}]}`
+		other = `{"tools":[{"name":"d"}]}`
+	)
+	if _, err := FromPages([]string{p1, p2, p3}, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		page         string
+		cursor       string
+		more, parsed bool
+	}{{p1, "c1", true, true}, {p2, "c1", true, true}, {p3, "", false, false}, {other, "", false, false}} {
+		cursor, more, ok := PageCursor(c.page)
+		if ok != c.parsed || cursor != c.cursor || more != c.more {
+			t.Errorf("PageCursor(%s) = %q, %v, %v", c.page, cursor, more, ok)
+		}
+		if ok {
+			_, wc, wm, err := ParsePage(c.page)
+			if err != nil || wc != cursor || wm != more {
+				t.Errorf("PageCursor(%s) differs from ParsePage: %q %v", c.page, wc, wm)
+			}
+		}
+	}
+}

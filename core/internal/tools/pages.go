@@ -90,19 +90,21 @@ func FromPages(pages []string, pageCapReached bool) (Observed, error) {
 	}
 	owned, keep := ownPages(pages)
 	if !keep {
-		return readPages(pages, pageCapReached)
+		return readPages(pages, pageCapReached, nil)
 	}
-	obs, err := readPages(owned, pageCapReached)
+	ends := make([]pageEnd, len(pages))
+	obs, err := readPages(owned, pageCapReached, ends)
 	if err != nil {
 		return obs, err
 	}
-	keepWalk(owned, pageCapReached, obs)
+	keepWalk(walk{pages: owned, capped: pageCapReached, obs: obs, ends: ends})
 	obs.Tools = slices.Clone(obs.Tools)
 	return obs, nil
 }
 
-// readPages is FromPages without the memo.
-func readPages(pages []string, pageCapReached bool) (Observed, error) {
+// readPages is FromPages without the memo. It notes in ends (nil, or one
+// per page) the cursor of each page it parsed.
+func readPages(pages []string, pageCapReached bool, ends []pageEnd) (Observed, error) {
 	obs := Observed{Pages: len(pages)}
 	if len(pages) == 0 {
 		return obs, cerr.New(cerr.ToolsMalformed, "no tools/list page was read")
@@ -120,6 +122,9 @@ func readPages(pages []string, pageCapReached bool) (Observed, error) {
 		list, cursor, has, err := ParsePage(raw)
 		if err != nil {
 			return obs, cerr.In(pageName(i), asMalformed(err))
+		}
+		if ends != nil {
+			ends[i] = pageEnd{cursor: cursor, more: has, read: true}
 		}
 		if has && seen[cursor] {
 			// The walk ends here; this page's tools are not taken, since a
