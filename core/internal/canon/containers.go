@@ -23,7 +23,7 @@ import (
 // same tree at the same depth, so the kept tree is taken instead. The bytes
 // are compared in full (Same), never by a hash standing in for them. Only a
 // container parsed without error is kept, so every error is still made by
-// parsing.
+// parsing. A container is kept the second time it is read (Sightings).
 //
 // A kept tree points into the document it was parsed from, so only a
 // document the parser owns is kept from (Parse copies its input;
@@ -40,6 +40,7 @@ import (
 var containers struct {
 	mu      sync.Mutex
 	entries atomic.Pointer[[]*container] // most recently used first; replaced, never changed
+	seen    Sightings
 }
 
 type container struct {
@@ -66,6 +67,9 @@ const (
 	containerDepthMax = 3
 )
 
+// depthNames name the depths containers are kept at, for their fingerprint.
+var depthNames = [...]string{containerDepthMin: "2", containerDepthMax: "3"}
+
 // knownContainer takes the array or object starting at p.i from the memo,
 // when its bytes are a kept one's at the same depth.
 func (p *parser) knownContainer(depth int) (Value, bool) {
@@ -91,7 +95,8 @@ func (p *parser) knownContainer(depth int) (Value, bool) {
 // keepContainer remembers the array or object v just parsed from
 // p.s[start:p.i] at depth, mark being p.dirty at its start.
 func (p *parser) keepContainer(v Value, depth, start, mark int) {
-	if !p.owned || depth < containerDepthMin || depth > containerDepthMax || p.i-start < containerMin || len(p.s) > containerDocMax {
+	if !p.owned || depth < containerDepthMin || depth > containerDepthMax || p.i-start < containerMin || len(p.s) > containerDocMax ||
+		!containers.seen.SeenBefore(p.s[start:p.i], depthNames[depth]) {
 		return
 	}
 	e := &container{raw: p.s[start:p.i], depth: depth, v: v, dirty: p.dirty - mark}

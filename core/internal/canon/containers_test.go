@@ -21,7 +21,10 @@ func longArray(first int) string {
 	return b.String()
 }
 
-func resetContainers() { containers.entries.Store(nil) }
+func resetContainers() {
+	containers.entries.Store(nil)
+	containers.seen = Sightings{}
+}
 
 func kept() int {
 	es := containers.entries.Load()
@@ -29,6 +32,13 @@ func kept() int {
 		return 0
 	}
 	return len(*es)
+}
+
+// twice parses doc twice: a container is kept the second time it is read.
+func twice(t *testing.T, doc string) Value {
+	t.Helper()
+	mustParse(t, doc)
+	return mustParse(t, doc)
 }
 
 func mustParse(t *testing.T, doc string) Value {
@@ -41,7 +51,8 @@ func mustParse(t *testing.T, doc string) Value {
 }
 
 // TestContainerMemo: a long array or object parsed again at the same depth
-// is taken from the memo and serializes as parsing gives it; the same bytes
+// is kept the second time it is read, then taken from the memo, and
+// serializes as parsing gives it; the same bytes
 // at another depth, a container one byte different, a document the parser
 // does not own (ParseString) and a container that failed are parsed; an
 // array whose first element came from the memo is not taken for its own
@@ -50,6 +61,10 @@ func TestContainerMemo(t *testing.T) {
 	resetContainers()
 	defer resetContainers()
 	arr := longArray(0)
+	mustParse(t, `{"tools":`+arr+`}`)
+	if kept() != 0 {
+		t.Fatal("a container read once was kept")
+	}
 	cold := mustParse(t, `{"tools":`+arr+`}`)
 	if kept() != 1 {
 		t.Fatalf("%d containers kept after one long array at depth 2", kept())
@@ -84,7 +99,7 @@ func TestContainerMemo(t *testing.T) {
 
 	// Another depth: parsed (the depth limit depends on it).
 	resetContainers()
-	mustParse(t, `{"a":`+arr+`}`)
+	twice(t, `{"a":`+arr+`}`)
 	deeper := mustParse(t, `{"a":{"b":`+arr+`}}`)
 	a, _ := deeper.Get("a")
 	b, _ := a.Get("b")
@@ -93,13 +108,14 @@ func TestContainerMemo(t *testing.T) {
 	}
 	deep := `[` + strings.Repeat("[", MaxDepth-2) + strings.Repeat("]", MaxDepth-2) + `,` + arr[1:] // nests to MaxDepth at depth 2
 	resetContainers()
-	mustParse(t, `{"a":`+deep+`}`)
+	twice(t, `{"a":`+deep+`}`)
 	if _, err := Parse([]byte(`{"a":{"b":` + deep + `}}`)); err == nil || !strings.Contains(err.Error(), "nesting deeper") {
 		t.Fatalf("a kept container nesting to the limit, one level deeper: %v", err)
 	}
 
 	// Not owned: nothing kept.
 	resetContainers()
+	ParseString(`{"tools":` + arr + `}`)
 	if _, err := ParseString(`{"tools":` + arr + `}`); err != nil || kept() != 0 {
 		t.Fatalf("ParseString kept a container of a document it does not own (%d, %v)", kept(), err)
 	}
@@ -117,9 +133,10 @@ func TestContainerMemo(t *testing.T) {
 	}
 	trailing := `{"tools":` + arr + `} x`
 	_, err1 := Parse([]byte(trailing))
-	_, err2 := Parse([]byte(trailing))
-	if err1 == nil || err2 == nil || err1.Error() != err2.Error() || kept() != 1 {
-		t.Fatalf("an error after a kept container: %v / %v (%d kept)", err1, err2, kept())
+	Parse([]byte(trailing)) // kept now
+	_, err3 := Parse([]byte(trailing))
+	if err1 == nil || err3 == nil || err1.Error() != err3.Error() || kept() != 1 {
+		t.Fatalf("an error after a kept container: %v / %v (%d kept)", err1, err3, kept())
 	}
 }
 
@@ -129,17 +146,17 @@ func TestContainerMemoBounds(t *testing.T) {
 	resetContainers()
 	defer resetContainers()
 	for i := range 2 * containersKept {
-		mustParse(t, `{"tools":`+longArray(i*10000)+`}`)
+		twice(t, `{"tools":`+longArray(i*10000)+`}`)
 		if kept() > containersKept {
 			t.Fatalf("%d containers kept", kept())
 		}
 	}
 	resetContainers()
-	mustParse(t, `{"tools":`+longArray(0)+`,"pad":"`+strings.Repeat("x", containerDocMax)+`"}`)
+	twice(t, `{"tools":`+longArray(0)+`,"pad":"`+strings.Repeat("x", containerDocMax)+`"}`)
 	if kept() != 0 {
 		t.Fatal("a container of a document over containerDocMax was kept")
 	}
-	v := mustParse(t, `{"tools":`+longArray(0)+`}`)
+	v := twice(t, `{"tools":`+longArray(0)+`}`)
 	list, _ := v.Get("tools")
 	if !KeepDerived(list, "k", 42) {
 		t.Fatal("nothing kept beside a kept tree")
@@ -151,8 +168,27 @@ func TestContainerMemoBounds(t *testing.T) {
 	if _, ok := Derived(again, "other"); ok {
 		t.Fatal("Derived answered another key")
 	}
-	fresh, _ := mustParse(t, `{"other":`+longArray(1)+`}`).Get("other")
+	fresh, _ := twice(t, `{"other":`+longArray(1)+`}`).Get("other")
 	if KeepDerived(Arr(fresh.Elems()[:3]...), "k", 1) {
 		t.Fatal("something kept beside a tree the memo does not hold")
+	}
+}
+
+// TestSightings: bytes are seen before once noted, until sightingsKept
+// others have been noted since; the length and the sampled words count.
+func TestSightings(t *testing.T) {
+	var s Sightings
+	page := longArray(0)
+	if s.SeenBefore(page) || !s.SeenBefore(page) {
+		t.Fatal("a page noted is not seen before, or one not noted is")
+	}
+	if s.SeenBefore(page+" ") || s.SeenBefore(page, "2") || s.SeenBefore("") {
+		t.Fatal("other bytes were taken for ones seen before")
+	}
+	for i := range sightingsKept {
+		s.SeenBefore(strconv.Itoa(i))
+	}
+	if s.SeenBefore(page) {
+		t.Fatalf("a page noted %d sightings ago is still remembered", sightingsKept)
 	}
 }

@@ -22,7 +22,9 @@ import (
 // collision can change an answer; a page that differs in one byte is read
 // whole. The same bytes parse and hash to the same tools, so a hit answers
 // what reading would. Only a walk read without error is kept: every error is
-// still made by reading.
+// still made by reading. A walk is kept the second time it is read
+// (canon.Sightings): one read once only would cost a copy and collector
+// time while it is kept.
 //
 // What is kept is never changed afterwards: a hit hands out its own copy
 // of the tools (a Tool computes its part hashes on first use), and the
@@ -33,6 +35,7 @@ var walks = struct {
 	mu      sync.Mutex
 	entries []walk // most recently used first
 	bytes   int    // the page bytes the entries hold
+	seen    canon.Sightings
 }{}
 
 type walk struct {
@@ -94,27 +97,29 @@ func samePages(a, b []string) bool {
 	return true
 }
 
-// ownPages copies the pages into one allocation, so the memo keeps no
-// request alive and no attachment's buffer; ok is false for a walk too
-// large to keep.
-func ownPages(pages []string) (owned []string, ok bool) {
+// pagesBytes is the bytes of pages together.
+func pagesBytes(pages []string) int {
 	n := 0
 	for _, p := range pages {
-		if n += len(p); n > walkMax {
-			return nil, false
-		}
+		n += len(p)
 	}
+	return n
+}
+
+// ownPages copies the pages into one allocation, so the memo keeps no
+// request alive and no attachment's buffer.
+func ownPages(pages []string) []string {
 	var b strings.Builder
-	b.Grow(n)
+	b.Grow(pagesBytes(pages))
 	for _, p := range pages {
 		b.WriteString(p)
 	}
 	all := b.String()
-	owned = make([]string, len(pages))
+	owned := make([]string, len(pages))
 	for i, p := range pages {
 		owned[i], all = all[:len(p)], all[len(p):]
 	}
-	return owned, true
+	return owned
 }
 
 // PageCursor answers ParsePage's cursor and hasCursor for a page that is
@@ -138,19 +143,13 @@ func PageCursor(page string) (cursor string, hasCursor, ok bool) {
 // keepWalk remembers a walk read from owned pages (ownPages); w.obs is the
 // memo's from then on, so the caller hands out a copy of its tools.
 func keepWalk(w walk) {
-	n := 0
-	for _, p := range w.pages {
-		n += len(p)
-	}
+	n := pagesBytes(w.pages)
 	walks.mu.Lock()
 	defer walks.mu.Unlock()
 	walks.entries = append([]walk{w}, walks.entries...)
 	walks.bytes += n
 	for len(walks.entries) > walksKept || walks.bytes > walksMax {
-		last := walks.entries[len(walks.entries)-1]
-		for _, p := range last.pages {
-			walks.bytes -= len(p)
-		}
+		walks.bytes -= pagesBytes(walks.entries[len(walks.entries)-1].pages)
 		walks.entries[len(walks.entries)-1] = walk{}
 		walks.entries = walks.entries[:len(walks.entries)-1]
 	}

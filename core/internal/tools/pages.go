@@ -88,10 +88,10 @@ func FromPages(pages []string, pageCapReached bool) (Observed, error) {
 	if obs, ok := knownWalk(pages, pageCapReached); ok {
 		return obs, nil
 	}
-	owned, keep := ownPages(pages)
-	if !keep {
+	if pagesBytes(pages) > walkMax || !walks.seen.SeenBefore(pages...) {
 		return readPages(pages, pageCapReached, nil)
 	}
+	owned := ownPages(pages)
 	ends := make([]pageEnd, len(pages))
 	obs, err := readPages(owned, pageCapReached, ends)
 	if err != nil {
