@@ -264,6 +264,8 @@ func render(rows []row, py pythonResult, raw, gz int, cold, cached, instantiate 
 	p("One page of n tools (about 1.1 KB each, `internal/benchdata`) against the lockfile approving it: the\n")
 	p("re-check every `list_changed` causes. Every host sends the page and the lockfile as ABI-2 attachments\n")
 	p("(`call_raw`), building the request each call; the wasm hosts give the module their own SHA-256.\n")
+	p("Each call's page is followed by 0 to 7 spaces in turn (`benchdata.UnseenAttachments`): the core keeps\n")
+	p("the pages it read again by their bytes (the walk memo), and a settled check must read its page.\n")
 	p("The .so column is timed inside the C harness (hosttest/c/harness.c). Node and the plain-JS peer are\n")
 	p("interleaved in one process (medians); the peer (`hosttest/bench/node/bench.mjs`) is `JSON.parse`, an\n")
 	p("RFC 8785 canonicalizer and `node:crypto`: it hashes every tool and compares it with the lockfile's\n")
