@@ -45,10 +45,18 @@ func main() {
 	child := flag.String("mem-child", "", "internal: one memory case, `OP:FILE` (the request in FILE)")
 	wasmSize := flag.String("wasm-size", "", "print the code bytes each package contributes to `MODULE` (a wasm build keeping its name section; wasmsize.go)")
 	table := flag.Bool("table", false, "measure issue 23's table only (table.go) and write its section of -o")
+	peakRSS := flag.Bool("peak-rss", false, "internal: run the command after the flags and print its peak resident memory in bytes (table.go's memory row)")
 	flag.Func("mem-sizes", "list sizes of the memory cases in MB, comma-separated (default 1,10,50)", setMemSizes)
 	flag.Parse()
 	if *child != "" || *memOnly {
 		if err := memoryMain(*child); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *peakRSS {
+		if err := peakRSSMain(flag.Args()); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
