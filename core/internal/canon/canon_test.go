@@ -172,11 +172,12 @@ func FuzzCanonicalize(f *testing.F) {
 	for _, s := range []string{`{"b":[1,2,{"c":"\u00e9"}],"a":null}`, `[1e21,-0,0.1]`, `"\ud83d\ude00"`, `{"a":1,"a":2}`, "\"\xff\""} {
 		f.Add([]byte(s))
 	}
-	// The same long array three times at depths 2 and 3, so the container
-	// memo keeps it at its second reading and gives it at its third, as a
-	// first element too (containers.go).
+	// The same long array again and again at depths 2 and 3, so the
+	// container memo keeps it (at its second reading while the memo has
+	// room, by its ninth whatever it holds: Sightings) and gives it after,
+	// as a first element too (containers.go).
 	long := longArray(0)
-	f.Add([]byte(`[` + long + `,` + long + `,` + long + `]`))
+	f.Add([]byte(`[` + strings.Repeat(long+`,`, 9) + long + `]`))
 	f.Add([]byte(`[[` + long + `,1],[` + long + `,2],[` + long + `,3]]`))
 	f.Add([]byte(`{"a":` + long + `,"b":` + long + `,"c":{"d":` + long + `}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {

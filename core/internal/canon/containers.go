@@ -23,7 +23,8 @@ import (
 // same tree at the same depth, so the kept tree is taken instead. The bytes
 // are compared in full (Same), never by a hash standing in for them. Only a
 // container parsed without error is kept, so every error is still made by
-// parsing. A container is kept the second time it is read (Sightings).
+// parsing. What is kept is decided by how often it was read (Sightings):
+// every container the memo could keep and every hit is a sighting.
 //
 // A kept tree points into the document it was parsed from, so only a
 // document the parser owns is kept from (Parse copies its input;
@@ -46,6 +47,7 @@ var containers struct {
 type container struct {
 	raw     string // the container's bytes, a part of an owned document
 	depth   int
+	print   uint64 // Fingerprint(raw, depthNames[depth])
 	v       Value
 	dirty   int
 	derived atomic.Pointer[derivedValue]
@@ -85,6 +87,7 @@ func (p *parser) knownContainer(depth int) (Value, bool) {
 		if e.depth == depth && len(e.raw) <= len(rest) && Same(rest[:len(e.raw)], e.raw) {
 			p.i += len(e.raw)
 			p.dirty += e.dirty
+			containers.seen.Note(e.print)
 			touch(e)
 			return e.v, true
 		}
@@ -93,19 +96,29 @@ func (p *parser) knownContainer(depth int) (Value, bool) {
 }
 
 // keepContainer remembers the array or object v just parsed from
-// p.s[start:p.i] at depth, mark being p.dirty at its start.
+// p.s[start:p.i] at depth, mark being p.dirty at its start, when Sightings
+// admits it.
 func (p *parser) keepContainer(v Value, depth, start, mark int) {
-	if !p.owned || depth < containerDepthMin || depth > containerDepthMax || p.i-start < containerMin || len(p.s) > containerDocMax ||
-		!containers.seen.SeenBefore(p.s[start:p.i], depthNames[depth]) {
+	if !p.owned || depth < containerDepthMin || depth > containerDepthMax || p.i-start < containerMin || len(p.s) > containerDocMax {
 		return
 	}
-	e := &container{raw: p.s[start:p.i], depth: depth, v: v, dirty: p.dirty - mark}
+	raw := p.s[start:p.i]
+	f := Fingerprint(raw, depthNames[depth])
+	seen := containers.seen.Note(f)
 	containers.mu.Lock()
 	defer containers.mu.Unlock()
 	var es []*container
 	if old := containers.entries.Load(); old != nil {
 		es = *old
 	}
+	var evicts []uint64
+	if len(es) == containersKept {
+		evicts = append(evicts, es[len(es)-1].print)
+	}
+	if !containers.seen.Admits(seen, evicts...) {
+		return
+	}
+	e := &container{raw: raw, depth: depth, print: f, v: v, dirty: p.dirty - mark}
 	next := append([]*container{e}, es[:min(len(es), containersKept-1)]...)
 	containers.entries.Store(&next)
 }

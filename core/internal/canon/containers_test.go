@@ -1,6 +1,7 @@
 package canon
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,7 +35,8 @@ func kept() int {
 	return len(*es)
 }
 
-// twice parses doc twice: a container is kept the second time it is read.
+// twice parses doc twice: a container is kept the second time it is read
+// while the memo has room.
 func twice(t *testing.T, doc string) Value {
 	t.Helper()
 	mustParse(t, doc)
@@ -174,21 +176,112 @@ func TestContainerMemoBounds(t *testing.T) {
 	}
 }
 
-// TestSightings: bytes are seen before once noted, until sightingsKept
-// others have been noted since; the length and the sampled words count.
+// TestSightings: a sighting is counted while it is among the last
+// sightingsKept; the length and the sampled words count; Admits keeps what
+// was seen twice, and two times more often than each entry it evicts.
 func TestSightings(t *testing.T) {
 	var s Sightings
-	page := longArray(0)
-	if s.SeenBefore(page) || !s.SeenBefore(page) {
-		t.Fatal("a page noted is not seen before, or one not noted is")
+	page := Fingerprint(longArray(0))
+	if s.Note(page) != 1 || s.Note(page) != 2 {
+		t.Fatal("a page noted twice is not counted twice")
 	}
-	if s.SeenBefore(page+" ") || s.SeenBefore(page, "2") || s.SeenBefore("") {
-		t.Fatal("other bytes were taken for ones seen before")
+	for _, other := range []uint64{Fingerprint(longArray(0) + " "), Fingerprint(longArray(0), "2"), Fingerprint("")} {
+		if other == page || s.Note(other) != 1 {
+			t.Fatal("other bytes were counted as the page")
+		}
 	}
-	for i := range sightingsKept {
-		s.SeenBefore(strconv.Itoa(i))
+	if s.Admits(1) || !s.Admits(2) || s.Admits(3, page) || !s.Admits(4, page, Fingerprint("")) {
+		t.Fatal("Admits does not ask twice, and two more than each entry evicted")
 	}
-	if s.SeenBefore(page) {
-		t.Fatalf("a page noted %d sightings ago is still remembered", sightingsKept)
+	for i := range sightingsKept - 1 {
+		s.Note(Fingerprint(strconv.Itoa(i)))
+	}
+	if n := s.Note(page); n != 1 {
+		t.Fatalf("a page noted %d sightings ago is still counted: %d", sightingsKept, n)
+	}
+}
+
+// rotate parses docs in turn, rounds times, and answers how many of the
+// reads of the last round hit the memo; it fails when a miss keeps
+// anything.
+func rotate(t *testing.T, docs []string, rounds int) (hits int) {
+	t.Helper()
+	for r := range rounds {
+		for _, doc := range docs {
+			before := containers.entries.Load()
+			hit := holds(doc[len(`{"tools":`) : len(doc)-1])
+			mustParse(t, doc)
+			if hit && r == rounds-1 {
+				hits++
+			}
+			if after := containers.entries.Load(); !hit && r > 1 && after != before {
+				t.Fatalf("round %d: a miss kept its container", r+1)
+			}
+		}
+	}
+	return hits
+}
+
+// holds reports whether raw is a container kept at depth 2.
+func holds(raw string) bool {
+	if es := containers.entries.Load(); es != nil {
+		for _, e := range *es {
+			if e.depth == 2 && e.raw == raw {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestContainerMemoRotation: more lists than the memo keeps, read in turn
+// (an issuer serving several clients), keep some of them, which then hit,
+// and the misses keep nothing; plain LRU kept each and evicted the one
+// needed next, hitting never.
+func TestContainerMemoRotation(t *testing.T) {
+	for _, n := range []int{5, 8, 15} {
+		resetContainers()
+		var docs []string
+		for i := range n {
+			docs = append(docs, `{"tools":`+longArray(i*10000)+`}`)
+		}
+		if hits := rotate(t, docs, 10); hits != containersKept {
+			t.Errorf("%d lists in turn: %d of %d reads of a round hit, want %d", n, hits, n, containersKept)
+		}
+	}
+	resetContainers()
+}
+
+// TestContainerMemoAging: lists that stopped coming give way to a new list
+// read again and again within sightingsKept/2+1 reads: four lists read 100
+// times in turn, or one read 100 times then three twice, which fill the
+// memo.
+func TestContainerMemoAging(t *testing.T) {
+	defer resetContainers()
+	doc := func(i int) string { return `{"tools":` + longArray(i*10000) + `}` }
+	for name, warm := range map[string][]int{
+		"four in turn":    slices.Repeat([]int{1, 2, 3, 4}, 100),
+		"one, then three": append(slices.Repeat([]int{1}, 100), 2, 2, 3, 3, 4, 4),
+	} {
+		resetContainers()
+		for _, i := range warm {
+			mustParse(t, doc(i))
+		}
+		if kept() != containersKept {
+			t.Fatalf("%s: %d kept", name, kept())
+		}
+		fresh := doc(9)
+		reads := 0
+		for !holds(fresh[len(`{"tools":`) : len(fresh)-1]) {
+			if reads++; reads > sightingsKept/2+1 {
+				t.Fatalf("%s: a new list read %d times is not kept", name, reads-1)
+			}
+			mustParse(t, fresh)
+		}
+		tools, _ := mustParse(t, fresh).Get("tools")
+		if keptContainer(tools) == nil {
+			t.Fatalf("%s: the new list, kept, did not hit", name)
+		}
+		t.Logf("%s: kept after %d reads", name, reads)
 	}
 }

@@ -22,9 +22,11 @@ import (
 // collision can change an answer; a page that differs in one byte is read
 // whole. The same bytes parse and hash to the same tools, so a hit answers
 // what reading would. Only a walk read without error is kept: every error is
-// still made by reading. A walk is kept the second time it is read
-// (canon.Sightings): one read once only would cost a copy and collector
-// time while it is kept.
+// still made by reading. Which walks are kept is decided by how often each
+// was read (canon.Sightings; every read is a sighting, a hit too): one read
+// once only would cost a copy and collector time while it is kept, and one
+// read less often than those it would evict would evict the walk needed
+// next.
 //
 // What is kept is never changed afterwards: a hit hands out its own copy
 // of the tools (a Tool computes its part hashes on first use), and the
@@ -40,6 +42,7 @@ var walks = struct {
 
 type walk struct {
 	pages  []string // the pages' bytes, owned (one allocation)
+	print  uint64   // canon.Fingerprint(pages...)
 	capped bool
 	obs    Observed
 	ends   []pageEnd // each page's cursor, as ParsePage reads it
@@ -72,6 +75,7 @@ func knownWalk(pages []string, capped bool) (Observed, bool) {
 		if e.capped == capped && samePages(e.pages, pages) {
 			copy(walks.entries[1:i+1], walks.entries[:i])
 			walks.entries[0] = e
+			walks.seen.Note(e.print)
 			obs := e.obs
 			obs.Tools = slices.Clone(obs.Tools)
 			return obs, true
@@ -138,6 +142,22 @@ func PageCursor(page string) (cursor string, hasCursor, ok bool) {
 		}
 	}
 	return "", false, false
+}
+
+// admitsWalk reports whether a walk of n page bytes with fingerprint f,
+// not kept, is to be kept: it notes the sighting, and asks canon.Sightings
+// with the entries keeping it would evict.
+func admitsWalk(f uint64, n int) bool {
+	seen := walks.seen.Note(f)
+	walks.mu.Lock()
+	defer walks.mu.Unlock()
+	var evicts []uint64
+	kept, bytes := len(walks.entries)+1, walks.bytes+n
+	for i := len(walks.entries) - 1; i >= 0 && (kept > walksKept || bytes > walksMax); i-- {
+		evicts = append(evicts, walks.entries[i].print)
+		kept, bytes = kept-1, bytes-pagesBytes(walks.entries[i].pages)
+	}
+	return walks.seen.Admits(seen, evicts...)
 }
 
 // keepWalk remembers a walk read from owned pages (ownPages); w.obs is the

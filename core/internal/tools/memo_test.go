@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -164,7 +165,7 @@ func TestHashKeptList(t *testing.T) {
 		}
 		return ts, list
 	}
-	hashOf() // a list is kept the second time it is read
+	hashOf() // a list is kept the second time it is read, the memo having room
 	cold, list := hashOf()
 	kept, ok := canon.Derived(list, hashedKey)
 	if !ok {
@@ -217,5 +218,105 @@ func TestPageCursor(t *testing.T) {
 				t.Errorf("PageCursor(%s) differs from ParsePage: %q %v", c.page, wc, wm)
 			}
 		}
+	}
+}
+
+// keptWalk reports whether page alone is a walk kept, without touching the
+// memo (knownWalk would note a sighting).
+func keptWalk(page string) bool {
+	walks.mu.Lock()
+	defer walks.mu.Unlock()
+	for _, e := range walks.entries {
+		if len(e.pages) == 1 && e.pages[0] == page {
+			return true
+		}
+	}
+	return false
+}
+
+// firstPages identifies what the memo holds, in order.
+func firstPages() []*byte {
+	walks.mu.Lock()
+	defer walks.mu.Unlock()
+	var ps []*byte
+	for _, e := range walks.entries {
+		ps = append(ps, unsafe.StringData(e.pages[0]))
+	}
+	return ps
+}
+
+func onePage(i int) string {
+	return `{"tools":[{"name":"t` + strconv.Itoa(i) + `","description":"Tool ` + strconv.Itoa(i) + `."}]}`
+}
+
+// TestWalkMemoRotation: more walks than the memo keeps, read in turn (an
+// issuer serving several clients, the benchmark's respaced pages), keep
+// walksKept of them, which hit (at least 40% of the reads with 8), and a
+// read that misses keeps nothing (no copy, no tree); plain LRU kept each
+// and evicted the one needed next, hitting never. Sixteen, each seen once
+// in the window of sightings, are all read without keeping.
+func TestWalkMemoRotation(t *testing.T) {
+	defer resetWalks()
+	for _, n := range []int{5, 8, 12, 15, 16} {
+		resetWalks()
+		hits, reads := 0, 0
+		for r := range 10 {
+			for i := range n {
+				page := onePage(i)
+				hit, before := keptWalk(page), firstPages()
+				if _, err := FromPages([]string{page}, false); err != nil {
+					t.Fatal(err)
+				}
+				if r >= 2 {
+					reads++
+					if hit {
+						hits++
+					} else if !slices.Equal(before, firstPages()) {
+						t.Fatalf("%d walks in turn, round %d: walk %d missed and was kept", n, r+1, i)
+					}
+				}
+			}
+		}
+		want := walksKept * 8
+		if n >= 16 {
+			want = 0 // each read once in the window: none is kept
+		}
+		if hits != want {
+			t.Errorf("%d walks in turn: %d of %d reads hit after two rounds, want %d", n, hits, reads, want)
+		}
+		if n == 8 && hits*10 < reads*4 {
+			t.Errorf("8 walks in turn: %d of %d reads hit", hits, reads)
+		}
+	}
+}
+
+// TestWalkMemoAging: walks that stopped coming (a server that changed) give
+// way to a new walk read again and again within 9 reads (half the
+// sightings' window and one), which then hits: four walks read 100 times
+// in turn, or one read 100 times then three twice, which fill the memo.
+func TestWalkMemoAging(t *testing.T) {
+	defer resetWalks()
+	for name, warm := range map[string][]int{
+		"four in turn":    slices.Repeat([]int{1, 2, 3, 4}, 100),
+		"one, then three": append(slices.Repeat([]int{1}, 100), 2, 2, 3, 3, 4, 4),
+	} {
+		resetWalks()
+		for _, i := range warm {
+			FromPages([]string{onePage(i)}, false)
+		}
+		if len(walks.entries) != walksKept {
+			t.Fatalf("%s: %d kept", name, len(walks.entries))
+		}
+		fresh, reads := onePage(9), 0
+		for !keptWalk(fresh) {
+			if reads++; reads > 9 {
+				t.Fatalf("%s: a new walk read %d times is not kept", name, reads-1)
+			}
+			FromPages([]string{fresh}, false)
+		}
+		if _, ok := knownWalk([]string{fresh}, false); !ok {
+			t.Fatalf("%s: the new walk, kept, does not hit", name)
+		}
+		t.Logf("%s: kept after %d reads", name, reads)
 	}
 }

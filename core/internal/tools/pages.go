@@ -88,7 +88,8 @@ func FromPages(pages []string, pageCapReached bool) (Observed, error) {
 	if obs, ok := knownWalk(pages, pageCapReached); ok {
 		return obs, nil
 	}
-	if pagesBytes(pages) > walkMax || !walks.seen.SeenBefore(pages...) {
+	n, f := pagesBytes(pages), canon.Fingerprint(pages...)
+	if n > walkMax || !admitsWalk(f, n) {
 		return readPages(pages, pageCapReached, nil)
 	}
 	owned := ownPages(pages)
@@ -97,7 +98,7 @@ func FromPages(pages []string, pageCapReached bool) (Observed, error) {
 	if err != nil {
 		return obs, err
 	}
-	keepWalk(walk{pages: owned, capped: pageCapReached, obs: obs, ends: ends})
+	keepWalk(walk{pages: owned, print: f, capped: pageCapReached, obs: obs, ends: ends})
 	obs.Tools = slices.Clone(obs.Tools)
 	return obs, nil
 }
