@@ -51,8 +51,9 @@ def main() -> None:
 
         # The core keeps the last few pages it read, by their bytes (the walk
         # memo): each call gets the page followed by other whitespace, one of
-        # more than the memo keeps, so that every call reads it.
-        unseen = itertools.cycle([page + b" " * i for i in range(8)])
+        # more than the core's window of sightings remembers (16), so that
+        # every call reads it and keeps nothing.
+        unseen = itertools.cycle([page + b" " * i for i in range(17)])
 
         def so_hash() -> None:
             crawlcheck.hash_tools(pages=[next(unseen)])

@@ -119,9 +119,11 @@ func Respaced(page []byte, i int) []byte {
 }
 
 // Unseen is how many respaced pages a benchmark cycles through to read its
-// page on every call: more than the walk memo keeps, so that each call's
-// page is one the memo no longer holds.
-const Unseen = 8
+// page on every call: more than the memos' window of sightings remembers
+// (16, core/internal/canon/sightings.go), so that each call's page is one
+// the core has not seen, which it reads without keeping. With fewer, a
+// memo keeps some of them and hits on those (8 hit half the time).
+const Unseen = 17
 
 // UnseenAttachments are Attachments(page, lock) with the page respaced
 // Unseen ways (Respaced), for a benchmark to cycle through: every call then

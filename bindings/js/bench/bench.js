@@ -86,8 +86,14 @@ try {
 
     // The core keeps the last few pages it read, by their bytes (the walk
     // memo): each settled call gets the page followed by other whitespace,
-    // one of more than the memo keeps, so that every call reads it.
-    const unseen = Array.from({ length: 8 }, (_, i) => ({ ...request, observed: { endpoint, pages: [new Uint8Array([...page, ...new Uint8Array(i).fill(0x20)])] } }));
+    // one of more than the core's window of sightings remembers (16), so
+    // that every call reads it and keeps nothing.
+    const respaced = (i) => {
+      const b = new Uint8Array(page.length + i).fill(0x20);
+      b.set(page);
+      return b;
+    };
+    const unseen = Array.from({ length: 17 }, (_, i) => ({ ...request, observed: { endpoint, pages: [respaced(i)] } }));
     cc.continuityCheck(request); // warm: the engine tiers the module's code up on use
     console.error(`n=${n}: core`);
     const core = [];

@@ -91,9 +91,10 @@ def main():
     lock = open(sys.argv[3], "rb").read()
     # The core keeps the last few pages it read, by their bytes (the walk
     # memo): the .so gets the page followed by other whitespace each call,
-    # one of more than the memo keeps, so that every call reads it
-    # (benchdata.UnseenAttachments).
-    unseen = itertools.cycle([page + b" " * i for i in range(8)])
+    # one of more than the core's window of sightings remembers, so that
+    # every call reads it and keeps nothing (benchdata.Unseen,
+    # benchdata.UnseenAttachments).
+    unseen = itertools.cycle([page + b" " * i for i in range(17)])
     runs = {"plain": [], "so_raw": [], "so_abi1": []}
     fns = {"plain": lambda: plain(page, lock), "so_raw": lambda: so_raw(lib, next(unseen), lock),
            "so_abi1": lambda: so_abi1(lib, next(unseen), lock)}
