@@ -23,6 +23,8 @@ type sqlStore struct {
 	// lock serializes migrations between instances inside the transaction
 	// (PostgreSQL: an advisory lock; SQLite: the write lock BEGIN IMMEDIATE takes).
 	lock string
+	// ckpt copies SQLite's WAL back beside the writer (sqlite.go); nil on PostgreSQL.
+	ckpt *checkpointer
 }
 
 func (s *sqlStore) q(query string) string {
@@ -208,6 +210,7 @@ func (s *sqlStore) Issue(ctx context.Context, items []Issuance, sign func(size u
 	if err := tx.Commit(); err != nil {
 		return 0, "", fmt.Errorf("store: issue: commit: %w", err)
 	}
+	s.ckpt.committed()
 	return first, note, nil
 }
 
@@ -291,4 +294,4 @@ func (s *sqlStore) Ping(ctx context.Context) error {
 	return nil
 }
 
-func (s *sqlStore) Close() error { return s.db.Close() }
+func (s *sqlStore) Close() error { return errors.Join(s.ckpt.close(), s.db.Close()) }
