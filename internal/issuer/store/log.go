@@ -93,32 +93,26 @@ func (s *sqlStore) logAppendTx(ctx context.Context, tx *sql.Tx, entries [][]byte
 		return 0, "", fmt.Errorf("store: log append: size: %w", err)
 	}
 	old := uint64(size)
-	entryStmt, err := s.batchStmt(ctx, tx, `INSERT INTO log_entries (idx, entry) VALUES (?, ?)`)
-	if err != nil {
-		return 0, "", err
-	}
-	defer entryStmt.Close()
 	leaves := make([]tlog.Hash, len(entries))
+	rows := make([][]any, len(entries))
 	for i, e := range entries {
 		leaves[i] = tlog.LeafHash(e)
-		if _, err := entryStmt.ExecContext(ctx, int64(old)+int64(i), e); err != nil {
-			return 0, "", fmt.Errorf("store: log append: entry: %w", err)
-		}
+		rows[i] = []any{int64(old) + int64(i), e}
+	}
+	if _, err := s.insertRows(ctx, tx, `INSERT INTO log_entries (idx, entry) VALUES (?, ?)`, rows); err != nil {
+		return 0, "", fmt.Errorf("store: log append: entries: %w", err)
 	}
 	r := txReader{s, tx}
 	nodes, err := tlog.NewNodes(ctx, r, old, leaves)
 	if err != nil {
 		return 0, "", fmt.Errorf("store: log append: %w", err)
 	}
-	nodeStmt, err := s.batchStmt(ctx, tx, `INSERT INTO log_hashes (level, idx, hash) VALUES (?, ?, ?)`)
-	if err != nil {
-		return 0, "", err
-	}
-	defer nodeStmt.Close()
+	rows = rows[:0]
 	for _, n := range nodes {
-		if _, err := nodeStmt.ExecContext(ctx, n.Level, int64(n.Index), n.Hash[:]); err != nil {
-			return 0, "", fmt.Errorf("store: log append: node: %w", err)
-		}
+		rows = append(rows, []any{n.Level, int64(n.Index), n.Hash[:]})
+	}
+	if _, err := s.insertRows(ctx, tx, `INSERT INTO log_hashes (level, idx, hash) VALUES (?, ?, ?)`, rows); err != nil {
+		return 0, "", fmt.Errorf("store: log append: nodes: %w", err)
 	}
 	newSize := old + uint64(len(entries))
 	root, err := tlog.Root(ctx, r, newSize)

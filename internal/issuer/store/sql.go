@@ -169,36 +169,27 @@ func (s *sqlStore) Issue(ctx context.Context, items []Issuance, sign func(size u
 			return 0, "", fmt.Errorf("store: issue: sequencer lock: %w", err)
 		}
 	}
-	nonceStmt, err := s.batchStmt(ctx, tx, `INSERT INTO nonces (nonce, expires_at) VALUES (?, ?) ON CONFLICT DO NOTHING`)
-	if err != nil {
-		return 0, "", err
-	}
-	defer nonceStmt.Close()
-	docStmt, err := s.batchStmt(ctx, tx, `INSERT INTO documents (sha256, kind, key_id, subject, issued_at, body) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
-	if err != nil {
-		return 0, "", err
-	}
-	defer docStmt.Close()
+	var nonces, docs [][]any
 	var entries [][]byte
 	for _, it := range items {
 		if it.Nonce != "" {
-			res, err := nonceStmt.ExecContext(ctx, it.Nonce, micros(it.NonceExpires))
-			if err != nil {
-				return 0, "", fmt.Errorf("store: issue nonce: %w", err)
-			}
-			if n, err := res.RowsAffected(); err != nil {
-				return 0, "", fmt.Errorf("store: issue nonce: %w", err)
-			} else if n == 0 {
-				return 0, "", ErrNonceReused
-			}
+			nonces = append(nonces, []any{it.Nonce, micros(it.NonceExpires)})
 		}
 		d := it.Document
-		if _, err := docStmt.ExecContext(ctx, d.SHA256, d.Kind, d.KeyID, d.Subject, micros(d.IssuedAt), d.Body); err != nil {
-			return 0, "", fmt.Errorf("store: put %s %s: %w", d.Kind, d.SHA256, err)
-		}
+		docs = append(docs, []any{d.SHA256, d.Kind, d.KeyID, d.Subject, micros(d.IssuedAt), d.Body})
 		if it.LogEntry != nil {
 			entries = append(entries, it.LogEntry)
 		}
+	}
+	n, err := s.insertRows(ctx, tx, `INSERT INTO nonces (nonce, expires_at) VALUES (?, ?) ON CONFLICT DO NOTHING`, nonces)
+	if err != nil {
+		return 0, "", fmt.Errorf("store: issue nonce: %w", err)
+	}
+	if n != int64(len(nonces)) {
+		return 0, "", ErrNonceReused
+	}
+	if _, err := s.insertRows(ctx, tx, `INSERT INTO documents (sha256, kind, key_id, subject, issued_at, body) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, docs); err != nil {
+		return 0, "", fmt.Errorf("store: issue: put documents: %w", err)
 	}
 	var first uint64
 	var note string
@@ -214,43 +205,72 @@ func (s *sqlStore) Issue(ctx context.Context, items []Issuance, sign func(size u
 	return first, note, nil
 }
 
-// batchStmt is a statement run for every item of a transaction (a batch's
-// nonces and documents, its log entries and nodes). On SQLite
-// it is prepared once: the driver compiles the SQL of every ExecContext
-// again, which was most of a batch's time outside its commit. pgx keeps its
-// own cache of prepared statements per connection, where preparing here
-// would only add round trips under the log's sequencer lock.
-type batchStmt struct {
-	tx    *sql.Tx
-	query string
-	st    *sql.Stmt // nil: run query on tx
+// insertRows runs query, an INSERT of one VALUES group, for each of rows
+// (a batch's nonces and documents, its log entries and nodes) and answers
+// how many rows it inserted. On SQLite one statement is prepared and run
+// per row: the driver compiles the SQL of every ExecContext again, which
+// was most of a batch's time outside its commit. On PostgreSQL one
+// statement carries up to rowsPerStatement groups: each row on its own
+// was a round trip, and the rows are written under the log's sequencer
+// lock, which every instance sharing the database waits on.
+func (s *sqlStore) insertRows(ctx context.Context, tx *sql.Tx, query string, rows [][]any) (int64, error) {
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	if s.dialect != "postgres" {
+		st, err := tx.PrepareContext(ctx, query)
+		if err != nil {
+			return 0, fmt.Errorf("prepare: %w", err)
+		}
+		defer st.Close()
+		var n int64
+		for _, r := range rows {
+			res, err := st.ExecContext(ctx, r...)
+			if err != nil {
+				return n, err
+			}
+			k, err := res.RowsAffected()
+			if err != nil {
+				return n, err
+			}
+			n += k
+		}
+		return n, nil
+	}
+	i := strings.Index(query, "VALUES (")
+	j := strings.Index(query[i:], ")")
+	head, group, tail := query[:i+len("VALUES ")], query[i+len("VALUES "):i+j+1], query[i+j+1:]
+	var n int64
+	for len(rows) > 0 {
+		chunk := rows[:min(len(rows), rowsPerStatement)]
+		rows = rows[len(chunk):]
+		var b strings.Builder
+		b.WriteString(head)
+		args := make([]any, 0, len(chunk)*len(chunk[0]))
+		for k, r := range chunk {
+			if k > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(group)
+			args = append(args, r...)
+		}
+		b.WriteString(tail)
+		res, err := tx.ExecContext(ctx, s.q(b.String()), args...)
+		if err != nil {
+			return n, err
+		}
+		k, err := res.RowsAffected()
+		if err != nil {
+			return n, err
+		}
+		n += k
+	}
+	return n, nil
 }
 
-func (s *sqlStore) batchStmt(ctx context.Context, tx *sql.Tx, query string) (batchStmt, error) {
-	b := batchStmt{tx: tx, query: s.q(query)}
-	if s.dialect == "postgres" {
-		return b, nil
-	}
-	st, err := tx.PrepareContext(ctx, b.query)
-	if err != nil {
-		return b, fmt.Errorf("store: issue: prepare: %w", err)
-	}
-	b.st = st
-	return b, nil
-}
-
-func (b batchStmt) ExecContext(ctx context.Context, args ...any) (sql.Result, error) {
-	if b.st != nil {
-		return b.st.ExecContext(ctx, args...)
-	}
-	return b.tx.ExecContext(ctx, b.query, args...)
-}
-
-func (b batchStmt) Close() {
-	if b.st != nil {
-		b.st.Close()
-	}
-}
+// rowsPerStatement bounds one multi-row INSERT on PostgreSQL, well under its
+// 65,535 parameters at six a row.
+const rowsPerStatement = 1000
 
 func (s *sqlStore) GetDocument(ctx context.Context, sha256 string) (Document, error) {
 	d := Document{SHA256: sha256}

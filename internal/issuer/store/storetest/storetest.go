@@ -140,6 +140,21 @@ func Run(t *testing.T, open func(t *testing.T) (s store.Store, reopen func() sto
 		if _, err := s.GetDocument(ctx, "d4"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("a document of a failed batch: %v, want ErrNotFound", err)
 		}
+		// One nonce twice in a batch (PostgreSQL writes a batch's rows in
+		// one statement) fails it too; one document twice is one row.
+		_, _, err = s.Issue(ctx, []store.Issuance{
+			{Nonce: "i6", NonceExpires: t0.Add(time.Hour), Document: doc("d6"), LogEntry: []byte("e6")},
+			{Nonce: "i6", NonceExpires: t0.Add(time.Hour), Document: doc("d7"), LogEntry: []byte("e7")},
+		}, sign)
+		if !errors.Is(err, store.ErrNonceReused) {
+			t.Fatalf("a batch with one nonce twice: %v, want ErrNonceReused", err)
+		}
+		if ok, _ := s.NonceIssued(ctx, "i6"); ok {
+			t.Error("a nonce of a failed batch was recorded")
+		}
+		if _, _, err := s.Issue(ctx, []store.Issuance{{Document: doc("d2")}, {Document: doc("d2")}}, sign); err != nil {
+			t.Fatalf("a batch with one document twice: %v", err)
+		}
 		for _, n := range []string{"i1", "i3"} {
 			if ok, err := s.NonceIssued(ctx, n); err != nil || !ok {
 				t.Errorf("NonceIssued(%s) = %v, %v", n, ok, err)
