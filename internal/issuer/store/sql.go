@@ -223,24 +223,18 @@ func (s *sqlStore) insertRows(ctx context.Context, tx *sql.Tx, query string, row
 			return 0, fmt.Errorf("prepare: %w", err)
 		}
 		defer st.Close()
-		var n int64
+		var n rowCount
 		for _, r := range rows {
-			res, err := st.ExecContext(ctx, r...)
-			if err != nil {
-				return n, err
+			if err := n.add(st.ExecContext(ctx, r...)); err != nil {
+				return int64(n), err
 			}
-			k, err := res.RowsAffected()
-			if err != nil {
-				return n, err
-			}
-			n += k
 		}
-		return n, nil
+		return int64(n), nil
 	}
 	i := strings.Index(query, "VALUES (")
 	j := strings.Index(query[i:], ")")
 	head, group, tail := query[:i+len("VALUES ")], query[i+len("VALUES "):i+j+1], query[i+j+1:]
-	var n int64
+	var n rowCount
 	for len(rows) > 0 {
 		chunk := rows[:min(len(rows), rowsPerStatement)]
 		rows = rows[len(chunk):]
@@ -255,17 +249,27 @@ func (s *sqlStore) insertRows(ctx context.Context, tx *sql.Tx, query string, row
 			args = append(args, r...)
 		}
 		b.WriteString(tail)
-		res, err := tx.ExecContext(ctx, s.q(b.String()), args...)
-		if err != nil {
-			return n, err
+		if err := n.add(tx.ExecContext(ctx, s.q(b.String()), args...)); err != nil {
+			return int64(n), err
 		}
-		k, err := res.RowsAffected()
-		if err != nil {
-			return n, err
-		}
-		n += k
 	}
-	return n, nil
+	return int64(n), nil
+}
+
+// rowCount adds up the rows a batch's statements affected.
+type rowCount int64
+
+// add counts the rows one statement affected, or passes its error on.
+func (n *rowCount) add(res sql.Result, err error) error {
+	if err != nil {
+		return err
+	}
+	k, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	*n += rowCount(k)
+	return nil
 }
 
 // rowsPerStatement bounds one multi-row INSERT on PostgreSQL, well under its
