@@ -2,9 +2,7 @@ package core_test
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -31,24 +29,8 @@ func TestVectorsTwice(t *testing.T) {
 	}
 	var vs []vector
 	for _, f := range files {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var vf opFile
-		if err := json.Unmarshal(raw, &vf); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		v := vector{name: filepath.Base(filepath.Dir(f)) + "/" + filepath.Base(f), op: vf.Op, want: compact(t, vf.Response)}
-		switch {
-		case vf.RequestB64 != nil:
-			v.req, _ = base64.StdEncoding.DecodeString(*vf.RequestB64)
-		case vf.RequestRaw != nil:
-			v.req = []byte(*vf.RequestRaw)
-		default:
-			v.req = compact(t, vf.Request)
-		}
-		vs = append(vs, v)
+		vf := readOpFile(t, f)
+		vs = append(vs, vector{name: filepath.Base(filepath.Dir(f)) + "/" + filepath.Base(f), op: vf.Op, req: vf.requestBytes(t), want: compact(t, vf.Response)})
 	}
 	back := slices.Clone(vs)
 	slices.Reverse(back)

@@ -345,6 +345,34 @@ type opFile struct {
 	Response   json.RawMessage `json:"response"`
 }
 
+// readOpFile reads one vector file of testdata/ops.
+func readOpFile(t testing.TB, path string) opFile {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vf opFile
+	if err := json.Unmarshal(raw, &vf); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return vf
+}
+
+// requestBytes is the request the file sends, as the core is handed it:
+// base64's bytes, the raw text, or the JSON request compacted.
+func (vf opFile) requestBytes(t testing.TB) []byte {
+	t.Helper()
+	switch {
+	case vf.RequestB64 != nil:
+		req, _ := base64.StdEncoding.DecodeString(*vf.RequestB64)
+		return req
+	case vf.RequestRaw != nil:
+		return []byte(*vf.RequestRaw)
+	}
+	return compact(t, vf.Request)
+}
+
 // portableName is what fileSafe leaves of a case name.
 var portableName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 
@@ -399,22 +427,9 @@ func TestOpsGolden(t *testing.T) {
 			continue
 		}
 		delete(want, rel)
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var vf opFile
-		if err := json.Unmarshal(raw, &vf); err != nil {
-			t.Fatalf("%s: %v", rel, err)
-		}
-		var req []byte
-		switch {
-		case vf.RequestB64 != nil:
-			req, _ = base64.StdEncoding.DecodeString(*vf.RequestB64)
-		case vf.RequestRaw != nil:
-			req = []byte(*vf.RequestRaw)
-		default:
-			req = compact(t, vf.Request)
+		vf := readOpFile(t, f)
+		req := vf.requestBytes(t)
+		if vf.RequestB64 == nil && vf.RequestRaw == nil {
 			c, _ := canon.Parse(v.bytes(t))
 			if !bytes.Equal(req, canon.Canonical(c)) {
 				t.Errorf("%s: the file's request differs from the code's (run -update and read the diff)", rel)
