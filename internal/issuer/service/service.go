@@ -128,6 +128,7 @@ type Service struct {
 
 	commits  committer // commit.go
 	lockURLs lockURLs
+	inputs   recentInputs // receipts' inputs, stored once (shared.go)
 }
 
 // Metrics is the service's metrics registry (GET /metrics), for the parts
@@ -680,7 +681,7 @@ func (s *Service) sign(ctx context.Context, kind, subject string, inputs request
 		}
 		// The nonce drawn is recorded with the receipt, before it leaves: a
 		// receipt nobody got may burn a nonce, none is ever answered twice.
-		doc := store.Document{SHA256: out.SHA256, Kind: kind, KeyID: env.Key.KID, Subject: env.Subject, IssuedAt: env.IssuedAt, Body: out.Receipt}
+		doc := store.Document{SHA256: out.SHA256, Kind: kind, KeyID: env.Key.KID, Subject: env.Subject, IssuedAt: env.IssuedAt, Body: out.Receipt, Shared: s.inputs.shared(out.Receipt)}
 		proof, err := s.issue(ctx, store.Issuance{Nonce: drawn, NonceExpires: now.Add(s.cfg.Lifetime + skew), Document: doc, LogEntry: out.LogEntry})
 		if errors.Is(err, store.ErrNonceReused) && try < 3 {
 			continue

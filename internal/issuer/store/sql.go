@@ -25,6 +25,8 @@ type sqlStore struct {
 	lock string
 	// ckpt copies SQLite's WAL back beside the writer (sqlite.go); nil on PostgreSQL.
 	ckpt *checkpointer
+	// digests of documents' shared parts seen lately (parts.go).
+	digests partDigests
 }
 
 func (s *sqlStore) q(query string) string {
@@ -147,10 +149,23 @@ func (s *sqlStore) CountNonces(ctx context.Context) (int64, error) {
 }
 
 func (s *sqlStore) PutDocument(ctx context.Context, d Document) error {
-	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO documents (sha256, kind, key_id, subject, issued_at, body) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
-		d.SHA256, d.Kind, d.KeyID, d.Subject, micros(d.IssuedAt), d.Body)
+	rows, partRows, err := s.documentRows([]Document{d})
+	if err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: put %s %s: %w", d.Kind, d.SHA256, err)
+	}
+	defer tx.Rollback()
+	if _, err := s.insertRows(ctx, tx, insertPart, partRows); err != nil {
+		return fmt.Errorf("store: put %s %s: its parts: %w", d.Kind, d.SHA256, err)
+	}
+	if _, err := s.insertRows(ctx, tx, insertDocument, rows); err != nil {
+		return fmt.Errorf("store: put %s %s: %w", d.Kind, d.SHA256, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: put %s %s: commit: %w", d.Kind, d.SHA256, err)
 	}
 	return nil
 }
@@ -169,14 +184,14 @@ func (s *sqlStore) Issue(ctx context.Context, items []Issuance, sign func(size u
 			return 0, "", fmt.Errorf("store: issue: sequencer lock: %w", err)
 		}
 	}
-	var nonces, docs [][]any
+	var nonces [][]any
 	var entries [][]byte
-	for _, it := range items {
+	docs := make([]Document, len(items))
+	for i, it := range items {
 		if it.Nonce != "" {
 			nonces = append(nonces, []any{it.Nonce, micros(it.NonceExpires)})
 		}
-		d := it.Document
-		docs = append(docs, []any{d.SHA256, d.Kind, d.KeyID, d.Subject, micros(d.IssuedAt), d.Body})
+		docs[i] = it.Document
 		if it.LogEntry != nil {
 			entries = append(entries, it.LogEntry)
 		}
@@ -188,7 +203,14 @@ func (s *sqlStore) Issue(ctx context.Context, items []Issuance, sign func(size u
 	if n != int64(len(nonces)) {
 		return 0, "", ErrNonceReused
 	}
-	if _, err := s.insertRows(ctx, tx, `INSERT INTO documents (sha256, kind, key_id, subject, issued_at, body) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, docs); err != nil {
+	docRows, partRows, err := s.documentRows(docs)
+	if err != nil {
+		return 0, "", fmt.Errorf("store: issue: %w", err)
+	}
+	if _, err := s.insertRows(ctx, tx, insertPart, partRows); err != nil {
+		return 0, "", fmt.Errorf("store: issue: put documents' parts: %w", err)
+	}
+	if _, err := s.insertRows(ctx, tx, insertDocument, docRows); err != nil {
 		return 0, "", fmt.Errorf("store: issue: put documents: %w", err)
 	}
 	var first uint64
@@ -279,8 +301,9 @@ const rowsPerStatement = 1000
 func (s *sqlStore) GetDocument(ctx context.Context, sha256 string) (Document, error) {
 	d := Document{SHA256: sha256}
 	var issued int64
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT kind, key_id, subject, issued_at, body FROM documents WHERE sha256 = ?`), sha256).
-		Scan(&d.Kind, &d.KeyID, &d.Subject, &issued, &d.Body)
+	var refs string
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT kind, key_id, subject, issued_at, body, parts FROM documents WHERE sha256 = ?`), sha256).
+		Scan(&d.Kind, &d.KeyID, &d.Subject, &issued, &d.Body, &refs)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Document{}, ErrNotFound
 	}
@@ -288,6 +311,18 @@ func (s *sqlStore) GetDocument(ctx context.Context, sha256 string) (Document, er
 		return Document{}, fmt.Errorf("store: get document %s: %w", sha256, err)
 	}
 	d.IssuedAt = fromMicros(issued)
+	if refs != "" {
+		d.Body, err = join(sha256, d.Body, refs, func(sha string) (body []byte, err error) {
+			err = s.db.QueryRowContext(ctx, s.q(`SELECT body FROM document_parts WHERE sha256 = ?`), sha).Scan(&body)
+			if errors.Is(err, sql.ErrNoRows) {
+				err = errors.New("not in the store")
+			}
+			return body, err
+		})
+		if err != nil {
+			return Document{}, err
+		}
+	}
 	return d, nil
 }
 

@@ -40,15 +40,26 @@ var (
 )
 
 // Document is a signed document the issuer issued: a lockfile or a receipt,
-// its exact bytes, addressed by their SHA-256.
+// its exact bytes, addressed by its digest.
 type Document struct {
-	SHA256   string    // lowercase hex SHA-256 of Body
+	SHA256   string    // its digest as the core gave it (a receipt's sha256 member, a lockfile's)
 	Kind     string    // crawlcheck-mcp-lock, crawlcheck-mcp-lock-check, crawlcheck-preflight-decision, ...
 	KeyID    string    // the key that signed it
 	Subject  string    // the endpoint it is about ("" when none)
 	IssuedAt time.Time // when the service issued it
 	Body     []byte
+	// Shared marks where Body carries bytes that other documents repeat: a
+	// receipt's inputs, the tool list a host checks again and again. Each
+	// such span is stored once by the SHA-256 of its bytes and the
+	// document's row keeps the rest, so a check of a list seen before
+	// writes about a kilobyte, not the list again (docs/decisions.md).
+	// In order, not overlapping, within Body; none is fine. GetDocument
+	// answers Body whole either way, each part checked against its digest.
+	Shared []Span
 }
+
+// Span is the bytes Body[Start:End].
+type Span struct{ Start, End int }
 
 // Issuance is what one signing answer records before it leaves: the nonce
 // its receipt carries (none for a lockfile), the document, and the
@@ -126,10 +137,13 @@ type Store interface {
 	PruneNonces(ctx context.Context, before time.Time) (int64, error)
 	// CountNonces is how many nonces are recorded (audit, tests).
 	CountNonces(ctx context.Context) (int64, error)
-	// PutDocument records a document. The same digest twice is one row
-	// (the bytes are the same by construction).
+	// PutDocument records a document (its Shared spans once each, as
+	// Issue does). The same digest twice is one row (the bytes are the
+	// same by construction).
 	PutDocument(ctx context.Context, d Document) error
-	// GetDocument answers the document with that digest, or ErrNotFound.
+	// GetDocument answers the document with that digest, or ErrNotFound;
+	// one stored in parts is joined again, an error if a part is missing
+	// or does not hash to the digest it is stored by.
 	GetDocument(ctx context.Context, sha256 string) (Document, error)
 	// PutRules records a rule table served, by its digest.
 	PutRules(ctx context.Context, sha256 string, body []byte) error
@@ -299,6 +313,18 @@ var migrations = []migration{
 			`CREATE TABLE sweep_instructions (sha256 TEXT PRIMARY KEY, body BYTEA NOT NULL, first_seen BIGINT NOT NULL)`,
 			`ALTER TABLE sweep_endpoints ADD COLUMN instructions TEXT NOT NULL DEFAULT ''`,
 			`ALTER TABLE sweep_changes ADD COLUMN kind TEXT NOT NULL DEFAULT 'tools'`,
+		}},
+	// A document's shared spans (Document.Shared), each stored once by its
+	// digest in document_parts; documents.parts says where they go back
+	// (parts.go), '' for a document kept whole, as every earlier one is.
+	{version: 9,
+		sqlite: []string{
+			`CREATE TABLE document_parts (sha256 TEXT PRIMARY KEY, body BLOB NOT NULL)`,
+			`ALTER TABLE documents ADD COLUMN parts TEXT NOT NULL DEFAULT ''`,
+		},
+		postgres: []string{
+			`CREATE TABLE document_parts (sha256 TEXT PRIMARY KEY, body BYTEA NOT NULL)`,
+			`ALTER TABLE documents ADD COLUMN parts TEXT NOT NULL DEFAULT ''`,
 		}},
 }
 

@@ -6,9 +6,12 @@ package storetest
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -105,6 +108,58 @@ func Run(t *testing.T, open func(t *testing.T) (s store.Store, reopen func() sto
 		}
 		if _, err := s.GetDocument(ctx, "missing"); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("GetDocument(missing) = %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("documents in parts", func(t *testing.T) {
+		s, reopen := open(t)
+		list := []byte(`{"tools":[` + strings.Repeat(`{"name":"a tool","description":"\u0000 and more"},`, 200) + `{}]}`)
+		doc := func(head, tail string, extra ...[]byte) store.Document {
+			body := append([]byte(head), list...)
+			spans := []store.Span{{Start: len(head), End: len(body)}}
+			for _, x := range extra {
+				body = append(append(body, ','), x...)
+				spans = append(spans, store.Span{Start: len(body) - len(x), End: len(body)})
+			}
+			body = append(body, tail...)
+			sum := sha256.Sum256(body)
+			return store.Document{SHA256: hex.EncodeToString(sum[:]), Kind: "crawlcheck-mcp-lock-check", KeyID: "k1", IssuedAt: t0, Body: body, Shared: spans}
+		}
+		d1 := doc(`{"inputs":`, `,"nonce":"1"}`)
+		d2 := doc(`{"inputs":`, `,"nonce":"2"}`, []byte(`"a second part"`), list)
+		d3 := doc(``, ``) // a document that is its part alone
+		if err := s.PutDocument(ctx, d1); err != nil {
+			t.Fatal(err)
+		}
+		noLog := func(uint64, tlog.Hash) (string, error) { return "", errors.New("no log entry was given") }
+		if _, _, err := s.Issue(ctx, []store.Issuance{{Nonce: "parts1", NonceExpires: t0.Add(time.Hour), Document: d2}, {Document: d3}, {Document: d1}}, noLog); err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range []store.Store{s, reopen()} {
+			for _, d := range []store.Document{d1, d2, d3} {
+				got, err := st.GetDocument(ctx, d.SHA256)
+				if err != nil || !bytes.Equal(got.Body, d.Body) || got.Kind != d.Kind || got.Shared != nil {
+					t.Fatalf("GetDocument of a document in %d parts = %q, %v; want its bytes whole", len(d.Shared), got.Body, err)
+				}
+			}
+		}
+		// Spans out of order or outside the body fail the whole batch.
+		for _, spans := range [][]store.Span{{{Start: 5, End: 3}}, {{Start: 0, End: len(d1.Body) + 1}}, {{Start: 4, End: 9}, {Start: 8, End: 12}}} {
+			bad := d1
+			bad.SHA256, bad.Shared = "bad-spans", spans
+			_, _, err := s.Issue(ctx, []store.Issuance{{Nonce: "parts2", NonceExpires: t0.Add(time.Hour), Document: bad}}, noLog)
+			if err == nil || !strings.Contains(err.Error(), "shared span") {
+				t.Fatalf("spans %v: %v, want an error naming the shared span", spans, err)
+			}
+			if ok, _ := s.NonceIssued(ctx, "parts2"); ok {
+				t.Fatal("a nonce of a batch with a bad span was recorded")
+			}
+			if err := s.PutDocument(ctx, bad); err == nil {
+				t.Fatalf("PutDocument with spans %v was accepted", spans)
+			}
+			if _, err := s.GetDocument(ctx, "bad-spans"); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("a document with bad spans: %v, want ErrNotFound", err)
+			}
 		}
 	})
 
