@@ -45,6 +45,10 @@ func (s *Server) DSN(db string) string {
 	return fmt.Sprintf("postgres://crawlcheck@127.0.0.1:%d/%s?sslmode=disable", s.port, db)
 }
 
+// Pid is the server's process id, the parent of its backends: what a
+// caller measures its CPU by.
+func (s *Server) Pid() int { return s.cmd.Process.Pid }
+
 // Start runs initdb and postgres and waits until the server accepts
 // connections.
 func Start() (*Server, error) {
