@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -102,5 +104,64 @@ func TestJoinRefusesMalformedParts(t *testing.T) {
 		if _, err := join("d", []byte("abcd"), refs, get); err == nil || !strings.Contains(err.Error(), "malformed") {
 			t.Errorf("join of parts %q: %v, want it called malformed", refs, err)
 		}
+	}
+}
+
+// TestIssueSharedRowsNoDeadlock: two instances on one PostgreSQL database
+// issuing batches that hold the same documents, half of them in the
+// reverse order, never deadlock (the rows go in the order of their keys,
+// the sequencer lock after them) and leave one log.
+func TestIssueSharedRowsNoDeadlock(t *testing.T) {
+	pg := pgtest.Run(t)
+	dsn, err := pg.CreateDB("shared_rows")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var stores []Store
+	for range 2 {
+		st, err := Open(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		stores = append(stores, st)
+	}
+	doc := func(name string) Document {
+		return Document{SHA256: name, Kind: "k", KeyID: "k1", IssuedAt: time.Now(), Body: []byte(name)}
+	}
+	sign := func(size uint64, root tlog.Hash) (string, error) {
+		return fmt.Sprintf("checkpoint %d %x\n", size, root[:4]), nil
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 5 {
+				var items []Issuance
+				for k := range 400 {
+					items = append(items, Issuance{Nonce: fmt.Sprintf("n-%d-%d-%d", w, i, k), NonceExpires: time.Now().Add(time.Hour),
+						Document: doc(fmt.Sprintf("shared-%d-%d", i, k)), LogEntry: []byte("e")})
+				}
+				if w%2 == 1 {
+					slices.Reverse(items)
+				}
+				if _, _, err := stores[w%2].Issue(ctx, items, sign); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("a batch failed: %v", err)
+	}
+	ls, _ := LogOf(stores[0])
+	if es, err := ls.LogEntries(ctx, 0, 16000); err != nil || len(es) != 16000 {
+		t.Fatalf("the log after 40 batches of 400: %d entries, %v; want 16,000", len(es), err)
 	}
 }

@@ -176,14 +176,15 @@ func (s *sqlStore) Issue(ctx context.Context, items []Issuance, sign func(size u
 		return 0, "", fmt.Errorf("store: issue: %w", err)
 	}
 	defer tx.Rollback()
-	// On PostgreSQL the log's sequencer lock comes first, before any row:
-	// taken after them, two instances inserting one document (the same
-	// lockfile signed by both) could each wait for the other.
-	if s.dialect == "postgres" && slices.ContainsFunc(items, func(it Issuance) bool { return it.LogEntry != nil }) {
-		if _, err := tx.ExecContext(ctx, logLock); err != nil {
-			return 0, "", fmt.Errorf("store: issue: sequencer lock: %w", err)
-		}
-	}
+	// On PostgreSQL the log's sequencer lock, which every instance sharing
+	// the database waits on, is taken only for the log's rows (in
+	// logAppendTx), after this batch's nonces, parts and documents: held
+	// from the start it made every instance wait for the others' inserts
+	// too. The rows go in the order of their keys, so two batches holding
+	// the same document or part (the same lockfile signed by two
+	// instances) wait for each other in one order and never in a cycle; a
+	// transaction holding the lock writes only the log's rows, which no
+	// transaction writes without it.
 	var nonces [][]any
 	var entries [][]byte
 	docs := make([]Document, len(items))
@@ -196,6 +197,8 @@ func (s *sqlStore) Issue(ctx context.Context, items []Issuance, sign func(size u
 			entries = append(entries, it.LogEntry)
 		}
 	}
+	slices.SortFunc(nonces, func(a, b []any) int { return strings.Compare(a[0].(string), b[0].(string)) })
+	slices.SortFunc(docs, func(a, b Document) int { return strings.Compare(a.SHA256, b.SHA256) })
 	n, err := s.insertRows(ctx, tx, `INSERT INTO nonces (nonce, expires_at) VALUES (?, ?) ON CONFLICT DO NOTHING`, nonces)
 	if err != nil {
 		return 0, "", fmt.Errorf("store: issue nonce: %w", err)
