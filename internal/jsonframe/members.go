@@ -26,6 +26,12 @@ import (
 // again, because where such a value ends depends only on its bytes up to
 // there.
 func Members(body []byte, known ...[]byte) (map[string]json.RawMessage, bool) {
+	return members(body, known, nil)
+}
+
+// members is Members; seen, when not nil, is called with each value framed
+// and the index in known of the known value it was framed as, or -1.
+func members(body []byte, known [][]byte, seen func(v []byte, k int)) (map[string]json.RawMessage, bool) {
 	i := skipSpace(body, 0)
 	if i >= len(body) || body[i] != '{' {
 		return nil, false
@@ -57,7 +63,7 @@ func Members(body []byte, known ...[]byte) (map[string]json.RawMessage, bool) {
 			return nil, false
 		}
 		i = skipSpace(body, i+1)
-		vend := knownEnd(body, i, known)
+		vend, k := knownEnd(body, i, known)
 		if vend < 0 {
 			vend = valueEnd(body, i)
 		}
@@ -71,6 +77,9 @@ func Members(body []byte, known ...[]byte) (map[string]json.RawMessage, bool) {
 			return nil, false
 		}
 		q[name] = json.RawMessage(body[i:vend])
+		if seen != nil {
+			seen(body[i:vend], k)
+		}
 		i = skipSpace(body, vend)
 		if i >= len(body) {
 			return nil, false
@@ -86,15 +95,15 @@ func Members(body []byte, known ...[]byte) (map[string]json.RawMessage, bool) {
 	}
 }
 
-// knownEnd is the index after the value at b[i] when it is one of known
-// (see Members), or -1.
-func knownEnd(b []byte, i int, known [][]byte) int {
-	for _, k := range known {
+// knownEnd is the index after the value at b[i] and the index in known of
+// the known value it is (see Members), or -1.
+func knownEnd(b []byte, i int, known [][]byte) (int, int) {
+	for n, k := range known {
 		if len(k) > 0 && (k[0] == '"' || k[0] == '{' || k[0] == '[') && bytes.HasPrefix(b[i:], k) {
-			return i + len(k)
+			return i + len(k), n
 		}
 	}
-	return -1
+	return -1, -1
 }
 
 // smallValue is the size up to which Members validates a value itself.
