@@ -172,7 +172,12 @@ func envelope(result canon.Value, err error) []byte {
 		))
 	}
 	const ok = `{"ok":true,"result":`
-	out := append(make([]byte, 0, len(ok)+canon.Size(result)+1), ok...)
+	// canon.Size leaves out the escapes strings need (it reads no string's
+	// bytes), and a few of them (sign_receipt's log entry, a short JSON
+	// text with twenty quotes) made append copy a whole 116 KB receipt into
+	// a buffer a quarter larger: room for escapeRoom of them is kept.
+	const escapeRoom = 512
+	out := append(make([]byte, 0, len(ok)+canon.Size(result)+1+escapeRoom), ok...)
 	out = canon.AppendCanonical(out, result)
 	return append(out, '}')
 }
