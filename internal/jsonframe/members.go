@@ -30,8 +30,9 @@ func Members(body []byte, known ...[]byte) (map[string]json.RawMessage, bool) {
 }
 
 // members is Members; seen, when not nil, is called with each value framed
-// and the index in known of the known value it was framed as, or -1.
-func members(body []byte, known [][]byte, seen func(v []byte, k int)) (map[string]json.RawMessage, bool) {
+// and the index in known of the known value it was framed as, or -1, and
+// answers the bytes to put in the map (the same bytes).
+func members(body []byte, known [][]byte, seen func(v []byte, k int) []byte) (map[string]json.RawMessage, bool) {
 	i := skipSpace(body, 0)
 	if i >= len(body) || body[i] != '{' {
 		return nil, false
@@ -76,10 +77,11 @@ func members(body []byte, known [][]byte, seen func(v []byte, k int)) (map[strin
 		if vend-i <= smallValue && !json.Valid(body[i:vend]) {
 			return nil, false
 		}
-		q[name] = json.RawMessage(body[i:vend])
+		v := body[i:vend]
 		if seen != nil {
-			seen(body[i:vend], k)
+			v = seen(v, k)
 		}
+		q[name] = json.RawMessage(v)
 		i = skipSpace(body, vend)
 		if i >= len(body) {
 			return nil, false

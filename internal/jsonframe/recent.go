@@ -28,19 +28,24 @@ const (
 )
 
 // Members frames body as Members does, with the values kept known, and
-// keeps body's large values.
+// keeps body's large values. The large values it answers (recentMin to
+// recentMax bytes) are copies, never changed, not body's bytes: a caller
+// may keep them (see Owns).
 func (r *Recent) Members(body []byte) (map[string]json.RawMessage, bool) {
 	r.mu.Lock()
 	known := append([][]byte(nil), r.values...)
 	r.mu.Unlock()
 	var used, fresh [][]byte
-	m, ok := members(body, known, func(v []byte, k int) {
+	m, ok := members(body, known, func(v []byte, k int) []byte {
 		switch {
 		case k >= 0:
 			used = append(used, known[k])
+			return known[k]
 		case len(v) >= recentMin && len(v) <= recentMax:
+			v = bytes.Clone(v)
 			fresh = append(fresh, v)
 		}
+		return v
 	})
 	if !ok {
 		return m, ok
@@ -53,7 +58,7 @@ func (r *Recent) Members(body []byte) (map[string]json.RawMessage, bool) {
 	kept := make([][]byte, 0, recentKept+len(fresh)+len(used))
 	for _, v := range fresh {
 		if !keeps(r.values, v) && !keeps(kept, v) {
-			kept = append(kept, bytes.Clone(v))
+			kept = append(kept, v)
 		}
 	}
 	for _, v := range append(used, r.values...) {
@@ -68,9 +73,29 @@ func (r *Recent) Members(body []byte) (map[string]json.RawMessage, bool) {
 // keeps: v's bytes are one of values'.
 func keeps(values [][]byte, v []byte) bool {
 	for _, kv := range values {
-		if len(kv) == len(v) && (&kv[0] == &v[0] || bytes.Equal(kv, v)) {
+		if Same(kv, v) || bytes.Equal(kv, v) {
 			return true
 		}
 	}
 	return false
+}
+
+// Owns: v is a value Members answered as its copy and keeps now. Such a
+// value is never changed, so a caller may keep it instead of a copy of its
+// own, and compare another with it by identity first.
+func (r *Recent) Owns(v []byte) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, kv := range r.values {
+		if Same(kv, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// Same: a and b are the same bytes in memory (the same slice), which for a
+// value Recent answered means the same bytes.
+func Same(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }

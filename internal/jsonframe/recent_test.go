@@ -35,6 +35,14 @@ func TestRecent(t *testing.T) {
 			if gotOK != wantOK || !reflect.DeepEqual(got, want) {
 				t.Fatalf("Recent.Members(%.40s…) = %d members, %v; Members %d, %v", body, len(got), gotOK, len(want), wantOK)
 			}
+			// The large values answered are copies, kept: the buffer
+			// changed, they still hold the body's bytes.
+			clear(buf)
+			for name, v := range got {
+				if len(v) >= recentMin && (string(v) != string(want[name]) || !r.Owns(v)) {
+					t.Fatalf("Recent.Members(%.40s…)[%q]: not a copy kept", body, name)
+				}
+			}
 		}
 	}
 	if len(r.values) != recentKept {

@@ -502,12 +502,14 @@ const (
 	lockURLBytes = 4 << 20
 )
 
-// of answers q's lockfile's URL, from memory when it was seen.
-func (c *lockURLs) of(q request) string {
+// of answers q's lockfile's URL, from memory when it was seen. owned: raw
+// is framed's copy, never changed, so it is kept as it is, and the next
+// request's, framed's same copy, is found without comparing its bytes.
+func (c *lockURLs) of(q request, owned func([]byte) bool) string {
 	raw := q["lock"]
 	c.mu.Lock()
 	for i, e := range c.entries {
-		if bytes.Equal(e.raw, raw) {
+		if jsonframe.Same(e.raw, raw) || bytes.Equal(e.raw, raw) {
 			copy(c.entries[1:i+1], c.entries[:i])
 			c.entries[0] = e
 			c.mu.Unlock()
@@ -517,8 +519,11 @@ func (c *lockURLs) of(q request) string {
 	c.mu.Unlock()
 	url := q.lockURL()
 	if len(raw) <= lockURLBytes {
+		if !owned(raw) {
+			raw = bytes.Clone(raw)
+		}
 		c.mu.Lock()
-		c.entries = append([]lockURLEntry{{bytes.Clone(raw), url}}, c.entries[:min(len(c.entries), lockURLsKept-1)]...)
+		c.entries = append([]lockURLEntry{{raw, url}}, c.entries[:min(len(c.entries), lockURLsKept-1)]...)
 		c.mu.Unlock()
 	}
 	return url
@@ -789,7 +794,7 @@ func (q request) objectLen() int {
 // one the lockfile approved. With none it answers 400 and "".
 func (s *Service) subjectOf(w http.ResponseWriter, q request, subject string) string {
 	if subject == "" {
-		subject = s.lockURLs.of(q)
+		subject = s.lockURLs.of(q, s.framed.Owns)
 	}
 	if subject == "" {
 		s.problem(w, http.StatusBadRequest, "bad_request", "the request names no endpoint (subject, url or observed.endpoint) and the lockfile approved none")
