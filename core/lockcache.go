@@ -60,8 +60,13 @@ func parseLockShared(rd *req.Reader, field string) lock.File {
 	if f, hit := cachedLockFile(text); hit {
 		return f
 	}
-	// Parsed from a copy, so the cache does not keep the request alive.
-	owned := strings.Clone(text)
+	// Parsed from a copy, so the cache does not keep the request alive;
+	// the long-string memo's text is already one, never changed, and kept
+	// as it is, the next check's lookups compare one pointer (canon.Same).
+	owned := text
+	if !canon.KeptText(text) {
+		owned = strings.Clone(text)
+	}
 	doc, err := canon.ParseString(owned)
 	if err != nil {
 		return parseLock(rd, field) // the error as parseLock words it

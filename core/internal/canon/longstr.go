@@ -3,6 +3,7 @@ package canon
 import (
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // The long-string memo.
@@ -75,4 +76,23 @@ func keepLongString(raw, text string, dirty int) {
 	longStrings.mu.Lock()
 	defer longStrings.mu.Unlock()
 	longStrings.entries = append([]longString{e}, longStrings.entries[:min(len(longStrings.entries), longStringsKept-1)]...)
+}
+
+// KeptText reports whether s is the text of a long string the memo keeps
+// (the same string, not equal bytes): the parser's own buffer, never
+// changed, which a caller may keep instead of a copy of its own. Kept so,
+// the next request's text, taken from the memo, is that same string, and
+// comparing the two is comparing one pointer (Same).
+func KeptText(s string) bool {
+	if len(s) == 0 {
+		return false
+	}
+	longStrings.mu.Lock()
+	defer longStrings.mu.Unlock()
+	for _, e := range longStrings.entries {
+		if len(e.text) == len(s) && unsafe.StringData(e.text) == unsafe.StringData(s) {
+			return true
+		}
+	}
+	return false
 }

@@ -45,3 +45,24 @@ func TestLongStringMemo(t *testing.T) {
 		}
 	}
 }
+
+// TestKeptText: the text a hit answers is the memo's own string, which
+// KeptText tells from an equal copy, and Same finds equal to itself and to
+// the copy.
+func TestKeptText(t *testing.T) {
+	body := strings.Repeat(`{\"b\":1},`, longStringMin/8)
+	doc := `["` + body + `"]`
+	ParseString(doc)
+	v, err := ParseString(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := v.Elems()[0].Str()
+	copied := strings.Clone(text)
+	if !KeptText(text) || KeptText(copied) || KeptText("") {
+		t.Errorf("KeptText: the memo's text %v, a copy %v", KeptText(text), KeptText(copied))
+	}
+	if !Same(text, text) || !Same(text, copied) || Same(text, copied[:len(copied)-1]+"x") {
+		t.Error("Same")
+	}
+}
