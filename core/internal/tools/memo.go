@@ -174,3 +174,65 @@ func keepWalk(w walk) {
 		walks.entries = walks.entries[:len(walks.entries)-1]
 	}
 }
+
+// The list digest memo.
+//
+// listDigests (ToolsSHA256's) remembers the last few lists ToolsSHA256 digested, by their
+// exact hashes in their order: an issuer checks one list again and again,
+// and sorting, joining and hashing its hashes was a third of its lock
+// check's own work. The same strings in the same order digest the same, so
+// a hit is what digesting would give.
+var listDigests listMemo
+
+// listDigestsKept is how many lists are kept; listDigestMax caps the hashes
+// of one (a 10,000-tool list keeps 640 KB alive).
+const (
+	listDigestsKept = 4
+	listDigestMax   = 10000
+)
+
+type listMemo struct {
+	mu      sync.Mutex
+	entries []listDigest // most recently used first
+}
+
+type listDigest struct {
+	hashes []string // parts of one string of the core's own
+	digest string
+}
+
+func (m *listMemo) get(hashes []string) (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, e := range m.entries {
+		if slices.Equal(e.hashes, hashes) {
+			copy(m.entries[1:i+1], m.entries[:i])
+			m.entries[0] = e
+			return e.digest, true
+		}
+	}
+	return "", false
+}
+
+// put keeps hashes, copied: a lockfile's hashes may be parts of a host's
+// buffer, which it reuses after the call.
+func (m *listMemo) put(hashes []string, digest string) {
+	if len(hashes) == 0 || len(hashes) > listDigestMax {
+		return
+	}
+	var b strings.Builder
+	for _, h := range hashes {
+		b.Grow(len(h))
+	}
+	for _, h := range hashes {
+		b.WriteString(h)
+	}
+	all := b.String()
+	kept := make([]string, len(hashes))
+	for i, h := range hashes {
+		kept[i], all = all[:len(h)], all[len(h):]
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.entries = append([]listDigest{{kept, digest}}, m.entries[:min(len(m.entries), listDigestsKept-1)]...)
+}

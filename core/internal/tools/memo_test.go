@@ -320,3 +320,36 @@ func TestWalkMemoAging(t *testing.T) {
 		t.Logf("%s: kept after %d reads", name, reads)
 	}
 }
+
+// TestListDigestMemo: ToolsSHA256 answers what digesting gives, for lists
+// asked again (a hit), lists that join to the same bytes, more lists than
+// kept, and hashes in a buffer changed after the call (a host's).
+func TestListDigestMemo(t *testing.T) {
+	digest := func(hashes []string) string {
+		sorted := slices.Clone(hashes)
+		slices.Sort(sorted)
+		return hashHex([]byte(strings.Join(sorted, "\n")))
+	}
+	buf := []byte("b\na")
+	lists := [][]string{{"b", "a"}, {"b\na"}, {"a", "b"}, {unsafe.String(&buf[0], 1), unsafe.String(&buf[2], 1)}}
+	for n := 0; n < listDigestsKept+2; n++ {
+		lists = append(lists, []string{strconv.Itoa(n), "x"})
+	}
+	for round := 0; round < 2; round++ {
+		for _, l := range lists {
+			if got, want := ToolsSHA256(l), digest(l); got != want {
+				t.Fatalf("round %d: ToolsSHA256(%q) = %s, want %s", round, l, got, want)
+			}
+		}
+	}
+	// The host's buffer, reused: the list kept from it is the memo's copy.
+	l := lists[3]
+	ToolsSHA256(l)
+	buf[0] = 'c'
+	if got, want := ToolsSHA256(l), digest(l); got != want {
+		t.Fatalf("ToolsSHA256(%q) after its buffer changed = %s, want %s", l, got, want)
+	}
+	if len(listDigests.entries) != listDigestsKept {
+		t.Errorf("%d lists kept, want %d", len(listDigests.entries), listDigestsKept)
+	}
+}

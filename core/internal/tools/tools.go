@@ -246,9 +246,14 @@ func (t *Tool) Parts() Parts {
 // ToolsSHA256 is the list hash of the lockfile spec: the tool hashes sorted,
 // joined with "\n", hashed. Order of the tools does not matter.
 func ToolsSHA256(hashes []string) string {
+	if d, ok := listDigests.get(hashes); ok {
+		return d
+	}
 	sorted := slices.Clone(hashes)
 	sorting.Strings(sorted)
-	return hashHex([]byte(strings.Join(sorted, "\n")))
+	d := hashHex([]byte(strings.Join(sorted, "\n")))
+	listDigests.put(hashes, d)
+	return d
 }
 
 // ListSHA256 is ToolsSHA256 over hashed tools.
