@@ -50,15 +50,6 @@ func (s *sqlStore) hashIn(ctx context.Context, q querier, level int, index uint6
 	return h, nil
 }
 
-type txReader struct {
-	s  *sqlStore
-	tx *sql.Tx
-}
-
-func (r txReader) Hash(ctx context.Context, level int, index uint64) (tlog.Hash, error) {
-	return r.s.hashIn(ctx, r.tx, level, index)
-}
-
 // LogAppend is one sequenced append (tlog.Store): everything in one
 // transaction under the sequencer lock, so a step that dies before its
 // commit leaves the log as it was and no entry is acknowledged that the log
@@ -86,13 +77,10 @@ func (s *sqlStore) logAppendTx(ctx context.Context, tx *sql.Tx, entries [][]byte
 			return 0, "", fmt.Errorf("store: log append: sequencer lock: %w", err)
 		}
 	}
-	// The size is the next index (entries are 0, 1, 2, … by construction):
-	// a look-up of the primary key's end, where COUNT(*) would read every row.
-	var size int64
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(idx) + 1, 0) FROM log_entries`).Scan(&size); err != nil {
-		return 0, "", fmt.Errorf("store: log append: size: %w", err)
+	old, f, err := s.logFrontier(ctx, tx)
+	if err != nil {
+		return 0, "", fmt.Errorf("store: log append: %w", err)
 	}
-	old := uint64(size)
 	leaves := make([]tlog.Hash, len(entries))
 	rows := make([][]any, len(entries))
 	for i, e := range entries {
@@ -102,11 +90,7 @@ func (s *sqlStore) logAppendTx(ctx context.Context, tx *sql.Tx, entries [][]byte
 	if _, err := s.insertRows(ctx, tx, `INSERT INTO log_entries (idx, entry) VALUES (?, ?)`, rows); err != nil {
 		return 0, "", fmt.Errorf("store: log append: entries: %w", err)
 	}
-	r := txReader{s, tx}
-	nodes, err := tlog.NewNodes(ctx, r, old, leaves)
-	if err != nil {
-		return 0, "", fmt.Errorf("store: log append: %w", err)
-	}
+	nodes, next := f.Append(leaves)
 	rows = rows[:0]
 	for _, n := range nodes {
 		rows = append(rows, []any{n.Level, int64(n.Index), n.Hash[:]})
@@ -114,11 +98,7 @@ func (s *sqlStore) logAppendTx(ctx context.Context, tx *sql.Tx, entries [][]byte
 	if _, err := s.insertRows(ctx, tx, `INSERT INTO log_hashes (level, idx, hash) VALUES (?, ?, ?)`, rows); err != nil {
 		return 0, "", fmt.Errorf("store: log append: nodes: %w", err)
 	}
-	newSize := old + uint64(len(entries))
-	root, err := tlog.Root(ctx, r, newSize)
-	if err != nil {
-		return 0, "", fmt.Errorf("store: log append: root: %w", err)
-	}
+	newSize, root := next.Size(), next.Root()
 	note, err := sign(newSize, root)
 	if err != nil {
 		return 0, "", fmt.Errorf("store: log append: %w", err)
@@ -127,6 +107,60 @@ func (s *sqlStore) logAppendTx(ctx context.Context, tx *sql.Tx, entries [][]byte
 		return 0, "", fmt.Errorf("store: log append: checkpoint: %w", err)
 	}
 	return old, note, nil
+}
+
+// frontierQuery reads the log's size n and its frontier
+// (tlog.FrontierNodes) in one statement: a row (n, k, hash) for each set bit
+// k of n, the hash of node (k, n>>k - 1) or NULL when it is not stored; no
+// row for an empty log. The size is the next index (entries are 0, 1, 2, …
+// by construction): a look-up of the primary key's end, where COUNT(*)
+// would read every row. Each node is a look-up of log_hashes' primary key,
+// where tlog.NewNodes and tlog.Root read them one query at a time (on
+// PostgreSQL a round trip each, under the sequencer lock every instance
+// waits on). A subquery per node, not a join: PostgreSQL planned the join,
+// prepared while the table was small, as a scan of every node of a level.
+const frontierQuery = `WITH RECURSIVE bits(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM bits WHERE k < 62)
+SELECT n, k, (SELECT hash FROM log_hashes WHERE level = k AND idx = (n >> k) - 1)
+FROM (SELECT COALESCE(MAX(idx) + 1, 0) AS n FROM log_entries) AS size, bits
+WHERE (n >> k) & 1 = 1
+ORDER BY k DESC`
+
+// logFrontier reads the log's size and frontier inside the append's
+// transaction, after its sequencer lock.
+func (s *sqlStore) logFrontier(ctx context.Context, tx *sql.Tx) (uint64, tlog.Frontier, error) {
+	rows, err := tx.QueryContext(ctx, frontierQuery)
+	if err != nil {
+		return 0, nil, fmt.Errorf("size and frontier: %w", err)
+	}
+	defer rows.Close()
+	var size int64
+	var f tlog.Frontier
+	for rows.Next() {
+		var level int
+		var hash []byte
+		if err := rows.Scan(&size, &level, &hash); err != nil {
+			return 0, nil, fmt.Errorf("size and frontier: %w", err)
+		}
+		n := tlog.Node{Level: level, Index: uint64(size)>>level - 1}
+		switch {
+		case hash == nil:
+			return 0, nil, fmt.Errorf("log node %d/%d of a log of %d: %w", n.Level, n.Index, size, ErrNotFound)
+		case len(hash) != len(n.Hash):
+			return 0, nil, fmt.Errorf("log node %d/%d is %d bytes", n.Level, n.Index, len(hash))
+		}
+		copy(n.Hash[:], hash)
+		f = append(f, n)
+	}
+	if err := rows.Err(); err != nil {
+		return 0, nil, fmt.Errorf("size and frontier: %w", err)
+	}
+	want := tlog.FrontierNodes(uint64(size))
+	for i := range max(len(f), len(want)) {
+		if i >= len(f) || i >= len(want) || f[i].Level != want[i].Level {
+			return 0, nil, fmt.Errorf("the frontier of a log of %d read as %d nodes", size, len(f))
+		}
+	}
+	return uint64(size), f, nil
 }
 
 // LogCheckpoint is the checkpoint of the largest tree ("" for none).

@@ -185,3 +185,71 @@ func NewNodes(ctx context.Context, left HashReader, old uint64, leaves []Hash) (
 	}
 	return out, nil
 }
+
+// Frontier is a tree's right edge: the complete subtrees it is made of, one
+// for each set bit of its size, the largest (leftmost) first, at the
+// positions FrontierNodes names. An append reads no other stored node: the
+// left sibling of every subtree it completes is one of them, and so is each
+// part of the new root that no new leaf is under. So a store reads the
+// frontier in one query (or keeps it), where NewNodes and Root read node
+// after node.
+type Frontier []Node
+
+// FrontierNodes are the positions of the frontier of a tree of size
+// leaves, their hashes unset: (k, size>>k - 1) for each set bit k, highest
+// first.
+func FrontierNodes(size uint64) Frontier {
+	var f Frontier
+	for k := 63; k >= 0; k-- {
+		if size>>k&1 == 1 {
+			f = append(f, Node{Level: k, Index: size>>k - 1})
+		}
+	}
+	return f
+}
+
+// Size is the number of leaves under the frontier.
+func (f Frontier) Size() uint64 {
+	var n uint64
+	for _, x := range f {
+		n += 1 << x.Level
+	}
+	return n
+}
+
+// Root is the root of the tree (Root): its subtrees hashed together from
+// the right, as RFC 6962 splits a tree at the largest power of two below
+// its size.
+func (f Frontier) Root() Hash {
+	if len(f) == 0 {
+		return sha256.Sum256(nil)
+	}
+	r := f[len(f)-1].Hash
+	for i := len(f) - 2; i >= 0; i-- {
+		r = NodeHash(f[i].Hash, r)
+	}
+	return r
+}
+
+// Append is NewNodes from the frontier alone: the nodes appending leaves
+// adds, and the frontier of the tree they make. f is left as it was.
+func (f Frontier) Append(leaves []Hash) (nodes []Node, next Frontier) {
+	next = append(make(Frontier, 0, len(f)+1), f...)
+	old := f.Size()
+	for i, h := range leaves {
+		node := Node{0, old + uint64(i), h}
+		for {
+			nodes = append(nodes, node)
+			if node.Index&1 == 0 {
+				break
+			}
+			// The left sibling completed before this leaf came: the
+			// frontier's lowest subtree, of this one's level.
+			sib := next[len(next)-1]
+			next = next[:len(next)-1]
+			node = Node{node.Level + 1, node.Index >> 1, NodeHash(sib.Hash, node.Hash)}
+		}
+		next = append(next, node)
+	}
+	return nodes, next
+}

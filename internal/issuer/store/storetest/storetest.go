@@ -18,6 +18,7 @@ import (
 
 	"github.com/crawlcheck/verifier/internal/issuer/store"
 	"github.com/crawlcheck/verifier/internal/issuer/tlog"
+	"github.com/crawlcheck/verifier/internal/issuer/tlog/tlogtest"
 )
 
 // Run runs the suite; open answers a fresh, empty store each call, and
@@ -226,6 +227,45 @@ func Run(t *testing.T, open func(t *testing.T) (s store.Store, reopen func() sto
 			}
 			if es, err := ls.LogEntries(ctx, 0, 4); err != nil || string(bytes.Join(es, []byte(","))) != "e1,e2,e3,e6" {
 				t.Fatalf("LogEntries = %q, %v", es, err)
+			}
+		}
+	})
+
+	t.Run("two instances appending in turn make one tree", func(t *testing.T) {
+		// Each append reads the tree as the other instance may have left
+		// it (its size and frontier): every checkpoint's root, and every
+		// stored node (each is in the root of some size), must be the tree
+		// of the entries by definition.
+		s, reopen := open(t)
+		var logs []tlog.Store
+		for _, st := range []store.Store{s, reopen()} {
+			ls, ok := store.LogOf(st)
+			if !ok {
+				t.Skip("the store keeps no log")
+			}
+			logs = append(logs, ls)
+		}
+		var all [][]byte
+		for n, turn := range "0010110001110100101100011101" {
+			var batch [][]byte
+			for range n%7 + 1 {
+				batch = append(batch, []byte(fmt.Sprint("entry ", len(all)+len(batch))))
+			}
+			want := tlogtest.RootOf(append(all, batch...))
+			var got tlog.Hash
+			first, _, err := logs[turn-'0'].LogAppend(ctx, batch, func(size uint64, root tlog.Hash) (string, error) {
+				got = root
+				return fmt.Sprint("checkpoint ", size), nil
+			})
+			if err != nil || first != uint64(len(all)) || got != want {
+				t.Fatalf("append %d by instance %c to %d entries: first %d, %v, root %x, want %x", n, turn, len(all), first, err, got, want)
+			}
+			all = append(all, batch...)
+		}
+		for size := range len(all) + 1 {
+			root, err := tlog.Root(ctx, logs[size%2], uint64(size))
+			if err != nil || root != tlogtest.RootOf(all[:size]) {
+				t.Fatalf("the stored tree of %d entries: root %x, %v; want %x", size, root, err, tlogtest.RootOf(all[:size]))
 			}
 		}
 	})

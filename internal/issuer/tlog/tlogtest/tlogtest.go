@@ -7,6 +7,7 @@ package tlogtest
 import (
 	"context"
 	"crypto/ed25519"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"os"
@@ -143,6 +144,23 @@ func str(p *string) string {
 		return "<nil>"
 	}
 	return *p
+}
+
+// RootOf is MTH(entries) of RFC 6962 §2.1 computed from the entries alone,
+// by the definition: what a log's stored nodes and checkpoints are checked
+// against.
+func RootOf(entries [][]byte) tlog.Hash {
+	switch len(entries) {
+	case 0:
+		return sha256.Sum256(nil)
+	case 1:
+		return tlog.LeafHash(entries[0])
+	}
+	k := 1
+	for k<<1 < len(entries) {
+		k <<= 1
+	}
+	return tlog.NodeHash(RootOf(entries[:k]), RootOf(entries[k:]))
 }
 
 // Mem is a tlog.Store in memory, for the tree's own tests.
