@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/crawlcheck/verifier/internal/issuer/store"
 	"github.com/crawlcheck/verifier/internal/issuer/tlog"
@@ -32,17 +33,33 @@ func (s *Service) openLog() (*tlog.Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	return tlog.New(ls, issuer, func() ed25519.PrivateKey {
+	return tlog.New(ls, issuer, s.logKey()), nil
+}
+
+// logKey answers the key that signs now, as the log's checkpoints take it.
+// The key is derived from its seed once (a scalar multiplication, about a
+// third of signing a checkpoint), not at every checkpoint: each is signed
+// inside its append, under the log's sequencer lock.
+func (s *Service) logKey() func() ed25519.PrivateKey {
+	var mu sync.Mutex
+	var seed string // of key
+	var key ed25519.PrivateKey
+	return func() ed25519.PrivateKey {
 		k, err := s.cfg.Keys.Signer(s.cfg.Now())
 		if err != nil {
 			return nil
 		}
-		seed, err := base64.StdEncoding.DecodeString(k.Seed)
-		if err != nil || len(seed) != ed25519.SeedSize {
-			return nil
+		mu.Lock()
+		defer mu.Unlock()
+		if k.Seed != seed {
+			raw, err := base64.StdEncoding.DecodeString(k.Seed)
+			if err != nil || len(raw) != ed25519.SeedSize {
+				return nil
+			}
+			seed, key = k.Seed, ed25519.NewKeyFromSeed(raw)
 		}
-		return ed25519.NewKeyFromSeed(seed)
-	}), nil
+		return key
+	}
 }
 
 // logEntry is a signed document's log entry (the core's log_entry), nil

@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/crawlcheck/verifier/internal/issuer/keys"
 	"github.com/crawlcheck/verifier/internal/issuer/service"
 )
 
@@ -86,6 +88,32 @@ func TestSigningAnswersCarryLogProofs(t *testing.T) {
 	resp.Body.Close()
 	if string(cp) != c.Checkpoint || !strings.HasPrefix(string(cp), "issuer.test/log\n2\n") {
 		t.Fatalf("/log/checkpoint: %q", cp)
+	}
+}
+
+// TestCheckpointsFollowRotation: the log's checkpoints are signed with the
+// key that signs at the time of each (the service keeps the key it derived
+// from a seed only while that seed signs): after a rotation and the old
+// key's retirement, a new answer's proof verifies against the directory in
+// which the old key is retired.
+func TestCheckpointsFollowRotation(t *testing.T) {
+	e := newEnv(t, allowLoopback(), service.Config{})
+	kd := filepath.Join(e.dir, "keys")
+	lock, _ := e.signed("/api/v1/mcp/lock", obj{"tools": json.RawMessage(tools), "server": obj{"url": e.mcp}})
+	if _, err := keys.Rotate(kd, time.Hour, e.now); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := keys.Load(kd)
+	e.now = e.now.Add(time.Second)
+	if _, _, err := keys.Retire(kd, st.Keys[0].KID, e.now); err != nil {
+		t.Fatal(err)
+	}
+	receipt, proof := e.signed("/api/v1/mcp/lock/check", obj{"lock": string(lock), "tools": json.RawMessage(tools)})
+	dir := e.ok("GET", "/api/v1/keys", "/api/v1/keys", nil)
+	var v verdict
+	json.Unmarshal(coreOp(t, "log_verify", obj{"document": string(receipt), "proof": proof, "now": e.now.Add(time.Second).Format(time.RFC3339Nano), "key_directory": json.RawMessage(dir)}), &v)
+	if !v.Valid {
+		t.Fatalf("a checkpoint signed after the rotation: %s", *v.Detail)
 	}
 }
 
