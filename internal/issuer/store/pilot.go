@@ -139,7 +139,7 @@ func (s *sqlStore) AddCorrection(ctx context.Context, c Correction, entry []byte
 	var first uint64
 	var note string
 	if entry != nil {
-		if first, note, err = s.logAppendTx(ctx, tx, [][]byte{entry}, sign); err != nil {
+		if first, note, _, err = s.logAppendTx(ctx, tx, [][]byte{entry}, sign); err != nil {
 			return 0, "", err
 		}
 	}
@@ -174,7 +174,7 @@ func (s *sqlStore) AddResigning(ctx context.Context, r Resigning, entry []byte, 
 	var first uint64
 	var note string
 	if entry != nil {
-		if first, note, err = s.logAppendTx(ctx, tx, [][]byte{entry}, sign); err != nil {
+		if first, note, _, err = s.logAppendTx(ctx, tx, [][]byte{entry}, sign); err != nil {
 			return 0, "", err
 		}
 	}

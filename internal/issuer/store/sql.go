@@ -27,6 +27,8 @@ type sqlStore struct {
 	ckpt *checkpointer
 	// digests of documents' shared parts seen lately (parts.go).
 	digests partDigests
+	// the log's frontier as this store's last append left it (log.go).
+	logMemo logMemo
 }
 
 func (s *sqlStore) q(query string) string {
@@ -218,14 +220,16 @@ func (s *sqlStore) Issue(ctx context.Context, items []Issuance, sign func(size u
 	}
 	var first uint64
 	var note string
+	var next tlog.Frontier
 	if len(entries) > 0 {
-		if first, note, err = s.logAppendTx(ctx, tx, entries, sign); err != nil {
+		if first, note, next, err = s.logAppendTx(ctx, tx, entries, sign); err != nil {
 			return 0, "", err
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, "", fmt.Errorf("store: issue: commit: %w", err)
 	}
+	s.logMemo.committed(s.dialect, next)
 	s.ckpt.committed()
 	return first, note, nil
 }

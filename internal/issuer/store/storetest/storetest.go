@@ -262,6 +262,25 @@ func Run(t *testing.T, open func(t *testing.T) (s store.Store, reopen func() sto
 			}
 			all = append(all, batch...)
 		}
+		// An append that fails (here its checkpoint cannot be signed) is
+		// rolled back: the next, after the other instance's append of as
+		// many entries, must not build on what it computed.
+		fail := func(uint64, tlog.Hash) (string, error) { return "", errors.New("no key") }
+		if _, _, err := logs[0].LogAppend(ctx, [][]byte{[]byte("rolled back"), []byte("also")}, fail); err == nil {
+			t.Fatal("an append whose checkpoint failed was committed")
+		}
+		for _, turn := range []int{1, 0} {
+			batch := [][]byte{[]byte(fmt.Sprint("entry ", len(all))), []byte(fmt.Sprint("entry ", len(all)+1))}
+			want := tlogtest.RootOf(append(all, batch...))
+			var got tlog.Hash
+			if _, _, err := logs[turn].LogAppend(ctx, batch, func(size uint64, root tlog.Hash) (string, error) {
+				got = root
+				return fmt.Sprint("checkpoint ", size), nil
+			}); err != nil || got != want {
+				t.Fatalf("append by instance %d after a rolled-back one: root %x, %v; want %x", turn, got, err, want)
+			}
+			all = append(all, batch...)
+		}
 		for size := range len(all) + 1 {
 			root, err := tlog.Root(ctx, logs[size%2], uint64(size))
 			if err != nil || root != tlogtest.RootOf(all[:size]) {
