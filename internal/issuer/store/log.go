@@ -26,8 +26,12 @@ func LogOf(s Store) (tlog.Store, bool) {
 	return l, ok
 }
 
-// Hash reads the stored node (level, index).
+// Hash reads the stored node (level, index), from memory when it is one
+// of the frontier the store's last append started from (logMemo.node).
 func (s *sqlStore) Hash(ctx context.Context, level int, index uint64) (tlog.Hash, error) {
+	if h, ok := s.logMemo.node(level, index); ok {
+		return h, nil
+	}
 	return s.hashIn(ctx, s.db, level, index)
 }
 
@@ -88,6 +92,7 @@ func (s *sqlStore) logAppendTx(ctx context.Context, tx *sql.Tx, entries [][]byte
 	if err != nil {
 		return 0, "", nil, fmt.Errorf("store: log append: %w", err)
 	}
+	s.logMemo.started(f)
 	leaves := make([]tlog.Hash, len(entries))
 	for i, e := range entries {
 		leaves[i] = tlog.LeafHash(e)
@@ -216,16 +221,26 @@ func (s *sqlStore) logFrontier(ctx context.Context, tx *sql.Tx) (uint64, tlog.Fr
 	return uint64(size), f, nil
 }
 
-// logMemo is the frontier of the log as this store's last committed append
-// left it (SQLite only: logFrontier). It is the frontier of the log whenever
-// the log has its size: the tree only grows, one append at a time under the
-// sequencer, and a node once committed is never rewritten, so a log of that
-// size is the tree this store wrote. Another writer on the same database
-// (another process) changes the size, and the frontier is read again. It is
-// kept only after the commit: an append that rolled back leaves it as it was.
+// logMemo is what the store remembers of the log's frontier.
+//
+// f is the frontier as this store's last committed append left it (SQLite
+// only: logFrontier). It is the frontier of the log whenever the log has
+// its size: the tree only grows, one append at a time under the sequencer,
+// and a node once committed is never rewritten, so a log of that size is
+// the tree this store wrote. Another writer on the same database (another
+// process) changes the size, and the frontier is read again. It is kept
+// only after the commit: an append that rolled back leaves it as it was.
+//
+// read is the frontier the store's last append started from (both
+// backends), committed nodes read under the lock. The proofs of that
+// append's entries need exactly those beside the nodes it wrote (every
+// left sibling on an entry's path is one of them), and the issuer asks
+// them of Hash after the commit (tlog.Log.Appended, ProofFor): with
+// another instance appending in between, they were a query each.
 type logMemo struct {
-	mu sync.Mutex
-	f  tlog.Frontier
+	mu   sync.Mutex
+	f    tlog.Frontier
+	read tlog.Frontier
 }
 
 // at is the kept frontier if it is that of a log of size entries.
@@ -244,6 +259,25 @@ func (m *logMemo) committed(dialect string, f tlog.Frontier) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.f = f
+}
+
+// started keeps the frontier an append starts from.
+func (m *logMemo) started(f tlog.Frontier) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.read = f
+}
+
+// node is the hash of node (level, index) if it is one of read's.
+func (m *logMemo) node(level int, index uint64) (tlog.Hash, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, n := range m.read {
+		if n.Level == level && n.Index == index {
+			return n.Hash, true
+		}
+	}
+	return tlog.Hash{}, false
 }
 
 // LogCheckpoint is the checkpoint of the largest tree ("" for none).

@@ -203,8 +203,9 @@ func TestKilledSequencerPostgres(t *testing.T) {
 // lock), on SQLite and on PostgreSQL: with one instance appending, and with
 // two instances on one database taking turns, so that each finds the log as
 // the other left it. "issue" appends as the service's group commit does,
-// through store.Issue with a nonce and a 1 KB document an entry; "log"
-// through LogAppend alone.
+// through store.Issue with a nonce and a 1 KB document an entry, then
+// answers each entry's proof from that instance's log (Appended, ProofFor);
+// "log" appends through LogAppend alone.
 func BenchmarkAppend(b *testing.B) {
 	pg := pgtest.Run(b)
 	dbs := 0
@@ -230,11 +231,11 @@ func BenchmarkAppend(b *testing.B) {
 func benchAppend(b *testing.B, spec string, issue bool, instances int) {
 	var stores []store.Store
 	var logs []tlog.Store
-	var l *tlog.Log
+	var ls []*tlog.Log
 	for range instances {
-		st, ls, lg := openLog(b, spec)
+		st, s, l := openLog(b, spec)
 		defer st.Close()
-		stores, logs, l = append(stores, st), append(logs, ls), lg
+		stores, logs, ls = append(stores, st), append(logs, s), append(ls, l)
 	}
 	ctx := context.Background()
 	batch := func(n, size int) [][]byte {
@@ -245,27 +246,34 @@ func benchAppend(b *testing.B, spec string, issue bool, instances int) {
 		return es
 	}
 	for n := range 50 {
-		if _, _, err := logs[0].LogAppend(ctx, batch(-n, 1000), l.Sign); err != nil {
+		if _, _, err := logs[0].LogAppend(ctx, batch(-n, 1000), ls[0].Sign); err != nil {
 			b.Fatal(err)
 		}
 	}
 	body := []byte(strings.Repeat("x", 1000))
 	b.ResetTimer()
 	for n := range b.N {
-		es := batch(n, 8)
-		var err error
+		es, l := batch(n, 8), ls[n%instances]
 		if !issue {
-			_, _, err = logs[n%instances].LogAppend(ctx, es, l.Sign)
-		} else {
-			items := make([]store.Issuance, len(es))
-			for i, e := range es {
-				items[i] = store.Issuance{Nonce: string(e), NonceExpires: time.Now().Add(time.Hour), LogEntry: e,
-					Document: store.Document{SHA256: string(e), Kind: "crawlcheck-mcp-lock-check", KeyID: "k", IssuedAt: time.Now(), Body: body}}
+			if _, _, err := logs[n%instances].LogAppend(ctx, es, l.Sign); err != nil {
+				b.Fatal(err)
 			}
-			_, _, err = stores[n%instances].Issue(ctx, items, l.Sign)
+			continue
 		}
+		items := make([]store.Issuance, len(es))
+		for i, e := range es {
+			items[i] = store.Issuance{Nonce: string(e), NonceExpires: time.Now().Add(time.Hour), LogEntry: e,
+				Document: store.Document{SHA256: string(e), Kind: "crawlcheck-mcp-lock-check", KeyID: "k", IssuedAt: time.Now(), Body: body}}
+		}
+		first, cp, err := stores[n%instances].Issue(ctx, items, l.Sign)
 		if err != nil {
 			b.Fatal(err)
+		}
+		l.Appended(ctx, first, es)
+		for i := range es {
+			if _, err := l.ProofFor(ctx, first+uint64(i), cp); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 }
