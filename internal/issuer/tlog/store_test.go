@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -200,9 +201,11 @@ func TestKilledSequencerPostgres(t *testing.T) {
 
 // BenchmarkAppend times one sequenced append of a batch of 8 entries to a
 // log of 50,000 (the step every instance waits for under the sequencer
-// lock), on SQLite and on PostgreSQL: with one instance appending, and with
-// two instances on one database taking turns, so that each finds the log as
-// the other left it. "issue" appends as the service's group commit does,
+// lock), on SQLite and on PostgreSQL: with one instance appending ("1"),
+// with two instances on one database taking turns, so that each finds the
+// log as the other left it ("2"), and with the two appending at once, each
+// from its own goroutine, as two instances behind a load balancer do ("2x":
+// the time is the wall time of a batch, either's). "issue" appends as the service's group commit does,
 // through store.Issue with a nonce and a 1 KB document an entry, then
 // answers each entry's proof from that instance's log (Appended, ProofFor);
 // "log" appends through LogAppend alone.
@@ -211,8 +214,8 @@ func BenchmarkAppend(b *testing.B) {
 	dbs := 0
 	for _, backend := range []string{"sqlite", "postgres"} {
 		for _, via := range []string{"log", "issue"} {
-			for _, instances := range []int{1, 2} {
-				b.Run(backend+"/"+via+"/"+strconv.Itoa(instances), func(b *testing.B) {
+			for _, instances := range []string{"1", "2", "2x"} {
+				b.Run(backend+"/"+via+"/"+instances, func(b *testing.B) {
 					dbs++ // each run of the function its own database
 					spec := "sqlite:" + filepath.Join(b.TempDir(), "issuer.db")
 					if backend == "postgres" {
@@ -228,7 +231,8 @@ func BenchmarkAppend(b *testing.B) {
 	}
 }
 
-func benchAppend(b *testing.B, spec string, issue bool, instances int) {
+func benchAppend(b *testing.B, spec string, issue bool, mode string) {
+	instances := int(mode[0] - '0')
 	var stores []store.Store
 	var logs []tlog.Store
 	var ls []*tlog.Log
@@ -251,29 +255,52 @@ func benchAppend(b *testing.B, spec string, issue bool, instances int) {
 		}
 	}
 	body := []byte(strings.Repeat("x", 1000))
-	b.ResetTimer()
-	for n := range b.N {
-		es, l := batch(n, 8), ls[n%instances]
+	// one is batch n by instance k.
+	one := func(k, n int) error {
+		es, l := batch(n, 8), ls[k]
 		if !issue {
-			if _, _, err := logs[n%instances].LogAppend(ctx, es, l.Sign); err != nil {
-				b.Fatal(err)
-			}
-			continue
+			_, _, err := logs[k].LogAppend(ctx, es, l.Sign)
+			return err
 		}
 		items := make([]store.Issuance, len(es))
 		for i, e := range es {
 			items[i] = store.Issuance{Nonce: string(e), NonceExpires: time.Now().Add(time.Hour), LogEntry: e,
 				Document: store.Document{SHA256: string(e), Kind: "crawlcheck-mcp-lock-check", KeyID: "k", IssuedAt: time.Now(), Body: body}}
 		}
-		first, cp, err := stores[n%instances].Issue(ctx, items, l.Sign)
+		first, cp, err := stores[k].Issue(ctx, items, l.Sign)
 		if err != nil {
-			b.Fatal(err)
+			return err
 		}
 		l.Appended(ctx, first, es)
 		for i := range es {
 			if _, err := l.ProofFor(ctx, first+uint64(i), cp); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	b.ResetTimer()
+	if mode != "2x" {
+		for n := range b.N {
+			if err := one(n%instances, n); err != nil {
 				b.Fatal(err)
 			}
 		}
+		return
 	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for k := range instances {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := int(next.Add(1)) - 1; n < b.N; n = int(next.Add(1)) - 1 {
+				if err := one(k, n); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
