@@ -220,18 +220,7 @@ func (m *listMemo) put(hashes []string, digest string) {
 	if len(hashes) == 0 || len(hashes) > listDigestMax {
 		return
 	}
-	var b strings.Builder
-	for _, h := range hashes {
-		b.Grow(len(h))
-	}
-	for _, h := range hashes {
-		b.WriteString(h)
-	}
-	all := b.String()
-	kept := make([]string, len(hashes))
-	for i, h := range hashes {
-		kept[i], all = all[:len(h)], all[len(h):]
-	}
+	kept := ownPages(hashes) // one allocation of their own, as a walk's pages
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.entries = append([]listDigest{{kept, digest}}, m.entries[:min(len(m.entries), listDigestsKept-1)]...)
