@@ -63,9 +63,12 @@ func (s *sqlStore) split(d Document) (rest []byte, refs string, parts []part, er
 }
 
 // documentRows are the rows of documents and of document_parts that docs
-// write: each part once, in the order of its digest (two PostgreSQL
-// transactions inserting the same new parts take their locks in one order).
+// write, each in the order of its key (documents by digest, each part once
+// by its digest): two PostgreSQL transactions inserting the same new rows
+// take their row locks in one order, so they never wait for each other in
+// a cycle (sql.go's Issue).
 func (s *sqlStore) documentRows(docs []Document) (rows, partRows [][]any, err error) {
+	docs = slices.SortedFunc(slices.Values(docs), func(a, b Document) int { return strings.Compare(a.SHA256, b.SHA256) })
 	byDigest := map[string][]byte{}
 	for _, d := range docs {
 		rest, refs, parts, err := s.split(d)

@@ -200,7 +200,6 @@ func (s *sqlStore) Issue(ctx context.Context, items []Issuance, sign func(size u
 		}
 	}
 	slices.SortFunc(nonces, func(a, b []any) int { return strings.Compare(a[0].(string), b[0].(string)) })
-	slices.SortFunc(docs, func(a, b Document) int { return strings.Compare(a.SHA256, b.SHA256) })
 	n, err := s.insertRows(ctx, tx, `INSERT INTO nonces (nonce, expires_at) VALUES (?, ?) ON CONFLICT DO NOTHING`, nonces)
 	if err != nil {
 		return 0, "", fmt.Errorf("store: issue nonce: %w", err)
