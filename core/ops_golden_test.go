@@ -303,6 +303,32 @@ func opVectors(t testing.TB) []opVector {
 	add("ci_verdict", "checks missing", obj{"lock": lock})
 	add("ci_verdict", "a check with a member of its own", obj{"lock": lock, "checks": []obj{{"tools": base, "verdict": "unchanged"}}})
 	add("ci_verdict", "an edited lockfile", obj{"lock": edited, "checks": []obj{{"tools": base}}})
+	// Issue 31: every configured server is checked, skipped (disabled) or
+	// refused by name, never left out; an unreachable server is not drift.
+	fourServers := obj{"mcpServers": obj{
+		"issues":  obj{"command": "npx", "args": []any{"-y", "@acme/issues mcp", "it's"}, "env": obj{"TOKEN": "x"}, "cwd": "/srv"},
+		"other":   obj{"command": "other-mcp"},
+		"keyed":   obj{"url": fixtureURL, "headers": obj{"Authorization": "Bearer ${input:key}"}, "refused": []any{"${input:key} (VS Code prompts for it)"}},
+		"retired": obj{"command": "retired-mcp", "disabled": true},
+	}}
+	add("ci_plan", "crawlcheck lockfile with a config of four servers", obj{"lock": stdioLock, "config": fourServers})
+	add("ci_plan", "crawlcheck lockfile whose server is not in the config", obj{"lock": stdioLock, "config": obj{"mcpServers": obj{"other": obj{"command": "other-mcp"}}}})
+	add("ci_plan", "crawlcheck lockfile whose server is disabled", obj{"lock": stdioLock, "config": obj{"mcpServers": obj{"issues": obj{"command": "npx", "args": []any{"-y", "@acme/issues mcp", "it's"}, "disabled": true}}}})
+	add("ci_plan", "agentgate with headers, a disabled and a refused server", obj{"lock": agentgate, "config": obj{"mcpServers": obj{
+		"issues": obj{"type": "http", "url": fixtureURL, "headers": obj{"X-Key": "k", "Authorization": "Bearer t"}},
+		"old":    obj{"command": "old-mcp", "disabled": true},
+		"keyed":  obj{"command": "keyed-mcp", "refused": []any{"${env:KEY} (the variable is not set)"}},
+	}}})
+	add("ci_plan", "a pinned server refused", obj{"lock": agentgate, "config": obj{"mcpServers": obj{"issues": obj{"command": "npx", "refused": []any{"${{ secrets.T }} (Continue fills it from its secrets)"}}}}})
+	add("ci_plan", "disabled not a boolean", obj{"lock": agentgate, "config": obj{"mcpServers": obj{"issues": obj{"command": "npx", "disabled": "yes"}}}})
+	add("ci_plan", "refused not strings", obj{"lock": agentgate, "config": obj{"mcpServers": obj{"issues": obj{"command": "npx", "refused": []any{1}}}}})
+	add("ci_plan", "headers not strings", obj{"lock": agentgate, "config": obj{"mcpServers": obj{"issues": obj{"url": fixtureURL, "headers": obj{"X": 1}}}}})
+	add("ci_verdict", "crawlcheck lockfile with a config of four servers", obj{"lock": stdioLock, "config": fourServers, "checks": []obj{{"tools": base}}})
+	add("ci_verdict", "a configured server unreachable", obj{"lock": stdioLock, "config": obj{"mcpServers": obj{"issues": obj{"command": "npx", "args": []any{"-y", "@acme/issues mcp", "it's"}}}}, "checks": []obj{{"failure": "connect_refused", "failure_at": "handshake"}}})
+	add("ci_verdict", "agentgate with a disabled server passes", obj{"lock": agentgate, "config": obj{"mcpServers": obj{
+		"issues": obj{"url": fixtureURL},
+		"old":    obj{"command": "old-mcp", "disabled": true},
+	}}, "checks": []obj{{"tools": base}}})
 	add("endpoint", "a stdio endpoint read back", obj{"endpoint": `stdio:npx -y "@scope/server@1.2" 'a b' '' 'it'"'"'s'`})
 	add("endpoint", "a url read back", obj{"endpoint": fixtureURL})
 	add("endpoint", "an endpoint with an unterminated quote", obj{"endpoint": `stdio:npx 'open`})

@@ -3,6 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/crawlcheck/verifier/internal/clientconfig"
 
 	"github.com/crawlcheck/verifier/internal/corecall"
 	"github.com/crawlcheck/verifier/internal/preflight"
@@ -13,7 +18,8 @@ import (
 func cmdCI(c *cli, args []string) error {
 	fs := c.flagSet("ci")
 	lockPath := fs.String("lock", "", "the lockfile `FILE` (crawlcheck or agentgate; required)")
-	configPath := fs.String("config", "", "an MCP client config `FILE` (mcpServers or servers) naming each server's endpoint; required for an agentgate.lock")
+	configPath := fs.String("config", "", "an MCP client's config `FILE` (any of the clients of --client): every server it configures is checked, skipped (disabled) or refused by name; required for an agentgate.lock")
+	clientName := fs.String("client", "", "the client whose config --config is: "+strings.Join(clientconfig.Names(), ", ")+" (default: told by the file's name)")
 	asJSON := fs.Bool("json", false, `print one JSON line per server: {"server":…,"answer":<lock check>}`)
 	if _, err := c.parse(fs, args, 0); err != nil {
 		return err
@@ -36,18 +42,22 @@ func cmdCI(c *cli, args []string) error {
 	// reading of the lockfile and the MCP config (ci_plan).
 	req := map[string]any{"lock": corecall.Text(lock)}
 	if *configPath != "" {
-		data, err := readInput("the MCP config", *configPath)
+		config, err := readClientConfig(*clientName, *configPath)
 		if err != nil {
 			return err
 		}
-		req["config"] = corecall.Text(data)
+		req["config"] = config
+	} else if *clientName != "" {
+		return usagef("--client names the client of --config")
 	}
 	var plan struct {
 		Servers []struct {
 			URL     *string  `json:"url"`
 			SSE     bool     `json:"sse"`
+			Headers []string `json:"headers"`
 			Command []string `json:"command"`
 			Env     []string `json:"env"`
+			Cwd     *string  `json:"cwd"`
 		} `json:"servers"`
 	}
 	if err := corecall.Into("ci_plan", req, &plan); err != nil {
@@ -61,8 +71,11 @@ func cmdCI(c *cli, args []string) error {
 	checks := make([]map[string]any, 0, len(plan.Servers))
 	for _, s := range plan.Servers {
 		tg := target{args: s.Command, env: s.Env}
+		if s.Cwd != nil {
+			tg.dir = *s.Cwd
+		}
 		if s.URL != nil {
-			tg = target{url: *s.URL, sse: s.SSE}
+			tg = target{url: *s.URL, sse: s.SSE, headers: s.Headers}
 		}
 		obs, err := tg.observe(c)
 		if err != nil {
@@ -72,10 +85,12 @@ func cmdCI(c *cli, args []string) error {
 	}
 	req["checks"] = checks
 	var verdict struct {
-		Servers []json.RawMessage `json:"servers"`
-		Checked int               `json:"checked"`
-		Drifted int               `json:"drifted"`
-		Passes  bool              `json:"passes"`
+		Servers     []json.RawMessage `json:"servers"`
+		Checked     int               `json:"checked"`
+		Drifted     int               `json:"drifted"`
+		Unreachable int               `json:"unreachable"`
+		Refused     int               `json:"refused"`
+		Passes      bool              `json:"passes"`
 	}
 	if err := corecall.Into("ci_verdict", req, &verdict); err != nil {
 		return err
@@ -90,9 +105,108 @@ func cmdCI(c *cli, args []string) error {
 		}
 	}
 	if !verdict.Passes {
-		return blocked("%d of %d server(s) drifted", verdict.Drifted, verdict.Checked)
+		var parts []string
+		for _, p := range []struct {
+			n    int
+			what string
+		}{{verdict.Drifted, "drifted"}, {verdict.Unreachable, "unreachable"}, {verdict.Refused, "not checked"}} {
+			if p.n > 0 {
+				parts = append(parts, fmt.Sprintf("%d of %d server(s) %s", p.n, verdict.Checked, p.what))
+			}
+		}
+		return blocked("%s", strings.Join(parts, "; "))
 	}
 	return nil
+}
+
+// readClientConfig reads a client's config file into the MCP config the
+// core's ci_plan reads: each entry as its client starts it (variables
+// expanded as that client expands them; an entry install wrapped, as the
+// server it wraps), "disabled" when the client does not start it, and
+// "refused" naming what could not be expanded.
+func readClientConfig(clientName, path string) (map[string]any, error) {
+	client, err := pickClient(clientName, path)
+	if err != nil {
+		return nil, err
+	}
+	data, err := readInput("the MCP config", path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := clientconfig.Read(client, path, data)
+	if err != nil {
+		return nil, err
+	}
+	ctx := expandContext(path)
+	servers := map[string]any{}
+	for _, e := range f.Entries {
+		tg, refused := clientconfig.Expand(client, clientconfig.Unwrapped(e), ctx)
+		entry := map[string]any{}
+		if tg.URL != "" {
+			entry["url"] = tg.URL
+			entry["type"] = "http"
+			if tg.SSE {
+				entry["type"] = "sse"
+			}
+			if tg.Headers != nil {
+				entry["headers"] = kvs(tg.Headers)
+			}
+		} else {
+			entry["command"] = tg.Command
+			entry["args"] = append([]string{}, tg.Args...)
+			entry["env"] = kvs(tg.Env)
+			if tg.Cwd != "" {
+				cwd := tg.Cwd
+				if !filepath.IsAbs(cwd) {
+					cwd = filepath.Join(ctx.Workspace, cwd)
+				}
+				entry["cwd"] = cwd
+			}
+		}
+		if e.Disabled != "" {
+			entry["disabled"] = true
+		}
+		if refused != nil {
+			entry["refused"] = refused
+		}
+		servers[e.Name] = entry
+	}
+	return map[string]any{"mcpServers": servers}, nil
+}
+
+// pickClient is the client --client names, or the one the config's file
+// name tells.
+func pickClient(name, path string) (*clientconfig.Client, error) {
+	if name != "" {
+		c, err := clientconfig.Lookup(name)
+		if err != nil {
+			return nil, usagef("--client: %v", err)
+		}
+		return c, nil
+	}
+	return clientconfig.Guess(path)
+}
+
+// expandContext is what a config's variables can name: this process's
+// environment, the home directory, and the workspace: the folder holding
+// a project's .vscode/, .cursor/, .gemini/ or .zed/, else the current one.
+func expandContext(path string) clientconfig.Context {
+	home, _ := os.UserHomeDir()
+	ws, _ := os.Getwd()
+	if abs, err := filepath.Abs(path); err == nil {
+		if dir := filepath.Dir(abs); strings.HasPrefix(filepath.Base(dir), ".") {
+			ws = filepath.Dir(dir)
+		}
+	}
+	return clientconfig.Context{Env: os.LookupEnv, Home: home, Workspace: ws}
+}
+
+func kvs(list []clientconfig.KV) map[string]string {
+	out := map[string]string{}
+	for _, kv := range list {
+		out[kv.Key] = kv.Value
+	}
+	return out
 }
 
 // printVerdict writes one server of the verdict on a line, as the core
