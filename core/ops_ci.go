@@ -48,27 +48,29 @@ func opCIPlan(r req.Obj) (canon.Value, error) {
 		if err != nil {
 			return canon.Value{}, err
 		}
-		// Each entry is read whole (a disabled or refused one too, so
-		// that its endpoint is known); only the lockfile's is checked.
+		// Only the entries of the lockfile's server are checked; a
+		// disabled or refused one of them is set aside like any other.
 		matched := false
 		for _, e := range entries {
-			where, err := configTarget(e.Value, at+"."+e.Key)
+			aside, err := p.aside(e, at)
 			if err != nil {
 				return canon.Value{}, err
 			}
-			same := sameServer(url, where)
-			aside, err := p.aside(e, at)
-			switch {
-			case err != nil:
-				return canon.Value{}, err
-			case aside:
-				matched = matched || same
-			case !same:
-				p.unlocked = append(p.unlocked, e.Key)
-			default:
-				matched = true
-				p.servers = append(p.servers, canon.Obj(append([]canon.Member{canon.M("server_name", canon.Str(e.Key)), canon.M("endpoint", canon.Str(url))}, where...)...))
+			where, err := configTarget(e.Value, at+"."+e.Key)
+			if aside {
+				// A refused entry may not say where it is reached.
+				matched = matched || err == nil && sameServer(url, where)
+				continue
 			}
+			if err != nil {
+				return canon.Value{}, err
+			}
+			if !sameServer(url, where) {
+				p.unlocked = append(p.unlocked, e.Key)
+				continue
+			}
+			matched = true
+			p.servers = append(p.servers, canon.Obj(append([]canon.Member{canon.M("server_name", canon.Str(e.Key)), canon.M("endpoint", canon.Str(url))}, where...)...))
 		}
 		if !matched && len(p.refused) == 0 {
 			return canon.Value{}, cerr.New(cerr.BadRequest, "the lockfile's server %s is not in %s: no entry starts or reaches it", canon.Str(clipText(url)), at)

@@ -319,6 +319,10 @@ func opVectors(t testing.TB) []opVector {
 		"old":    obj{"command": "old-mcp", "disabled": true},
 		"keyed":  obj{"command": "keyed-mcp", "refused": []any{"${env:KEY} (the variable is not set)"}},
 	}}})
+	add("ci_plan", "a refused entry that names no command", obj{"lock": stdioLock, "config": obj{"mcpServers": obj{
+		"issues": obj{"command": "npx", "args": []any{"-y", "@acme/issues mcp", "it's"}},
+		"ext":    obj{"refused": []any{`source: "extension" (a Zed extension starts it)`}},
+	}}})
 	add("ci_plan", "a pinned server refused", obj{"lock": agentgate, "config": obj{"mcpServers": obj{"issues": obj{"command": "npx", "refused": []any{"${{ secrets.T }} (Continue fills it from its secrets)"}}}}})
 	add("ci_plan", "disabled not a boolean", obj{"lock": agentgate, "config": obj{"mcpServers": obj{"issues": obj{"command": "npx", "disabled": "yes"}}}})
 	add("ci_plan", "refused not strings", obj{"lock": agentgate, "config": obj{"mcpServers": obj{"issues": obj{"command": "npx", "refused": []any{1}}}}})

@@ -262,7 +262,7 @@ func Read(c *Client, path string, data []byte) (*File, error) {
 			return nil, fmt.Errorf("%s: server %q is configured twice: which one the client starts is not certain", path, e.Name)
 		}
 		seen[e.Name] = true
-		if e.URL == "" && e.Command == "" {
+		if e.URL == "" && e.Command == "" && e.Unsupported == nil {
 			return nil, fmt.Errorf("%s: server %q has neither a command nor a url", path, e.Name)
 		}
 	}

@@ -59,6 +59,7 @@ var fixtures = []struct {
 		`kagi: uvx kagimcp env[KAGI_API_KEY=k]`,
 		`nested: /usr/local/bin/nested-mcp --stdio`,
 		`paused: paused-mcp (disabled: enabled: false)`,
+		`github:  (unsupported: source: "extension")`,
 	}},
 	{"continue", ".continue/config.yaml", []string{
 		`SQLite: npx -y mcp-sqlite ${{ secrets.DB_PATH }} env[LOG=debug]`,
@@ -104,6 +105,9 @@ func describe(e *Entry) string {
 	}
 	if e.Disabled != "" {
 		b.WriteString(" (disabled: " + e.Disabled + ")")
+	}
+	if e.Unsupported != nil {
+		b.WriteString(" (unsupported: " + strings.Join(e.Unsupported, ", ") + ")")
 	}
 	return b.String()
 }
@@ -285,5 +289,77 @@ func TestReadRefusesWhatTheClientWouldNot(t *testing.T) {
 	}
 	if _, err := Guess("/x/settings.ini"); err == nil || !strings.Contains(err.Error(), "this format is not supported") {
 		t.Errorf("Guess of an ini file: %v", err)
+	}
+}
+
+// TestHostileAndCRLFFilesRoundTrip: names a file name must not trust,
+// quotes and escapes in values, CRLF line endings and a YAML entry whose
+// args are added: install then uninstall still gives back every byte.
+func TestHostileAndCRLFFilesRoundTrip(t *testing.T) {
+	cases := []struct{ client, data string }{
+		{"cursor", "{\r\n  \"mcpServers\": {\r\n    \"../../etc/passwd\": {\"command\": \"a\\\"b\\\\c\", \"args\": [\"\\u001b[31m\", \"é\"]},\r\n    \"CON\": {\"command\": \"x\"}\r\n  }\r\n}\r\n"},
+		{"codex", "[mcp_servers.\"a.b\"]\r\ncommand = 'C:\\tools\\srv.exe' # literal string\r\n\r\n[mcp_servers.x]\r\ncommand = \"x\"\r\nargs = ['''multi''', \"\\u00e9\"]\r\n"},
+		{"continue", "mcpServers:\r\n  - name: \"quoted: name\"\r\n    command: 'it''s'\r\n  - command: plain-cmd\r\n    name: second\r\n    args: [a, \"b\"]   # trailing\r\n"},
+	}
+	for _, c := range cases {
+		orig, err := Read(Clients[c.client], "f", []byte(c.data))
+		if err != nil {
+			t.Fatalf("%s: %v", c.client, err)
+		}
+		f := orig
+		saved := map[string]*Saved{}
+		for _, e := range orig.Entries {
+			data, s, err := f.Wrap(e.Name, Gateway{Binary: `C:\Program Files\crawlcheck.exe`, Lock: "l", Log: "g"})
+			if err != nil {
+				t.Fatalf("%s %q: %v", c.client, e.Name, err)
+			}
+			if f, err = Read(f.Client, "f", data); err != nil {
+				t.Fatalf("%s: the wrapped file does not read: %v\n%s", c.client, err, data)
+			}
+			if argv, _, ok := Wrapped(f.entry(e.Name)); !ok || !slices.Equal(argv, append([]string{e.Command}, e.Args...)) {
+				t.Fatalf("%s %q: wrapped reads %q", c.client, e.Name, argv)
+			}
+			saved[e.Name] = s
+		}
+		if strings.Contains(strings.ReplaceAll(string(f.Data), "\r\n", ""), "\n") {
+			t.Errorf("%s: a bare LF was written into a CRLF file:\n%q", c.client, f.Data)
+		}
+		for name, s := range saved {
+			data, err := f.Unwrap(name, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f, err = Read(f.Client, "f", data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if string(f.Data) != c.data {
+			t.Errorf("%s: not given back:\n%q\nwant\n%q", c.client, f.Data, c.data)
+		}
+	}
+}
+
+func TestDefaultPaths(t *testing.T) {
+	env := func(k string) string { return map[string]string{"APPDATA": `C:\Users\ann\AppData\Roaming`}[k] }
+	cases := []struct{ client, goos, want string }{
+		{"claude-desktop", "darwin", "/home/ann/Library/Application Support/Claude/claude_desktop_config.json"},
+		{"claude-desktop", "linux", "/home/ann/.config/Claude/claude_desktop_config.json"},
+		{"claude-code", "linux", "/w/.mcp.json /home/ann/.claude.json"},
+		{"vscode", "darwin", "/w/.vscode/mcp.json /home/ann/Library/Application Support/Code/User/mcp.json"},
+		{"windsurf", "linux", "/home/ann/.codeium/windsurf/mcp_config.json"},
+		{"codex", "linux", "/home/ann/.codex/config.toml"},
+		{"gemini", "linux", "/w/.gemini/settings.json /home/ann/.gemini/settings.json"},
+		{"zed", "linux", "/w/.zed/settings.json /home/ann/.config/zed/settings.json"},
+		{"continue", "linux", "/home/ann/.continue/config.yaml"},
+		{"cline", "darwin", "/home/ann/Library/Application Support/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"},
+	}
+	for _, c := range cases {
+		got := strings.Join(Clients[c.client].DefaultPaths(c.goos, "/home/ann", "/w", env), " ")
+		if got != c.want {
+			t.Errorf("%s on %s: %s, want %s", c.client, c.goos, got, c.want)
+		}
+	}
+	if got := Clients["claude-desktop"].DefaultPaths("windows", "/home/ann", "/w", env)[0]; !strings.HasPrefix(got, `C:\Users\ann\AppData\Roaming`) {
+		t.Errorf("claude-desktop on windows: %s", got)
 	}
 }

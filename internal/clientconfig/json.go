@@ -209,6 +209,9 @@ func readJSONEntry(f *File, v *hujson.Value, path string) (*Entry, error) {
 			e.Unsupported = append(e.Unsupported, u)
 		}
 	}
+	if src, _ := str(member(v, "source")); f.Client.Name == "zed" && src == "extension" && e.Command == "" && e.URL == "" {
+		e.Unsupported = append(e.Unsupported, `source: "extension"`)
+	}
 	if cmd != nil {
 		e.loc = &location{command: span{cmd.StartOffset, cmd.EndOffset}, args: span{-1, -1}, insertAt: cmd.EndOffset}
 		if args != nil {
