@@ -140,7 +140,7 @@ func readClientConfig(clientName, path string) (map[string]any, error) {
 	ctx := expandContext(path)
 	servers := map[string]any{}
 	for _, e := range f.Entries {
-		tg, refused := clientconfig.Expand(client, clientconfig.Unwrapped(e), ctx)
+		tg, refused := f.Expand(clientconfig.Unwrapped(e), ctx)
 		entry := map[string]any{}
 		if tg.URL != "" {
 			entry["url"] = tg.URL

@@ -78,7 +78,7 @@ func cmdInstall(c *cli, args []string) error {
 			say(c.stdout, "%s: left as it is: a remote server (%s %s); crawlcheck run has no HTTP side yet, so it cannot stand between %s and it\n", e.Name, e.Remote, e.URL, client.Title)
 			continue
 		}
-		tg, refused := clientconfig.Expand(client, e, ctx)
+		tg, refused := orig.Expand(e, ctx)
 		if refused != nil {
 			say(c.stdout, "%s: left as it is: cannot start it as %s does: %s\n", e.Name, client.Title, strings.Join(refused, "; "))
 			continue

@@ -232,7 +232,8 @@ type File struct {
 	Path    string
 	Data    []byte
 	Entries []*Entry
-	// Inputs are VS Code's declared inputs, by id (their descriptions).
+	// Inputs are VS Code's declared inputs, by id: their descriptions,
+	// which a refusal of ${input:ID} quotes.
 	Inputs map[string]string
 	// format answers the literals of this file's format, for Wrap.
 	format format

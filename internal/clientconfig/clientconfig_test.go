@@ -221,7 +221,7 @@ func TestExpandAsEachClientDoes(t *testing.T) {
 		{"claude-code", ".mcp.json", "docs", "https://docs.example.com/mcp Authorization=Bearer ${DOCS_TOKEN}", []string{"${DOCS_TOKEN} (the variable is not set and has no default)"}},
 		{"cursor", ".cursor/mcp.json", "db", "/w/proj/bin/db-mcp --dsn pg://x", nil},
 		{"cursor", ".cursor/mcp.json", "web", "https://web.example.com/mcp X-Key=wk", nil},
-		{"vscode", ".vscode/mcp.json", "issues", "npx -y @acme/issues-mcp@1.4.0 API_KEY=${input:api-key} HOME_DIR=/home/ann", []string{"${input:api-key} (VS Code prompts for it when it starts the server: a check cannot answer)"}},
+		{"vscode", ".vscode/mcp.json", "issues", "npx -y @acme/issues-mcp@1.4.0 API_KEY=${input:api-key} HOME_DIR=/home/ann", []string{"${input:api-key} (VS Code prompts for it, \"The API key\" when it starts the server: a check cannot answer)"}},
 		{"windsurf", "mcp_config.json", "notes", "node /n/server.js", nil},
 		{"windsurf", "mcp_config.json", "hosted", "https://hosted.example.com/mcp Authorization=Bearer ${env:HOSTED_TOKEN}", []string{"${env:HOSTED_TOKEN} (the variable is not set)"}},
 		{"gemini", ".gemini/settings.json", "py", "python -m py_mcp --root /p API_TOKEN=pt", nil},
@@ -231,7 +231,7 @@ func TestExpandAsEachClientDoes(t *testing.T) {
 	}
 	for _, c := range cases {
 		f := readFixture(t, c.client, c.path)
-		tg, refused := Expand(f.Client, f.entry(c.server), ctx)
+		tg, refused := f.Expand(f.entry(c.server), ctx)
 		got := tg.URL
 		if got == "" {
 			got = strings.Join(append([]string{tg.Command}, tg.Args...), " ")

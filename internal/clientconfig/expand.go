@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -27,13 +28,14 @@ type Context struct {
 	Workspace string
 }
 
-// Expand resolves the entry's variables the way its client does. What the
-// client would resolve from somewhere a check cannot read (a VS Code input
-// prompt, a Continue secret, a ${file:…}, an unset variable the client
-// refuses) is refused by name: the entry is not checked with the text
-// left in.
-func Expand(c *Client, e *Entry, ctx Context) (Target, []string) {
-	x := &expander{client: c, ctx: ctx}
+// Expand resolves the variables of an entry of the file the way its client
+// does. What the client would resolve from somewhere a check cannot read (a
+// VS Code input prompt, a Continue secret, a ${file:…}, an unset variable
+// the client refuses) is refused by name: the entry is not checked with
+// the text left in.
+func (f *File) Expand(e *Entry, ctx Context) (Target, []string) {
+	c := f.Client
+	x := &expander{client: c, ctx: ctx, inputs: f.Inputs}
 	t := Target{Command: x.s(e.Command), Cwd: x.s(e.Cwd), URL: x.s(e.URL), SSE: e.SSE}
 	for _, a := range e.Args {
 		t.Args = append(t.Args, x.s(a))
@@ -68,6 +70,7 @@ var (
 type expander struct {
 	client  *Client
 	ctx     Context
+	inputs  map[string]string // VS Code's inputs: their descriptions, by id
 	refused []string
 }
 
@@ -118,7 +121,11 @@ func (x *expander) s(in string) string {
 				}
 				return v // VS Code resolves an unset variable to ""
 			case strings.HasPrefix(name, "input:") && x.client.Name == "vscode":
-				x.refuse(m + " (VS Code prompts for it when it starts the server: a check cannot answer)")
+				what := "VS Code prompts for it"
+				if d, ok := x.inputs[name[len("input:"):]]; ok && d != "" {
+					what += ", " + strconv.Quote(d)
+				}
+				x.refuse(m + " (" + what + " when it starts the server: a check cannot answer)")
 			case name == "userHome":
 				return x.ctx.Home
 			case name == "workspaceFolder" && x.ctx.Workspace != "":
