@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -175,6 +176,13 @@ func TestWrapThenUnwrapGivesBackTheFile(t *testing.T) {
 			if len(saved) == 0 {
 				t.Fatal("no stdio entry")
 			}
+			// Every comment is still there while installed, those inside
+			// an args list included.
+			for _, c := range comment.FindAllString(string(orig.Data), -1) {
+				if !strings.Contains(string(f.Data), c) {
+					t.Errorf("the comment %q is gone from the installed file:\n%s", c, f.Data)
+				}
+			}
 			for _, e := range orig.Entries {
 				if s := saved[e.Name]; s != nil {
 					data, err := f.Unwrap(e.Name, s)
@@ -192,6 +200,8 @@ func TestWrapThenUnwrapGivesBackTheFile(t *testing.T) {
 		})
 	}
 }
+
+var comment = regexp.MustCompile(`//[^\n]*|/\*.*?\*/|# [^\n]*`)
 
 func TestUnwrapRefusesAnEditedEntry(t *testing.T) {
 	f := readFixture(t, "vscode", ".vscode/mcp.json")

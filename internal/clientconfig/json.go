@@ -213,9 +213,12 @@ func readJSONEntry(f *File, v *hujson.Value, path string) (*Entry, error) {
 		e.Unsupported = append(e.Unsupported, `source: "extension"`)
 	}
 	if cmd != nil {
-		e.loc = &location{command: span{cmd.StartOffset, cmd.EndOffset}, args: span{-1, -1}, insertAt: cmd.EndOffset}
+		e.loc = &location{command: span{cmd.StartOffset, cmd.EndOffset}, args: span{-1, -1}, first: -1, insertAt: cmd.EndOffset}
 		if args != nil {
 			e.loc.args = span{args.StartOffset, args.EndOffset}
+			if arr, ok := args.Value.(*hujson.Array); ok {
+				e.loc.first, e.loc.empty = args.StartOffset+1, len(arr.Elements) == 0
+			}
 		}
 	}
 	return e, nil

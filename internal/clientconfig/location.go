@@ -1,6 +1,9 @@
 package clientconfig
 
-import "bytes"
+import (
+	"bytes"
+	"strings"
+)
 
 // span is a byte range [start, end) of a config file.
 type span struct{ start, end int }
@@ -11,6 +14,15 @@ type location struct {
 	command span
 	// args is the args value; start < 0 when the entry has none.
 	args span
+	// first is where the args' elements begin, the gateway's words go in
+	// front of them and the elements stay as written, comments and all:
+	// after the "[" of a flow array, or at the start of the line of a
+	// YAML block sequence's first item (block is then that item's prefix,
+	// its indent and "- "). -1 when args is not a list crawlcheck edits;
+	// empty when it has no element.
+	first int
+	empty bool
+	block string
 	// insertAt is where an args member goes when the entry has none, and
 	// indent the line prefix it is written with (TOML and YAML).
 	insertAt int
@@ -27,6 +39,25 @@ type format interface {
 	// newArgs is the text inserted at loc.insertAt that gives an entry
 	// without args the args list.
 	newArgs(loc *location, list string) string
+}
+
+// prefix is the text inserted at loc.first: the gateway's words as string
+// literals (a JSON string is a TOML basic string and a YAML double-quoted
+// scalar), each a line of its own in a YAML block sequence.
+func prefix(loc *location, words []string) string {
+	var b strings.Builder
+	for i, w := range words {
+		lit := jsonFormat{}.str(w)
+		switch {
+		case loc.block != "":
+			b.WriteString(loc.block + lit + loc.nl)
+		case i < len(words)-1 || !loc.empty:
+			b.WriteString(lit + ", ")
+		default:
+			b.WriteString(lit)
+		}
+	}
+	return b.String()
 }
 
 // lineEnd is the offset of the end of the line holding offset i (before

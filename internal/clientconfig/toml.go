@@ -97,7 +97,7 @@ func tomlValue(f *File, p *unstable.Parser, byName map[string]*Entry, full []str
 		}
 		if top {
 			if e.loc == nil {
-				e.loc = &location{args: span{-1, -1}}
+				e.loc = &location{args: span{-1, -1}, first: -1}
 			}
 			r := v.Raw
 			e.loc.command = span{int(r.Offset), int(r.Offset + r.Length)}
@@ -127,6 +127,10 @@ func tomlValue(f *File, p *unstable.Parser, byName map[string]*Entry, full []str
 			}
 			raw := p.Raw(kv.Raw)
 			e.loc.args = span{int(kv.Raw.Offset) + valueStart(raw), int(kv.Raw.Offset + kv.Raw.Length)}
+			e.loc.first, e.loc.empty = -1, len(e.Args) == 0
+			if s := e.loc.args.start; s < len(f.Data) && f.Data[s] == '[' {
+				e.loc.first = s + 1
+			}
 		}
 	case strings.HasPrefix(rest, "env."):
 		val, err := s()

@@ -56,13 +56,15 @@ func Unwrapped(e *Entry) *Entry {
 }
 
 // Saved is what an install changed in one entry: the bytes of its command
-// and args values before (Args nil when it had none) and after. uninstall
-// puts Command and Args back when the file still holds Installed*.
+// value before and after, and the text it inserted into args (the
+// gateway's words in front of the server's, which stay as written) or,
+// NewArgs, the args member it added to an entry that had none. uninstall
+// undoes both where the file still holds what install wrote.
 type Saved struct {
-	Command          string  `json:"command"`
-	Args             *string `json:"args"`
-	InstalledCommand string  `json:"installed_command"`
-	InstalledArgs    string  `json:"installed_args"`
+	Command          string `json:"command"`
+	InstalledCommand string `json:"installed_command"`
+	Inserted         string `json:"inserted"`
+	NewArgs          bool   `json:"new_args"`
 }
 
 // State is the record of an install beside the config
@@ -103,16 +105,19 @@ func (f *File) Wrap(name string, g Gateway) ([]byte, *Saved, error) {
 	loc := e.loc
 	argv := append([]string{e.Command}, e.Args...)
 	s := &Saved{Command: string(f.Data[loc.command.start:loc.command.end]), InstalledCommand: f.format.str(g.Binary)}
-	list := f.format.list(g.Args(argv))
 	edits := []edit{{loc.command.start, loc.command.end, s.InstalledCommand}}
-	if loc.args.start >= 0 {
-		orig := string(f.Data[loc.args.start:loc.args.end])
-		s.Args = &orig
-		s.InstalledArgs = list
-		edits = append(edits, edit{loc.args.start, loc.args.end, list})
-	} else {
-		s.InstalledArgs = f.format.newArgs(loc, list)
-		edits = append(edits, edit{loc.insertAt, loc.insertAt, s.InstalledArgs})
+	switch {
+	case loc.args.start < 0:
+		s.NewArgs = true
+		s.Inserted = f.format.newArgs(loc, f.format.list(g.Args(argv)))
+		edits = append(edits, edit{loc.insertAt, loc.insertAt, s.Inserted})
+	case loc.first < 0:
+		return nil, nil, fmt.Errorf("server %q: its args are written in a form crawlcheck does not edit: edit it by hand", name)
+	default:
+		// The gateway's words and the server's command go in front of
+		// the server's args, which stay as written.
+		s.Inserted = prefix(loc, g.Args([]string{e.Command}))
+		edits = append(edits, edit{loc.first, loc.first, s.Inserted})
 	}
 	return apply(f.Data, edits), s, nil
 }
@@ -133,18 +138,14 @@ func (f *File) Unwrap(name string, s *Saved) ([]byte, error) {
 		return nil, fmt.Errorf("server %q: its command was edited since install", name)
 	}
 	edits := []edit{{loc.command.start, loc.command.end, s.Command}}
-	if s.Args != nil {
-		if string(d[loc.args.start:loc.args.end]) != s.InstalledArgs {
-			return nil, fmt.Errorf("server %q: its args were edited since install", name)
-		}
-		edits = append(edits, edit{loc.args.start, loc.args.end, *s.Args})
-	} else {
-		start := loc.args.end - len(s.InstalledArgs)
-		if start < loc.command.end || string(d[start:loc.args.end]) != s.InstalledArgs {
-			return nil, fmt.Errorf("server %q: its args were edited since install", name)
-		}
-		edits = append(edits, edit{start, loc.args.end, ""})
+	start := loc.first
+	if s.NewArgs {
+		start = loc.args.end - len(s.Inserted)
 	}
+	if start < loc.command.end && s.NewArgs || start < 0 || start+len(s.Inserted) > len(d) || string(d[start:start+len(s.Inserted)]) != s.Inserted {
+		return nil, fmt.Errorf("server %q: its args were edited since install", name)
+	}
+	edits = append(edits, edit{start, start + len(s.Inserted), ""})
 	return apply(d, edits), nil
 }
 

@@ -1,8 +1,10 @@
 package clientconfig
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"regexp"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
@@ -105,6 +107,10 @@ func readYAML(f *File) error {
 	return nil
 }
 
+// blockItem is the prefix of a block sequence item's line: its indent, "-"
+// and the blanks before the value.
+var blockItem = regexp.MustCompile(`^[ \t]*-[ \t]+$`)
+
 // yamlLocation is where the command and args values are: each span runs
 // from after its key's colon to the end of its value's last token. Values
 // this package cannot measure (block scalars, multi-line plain scalars,
@@ -127,7 +133,7 @@ func yamlLocation(data []byte, lines []int, cmdKey, cmd, argsKey, args *yaml.Nod
 	if cs < 0 || ce < 0 {
 		return nil
 	}
-	loc := &location{command: span{cs, ce}, args: span{-1, -1}, insertAt: lineEnd(data, ce), nl: newline(data)}
+	loc := &location{command: span{cs, ce}, args: span{-1, -1}, first: -1, insertAt: lineEnd(data, ce), nl: newline(data)}
 	for i := 0; i < cmdKey.Column-1; i++ {
 		loc.indent += " "
 	}
@@ -135,10 +141,19 @@ func yamlLocation(data []byte, lines []int, cmdKey, cmd, argsKey, args *yaml.Nod
 		as := after(argsKey)
 		var ae int
 		if args.Style&yaml.FlowStyle != 0 {
-			ae = flowEnd(data, offsetOf(data, lines, args))
+			off := offsetOf(data, lines, args)
+			ae = flowEnd(data, off)
+			loc.first, loc.empty = off+1, len(args.Content) == 0
 		} else if n := len(args.Content); n > 0 {
 			last := args.Content[n-1]
 			ae = tokenEnd(data, offsetOf(data, lines, last), last)
+			// Items go in front of the first one, at its indent.
+			if off := offsetOf(data, lines, args.Content[0]); off > 0 {
+				start := bytes.LastIndexByte(data[:off], '\n') + 1
+				if item := string(data[start:off]); blockItem.MatchString(item) {
+					loc.first, loc.block = start, item
+				}
+			}
 		}
 		if as < 0 || ae <= 0 {
 			return nil
