@@ -6,6 +6,7 @@ import (
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/endpoint"
+	"github.com/crawlcheck/verifier/core/internal/lock"
 	"github.com/crawlcheck/verifier/core/internal/req"
 	"github.com/crawlcheck/verifier/core/internal/sorting"
 )
@@ -25,12 +26,23 @@ import (
 // would let "MCPServers" or "Command" decide where a check connects.
 func opCIPlan(r req.Obj) (canon.Value, error) {
 	rd := r.Read()
-	f := parseLockShared(rd, "lock")
+	perServer := !rd.Has("lock") && rd.Has("locks")
+	var f lock.File
+	if !perServer {
+		f = parseLockShared(rd, "lock")
+	}
 	config, hasConfig := rd.Doc("config")
+	locks := ciLocks(rd)
 	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
 	p := &ciPlan{}
+	if perServer {
+		return p.perServer(locks, config, hasConfig, rd)
+	}
+	if rd.Has("locks") {
+		return canon.Value{}, cerr.New(cerr.BadRequest, "%s and %s cannot both be given: one lockfile for every server, or one per server", rd.Field("lock"), rd.Field("locks"))
+	}
 	if f.Agentgate == nil {
 		url := f.Crawlcheck.Server.URL
 		if url == "" {
@@ -125,10 +137,88 @@ func opCIPlan(r req.Obj) (canon.Value, error) {
 
 // ciPlan is a ci_plan answer being made.
 type ciPlan struct {
-	servers  []canon.Value
-	unlocked []string
-	skipped  []string
-	refused  []canon.Value
+	servers    []canon.Value
+	unlocked   []string
+	skipped    []string
+	refused    []canon.Value
+	mismatched []canon.Value
+}
+
+// perServer plans a config whose servers each run with a lockfile of their
+// own (locks, by server name: as crawlcheck install wrote them): each
+// entry is checked against its lockfile when it starts or reaches the
+// server that lockfile pins; one that starts another is mismatched, and
+// one without a lockfile unlocked. A lockfile naming a server the config
+// does not have is a bad request.
+func (p *ciPlan) perServer(locks map[string]lock.File, config canon.Value, hasConfig bool, rd *req.Reader) (canon.Value, error) {
+	if !hasConfig {
+		return canon.Value{}, cerr.New(cerr.BadRequest, "%s name the servers of an MCP client config: %s is required", rd.Field("locks"), rd.Field("config"))
+	}
+	entries, at, err := configServers(config, rd.Field("config"))
+	if err != nil {
+		return canon.Value{}, err
+	}
+	seen := map[string]bool{}
+	for _, e := range entries {
+		seen[e.Key] = true
+		if aside, err := p.aside(e, at); err != nil {
+			return canon.Value{}, err
+		} else if aside {
+			continue
+		}
+		l, ok := locks[e.Key]
+		if !ok {
+			p.unlocked = append(p.unlocked, e.Key)
+			continue
+		}
+		where, err := configTarget(e.Value, at+"."+e.Key)
+		if err != nil {
+			return canon.Value{}, err
+		}
+		url := l.Crawlcheck.Server.URL
+		if !sameServer(url, where) {
+			p.mismatched = append(p.mismatched, canon.Obj(canon.M("server", canon.Str(e.Key)), canon.M("endpoint", canon.Str(url))))
+			continue
+		}
+		p.servers = append(p.servers, canon.Obj(append([]canon.Member{canon.M("server_name", canon.Str(e.Key)), canon.M("endpoint", canon.Str(url))}, where...)...))
+	}
+	names := make([]string, 0, len(locks))
+	for name := range locks {
+		names = append(names, name)
+	}
+	sorting.Strings(names)
+	for _, name := range names {
+		if !seen[name] {
+			return canon.Value{}, cerr.New(cerr.BadRequest, "%s names server %s, which is not in %s", rd.Field("locks"), canon.Str(name), at)
+		}
+	}
+	return p.value(), nil
+}
+
+// ciLocks reads "locks": [{server, lock}], the crawlcheck lockfile each
+// configured server runs with, by the config's name for it.
+func ciLocks(rd *req.Reader) map[string]lock.File {
+	out := map[string]lock.File{}
+	rd.Objects("locks", "{server, lock}", []string{"server", "lock"}, func(i int, o *req.Reader) {
+		name := o.Str("server", true)
+		f := parseLockShared(o, "lock")
+		switch {
+		case o.Failed():
+		case f.Crawlcheck == nil:
+			o.Fail(cerr.New(cerr.BadRequest, "%s must be a crawlcheck lockfile (an agentgate.lock is given as lock)", o.Field("lock")))
+		case f.Crawlcheck.Server.URL == "":
+			o.Fail(cerr.New(cerr.BadRequest, "%s pins no endpoint", o.Field("lock")))
+		case checkSealed(f) != nil:
+			o.Fail(cerr.New(cerr.LockInvalid, "%s: its sha256 does not match its content: it was edited after it was sealed", o.Field("lock")))
+		default:
+			if _, dup := out[name]; dup {
+				o.Fail(cerr.New(cerr.BadRequest, "%s: server %s has two lockfiles", o.Field("server"), canon.Str(name)))
+				return
+			}
+			out[name] = f
+		}
+	})
+	return out
 }
 
 // aside sets a disabled or refused entry aside (skipped, refused),
@@ -219,6 +309,7 @@ func (p *ciPlan) value() canon.Value {
 		canon.M("unlocked", names(p.unlocked)),
 		canon.M("skipped", names(p.skipped)),
 		canon.M("refused", canon.Arr(p.refused...)),
+		canon.M("mismatched", canon.Arr(p.mismatched...)),
 	)
 }
 
@@ -258,9 +349,13 @@ func opCIVerdict(r req.Obj) (canon.Value, error) {
 		return canon.Value{}, err
 	}
 	rd := r.Read()
-	f := parseLockShared(rd, "lock")
-	if !rd.Failed() {
-		rd.Fail(checkSealed(f))
+	var f lock.File
+	locks := ciLocks(rd)
+	if rd.Has("lock") {
+		f = parseLockShared(rd, "lock")
+		if !rd.Failed() {
+			rd.Fail(checkSealed(f))
+		}
 	}
 	servers, _ := plan.Get("servers")
 	planned := servers.Elems()
@@ -281,11 +376,15 @@ func opCIVerdict(r req.Obj) (canon.Value, error) {
 			ep, _ := s.Get("endpoint")
 			label, _ = ep.Str()
 		}
-		lockName := name
-		if f.Agentgate == nil {
-			lockName = ""
+		var base lock.Baseline
+		var err error
+		if l, own := locks[name]; own {
+			base, err = baselineOf(l, "")
+		} else if f.Agentgate != nil {
+			base, err = baselineOf(f, name)
+		} else {
+			base, err = baselineOf(f, "")
 		}
-		base, err := baselineOf(f, lockName)
 		if !o.Fail(err) {
 			return
 		}
@@ -316,6 +415,15 @@ func opCIVerdict(r req.Obj) (canon.Value, error) {
 		name, _ := u.Str()
 		counts["drifted"]++
 		entries = append(entries, ciEntry(name, block, null, "unlocked", "not in the lockfile: its tools were never approved"))
+	}
+	mismatched, _ := plan.Get("mismatched")
+	for _, x := range mismatched.Elems() {
+		nameV, _ := x.Get("server")
+		name, _ := nameV.Str()
+		ep, _ := x.Get("endpoint")
+		url, _ := ep.Str()
+		counts["drifted"]++
+		entries = append(entries, ciEntry(name, block, null, "mismatched", "its lockfile pins another server: "+url))
 	}
 	refused, _ := plan.Get("refused")
 	for _, x := range refused.Elems() {
@@ -355,7 +463,7 @@ func ciEntry(label string, decision, answer canon.Value, status, summary string)
 		canon.M("server", canon.Str(label)),
 		canon.M("decision", decision),
 		canon.M("status", canon.Str(status)),
-		canon.M("drifted", canon.BoolOf(status == "drifted" || status == "unlocked")),
+		canon.M("drifted", canon.BoolOf(status == "drifted" || status == "unlocked" || status == "mismatched")),
 		canon.M("unlocked", canon.BoolOf(status == "unlocked")),
 		canon.M("summary", canon.Str(summary)),
 		canon.M("answer", answer),

@@ -327,6 +327,19 @@ func opVectors(t testing.TB) []opVector {
 	add("ci_plan", "disabled not a boolean", obj{"lock": agentgate, "config": obj{"mcpServers": obj{"issues": obj{"command": "npx", "disabled": "yes"}}}})
 	add("ci_plan", "refused not strings", obj{"lock": agentgate, "config": obj{"mcpServers": obj{"issues": obj{"command": "npx", "refused": []any{1}}}}})
 	add("ci_plan", "headers not strings", obj{"lock": agentgate, "config": obj{"mcpServers": obj{"issues": obj{"url": fixtureURL, "headers": obj{"X": 1}}}}})
+	perServer := obj{"mcpServers": obj{
+		"issues":  obj{"command": "npx", "args": []any{"-y", "@acme/issues mcp", "it's"}},
+		"edited":  obj{"command": "npx", "args": []any{"-y", "@acme/issues mcp@2"}},
+		"new":     obj{"command": "new-mcp"},
+		"retired": obj{"command": "retired-mcp", "disabled": true},
+	}}
+	perLocks := []obj{{"server": "issues", "lock": stdioLock}, {"server": "edited", "lock": stdioLock}}
+	add("ci_plan", "a lockfile per server", obj{"config": perServer, "locks": perLocks})
+	add("ci_plan", "a lockfile per server naming a server not in the config", obj{"config": perServer, "locks": []obj{{"server": "gone", "lock": stdioLock}}})
+	add("ci_plan", "a lockfile per server and a lockfile for all", obj{"lock": stdioLock, "config": perServer, "locks": perLocks})
+	add("ci_plan", "a lockfile per server that is an agentgate.lock", obj{"config": perServer, "locks": []obj{{"server": "issues", "lock": agentgate}}})
+	add("ci_plan", "a lockfile per server without a config", obj{"locks": perLocks})
+	add("ci_verdict", "a lockfile per server", obj{"config": perServer, "locks": perLocks, "checks": []obj{{"tools": rugPull(base)}}})
 	add("ci_verdict", "crawlcheck lockfile with a config of four servers", obj{"lock": stdioLock, "config": fourServers, "checks": []obj{{"tools": base}}})
 	add("ci_verdict", "a configured server unreachable", obj{"lock": stdioLock, "config": obj{"mcpServers": obj{"issues": obj{"command": "npx", "args": []any{"-y", "@acme/issues mcp", "it's"}}}}, "checks": []obj{{"failure": "connect_refused", "failure_at": "handshake"}}})
 	add("ci_verdict", "agentgate with a disabled server passes", obj{"lock": agentgate, "config": obj{"mcpServers": obj{

@@ -17,36 +17,45 @@ import (
 // when each one answers with exactly the pinned tools.
 func cmdCI(c *cli, args []string) error {
 	fs := c.flagSet("ci")
-	lockPath := fs.String("lock", "", "the lockfile `FILE` (crawlcheck or agentgate; required)")
+	lockPath := fs.String("lock", "", "the lockfile `FILE` of every server (crawlcheck or agentgate); without it, each server of a --config crawlcheck install wrapped is checked against its own lockfile")
 	configPath := fs.String("config", "", "an MCP client's config `FILE` (any of the clients of --client): every server it configures is checked, skipped (disabled) or refused by name; required for an agentgate.lock")
 	clientName := fs.String("client", "", "the client whose config --config is: "+strings.Join(clientconfig.Names(), ", ")+" (default: told by the file's name)")
 	asJSON := fs.Bool("json", false, `print one JSON line per server: {"server":…,"answer":<lock check>}`)
 	if _, err := c.parse(fs, args, 0); err != nil {
 		return err
 	}
-	if *lockPath == "" {
-		return usagef("--lock is required")
+	if *lockPath == "" && *configPath == "" {
+		return usagef("--lock is required (or --config with a config crawlcheck install wrapped: each server's own lockfile)")
 	}
 	now, err := c.clock()
 	if err != nil {
 		return err
 	}
-	lock, err := readInput("the lockfile", *lockPath)
-	if err != nil {
-		return err
-	}
-	if _, err := preflight.ReadLock(lock, now, preflight.Settings{}); err != nil {
-		return fmt.Errorf("lockfile %s: %w", *lockPath, err)
-	}
 	// Which servers to check, and where each is reached, is the core's
 	// reading of the lockfile and the MCP config (ci_plan).
-	req := map[string]any{"lock": corecall.Text(lock)}
+	req := map[string]any{}
+	if *lockPath != "" {
+		lock, err := readInput("the lockfile", *lockPath)
+		if err != nil {
+			return err
+		}
+		if _, err := preflight.ReadLock(lock, now, preflight.Settings{}); err != nil {
+			return fmt.Errorf("lockfile %s: %w", *lockPath, err)
+		}
+		req["lock"] = corecall.Text(lock)
+	}
 	if *configPath != "" {
-		config, err := readClientConfig(*clientName, *configPath)
+		config, locks, err := readClientConfig(*clientName, *configPath)
 		if err != nil {
 			return err
 		}
 		req["config"] = config
+		if *lockPath == "" {
+			if len(locks) == 0 {
+				return usagef("--lock is required: no server of %s runs with a lockfile of its own (crawlcheck install wraps them)", *configPath)
+			}
+			req["locks"] = locks
+		}
 	} else if *clientName != "" {
 		return usagef("--client names the client of --config")
 	}
@@ -123,23 +132,32 @@ func cmdCI(c *cli, args []string) error {
 // core's ci_plan reads: each entry as its client starts it (variables
 // expanded as that client expands them; an entry install wrapped, as the
 // server it wraps), "disabled" when the client does not start it, and
-// "refused" naming what could not be expanded.
-func readClientConfig(clientName, path string) (map[string]any, error) {
+// "refused" naming what could not be expanded; and the lockfile each
+// wrapped entry runs with (ci_plan's locks).
+func readClientConfig(clientName, path string) (config map[string]any, locks []map[string]any, err error) {
 	client, err := pickClient(clientName, path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	data, err := readInput("the MCP config", path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	f, err := clientconfig.Read(client, path, data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ctx := expandContext(path)
 	servers := map[string]any{}
 	for _, e := range f.Entries {
+		// An entry install wrapped names the lockfile it runs with.
+		if _, lockPath, ok := clientconfig.Wrapped(e); ok && lockPath != "" {
+			lock, err := readInput("the lockfile of "+e.Name, lockPath)
+			if err != nil {
+				return nil, nil, err
+			}
+			locks = append(locks, map[string]any{"server": e.Name, "lock": corecall.Text(lock)})
+		}
 		tg, refused := f.Expand(clientconfig.Unwrapped(e), ctx)
 		entry := map[string]any{}
 		if tg.URL != "" {
@@ -171,7 +189,7 @@ func readClientConfig(clientName, path string) (map[string]any, error) {
 		}
 		servers[e.Name] = entry
 	}
-	return map[string]any{"mcpServers": servers}, nil
+	return map[string]any{"mcpServers": servers}, locks, nil
 }
 
 // pickClient is the client --client names, or the one the config's file

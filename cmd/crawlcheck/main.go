@@ -75,7 +75,7 @@ func init() {
 		"approve": {"approve --lock FILE [--tools FILE | --server \"CMD ARGS\" | --url URL | --sse URL] [--server-name NAME] [--sign-key KEYFILE] [--yes] [-o FILE]", cmdApprove,
 			"Shows what changed against the lockfile, asks, and writes the re-approved lockfile.",
 			"crawlcheck approve --lock crawlcheck.lock.json --sign-key operator.key"},
-		"ci": {"ci --lock FILE [--config FILE [--client NAME]] [--json]", cmdCI,
+		"ci": {"ci (--lock FILE [--config FILE] | --config FILE) [--client NAME] [--json]", cmdCI,
 			"The drift gate: checks every server of the lockfile, and with --config every server a client's config starts (one the lockfile does not pin drifts; disabled ones are skipped, unexpandable ones refused, by name).",
 			"crawlcheck ci --lock agentgate.lock --config .mcp.json"},
 		"install": {"install --client NAME [--config FILE] [--dry-run] [--yes]", cmdInstall,

@@ -949,11 +949,18 @@ export interface EndpointResult {
 
 /** The request of ci_plan. */
 export interface CiPlanRequest {
-  /** the lockfile (crawlcheck or agentgate) */
-  lock: Document;
+  /** the lockfile (crawlcheck or agentgate) of every server; required unless `locks` */
+  lock?: Document;
   /**
-   * the MCP client config (required for an agentgate.lock); each entry `command`, `args`, `env`,
-   * `cwd`, or `url`, `type`, `headers`; `disabled`, `refused`
+   * instead of `lock`, `{server, lock}` per configured server: the crawlcheck lockfile it runs with
+   * (as `crawlcheck install` wrote it); an entry that starts another server than its lockfile pins
+   * is `mismatched`, one without a lockfile unlocked; a lockfile naming a server not in the config,
+   * an agentgate.lock, and `lock` given too are `bad_request`
+   */
+  locks?: RequestValue[];
+  /**
+   * the MCP client config (required for an agentgate.lock and with `locks`); each entry `command`,
+   * `args`, `env`, `cwd`, or `url`, `type`, `headers`; `disabled`, `refused`
    */
   config?: Document;
 }
@@ -979,12 +986,19 @@ export interface CiPlanResult {
    * order
    */
   refused: Json[];
+  /**
+   * with `locks`, `{server, endpoint}` per entry that starts another server than the one its
+   * lockfile pins (`endpoint`)
+   */
+  mismatched: Json[];
 }
 
 /** The request of ci_verdict. */
 export interface CiVerdictRequest {
-  /** the lockfile (crawlcheck or agentgate) */
-  lock: Document;
+  /** the lockfile (crawlcheck or agentgate), as `ci_plan` reads it */
+  lock?: Document;
+  /** one crawlcheck lockfile per configured server, as `ci_plan` reads it */
+  locks?: RequestValue[];
   /** the MCP client config, as `ci_plan` reads it */
   config?: Document;
   /**
@@ -999,17 +1013,18 @@ export interface CiVerdictRequest {
 export interface CiVerdictResult {
   /**
    * `{server, decision, status, drifted, unlocked, summary, answer}` per server: the planned
-   * servers in order, then the unlocked, the refused and the disabled ones; `server` the config's
-   * name for it or the crawlcheck lockfile's endpoint; `decision` the lock check's (`block` when
-   * unlocked or refused, `skip` when disabled); `answer` its `lock_check` (null when not checked);
-   * `drifted` true for `drifted` and `unlocked`; `summary` one line: `unchanged`, `unreachable:
-   * <reason>: <detail>`, `changed: added …; removed …; modified <tool> (<parts>)`, `not
-   * checked: <reasons>`, or why an unlocked or disabled server was not checked
+   * servers in order, then the unlocked, the mismatched, the refused and the disabled ones;
+   * `server` the config's name for it or the crawlcheck lockfile's endpoint; `decision` the lock
+   * check's (`block` when unlocked, mismatched or refused, `skip` when disabled); `answer` its
+   * `lock_check` (null when not checked); `drifted` true for `drifted`, `unlocked` and
+   * `mismatched`; `summary` one line: `unchanged`, `unreachable: <reason>: <detail>`, `changed:
+   * added …; removed …; modified <tool> (<parts>)`, `not checked: <reasons>`, or why an
+   * unlocked or disabled server was not checked
    */
   servers: Json[];
   /** how many servers the verdict covers */
   checked: number;
-  /** how many of them drifted (unlocked ones included) */
+  /** how many of them drifted (unlocked and mismatched ones included) */
   drifted: number;
   /** how many could not be read */
   unreachable: number;
@@ -1446,15 +1461,15 @@ export interface Ops {
    * is not a boolean, a `refused` that is not an array of strings, and an agentgate.lock without a
    * config are `bad_request`. Throws CoreError with the core's code.
    */
-  ciPlan(request: CiPlanRequest): CiPlanResult;
+  ciPlan(request?: CiPlanRequest): CiPlanResult;
   /**
    * The verdict of `crawlcheck ci`: `ci_plan`'s request and what the host observed of each server
    * the plan names, in its order; the answer is each server's `lock_check` and status (`unchanged`;
    * `drifted`, any decision but `connect`; `unreachable`, the list not read: not drift; `unlocked`,
-   * configured and not pinned: drift; `refused`, not checked; `disabled`, skipped), the line a
-   * person reads, and whether the gate passes: only when no server drifted, none was unreachable
-   * and none was refused. Checks not one per planned server are `bad_request`. Throws CoreError
-   * with the core's code.
+   * configured and not pinned: drift; `mismatched`, its own lockfile pins another server: drift;
+   * `refused`, not checked; `disabled`, skipped), the line a person reads, and whether the gate
+   * passes: only when no server drifted, none was unreachable and none was refused. Checks not one
+   * per planned server are `bad_request`. Throws CoreError with the core's code.
    */
   ciVerdict(request: CiVerdictRequest): CiVerdictResult;
   /**

@@ -1128,11 +1128,15 @@ class CiPlanResult(TypedDict):
     #: `{server, reasons}` per entry the host could not make what its client starts, in the config's
     #: order
     refused: List[JSON]
+    #: with `locks`, `{server, endpoint}` per entry that starts another server than the one its
+    #: lockfile pins (`endpoint`)
+    mismatched: List[JSON]
 
 
 def ci_plan(
     *,
-    lock: Document,
+    lock: Optional[Document] = None,
+    locks: Optional[Sequence[JSON]] = None,
     config: Optional[Document] = None,
 ) -> CiPlanResult:
     """Which servers `crawlcheck ci` checks, and where each is reached: for an agentgate.lock, each
@@ -1149,22 +1153,23 @@ def ci_plan(
     `url`), a `disabled` that is not a boolean, a `refused` that is not an array of strings, and
     an agentgate.lock without a config are `bad_request`.
     """
-    return cast(CiPlanResult, call("ci_plan", _req(lock=lock, config=config)))
+    return cast(CiPlanResult, call("ci_plan", _req(lock=lock, locks=locks, config=config)))
 
 
 class CiVerdictResult(TypedDict):
     """The result of ci_verdict."""
     #: `{server, decision, status, drifted, unlocked, summary, answer}` per server: the planned
-    #: servers in order, then the unlocked, the refused and the disabled ones; `server` the config's
-    #: name for it or the crawlcheck lockfile's endpoint; `decision` the lock check's (`block` when
-    #: unlocked or refused, `skip` when disabled); `answer` its `lock_check` (null when not
-    #: checked); `drifted` true for `drifted` and `unlocked`; `summary` one line: `unchanged`,
-    #: `unreachable: <reason>: <detail>`, `changed: added …; removed …; modified <tool>
-    #: (<parts>)`, `not checked: <reasons>`, or why an unlocked or disabled server was not checked
+    #: servers in order, then the unlocked, the mismatched, the refused and the disabled ones;
+    #: `server` the config's name for it or the crawlcheck lockfile's endpoint; `decision` the lock
+    #: check's (`block` when unlocked, mismatched or refused, `skip` when disabled); `answer` its
+    #: `lock_check` (null when not checked); `drifted` true for `drifted`, `unlocked` and
+    #: `mismatched`; `summary` one line: `unchanged`, `unreachable: <reason>: <detail>`, `changed:
+    #: added …; removed …; modified <tool> (<parts>)`, `not checked: <reasons>`, or why an
+    #: unlocked or disabled server was not checked
     servers: List[JSON]
     #: how many servers the verdict covers
     checked: int
-    #: how many of them drifted (unlocked ones included)
+    #: how many of them drifted (unlocked and mismatched ones included)
     drifted: int
     #: how many could not be read
     unreachable: int
@@ -1178,19 +1183,31 @@ class CiVerdictResult(TypedDict):
 
 def ci_verdict(
     *,
-    lock: Document,
+    lock: Optional[Document] = None,
+    locks: Optional[Sequence[JSON]] = None,
     config: Optional[Document] = None,
     checks: Sequence[JSON],
 ) -> CiVerdictResult:
     """The verdict of `crawlcheck ci`: `ci_plan`'s request and what the host observed of each server
     the plan names, in its order; the answer is each server's `lock_check` and status
     (`unchanged`; `drifted`, any decision but `connect`; `unreachable`, the list not read: not
-    drift; `unlocked`, configured and not pinned: drift; `refused`, not checked; `disabled`,
-    skipped), the line a person reads, and whether the gate passes: only when no server drifted,
-    none was unreachable and none was refused. Checks not one per planned server are
-    `bad_request`.
+    drift; `unlocked`, configured and not pinned: drift; `mismatched`, its own lockfile pins
+    another server: drift; `refused`, not checked; `disabled`, skipped), the line a person reads,
+    and whether the gate passes: only when no server drifted, none was unreachable and none was
+    refused. Checks not one per planned server are `bad_request`.
     """
-    return cast(CiVerdictResult, call("ci_verdict", _req(lock=lock, config=config, checks=checks)))
+    return cast(
+        CiVerdictResult,
+        call(
+            "ci_verdict",
+            _req(
+                lock=lock,
+                locks=locks,
+                config=config,
+                checks=checks,
+            ),
+        ),
+    )
 
 
 class ReplayStateResult(TypedDict):
