@@ -117,10 +117,13 @@ func cmdInstall(c *cli, args []string) error {
 	if err := atomicfile.Write(backup, orig.Data, 0o600); err != nil {
 		return err
 	}
-	if err := atomicfile.Write(path, cur.Data, 0o644); err != nil {
+	// The record before the config: a config written without its record
+	// could not be uninstalled, a record without its config is harmless
+	// (uninstall finds the entries as they were and leaves them).
+	if err := writeInstallState(path, state); err != nil {
 		return err
 	}
-	if err := writeInstallState(path, state); err != nil {
+	if err := atomicfile.Write(path, cur.Data, 0o644); err != nil {
 		return err
 	}
 	say(c.stdout, "installed crawlcheck in front of %d server(s) in %s (the file as it was: %s); restart %s to use it\n", wrapped, path, backup, client.Title)
