@@ -13,8 +13,11 @@ import (
 	"github.com/crawlcheck/verifier/internal/preflight"
 )
 
-// cmdCI is the drift gate over every server a lockfile pins: exit 0 only
-// when each one answers with exactly the pinned tools.
+// cmdCI is the drift gate over every server a lockfile pins and every
+// server a client's config starts: exit 0 only when each one was checked
+// and answered exactly its pinned tools (a disabled one is skipped, and
+// said). The host reads the config's format and reaches the servers; what
+// is checked against what, and the verdict, are the core's.
 func cmdCI(c *cli, args []string) error {
 	fs := c.flagSet("ci")
 	lockPath := fs.String("lock", "", "the lockfile `FILE` of every server (crawlcheck or agentgate); without it, each server of a --config crawlcheck install wrapped is checked against its own lockfile")
