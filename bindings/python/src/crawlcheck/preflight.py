@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextvars
 import json
+import logging
 import os
 from collections import deque
 from dataclasses import dataclass, field
@@ -51,6 +52,11 @@ from .ops import endpoint as _endpoint_op
 from .ops import next_page as _next_page_op
 from .ops import escape_text, refusal, sign_lock, verify_lock
 from .transport import Wire, wire_of
+
+#: The logger observe mode tells a person through (McpPreflight._tell_would),
+#: at WARNING: with logging not configured, Python's last-resort handler
+#: writes it to stderr; an application that configures logging routes it.
+logger = logging.getLogger("crawlcheck")
 
 #: Background re-checks on notifications/tools/list_changed are rate-limited:
 #: the first starts at once, one more no sooner than RECHECK_MIN seconds
@@ -824,6 +830,7 @@ class McpPreflight:
         self._cons = Consultation()
         self._seen = 0
         self._err: Optional[BaseException] = None
+        self._would_told = ""  # the would member last told (_tell_would)
         self._connected = False
         self._entered = False
         self._recheck_wait = RECHECK_MIN
@@ -1401,7 +1408,24 @@ class McpPreflight:
         self._records.append(rec)
         if self.on_record is not None:
             self.on_record(rec, raw)
+        if "would" in rec:
+            self._tell_would(rec, raw)
         return rec, raw, cons
+
+    def _tell_would(self, rec: Dict[str, Any], raw: bytes) -> None:
+        """Observe mode withholds nothing, so a change it let through would go
+        unseen by anyone not reading the log: a person is told on the
+        ``crawlcheck`` logger (stderr unless logging is configured), in the
+        core's words (refusal with would), what enforce would have refused,
+        naming the record. Once for each thing enforce would do (the
+        record's ``would``): re-checks that find the same say nothing more."""
+        key = json.dumps(rec["would"], sort_keys=True)
+        if key == self._would_told:
+            return
+        self._would_told = key
+        text = refusal(record=raw, would=True)["text"]
+        if text is not None:
+            logger.warning("%s", text)
 
     # -- the gate
 
