@@ -1098,12 +1098,14 @@ export interface RefusalRequest {
   record: Document;
   /** the tool a call asked for; absent for the session */
   tool?: string;
+  /** word what enforce would have refused in an observe-mode record (no `tool`) */
+  would?: boolean;
 }
 
 /** The result of refusal. */
 export interface RefusalResult {
-  /** the message, safe to show */
-  text: string;
+  /** the message, safe to show; null only with `would` when enforce would have refused nothing */
+  text: string | null;
 }
 
 /** The request of verify_record. */
@@ -1509,7 +1511,13 @@ export interface Ops {
    * (its tool and part, a diff's inserted and deleted text, an identity's approved and answering
    * endpoints, any other detail member by name and value, each value clipped to 120 bytes). Every
    * string from the record is shown through `escape_text`. A tool the record does not list is
-   * `refused: not in the checked tool list`. Throws CoreError with the core's code.
+   * `refused: not in the checked tool list`. With `would`, an observe-mode record's notice instead:
+   * what enforce would have refused (the record's `would`, each observation's `would`), the line a
+   * host shows a person once in observe mode (stderr, `console.warn`): `crawlcheck: observe mode
+   * let this through; enforce would have: tool "get_item" withheld (pause_tool):
+   * description_changed (…) (record …)` — a session enforce would stop alone, else every tool
+   * it would withhold in name order (five named, the rest counted); `text` is null when enforce
+   * would have refused nothing. Throws CoreError with the core's code.
    */
   refusal(request: RefusalRequest): RefusalResult;
   /**

@@ -1294,14 +1294,15 @@ def escape_text(
 
 class RefusalResult(TypedDict):
     """The result of refusal."""
-    #: the message, safe to show
-    text: str
+    #: the message, safe to show; null only with `would` when enforce would have refused nothing
+    text: Optional[str]
 
 
 def refusal(
     *,
     record: Document,
     tool: Optional[str] = None,
+    would: Optional[bool] = None,
 ) -> RefusalResult:
     """Why a record refuses a call or a session, in the words every host's refusal error carries (Go
     `RefusedError`, JS and Python `ContinuityRefused`): `crawlcheck: session denied (deny):
@@ -1312,9 +1313,15 @@ def refusal(
     (its tool and part, a diff's inserted and deleted text, an identity's approved and answering
     endpoints, any other detail member by name and value, each value clipped to 120 bytes). Every
     string from the record is shown through `escape_text`. A tool the record does not list is
-    `refused: not in the checked tool list`.
+    `refused: not in the checked tool list`. With `would`, an observe-mode record's notice
+    instead: what enforce would have refused (the record's `would`, each observation's `would`),
+    the line a host shows a person once in observe mode (stderr, `console.warn`): `crawlcheck:
+    observe mode let this through; enforce would have: tool "get_item" withheld (pause_tool):
+    description_changed (…) (record …)` — a session enforce would stop alone, else every
+    tool it would withhold in name order (five named, the rest counted); `text` is null when
+    enforce would have refused nothing.
     """
-    return cast(RefusalResult, call("refusal", _req(record=record, tool=tool)))
+    return cast(RefusalResult, call("refusal", _req(record=record, tool=tool, would=would)))
 
 
 class VerifyRecordResult(TypedDict):
