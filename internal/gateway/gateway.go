@@ -218,8 +218,10 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		g.child.stop(cfg.Grace)
 	case <-g.child.exited:
 	case sig := <-sigs:
-		// Forwarded; the server decides how to end, within the grace.
+		// Forwarded, and the server's stdin closed (its client is going):
+		// it ends as it ends on either, within the grace, or is killed.
 		g.child.signal(sig.(syscall.Signal))
+		g.child.stdin.Close()
 		if !g.child.waitFor(cfg.Grace) {
 			g.child.kill()
 		}
