@@ -413,7 +413,11 @@ func (g *Gateway) judgeCall(line []byte, env envelope) {
 	if rec.Handoff.Session == preflight.SessionProceed {
 		refused.Tool, refused.Effect = name, rec.Tools[name]
 	}
-	msg := refused.Error() + "; to re-approve after reading what changed: " + g.approveCommand()
+	msg := refused.Error()
+	if _, listed := rec.Tools[name]; listed || refused.Tool == "" {
+		// Not for a name the server did not offer: no approval brings it.
+		msg += "; to re-approve after reading what changed: " + g.approveCommand()
+	}
 	g.toClient(errorFrame(env.id, RefusedCode, msg, map[string]any{"record_sha256": rec.RecordSHA256, "effect": refused.Effect, "tool": name}))
 }
 
