@@ -532,3 +532,37 @@ func TestNoProcessLeft(t *testing.T) {
 		})
 	}
 }
+
+// TestFirstRecordAsCheck: the gateway's first record is byte-identical to
+// crawlcheck check --json's at the same clock against the same server (the
+// handshake the client spoke, and the capabilities it declared: none), in
+// each mode, clean and changed: the gateway hands the core the facts the
+// Go capture does.
+func TestFirstRecordAsCheck(t *testing.T) {
+	const now = "2026-12-01T12:00:00Z"
+	e := newEnv(t, threeTools)
+	e.setTools(t, t2Changed)
+	for _, hs := range []struct{ flag, version string }{{"initialize", "2025-11-25"}, {"newest", ""}} {
+		for _, mode := range []string{"enforce", "review", "observe"} {
+			t.Run(hs.flag+"/"+mode, func(t *testing.T) {
+				os.Remove(e.log)
+				args := []string{"run", "--now", now, "--lock", e.lock, "--log", e.log, "--mode", mode, "--"}
+				cmd := exec.Command(crawlcheck, append(args, e.server...)...)
+				stderr := &lockedBuffer{}
+				cmd.Stderr = stderr
+				s := connectCmd(t, cmd, stderr, nil, hs.version)
+				names(t, s)
+				s.Close()
+				got, err := os.ReadFile(e.log)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = got[:bytes.IndexByte(got, '\n')]
+				want, _ := exec.Command(crawlcheck, "check", "--now", now, "--handshake", hs.flag, "--json", "--mode", mode, "--lock", e.lock, "--server", strings.Join(e.server, " ")).Output()
+				if !bytes.Equal(got, bytes.TrimSpace(want)) {
+					t.Errorf("the gateway's first record:\n%s\ncrawlcheck check --json:\n%s", got, want)
+				}
+			})
+		}
+	}
+}
