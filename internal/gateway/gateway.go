@@ -505,6 +505,23 @@ func (g *Gateway) fromServer(line []byte) {
 			return
 		}
 		g.noteHandshakeAnswer(env)
+	case env.notification() && env.method == "notifications/subscriptions/acknowledged":
+		// A 2026-07-28 server announces changes only to the subscriptions
+		// it holds: a change made between the gateway's first listing and
+		// this acknowledgment of the client's subscriptions/listen would be
+		// announced to nobody. The gateway lists once more after it (the Go
+		// preflight waits for it instead, but the gateway cannot know
+		// whether the client will subscribe at all).
+		g.mu.Lock()
+		started := g.started
+		g.mu.Unlock()
+		if started {
+			g.changes.Add(1)
+			select {
+			case g.changed <- struct{}{}:
+			default:
+			}
+		}
 	case env.notification() && env.method == "notifications/tools/list_changed":
 		// Not passed on: the gateway re-checks, and tells the client when
 		// what it may see changed.
