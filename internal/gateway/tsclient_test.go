@@ -33,7 +33,7 @@ func TestTypeScriptClient(t *testing.T) {
 				"command": append([]string{crawlcheck, "run", "--lock", e.lock, "--log", e.log, "--"}, e.server...),
 				"calls":   []string{"t1", "t2"},
 			})
-			cmd := exec.Command(node, filepath.Join(here, "testdata", "tsclient.mjs"), modules, major, string(spec))
+			cmd := exec.Command(node, filepath.Join(here, "..", "..", "hosttest", "interop", "testdata", "gateway_client.mjs"), modules, major, string(spec))
 			var stderr lockedBuffer
 			cmd.Stderr = &stderr
 			out, err := cmd.Output()

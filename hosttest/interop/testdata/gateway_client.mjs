@@ -1,5 +1,7 @@
 // The official TypeScript client (SDK 1.x, or client 2.x) in front of
-// `crawlcheck run`, as a desktop client's config starts it (TestTypeScriptClient).
+// `crawlcheck run`, as a desktop client's config starts it: the gateway rows
+// of the interop matrix (hosttest/interop) and internal/gateway's
+// TestTypeScriptClient. Each client speaks its default handshake.
 // argv: NODE_MODULES MAJOR SPEC, SPEC a JSON object {command: [argv], calls: [tool names]}.
 // Prints one JSON object: {tools: [names], calls: [{name, text} | {name, code, message, data}]}.
 import { join } from "node:path";
@@ -23,7 +25,7 @@ const client = new Client({ name: "gateway-ts-test", version: "1.0.0" });
 const transport = new StdioClientTransport({ command: spec.command[0], args: spec.command.slice(1), stderr: "inherit" });
 await client.connect(transport);
 const out = { tools: (await client.listTools()).tools.map((t) => t.name), calls: [] };
-for (const name of spec.calls) {
+for (const name of spec.calls ?? []) {
   try {
     const res = await client.callTool({ name, arguments: {} });
     out.calls.push({ name, text: res.content?.[0]?.text ?? "" });
