@@ -311,6 +311,15 @@ func (g *Gateway) logNotify(clientLevel, severity, line string) {
 // (bounded by the check's deadline and a margin, from now), and a re-check
 // at once when the server announced a change the record does not cover.
 func (g *Gateway) current(ctx context.Context) (*preflight.Record, error) {
+	if g.ready() {
+		// Every call's path: no check due or running.
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.recErr != nil {
+			return nil, g.recErr
+		}
+		return g.rec, nil
+	}
 	wait := time.NewTimer(g.cfg.Timeout + 5*time.Second)
 	defer wait.Stop()
 	select {
@@ -385,15 +394,15 @@ func (g *Gateway) answerList(env envelope) {
 // answers any other with RefusedCode. While a check is due or running the
 // call is held (in its own goroutine, so the session's other traffic goes
 // on) until the record covers the newest announced change.
-func (g *Gateway) gateCall(line []byte, env envelope) {
+func (g *Gateway) gateCall(frame []byte, env envelope) {
 	if g.ready() {
-		g.judgeCall(line, env)
+		g.judgeCall(frame, env)
 		return
 	}
-	go g.judgeCall(line, env)
+	go g.judgeCall(frame, env)
 }
 
-func (g *Gateway) judgeCall(line []byte, env envelope) {
+func (g *Gateway) judgeCall(frame []byte, env envelope) {
 	name, ok := toolName(env.params)
 	if !ok {
 		g.toClient(errorFrame(env.id, -32602, "crawlcheck run: a tools/call whose params.name is not one string is not passed on", nil))
@@ -406,7 +415,7 @@ func (g *Gateway) judgeCall(line []byte, env envelope) {
 		return
 	}
 	if rec.Handoff.CallAllowed(name) {
-		g.toServer(line)
+		g.toServer(frame)
 		return
 	}
 	refused := &preflight.RefusedError{Effect: rec.Effect, Record: *rec}

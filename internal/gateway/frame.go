@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"unicode/utf8"
+
+	"github.com/crawlcheck/verifier/internal/preflight"
 )
 
 // envelope is what the gateway reads of a JSON-RPC message: the members
@@ -45,69 +47,30 @@ func parseEnvelope(line []byte) (envelope, error) {
 	if !utf8.Valid(line) || !json.Valid(line) {
 		return env, errNotMessage
 	}
-	dec := json.NewDecoder(bytes.NewReader(line))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	m, err := preflight.MembersOfValid(bytes.TrimSpace(line))
+	if err != nil {
 		return env, errNotMessage
 	}
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
+	if v := m["method"]; v != nil {
+		if json.Unmarshal(v, &env.method) != nil || env.method == "" {
 			return env, errNotMessage
-		}
-		key, _ := tok.(string)
-		if seen[key] {
-			return env, errNotMessage
-		}
-		seen[key] = true
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return env, errNotMessage
-		}
-		switch key {
-		case "method":
-			if json.Unmarshal(v, &env.method) != nil || env.method == "" {
-				return env, errNotMessage
-			}
-		case "id":
-			env.id = v
-		case "params":
-			env.params = v
-		case "result":
-			env.result = v
-		case "error":
-			env.err = v
 		}
 	}
+	env.id, env.params, env.result, env.err = m["id"], m["params"], m["result"], m["error"]
 	if env.method == "" && !hasID(env.id) && env.result == nil && env.err == nil {
 		return env, errNotMessage
 	}
 	return env, nil
 }
 
-// strictMembers returns an object's members, refusing one named twice.
+// strictMembers returns an object's members, refusing one named twice
+// (and anything that is not a valid JSON object).
 func strictMembers(obj json.RawMessage) (map[string]json.RawMessage, bool) {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	if !json.Valid(obj) {
 		return nil, false
 	}
-	out := map[string]json.RawMessage{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, false
-		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, false
-		}
-		if _, dup := out[key]; dup {
-			return nil, false
-		}
-		out[key] = v
-	}
-	return out, true
+	m, err := preflight.MembersOfValid(bytes.TrimSpace(obj))
+	return m, err == nil
 }
 
 // lineReader reads newline-delimited frames of at most max bytes. A longer

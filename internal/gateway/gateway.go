@@ -86,8 +86,10 @@ type Gateway struct {
 	idPrefix string // the gateway's own request ids begin with it
 	nextID   atomic.Int64
 
-	outMu sync.Mutex // one frame at a time to the client
-	inMu  sync.Mutex // one frame at a time to the server
+	outMu  sync.Mutex // one frame at a time to the client
+	outBuf []byte     // the frame being written to the client (outMu)
+	inMu   sync.Mutex // one frame at a time to the server
+	inBuf  []byte     // the frame being written to the server (inMu)
 
 	// skipped counts server stdout lines that were not JSON-RPC messages
 	// (dropped; the session goes on).
@@ -159,27 +161,48 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	if cfg.Grace <= 0 {
 		cfg.Grace = 5 * time.Second
 	}
-	lock, err := readLock(cfg.LockPath, cfg.Now(), cfg.Settings)
-	if err != nil {
-		return 0, err
+	if cfg.LockPath == "" {
+		return 0, errors.New("--lock is required")
 	}
-	ep, err := preflight.StdioEndpoint(cfg.Command)
-	if err != nil {
-		return 0, err
+	// The server starts while the gateway reads its lockfile and log (the
+	// core's first calls): a client's start-up waits for the slower of the
+	// two, not for both. A configuration that cannot be used ends the
+	// server before it has read a byte.
+	type prepared struct {
+		lock []byte
+		ep   string
+		log  *preflight.Log
+		err  error
 	}
+	ready := make(chan prepared, 1)
+	go func() {
+		var p prepared
+		if p.lock, p.err = readLock(cfg.LockPath, cfg.Now(), cfg.Settings); p.err == nil {
+			if p.ep, p.err = preflight.StdioEndpoint(cfg.Command); p.err == nil && cfg.LogPath != "" {
+				p.log, p.err = preflight.OpenLog(cfg.LogPath)
+			}
+		}
+		ready <- p
+	}()
 	var nonce [12]byte
 	rand.Read(nonce[:])
 	g := &Gateway{
-		cfg: cfg, endpoint: ep, lock: lock, idPrefix: "crawlcheck-run-" + hex.EncodeToString(nonce[:]) + "-",
+		cfg: cfg, idPrefix: "crawlcheck-run-" + hex.EncodeToString(nonce[:]) + "-",
 		changed: make(chan struct{}, 1), pendingHS: map[string]handshakeRequest{}, ours: map[string]chan []byte{},
 		checked: make(chan struct{}), exitedCh: make(chan struct{}),
 	}
-	if cfg.LogPath != "" {
-		if g.log, err = preflight.OpenLog(cfg.LogPath); err != nil {
-			return 0, err
-		}
-		defer g.log.Close()
+	child, startErr := startChild(cfg.Command, cfg.Stderr)
+	p := <-ready
+	if p.log != nil {
+		defer p.log.Close()
 	}
+	if p.err != nil {
+		if child != nil {
+			child.kill()
+		}
+		return 0, p.err
+	}
+	g.lock, g.endpoint, g.log = p.lock, p.ep, p.log
 	// Writes to a client that went away fail (EPIPE) rather than kill the
 	// gateway before it has ended its server; a handled signal, unlike an
 	// ignored one, is not inherited by the child.
@@ -190,10 +213,11 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 
-	if g.child, err = startChild(cfg.Command, cfg.Stderr); err != nil {
+	if startErr != nil {
 		g.recordUnstarted()
-		return 0, fmt.Errorf("starting the server %s: %w", textsafe.Escape(ep), err)
+		return 0, fmt.Errorf("starting the server %s: %w", textsafe.Escape(g.endpoint), startErr)
 	}
+	g.child = child
 	// Every way out ends the server (a panic included); Pdeathsig covers
 	// the gateway's own death.
 	defer g.child.kill()
@@ -283,15 +307,26 @@ func readBounded(path string, limit int64) ([]byte, error) {
 func (g *Gateway) toClient(frame []byte) {
 	g.outMu.Lock()
 	defer g.outMu.Unlock()
-	g.cfg.Stdout.Write(append(frame[:len(frame):len(frame)], '\n'))
+	g.outBuf = line(g.outBuf, frame)
+	g.cfg.Stdout.Write(g.outBuf)
 }
 
 // toServer writes one frame to the server.
 func (g *Gateway) toServer(frame []byte) error {
 	g.inMu.Lock()
 	defer g.inMu.Unlock()
-	_, err := g.child.stdin.Write(append(frame[:len(frame):len(frame)], '\n'))
+	g.inBuf = line(g.inBuf, frame)
+	_, err := g.child.stdin.Write(g.inBuf)
 	return err
+}
+
+// line is frame and its newline in buf, for one write; a buffer grown past
+// 1 MiB by a large frame is not kept.
+func line(buf, frame []byte) []byte {
+	if cap(buf) > 1<<20 {
+		buf = nil
+	}
+	return append(append(buf[:0], frame...), '\n')
 }
 
 // say writes one line on stderr, which clients show as the server's log.
