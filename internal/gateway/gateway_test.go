@@ -574,3 +574,70 @@ func TestFirstRecordAsCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestClientFramesReadStrictly: what a lenient server might read as a
+// tools/call the gateway never judged is not passed on: a frame with two
+// "method" members (-32700) and a batch (-32600); and a client that lists
+// before it sent notifications/initialized is answered all the same.
+func TestClientFramesReadStrictly(t *testing.T) {
+	e := newEnv(t, threeTools)
+	e.setTools(t, t2Changed)
+	cmd, stderr := e.gatewayCmd("", e.server)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		cmd.Wait()
+	}()
+	lines := make(chan map[string]json.RawMessage, 16)
+	go func() {
+		dec := json.NewDecoder(stdout)
+		for {
+			var m map[string]json.RawMessage
+			if dec.Decode(&m) != nil {
+				close(lines)
+				return
+			}
+			lines <- m
+		}
+	}()
+	answer := func(id string) map[string]json.RawMessage {
+		t.Helper()
+		timeout := time.After(deadline)
+		for {
+			select {
+			case m, ok := <-lines:
+				if !ok {
+					t.Fatalf("the gateway ended\n%s", stderr.String())
+				}
+				if string(m["id"]) == id {
+					return m
+				}
+			case <-timeout:
+				t.Fatalf("no answer to %s\n%s", id, stderr.String())
+			}
+		}
+	}
+	send := func(s string) { stdin.Write([]byte(s + "\n")) }
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	answer("1")
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if m := answer("2"); !strings.Contains(string(m["result"]), `"t1"`) || strings.Contains(string(m["result"]), `"t2"`) {
+		t.Errorf("tools/list before notifications/initialized: %s", m["result"])
+	}
+	send(`{"jsonrpc":"2.0","id":3,"method":"ping","method":"tools/call","params":{"name":"t2","arguments":{}}}`)
+	if m := answer("null"); !strings.Contains(string(m["error"]), "-32700") {
+		t.Errorf("two method members: %s", m["error"])
+	}
+	send(`[{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t2","arguments":{}}}]`)
+	if m := answer("null"); !strings.Contains(string(m["error"]), "-32600") {
+		t.Errorf("a batch: %s", m["error"])
+	}
+	send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t2","arguments":{}}}`)
+	if m := answer("5"); !strings.Contains(string(m["error"]), fmt.Sprint(gateway.RefusedCode)) {
+		t.Errorf("t2: %s", m["error"])
+	}
+}
