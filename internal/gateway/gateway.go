@@ -91,8 +91,9 @@ type Gateway struct {
 	inMu   sync.Mutex // one frame at a time to the server
 	inBuf  []byte     // the frame being written to the server (inMu)
 
-	// skipped counts server stdout lines that were not JSON-RPC messages
-	// (dropped; the session goes on).
+	// skipped counts server stdout lines that were not JSON-RPC messages,
+	// or longer than the cap (dropped, said on stderr; the session goes
+	// on): the number a record's fact of skipped lines will carry.
 	skipped atomic.Int64
 
 	// changes counts the server's list_changed notifications; changed
@@ -258,10 +259,6 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	}
 	return g.child.status, nil
 }
-
-// SkippedLines is how many lines of the server's stdout were not JSON-RPC
-// messages (dropped, said on stderr).
-func (g *Gateway) SkippedLines() int64 { return g.skipped.Load() }
 
 // readLock reads the lockfile as the Go preflight does: bounded, strictly,
 // and refused when the core cannot read it.
