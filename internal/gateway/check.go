@@ -320,18 +320,6 @@ func (g *Gateway) current(ctx context.Context) (*preflight.Record, error) {
 		}
 		return g.rec, nil
 	}
-	// A client that asks before it sent notifications/initialized (the
-	// server answered its initialize): the check starts now rather than
-	// leave it waiting for a notification that may never come.
-	g.mu.Lock()
-	kick := g.hs.method == "initialize" && g.hs.result != nil && !g.hs.complete
-	if kick {
-		g.hs.complete = true
-	}
-	g.mu.Unlock()
-	if kick {
-		go g.firstCheck()
-	}
 	wait := time.NewTimer(g.cfg.Timeout + 5*time.Second)
 	defer wait.Stop()
 	select {

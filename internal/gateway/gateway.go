@@ -118,9 +118,10 @@ type Gateway struct {
 	saidWould bool
 	prev      string // record_sha256 of the newest record (without a log)
 	exited    bool   // the server's stdout ended
-	// initialized: the client sent notifications/initialized.
-	initialized bool
-	exitedCh    chan struct{}
+	// initialized: the client sent notifications/initialized;
+	// ownInitialized: the gateway sent the server its own.
+	initialized, ownInitialized bool
+	exitedCh                    chan struct{}
 }
 
 // handshake is what the gateway saw of the session's handshake.
@@ -424,18 +425,14 @@ func (g *Gateway) fromClient(line []byte) {
 	case env.request() && (env.method == "initialize" || env.method == "server/discover"):
 		g.noteHandshakeRequest(env)
 	case env.notification() && env.method == "notifications/initialized":
-		if err := g.toServer(line); err != nil {
-			return
-		}
+		// The gateway sent the server one of its own when it held the
+		// handshake's answer for the check (completeHandshake): the
+		// client's is then the same notification again, not passed on.
 		g.mu.Lock()
-		g.initialized = true
-		ready := g.hs.method == "initialize" && g.hs.result != nil && !g.hs.complete
-		if ready {
-			g.hs.complete = true
-		}
-		g.mu.Unlock()
-		if ready {
-			go g.firstCheck()
+		defer g.mu.Unlock()
+		if !g.ownInitialized {
+			g.initialized = true
+			g.toServer(line)
 		}
 		return
 	case env.request() && env.method == "logging/setLevel":
@@ -536,7 +533,9 @@ func (g *Gateway) fromServer(line []byte) {
 			}
 			return
 		}
-		g.noteHandshakeAnswer(env)
+		if g.noteHandshakeAnswer(line, env) {
+			return // held for the check, and passed on after it
+		}
 	case env.notification() && env.method == "notifications/subscriptions/acknowledged":
 		// A 2026-07-28 server announces changes only to the subscriptions
 		// it holds: a change made between the gateway's first listing and
@@ -567,22 +566,24 @@ func (g *Gateway) fromServer(line []byte) {
 	g.toClient(line)
 }
 
-// noteHandshakeAnswer keeps the server's answer to the client's handshake;
-// a server/discover answered with a result completes the handshake at once
-// (there is no notifications/initialized after it).
-func (g *Gateway) noteHandshakeAnswer(env envelope) {
+// noteHandshakeAnswer keeps the server's answer to the client's handshake.
+// The first result is held (held is true) while the gateway checks the
+// session: the answer carries the server's instructions, which the client
+// hands its model, so it is passed on only once the core has said what of
+// them the model may be given (completeHandshake).
+func (g *Gateway) noteHandshakeAnswer(frame []byte, env envelope) (held bool) {
 	g.mu.Lock()
 	hr, ok := g.pendingHS[idKey(env.id)]
 	if !ok {
 		g.mu.Unlock()
-		return
+		return false
 	}
 	delete(g.pendingHS, idKey(env.id))
 	if env.result == nil || g.hs.complete {
 		g.mu.Unlock()
-		return
+		return false
 	}
-	g.hs = handshake{method: hr.method, result: env.result, caps: hr.caps, meta: hr.meta, version: hr.version}
+	g.hs = handshake{method: hr.method, result: env.result, caps: hr.caps, meta: hr.meta, version: hr.version, complete: true}
 	if hr.method == "initialize" {
 		var r struct {
 			ProtocolVersion string `json:"protocolVersion"`
@@ -590,13 +591,65 @@ func (g *Gateway) noteHandshakeAnswer(env envelope) {
 		json.Unmarshal(env.result, &r)
 		g.hs.version = r.ProtocolVersion
 	}
-	// initialize's handshake ends with the client's
-	// notifications/initialized, which may have gone before this answer
-	// was read.
-	start := hr.method == "server/discover" || g.initialized
-	g.hs.complete = start
 	g.mu.Unlock()
-	if start {
-		go g.firstCheck()
+	go g.completeHandshake(frame, env.result)
+	return true
+}
+
+// completeHandshake ends the handshake the server answered: for
+// initialize, the server is sent notifications/initialized (the gateway's
+// own, unless the client's already went), the session is checked, and the
+// answer goes to the client with the instructions the core's handoff gives
+// (withInstructions).
+func (g *Gateway) completeHandshake(frame []byte, result json.RawMessage) {
+	g.mu.Lock()
+	if g.hs.method == "initialize" && !g.initialized {
+		g.ownInitialized = true
+		g.toServer([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	}
+	g.mu.Unlock()
+	g.firstCheck()
+	g.toClient(g.withInstructions(frame, result))
+}
+
+// withInstructions is the handshake's answer with its instructions as the
+// core's handoff gives them to the model (Handoff.Instructions): unchanged
+// when they are what the server sent (the answer's bytes as they came),
+// else the handoff's text, or "" when it gives none (a change that blocks,
+// a lockfile that does not cover them, a check that could not be made).
+// The instructions value is replaced where it lies in the frame: result
+// and the value are subslices of frame (parseEnvelope and MembersOfValid
+// alias their input), so its offset is the difference of the capacities.
+func (g *Gateway) withInstructions(frame []byte, result json.RawMessage) []byte {
+	m, ok := strictMembers(result)
+	v := m["instructions"]
+	if !ok || v == nil {
+		return frame
+	}
+	g.mu.Lock()
+	var give *string
+	if g.rec != nil && g.rec.Handoff != nil && g.recErr == nil {
+		give = g.rec.Handoff.Instructions
+	}
+	g.mu.Unlock()
+	var sent string
+	json.Unmarshal(v, &sent)
+	if give != nil && *give == sent {
+		return frame
+	}
+	repl := []byte(`""`)
+	if give != nil {
+		repl, _ = json.Marshal(*give)
+	}
+	off := cap(frame) - cap(v)
+	if off < 0 || off+len(v) > len(frame) || !bytes.Equal(frame[off:off+len(v)], v) {
+		// Never so by construction; were it, nothing of the text goes.
+		var id struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.Unmarshal(frame, &id)
+		return errorFrame(id.ID, -32603, "crawlcheck run: the server's instructions could not be withheld from its answer", nil)
+	}
+	g.say("the server's instructions are not what the record lets the model be given: the client gets %s", textsafe.Escape(string(repl)))
+	return slices.Concat(frame[:off], repl, frame[off+len(v):])
 }
