@@ -96,8 +96,9 @@ type Gateway struct {
 	// on): the number a record's fact of skipped lines will carry.
 	skipped atomic.Int64
 
-	// changes counts the server's list_changed notifications; changed
-	// wakes the re-check watcher, lockChanged the lockfile's.
+	// changes counts the server's list_changed notifications (and a
+	// 2026-07-28 subscription's acknowledgment); changed wakes the re-check
+	// watcher.
 	changes atomic.Int64
 	changed chan struct{}
 
@@ -131,7 +132,7 @@ type handshake struct {
 	version  string
 	caps     json.RawMessage
 	meta     json.RawMessage // a server/discover's params._meta, sent on the gateway's requests
-	complete bool            // the server may now be asked for its tools
+	complete bool            // answered: the first answer is held for the check, a later one passes as it came
 }
 
 type handshakeRequest struct {
