@@ -396,19 +396,31 @@ func (g *Gateway) answerList(env envelope) {
 // on) until the record covers the newest announced change.
 func (g *Gateway) gateCall(frame []byte, env envelope) {
 	if g.ready() {
-		g.judgeCall(frame, env)
+		g.judgeCall(frame, env, false)
 		return
 	}
-	go g.judgeCall(frame, env)
+	g.mu.Lock()
+	g.held[idKey(env.id)] = false
+	g.mu.Unlock()
+	go g.judgeCall(frame, env, true)
 }
 
-func (g *Gateway) judgeCall(frame []byte, env envelope) {
+func (g *Gateway) judgeCall(frame []byte, env envelope, held bool) {
 	name, ok := toolName(env.params)
 	if !ok {
 		g.toClient(errorFrame(env.id, -32602, "crawlcheck run: a tools/call whose params.name is not one string is not passed on", nil))
 		return
 	}
 	rec, err := g.current(context.Background())
+	if held {
+		g.mu.Lock()
+		cancelled := g.held[idKey(env.id)]
+		delete(g.held, idKey(env.id))
+		g.mu.Unlock()
+		if cancelled {
+			return // the client cancelled it while it was held: no answer is due
+		}
+	}
 	if err != nil {
 		msg := "crawlcheck run: " + textsafe.Escape(err.Error()) + "; every call is refused until a check is made"
 		g.toClient(errorFrame(env.id, RefusedCode, msg, map[string]any{"tool": name}))

@@ -122,7 +122,10 @@ type Gateway struct {
 	// initialized: the client sent notifications/initialized;
 	// ownInitialized: the gateway sent the server its own.
 	initialized, ownInitialized bool
-	exitedCh                    chan struct{}
+	// held are the client's tools/call held for a check, by id: true once
+	// the client cancelled it (it is then dropped, never passed on).
+	held     map[string]bool
+	exitedCh chan struct{}
 }
 
 // handshake is what the gateway saw of the session's handshake.
@@ -191,7 +194,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	rand.Read(nonce[:])
 	g := &Gateway{
 		cfg: cfg, idPrefix: "crawlcheck-run-" + hex.EncodeToString(nonce[:]) + "-",
-		changed: make(chan struct{}, 1), pendingHS: map[string]handshakeRequest{}, ours: map[string]chan []byte{},
+		changed: make(chan struct{}, 1), pendingHS: map[string]handshakeRequest{}, ours: map[string]chan []byte{}, held: map[string]bool{},
 		checked: make(chan struct{}), exitedCh: make(chan struct{}),
 	}
 	child, startErr := startChild(cfg.Command, cfg.Stderr)
@@ -436,6 +439,17 @@ func (g *Gateway) fromClient(line []byte) {
 			g.toServer(line)
 		}
 		return
+	case env.notification() && env.method == "notifications/cancelled":
+		// A call still held for a check is dropped when its cancel comes;
+		// the cancel goes on to the server all the same (for a call it
+		// already has).
+		if m, ok := strictMembers(env.params); ok && m["requestId"] != nil {
+			g.mu.Lock()
+			if _, isHeld := g.held[idKey(m["requestId"])]; isHeld {
+				g.held[idKey(m["requestId"])] = true
+			}
+			g.mu.Unlock()
+		}
 	case env.request() && env.method == "logging/setLevel":
 		var p struct {
 			Level string `json:"level"`

@@ -679,3 +679,43 @@ func TestInstructions(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestHeldCallCancelled: a tools/call that arrives while the check runs is
+// held; cancelled meanwhile, it is dropped, never passed on nor answered,
+// and the next call goes through.
+func TestHeldCallCancelled(t *testing.T) {
+	e := newEnv(t, threeTools)
+	cmd, stderr := e.gatewayCmd("", e.server)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		cmd.Wait()
+	}()
+	// Sent at once, without waiting for the handshake's answer: the call
+	// arrives while the gateway checks the session.
+	stdin.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t1","arguments":{}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"the user moved on"}}` + "\n"))
+	dec := json.NewDecoder(stdout)
+	var ids []string
+	for {
+		var m map[string]json.RawMessage
+		if err := dec.Decode(&m); err != nil {
+			t.Fatalf("%v\n%s", err, stderr.String())
+		}
+		ids = append(ids, string(m["id"]))
+		if string(m["id"]) == "1" {
+			stdin.Write([]byte(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"t1","arguments":{}}}` + "\n"))
+		}
+		if string(m["id"]) == "6" {
+			break
+		}
+	}
+	if slices.Contains(ids, "5") {
+		t.Errorf("the cancelled call was answered: %v", ids)
+	}
+}
