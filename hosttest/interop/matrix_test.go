@@ -427,20 +427,23 @@ func hostRun(t *testing.T, c Cell, e *endpoint, lock, mode, logPath string) outc
 	case "js-sdk1", "js-sdk2", "js-agents", "js-langchain":
 		return driverRun(t, node, []string{filepath.Join(root, "bindings", "js", "test", "interop", "driver.mjs")}, strings.TrimPrefix(c.Host.ID, "js-"), e, lock, mode, logPath)
 	case "gateway-sdk1", "gateway-sdk2":
-		return gatewayRun(t, strings.TrimPrefix(c.Host.ID, "gateway-sdk"), e, lock, mode, logPath)
+		return gatewayRun(t, []string{node, filepath.Join(root, "hosttest", "interop", "testdata", "gateway_client.mjs"), filepath.Join(root, "bindings", "js", "node_modules"), strings.TrimPrefix(c.Host.ID, "gateway-sdk")}, e, lock, mode, logPath)
+	case "gateway-py-mcp2":
+		return gatewayRun(t, []string{python(c.Host.Venv), filepath.Join(root, "hosttest", "interop", "testdata", "gateway_client.py")}, e, lock, mode, logPath)
 	default:
 		t.Fatalf("no driver for host %s", c.Host.ID)
 	}
 	return outcome{records: logLines(t, logPath)}
 }
 
-// gatewayRun runs one session of the TypeScript client (major 1 or 2) in
-// front of `crawlcheck run`, which stands where the stdio server's command
-// stood, and lists the tools the client is handed.
-func gatewayRun(t *testing.T, major string, e *endpoint, lock, mode, logPath string) outcome {
+// gatewayRun runs one session of a client (client: its program and
+// arguments, then the spec) in front of `crawlcheck run`, which stands
+// where the stdio server's command stood, and lists the tools the client
+// is handed.
+func gatewayRun(t *testing.T, client []string, e *endpoint, lock, mode, logPath string) outcome {
 	gw := slices.Concat([]string{crawlcheck, "run", "--now", checkNow, "--lock", lock, "--log", logPath, "--mode", mode, "--"}, e.words)
 	spec, _ := json.Marshal(map[string]any{"command": gw})
-	out := run(t, node, filepath.Join(root, "hosttest", "interop", "testdata", "gateway_client.mjs"), filepath.Join(root, "bindings", "js", "node_modules"), major, string(spec))
+	out := run(t, client[0], append(client[1:], string(spec))...)
 	var got struct{ Tools []string }
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("the gateway client printed %q: %v", out, err)
