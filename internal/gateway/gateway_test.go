@@ -719,3 +719,26 @@ func TestHeldCallCancelled(t *testing.T) {
 		t.Errorf("the cancelled call was answered: %v", ids)
 	}
 }
+
+// TestServerCannotStart: a server command that cannot be started leaves a
+// record (the core's connect_refused) and the gateway exits 2 saying why;
+// a server that exits gives the gateway its exit status.
+func TestServerCannotStart(t *testing.T) {
+	e := newEnv(t, threeTools)
+	cmd, stderr := e.gatewayCmd("", []string{filepath.Join(e.dir, "no-such-server")})
+	cmd.Stdin = strings.NewReader("")
+	err := cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(stderr.String(), "starting the server") {
+		t.Errorf("exit %d (%v), stderr:\n%s", code, err, stderr.String())
+	}
+	if recs := e.records(t); len(recs) != 1 || recs[0].Observed.Failure == "" {
+		t.Errorf("records: %+v", recs)
+	}
+
+	cmd, stderr = e.gatewayCmd("", []string{"sh", "-c", "exit 7"})
+	cmd.Stdin = strings.NewReader("")
+	cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != 7 {
+		t.Errorf("exit %d, want the server's 7\n%s", code, stderr.String())
+	}
+}
