@@ -90,6 +90,7 @@ type Gateway struct {
 	outBuf []byte     // the frame being written to the client (outMu)
 	inMu   sync.Mutex // one frame at a time to the server
 	inBuf  []byte     // the frame being written to the server (inMu)
+	errMu  sync.Mutex // one line at a time to stderr
 
 	// skipped counts server stdout lines that were not JSON-RPC messages,
 	// or longer than the cap (dropped, said on stderr; the session goes
@@ -336,8 +337,10 @@ func line(buf, frame []byte) []byte {
 func (g *Gateway) say(format string, args ...any) {
 	line := fmt.Sprintf(format, args...)
 	line = strings.ReplaceAll(line, "\n", " ")
-	g.outMu.Lock()
-	defer g.outMu.Unlock()
+	// A lock of its own: a client slow to read stderr never holds up the
+	// session's frames on stdout.
+	g.errMu.Lock()
+	defer g.errMu.Unlock()
 	io.WriteString(g.cfg.Stderr, "crawlcheck run: "+line+"\n")
 }
 
