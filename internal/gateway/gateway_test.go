@@ -742,3 +742,49 @@ func TestServerCannotStart(t *testing.T) {
 		t.Errorf("exit %d, want the server's 7\n%s", code, stderr.String())
 	}
 }
+
+// TestStorm: a server that announces a change after every listing gets the
+// Go preflight's pacing (preflight.RecheckPacer): a bounded number of
+// records, the later ones marked as a storm's, and the session stays usable
+// throughout, a call re-checking at once rather than waiting out the pace.
+func TestStorm(t *testing.T) {
+	e := newEnv(t, threeTools)
+	var storm []string
+	for i := range 200 {
+		storm = append(storm, fmt.Sprintf(`{"after_lists":%d,"notify":true,"ops":[{"op":"edit","name":"t2","set":{"description":"Lists the items."}}]}`, i+1))
+	}
+	b, _ := json.Marshal(map[string]any{"server": map[string]any{"name": "shop", "version": "1"}, "tools": json.RawMessage(threeTools), "mutations": json.RawMessage("[" + strings.Join(storm, ",") + "]")})
+	if err := os.WriteFile(e.scenario, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The lockfile's own listing is a server process of its own.
+	cli(t, "lock", "--server", strings.Join(e.server, " "), "-o", e.lock)
+	cmd, stderr := e.gatewayCmd("", e.server)
+	s := connectCmd(t, cmd, stderr, nil, "2025-11-25")
+	time.Sleep(3500 * time.Millisecond)
+	recs := e.records(t)
+	// The first check, then re-checks at about 0 s, 1 s and 3 s.
+	if len(recs) < 2 || len(recs) > 5 {
+		t.Fatalf("records after 3.5 s of a storm: %d, want 2 to 5\n%s", len(recs), stderr.String())
+	}
+	stormy := 0
+	for _, r := range recs {
+		if r.Effect != "proceed" {
+			t.Errorf("record effect %s", r.Effect)
+		}
+		if r.Storm != nil {
+			stormy++
+		}
+	}
+	t.Logf("%d records in 3.5 s, %d a storm's", len(recs), stormy)
+	if stormy == 0 {
+		t.Errorf("no record says it was a storm's")
+	}
+	started := time.Now()
+	if r, rpc := call(t, s, "t1"); rpc != nil || text(r) != "called t1" {
+		t.Errorf("t1 in the storm: %v %v", text(r), rpc)
+	}
+	if d := time.Since(started); d > 3*time.Second {
+		t.Errorf("the call waited %v: it waited out the pace", d)
+	}
+}
