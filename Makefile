@@ -10,7 +10,7 @@ export CGO_ENABLED := 1
 # -trimpath makes the artifacts reproducible: the same source gives the same bytes.
 ARTIFACT_FLAGS = -buildmode=c-shared -trimpath -ldflags='-s -w' $(if $(TAGS),-tags=$(TAGS))
 
-.PHONY: all postgres load test test-interop interop-doc test-js test-python python-wheel bench-python bench-js bench-detail test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack
+.PHONY: all postgres js-deps load test test-interop interop-doc test-js test-python python-wheel bench-python bench-js bench-detail test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack
 
 all: wasm cshared
 
@@ -46,13 +46,19 @@ postgres:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15; }
 
 ## test: everything a clean checkout needs, then every test.
-test: lint wasm cshared postgres
+test: lint wasm cshared postgres js-deps
 	$(GO) test -count=1 -timeout 30m ./...
 	$(MAKE) fuzz-seeds
 	$(MAKE) test-js
 	$(MAKE) test-python
 	$(MAKE) test-web
 	$(MAKE) test-interop
+
+## js-deps: bindings/js's pinned npm packages (npm ci when missing): the
+## gateway's Go tests (internal/gateway) run server-everything and the
+## official TypeScript clients from there.
+js-deps:
+	cd bindings/js && { test -d node_modules/@modelcontextprotocol/server-everything || npm ci --no-audit --no-fund; }
 
 ## Python (bindings/python): two virtual environments under $(BUILD)/, made
 ## once from the pinned requirements (the first run needs PyPI; later runs are

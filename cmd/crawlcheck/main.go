@@ -114,6 +114,9 @@ func init() {
 		"corrections": {"corrections --issuer URL [--json] RECORDS.jsonl", cmdCorrections,
 			"The corrections the issuer published for the records of a record log (by record_sha256 and the receipt each relied on), each with its version, reason and reporter, the rule table or policy version that applies now, and whether its signature verifies (docs/issuer.md).",
 			"crawlcheck corrections --issuer https://issuer.example checks.jsonl"},
+		"run": {"run --lock FILE [--mode observe|review|enforce] [--policy FILE] [--log FILE] [--operator-key PUB]... -- CMD ARGS...", cmdRun,
+			"The gateway: an MCP server on stdin/stdout that starts CMD as its child, checks the session it bridges and hands the client only the tools the record covers (docs/gateway.md). Exits with the server's status.",
+			"crawlcheck run --lock server.lock.json --log checks.jsonl -- npx -y @modelcontextprotocol/server-memory"},
 		"report": {"report [--week 2026-W48] [--json] [-o FILE] RECORDS.jsonl", cmdReport,
 			"The weekly report of a record log: checks per day by effect, observations by class, the changes your agents met with their diffs and scan, exceptions and their expiry, the actionable count; HTML with SVG charts (no script), or --json (docs/report.md).",
 			"crawlcheck report --week 2026-W48 -o report.html checks.jsonl"},
@@ -121,7 +124,7 @@ func init() {
 }
 
 // order is the order of the usage text.
-var order = []string{"lock", "check", "approve", "ci", "install", "uninstall", "scan", "diff", "sign", "verify", "keygen", "convert", "canon", "record", "log", "report", "corrections"}
+var order = []string{"lock", "check", "approve", "run", "ci", "install", "uninstall", "scan", "diff", "sign", "verify", "keygen", "convert", "canon", "record", "log", "report", "corrections"}
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, timeout: preflight.DefaultTimeout, pageCap: preflight.DefaultPageCap, capabilities: defaultCapabilities,
@@ -162,9 +165,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	err := cmd.run(c, rest)
 	var b *blockedError
 	var u *usageError
+	var x *exitCodeError
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.As(err, &x):
+		return x.code
 	case errors.Is(err, errHelpShown):
 		return exitOK
 	case errors.As(err, &b):

@@ -155,8 +155,8 @@ func sessionTools(n int) []map[string]any {
 
 // tableEnv is what the rows share: the built programs and the files.
 type tableEnv struct {
-	dir, root, cli, server, gopeer, node, js, everything, python string
-	wasm                                                         []byte
+	dir, root, cli, server, gopeer, relay, node, js, everything, python string
+	wasm                                                                []byte
 }
 
 func (e *tableEnv) file(name string, data []byte) (string, error) {
@@ -215,7 +215,7 @@ func tableMain(out string) error {
 	for _, b := range []struct {
 		dst *string
 		pkg string
-	}{{&e.cli, "./cmd/crawlcheck"}, {&e.server, "./hosttest/mcpserver"}, {&e.gopeer, "./hosttest/bench/gopeer"}} {
+	}{{&e.cli, "./cmd/crawlcheck"}, {&e.server, "./hosttest/mcpserver"}, {&e.gopeer, "./hosttest/bench/gopeer"}, {&e.relay, "./hosttest/bench/relay"}} {
 		*b.dst = filepath.Join(dir, filepath.Base(b.pkg))
 		c := exec.Command("go", "build", "-trimpath", "-o", *b.dst, b.pkg)
 		c.Dir, c.Stderr = root, os.Stderr
@@ -273,6 +273,7 @@ var rowGroups = []rowGroup{
 	{"wazero", false, true, []rowsFunc{(*tableEnv).wazero}},
 	{"size", false, true, []rowsFunc{(*tableEnv).size}},
 	{"memory", false, false, []rowsFunc{(*tableEnv).memory}},
+	{"gateway", true, false, []rowsFunc{(*tableEnv).gateway}},
 }
 
 // selectGroups reads BENCH_ROWS: a comma-separated list of rowGroups' names,

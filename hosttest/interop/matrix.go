@@ -72,6 +72,10 @@ type Host struct {
 	// there, checked against what is installed.
 	Venv string
 	PyPI []string
+	// Gateway is a row of `crawlcheck run` (docs/gateway.md) under a
+	// client: a paused session is an empty tool list there, not a refused
+	// session (the client keeps its handshake and shows why).
+	Gateway bool
 }
 
 // Hosts are the matrix's rows.
@@ -86,6 +90,9 @@ var Hosts = []Host{
 	{ID: "py-mcp2", Name: "Python `with_preflight`, mcp 2.x", Versions: "mcp " + PyMCP2, Hands: true, Venv: "py-mcp2", PyPI: []string{"mcp==" + PyMCP2}},
 	{ID: "py-langchain", Name: "Python `crawlcheck.langchain.load_mcp_tools_with_continuity`", Versions: "langchain-mcp-adapters " + PyLangChain + ", mcp " + PyMCP1, Hands: true, Venv: "py-mcp1", PyPI: []string{"langchain-mcp-adapters==" + PyLangChain, "mcp==" + PyMCP1}},
 	{ID: "py-agents", Name: "Python `crawlcheck.openai_agents.with_continuity`", Versions: "openai-agents " + PyAgents + ", mcp " + PyMCP2, Hands: true, Venv: "py-mcp2", PyPI: []string{"openai-agents==" + PyAgents, "mcp==" + PyMCP2}},
+	{ID: "gateway-sdk1", Name: "Gateway `crawlcheck run` under the TS SDK 1.x client", Versions: "@modelcontextprotocol/sdk 1.32.2", Hands: true, NPM: []string{"@modelcontextprotocol/sdk@1.32.2"}, Gateway: true},
+	{ID: "gateway-sdk2", Name: "Gateway `crawlcheck run` under the TS client 2.x", Versions: "@modelcontextprotocol/client 2.4.0", Hands: true, NPM: []string{"@modelcontextprotocol/client@2.4.0"}, Gateway: true},
+	{ID: "gateway-py-mcp2", Name: "Gateway `crawlcheck run` under the Python client, mcp 2.x", Versions: "mcp " + PyMCP2, Hands: true, Venv: "py-mcp2", PyPI: []string{"mcp==" + PyMCP2}, Gateway: true},
 	{ID: "py-crewai", Name: "Python `crawlcheck.crewai.mcp_tools`", Versions: "crewai-tools " + PyCrewAI + ", mcp " + PyMCP1, Hands: true, Venv: "py-mcp1", PyPI: []string{"crewai-tools==" + PyCrewAI, "mcp==" + PyMCP1}},
 }
 
@@ -100,12 +107,33 @@ const (
 
 // Cannot are the cells that cannot exist, by host ID then column
 // (server ID + "/" + transport), with the reason.
-var Cannot = map[string]map[string]string{}
+var Cannot = gatewayCannot()
+
+// gatewayCannot: the gateway has a stdio side only, so its rows have no
+// HTTP cells.
+func gatewayCannot() map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, h := range Hosts {
+		if !h.Gateway {
+			continue
+		}
+		out[h.ID] = map[string]string{}
+		for _, s := range Servers {
+			for _, tr := range s.Transports {
+				if tr != Stdio {
+					out[h.ID][s.ID+"/"+tr] = "the gateway (`crawlcheck run`) has a stdio side only; a client's remote entries are left as they are until it has an HTTP side (issue 31)"
+				}
+			}
+		}
+	}
+	return out
+}
 
 // Pending are the rows and columns issue 17 asks for that the matrix does
 // not run yet: listed in docs/interop.md so nobody reads their absence as
 // a pass.
 var Pending = []string{
+	"The gateway (`crawlcheck run`) under the Python client on mcp 1.x (issue 31 names the Python client beside the TypeScript ones; the mcp 2.x row runs): not run yet.",
 	"Python `crawlcheck.crewai.with_continuity(MCPServerAdapter(...))`: the driver runs it (`bindings/python/tests/interop_driver.py`, host `py-crewai-adapter`), and every cell fails. MCPServerAdapter makes its handshake in its constructor, before the wrapper has the adapter, and neither mcp 1.x's `ClientSession` nor mcpadapt keeps the `initialize` answer: its records carry no handshake (no `handshake`, and `instructions` and `server_info` in `blind_parts`) where `crawlcheck check` saw it, so they are not byte-identical. `mcp_tools` (the `py-crewai` row, every transport) is the path that sees the handshake.",
 }
 
@@ -155,6 +183,7 @@ func Render(results map[string]string) string {
 	b.WriteString("- with one tool's description changed in flight (a byte-passing proxy for HTTP, a wrapper for stdio,\n  both owned by the test), enforce withholds that tool alone, review pauses, observe records `would`;\n")
 	b.WriteString("- every record (the first of a session: a server may re-announce its list right after the handshake)\n  is byte-identical to `crawlcheck check --json` at the same pinned clock against the same server;\n")
 	b.WriteString("- the record log verifies (`crawlcheck record verify`).\n\n")
+	b.WriteString("The gateway rows run `crawlcheck run` (docs/gateway.md) in front of the stdio server, under the client\nnamed: a paused session is an empty tool list there (the client keeps its session and shows why).\n\n")
 	b.WriteString("## Servers\n\n| server | package | version | registry | changed in flight |\n|---|---|---|---|---|\n")
 	for _, s := range Servers {
 		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | `%s` |\n", s.ID, s.Package, s.Version, s.Registry, s.Tool)

@@ -426,10 +426,29 @@ func hostRun(t *testing.T, c Cell, e *endpoint, lock, mode, logPath string) outc
 		return driverRun(t, python(c.Host.Venv), []string{filepath.Join(root, "bindings", "python", "tests", "interop_driver.py")}, c.Host.ID, e, lock, mode, logPath)
 	case "js-sdk1", "js-sdk2", "js-agents", "js-langchain":
 		return driverRun(t, node, []string{filepath.Join(root, "bindings", "js", "test", "interop", "driver.mjs")}, strings.TrimPrefix(c.Host.ID, "js-"), e, lock, mode, logPath)
+	case "gateway-sdk1", "gateway-sdk2":
+		return gatewayRun(t, []string{node, filepath.Join(root, "hosttest", "interop", "testdata", "gateway_client.mjs"), filepath.Join(root, "bindings", "js", "node_modules"), strings.TrimPrefix(c.Host.ID, "gateway-sdk")}, e, lock, mode, logPath)
+	case "gateway-py-mcp2":
+		return gatewayRun(t, []string{python(c.Host.Venv), filepath.Join(root, "hosttest", "interop", "testdata", "gateway_client.py")}, e, lock, mode, logPath)
 	default:
 		t.Fatalf("no driver for host %s", c.Host.ID)
 	}
 	return outcome{records: logLines(t, logPath)}
+}
+
+// gatewayRun runs one session of a client (client: its program and
+// arguments, then the spec) in front of `crawlcheck run`, which stands
+// where the stdio server's command stood, and lists the tools the client
+// is handed.
+func gatewayRun(t *testing.T, client []string, e *endpoint, lock, mode, logPath string) outcome {
+	gw := slices.Concat([]string{crawlcheck, "run", "--now", checkNow, "--lock", lock, "--log", logPath, "--mode", mode, "--"}, e.words)
+	spec, _ := json.Marshal(map[string]any{"command": gw})
+	out := run(t, client[0], append(client[1:], string(spec))...)
+	var got struct{ Tools []string }
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("the gateway client printed %q: %v", out, err)
+	}
+	return outcome{handed: got.Tools, records: logLines(t, logPath)}
 }
 
 func goRun(t *testing.T, e *endpoint, lock, mode, logPath string) outcome {
@@ -571,6 +590,10 @@ func runCell(t *testing.T, c Cell) {
 		}
 		if c.Host.Hands {
 			switch {
+			case s.handed == nil && c.Host.Gateway:
+				if len(o.handed) != 0 {
+					t.Errorf("%s: the gateway handed %v, want an empty list", what, o.handed)
+				}
 			case s.handed == nil && o.refused == "":
 				t.Errorf("%s: the session handed %v, want it refused", what, o.handed)
 			case s.handed != nil && !slices.Equal(sorted(o.handed), sorted(s.handed)):

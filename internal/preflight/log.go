@@ -14,12 +14,17 @@ import (
 // Log is an append-only JSON-lines file of continuity records, chained: each
 // record's prev_record_sha256 is the record_sha256 of the line before it, so
 // a record taken out or edited shows (verify_chain, `crawlcheck record
-// verify`). One process writes a log at a time; two writers would fork the
-// chain.
+// verify`). Several processes may append to one log (a client that starts
+// two gateways on one wrapper): every append takes an exclusive lock on the
+// file (lockFile), reads the records others appended since (syncHead) and
+// chains to the newest, so the chain never forks.
 type Log struct {
 	mu   sync.Mutex
 	f    *os.File
 	head string
+	// size is the file's length that head covers: bytes past it were
+	// appended by another process and are read at the next append.
+	size int64
 }
 
 // OpenLog opens or creates the log at path and finds its head: the
@@ -45,6 +50,11 @@ func OpenLog(path string) (*Log, error) {
 }
 
 func openLog(f *os.File) (*Log, error) {
+	unlock, err := lockFile(f)
+	if err != nil {
+		return nil, fmt.Errorf("locking: %w", err)
+	}
+	defer unlock()
 	data, err := readRegular(f, maxLogBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%w: a record log is a regular file of at most %d bytes (move a longer one aside to start a new log)", err, maxLogBytes)
@@ -52,6 +62,7 @@ func openLog(f *os.File) (*Log, error) {
 	if len(data) == 0 {
 		return &Log{f: f}, nil
 	}
+	size := int64(len(data))
 	chain, err := VerifyChain(data)
 	if err != nil {
 		return nil, err
@@ -65,19 +76,73 @@ func openLog(f *os.File) (*Log, error) {
 		if err := f.Truncate(int64(keep)); err != nil {
 			return nil, fmt.Errorf("cutting off a torn last line: %w", err)
 		}
+		size = int64(keep)
 	case data[len(data)-1] != '\n':
 		// A whole last record whose newline was never written.
 		if _, err := f.Write([]byte{'\n'}); err != nil {
 			return nil, err
 		}
+		size++
 	}
 	if err := f.Sync(); err != nil {
 		return nil, err
 	}
-	return &Log{f: f, head: chain.Head}, nil
+	return &Log{f: f, head: chain.Head, size: size}, nil
 }
 
-// Head returns the record_sha256 of the last record, "" for an empty log.
+// syncHead, under the file lock, reads the records other processes
+// appended since this Log last read or wrote the file, verifies them as the
+// continuation of its head (verify_chain, anchored after it) and moves the
+// head to the newest. A torn last line (a writer that died mid-append) is
+// cut off, as OpenLog cuts it; anything else that does not continue the
+// chain is an error, never written after.
+func (l *Log) syncHead() error {
+	fi, err := l.f.Stat()
+	if err != nil {
+		return err
+	}
+	switch {
+	case fi.Size() == l.size:
+		return nil
+	case fi.Size() < l.size:
+		return fmt.Errorf("the log is shorter (%d bytes) than when it was last read (%d): it was cut or replaced while open", fi.Size(), l.size)
+	case fi.Size() > maxLogBytes:
+		return fmt.Errorf("the log holds %d bytes, more than the %d a record log may (move it aside to start a new log)", fi.Size(), maxLogBytes)
+	}
+	data := make([]byte, fi.Size()-l.size)
+	if _, err := l.f.ReadAt(data, l.size); err != nil {
+		return fmt.Errorf("reading the records appended by another process: %w", err)
+	}
+	chain, err := VerifyChainAnchored(data, l.head, "")
+	if err != nil {
+		return err
+	}
+	if !chain.Valid {
+		return fmt.Errorf("the records appended by another process do not continue the chain (record %d after this process's last: %s)", chain.BrokenAt+1, chain.Reason)
+	}
+	size := fi.Size()
+	if chain.TornTail {
+		keep := l.size + int64(bytes.LastIndexByte(data, '\n')+1)
+		if err := l.f.Truncate(keep); err != nil {
+			return fmt.Errorf("cutting off a torn last line: %w", err)
+		}
+		size = keep
+	} else if data[len(data)-1] != '\n' {
+		if _, err := l.f.Write([]byte{'\n'}); err != nil {
+			return err
+		}
+		size++
+	}
+	if chain.Count > 0 {
+		l.head = chain.Head
+	}
+	l.size = size
+	return nil
+}
+
+// Head returns the record_sha256 of the last record this Log read or
+// wrote, "" for an empty log. Another process may have appended since:
+// AppendNext chains to the head as it is at the append.
 func (l *Log) Head() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -86,16 +151,51 @@ func (l *Log) Head() string {
 
 // Append writes the record and a newline in one write, and syncs the file
 // before returning, so that a record the caller acted on is on disk. The
-// record must name the log's head as its prev_record_sha256.
+// record must name the log's head as its prev_record_sha256: the head as it
+// is under the file lock, so a record made before another process appended
+// is refused rather than forking the chain (AppendNext makes the record
+// under the lock instead).
 func (l *Log) Append(r Record) error {
+	_, err := l.AppendNext(func(prev string) (Record, error) {
+		if r.PrevRecordSHA256 != prev {
+			return Record{}, fmt.Errorf("record log: record %s names %q as the record before it, but the log's last record is %q", r.RecordSHA256, r.PrevRecordSHA256, prev)
+		}
+		return r, nil
+	})
+	return err
+}
+
+// AppendNext makes a record with next, given the record_sha256 of the
+// log's last record (the prev_record_sha256 the new record must name), and
+// appends it; both under the file lock, so that two processes appending to
+// one log each chain to the other's records. next runs under the lock: it
+// should only run the core's check.
+func (l *Log) AppendNext(next func(prev string) (Record, error)) (Record, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
-		return errors.New("record log: closed")
+		return Record{}, errors.New("record log: closed")
 	}
-	if r.PrevRecordSHA256 != l.head {
-		return fmt.Errorf("record log: record %s names %q as the record before it, but the log's last record is %q", r.RecordSHA256, r.PrevRecordSHA256, l.head)
+	unlock, err := lockFile(l.f)
+	if err != nil {
+		return Record{}, fmt.Errorf("record log: locking: %w", err)
 	}
+	defer unlock()
+	if err := l.syncHead(); err != nil {
+		return Record{}, fmt.Errorf("record log: %w", err)
+	}
+	r, err := next(l.head)
+	if err != nil {
+		return Record{}, err
+	}
+	if err := l.write(r); err != nil {
+		return Record{}, err
+	}
+	return r, nil
+}
+
+// write appends r and syncs; the caller holds mu and the file lock.
+func (l *Log) write(r Record) error {
 	line := make([]byte, 0, len(r.Raw)+1)
 	line = append(append(line, r.Raw...), '\n')
 	if _, err := l.f.Write(line); err != nil {
@@ -105,6 +205,7 @@ func (l *Log) Append(r Record) error {
 		return fmt.Errorf("record log: %w", err)
 	}
 	l.head = r.RecordSHA256
+	l.size += int64(len(line))
 	return nil
 }
 

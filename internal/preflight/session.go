@@ -412,15 +412,14 @@ func (s *Session) stale() bool {
 // of records, each of which says it was a storm's (Record.Storm).
 func (s *Session) watch() {
 	defer s.watcher.Done()
-	var last time.Time // when the last background re-check started
-	wait := RecheckMin
+	var pace RecheckPacer
 	for {
 		select {
 		case <-s.done:
 			return
 		case <-s.changed:
 		}
-		held := max(0, time.Until(last.Add(wait)))
+		held := pace.Hold(time.Now())
 		if held > 0 {
 			timer := time.NewTimer(held)
 			select {
@@ -440,14 +439,7 @@ func (s *Session) watch() {
 		}()
 		s.checkMu.Lock()
 		if s.stale() {
-			now := time.Now()
-			// Started as soon as allowed: a storm, so the next waits longer.
-			if now.Sub(last) <= 2*wait {
-				wait = min(2*wait, RecheckMax)
-			} else {
-				wait = RecheckMin
-			}
-			last = now
+			pace.Started(time.Now())
 			// An error is kept in s.err and refuses every call.
 			_ = s.recheck(ctx, held)
 		}
@@ -540,17 +532,23 @@ func (s *Session) check(ctx context.Context, obs Observation, refreshed bool, re
 		}
 		req.Use(cons)
 	}
-	rec, err := Check(req)
+	var rec Record
+	var err error
+	if s.log != nil {
+		// Made under the log's file lock, chained to its newest record,
+		// whichever process wrote it.
+		rec, err = s.log.AppendNext(func(prev string) (Record, error) {
+			req.PrevRecordSHA256 = prev
+			return Check(req)
+		})
+	} else {
+		rec, err = Check(req)
+	}
 	if err != nil {
 		return Record{}, cons, fmt.Errorf("preflight: %w", err)
 	}
-	if s.log != nil {
-		if err := s.log.Append(rec); err != nil {
-			return Record{}, cons, fmt.Errorf("preflight: %w", err)
-		}
-		if s.uploader != nil {
-			s.uploader.Kick()
-		}
+	if s.log != nil && s.uploader != nil {
+		s.uploader.Kick()
 	}
 	if s.kept != nil {
 		if err := s.kept.Keep(rec); err != nil {

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/crawlcheck/verifier/internal/gateway"
+	"github.com/crawlcheck/verifier/internal/preflight"
+)
+
+// exitCodeError ends a command with the exit status it carries: run's is
+// its server's (the gateway stands where the server stood, and a client
+// reads the server's exit).
+type exitCodeError struct{ code int }
+
+func (e *exitCodeError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// cmdRun is the gateway (internal/gateway, docs/gateway.md): an MCP server
+// on stdin/stdout that starts the server after "--" as its child and
+// checks the session it bridges. Everything before "--" is run's flags,
+// everything after it the server's argv, exactly.
+func cmdRun(c *cli, args []string) error {
+	fs := c.flagSet("run")
+	lockPath := fs.String("lock", "", "the approved lockfile `FILE` (required); watched, and checked against again when rewritten")
+	logPath := fs.String("log", "", "append every record to the JSON-lines log `FILE`, chained (several gateways may share it)")
+	var sf settingsFlags
+	sf.register(fs)
+	poll := fs.Duration("lock-poll", 250*time.Millisecond, "how often the lockfile is looked at")
+	grace := fs.Duration("grace", 5*time.Second, "how long the server has to exit after its stdin is closed, and again after SIGTERM, before SIGKILL")
+	split := slices.Index(args, "--")
+	flags, command := args, []string(nil)
+	if split >= 0 {
+		flags, command = args[:split], args[split+1:]
+	}
+	if _, err := c.parse(fs, flags, 0); err != nil {
+		return err
+	}
+	if *lockPath == "" {
+		return usagef("--lock is required")
+	}
+	if len(command) == 0 {
+		return usagef("the server's command goes after --: crawlcheck run --lock FILE -- CMD ARGS...")
+	}
+	if sf.mode != defaultMode && !slices.Contains(preflight.Modes(), sf.mode) {
+		return usagef("--mode %q: one of %s", sf.mode, strings.Join(preflight.Modes(), ", "))
+	}
+	if *poll <= 0 || *grace <= 0 {
+		return usagef("--lock-poll and --grace must be positive")
+	}
+	settings, err := sf.settings()
+	if err != nil {
+		return err
+	}
+	// A gateway lives as long as its client's session: the collector's
+	// default comes back (raiseGC is for an invocation that exits after
+	// one check), so its memory stays near what is live.
+	if gc.raised {
+		debug.SetGCPercent(100)
+		gc.raised = false
+	}
+	now := time.Now
+	if c.now != "" {
+		t, err := c.clock()
+		if err != nil {
+			return err
+		}
+		now = func() time.Time { return t }
+	}
+	code, err := gateway.Run(context.Background(), gateway.Config{
+		LockPath: *lockPath, LogPath: *logPath, Settings: settings, Command: command,
+		Timeout: c.timeout, PageCap: c.pageCap, MaxLine: int(c.maxInput), LockPoll: *poll, Grace: *grace, Now: now,
+		Stdin: c.stdin, Stdout: c.stdout, Stderr: c.stderr,
+	})
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return &exitCodeError{code: code}
+	}
+	return nil
+}

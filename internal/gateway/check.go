@@ -1,0 +1,555 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/crawlcheck/verifier/core/textsafe"
+	"github.com/crawlcheck/verifier/internal/preflight"
+)
+
+// firstCheck runs the check the handshake's end starts.
+func (g *Gateway) firstCheck() {
+	g.mu.Lock()
+	if g.started {
+		g.mu.Unlock()
+		return
+	}
+	g.started = true
+	g.mu.Unlock()
+	g.checkMu.Lock()
+	g.recheck(context.Background(), 0)
+	g.checkMu.Unlock()
+	close(g.checked)
+}
+
+// recheck observes the list through the session and checks it, with the
+// one refreshed check a refresh effect asks for; held is how long the
+// storm rule held a re-check back. Callers hold checkMu.
+func (g *Gateway) recheck(ctx context.Context, held time.Duration) {
+	obs, seen := g.observe(ctx)
+	var recheck *preflight.Recheck
+	g.mu.Lock()
+	if g.rec != nil && seen > g.seen {
+		recheck = &preflight.Recheck{Coalesced: int(seen - g.seen), HeldBackMS: held.Round(time.Millisecond).Milliseconds()}
+	}
+	g.mu.Unlock()
+	rec, err := g.check(obs, false, recheck)
+	if err == nil && rec.Handoff.Session == preflight.SessionCheckAgain {
+		obs, seen = g.observe(ctx)
+		rec, err = g.check(obs, true, nil)
+	}
+	g.adopt(rec, err, seen)
+}
+
+// observe reads every tools/list page with the gateway's own requests,
+// following nextCursor by the core's next_page rules, within the check's
+// deadline: the facts of preflight.Observation, from the bytes that came.
+func (g *Gateway) observe(ctx context.Context) (preflight.Observation, int64) {
+	seen := g.changes.Load()
+	g.mu.Lock()
+	hs := g.hs
+	g.mu.Unlock()
+	obs := preflight.Observation{Endpoint: g.endpoint, Handshake: hs.method, ProtocolVersion: hs.version, HandshakeResult: hs.result, ClientCapabilities: hs.caps}
+	if m, ok := strictMembers(hs.result); ok {
+		switch hs.method {
+		case "initialize":
+			obs.ServerInfo = m["serverInfo"]
+		case "server/discover":
+			if meta, ok := strictMembers(m["_meta"]); ok {
+				obs.ServerInfo = meta["io.modelcontextprotocol/serverInfo"]
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
+	defer cancel()
+	obs.Timeout = g.cfg.Timeout
+	followed := []string{}
+	cursor := ""
+	total := 0
+	for {
+		frame, fault := g.ask(ctx, "tools/list", cursor, hs.meta)
+		if fault != "" {
+			obs.Failure = fault
+			if fault == preflight.FailureTooLarge {
+				obs.FailureDetail = strconv.Itoa(g.cfg.MaxLine)
+			} else {
+				obs.FailureAt, obs.FailurePage = preflight.AtToolsList, len(obs.Pages)+1
+			}
+			return obs, seen
+		}
+		page := preflight.PageOf(frame)
+		if total += len(page); total > preflight.MaxListBytes {
+			obs.Failure, obs.FailureAt, obs.FailurePage = preflight.FaultPagesOverCap, preflight.AtToolsList, len(obs.Pages)+1
+			obs.Pages = nil
+			return obs, seen
+		}
+		obs.Pages = append(obs.Pages, page)
+		step, err := preflight.NextPage(page, followed, g.cfg.PageCap)
+		if err != nil {
+			obs.Stop = preflight.StopMalformed
+			return obs, seen
+		}
+		if step.Cursor == nil {
+			obs.Stop, obs.PageCapReached = step.Stop, step.PageCapReached
+			return obs, seen
+		}
+		followed, cursor = step.Followed, *step.Cursor
+	}
+}
+
+// ask sends one request of the gateway's own to the server (an id the
+// client cannot use) and waits for its answer: the frame, or the fault that
+// ended the wait (the Observation's codes).
+func (g *Gateway) ask(ctx context.Context, method, cursor string, meta json.RawMessage) ([]byte, string) {
+	id := g.idPrefix + strconv.FormatInt(g.nextID.Add(1), 10)
+	params := map[string]any{}
+	if cursor != "" {
+		params["cursor"] = cursor
+	}
+	if meta != nil {
+		// A 2026-07-28 session has no initialize: every request carries the
+		// _meta the client's server/discover declared.
+		params["_meta"] = meta
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	ch := make(chan []byte, 1)
+	g.mu.Lock()
+	exited := g.exited
+	g.ours[id] = ch
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		delete(g.ours, id)
+		g.mu.Unlock()
+	}()
+	if exited || g.toServer(body) != nil {
+		return nil, preflight.FaultProcessExited
+	}
+	select {
+	case frame := <-ch:
+		if frame == nil {
+			return nil, preflight.FailureTooLarge
+		}
+		return frame, ""
+	case <-g.exitedCh:
+		return nil, preflight.FaultProcessExited
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return nil, preflight.FaultCancelled
+		}
+		return nil, preflight.FaultTimeout
+	}
+}
+
+// check runs the core's check on obs, chained to the log's newest record
+// (under its file lock: another gateway may share the log) and appended.
+func (g *Gateway) check(obs preflight.Observation, refreshed bool, recheck *preflight.Recheck) (preflight.Record, error) {
+	g.mu.Lock()
+	req := preflight.Request{Settings: g.cfg.Settings, Lock: g.lock, Observation: obs, Now: g.cfg.Now(), PrevRecordSHA256: g.prev, Refreshed: refreshed, Recheck: recheck}
+	g.mu.Unlock()
+	if g.log == nil {
+		rec, err := preflight.Check(req)
+		if err == nil {
+			g.mu.Lock()
+			g.prev = rec.RecordSHA256
+			g.mu.Unlock()
+		}
+		return rec, err
+	}
+	return g.log.AppendNext(func(prev string) (preflight.Record, error) {
+		req.PrevRecordSHA256 = prev
+		return preflight.Check(req)
+	})
+}
+
+// adopt makes rec the record the session follows, says its verdict, and
+// tells the client when what it may see changed.
+func (g *Gateway) adopt(rec preflight.Record, err error, seen int64) {
+	g.mu.Lock()
+	first := g.rec == nil && g.recErr == nil
+	g.recErr = err
+	if err == nil {
+		g.rec, g.seen = &rec, seen
+	}
+	vis := g.visibleLocked()
+	changed := !first && vis != g.visible
+	g.visible = vis
+	level := g.logLevel
+	sayWould := false
+	if err == nil && rec.Mode == "observe" && !g.saidWould && wouldWithhold(rec) {
+		g.saidWould, sayWould = true, true
+	}
+	g.mu.Unlock()
+	if err != nil {
+		line := "the check could not be made, every tool is withheld: " + textsafe.Escape(err.Error())
+		g.say("%s", line)
+		g.logNotify(level, "error", line)
+	} else {
+		line, severity := g.verdict(rec)
+		g.say("%s", line)
+		g.logNotify(level, severity, line)
+		if sayWould {
+			g.say("observe mode: nothing is withheld, but the policy would have withheld (%s): %s", textsafe.Escape(rec.Would.Effect), g.wouldText(rec))
+		}
+	}
+	if changed {
+		g.toClient([]byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`))
+	}
+}
+
+// visibleLocked is what the client may see and call, as one string.
+func (g *Gateway) visibleLocked() string {
+	if g.rec == nil || g.rec.Handoff == nil || g.rec.Handoff.Session != preflight.SessionProceed {
+		return ""
+	}
+	var b strings.Builder
+	for _, t := range g.rec.Handoff.Tools {
+		b.WriteString(t.Tool)
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+func wouldWithhold(rec preflight.Record) bool {
+	if rec.Would == nil {
+		return false
+	}
+	if rec.Would.Effect != preflight.EffectProceed && rec.Would.Effect != preflight.EffectProceedRecorded {
+		return true
+	}
+	for _, e := range rec.Would.Tools {
+		if e != preflight.EffectProceed && e != preflight.EffectProceedRecorded {
+			return true
+		}
+	}
+	return false
+}
+
+// wouldText names the tools enforce would have withheld, escaped.
+func (g *Gateway) wouldText(rec preflight.Record) string {
+	var names []string
+	for name, e := range rec.Would.Tools {
+		if e != preflight.EffectProceed && e != preflight.EffectProceedRecorded {
+			names = append(names, textsafe.Escape(name)+" ("+textsafe.Escape(e)+")")
+		}
+	}
+	slices.Sort(names)
+	if len(names) == 0 {
+		return "the session (record " + rec.RecordSHA256 + ")"
+	}
+	return strings.Join(names, ", ") + " (record " + rec.RecordSHA256 + ")"
+}
+
+// verdict is a record's one line: its effect, what was handed over, and
+// the core's refusal for what was not.
+func (g *Gateway) verdict(rec preflight.Record) (string, string) {
+	h := rec.Handoff
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s mode): ", textsafe.Escape(rec.Effect), textsafe.Escape(rec.Mode))
+	if h.Session != preflight.SessionProceed {
+		b.WriteString("no tool handed over; " + (&preflight.RefusedError{Effect: rec.Effect, Record: rec}).Error())
+		b.WriteString("; re-approve: " + g.approveCommand())
+		return b.String(), "warning"
+	}
+	fmt.Fprintf(&b, "%d tools handed over", len(h.Tools))
+	if len(h.Withheld) == 0 {
+		b.WriteString(" (record " + rec.RecordSHA256 + ")")
+		return b.String(), "info"
+	}
+	for _, name := range h.Withheld {
+		b.WriteString("; " + (&preflight.RefusedError{Tool: name, Effect: rec.Tools[name], Record: rec}).Error())
+	}
+	b.WriteString("; re-approve: " + g.approveCommand())
+	return b.String(), "warning"
+}
+
+// approveCommand is the command a person runs to re-approve.
+func (g *Gateway) approveCommand() string {
+	return "crawlcheck approve --lock " + shellWord(g.cfg.LockPath)
+}
+
+// shellWord quotes s for a POSIX shell when it needs it, escaped for
+// showing.
+func shellWord(s string) string {
+	plain := s != ""
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("@%+=:,./-_", c)) {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return s
+	}
+	return textsafe.Escape("'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'")
+}
+
+// logLevels orders MCP's logging levels (RFC 5424's).
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// logNotify sends a verdict to the client as an MCP log message, when the
+// client asked for messages at or below severity (logging/setLevel).
+func (g *Gateway) logNotify(clientLevel, severity, line string) {
+	if clientLevel == "" || slices.Index(logLevels, severity) < slices.Index(logLevels, clientLevel) {
+		return
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/message",
+		"params": map[string]any{"level": severity, "logger": "crawlcheck", "data": "crawlcheck run: " + line}})
+	g.toClient(body)
+}
+
+// current waits for the record the session is judged by: the first check
+// (bounded by the check's deadline and a margin, from now), and a re-check
+// at once when the server announced a change the record does not cover.
+func (g *Gateway) current(ctx context.Context) (*preflight.Record, error) {
+	if g.ready() {
+		// Every call's path: no check due or running.
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.recErr != nil {
+			return nil, g.recErr
+		}
+		return g.rec, nil
+	}
+	wait := time.NewTimer(g.cfg.Timeout + 5*time.Second)
+	defer wait.Stop()
+	select {
+	case <-g.checked:
+	case <-wait.C:
+		return nil, fmt.Errorf("the check of the server's tools did not finish within %s (has the handshake been made?)", g.cfg.Timeout+5*time.Second)
+	case <-g.exitedCh:
+		return nil, errors.New("the server exited before its tools were checked")
+	}
+	g.checkMu.Lock()
+	if g.stale() {
+		g.recheck(ctx, 0)
+	}
+	g.checkMu.Unlock()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.recErr != nil {
+		return nil, g.recErr
+	}
+	return g.rec, nil
+}
+
+// stale reports whether the server announced a change the current record
+// does not cover.
+func (g *Gateway) stale() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.changes.Load() > g.seen
+}
+
+// ready reports, without waiting, whether a call can be judged now: the
+// first check is done and no re-check is due or running.
+func (g *Gateway) ready() bool {
+	select {
+	case <-g.checked:
+	default:
+		return false
+	}
+	if !g.checkMu.TryLock() {
+		return false
+	}
+	defer g.checkMu.Unlock()
+	return !g.stale()
+}
+
+// answerList answers the client's tools/list from the core's handoff: the
+// tool objects the core wrote, whole, in one page; none when the session
+// is paused or denied or the check could not be made.
+func (g *Gateway) answerList(env envelope) {
+	if m, ok := strictMembers(env.params); ok && m["cursor"] != nil && !bytes.Equal(m["cursor"], []byte("null")) {
+		g.toClient(errorFrame(env.id, -32602, "crawlcheck run: unknown cursor: the gateway answers tools/list in one page", nil))
+		return
+	}
+	rec, err := g.current(context.Background())
+	var b bytes.Buffer
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	b.Write(env.id)
+	b.WriteString(`,"result":{"tools":[`)
+	if err == nil && rec.Handoff.Session == preflight.SessionProceed {
+		for i, t := range rec.Handoff.Tools {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(t.Tool)
+		}
+	}
+	b.WriteString(`]}}`)
+	g.toClient(b.Bytes())
+}
+
+// gateCall passes a tools/call the handoff allows on, as it came, and
+// answers any other with RefusedCode. While a check is due or running the
+// call is held (in its own goroutine, so the session's other traffic goes
+// on) until the record covers the newest announced change.
+func (g *Gateway) gateCall(frame []byte, env envelope) {
+	if g.ready() {
+		g.judgeCall(frame, env, false)
+		return
+	}
+	g.mu.Lock()
+	g.held[idKey(env.id)] = false
+	g.mu.Unlock()
+	go g.judgeCall(frame, env, true)
+}
+
+func (g *Gateway) judgeCall(frame []byte, env envelope, held bool) {
+	name, ok := toolName(env.params)
+	if !ok {
+		g.toClient(errorFrame(env.id, -32602, "crawlcheck run: a tools/call whose params.name is not one string is not passed on", nil))
+		return
+	}
+	rec, err := g.current(context.Background())
+	if held {
+		g.mu.Lock()
+		cancelled := g.held[idKey(env.id)]
+		delete(g.held, idKey(env.id))
+		g.mu.Unlock()
+		if cancelled {
+			return // the client cancelled it while it was held: no answer is due
+		}
+	}
+	if err != nil {
+		msg := "crawlcheck run: " + textsafe.Escape(err.Error()) + "; every call is refused until a check is made"
+		g.toClient(errorFrame(env.id, RefusedCode, msg, map[string]any{"tool": name}))
+		return
+	}
+	if rec.Handoff.CallAllowed(name) {
+		g.toServer(frame)
+		return
+	}
+	refused := &preflight.RefusedError{Effect: rec.Effect, Record: *rec}
+	if rec.Handoff.Session == preflight.SessionProceed {
+		refused.Tool, refused.Effect = name, rec.Tools[name]
+	}
+	msg := refused.Error()
+	if _, listed := rec.Tools[name]; listed || refused.Tool == "" {
+		// Not for a name the server did not offer: no approval brings it.
+		msg += "; to re-approve after reading what changed: " + g.approveCommand()
+	}
+	g.toClient(errorFrame(env.id, RefusedCode, msg, map[string]any{"record_sha256": rec.RecordSHA256, "effect": refused.Effect, "tool": name}))
+}
+
+// toolName reads a tools/call's params.name strictly: params an object
+// with no member named twice, name a string.
+func toolName(params json.RawMessage) (string, bool) {
+	m, ok := strictMembers(params)
+	if !ok || m["name"] == nil {
+		return "", false
+	}
+	var name string
+	if json.Unmarshal(m["name"], &name) != nil {
+		return "", false
+	}
+	return name, true
+}
+
+// watchChanges re-checks in the background on the server's list_changed,
+// paced by the Go preflight's storm rule (preflight.RecheckPacer): the
+// notifications in between are coalesced into one check, and a storm's
+// record says so. A call does not wait out the pace: it re-checks at once
+// (current).
+func (g *Gateway) watchChanges(ctx context.Context) {
+	var pace preflight.RecheckPacer
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-g.changed:
+		}
+		select {
+		case <-g.checked:
+		case <-ctx.Done():
+			return
+		}
+		held := pace.Hold(time.Now())
+		if held > 0 {
+			t := time.NewTimer(held)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+		g.checkMu.Lock()
+		if g.stale() {
+			pace.Started(time.Now())
+			g.recheck(ctx, held)
+		}
+		g.checkMu.Unlock()
+	}
+}
+
+// watchLock polls the lockfile (its size, modification time and then its
+// bytes) and checks the session again against a rewritten one, so that a
+// tool re-approved with crawlcheck approve comes back without restarting
+// the client. A lockfile that cannot be read is said on stderr, and the
+// one read before stays in force.
+func (g *Gateway) watchLock(ctx context.Context) {
+	var lastSize int64 = -1
+	var lastMod time.Time
+	if fi, err := os.Stat(g.cfg.LockPath); err == nil {
+		lastSize, lastMod = fi.Size(), fi.ModTime()
+	}
+	tick := time.NewTicker(g.cfg.LockPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		fi, err := os.Stat(g.cfg.LockPath)
+		if err != nil || (fi.Size() == lastSize && fi.ModTime().Equal(lastMod)) {
+			continue
+		}
+		lastSize, lastMod = fi.Size(), fi.ModTime()
+		b, err := readLock(g.cfg.LockPath, g.cfg.Now(), g.cfg.Settings)
+		if err != nil {
+			g.say("the rewritten lockfile cannot be used; the one read before stays in force: %s", textsafe.Escape(err.Error()))
+			continue
+		}
+		g.mu.Lock()
+		same := bytes.Equal(b, g.lock)
+		g.lock = b
+		g.mu.Unlock()
+		if same {
+			continue
+		}
+		select {
+		case <-g.checked:
+		default:
+			continue // the first check has not begun or is running: it reads the new bytes
+		}
+		g.say("the lockfile was rewritten; checking again")
+		g.checkMu.Lock()
+		g.recheck(ctx, 0)
+		g.checkMu.Unlock()
+	}
+}
+
+// recordUnstarted records a server that could not be started: the record
+// says so (connect_refused at the handshake), as crawlcheck check's does.
+func (g *Gateway) recordUnstarted() {
+	obs := preflight.Observation{Endpoint: g.endpoint, Failure: preflight.FaultConnectRefused, FailureAt: preflight.AtHandshake}
+	rec, err := g.check(obs, false, nil)
+	if err != nil {
+		g.say("the check could not be made: %s", textsafe.Escape(err.Error()))
+		return
+	}
+	line, _ := g.verdict(rec)
+	g.say("%s", line)
+}

@@ -1,0 +1,13 @@
+//go:build unix && !linux
+
+package gateway
+
+import "syscall"
+
+// sysProcAttr puts the server in a process group of its own (the gateway
+// signals the group). These systems have no Pdeathsig: the gateway ends the
+// server on every exit path it has, and a gateway killed with SIGKILL
+// leaves it to see its stdin close.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
