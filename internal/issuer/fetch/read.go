@@ -122,6 +122,7 @@ func (f *Fetcher) Read(ctx context.Context, url string) Reading {
 	r := Reading{Endpoint: c.url, ProtocolVersion: hs.ProtocolVersion, ServerInfo: hs.ServerInfo, HandshakeResult: init}
 	seen := map[string]bool{}
 	var cursor *string
+	pagesBytes, kept := f.policy.PagesBytes, int64(0)
 	for {
 		if len(r.Pages) == pageCap {
 			r.PageCapReached = true
@@ -131,9 +132,18 @@ func (f *Fetcher) Read(ctx context.Context, url string) Reading {
 		if cursor != nil {
 			params["cursor"] = *cursor
 		}
+		// The pages together are bounded by the core's pages_bytes, counted
+		// as they arrive: each answer may take only what the pages before
+		// it left, so a reading never holds more than the cap (16 MiB a
+		// page times 100 pages was 1.6 GiB; issue 37, F3).
+		c.limit = min(f.policy.MaxAnswer, pagesBytes-kept)
 		page, err := c.call(ctx, "tools/list", params)
 		var rpcErr *rpcError
+		var tl *tooLarge
 		switch {
+		case errors.As(err, &tl) && tl.limit < f.policy.MaxAnswer:
+			return Reading{Endpoint: c.url, Failure: failureUnavailable, Fault: "pages_over_cap", FailureAt: "tools/list", FailurePage: len(r.Pages) + 1,
+				FailureDetail: fmt.Sprintf("the pages so far are more than %d bytes, more than one check can carry", pagesBytes)}
 		case errors.As(err, &rpcErr):
 			// The frame itself is the page: the core calls it malformed.
 			r.Pages = append(r.Pages, pageOf(rpcErr.frame))
@@ -142,6 +152,7 @@ func (f *Fetcher) Read(ctx context.Context, url string) Reading {
 			return fail(fmt.Errorf("tools/list page %d: %w", len(r.Pages)+1, err), len(r.Pages)+1)
 		}
 		r.Pages = append(r.Pages, pageOf(page))
+		kept += int64(len(page))
 		var next struct {
 			NextCursor *string `json:"nextCursor"`
 		}
