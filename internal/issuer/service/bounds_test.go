@@ -1,6 +1,8 @@
 package service_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"runtime"
@@ -8,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawlcheck/verifier/core"
 	"github.com/crawlcheck/verifier/internal/issuer/service"
+	"github.com/crawlcheck/verifier/internal/issuer/store"
+	"github.com/crawlcheck/verifier/internal/issuer/store/pgtest"
 )
 
 // heapInUse is the live heap after a collection.
@@ -38,5 +43,58 @@ func TestSlowBodyHoldsOnlyWhatArrived(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	if grew := int64(heapInUse()) - int64(before); grew > 8<<20 {
 		t.Fatalf("%d slow bodies of 2 bytes hold %d MiB", conns, grew>>20)
+	}
+}
+
+// TestInputRefusedBeforeTheStore (F13, F14): a NUL or invalid UTF-8 in a
+// string the store keeps, and nesting deeper than the core's limit, are 400
+// problems before the store, never a 5xx (PostgreSQL refused a NUL with a
+// 503 quoting its SQLSTATE; 200,000-deep nesting was a recovered panic).
+func TestInputRefusedBeforeTheStoreSQLite(t *testing.T) {
+	testInputRefused(t, newEnv(t, allowLoopback(), service.Config{}))
+}
+
+func TestInputRefusedBeforeTheStorePostgres(t *testing.T) {
+	testInputRefused(t, newEnv(t, allowLoopback(), service.Config{Store: pgStore(t, "input")}))
+}
+
+func pgStore(t *testing.T, name string) store.Store {
+	pg := pgtest.Run(t)
+	dsn, err := pg.CreateDB(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func testInputRefused(t *testing.T, e *env) {
+	lock := mustString(e.ok("POST", "/api/v1/mcp/lock", "/api/v1/mcp/lock", obj{"tools": json.RawMessage(tools), "server": obj{"url": e.mcp}}))
+	deep := strings.Repeat("[", 200000) + strings.Repeat("]", 200000)
+	deepObject := strings.Repeat(`{"a":`, 200000) + "1" + strings.Repeat("}", 200000)
+	for _, c := range []struct {
+		name, path, code string
+		body             string
+	}{
+		{"NUL in subject", "/api/v1/mcp/lock/check", "bad_request", `{"tools":` + tools + `,"lock":` + lock + `,"subject":"https://a.example/\u0000"}`},
+		{"NUL in server.url", "/api/v1/mcp/lock", "bad_request", `{"tools":` + tools + `,"server":{"url":"https://a.example/\u0000x"}}`},
+		{"NUL in observed.endpoint", "/api/v1/preflight/decide", "bad_request", `{"lock":` + lock + `,"observed":{"endpoint":"https://a.example/\u0000","pages":[]}}`},
+		{"invalid UTF-8 in subject", "/api/v1/mcp/lock/check", "json_invalid_utf8", "{\"tools\":" + tools + ",\"lock\":" + lock + ",\"subject\":\"https://a.example/\xff\"}"},
+		{"invalid UTF-8 in server.url", "/api/v1/mcp/lock", "json_invalid_utf8", "{\"tools\":" + tools + ",\"server\":{\"url\":\"https://a.example/\xfe\"}}"},
+		{"200,000 deep tools", "/api/v1/mcp/lock", "json_too_deep", `{"tools":` + deep + `}`},
+		{"200,000 deep lock", "/api/v1/mcp/lock/resign", "json_too_deep", `{"lock":` + deepObject + `}`},
+		{"200,000 deep receipt", "/api/v1/preflight/replay", "json_too_deep", `{"receipt":` + deep + `}`},
+		{"200,000 deep check", "/api/v1/mcp/lock/check", "json_too_deep", `{"lock":` + lock + `,"tools":` + deep + `}`},
+	} {
+		e.problem("POST", c.path, c.path, []byte(c.body), 400, c.code)
+	}
+	// Depth up to the core's limit is the core's to judge, as before.
+	at := core.MaxDepth - 1
+	if _, out := e.do("POST", "/api/v1/mcp/lock", "/api/v1/mcp/lock", []byte(`{"tools":`+strings.Repeat("[", at)+strings.Repeat("]", at)+`}`)); strings.Contains(string(out), "json_too_deep") {
+		t.Errorf("a body %d deep: %s", core.MaxDepth, out)
 	}
 }

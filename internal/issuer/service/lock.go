@@ -83,6 +83,10 @@ func (s *Service) issueLock(w http.ResponseWriter, r *http.Request, subject stri
 }
 
 func (s *Service) signLock(w http.ResponseWriter, r *http.Request, subject string, lock any, now time.Time) {
+	if ie := storable("server.url", subject); ie != nil {
+		s.fail(w, ie)
+		return
+	}
 	key, err := s.cfg.Keys.Signer(now)
 	if err != nil {
 		s.fail(w, err)

@@ -398,7 +398,10 @@ const okPrefix = `{"ok":true,"result":`
 func (s *Service) fail(w http.ResponseWriter, err error) {
 	var ce *coreError
 	var se *storeError
+	var ie *inputError
 	switch {
+	case errors.As(err, &ie):
+		s.problem(w, http.StatusBadRequest, ie.code, ie.detail)
 	case errors.As(err, &ce):
 		status := http.StatusBadRequest
 		switch ce.code {
@@ -460,6 +463,10 @@ func (s *Service) readRequestInto(w http.ResponseWriter, r *http.Request, buf *[
 		return nil, false
 	case err != nil:
 		s.problem(w, http.StatusBadRequest, "bad_request", "reading the request body: "+err.Error())
+		return nil, false
+	}
+	if ie := checkBody(body); ie != nil {
+		s.problem(w, http.StatusBadRequest, ie.code, ie.detail)
 		return nil, false
 	}
 	// A host sends the same lockfile and tools again and again: framed
@@ -643,6 +650,9 @@ func randomNonce() (string, error) {
 // commit (commit.go), then answered. A decision is
 // computed as of its issued_at (stamp sets inputs.now).
 func (s *Service) sign(ctx context.Context, kind, subject string, inputs request, stamp bool) (json.RawMessage, string, error) {
+	if ie := storable("the subject", subject); ie != nil {
+		return nil, "", ie
+	}
 	now := s.cfg.Now().UTC()
 	key, err := s.cfg.Keys.Signer(now)
 	if err != nil {
