@@ -284,7 +284,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	go prune(ctx, svc, logger)
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(service.ProblemListener(ln)) }()
 	select {
 	case err := <-errc:
 		return err

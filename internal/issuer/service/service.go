@@ -212,7 +212,7 @@ func (s *Service) routes() {
 	s.Handle("GET /api/v1/keys", "keys", func(w http.ResponseWriter, r *http.Request) {
 		d, err := s.cfg.Keys.Directory(s.cfg.Now())
 		if err != nil {
-			s.problem(w, http.StatusServiceUnavailable, "keys_unavailable", err.Error())
+			s.internalProblem(w, http.StatusServiceUnavailable, "keys_unavailable", "the key directory cannot be read", err)
 			return
 		}
 		writeBytes(w, http.StatusOK, "application/json", d)
@@ -253,17 +253,17 @@ func (s *Service) Handler() http.Handler {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		s.metrics.Write(w)
 	}))
-	return mux
+	return problemsOnly(mux)
 }
 
 // ready answers 200 when the store answers and a key signs now.
 func (s *Service) ready(w http.ResponseWriter, r *http.Request) {
 	if err := s.timed("ping", func() error { return s.cfg.Store.Ping(r.Context()) }); err != nil {
-		s.problem(w, http.StatusServiceUnavailable, "store_unavailable", err.Error())
+		s.internalProblem(w, http.StatusServiceUnavailable, "store_unavailable", "the store does not answer", err)
 		return
 	}
 	if _, err := s.cfg.Keys.Signer(s.cfg.Now()); err != nil {
-		s.problem(w, http.StatusServiceUnavailable, "keys_unavailable", err.Error())
+		s.internalProblem(w, http.StatusServiceUnavailable, "keys_unavailable", "no key signs now", err)
 		return
 	}
 	writeBytes(w, http.StatusOK, "application/json", []byte(`{"status":"ready"}`))
@@ -339,14 +339,19 @@ func (s *Service) timed(op string, f func() error) error {
 // problem writes an RFC 9457 problem document; code is one of the core's
 // error codes or one of the service's (docs/issuer.md, "Errors").
 func (s *Service) problem(w http.ResponseWriter, status int, code, detail string) {
-	b := mustJSON(map[string]any{
-		"type": "urn:crawlcheck:problem:" + code, "title": http.StatusText(status), "status": status,
-		"code": code, "detail": detail,
-	})
 	if status >= 500 {
 		s.cfg.Logger.Printf("%d %s: %s", status, code, detail)
 	}
-	writeBytes(w, status, "application/problem+json", b)
+	writeBytes(w, status, "application/problem+json", problemJSON(status, code, detail))
+}
+
+// internalProblem answers a failure of the service's own (its store, its
+// keys) with a fixed detail, and logs the error: a database's message, a
+// key file's path or an SQLSTATE are the operator's to read, not a
+// client's (issue 37, F17).
+func (s *Service) internalProblem(w http.ResponseWriter, status int, code, detail string, err error) {
+	s.cfg.Logger.Printf("%d %s: %s: %v", status, code, detail, err)
+	writeBytes(w, status, "application/problem+json", problemJSON(status, code, detail))
 }
 
 func writeBytes(w http.ResponseWriter, status int, ctype string, b []byte) {
@@ -408,15 +413,16 @@ func (s *Service) fail(w http.ResponseWriter, err error) {
 		case "input_too_large":
 			status = http.StatusRequestEntityTooLarge
 		case "internal":
-			status = http.StatusInternalServerError
+			s.internalProblem(w, http.StatusInternalServerError, "internal", "the service failed on this request", ce)
+			return
 		}
 		s.problem(w, status, ce.code, ce.message)
 	case errors.As(err, &se):
-		s.problem(w, http.StatusServiceUnavailable, "store_unavailable", se.Error())
+		s.internalProblem(w, http.StatusServiceUnavailable, "store_unavailable", "the store failed, no signed answer was sent", se)
 	case errors.Is(err, context.DeadlineExceeded):
 		s.problem(w, http.StatusGatewayTimeout, "deadline_exceeded", "the request did not finish within the service's deadline")
 	default:
-		s.problem(w, http.StatusServiceUnavailable, "keys_unavailable", err.Error())
+		s.internalProblem(w, http.StatusServiceUnavailable, "keys_unavailable", "no key signs now", err)
 	}
 }
 
