@@ -98,3 +98,30 @@ func testInputRefused(t *testing.T, e *env) {
 		t.Errorf("a body %d deep: %s", core.MaxDepth, out)
 	}
 }
+
+// TestLockBounded (F2): POST lock is bounded by its tools and its bytes
+// before make_lock runs: 5,000 one-line tools, or one tool of 5 MiB, are
+// 413 problems naming the limit, where they were signed (40,000 one-line
+// tools took +974 MiB and stored a 45 MB lockfile).
+func TestLockBounded(t *testing.T) {
+	e := newEnv(t, allowLoopback(), service.Config{})
+	var many strings.Builder
+	many.WriteString(`{"server":{"url":"https://a.example/mcp"},"tools":[`)
+	for i := range 5000 {
+		if i > 0 {
+			many.WriteByte(',')
+		}
+		fmt.Fprintf(&many, `{"name":"t%d","inputSchema":{"type":"object"}}`, i)
+	}
+	many.WriteString(`]}`)
+	if d := e.problem("POST", "/api/v1/mcp/lock", "/api/v1/mcp/lock", []byte(many.String()), 413, "too_many_tools"); !strings.Contains(d, "1000") {
+		t.Errorf("5,000 tools: %q names no limit", d)
+	}
+	pages := `{"pages":[` + mustString([]byte("{"+many.String()[strings.Index(many.String(), `"tools"`):])) + `]}`
+	e.problem("POST", "/api/v1/mcp/lock", "/api/v1/mcp/lock", []byte(pages), 413, "too_many_tools")
+	big := `{"tools":[{"name":"big","description":"` + strings.Repeat("x", 5<<20) + `","inputSchema":{"type":"object"}}]}`
+	if d := e.problem("POST", "/api/v1/mcp/lock", "/api/v1/mcp/lock", []byte(big), 413, "body_too_large"); !strings.Contains(d, "4194304") {
+		t.Errorf("a 5 MiB lock request: %q names no limit", d)
+	}
+	e.ok("POST", "/api/v1/mcp/lock", "/api/v1/mcp/lock", obj{"tools": json.RawMessage(tools), "server": obj{"url": e.mcp}})
+}

@@ -36,6 +36,8 @@ func (s *Service) lockByURL(w http.ResponseWriter, r *http.Request) {
 	case rd.PageCapReached:
 		s.problem(w, http.StatusBadGateway, "tool_list_truncated", "the server's tool list is longer than the service's page cap: no lockfile pins part of a list")
 		return
+	case s.tooManyTools(w, nil, rd.Pages):
+		return
 	}
 	s.issueLock(w, r, rd.Endpoint, map[string]any{"observed": observed(rd)})
 }
@@ -44,8 +46,9 @@ func (s *Service) lockByURL(w http.ResponseWriter, r *http.Request) {
 // lockfile pinning the tools sent, signed. The approval time is the
 // service's clock.
 func (s *Service) lockByTools(w http.ResponseWriter, r *http.Request) {
+	s.lockBody(w, r)
 	q, ok := s.readRequest(w, r)
-	if !ok {
+	if !ok || s.tooManyTools(w, q["tools"], requestPages(q["pages"])) {
 		return
 	}
 	if _, has := q["approved_at"]; has {

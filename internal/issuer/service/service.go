@@ -94,6 +94,10 @@ type Config struct {
 	Deadline  time.Duration // every request's deadline; default 30 seconds
 	ReadLimit time.Duration // reading a live server; default 10 seconds (within Deadline)
 	MaxBody   int64         // request body bound; default core.MaxRequestBytes
+	// MaxLockTools and MaxLockBody bound a lockfile the service makes
+	// (lockbounds.go); defaults DefaultMaxLockTools, DefaultMaxLockBody.
+	MaxLockTools int
+	MaxLockBody  int64
 	// RatePerSecond and RateBurst limit each client (by remote address) on
 	// the endpoints that read a live server; default 5/s, burst 20.
 	RatePerSecond float64
@@ -156,6 +160,12 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	if cfg.MaxBody == 0 {
 		cfg.MaxBody = core.MaxRequestBytes
+	}
+	if cfg.MaxLockTools <= 0 {
+		cfg.MaxLockTools = DefaultMaxLockTools
+	}
+	if cfg.MaxLockBody <= 0 {
+		cfg.MaxLockBody = min(DefaultMaxLockBody, cfg.MaxBody)
 	}
 	if cfg.RatePerSecond == 0 {
 		cfg.RatePerSecond, cfg.RateBurst = 5, 20
