@@ -24,15 +24,12 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"slices"
 	"sort"
 	"strconv"
 	"sync"
 	"time"
-
-	"golang.org/x/time/rate"
 
 	"github.com/crawlcheck/verifier/core"
 	"github.com/crawlcheck/verifier/internal/issuer/fetch"
@@ -128,8 +125,7 @@ type Service struct {
 	rules   []byte
 	log     *tlog.Log // the transparency log (log.go); nil when the store keeps none
 
-	limMu    sync.Mutex
-	limiters map[string]*rate.Limiter
+	limiters limiters // ratelimit.go
 
 	commits  committer // commit.go
 	lockURLs lockURLs
@@ -176,7 +172,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = log.New(io.Discard, "", 0)
 	}
-	s := &Service{cfg: cfg, api: http.NewServeMux(), metrics: metrics.New(), limiters: map[string]*rate.Limiter{}}
+	s := &Service{cfg: cfg, api: http.NewServeMux(), metrics: metrics.New()}
 	s.metrics.Counter("crawlcheck_issuer_requests_total", "Requests by endpoint and HTTP status.", "endpoint", "status")
 	s.metrics.Histogram("crawlcheck_issuer_request_duration_seconds", "Request latency by endpoint and HTTP status.", "endpoint", "status")
 	s.metrics.Counter("crawlcheck_issuer_fetches_total", "Readings of live servers by result.", "result")
@@ -567,35 +563,16 @@ func (q request) lockURL() string {
 }
 
 // allow applies the per-client rate limit of the endpoints that read a
-// live server; the client is the remote address (a proxy in front should
-// limit by its own client).
+// live server; the client is the remote address's /24 or /64 (clientOf; a
+// proxy in front should limit by its own client).
 func (s *Service) allow(w http.ResponseWriter, r *http.Request) bool {
 	return s.limit(w, clientOf(r), s.cfg.RatePerSecond, s.cfg.RateBurst, "too many readings of live servers from this client")
-}
-
-// clientOf is the client a request comes from: its remote address.
-func clientOf(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	return host
 }
 
 // limit answers 429 (Retry-After: 1) and false when key is over its rate;
 // each kind of key is distinct (a client's address, "pilot " and an id).
 func (s *Service) limit(w http.ResponseWriter, key string, perSecond float64, burst int, what string) bool {
-	s.limMu.Lock()
-	lim := s.limiters[key]
-	if lim == nil {
-		if len(s.limiters) >= 10000 {
-			s.limiters = map[string]*rate.Limiter{} // bounded: forget all rather than grow without end
-		}
-		lim = rate.NewLimiter(rate.Limit(perSecond), burst)
-		s.limiters[key] = lim
-	}
-	s.limMu.Unlock()
-	if !lim.Allow() {
+	if !s.limiters.get(key, perSecond, burst).Allow() {
 		w.Header().Set("Retry-After", "1")
 		s.problem(w, http.StatusTooManyRequests, "rate_limited", what+": try again shortly")
 		return false
