@@ -91,6 +91,13 @@ type Config struct {
 	Deadline  time.Duration // every request's deadline; default 30 seconds
 	ReadLimit time.Duration // reading a live server; default 10 seconds (within Deadline)
 	MaxBody   int64         // request body bound; default core.MaxRequestBytes
+	// MaxPilotRecords and MaxPilotBytes are each pilot's quota of records
+	// kept and of their bytes; PilotBytesPerHour bounds the bytes a pilot
+	// uploads an hour (quota.go). Defaults DefaultMaxPilotRecords,
+	// DefaultMaxPilotBytes, DefaultPilotBytesPerHour.
+	MaxPilotRecords   int64
+	MaxPilotBytes     int64
+	PilotBytesPerHour int64
 	// MaxLockTools and MaxLockBody bound a lockfile the service makes
 	// (lockbounds.go); defaults DefaultMaxLockTools, DefaultMaxLockBody.
 	MaxLockTools int
@@ -156,6 +163,15 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	if cfg.MaxBody == 0 {
 		cfg.MaxBody = core.MaxRequestBytes
+	}
+	if cfg.MaxPilotRecords <= 0 {
+		cfg.MaxPilotRecords = DefaultMaxPilotRecords
+	}
+	if cfg.MaxPilotBytes <= 0 {
+		cfg.MaxPilotBytes = DefaultMaxPilotBytes
+	}
+	if cfg.PilotBytesPerHour <= 0 {
+		cfg.PilotBytesPerHour = DefaultPilotBytesPerHour
 	}
 	if cfg.MaxLockTools <= 0 {
 		cfg.MaxLockTools = DefaultMaxLockTools

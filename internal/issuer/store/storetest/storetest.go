@@ -345,6 +345,9 @@ func Run(t *testing.T, open func(t *testing.T) (s store.Store, reopen func() sto
 		if err := s.SetPilotLogged(ctx, "p1", "r2"); err != nil {
 			t.Fatal(err)
 		}
+		if got, _ := s.GetPilot(ctx, "p1"); got.Records != 2 || got.Bytes != int64(len(recs[0].Body)+len(recs[1].Body)) {
+			t.Fatalf("GetPilot = %+v: want 2 records of %d bytes (the quota counts them)", got, len(recs[0].Body)+len(recs[1].Body))
+		}
 		if got, _ := s.GetPilot(ctx, "p1"); got.LoggedHead != "r2" {
 			t.Fatalf("logged head %q, want r2", got.LoggedHead)
 		}
