@@ -111,6 +111,14 @@ type Config struct {
 	// MaxReportRecords bounds the records one pilot report reads; default
 	// 200,000. A report over more says it is cut (records_cut).
 	MaxReportRecords int
+	// MaxReportBytes bounds the bytes of the records one report reads
+	// (records_cut past it), MaxReportChanges the sweep's change events it
+	// reads of one endpoint, MaxReports the reports computed at once (429
+	// past it); report.go. Defaults defaultMaxReportBytes,
+	// defaultMaxReportChanges, defaultMaxReports.
+	MaxReportBytes   int64
+	MaxReportChanges int
+	MaxReports       int
 	// OperatorTokenSHA256 is the hex SHA-256 of the operator's bearer
 	// token, the one credential that may publish a correction (POST
 	// /api/v1/corrections). Empty: no correction is taken. The token itself
@@ -132,7 +140,8 @@ type Service struct {
 	rules   []byte
 	log     *tlog.Log // the transparency log (log.go); nil when the store keeps none
 
-	limiters limiters // ratelimit.go
+	limiters limiters      // ratelimit.go
+	reports  chan struct{} // the reports computed now (report.go), at most MaxReports
 
 	commits  committer // commit.go
 	lockURLs lockURLs
@@ -164,6 +173,15 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.MaxBody == 0 {
 		cfg.MaxBody = core.MaxRequestBytes
 	}
+	if cfg.MaxReportBytes <= 0 {
+		cfg.MaxReportBytes = defaultMaxReportBytes
+	}
+	if cfg.MaxReportChanges <= 0 {
+		cfg.MaxReportChanges = defaultMaxReportChanges
+	}
+	if cfg.MaxReports <= 0 {
+		cfg.MaxReports = defaultMaxReports
+	}
 	if cfg.MaxPilotRecords <= 0 {
 		cfg.MaxPilotRecords = DefaultMaxPilotRecords
 	}
@@ -188,7 +206,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = log.New(io.Discard, "", 0)
 	}
-	s := &Service{cfg: cfg, api: http.NewServeMux(), metrics: metrics.New()}
+	s := &Service{cfg: cfg, api: http.NewServeMux(), metrics: metrics.New(), reports: make(chan struct{}, cfg.MaxReports)}
 	s.metrics.Counter("crawlcheck_issuer_requests_total", "Requests by endpoint and HTTP status.", "endpoint", "status")
 	s.metrics.Histogram("crawlcheck_issuer_request_duration_seconds", "Request latency by endpoint and HTTP status.", "endpoint", "status")
 	s.metrics.Counter("crawlcheck_issuer_fetches_total", "Readings of live servers by result.", "result")
