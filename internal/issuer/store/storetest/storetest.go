@@ -573,6 +573,38 @@ func Run(t *testing.T, open func(t *testing.T) (s store.Store, reopen func() sto
 		}
 	})
 
+	t.Run("the sweep claims the operator's endpoints first, then each owner's in turn", func(t *testing.T) {
+		// 10 pilots' 5 endpoints each, all due long before the operator's
+		// (issue 37, F6: 200 endpoints of 10 free pilots starved the
+		// operator's 1-minute endpoint for 6.5 minutes).
+		st, _ := open(t)
+		s, _ := store.SweepOf(st)
+		for p := range 10 {
+			for i := range 5 {
+				e := store.SweepEndpoint{URL: fmt.Sprintf("https://p%d-%d.example/mcp", p, i), Owner: fmt.Sprintf("pilot:%d", p),
+					Interval: time.Hour, Added: t0, Next: t0.Add(time.Duration(p*5+i) * time.Second)}
+				if err := s.SweepRegister(ctx, e); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		op := store.SweepEndpoint{URL: "https://operator.example/mcp", Owner: "operator", Interval: time.Minute, Added: t0, Next: t0.Add(time.Minute)}
+		if err := s.SweepRegister(ctx, op); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.SweepClaim(ctx, t0.Add(time.Hour), t0.Add(2*time.Hour), 11)
+		if err != nil || len(got) != 11 {
+			t.Fatalf("claim: %d, %v", len(got), err)
+		}
+		owners := map[string]bool{}
+		for _, e := range got[1:] {
+			owners[e.Owner] = true
+		}
+		if got[0].URL != op.URL || len(owners) != 10 {
+			t.Fatalf("claimed %v first and %d owners after it: want the operator's, then one of each of the 10 pilots", got[0].URL, len(owners))
+		}
+	})
+
 	t.Run("sweep host slots are gap apart, across callers", func(t *testing.T) {
 		st, _ := open(t)
 		s, _ := store.SweepOf(st)
