@@ -37,6 +37,9 @@ type Reading struct {
 	Fault       string
 	FailureAt   string // "handshake" or "tools/list"
 	FailurePage int    // the tools/list page, from 1
+	// Received is the bytes of the server's answers the reading took, what
+	// the issuer charges to the client that asked for it.
+	Received int64
 }
 
 // Failures of a reading, named as the core names them.
@@ -67,12 +70,13 @@ func (e *tooLarge) Error() string { return fmt.Sprintf("an answer of more than %
 // An endpoint the policy refuses — by its URL, by the address it resolves
 // to, or by a redirect — is Refused, with nothing read: the service signs
 // nothing about a server it would not read.
-func (f *Fetcher) Read(ctx context.Context, url string) Reading {
+func (f *Fetcher) Read(ctx context.Context, url string) (out Reading) {
 	if err := f.Check(url); err != nil {
 		return Reading{Endpoint: url, Refused: err}
 	}
 	pageCap := f.policy.PageCap
 	c := &mcpClient{hc: f.hc, url: url, limit: f.policy.MaxAnswer}
+	defer func() { out.Received = c.received }()
 	// fail is the reading of a failure at a step (page 0: the handshake).
 	fail := func(err error, page int) Reading {
 		if Refused(err) {
@@ -174,6 +178,20 @@ type mcpClient struct {
 	version string
 	nextID  int
 	limit   int64
+	// received counts the answers' bytes read.
+	received int64
+}
+
+// counted counts the bytes read through it into *n.
+type counted struct {
+	r io.Reader
+	n *int64
+}
+
+func (c counted) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	*c.n += int64(n)
+	return n, err
 }
 
 type rpcError struct{ frame []byte }
@@ -245,11 +263,12 @@ func (c *mcpClient) call(ctx context.Context, method string, params map[string]a
 		return true
 	}
 	found := false
+	body := counted{resp.Body, &c.received}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		found, err = events(resp.Body, c.limit, match)
+		found, err = events(body, c.limit, match)
 	} else {
 		var b []byte
-		if b, err = io.ReadAll(io.LimitReader(resp.Body, c.limit+1)); err == nil {
+		if b, err = io.ReadAll(io.LimitReader(body, c.limit+1)); err == nil {
 			if int64(len(b)) > c.limit {
 				return nil, &tooLarge{c.limit}
 			}

@@ -4,13 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/crawlcheck/verifier/core"
+	"github.com/crawlcheck/verifier/hosttest/mcpserver/scenario"
 	"github.com/crawlcheck/verifier/internal/issuer/service"
 	"github.com/crawlcheck/verifier/internal/issuer/store"
 	"github.com/crawlcheck/verifier/internal/issuer/store/pgtest"
@@ -124,4 +129,50 @@ func TestLockBounded(t *testing.T) {
 		t.Errorf("a 5 MiB lock request: %q names no limit", d)
 	}
 	e.ok("POST", "/api/v1/mcp/lock", "/api/v1/mcp/lock", obj{"tools": json.RawMessage(tools), "server": obj{"url": e.mcp}})
+	// The bound itself is let through: 1,000 tools, strings with commas
+	// and brackets in them not counted as more.
+	var bound strings.Builder
+	bound.WriteString(`{"server":{"url":"https://a.example/mcp"},"tools":[`)
+	for i := range 1000 {
+		if i > 0 {
+			bound.WriteString(" , ")
+		}
+		fmt.Fprintf(&bound, `{"name":"t%d","description":"a, [b], {c} \\\" ,","inputSchema":{"type":"object","properties":{"a":{"enum":[1,2]}}}}`, i)
+	}
+	bound.WriteString(`]}`)
+	e.ok("POST", "/api/v1/mcp/lock", "/api/v1/mcp/lock", []byte(bound.String()))
+}
+
+// TestLiveReadingsBudget (F3): a client's live readings are charged the
+// bytes they took (one reading over the minute's budget refuses the next,
+// 429), and the readings at once are bounded (one more is 429 at once,
+// not another 64 MiB held).
+func TestLiveReadingsBudget(t *testing.T) {
+	e := newEnv(t, allowLoopback(), service.Config{ReadBytesPerMinute: 100})
+	e.ok("GET", "/api/v1/mcp/lock", "/api/v1/mcp/lock?url="+e.mcp, nil)
+	e.problem("GET", "/api/v1/mcp/lock", "/api/v1/mcp/lock?url="+e.mcp, nil, 429, "rate_limited")
+
+	e = newEnv(t, allowLoopback(), service.Config{MaxReadings: 1, ReadLimit: 2 * time.Second})
+	hang := scenarioServer(t, `{"tools":`+tools+`,"hang_handshake":true}`)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		http.Get(e.api + "/api/v1/mcp/lock?url=" + hang)
+	}()
+	time.Sleep(300 * time.Millisecond)
+	e.problem("GET", "/api/v1/mcp/lock", "/api/v1/mcp/lock?url="+e.mcp, nil, 429, "rate_limited")
+	<-done
+	e.ok("GET", "/api/v1/mcp/lock", "/api/v1/mcp/lock?url="+e.mcp, nil)
+}
+
+// scenarioServer is a scenario MCP server of its own.
+func scenarioServer(t *testing.T, doc string) string {
+	t.Helper()
+	f, err := scenario.Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(scenario.New(f, log.New(io.Discard, "", 0)).Handler())
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp"
 }

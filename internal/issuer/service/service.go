@@ -106,8 +106,14 @@ type Config struct {
 	// the endpoints that read a live server; default 5/s, burst 20.
 	RatePerSecond float64
 	RateBurst     int
-	Now           func() time.Time // default time.Now
-	Logger        *log.Logger      // default: discard
+	// ReadBytesPerMinute is what one client's live readings may take of
+	// servers' answers a minute (readbudget.go), MaxReadings the live
+	// readings at once; defaults DefaultReadBytesPerMinute,
+	// DefaultMaxReadings.
+	ReadBytesPerMinute int64
+	MaxReadings        int
+	Now                func() time.Time // default time.Now
+	Logger             *log.Logger      // default: discard
 	// MaxReportRecords bounds the records one pilot report reads; default
 	// 200,000. A report over more says it is cut (records_cut).
 	MaxReportRecords int
@@ -142,6 +148,7 @@ type Service struct {
 
 	limiters limiters      // ratelimit.go
 	reports  chan struct{} // the reports computed now (report.go), at most MaxReports
+	readings chan struct{} // the live readings now (readbudget.go), at most MaxReadings
 
 	commits  committer // commit.go
 	lockURLs lockURLs
@@ -172,6 +179,12 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	if cfg.MaxBody == 0 {
 		cfg.MaxBody = core.MaxRequestBytes
+	}
+	if cfg.ReadBytesPerMinute <= 0 {
+		cfg.ReadBytesPerMinute = DefaultReadBytesPerMinute
+	}
+	if cfg.MaxReadings <= 0 {
+		cfg.MaxReadings = DefaultMaxReadings
 	}
 	if cfg.MaxReportBytes <= 0 {
 		cfg.MaxReportBytes = defaultMaxReportBytes
@@ -206,7 +219,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = log.New(io.Discard, "", 0)
 	}
-	s := &Service{cfg: cfg, api: http.NewServeMux(), metrics: metrics.New(), reports: make(chan struct{}, cfg.MaxReports)}
+	s := &Service{cfg: cfg, api: http.NewServeMux(), metrics: metrics.New(), reports: make(chan struct{}, cfg.MaxReports), readings: make(chan struct{}, cfg.MaxReadings)}
 	s.metrics.Counter("crawlcheck_issuer_requests_total", "Requests by endpoint and HTTP status.", "endpoint", "status")
 	s.metrics.Histogram("crawlcheck_issuer_request_duration_seconds", "Request latency by endpoint and HTTP status.", "endpoint", "status")
 	s.metrics.Counter("crawlcheck_issuer_fetches_total", "Readings of live servers by result.", "result")
@@ -620,9 +633,14 @@ func (s *Service) read(w http.ResponseWriter, r *http.Request, url string) (fetc
 	if !s.allow(w, r) {
 		return fetch.Reading{}, false
 	}
+	done, ok := s.startReading(w, clientOf(r))
+	if !ok {
+		return fetch.Reading{}, false
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.ReadLimit)
 	defer cancel()
 	rd := s.cfg.Fetch.Read(ctx, url)
+	done(rd.Received)
 	result := "ok"
 	switch {
 	case rd.Refused != nil:
