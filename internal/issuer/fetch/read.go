@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/crawlcheck/verifier/internal/jsonframe"
 )
 
 // Reading is what the issuer read of an MCP server itself ({lock, url}
@@ -157,14 +159,15 @@ func (f *Fetcher) Read(ctx context.Context, url string) (out Reading) {
 		}
 		r.Pages = append(r.Pages, pageOf(page))
 		kept += int64(len(page))
-		var next struct {
-			NextCursor *string `json:"nextCursor"`
+		var next *string
+		if m, ok := jsonframe.Members(page); ok && m["nextCursor"] != nil {
+			json.Unmarshal(m["nextCursor"], &next)
 		}
-		if json.Unmarshal(page, &next) != nil || next.NextCursor == nil || *next.NextCursor == "" || seen[*next.NextCursor] {
+		if next == nil || *next == "" || seen[*next] {
 			return r
 		}
-		seen[*next.NextCursor] = true
-		cursor = next.NextCursor
+		seen[*next] = true
+		cursor = next
 	}
 }
 
@@ -249,15 +252,16 @@ func (c *mcpClient) call(ctx context.Context, method string, params map[string]a
 	defer resp.Body.Close()
 	var result json.RawMessage
 	var rpcErr error
+	// A frame is split into its members, not decoded: the result is
+	// passed on as received (the core judges a page), and decoding a
+	// frame of up to 16 MiB twice (validate, then copy out the result)
+	// was most of what a reading cost besides the transfer (issue 37, F3).
 	match := func(f []byte) bool {
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Result json.RawMessage `json:"result"`
-		}
-		if json.Unmarshal(f, &m) != nil || string(m.ID) != strconv.Itoa(id) {
+		m, ok := jsonframe.Members(f)
+		if !ok || string(m["id"]) != strconv.Itoa(id) {
 			return false
 		}
-		if result = m.Result; result == nil {
+		if result = m["result"]; result == nil {
 			rpcErr = &rpcError{frame: f}
 		}
 		return true

@@ -46,6 +46,12 @@ func (s *Service) lockByURL(w http.ResponseWriter, r *http.Request) {
 // lockfile pinning the tools sent, signed. The approval time is the
 // service's clock.
 func (s *Service) lockByTools(w http.ResponseWriter, r *http.Request) {
+	// Signing tools sent is limited per client like a live reading (its
+	// own budget): a lockfile is stored and logged forever, and a refused
+	// one still costs its body's reading.
+	if !s.limit(w, "lock "+clientOf(r), s.cfg.RatePerSecond, s.cfg.RateBurst, "too many lockfiles signed for this client") {
+		return
+	}
 	s.lockBody(w, r)
 	q, ok := s.readRequest(w, r)
 	if !ok || s.tooManyTools(w, q["tools"], requestPages(q["pages"])) {
