@@ -63,8 +63,10 @@ func TestInputRefusedBeforeTheStorePostgres(t *testing.T) {
 	testInputRefused(t, newEnv(t, allowLoopback(), service.Config{Store: pgStore(t, "input")}))
 }
 
-func pgStore(t *testing.T, name string) store.Store {
-	pg := pgtest.Run(t)
+func pgStore(t *testing.T, name string) store.Store { return pgStoreOn(t, pgtest.Run(t), name) }
+
+// pgStoreOn is a store on a database of its own on a running PostgreSQL.
+func pgStoreOn(t *testing.T, pg *pgtest.Server, name string) store.Store {
 	dsn, err := pg.CreateDB(name)
 	if err != nil {
 		t.Fatal(err)

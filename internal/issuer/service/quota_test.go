@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/crawlcheck/verifier/internal/issuer/service"
+	"github.com/crawlcheck/verifier/internal/issuer/store/pgtest"
 )
 
 // newPilot makes a pilot and answers its id and token.
@@ -32,8 +33,9 @@ func TestPilotQuotasSQLite(t *testing.T) {
 }
 
 func TestPilotQuotasPostgres(t *testing.T) {
+	pg := pgtest.Run(t)
 	testPilotQuotas(t, func(cfg service.Config) *env {
-		cfg.Store = pgStore(t, fmt.Sprintf("quota%d", cfg.MaxPilotRecords))
+		cfg.Store = pgStoreOn(t, pg, fmt.Sprintf("quota%d", cfg.MaxPilotRecords))
 		return newEnv(t, allowLoopback(), cfg)
 	})
 }
