@@ -36,7 +36,7 @@ const (
 // createPilot answers POST /api/v1/pilot: {pilot_id, token}, 201. The
 // token is never stored or logged, only its hash.
 func (s *Service) createPilot(w http.ResponseWriter, r *http.Request) {
-	if !s.limit(w, clientOf(r), s.cfg.RatePerSecond, s.cfg.RateBurst, "too many pilots made from this client") {
+	if !s.limit(w, clientOf(r), s.cfg.RatePerSecond, s.cfg.RateBurst, "too many pilots made from this client") || !s.pilotCreationAllowed(w, r) {
 		return
 	}
 	idb, tok := make([]byte, 16), make([]byte, 32)

@@ -63,3 +63,13 @@ func (s *Service) pilotQuota(w http.ResponseWriter, p store.Pilot, kept []store.
 	}
 	return true
 }
+
+// DefaultPilotsPerHour is the pilots one client (its /24 or /64) makes an
+// hour, that many at once: each pilot has its own quotas, so the pilots a
+// client may make bound what it may have the service keep.
+const DefaultPilotsPerHour = 10
+
+// pilotCreationAllowed applies it: 429 rate_limited and false past it.
+func (s *Service) pilotCreationAllowed(w http.ResponseWriter, r *http.Request) bool {
+	return s.limit(w, "pilot-create "+clientOf(r), float64(DefaultPilotsPerHour)/3600, DefaultPilotsPerHour, "too many pilots made from this client this hour")
+}

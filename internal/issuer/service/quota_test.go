@@ -77,3 +77,16 @@ func testPilotQuotas(t *testing.T, open func(service.Config) *env) {
 		t.Fatalf("a record past an hour's bytes: %d %s", u.status, u.body)
 	}
 }
+
+// TestPilotsPerClient (F4, F11): a pilot's quotas bound what one pilot
+// keeps; the pilots one client (its /24 or /64) makes are bounded too, or
+// the quotas would multiply by the pilots made at the live readings' rate.
+func TestPilotsPerClient(t *testing.T) {
+	e := newEnv(t, allowLoopback(), service.Config{})
+	for range service.DefaultPilotsPerHour {
+		e.newPilot()
+	}
+	if status, out := e.do("POST", "/api/v1/pilot", "/api/v1/pilot", nil); status != http.StatusTooManyRequests || !strings.Contains(string(out), "rate_limited") {
+		t.Fatalf("pilot %d of one client in an hour: %d %s", service.DefaultPilotsPerHour+1, status, out)
+	}
+}
