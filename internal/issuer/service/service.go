@@ -28,6 +28,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -290,7 +291,10 @@ func (s *Service) routes() {
 // Handler serves the API and the operational endpoints.
 func (s *Service) Handler() http.Handler {
 	mux := http.NewServeMux()
-	var api http.Handler = s.api
+	// Every error is a problem (problems.go): the API's inside the test
+	// issuer's faults, which answer as a broken issuer or a proxy in front
+	// would, and so stay as they are.
+	var api http.Handler = problemsOnly(s.api)
 	if s.cfg.Faults != nil {
 		api = s.cfg.Faults.Wrap(api)
 	}
@@ -306,7 +310,14 @@ func (s *Service) Handler() http.Handler {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		s.metrics.Write(w)
 	}))
-	return problemsOnly(mux)
+	rest := problemsOnly(mux)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		rest.ServeHTTP(w, r)
+	})
 }
 
 // ready answers 200 when the store answers and a key signs now.
