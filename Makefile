@@ -10,7 +10,7 @@ export CGO_ENABLED := 1
 # -trimpath makes the artifacts reproducible: the same source gives the same bytes.
 ARTIFACT_FLAGS = -buildmode=c-shared -trimpath -ldflags='-s -w' $(if $(TAGS),-tags=$(TAGS))
 
-.PHONY: all postgres js-deps load test test-interop interop-doc test-js test-python python-wheel bench-python bench-js bench-detail test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack
+.PHONY: all postgres js-deps load test test-interop interop-doc test-js test-python python-wheel bench-python bench-js bench-detail test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack attack-issuer
 
 all: wasm cshared
 
@@ -175,7 +175,7 @@ fuzz-seeds:
 ## flipped (none may verify as another document), and the hostile MCP
 ## server (hosttest/attacker) against the JS and Python SDKs, 30 s per
 ## attack (every check a record, no tainted call reaching the server).
-attack: wasm python-wheel $(VENV1)/.installed
+attack: wasm python-wheel $(VENV1)/.installed attack-issuer
 	$(GO) test -count=1 -timeout 60m -run 'TestABIFuzz|TestDifferential' ./hosttest -abifuzz.n=200 -diff.n=200000
 	$(GO) test -count=1 -timeout 30m -run 'TestLockfileBitFlips' ./core -attack.long -v
 	$(GO) build -o $(BUILD)/attacker ./hosttest/attacker
@@ -184,6 +184,17 @@ attack: wasm python-wheel $(VENV1)/.installed
 	$(VENV1)/bin/pip install -q --no-index --no-deps --force-reinstall $(WHEELS)/crawlcheck-*.whl
 	cd $(PY) && BUILD=$(ABUILD) CRAWLCHECK_ATTACK_LONG=1 $(VENV2)/bin/python -m pytest -q -p no:cacheprovider tests/test_attack.py
 	cd $(PY) && BUILD=$(ABUILD) CRAWLCHECK_ATTACK_LONG=1 $(VENV1)/bin/python -m pytest -q -p no:cacheprovider tests/test_attack.py
+
+## attack-issuer: crawlcheck-issuer beside issue 37's load-shaped attacks
+## (hosttest/issuerattack): honest lock checks alone, then beside 40
+## slow-body connections, POST lock of 40,000 tools and live readings of a
+## server whose pages never end; fails unless the honest throughput stays
+## within 20% of the quiet run's and the issuer's peak RSS under 512 MiB.
+## make test runs the quick versions (internal/issuer/service, fetch).
+attack-issuer:
+	@mkdir -p $(BUILD)
+	$(GO) build -o $(BUILD)/crawlcheck-issuer ./cmd/crawlcheck-issuer
+	$(GO) run ./hosttest/issuerattack -bin $(BUILD)/crawlcheck-issuer -duration 20s
 
 ## bench: issue 23's table, one run of a few minutes (BENCH_QUICK=1: fewer pairs): each row
 ## of what a user waits for, ours interleaved with its contender (the official SDKs' plain

@@ -20,6 +20,10 @@ const (
 	// the host counts them arriving: past it the host stops reading with
 	// the fault pages_over_cap, since no check could carry them.
 	MaxPagesBytes = continuity.MaxPagesBytes
+	// MaxDepth is the deepest nesting of arrays and objects the core parses
+	// (json_too_deep past it): a host that parses or re-encodes a request
+	// before the core refuses deeper ones with the same code.
+	MaxDepth = canon.MaxDepth
 	// DefaultCheckTimeoutMS bounds one check (connect, handshake and every
 	// tools/list page) when the host's caller sets no deadline.
 	DefaultCheckTimeoutMS = 10_000

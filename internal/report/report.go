@@ -295,32 +295,39 @@ func Build(in Input) (*Report, error) {
 		r.Chain.Valid = true
 	}
 
-	var recs []record
-	for line := range bytes.Lines(in.Records) {
-		line = bytes.TrimRight(line, "\r\n")
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
+	// The records are read one at a time, each aggregated into the week's
+	// counts and let go before the next is decoded (issue 37, F4/F5: the
+	// issuer's reports decoded all of a pilot's records at once). Without
+	// a week the log is read twice: once for its newest record's week.
+	records := func(take func(record)) int {
+		unreadable := 0
+		for line := range bytes.Lines(in.Records) {
+			line = bytes.TrimRight(line, "\r\n")
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			var rec record
+			if err := json.Unmarshal(line, &rec); err != nil {
+				unreadable++
+				continue
+			}
+			if _, err := timefmt.Parse(rec.CheckedAt); err != nil {
+				unreadable++
+				continue
+			}
+			take(rec)
 		}
-		var rec record
-		if err := json.Unmarshal(line, &rec); err != nil {
-			r.Unreadable++
-			continue
-		}
-		if _, err := timefmt.Parse(rec.CheckedAt); err != nil {
-			r.Unreadable++
-			continue
-		}
-		recs = append(recs, rec)
+		return unreadable
 	}
 
 	week := in.Week
 	if week == "" {
 		var newest time.Time
-		for _, rec := range recs {
+		records(func(rec record) {
 			if t, _ := timefmt.Parse(rec.CheckedAt); t.After(newest) {
 				newest = t
 			}
-		}
+		})
 		if newest.IsZero() {
 			return nil, errors.New("report: the log holds no record to name a week by: give the week")
 		}
@@ -343,10 +350,10 @@ func Build(in Input) (*Report, error) {
 	type excKey struct{ observation, tool, sha256, until string }
 	excs := map[excKey]*ExceptionSeen{}
 	met := map[[2]string]bool{} // server, tool: a change met
-	for _, rec := range recs {
+	r.Unreadable = records(func(rec record) {
 		t, _ := timefmt.Parse(rec.CheckedAt)
 		if t.Before(from) || !t.Before(to) {
-			continue
+			return
 		}
 		r.Records++
 		would := ""
@@ -418,7 +425,7 @@ func Build(in Input) (*Report, error) {
 				}
 			}
 		}
-	}
+	})
 
 	for name, n := range obs {
 		r.Observations = append(r.Observations, ObsCount{Observation: name, Class: class[name], Count: n})

@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"code.dny.dev/ssrf"
+
+	"github.com/crawlcheck/verifier/core"
 )
 
 // Policy is what the operator allows.
@@ -35,6 +37,10 @@ type Policy struct {
 	AllowPrivate []netip.Prefix // prefixes dialled despite the deny list (--allow-private)
 	MaxAnswer    int64          // bytes of one HTTP answer; default 16 MiB
 	PageCap      int            // tools/list pages read; default 100
+	// PagesBytes bounds a reading's tools/list pages together; default the
+	// core's pages_bytes (core.MaxPagesBytes, 64 MiB), past which no check
+	// could carry them (the fault pages_over_cap).
+	PagesBytes int64
 }
 
 // ErrRefused is an endpoint the policy does not let the service read.
@@ -53,6 +59,9 @@ func New(p Policy) *Fetcher {
 	}
 	if p.PageCap == 0 {
 		p.PageCap = 100
+	}
+	if p.PagesBytes == 0 {
+		p.PagesBytes = core.MaxPagesBytes
 	}
 	var v4, v6 []netip.Prefix
 	for _, pr := range p.AllowPrivate {
@@ -104,6 +113,12 @@ func (f *Fetcher) Check(raw string) error {
 func (f *Fetcher) redirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= 5 {
 		return fmt.Errorf("%w: more than 5 redirects", ErrRefused)
+	}
+	if req.URL.User != nil {
+		// net/http would send the userinfo as Basic auth, and the endpoint
+		// that answered (credentials included) would be signed into
+		// server.url (issue 37, F16).
+		return fmt.Errorf("%w: a redirect to a URL with credentials", ErrRefused)
 	}
 	first := via[0].URL
 	if req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {

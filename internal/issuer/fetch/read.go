@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/crawlcheck/verifier/internal/jsonframe"
 )
 
 // Reading is what the issuer read of an MCP server itself ({lock, url}
@@ -37,6 +39,9 @@ type Reading struct {
 	Fault       string
 	FailureAt   string // "handshake" or "tools/list"
 	FailurePage int    // the tools/list page, from 1
+	// Received is the bytes of the server's answers the reading took, what
+	// the issuer charges to the client that asked for it.
+	Received int64
 }
 
 // Failures of a reading, named as the core names them.
@@ -67,12 +72,13 @@ func (e *tooLarge) Error() string { return fmt.Sprintf("an answer of more than %
 // An endpoint the policy refuses — by its URL, by the address it resolves
 // to, or by a redirect — is Refused, with nothing read: the service signs
 // nothing about a server it would not read.
-func (f *Fetcher) Read(ctx context.Context, url string) Reading {
+func (f *Fetcher) Read(ctx context.Context, url string) (out Reading) {
 	if err := f.Check(url); err != nil {
 		return Reading{Endpoint: url, Refused: err}
 	}
 	pageCap := f.policy.PageCap
 	c := &mcpClient{hc: f.hc, url: url, limit: f.policy.MaxAnswer}
+	defer func() { out.Received = c.received }()
 	// fail is the reading of a failure at a step (page 0: the handshake).
 	fail := func(err error, page int) Reading {
 		if Refused(err) {
@@ -122,6 +128,7 @@ func (f *Fetcher) Read(ctx context.Context, url string) Reading {
 	r := Reading{Endpoint: c.url, ProtocolVersion: hs.ProtocolVersion, ServerInfo: hs.ServerInfo, HandshakeResult: init}
 	seen := map[string]bool{}
 	var cursor *string
+	pagesBytes, kept := f.policy.PagesBytes, int64(0)
 	for {
 		if len(r.Pages) == pageCap {
 			r.PageCapReached = true
@@ -131,9 +138,18 @@ func (f *Fetcher) Read(ctx context.Context, url string) Reading {
 		if cursor != nil {
 			params["cursor"] = *cursor
 		}
+		// The pages together are bounded by the core's pages_bytes, counted
+		// as they arrive: each answer may take only what the pages before
+		// it left, so a reading never holds more than the cap (16 MiB a
+		// page times 100 pages was 1.6 GiB; issue 37, F3).
+		c.limit = min(f.policy.MaxAnswer, pagesBytes-kept)
 		page, err := c.call(ctx, "tools/list", params)
 		var rpcErr *rpcError
+		var tl *tooLarge
 		switch {
+		case errors.As(err, &tl) && tl.limit < f.policy.MaxAnswer:
+			return Reading{Endpoint: c.url, Failure: failureUnavailable, Fault: "pages_over_cap", FailureAt: "tools/list", FailurePage: len(r.Pages) + 1,
+				FailureDetail: fmt.Sprintf("the pages so far are more than %d bytes, more than one check can carry", pagesBytes)}
 		case errors.As(err, &rpcErr):
 			// The frame itself is the page: the core calls it malformed.
 			r.Pages = append(r.Pages, pageOf(rpcErr.frame))
@@ -142,14 +158,16 @@ func (f *Fetcher) Read(ctx context.Context, url string) Reading {
 			return fail(fmt.Errorf("tools/list page %d: %w", len(r.Pages)+1, err), len(r.Pages)+1)
 		}
 		r.Pages = append(r.Pages, pageOf(page))
-		var next struct {
-			NextCursor *string `json:"nextCursor"`
+		kept += int64(len(page))
+		var next *string
+		if m, ok := jsonframe.Members(page); ok && m["nextCursor"] != nil {
+			json.Unmarshal(m["nextCursor"], &next)
 		}
-		if json.Unmarshal(page, &next) != nil || next.NextCursor == nil || *next.NextCursor == "" || seen[*next.NextCursor] {
+		if next == nil || *next == "" || seen[*next] {
 			return r
 		}
-		seen[*next.NextCursor] = true
-		cursor = next.NextCursor
+		seen[*next] = true
+		cursor = next
 	}
 }
 
@@ -163,6 +181,20 @@ type mcpClient struct {
 	version string
 	nextID  int
 	limit   int64
+	// received counts the answers' bytes read.
+	received int64
+}
+
+// counted counts the bytes read through it into *n.
+type counted struct {
+	r io.Reader
+	n *int64
+}
+
+func (c counted) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	*c.n += int64(n)
+	return n, err
 }
 
 type rpcError struct{ frame []byte }
@@ -220,25 +252,27 @@ func (c *mcpClient) call(ctx context.Context, method string, params map[string]a
 	defer resp.Body.Close()
 	var result json.RawMessage
 	var rpcErr error
+	// A frame is split into its members, not decoded: the result is
+	// passed on as received (the core judges a page), and decoding a
+	// frame of up to 16 MiB twice (validate, then copy out the result)
+	// was most of what a reading cost besides the transfer (issue 37, F3).
 	match := func(f []byte) bool {
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Result json.RawMessage `json:"result"`
-		}
-		if json.Unmarshal(f, &m) != nil || string(m.ID) != strconv.Itoa(id) {
+		m, ok := jsonframe.Members(f)
+		if !ok || string(m["id"]) != strconv.Itoa(id) {
 			return false
 		}
-		if result = m.Result; result == nil {
+		if result = m["result"]; result == nil {
 			rpcErr = &rpcError{frame: f}
 		}
 		return true
 	}
 	found := false
+	body := counted{resp.Body, &c.received}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		found, err = events(resp.Body, c.limit, match)
+		found, err = events(body, c.limit, match)
 	} else {
 		var b []byte
-		if b, err = io.ReadAll(io.LimitReader(resp.Body, c.limit+1)); err == nil {
+		if b, err = io.ReadAll(io.LimitReader(body, c.limit+1)); err == nil {
 			if int64(len(b)) > c.limit {
 				return nil, &tooLarge{c.limit}
 			}

@@ -36,6 +36,8 @@ func (s *Service) lockByURL(w http.ResponseWriter, r *http.Request) {
 	case rd.PageCapReached:
 		s.problem(w, http.StatusBadGateway, "tool_list_truncated", "the server's tool list is longer than the service's page cap: no lockfile pins part of a list")
 		return
+	case s.tooManyTools(w, nil, rd.Pages):
+		return
 	}
 	s.issueLock(w, r, rd.Endpoint, map[string]any{"observed": observed(rd)})
 }
@@ -44,8 +46,15 @@ func (s *Service) lockByURL(w http.ResponseWriter, r *http.Request) {
 // lockfile pinning the tools sent, signed. The approval time is the
 // service's clock.
 func (s *Service) lockByTools(w http.ResponseWriter, r *http.Request) {
+	// Signing tools sent is limited per client like a live reading (its
+	// own budget): a lockfile is stored and logged forever, and a refused
+	// one still costs its body's reading.
+	if !s.limit(w, "lock "+clientOf(r), s.cfg.RatePerSecond, s.cfg.RateBurst, "too many lockfiles signed for this client") {
+		return
+	}
+	s.lockBody(w, r)
 	q, ok := s.readRequest(w, r)
-	if !ok {
+	if !ok || s.tooManyTools(w, q["tools"], requestPages(q["pages"])) {
 		return
 	}
 	if _, has := q["approved_at"]; has {
@@ -83,6 +92,10 @@ func (s *Service) issueLock(w http.ResponseWriter, r *http.Request, subject stri
 }
 
 func (s *Service) signLock(w http.ResponseWriter, r *http.Request, subject string, lock any, now time.Time) {
+	if ie := storable("server.url", subject); ie != nil {
+		s.fail(w, ie)
+		return
+	}
 	key, err := s.cfg.Keys.Signer(now)
 	if err != nil {
 		s.fail(w, err)

@@ -36,7 +36,7 @@ const (
 // createPilot answers POST /api/v1/pilot: {pilot_id, token}, 201. The
 // token is never stored or logged, only its hash.
 func (s *Service) createPilot(w http.ResponseWriter, r *http.Request) {
-	if !s.limit(w, clientOf(r), s.cfg.RatePerSecond, s.cfg.RateBurst, "too many pilots made from this client") {
+	if !s.limit(w, clientOf(r), s.cfg.RatePerSecond, s.cfg.RateBurst, "too many pilots made from this client") || !s.pilotCreationAllowed(w, r) {
 		return
 	}
 	idb, tok := make([]byte, 16), make([]byte, 32)
@@ -152,6 +152,9 @@ func (s *Service) pilotRecords(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("an upload is at most %d records: send smaller batches", MaxPilotLines))
 		return
 	}
+	if !s.pilotUploadAllowed(w, p.ID, len(body)) {
+		return
+	}
 	b, statuses, err := judge(string(body), p.Head, p.LoggedHead, nil)
 	if err != nil {
 		s.fail(w, err)
@@ -208,6 +211,9 @@ func (s *Service) pilotRecords(w http.ResponseWriter, r *http.Request) {
 	head := p.Head
 	if b.Head != nil {
 		head = *b.Head
+	}
+	if len(kept) > 0 && !s.pilotQuota(w, p, kept) {
+		return
 	}
 	if len(kept) > 0 {
 		err := s.timed("accept_pilot_records", func() error { return s.cfg.Store.AcceptPilotRecords(r.Context(), p.ID, p.Head, head, kept) })

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +23,24 @@ import (
 // over more says it is cut.
 const defaultMaxReportRecords = 200_000
 
+// The report's other bounds (issue 37, F4, F5): six reports of a pilot
+// holding 140 MiB took +1.9 GiB, and every report parsed every change of
+// the week (20,000 events: 3.9 GiB).
+const (
+	// defaultMaxReportBytes bounds the records' bytes one report reads
+	// (records_cut past it): they are verified and read together.
+	defaultMaxReportBytes = 16 << 20
+	// defaultMaxReportChanges bounds the sweep's change events read of one
+	// endpoint in a week (a server that changes every minute of the week
+	// is shown by its first 1,000).
+	defaultMaxReportChanges = 1000
+	// defaultMaxReports bounds the reports computed at once; one more is
+	// 429 (Retry-After: 1).
+	defaultMaxReports = 2
+	// reportRate and reportBurst limit each pilot's reports.
+	reportRate, reportBurst = 1, 10
+)
+
 // reportSkew is how long before the week's start a record may have been
 // received and still be checked within it: none can (a record is received
 // after it is made), except by the difference of two clocks.
@@ -29,7 +48,15 @@ const reportSkew = 24 * time.Hour
 
 func (s *Service) pilotReport(w http.ResponseWriter, r *http.Request) {
 	p, ok := s.pilotOf(w, r)
-	if !ok {
+	if !ok || !s.limit(w, "pilot-report "+p.ID, reportRate, reportBurst, "too many reports for this pilot") {
+		return
+	}
+	select {
+	case s.reports <- struct{}{}:
+		defer func() { <-s.reports }()
+	default:
+		w.Header().Set("Retry-After", "1")
+		s.problem(w, http.StatusTooManyRequests, "rate_limited", "the service is computing as many reports as it does at once: try again shortly")
 		return
 	}
 	week := r.URL.Query().Get("week")
@@ -45,7 +72,7 @@ func (s *Service) pilotReport(w http.ResponseWriter, r *http.Request) {
 	var recs []store.PilotRecord
 	var cut bool
 	err = s.timed("pilot_records_read", func() (err error) {
-		recs, cut, err = store.PilotRecordsReceived(r.Context(), s.cfg.Store, p.ID, from.Add(-reportSkew), s.cfg.MaxReportRecords)
+		recs, cut, err = store.PilotRecordsReceived(r.Context(), s.cfg.Store, p.ID, from.Add(-reportSkew), s.cfg.MaxReportRecords, s.cfg.MaxReportBytes)
 		return
 	})
 	if err != nil {
@@ -53,9 +80,17 @@ func (s *Service) pilotReport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var log bytes.Buffer
-	for _, rec := range recs {
-		log.Write(rec.Body)
+	servers := map[string]bool{}
+	log.Grow(int(min(s.cfg.MaxReportBytes, 1<<20)))
+	for i := range recs {
+		log.Write(recs[i].Body)
 		log.WriteByte('\n')
+		if u := report.ServerOf(recs[i].Body); u != "" {
+			servers[u] = true
+		}
+		if i > 0 {
+			recs[i].Body = nil // the log holds them now; the first's prev is read below
+		}
 	}
 	in := report.Input{Week: week, Records: log.Bytes(), Pilot: p.ID, Cut: cut}
 	if len(recs) > 0 {
@@ -68,20 +103,33 @@ func (s *Service) pilotReport(w http.ResponseWriter, r *http.Request) {
 			in.After = *first.Prev
 		}
 	}
-	if ss, ok := store.SweepOf(s.cfg.Store); ok {
-		var changes []store.SweepChange
-		if err := s.timed("sweep_changes", func() (err error) { changes, err = ss.SweepChanges(r.Context(), "", from, to); return }); err != nil {
-			s.fail(w, &storeError{err})
-			return
-		}
+	if _, ok := store.SweepOf(s.cfg.Store); ok {
+		// The sweep's changes of the endpoints the records name, one
+		// endpoint at a time, each event read into the report's changes
+		// and its detail let go before the next endpoint's are read.
 		in.Swept = true
-		for _, c := range changes {
-			cs, err := report.SweepChangesOf(c.Kind, c.URL, c.SeenAt, c.Detail)
-			if err != nil {
-				s.fail(w, &coreError{"internal", err.Error()})
+		urls := make([]string, 0, len(servers))
+		for u := range servers {
+			urls = append(urls, u)
+		}
+		slices.Sort(urls)
+		for _, u := range urls {
+			var changes []store.SweepChange
+			if err := s.timed("sweep_changes", func() (err error) {
+				changes, _, err = store.SweepChangesOf(r.Context(), s.cfg.Store, u, from, to, s.cfg.MaxReportChanges)
+				return
+			}); err != nil {
+				s.fail(w, &storeError{err})
 				return
 			}
-			in.Sweep = append(in.Sweep, cs...)
+			for _, c := range changes {
+				cs, err := report.SweepChangesOf(c.Kind, c.URL, c.SeenAt, c.Detail)
+				if err != nil {
+					s.fail(w, &coreError{"internal", err.Error()})
+					return
+				}
+				in.Sweep = append(in.Sweep, cs...)
+			}
 		}
 	}
 	rep, err := report.Build(in)

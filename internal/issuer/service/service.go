@@ -24,15 +24,13 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
-
-	"golang.org/x/time/rate"
 
 	"github.com/crawlcheck/verifier/core"
 	"github.com/crawlcheck/verifier/internal/issuer/fetch"
@@ -94,15 +92,40 @@ type Config struct {
 	Deadline  time.Duration // every request's deadline; default 30 seconds
 	ReadLimit time.Duration // reading a live server; default 10 seconds (within Deadline)
 	MaxBody   int64         // request body bound; default core.MaxRequestBytes
+	// MaxPilotRecords and MaxPilotBytes are each pilot's quota of records
+	// kept and of their bytes; PilotBytesPerHour bounds the bytes a pilot
+	// uploads an hour (quota.go). Defaults DefaultMaxPilotRecords,
+	// DefaultMaxPilotBytes, DefaultPilotBytesPerHour.
+	MaxPilotRecords   int64
+	MaxPilotBytes     int64
+	PilotBytesPerHour int64
+	// MaxLockTools and MaxLockBody bound a lockfile the service makes
+	// (lockbounds.go); defaults DefaultMaxLockTools, DefaultMaxLockBody.
+	MaxLockTools int
+	MaxLockBody  int64
 	// RatePerSecond and RateBurst limit each client (by remote address) on
 	// the endpoints that read a live server; default 5/s, burst 20.
 	RatePerSecond float64
 	RateBurst     int
-	Now           func() time.Time // default time.Now
-	Logger        *log.Logger      // default: discard
+	// ReadBytesPerMinute is what one client's live readings may take of
+	// servers' answers a minute (readbudget.go), MaxReadings the live
+	// readings at once; defaults DefaultReadBytesPerMinute,
+	// DefaultMaxReadings.
+	ReadBytesPerMinute int64
+	MaxReadings        int
+	Now                func() time.Time // default time.Now
+	Logger             *log.Logger      // default: discard
 	// MaxReportRecords bounds the records one pilot report reads; default
 	// 200,000. A report over more says it is cut (records_cut).
 	MaxReportRecords int
+	// MaxReportBytes bounds the bytes of the records one report reads
+	// (records_cut past it), MaxReportChanges the sweep's change events it
+	// reads of one endpoint, MaxReports the reports computed at once (429
+	// past it); report.go. Defaults defaultMaxReportBytes,
+	// defaultMaxReportChanges, defaultMaxReports.
+	MaxReportBytes   int64
+	MaxReportChanges int
+	MaxReports       int
 	// OperatorTokenSHA256 is the hex SHA-256 of the operator's bearer
 	// token, the one credential that may publish a correction (POST
 	// /api/v1/corrections). Empty: no correction is taken. The token itself
@@ -124,8 +147,9 @@ type Service struct {
 	rules   []byte
 	log     *tlog.Log // the transparency log (log.go); nil when the store keeps none
 
-	limMu    sync.Mutex
-	limiters map[string]*rate.Limiter
+	limiters limiters      // ratelimit.go
+	reports  chan struct{} // the reports computed now (report.go), at most MaxReports
+	readings chan struct{} // the live readings now (readbudget.go), at most MaxReadings
 
 	commits  committer // commit.go
 	lockURLs lockURLs
@@ -157,6 +181,36 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.MaxBody == 0 {
 		cfg.MaxBody = core.MaxRequestBytes
 	}
+	if cfg.ReadBytesPerMinute <= 0 {
+		cfg.ReadBytesPerMinute = DefaultReadBytesPerMinute
+	}
+	if cfg.MaxReadings <= 0 {
+		cfg.MaxReadings = DefaultMaxReadings
+	}
+	if cfg.MaxReportBytes <= 0 {
+		cfg.MaxReportBytes = defaultMaxReportBytes
+	}
+	if cfg.MaxReportChanges <= 0 {
+		cfg.MaxReportChanges = defaultMaxReportChanges
+	}
+	if cfg.MaxReports <= 0 {
+		cfg.MaxReports = defaultMaxReports
+	}
+	if cfg.MaxPilotRecords <= 0 {
+		cfg.MaxPilotRecords = DefaultMaxPilotRecords
+	}
+	if cfg.MaxPilotBytes <= 0 {
+		cfg.MaxPilotBytes = DefaultMaxPilotBytes
+	}
+	if cfg.PilotBytesPerHour <= 0 {
+		cfg.PilotBytesPerHour = DefaultPilotBytesPerHour
+	}
+	if cfg.MaxLockTools <= 0 {
+		cfg.MaxLockTools = DefaultMaxLockTools
+	}
+	if cfg.MaxLockBody <= 0 {
+		cfg.MaxLockBody = min(DefaultMaxLockBody, cfg.MaxBody)
+	}
 	if cfg.RatePerSecond == 0 {
 		cfg.RatePerSecond, cfg.RateBurst = 5, 20
 	}
@@ -166,7 +220,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = log.New(io.Discard, "", 0)
 	}
-	s := &Service{cfg: cfg, api: http.NewServeMux(), metrics: metrics.New(), limiters: map[string]*rate.Limiter{}}
+	s := &Service{cfg: cfg, api: http.NewServeMux(), metrics: metrics.New(), reports: make(chan struct{}, cfg.MaxReports), readings: make(chan struct{}, cfg.MaxReadings)}
 	s.metrics.Counter("crawlcheck_issuer_requests_total", "Requests by endpoint and HTTP status.", "endpoint", "status")
 	s.metrics.Histogram("crawlcheck_issuer_request_duration_seconds", "Request latency by endpoint and HTTP status.", "endpoint", "status")
 	s.metrics.Counter("crawlcheck_issuer_fetches_total", "Readings of live servers by result.", "result")
@@ -212,7 +266,7 @@ func (s *Service) routes() {
 	s.Handle("GET /api/v1/keys", "keys", func(w http.ResponseWriter, r *http.Request) {
 		d, err := s.cfg.Keys.Directory(s.cfg.Now())
 		if err != nil {
-			s.problem(w, http.StatusServiceUnavailable, "keys_unavailable", err.Error())
+			s.internalProblem(w, http.StatusServiceUnavailable, "keys_unavailable", "the key directory cannot be read", err)
 			return
 		}
 		writeBytes(w, http.StatusOK, "application/json", d)
@@ -237,7 +291,10 @@ func (s *Service) routes() {
 // Handler serves the API and the operational endpoints.
 func (s *Service) Handler() http.Handler {
 	mux := http.NewServeMux()
-	var api http.Handler = s.api
+	// Every error is a problem (problems.go): the API's inside the test
+	// issuer's faults, which answer as a broken issuer or a proxy in front
+	// would, and so stay as they are.
+	var api http.Handler = problemsOnly(s.api)
 	if s.cfg.Faults != nil {
 		api = s.cfg.Faults.Wrap(api)
 	}
@@ -253,17 +310,24 @@ func (s *Service) Handler() http.Handler {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		s.metrics.Write(w)
 	}))
-	return mux
+	rest := problemsOnly(mux)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		rest.ServeHTTP(w, r)
+	})
 }
 
 // ready answers 200 when the store answers and a key signs now.
 func (s *Service) ready(w http.ResponseWriter, r *http.Request) {
 	if err := s.timed("ping", func() error { return s.cfg.Store.Ping(r.Context()) }); err != nil {
-		s.problem(w, http.StatusServiceUnavailable, "store_unavailable", err.Error())
+		s.internalProblem(w, http.StatusServiceUnavailable, "store_unavailable", "the store does not answer", err)
 		return
 	}
 	if _, err := s.cfg.Keys.Signer(s.cfg.Now()); err != nil {
-		s.problem(w, http.StatusServiceUnavailable, "keys_unavailable", err.Error())
+		s.internalProblem(w, http.StatusServiceUnavailable, "keys_unavailable", "no key signs now", err)
 		return
 	}
 	writeBytes(w, http.StatusOK, "application/json", []byte(`{"status":"ready"}`))
@@ -339,14 +403,19 @@ func (s *Service) timed(op string, f func() error) error {
 // problem writes an RFC 9457 problem document; code is one of the core's
 // error codes or one of the service's (docs/issuer.md, "Errors").
 func (s *Service) problem(w http.ResponseWriter, status int, code, detail string) {
-	b := mustJSON(map[string]any{
-		"type": "urn:crawlcheck:problem:" + code, "title": http.StatusText(status), "status": status,
-		"code": code, "detail": detail,
-	})
 	if status >= 500 {
 		s.cfg.Logger.Printf("%d %s: %s", status, code, detail)
 	}
-	writeBytes(w, status, "application/problem+json", b)
+	writeBytes(w, status, "application/problem+json", problemJSON(status, code, detail))
+}
+
+// internalProblem answers a failure of the service's own (its store, its
+// keys) with a fixed detail, and logs the error: a database's message, a
+// key file's path or an SQLSTATE are the operator's to read, not a
+// client's (issue 37, F17).
+func (s *Service) internalProblem(w http.ResponseWriter, status int, code, detail string, err error) {
+	s.cfg.Logger.Printf("%d %s: %s: %v", status, code, detail, err)
+	writeBytes(w, status, "application/problem+json", problemJSON(status, code, detail))
 }
 
 func writeBytes(w http.ResponseWriter, status int, ctype string, b []byte) {
@@ -398,22 +467,26 @@ const okPrefix = `{"ok":true,"result":`
 func (s *Service) fail(w http.ResponseWriter, err error) {
 	var ce *coreError
 	var se *storeError
+	var ie *inputError
 	switch {
+	case errors.As(err, &ie):
+		s.problem(w, http.StatusBadRequest, ie.code, ie.detail)
 	case errors.As(err, &ce):
 		status := http.StatusBadRequest
 		switch ce.code {
 		case "input_too_large":
 			status = http.StatusRequestEntityTooLarge
 		case "internal":
-			status = http.StatusInternalServerError
+			s.internalProblem(w, http.StatusInternalServerError, "internal", "the service failed on this request", ce)
+			return
 		}
 		s.problem(w, status, ce.code, ce.message)
 	case errors.As(err, &se):
-		s.problem(w, http.StatusServiceUnavailable, "store_unavailable", se.Error())
+		s.internalProblem(w, http.StatusServiceUnavailable, "store_unavailable", "the store failed, no signed answer was sent", se)
 	case errors.Is(err, context.DeadlineExceeded):
 		s.problem(w, http.StatusGatewayTimeout, "deadline_exceeded", "the request did not finish within the service's deadline")
 	default:
-		s.problem(w, http.StatusServiceUnavailable, "keys_unavailable", err.Error())
+		s.internalProblem(w, http.StatusServiceUnavailable, "keys_unavailable", "no key signs now", err)
 	}
 }
 
@@ -444,13 +517,12 @@ func (s *Service) readRequest(w http.ResponseWriter, r *http.Request) (request, 
 // a handler that gives the buffer back to buffers once its request's
 // members are no longer referenced.
 func (s *Service) readRequestInto(w http.ResponseWriter, r *http.Request, buf *[]byte) (request, bool) {
-	// Read into a buffer of the declared length (bounded by MaxBody, which
-	// the reader enforces whatever the header says), not grown from 512
-	// bytes by doubling and copying a 100 KB body eight times.
+	// The buffer grows with the bytes received, never to the declared
+	// Content-Length: reserving what a client only promised let 40 slow
+	// connections of 2 bytes each hold 2.6 GiB (issue 37, F1). A pooled
+	// buffer keeps its capacity, so an honest client's next body of the
+	// same size is read without growing it again.
 	b := bytes.NewBuffer((*buf)[:0])
-	if n := r.ContentLength; n > 0 && n <= s.cfg.MaxBody {
-		b.Grow(int(n) + bytes.MinRead)
-	}
 	_, err := b.ReadFrom(r.Body)
 	body := b.Bytes()
 	*buf = body
@@ -461,6 +533,10 @@ func (s *Service) readRequestInto(w http.ResponseWriter, r *http.Request, buf *[
 		return nil, false
 	case err != nil:
 		s.problem(w, http.StatusBadRequest, "bad_request", "reading the request body: "+err.Error())
+		return nil, false
+	}
+	if ie := checkBody(body); ie != nil {
+		s.problem(w, http.StatusBadRequest, ie.code, ie.detail)
 		return nil, false
 	}
 	// A host sends the same lockfile and tools again and again: framed
@@ -545,35 +621,16 @@ func (q request) lockURL() string {
 }
 
 // allow applies the per-client rate limit of the endpoints that read a
-// live server; the client is the remote address (a proxy in front should
-// limit by its own client).
+// live server; the client is the remote address's /24 or /64 (clientOf; a
+// proxy in front should limit by its own client).
 func (s *Service) allow(w http.ResponseWriter, r *http.Request) bool {
 	return s.limit(w, clientOf(r), s.cfg.RatePerSecond, s.cfg.RateBurst, "too many readings of live servers from this client")
-}
-
-// clientOf is the client a request comes from: its remote address.
-func clientOf(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	return host
 }
 
 // limit answers 429 (Retry-After: 1) and false when key is over its rate;
 // each kind of key is distinct (a client's address, "pilot " and an id).
 func (s *Service) limit(w http.ResponseWriter, key string, perSecond float64, burst int, what string) bool {
-	s.limMu.Lock()
-	lim := s.limiters[key]
-	if lim == nil {
-		if len(s.limiters) >= 10000 {
-			s.limiters = map[string]*rate.Limiter{} // bounded: forget all rather than grow without end
-		}
-		lim = rate.NewLimiter(rate.Limit(perSecond), burst)
-		s.limiters[key] = lim
-	}
-	s.limMu.Unlock()
-	if !lim.Allow() {
+	if !s.limiters.get(key, perSecond, burst).Allow() {
 		w.Header().Set("Retry-After", "1")
 		s.problem(w, http.StatusTooManyRequests, "rate_limited", what+": try again shortly")
 		return false
@@ -587,9 +644,14 @@ func (s *Service) read(w http.ResponseWriter, r *http.Request, url string) (fetc
 	if !s.allow(w, r) {
 		return fetch.Reading{}, false
 	}
+	done, ok := s.startReading(w, clientOf(r))
+	if !ok {
+		return fetch.Reading{}, false
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.ReadLimit)
 	defer cancel()
 	rd := s.cfg.Fetch.Read(ctx, url)
+	done(rd.Received)
 	result := "ok"
 	switch {
 	case rd.Refused != nil:
@@ -644,6 +706,9 @@ func randomNonce() (string, error) {
 // commit (commit.go), then answered. A decision is
 // computed as of its issued_at (stamp sets inputs.now).
 func (s *Service) sign(ctx context.Context, kind, subject string, inputs request, stamp bool) (json.RawMessage, string, error) {
+	if ie := storable("the subject", subject); ie != nil {
+		return nil, "", ie
+	}
 	now := s.cfg.Now().UTC()
 	key, err := s.cfg.Keys.Signer(now)
 	if err != nil {

@@ -70,7 +70,9 @@ func newEnv(t testing.TB, policy fetch.Policy, cfg service.Config) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api := httptest.NewServer(svc.Handler())
+	api := httptest.NewUnstartedServer(svc.Handler())
+	api.Listener = service.ProblemListener(api.Listener)
+	api.Start()
 	t.Cleanup(api.Close)
 	file, err := scenario.Parse([]byte(`{"tools":` + tools + `}`))
 	if err != nil {

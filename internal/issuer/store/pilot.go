@@ -32,8 +32,8 @@ func (s *sqlStore) CreatePilot(ctx context.Context, p Pilot) error {
 func (s *sqlStore) GetPilot(ctx context.Context, id string) (Pilot, error) {
 	p := Pilot{ID: id}
 	var created int64
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT token_sha256, created_at, head, logged_head, records FROM pilots WHERE id = ?`), id).
-		Scan(&p.TokenSHA256, &created, &p.Head, &p.LoggedHead, &p.Records)
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT token_sha256, created_at, head, logged_head, records, bytes FROM pilots WHERE id = ?`), id).
+		Scan(&p.TokenSHA256, &created, &p.Head, &p.LoggedHead, &p.Records, &p.Bytes)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Pilot{}, ErrNotFound
 	}
@@ -85,9 +85,12 @@ func (s *sqlStore) AcceptPilotRecords(ctx context.Context, id, head, newHead str
 		return fmt.Errorf("store: accept pilot records: %w", err)
 	}
 	defer tx.Rollback()
-	var count int64
-	err = tx.QueryRowContext(ctx, s.q(`UPDATE pilots SET head = ?, records = records + ? WHERE id = ? AND head = ? RETURNING records`),
-		newHead, len(records), id, head).Scan(&count)
+	var count, size int64
+	for _, r := range records {
+		size += int64(len(r.Body))
+	}
+	err = tx.QueryRowContext(ctx, s.q(`UPDATE pilots SET head = ?, records = records + ?, bytes = bytes + ? WHERE id = ? AND head = ? RETURNING records`),
+		newHead, len(records), size, id, head).Scan(&count)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("store: pilot %s: its head is no longer %q: %w", id, head, ErrConflict)
 	}

@@ -81,6 +81,7 @@ type Pilot struct {
 	Head        string // "" before its first accepted record
 	LoggedHead  string // "" before its first log entry
 	Records     int64  // records accepted
+	Bytes       int64  // their bytes together (migration 10): the pilot's quota counts them
 }
 
 // PilotRecord is one accepted record, its bytes as uploaded.
@@ -325,6 +326,17 @@ var migrations = []migration{
 		postgres: []string{
 			`CREATE TABLE document_parts (sha256 TEXT PRIMARY KEY, body BYTEA NOT NULL)`,
 			`ALTER TABLE documents ADD COLUMN parts TEXT NOT NULL DEFAULT ''`,
+		}},
+	// A pilot's records' bytes together, for its quota (issue 37, F4),
+	// counted from the records each pilot already holds.
+	{version: 10,
+		sqlite: []string{
+			`ALTER TABLE pilots ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0`,
+			`UPDATE pilots SET bytes = (SELECT COALESCE(SUM(LENGTH(body)), 0) FROM pilot_records WHERE pilot_records.pilot_id = pilots.id)`,
+		},
+		postgres: []string{
+			`ALTER TABLE pilots ADD COLUMN bytes BIGINT NOT NULL DEFAULT 0`,
+			`UPDATE pilots SET bytes = (SELECT COALESCE(SUM(OCTET_LENGTH(body)), 0) FROM pilot_records WHERE pilot_records.pilot_id = pilots.id)`,
 		}},
 }
 

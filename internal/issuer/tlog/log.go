@@ -256,6 +256,13 @@ func (l *Log) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if shift < 64 {
 		have = size >> shift
 	}
+	// n is compared before it is multiplied: n*256 of an index past
+	// 2^56 wraps, and tile 2^56 was served as tile 0, marked immutable
+	// (issue 37, F15).
+	if n > have/tileWidth {
+		http.NotFound(w, r)
+		return
+	}
 	start := n * tileWidth
 	if start >= have || start+width > have {
 		http.NotFound(w, r)

@@ -141,6 +141,12 @@ func TestTiles(t *testing.T) {
 		"/log/tile/0/000.p/0",
 		"/log/tile/entries/002.p/1",
 		"/log/other",
+		// Indices whose first entry is past 2^64 (issue 37, F15): 2^56
+		// times 256 wrapped to tile 0 and was served immutable.
+		"/log/tile/0/x072/x057/x594/x037/x927/936",
+		"/log/tile/entries/x072/x057/x594/x037/x927/936",
+		"/log/tile/0/x072/x057/x594/x037/x927/936.p/44",
+		"/log/tile/1/x072/x057/x594/x037/x927/936.p/1",
 	} {
 		if code, _, _ := get(t, srv, p); code != 404 {
 			t.Errorf("%s: %d, want 404", p, code)

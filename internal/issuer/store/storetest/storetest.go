@@ -345,6 +345,9 @@ func Run(t *testing.T, open func(t *testing.T) (s store.Store, reopen func() sto
 		if err := s.SetPilotLogged(ctx, "p1", "r2"); err != nil {
 			t.Fatal(err)
 		}
+		if got, _ := s.GetPilot(ctx, "p1"); got.Records != 2 || got.Bytes != int64(len(recs[0].Body)+len(recs[1].Body)) {
+			t.Fatalf("GetPilot = %+v: want 2 records of %d bytes (the quota counts them)", got, len(recs[0].Body)+len(recs[1].Body))
+		}
 		if got, _ := s.GetPilot(ctx, "p1"); got.LoggedHead != "r2" {
 			t.Fatalf("logged head %q, want r2", got.LoggedHead)
 		}
@@ -567,6 +570,38 @@ func Run(t *testing.T, open func(t *testing.T) (s store.Store, reopen func() sto
 		cs, err = s.SweepChanges(ctx, b.URL, t0, t0.Add(24*time.Hour))
 		if err != nil || len(cs) != 2 || cs[0].Kind != store.ChangeInstructions || cs[0].From != "i1" || cs[0].To != "i2" || string(cs[0].Detail) != `{"changed":true}` || cs[1].Kind != store.ChangeTools {
 			t.Fatalf("b's changes: %+v, %v (an instructions change and a tools change)", cs, err)
+		}
+	})
+
+	t.Run("the sweep claims the operator's endpoints first, then each owner's in turn", func(t *testing.T) {
+		// 10 pilots' 5 endpoints each, all due long before the operator's
+		// (issue 37, F6: 200 endpoints of 10 free pilots starved the
+		// operator's 1-minute endpoint for 6.5 minutes).
+		st, _ := open(t)
+		s, _ := store.SweepOf(st)
+		for p := range 10 {
+			for i := range 5 {
+				e := store.SweepEndpoint{URL: fmt.Sprintf("https://p%d-%d.example/mcp", p, i), Owner: fmt.Sprintf("pilot:%d", p),
+					Interval: time.Hour, Added: t0, Next: t0.Add(time.Duration(p*5+i) * time.Second)}
+				if err := s.SweepRegister(ctx, e); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		op := store.SweepEndpoint{URL: "https://operator.example/mcp", Owner: "operator", Interval: time.Minute, Added: t0, Next: t0.Add(time.Minute)}
+		if err := s.SweepRegister(ctx, op); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.SweepClaim(ctx, t0.Add(time.Hour), t0.Add(2*time.Hour), 11)
+		if err != nil || len(got) != 11 {
+			t.Fatalf("claim: %d, %v", len(got), err)
+		}
+		owners := map[string]bool{}
+		for _, e := range got[1:] {
+			owners[e.Owner] = true
+		}
+		if got[0].URL != op.URL || len(owners) != 10 {
+			t.Fatalf("claimed %v first and %d owners after it: want the operator's, then one of each of the 10 pilots", got[0].URL, len(owners))
 		}
 	})
 
