@@ -474,6 +474,9 @@ func readObserved(ob req.Obj) (continuity.Observed, error) {
 		or.Fail(err)
 	}
 	o.PageCapReached = or.Bool("page_cap_reached")
+	if or.Has("stray_lines") && !or.Failed() {
+		o.StrayLines = wholeInt(or, "stray_lines", 0)
+	}
 	o.Pages = or.Pages("pages")
 	switch {
 	case or.Failed():

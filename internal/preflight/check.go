@@ -358,6 +358,9 @@ func observedJSON(o Observation) map[string]any {
 	if o.PageCapReached {
 		obs["page_cap_reached"] = true
 	}
+	if o.StrayLines > 0 {
+		obs["stray_lines"] = o.StrayLines
+	}
 	if o.Failure != "" {
 		obs["failure"] = o.Failure
 		if o.FailureDetail != "" {

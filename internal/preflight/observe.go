@@ -132,6 +132,11 @@ type Observation struct {
 	FailureDetail string
 	FailureAt     string
 	FailurePage   int
+	// StrayLines counts the lines of a stdio server's stdout that were no
+	// JSON-RPC message (a banner, a log line: docs/mcpserver.md, Stray
+	// lines), skipped as the official SDK clients skip them; the core puts
+	// the number on the record (observed.stray_lines). 0 over HTTP.
+	StrayLines int
 	// Timeout is the check's deadline, named in a FaultTimeout's record;
 	// 0 when not known (Connect and Observe take it from their context, a
 	// Session from Config.Timeout).
@@ -188,8 +193,9 @@ func Connect(ctx context.Context, client *mcp.Client, t *Transport, sopts *mcp.C
 // cursor is repeated, empty or not a string. Call it before anything else on
 // the session lists tools: a later listing may be answered from the SDK's
 // cache (FaultListCached).
-func Observe(ctx context.Context, cs *mcp.ClientSession, t *Transport, opts *Options) Observation {
-	obs := t.handshakeFacts(cs)
+func Observe(ctx context.Context, cs *mcp.ClientSession, t *Transport, opts *Options) (obs Observation) {
+	obs = t.handshakeFacts(cs)
+	defer func() { obs.StrayLines = t.rec.strayLines() }()
 	pageCap := 0 // the core's default
 	if opts != nil && opts.PageCap > 0 {
 		pageCap = min(opts.PageCap, MaxPages)
@@ -344,7 +350,7 @@ func pageOf(frame []byte, valid bool) []byte {
 // handshakeFacts fills the endpoint and handshake fields from the captured
 // handshake answer, and the negotiated version from the session if any.
 func (t *Transport) handshakeFacts(cs *mcp.ClientSession) Observation {
-	obs := Observation{Endpoint: t.endpoint}
+	obs := Observation{Endpoint: t.endpoint, StrayLines: t.rec.strayLines()}
 	obs.Handshake, obs.HandshakeResult = t.rec.handshake()
 	obs.ClientCapabilities = t.rec.clientCapabilities()
 	fields, _ := members(obs.HandshakeResult)

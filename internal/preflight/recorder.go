@@ -33,6 +33,21 @@ type recorder struct {
 	oversize    string          // the limit a frame went past (decimal bytes), "" if none did
 	clientCaps  json.RawMessage // params.capabilities of the newest initialize sent, verbatim
 	fault       string          // the first fault the transport saw (Fault* constants), "" if none
+	stray       int             // stdio lines skipped as no JSON-RPC message (lineTap.stray)
+}
+
+// strayLine counts a stdio line that was no JSON-RPC message.
+func (r *recorder) strayLine() {
+	r.mu.Lock()
+	r.stray++
+	r.mu.Unlock()
+}
+
+// strayLines returns how many stdio lines were skipped so far.
+func (r *recorder) strayLines() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stray
 }
 
 // limit is the largest frame the transport takes from the server.

@@ -193,7 +193,14 @@ func (t *Transport) connectCommand(ctx context.Context, ct *mcp.CommandTransport
 			t.rec.transportFault(FaultProcessExited)
 		}
 	}
-	in := &lineTap{emit: func(f []byte) { t.rec.received(f, nil) }}
+	// The tap is the source of what the SDK reads, so that a stray line
+	// (not a JSON-RPC message: a banner, a log line) is skipped, as the
+	// official TypeScript and Python clients skip it, and counted for the
+	// record, instead of failing the SDK's decoder and blaming the page.
+	in := &lineTap{stray: t.rec.strayLine, swap: func(f []byte) []byte {
+		t.rec.received(f, nil)
+		return nil
+	}}
 	if t.checkOnly {
 		in.swap = t.listSwap
 	}
@@ -245,7 +252,7 @@ type tapReader struct {
 }
 
 func (t *tapReader) Read(p []byte) (int, error) {
-	if t.tap.swap == nil {
+	if t.tap.swap == nil && t.tap.stray == nil {
 		return t.pass(p)
 	}
 	for len(t.tap.out) == 0 && t.err == nil {
@@ -349,12 +356,22 @@ func (c *childStdin) Close() error {
 // out holds the stream's bytes as they came, except that a frame swap
 // answers for is replaced by that answer, each frame handed on only once
 // it is whole.
+//
+// With stray set (the server's stdout), a line that is not a JSON-RPC
+// message is neither emitted nor handed on: stray is called instead. A
+// line is a message when its first byte after blanks is '{' or '[' (an
+// object, or a batch): anything else — a banner, a progress line, a bare
+// word — cannot be one, however it continues. A line that starts as a
+// message and is malformed stays a frame, which the core calls
+// response_malformed. JS and Python capture by the same rule
+// (docs/mcpserver.md, Stray lines).
 type lineTap struct {
 	buf     []byte
 	emitted bool // buf's frame has been emitted early
 	emit    func([]byte)
 
 	swap     func(frame []byte) []byte
+	stray    func()
 	out      []byte
 	released int // bytes of buf already in out
 }
@@ -402,6 +419,11 @@ func (l *lineTap) flush() {
 
 // frame emits a frame, or with swap hands the line so far on.
 func (l *lineTap) frame(f []byte) {
+	if l.stray != nil && !startsMessage(f) {
+		l.stray()
+		l.released = len(l.buf)
+		return
+	}
 	if l.swap == nil {
 		l.emit(f)
 		return
@@ -412,6 +434,21 @@ func (l *lineTap) frame(f []byte) {
 		l.out = append(l.out, l.buf[l.released:]...)
 	}
 	l.released = len(l.buf)
+}
+
+// startsMessage reports whether a line, blanks trimmed, can be a JSON-RPC
+// message: it opens an object, or a batch (a '[' whose next byte after
+// blanks opens an object or closes the array). "[info] starting" is a log
+// line, not a batch.
+func startsMessage(f []byte) bool {
+	if f[0] == '{' {
+		return true
+	}
+	if f[0] != '[' {
+		return false
+	}
+	rest := bytes.TrimLeft(f[1:], " \t\r")
+	return len(rest) > 0 && (rest[0] == '{' || rest[0] == ']')
 }
 
 // httpTap records the body of every POSTed frame and the frames the server

@@ -81,6 +81,11 @@ func (c *check) record(d policy.Decision) canon.Value {
 		canon.M("failure", optStr(in.Observed.Failure)),
 		canon.M("malformed", canon.BoolOf(c.malformed != nil)),
 	}
+	if in.Observed.StrayLines > 0 {
+		// Only when there were any: records of servers that keep to the
+		// protocol keep their bytes.
+		observed = append(observed, canon.M("stray_lines", canon.Int(int64(in.Observed.StrayLines))))
+	}
 	if c.listRead {
 		observed[0].Value = canon.Str(tools.ListSHA256(c.observed.Tools))
 		observed[1].Value = canon.Int(int64(len(c.observed.Tools)))
