@@ -92,6 +92,8 @@ export class Recorder {
     this.clientCaps = null;
     /** the first fault the transport itself saw (observe.js FAULT_*), "" if none */
     this.fault = "";
+    /** stdio lines that were no JSON-RPC message, skipped (startsMessage) */
+    this.strayLines = 0;
   }
 
   /**
@@ -421,7 +423,13 @@ function tapStdioReads(rec, transport) {
   const append = buf.append;
   const lines = new LineSplitter((line) => {
     const frame = trim(line);
-    if (frame.length > 0) rec.received(frame);
+    if (frame.length === 0) return;
+    // A line that cannot be a message (a banner, a log line) is skipped,
+    // as the SDK's own stdio transport skips a line it cannot parse, and
+    // counted for the record; one that starts as a message stays a frame,
+    // malformed or not (docs/mcpserver.md, Stray lines; Go's lineTap).
+    if (startsMessage(frame)) rec.received(frame);
+    else rec.strayLines++;
   });
   buf.append = function (chunk) {
     // Past the limit neither the capture nor the SDK's read buffer
@@ -433,6 +441,18 @@ function tapStdioReads(rec, transport) {
     // one 16 MiB line cost seconds (past a check's deadline on 1.x).
     if (whole.length > 0) return append.call(this, Buffer.from(whole.buffer, whole.byteOffset, whole.length));
   };
+}
+
+/**
+ * Whether a line, blanks trimmed, can be a JSON-RPC message: it opens an
+ * object, or a batch ("[" whose next byte after blanks is "{" or "]").
+ */
+export function startsMessage(f) {
+  if (f[0] === 0x7b) return true;
+  if (f[0] !== 0x5b) return false;
+  let i = 1;
+  while (i < f.length && (f[i] === 0x20 || f[i] === 0x09 || f[i] === 0x0d)) i++;
+  return i < f.length && (f[i] === 0x7b || f[i] === 0x5d);
 }
 
 function trim(b) {

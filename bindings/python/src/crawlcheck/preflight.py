@@ -653,6 +653,9 @@ class Observation:
     failure_page: int = 0
     #: the check's deadline in milliseconds, named in a timeout's record
     timeout_ms: int = 0
+    #: stdio lines that were no JSON-RPC message, skipped by the transport
+    #: (docs/mcpserver.md, Stray lines); the core records the count
+    stray_lines: int = 0
 
     def fail(self, failure: str, detail: str, at: str, page: int = 0) -> None:
         """Sets the failure; a fault (no detail) says where it happened, a
@@ -687,6 +690,8 @@ class Observation:
             o["pages"] = list(self.pages)
         if self.page_cap_reached:
             o["page_cap_reached"] = True
+        if self.stray_lines > 0:
+            o["stray_lines"] = self.stray_lines
         # The failure goes as it is, a code (a capture failure included):
         # the core decides how a record carries it.
         if self.failure:
@@ -1148,6 +1153,9 @@ class McpPreflight:
         await self._settle(obs, seen, recheck)
 
     async def _settle(self, obs: Observation, seen: Optional[int] = None, recheck: Optional[Dict[str, int]] = None) -> None:
+        if self._tap.wire is not None:
+            # The lines skipped up to the check's end: the core records them.
+            obs.stray_lines = self._tap.wire.stray_lines
         try:
             rec, raw, cons = await self._check(obs, refreshed=False, recheck=recheck)
             if self._handoff(rec).get("session") == "check_again":

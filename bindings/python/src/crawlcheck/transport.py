@@ -65,6 +65,8 @@ class Wire:
         #: a failure by, never an exception's text (docs/continuity.md,
         #: Host faults)
         self.fault = ""
+        #: stdio lines that were no JSON-RPC message, skipped (starts_message)
+        self.stray_lines = 0
 
     def saw(self, fault: str) -> None:
         """Records a fault of the transport; the first is kept."""
@@ -140,6 +142,20 @@ def _raise_lone(group: "BaseExceptionGroup[BaseException]") -> None:
         raise leaves[0].with_traceback(leaves[0].__traceback__) from leaves[0].__cause__
 
 
+def starts_message(frame: bytes) -> bool:
+    """Whether a stdio line, blanks trimmed, can be a JSON-RPC message: it
+    opens an object, or a batch ("[" whose next byte after blanks is "{" or
+    "]"). Any other line is a stray line (docs/mcpserver.md, Stray lines),
+    skipped and counted; one that starts as a message stays a frame,
+    malformed or not. The Go and JS captures skip by the same rule."""
+    if frame[:1] == b"{":
+        return True
+    if frame[:1] != b"[":
+        return False
+    rest = frame[1:].lstrip(b" \t\r")
+    return rest[:1] in (b"{", b"]")
+
+
 def _decode(frame: bytes) -> Any:
     """A frame as the session receives it: mcp's SessionMessage of its own
     message type, or the parse error as a value (as mcp's transports hand it)."""
@@ -213,6 +229,11 @@ async def stdio_client(server: Any, errlog: TextIO = sys.stderr) -> AsyncIterato
     async def deliver(line: bytes) -> None:
         frame = line.strip(b" \t\r\n")
         if not frame:
+            return
+        if not starts_message(frame):
+            # A banner or a log line: skipped, as mcp's own stdio_client
+            # skips a line it cannot parse, and counted for the record.
+            wire.stray_lines += 1
             return
         wire.frame(frame)
         await read_writer.send(_decode(frame))
