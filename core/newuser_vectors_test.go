@@ -1,6 +1,9 @@
 package core_test
 
-import "testing"
+import (
+	"encoding/json"
+	"testing"
+)
 
 // newUserVectors pin what a new user tripped on (issue 34): a stdio
 // server's stray stdout lines are a fact on the record, never a block.
@@ -15,5 +18,24 @@ func newUserVectors(t testing.TB) []opVector {
 	add("continuity_check", "stray lines negative refused", with(continuityRequest(h.lock, nil, "enforce"), "observed", stray(-1)))
 	add("continuity_check", "stray lines not a number refused", with(continuityRequest(h.lock, nil, "enforce"), "observed", stray("2")))
 	add("make_lock", "from observed with stray lines", obj{"observed": stray(3), "approved_at": approvedAt})
+
+	// Every identity refusal names both endpoints: from the detail, from
+	// the record's server when signed evidence names another subject, and
+	// behind a tool observation that decided first.
+	recordOf := func(r obj) obj {
+		var rec obj
+		if err := json.Unmarshal(call(t, "continuity_check", r), &rec); err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+	good := with(continuityRequest(h.lock, nil, "enforce"), "observed", h.observed)
+	evidence := with(good, "evidence", []any{obj{"observation": "server_identity_mismatch", "detail": obj{"subject": "https://other.example/mcp"}}})
+	add("refusal", "identity mismatch from evidence names both endpoints", obj{"record": recordOf(evidence)})
+	moved := with(continuityRequest(h.lock, nil, "enforce"), "observed", h.changedObserved)
+	add("refusal", "identity mismatch behind a tool change names both endpoints", obj{"record": recordOf(moved)})
+	relative := withObserved(good, "endpoint", "stdio:./server --port 1")
+	relative["lock"] = resultField(t, call(t, "make_lock", obj{"tools": baseTools(), "server": obj{"url": "stdio:/opt/mcp/server --port 1"}, "approved_at": approvedAt}), "lock")
+	add("refusal", "identity mismatch of a path spelled differently", obj{"record": recordOf(relative)})
 	return vs
 }

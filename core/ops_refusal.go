@@ -86,8 +86,20 @@ func refusalText(rec canon.Value, tool string, hasTool bool) string {
 			}
 		}
 		b.WriteString(": " + strings.Join(names, ", "))
-		if what := whatDiffered(decided[0]); what != "" {
+		server, _ := rec.Get("server")
+		if what := whatDiffered(decided[0], server); what != "" {
 			b.WriteString(" (" + what + ")")
+		}
+		// An identity refusal always says which server was approved and
+		// which answered, even behind another observation: it is the one
+		// a person cannot guess from the tool list (issue 34, item 3).
+		if !isIdentity(decided[0]) {
+			for _, o := range decided[1:] {
+				if isIdentity(o) {
+					b.WriteString(" (" + whatDiffered(o, server) + ")")
+					break
+				}
+			}
 		}
 	}
 	return b.String() + recordSuffix(str(rec, "record_sha256"))
@@ -97,9 +109,12 @@ func recordSuffix(sha string) string { return " (record " + textsafe.Escape(sha)
 
 // whatDiffered is one observation's difference in words: the tool and part
 // it names, then its detail — a diff as its inserted and deleted text, an
-// identity mismatch as what was approved and what is answering, any other
-// member as its name and value. Values are clipped to 120 bytes.
-func whatDiffered(o canon.Value) string {
+// identity mismatch as "approved X, answering Y", any other member as its
+// name and value. Values are clipped to 120 bytes. An identity mismatch
+// whose detail does not name both endpoints (signed evidence naming
+// another subject) takes what it lacks from the record's server
+// (approved_url, observed_url), so that it always names both.
+func whatDiffered(o, server canon.Value) string {
 	var parts []string
 	if t, _ := o.Get("tool"); t.Kind() == canon.String {
 		s, _ := t.Str()
@@ -110,12 +125,13 @@ func whatDiffered(o canon.Value) string {
 		}
 		parts = append(parts, w)
 	}
-	identity := false
-	if n, _ := o.Get("observation"); n.String() == `"server_identity_mismatch"` {
-		identity = true
-	}
+	identity := isIdentity(o)
 	var details []string
 	d, _ := o.Get("detail")
+	if identity {
+		details = append(details, "approved "+endpointShown(d, "approved", server, "approved_url"),
+			"answering "+endpointShown(d, "observed", server, "observed_url"))
+	}
 	for _, m := range d.Members() {
 		switch {
 		case strings.HasSuffix(m.Key, "_diff") && m.Value.Kind() == canon.Array:
@@ -130,8 +146,8 @@ func whatDiffered(o canon.Value) string {
 					details = append(details, "deleted \""+clipShown(s)+"\"")
 				}
 			}
-		case identity && m.Key == "observed":
-			details = append(details, "answering "+valueShown(m.Value))
+		case identity && (m.Key == "observed" || m.Key == "approved"):
+			// Worded first, above.
 		default:
 			details = append(details, textsafe.Escape(m.Key)+" "+valueShown(m.Value))
 		}
@@ -143,6 +159,24 @@ func whatDiffered(o canon.Value) string {
 		parts = append(parts, strings.Join(details, ", "))
 	}
 	return strings.Join(parts, " ")
+}
+
+// isIdentity says whether an observation is server_identity_mismatch.
+func isIdentity(o canon.Value) bool {
+	n, _ := o.Get("observation")
+	return n.String() == `"server_identity_mismatch"`
+}
+
+// endpointShown is an identity mismatch's endpoint: the detail's member
+// key when it is a string, else the record server's member, else "(none)".
+func endpointShown(detail canon.Value, key string, server canon.Value, serverKey string) string {
+	if v, ok := detail.Get(key); ok && v.Kind() == canon.String {
+		return valueShown(v)
+	}
+	if v, ok := server.Get(serverKey); ok && v.Kind() == canon.String {
+		return valueShown(v)
+	}
+	return "(none)"
 }
 
 func valueShown(v canon.Value) string {
