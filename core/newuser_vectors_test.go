@@ -37,5 +37,20 @@ func newUserVectors(t testing.TB) []opVector {
 	relative := withObserved(good, "endpoint", "stdio:./server --port 1")
 	relative["lock"] = resultField(t, call(t, "make_lock", obj{"tools": baseTools(), "server": obj{"url": "stdio:/opt/mcp/server --port 1"}, "approved_at": approvedAt}), "lock")
 	add("refusal", "identity mismatch of a path spelled differently", obj{"record": recordOf(relative)})
+
+	// A mistyped command and an early exit, in the core's words.
+	down := func(o obj) obj { return with(continuityRequest(h.lock, nil, "enforce"), "observed", o) }
+	add("continuity_check", "command not found without the command refused", down(obj{"endpoint": fixtureURL, "failure": "command_not_found", "failure_at": "handshake"}))
+	add("continuity_check", "command not found at tools/list refused", down(obj{"endpoint": fixtureURL, "failure": "command_not_found", "failure_at": "tools/list", "failure_page": 1, "failure_command": "srv"}))
+	add("continuity_check", "failure_command with another fault refused", down(obj{"endpoint": fixtureURL, "failure": "connect_refused", "failure_at": "handshake", "failure_command": "srv"}))
+	add("continuity_check", "exit status with another fault refused", down(obj{"endpoint": fixtureURL, "failure": "connect_refused", "failure_at": "handshake", "exit_status": 1}))
+	add("continuity_check", "process exited with its status alone", down(obj{"endpoint": fixtureURL, "failure": "process_exited", "failure_at": "handshake", "exit_status": 127}))
+	long := ""
+	for i := 0; i < 40; i++ {
+		long += "é0123"
+	}
+	add("continuity_check", "process exited with a long stderr tail clipped to its last lines", down(obj{"endpoint": fixtureURL, "failure": "process_exited", "failure_at": "handshake",
+		"stderr_tail": "one\ntwo\r\n\n  three  \nfour \"quoted\" \u202e\n" + long + "\n\n"}))
+	add("lock_check", "command not found", obj{"lock": h.lock, "failure": "command_not_found", "failure_at": "handshake", "failure_command": "no-such-mcp-server"})
 	return vs
 }

@@ -574,5 +574,10 @@ func readFault(rd *req.Reader) continuity.Fault {
 	if rd.Has("timeout_ms") && !rd.Failed() {
 		f.TimeoutMS = positiveInt(rd, "timeout_ms")
 	}
+	f.Command = rd.Str("failure_command", false)
+	if rd.Has("exit_status") && !rd.Failed() {
+		f.ExitStatus, f.HasExit = wholeInt(rd, "exit_status", 0), true
+	}
+	f.StderrTail = rd.Str("stderr_tail", false)
 	return f
 }

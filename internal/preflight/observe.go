@@ -39,12 +39,15 @@ const (
 // SDK's error text never reaches a record.
 const (
 	FaultConnectRefused = "connect_refused" // the connection was refused or not made, or the command did not start
-	FaultTimeout        = "timeout"         // the context's deadline passed first
-	FaultCancelled      = "cancelled"       // the context was cancelled first
-	FaultProcessExited  = "process_exited"  // the stdio server closed its stdout (exited) before answering
-	FaultSessionEnded   = "session_ended"   // the connection closed before the answer
-	FaultSessionFailed  = "session_failed"  // the SDK failed the request for a reason of its own
-	FaultPagesOverCap   = "pages_over_cap"  // the pages together are more than one check carries
+	// FaultCommandNotFound: no program of the stdio command's name exists
+	// (Observation.Command names it, as given).
+	FaultCommandNotFound = "command_not_found"
+	FaultTimeout         = "timeout"        // the context's deadline passed first
+	FaultCancelled       = "cancelled"      // the context was cancelled first
+	FaultProcessExited   = "process_exited" // the stdio server closed its stdout (exited) before answering
+	FaultSessionEnded    = "session_ended"  // the connection closed before the answer
+	FaultSessionFailed   = "session_failed" // the SDK failed the request for a reason of its own
+	FaultPagesOverCap    = "pages_over_cap" // the pages together are more than one check carries
 )
 
 // Capture failures: the SDK produced a tools/list answer this package did
@@ -132,6 +135,17 @@ type Observation struct {
 	FailureDetail string
 	FailureAt     string
 	FailurePage   int
+	// Command is the program a FaultCommandNotFound could not find.
+	Command string
+	// ExitStatus and StderrTail are what a FaultProcessExited in the
+	// handshake knows of the process: the status it exited with (nil when
+	// not known: killed by a signal, or not yet reaped) and the end of its
+	// stderr (at most stderrTailBytes), which the core words on the record,
+	// bounded and escaped. At tools/list neither is given: whether the
+	// process has been reaped by then is a race, and every host records
+	// the same bytes.
+	ExitStatus *int
+	StderrTail string
 	// StrayLines counts the lines of a stdio server's stdout that were no
 	// JSON-RPC message (a banner, a log line: docs/mcpserver.md, Stray
 	// lines), skipped as the official SDK clients skip them; the core puts
@@ -179,6 +193,12 @@ func Connect(ctx context.Context, client *mcp.Client, t *Transport, sopts *mcp.C
 		obs.Failure, obs.FailureDetail = t.classify(ctx, err)
 		if obs.FailureDetail == "" {
 			obs.FailureAt = AtHandshake
+		}
+		switch obs.Failure {
+		case FaultCommandNotFound:
+			obs.Command = t.command()
+		case FaultProcessExited:
+			obs.ExitStatus, obs.StderrTail = t.rec.exit()
 		}
 		return nil, obs
 	}

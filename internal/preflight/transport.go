@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"mime"
 	"net"
 	"net/http"
@@ -72,6 +73,15 @@ func Wrap(t mcp.Transport) (*Transport, error) {
 		return &Transport{inner: t, endpoint: ep, rec: newRecorder()}, nil
 	}
 	return nil, fmt.Errorf("preflight: cannot capture raw frames from a %T; use mcp.CommandTransport, mcp.StreamableClientTransport or mcp.SSEClientTransport", t)
+}
+
+// command is the program of a stdio transport's command line, as given
+// ("" over HTTP).
+func (t *Transport) command() string {
+	if ct, ok := t.inner.(*mcp.CommandTransport); ok && len(ct.Command.Args) > 0 {
+		return ct.Command.Args[0]
+	}
+	return ""
 }
 
 // Endpoint names the server this transport reaches: the URL for HTTP,
@@ -173,8 +183,25 @@ func (t *Transport) connectCommand(ctx context.Context, ct *mcp.CommandTransport
 	if err != nil {
 		return nil, err
 	}
+	// The end of the child's stderr is kept beside wherever it goes, for
+	// the record of a process that exits before answering.
+	tail := &tailBuffer{}
+	t.rec.mu.Lock()
+	t.rec.stderrTail = tail
+	t.rec.mu.Unlock()
+	if cmd.Stderr != nil {
+		cmd.Stderr = io.MultiWriter(cmd.Stderr, tail)
+	} else {
+		cmd.Stderr = tail
+	}
 	if err := cmd.Start(); err != nil {
-		t.rec.transportFault(FaultConnectRefused)
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+			// No program of that name: a mistyped command, not a server
+			// that refused (issue 34, item 4).
+			t.rec.transportFault(FaultCommandNotFound)
+		} else {
+			t.rec.transportFault(FaultConnectRefused)
+		}
 		return nil, fmt.Errorf("starting %s: %w", t.endpoint, err)
 	}
 	term := ct.TerminateDuration
@@ -207,7 +234,7 @@ func (t *Transport) connectCommand(ctx context.Context, ct *mcp.CommandTransport
 	out := &lineTap{emit: func(f []byte) { t.rec.sent(f) }}
 	framing := &mcp.IOTransport{
 		Reader: &tapReader{r: stdout, tap: in, max: t.rec.limit, tooLarge: t.rec.tooLarge, ended: exited},
-		Writer: &childStdin{w: stdin, exited: exited, closing: &closing, tap: out, cmd: cmd, term: term},
+		Writer: &childStdin{w: stdin, exited: exited, closing: &closing, tap: out, cmd: cmd, term: term, reaped: t.rec.exited},
 		// The SDK's own bound on a line (16 MiB by default) sits above
 		// MaxAnswerBytes, so that the tap's refusal (answer_too_large, as
 		// every host records it) comes first, whatever the limit: the
@@ -303,6 +330,7 @@ type childStdin struct {
 	tap     *lineTap
 	cmd     *exec.Cmd
 	term    time.Duration
+	reaped  func(status int) // the child exited with this status (not by a signal)
 }
 
 func (c *childStdin) Write(p []byte) (int, error) {
@@ -320,7 +348,13 @@ func (c *childStdin) Close() error {
 		return fmt.Errorf("closing stdin: %w", err)
 	}
 	exited := make(chan error, 1)
-	go func() { exited <- c.cmd.Wait() }()
+	go func() {
+		err := c.cmd.Wait()
+		if st := c.cmd.ProcessState; st != nil && st.Exited() {
+			c.reaped(st.ExitCode())
+		}
+		exited <- err
+	}()
 	wait := func() (error, bool) {
 		select {
 		case err := <-exited:

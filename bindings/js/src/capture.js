@@ -94,6 +94,26 @@ export class Recorder {
     this.fault = "";
     /** stdio lines that were no JSON-RPC message, skipped (startsMessage) */
     this.strayLines = 0;
+    /** the program a command_not_found could not find */
+    this.command = "";
+    /** the stdio child's exit status once it exited (not by a signal), else null */
+    this.exitStatus = null;
+    /** the end of the child's stderr (STDERR_TAIL_BYTES at most), when the transport pipes it */
+    this.stderr = [];
+    this.stderrBytes = 0;
+  }
+
+  /** Keeps the end of the child's stderr. */
+  stderrChunk(chunk) {
+    this.stderr.push(Buffer.from(chunk));
+    this.stderrBytes += chunk.length;
+    while (this.stderrBytes - this.stderr[0].length >= STDERR_TAIL_BYTES) this.stderrBytes -= this.stderr.shift().length;
+  }
+
+  /** The end of the child's stderr as text (at most STDERR_TAIL_BYTES). */
+  stderrTail() {
+    const all = Buffer.concat(this.stderr);
+    return all.subarray(Math.max(0, all.length - STDERR_TAIL_BYTES)).toString("utf8");
   }
 
   /**
@@ -321,18 +341,29 @@ export function attach(transport, { maxAnswerBytes }) {
     const exited = () => {
       if (!closing) rec.transportFault("process_exited");
     };
+    const p = transport._serverParams;
+    // With stderr "pipe" the SDK hands the child's stderr out as a stream
+    // (before start): its end is kept for the record of a child that
+    // exits before answering.
+    transport.stderr?.on?.("data", (chunk) => rec.stderrChunk(chunk));
     const start = transport.start;
     transport.start = async function (...args) {
       try {
         await start.apply(this, args);
       } catch (e) {
-        rec.transportFault("connect_refused");
+        if (e?.code === "ENOENT") {
+          // No program of that name: a mistyped command (issue 34, item 4).
+          rec.command = p.command;
+          rec.transportFault("command_not_found");
+        } else rec.transportFault("connect_refused");
         throw e;
       }
+      this._process?.once("exit", (code) => {
+        if (Number.isInteger(code)) rec.exitStatus = code;
+      });
       this._process?.stdout?.once("end", exited);
       this._process?.stdin?.once("error", exited);
     };
-    const p = transport._serverParams;
     return { rec, kind: "stdio", command: [p.command, ...(p.args ?? [])] };
   }
   if (transport._url instanceof URL && "_fetch" in transport) {
@@ -406,6 +437,9 @@ class LineSplitter {
 }
 
 const EMPTY = new Uint8Array(0);
+
+/** How much of a stdio child's stderr is kept: its end (Go keeps as much). */
+const STDERR_TAIL_BYTES = 4096;
 
 const SPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
 

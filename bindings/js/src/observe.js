@@ -40,6 +40,8 @@ export const FAILURE_TOO_LARGE = "answer_too_large";
  * SDK's error text never reaches a record.
  */
 export const FAULT_CONNECT_REFUSED = "connect_refused";
+/** No program of the stdio command's name exists (a mistyped command). */
+export const FAULT_COMMAND_NOT_FOUND = "command_not_found";
 export const FAULT_TIMEOUT = "timeout";
 export const FAULT_PROCESS_EXITED = "process_exited";
 export const FAULT_SESSION_ENDED = "session_ended";
@@ -77,6 +79,9 @@ export function classify(rec, signal, err) {
  * @property {string} failureAt where a fault happened: "handshake" or "tools/list" ("" for a capture failure)
  * @property {number} failurePage the tools/list page of a fault (from 1), 0 in the handshake
  * @property {number} timeoutMs the check's deadline, named in a timeout's record
+ * @property {string} [command] the program a command_not_found could not find
+ * @property {number|null} [exitStatus] a process_exited child's exit status, when known
+ * @property {string} [stderrTail] the end of a process_exited child's stderr (when piped)
  * @property {number} strayLines stdio lines that were no JSON-RPC message, skipped (docs/mcpserver.md, Stray lines)
  */
 
@@ -291,6 +296,13 @@ export function observedRequest(o) {
     if (o.failureAt) out.failure_at = o.failureAt;
     if (o.failurePage > 0) out.failure_page = o.failurePage;
     if (o.failure === FAULT_TIMEOUT && o.timeoutMs > 0) out.timeout_ms = o.timeoutMs;
+    if (o.failure === FAULT_COMMAND_NOT_FOUND) out.failure_command = o.command ?? "";
+    // At the handshake only, as every host: whether the child has been
+    // reaped at a later fault is a race (docs/continuity.md, Host faults).
+    if (o.failure === FAULT_PROCESS_EXITED && o.failureAt === "handshake") {
+      if (Number.isInteger(o.exitStatus)) out.exit_status = o.exitStatus;
+      if (o.stderrTail) out.stderr_tail = o.stderrTail;
+    }
   }
   return out;
 }
