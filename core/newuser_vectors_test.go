@@ -51,6 +51,12 @@ func newUserVectors(t testing.TB) []opVector {
 	}
 	add("continuity_check", "process exited with a long stderr tail clipped to its last lines", down(obj{"endpoint": fixtureURL, "failure": "process_exited", "failure_at": "handshake",
 		"stderr_tail": "one\ntwo\r\n\n  three  \nfour \"quoted\" \u202e\n" + long + "\n\n"}))
+	// A lockfile an issuer signed, checked without the issuer's key
+	// directory: the refusal says which flag gives it.
+	signedLock := signDoc(t, h.lock, loadKey(t, "test-issuer"), true)
+	add("refusal", "lockfile of an issuer checked without its key directory", obj{"record": recordOf(with(good, "lock", signedLock))})
+	opSigned := signDoc(t, h.lock, loadKey(t, "test-operator"), false)
+	add("refusal", "lockfile of an operator checked without its key", obj{"record": recordOf(with(good, "lock", opSigned))})
 	add("lock_check", "command not found", obj{"lock": h.lock, "failure": "command_not_found", "failure_at": "handshake", "failure_command": "no-such-mcp-server"})
 	return vs
 }

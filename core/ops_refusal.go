@@ -91,14 +91,12 @@ func refusalText(rec canon.Value, tool string, hasTool bool) string {
 			b.WriteString(" (" + what + ")")
 		}
 		// An identity refusal always says which server was approved and
-		// which answered, even behind another observation: it is the one
-		// a person cannot guess from the tool list (issue 34, item 3).
-		if !isIdentity(decided[0]) {
-			for _, o := range decided[1:] {
-				if isIdentity(o) {
-					b.WriteString(" (" + whatDiffered(o, server) + ")")
-					break
-				}
+		// which answered, and an untrusted baseline which key to pass,
+		// even behind another observation: neither can be guessed from
+		// the tool list (issue 34, items 3 and 7).
+		for _, o := range decided[1:] {
+			if (isIdentity(o) || keyHint(o, detailOf(o)) != "") && whatDiffered(o, server) != whatDiffered(decided[0], server) {
+				b.WriteString(" (" + whatDiffered(o, server) + ")")
 			}
 		}
 	}
@@ -152,6 +150,9 @@ func whatDiffered(o, server canon.Value) string {
 			details = append(details, textsafe.Escape(m.Key)+" "+valueShown(m.Value))
 		}
 	}
+	if hint := keyHint(o, d); hint != "" {
+		details = append(details, hint)
+	}
 	if len(details) > 0 {
 		if len(parts) > 0 {
 			parts[0] += ":"
@@ -159,6 +160,31 @@ func whatDiffered(o, server canon.Value) string {
 		parts = append(parts, strings.Join(details, ", "))
 	}
 	return strings.Join(parts, " ")
+}
+
+// keyHint says what a person checking a signed lockfile without the key
+// that signed it must give (issue 34, item 7): the issuer's key directory
+// for an issuer's key, the operator's public key for an operator's (op_…).
+// The flag is the CLI's; the SDKs name the same option in their words.
+func keyHint(o, detail canon.Value) string {
+	if n, _ := o.Get("observation"); n.String() != `"baseline_untrusted"` {
+		return ""
+	}
+	if r, _ := detail.Get("reason"); r.String() != `"foreign_key"` {
+		return ""
+	}
+	kid, _ := detail.Get("key_id")
+	id, _ := kid.Str()
+	if strings.HasPrefix(id, "op_") {
+		return "no operator key given holds it: pass the operator's public key (--operator-key PUB; operator_keys / operatorKeys in the SDKs)"
+	}
+	return "no key directory given holds it: pass the issuer's key directory (--issuer-keys FILE; key_directory / keyDirectory in the SDKs)"
+}
+
+// detailOf is an observation's detail (null when it has none).
+func detailOf(o canon.Value) canon.Value {
+	d, _ := o.Get("detail")
+	return d
 }
 
 // isIdentity says whether an observation is server_identity_mismatch.

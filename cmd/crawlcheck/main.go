@@ -108,6 +108,9 @@ func init() {
 		"corrections": {"corrections --issuer URL [--json] RECORDS.jsonl", cmdCorrections,
 			"The corrections the issuer published for the records of a record log (by record_sha256 and the receipt each relied on), each with its version, reason and reporter, the rule table or policy version that applies now, and whether its signature verifies (docs/issuer.md).",
 			"crawlcheck corrections --issuer https://issuer.example checks.jsonl"},
+		"version": {"version", cmdVersion,
+			"Prints the version, the commit it was built from and the core's engine (also crawlcheck --version).",
+			"crawlcheck version"},
 		"report": {"report [--week 2026-W48] [--json] [-o FILE] RECORDS.jsonl", cmdReport,
 			"The weekly report of a record log: checks per day by effect, observations by class, the changes your agents met with their diffs and scan, exceptions and their expiry, the actionable count; HTML with SVG charts (no script), or --json (docs/report.md).",
 			"crawlcheck report --week 2026-W48 -o report.html checks.jsonl"},
@@ -115,13 +118,14 @@ func init() {
 }
 
 // order is the order of the usage text.
-var order = []string{"lock", "check", "approve", "ci", "scan", "diff", "sign", "verify", "keygen", "convert", "canon", "record", "log", "report", "corrections"}
+var order = []string{"lock", "check", "approve", "ci", "scan", "diff", "sign", "verify", "keygen", "convert", "canon", "record", "log", "report", "corrections", "version"}
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, timeout: preflight.DefaultTimeout, pageCap: preflight.DefaultPageCap, capabilities: defaultCapabilities,
 		handshake: handshakeNewest, maxInput: defaultMaxInput}
 	fs := c.flagSet("crawlcheck")
 	fs.Usage = func() {}
+	version := fs.Bool("version", false, "print the version and exit (as crawlcheck version)")
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 		c.usage(c.stdout)
 		return exitOK
@@ -132,6 +136,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := noEmptyValue(fs); err != nil {
 		say(stderr, "crawlcheck: %s\n", err)
 		return exitError
+	}
+	if *version {
+		printVersion(c)
+		return exitOK
 	}
 	if fs.NArg() == 0 {
 		c.usage(c.stderr)
@@ -181,7 +189,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // usage lists the commands.
 func (c *cli) usage(w io.Writer) {
 	var b strings.Builder
-	b.WriteString("usage: crawlcheck [--now RFC3339] [--timeout 10s] [--page-cap 100] [--max-input 16MiB] [--capabilities none] [--handshake newest] COMMAND ...\n\n")
+	b.WriteString("usage: crawlcheck [--now RFC3339] [--timeout 10s] [--page-cap 100] [--max-input 16MiB] [--capabilities none] [--handshake newest] COMMAND ...\n")
+	b.WriteString("       crawlcheck --version\n\n")
 	for _, n := range order {
 		b.WriteString("  crawlcheck " + commands[n].usage + "\n")
 	}
