@@ -31,6 +31,13 @@ func cmdApprove(c *cli, args []string) error {
 	if *lockPath == "" {
 		return usagef("--lock is required")
 	}
+	dest := *lockPath
+	if *out != "" {
+		dest = *out
+	}
+	if err := checkOut(dest); err != nil {
+		return err
+	}
 	now, err := c.clock()
 	if err != nil {
 		return err
@@ -143,13 +150,9 @@ func cmdApprove(c *cli, args []string) error {
 			return blocked("not approved; %s is unchanged", *lockPath)
 		}
 	}
-	dest := *lockPath
 	if *out == "-" {
 		_, err := c.stdout.Write(newLock)
 		return err
-	}
-	if *out != "" {
-		dest = *out
 	}
 	if err := atomicfile.Write(dest, newLock, 0o644); err != nil {
 		return err
