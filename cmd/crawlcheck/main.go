@@ -37,6 +37,7 @@ const (
 
 func main() {
 	raiseGC()
+	watchSignals()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
