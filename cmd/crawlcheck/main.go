@@ -6,6 +6,7 @@
 //	crawlcheck approve --lock FILE [--server … | --url …] [--yes]
 //	crawlcheck ci      --lock FILE [--config MCP.json]
 //	crawlcheck scan    (--tools FILE | --server "CMD ARGS" | --url URL | --sse URL) [--fail-on high]
+//	crawlcheck tools   (--server "CMD ARGS" | --url URL | --sse URL) [-o FILE]
 //	crawlcheck diff | sign | verify | keygen | convert | canon | record verify | log verify
 //	crawlcheck help [COMMAND]
 //
@@ -109,6 +110,9 @@ func init() {
 		"corrections": {"corrections --issuer URL [--json] RECORDS.jsonl", cmdCorrections,
 			"The corrections the issuer published for the records of a record log (by record_sha256 and the receipt each relied on), each with its version, reason and reporter, the rule table or policy version that applies now, and whether its signature verifies (docs/issuer.md).",
 			"crawlcheck corrections --issuer https://issuer.example checks.jsonl"},
+		"tools": {"tools (--server \"CMD ARGS\" | --url URL | --sse URL) [-o FILE]", cmdTools,
+			"Writes a server's tools/list answer, every tool as sent, as the file --tools and the offline page take.",
+			"crawlcheck tools --server \"npx -y @modelcontextprotocol/server-everything\" -o tools.json"},
 		"version": {"version", cmdVersion,
 			"Prints the version, the commit it was built from and the core's engine (also crawlcheck --version).",
 			"crawlcheck version"},
@@ -119,7 +123,7 @@ func init() {
 }
 
 // order is the order of the usage text.
-var order = []string{"lock", "check", "approve", "ci", "scan", "diff", "sign", "verify", "keygen", "convert", "canon", "record", "log", "report", "corrections", "version"}
+var order = []string{"lock", "check", "approve", "ci", "scan", "diff", "sign", "verify", "keygen", "convert", "canon", "record", "log", "report", "corrections", "tools", "version"}
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, timeout: preflight.DefaultTimeout, pageCap: preflight.DefaultPageCap, capabilities: defaultCapabilities,
