@@ -57,6 +57,29 @@ func newUserVectors(t testing.TB) []opVector {
 	add("refusal", "lockfile of an issuer checked without its key directory", obj{"record": recordOf(with(good, "lock", signedLock))})
 	opSigned := signDoc(t, h.lock, loadKey(t, "test-operator"), false)
 	add("refusal", "lockfile of an operator checked without its key", obj{"record": recordOf(with(good, "lock", opSigned))})
+	// Credentials on a command line or in a URL are never written in
+	// clear (issue 34, item 10).
+	add("endpoint", "credentials on a command line hidden", obj{"command": []any{"npx", "-y", "@sentry/mcp-server", "--access-token=sntrys_abc", "--api-key", "k-123",
+		"--host", "sentry.example", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN=ghp_x", "--header", "Authorization: Bearer eyJ0", "Bearer tok", "--no-auth", "/data", "--apiKey=v", "--key-file", "/k.pem", "--port", "8080"}})
+	add("endpoint", "credentials in a url hidden", obj{"url": "https://alice:s3cret@mcp.example.com/mcp?api_key=abc&region=eu&access_token=t#frag"})
+	add("endpoint", "an endpoint written with a credential read back", obj{"endpoint": "stdio:npx -y @supabase/mcp-server-supabase --access-token=sbp_123 --read-only"})
+	clearLock := resultField(t, call(t, "make_lock", obj{"tools": baseTools(), "approved_at": approvedAt}), "lock")
+	var cl obj
+	if err := json.Unmarshal([]byte(clearLock), &cl); err != nil {
+		t.Fatal(err)
+	}
+	// A lockfile written before credentials were hidden pins one in clear:
+	// it still matches the server answering with it hidden, and the record
+	// never repeats it.
+	cl["server"] = obj{"url": "stdio:npx -y @supabase/mcp-server-supabase --access-token=sbp_123"}
+	delete(cl, "sha256") // edited here: as a lockfile of before its digest
+	old := withObserved(good, "endpoint", "stdio:npx -y @supabase/mcp-server-supabase --access-token=REDACTED")
+	old["lock"] = cl
+	add("continuity_check", "a lockfile pinning a credential in clear matches it hidden", old)
+	rotated := withObserved(good, "endpoint", "stdio:npx -y @supabase/mcp-server-supabase --access-token=sbp_rotated")
+	rotated["lock"] = cl
+	add("continuity_check", "a rotated credential is the same server", rotated)
+	add("make_lock", "a server url with a credential pinned hidden", obj{"tools": baseTools(), "approved_at": approvedAt, "server": obj{"url": "stdio:srv --token abc"}})
 	add("lock_check", "command not found", obj{"lock": h.lock, "failure": "command_not_found", "failure_at": "handshake", "failure_command": "no-such-mcp-server"})
 	return vs
 }

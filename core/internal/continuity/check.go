@@ -388,8 +388,8 @@ func (c *check) judgeServer() {
 	default:
 		c.identity = IdentityMismatch
 		c.add(policy.ServerIdentityMismatch, "", "", "", canon.Obj(
-			canon.M("approved", canon.Str(c.base.URL)),
-			canon.M("observed", canon.Str(obs)),
+			canon.M("approved", canon.Str(endpoint.Redact(c.base.URL))),
+			canon.M("observed", canon.Str(endpoint.Redact(obs))),
 		))
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/internal/canon"
+	"github.com/crawlcheck/verifier/core/internal/endpoint"
 	"github.com/crawlcheck/verifier/core/internal/policy"
 	"github.com/crawlcheck/verifier/core/internal/tools"
 	"github.com/crawlcheck/verifier/core/timefmt"
@@ -109,8 +110,10 @@ func (c *check) record(d policy.Decision) canon.Value {
 	)
 
 	server := canon.Obj(
-		canon.M("approved_url", optStr(c.base.URL)),
-		canon.M("observed_url", optStr(in.Observed.Endpoint)),
+		// A record never repeats a credential an endpoint carries, even
+		// one an older lockfile pins in clear (endpoint.Redact).
+		canon.M("approved_url", optStr(endpoint.Redact(c.base.URL))),
+		canon.M("observed_url", optStr(endpoint.Redact(in.Observed.Endpoint))),
 		canon.M("identity", canon.Str(c.identity)),
 		canon.M("protocol_version", optStr(in.Observed.ProtocolVersion)),
 		canon.M("handshake", optStr(in.Observed.Handshake)),
