@@ -194,6 +194,12 @@ func (t *Transport) connectCommand(ctx context.Context, ct *mcp.CommandTransport
 	} else {
 		cmd.Stderr = tail
 	}
+	if cmd.WaitDelay == 0 {
+		// The tail is read through a pipe: a process the server started
+		// that keeps it open must not hold the session's close (os/exec
+		// waits for the pipe's end otherwise).
+		cmd.WaitDelay = time.Second
+	}
 	if err := cmd.Start(); err != nil {
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
 			// No program of that name: a mistyped command, not a server
