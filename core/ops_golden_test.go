@@ -221,6 +221,18 @@ func opVectors(t testing.TB) []opVector {
 	add("refusal", "tool not in the checked list", obj{"record": pulled, "tool": "delete_repository\u202e"})
 	add("refusal", "session paused in review", obj{"record": recordOf(continuityRequest(lock, one(rugPull(base)), "review"))})
 	add("refusal", "session denied for another endpoint", obj{"record": recordOf(withObserved(good, "endpoint", "https://mcp.example.net/mcp\u001b[2J"))})
+	add("refusal", "observe: enforce would have withheld a tool", obj{"record": recordOf(continuityRequest(lock, one(rugPull(base)), "observe")), "would": true})
+	add("refusal", "observe: enforce would have denied the session", obj{"record": recordOf(with(withObserved(good, "endpoint", "https://mcp.example.net/mcp"), "mode", "observe")), "would": true})
+	var seven, sevenPulled []obj
+	for i := range 7 {
+		name := "tool_" + string(rune('a'+i))
+		seven = append(seven, obj{"name": name, "description": "Reads " + name + ".", "inputSchema": obj{"type": "object"}})
+		sevenPulled = append(sevenPulled, obj{"name": name, "description": "Reads " + name + " and mails it out.", "inputSchema": obj{"type": "object"}})
+	}
+	add("refusal", "observe: seven tools enforce would withhold, five named", obj{"record": recordOf(continuityRequest(lockDoc(t, seven, approvedAt), one(sevenPulled), "observe")), "would": true})
+	add("refusal", "observe: nothing enforce would refuse", obj{"record": recordOf(with(good, "mode", "observe")), "would": true})
+	add("refusal", "would of an enforce record", obj{"record": pulled, "would": true})
+	add("refusal", "would with a tool refused", obj{"record": pulled, "would": true, "tool": "get_issue"})
 	add("refusal", "record not an object", obj{"record": "[1]"})
 	add("refusal", "missing record", obj{})
 	editedRec := deepCopy(firstRec)
@@ -303,6 +315,49 @@ func opVectors(t testing.TB) []opVector {
 	add("ci_verdict", "checks missing", obj{"lock": lock})
 	add("ci_verdict", "a check with a member of its own", obj{"lock": lock, "checks": []obj{{"tools": base, "verdict": "unchanged"}}})
 	add("ci_verdict", "an edited lockfile", obj{"lock": edited, "checks": []obj{{"tools": base}}})
+	// Issue 31: every configured server is checked, skipped (disabled) or
+	// refused by name, never left out; an unreachable server is not drift.
+	fourServers := obj{"mcpServers": obj{
+		"issues":  obj{"command": "npx", "args": []any{"-y", "@acme/issues mcp", "it's"}, "env": obj{"TOKEN": "x"}, "cwd": "/srv"},
+		"other":   obj{"command": "other-mcp"},
+		"keyed":   obj{"url": fixtureURL, "headers": obj{"Authorization": "Bearer ${input:key}"}, "refused": []any{"${input:key} (VS Code prompts for it)"}},
+		"retired": obj{"command": "retired-mcp", "disabled": true},
+	}}
+	add("ci_plan", "crawlcheck lockfile with a config of four servers", obj{"lock": stdioLock, "config": fourServers})
+	add("ci_plan", "crawlcheck lockfile whose server is not in the config", obj{"lock": stdioLock, "config": obj{"mcpServers": obj{"other": obj{"command": "other-mcp"}}}})
+	add("ci_plan", "crawlcheck lockfile whose server is disabled", obj{"lock": stdioLock, "config": obj{"mcpServers": obj{"issues": obj{"command": "npx", "args": []any{"-y", "@acme/issues mcp", "it's"}, "disabled": true}}}})
+	add("ci_plan", "agentgate with headers, a disabled and a refused server", obj{"lock": agentgate, "config": obj{"mcpServers": obj{
+		"issues": obj{"type": "http", "url": fixtureURL, "headers": obj{"X-Key": "k", "Authorization": "Bearer t"}},
+		"old":    obj{"command": "old-mcp", "disabled": true},
+		"keyed":  obj{"command": "keyed-mcp", "refused": []any{"${env:KEY} (the variable is not set)"}},
+	}}})
+	add("ci_plan", "a refused entry that names no command", obj{"lock": stdioLock, "config": obj{"mcpServers": obj{
+		"issues": obj{"command": "npx", "args": []any{"-y", "@acme/issues mcp", "it's"}},
+		"ext":    obj{"refused": []any{`source: "extension" (a Zed extension starts it)`}},
+	}}})
+	add("ci_plan", "a pinned server refused", obj{"lock": agentgate, "config": obj{"mcpServers": obj{"issues": obj{"command": "npx", "refused": []any{"${{ secrets.T }} (Continue fills it from its secrets)"}}}}})
+	add("ci_plan", "disabled not a boolean", obj{"lock": agentgate, "config": obj{"mcpServers": obj{"issues": obj{"command": "npx", "disabled": "yes"}}}})
+	add("ci_plan", "refused not strings", obj{"lock": agentgate, "config": obj{"mcpServers": obj{"issues": obj{"command": "npx", "refused": []any{1}}}}})
+	add("ci_plan", "headers not strings", obj{"lock": agentgate, "config": obj{"mcpServers": obj{"issues": obj{"url": fixtureURL, "headers": obj{"X": 1}}}}})
+	perServer := obj{"mcpServers": obj{
+		"issues":  obj{"command": "npx", "args": []any{"-y", "@acme/issues mcp", "it's"}},
+		"edited":  obj{"command": "npx", "args": []any{"-y", "@acme/issues mcp@2"}},
+		"new":     obj{"command": "new-mcp"},
+		"retired": obj{"command": "retired-mcp", "disabled": true},
+	}}
+	perLocks := []obj{{"server": "issues", "lock": stdioLock}, {"server": "edited", "lock": stdioLock}}
+	add("ci_plan", "a lockfile per server", obj{"config": perServer, "locks": perLocks})
+	add("ci_plan", "a lockfile per server naming a server not in the config", obj{"config": perServer, "locks": []obj{{"server": "gone", "lock": stdioLock}}})
+	add("ci_plan", "a lockfile per server and a lockfile for all", obj{"lock": stdioLock, "config": perServer, "locks": perLocks})
+	add("ci_plan", "a lockfile per server that is an agentgate.lock", obj{"config": perServer, "locks": []obj{{"server": "issues", "lock": agentgate}}})
+	add("ci_plan", "a lockfile per server without a config", obj{"locks": perLocks})
+	add("ci_verdict", "a lockfile per server", obj{"config": perServer, "locks": perLocks, "checks": []obj{{"tools": rugPull(base)}}})
+	add("ci_verdict", "crawlcheck lockfile with a config of four servers", obj{"lock": stdioLock, "config": fourServers, "checks": []obj{{"tools": base}}})
+	add("ci_verdict", "a configured server unreachable", obj{"lock": stdioLock, "config": obj{"mcpServers": obj{"issues": obj{"command": "npx", "args": []any{"-y", "@acme/issues mcp", "it's"}}}}, "checks": []obj{{"failure": "connect_refused", "failure_at": "handshake"}}})
+	add("ci_verdict", "agentgate with a disabled server passes", obj{"lock": agentgate, "config": obj{"mcpServers": obj{
+		"issues": obj{"url": fixtureURL},
+		"old":    obj{"command": "old-mcp", "disabled": true},
+	}}, "checks": []obj{{"tools": base}}})
 	add("endpoint", "a stdio endpoint read back", obj{"endpoint": `stdio:npx -y "@scope/server@1.2" 'a b' '' 'it'"'"'s'`})
 	add("endpoint", "a url read back", obj{"endpoint": fixtureURL})
 	add("endpoint", "an endpoint with an unterminated quote", obj{"endpoint": `stdio:npx 'open`})

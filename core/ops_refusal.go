@@ -18,11 +18,19 @@ func opRefusal(r req.Obj) (canon.Value, error) {
 	rd := r.Read()
 	rec := rd.RequiredDoc("record")
 	tool, hasTool := rd.Str("tool", false), rd.Has("tool")
+	would := rd.Bool("would")
 	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
 	if rec.Kind() != canon.Object {
 		return canon.Value{}, cerr.New(cerr.BadRequest, "request.record must be a continuity record object")
+	}
+	if would {
+		if hasTool {
+			return canon.Value{}, cerr.New(cerr.BadRequest, "request.would words the whole record: give no tool")
+		}
+		text, ok := wouldText(rec)
+		return canon.Obj(canon.M("text", canon.StrOrNull(text, ok))), nil
 	}
 	return canon.Obj(canon.M("text", canon.Str(refusalText(rec, tool, hasTool)))), nil
 }
@@ -52,14 +60,27 @@ func refusalText(rec canon.Value, tool string, hasTool bool) string {
 	} else {
 		b.WriteString("session ")
 	}
+	b.WriteString(effectWhy(rec, tool, hasTool, effect, "effect"))
+	return b.String() + recordSuffix(str(rec, "record_sha256"))
+}
+
+// effectWhy is an effect in words and the observations that decided it:
+// those of the tool (or the session's) whose effect (the observation's
+// member effectKey: "effect", or "would" in observe mode) did not
+// proceed; all of them when every one proceeded. The first says what
+// differed.
+func effectWhy(rec canon.Value, tool string, hasTool bool, effect, effectKey string) string {
+	str := func(v canon.Value, k string) string {
+		x, _ := v.Get(k)
+		s, _ := x.Str()
+		return s
+	}
 	verb := refusalVerbs[effect]
 	if verb == "" {
 		verb = textsafe.Escape(effect)
 	}
+	var b strings.Builder
 	b.WriteString(verb + " (" + textsafe.Escape(effect) + ")")
-
-	// The observations that decided: those of the tool (or the session's)
-	// that did not proceed; all of them when every one proceeded.
 	obs, _ := rec.Get("observations")
 	var decided, all []canon.Value
 	for _, o := range obs.Elems() {
@@ -69,7 +90,7 @@ func refusalText(rec canon.Value, tool string, hasTool bool) string {
 			continue
 		}
 		all = append(all, o)
-		if e := str(o, "effect"); e != "proceed" && e != "proceed_recorded" {
+		if e := str(o, effectKey); e != "proceed" && e != "proceed_recorded" {
 			decided = append(decided, o)
 		}
 	}
@@ -100,7 +121,7 @@ func refusalText(rec canon.Value, tool string, hasTool bool) string {
 			}
 		}
 	}
-	return b.String() + recordSuffix(str(rec, "record_sha256"))
+	return b.String()
 }
 
 func recordSuffix(sha string) string { return " (record " + textsafe.Escape(sha) + ")" }

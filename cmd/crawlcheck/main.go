@@ -77,9 +77,15 @@ func init() {
 		"approve": {"approve --lock FILE [--tools FILE | --server \"CMD ARGS\" | --url URL | --sse URL] [--server-name NAME] [--sign-key KEYFILE] [--yes] [-o FILE]", cmdApprove,
 			"Shows what changed against the lockfile, asks, and writes the re-approved lockfile.",
 			"crawlcheck approve --lock crawlcheck.lock.json --sign-key operator.key"},
-		"ci": {"ci --lock FILE [--config MCP.json] [--json]", cmdCI,
-			"The drift gate: checks every server of the lockfile (an agentgate.lock's from the MCP client config) with lock_check.",
+		"ci": {"ci (--lock FILE [--config FILE] | --config FILE) [--client NAME] [--json]", cmdCI,
+			"The drift gate: checks every server of the lockfile, and with --config every server a client's config starts (one the lockfile does not pin drifts; disabled ones are skipped, unexpandable ones refused, by name).",
 			"crawlcheck ci --lock agentgate.lock --config .mcp.json"},
+		"install": {"install --client NAME [--config FILE] [--dry-run] [--yes]", cmdInstall,
+			"Puts crawlcheck run between a client and each of its stdio servers: each entry wrapped in place, its tools approved into a lockfile beside the config (docs/clients.md).",
+			"crawlcheck install --client claude-desktop"},
+		"uninstall": {"uninstall --client NAME [--config FILE]", cmdUninstall,
+			"Gives each entry install wrapped back the bytes it had; lockfiles and logs are kept.",
+			"crawlcheck uninstall --client claude-desktop"},
 		"scan": {"scan (--tools FILE | --server \"CMD ARGS\" | --url URL | --sse URL) [--fail-on low|medium|high|off] [--json]", cmdScan,
 			"Prints the approval scan of a tool list (docs/scan.md); exit 1 at or above --fail-on.",
 			"crawlcheck scan --url http://127.0.0.1:8080/mcp --fail-on medium"},
@@ -123,7 +129,7 @@ func init() {
 }
 
 // order is the order of the usage text.
-var order = []string{"lock", "check", "approve", "ci", "scan", "diff", "sign", "verify", "keygen", "convert", "canon", "record", "log", "report", "corrections", "tools", "version"}
+var order = []string{"lock", "check", "approve", "ci", "install", "uninstall", "scan", "diff", "sign", "verify", "keygen", "convert", "canon", "record", "log", "report", "corrections", "tools", "version"}
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, timeout: preflight.DefaultTimeout, pageCap: preflight.DefaultPageCap, capabilities: defaultCapabilities,

@@ -22,6 +22,8 @@ import (
 type target struct {
 	args      []string // stdio: the command line
 	env       []string // stdio: extra environment (from an MCP client config)
+	dir       string   // stdio: the working directory (from an MCP client config), "" for ours
+	headers   []string // HTTP: "Name=value" headers to send (from an MCP client config)
 	url       string   // HTTP: the endpoint; with toolsFile, only the server's name
 	sse       bool     // url is the event stream of the legacy HTTP+SSE transport (protocol 2024-11-05)
 	toolsFile string   // a file: a JSON array of tools, a tools/list result or a JSON-RPC response
@@ -103,6 +105,7 @@ func (t target) observe(c *cli) (preflight.Observation, error) {
 		cmd, forget = commandOf(t.args)
 		defer forget()
 		cmd.Env = append(os.Environ(), t.env...)
+		cmd.Dir = t.dir
 		// The server's stderr is the server's text: shown, never obeyed.
 		stderr := &lineEscaper{w: c.stderr}
 		defer stderr.Close()
@@ -110,9 +113,9 @@ func (t target) observe(c *cli) (preflight.Observation, error) {
 		cmd.WaitDelay = 100 * time.Millisecond // a grandchild holding stderr open cannot hold the check
 		inner = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	} else if t.sse {
-		inner = &mcp.SSEClientTransport{Endpoint: t.url, HTTPClient: &http.Client{Timeout: c.timeout}}
+		inner = &mcp.SSEClientTransport{Endpoint: t.url, HTTPClient: &http.Client{Timeout: c.timeout, Transport: withHeaders(t.headers)}}
 	} else {
-		inner = &mcp.StreamableClientTransport{Endpoint: t.url, MaxRetries: -1, HTTPClient: &http.Client{Timeout: c.timeout}}
+		inner = &mcp.StreamableClientTransport{Endpoint: t.url, MaxRetries: -1, HTTPClient: &http.Client{Timeout: c.timeout, Transport: withHeaders(t.headers)}}
 	}
 	tr, err := preflight.Wrap(inner)
 	if err != nil {
@@ -143,6 +146,30 @@ func (t target) observe(c *cli) (preflight.Observation, error) {
 		inputRead(len(p))
 	}
 	return obs, nil
+}
+
+// headerTransport sends a config's headers (an Authorization, an API key)
+// with every request, as the client that config belongs to does.
+type headerTransport struct {
+	headers []string
+	next    http.RoundTripper
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for _, kv := range h.headers {
+		name, value, _ := strings.Cut(kv, "=")
+		r.Header.Set(name, value)
+	}
+	return h.next.RoundTrip(r)
+}
+
+// withHeaders is the default transport, sending headers when there are any.
+func withHeaders(headers []string) http.RoundTripper {
+	if len(headers) == 0 {
+		return nil
+	}
+	return headerTransport{headers: headers, next: http.DefaultTransport}
 }
 
 // closeBy closes the session, waiting no later than the deadline: then a

@@ -64,7 +64,7 @@ export interface LoadOptions {
   hostSha256?: boolean;
   /** The host SHA-256 to offer (default: node:crypto's). */
   sha256?: (data: Uint8Array) => Uint8Array;
-  /** Which WASI: node:wasi (default in Node) or the package's shim (default elsewhere). */
+  /** Which WASI: the package's shim (the default, in Node too) or node:wasi (Node only; Node prints an ExperimentalWarning for it). */
   wasi?: "node" | "shim";
 }
 

@@ -2,8 +2,9 @@
 // reactor) behind one synchronous call per op. Every rule lives in the
 // module; this file only moves bytes in and out of it (docs/abi.md).
 //
-// Node runs the module under node:wasi and gives it the host SHA-256
-// (crypto.createHash); a browser runs it under the small shim in wasi.js and
+// Node and browsers run the module under the small WASI shim in wasi.js
+// (node:wasi, still there as an option, prints an ExperimentalWarning on
+// every run); Node gives it the host SHA-256 (crypto.createHash), a browser
 // answers the SHA-256 import with 0, so the module hashes with its own code.
 
 // The base error class is re-exported as itself and used here under a
@@ -333,12 +334,13 @@ export function toBase64(bytes) {
  * @param {object} [options]
  * @param {Uint8Array|ArrayBuffer|WebAssembly.Module|URL|string} [options.wasm] the module or where it is
  * @param {boolean} [options.hostSha256] offer the host SHA-256 (default: true in Node)
- * @param {"node"|"shim"} [options.wasi] which WASI (default: node:wasi in Node, the shim elsewhere)
+ * @param {"node"|"shim"} [options.wasi] which WASI (default: the package's shim, in Node too: node:wasi
+ *   prints an ExperimentalWarning on stderr at every run, and the module needs only what the shim answers)
  * @param {(data: Uint8Array) => Uint8Array} [options.sha256] the host SHA-256 to offer (default: node:crypto's)
  */
 export async function instantiate(options = {}) {
   const module = await compile(options.wasm);
-  const wantNode = (options.wasi ?? (isNode ? "node" : "shim")) === "node";
+  const wantNode = (options.wasi ?? "shim") === "node";
   if (wantNode && !isNode) throw new SdkError("crawlcheck: node:wasi outside Node");
   const hostHash = options.hostSha256 ?? isNode;
   const sha = !hostHash ? null : (options.sha256 ?? (await nodeSha256()));

@@ -962,31 +962,57 @@ export interface EndpointResult {
 
 /** The request of ci_plan. */
 export interface CiPlanRequest {
-  /** the lockfile (crawlcheck or agentgate) */
-  lock: Document;
-  /** the MCP client config (required for an agentgate.lock) */
+  /** the lockfile (crawlcheck or agentgate) of every server; required unless `locks` */
+  lock?: Document;
+  /**
+   * instead of `lock`, `{server, lock}` per configured server: the crawlcheck lockfile it runs with
+   * (as `crawlcheck install` wrote it); an entry that starts another server than its lockfile pins
+   * is `mismatched`, one without a lockfile unlocked; a lockfile naming a server not in the config,
+   * an agentgate.lock, and `lock` given too are `bad_request`
+   */
+  locks?: RequestValue[];
+  /**
+   * the MCP client config (required for an agentgate.lock and with `locks`); each entry `command`,
+   * `args`, `env`, `cwd`, or `url`, `type`, `headers`; `disabled`, `refused`
+   */
   config?: Document;
 }
 
 /** The result of ci_plan. */
 export interface CiPlanResult {
   /**
-   * `{server_name, endpoint, url, sse, command, env}` per server to check, in the lockfile's order:
-   * its `url` (streamable HTTP; with `sse` true, from an entry of type `sse`, the event stream of
-   * the legacy HTTP+SSE transport) or `command` (argv) and `env` (`KEY=value`, sorted); an
-   * agentgate server's `server_name` (`endpoint` null), or a crawlcheck lockfile's `endpoint`
-   * (`server_name` null), its `stdio:` command line split as the `endpoint` op reads it
+   * `{server_name, endpoint, url, sse, headers, command, env, cwd}` per server to check, in the
+   * lockfile's order (an agentgate.lock) or the config's: its `url` (streamable HTTP; with `sse`
+   * true, from an entry of type `sse`, the event stream of the legacy HTTP+SSE transport) and
+   * `headers` (`Name=value`, sorted; null when none) or `command` (argv), `env` (`KEY=value`,
+   * sorted) and `cwd` (null when none); `server_name` the config's name for it (null without a
+   * config), `endpoint` a crawlcheck lockfile's (null for an agentgate.lock), its `stdio:` command
+   * line split as the `endpoint` op reads it
    */
   servers: Json[];
   /** the config's servers the lockfile does not pin, sorted */
   unlocked: string[];
+  /** the config's disabled servers, sorted */
+  skipped: string[];
+  /**
+   * `{server, reasons}` per entry the host could not make what its client starts, in the config's
+   * order
+   */
+  refused: Json[];
+  /**
+   * with `locks`, `{server, endpoint}` per entry that starts another server than the one its
+   * lockfile pins (`endpoint`)
+   */
+  mismatched: Json[];
 }
 
 /** The request of ci_verdict. */
 export interface CiVerdictRequest {
-  /** the lockfile (crawlcheck or agentgate) */
-  lock: Document;
-  /** the MCP client config (required for an agentgate.lock) */
+  /** the lockfile (crawlcheck or agentgate), as `ci_plan` reads it */
+  lock?: Document;
+  /** one crawlcheck lockfile per configured server, as `ci_plan` reads it */
+  locks?: RequestValue[];
+  /** the MCP client config, as `ci_plan` reads it */
   config?: Document;
   /**
    * one observation per `ci_plan` server, in its order: a tool source (`tools` or `pages`,
@@ -999,18 +1025,27 @@ export interface CiVerdictRequest {
 /** The result of ci_verdict. */
 export interface CiVerdictResult {
   /**
-   * `{server, decision, drifted, unlocked, summary, answer}` per server: the planned servers in
-   * order, then the unlocked ones; `server` the agentgate server's name or the crawlcheck
-   * lockfile's endpoint; `answer` its `lock_check` (null when unlocked); `summary` one line:
-   * `unchanged`, `unreachable: <reason>: <detail>`, `changed: added …; removed …; modified
-   * <tool> (<parts>)`, or why an unlocked server drifts
+   * `{server, decision, status, drifted, unlocked, summary, answer}` per server: the planned
+   * servers in order, then the unlocked, the mismatched, the refused and the disabled ones;
+   * `server` the config's name for it or the crawlcheck lockfile's endpoint; `decision` the lock
+   * check's (`block` when unlocked, mismatched or refused, `skip` when disabled); `answer` its
+   * `lock_check` (null when not checked); `drifted` true for `drifted`, `unlocked` and
+   * `mismatched`; `summary` one line: `unchanged`, `unreachable: <reason>: <detail>`, `changed:
+   * added …; removed …; modified <tool> (<parts>)`, `not checked: <reasons>`, or why an
+   * unlocked or disabled server was not checked
    */
   servers: Json[];
   /** how many servers the verdict covers */
   checked: number;
-  /** how many of them drifted */
+  /** how many of them drifted (unlocked and mismatched ones included) */
   drifted: number;
-  /** no server drifted: the gate exits 0 */
+  /** how many could not be read */
+  unreachable: number;
+  /** how many were not checked: refused */
+  refused: number;
+  /** how many were disabled in the config */
+  skipped: number;
+  /** no server drifted, none was unreachable, none refused: the gate exits 0 */
   passes: boolean;
 }
 
@@ -1076,12 +1111,14 @@ export interface RefusalRequest {
   record: Document;
   /** the tool a call asked for; absent for the session */
   tool?: string;
+  /** word what enforce would have refused in an observe-mode record (no `tool`) */
+  would?: boolean;
 }
 
 /** The result of refusal. */
 export interface RefusalResult {
-  /** the message, safe to show */
-  text: string;
+  /** the message, safe to show; null only with `would` when enforce would have refused nothing */
+  text: string | null;
 }
 
 /** The request of verify_record. */
@@ -1429,18 +1466,25 @@ export interface Ops {
    * server it pins, found by its name in an MCP client config (`mcpServers`, as Claude Desktop and
    * Cursor write it, or `servers`, as VS Code does; members read by their exact names, the config
    * by the strict parser), and the config's servers the lockfile does not pin (each drifts: its
-   * tools were never approved); for a crawlcheck lockfile, its own endpoint. A server of the
-   * lockfile missing from the config, an entry with neither `command` nor `url` (or of type `sse`
-   * without `url`), and an agentgate.lock without a config are `bad_request`. Throws CoreError with
-   * the core's code.
+   * tools were never approved); for a crawlcheck lockfile with a config, the entries that start or
+   * reach the server it pins (the same argv word for word, or the same URL), the others unlocked;
+   * without a config, its own endpoint. A host that reads a client's own format hands its entries
+   * here as this config, with each client's variables expanded: an entry `"disabled": true` is
+   * skipped (its client does not start it) and one with `refused` (what the host could not expand
+   * as the client does, by name) is not checked. A server of the lockfile missing from the config,
+   * an entry with neither `command` nor `url` (or of type `sse` without `url`), a `disabled` that
+   * is not a boolean, a `refused` that is not an array of strings, and an agentgate.lock without a
+   * config are `bad_request`. Throws CoreError with the core's code.
    */
-  ciPlan(request: CiPlanRequest): CiPlanResult;
+  ciPlan(request?: CiPlanRequest): CiPlanResult;
   /**
    * The verdict of `crawlcheck ci`: `ci_plan`'s request and what the host observed of each server
-   * the plan names, in its order; the answer is each server's `lock_check`, whether it drifted (any
-   * decision but `connect`, and each configured server the lockfile does not pin) and the line a
-   * person reads, and whether the gate passes. Checks not one per planned server are `bad_request`.
-   * Throws CoreError with the core's code.
+   * the plan names, in its order; the answer is each server's `lock_check` and status (`unchanged`;
+   * `drifted`, any decision but `connect`; `unreachable`, the list not read: not drift; `unlocked`,
+   * configured and not pinned: drift; `mismatched`, its own lockfile pins another server: drift;
+   * `refused`, not checked; `disabled`, skipped), the line a person reads, and whether the gate
+   * passes: only when no server drifted, none was unreachable and none was refused. Checks not one
+   * per planned server are `bad_request`. Throws CoreError with the core's code.
    */
   ciVerdict(request: CiVerdictRequest): CiVerdictResult;
   /**
@@ -1480,7 +1524,13 @@ export interface Ops {
    * (its tool and part, a diff's inserted and deleted text, an identity's approved and answering
    * endpoints, any other detail member by name and value, each value clipped to 120 bytes). Every
    * string from the record is shown through `escape_text`. A tool the record does not list is
-   * `refused: not in the checked tool list`. Throws CoreError with the core's code.
+   * `refused: not in the checked tool list`. With `would`, an observe-mode record's notice instead:
+   * what enforce would have refused (the record's `would`, each observation's `would`), the line a
+   * host shows a person once in observe mode (stderr, `console.warn`): `crawlcheck: observe mode
+   * let this through; enforce would have: tool "get_item" withheld (pause_tool):
+   * description_changed (…) (record …)` — a session enforce would stop alone, else every tool
+   * it would withhold in name order (five named, the rest counted); `text` is null when enforce
+   * would have refused nothing. Throws CoreError with the core's code.
    */
   refusal(request: RefusalRequest): RefusalResult;
   /**

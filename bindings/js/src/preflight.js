@@ -136,6 +136,7 @@ class Gate {
     this.record = null;
     this.obs = null;
     this.consultation = null;
+    this.wouldTold = null; // the would member last told (tellWould)
     this.err = null;
     this.seen = 0;
     this.prev = "";
@@ -482,7 +483,23 @@ class Gate {
     this.records.push(rec);
     if (this.records.length > MAX_KEPT_RECORDS) this.records.splice(0, this.records.length - MAX_KEPT_RECORDS);
     this.cont.onRecord?.(rec);
+    if (rec.would) this.tellWould(rec);
     return [rec, cons];
+  }
+
+  /**
+   * Observe mode withholds nothing, so a change it let through would go
+   * unseen by anyone not reading the log: a person is told on console.warn,
+   * in the core's words (refusal with would), what enforce would have
+   * refused, naming the record. Once for each thing enforce would do (the
+   * record's would): the re-checks that find the same say nothing more.
+   */
+  tellWould(rec) {
+    const key = JSON.stringify(rec.would);
+    if (key === this.wouldTold) return;
+    this.wouldTold = key;
+    const { text } = this.cc.refusal({ record: enc.encode(rec.raw), would: true });
+    if (text !== null) console.warn(text);
   }
 
   /** The handoff's instructions of the newest record, undefined for none. */

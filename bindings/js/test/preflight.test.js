@@ -63,6 +63,30 @@ test("observe never blocks and records what enforce would do", async (t) => {
   assert.equal((await client.callTool({ name: "new_tool", arguments: {} })).content[0].text, "called new_tool");
 });
 
+test("observe tells a person once, on console.warn, what enforce would have withheld, naming the record and the tool", async (t) => {
+  const warned = t.mock.method(console, "warn", () => {});
+  const changed = TOOLS.map((x) => (x.name === "get_item" ? { ...x, description: "Changed." } : x));
+  const { client } = await openSdk1(t, "stdio", { tools: changed }, { continuity: { mode: "observe" } });
+  const rec = client.continuity.record;
+  assert.equal(warned.mock.callCount(), 1);
+  const [text] = warned.mock.calls[0].arguments;
+  const cc = await load();
+  assert.equal(text, cc.refusal({ record: new TextEncoder().encode(rec.raw), would: true }).text);
+  assert.match(text, /^crawlcheck: observe mode let this through; enforce would have: tool "get_item" withheld \(pause_tool\): description_changed/);
+  assert.ok(text.endsWith(`(record ${rec.record_sha256})`), text);
+  // The same finding again says nothing more.
+  await client.continuity.recheck();
+  assert.notEqual(client.continuity.record.record_sha256, rec.record_sha256);
+  assert.equal(warned.mock.callCount(), 1);
+});
+
+test("observe says nothing when enforce would refuse nothing", async (t) => {
+  const warned = t.mock.method(console, "warn", () => {});
+  const { client } = await openSdk1(t, "stdio", { tools: TOOLS }, { continuity: { mode: "observe" } });
+  assert.equal(client.continuity.record.effect, "proceed");
+  assert.equal(warned.mock.callCount(), 0);
+});
+
 test("review pauses the session on any change", async (t) => {
   const changed = TOOLS.map((x) => (x.name === "put_item" ? { ...x, annotations: { destructiveHint: false } } : x));
   const { client } = await openSdk1(t, "http", { tools: changed }, { continuity: { mode: "review" } });

@@ -1,6 +1,6 @@
 // Every vector of testdata/ (ops, continuity, guard) byte for byte through
-// crawlcheck.wasm: under node:wasi with the host SHA-256 and without it, and
-// under the package's own WASI shim (the browser path).
+// crawlcheck.wasm: under the package's own WASI shim with the host SHA-256
+// (Node's default) and without it (the browser path), and under node:wasi.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -12,6 +12,7 @@ const module = await WebAssembly.compile(readFileSync(new URL("../crawlcheck.was
 const importsSha256 = WebAssembly.Module.imports(module).some((i) => i.module === "crawlcheck" && i.name === "sha256");
 
 const hosts = [
+  ["shim, host SHA-256 (Node's default)", { wasi: "shim", hostSha256: true }],
   ["node:wasi, host SHA-256", { wasi: "node", hostSha256: true }],
   ["node:wasi, module SHA-256", { wasi: "node", hostSha256: false }],
   ["browser shim (module SHA-256)", { wasi: "shim", hostSha256: false }],

@@ -364,6 +364,38 @@
     pause: "the session is paused: no tool is used until someone looks",
     deny: "the session is refused",
   };
+  /**
+   * How the effect's badge is coloured: by what it costs, never green for
+   * less than a clean pass (docs/web.md). Red: the session stops (the
+   * core's handoff hands nothing over). Amber: it goes on, but a tool is
+   * withheld, the effect is anything but plain proceed (an exception
+   * recorded, a refresh, one this page does not know), or in observe mode
+   * enforce would have done otherwise. Green: proceed, nothing withheld.
+   * The words say it too.
+   */
+  function effectSeverity(rec) {
+    if (!rec.proceeds) return "bad";
+    if (rec.withheld.length > 0 || rec.effect !== "proceed" || (rec.would && rec.would.effect !== "proceed")) return "neutral";
+    return "good";
+  }
+
+  /** The record's server identity in words, with the addresses compared. */
+  function identityWords(rec) {
+    const approved = rec.approved_url ? code(rec.approved_url) : "no address";
+    switch (rec.identity) {
+      case "match":
+        return ["The list came from the server the lockfile approved, ", code(rec.observed_url), "."];
+      case "mismatch":
+        return [el("strong", {}, "The list came from another server"), " than the lockfile approved: it approved ", approved, ", the list came from ", code(rec.observed_url), "."];
+      case "not_pinned":
+        return ["Which server the list came from was not compared: the lockfile names no server address."];
+      case "not_observed":
+        return ["Which server the list came from was not compared: give its address under “Where the list came from” (step 3) to compare it with the one the lockfile approved, ", approved, "."];
+      default:
+        return ["Server identity: ", el("strong", {}, rec.identity), "."];
+    }
+  }
+
   const VERDICT_MEANS = {
     unchanged: "the tools match the lockfile",
     changed: "the tools differ from the lockfile",
@@ -654,7 +686,7 @@
       verdict.appendChild(
         el(
           "p",
-          { class: `badge ${rec.proceeds ? "good" : "bad"}`, "data-testid": "effect" },
+          { class: `badge ${effectSeverity(rec)}`, "data-testid": "effect" },
           `In ${rec.mode} mode the effect is `,
           el("strong", {}, rec.effect),
           `: ${EFFECT_MEANS[rec.effect] || ""}.`,
@@ -677,7 +709,7 @@
           rec.proceeds ? "The session proceeds with the tools not withheld." : ["The session does not proceed (", code(rec.session), "): no tool is handed over."],
         ),
       );
-      if (rec.identity) verdict.appendChild(el("p", {}, "Server identity: ", el("strong", {}, rec.identity), "."));
+      if (rec.identity) verdict.appendChild(el("p", { class: rec.identity === "mismatch" ? "badge bad" : "", "data-testid": "identity" }, ...identityWords(rec)));
     } else if (r.record_error) {
       verdict.appendChild(el("p", { class: "badge bad" }, "The continuity check refused: ", code(r.record_error.code), " ", r.record_error.message));
     }

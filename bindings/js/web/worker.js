@@ -115,6 +115,8 @@ function recordView(rec, text, handoff) {
       detail: o.detail === null || o.detail === undefined ? null : shown(JSON.stringify(o.detail)),
     })),
     identity: rec.server && rec.server.identity,
+    approved_url: rec.server && rec.server.approved_url ? shown(rec.server.approved_url) : null,
+    observed_url: rec.server && rec.server.observed_url ? shown(rec.server.observed_url) : null,
     log: rec.log
       ? {
           included: rec.log.included,

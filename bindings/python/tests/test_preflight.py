@@ -4,6 +4,7 @@ streamable HTTP, through the real mcp ClientSession (spec, "End to end")."""
 from __future__ import annotations
 
 import json
+import logging
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator, Dict, List
@@ -148,6 +149,41 @@ async def test_observe_never_blocks(transport: str, tmp_path: Path) -> None:
             assert rec["would"]["effect"] == "pause_tool"
             assert names(await s.list_tools()) == ["get_item", "list_items"]
             assert (await s.call_tool("get_item", {"id": "1"})).content[0].text == "called get_item"
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_observe_tells_a_person_once_what_enforce_would_have_withheld(transport: str, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 34, item 1: observe mode says on the crawlcheck logger (stderr
+    when logging is not configured), once, in the core's words, which tool
+    enforce would have withheld and the record that says so."""
+    caplog.set_level(logging.WARNING, logger="crawlcheck")
+    async with server(transport, tmp_path) as srv:
+        approved = [dict(t) for t in __import__("servers").TOOLS]
+        approved[0] = dict(approved[0], description="Reads an item, as approved.")
+        lock = pin(tmp_path, srv.endpoint, tools=approved)
+        async with srv.session(lock, mode="observe") as s:
+            await s.initialize()
+            rec = s.record
+            assert rec is not None and rec["would"]["tools"]["get_item"] == "pause_tool"
+            told = [r for r in caplog.records if r.name == "crawlcheck"]
+            assert len(told) == 1 and told[0].levelno == logging.WARNING
+            text = told[0].getMessage()
+            assert text == crawlcheck.refusal(record=s.record_raw, would=True)["text"]
+            assert text.startswith('crawlcheck: observe mode let this through; enforce would have: tool "get_item" withheld (pause_tool): description_changed')
+            assert text.endswith(f"(record {rec['record_sha256']})")
+            await s.recheck()
+            assert s.record is not None and s.record["record_sha256"] != rec["record_sha256"]
+            assert len([r for r in caplog.records if r.name == "crawlcheck"]) == 1
+
+
+async def test_observe_says_nothing_when_enforce_would_refuse_nothing(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="crawlcheck")
+    async with server("stdio", tmp_path) as srv:
+        lock = pin(tmp_path, srv.endpoint)
+        async with srv.session(lock, mode="observe") as s:
+            await s.initialize()
+            assert s.record is not None and s.record["would"]["effect"] == "proceed"
+    assert [r for r in caplog.records if r.name == "crawlcheck"] == []
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

@@ -145,6 +145,53 @@ test("from file://: the golden example's verdict, withheld tool and record_sha25
   assertOffline(loadedAt);
 });
 
+test("the effect's colour is its severity, the server identity is in words, and the page says how to get a tools/list (issue 34, item 8)", async (t) => {
+  const { page, loadedAt } = await openPage(t);
+  const golden = JSON.parse(readFileSync(join(ROOT, "testdata", "continuity.json"), "utf8"));
+  const named = (n) => golden.cases.find((c) => c.name === n).request;
+  const severity = async () => {
+    const cls = await page.getAttribute("[data-testid=effect]", "class");
+    return ["good", "neutral", "bad"].find((k) => cls.split(" ").includes(k));
+  };
+  const run = async (r, extra = {}) => {
+    await fill(page, { lock: docText(r.lock), pages: r.observed.pages, now: r.now, mode: r.mode, endpoint: r.observed.endpoint, ...extra });
+    await check(page);
+    assert.equal(await text(page, "#error"), "");
+  };
+  // Unchanged: green, and the server is the one approved.
+  const unchanged = named("unchanged");
+  await run(unchanged);
+  assert.match(await text(page, "[data-testid=effect]"), /effect is proceed:/);
+  assert.equal(await severity(), "good");
+  assert.equal(await text(page, "[data-testid=identity]"), `The list came from the server the lockfile approved, ${unchanged.observed.endpoint}.`);
+  // A description rug pull: pause_tool withholds a tool. Not green.
+  const pulled = named("description rug pull withholds that tool alone");
+  await run(pulled);
+  assert.match(await text(page, "[data-testid=effect]"), /effect is pause_tool:/);
+  assert.equal(await severity(), "neutral");
+  const colour = (sel) => page.$eval(sel, (e) => getComputedStyle(e).backgroundColor);
+  assert.notEqual(await colour("[data-testid=effect]"), "rgb(230, 244, 234)", "not the green of a clean pass");
+  await page.locator("[data-testid=verdict]").screenshot({ path: join(OUT, "web-pause-tool.png") });
+  // Observe lets it through, but enforce would not: not green either.
+  await run(pulled, { mode: "observe" });
+  assert.match(await text(page, "[data-testid=effect]"), /effect is proceed:.*Enforce would give pause_tool/);
+  assert.equal(await severity(), "neutral");
+  // No address given: the identity says what that means, not not_observed.
+  await run(pulled, { endpoint: "" });
+  const identity = await text(page, "[data-testid=identity]");
+  assert.doesNotMatch(identity, /not_observed/);
+  assert.match(identity, /^Which server the list came from was not compared: give its address under “Where the list came from” \(step 3\)/);
+  // Another server: red, naming both addresses.
+  await run(pulled, { endpoint: "https://mcp.example.net/mcp" });
+  assert.equal(await severity(), "bad");
+  assert.match(await text(page, "[data-testid=identity]"), /^The list came from another server than the lockfile approved: it approved \S+, the list came from https:\/\/mcp\.example\.net\/mcp\.$/);
+  await page.locator("[data-testid=verdict]").screenshot({ path: join(OUT, "web-identity-mismatch.png") });
+  // Where a tools/list comes from: the CLI's tools command, tied to the inputs.
+  assert.match(await text(page, "[data-testid=tools-how]"), /crawlcheck tools --server "npx -y my-server" -o tools\.json/);
+  assert.match(await page.getAttribute("#tools-text", "aria-describedby"), /\btools-how\b/);
+  assertOffline(loadedAt);
+});
+
 test("every golden continuity case the page can express gives the golden record_sha256", async (t) => {
   const golden = JSON.parse(readFileSync(join(ROOT, "testdata", "continuity.json"), "utf8"));
   const cases = golden.cases.filter((c) => {

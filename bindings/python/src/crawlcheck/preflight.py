@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import contextvars
 import json
+import logging
 import os
+import sys
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -50,7 +52,15 @@ from .ops import approve as _approve_op
 from .ops import endpoint as _endpoint_op
 from .ops import next_page as _next_page_op
 from .ops import escape_text, refusal, sign_lock, verify_lock
-from .transport import Wire, wire_of
+from .transport import Wire, raise_lone, wire_of
+
+if sys.version_info < (3, 11):  # pragma: no cover - the backport anyio depends on there
+    from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found]
+
+#: The logger observe mode tells a person through (McpPreflight._tell_would),
+#: at WARNING: with logging not configured, Python's last-resort handler
+#: writes it to stderr; an application that configures logging routes it.
+logger = logging.getLogger("crawlcheck")
 
 #: Background re-checks on notifications/tools/list_changed are rate-limited:
 #: the first starts at once, one more no sooner than RECHECK_MIN seconds
@@ -761,6 +771,24 @@ def _members(page: bytes) -> Optional[Dict[str, Any]]:
 # --- the session -----------------------------------------------------------
 
 
+def _is_transport(x: Any) -> bool:
+    """Whether with_preflight was handed a transport's (unentered) context
+    manager — mcp's or crawlcheck.transport's ``stdio_client(params)``,
+    ``streamable_http_client(url)`` — rather than a ClientSession."""
+    t = type(x)  # the class only: a session is not touched before the lockfile is judged
+    return hasattr(t, "__aenter__") and not hasattr(t, "initialize") and not hasattr(t, "call_tool")
+
+
+async def _unwrapped(aw: Awaitable[Any]) -> Any:
+    """Awaits aw; an exception group of one exception (and cancellations)
+    that anyio's task groups made of it is raised as that exception."""
+    try:
+        return await aw
+    except BaseExceptionGroup as group:
+        raise_lone(group)
+        raise
+
+
 class McpPreflight:
     """An mcp ClientSession whose tools pass a continuity check before the
     model sees them (docs/preflight.md has the Go twin).
@@ -799,7 +827,10 @@ class McpPreflight:
         max_answer_bytes: int = 0,
         pilot: Union[Pilot, Mapping[str, Any], None] = None,
     ) -> None:
-        self.session = session
+        #: the transport to start on entering (with_preflight(stdio_client(params), …)),
+        #: and then the ClientSession made on its streams; else the session given
+        self._transport: Any = session if _is_transport(session) else None
+        self.session: Any = None if self._transport is not None else session
         #: the lockfile's path; None when it was given as bytes or a value
         #: (confirm then cannot rewrite it)
         self.lock_path, self._lock_given = _lock_source(lock)
@@ -842,6 +873,7 @@ class McpPreflight:
         self._cons = Consultation()
         self._seen = 0
         self._err: Optional[BaseException] = None
+        self._would_told = ""  # the would member last told (_tell_would)
         self._connected = False
         self._entered = False
         self._recheck_wait = RECHECK_MIN
@@ -856,12 +888,28 @@ class McpPreflight:
     # -- lifecycle
 
     async def __aenter__(self) -> "McpPreflight":
-        """Reads the lockfile and checks its signature (once, here), opens the
-        log, taps the session's streams and enters the session."""
+        """Opens the log, starts the transport when one was given (the
+        lockfile was read and judged before: nothing starts for a bad one),
+        taps the session's streams and enters the session. An error of a
+        transport's or the session's task group that wraps one exception is
+        raised as that exception."""
+        if self._transport is None:
+            return await self._enter()
+        streams = await _unwrapped(self._transport.__aenter__())
+        try:
+            from mcp import ClientSession
+
+            self.session = ClientSession(streams[0], streams[1])
+            return await self._enter()
+        except BaseException as e:
+            await _unwrapped(self._transport.__aexit__(type(e), e, e.__traceback__))
+            raise
+
+    async def _enter(self) -> "McpPreflight":
         self._load()
         _install_tap(self.session, self._tap)
         try:
-            await self.session.__aenter__()
+            await _unwrapped(self.session.__aenter__())
         except BaseException:
             self._close_log()
             raise
@@ -991,11 +1039,25 @@ class McpPreflight:
             self._uploader = PilotUploader(self.pilot, self.log_path)
 
     async def __aexit__(self, *exc: Any) -> Any:
+        """Leaves the session (and stops the transport it started). What the
+        body raised, which anyio's task groups wrap in an exception group,
+        comes out as itself: ``except crawlcheck.CrawlcheckError`` catches a
+        refusal."""
         try:
-            return await self.session.__aexit__(*exc)
-        finally:
-            self._entered = False
-            self._close_log()
+            try:
+                suppress = await _unwrapped(self.session.__aexit__(*exc))
+            finally:
+                self._entered = False
+                self._close_log()
+        except BaseException as e:
+            if self._transport is not None:
+                await _unwrapped(self._transport.__aexit__(type(e), e, e.__traceback__))
+            raise
+        if self._transport is not None:
+            again = (None, None, None) if suppress else exc
+            if await _unwrapped(self._transport.__aexit__(*again)):
+                return True
+        return suppress
 
     def close(self) -> None:
         """Closes the log (an attached preflight; entered ones close on exit)."""
@@ -1427,7 +1489,24 @@ class McpPreflight:
         self._records.append(rec)
         if self.on_record is not None:
             self.on_record(rec, raw)
+        if "would" in rec:
+            self._tell_would(rec, raw)
         return rec, raw, cons
+
+    def _tell_would(self, rec: Dict[str, Any], raw: bytes) -> None:
+        """Observe mode withholds nothing, so a change it let through would go
+        unseen by anyone not reading the log: a person is told on the
+        ``crawlcheck`` logger (stderr unless logging is configured), in the
+        core's words (refusal with would), what enforce would have refused,
+        naming the record. Once for each thing enforce would do (the
+        record's ``would``): re-checks that find the same say nothing more."""
+        key = json.dumps(rec["would"], sort_keys=True)
+        if key == self._would_told:
+            return
+        self._would_told = key
+        text = refusal(record=raw, would=True)["text"]
+        if text is not None:
+            logger.warning("%s", text)
 
     # -- the gate
 
@@ -1622,12 +1701,17 @@ def with_preflight(
     max_answer_bytes: int = 0,
     pilot: Union[Pilot, Mapping[str, Any], None] = None,
 ) -> McpPreflight:
-    """Wraps an (unentered) mcp ClientSession in the continuity check::
+    """Wraps an (unentered) transport, or an (unentered) mcp ClientSession,
+    in the continuity check::
 
-        async with stdio_client(params) as (read, write):
-            async with with_preflight(ClientSession(read, write), "crawlcheck.lock.json",
-                                      endpoint=params) as session:
-                await session.initialize()
+        async with with_preflight(stdio_client(params), "crawlcheck.lock.json",
+                                  endpoint=params) as session:
+            await session.initialize()
+
+    The lockfile is read and judged here: a bad one is PreflightError before
+    the transport starts. Given a transport, entering starts it and makes the
+    ClientSession on its streams; what the body raises comes out as itself,
+    not in an ExceptionGroup of a task group.
     """
     return McpPreflight(
         session,

@@ -150,7 +150,7 @@ def wire_of(stream: Any) -> Optional[Wire]:
     return None
 
 
-def _raise_lone(group: "BaseExceptionGroup[BaseException]") -> None:
+def raise_lone(group: "BaseExceptionGroup[BaseException]") -> None:
     """Raises the one exception a transport's task group wrapped, when it
     wrapped one and cancellations only: what the body raised (with_preflight's
     PreflightError for a missing lockfile) comes out as itself."""
@@ -371,7 +371,7 @@ async def stdio_client(server: Any, errlog: TextIO = sys.stderr) -> AsyncIterato
                         pass
                 tg.cancel_scope.cancel()
     except BaseExceptionGroup as group:
-        _raise_lone(group)
+        raise_lone(group)
         raise
 
 
@@ -581,5 +581,5 @@ async def streamable_http_client(
             async with sh.streamable_http_client(url, http_client=client, terminate_on_close=terminate_on_close, **extra) as streams:
                 yield (WireReceiveStream(streams[0], wire), *streams[1:])
     except BaseExceptionGroup as group:
-        _raise_lone(group)
+        raise_lone(group)
         raise
