@@ -10,7 +10,7 @@ export CGO_ENABLED := 1
 # -trimpath makes the artifacts reproducible: the same source gives the same bytes.
 ARTIFACT_FLAGS = -buildmode=c-shared -trimpath -ldflags='-s -w' $(if $(TAGS),-tags=$(TAGS))
 
-.PHONY: all postgres js-deps load test test-interop interop-doc test-js test-python python-wheel bench-python bench-js bench-detail test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack attack-issuer
+.PHONY: all postgres js-deps load test test-interop interop-doc test-js test-python python-wheel bench-python bench-js bench-detail test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack attack-issuer test-registry
 
 all: wasm cshared
 
@@ -53,6 +53,7 @@ test: lint wasm cshared postgres js-deps
 	$(MAKE) test-python
 	$(MAKE) test-web
 	$(MAKE) test-interop
+	$(MAKE) test-registry
 
 ## js-deps: bindings/js's pinned npm packages (npm ci when missing): the
 ## gateway's Go tests (internal/gateway) run server-everything and the
@@ -237,3 +238,14 @@ golden:
 
 clean:
 	rm -rf $(BUILD)
+
+## test-registry: real servers from the npm registry a new user tried
+## (issue 34: @azure/mcp, which prints a stray line before its answer, and
+## Context7), at the versions hosttest/registry/package-lock.json pins:
+## each locked live, its list written by crawlcheck tools, and re-checked
+## live and offline with the same tools_sha256 (TestRegistryServers).
+REGISTRY := $(ABUILD)/registry-servers
+test-registry:
+	mkdir -p $(REGISTRY) && cp hosttest/registry/package.json hosttest/registry/package-lock.json $(REGISTRY)/
+	cd $(REGISTRY) && npm ci --no-audit --no-fund
+	CRAWLCHECK_REGISTRY_SERVERS=$(REGISTRY) $(GO) test -count=1 -run TestRegistryServers ./cmd/crawlcheck

@@ -75,8 +75,11 @@ func faultCases(t *testing.T) []faultCase {
 	timed := func(o obj) obj { o["timeout_ms"] = faultTimeoutMS; return o }
 	return []faultCase{
 		{"connect_refused over HTTP", obj{"url": "http://127.0.0.1:2/mcp"}, at("connect_refused", "handshake", 0), 0},
-		{"connect_refused: the command does not start", obj{"command": []any{"/nonexistent/crawlcheck-fault-server"}}, at("connect_refused", "handshake", 0), 0},
-		{"process_exited in the handshake", obj{"command": []any{"sh", "-c", "exit 3"}}, at("process_exited", "handshake", 0), 0},
+		{"command_not_found: no program of that name", obj{"command": []any{"/nonexistent/crawlcheck-fault-server"}},
+			with(at("command_not_found", "handshake", 0), "failure_command", "/nonexistent/crawlcheck-fault-server"), 0},
+		{"connect_refused: the command does not start", obj{"command": []any{"/dev/null"}}, at("connect_refused", "handshake", 0), 0},
+		{"process_exited in the handshake", obj{"command": []any{"sh", "-c", `printf 'starting\n\nerror: \033[31m--access-token is required\033[0m\n' >&2; exit 3`}},
+			with(with(at("process_exited", "handshake", 0), "exit_status", 3), "stderr_tail", "starting\n\nerror: \x1b[31m--access-token is required\x1b[0m\n"), 0},
 		{"timeout in the handshake", obj{"command": []any{"sh", "-c", "cat >/dev/null"}}, timed(at("timeout", "handshake", 0)), 0},
 		{"process_exited at tools/list", answerThen(`while read -r l; do case "$l" in *'"tools/list"'*) exit 0;; esac; done`), handshook(at("process_exited", "tools/list", 1)), 0},
 		{"timeout at tools/list", answerThen("cat >/dev/null"), handshook(timed(at("timeout", "tools/list", 1))), 0},

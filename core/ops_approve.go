@@ -463,14 +463,17 @@ func opEndpoint(r req.Obj) (canon.Value, error) {
 	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
-	return endpointAnswer(ep, argv), nil
+	// The endpoint a record or lockfile writes hides what looks like a
+	// credential (endpoint.Redact); the url or argv a host reaches the
+	// server by is as given or as written.
+	return endpointAnswer(endpoint.Redact(ep), ep, argv), nil
 }
 
 // endpointAnswer is {endpoint, url, command}: the endpoint as a record
-// writes it, and either its URL or its argv.
-func endpointAnswer(ep string, argv []string) canon.Value {
+// writes it, and either the URL a host connects to or its argv.
+func endpointAnswer(ep, url string, argv []string) canon.Value {
 	if argv == nil {
-		return canon.Obj(canon.M("endpoint", canon.Str(ep)), canon.M("url", canon.Str(ep)), canon.M("command", canon.NullValue()))
+		return canon.Obj(canon.M("endpoint", canon.Str(ep)), canon.M("url", canon.Str(url)), canon.M("command", canon.NullValue()))
 	}
 	return canon.Obj(canon.M("endpoint", canon.Str(ep)), canon.M("url", canon.NullValue()), canon.M("command", canon.Strs(argv)))
 }

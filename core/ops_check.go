@@ -7,6 +7,7 @@ import (
 	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/continuity"
 	"github.com/crawlcheck/verifier/core/internal/diff"
+	"github.com/crawlcheck/verifier/core/internal/endpoint"
 	"github.com/crawlcheck/verifier/core/internal/lock"
 	"github.com/crawlcheck/verifier/core/internal/policy"
 	"github.com/crawlcheck/verifier/core/internal/req"
@@ -57,7 +58,8 @@ func serverOf(rd *req.Reader) lock.Server {
 		return s
 	}
 	sr := o.Read()
-	s.URL = sr.Str("url", false)
+	// A lockfile never pins a credential in clear (endpoint.Redact).
+	s.URL = endpoint.Redact(sr.Str("url", false))
 	s.ProtocolVersion = sr.Str("protocol_version", false)
 	if sr.Has("info") && !sr.Failed() {
 		if s.Info = sr.Value("info"); s.Info.Kind() != canon.Object {
@@ -474,6 +476,9 @@ func readObserved(ob req.Obj) (continuity.Observed, error) {
 		or.Fail(err)
 	}
 	o.PageCapReached = or.Bool("page_cap_reached")
+	if or.Has("stray_lines") && !or.Failed() {
+		o.StrayLines = wholeInt(or, "stray_lines", 0)
+	}
 	o.Pages = or.Pages("pages")
 	switch {
 	case or.Failed():
@@ -520,7 +525,7 @@ func observedSource(rd *req.Reader) (src *req.Reader, srv approvedSource) {
 	case o.HandshakeErr != nil:
 		rd.Fail(cerr.New(cerr.BadRequest, "%s.handshake_result could not be read (%s): a lockfile pins what the handshake said, or is made without it", ob.Path, o.HandshakeErr))
 	}
-	srv.Server = lock.Server{URL: o.Endpoint, ProtocolVersion: o.ProtocolVersion}
+	srv.Server = lock.Server{URL: endpoint.Redact(o.Endpoint), ProtocolVersion: o.ProtocolVersion}
 	srv.Server.ClientCapabilities = o.ClientCapabilities
 	if o.ServerInfo.Kind() == canon.Object {
 		srv.Info = o.ServerInfo
@@ -571,5 +576,10 @@ func readFault(rd *req.Reader) continuity.Fault {
 	if rd.Has("timeout_ms") && !rd.Failed() {
 		f.TimeoutMS = positiveInt(rd, "timeout_ms")
 	}
+	f.Command = rd.Str("failure_command", false)
+	if rd.Has("exit_status") && !rd.Failed() {
+		f.ExitStatus, f.HasExit = wholeInt(rd, "exit_status", 0), true
+	}
+	f.StderrTail = rd.Str("stderr_tail", false)
 	return f
 }

@@ -389,6 +389,7 @@ func opVectors(t testing.TB) []opVector {
 	vs = append(vs, pilotVectors(t)...)
 	vs = append(vs, correctionVectors(t)...)
 	vs = append(vs, instructionsVectors(t)...)
+	vs = append(vs, newUserVectors(t)...)
 	return append(vs, exampleVectors(t)...)
 }
 

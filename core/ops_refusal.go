@@ -107,8 +107,18 @@ func effectWhy(rec canon.Value, tool string, hasTool bool, effect, effectKey str
 			}
 		}
 		b.WriteString(": " + strings.Join(names, ", "))
-		if what := whatDiffered(decided[0]); what != "" {
+		server, _ := rec.Get("server")
+		if what := whatDiffered(decided[0], server); what != "" {
 			b.WriteString(" (" + what + ")")
+		}
+		// An identity refusal always says which server was approved and
+		// which answered, and an untrusted baseline which key to pass,
+		// even behind another observation: neither can be guessed from
+		// the tool list (issue 34, items 3 and 7).
+		for _, o := range decided[1:] {
+			if (isIdentity(o) || keyHint(o, detailOf(o)) != "") && whatDiffered(o, server) != whatDiffered(decided[0], server) {
+				b.WriteString(" (" + whatDiffered(o, server) + ")")
+			}
 		}
 	}
 	return b.String()
@@ -118,9 +128,12 @@ func recordSuffix(sha string) string { return " (record " + textsafe.Escape(sha)
 
 // whatDiffered is one observation's difference in words: the tool and part
 // it names, then its detail — a diff as its inserted and deleted text, an
-// identity mismatch as what was approved and what is answering, any other
-// member as its name and value. Values are clipped to 120 bytes.
-func whatDiffered(o canon.Value) string {
+// identity mismatch as "approved X, answering Y", any other member as its
+// name and value. Values are clipped to 120 bytes. An identity mismatch
+// whose detail does not name both endpoints (signed evidence naming
+// another subject) takes what it lacks from the record's server
+// (approved_url, observed_url), so that it always names both.
+func whatDiffered(o, server canon.Value) string {
 	var parts []string
 	if t, _ := o.Get("tool"); t.Kind() == canon.String {
 		s, _ := t.Str()
@@ -131,12 +144,13 @@ func whatDiffered(o canon.Value) string {
 		}
 		parts = append(parts, w)
 	}
-	identity := false
-	if n, _ := o.Get("observation"); n.String() == `"server_identity_mismatch"` {
-		identity = true
-	}
+	identity := isIdentity(o)
 	var details []string
 	d, _ := o.Get("detail")
+	if identity {
+		details = append(details, "approved "+endpointShown(d, "approved", server, "approved_url"),
+			"answering "+endpointShown(d, "observed", server, "observed_url"))
+	}
 	for _, m := range d.Members() {
 		switch {
 		case strings.HasSuffix(m.Key, "_diff") && m.Value.Kind() == canon.Array:
@@ -151,11 +165,14 @@ func whatDiffered(o canon.Value) string {
 					details = append(details, "deleted \""+clipShown(s)+"\"")
 				}
 			}
-		case identity && m.Key == "observed":
-			details = append(details, "answering "+valueShown(m.Value))
+		case identity && (m.Key == "observed" || m.Key == "approved"):
+			// Worded first, above.
 		default:
 			details = append(details, textsafe.Escape(m.Key)+" "+valueShown(m.Value))
 		}
+	}
+	if hint := keyHint(o, d); hint != "" {
+		details = append(details, hint)
 	}
 	if len(details) > 0 {
 		if len(parts) > 0 {
@@ -164,6 +181,49 @@ func whatDiffered(o canon.Value) string {
 		parts = append(parts, strings.Join(details, ", "))
 	}
 	return strings.Join(parts, " ")
+}
+
+// keyHint says what a person checking a signed lockfile without the key
+// that signed it must give (issue 34, item 7): the issuer's key directory
+// for an issuer's key, the operator's public key for an operator's (op_…).
+// The flag is the CLI's; the SDKs name the same option in their words.
+func keyHint(o, detail canon.Value) string {
+	if n, _ := o.Get("observation"); n.String() != `"baseline_untrusted"` {
+		return ""
+	}
+	if r, _ := detail.Get("reason"); r.String() != `"foreign_key"` {
+		return ""
+	}
+	kid, _ := detail.Get("key_id")
+	id, _ := kid.Str()
+	if strings.HasPrefix(id, "op_") {
+		return "no operator key given holds it: pass the operator's public key (--operator-key PUB; operator_keys / operatorKeys in the SDKs)"
+	}
+	return "no key directory given holds it: pass the issuer's key directory (--issuer-keys FILE; key_directory / keyDirectory in the SDKs)"
+}
+
+// detailOf is an observation's detail (null when it has none).
+func detailOf(o canon.Value) canon.Value {
+	d, _ := o.Get("detail")
+	return d
+}
+
+// isIdentity says whether an observation is server_identity_mismatch.
+func isIdentity(o canon.Value) bool {
+	n, _ := o.Get("observation")
+	return n.String() == `"server_identity_mismatch"`
+}
+
+// endpointShown is an identity mismatch's endpoint: the detail's member
+// key when it is a string, else the record server's member, else "(none)".
+func endpointShown(detail canon.Value, key string, server canon.Value, serverKey string) string {
+	if v, ok := detail.Get(key); ok && v.Kind() == canon.String {
+		return valueShown(v)
+	}
+	if v, ok := server.Get(serverKey); ok && v.Kind() == canon.String {
+		return valueShown(v)
+	}
+	return "(none)"
 }
 
 func valueShown(v canon.Value) string {

@@ -66,6 +66,9 @@ var (
 		may("failure_at", "string", "with a host fault (required): `handshake` (connecting and the handshake) or `tools/list`"),
 		may("failure_page", "number", "with `failure_at` `tools/list` (required): the page, from 1"),
 		may("timeout_ms", "number", "with `timeout`: the check's deadline in milliseconds, which the detail names"),
+		may("failure_command", "string", "with `command_not_found` (required): the program the host could not find, as it tried to start it; the detail reads `command not found: NAME`"),
+		may("exit_status", "number", "with `process_exited`: the status the server's process exited with, when the host knows it"),
+		may("stderr_tail", "string", "with `process_exited`: the end of what the process wrote to its stderr (the host keeps at most its last 4096 bytes); the detail quotes its last 3 lines that are not blank, each clipped at 160 bytes (kept as written, shown through `escape_text`)"),
 	}
 	// observedFields are the members of continuity_check's observed.
 	observedFields = append([]Field{
@@ -77,7 +80,8 @@ var (
 		may("client_capabilities", "object", "the capabilities the checking client declared in `initialize`, as sent; a tool added or removed while they differ from the lockfile's `server.client_capabilities` says so in its detail"),
 		may("pages", "array of page strings", "the raw `tools/list` pages (required without `failure`)"),
 		may("page_cap_reached", "bool", "the host stopped at its page cap"),
-		may("failure", "string", "why there are no pages: a host fault the core words (`connect_refused`, `timeout`, `cancelled`, `process_exited`, `session_ended`, `session_failed`, `pages_over_cap`; docs/continuity.md), a capture failure the core words (`list_cached`: the host's MCP SDK answered without a `tools/list` on the wire; `answer_not_captured`: it took an answer the capture did not see; recorded as `server_unavailable` with `capture_failed: ` leading the detail), `answer_too_large` (the server sent a frame past the host's answer limit, which the host cut off; recorded as `server_unavailable`, the detail worded by the core from the limit), or the classes `server_unavailable` and `check_timeout` with the host's own detail"),
+		may("stray_lines", "number", "how many lines of a stdio server's stdout were no JSON-RPC message (their first byte after blanks neither `{` nor `[`: a banner, a log line) and were skipped, as the official SDK clients skip them; recorded as `observed.stray_lines` when more than 0, never an observation (docs/mcpserver.md, Stray lines)"),
+		may("failure", "string", "why there are no pages: a host fault the core words (`connect_refused`, `command_not_found`, `timeout`, `cancelled`, `process_exited`, `session_ended`, `session_failed`, `pages_over_cap`; docs/continuity.md), a capture failure the core words (`list_cached`: the host's MCP SDK answered without a `tools/list` on the wire; `answer_not_captured`: it took an answer the capture did not see; recorded as `server_unavailable` with `capture_failed: ` leading the detail), `answer_too_large` (the server sent a frame past the host's answer limit, which the host cut off; recorded as `server_unavailable`, the detail worded by the core from the limit), or the classes `server_unavailable` and `check_timeout` with the host's own detail"),
 	}, faultFields...)
 	// logResult are the members of a record's log and of log_verify's answer.
 	logResult = []Field{

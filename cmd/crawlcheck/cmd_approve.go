@@ -11,6 +11,7 @@ import (
 	"github.com/crawlcheck/verifier/internal/atomicfile"
 	"github.com/crawlcheck/verifier/internal/corecall"
 	"github.com/crawlcheck/verifier/internal/preflight"
+	"github.com/mattn/go-isatty"
 )
 
 // cmdApprove re-approves a server's tools as a person's act: it shows what
@@ -29,6 +30,13 @@ func cmdApprove(c *cli, args []string) error {
 	}
 	if *lockPath == "" {
 		return usagef("--lock is required")
+	}
+	dest := *lockPath
+	if *out != "" {
+		dest = *out
+	}
+	if err := checkOut(dest); err != nil {
+		return err
 	}
 	now, err := c.clock()
 	if err != nil {
@@ -142,13 +150,9 @@ func cmdApprove(c *cli, args []string) error {
 			return blocked("not approved; %s is unchanged", *lockPath)
 		}
 	}
-	dest := *lockPath
 	if *out == "-" {
 		_, err := c.stdout.Write(newLock)
 		return err
-	}
-	if *out != "" {
-		dest = *out
 	}
 	if err := atomicfile.Write(dest, newLock, 0o644); err != nil {
 		return err
@@ -187,6 +191,8 @@ func pageTexts(obs preflight.Observation) []string {
 
 // isTerminal reports whether f is a character device: a person can answer.
 func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	// A terminal, not any character device: /dev/null is one too, and
+	// approve < /dev/null must be the usage error docs/cli.md names
+	// (exit 2, before any work), not a question nobody can answer.
+	return isatty.IsTerminal(f.Fd())
 }

@@ -230,7 +230,11 @@ func cmdCheck(c *cli, args []string) error {
 	// The check passes when the core's handoff lets everything through:
 	// the session proceeds and withholds no tool.
 	if h := rec.Handoff; h == nil || h.Session != preflight.SessionProceed || len(h.Withheld) > 0 {
-		return blocked("%s", rec.Effect)
+		// The core's words of why, as every SDK raises them: which
+		// observations decided and what differed (an identity mismatch
+		// names the server approved and the one answering).
+		why := (&preflight.RefusedError{Effect: rec.Effect, Record: rec}).Error()
+		return blocked("%s: %s", rec.Effect, strings.TrimPrefix(why, "crawlcheck: "))
 	}
 	return nil
 }

@@ -67,6 +67,9 @@ func cmdConvert(c *cli, args []string) error {
 	if *to != "crawlcheck" && *to != "agentgate" {
 		return usagef("--to crawlcheck or --to agentgate")
 	}
+	if err := checkOut(*out); err != nil {
+		return err
+	}
 	lock, err := readInput("the lockfile", rest[0])
 	if err != nil {
 		return err
@@ -191,6 +194,16 @@ func cmdRecord(c *cli, args []string) error {
 
 // writeOut writes a document to -o FILE (atomically) or to stdout (no -o,
 // or -o -).
+// checkOut checks, before any work, that an output path (-o, or a file
+// rewritten in place) can be written: an error names the path as given
+// (issue 34, item 5). "" and "-" are stdout.
+func checkOut(out string) error {
+	if out == "" || out == "-" {
+		return nil
+	}
+	return atomicfile.Check(out, false)
+}
+
 func writeOut(c *cli, out string, data []byte) error {
 	if out == "" || out == "-" {
 		_, err := c.stdout.Write(data)

@@ -22,6 +22,11 @@ func cmdKeygen(c *cli, args []string) error {
 	if *out == "" || *out == "-" {
 		return usagef("-o KEYFILE is required: a private key is written to a file, never to stdout")
 	}
+	for _, p := range []string{*out, *out + ".pub"} {
+		if err := atomicfile.Check(p, true); err != nil {
+			return err
+		}
+	}
 	seed := make([]byte, 32)
 	if _, err := rand.Read(seed); err != nil {
 		return fmt.Errorf("reading random bytes: %w", err)
@@ -55,6 +60,14 @@ func cmdSign(c *cli, args []string) error {
 	}
 	if *keyPath == "" {
 		return usagef("--key is required")
+	}
+	if *out == "" {
+		err = checkOut(rest[0])
+	} else {
+		err = checkOut(*out)
+	}
+	if err != nil {
+		return err
 	}
 	key, err := readKey("the signing key", *keyPath)
 	if err != nil {

@@ -22,6 +22,9 @@ func cmdLock(c *cli, args []string) error {
 	if _, err := c.parse(fs, args, 0); err != nil {
 		return err
 	}
+	if err := checkOut(*out); err != nil {
+		return err
+	}
 	tg, ok, err := src.target()
 	if err != nil {
 		return err

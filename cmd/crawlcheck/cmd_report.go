@@ -17,6 +17,9 @@ func cmdReport(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkOut(*out); err != nil {
+		return err
+	}
 	records, err := readInput("the record log", rest[0])
 	if err != nil {
 		return err

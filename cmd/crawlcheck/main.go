@@ -6,6 +6,7 @@
 //	crawlcheck approve --lock FILE [--server … | --url …] [--yes]
 //	crawlcheck ci      --lock FILE [--config MCP.json]
 //	crawlcheck scan    (--tools FILE | --server "CMD ARGS" | --url URL | --sse URL) [--fail-on high]
+//	crawlcheck tools   (--server "CMD ARGS" | --url URL | --sse URL) [-o FILE]
 //	crawlcheck diff | sign | verify | keygen | convert | canon | record verify | log verify
 //	crawlcheck help [COMMAND]
 //
@@ -37,6 +38,7 @@ const (
 
 func main() {
 	raiseGC()
+	watchSignals()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
@@ -117,6 +119,12 @@ func init() {
 		"run": {"run --lock FILE [--mode observe|review|enforce] [--policy FILE] [--log FILE] [--operator-key PUB]... -- CMD ARGS...", cmdRun,
 			"The gateway: an MCP server on stdin/stdout that starts CMD as its child, checks the session it bridges and hands the client only the tools the record covers (docs/gateway.md). Exits with the server's status.",
 			"crawlcheck run --lock server.lock.json --log checks.jsonl -- npx -y @modelcontextprotocol/server-memory"},
+		"tools": {"tools (--server \"CMD ARGS\" | --url URL | --sse URL) [-o FILE]", cmdTools,
+			"Writes a server's tools/list answer, every tool as sent, as the file --tools and the offline page take.",
+			"crawlcheck tools --server \"npx -y @modelcontextprotocol/server-everything\" -o tools.json"},
+		"version": {"version", cmdVersion,
+			"Prints the version, the commit it was built from and the core's engine (also crawlcheck --version).",
+			"crawlcheck version"},
 		"report": {"report [--week 2026-W48] [--json] [-o FILE] RECORDS.jsonl", cmdReport,
 			"The weekly report of a record log: checks per day by effect, observations by class, the changes your agents met with their diffs and scan, exceptions and their expiry, the actionable count; HTML with SVG charts (no script), or --json (docs/report.md).",
 			"crawlcheck report --week 2026-W48 -o report.html checks.jsonl"},
@@ -124,13 +132,14 @@ func init() {
 }
 
 // order is the order of the usage text.
-var order = []string{"lock", "check", "approve", "run", "ci", "install", "uninstall", "scan", "diff", "sign", "verify", "keygen", "convert", "canon", "record", "log", "report", "corrections"}
+var order = []string{"lock", "check", "approve", "run", "ci", "install", "uninstall", "scan", "diff", "sign", "verify", "keygen", "convert", "canon", "record", "log", "report", "corrections", "tools", "version"}
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, timeout: preflight.DefaultTimeout, pageCap: preflight.DefaultPageCap, capabilities: defaultCapabilities,
 		handshake: handshakeNewest, maxInput: defaultMaxInput}
 	fs := c.flagSet("crawlcheck")
 	fs.Usage = func() {}
+	version := fs.Bool("version", false, "print the version and exit (as crawlcheck version)")
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 		c.usage(c.stdout)
 		return exitOK
@@ -141,6 +150,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := noEmptyValue(fs); err != nil {
 		say(stderr, "crawlcheck: %s\n", err)
 		return exitError
+	}
+	if *version {
+		printVersion(c)
+		return exitOK
 	}
 	if fs.NArg() == 0 {
 		c.usage(c.stderr)
@@ -193,7 +206,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // usage lists the commands.
 func (c *cli) usage(w io.Writer) {
 	var b strings.Builder
-	b.WriteString("usage: crawlcheck [--now RFC3339] [--timeout 10s] [--page-cap 100] [--max-input 16MiB] [--capabilities none] [--handshake newest] COMMAND ...\n\n")
+	b.WriteString("usage: crawlcheck [--now RFC3339] [--timeout 10s] [--page-cap 100] [--max-input 16MiB] [--capabilities none] [--handshake newest] COMMAND ...\n")
+	b.WriteString("       crawlcheck --version\n\n")
 	for _, n := range order {
 		b.WriteString("  crawlcheck " + commands[n].usage + "\n")
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/crawlcheck/verifier/internal/corecall"
@@ -100,7 +101,9 @@ func (t target) observe(c *cli) (preflight.Observation, error) {
 	var inner mcp.Transport
 	var cmd *exec.Cmd
 	if t.args != nil {
-		cmd = exec.Command(t.args[0], t.args[1:]...)
+		var forget func()
+		cmd, forget = commandOf(t.args)
+		defer forget()
 		cmd.Env = append(os.Environ(), t.env...)
 		cmd.Dir = t.dir
 		// The server's stderr is the server's text: shown, never obeyed.
@@ -132,6 +135,11 @@ func (t target) observe(c *cli) (preflight.Observation, error) {
 	cs, obs := preflight.Connect(ctx, client, tr, sopts, &preflight.Options{PageCap: c.pageCap, MaxAnswerBytes: int64(c.maxInput), CheckOnly: true})
 	if cs != nil {
 		closeBy(cs, cmd, deadline)
+	}
+	if cmd != nil && cmd.Process != nil && syscall.Kill(-cmd.Process.Pid, 0) == nil {
+		// The session is over, and something the server started lives on
+		// in its process group: it ends with the check too.
+		endGroup(cmd.Process.Pid)
 	}
 	obs.Timeout = c.timeout // the deadline a timeout's record names
 	for _, p := range obs.Pages {

@@ -44,6 +44,51 @@ func Write(path string, data []byte, perm fs.FileMode) error {
 	return syncDir(filepath.Dir(path))
 }
 
+// Check reports, before any work is done, whether Write (or WriteNew, with
+// mustBeNew) could write path: what the name holds (a regular file, or
+// nothing yet; for WriteNew nothing at all), and whether its directory
+// exists and takes a new file, probed by creating and removing one. The
+// error names path as the caller gave it, never a temporary file: a
+// command checks its output first, so that a typo in -o costs no server
+// run and no scan.
+func Check(path string, mustBeNew bool) error {
+	dir := filepath.Dir(path)
+	d, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("writing %s: the directory %s does not exist", path, dir)
+	case err != nil:
+		return fmt.Errorf("writing %s: %w", path, unwrapPath(err))
+	case !d.IsDir():
+		return fmt.Errorf("writing %s: %s is not a directory", path, dir)
+	}
+	if mustBeNew {
+		if _, err := os.Lstat(path); err == nil {
+			return fmt.Errorf("writing %s: file exists: refusing to replace it", path)
+		}
+	}
+	resolved, _, err := target(path)
+	if err != nil {
+		return err
+	}
+	probe, err := os.CreateTemp(filepath.Dir(resolved), "."+filepath.Base(resolved)+".probe-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: cannot create a file in %s: %w", path, filepath.Dir(resolved), unwrapPath(err))
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
+}
+
+// unwrapPath is the error of a failed file operation without the path it
+// was made on (a temporary name the caller never gave).
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 // target resolves the name Write replaces: path itself, or the file its
 // symbolic links lead to. fi is nil when nothing exists there yet.
 func target(path string) (string, fs.FileInfo, error) {
@@ -107,7 +152,7 @@ func WriteNew(path string, data []byte, perm fs.FileMode) error {
 func writeTemp(path string, data []byte, perm fs.FileMode) (name string, err error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return "", fmt.Errorf("writing %s: %w", path, err)
+		return "", fmt.Errorf("writing %s: %w", path, unwrapPath(err))
 	}
 	defer func() {
 		if cerr := f.Close(); err == nil && cerr != nil {

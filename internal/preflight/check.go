@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/crawlcheck/verifier/core/timefmt"
@@ -358,6 +359,9 @@ func observedJSON(o Observation) map[string]any {
 	if o.PageCapReached {
 		obs["page_cap_reached"] = true
 	}
+	if o.StrayLines > 0 {
+		obs["stray_lines"] = o.StrayLines
+	}
 	if o.Failure != "" {
 		obs["failure"] = o.Failure
 		if o.FailureDetail != "" {
@@ -371,6 +375,19 @@ func observedJSON(o Observation) map[string]any {
 		}
 		if o.Failure == FaultTimeout && o.Timeout >= time.Millisecond {
 			obs["timeout_ms"] = o.Timeout.Milliseconds()
+		}
+		if o.Failure == FaultCommandNotFound {
+			obs["failure_command"] = o.Command
+		}
+		if o.Failure == FaultProcessExited && o.FailureAt == AtHandshake {
+			if o.ExitStatus != nil {
+				obs["exit_status"] = *o.ExitStatus
+			}
+			if o.StderrTail != "" {
+				// Display text, never hashed: bytes that are not UTF-8 are
+				// shown as U+FFFD (the JSON encoder would do it anyway).
+				obs["stderr_tail"] = strings.ToValidUTF8(o.StderrTail, "\uFFFD")
+			}
 		}
 	}
 	return obs

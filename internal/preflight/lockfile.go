@@ -85,6 +85,12 @@ type LockOptions struct {
 // core's make_lock: a lockfile pins the whole list or nothing.)
 var ErrIncomplete = errors.New("no tool list was read")
 
+// incompleteError is ErrIncomplete in the core's words.
+type incompleteError struct{ words string }
+
+func (e *incompleteError) Error() string        { return e.words }
+func (e *incompleteError) Is(target error) bool { return target == ErrIncomplete }
+
 // FailureError is nil when a tool list was read, and otherwise ErrIncomplete
 // with the failure said for a person (an answer over the limit names the
 // limit, where the bare fact would read "answer_too_large: 65536").
@@ -100,8 +106,14 @@ func (obs Observation) FailureError() error {
 		return fmt.Errorf("%w: %s", ErrIncomplete, obs.Failure)
 	}
 	if obs.FailureDetail == "" {
-		// A host fault: its code and where, as the record's detail is
-		// worded from them.
+		// A host fault: the core words it, as on a record ("the
+		// handshake: command not found: NAME"), in its refusal to pin
+		// facts that hold no list.
+		var ce *corecall.Error
+		err := corecall.Into("make_lock", map[string]any{"observed": observedJSON(obs), "approved_at": "1970-01-01T00:00:00Z"}, &struct{}{})
+		if errors.As(err, &ce) {
+			return &incompleteError{ce.Message}
+		}
 		at := obs.FailureAt
 		if obs.FailurePage > 0 {
 			at = fmt.Sprintf("%s page %d", at, obs.FailurePage)
@@ -287,7 +299,7 @@ type LockCheck struct {
 func LockCheckFacts(obs Observation) map[string]any {
 	facts := observedJSON(obs)
 	out := map[string]any{}
-	for _, k := range []string{"pages", "page_cap_reached", "failure", "failure_detail", "failure_at", "failure_page", "timeout_ms"} {
+	for _, k := range []string{"pages", "page_cap_reached", "failure", "failure_detail", "failure_at", "failure_page", "timeout_ms", "failure_command", "exit_status", "stderr_tail"} {
 		if v, ok := facts[k]; ok {
 			out[k] = v
 		}

@@ -39,12 +39,15 @@ const (
 // SDK's error text never reaches a record.
 const (
 	FaultConnectRefused = "connect_refused" // the connection was refused or not made, or the command did not start
-	FaultTimeout        = "timeout"         // the context's deadline passed first
-	FaultCancelled      = "cancelled"       // the context was cancelled first
-	FaultProcessExited  = "process_exited"  // the stdio server closed its stdout (exited) before answering
-	FaultSessionEnded   = "session_ended"   // the connection closed before the answer
-	FaultSessionFailed  = "session_failed"  // the SDK failed the request for a reason of its own
-	FaultPagesOverCap   = "pages_over_cap"  // the pages together are more than one check carries
+	// FaultCommandNotFound: no program of the stdio command's name exists
+	// (Observation.Command names it, as given).
+	FaultCommandNotFound = "command_not_found"
+	FaultTimeout         = "timeout"        // the context's deadline passed first
+	FaultCancelled       = "cancelled"      // the context was cancelled first
+	FaultProcessExited   = "process_exited" // the stdio server closed its stdout (exited) before answering
+	FaultSessionEnded    = "session_ended"  // the connection closed before the answer
+	FaultSessionFailed   = "session_failed" // the SDK failed the request for a reason of its own
+	FaultPagesOverCap    = "pages_over_cap" // the pages together are more than one check carries
 )
 
 // Capture failures: the SDK produced a tools/list answer this package did
@@ -132,6 +135,22 @@ type Observation struct {
 	FailureDetail string
 	FailureAt     string
 	FailurePage   int
+	// Command is the program a FaultCommandNotFound could not find.
+	Command string
+	// ExitStatus and StderrTail are what a FaultProcessExited in the
+	// handshake knows of the process: the status it exited with (nil when
+	// not known: killed by a signal, or not yet reaped) and the end of its
+	// stderr (at most stderrTailBytes), which the core words on the record,
+	// bounded and escaped. At tools/list neither is given: whether the
+	// process has been reaped by then is a race, and every host records
+	// the same bytes.
+	ExitStatus *int
+	StderrTail string
+	// StrayLines counts the lines of a stdio server's stdout that were no
+	// JSON-RPC message (a banner, a log line: docs/mcpserver.md, Stray
+	// lines), skipped as the official SDK clients skip them; the core puts
+	// the number on the record (observed.stray_lines). 0 over HTTP.
+	StrayLines int
 	// Timeout is the check's deadline, named in a FaultTimeout's record;
 	// 0 when not known (Connect and Observe take it from their context, a
 	// Session from Config.Timeout).
@@ -175,6 +194,12 @@ func Connect(ctx context.Context, client *mcp.Client, t *Transport, sopts *mcp.C
 		if obs.FailureDetail == "" {
 			obs.FailureAt = AtHandshake
 		}
+		switch obs.Failure {
+		case FaultCommandNotFound:
+			obs.Command = t.command()
+		case FaultProcessExited:
+			obs.ExitStatus, obs.StderrTail = t.rec.exit()
+		}
 		return nil, obs
 	}
 	if opts != nil && opts.subscribed != nil {
@@ -188,8 +213,9 @@ func Connect(ctx context.Context, client *mcp.Client, t *Transport, sopts *mcp.C
 // cursor is repeated, empty or not a string. Call it before anything else on
 // the session lists tools: a later listing may be answered from the SDK's
 // cache (FaultListCached).
-func Observe(ctx context.Context, cs *mcp.ClientSession, t *Transport, opts *Options) Observation {
-	obs := t.handshakeFacts(cs)
+func Observe(ctx context.Context, cs *mcp.ClientSession, t *Transport, opts *Options) (obs Observation) {
+	obs = t.handshakeFacts(cs)
+	defer func() { obs.StrayLines = t.rec.strayLines() }()
 	pageCap := 0 // the core's default
 	if opts != nil && opts.PageCap > 0 {
 		pageCap = min(opts.PageCap, MaxPages)
@@ -344,7 +370,7 @@ func pageOf(frame []byte, valid bool) []byte {
 // handshakeFacts fills the endpoint and handshake fields from the captured
 // handshake answer, and the negotiated version from the session if any.
 func (t *Transport) handshakeFacts(cs *mcp.ClientSession) Observation {
-	obs := Observation{Endpoint: t.endpoint}
+	obs := Observation{Endpoint: t.endpoint, StrayLines: t.rec.strayLines()}
 	obs.Handshake, obs.HandshakeResult = t.rec.handshake()
 	obs.ClientCapabilities = t.rec.clientCapabilities()
 	fields, _ := members(obs.HandshakeResult)

@@ -355,7 +355,9 @@ func TestServerDown(t *testing.T) {
 		fault string
 	}{
 		"http-refused":   {&mcp.StreamableClientTransport{Endpoint: closed, MaxRetries: -1}, preflight.FaultConnectRefused},
-		"stdio-missing":  {&mcp.CommandTransport{Command: exec.Command(filepath.Join(t.TempDir(), "no-such-server"))}, preflight.FaultConnectRefused},
+		"stdio-missing":  {&mcp.CommandTransport{Command: exec.Command(filepath.Join(t.TempDir(), "no-such-server"))}, preflight.FaultCommandNotFound},
+		"stdio-on-path":  {&mcp.CommandTransport{Command: exec.Command("no-such-mcp-server")}, preflight.FaultCommandNotFound},
+		"stdio-not-exec": {&mcp.CommandTransport{Command: exec.Command("/dev/null")}, preflight.FaultConnectRefused},
 		"stdio-exits":    {&mcp.CommandTransport{Command: exec.Command("true")}, preflight.FaultProcessExited},
 		"stdio-bad-flag": {&mcp.CommandTransport{Command: exec.Command(serverBin, "--scenario", "/nonexistent.json")}, preflight.FaultProcessExited},
 	}

@@ -33,6 +33,69 @@ type recorder struct {
 	oversize    string          // the limit a frame went past (decimal bytes), "" if none did
 	clientCaps  json.RawMessage // params.capabilities of the newest initialize sent, verbatim
 	fault       string          // the first fault the transport saw (Fault* constants), "" if none
+	stray       int             // stdio lines skipped as no JSON-RPC message (lineTap.stray)
+	exitStatus  *int            // the stdio child's exit status, once reaped (childStdin.Close)
+	stderrTail  *tailBuffer     // the end of the stdio child's stderr, nil over HTTP
+}
+
+// exited records the stdio child's exit status once it has been reaped.
+func (r *recorder) exited(status int) {
+	r.mu.Lock()
+	r.exitStatus = &status
+	r.mu.Unlock()
+}
+
+// exit returns the child's exit status (nil if not known) and the end of
+// its stderr.
+func (r *recorder) exit() (*int, string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	tail := ""
+	if r.stderrTail != nil {
+		tail = r.stderrTail.String()
+	}
+	return r.exitStatus, tail
+}
+
+// stderrTailBytes is how much of a stdio child's stderr is kept: its end,
+// for the record of a process that exited before answering (the core
+// quotes its last lines, bounded).
+const stderrTailBytes = 4096
+
+// tailBuffer keeps the last stderrTailBytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if over := len(b.buf) - stderrTailBytes; over > 0 {
+		b.buf = append(b.buf[:0], b.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
+}
+
+// strayLine counts a stdio line that was no JSON-RPC message.
+func (r *recorder) strayLine() {
+	r.mu.Lock()
+	r.stray++
+	r.mu.Unlock()
+}
+
+// strayLines returns how many stdio lines were skipped so far.
+func (r *recorder) strayLines() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stray
 }
 
 // limit is the largest frame the transport takes from the server.

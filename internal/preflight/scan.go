@@ -92,14 +92,20 @@ var Modes = sync.OnceValue(func() []string {
 
 // ScanTools scans the tools of an observation; names, when not nil, keeps
 // the findings of those tools (the whole list still counts for references
-// between tools). A list not read whole is refused: a scan of part of a
-// list would call the rest clean.
+// between tools). Without names it is what make_lock pins as
+// scan_at_approval: the server's instructions too, when the handshake gave
+// them (issue 34, item 6: crawlcheck scan judged the tools alone, and
+// passed a server whose lockfile then recorded medium). A list not read
+// whole is refused: a scan of part of a list would call the rest clean.
 func ScanTools(obs Observation, names []string) (Scan, error) {
 	if err := obs.FailureError(); err != nil {
 		return Scan{}, err
 	}
 	facts := observedJSON(obs)
 	req := map[string]any{"pages": facts["pages"]}
+	if hr, ok := facts["handshake_result"]; ok && names == nil {
+		req["handshake_result"] = hr
+	}
 	if v, ok := facts["page_cap_reached"]; ok {
 		req["page_cap_reached"] = v
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"mime"
 	"net"
 	"net/http"
@@ -72,6 +73,15 @@ func Wrap(t mcp.Transport) (*Transport, error) {
 		return &Transport{inner: t, endpoint: ep, rec: newRecorder()}, nil
 	}
 	return nil, fmt.Errorf("preflight: cannot capture raw frames from a %T; use mcp.CommandTransport, mcp.StreamableClientTransport or mcp.SSEClientTransport", t)
+}
+
+// command is the program of a stdio transport's command line, as given
+// ("" over HTTP).
+func (t *Transport) command() string {
+	if ct, ok := t.inner.(*mcp.CommandTransport); ok && len(ct.Command.Args) > 0 {
+		return ct.Command.Args[0]
+	}
+	return ""
 }
 
 // Endpoint names the server this transport reaches: the URL for HTTP,
@@ -173,8 +183,31 @@ func (t *Transport) connectCommand(ctx context.Context, ct *mcp.CommandTransport
 	if err != nil {
 		return nil, err
 	}
+	// The end of the child's stderr is kept beside wherever it goes, for
+	// the record of a process that exits before answering.
+	tail := &tailBuffer{}
+	t.rec.mu.Lock()
+	t.rec.stderrTail = tail
+	t.rec.mu.Unlock()
+	if cmd.Stderr != nil {
+		cmd.Stderr = io.MultiWriter(cmd.Stderr, tail)
+	} else {
+		cmd.Stderr = tail
+	}
+	if cmd.WaitDelay == 0 {
+		// The tail is read through a pipe: a process the server started
+		// that keeps it open must not hold the session's close (os/exec
+		// waits for the pipe's end otherwise).
+		cmd.WaitDelay = time.Second
+	}
 	if err := cmd.Start(); err != nil {
-		t.rec.transportFault(FaultConnectRefused)
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+			// No program of that name: a mistyped command, not a server
+			// that refused (issue 34, item 4).
+			t.rec.transportFault(FaultCommandNotFound)
+		} else {
+			t.rec.transportFault(FaultConnectRefused)
+		}
 		return nil, fmt.Errorf("starting %s: %w", t.endpoint, err)
 	}
 	term := ct.TerminateDuration
@@ -193,14 +226,21 @@ func (t *Transport) connectCommand(ctx context.Context, ct *mcp.CommandTransport
 			t.rec.transportFault(FaultProcessExited)
 		}
 	}
-	in := &lineTap{emit: func(f []byte) { t.rec.received(f, nil) }}
+	// The tap is the source of what the SDK reads, so that a stray line
+	// (not a JSON-RPC message: a banner, a log line) is skipped, as the
+	// official TypeScript and Python clients skip it, and counted for the
+	// record, instead of failing the SDK's decoder and blaming the page.
+	in := &lineTap{stray: t.rec.strayLine, swap: func(f []byte) []byte {
+		t.rec.received(f, nil)
+		return nil
+	}}
 	if t.checkOnly {
 		in.swap = t.listSwap
 	}
 	out := &lineTap{emit: func(f []byte) { t.rec.sent(f) }}
 	framing := &mcp.IOTransport{
 		Reader: &tapReader{r: stdout, tap: in, max: t.rec.limit, tooLarge: t.rec.tooLarge, ended: exited},
-		Writer: &childStdin{w: stdin, exited: exited, closing: &closing, tap: out, cmd: cmd, term: term},
+		Writer: &childStdin{w: stdin, exited: exited, closing: &closing, tap: out, cmd: cmd, term: term, reaped: t.rec.exited},
 		// The SDK's own bound on a line (16 MiB by default) sits above
 		// MaxAnswerBytes, so that the tap's refusal (answer_too_large, as
 		// every host records it) comes first, whatever the limit: the
@@ -245,7 +285,7 @@ type tapReader struct {
 }
 
 func (t *tapReader) Read(p []byte) (int, error) {
-	if t.tap.swap == nil {
+	if t.tap.swap == nil && t.tap.stray == nil {
 		return t.pass(p)
 	}
 	for len(t.tap.out) == 0 && t.err == nil {
@@ -296,6 +336,7 @@ type childStdin struct {
 	tap     *lineTap
 	cmd     *exec.Cmd
 	term    time.Duration
+	reaped  func(status int) // the child exited with this status (not by a signal)
 }
 
 func (c *childStdin) Write(p []byte) (int, error) {
@@ -313,7 +354,13 @@ func (c *childStdin) Close() error {
 		return fmt.Errorf("closing stdin: %w", err)
 	}
 	exited := make(chan error, 1)
-	go func() { exited <- c.cmd.Wait() }()
+	go func() {
+		err := c.cmd.Wait()
+		if st := c.cmd.ProcessState; st != nil && st.Exited() {
+			c.reaped(st.ExitCode())
+		}
+		exited <- err
+	}()
 	wait := func() (error, bool) {
 		select {
 		case err := <-exited:
@@ -349,12 +396,22 @@ func (c *childStdin) Close() error {
 // out holds the stream's bytes as they came, except that a frame swap
 // answers for is replaced by that answer, each frame handed on only once
 // it is whole.
+//
+// With stray set (the server's stdout), a line that is not a JSON-RPC
+// message is neither emitted nor handed on: stray is called instead. A
+// line is a message when its first byte after blanks is '{' or '[' (an
+// object, or a batch): anything else — a banner, a progress line, a bare
+// word — cannot be one, however it continues. A line that starts as a
+// message and is malformed stays a frame, which the core calls
+// response_malformed. JS and Python capture by the same rule
+// (docs/mcpserver.md, Stray lines).
 type lineTap struct {
 	buf     []byte
 	emitted bool // buf's frame has been emitted early
 	emit    func([]byte)
 
 	swap     func(frame []byte) []byte
+	stray    func()
 	out      []byte
 	released int // bytes of buf already in out
 }
@@ -402,6 +459,11 @@ func (l *lineTap) flush() {
 
 // frame emits a frame, or with swap hands the line so far on.
 func (l *lineTap) frame(f []byte) {
+	if l.stray != nil && !startsMessage(f) {
+		l.stray()
+		l.released = len(l.buf)
+		return
+	}
 	if l.swap == nil {
 		l.emit(f)
 		return
@@ -412,6 +474,21 @@ func (l *lineTap) frame(f []byte) {
 		l.out = append(l.out, l.buf[l.released:]...)
 	}
 	l.released = len(l.buf)
+}
+
+// startsMessage reports whether a line, blanks trimmed, can be a JSON-RPC
+// message: it opens an object, or a batch (a '[' whose next byte after
+// blanks opens an object or closes the array). "[info] starting" is a log
+// line, not a batch.
+func startsMessage(f []byte) bool {
+	if f[0] == '{' {
+		return true
+	}
+	if f[0] != '[' {
+		return false
+	}
+	rest := bytes.TrimLeft(f[1:], " \t\r")
+	return len(rest) > 0 && (rest[0] == '{' || rest[0] == ']')
 }
 
 // httpTap records the body of every POSTed frame and the frames the server

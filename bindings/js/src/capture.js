@@ -92,6 +92,28 @@ export class Recorder {
     this.clientCaps = null;
     /** the first fault the transport itself saw (observe.js FAULT_*), "" if none */
     this.fault = "";
+    /** stdio lines that were no JSON-RPC message, skipped (startsMessage) */
+    this.strayLines = 0;
+    /** the program a command_not_found could not find */
+    this.command = "";
+    /** the stdio child's exit status once it exited (not by a signal), else null */
+    this.exitStatus = null;
+    /** the end of the child's stderr (STDERR_TAIL_BYTES at most), when the transport pipes it */
+    this.stderr = [];
+    this.stderrBytes = 0;
+  }
+
+  /** Keeps the end of the child's stderr. */
+  stderrChunk(chunk) {
+    this.stderr.push(Buffer.from(chunk));
+    this.stderrBytes += chunk.length;
+    while (this.stderrBytes - this.stderr[0].length >= STDERR_TAIL_BYTES) this.stderrBytes -= this.stderr.shift().length;
+  }
+
+  /** The end of the child's stderr as text (at most STDERR_TAIL_BYTES). */
+  stderrTail() {
+    const all = Buffer.concat(this.stderr);
+    return all.subarray(Math.max(0, all.length - STDERR_TAIL_BYTES)).toString("utf8");
   }
 
   /**
@@ -319,18 +341,29 @@ export function attach(transport, { maxAnswerBytes }) {
     const exited = () => {
       if (!closing) rec.transportFault("process_exited");
     };
+    const p = transport._serverParams;
+    // With stderr "pipe" the SDK hands the child's stderr out as a stream
+    // (before start): its end is kept for the record of a child that
+    // exits before answering.
+    transport.stderr?.on?.("data", (chunk) => rec.stderrChunk(chunk));
     const start = transport.start;
     transport.start = async function (...args) {
       try {
         await start.apply(this, args);
       } catch (e) {
-        rec.transportFault("connect_refused");
+        if (e?.code === "ENOENT") {
+          // No program of that name: a mistyped command (issue 34, item 4).
+          rec.command = p.command;
+          rec.transportFault("command_not_found");
+        } else rec.transportFault("connect_refused");
         throw e;
       }
+      this._process?.once("exit", (code) => {
+        if (Number.isInteger(code)) rec.exitStatus = code;
+      });
       this._process?.stdout?.once("end", exited);
       this._process?.stdin?.once("error", exited);
     };
-    const p = transport._serverParams;
     return { rec, kind: "stdio", command: [p.command, ...(p.args ?? [])] };
   }
   if (transport._url instanceof URL && "_fetch" in transport) {
@@ -405,6 +438,9 @@ class LineSplitter {
 
 const EMPTY = new Uint8Array(0);
 
+/** How much of a stdio child's stderr is kept: its end (Go keeps as much). */
+const STDERR_TAIL_BYTES = 4096;
+
 const SPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
 
 /** The bytes without leading and trailing white space. */
@@ -421,7 +457,13 @@ function tapStdioReads(rec, transport) {
   const append = buf.append;
   const lines = new LineSplitter((line) => {
     const frame = trim(line);
-    if (frame.length > 0) rec.received(frame);
+    if (frame.length === 0) return;
+    // A line that cannot be a message (a banner, a log line) is skipped,
+    // as the SDK's own stdio transport skips a line it cannot parse, and
+    // counted for the record; one that starts as a message stays a frame,
+    // malformed or not (docs/mcpserver.md, Stray lines; Go's lineTap).
+    if (startsMessage(frame)) rec.received(frame);
+    else rec.strayLines++;
   });
   buf.append = function (chunk) {
     // Past the limit neither the capture nor the SDK's read buffer
@@ -433,6 +475,18 @@ function tapStdioReads(rec, transport) {
     // one 16 MiB line cost seconds (past a check's deadline on 1.x).
     if (whole.length > 0) return append.call(this, Buffer.from(whole.buffer, whole.byteOffset, whole.length));
   };
+}
+
+/**
+ * Whether a line, blanks trimmed, can be a JSON-RPC message: it opens an
+ * object, or a batch ("[" whose next byte after blanks is "{" or "]").
+ */
+export function startsMessage(f) {
+  if (f[0] === 0x7b) return true;
+  if (f[0] !== 0x5b) return false;
+  let i = 1;
+  while (i < f.length && (f[i] === 0x20 || f[i] === 0x09 || f[i] === 0x0d)) i++;
+  return i < f.length && (f[i] === 0x7b || f[i] === 0x5d);
 }
 
 function trim(b) {

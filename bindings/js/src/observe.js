@@ -40,6 +40,8 @@ export const FAILURE_TOO_LARGE = "answer_too_large";
  * SDK's error text never reaches a record.
  */
 export const FAULT_CONNECT_REFUSED = "connect_refused";
+/** No program of the stdio command's name exists (a mistyped command). */
+export const FAULT_COMMAND_NOT_FOUND = "command_not_found";
 export const FAULT_TIMEOUT = "timeout";
 export const FAULT_PROCESS_EXITED = "process_exited";
 export const FAULT_SESSION_ENDED = "session_ended";
@@ -77,11 +79,15 @@ export function classify(rec, signal, err) {
  * @property {string} failureAt where a fault happened: "handshake" or "tools/list" ("" for a capture failure)
  * @property {number} failurePage the tools/list page of a fault (from 1), 0 in the handshake
  * @property {number} timeoutMs the check's deadline, named in a timeout's record
+ * @property {string} [command] the program a command_not_found could not find
+ * @property {number|null} [exitStatus] a process_exited child's exit status, when known
+ * @property {string} [stderrTail] the end of a process_exited child's stderr (when piped)
+ * @property {number} strayLines stdio lines that were no JSON-RPC message, skipped (docs/mcpserver.md, Stray lines)
  */
 
 /** The handshake facts of the capture (and the session's negotiated version). */
 export function handshakeFacts(cap, endpoint, client) {
-  const obs = { endpoint, handshake: "", protocolVersion: "", serverInfo: null, handshakeResult: null, clientCapabilities: null, pages: [], stop: "", pageCapReached: false, failure: "", failureDetail: "", failureAt: "", failurePage: 0, timeoutMs: 0 };
+  const obs = { endpoint, handshake: "", protocolVersion: "", serverInfo: null, handshakeResult: null, clientCapabilities: null, pages: [], stop: "", pageCapReached: false, failure: "", failureDetail: "", failureAt: "", failurePage: 0, timeoutMs: 0, strayLines: cap.rec.strayLines };
   // What the client declared: as sent, or (an adapter, whose client
   // connected before the capture) what both SDK majors keep of it.
   obs.clientCapabilities = cap.rec.clientCaps;
@@ -132,7 +138,16 @@ export function handshakeFacts(cap, endpoint, client) {
  * @param {number|undefined} o.pageCap undefined: the core's default
  * @param {AbortSignal} o.signal the check's deadline
  */
-export async function observePages({ cc, cap, listPage, obs, pageCap, signal }) {
+export async function observePages(o) {
+  try {
+    return await walkPages(o);
+  } finally {
+    // The lines skipped up to the check's end: the core records them.
+    o.obs.strayLines = o.cap.rec.strayLines;
+  }
+}
+
+async function walkPages({ cc, cap, listPage, obs, pageCap, signal }) {
   let followed = [];
   let cursor;
   // The pages are counted as they arrive: past the core's bound on them
@@ -274,12 +289,20 @@ export function observedRequest(o) {
   if (o.clientCapabilities) out.client_capabilities = o.clientCapabilities;
   if (o.pages.length > 0 || !o.failure) out.pages = o.pages;
   if (o.pageCapReached) out.page_cap_reached = true;
+  if (o.strayLines > 0) out.stray_lines = o.strayLines;
   if (o.failure) {
     out.failure = o.failure;
     if (o.failureDetail) out.failure_detail = o.failureDetail;
     if (o.failureAt) out.failure_at = o.failureAt;
     if (o.failurePage > 0) out.failure_page = o.failurePage;
     if (o.failure === FAULT_TIMEOUT && o.timeoutMs > 0) out.timeout_ms = o.timeoutMs;
+    if (o.failure === FAULT_COMMAND_NOT_FOUND) out.failure_command = o.command ?? "";
+    // At the handshake only, as every host: whether the child has been
+    // reaped at a later fault is a race (docs/continuity.md, Host faults).
+    if (o.failure === FAULT_PROCESS_EXITED && o.failureAt === "handshake") {
+      if (Number.isInteger(o.exitStatus)) out.exit_status = o.exitStatus;
+      if (o.stderrTail) out.stderr_tail = o.stderrTail;
+    }
   }
   return out;
 }

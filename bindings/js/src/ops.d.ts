@@ -375,6 +375,19 @@ export interface LockCheckRequest {
   failure_page?: number;
   /** with `timeout`: the check's deadline in milliseconds, which the detail names */
   timeout_ms?: number;
+  /**
+   * with `command_not_found` (required): the program the host could not find, as it tried to start
+   * it; the detail reads `command not found: NAME`
+   */
+  failure_command?: string;
+  /** with `process_exited`: the status the server's process exited with, when the host knows it */
+  exit_status?: number;
+  /**
+   * with `process_exited`: the end of what the process wrote to its stderr (the host keeps at most
+   * its last 4096 bytes); the detail quotes its last 3 lines that are not blank, each clipped at
+   * 160 bytes (kept as written, shown through `escape_text`)
+   */
+  stderr_tail?: string;
 }
 
 /** The result of lock_check. */

@@ -297,6 +297,13 @@ class Gate {
     } catch {
       // the connection failed already
     }
+    // What the capture knows of a stdio command that did not start or
+    // exited at once (the child has been closed by now): the core words it.
+    if (obs.failure === "command_not_found") obs.command = this.cap.rec.command;
+    if (obs.failure === "process_exited") {
+      obs.exitStatus = this.cap.rec.exitStatus;
+      obs.stderrTail = this.cap.rec.stderrTail();
+    }
     const [rec] = await this.serial(() => this.check(obs, false));
     this.record = rec;
     this.shutdown();

@@ -31,7 +31,7 @@ for (const major of [1, 2]) {
       });
       const transport = c.server.url
         ? new StreamableHTTPClientTransport(new URL(c.server.url))
-        : new StdioClientTransport({ command: c.server.command[0], args: c.server.command.slice(1), stderr: "ignore" });
+        : new StdioClientTransport({ command: c.server.command[0], args: c.server.command.slice(1), stderr: "pipe" });
       // A fault in the handshake leaves no session, one at tools/list a
       // session whose record pauses it.
       let raw;

@@ -63,8 +63,13 @@ type Observed struct {
 	ClientCapabilities canon.Value
 	Pages              []string
 	PageCapReached     bool
-	Failure            string // "", FailureUnavailable or FailureTimeout
-	FailureDetail      string
+	// StrayLines counts the lines of a stdio server's stdout the host
+	// skipped as no JSON-RPC message: a fact on the record, so that a
+	// server that talks past the protocol is seen, never a reason to block
+	// a list it answered whole.
+	StrayLines    int
+	Failure       string // "", FailureUnavailable or FailureTimeout
+	FailureDetail string
 }
 
 // ReadHandshake reads a handshake's result as the server sent it: the
@@ -383,8 +388,8 @@ func (c *check) judgeServer() {
 	default:
 		c.identity = IdentityMismatch
 		c.add(policy.ServerIdentityMismatch, "", "", "", canon.Obj(
-			canon.M("approved", canon.Str(c.base.URL)),
-			canon.M("observed", canon.Str(obs)),
+			canon.M("approved", canon.Str(endpoint.Redact(c.base.URL))),
+			canon.M("observed", canon.Str(endpoint.Redact(obs))),
 		))
 	}
 }

@@ -2,6 +2,8 @@ package continuity
 
 import (
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/internal/canon"
@@ -26,6 +28,11 @@ const (
 	// FaultProcessExited: the stdio server's process exited, or closed its
 	// output, before answering.
 	FaultProcessExited = "process_exited"
+	// FaultCommandNotFound: the stdio command could not be started because
+	// no program of its name exists (a mistyped command); failure_command
+	// names it. connect_refused stays the fault of a command that exists
+	// and could not be started.
+	FaultCommandNotFound = "command_not_found"
 	// FaultSessionEnded: the connection closed before the answer (an HTTP
 	// stream ended, the transport was closed under the session).
 	FaultSessionEnded = "session_ended"
@@ -60,7 +67,8 @@ const MaxPagesBytes = canon.MaxBytes
 // host's, for a host that cannot say more), an answer past the host's
 // limit, the capture's own failures, and the host faults the core words.
 var HostFailures = []string{FailureUnavailable, FailureTimeout, FailureTooLarge, FaultListCached, FaultNotCaptured,
-	FaultConnectRefused, FaultTimeout, FaultCancelled, FaultProcessExited, FaultSessionEnded, FaultSessionFailed, FaultPagesOverCap}
+	FaultConnectRefused, FaultTimeout, FaultCancelled, FaultProcessExited, FaultSessionEnded, FaultSessionFailed, FaultPagesOverCap,
+	FaultCommandNotFound}
 
 // Fault is a host's failure as it hands it to the core.
 type Fault struct {
@@ -71,7 +79,25 @@ type Fault struct {
 	// TimeoutMS is timeout_ms: the deadline in milliseconds, 0 when the
 	// host does not give it (timeout only).
 	TimeoutMS int
+	// Command is failure_command: the program command_not_found could not
+	// find, as the host tried to start it (required with that fault only).
+	Command string
+	// ExitStatus is exit_status, with process_exited only: the status the
+	// server's process exited with, when the host knows it (HasExit).
+	ExitStatus int
+	HasExit    bool
+	// StderrTail is stderr_tail, with process_exited only: the end of what
+	// the process wrote to its stderr, as the host kept it; the core words
+	// its last lines, bounded and escaped.
+	StderrTail string
 }
+
+// Bounds of what a record carries of an exited process's stderr: its last
+// tailLines lines that are not blank, each at most tailLineBytes.
+const (
+	tailLines     = 3
+	tailLineBytes = 160
+)
 
 // Fault steps (failure_at).
 const (
@@ -139,6 +165,12 @@ func HostFailure(f Fault) (string, string, error) {
 	if f.TimeoutMS != 0 && f.Failure != FaultTimeout {
 		return "", "", cerr.New(cerr.BadRequest, "timeout_ms goes with timeout only")
 	}
+	if (f.Command != "") != (f.Failure == FaultCommandNotFound) {
+		return "", "", cerr.New(cerr.BadRequest, "failure_command goes with command_not_found, which needs it (the program not found)")
+	}
+	if (f.HasExit || f.StderrTail != "") && f.Failure != FaultProcessExited {
+		return "", "", cerr.New(cerr.BadRequest, "exit_status and stderr_tail go with process_exited only")
+	}
 	switch f.Failure {
 	case FaultTimeout:
 		if f.TimeoutMS == 0 {
@@ -147,6 +179,24 @@ func HostFailure(f Fault) (string, string, error) {
 		return FailureTimeout, where + ": no answer within " + duration(f.TimeoutMS), nil
 	case FaultCancelled:
 		return FailureTimeout, where + ": " + faultWords[f.Failure], nil
+	case FaultCommandNotFound:
+		if f.At != AtHandshake {
+			return "", "", cerr.New(cerr.BadRequest, "%s happens at the handshake", f.Failure)
+		}
+		return FailureUnavailable, where + ": command not found: " + clipLine(f.Command), nil
+	case FaultProcessExited:
+		words := where + ": " + faultWords[f.Failure]
+		var facts []string
+		if f.HasExit {
+			facts = append(facts, "exit status "+strconv.Itoa(f.ExitStatus))
+		}
+		if tail := stderrTail(f.StderrTail); tail != "" {
+			facts = append(facts, "the end of its stderr: "+tail)
+		}
+		if len(facts) > 0 {
+			words += " (" + strings.Join(facts, "; ") + ")"
+		}
+		return FailureUnavailable, words, nil
 	case FaultPagesOverCap:
 		if f.At != AtToolsList {
 			return "", "", cerr.New(cerr.BadRequest, "%s happens at tools/list", f.Failure)
@@ -163,4 +213,38 @@ func duration(ms int) string {
 		return strconv.Itoa(ms/1000) + " s"
 	}
 	return strconv.Itoa(ms) + " ms"
+}
+
+// stderrTail words the end of a process's stderr for a record: its last
+// tailLines lines that are not blank, each clipped and quoted, joined with
+// " | ". The text is the server's: kept as it is in the record, like every
+// string of a server's there, and shown through the one escape rule
+// (textsafe, escape_text) wherever a person reads it.
+func stderrTail(s string) string {
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) > tailLines {
+		lines = lines[len(lines)-tailLines:]
+	}
+	for i, l := range lines {
+		lines[i] = "\"" + clipLine(l) + "\""
+	}
+	return strings.Join(lines, " | ")
+}
+
+// clipLine is one line kept in a record: at most tailLineBytes of it,
+// whole characters.
+func clipLine(s string) string {
+	if len(s) > tailLineBytes {
+		i := tailLineBytes
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i--
+		}
+		s = s[:i] + "…"
+	}
+	return s
 }

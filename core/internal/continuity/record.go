@@ -8,6 +8,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/internal/canon"
+	"github.com/crawlcheck/verifier/core/internal/endpoint"
 	"github.com/crawlcheck/verifier/core/internal/policy"
 	"github.com/crawlcheck/verifier/core/internal/tools"
 	"github.com/crawlcheck/verifier/core/timefmt"
@@ -81,6 +82,11 @@ func (c *check) record(d policy.Decision) canon.Value {
 		canon.M("failure", optStr(in.Observed.Failure)),
 		canon.M("malformed", canon.BoolOf(c.malformed != nil)),
 	}
+	if in.Observed.StrayLines > 0 {
+		// Only when there were any: records of servers that keep to the
+		// protocol keep their bytes.
+		observed = append(observed, canon.M("stray_lines", canon.Int(int64(in.Observed.StrayLines))))
+	}
 	if c.listRead {
 		observed[0].Value = canon.Str(tools.ListSHA256(c.observed.Tools))
 		observed[1].Value = canon.Int(int64(len(c.observed.Tools)))
@@ -104,8 +110,10 @@ func (c *check) record(d policy.Decision) canon.Value {
 	)
 
 	server := canon.Obj(
-		canon.M("approved_url", optStr(c.base.URL)),
-		canon.M("observed_url", optStr(in.Observed.Endpoint)),
+		// A record never repeats a credential an endpoint carries, even
+		// one an older lockfile pins in clear (endpoint.Redact).
+		canon.M("approved_url", optStr(endpoint.Redact(c.base.URL))),
+		canon.M("observed_url", optStr(endpoint.Redact(in.Observed.Endpoint))),
 		canon.M("identity", canon.Str(c.identity)),
 		canon.M("protocol_version", optStr(in.Observed.ProtocolVersion)),
 		canon.M("handshake", optStr(in.Observed.Handshake)),

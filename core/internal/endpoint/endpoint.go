@@ -90,8 +90,11 @@ func isScheme(s string) bool {
 	return true
 }
 
-// Same reports whether two endpoints name the same server.
-func Same(a, b string) bool { return Normalize(a) == Normalize(b) }
+// Same reports whether two endpoints name the same server: their normal
+// forms with every credential hidden (Redact), so that a lockfile that
+// pins a credential in clear, written before credentials were hidden,
+// still names the server that answers with it hidden.
+func Same(a, b string) bool { return Normalize(Redact(a)) == Normalize(Redact(b)) }
 
 // IsHTTP reports whether s is an http or https URL with a host: the
 // endpoint of a streamable HTTP server.

@@ -663,6 +663,15 @@ class Observation:
     failure_page: int = 0
     #: the check's deadline in milliseconds, named in a timeout's record
     timeout_ms: int = 0
+    #: stdio lines that were no JSON-RPC message, skipped by the transport
+    #: (docs/mcpserver.md, Stray lines); the core records the count
+    stray_lines: int = 0
+    #: the program a command_not_found could not find
+    command: str = ""
+    #: a process_exited child's exit status (None: not known) and the end
+    #: of its stderr, given at the handshake only, as every host gives them
+    exit_status: Optional[int] = None
+    stderr_tail: str = ""
 
     def fail(self, failure: str, detail: str, at: str, page: int = 0) -> None:
         """Sets the failure; a fault (no detail) says where it happened, a
@@ -697,6 +706,8 @@ class Observation:
             o["pages"] = list(self.pages)
         if self.page_cap_reached:
             o["page_cap_reached"] = True
+        if self.stray_lines > 0:
+            o["stray_lines"] = self.stray_lines
         # The failure goes as it is, a code (a capture failure included):
         # the core decides how a record carries it.
         if self.failure:
@@ -709,6 +720,13 @@ class Observation:
                 o["failure_page"] = self.failure_page
             if self.failure == FAULT_TIMEOUT and self.timeout_ms > 0:
                 o["timeout_ms"] = self.timeout_ms
+            if self.failure == "command_not_found":
+                o["failure_command"] = self.command
+            if self.failure == "process_exited" and self.failure_at == "handshake":
+                if self.exit_status is not None:
+                    o["exit_status"] = self.exit_status
+                if self.stderr_tail:
+                    o["stderr_tail"] = self.stderr_tail
         return o
 
 
@@ -1210,6 +1228,14 @@ class McpPreflight:
         await self._settle(obs, seen, recheck)
 
     async def _settle(self, obs: Observation, seen: Optional[int] = None, recheck: Optional[Dict[str, int]] = None) -> None:
+        wire = self._tap.wire
+        if wire is not None:
+            # The lines skipped up to the check's end: the core records them.
+            obs.stray_lines = wire.stray_lines
+            # What the transport knows of a command that did not start or
+            # exited at once: the core words it.
+            obs.command = wire.command
+            obs.exit_status, obs.stderr_tail = wire.exit_status, wire.stderr_tail()
         try:
             rec, raw, cons = await self._check(obs, refreshed=False, recheck=recheck)
             if self._handoff(rec).get("session") == "check_again":

@@ -29,7 +29,9 @@ bounded by its compressed size) and bounds each body as it is read.
 
 from __future__ import annotations
 
+import codecs
 import inspect
+import subprocess
 import sys
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Callable, List, Optional, TextIO, Tuple
@@ -43,6 +45,14 @@ if sys.version_info < (3, 11):  # pragma: no cover - the backport anyio depends 
     from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found]
 
 __all__ = ["Wire", "stdio_client", "streamable_http_client"]
+
+#: How much of a stdio child's stderr is kept, its end, for the record of a
+#: child that exits before answering (the Go and JS hosts keep as much).
+_STDERR_TAIL_BYTES = 4096
+
+#: How long a child that closed its stdout is waited for, for its exit
+#: status and the end of its stderr.
+_EXIT_WAIT = 1.0
 
 #: How long the server may take to exit once its stdin is closed, then after
 #: SIGTERM, before it is killed (the stdio transport's shutdown).
@@ -65,6 +75,24 @@ class Wire:
         #: a failure by, never an exception's text (docs/continuity.md,
         #: Host faults)
         self.fault = ""
+        #: stdio lines that were no JSON-RPC message, skipped (starts_message)
+        self.stray_lines = 0
+        #: the program a command_not_found could not find
+        self.command = ""
+        #: the stdio child's exit status once it exited (not by a signal)
+        self.exit_status: Optional[int] = None
+        #: the end of the stdio child's stderr (_STDERR_TAIL_BYTES at most)
+        self.stderr = bytearray()
+
+    def stderr_chunk(self, chunk: bytes) -> None:
+        """Keeps the end of the child's stderr."""
+        self.stderr += chunk
+        del self.stderr[: max(0, len(self.stderr) - _STDERR_TAIL_BYTES)]
+
+    def stderr_tail(self) -> str:
+        """The end of the child's stderr as text (bytes that are not UTF-8
+        shown as U+FFFD: display text, never hashed)."""
+        return bytes(self.stderr).decode("utf-8", "replace")
 
     def saw(self, fault: str) -> None:
         """Records a fault of the transport; the first is kept."""
@@ -140,6 +168,20 @@ def raise_lone(group: "BaseExceptionGroup[BaseException]") -> None:
         raise leaves[0].with_traceback(leaves[0].__traceback__) from leaves[0].__cause__
 
 
+def starts_message(frame: bytes) -> bool:
+    """Whether a stdio line, blanks trimmed, can be a JSON-RPC message: it
+    opens an object, or a batch ("[" whose next byte after blanks is "{" or
+    "]"). Any other line is a stray line (docs/mcpserver.md, Stray lines),
+    skipped and counted; one that starts as a message stays a frame,
+    malformed or not. The Go and JS captures skip by the same rule."""
+    if frame[:1] == b"{":
+        return True
+    if frame[:1] != b"[":
+        return False
+    rest = frame[1:].lstrip(b" \t\r")
+    return rest[:1] in (b"{", b"]")
+
+
 def _decode(frame: bytes) -> Any:
     """A frame as the session receives it: mcp's SessionMessage of its own
     message type, or the parse error as a value (as mcp's transports hand it)."""
@@ -185,15 +227,21 @@ async def stdio_client(server: Any, errlog: TextIO = sys.stderr) -> AsyncIterato
         process = await anyio.open_process(
             [str(server.command), *[str(a) for a in (server.args or [])]],
             env=env,
-            stderr=errlog,
+            # Relayed to errlog by relay_stderr, its end kept for the record.
+            stderr=subprocess.PIPE,
             cwd=getattr(server, "cwd", None),
             start_new_session=True,
         )
-    except OSError:
+    except OSError as e:
         # The command did not start: the session is one whose read stream
-        # ends at once, so a preflight records connect_refused, as the Go
-        # and JS preflights do, instead of no record at all.
-        wire.saw("connect_refused")
+        # ends at once, so a preflight records connect_refused (or, for no
+        # program of that name, command_not_found), as the Go and JS
+        # preflights do, instead of no record at all.
+        if isinstance(e, FileNotFoundError):
+            wire.command = str(server.command)
+            wire.saw("command_not_found")
+        else:
+            wire.saw("connect_refused")
         read_writer.close()
 
         async def discard() -> None:
@@ -213,6 +261,11 @@ async def stdio_client(server: Any, errlog: TextIO = sys.stderr) -> AsyncIterato
     async def deliver(line: bytes) -> None:
         frame = line.strip(b" \t\r\n")
         if not frame:
+            return
+        if not starts_message(frame):
+            # A banner or a log line: skipped, as mcp's own stdio_client
+            # skips a line it cannot parse, and counted for the record.
+            wire.stray_lines += 1
             return
         wire.frame(frame)
         await read_writer.send(_decode(frame))
@@ -244,6 +297,34 @@ async def stdio_client(server: Any, errlog: TextIO = sys.stderr) -> AsyncIterato
                 wire.saw("process_exited")
                 if buf:
                     await deliver(bytes(buf))
+                # Its exit status and the end of its stderr, before the
+                # session hears of the end (bounded: a child that closed
+                # its stdout and lives on is not waited for).
+                with anyio.move_on_after(_EXIT_WAIT):
+                    await process.wait()
+                    await stderr_done.wait()
+                if process.returncode is not None and process.returncode >= 0:
+                    wire.exit_status = process.returncode
+
+    stderr_done = anyio.Event()
+
+    async def relay_stderr() -> None:
+        # The child's stderr goes to errlog as it comes, as mcp's
+        # stdio_client sends it there; its end is kept for the record.
+        assert process.stderr is not None
+        decode = codecs.getincrementaldecoder("utf-8")("replace")
+        try:
+            async for chunk in process.stderr:
+                wire.stderr_chunk(chunk)
+                try:
+                    errlog.write(decode.decode(chunk))
+                    errlog.flush()
+                except (OSError, ValueError):
+                    pass
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            pass
+        finally:
+            stderr_done.set()
 
     async def writer() -> None:
         assert process.stdin is not None
@@ -277,6 +358,7 @@ async def stdio_client(server: Any, errlog: TextIO = sys.stderr) -> AsyncIterato
         async with anyio.create_task_group() as tg:
             tg.start_soon(reader)
             tg.start_soon(writer)
+            tg.start_soon(relay_stderr)
             try:
                 yield WireReceiveStream(read_stream, wire), write_stream
             finally:

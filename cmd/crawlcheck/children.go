@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// The servers crawlcheck starts (a stdio --server, a lockfile's stdio
+// endpoint) end with it on every path: a normal end closes each session
+// (stdin closed, SIGTERM, SIGKILL: the stdio transport's shutdown), and a
+// signal to crawlcheck (kill -TERM, Ctrl-C, a closed terminal) ends each
+// child's whole process group before crawlcheck exits (issue 34, item 5).
+// A child runs in a process group of its own, so that what it started
+// (npx's node, a wrapper script's server) ends with it.
+
+// childEndWait bounds how long a child's group is given to exit after
+// SIGTERM before SIGKILL, and how long crawlcheck waits for its children
+// on a signal.
+const childEndWait = time.Second
+
+// running are the children started under the signal context.
+var running struct {
+	sync.Mutex
+	ctx    context.Context
+	ended  map[*exec.Cmd]chan struct{}
+	signal os.Signal
+}
+
+// watchSignals makes the context every child is started under: a signal
+// cancels it, which ends each child's group (commandOf's Cancel), and
+// crawlcheck exits with 128 and the signal's number once they have ended
+// (at most childEndWait each).
+func watchSignals() {
+	ctx, cancel := context.WithCancel(context.Background())
+	running.ctx = ctx
+	running.ended = map[*exec.Cmd]chan struct{}{}
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		s := <-ch
+		cancel()
+		running.Lock()
+		waits := make([]chan struct{}, 0, len(running.ended))
+		for _, e := range running.ended {
+			waits = append(waits, e)
+		}
+		running.Unlock()
+		deadline := time.After(2 * childEndWait)
+	wait:
+		for _, e := range waits {
+			select {
+			case <-e:
+			case <-deadline:
+				break wait
+			}
+		}
+		code := 128
+		if n, ok := s.(syscall.Signal); ok {
+			code += int(n)
+		}
+		os.Exit(code)
+	}()
+}
+
+// commandOf is the exec.Cmd of a stdio server: in a process group of its
+// own, ended with that group when crawlcheck is signalled. forget drops it
+// from the children a signal waits for, once its session has ended.
+func commandOf(args []string) (cmd *exec.Cmd, forget func()) {
+	ctx := running.ctx
+	if ctx == nil {
+		ctx = context.Background() // tests that call run directly
+	}
+	cmd = exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ended := make(chan struct{})
+	cmd.Cancel = func() error {
+		// Called by os/exec once the child has started and ctx ends.
+		defer close(ended)
+		return endGroup(cmd.Process.Pid)
+	}
+	running.Lock()
+	if running.ended != nil {
+		running.ended[cmd] = ended
+	}
+	running.Unlock()
+	return cmd, func() {
+		running.Lock()
+		delete(running.ended, cmd)
+		running.Unlock()
+	}
+}
+
+// endGroup ends a child's process group: SIGTERM, then SIGKILL to whatever
+// of it is left after childEndWait.
+func endGroup(pgid int) error {
+	if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil {
+		if errors.Is(err, syscall.ESRCH) {
+			return nil
+		}
+		return err
+	}
+	for end := time.Now().Add(childEndWait); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if syscall.Kill(-pgid, 0) != nil {
+			return nil
+		}
+	}
+	return syscall.Kill(-pgid, syscall.SIGKILL)
+}
