@@ -100,6 +100,24 @@ func opVectors(t testing.TB) []opVector {
 	add("make_lock", "client capabilities", obj{"tools": base, "approved_at": approvedAt, "server": with(srv, "client_capabilities", rootsClient)})
 	add("make_lock", "client capabilities not an object refused", obj{"tools": base, "approved_at": approvedAt, "server": with(srv, "client_capabilities", "roots")})
 
+	// The provenance extension (docs/issuer.md, Trust model).
+	observedBy := obj{"endpoint": fixtureURL, "protocol_version": "2025-06-18", "handshake": "initialize",
+		"server_info": obj{"name": "issues", "version": "1.4.0"}, "pages": one(base)}
+	add("make_lock", "provenance observed", obj{"observed": observedBy, "approved_at": approvedAt, "provenance": obj{"source": "observed", "by": "anonymous"}})
+	add("make_lock", "provenance submitted by a tenant", obj{"tools": base, "approved_at": approvedAt, "server": srv, "provenance": obj{"source": "submitted", "by": "tenant:acme"}})
+	add("make_lock", "provenance observed of tools handed over refused", obj{"tools": base, "approved_at": approvedAt, "server": srv, "provenance": obj{"source": "observed", "by": "operator"}})
+	add("make_lock", "provenance submitted anonymously refused", obj{"tools": base, "approved_at": approvedAt, "provenance": obj{"source": "submitted", "by": "anonymous"}})
+	add("make_lock", "provenance of an unknown principal refused", obj{"tools": base, "approved_at": approvedAt, "provenance": obj{"source": "submitted", "by": "tenant:"}})
+	add("make_lock", "provenance with an unknown member refused", obj{"tools": base, "approved_at": approvedAt, "provenance": obj{"source": "submitted", "by": "operator", "at": "x"}})
+	add("make_lock", "provenance in an agentgate.lock refused", obj{"tools": base, "format": "agentgate", "name": "issues", "approved_at": approvedAt, "provenance": obj{"source": "submitted", "by": "operator"}})
+	submitted := signDoc(t, provenanceLockDoc(t, base, "submitted", "tenant:acme"), issuer, true)
+	relabelled := deepCopy(submitted)
+	relabelled["provenance"] = obj{"source": "observed", "by": "tenant:acme"}
+	stripped := deepCopy(submitted)
+	delete(stripped, "provenance")
+	labelledAfter := deepCopy(signed)
+	labelledAfter["provenance"] = obj{"source": "observed", "by": "operator"}
+
 	verify := func(name string, doc any, extra obj) {
 		r := obj{"lock": doc, "now": checkNow, "key_directory": directory}
 		for k, v := range extra {
@@ -126,6 +144,11 @@ func opVectors(t testing.TB) []opVector {
 	verify("count mismatch", with(lock, "count", 3), nil)
 	verify("malformed signature", with(signed, "signature", "ed25519:test-issuer-2026:!!"), nil)
 	verify("lock with a duplicate key", `{"kind":"crawlcheck-mcp-lock","kind":"x"}`, nil)
+	verify("provenance signed", submitted, nil)
+	verify("provenance relabelled observed after signing", relabelled, nil)
+	verify("provenance taken out after signing", stripped, nil)
+	verify("provenance added after signing", labelledAfter, nil)
+	verify("provenance source unknown", with(submitted, "provenance", obj{"source": "crawled", "by": "operator"}), nil)
 	add("verify_lock", "missing now", obj{"lock": lock})
 	add("verify_lock", "bad key directory", obj{"lock": lock, "now": checkNow, "key_directory": obj{"kind": "crawlcheck-key-directory", "v": 1, "keys": []any{obj{"kid": "k", "alg": "rsa"}}}})
 	add("verify_lock", "bad operator key", obj{"lock": lock, "now": checkNow, "operator_keys": []any{"AAAA"}})

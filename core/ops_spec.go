@@ -185,6 +185,7 @@ var opSpecs = []OpSpec{
 			may("name", "string", "agentgate: the server's name (required)"),
 			may("generated_by", "string", "agentgate: `generatedBy` (default: this engine)"),
 			may("into", "document", "agentgate: an agentgate.lock to add the server to, or replace it in"),
+			may("provenance", "object `{source, by}`", "crawlcheck: the provenance the signer states (docs/issuer.md, Trust model), written in the lockfile's signed part: `source` `observed` (only with `observed`: the signer read the server itself) or `submitted` (tools or pages handed to it), `by` `operator`, `tenant:<id>` or `anonymous` (never with `submitted`)"),
 		}),
 		Result: []Field{need("lock", "string", "the exact bytes to write (indented, trailing newline); a crawlcheck lockfile carries `scan_at_approval`, the `scan` answer for the same tools")}},
 	{Name: "scan", Summary: "The approval scan of a tool list (docs/scan.md): the `scan_at_approval` object make_lock pins. Findings are ordered by tool (the server's instructions first, then canonical name order), part (name, description, schema, annotations, then title, outputSchema, execution, _meta, _meta.ui and unknown members, each in canonical member order), offset and rule; at most `max_findings` are listed, the most severe kept, and `kinds` counts them all. A truncated list is `bad_request`: a scan of part of a list would call the rest clean.",
@@ -220,6 +221,7 @@ var opSpecs = []OpSpec{
 			may("count", "number", "crawlcheck: tools pinned"),
 			may("tools_sha256", "string", "crawlcheck: the pinned list hash"),
 			may("url", "string or null", "crawlcheck: the endpoint the lockfile pins (`server.url`), null when it pins none"),
+			may("provenance", "object or null", "crawlcheck: the lockfile's `provenance` `{source, by}` as it states it (vouched for as far as `trust` says), null when it states none"),
 		}},
 	{Name: "sign_lock", Summary: "Signs a crawlcheck lockfile; a signature it had is replaced. An agentgate.lock has no signature (`lock_unsupported`).",
 		Request: []Field{

@@ -123,6 +123,13 @@ export interface MakeLockRequest {
   generated_by?: string;
   /** agentgate: an agentgate.lock to add the server to, or replace it in */
   into?: Document;
+  /**
+   * crawlcheck: the provenance the signer states (docs/issuer.md, Trust model), written in the
+   * lockfile's signed part: `source` `observed` (only with `observed`: the signer read the server
+   * itself) or `submitted` (tools or pages handed to it), `by` `operator`, `tenant:<id>` or
+   * `anonymous` (never with `submitted`)
+   */
+  provenance?: Request;
 }
 
 /** The result of make_lock. */
@@ -223,6 +230,11 @@ export interface VerifyLockResult {
   tools_sha256?: string;
   /** crawlcheck: the endpoint the lockfile pins (`server.url`), null when it pins none */
   url?: string | null;
+  /**
+   * crawlcheck: the lockfile's `provenance` `{source, by}` as it states it (vouched for as far as
+   * `trust` says), null when it states none
+   */
+  provenance?: { [key: string]: Json } | null;
 }
 
 /** The request of sign_lock. */

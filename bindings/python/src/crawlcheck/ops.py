@@ -145,6 +145,7 @@ def make_lock(
     name: Optional[str] = None,
     generated_by: Optional[str] = None,
     into: Optional[Document] = None,
+    provenance: Optional[Mapping[str, Any]] = None,
 ) -> MakeLockResult:
     """A new lockfile pinning a tool list that was read whole."""
     return cast(
@@ -162,6 +163,7 @@ def make_lock(
                 name=name,
                 generated_by=generated_by,
                 into=into,
+                provenance=provenance,
             ),
         ),
     )
@@ -246,6 +248,9 @@ class VerifyLockResult(_VerifyLockResultRequired, total=False):
     tools_sha256: str
     #: crawlcheck: the endpoint the lockfile pins (`server.url`), null when it pins none
     url: Optional[str]
+    #: crawlcheck: the lockfile's `provenance` `{source, by}` as it states it (vouched for as far as
+    #: `trust` says), null when it states none
+    provenance: Optional[Dict[str, Any]]
 
 
 def verify_lock(
