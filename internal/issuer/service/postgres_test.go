@@ -45,7 +45,8 @@ func TestTwoInstancesOnePostgres(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		svc, err := service.New(context.Background(), service.Config{Keys: live, Store: st, Fetch: fetch.New(fetch.Policy{}), Logger: log.New(io.Discard, "", 0)})
+		svc, err := service.New(context.Background(), service.Config{Keys: live, Store: st, Fetch: fetch.New(fetch.Policy{}), Logger: log.New(io.Discard, "", 0),
+			TenantTokens: tenantHashes(testTenantToken)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +54,7 @@ func TestTwoInstancesOnePostgres(t *testing.T) {
 		t.Cleanup(srv.Close)
 		urls, stores = append(urls, srv.URL), append(stores, st)
 	}
-	e := &env{t: t, spec: loadOpenAPI(t), api: urls[0], mcp: "https://mcp.example.com/mcp"}
+	e := &env{t: t, spec: loadOpenAPI(t), api: urls[0], mcp: "https://mcp.example.com/mcp", auth: "Bearer " + testTenantToken}
 	lock := e.ok("POST", "/api/v1/mcp/lock", "/api/v1/mcp/lock", obj{"tools": json.RawMessage(tools), "server": obj{"url": e.mcp}})
 	body := []byte(`{"lock":` + mustString(lock) + `,"tools":` + tools + `}`)
 	var mu sync.Mutex

@@ -87,13 +87,18 @@ type Faults interface {
 
 // Config configures the service.
 type Config struct {
-	Keys      KeySource
-	Store     store.Store
-	Fetch     *fetch.Fetcher
-	Lifetime  time.Duration // receipts are valid this long; default 5 minutes
-	Deadline  time.Duration // every request's deadline; default 30 seconds
-	ReadLimit time.Duration // reading a live server; default 10 seconds (within Deadline)
-	MaxBody   int64         // request body bound; default core.MaxRequestBytes
+	Keys  KeySource
+	Store store.Store
+	Fetch *fetch.Fetcher // every reading but the operator's: public addresses only
+	// OperatorFetch reads for the operator's token alone: the fetcher with
+	// the operator's --allow-private ranges (F12: never for a tenant or an
+	// anonymous client, or the service is their way into its own network).
+	// nil: the operator reads with Fetch too.
+	OperatorFetch *fetch.Fetcher
+	Lifetime      time.Duration // receipts are valid this long; default 5 minutes
+	Deadline      time.Duration // every request's deadline; default 30 seconds
+	ReadLimit     time.Duration // reading a live server; default 10 seconds (within Deadline)
+	MaxBody       int64         // request body bound; default core.MaxRequestBytes
 	// RatePerSecond and RateBurst limit each client (by remote address) on
 	// the endpoints that read a live server; default 5/s, burst 20.
 	RatePerSecond float64
@@ -109,7 +114,16 @@ type Config struct {
 	// is never held, so a copy of the service's disk or memory cannot write
 	// into its log.
 	OperatorTokenSHA256 string
-	Faults              Faults
+	// TenantTokens maps a tenant id to the hex SHA-256 of its token
+	// (cctt.<id>.<secret>, drawn by crawlcheck-issuer tenant-token): a
+	// tenant may have the tools it hands over signed, as submitted by it
+	// (docs/issuer.md, Trust model). Only hashes are held.
+	TenantTokens map[string]string
+	// AnonymousLocks lets a client without a credential have a lockfile
+	// signed of a server the service reads itself (GET /api/v1/mcp/lock,
+	// provenance observed by anonymous). Off by default: least privilege.
+	AnonymousLocks bool
+	Faults         Faults
 }
 
 // skew is the clock skew guard allows past expires_at (docs/receipts.md):
@@ -584,12 +598,13 @@ func (s *Service) limit(w http.ResponseWriter, key string, perSecond float64, bu
 // read reads a live server for a request, under the read limit; a refused
 // endpoint answers 403 and false.
 func (s *Service) read(w http.ResponseWriter, r *http.Request, url string) (fetch.Reading, bool) {
-	if !s.allow(w, r) {
+	who, ok := s.principalOf(w, r)
+	if !ok || !s.allow(w, r) {
 		return fetch.Reading{}, false
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.ReadLimit)
 	defer cancel()
-	rd := s.cfg.Fetch.Read(ctx, url)
+	rd := s.fetcherFor(who).Read(ctx, url)
 	result := "ok"
 	switch {
 	case rd.Refused != nil:

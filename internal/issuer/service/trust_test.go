@@ -1,0 +1,117 @@
+package service_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crawlcheck/verifier/internal/issuer/fetch"
+	"github.com/crawlcheck/verifier/internal/issuer/service"
+)
+
+// provenanceOf is a signed lockfile's provenance and trust as the core
+// reads them, judged by the service's live directory.
+func (e *env) provenanceOf(lock []byte) (map[string]string, string) {
+	e.t.Helper()
+	var v struct {
+		Trust      string
+		Provenance map[string]string
+	}
+	json.Unmarshal(coreOp(e.t, "verify_lock", obj{"lock": string(lock), "now": e.now.Format(time.RFC3339),
+		"key_directory": json.RawMessage(e.ok("GET", "/api/v1/keys", "/api/v1/keys", nil))}), &v)
+	return v.Provenance, v.Trust
+}
+
+// TestLockProvenance (F9): a signed lockfile says, inside its signature,
+// whether the service read the server itself (observed) or was handed the
+// tools (submitted), and by whom; tools handed over are signed only for the
+// operator or a tenant the operator issued a token, and anonymous clients
+// have no lockfile at all unless the operator allows them observed ones.
+func TestLockProvenance(t *testing.T) {
+	e := newEnv(t, allowLoopback(), operatorConfig())
+	tenant := e.auth
+	byURL := "/api/v1/mcp/lock?url=" + url.QueryEscape(e.mcp)
+	submit := obj{"tools": json.RawMessage(tools), "server": obj{"url": e.mcp}}
+
+	lock := e.ok("POST", "/api/v1/mcp/lock", "/api/v1/mcp/lock", submit)
+	if p, trust := e.provenanceOf(lock); trust != "verified" || p["source"] != "submitted" || p["by"] != "tenant:"+testTenant {
+		t.Errorf("tools a tenant handed over: %s %v, want verified, submitted by tenant:%s", trust, p, testTenant)
+	}
+	lock = e.ok("GET", "/api/v1/mcp/lock", byURL, nil)
+	if p, _ := e.provenanceOf(lock); p["source"] != "observed" || p["by"] != "tenant:"+testTenant {
+		t.Errorf("a server read for a tenant: %v, want observed by tenant:%s", p, testTenant)
+	}
+	e.auth = "Bearer " + operatorToken
+	lock = e.ok("POST", "/api/v1/mcp/lock", "/api/v1/mcp/lock", submit)
+	if p, _ := e.provenanceOf(lock); p["source"] != "submitted" || p["by"] != "operator" {
+		t.Errorf("tools the operator handed over: %v, want submitted by operator", p)
+	}
+
+	// The provenance is the service's statement, never the request's.
+	e.auth = tenant
+	e.problem("POST", "/api/v1/mcp/lock", "/api/v1/mcp/lock", obj{"tools": json.RawMessage(tools),
+		"provenance": obj{"source": "observed", "by": "operator"}}, 400, "bad_request")
+	e.problem("POST", "/api/v1/mcp/lock", "/api/v1/mcp/lock", obj{"observed": obj{"endpoint": e.mcp,
+		"pages": []string{`{"tools":` + tools + `}`}}}, 400, "bad_request")
+
+	// Anonymous: no lockfile by default, never of tools handed over; a
+	// token that opens nobody is refused, not taken as anonymous.
+	e.auth = ""
+	e.problem("POST", "/api/v1/mcp/lock", "/api/v1/mcp/lock", submit, 401, "unauthorized")
+	e.problem("GET", "/api/v1/mcp/lock", byURL, nil, 401, "unauthorized")
+	for _, bad := range []string{"Bearer " + service.TenantTokenPrefix + testTenant + ".wrong", "Bearer " + service.TenantTokenPrefix + "nobody.x", "Bearer cco_guess", "Basic YTpi"} {
+		e.auth = bad
+		e.problem("GET", "/api/v1/mcp/lock", byURL, nil, 401, "unauthorized")
+		e.problem("POST", "/api/v1/mcp/lock", "/api/v1/mcp/lock", submit, 401, "unauthorized")
+	}
+}
+
+// TestAnonymousLocks: with the operator's leave (AnonymousLocks), an
+// anonymous client has lockfiles of servers the service reads, stating
+// observed by anonymous, and still no lockfile of tools it hands over.
+func TestAnonymousLocks(t *testing.T) {
+	e := newEnv(t, allowLoopback(), service.Config{AnonymousLocks: true})
+	e.auth = ""
+	lock := e.ok("GET", "/api/v1/mcp/lock", "/api/v1/mcp/lock?url="+url.QueryEscape(e.mcp), nil)
+	if p, trust := e.provenanceOf(lock); trust != "verified" || p["source"] != "observed" || p["by"] != "anonymous" {
+		t.Errorf("an anonymous lockfile: %s %v, want verified, observed by anonymous", trust, p)
+	}
+	e.problem("POST", "/api/v1/mcp/lock", "/api/v1/mcp/lock", obj{"tools": json.RawMessage(tools)}, http.StatusUnauthorized, "unauthorized")
+}
+
+// TestAllowPrivateIsTheOperators (F12): the operator's private ranges are
+// read for the operator's token alone; a tenant's or an anonymous reading
+// of the same loopback server is refused, with the class of the refusal
+// and not the address, and a server that cannot be read is named by its
+// fault, not by the error that names where it was dialled.
+func TestAllowPrivateIsTheOperators(t *testing.T) {
+	cfg := operatorConfig()
+	cfg.AnonymousLocks = true
+	cfg.OperatorFetch = fetch.New(allowLoopback())
+	e := newEnv(t, fetch.Policy{AllowHTTP: true}, cfg)
+	byURL := "/api/v1/mcp/lock?url=" + url.QueryEscape(e.mcp)
+	tenant := e.auth
+	for _, who := range []string{tenant, ""} {
+		e.auth = who
+		d := e.problem("GET", "/api/v1/mcp/lock", byURL, nil, 403, "endpoint_refused")
+		if strings.Contains(d, "127.0.0.1") || !strings.Contains(d, "range this issuer does not read") {
+			t.Errorf("refused for %q with %q: want the class, no address", who, d)
+		}
+		e.problem("POST", "/api/v1/mcp/lock/check", "/api/v1/mcp/lock/check", obj{"lock": obj{}, "url": e.mcp}, 403, "endpoint_refused")
+	}
+	e.auth = "Bearer " + operatorToken
+	lock := e.ok("GET", "/api/v1/mcp/lock", byURL, nil)
+	if p, _ := e.provenanceOf(lock); p["source"] != "observed" || p["by"] != "operator" {
+		t.Errorf("the operator's reading: %v", p)
+	}
+	down := httptest.NewServer(http.NotFoundHandler())
+	downURL := down.URL + "/mcp"
+	down.Close()
+	if d := e.problem("GET", "/api/v1/mcp/lock", "/api/v1/mcp/lock?url="+url.QueryEscape(downURL), nil, 502, "server_unavailable"); strings.Contains(d, "127.0.0.1") {
+		t.Errorf("a server that cannot be read: %q names the address dialled", d)
+	}
+}
