@@ -50,7 +50,7 @@ func (s *Service) lockByURL(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, http.StatusBadGateway, "tool_list_truncated", "the server's tool list is longer than the service's page cap: no lockfile pins part of a list")
 		return
 	}
-	s.issueLock(w, r, rd.Endpoint, map[string]any{"observed": observed(rd),
+	s.issueLock(w, r, who, rd.Endpoint, map[string]any{"observed": observed(rd),
 		"provenance": map[string]string{"source": "observed", "by": string(who)}})
 }
 
@@ -93,11 +93,11 @@ func (s *Service) lockByTools(w http.ResponseWriter, r *http.Request) {
 	for k, v := range q {
 		req[k] = v
 	}
-	s.issueLock(w, r, srv.URL, req)
+	s.issueLock(w, r, who, srv.URL, req)
 }
 
 // issueLock makes (make_lock), signs (sign_lock) and records a lockfile.
-func (s *Service) issueLock(w http.ResponseWriter, r *http.Request, subject string, req map[string]any) {
+func (s *Service) issueLock(w http.ResponseWriter, r *http.Request, who principal, subject string, req map[string]any) {
 	now := s.cfg.Now().UTC()
 	req["approved_at"] = now.Format(time.RFC3339Nano)
 	res, err := coreResult("make_lock", mustJSON(req))
@@ -112,10 +112,12 @@ func (s *Service) issueLock(w http.ResponseWriter, r *http.Request, subject stri
 		s.fail(w, &coreError{"internal", "make_lock: " + err.Error()})
 		return
 	}
-	s.signLock(w, r, subject, made.Lock, now)
+	s.signLock(w, r, who, subject, made.Lock, now)
 }
 
-func (s *Service) signLock(w http.ResponseWriter, r *http.Request, subject string, lock any, now time.Time) {
+// signLock signs a lockfile and records it as caused by who, the principal
+// that may read it back besides the operator.
+func (s *Service) signLock(w http.ResponseWriter, r *http.Request, who principal, subject string, lock any, now time.Time) {
 	key, err := s.cfg.Keys.Signer(now)
 	if err != nil {
 		s.fail(w, err)
@@ -139,7 +141,7 @@ func (s *Service) signLock(w http.ResponseWriter, r *http.Request, subject strin
 		s.fail(w, err)
 		return
 	}
-	doc := store.Document{SHA256: signed.SHA256, Kind: lockKind, KeyID: key.KID, Subject: subject, IssuedAt: now, Body: []byte(signed.Lock)}
+	doc := store.Document{SHA256: signed.SHA256, Kind: lockKind, KeyID: key.KID, Subject: subject, IssuedAt: now, Body: []byte(signed.Lock), Principal: string(who)}
 	proof, err := s.issue(r.Context(), store.Issuance{Document: doc, LogEntry: entry})
 	if err != nil {
 		s.fail(w, err)
@@ -163,6 +165,10 @@ func (s *Service) signLock(w http.ResponseWriter, r *http.Request, subject strin
 // rolling our own signatures forward, never vouching for someone else's
 // file. The content, its provenance included, is signed as it is.
 func (s *Service) resign(w http.ResponseWriter, r *http.Request) {
+	who, ok := s.principalOf(w, r)
+	if !ok {
+		return
+	}
 	q, ok := s.readRequest(w, r)
 	if !ok {
 		return
@@ -198,5 +204,5 @@ func (s *Service) resign(w http.ResponseWriter, r *http.Request) {
 	if v.URL != nil {
 		subject = *v.URL
 	}
-	s.signLock(w, r, subject, q["lock"], now)
+	s.signLock(w, r, who, subject, q["lock"], now)
 }

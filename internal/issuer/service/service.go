@@ -658,7 +658,7 @@ func randomNonce() (string, error) {
 // the nonce, the receipt by digest and its log entry recorded in one
 // commit (commit.go), then answered. A decision is
 // computed as of its issued_at (stamp sets inputs.now).
-func (s *Service) sign(ctx context.Context, kind, subject string, inputs request, stamp bool) (json.RawMessage, string, error) {
+func (s *Service) sign(ctx context.Context, who principal, kind, subject string, inputs request, stamp bool) (json.RawMessage, string, error) {
 	now := s.cfg.Now().UTC()
 	key, err := s.cfg.Keys.Signer(now)
 	if err != nil {
@@ -703,7 +703,8 @@ func (s *Service) sign(ctx context.Context, kind, subject string, inputs request
 		}
 		// The nonce drawn is recorded with the receipt, before it leaves: a
 		// receipt nobody got may burn a nonce, none is ever answered twice.
-		doc := store.Document{SHA256: out.SHA256, Kind: kind, KeyID: env.Key.KID, Subject: env.Subject, IssuedAt: env.IssuedAt, Body: out.Receipt, Shared: s.inputs.shared(out.Receipt)}
+		doc := store.Document{SHA256: out.SHA256, Kind: kind, KeyID: env.Key.KID, Subject: env.Subject, IssuedAt: env.IssuedAt, Body: out.Receipt, Shared: s.inputs.shared(out.Receipt),
+			Principal: string(who)}
 		proof, err := s.issue(ctx, store.Issuance{Nonce: drawn, NonceExpires: now.Add(s.cfg.Lifetime + skew), Document: doc, LogEntry: out.LogEntry})
 		if errors.Is(err, store.ErrNonceReused) && try < 3 {
 			continue
@@ -903,7 +904,11 @@ func (s *Service) decide(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Service) answerReceipt(w http.ResponseWriter, r *http.Request, kind, subject string, q request, stamp bool) {
-	rc, proof, err := s.sign(r.Context(), kind, subject, q, stamp)
+	who, ok := s.principalOf(w, r)
+	if !ok {
+		return
+	}
+	rc, proof, err := s.sign(r.Context(), who, kind, subject, q, stamp)
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -952,11 +957,22 @@ func (s *Service) replay(w http.ResponseWriter, r *http.Request) {
 }
 
 // document answers a lockfile or receipt this service issued, by its digest
-// (audit, and replaying a receipt a host kept only the digest of). A digest
-// is not guessable: knowing it is having seen the document.
+// (audit, and replaying a receipt a host kept only the digest of), to the
+// operator and to the principal that caused it (F8): the log lists every
+// document's digest publicly, so a digest is no secret, and a receipt's
+// inputs are the tool pages a host sent of its servers. Anybody else, the
+// anonymous included, is answered as for a digest never issued here, so
+// the endpoint tells nobody which digests are documents.
 func (s *Service) document(w http.ResponseWriter, r *http.Request) {
+	who, ok := s.principalOf(w, r)
+	if !ok {
+		return
+	}
 	var d store.Document
 	err := s.timed("get_document", func() (err error) { d, err = s.cfg.Store.GetDocument(r.Context(), r.PathValue("sha256")); return })
+	if err == nil && who != principalOperator && (!who.credentialed() || d.Principal != string(who)) {
+		err = store.ErrNotFound
+	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		s.problem(w, http.StatusNotFound, "not_found", "no document with that digest was issued here")

@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/crawlcheck/verifier/internal/issuer/fetch"
 	"github.com/crawlcheck/verifier/internal/issuer/service"
+	"github.com/crawlcheck/verifier/internal/issuer/store"
+	"github.com/crawlcheck/verifier/internal/issuer/store/pgtest"
 )
 
 // provenanceOf is a signed lockfile's provenance and trust as the core
@@ -114,4 +117,79 @@ func TestAllowPrivateIsTheOperators(t *testing.T) {
 	if d := e.problem("GET", "/api/v1/mcp/lock", "/api/v1/mcp/lock?url="+url.QueryEscape(downURL), nil, 502, "server_unavailable"); strings.Contains(d, "127.0.0.1") {
 		t.Errorf("a server that cannot be read: %q names the address dialled", d)
 	}
+}
+
+// TestDocumentsReadBack (F8): a document is read back by the principal
+// that caused it and by the operator; another tenant and the anonymous
+// are answered 404 as for a digest never issued, although the log lists
+// every digest.
+func TestDocumentsReadBack(t *testing.T) {
+	for _, st := range stores(t) {
+		t.Run(st.name, func(t *testing.T) {
+			cfg := operatorConfig()
+			cfg.Store = st.store
+			cfg.AnonymousLocks = true
+			const otherToken = service.TenantTokenPrefix + "globex.b3RoZXItc2VjcmV0"
+			cfg.TenantTokens = tenantHashes(testTenantToken, otherToken)
+			e := newEnv(t, allowLoopback(), cfg)
+			e.auth = "Bearer " + testTenantToken
+			mine := e.ok("POST", "/api/v1/mcp/lock", "/api/v1/mcp/lock", obj{"tools": json.RawMessage(tools), "server": obj{"url": e.mcp}})
+			var rc struct{ SHA256 string }
+			json.Unmarshal(e.ok("POST", "/api/v1/mcp/lock/check", "/api/v1/mcp/lock/check", obj{"lock": string(mine), "tools": json.RawMessage(tools), "subject": e.mcp}), &rc)
+			var l struct{ SHA256 string }
+			json.Unmarshal(mine, &l)
+			e.auth = ""
+			anon := e.ok("GET", "/api/v1/mcp/lock", "/api/v1/mcp/lock?url="+url.QueryEscape(e.mcp), nil)
+			var a struct{ SHA256 string }
+			json.Unmarshal(anon, &a)
+			for _, c := range []struct {
+				who, digest string
+				readable    bool
+			}{
+				{"Bearer " + testTenantToken, l.SHA256, true},
+				{"Bearer " + testTenantToken, rc.SHA256, true},
+				{"Bearer " + operatorToken, l.SHA256, true},
+				{"Bearer " + operatorToken, rc.SHA256, true},
+				{"Bearer " + operatorToken, a.SHA256, true},
+				{"Bearer " + otherToken, l.SHA256, false},
+				{"Bearer " + otherToken, rc.SHA256, false},
+				{"", l.SHA256, false},
+				{"", rc.SHA256, false},
+				{"", a.SHA256, false}, // the anonymous cannot be told apart: only the operator reads its documents
+				{"Bearer " + testTenantToken, a.SHA256, false},
+			} {
+				e.auth = c.who
+				path := "/api/v1/documents/" + c.digest
+				if c.readable {
+					e.ok("GET", "/api/v1/documents/{sha256}", path, nil)
+				} else {
+					e.problem("GET", "/api/v1/documents/{sha256}", path, nil, 404, "not_found")
+				}
+			}
+			e.auth = "Bearer cco_guess"
+			e.problem("GET", "/api/v1/documents/{sha256}", "/api/v1/documents/"+l.SHA256, nil, 401, "unauthorized")
+		})
+	}
+}
+
+// namedStore is a store a test runs against: nil is newEnv's SQLite.
+type namedStore struct {
+	name  string
+	store store.Store
+}
+
+// stores are SQLite and a throwaway PostgreSQL (pgtest): the principal a
+// document is recorded with is a column of both (migration 10).
+func stores(t *testing.T) []namedStore {
+	pg := pgtest.Run(t)
+	dsn, err := pg.CreateDB("trust")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return []namedStore{{"sqlite", nil}, {"postgres", st}}
 }

@@ -47,7 +47,11 @@ type Document struct {
 	KeyID    string    // the key that signed it
 	Subject  string    // the endpoint it is about ("" when none)
 	IssuedAt time.Time // when the service issued it
-	Body     []byte
+	// Principal is who caused it ("operator", "tenant:<id>", "anonymous";
+	// "" for documents issued before migration 10): with the operator, the
+	// one principal that may read it back (docs/issuer.md, Trust model).
+	Principal string
+	Body      []byte
 	// Shared marks where Body carries bytes that other documents repeat: a
 	// receipt's inputs, the tool list a host checks again and again. Each
 	// such span is stored once by the SHA-256 of its bytes and the
@@ -326,6 +330,13 @@ var migrations = []migration{
 			`CREATE TABLE document_parts (sha256 TEXT PRIMARY KEY, body BYTEA NOT NULL)`,
 			`ALTER TABLE documents ADD COLUMN parts TEXT NOT NULL DEFAULT ''`,
 		}},
+	// Who caused each document (Document.Principal): the principal that
+	// may read it back besides the operator (issue 37, F8). Documents
+	// issued before it have '' and are the operator's alone.
+	{version: 10,
+		sqlite:   []string{`ALTER TABLE documents ADD COLUMN principal TEXT NOT NULL DEFAULT ''`},
+		postgres: []string{`ALTER TABLE documents ADD COLUMN principal TEXT NOT NULL DEFAULT ''`},
+	},
 }
 
 // latestVersion is the schema this service knows.
