@@ -15,7 +15,8 @@ import (
 // /api/v1/pilot/{id}/report?week=2026-W48 with the pilot's token. The same
 // report `crawlcheck report` writes from a local record log (internal/report
 // builds both), from the records the pilot uploaded, joined with what the
-// registry sweep saw change on the servers those records name.
+// registry sweep saw change on the servers the pilot registered
+// (visibility.go).
 
 // defaultMaxReportRecords bounds the records one report reads
 // (Config.MaxReportRecords): a week of a busy pilot, with room; a report
@@ -71,6 +72,10 @@ func (s *Service) pilotReport(w http.ResponseWriter, r *http.Request) {
 	if ss, ok := store.SweepOf(s.cfg.Store); ok {
 		var changes []store.SweepChange
 		if err := s.timed("sweep_changes", func() (err error) { changes, err = ss.SweepChanges(r.Context(), "", from, to); return }); err != nil {
+			s.fail(w, &storeError{err})
+			return
+		}
+		if changes, err = ownChanges(r.Context(), ss, p.ID, changes); err != nil {
 			s.fail(w, &storeError{err})
 			return
 		}
