@@ -159,6 +159,20 @@ func opVectors(t testing.TB) []opVector {
 	add("sign_lock", "agentgate refused", obj{"lock": agentgate, "private_key": operator.Seed})
 	add("sign_lock", "bad private key", obj{"lock": lock, "private_key": "c2hvcnQ="})
 
+	// A pilot's uploads bound to its record key (docs/issuer.md, Trust model).
+	const upload = "{\"kind\":\"crawlcheck-continuity-record\"}\n"
+	signedUpload := resultField(t, call(t, "sign_pilot_upload", obj{"private_key": operator.Seed, "pilot_id": "pilot-a", "records": upload}), "signature")
+	add("sign_pilot_upload", "ok", obj{"private_key": operator.Seed, "pilot_id": "pilot-a", "records": upload})
+	add("sign_pilot_upload", "key_id refused", obj{"private_key": operator.Seed, "key_id": "k", "pilot_id": "pilot-a", "records": upload})
+	add("sign_pilot_upload", "missing records", obj{"private_key": operator.Seed, "pilot_id": "pilot-a"})
+	add("verify_pilot_upload", "signed", obj{"public_key": operator.PublicKey, "pilot_id": "pilot-a", "records": upload, "signature": signedUpload})
+	add("verify_pilot_upload", "unsigned", obj{"public_key": operator.PublicKey, "pilot_id": "pilot-a", "records": upload})
+	add("verify_pilot_upload", "another pilot", obj{"public_key": operator.PublicKey, "pilot_id": "pilot-b", "records": upload, "signature": signedUpload})
+	add("verify_pilot_upload", "records edited", obj{"public_key": operator.PublicKey, "pilot_id": "pilot-a", "records": upload + upload, "signature": signedUpload})
+	add("verify_pilot_upload", "another key", obj{"public_key": other.PublicKey, "pilot_id": "pilot-a", "records": upload, "signature": signedUpload})
+	add("verify_pilot_upload", "malformed signature", obj{"public_key": operator.PublicKey, "pilot_id": "pilot-a", "records": upload, "signature": "ed25519:x"})
+	add("verify_pilot_upload", "bad public key", obj{"public_key": "AAAA", "pilot_id": "pilot-a", "records": upload})
+
 	add("public_key", "ok", obj{"private_key": operator.Seed})
 	add("public_key", "bad", obj{"private_key": "not base64"})
 
