@@ -1,8 +1,10 @@
 package service_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -192,4 +194,83 @@ func stores(t *testing.T) []namedStore {
 	}
 	t.Cleanup(func() { st.Close() })
 	return []namedStore{{"sqlite", nil}, {"postgres", st}}
+}
+
+// signedUpload posts JSON lines with a bearer token and, when sig is not
+// "", the upload's signature.
+func (e *env) signedUpload(id, token, sig string, body []byte) (int, []byte) {
+	e.t.Helper()
+	req, _ := http.NewRequest("POST", e.api+"/api/v1/pilot/"+id+"/records", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/jsonl")
+	req.Header.Set("Authorization", "Bearer "+token)
+	if sig != "" {
+		req.Header.Set(service.PilotSignatureHeader, sig)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	e.spec.validate(e.t, "POST", "/api/v1/pilot/{id}/records", resp, out)
+	return resp.StatusCode, out
+}
+
+// TestPilotRecordKey (F7): a pilot made with a record key takes only
+// uploads signed with it for that pilot and those bytes: an unsigned
+// upload, one signed for another pilot (the records replayed there), one
+// edited after signing, or one signed with another pilot's key is refused
+// on arrival and nothing of it is kept; a pilot made without one takes
+// uploads as before. SQLite and PostgreSQL.
+func TestPilotRecordKey(t *testing.T) {
+	for _, st := range stores(t) {
+		t.Run(st.name, func(t *testing.T) {
+			e := newEnv(t, allowLoopback(), service.Config{Store: st.store})
+			type pilot struct {
+				ID        string `json:"pilot_id"`
+				Token     string `json:"token"`
+				RecordKey string `json:"record_key"`
+			}
+			newPilot := func(path string) pilot {
+				var p pilot
+				status, out := e.do("POST", "/api/v1/pilot", path, nil)
+				if json.Unmarshal(out, &p); status != 201 {
+					t.Fatalf("POST %s: %d %s", path, status, out)
+				}
+				return p
+			}
+			a, b, plain := newPilot("/api/v1/pilot?record_key=true"), newPilot("/api/v1/pilot?record_key=true"), newPilot("/api/v1/pilot")
+			if a.RecordKey == "" || plain.RecordKey != "" {
+				t.Fatalf("record keys: %q for ?record_key=true, %q without", a.RecordKey, plain.RecordKey)
+			}
+			recs, _ := records(t, 2)
+			body := lines(recs...)
+			sign := func(seed, id string, body []byte) string {
+				var s struct{ Signature string }
+				json.Unmarshal(coreOp(t, "sign_pilot_upload", obj{"private_key": seed, "pilot_id": id, "records": string(body)}), &s)
+				return s.Signature
+			}
+			edited := []byte(strings.Replace(string(body), "enforce", "observe", 1))
+			for _, c := range []struct {
+				name, sig string
+				body      []byte
+			}{
+				{"unsigned", "", body},
+				{"signed for another pilot", sign(a.RecordKey, b.ID, body), body},
+				{"signed with another pilot's key", sign(b.RecordKey, a.ID, body), body},
+				{"edited after signing", sign(a.RecordKey, a.ID, body), edited},
+				{"not a signature", "ed25519:x", body},
+			} {
+				if status, out := e.signedUpload(a.ID, a.Token, c.sig, c.body); status != http.StatusUnauthorized {
+					t.Errorf("%s: %d %s, want 401", c.name, status, out)
+				}
+			}
+			if status, out := e.signedUpload(a.ID, a.Token, sign(a.RecordKey, a.ID, body), body); status != 200 || !strings.Contains(string(out), `"accepted":2`) {
+				t.Fatalf("signed with its key: %d %s", status, out)
+			}
+			if status, out := e.signedUpload(plain.ID, plain.Token, "", body); status != 200 || !strings.Contains(string(out), `"accepted":2`) {
+				t.Fatalf("a pilot without a record key: %d %s", status, out)
+			}
+		})
+	}
 }

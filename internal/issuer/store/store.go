@@ -85,6 +85,10 @@ type Pilot struct {
 	Head        string // "" before its first accepted record
 	LoggedHead  string // "" before its first log entry
 	Records     int64  // records accepted
+	// RecordKey is the base64 public key of the pilot's record key, when
+	// it was made with one (issue 37, F7): then only uploads signed with
+	// it are taken. "" for a pilot without (every one before migration 11).
+	RecordKey string
 }
 
 // PilotRecord is one accepted record, its bytes as uploaded.
@@ -336,6 +340,12 @@ var migrations = []migration{
 	{version: 10,
 		sqlite:   []string{`ALTER TABLE documents ADD COLUMN principal TEXT NOT NULL DEFAULT ''`},
 		postgres: []string{`ALTER TABLE documents ADD COLUMN principal TEXT NOT NULL DEFAULT ''`},
+	},
+	// A pilot's record key (Pilot.RecordKey): the public key its uploads
+	// are signed with, '' for a pilot made without one (issue 37, F7).
+	{version: 11,
+		sqlite:   []string{`ALTER TABLE pilots ADD COLUMN record_key TEXT NOT NULL DEFAULT ''`},
+		postgres: []string{`ALTER TABLE pilots ADD COLUMN record_key TEXT NOT NULL DEFAULT ''`},
 	},
 }
 
