@@ -296,9 +296,16 @@ func TestPilotReportCut(t *testing.T) {
 // TestReportShowsOwnEndpointsOnly (F7): a stranger's pilot uploads a
 // record naming an endpoint another owner registered; its report shows
 // none of what the sweep saw change there (no new description, no
-// instructions), while the owner's report does.
+// instructions), while the owner's report does. SQLite and PostgreSQL.
 func TestReportShowsOwnEndpointsOnly(t *testing.T) {
-	e := newEnv(t, allowLoopback(), service.Config{})
+	for _, st := range stores(t) {
+		t.Run(st.name, func(t *testing.T) {
+			testReportShowsOwnEndpointsOnly(t, newEnv(t, allowLoopback(), service.Config{Store: st.store}))
+		})
+	}
+}
+
+func testReportShowsOwnEndpointsOnly(t *testing.T, e *env) {
 	ctx := context.Background()
 	ss, _ := store.SweepOf(e.st)
 	clock := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
