@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/crawlcheck/verifier/internal/issuer/fetch"
+	"github.com/crawlcheck/verifier/internal/issuer/store"
 )
 
 // The principals of the trust model (docs/issuer.md, "Trust model"). Who
@@ -68,4 +69,11 @@ func (s *Service) fetcherFor(who principal) *fetch.Fetcher {
 		return s.cfg.OperatorFetch
 	}
 	return s.cfg.Fetch
+}
+
+// mayRead says whether who may read a document back: the operator any,
+// a tenant those its own requests caused; the anonymous none, since it
+// cannot be recognised again (docs/issuer.md, Trust model, F8).
+func (p principal) mayRead(d store.Document) bool {
+	return p == principalOperator || p.credentialed() && d.Principal == string(p)
 }

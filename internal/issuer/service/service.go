@@ -919,7 +919,14 @@ func (s *Service) answerReceipt(w http.ResponseWriter, r *http.Request, kind, su
 
 // replay re-runs a receipt's decision; a lockfile the receipt names only by
 // digest is looked up among those this service issued.
+//
+// The lockfile is looked up only when the caller may read it (mayRead): a
+// replay is no way around the documents' readers (F8).
 func (s *Service) replay(w http.ResponseWriter, r *http.Request) {
+	who, ok := s.principalOf(w, r)
+	if !ok {
+		return
+	}
 	q, ok := s.readRequest(w, r)
 	if !ok {
 		return
@@ -940,7 +947,7 @@ func (s *Service) replay(w http.ResponseWriter, r *http.Request) {
 			var d store.Document
 			err := s.timed("get_document", func() (err error) { d, err = s.cfg.Store.GetDocument(r.Context(), rc.Inputs.LockSHA256); return })
 			switch {
-			case err == nil && d.Kind == lockKind:
+			case err == nil && d.Kind == lockKind && who.mayRead(d):
 				q["lock"] = mustJSON(string(d.Body))
 			case err != nil && !errors.Is(err, store.ErrNotFound):
 				s.fail(w, &storeError{err})
@@ -970,7 +977,7 @@ func (s *Service) document(w http.ResponseWriter, r *http.Request) {
 	}
 	var d store.Document
 	err := s.timed("get_document", func() (err error) { d, err = s.cfg.Store.GetDocument(r.Context(), r.PathValue("sha256")); return })
-	if err == nil && who != principalOperator && (!who.credentialed() || d.Principal != string(who)) {
+	if err == nil && !who.mayRead(d) {
 		err = store.ErrNotFound
 	}
 	switch {

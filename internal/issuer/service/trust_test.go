@@ -137,7 +137,21 @@ func TestDocumentsReadBack(t *testing.T) {
 			e.auth = "Bearer " + testTenantToken
 			mine := e.ok("POST", "/api/v1/mcp/lock", "/api/v1/mcp/lock", obj{"tools": json.RawMessage(tools), "server": obj{"url": e.mcp}})
 			var rc struct{ SHA256 string }
-			json.Unmarshal(e.ok("POST", "/api/v1/mcp/lock/check", "/api/v1/mcp/lock/check", obj{"lock": string(mine), "tools": json.RawMessage(tools), "subject": e.mcp}), &rc)
+			receipt := e.ok("POST", "/api/v1/mcp/lock/check", "/api/v1/mcp/lock/check", obj{"lock": string(mine), "tools": json.RawMessage(tools), "subject": e.mcp})
+			json.Unmarshal(receipt, &rc)
+			// A replay looks the lockfile up for those who may read it only.
+			replay := func() bool {
+				status, out := e.do("POST", "/api/v1/preflight/replay", "/api/v1/preflight/replay", obj{"receipt": json.RawMessage(receipt)})
+				return status == 200 && bytes.Contains(out, []byte(`"reproducible":true`))
+			}
+			if !replay() {
+				t.Errorf("the tenant's replay of its own receipt does not reproduce")
+			}
+			e.auth = ""
+			if replay() {
+				t.Errorf("an anonymous replay looked the tenant's lockfile up")
+			}
+			e.auth = "Bearer " + testTenantToken
 			var l struct{ SHA256 string }
 			json.Unmarshal(mine, &l)
 			e.auth = ""
