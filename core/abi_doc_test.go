@@ -60,6 +60,8 @@ func exampleVectors(t testing.TB) []opVector {
 		ex("log_consistency", obj{"new": lf.checkpoint(12), "checkpoint": lf.checkpoint(10), "consistency": lf.consistency(10, 12), "now": checkNow, "key_directory": lf.directory}),
 		ex("replay_state", obj{"seen_nonces": []obj{{"nonce": "n-1", "expires_at": "2026-12-01T10:05:00Z"}}}),
 		ex("pilot_batch", obj{"records": string(first) + "\n"}),
+		ex("sign_pilot_upload", obj{"private_key": operator.Seed, "pilot_id": "pilot-0123", "records": string(first) + "\n"}),
+		ex("verify_pilot_upload", obj{"public_key": operator.PublicKey, "pilot_id": "pilot-0123", "records": string(first) + "\n"}),
 		ex("sign_correction", obj{"private_key": loadKey(t, "test-issuer").Seed, "key_id": loadKey(t, "test-issuer").KID, "issuer": "test-issuer.crawlcheck.invalid",
 			"issued_at": checkNow, "target": resultField(t, first, "record_sha256"), "version": 1, "reason": "The check read a mirror, not the server.", "reporter": "ops@example.com"}),
 		ex("corrections_apply", obj{"records": string(first) + "\n"}),

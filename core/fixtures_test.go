@@ -169,6 +169,26 @@ func lockDoc(t testing.TB, ts []obj, at string) obj {
 	return doc
 }
 
+// provenanceLockDoc makes a crawlcheck lockfile of ts stating a provenance
+// (docs/issuer.md, Trust model): an observed one is made from the facts of
+// a reading, as the issuer makes it of a server it read; a submitted one
+// from the tools handed over.
+func provenanceLockDoc(t testing.TB, ts []obj, source, by string) obj {
+	r := obj{"approved_at": approvedAt, "provenance": obj{"source": source, "by": by}}
+	if source == "observed" {
+		r["observed"] = obj{"endpoint": fixtureURL, "protocol_version": "2025-06-18", "handshake": "initialize",
+			"server_info": obj{"name": "issues", "version": "1.4.0"}, "pages": []string{page(t, ts, "")}}
+	} else {
+		r["tools"] = ts
+		r["server"] = obj{"url": fixtureURL}
+	}
+	var doc obj
+	if err := json.Unmarshal([]byte(resultField(t, call(t, "make_lock", r), "lock")), &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
 type testKey struct {
 	KID       string `json:"kid"`
 	Seed      string `json:"seed"`

@@ -190,6 +190,17 @@ func continuityCases(t testing.TB) []goldenCase {
 	add("log consistency unavailable", lf.check(t, "enforce", obj{"proof": lf.proof(12), "checkpoint": lf.checkpoint(10), "consistency_unavailable": true}))
 	add("unsigned refused once an operator key is given", with(continuityRequest(lock, one(base), "enforce"), "operator_keys", []any{operator.PublicKey}))
 	add("signed by a retired issuer key", signedCheck(signDoc(t, lock, loadKey(t, "test-issuer-retired"), true), nil))
+	// A policy that requires an observed baseline (require_observed_baseline,
+	// docs/issuer.md Trust model): only a lockfile whose signed provenance
+	// says the issuer read the server itself is a baseline.
+	requireObserved := operatorPolicy(func(p obj) { p["require_observed_baseline"] = true; delete(p, "max_baseline_age_days") })
+	observedLock := signDoc(t, provenanceLockDoc(t, base, "observed", "anonymous"), issuer, true)
+	submittedLock := signDoc(t, provenanceLockDoc(t, base, "submitted", "tenant:acme"), issuer, true)
+	add("observed baseline, the policy requires observed", signedCheck(observedLock, obj{"policy": requireObserved}))
+	add("submitted baseline, the policy requires observed", signedCheck(submittedLock, obj{"policy": requireObserved}))
+	add("submitted baseline, no requirement", signedCheck(submittedLock, nil))
+	add("baseline stating no provenance, the policy requires observed", signedCheck(signed, obj{"policy": requireObserved}))
+	add("unsigned observed baseline, the policy requires observed", with(continuityRequest(provenanceLockDoc(t, base, "observed", "operator"), one(base), "enforce"), "policy", requireObserved))
 	// The issuer's live directory, as a host with pinned issuer keys fetched
 	// it at this check (pinned_keys and fetched_key_directory): guard's rule
 	// for the baseline (docs/keys.md, Following the issuer's directory).

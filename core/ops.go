@@ -183,9 +183,19 @@ func opVerifyLock(r req.Obj) (canon.Value, error) {
 			// Where the lockfile says its server is, so that no host
 			// re-parses the file to find it.
 			canon.M("url", canon.StrOrNull(l.Server.URL, l.Server.URL != "")),
+			canon.M("provenance", provenanceValue(l.Provenance)),
 		)
 	}
 	return canon.Obj(ms...), nil
+}
+
+// provenanceValue is a lockfile's provenance as answers show it: the
+// object it states, or null.
+func provenanceValue(p *lock.Provenance) canon.Value {
+	if p == nil {
+		return canon.NullValue()
+	}
+	return p.Value()
 }
 
 // lockServers lists an agentgate.lock's servers and the one the request's

@@ -24,6 +24,7 @@ func opMakeLock(r req.Obj) (canon.Value, error) {
 		rd.Fail(cerr.New(cerr.BadRequest, "the tool list is truncated (%s): a lockfile pins the whole list or nothing", obs.Truncated))
 	}
 	at := rd.Time("approved_at")
+	prov := provenanceOf(rd, format)
 	if format == "agentgate" {
 		return makeAgentgate(rd, obs.Tools, at)
 	}
@@ -31,8 +32,35 @@ func opMakeLock(r req.Obj) (canon.Value, error) {
 		return canon.Value{}, err
 	}
 	l := lock.NewCrawlcheck(srv.Server, at, obs.Tools, srv.coverage(obs.Tools))
+	l.Provenance = prov
 	l.Seal(nil)
 	return canon.Obj(canon.M("lock", canon.Str(string(l.Bytes())))), nil
+}
+
+// provenanceOf reads make_lock's optional provenance (lock.Provenance): what
+// the signer will state about where the tools came from. "observed" is
+// written only of a lockfile made from the facts of a reading (observed),
+// never of tools or pages handed over, so a signer cannot label a
+// submitted list observed through this op; an agentgate.lock has no place
+// for it.
+func provenanceOf(rd *req.Reader, format string) *lock.Provenance {
+	if rd.Failed() || !rd.Has(lock.ProvenanceMember) {
+		return nil
+	}
+	if format == "agentgate" {
+		rd.Fail(cerr.New(cerr.BadRequest, "%s: an agentgate.lock has no provenance", rd.Field(lock.ProvenanceMember)))
+		return nil
+	}
+	p, err := lock.ParseProvenance(rd.Value(lock.ProvenanceMember), rd.Field(lock.ProvenanceMember))
+	if err != nil {
+		rd.Fail(cerr.New(cerr.BadRequest, "%s", cerr.Message(err)))
+		return nil
+	}
+	if p.Source == lock.SourceObserved && !rd.Has("observed") {
+		rd.Fail(cerr.New(cerr.BadRequest, "%s.source \"observed\" needs the facts of a reading (%s), not tools or pages handed over", rd.Field(lock.ProvenanceMember), rd.Field("observed")))
+		return nil
+	}
+	return p
 }
 
 // approvedSource is what a lockfile pins of the server besides its tools:

@@ -100,6 +100,24 @@ func opVectors(t testing.TB) []opVector {
 	add("make_lock", "client capabilities", obj{"tools": base, "approved_at": approvedAt, "server": with(srv, "client_capabilities", rootsClient)})
 	add("make_lock", "client capabilities not an object refused", obj{"tools": base, "approved_at": approvedAt, "server": with(srv, "client_capabilities", "roots")})
 
+	// The provenance extension (docs/issuer.md, Trust model).
+	observedBy := obj{"endpoint": fixtureURL, "protocol_version": "2025-06-18", "handshake": "initialize",
+		"server_info": obj{"name": "issues", "version": "1.4.0"}, "pages": one(base)}
+	add("make_lock", "provenance observed", obj{"observed": observedBy, "approved_at": approvedAt, "provenance": obj{"source": "observed", "by": "anonymous"}})
+	add("make_lock", "provenance submitted by a tenant", obj{"tools": base, "approved_at": approvedAt, "server": srv, "provenance": obj{"source": "submitted", "by": "tenant:acme"}})
+	add("make_lock", "provenance observed of tools handed over refused", obj{"tools": base, "approved_at": approvedAt, "server": srv, "provenance": obj{"source": "observed", "by": "operator"}})
+	add("make_lock", "provenance submitted anonymously refused", obj{"tools": base, "approved_at": approvedAt, "provenance": obj{"source": "submitted", "by": "anonymous"}})
+	add("make_lock", "provenance of an unknown principal refused", obj{"tools": base, "approved_at": approvedAt, "provenance": obj{"source": "submitted", "by": "tenant:"}})
+	add("make_lock", "provenance with an unknown member refused", obj{"tools": base, "approved_at": approvedAt, "provenance": obj{"source": "submitted", "by": "operator", "at": "x"}})
+	add("make_lock", "provenance in an agentgate.lock refused", obj{"tools": base, "format": "agentgate", "name": "issues", "approved_at": approvedAt, "provenance": obj{"source": "submitted", "by": "operator"}})
+	submitted := signDoc(t, provenanceLockDoc(t, base, "submitted", "tenant:acme"), issuer, true)
+	relabelled := deepCopy(submitted)
+	relabelled["provenance"] = obj{"source": "observed", "by": "tenant:acme"}
+	stripped := deepCopy(submitted)
+	delete(stripped, "provenance")
+	labelledAfter := deepCopy(signed)
+	labelledAfter["provenance"] = obj{"source": "observed", "by": "operator"}
+
 	verify := func(name string, doc any, extra obj) {
 		r := obj{"lock": doc, "now": checkNow, "key_directory": directory}
 		for k, v := range extra {
@@ -126,6 +144,11 @@ func opVectors(t testing.TB) []opVector {
 	verify("count mismatch", with(lock, "count", 3), nil)
 	verify("malformed signature", with(signed, "signature", "ed25519:test-issuer-2026:!!"), nil)
 	verify("lock with a duplicate key", `{"kind":"crawlcheck-mcp-lock","kind":"x"}`, nil)
+	verify("provenance signed", submitted, nil)
+	verify("provenance relabelled observed after signing", relabelled, nil)
+	verify("provenance taken out after signing", stripped, nil)
+	verify("provenance added after signing", labelledAfter, nil)
+	verify("provenance source unknown", with(submitted, "provenance", obj{"source": "crawled", "by": "operator"}), nil)
 	add("verify_lock", "missing now", obj{"lock": lock})
 	add("verify_lock", "bad key directory", obj{"lock": lock, "now": checkNow, "key_directory": obj{"kind": "crawlcheck-key-directory", "v": 1, "keys": []any{obj{"kid": "k", "alg": "rsa"}}}})
 	add("verify_lock", "bad operator key", obj{"lock": lock, "now": checkNow, "operator_keys": []any{"AAAA"}})
@@ -135,6 +158,20 @@ func opVectors(t testing.TB) []opVector {
 	add("sign_lock", "re-sign replaces the signature", obj{"lock": signed, "private_key": operator.Seed})
 	add("sign_lock", "agentgate refused", obj{"lock": agentgate, "private_key": operator.Seed})
 	add("sign_lock", "bad private key", obj{"lock": lock, "private_key": "c2hvcnQ="})
+
+	// A pilot's uploads bound to its record key (docs/issuer.md, Trust model).
+	const upload = "{\"kind\":\"crawlcheck-continuity-record\"}\n"
+	signedUpload := resultField(t, call(t, "sign_pilot_upload", obj{"private_key": operator.Seed, "pilot_id": "pilot-a", "records": upload}), "signature")
+	add("sign_pilot_upload", "ok", obj{"private_key": operator.Seed, "pilot_id": "pilot-a", "records": upload})
+	add("sign_pilot_upload", "key_id refused", obj{"private_key": operator.Seed, "key_id": "k", "pilot_id": "pilot-a", "records": upload})
+	add("sign_pilot_upload", "missing records", obj{"private_key": operator.Seed, "pilot_id": "pilot-a"})
+	add("verify_pilot_upload", "signed", obj{"public_key": operator.PublicKey, "pilot_id": "pilot-a", "records": upload, "signature": signedUpload})
+	add("verify_pilot_upload", "unsigned", obj{"public_key": operator.PublicKey, "pilot_id": "pilot-a", "records": upload})
+	add("verify_pilot_upload", "another pilot", obj{"public_key": operator.PublicKey, "pilot_id": "pilot-b", "records": upload, "signature": signedUpload})
+	add("verify_pilot_upload", "records edited", obj{"public_key": operator.PublicKey, "pilot_id": "pilot-a", "records": upload + upload, "signature": signedUpload})
+	add("verify_pilot_upload", "another key", obj{"public_key": other.PublicKey, "pilot_id": "pilot-a", "records": upload, "signature": signedUpload})
+	add("verify_pilot_upload", "malformed signature", obj{"public_key": operator.PublicKey, "pilot_id": "pilot-a", "records": upload, "signature": "ed25519:x"})
+	add("verify_pilot_upload", "bad public key", obj{"public_key": "AAAA", "pilot_id": "pilot-a", "records": upload})
 
 	add("public_key", "ok", obj{"private_key": operator.Seed})
 	add("public_key", "bad", obj{"private_key": "not base64"})

@@ -189,6 +189,7 @@ var opSpecs = []OpSpec{
 			may("name", "string", "agentgate: the server's name (required)"),
 			may("generated_by", "string", "agentgate: `generatedBy` (default: this engine)"),
 			may("into", "document", "agentgate: an agentgate.lock to add the server to, or replace it in"),
+			may("provenance", "object `{source, by}`", "crawlcheck: the provenance the signer states (docs/issuer.md, Trust model), written in the lockfile's signed part: `source` `observed` (only with `observed`: the signer read the server itself) or `submitted` (tools or pages handed to it), `by` `operator`, `tenant:<id>` or `anonymous` (never with `submitted`)"),
 		}),
 		Result: []Field{need("lock", "string", "the exact bytes to write (indented, trailing newline); a crawlcheck lockfile carries `scan_at_approval`, the `scan` answer for the same tools")}},
 	{Name: "scan", Summary: "The approval scan of a tool list (docs/scan.md): the `scan_at_approval` object make_lock pins. Findings are ordered by tool (the server's instructions first, then canonical name order), part (name, description, schema, annotations, then title, outputSchema, execution, _meta, _meta.ui and unknown members, each in canonical member order), offset and rule; at most `max_findings` are listed, the most severe kept, and `kinds` counts them all. A truncated list is `bad_request`: a scan of part of a list would call the rest clean.",
@@ -224,6 +225,7 @@ var opSpecs = []OpSpec{
 			may("count", "number", "crawlcheck: tools pinned"),
 			may("tools_sha256", "string", "crawlcheck: the pinned list hash"),
 			may("url", "string or null", "crawlcheck: the endpoint the lockfile pins (`server.url`), null when it pins none"),
+			may("provenance", "object or null", "crawlcheck: the lockfile's `provenance` `{source, by}` as it states it (vouched for as far as `trust` says), null when it states none"),
 		}},
 	{Name: "sign_lock", Summary: "Signs a crawlcheck lockfile; a signature it had is replaced. An agentgate.lock has no signature (`lock_unsupported`).",
 		Request: []Field{
@@ -386,6 +388,24 @@ var opSpecs = []OpSpec{
 			need("head", "string or null", "the pilot's head after the batch"),
 			need("digests", "array of strings or nulls", "the record_sha256 each line names, every line (those after a gap too): what the issuer looks up for `known`"),
 			need("entry", "string or null", "the log entry `{kind: crawlcheck-log-entry, v: 1, type: crawlcheck-pilot-batch, prev_head, head}` to append, when `head` is not `logged_head`"),
+		}},
+	{Name: "sign_pilot_upload", Summary: "Signs one upload of a pilot made with a record key (docs/issuer.md, Trust model): Ed25519 over `crawlcheck.sig.v1:crawlcheck-pilot-upload:<sha256>`, the digest of the canonical `{pilot_id, records_sha256}` (the SHA-256 of the upload's exact bytes). The issuer's `POST /api/v1/pilot/{id}/records` takes it in `X-Crawlcheck-Pilot-Signature`.",
+		Request: []Field{
+			need("private_key", "string", "the pilot's record key (base64 Ed25519 seed), as `POST /api/v1/pilot` answered it"),
+			need("pilot_id", "string", "the pilot"),
+			need("records", "string", "the upload's bytes, exactly as posted"),
+		},
+		Result: []Field{need("signature", "string", "`ed25519:op_<16 hex>:<base64url>`")}},
+	{Name: "verify_pilot_upload", Summary: "Whether an upload is signed by the pilot's record key, for that pilot and those bytes (`sign_pilot_upload`); an unsigned or wrongly signed upload is an answer, not an error.",
+		Request: []Field{
+			need("public_key", "string", "the record key's public key (base64), as the issuer keeps it"),
+			need("pilot_id", "string", "the pilot uploaded to"),
+			need("records", "string", "the upload's bytes as received"),
+			may("signature", "string", "the upload's signature (absent: unsigned)"),
+		},
+		Result: []Field{
+			need("valid", "bool", "signed by that key over that pilot and those bytes"),
+			need("reason", "string or null", "why not: `unsigned`, `bad_signature`, `malformed_signature`, `wrong_operator_key` (another key), or another of verify_lock's reasons"),
 		}},
 	{Name: "pilot_queue", Summary: "One step of a host's pilot upload (docs/preflight.md, The pilot upload): what to read of the record log, what to post and what the issuer's answer makes of the ack file `<log>.pilot-ack` (`END DIGEST START`: where the last acknowledged line ends, its record_sha256 or `-`, where it begins; empty: none). Asked with `ack` and `log_size`, it answers `read`; asked again with that window, `batch` (whole lines after the ack, at most 500 or 4 MiB, one record up to 8 MiB alone); asked again with the issuer's `answer`, the new `ack`: lines answered `accepted`, `duplicate` or `edited` are acknowledged, a `chain_gap` stops the pass there (`error`), and an answer that does not name the batch's records in order acknowledges nothing past them. An ack file that is not its form, or a log that ends before or no longer holds the acknowledged line, is `reset`: `ack` is empty and the pass starts again from byte 0 (the issuer answers duplicates). A host writes `ack` when it is not null, stops the pass with `error` (and backs off), and asks again from a fresh read while `more`.",
 		Request: []Field{

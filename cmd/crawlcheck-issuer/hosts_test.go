@@ -72,7 +72,7 @@ type stack struct {
 	issuer  string
 	mcp     string
 	stopIss func()
-	token   string // the operator token, when newStack was asked for one
+	token   string // the operator token
 }
 
 const threeTools = `[{"name":"t1","description":"First tool.","inputSchema":{"type":"object"}},
@@ -83,14 +83,14 @@ func newStack(t *testing.T, serveArgs ...string) *stack {
 	buildAll(t)
 	s := &stack{t: t, keys: filepath.Join(t.TempDir(), "keys")}
 	s.run(bins.issuer, "keys", "init", "--dir", s.keys, "--issuer", "issuer.test")
-	if len(serveArgs) > 0 && serveArgs[0] == "operator-token" {
-		out, err := exec.Command(bins.issuer, "operator-token", "--dir", s.keys).Output() // the token alone, on stdout
-		if err != nil {
-			t.Fatalf("operator-token: %v", err)
-		}
-		s.token = strings.TrimSpace(string(out))
-		serveArgs = serveArgs[1:]
+	// The operator's token: the lockfiles these tests have signed are of
+	// the scenario server on loopback, which only the operator's requests
+	// may have the service read (docs/issuer.md, Trust model).
+	out, err := exec.Command(bins.issuer, "operator-token", "--dir", s.keys).Output() // the token alone, on stdout
+	if err != nil {
+		t.Fatalf("operator-token: %v", err)
 	}
+	s.token = strings.TrimSpace(string(out))
 	scen := filepath.Join(t.TempDir(), "scenario.json")
 	os.WriteFile(scen, []byte(`{"tools":`+threeTools+`}`), 0o644)
 	cmd := exec.Command(bins.mcpserver, "--scenario", scen, "--listen", "127.0.0.1:0")
@@ -119,9 +119,12 @@ func (s *stack) run(bin string, args ...string) string {
 	return string(out)
 }
 
+// get sends a GET as the operator.
 func (s *stack) get(path string) []byte {
 	s.t.Helper()
-	resp, err := http.Get(s.issuer + path)
+	req, _ := http.NewRequest("GET", s.issuer+path, nil)
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -133,10 +136,15 @@ func (s *stack) get(path string) []byte {
 	return b
 }
 
+// post sends a POST as the operator (a decision of the loopback server
+// reads it: the operator's --allow-private range).
 func (s *stack) post(path string, body any) []byte {
 	s.t.Helper()
 	b, _ := json.Marshal(body)
-	resp, err := http.Post(s.issuer+path, "application/json", bytes.NewReader(b))
+	req, _ := http.NewRequest("POST", s.issuer+path, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -312,8 +320,10 @@ func TestHostsAgainstTheIssuer(t *testing.T) {
 // TestRotationThroughTheHosts: each host following the live directory
 // itself (the keys the operator pinned, and the directory the host fetches
 // from the issuer at each check; no copy handed to it) sees verified,
-// verified during the overlap, the retired key after retire, and verified
-// again after resign. The operator pins the new key when it is made, as it
+// verified during the overlap, and, once the key is retired, the retired
+// key for the lockfile as first signed and verified for the one resigned
+// during the overlap; resigning it after retire is refused (F10: a retired
+// key vouches for nothing, resign included). The operator pins the new key when it is made, as it
 // would learn of it out of band (keys directory on the issuer's machine).
 func TestRotationThroughTheHosts(t *testing.T) {
 	for _, h := range hosts {
@@ -347,9 +357,19 @@ func TestRotationThroughTheHosts(t *testing.T) {
 			pinAll()
 			time.Sleep(1100 * time.Millisecond) // the new key's not_before is to the second
 			step("overlap", lock, "verified", "unchanged")
+			resigned := s.post("/api/v1/mcp/lock/resign", map[string]any{"lock": string(lock)})
+			step("resigned during the overlap", resigned, "verified", "unchanged")
 			s.run(bins.issuer, "keys", "retire", "--dir", s.keys, "--kid", first)
 			step("retired", lock, "untrusted/retired_key", "key_retired")
-			step("resigned", s.post("/api/v1/mcp/lock/resign", map[string]any{"lock": string(lock)}), "verified", "unchanged")
+			step("resigned, after retire", resigned, "verified", "unchanged")
+			resp, err := http.Post(s.issuer+"/api/v1/mcp/lock/resign", "application/json", bytes.NewReader(mustMarshal(map[string]any{"lock": string(lock)})))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusUnprocessableEntity {
+				t.Errorf("a lockfile of the retired key resigned after retire: %d, want 422", resp.StatusCode)
+			}
 		})
 	}
 }
@@ -362,7 +382,7 @@ func TestRotationThroughTheHosts(t *testing.T) {
 // the re-signing naming its first signing; a later version supersedes the
 // first signing by its digest, which never changed.
 func TestCorrectionsThroughRotation(t *testing.T) {
-	s := newStack(t, "operator-token", "--resign-every", "100ms")
+	s := newStack(t, "--resign-every", "100ms")
 	lock := s.get("/api/v1/mcp/lock?url=" + s.mcp)
 	lockPath, dirPath := s.files(lock)
 	logPath := filepath.Join(t.TempDir(), "records.jsonl")
@@ -495,4 +515,12 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+func mustMarshal(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

@@ -8,9 +8,11 @@
 //	crawlcheck-issuer keys retire    --dir DIR [--kid KID]
 //	crawlcheck-issuer keys directory --dir DIR
 //	crawlcheck-issuer operator-token --dir DIR [--file FILE]
+//	crawlcheck-issuer tenant-token   --dir DIR --tenant ID [--revoke]
 //	crawlcheck-issuer serve --dir DIR [--listen 127.0.0.1:8443] [--store sqlite:FILE | postgres://…]
 //	                        [--allow-private CIDR]... [--allow-http] [--lifetime 5m]
 //	                        [--operator-token-file DIR/operator-token.sha256] [--resign-every 1m]
+//	                        [--anonymous-locks]
 //	                        [--sweep=true] [--sweep-concurrency 4] [--sweep-host-gap 30s]
 //	crawlcheck-issuer sweep add     --dir DIR --url URL [--interval 6h] [--owner operator|pilot:ID]
 //	crawlcheck-issuer sweep list    --dir DIR [--owner OWNER]
@@ -55,9 +57,11 @@ const usage = `usage:
   crawlcheck-issuer keys retire    --dir DIR [--kid KID]
   crawlcheck-issuer keys directory --dir DIR
   crawlcheck-issuer operator-token --dir DIR [--file FILE]
+  crawlcheck-issuer tenant-token   --dir DIR --tenant ID [--revoke]
   crawlcheck-issuer serve --dir DIR [--listen 127.0.0.1:8443] [--store sqlite:FILE | postgres://...]
                           [--allow-private CIDR]... [--allow-http] [--lifetime 5m]
                           [--operator-token-file DIR/operator-token.sha256] [--resign-every 1m]
+                          [--anonymous-locks]
                           [--sweep=true] [--sweep-concurrency 4] [--sweep-host-gap 30s]
   crawlcheck-issuer sweep add     --dir DIR --url URL [--interval 6h] [--owner operator|pilot:ID]
   crawlcheck-issuer sweep list    --dir DIR [--owner OWNER]
@@ -94,6 +98,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return keysCmd(args[1], args[2:], stdout, stderr)
 	case len(args) >= 1 && args[0] == "operator-token":
 		return operatorToken(args[1:], stdout, stderr)
+	case len(args) >= 1 && args[0] == "tenant-token":
+		return tenantToken(args[1:], stdout, stderr)
 	case len(args) >= 1 && args[0] == "serve":
 		return serve(args[1:], stdout, stderr)
 	case len(args) >= 2 && args[0] == "sweep":
@@ -211,6 +217,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	resignEvery := fs.Duration("resign-every", time.Minute, "how often corrections not signed by the key that signs now are re-signed with it (a rotation)")
 	memLimit := fs.Int64("memory-limit-mib", 384, "the heap the collector keeps the service under (GOMEMLIMIT in the environment wins; 0: none)")
 	opFile := fs.String("operator-token-file", "", "the SHA-256 of the token that publishes corrections (default DIR/"+operatorTokenFile+" if present; none: no corrections)")
+	anonLocks := fs.Bool("anonymous-locks", false, "sign lockfiles of servers this service reads (GET /api/v1/mcp/lock) for clients without a token too (docs/issuer.md, Trust model)")
 	if err := parse(fs, dir, args); err != nil {
 		return err
 	}
@@ -219,6 +226,10 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		*opFile = filepath.Join(*dir, operatorTokenFile)
 	}
 	opHash, err := readOperatorHash(*opFile, named)
+	if err != nil {
+		return err
+	}
+	tenants, err := readTenantHashes(filepath.Join(*dir, tenantTokenFile))
 	if err != nil {
 		return err
 	}
@@ -253,16 +264,23 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	fetcher := fetch.New(fetch.Policy{AllowHTTP: *allowHTTP, AllowPrivate: allow})
+	// --allow-private is the operator's: only its token's readings, and the
+	// endpoints it registered, reach those ranges (docs/issuer.md, Trust
+	// model); everybody else's readings go to public addresses alone.
+	fetcher := fetch.New(fetch.Policy{AllowHTTP: *allowHTTP})
+	var opFetcher *fetch.Fetcher
+	if len(allow) > 0 {
+		opFetcher = fetch.New(fetch.Policy{AllowHTTP: *allowHTTP, AllowPrivate: allow})
+	}
 	svc, err := service.New(ctx, service.Config{
-		Keys: live, Store: st, Lifetime: *lifetime, ReadLimit: *readLimit, Logger: logger, Fetch: fetcher,
-		OperatorTokenSHA256: opHash,
+		Keys: live, Store: st, Lifetime: *lifetime, ReadLimit: *readLimit, Logger: logger, Fetch: fetcher, OperatorFetch: opFetcher,
+		OperatorTokenSHA256: opHash, TenantTokens: tenants, AnonymousLocks: *anonLocks,
 	})
 	if err != nil {
 		return err
 	}
 	if ss, ok := store.SweepOf(st); ok && *sweepOn {
-		sw, err := sweep.New(sweep.Config{Store: ss, Fetch: fetcher, Concurrency: *sweepConc, HostGap: *sweepGap, ReadLimit: *readLimit, Logger: logger, Metrics: svc.Metrics()})
+		sw, err := sweep.New(sweep.Config{Store: ss, Fetch: fetcher, OperatorFetch: opFetcher, Concurrency: *sweepConc, HostGap: *sweepGap, ReadLimit: *readLimit, Logger: logger, Metrics: svc.Metrics()})
 		if err != nil {
 			return err
 		}

@@ -135,6 +135,12 @@ func TestGracefulShutdown(t *testing.T) {
 	if out, err := exec.Command(bins.issuer, "keys", "init", "--dir", dir, "--issuer", "issuer.test").CombinedOutput(); err != nil {
 		t.Fatalf("keys init: %v\n%s", err, out)
 	}
+	// The operator asks: the server is on loopback, its --allow-private range.
+	tokenOut, err := exec.Command(bins.issuer, "operator-token", "--dir", dir).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := strings.TrimSpace(string(tokenOut))
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body) // only then does the server notice the client going away
 		select {
@@ -162,7 +168,9 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	got := make(chan answer, 1)
 	go func() {
-		resp, err := http.Post(base+"/api/v1/mcp/lock/check", "application/json", bytes.NewReader(body))
+		req, _ := http.NewRequest("POST", base+"/api/v1/mcp/lock/check", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			got <- answer{err: err}
 			return

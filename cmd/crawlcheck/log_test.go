@@ -65,7 +65,11 @@ const operatorToken = "cco_test-operator"
 // signLock has the issuer sign a lockfile of tools and writes it and its
 // tlog-proof (FILE.tlog-proof) into dir.
 func signLock(t *testing.T, issuer, dir, name, tools string) string {
-	resp, err := http.Post(issuer+"/api/v1/mcp/lock", "application/json", strings.NewReader(`{"tools":`+tools+`,"server":{"url":"https://mcp.example.com/mcp"}}`))
+	// Tools handed over are signed only for the operator or a tenant
+	// (docs/issuer.md, Trust model): the operator submits them here.
+	req, _ := http.NewRequest("POST", issuer+"/api/v1/mcp/lock", strings.NewReader(`{"tools":`+tools+`,"server":{"url":"https://mcp.example.com/mcp"}}`))
+	req.Header.Set("Authorization", "Bearer "+operatorToken)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,12 @@ type Pilot struct {
 	URL   string // the issuer's base URL
 	ID    string // the pilot id POST /api/v1/pilot answered
 	Token string // its bearer token
+	// RecordKey is the pilot's record key (the seed POST
+	// /api/v1/pilot?record_key=true answered), "" for a pilot made without
+	// one: each upload is then signed with it (the core's
+	// sign_pilot_upload, in X-Crawlcheck-Pilot-Signature), and the issuer
+	// takes no upload to that pilot without it (docs/issuer.md, Trust model).
+	RecordKey string
 	// Client is the HTTP client of the uploads; nil means
 	// http.DefaultClient. Each POST is bounded by its own 30 s deadline.
 	Client *http.Client
@@ -167,6 +173,14 @@ func post(ctx context.Context, p Pilot, batch []byte) (int, []byte, error) {
 	}
 	req.Header.Set("Content-Type", "application/jsonl")
 	req.Header.Set("Authorization", "Bearer "+p.Token)
+	if p.RecordKey != "" {
+		var signed struct{ Signature string }
+		if err := corecall.Into("sign_pilot_upload", map[string]any{"private_key": p.RecordKey, "pilot_id": p.ID,
+			"records": corecall.Text(batch)}, &signed); err != nil {
+			return 0, nil, fmt.Errorf("pilot: signing the upload with the record key: %w", err)
+		}
+		req.Header.Set("X-Crawlcheck-Pilot-Signature", signed.Signature)
+	}
 	c := p.Client
 	if c == nil {
 		c = http.DefaultClient

@@ -160,3 +160,40 @@ func TestPilotUploadBatches(t *testing.T) {
 		t.Fatalf("a 9 MiB line: %d, %v (offset %d)", n, err, acked(logPath))
 	}
 }
+
+// TestPilotUploadRecordKey (issue 37, F7): a pilot made with a record key
+// takes the uploads its host signs with it, and none without: the same log
+// uploaded without the key is refused and nothing of it acknowledged.
+func TestPilotUploadRecordKey(t *testing.T) {
+	s := start(t, "http", `{"tools":`+threeTools+`}`)
+	iss := startIssuer(t)
+	resp, err := http.Post(iss.url+"/api/v1/pilot?record_key=true", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var made struct {
+		ID        string `json:"pilot_id"`
+		Token     string `json:"token"`
+		RecordKey string `json:"record_key"`
+	}
+	json.NewDecoder(resp.Body).Decode(&made)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated || made.RecordKey == "" {
+		t.Fatalf("POST /api/v1/pilot?record_key=true: %s %+v", resp.Status, made)
+	}
+	lockPath := lockOf(t, s, preflight.LockOptions{})
+	logPath := filepath.Join(t.TempDir(), "records.jsonl")
+	sess, recs := open(t, s, preflight.Config{LockPath: lockPath, LogPath: logPath})
+	recs.next(t)
+	sess.Close()
+	unsigned := preflight.Pilot{URL: iss.url, ID: made.ID, Token: made.Token}
+	if n, err := preflight.UploadPending(context.Background(), unsigned, logPath); err == nil || n != 0 || acked(logPath) != 0 {
+		t.Fatalf("an unsigned upload to a pilot with a record key: %d records, %v, acked %d", n, err, acked(logPath))
+	}
+	signed := unsigned
+	signed.RecordKey = made.RecordKey
+	data, _ := os.ReadFile(logPath)
+	if n, err := preflight.UploadPending(context.Background(), signed, logPath); err != nil || n != 1 || acked(logPath) != int64(len(data)) {
+		t.Fatalf("a signed upload: %d records, %v, acked %d of %d", n, err, acked(logPath), len(data))
+	}
+}

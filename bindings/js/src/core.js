@@ -71,9 +71,11 @@ export const OPS = [
   "scan",
   "sign_correction",
   "sign_lock",
+  "sign_pilot_upload",
   "sign_receipt",
   "verify_chain",
   "verify_lock",
+  "verify_pilot_upload",
   "verify_record",
   "version",
 ];

@@ -82,7 +82,8 @@ export interface ContinuityOptions {
    * `<log>.pilot-ack`. Backoff after a failure doubles from minBackoffMs
    * (default 1 s) to maxBackoffMs (default 5 min).
    */
-  pilot?: { url: string; id: string; token: string; minBackoffMs?: number; maxBackoffMs?: number };
+  /** recordKey: the seed POST /api/v1/pilot?record_key=true answered; each upload is then signed with it. */
+  pilot?: { url: string; id: string; token: string; recordKey?: string; minBackoffMs?: number; maxBackoffMs?: number };
   /** tools/list pages per check (default 100). */
   pageCap?: number;
   /**
@@ -192,4 +193,4 @@ export declare function loadMcpToolsWithContinuity(serverName: string, client: a
 /** Where the offset of a record log the pilot's issuer acknowledged is kept: beside the log. */
 export function pilotAckPath(logPath: string): string;
 /** One pass of the pilot upload: sends what the issuer has not acknowledged; answers how many lines it acknowledged. */
-export function uploadPending(pilot: { url: string; id: string; token: string }, logPath: string, signal?: AbortSignal): Promise<number>;
+export function uploadPending(pilot: { url: string; id: string; token: string; recordKey?: string }, logPath: string, signal?: AbortSignal): Promise<number>;

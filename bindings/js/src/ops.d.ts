@@ -123,6 +123,13 @@ export interface MakeLockRequest {
   generated_by?: string;
   /** agentgate: an agentgate.lock to add the server to, or replace it in */
   into?: Document;
+  /**
+   * crawlcheck: the provenance the signer states (docs/issuer.md, Trust model), written in the
+   * lockfile's signed part: `source` `observed` (only with `observed`: the signer read the server
+   * itself) or `submitted` (tools or pages handed to it), `by` `operator`, `tenant:<id>` or
+   * `anonymous` (never with `submitted`)
+   */
+  provenance?: Request;
 }
 
 /** The result of make_lock. */
@@ -223,6 +230,11 @@ export interface VerifyLockResult {
   tools_sha256?: string;
   /** crawlcheck: the endpoint the lockfile pins (`server.url`), null when it pins none */
   url?: string | null;
+  /**
+   * crawlcheck: the lockfile's `provenance` `{source, by}` as it states it (vouched for as far as
+   * `trust` says), null when it states none
+   */
+  provenance?: { [key: string]: Json } | null;
 }
 
 /** The request of sign_lock. */
@@ -823,6 +835,45 @@ export interface PilotBatchResult {
   entry: string | null;
 }
 
+/** The request of sign_pilot_upload. */
+export interface SignPilotUploadRequest {
+  /** the pilot's record key (base64 Ed25519 seed), as `POST /api/v1/pilot` answered it */
+  private_key: string;
+  /** the pilot */
+  pilot_id: string;
+  /** the upload's bytes, exactly as posted */
+  records: string | Uint8Array;
+}
+
+/** The result of sign_pilot_upload. */
+export interface SignPilotUploadResult {
+  /** `ed25519:op_<16 hex>:<base64url>` */
+  signature: string;
+}
+
+/** The request of verify_pilot_upload. */
+export interface VerifyPilotUploadRequest {
+  /** the record key's public key (base64), as the issuer keeps it */
+  public_key: string;
+  /** the pilot uploaded to */
+  pilot_id: string;
+  /** the upload's bytes as received */
+  records: string | Uint8Array;
+  /** the upload's signature (absent: unsigned) */
+  signature?: string;
+}
+
+/** The result of verify_pilot_upload. */
+export interface VerifyPilotUploadResult {
+  /** signed by that key over that pilot and those bytes */
+  valid: boolean;
+  /**
+   * why not: `unsigned`, `bad_signature`, `malformed_signature`, `wrong_operator_key` (another
+   * key), or another of verify_lock's reasons
+   */
+  reason: string | null;
+}
+
 /** The request of pilot_queue. */
 export interface PilotQueueRequest {
   /** the ack file's bytes, at most `limits.pilot_ack_bytes` + 1 read (absent: there is none) */
@@ -1405,6 +1456,20 @@ export interface Ops {
    */
   pilotBatch(request: PilotBatchRequest): PilotBatchResult;
   /**
+   * Signs one upload of a pilot made with a record key (docs/issuer.md, Trust model): Ed25519 over
+   * `crawlcheck.sig.v1:crawlcheck-pilot-upload:<sha256>`, the digest of the canonical `{pilot_id,
+   * records_sha256}` (the SHA-256 of the upload's exact bytes). The issuer's `POST
+   * /api/v1/pilot/{id}/records` takes it in `X-Crawlcheck-Pilot-Signature`. Throws CoreError with
+   * the core's code.
+   */
+  signPilotUpload(request: SignPilotUploadRequest): SignPilotUploadResult;
+  /**
+   * Whether an upload is signed by the pilot's record key, for that pilot and those bytes
+   * (`sign_pilot_upload`); an unsigned or wrongly signed upload is an answer, not an error. Throws
+   * CoreError with the core's code.
+   */
+  verifyPilotUpload(request: VerifyPilotUploadRequest): VerifyPilotUploadResult;
+  /**
    * One step of a host's pilot upload (docs/preflight.md, The pilot upload): what to read of the
    * record log, what to post and what the issuer's answer makes of the ack file `<log>.pilot-ack`
    * (`END DIGEST START`: where the last acknowledged line ends, its record_sha256 or `-`, where it
@@ -1586,6 +1651,8 @@ export interface OpTypes {
   log_verify: { request: LogVerifyRequest; result: LogVerifyResult };
   log_consistency: { request: LogConsistencyRequest; result: LogConsistencyResult };
   pilot_batch: { request: PilotBatchRequest; result: PilotBatchResult };
+  sign_pilot_upload: { request: SignPilotUploadRequest; result: SignPilotUploadResult };
+  verify_pilot_upload: { request: VerifyPilotUploadRequest; result: VerifyPilotUploadResult };
   pilot_queue: { request: PilotQueueRequest; result: PilotQueueResult };
   sign_correction: { request: SignCorrectionRequest; result: SignCorrectionResult };
   resign_correction: { request: ResignCorrectionRequest; result: ResignCorrectionResult };

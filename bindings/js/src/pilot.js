@@ -34,13 +34,22 @@ function readAck(logPath, bound) {
   }
 }
 
-/** Posts one batch: the issuer's status and answer. */
-async function post(pilot, batch, bound, signal) {
+/**
+ * Posts one batch: the issuer's status and answer. A pilot with a record key
+ * (`pilot.recordKey`, the seed POST /api/v1/pilot?record_key=true answered)
+ * signs it with the core's sign_pilot_upload: the issuer takes no upload to
+ * that pilot without it (docs/issuer.md, Trust model).
+ */
+async function post(core, pilot, batch, bound, signal) {
   const url = `${pilot.url.replace(/\/$/, "")}/api/v1/pilot/${encodeURIComponent(pilot.id)}/records`;
   const timeout = AbortSignal.timeout(UPLOAD_TIMEOUT_MS);
+  const headers = { "content-type": "application/jsonl", authorization: `Bearer ${pilot.token}` };
+  if (pilot.recordKey) {
+    headers["x-crawlcheck-pilot-signature"] = core.signPilotUpload({ private_key: pilot.recordKey, pilot_id: pilot.id, records: batch }).signature;
+  }
   const resp = await fetch(url, {
     method: "POST",
-    headers: { "content-type": "application/jsonl", authorization: `Bearer ${pilot.token}` },
+    headers,
     body: batch,
     redirect: "error",
     signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
@@ -80,7 +89,7 @@ async function uploadBatch(pilot, logPath, signal) {
         req.window = window;
       } else if (q.batch) {
         const at = q.batch.offset - req.window_offset;
-        req.answer = await post(pilot, window.subarray(at, at + q.batch.length), answerBound, signal);
+        req.answer = await post(core, pilot, window.subarray(at, at + q.batch.length), answerBound, signal);
       } else {
         return { acked: q.acknowledged, more: q.more };
       }

@@ -118,3 +118,17 @@ test("the recorded upload leaves the ack bytes every host leaves", async (t) => 
     assert.equal(ack, pass.ack_after, pass.name);
   }
 });
+
+test("a pilot with a record key takes the uploads signed with it, and none without (issue 37, F7)", async (t) => {
+  const iss = await startIssuer(t);
+  const r = await fetch(iss.url + "/api/v1/pilot?record_key=true", { method: "POST" });
+  assert.equal(r.status, 201);
+  const { pilot_id: id, token, record_key: recordKey } = await r.json();
+  assert.ok(recordKey, "a record key is answered");
+  const logPath = join(tempDir(t), "records.jsonl");
+  writeFileSync(logPath, "{}\n".repeat(3));
+  await assert.rejects(uploadPending({ url: iss.url, id, token }, logPath));
+  assert.equal(acked(logPath), 0, "nothing of an unsigned upload is acknowledged");
+  assert.equal(await uploadPending({ url: iss.url, id, token, recordKey }, logPath), 3);
+  assert.equal(acked(logPath), readFileSync(logPath).length);
+});

@@ -35,17 +35,23 @@ async function stack(t) {
   const dir = tempDir(t);
   const keys = join(dir, "keys");
   execFileSync(BIN, ["keys", "init", "--dir", keys, "--issuer", "issuer.test"]);
+  // The operator's token: the server is on loopback, which only the
+  // operator's requests may have the issuer read (docs/issuer.md, Trust model).
+  token = execFileSync(BIN, ["operator-token", "--dir", keys], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
   const server = await startHttp(t, writeScenario(dir, { tools: TOOLS }));
   return { dir, keys, server, iss: await serve(t, keys) };
 }
+let token = "";
 
 async function body(resp, what) {
   const b = new Uint8Array(await resp.arrayBuffer());
   assert.equal(resp.status, 200, `${what}: ${resp.status} ${new TextDecoder().decode(b)}`);
   return b;
 }
-const get = async (url) => body(await fetch(url), url);
-const post = async (url, req) => body(await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(req) }), url);
+// As the operator: the stack's token.
+const auth = () => ({ authorization: `Bearer ${token}` });
+const get = async (url) => body(await fetch(url, { headers: auth() }), url);
+const post = async (url, req) => body(await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...auth() }, body: JSON.stringify(req) }), url);
 
 /**
  * One withPreflight session against st's server; its first record. keys is
@@ -95,7 +101,7 @@ test("against crawlcheck-issuer: a verified baseline, a receipt guard accepts an
   assert.ok(names(pinned).includes("service_unavailable"), names(pinned).join());
 });
 
-test("a key rotation the session follows itself: verified → overlap → key_retired → resign → verified", async (t) => {
+test("a key rotation the session follows itself: verified → overlap, resigned → key_retired for the old signing, verified for the resigned one", async (t) => {
   const st = await stack(t);
   const lock = await get(`${st.iss.url}/api/v1/mcp/lock?url=${encodeURIComponent(st.server.url)}`);
   // The operator pins the issuer's keys as it learns of them out of band
@@ -120,8 +126,12 @@ test("a key rotation the session follows itself: verified → overlap → key_re
   pinAll();
   await new Promise((r) => setTimeout(r, 1100)); // the new key's not_before is to the second
   await step("overlap", lock, "verified", "unchanged");
+  // Resigned during the overlap: a retired key vouches for nothing, resign
+  // included (issue 37, F10).
+  const resigned = await post(`${st.iss.url}/api/v1/mcp/lock/resign`, { lock: new TextDecoder().decode(lock) });
   execFileSync(BIN, ["keys", "retire", "--dir", st.keys, "--kid", first]);
   await step("retired", lock, "untrusted/retired_key", "key_retired");
-  const resigned = await post(`${st.iss.url}/api/v1/mcp/lock/resign`, { lock: new TextDecoder().decode(lock) });
-  await step("resigned", resigned, "verified", "unchanged");
+  await step("resigned during the overlap", resigned, "verified", "unchanged");
+  const late = await fetch(`${st.iss.url}/api/v1/mcp/lock/resign`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ lock: new TextDecoder().decode(lock) }) });
+  assert.equal(late.status, 422, "a lockfile of the retired key resigned after retire");
 });

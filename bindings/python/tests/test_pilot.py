@@ -136,3 +136,20 @@ def test_the_recorded_upload_leaves_the_ack_bytes_every_host_leaves(tmp_path: Pa
         ack_path = Path(pilot_ack_path(str(log)))
         ack = ack_path.read_bytes().decode("ascii") if ack_path.exists() else None
         assert ack == p["ack_after"], p["name"]
+
+
+def test_a_pilot_with_a_record_key_takes_only_signed_uploads(tmp_path: Path) -> None:
+    """Issue 37, F7: the uploads its host signs with the record key are
+    taken; without the key, none, and nothing of it is acknowledged."""
+    with issuer() as iss:
+        req = urllib.request.Request(iss + "/api/v1/pilot?record_key=true", data=b"", method="POST")
+        with urllib.request.urlopen(req) as resp:
+            p = json.loads(resp.read())
+        assert p.get("record_key"), p
+        log = tmp_path / "records.jsonl"
+        log.write_bytes(b"{}\n" * 3)
+        with pytest.raises(PilotError):
+            upload_pending(Pilot(url=iss, id=p["pilot_id"], token=p["token"]), str(log))
+        assert acked(log) == 0
+        signed = Pilot(url=iss, id=p["pilot_id"], token=p["token"], record_key=p["record_key"])
+        assert upload_pending(signed, str(log)) == 3 and acked(log) == 9

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from contextlib import contextmanager
@@ -48,15 +49,26 @@ def issuer_service(keys: Path) -> Iterator[str]:
         _stop(p)
 
 
+# The operator's token (init_keys draws it): the server is on loopback, which
+# only the operator's requests may have the issuer read (docs/issuer.md,
+# Trust model).
+TOKEN: Dict[str, str] = {}
+
+
+def auth() -> Dict[str, str]:
+    return {"Authorization": "Bearer " + TOKEN["operator"]}
+
+
 def get(url: str) -> bytes:
-    with urllib.request.urlopen(url, timeout=10) as r:
+    with urllib.request.urlopen(urllib.request.Request(url, headers=auth()), timeout=10) as r:
         assert r.status == 200
         body: bytes = r.read()
         return body
 
 
-def post(url: str, req: Dict[str, Any]) -> bytes:
-    r = urllib.request.Request(url, data=json.dumps(req).encode(), method="POST", headers={"Content-Type": "application/json"})
+def post(url: str, req: Dict[str, Any], operator: bool = True) -> bytes:
+    headers = {"Content-Type": "application/json", **(auth() if operator else {})}
+    r = urllib.request.Request(url, data=json.dumps(req).encode(), method="POST", headers=headers)
     with urllib.request.urlopen(r, timeout=10) as resp:
         assert resp.status == 200
         body: bytes = resp.read()
@@ -87,6 +99,8 @@ async def check(
 def init_keys(tmp: Path) -> Path:
     keys = tmp / "keys"
     subprocess.run([BIN, "keys", "init", "--dir", str(keys), "--issuer", "issuer.test"], check=True, capture_output=True)
+    out = subprocess.run([BIN, "operator-token", "--dir", str(keys)], check=True, capture_output=True).stdout
+    TOKEN["operator"] = out.decode().strip()
     return keys
 
 
@@ -142,6 +156,12 @@ async def test_rotation_the_session_follows_itself(tmp_path: Path) -> None:
             pins = pinned(keys)
             time.sleep(1.1)  # the new key's not_before is to the second
             await step("overlap", lock, "verified", "unchanged")
+            # Resigned during the overlap: a retired key vouches for nothing,
+            # resign included (issue 37, F10).
+            resigned = post(iss + "/api/v1/mcp/lock/resign", {"lock": lock.decode()})
             subprocess.run([BIN, "keys", "retire", "--dir", str(keys), "--kid", first], check=True, capture_output=True)
             await step("retired", lock, "untrusted/retired_key", "key_retired")
-            await step("resigned", post(iss + "/api/v1/mcp/lock/resign", {"lock": lock.decode()}), "verified", "unchanged")
+            await step("resigned during the overlap", resigned, "verified", "unchanged")
+            with pytest.raises(urllib.error.HTTPError) as late:
+                post(iss + "/api/v1/mcp/lock/resign", {"lock": lock.decode()}, operator=False)
+            assert late.value.code == 422, "a lockfile of the retired key resigned after retire"

@@ -184,6 +184,25 @@ type Trust struct {
 	Parts    string // "signed", "unsigned", "absent", "ignored", "not_applicable"
 	Coverage string // the coverage extension, as Parts
 	Digest   string // the lockfile's content digest
+	// Provenance is the lockfile's provenance extension as it states it
+	// (nil: none stated, or an agentgate.lock); vouched for as far as
+	// Trust says.
+	Provenance *lock.Provenance
+}
+
+// requireObserved refuses, when the policy asks for it, a baseline whose
+// provenance is not "observed" under a signature that vouches: a list an
+// issuer signed because someone handed it over (F9) is not a reading, and a
+// provenance nobody signed states nothing.
+func requireObserved(t Trust, required bool) Trust {
+	if !required || t.Trust == sig.Untrusted {
+		return t
+	}
+	signed := t.Trust == sig.Verified || t.Trust == sig.OperatorSigned
+	if !signed || t.Provenance == nil || t.Provenance.Source != lock.SourceObserved {
+		t.Trust, t.Reason = sig.Untrusted, sig.ReasonNotObserved
+	}
+	return t
 }
 
 // CoverageUsable reports whether the coverage extension may be compared
@@ -200,7 +219,7 @@ func VerifyBaseline(f lock.File, keys sig.Keys, requireSigned bool, now time.Tim
 	}
 	l := f.Crawlcheck
 	content := l.Digest()
-	t := Trust{Digest: content, Result: sig.Verify(lock.Kind, l.SHA256, content, l.Signature, keys, now)}
+	t := Trust{Digest: content, Result: sig.Verify(lock.Kind, l.SHA256, content, l.Signature, keys, now), Provenance: l.Provenance}
 	t.Parts, t.Coverage = signedStatus(l.Parts != nil, t.Trust), signedStatus(l.Coverage != nil, t.Trust)
 	if t.Reason != sig.ReasonEdited {
 		return refuseUnsigned(t, requireSigned)
@@ -278,7 +297,7 @@ func runCheck(in Input) (*check, policy.Decision, error) {
 	if in.RequireSigned != nil {
 		requireSigned = *in.RequireSigned
 	}
-	trust := VerifyBaseline(in.Lock, in.Keys, requireSigned, in.Now)
+	trust := requireObserved(VerifyBaseline(in.Lock, in.Keys, requireSigned, in.Now), in.Policy.RequireObservedBaseline)
 	var base lock.Baseline
 	var cov *lock.Coverage
 	if in.Lock.Agentgate != nil {

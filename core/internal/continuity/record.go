@@ -9,6 +9,7 @@ import (
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/endpoint"
+	"github.com/crawlcheck/verifier/core/internal/lock"
 	"github.com/crawlcheck/verifier/core/internal/policy"
 	"github.com/crawlcheck/verifier/core/internal/tools"
 	"github.com/crawlcheck/verifier/core/timefmt"
@@ -106,6 +107,7 @@ func (c *check) record(d policy.Decision) canon.Value {
 		canon.M("age_s", canon.Int(int64(age/time.Second))),
 		canon.M("parts", canon.Str(c.trust.Parts)),
 		canon.M("coverage", canon.Str(c.trust.Coverage)),
+		canon.M("provenance", provenanceValue(c.trust.Provenance)),
 		canon.M("blind_parts", canon.Strs(append(append([]string{}, c.base.BlindParts...), c.blind...))),
 	)
 
@@ -310,3 +312,12 @@ func VerifyChain(lines string, a Anchor) Chain {
 }
 
 func itoa(n int) string { return canon.Int(int64(n)).String() }
+
+// provenanceValue is the baseline's provenance as a record shows it: the
+// lockfile's {source, by}, or null when it states none.
+func provenanceValue(p *lock.Provenance) canon.Value {
+	if p == nil {
+		return canon.NullValue()
+	}
+	return p.Value()
+}

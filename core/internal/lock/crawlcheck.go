@@ -48,6 +48,7 @@ type Crawlcheck struct {
 	Tools          []Entry                // sorted by name
 	Parts          map[string]tools.Parts // nil: a legacy lock without per-part hashes
 	Coverage       *Coverage              // nil: a lock without the coverage extension
+	Provenance     *Provenance            // nil: a lock that states no provenance
 	Descriptions   map[string]string
 	ScanAtApproval canon.Value // carried verbatim when read (whatever rules made it); null when absent
 	SHA256         string      // "" when absent
@@ -58,7 +59,7 @@ type Crawlcheck struct {
 }
 
 var crawlcheckMembers = map[string]bool{"kind": true, "v": true, "server": true, "approved_at": true,
-	"tools_sha256": true, "count": true, "tools": true, "parts": true, CoverageMember: true, "descriptions": true,
+	"tools_sha256": true, "count": true, "tools": true, "parts": true, CoverageMember: true, ProvenanceMember: true, "descriptions": true,
 	"scan_at_approval": true, "sha256": true, "signature": true}
 
 // parseCrawlcheck validates a crawlcheck lockfile whose kind was checked.
@@ -159,6 +160,12 @@ func parseCrawlcheck(doc canon.Value) (*Crawlcheck, error) {
 
 	if cv, ok := doc.Get(CoverageMember); ok {
 		if l.Coverage, err = parseCoverage(cv, names); err != nil {
+			return nil, err
+		}
+	}
+
+	if pv, ok := doc.Get(ProvenanceMember); ok {
+		if l.Provenance, err = ParseProvenance(pv, "crawlcheck lockfile: provenance"); err != nil {
 			return nil, err
 		}
 	}
@@ -287,7 +294,8 @@ func (l *Crawlcheck) KeepDigests() {
 // covering every member of them and what the handshake said (cov), with
 // this core's scan of them and of the server's approved instructions
 // (scan_at_approval): whoever approves a list gets its findings pinned beside
-// it, under the rules that made them.
+// it, under the rules that made them. A provenance is set on the result
+// before it is sealed (make_lock).
 func NewCrawlcheck(server Server, approvedAt time.Time, ts []tools.Tool, cov *Coverage) *Crawlcheck {
 	l := &Crawlcheck{Server: server, ApprovedAt: approvedAt, Parts: map[string]tools.Parts{}, Descriptions: map[string]string{},
 		Coverage: cov, ScanAtApproval: scan.RunServer(ts, nil, cov.scanServer()).Value()}
@@ -351,6 +359,9 @@ func (l *Crawlcheck) build(withSignature bool) canon.Value {
 	}
 	if l.Coverage != nil {
 		ms = append(ms, canon.M(CoverageMember, l.Coverage.value(l.Tools)))
+	}
+	if l.Provenance != nil {
+		ms = append(ms, canon.M(ProvenanceMember, l.Provenance.Value()))
 	}
 	ds := []canon.Member{}
 	for _, e := range l.Tools {

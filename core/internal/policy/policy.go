@@ -54,9 +54,13 @@ type Policy struct {
 	Effects                map[Observation]Effect
 	AllowIntegrityOverride bool
 	RequireSignedBaseline  *bool // nil: required exactly when operator keys are given
-	Exceptions             []Exception
-	Source                 string
-	SHA256                 string
+	// RequireObservedBaseline (require_observed_baseline, opt-in, absent
+	// from the default document) refuses a baseline whose signed
+	// provenance is not "observed" (docs/issuer.md, Trust model).
+	RequireObservedBaseline bool
+	Exceptions              []Exception
+	Source                  string
+	SHA256                  string
 }
 
 // Default is the policy in force when the operator gives none.
@@ -146,6 +150,11 @@ func parse(doc canon.Value, source string) (*Policy, error) {
 				return bad("require_signed_baseline must be a boolean")
 			}
 			p.RequireSignedBaseline = &b
+		case "require_observed_baseline":
+			var ok bool
+			if p.RequireObservedBaseline, ok = v.BoolValue(); !ok {
+				return bad("require_observed_baseline must be a boolean")
+			}
 		case "exceptions":
 			if v.Kind() != canon.Array {
 				return bad("exceptions must be an array")

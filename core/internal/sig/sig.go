@@ -52,6 +52,10 @@ const (
 	ReasonMalformedSignature = "malformed_signature"
 	ReasonDigestMismatch     = "sha256_mismatch"  // unsigned, but its sha256 does not match its content
 	ReasonUnsignedRefused    = "unsigned_refused" // unsigned where a signature is required
+	// ReasonNotObserved: the policy requires an observed baseline
+	// (require_observed_baseline) and the lockfile's signed provenance is
+	// not "observed" (submitted, none stated, or stated but not signed).
+	ReasonNotObserved = "not_observed"
 )
 
 // Message is the byte string a signature covers.

@@ -153,6 +153,11 @@ func New(cfg Config) (*Issuer, error) {
 		Keys: testKeys{iss}, Store: st, Lifetime: cfg.Lifetime, ReadLimit: cfg.ReadLimit,
 		Fetch: fetch.New(fetch.Policy{AllowHTTP: true, AllowPrivate: loopback, PageCap: cfg.PageCap}),
 		Now:   cfg.Now, Logger: cfg.Logger, Faults: faults{iss},
+		// The hosts ask anonymously (their checkpoint tests have the fixture
+		// sign a lockfile of a scenario server it reads): the operator's leave
+		// for observed lockfiles, which crawlcheck-issuer gives only with
+		// --anonymous-locks (docs/issuer.md, Trust model).
+		AnonymousLocks: true,
 		// Host tests read the scenario server as fast as they like.
 		RatePerSecond: 1000, RateBurst: 1000,
 	})

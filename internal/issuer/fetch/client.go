@@ -133,3 +133,20 @@ func Refused(err error) bool {
 	return errors.Is(err, ErrRefused) || errors.Is(err, ssrf.ErrProhibitedIP) || errors.Is(err, ssrf.ErrProhibitedNetwork) ||
 		errors.Is(err, ssrf.ErrProhibitedPort) || errors.Is(err, ssrf.ErrInvalidHostPort)
 }
+
+// refusal is the error a Reading is Refused with: the policy's own
+// refusals as they are (they name only the URL the client gave, or the
+// origin a redirect named), and a refused address by its class alone. The
+// SSRF guard's error names the address a name resolved to, and telling a
+// stranger which private address a name has, or that one answers, is the
+// oracle F12 found: the client learns that the address is in a range this
+// issuer does not read, never which.
+func refusal(err error) error {
+	switch {
+	case errors.Is(err, ssrf.ErrProhibitedPort):
+		return fmt.Errorf("%w: the endpoint's port is one this issuer does not read", ErrRefused)
+	case errors.Is(err, ssrf.ErrProhibitedIP), errors.Is(err, ssrf.ErrProhibitedNetwork), errors.Is(err, ssrf.ErrInvalidHostPort):
+		return fmt.Errorf("%w: the endpoint's address is in a range this issuer does not read (loopback, private, link-local or another special-purpose range)", ErrRefused)
+	}
+	return err
+}

@@ -73,6 +73,10 @@ func TestFaults(t *testing.T) {
 	} {
 		if r := f.Read(ctx, c.url); r.Fault != c.fault || r.FailureAt != "handshake" || r.FailurePage != 0 {
 			t.Errorf("%s: fault %q at %q page %d (%s)", c.name, r.Fault, r.FailureAt, r.FailurePage, r.FailureDetail)
+		} else if r.FailureDetail != c.fault+" at handshake" {
+			// F12: the detail is the class and the step, never the error's
+			// text, which names the address dialled.
+			t.Errorf("%s: detail %q, want %q", c.name, r.FailureDetail, c.fault+" at handshake")
 		}
 	}
 }
@@ -93,8 +97,15 @@ func TestPolicy(t *testing.T) {
 		"http://[64:ff9b::7f00:1]:1/mcp", // NAT64 of 127.0.0.1
 		"http://0.0.0.0:" + port + "/mcp",
 	} {
-		if r := strict.Read(ctx, u); r.Refused == nil || !fetch.Refused(r.Refused) {
+		r := strict.Read(ctx, u)
+		if r.Refused == nil || !fetch.Refused(r.Refused) {
 			t.Errorf("%s: not refused: %+v", u, r)
+			continue
+		}
+		// F12: the refusal names its class, never the address a name
+		// resolved to (localhost is 127.0.0.1 or ::1: neither is told).
+		if msg := r.Refused.Error(); strings.Contains(msg, "127.0.0.1") || strings.Contains(msg, "::1") || !strings.Contains(msg, "range this issuer does not read") {
+			t.Errorf("%s: refused with %q, want the class and no address", u, msg)
 		}
 	}
 	for _, u := range []string{"ftp://example.com/x", "http://user:pw@127.0.0.1/", "https:///nohost"} {

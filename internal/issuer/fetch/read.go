@@ -74,7 +74,7 @@ func (e *tooLarge) Error() string { return fmt.Sprintf("an answer of more than %
 // nothing about a server it would not read.
 func (f *Fetcher) Read(ctx context.Context, url string) (out Reading) {
 	if err := f.Check(url); err != nil {
-		return Reading{Endpoint: url, Refused: err}
+		return Reading{Endpoint: url, Refused: refusal(err)}
 	}
 	pageCap := f.policy.PageCap
 	c := &mcpClient{hc: f.hc, url: url, limit: f.policy.MaxAnswer}
@@ -82,9 +82,9 @@ func (f *Fetcher) Read(ctx context.Context, url string) (out Reading) {
 	// fail is the reading of a failure at a step (page 0: the handshake).
 	fail := func(err error, page int) Reading {
 		if Refused(err) {
-			return Reading{Endpoint: c.url, Refused: err}
+			return Reading{Endpoint: c.url, Refused: refusal(err)}
 		}
-		r := Reading{Endpoint: c.url, Failure: failureUnavailable, FailureDetail: err.Error(), FailureAt: "handshake"}
+		r := Reading{Endpoint: c.url, Failure: failureUnavailable, FailureAt: "handshake"}
 		if page > 0 {
 			r.FailureAt, r.FailurePage = "tools/list", page
 		}
@@ -103,6 +103,13 @@ func (f *Fetcher) Read(ctx context.Context, url string) (out Reading) {
 			// An HTTP error status, a protocol error, a result that is
 			// not one: the server did not answer with a result.
 			r.Fault = "session_failed"
+		}
+		// The detail names the class of the failure and where, never the
+		// error's text: a dial error names the address a name resolved
+		// to, which a stranger must not learn of the issuer's network (F12).
+		r.FailureDetail = r.Fault + " at " + r.FailureAt
+		if r.FailurePage > 0 {
+			r.FailureDetail += " page " + strconv.Itoa(r.FailurePage)
 		}
 		return r
 	}

@@ -21,7 +21,12 @@ import (
 func (e *env) signed(path string, body any) ([]byte, string) {
 	e.t.Helper()
 	b, _ := json.Marshal(body)
-	resp, err := http.Post(e.api+path, "application/json", bytes.NewReader(b))
+	req, _ := http.NewRequest("POST", e.api+path, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	if e.auth != "" {
+		req.Header.Set("Authorization", e.auth)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		e.t.Fatal(err)
 	}

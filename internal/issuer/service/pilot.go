@@ -50,11 +50,22 @@ func (s *Service) createPilot(w http.ResponseWriter, r *http.Request) {
 	}
 	id, token := "pilot-"+hex.EncodeToString(idb), "cct_"+base64.RawURLEncoding.EncodeToString(tok)
 	p := store.Pilot{ID: id, TokenSHA256: tokenHash(token), CreatedAt: s.cfg.Now().UTC()}
+	answer := map[string]string{"pilot_id": id, "token": token}
+	if r.URL.Query().Get("record_key") == "true" {
+		// The pilot's record key (uploads.go): its seed is answered this
+		// once and its public key alone is kept.
+		seed, pub, err := recordKey()
+		if err != nil {
+			s.fail(w, err)
+			return
+		}
+		p.RecordKey, answer["record_key"] = pub, seed
+	}
 	if err := s.timed("create_pilot", func() error { return s.cfg.Store.CreatePilot(r.Context(), p) }); err != nil {
 		s.fail(w, &storeError{err})
 		return
 	}
-	writeBytes(w, http.StatusCreated, "application/json", mustJSON(map[string]string{"pilot_id": id, "token": token}))
+	writeBytes(w, http.StatusCreated, "application/json", mustJSON(answer))
 }
 
 func tokenHash(token string) string {
@@ -145,6 +156,9 @@ func (s *Service) pilotRecords(w http.ResponseWriter, r *http.Request) {
 		// A record the core wrote is UTF-8; the request to the core is JSON,
 		// and an encoder would repair the bytes the core must judge.
 		s.problem(w, http.StatusBadRequest, "bad_request", "the upload is not UTF-8: no record the core wrote is")
+		return
+	}
+	if !s.uploadSigned(w, r, p, body) {
 		return
 	}
 	lines := strings.Split(strings.TrimSuffix(string(body), "\n"), "\n")

@@ -45,7 +45,8 @@ func TestTwoInstancesOnePostgres(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		svc, err := service.New(context.Background(), service.Config{Keys: live, Store: st, Fetch: fetch.New(fetch.Policy{}), Logger: log.New(io.Discard, "", 0)})
+		svc, err := service.New(context.Background(), service.Config{Keys: live, Store: st, Fetch: fetch.New(fetch.Policy{}), Logger: log.New(io.Discard, "", 0),
+			TenantTokens: tenantHashes(testTenantToken)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +54,7 @@ func TestTwoInstancesOnePostgres(t *testing.T) {
 		t.Cleanup(srv.Close)
 		urls, stores = append(urls, srv.URL), append(stores, st)
 	}
-	e := &env{t: t, spec: loadOpenAPI(t), api: urls[0], mcp: "https://mcp.example.com/mcp"}
+	e := &env{t: t, spec: loadOpenAPI(t), api: urls[0], mcp: "https://mcp.example.com/mcp", auth: "Bearer " + testTenantToken}
 	lock := e.ok("POST", "/api/v1/mcp/lock", "/api/v1/mcp/lock", obj{"tools": json.RawMessage(tools), "server": obj{"url": e.mcp}})
 	body := []byte(`{"lock":` + mustString(lock) + `,"tools":` + tools + `}`)
 	var mu sync.Mutex
@@ -64,7 +65,7 @@ func TestTwoInstancesOnePostgres(t *testing.T) {
 		wg.Add(1)
 		go func(c int) {
 			defer wg.Done()
-			ce := &env{t: t, spec: e.spec, api: urls[c%2]}
+			ce := &env{t: t, spec: e.spec, api: urls[c%2], auth: e.auth}
 			for i := 0; i < 10; i++ {
 				var rc struct{ Nonce, SHA256 string }
 				json.Unmarshal(ce.ok("POST", "/api/v1/mcp/lock/check", "/api/v1/mcp/lock/check", body), &rc)
@@ -84,10 +85,14 @@ func TestTwoInstancesOnePostgres(t *testing.T) {
 			t.Fatalf("nonce %s answered but not in the store: %v", n, err)
 		}
 	}
-	other := &env{t: t, spec: e.spec, api: urls[1]}
+	// The tenant that caused them reads them back from either instance;
+	// anonymous reads none (F8).
+	other := &env{t: t, spec: e.spec, api: urls[1], auth: e.auth}
 	for _, d := range digests[:5] {
 		other.ok("GET", "/api/v1/documents/{sha256}", "/api/v1/documents/"+d, nil)
 	}
+	other.auth = ""
+	other.problem("GET", "/api/v1/documents/{sha256}", "/api/v1/documents/"+digests[0], nil, 404, "not_found")
 }
 
 // TestPilotTwoInstancesOnePostgres: uploads of one pilot's log to two

@@ -16,7 +16,8 @@ import (
 // /api/v1/pilot/{id}/report?week=2026-W48 with the pilot's token. The same
 // report `crawlcheck report` writes from a local record log (internal/report
 // builds both), from the records the pilot uploaded, joined with what the
-// registry sweep saw change on the servers those records name.
+// registry sweep saw change on the servers the pilot registered
+// (visibility.go).
 
 // defaultMaxReportRecords bounds the records one report reads
 // (Config.MaxReportRecords): a week of a busy pilot, with room; a report
@@ -103,14 +104,23 @@ func (s *Service) pilotReport(w http.ResponseWriter, r *http.Request) {
 			in.After = *first.Prev
 		}
 	}
-	if _, ok := store.SweepOf(s.cfg.Store); ok {
-		// The sweep's changes of the endpoints the records name, one
-		// endpoint at a time, each event read into the report's changes
-		// and its detail let go before the next endpoint's are read.
+	if ss, ok := store.SweepOf(s.cfg.Store); ok {
+		// The sweep's changes of the endpoints the records name and the
+		// pilot owns (F7: a record naming an endpoint proves nothing about
+		// who may read it), one endpoint at a time, each event read into
+		// the report's changes and its detail let go before the next
+		// endpoint's are read.
+		own, err := ownEndpoints(r.Context(), ss, p.ID)
+		if err != nil {
+			s.fail(w, &storeError{err})
+			return
+		}
 		in.Swept = true
 		urls := make([]string, 0, len(servers))
 		for u := range servers {
-			urls = append(urls, u)
+			if own[u] {
+				urls = append(urls, u)
+			}
 		}
 		slices.Sort(urls)
 		for _, u := range urls {

@@ -15,8 +15,8 @@ import (
 // A pilot's own servers in the registry sweep (docs/issuer.md, The registry
 // sweep): POST /api/v1/pilot/{id}/servers {url, interval_s?} registers one,
 // GET lists them. The pilot's report joins what the sweep sees on the
-// servers its records name, whoever registered them; registering is how a
-// pilot asks for one to be swept at all.
+// servers it registered (visibility.go); registering is how a pilot asks for
+// one to be swept and shown to it at all.
 
 // MaxPilotServers bounds the endpoints one pilot may have swept: a pilot is
 // free to open, and each endpoint is read forever.
@@ -65,7 +65,7 @@ func (s *Service) pilotServers(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, http.StatusNotFound, "not_found", "this issuer keeps no registry sweep")
 		return
 	}
-	owner := "pilot:" + p.ID
+	owner := pilotOwner(p.ID)
 	var mine []store.SweepEndpoint
 	if err := s.timed("sweep_endpoints", func() (err error) { mine, err = ss.SweepEndpoints(r.Context(), owner); return }); err != nil {
 		s.fail(w, &storeError{err})
@@ -124,8 +124,15 @@ func (s *Service) pilotServers(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, e := range all {
-		if e.URL == url {
-			// Another owner's endpoint stays theirs; it is swept all the same.
+		switch {
+		case e.URL != url:
+		case e.Owner != owner:
+			// Another owner's endpoint stays theirs, and nothing of their
+			// row is answered (F7: not its interval, readings, surface or
+			// error); what the sweep reads of it is shown to its owner only.
+			s.problem(w, http.StatusConflict, "conflict", "this endpoint is registered by another owner: it is swept, and what the sweep reads of it is shown to that owner only")
+			return
+		default:
 			writeBytes(w, http.StatusCreated, "application/json", mustJSON(serverOf(e)))
 			return
 		}

@@ -85,13 +85,18 @@ type Faults interface {
 
 // Config configures the service.
 type Config struct {
-	Keys      KeySource
-	Store     store.Store
-	Fetch     *fetch.Fetcher
-	Lifetime  time.Duration // receipts are valid this long; default 5 minutes
-	Deadline  time.Duration // every request's deadline; default 30 seconds
-	ReadLimit time.Duration // reading a live server; default 10 seconds (within Deadline)
-	MaxBody   int64         // request body bound; default core.MaxRequestBytes
+	Keys  KeySource
+	Store store.Store
+	Fetch *fetch.Fetcher // every reading but the operator's: public addresses only
+	// OperatorFetch reads for the operator's token alone: the fetcher with
+	// the operator's --allow-private ranges (F12: never for a tenant or an
+	// anonymous client, or the service is their way into its own network).
+	// nil: the operator reads with Fetch too.
+	OperatorFetch *fetch.Fetcher
+	Lifetime      time.Duration // receipts are valid this long; default 5 minutes
+	Deadline      time.Duration // every request's deadline; default 30 seconds
+	ReadLimit     time.Duration // reading a live server; default 10 seconds (within Deadline)
+	MaxBody       int64         // request body bound; default core.MaxRequestBytes
 	// MaxPilotRecords and MaxPilotBytes are each pilot's quota of records
 	// kept and of their bytes; PilotBytesPerHour bounds the bytes a pilot
 	// uploads an hour (quota.go). Defaults DefaultMaxPilotRecords,
@@ -132,7 +137,16 @@ type Config struct {
 	// is never held, so a copy of the service's disk or memory cannot write
 	// into its log.
 	OperatorTokenSHA256 string
-	Faults              Faults
+	// TenantTokens maps a tenant id to the hex SHA-256 of its token
+	// (cctt.<id>.<secret>, drawn by crawlcheck-issuer tenant-token): a
+	// tenant may have the tools it hands over signed, as submitted by it
+	// (docs/issuer.md, Trust model). Only hashes are held.
+	TenantTokens map[string]string
+	// AnonymousLocks lets a client without a credential have a lockfile
+	// signed of a server the service reads itself (GET /api/v1/mcp/lock,
+	// provenance observed by anonymous). Off by default: least privilege.
+	AnonymousLocks bool
+	Faults         Faults
 }
 
 // skew is the clock skew guard allows past expires_at (docs/receipts.md):
@@ -641,7 +655,8 @@ func (s *Service) limit(w http.ResponseWriter, key string, perSecond float64, bu
 // read reads a live server for a request, under the read limit; a refused
 // endpoint answers 403 and false.
 func (s *Service) read(w http.ResponseWriter, r *http.Request, url string) (fetch.Reading, bool) {
-	if !s.allow(w, r) {
+	who, ok := s.principalOf(w, r)
+	if !ok || !s.allow(w, r) {
 		return fetch.Reading{}, false
 	}
 	done, ok := s.startReading(w, clientOf(r))
@@ -650,7 +665,7 @@ func (s *Service) read(w http.ResponseWriter, r *http.Request, url string) (fetc
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.ReadLimit)
 	defer cancel()
-	rd := s.cfg.Fetch.Read(ctx, url)
+	rd := s.fetcherFor(who).Read(ctx, url)
 	done(rd.Received)
 	result := "ok"
 	switch {
@@ -705,7 +720,7 @@ func randomNonce() (string, error) {
 // the nonce, the receipt by digest and its log entry recorded in one
 // commit (commit.go), then answered. A decision is
 // computed as of its issued_at (stamp sets inputs.now).
-func (s *Service) sign(ctx context.Context, kind, subject string, inputs request, stamp bool) (json.RawMessage, string, error) {
+func (s *Service) sign(ctx context.Context, who principal, kind, subject string, inputs request, stamp bool) (json.RawMessage, string, error) {
 	if ie := storable("the subject", subject); ie != nil {
 		return nil, "", ie
 	}
@@ -753,7 +768,8 @@ func (s *Service) sign(ctx context.Context, kind, subject string, inputs request
 		}
 		// The nonce drawn is recorded with the receipt, before it leaves: a
 		// receipt nobody got may burn a nonce, none is ever answered twice.
-		doc := store.Document{SHA256: out.SHA256, Kind: kind, KeyID: env.Key.KID, Subject: env.Subject, IssuedAt: env.IssuedAt, Body: out.Receipt, Shared: s.inputs.shared(out.Receipt)}
+		doc := store.Document{SHA256: out.SHA256, Kind: kind, KeyID: env.Key.KID, Subject: env.Subject, IssuedAt: env.IssuedAt, Body: out.Receipt, Shared: s.inputs.shared(out.Receipt),
+			Principal: string(who)}
 		proof, err := s.issue(ctx, store.Issuance{Nonce: drawn, NonceExpires: now.Add(s.cfg.Lifetime + skew), Document: doc, LogEntry: out.LogEntry})
 		if errors.Is(err, store.ErrNonceReused) && try < 3 {
 			continue
@@ -953,7 +969,11 @@ func (s *Service) decide(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Service) answerReceipt(w http.ResponseWriter, r *http.Request, kind, subject string, q request, stamp bool) {
-	rc, proof, err := s.sign(r.Context(), kind, subject, q, stamp)
+	who, ok := s.principalOf(w, r)
+	if !ok {
+		return
+	}
+	rc, proof, err := s.sign(r.Context(), who, kind, subject, q, stamp)
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -964,7 +984,14 @@ func (s *Service) answerReceipt(w http.ResponseWriter, r *http.Request, kind, su
 
 // replay re-runs a receipt's decision; a lockfile the receipt names only by
 // digest is looked up among those this service issued.
+//
+// The lockfile is looked up only when the caller may read it (mayRead): a
+// replay is no way around the documents' readers (F8).
 func (s *Service) replay(w http.ResponseWriter, r *http.Request) {
+	who, ok := s.principalOf(w, r)
+	if !ok {
+		return
+	}
 	q, ok := s.readRequest(w, r)
 	if !ok {
 		return
@@ -985,7 +1012,7 @@ func (s *Service) replay(w http.ResponseWriter, r *http.Request) {
 			var d store.Document
 			err := s.timed("get_document", func() (err error) { d, err = s.cfg.Store.GetDocument(r.Context(), rc.Inputs.LockSHA256); return })
 			switch {
-			case err == nil && d.Kind == lockKind:
+			case err == nil && d.Kind == lockKind && who.mayRead(d):
 				q["lock"] = mustJSON(string(d.Body))
 			case err != nil && !errors.Is(err, store.ErrNotFound):
 				s.fail(w, &storeError{err})
@@ -1002,11 +1029,22 @@ func (s *Service) replay(w http.ResponseWriter, r *http.Request) {
 }
 
 // document answers a lockfile or receipt this service issued, by its digest
-// (audit, and replaying a receipt a host kept only the digest of). A digest
-// is not guessable: knowing it is having seen the document.
+// (audit, and replaying a receipt a host kept only the digest of), to the
+// operator and to the principal that caused it (F8): the log lists every
+// document's digest publicly, so a digest is no secret, and a receipt's
+// inputs are the tool pages a host sent of its servers. Anybody else, the
+// anonymous included, is answered as for a digest never issued here, so
+// the endpoint tells nobody which digests are documents.
 func (s *Service) document(w http.ResponseWriter, r *http.Request) {
+	who, ok := s.principalOf(w, r)
+	if !ok {
+		return
+	}
 	var d store.Document
 	err := s.timed("get_document", func() (err error) { d, err = s.cfg.Store.GetDocument(r.Context(), r.PathValue("sha256")); return })
+	if err == nil && !who.mayRead(d) {
+		err = store.ErrNotFound
+	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		s.problem(w, http.StatusNotFound, "not_found", "no document with that digest was issued here")

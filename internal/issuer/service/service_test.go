@@ -3,7 +3,9 @@ package service_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -45,11 +47,35 @@ type env struct {
 	mcp  string
 	now  time.Time
 	spec *openapi
+	// auth is the Authorization header e.do sends: a tenant's token by
+	// default (the principal that may have tools it hands over signed,
+	// docs/issuer.md Trust model); "" sends none, as an anonymous client.
+	auth string
+}
+
+// testTenant and testTenantToken are the tenant newEnv issues a token to
+// unless the Config names its own tenants.
+const (
+	testTenant      = "acme"
+	testTenantToken = service.TenantTokenPrefix + testTenant + ".c2VjcmV0LXNlY3JldC1zZWNyZXQ"
+)
+
+func tenantHashes(tokens ...string) map[string]string {
+	m := map[string]string{}
+	for _, tok := range tokens {
+		id, _, _ := strings.Cut(strings.TrimPrefix(tok, service.TenantTokenPrefix), ".")
+		h := sha256.Sum256([]byte(tok))
+		m[id] = hex.EncodeToString(h[:])
+	}
+	return m
 }
 
 func newEnv(t testing.TB, policy fetch.Policy, cfg service.Config) *env {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir(), now: time.Now().UTC(), spec: loadOpenAPI(t)}
+	if cfg.TenantTokens == nil {
+		cfg.TenantTokens, e.auth = tenantHashes(testTenantToken), "Bearer "+testTenantToken
+	}
 	if _, err := keys.Init(filepath.Join(e.dir, "keys"), "issuer.test", e.now.Add(-time.Minute)); err != nil {
 		t.Fatal(err)
 	}
@@ -102,6 +128,9 @@ func (e *env) do(method, template, path string, body any) (int, []byte) {
 		rd = bytes.NewReader(b)
 	}
 	req, _ := http.NewRequest(method, e.api+path, rd)
+	if e.auth != "" {
+		req.Header.Set("Authorization", e.auth)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		e.t.Fatal(err)
@@ -226,7 +255,7 @@ func TestLockCheckDecideReplay(t *testing.T) {
 func TestFetchPolicy(t *testing.T) {
 	strict := newEnv(t, fetch.Policy{AllowHTTP: true}, service.Config{})
 	detail := strict.problem("GET", "/api/v1/mcp/lock", "/api/v1/mcp/lock?url="+strict.mcp, nil, 403, "endpoint_refused")
-	if !strings.Contains(detail, "prohibited IP address") {
+	if !strings.Contains(detail, "range this issuer does not read") || strings.Contains(detail, "127.0.0.1") {
 		t.Errorf("loopback refusal says %q", detail)
 	}
 	strict.problem("POST", "/api/v1/mcp/lock/check", "/api/v1/mcp/lock/check", obj{"lock": "{}", "url": strict.mcp}, 403, "endpoint_refused")
@@ -253,8 +282,10 @@ func TestFetchPolicy(t *testing.T) {
 }
 
 // TestRotationAndResign: a lockfile signed before a rotation still
-// verifies during the overlap, is key_retired after retire, and verifies
-// again once resigned; a lockfile another key signed is not resigned.
+// verifies during the overlap and is resigned then, so it verifies after
+// retire; a lockfile of the retired key is not resigned after retire (F10:
+// a retired key vouches for nothing, here either); a lockfile another key
+// signed is not resigned, nor one edited since.
 func TestRotationAndResign(t *testing.T) {
 	e := newEnv(t, allowLoopback(), service.Config{})
 	kd := filepath.Join(e.dir, "keys")
@@ -266,6 +297,7 @@ func TestRotationAndResign(t *testing.T) {
 	if trust, reason := e.trust(lock); trust != "verified" {
 		t.Fatalf("during the overlap: %s %s", trust, reason)
 	}
+	resigned := e.ok("POST", "/api/v1/mcp/lock/resign", "/api/v1/mcp/lock/resign", obj{"lock": string(lock)})
 	st, _ := keys.Load(kd)
 	if _, _, err := keys.Retire(kd, st.Keys[0].KID, e.now); err != nil {
 		t.Fatal(err)
@@ -273,14 +305,22 @@ func TestRotationAndResign(t *testing.T) {
 	if trust, reason := e.trust(lock); trust != "untrusted" || reason != "retired_key" {
 		t.Fatalf("after retire: %s %s", trust, reason)
 	}
-	resigned := e.ok("POST", "/api/v1/mcp/lock/resign", "/api/v1/mcp/lock/resign", obj{"lock": string(lock)})
 	if trust, reason := e.trust(resigned); trust != "verified" {
-		t.Fatalf("after resign: %s %s", trust, reason)
+		t.Fatalf("resigned during the overlap, after retire: %s %s", trust, reason)
 	}
-	var l struct{ Signature string }
+	var l struct {
+		Signature  string
+		Provenance map[string]string
+	}
 	json.Unmarshal(resigned, &l)
 	if !strings.Contains(l.Signature, st.Keys[1].KID) {
 		t.Errorf("resigned with %s, want the new key %s", l.Signature, st.Keys[1].KID)
+	}
+	if l.Provenance["source"] != "submitted" || l.Provenance["by"] != "tenant:"+testTenant {
+		t.Errorf("resigning changed the provenance: %v", l.Provenance)
+	}
+	if d := e.problem("POST", "/api/v1/mcp/lock/resign", "/api/v1/mcp/lock/resign", obj{"lock": string(lock)}, 422, "not_issued_here"); !strings.Contains(d, "retired_key") {
+		t.Errorf("a lockfile of the retired key resigned after retire: refused with %q, want retired_key named", d)
 	}
 	foreign := coreOp(t, "sign_lock", obj{"lock": string(lock), "private_key": "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="})
 	var f struct{ Lock string }

@@ -75,7 +75,7 @@ func (s *sqlStore) documentRows(docs []Document) (rows, partRows [][]any, err er
 		if err != nil {
 			return nil, nil, err
 		}
-		rows = append(rows, []any{d.SHA256, d.Kind, d.KeyID, d.Subject, micros(d.IssuedAt), rest, refs})
+		rows = append(rows, []any{d.SHA256, d.Kind, d.KeyID, d.Subject, micros(d.IssuedAt), rest, refs, d.Principal})
 		for _, p := range parts {
 			byDigest[p.sha] = p.body
 		}
@@ -87,7 +87,7 @@ func (s *sqlStore) documentRows(docs []Document) (rows, partRows [][]any, err er
 }
 
 const (
-	insertDocument = `INSERT INTO documents (sha256, kind, key_id, subject, issued_at, body, parts) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
+	insertDocument = `INSERT INTO documents (sha256, kind, key_id, subject, issued_at, body, parts, principal) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
 	insertPart     = `INSERT INTO document_parts (sha256, body) VALUES (?, ?) ON CONFLICT DO NOTHING`
 )
 

@@ -18,8 +18,8 @@ import (
 // same head.
 
 func (s *sqlStore) CreatePilot(ctx context.Context, p Pilot) error {
-	res, err := s.db.ExecContext(ctx, s.q(`INSERT INTO pilots (id, token_sha256, created_at, head, logged_head, records) VALUES (?, ?, ?, '', '', 0) ON CONFLICT DO NOTHING`),
-		p.ID, p.TokenSHA256, micros(p.CreatedAt))
+	res, err := s.db.ExecContext(ctx, s.q(`INSERT INTO pilots (id, token_sha256, created_at, head, logged_head, records, record_key) VALUES (?, ?, ?, '', '', 0, ?) ON CONFLICT DO NOTHING`),
+		p.ID, p.TokenSHA256, micros(p.CreatedAt), p.RecordKey)
 	if err != nil {
 		return fmt.Errorf("store: create pilot: %w", err)
 	}
@@ -32,8 +32,8 @@ func (s *sqlStore) CreatePilot(ctx context.Context, p Pilot) error {
 func (s *sqlStore) GetPilot(ctx context.Context, id string) (Pilot, error) {
 	p := Pilot{ID: id}
 	var created int64
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT token_sha256, created_at, head, logged_head, records, bytes FROM pilots WHERE id = ?`), id).
-		Scan(&p.TokenSHA256, &created, &p.Head, &p.LoggedHead, &p.Records, &p.Bytes)
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT token_sha256, created_at, head, logged_head, records, bytes, record_key FROM pilots WHERE id = ?`), id).
+		Scan(&p.TokenSHA256, &created, &p.Head, &p.LoggedHead, &p.Records, &p.Bytes, &p.RecordKey)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Pilot{}, ErrNotFound
 	}

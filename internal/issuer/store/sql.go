@@ -301,15 +301,15 @@ func (n *rowCount) add(res sql.Result, err error) error {
 }
 
 // rowsPerStatement bounds one multi-row INSERT on PostgreSQL, well under its
-// 65,535 parameters at six a row.
+// 65,535 parameters at eight a row.
 const rowsPerStatement = 1000
 
 func (s *sqlStore) GetDocument(ctx context.Context, sha256 string) (Document, error) {
 	d := Document{SHA256: sha256}
 	var issued int64
 	var refs string
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT kind, key_id, subject, issued_at, body, parts FROM documents WHERE sha256 = ?`), sha256).
-		Scan(&d.Kind, &d.KeyID, &d.Subject, &issued, &d.Body, &refs)
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT kind, key_id, subject, issued_at, body, parts, principal FROM documents WHERE sha256 = ?`), sha256).
+		Scan(&d.Kind, &d.KeyID, &d.Subject, &issued, &d.Body, &refs, &d.Principal)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Document{}, ErrNotFound
 	}

@@ -47,7 +47,11 @@ type Document struct {
 	KeyID    string    // the key that signed it
 	Subject  string    // the endpoint it is about ("" when none)
 	IssuedAt time.Time // when the service issued it
-	Body     []byte
+	// Principal is who caused it ("operator", "tenant:<id>", "anonymous";
+	// "" for documents issued before migration 11): with the operator, the
+	// one principal that may read it back (docs/issuer.md, Trust model).
+	Principal string
+	Body      []byte
 	// Shared marks where Body carries bytes that other documents repeat: a
 	// receipt's inputs, the tool list a host checks again and again. Each
 	// such span is stored once by the SHA-256 of its bytes and the
@@ -82,6 +86,10 @@ type Pilot struct {
 	LoggedHead  string // "" before its first log entry
 	Records     int64  // records accepted
 	Bytes       int64  // their bytes together (migration 10): the pilot's quota counts them
+	// RecordKey is the base64 public key of the pilot's record key, when
+	// it was made with one (issue 37, F7): then only uploads signed with
+	// it are taken. "" for a pilot without (every one before migration 12).
+	RecordKey string
 }
 
 // PilotRecord is one accepted record, its bytes as uploaded.
@@ -338,6 +346,19 @@ var migrations = []migration{
 			`ALTER TABLE pilots ADD COLUMN bytes BIGINT NOT NULL DEFAULT 0`,
 			`UPDATE pilots SET bytes = (SELECT COALESCE(SUM(OCTET_LENGTH(body)), 0) FROM pilot_records WHERE pilot_records.pilot_id = pilots.id)`,
 		}},
+	// Who caused each document (Document.Principal): the principal that
+	// may read it back besides the operator (issue 37, F8). Documents
+	// issued before it have '' and are the operator's alone.
+	{version: 11,
+		sqlite:   []string{`ALTER TABLE documents ADD COLUMN principal TEXT NOT NULL DEFAULT ''`},
+		postgres: []string{`ALTER TABLE documents ADD COLUMN principal TEXT NOT NULL DEFAULT ''`},
+	},
+	// A pilot's record key (Pilot.RecordKey): the public key its uploads
+	// are signed with, '' for a pilot made without one (issue 37, F7).
+	{version: 12,
+		sqlite:   []string{`ALTER TABLE pilots ADD COLUMN record_key TEXT NOT NULL DEFAULT ''`},
+		postgres: []string{`ALTER TABLE pilots ADD COLUMN record_key TEXT NOT NULL DEFAULT ''`},
+	},
 }
 
 // latestVersion is the schema this service knows.

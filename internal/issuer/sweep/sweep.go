@@ -77,16 +77,20 @@ const OwnerOperator = "operator"
 
 // Config configures a Sweeper.
 type Config struct {
-	Store       store.SweepStore
-	Fetch       *fetch.Fetcher
-	Now         func() time.Time // default time.Now
-	Jitter      float64          // default DefaultJitter; 0 < Jitter < 1
-	Concurrency int              // hosts read at once; default DefaultConcurrency
-	HostGap     time.Duration    // between two reads of one host; default DefaultHostGap
-	ReadLimit   time.Duration    // one reading; default DefaultReadLimit
-	Poll        time.Duration    // how often Run looks for due endpoints; default DefaultPoll
-	Rand        func() float64   // in [0, 1): the jitter's source; default math/rand/v2
-	Logger      *log.Logger      // default: discard
+	Store store.SweepStore
+	Fetch *fetch.Fetcher // the endpoints pilots registered: public addresses only
+	// OperatorFetch reads the endpoints the operator registered, with its
+	// --allow-private ranges (F12: a pilot's endpoint never reaches them);
+	// nil: Fetch reads those too.
+	OperatorFetch *fetch.Fetcher
+	Now           func() time.Time // default time.Now
+	Jitter        float64          // default DefaultJitter; 0 < Jitter < 1
+	Concurrency   int              // hosts read at once; default DefaultConcurrency
+	HostGap       time.Duration    // between two reads of one host; default DefaultHostGap
+	ReadLimit     time.Duration    // one reading; default DefaultReadLimit
+	Poll          time.Duration    // how often Run looks for due endpoints; default DefaultPoll
+	Rand          func() float64   // in [0, 1): the jitter's source; default math/rand/v2
+	Logger        *log.Logger      // default: discard
 	// Metrics, when set, counts the readings by result
 	// (crawlcheck_issuer_sweep_readings_total: unchanged, changed, first,
 	// or the failure) beside the service's own series.
@@ -293,7 +297,11 @@ func (s *Sweeper) next(t time.Time, interval time.Duration) time.Time {
 // sweepOne reads one endpoint and records what it read.
 func (s *Sweeper) sweepOne(ctx context.Context, e store.SweepEndpoint) error {
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.ReadLimit)
-	rd := s.cfg.Fetch.Read(rctx, e.URL)
+	f := s.cfg.Fetch
+	if e.Owner == OwnerOperator && s.cfg.OperatorFetch != nil {
+		f = s.cfg.OperatorFetch
+	}
+	rd := f.Read(rctx, e.URL)
 	cancel()
 	at := s.cfg.Now().UTC()
 	r := store.SweepReading{At: at, Next: s.next(at, e.Interval)}

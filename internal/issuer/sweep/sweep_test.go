@@ -337,3 +337,51 @@ func TestClaimLapsedWhileWaiting(t *testing.T) {
 		t.Fatalf("after the lapsed claim: %+v; want unread, the other instance's lease kept", es)
 	}
 }
+
+// TestPrivateRangesAreTheOperators (issue 37, F12): the operator's
+// endpoints are read with its --allow-private ranges (OperatorFetch), a
+// pilot's with the public fetcher alone, so a pilot registering a loopback
+// URL gets a refusal that names the class, not the address.
+func TestPrivateRangesAreTheOperators(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.OpenSQLite(ctx, filepath.Join(t.TempDir(), "issuer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ss, _ := store.SweepOf(st)
+	c := &clock{t: time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)}
+	sw, err := sweep.New(sweep.Config{Store: ss, Now: c.now, HostGap: -1, Rand: func() float64 { return 0.5 },
+		Fetch:         fetch.New(fetch.Policy{AllowHTTP: true}),
+		OperatorFetch: fetch.New(fetch.Policy{AllowHTTP: true, AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ops := mcp(t)
+	_, pilots := mcp(t)
+	if err := sw.Register(ctx, ops.URL+"/mcp", sweep.OwnerOperator, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := sw.Register(ctx, pilots.URL+"/mcp", "pilot:p", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sw.Once(ctx); err != nil {
+		t.Fatal(err)
+	}
+	all, err := ss.SweepEndpoints(ctx, "")
+	if err != nil || len(all) != 2 {
+		t.Fatalf("endpoints: %v %v", all, err)
+	}
+	for _, e := range all {
+		switch e.Owner {
+		case sweep.OwnerOperator:
+			if e.Error != "" || e.Surface == "" {
+				t.Errorf("the operator's loopback endpoint: error %q, surface %q", e.Error, e.Surface)
+			}
+		default:
+			if !strings.HasPrefix(e.Error, "refused: ") || strings.Contains(e.Error, "127.0.0.1") || e.Surface != "" {
+				t.Errorf("a pilot's loopback endpoint: error %q, surface %q; want refused by class", e.Error, e.Surface)
+			}
+		}
+	}
+}

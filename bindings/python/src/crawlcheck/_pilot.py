@@ -23,7 +23,7 @@ from typing import Any, Dict, Optional, Tuple
 from ._errors import CrawlcheckError
 from ._limits import limits
 from ._log import write_atomic
-from .ops import pilot_queue
+from .ops import pilot_queue, sign_pilot_upload
 
 UPLOAD_TIMEOUT = 30.0
 
@@ -38,13 +38,18 @@ class PilotError(CrawlcheckError, RuntimeError):
 
 @dataclass
 class Pilot:
-    """An issuer's pilot: its base URL, the pilot id and its bearer token."""
+    """An issuer's pilot: its base URL, the pilot id and its bearer token;
+    record_key, the seed ``POST /api/v1/pilot?record_key=true`` answered,
+    when the pilot was made with one: each upload is then signed with it
+    (the core's sign_pilot_upload), and the issuer takes no upload to that
+    pilot without it (docs/issuer.md, Trust model)."""
 
     url: str
     id: str
     token: str
     min_backoff: float = 1.0
     max_backoff: float = 300.0
+    record_key: Optional[str] = None
 
 
 def pilot_ack_path(log_path: str) -> str:
@@ -71,6 +76,9 @@ def _post(pilot: Pilot, batch: bytes) -> Dict[str, Any]:
     req = urllib.request.Request(url, data=batch, method="POST")
     req.add_header("Content-Type", "application/jsonl")
     req.add_header("Authorization", "Bearer " + pilot.token)
+    if pilot.record_key:
+        signed = sign_pilot_upload(private_key=pilot.record_key, pilot_id=pilot.id, records=batch)
+        req.add_header("X-Crawlcheck-Pilot-Signature", signed["signature"])
     try:
         with urllib.request.urlopen(req, timeout=UPLOAD_TIMEOUT) as resp:
             status, body = resp.status, resp.read(bound + 1)

@@ -145,6 +145,7 @@ def make_lock(
     name: Optional[str] = None,
     generated_by: Optional[str] = None,
     into: Optional[Document] = None,
+    provenance: Optional[Mapping[str, Any]] = None,
 ) -> MakeLockResult:
     """A new lockfile pinning a tool list that was read whole."""
     return cast(
@@ -162,6 +163,7 @@ def make_lock(
                 name=name,
                 generated_by=generated_by,
                 into=into,
+                provenance=provenance,
             ),
         ),
     )
@@ -246,6 +248,9 @@ class VerifyLockResult(_VerifyLockResultRequired, total=False):
     tools_sha256: str
     #: crawlcheck: the endpoint the lockfile pins (`server.url`), null when it pins none
     url: Optional[str]
+    #: crawlcheck: the lockfile's `provenance` `{source, by}` as it states it (vouched for as far as
+    #: `trust` says), null when it states none
+    provenance: Optional[Dict[str, Any]]
 
 
 def verify_lock(
@@ -899,6 +904,69 @@ def pilot_batch(
                 head=head,
                 logged_head=logged_head,
                 known=known,
+            ),
+        ),
+    )
+
+
+class SignPilotUploadResult(TypedDict):
+    """The result of sign_pilot_upload."""
+    #: `ed25519:op_<16 hex>:<base64url>`
+    signature: str
+
+
+def sign_pilot_upload(
+    *,
+    private_key: str,
+    pilot_id: str,
+    records: Union[str, bytes],
+) -> SignPilotUploadResult:
+    """Signs one upload of a pilot made with a record key (docs/issuer.md, Trust model): Ed25519
+    over `crawlcheck.sig.v1:crawlcheck-pilot-upload:<sha256>`, the digest of the canonical
+    `{pilot_id, records_sha256}` (the SHA-256 of the upload's exact bytes). The issuer's `POST
+    /api/v1/pilot/{id}/records` takes it in `X-Crawlcheck-Pilot-Signature`.
+    """
+    return cast(
+        SignPilotUploadResult,
+        call(
+            "sign_pilot_upload",
+            _req(
+                private_key=private_key,
+                pilot_id=pilot_id,
+                records=records,
+            ),
+        ),
+    )
+
+
+class VerifyPilotUploadResult(TypedDict):
+    """The result of verify_pilot_upload."""
+    #: signed by that key over that pilot and those bytes
+    valid: bool
+    #: why not: `unsigned`, `bad_signature`, `malformed_signature`, `wrong_operator_key` (another
+    #: key), or another of verify_lock's reasons
+    reason: Optional[str]
+
+
+def verify_pilot_upload(
+    *,
+    public_key: str,
+    pilot_id: str,
+    records: Union[str, bytes],
+    signature: Optional[str] = None,
+) -> VerifyPilotUploadResult:
+    """Whether an upload is signed by the pilot's record key, for that pilot and those bytes
+    (`sign_pilot_upload`); an unsigned or wrongly signed upload is an answer, not an error.
+    """
+    return cast(
+        VerifyPilotUploadResult,
+        call(
+            "verify_pilot_upload",
+            _req(
+                public_key=public_key,
+                pilot_id=pilot_id,
+                records=records,
+                signature=signature,
             ),
         ),
     )

@@ -93,7 +93,7 @@ func Run(t *testing.T, open func(t *testing.T) (s store.Store, reopen func() sto
 	t.Run("documents by digest", func(t *testing.T) {
 		s, _ := open(t)
 		d := store.Document{SHA256: "ab12", Kind: "crawlcheck-mcp-lock", KeyID: "k1", Subject: "https://x.example/mcp",
-			IssuedAt: t0.Add(123456 * time.Microsecond), Body: []byte("{\"a\":\"\x00\xff\"}\n")}
+			IssuedAt: t0.Add(123456 * time.Microsecond), Body: []byte("{\"a\":\"\x00\xff\"}\n"), Principal: "tenant:acme"}
 		if err := s.PutDocument(ctx, d); err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +104,8 @@ func Run(t *testing.T, open func(t *testing.T) (s store.Store, reopen func() sto
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Kind != d.Kind || got.KeyID != d.KeyID || got.Subject != d.Subject || !got.IssuedAt.Equal(d.IssuedAt) || !bytes.Equal(got.Body, d.Body) {
+		if got.Kind != d.Kind || got.KeyID != d.KeyID || got.Subject != d.Subject || !got.IssuedAt.Equal(d.IssuedAt) || !bytes.Equal(got.Body, d.Body) ||
+			got.Principal != d.Principal {
 			t.Fatalf("GetDocument = %+v, want %+v", got, d)
 		}
 		if _, err := s.GetDocument(ctx, "missing"); !errors.Is(err, store.ErrNotFound) {
