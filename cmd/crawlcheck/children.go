@@ -30,6 +30,7 @@ var running struct {
 	ctx    context.Context
 	ended  map[*exec.Cmd]chan struct{}
 	signal os.Signal
+	sigs   chan os.Signal // what watchSignals hears; nil before it
 }
 
 // watchSignals makes the context every child is started under: a signal
@@ -41,6 +42,7 @@ func watchSignals() {
 	running.ctx = ctx
 	running.ended = map[*exec.Cmd]chan struct{}{}
 	ch := make(chan os.Signal, 1)
+	running.sigs = ch
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		s := <-ch
@@ -66,6 +68,15 @@ func watchSignals() {
 		}
 		os.Exit(code)
 	}()
+}
+
+// leaveSignals hands the process's signals to a command that handles them
+// itself: the gateway (run) forwards them to its server and exits with the
+// server's status, where watchSignals would exit 128+N at once.
+func leaveSignals() {
+	if running.sigs != nil {
+		signal.Stop(running.sigs)
+	}
 }
 
 // commandOf is the exec.Cmd of a stdio server: in a process group of its

@@ -24,6 +24,7 @@ func (e *exitCodeError) Error() string { return fmt.Sprintf("exit status %d", e.
 // checks the session it bridges. Everything before "--" is run's flags,
 // everything after it the server's argv, exactly.
 func cmdRun(c *cli, args []string) error {
+	leaveSignals()
 	fs := c.flagSet("run")
 	lockPath := fs.String("lock", "", "the approved lockfile `FILE` (required); watched, and checked against again when rewritten")
 	logPath := fs.String("log", "", "append every record to the JSON-lines log `FILE`, chained (several gateways may share it)")
