@@ -64,7 +64,10 @@ func run(ts []tools.Tool, only map[string]bool, srv Server) *scanner {
 		s.names[n] = rule
 		s.nameFilter.put(n)
 	}
+	s.own, s.ownPart = make(map[string]bool, len(ts)), map[string]int{}
 	for i := range ts {
+		s.own[strings.ToLower(ts[i].Name)] = true
+		nameParts(ts[i].Name, s.ownPart)
 		if identifierLike(ts[i].Name) && rules.listTool >= 0 {
 			n := strings.ToLower(ts[i].Name)
 			s.names[n] = rules.listTool
@@ -267,6 +270,28 @@ func (s *scanner) pointer() string {
 	return b.String()
 }
 
+// nameParts counts the words of a tool name of four letters or more, lower
+// case, split on _, -, . and camelCase, "tool" and "tools" aside, once per
+// name: the family names a server calls its own tools by ("page" of
+// list_pages and new_page).
+func nameParts(name string, into map[string]int) {
+	start, seen := 0, map[string]bool{}
+	for i := 0; i <= len(name); i++ {
+		end := i == len(name) || !isAlnum(name[i]) || i > start && 'A' <= name[i] && name[i] <= 'Z' && 'a' <= name[i-1] && name[i-1] <= 'z'
+		if !end {
+			continue
+		}
+		if w := strings.ToLower(name[start:i]); len(w) >= 4 && w != "tool" && w != "tools" && !seen[w] {
+			seen[w] = true
+			into[w]++
+		}
+		start = i
+		if i < len(name) && !isAlnum(name[i]) {
+			start = i + 1
+		}
+	}
+}
+
 // identifierLike says whether a tool name reads as an identifier rather
 // than a word: only those are looked for in other tools' text, since a
 // plain word ("fetch", "search") is mostly just the word.
@@ -293,24 +318,28 @@ func identifierLike(name string) bool {
 }
 
 type scanner struct {
-	c          *compiled
-	names      map[string]int // lower case tool name → rule: the list's identifier-like names, then well-known ones
-	nameFilter wordFilter     // what names certainly lacks
-	tool       int
-	toolName   string
-	seq        int
-	found      []Finding
-	last       []int  // rule → its latest finding, or -1 (of the current text if its seq is)
-	self       string // the current tool's name, lower case
-	phraseEnd  []int  // rule → end of its latest phrase match in the current text, in words
-	work       int    // steps taken, one per byte and one per look-around step: the fuzz target holds it linear
-	words      []word
-	path       []string // reference tokens of the current text
-	low        []byte   // the words of the current text, lower case
-	ident      []byte   // the identifier being looked up, lower case
-	ptr        string   // the current text's JSON Pointer, once a finding needed it
-	ptrSeq     int      // the text ptr is of
-	cur, nxt   []int
+	c           *compiled
+	names       map[string]int // lower case tool name → rule: the list's identifier-like names, then well-known ones
+	nameFilter  wordFilter     // what names certainly lacks
+	tool        int
+	toolName    string
+	seq         int
+	found       []Finding
+	last        []int  // rule → its latest finding, or -1 (of the current text if its seq is)
+	self        string // the current tool's name, lower case
+	phraseEnd   []int  // rule → end of its latest phrase match in the current text, in words
+	work        int    // steps taken, one per byte and one per look-around step: the fuzz target holds it linear
+	words       []word
+	path        []string // reference tokens of the current text
+	low         []byte   // the words of the current text, lower case
+	ident       []byte   // the identifier being looked up, lower case
+	ptr         string   // the current text's JSON Pointer, once a finding needed it
+	ptrSeq      int      // the text ptr is of
+	cur, nxt    []int
+	own         map[string]bool // every tool name of the list, lower case
+	ownPart     map[string]int  // how many of the list's names have each word of four letters or more (split on _, -, . and camelCase), "tool" and "tools" aside
+	ownSentence int             // the sentence ownAnswer is of, or -1
+	ownAnswer   bool
 }
 
 // add records a match of rule in the current text, merging it into the

@@ -396,7 +396,7 @@ func (s *scanner) tagsIn(t string, add func(rule, start, end int)) {
 			n++
 			j++
 		}
-		if rule, ok := s.c.tags[string(name[:n])]; ok && n > 0 {
+		if rule, ok := s.c.tags[string(name[:n])]; ok && n > 0 && !placeholder(t, lt, j) {
 			for k := j; k < len(t) && k-j <= 256 && t[k] != '<'; k++ {
 				s.work++
 				if t[k] == '>' {
@@ -411,6 +411,27 @@ func (s *scanner) tagsIn(t string, add func(rule, start, end int)) {
 		}
 		lt += 1 + next
 	}
+}
+
+// placeholder says whether the opening tag t[lt:j] (no attributes, closed
+// right after its name) is a command line's placeholder: right after an
+// option and a blank ("--secret <secret>", "-k <secret>") or an equals
+// sign ("--token=<secret>"). A closing tag is never one.
+func placeholder(t string, lt, j int) bool {
+	if j >= len(t) || t[j] != '>' || t[lt+1] == '/' || lt == 0 {
+		return false
+	}
+	if t[lt-1] == '=' {
+		return true
+	}
+	k := lt - 1
+	if t[k] != ' ' {
+		return false
+	}
+	for k > 0 && lt-k < 40 && (isAlnum(t[k-1]) || t[k-1] == '-' || t[k-1] == '_') {
+		k--
+	}
+	return k+1 < lt-1 && t[k] == '-' && k+1 < len(t) && (t[k+1] == '-' || isAlnum(t[k+1])) && (k == 0 || t[k-1] == ' ' || t[k-1] == '`' || t[k-1] == '(')
 }
 
 // sentTo says whether one of the send_to rule's words is among the five
