@@ -49,14 +49,10 @@ func RunServer(ts []tools.Tool, only map[string]bool, srv Server) Result {
 	return run(ts, only, srv).result()
 }
 
-func run(ts []tools.Tool, only map[string]bool, srv Server) *scanner {
-	order := make([]int, len(ts))
-	for i := range order {
-		order[i] = i
-	}
-	sorting.Func(order, func(a, b int) int { return canon.CompareKeys(ts[a].Name, ts[b].Name) })
+// newScanner is a scanner for a list whose tools have these names.
+func newScanner(names []string) *scanner {
 	rules := rules()
-	s := &scanner{c: rules, names: make(map[string]int, len(ts)+len(rules.known)), last: make([]int, len(Rules)), phraseEnd: make([]int, len(Rules))}
+	s := &scanner{c: rules, names: make(map[string]int, len(names)+len(rules.known)), last: make([]int, len(Rules)), phraseEnd: make([]int, len(Rules))}
 	for i := range s.last {
 		s.last[i] = -1
 	}
@@ -64,16 +60,42 @@ func run(ts []tools.Tool, only map[string]bool, srv Server) *scanner {
 		s.names[n] = rule
 		s.nameFilter.put(n)
 	}
-	s.own, s.ownPart = make(map[string]bool, len(ts)), map[string]int{}
-	for i := range ts {
-		s.own[strings.ToLower(ts[i].Name)] = true
-		nameParts(ts[i].Name, s.ownPart)
-		if identifierLike(ts[i].Name) && rules.listTool >= 0 {
-			n := strings.ToLower(ts[i].Name)
+	s.own, s.ownPart = make(map[string]bool, len(names)), map[string]int{}
+	for _, name := range names {
+		s.own[strings.ToLower(name)] = true
+		nameParts(name, s.ownPart)
+		if identifierLike(name) && rules.listTool >= 0 {
+			n := strings.ToLower(name)
 			s.names[n] = rules.listTool
 			s.nameFilter.put(n)
 		}
 	}
+	return s
+}
+
+// Text scans one text as the description of the tool self in a list whose
+// tools have these names ("" and no names for a server's instructions), and
+// answers its findings in the order of the text: what the change classes
+// (core/internal/classify) read in the words a change added.
+func Text(text, self string, names []string) []Finding {
+	s := newScanner(names)
+	s.tool, s.toolName, s.self = 0, self, strings.ToLower(self)
+	s.path = append(s.path[:0], "description")
+	s.text(text, where{description: true})
+	return s.result().Findings
+}
+
+func run(ts []tools.Tool, only map[string]bool, srv Server) *scanner {
+	order := make([]int, len(ts))
+	for i := range order {
+		order[i] = i
+	}
+	sorting.Func(order, func(a, b int) int { return canon.CompareKeys(ts[a].Name, ts[b].Name) })
+	names := make([]string, len(ts))
+	for i := range ts {
+		names[i] = ts[i].Name
+	}
+	s := newScanner(names)
 	if srv.HasInstructions {
 		s.tool, s.toolName, s.self = -1, "", ""
 		s.path = append(s.path[:0], "instructions")
