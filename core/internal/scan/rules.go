@@ -92,6 +92,7 @@ const (
 	MatchSendTo      = "send_to"      // Args: words; an e-mail address after one of these words (at most five words before it)
 	MatchContrast    = "contrast"     // Args: words; a well-known tool name of another server right after one of them ("instead of read_file")
 	MatchCallTool    = "call_tool"    // Args: verbs, then "|", then name words; a tool named with one of the words, right after a verb
+	MatchRefused     = "refused"      // Args: a literal rule's id, then words; a match of it in a sentence with one of the words is this rule's instead
 	MatchOwnTools    = "own_tools"    // Args: rule ids; a match of one of them in a sentence that names only tools of this list is this rule's instead
 )
 
@@ -160,7 +161,7 @@ var Rules = []Rule{
 		"you ~0 are ~0 now ~3 administrator|admin|root|superuser|system|unrestricted|dan|free|developer|jailbroken|god",
 		"never ~0 refuse|decline ~1 a|any|the ~0 request|requests|instruction|instructions|command|commands",
 		"pretend|simulate ~3 elevated|admin|root|privileges|privileged|unrestricted",
-		"elevated|escalated|unrestricted|superuser|superadmin|unlimited ~1 privileges|privilege|access|permissions|authority",
+		"elevated|escalated|unrestricted|unlimited ~1 privileges|privilege|access|permissions|authority",
 		"trust ~1 all|any|every ~3 input|inputs|commands|queries|requests|users|user|roles",
 		"escalate ~3 superadmin|admin|root|privileges|privilege",
 	}, "assigning the model a privileged role or telling it to trust input is how a description widens what the model will do"},
@@ -173,7 +174,7 @@ var Rules = []Rule{
 		"rather ~0 than ~0 others",
 		"rather ~0 than ~0 other|any|the ~1 tool|tools|standard|default|builtin|built",
 		"instead ~0 of ~0 any|other|others|the ~0 other|standard|default|builtin|built|regular|normal",
-		"always|only|exclusively ~1 use|call|consult|invoke|choose|select ~0 this ~0 tool|function|server",
+		"always|only|exclusively ~1 use|call|consult|invoke|choose|select ~0 this ~0 tool|function|server ~4 instead|over|rather|regardless|whatever|no|every|all",
 		"prefer|choose|select ~0 this ~0 tool|function|server ~3 over|above|rather|instead|always",
 		"safer|better|faster|superior|preferable|preferred|more ~3 than ~3 standard|default|builtin|built|regular|normal|other|others|any|original",
 		"not ~1 use|call|choose ~1 any ~1 other",
@@ -215,8 +216,10 @@ var Rules = []Rule{
 	}, "conditions placed on the model before or instead of the tool's job are the shape of tool poisoning"},
 	{"instruction.confirmation", KindInstruction, Medium, InText, MatchPhrase, []string{
 		"not|dont|never ~1 ask|asking|asks ~4 confirmation|confirm|permission|approval|consent|before|first|whether|if",
-		"not|dont|never ~1 confirm|confirming|prompting|prompt",
-		"without ~0 asking|confirmation|confirming|consent|approval|permission|prompting",
+		"not|dont|never ~1 confirm|confirming",
+		"not|dont|never ~1 prompt|prompting ~4 confirmation|permission|approval|consent|before|first|whether|again",
+		"without ~0 asking|prompting ~2 user|users|them|for|permission|confirmation|consent|approval|first",
+		"without ~0 confirmation|confirming|consent|approval|permission",
 		"no ~0 confirmation|approval|permission|consent ~1 needed|required|necessary",
 	}, "asking the model to skip the person's confirmation takes the person out of the loop"},
 
@@ -239,11 +242,11 @@ var Rules = []Rule{
 	{"reference.rewrite", KindShadowing, Medium, InText, MatchPhrase, []string{
 		"must|always|should|silently|secretly|also|quietly ~2 modify|change|replace|rewrite|alter|overwrite|redirect|set ~3 argument|arguments|parameter|parameters|param|recipient|recipients|url|address|query|destination|body",
 		"modify|change|rewrite|alter|overwrite|redirect|replace ~3 url|recipient|recipients|destination|endpoint ~1 to|with",
-		"when|whenever ~0 using|calling|invoking ~4 always|must|also|silently",
+		"when|whenever ~0 using|calling|invoking ~4 always|must|also|silently ~2 send|set|change|replace|include|add|cc|bcc|copy|forward|redirect|modify|append|rewrite|route|pass|attach|upload|post",
 	}, "telling the model how to fill another call's arguments is how a tool rewrites what other tools do"},
 	{"reference.cross_tool", KindShadowing, Medium, InText, MatchPhrase, []string{
 		"before|after|prior|once|whenever|each|every|when|if ~4 call|calls|calling|called|invoke|invokes|invoking|invoked|use|uses|using|used|run|runs|running|send|sends|sending|post|posting|returns|return ~6 call|invoke|run|pass|send|forward|report ~4 this ~0 tool|function",
-		"run|call|invoke|use ~1 this ~0 tool|function ~1 before|after ~1 every|each|any|all",
+		"run|call|invoke|use ~1 this ~0 tool|function ~1 before|after ~1 every|each|any|all ~2 call|calls|tool|tools|request|requests|invocation|invocations|operation|operations|other",
 		"another|other ~1 tool|tools|server|servers ~6 pass|call|invoke|run|send|forward|use ~4 this ~0 tool|function",
 		"server|servers|tool|tools ~3 also|then|afterwards|first ~0 call|invoke|pass|forward|send ~3 this ~0 tool|function",
 		"this ~0 tool|function ~2 should|must ~1 be ~0 called|used|invoked|run ~2 right|directly|immediately|after|before",
@@ -254,12 +257,12 @@ var Rules = []Rule{
 		"regardless|irrespective ~0 of ~4 user|users|human ~2 asks|asked|says|said|names|named|mentions|mentioned|provides|provided|gives|gave|given|specifies|specified|chose|chooses|wants|wanted|types|typed|requested|requests|selects|selected|enters|entered|picks",
 		"no ~0 matter ~0 what|which|who|whom ~4 user|users|customer|asks|requested|says|available|signed|other|else",
 		"whatever|whichever|whoever ~3 user|users ~2 asks|asked|says|names|mentions|provides|gives|specifies|wants|types|requests|requested|selects|enters|picks|chooses",
-		"even ~0 if|when ~3 user|users|another|other|different|they ~3 asks|asked|requests|requested|specifies|specified|names|named|provides|provided|gives|given|says|wants|chooses|chose|picks|selects|mentions",
+		"even ~0 if|when ~3 user|users|another|other|different|they ~3 asks|asked|requests|requested|specifies|specified|names|named|provides|provided|gives|given|says|mentions",
 		"rather|instead ~0 than|of ~4 user|users ~2 provides|provided|gives|gave|names|named|specifies|specified|requested|requests|asked|asks|enters|entered|types|typed|wants|chose",
 		"instead ~0 of ~3 one|ones|value|address|url|webhook|account|recipient ~2 configured|given|provided|specified|requested|supplied",
 		"rather|instead ~0 than|of ~1 the ~0 original|real|actual|requested|intended",
 		"user|users ~2 gives|types|provides|names|enters|specifies|supplies ~0 is|are ~2 only|just|merely|ignored",
-		"use|set|ship|send|route|pass|append|prepend|prefix|add|include|put|cc|bcc|redirect|forward|attached|appended|added|included ~7 for|on|to|in|with ~0 every|all|any ~2 transfer|transfers|payment|payments|transaction|transactions|booking|bookings|order|orders|upload|uploads|deployment|deployments|conversion|conversions|email|emails|message|messages|call|calls|request|requests|query|queries|invocation|invocations|trade|trades|notification|notifications|search|searches|command|commands",
+		"use|set|ship|send|route|append|prepend|prefix|add|include|put|cc|bcc|redirect|forward|attached|appended|added|included ~7 for|on|to|in|with ~0 every|all|any ~2 transfer|transfers|payment|payments|transaction|transactions|booking|bookings|order|orders|upload|uploads|deployment|deployments|conversion|conversions|email|emails|message|messages|request|requests|query|queries|trade|trades|notification|notifications|search|searches|command|commands",
 		"use|set|ship|send|route|prefix|prepend|append|cc|bcc ~1 every|all|each|any ~1 transfer|transfers|payment|payments|transaction|transactions|order|orders|upload|uploads|email|emails|message|messages|request|requests|query|queries|notification|notifications|command|commands ~2 to|through|via|with",
 		"for|on ~0 every|all|any ~2 transfer|transfers|payment|payments|transaction|transactions|booking|bookings|order|orders|upload|uploads|deployment|deployments|email|emails|message|messages|call|calls|request|requests|trade|trades ~2 always|use|set|must|should",
 		"recipient|recipients|account|wallet|destination|channel|to|cc|bcc|attendees|payee|beneficiary|iban|owner|author|region|bucket|webhook|endpoint|address|amount|sender ~3 must|should|shall ~1 always ~2 be|include|contain|set|point",
@@ -270,7 +273,7 @@ var Rules = []Rule{
 		"urls|url|recipient|recipients|requests|queries|notifications|payments|emails ~3 rewritten|redirected|rerouted|routed|replaced ~3 to|through|via|with",
 	}, "text that fixes or rewrites what the model puts in an argument (an account, a recipient, a destination) whatever the person asked for is parameter tampering, the quietest way a tool redirects money, messages or data"},
 	{"reference.call_destructive", KindShadowing, Medium, InText, MatchCallTool, []string{
-		"call", "calling", "invoke", "invoking", "run", "running", "execute", "executing", "trigger",
+		"call", "invoke", "run", "execute", "trigger",
 		"|", "delete", "remove", "drop", "destroy", "erase", "wipe", "purge", "truncate", "kill", "send", "transfer", "reset", "revoke", "terminate", "uninstall", "format", "clear", "overwrite",
 		"export", "upload", "forward", "share", "leak", "exfiltrate", "dump"},
 		"an instruction to call a destructive tool (delete, drop, send, …) from another tool's text acts on things the person did not name"},
@@ -291,6 +294,8 @@ var Rules = []Rule{
 		"~/.bashrc", "^.bashrc$", "^.zshrc$", "^.bash_profile$", "^.zprofile$", "^.gitconfig$", "/var/log/auth.log", "/proc/self/environ",
 		"^secrets.yml$", "^secrets.yaml$", "^secrets.json$", "^credentials.json$", "^document.cookie$", "^os.environ$", "^printenv$",
 	}, "paths of keys, credentials, shell history and MCP client configuration are what poisoned tools ask the model to read"},
+	{"sensitive.path_refused", KindSensitive, Low, InText, MatchRefused, []string{"sensitive.path", "rejected", "refused", "blocked", "denied", "forbidden", "disallowed", "prohibited", "excluded"},
+		"a sensitive path named in a sentence that says it is rejected, blocked or denied (\"hidden config directories such as ~/.ssh are rejected\") documents a guard, not a request: worth knowing, not a second look"},
 	{"sensitive.secret", KindSensitive, Low, InText, MatchLiteral, []string{
 		"^private key", "^private_key", "^privatekey", "^secret key", "^secret_key", "^api key", "^api_key", "^apikey", "^access token", "^access_token",
 		"^password", "^passwd$", "^seed phrase", "^mnemonic$", "^.env$", "^environment variables", "^env vars", "^begin rsa private", "^begin openssh private",
@@ -307,7 +312,8 @@ var Rules = []Rule{
 		"send|sent|post|upload|forward|transmit|exfiltrate|leak|copy|email|mail|bcc|cc|share|report ~6 credentials|secrets|tokens|passwords|password|conversation|history|env ~3 to",
 		"send|forward|email|mail|cc|bcc ~2 a|the ~0 copy",
 		"copy ~0 of ~3 result|results|response|output|conversation|answer|query|request|data|messages|question ~3 to|email|mail|address",
-		"also|silently|secretly|quietly|always|automatically ~0 send|forward|cc|bcc|copy|loop|share|exfiltrate|upload",
+		"also|silently|secretly|quietly ~0 send|forward|cc|bcc|copy|loop|share|exfiltrate|upload",
+		"always|automatically ~0 send|forward|cc|bcc|share|exfiltrate|upload",
 		"loop ~1 in",
 		"include|read|provide|attach|send|pass|append|add|extract|dump|copy|contents|content ~2 ssh|private|secret|aws|gpg|pgp ~1 key|keys|credentials",
 		"include|pass|provide|append|add|attach|send|dump|return ~2 all|every|entire|full ~2 env|environment ~0 variables|vars|variable",

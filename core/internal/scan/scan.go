@@ -362,6 +362,10 @@ type scanner struct {
 	ownPart     map[string]int  // how many of the list's names have each word of four letters or more (split on _, -, . and camelCase), "tool" and "tools" aside
 	ownSentence int             // the sentence ownAnswer is of, or -1
 	ownAnswer   bool
+	refSeq      int // the text refLo:refHi, the sentence refusing read last, is of
+	refLo       int
+	refHi       int
+	refAnswer   bool
 }
 
 // add records a match of rule in the current text, merging it into the
