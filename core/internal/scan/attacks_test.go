@@ -25,10 +25,11 @@ func TestAttackCorpus(t *testing.T) {
 // lateFloor is the share of testdata/scan-attacks/late.json, lists written
 // after the rules were frozen and never tuned against, the scan rates
 // medium or higher, all classes together: what was measured when they were
-// written (issue 38: 3 of 20), so that a rule change that loses one of
-// them fails. It is low, and says so: phrase rules generalise poorly to
-// wordings their author did not have in front of him.
-const lateFloor = 0.15
+// written (issue 38: 3 of 20). The second round of rules was then shaped
+// on them (18 of 20 since), so they no longer measure generalisation:
+// late2.json does. The floor is today's figure, so a change that loses one
+// fails.
+const lateFloor = 0.9
 
 // TestAttackCorpusLate scores the scan on the lists written after the
 // rules: how far they generalise.
@@ -83,4 +84,17 @@ func scoreAttacks(t *testing.T, file string, floor float64) float64 {
 	recall := float64(caught) / float64(len(corpus.Cases))
 	t.Logf("all: %d of %d (%.1f%%)", caught, len(corpus.Cases), 100*recall)
 	return recall
+}
+
+// late2Floor is the recall at medium, all classes together, on
+// testdata/scan-attacks/late2.json: lists written after the second round
+// of issue 38's rules (which late.json had been used to shape), never
+// tuned against; the figure measured when they were written (3 of 20).
+const late2Floor = 0.15
+
+// TestAttackCorpusLate2 scores the scan on the lists written last.
+func TestAttackCorpusLate2(t *testing.T) {
+	if recall := scoreAttacks(t, "late2.json", 0); recall < late2Floor {
+		t.Errorf("recall at medium %.3f is below the floor %.3f", recall, late2Floor)
+	}
 }
