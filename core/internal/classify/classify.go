@@ -112,10 +112,17 @@ func slicesContains(xs []string, x string) bool {
 // Segment is one run of a word diff: Op "equal", "delete" or "insert".
 type Segment struct{ Op, Text string }
 
+// Classifier classifies the changed texts of one list: names are the tools
+// of the list they belong to (a list tool named in a text is a reference
+// to another tool). Its tables are built once for the list.
+type Classifier struct{ texts *scan.Texts }
+
+// New is a Classifier for a list whose tools have these names.
+func New(names []string) *Classifier { return &Classifier{scan.NewTexts(names)} }
+
 // Change classifies a changed text from its word diff. self is the tool
-// whose text it is ("" for instructions); names are the tools of the list
-// it belongs to (a list tool named in it is a reference to another tool).
-func Change(segs []Segment, self string, names []string) Result {
+// whose text it is ("" for instructions).
+func (k *Classifier) Change(segs []Segment, self string) Result {
 	var ins, del []string
 	for _, s := range segs {
 		switch s.Op {
@@ -127,23 +134,23 @@ func Change(segs []Segment, self string, names []string) Result {
 	}
 	// Insertions are read apart, as sentences of their own: a phrase never
 	// joins words the diff put in different places.
-	return classify(strings.Join(ins, ".\n"), strings.Join(del, ".\n"), self, names)
+	return k.classify(strings.Join(ins, ".\n"), strings.Join(del, ".\n"), self)
 }
 
 // Whole classifies a text whose previous version is unknown: all of it is
 // read as inserted.
-func Whole(text, self string, names []string) Result {
-	return classify(text, "", self, names)
+func (k *Classifier) Whole(text, self string) Result {
+	return k.classify(text, "", self)
 }
 
-func classify(added, deleted, self string, names []string) Result {
+func (k *Classifier) classify(added, deleted, self string) Result {
 	found := map[string]string{}
 	note := func(class, text string) {
 		if _, ok := found[class]; !ok {
 			found[class] = clip(text)
 		}
 	}
-	for _, f := range scan.Text(added, self, names) {
+	for _, f := range k.texts.Text(added, self) {
 		if c := ofRule(scan.Rules[f.Rule]); c != "" {
 			note(c, f.Span)
 		}
@@ -152,7 +159,7 @@ func classify(added, deleted, self string, names []string) Result {
 		}
 	}
 	if deleted != "" {
-		for _, f := range scan.Text(deleted, self, names) {
+		for _, f := range k.texts.Text(deleted, self) {
 			if c := ofRule(scan.Rules[f.Rule]); c == Instruction || c == Concealment {
 				note(c, f.Span)
 			}

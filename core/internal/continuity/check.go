@@ -498,6 +498,7 @@ func (c *check) compareMembers() {
 	if c.cov == nil {
 		return
 	}
+	var k *classify.Classifier // for a changed title: built once, if one changed
 	for i := range c.observed.Tools {
 		t := &c.observed.Tools[i]
 		approved, ok := c.cov.Tools[t.Name]
@@ -509,7 +510,10 @@ func (c *check) compareMembers() {
 				c.changed = true
 				detail := canon.NullValue()
 				if m == tools.MemberTitle {
-					detail = titleClasses(t, c.observed.Tools)
+					if k == nil {
+						k = classify.New(toolNames(c.observed.Tools))
+					}
+					detail = titleClasses(k, t)
 				}
 				c.add(memberObservations[m], t.Name, m, t.SHA256, detail)
 			}
@@ -520,13 +524,17 @@ func (c *check) compareMembers() {
 // titleClasses classifies a changed title: the coverage keeps its hash,
 // not its text, so the whole new title is read as inserted (which can only
 // add classes). A title that went away is editorial.
-func titleClasses(t *tools.Tool, list []tools.Tool) canon.Value {
+func titleClasses(k *classify.Classifier, t *tools.Tool) canon.Value {
 	title, _ := t.MemberValue(tools.MemberTitle).Str()
+	return canon.Obj(k.Whole(title, t.Name).Value()...)
+}
+
+func toolNames(list []tools.Tool) []string {
 	names := make([]string, len(list))
 	for i := range list {
 		names[i] = list[i].Name
 	}
-	return canon.Obj(classify.Whole(title, t.Name, names).Value()...)
+	return names
 }
 
 // judgeHandshake compares what the handshake said — instructions and
@@ -543,11 +551,7 @@ func (c *check) judgeHandshake() {
 			c.changed = true
 			now, _ := o.Instructions.Str()
 			words := diff.Words(c.cov.InstructionsText(), now)
-			names := make([]string, len(c.observed.Tools))
-			for i := range c.observed.Tools {
-				names[i] = c.observed.Tools[i].Name
-			}
-			classes := classify.Change(diff.Classify(words), "", names)
+			classes := classify.New(toolNames(c.observed.Tools)).Change(diff.Classify(words), "")
 			c.add(policy.InstructionsChanged, "", "", "", canon.Obj(append(classes.Value(),
 				canon.M("instructions_diff", diff.SegmentsValue(words)))...))
 		}

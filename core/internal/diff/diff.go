@@ -76,9 +76,16 @@ func Against(base lock.Baseline, observed []tools.Tool) Result {
 		byName[base.Tools[i].Name] = &base.Tools[i]
 	}
 	budget := checkCells
-	names := make([]string, len(observed))
-	for i := range observed {
-		names[i] = observed[i].Name
+	var classes *classify.Classifier // built on the first modified tool: most checks have none
+	names := func() *classify.Classifier {
+		if classes == nil {
+			ns := make([]string, len(observed))
+			for i := range observed {
+				ns[i] = observed[i].Name
+			}
+			classes = classify.New(ns)
+		}
+		return classes
 	}
 	for _, t := range sorted {
 		bt, ok := byName[t.Name]
@@ -94,7 +101,7 @@ func Against(base lock.Baseline, observed []tools.Tool) Result {
 		if old, ok := base.Descriptions[t.Name]; ok && hasPart(c.Parts, tools.PartDescription) {
 			c.DescriptionDiff = words(old, t.Description, &budget)
 		}
-		c.DescriptionClasses, c.Classes = classesOf(&c, t, names)
+		c.DescriptionClasses, c.Classes = classesOf(&c, t, names())
 		r.Modified = append(r.Modified, c)
 	}
 	return r
@@ -103,17 +110,17 @@ func Against(base lock.Baseline, observed []tools.Tool) Result {
 // classesOf classifies a modified tool's change: the description's alone,
 // and with capability for a schema or annotations change; nil when the
 // baseline cannot say which part changed.
-func classesOf(c *Change, t *tools.Tool, names []string) (desc, all *classify.Result) {
+func classesOf(c *Change, t *tools.Tool, k *classify.Classifier) (desc, all *classify.Result) {
 	if c.Unknown {
 		return nil, nil
 	}
 	var r classify.Result
 	switch {
 	case c.DescriptionDiff != nil:
-		r = classify.Change(Classify(c.DescriptionDiff), t.Name, names)
+		r = k.Change(Classify(c.DescriptionDiff), t.Name)
 		desc = &r
 	case hasPart(c.Parts, tools.PartDescription):
-		r = classify.Whole(t.Description, t.Name, names)
+		r = k.Whole(t.Description, t.Name)
 		desc = &r
 	}
 	for _, p := range []string{tools.PartInputSchema, tools.PartAnnotations} {

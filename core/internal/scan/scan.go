@@ -73,16 +73,30 @@ func newScanner(names []string) *scanner {
 	return s
 }
 
-// Text scans one text as the description of the tool self in a list whose
-// tools have these names ("" and no names for a server's instructions), and
-// answers its findings in the order of the text: what the change classes
-// (core/internal/classify) read in the words a change added.
-func Text(text, self string, names []string) []Finding {
-	s := newScanner(names)
+// Texts scans lone texts of one list, each as the description of a tool
+// of it (or of none: a server's instructions): what the change classes
+// (core/internal/classify) read in the words a change added. The list's
+// name tables are built once, so that classifying every tool of a list
+// stays linear in it.
+type Texts struct{ s *scanner }
+
+// NewTexts is a Texts for a list whose tools have these names.
+func NewTexts(names []string) *Texts { return &Texts{newScanner(names)} }
+
+// Text answers the findings of one text as the description of the tool
+// self ("" for none), in the order the passes found them (the order of the
+// rules' passes, then of the text: the same in every build). The slice is
+// the scanner's: it is valid until the next call.
+func (x *Texts) Text(text, self string) []Finding {
+	s := x.s
+	s.found = s.found[:0]
+	for i := range s.last {
+		s.last[i] = -1
+	}
 	s.tool, s.toolName, s.self = 0, self, strings.ToLower(self)
 	s.path = append(s.path[:0], "description")
 	s.text(text, where{description: true})
-	return s.result().Findings
+	return s.found
 }
 
 func run(ts []tools.Tool, only map[string]bool, srv Server) *scanner {
