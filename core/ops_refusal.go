@@ -96,7 +96,8 @@ func refusalText(rec canon.Value, tool string, hasTool bool) string {
 func recordSuffix(sha string) string { return " (record " + textsafe.Escape(sha) + ")" }
 
 // whatDiffered is one observation's difference in words: the tool and part
-// it names, then its detail — a diff as its inserted and deleted text, an
+// it names, then its detail — the classes of a changed text first, a diff
+// as its inserted and deleted text, an
 // identity mismatch as what was approved and what is answering, any other
 // member as its name and value. Values are clipped to 120 bytes.
 func whatDiffered(o canon.Value) string {
@@ -116,8 +117,19 @@ func whatDiffered(o canon.Value) string {
 	}
 	var details []string
 	d, _ := o.Get("detail")
+	// What a changed text introduces comes first (issue 38, docs/scan.md
+	// "Change classes"); its evidence is the inserted text, which follows.
+	if cs, ok := d.Get("classes"); ok && cs.Kind() == canon.Array {
+		var names []string
+		for _, c := range cs.Elems() {
+			s, _ := c.Str()
+			names = append(names, textsafe.Escape(s))
+		}
+		details = append(details, "classes "+strings.Join(names, ", "))
+	}
 	for _, m := range d.Members() {
 		switch {
+		case m.Key == "classes" || m.Key == "class_evidence":
 		case strings.HasSuffix(m.Key, "_diff") && m.Value.Kind() == canon.Array:
 			for _, e := range m.Value.Elems() {
 				op, _ := e.Get("op")
