@@ -254,7 +254,8 @@ func markers(t string, note func(class, text string)) {
 			if next == "sure" {
 				note(Instruction, sentence(i))
 			}
-		case "call", "invoke", "run", "execute", "send", "forward", "read", "pass", "include", "ignore", "delete", "write", "fetch", "upload", "share", "post", "copy", "email", "transfer", "open", "close", "remove", "replace", "modify":
+		case "call", "invoke", "run", "execute", "send", "forward", "read", "pass", "include", "ignore", "delete", "write", "fetch", "upload", "share", "post", "copy", "email", "transfer", "open", "close", "remove", "replace", "modify",
+			"use", "prefer", "avoid", "follow", "try", "check", "ask", "tell":
 			if w.clauseStart {
 				note(Instruction, sentence(i))
 			}
@@ -278,7 +279,7 @@ type token struct {
 	text        string
 	start, end  int // of the text, in bytes
 	sentence    int
-	clauseStart bool // the first word of a sentence or after , ; :, or after a first word then, also, first, please, kindly or and
+	clauseStart bool // the first word of a sentence or after , ; :, or after a first word then, also, first, please, kindly, and or so
 }
 
 // split cuts a text into blank-separated tokens, their trailing
@@ -295,7 +296,7 @@ func split(t string) []token {
 		if w != "" {
 			if n := len(out); n > 0 && !start && out[n-1].clauseStart && out[n-1].sentence == sentence {
 				switch strings.ToLower(out[n-1].text) {
-				case "then", "also", "first", "please", "kindly", "and":
+				case "then", "also", "first", "please", "kindly", "and", "so":
 					start = true
 				}
 			}
