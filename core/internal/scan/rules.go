@@ -179,7 +179,7 @@ var Rules = []Rule{
 		"safer|better|faster|superior|preferable|preferred|more ~3 than ~3 standard|default|builtin|built|regular|normal|other|others|any|original",
 		"not ~1 use|call|choose ~1 any ~1 other",
 		"not|never ~1 use|call|choose|pick|select ~2 other|others|alternative|alternatives|another|those",
-		"use|choose|pick|call|prefer ~1 this ~0 tool|function|one ~2 for ~0 all|every|any|each",
+		"use|choose|pick|call|prefer ~1 this ~0 tool|function|one ~2 for ~0 all|every|any",
 		"prefer|choose|pick|select ~1 it|this|me ~3 over|above|before ~2 any|all|other|others",
 		"pick|use ~0 this ~0 tool|function|one ~2 over|above",
 		"other|others|standard|default|builtin|existing|legacy|original|competing|alternative ~3 tool|tools|server|servers|function|functions|executor|executors ~4 deprecated|obsolete|outdated|retired|broken|unreliable|untrusted|insecure|unsafe|legacy|stale|compromised|inaccurate|buggy|unsupported|disabled|superseded|wrong",
