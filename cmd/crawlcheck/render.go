@@ -192,6 +192,18 @@ func printClasses(w io.Writer, classes []string, evidence []classEvidence) {
 	}
 }
 
+// printClassesOf writes the classes an observation's detail carries, if
+// any (printClasses).
+func printClassesOf(w io.Writer, detail json.RawMessage) {
+	var d struct {
+		Classes       []string        `json:"classes"`
+		ClassEvidence []classEvidence `json:"class_evidence"`
+	}
+	if len(detail) > 0 && json.Unmarshal(detail, &d) == nil {
+		printClasses(w, d.Classes, d.ClassEvidence)
+	}
+}
+
 // diffOp is one segment of a description_diff or instructions_diff.
 type diffOp struct {
 	Op   string `json:"op"`
