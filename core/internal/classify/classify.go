@@ -244,7 +244,7 @@ func markers(t string, note func(class, text string)) {
 			next = strings.ToLower(words[i+1].text)
 		}
 		switch lw {
-		case "you", "your", "yourself", "assistant", "agent", "llm", "must", "always", "never", "ensure", "remember", "mandatory", "important":
+		case "you", "your", "yourself", "assistant", "agent", "llm", "must", "always", "never", "ensure", "remember", "mandatory", "important", "should", "consider":
 			note(Instruction, sentence(i))
 		case "do", "dont", "don't":
 			if lw != "do" || next == "not" {
@@ -260,8 +260,12 @@ func markers(t string, note func(class, text string)) {
 				note(Instruction, sentence(i))
 			}
 		case "other", "another":
-			if next == "tool" || next == "tools" || next == "server" || next == "servers" || next == "function" || next == "functions" {
-				note(CrossTool, sentence(i))
+			// "other tools", "other MongoDB tools": a tool word within two.
+			for k := i + 1; k <= i+2 && k < len(words) && words[k].sentence == w.sentence; k++ {
+				switch strings.ToLower(words[k].text) {
+				case "tool", "tools", "server", "servers", "function", "functions":
+					note(CrossTool, sentence(i))
+				}
 			}
 		case "e.g", "eg", "example", "examples", "instance", "default", "defaults", "format", "formats", "returns", "accepts", "optional", "args", "arguments", "parameter", "parameters", "values":
 			note(Documentation, w.text)
