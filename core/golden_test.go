@@ -100,6 +100,18 @@ func continuityCases(t testing.TB) []goldenCase {
 		p["exceptions"] = []any{exception("2026-11-01T00:00:00Z")}
 	})))
 	add("operator policy", with(enforce(annotationFlip(toolRemoved(base))), "policy", operatorPolicy(nil)))
+	// Issue 38: an operator may give a change of a class its own effect.
+	// The default policy withholds an editorial change ("review mode pauses
+	// the session" above); with class_effects it proceeds, recorded, in
+	// review too; a change that adds an instruction keeps its pause.
+	classPolicy := operatorPolicy(func(p obj) {
+		p["version"] = "acme-2026-12-classes"
+		p["max_baseline_age_days"] = 90
+		p["class_effects"] = obj{"description_changed": obj{"editorial": "proceed_recorded", "documentation": "proceed_recorded"}}
+	})
+	add("class policy: an editorial change proceeds recorded in review", with(continuityRequest(lock, one(descriptionUpdate(base)), "review"), "policy", classPolicy))
+	add("class policy: an added instruction still pauses in review", with(continuityRequest(lock, one(rugPull(base)), "review"), "policy", classPolicy))
+	add("class policy: an added instruction is still withheld in enforce", with(enforce(rugPull(base)), "policy", classPolicy))
 
 	// The 14 failure classes in each mode.
 	directory := keyDirectory(t)

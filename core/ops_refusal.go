@@ -127,12 +127,13 @@ func effectWhy(rec canon.Value, tool string, hasTool bool, effect, effectKey str
 func recordSuffix(sha string) string { return " (record " + textsafe.Escape(sha) + ")" }
 
 // whatDiffered is one observation's difference in words: the tool and part
-// it names, then its detail — a diff as its inserted and deleted text, an
-// identity mismatch as "approved X, answering Y", any other member as its
-// name and value. Values are clipped to 120 bytes. An identity mismatch
-// whose detail does not name both endpoints (signed evidence naming
-// another subject) takes what it lacks from the record's server
-// (approved_url, observed_url), so that it always names both.
+// it names, then its detail — the classes of a changed text first, a diff
+// as its inserted and deleted text, an identity mismatch as "approved X,
+// answering Y", any other member as its name and value. Values are clipped
+// to 120 bytes. An identity mismatch whose detail does not name both
+// endpoints (signed evidence naming another subject) takes what it lacks
+// from the record's server (approved_url, observed_url), so that it always
+// names both.
 func whatDiffered(o, server canon.Value) string {
 	var parts []string
 	if t, _ := o.Get("tool"); t.Kind() == canon.String {
@@ -151,8 +152,19 @@ func whatDiffered(o, server canon.Value) string {
 		details = append(details, "approved "+endpointShown(d, "approved", server, "approved_url"),
 			"answering "+endpointShown(d, "observed", server, "observed_url"))
 	}
+	// What a changed text introduces comes first (issue 38, docs/scan.md
+	// "Change classes"); its evidence is the inserted text, which follows.
+	if cs, ok := d.Get("classes"); ok && cs.Kind() == canon.Array {
+		var names []string
+		for _, c := range cs.Elems() {
+			s, _ := c.Str()
+			names = append(names, textsafe.Escape(s))
+		}
+		details = append(details, "classes "+strings.Join(names, ", "))
+	}
 	for _, m := range d.Members() {
 		switch {
+		case m.Key == "classes" || m.Key == "class_evidence":
 		case strings.HasSuffix(m.Key, "_diff") && m.Value.Kind() == canon.Array:
 			for _, e := range m.Value.Elems() {
 				op, _ := e.Get("op")

@@ -281,7 +281,7 @@ var opSpecs = []OpSpec{
 		Result: []Field{
 			need("added", "array of strings", ""),
 			need("removed", "array of strings", ""),
-			need("modified", "array", "`{name, parts, tool_changed, description_diff?, schema_paths?}` per tool"),
+			need("modified", "array", "`{name, parts, tool_changed, description_diff?, schema_paths?, classes?, class_evidence?}` per tool (classes: what the change introduces, strongest first, docs/scan.md, Change classes)"),
 			need("unchanged", "number", ""),
 			need("blind_parts", "array of strings", "parts the old side cannot see"),
 		}},

@@ -7,6 +7,8 @@ import (
 
 	"github.com/crawlcheck/verifier/core"
 	"github.com/crawlcheck/verifier/core/internal/canon"
+	"github.com/crawlcheck/verifier/core/internal/classify"
+	"github.com/crawlcheck/verifier/core/internal/diff"
 	"github.com/crawlcheck/verifier/core/internal/scan"
 	"github.com/crawlcheck/verifier/core/internal/tools"
 	"github.com/crawlcheck/verifier/internal/benchdata"
@@ -66,6 +68,65 @@ func BenchmarkScanOp1000(b *testing.B) {
 	for b.Loop() {
 		if out := core.Call("scan", next()); !strings.HasPrefix(string(out[:12]), `{"ok":true`) {
 			b.Fatalf("%s", out[:200])
+		}
+	}
+}
+
+// BenchmarkClassify1000: the change classes of a 1,000-tool list whose
+// every description gained a sentence (issue 38: scan and classifier
+// together at most 25% of make_lock at 1,000 tools; docs/benchmarks.md).
+// The comparison of two full lists, word diffs included, as diff does it.
+func BenchmarkClassify1000(b *testing.B) {
+	v, err := canon.Parse(benchdata.Page(1000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	list, _ := v.Get("tools")
+	old, err := tools.Hash(list)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var raw []map[string]any
+	if err := json.Unmarshal([]byte(list.String()), &raw); err != nil {
+		b.Fatal(err)
+	}
+	for _, t := range raw {
+		d, _ := t["description"].(string)
+		t["description"] = d + " Returns the updated record, for example its id."
+	}
+	nb, _ := json.Marshal(raw)
+	nv, err := canon.Parse(nb)
+	if err != nil {
+		b.Fatal(err)
+	}
+	changed, err := tools.Hash(nv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		r := diff.Lists(old, changed)
+		if len(r.Modified) != 1000 || r.Modified[0].Classes == nil {
+			b.Fatalf("%d modified", len(r.Modified))
+		}
+	}
+}
+
+// BenchmarkClassifier1000: the classifier alone on the same changes, from
+// their word diffs: what classes add to a comparison.
+func BenchmarkClassifier1000(b *testing.B) {
+	v, _ := canon.Parse(benchdata.Page(1000))
+	list, _ := v.Get("tools")
+	old, _ := tools.Hash(list)
+	names := make([]string, len(old))
+	segs := make([][]classify.Segment, len(old))
+	for i := range old {
+		names[i] = old[i].Name
+		segs[i] = diff.Classify(diff.Words(old[i].Description, old[i].Description+" Returns the updated record, for example its id."))
+	}
+	for b.Loop() {
+		k := classify.New(names)
+		for i := range old {
+			k.Change(segs[i], names[i])
 		}
 	}
 }

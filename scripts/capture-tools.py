@@ -47,7 +47,15 @@ def main() -> None:
                 line, buf = buf.split(b"\n", 1)
                 if not line.strip():
                     continue
-                msg = json.loads(line)
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    # A server that logs to stdout: not a message; said on
+                    # stderr, never part of the capture.
+                    print(f"{name}: skipped a stdout line that is not JSON ({len(line)} bytes)", file=sys.stderr)
+                    continue
+                if not isinstance(msg, dict):
+                    continue
                 if msg.get("id") == id_ and "method" not in msg:
                     if "error" in msg:
                         sys.exit(f"{name}: {msg['error']}")

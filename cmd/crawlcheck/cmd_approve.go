@@ -98,13 +98,14 @@ func cmdApprove(c *cli, args []string) error {
 	opts.Names = slices.Concat(chk.Added, chk.Removed, chk.Modified)
 	scanned := slices.Concat(chk.Added, chk.Modified)
 	var instructions []diffOp
+	var instructionsDetail json.RawMessage
 	for _, f := range rec.Observations {
 		if f.Tool != "" && !slices.Contains(opts.Names, f.Tool) {
 			opts.Names = append(opts.Names, f.Tool)
 			scanned = append(scanned, f.Tool)
 		}
 		if d := instructionsDiff(f.Detail); d != nil {
-			instructions = d
+			instructions, instructionsDetail = d, f.Detail
 		}
 	}
 	opts.Instructions = instructions != nil
@@ -135,6 +136,7 @@ func cmdApprove(c *cli, args []string) error {
 	question := "Approve these tools? [y/N] "
 	if instructions != nil {
 		say(show, "\nthe server's instructions changed:\n")
+		printClassesOf(show, instructionsDetail)
 		printTextDiff(show, instructions)
 		if s, err := preflight.ScanInstructions(obs); err != nil {
 			say(show, "scan of the instructions to approve: not run: %s\n", err)

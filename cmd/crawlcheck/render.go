@@ -123,9 +123,16 @@ func printDetail(w io.Writer, detail json.RawMessage) {
 		return
 	}
 	var d struct {
-		DescriptionDiff []diffOp `json:"description_diff"`
+		DescriptionDiff []diffOp        `json:"description_diff"`
+		Classes         []string        `json:"classes"`
+		ClassEvidence   []classEvidence `json:"class_evidence"`
 	}
-	if json.Unmarshal(detail, &d) == nil && d.DescriptionDiff != nil {
+	if json.Unmarshal(detail, &d) != nil {
+		say(w, "      %s\n", detail)
+		return
+	}
+	printClasses(w, d.Classes, d.ClassEvidence)
+	if d.DescriptionDiff != nil {
 		printTextDiff(w, d.DescriptionDiff)
 		return
 	}
@@ -133,7 +140,68 @@ func printDetail(w io.Writer, detail json.RawMessage) {
 		printTextDiff(w, ops)
 		return
 	}
+	if d.Classes != nil {
+		return
+	}
 	say(w, "      %s\n", detail)
+}
+
+// classEvidence is one class of a change and the inserted text that
+// showed it, as the core writes them (docs/scan.md, "Change classes").
+type classEvidence struct {
+	Class string `json:"class"`
+	Text  string `json:"text"`
+}
+
+// classSays is what each class of a change tells the person approving
+// it, most dangerous first as the core orders them.
+var classSays = map[string]string{
+	"concealment":   "hides something from you",
+	"instruction":   "adds an instruction to the agent",
+	"cross_tool":    "names another tool or server",
+	"destination":   "adds a destination (URL, address, path or account)",
+	"capability":    "changes what the tool accepts or declares",
+	"documentation": "adds documentation (examples, parameter help)",
+	"editorial":     "wording only",
+}
+
+// printClasses writes what a change introduces, one class a line with the
+// text that showed it, before its word diff: the dangerous change is the
+// first thing read, the harmless one says so.
+func printClasses(w io.Writer, classes []string, evidence []classEvidence) {
+	for _, c := range classes {
+		says, ok := classSays[c]
+		if !ok {
+			says = "a class this version does not know: " + c
+		}
+		mark := "!"
+		if c == "editorial" || c == "documentation" {
+			mark = "·"
+		}
+		text := ""
+		for _, e := range evidence {
+			if e.Class == c {
+				text = e.Text
+			}
+		}
+		if text == "" {
+			say(w, "      %s %s\n", mark, says)
+			continue
+		}
+		say(w, "      %s %s: \"%s\"\n", mark, says, text)
+	}
+}
+
+// printClassesOf writes the classes an observation's detail carries, if
+// any (printClasses).
+func printClassesOf(w io.Writer, detail json.RawMessage) {
+	var d struct {
+		Classes       []string        `json:"classes"`
+		ClassEvidence []classEvidence `json:"class_evidence"`
+	}
+	if len(detail) > 0 && json.Unmarshal(detail, &d) == nil {
+		printClasses(w, d.Classes, d.ClassEvidence)
+	}
 }
 
 // diffOp is one segment of a description_diff or instructions_diff.
@@ -167,7 +235,9 @@ type diffResult struct {
 			Change string `json:"change"`
 			Path   string `json:"path"`
 		} `json:"schema_paths"`
-		SchemaPathsTruncated bool `json:"schema_paths_truncated"`
+		SchemaPathsTruncated bool            `json:"schema_paths_truncated"`
+		Classes              []string        `json:"classes"`
+		ClassEvidence        []classEvidence `json:"class_evidence"`
 	} `json:"modified"`
 	Unchanged  int      `json:"unchanged"`
 	BlindParts []string `json:"blind_parts"`
@@ -194,6 +264,7 @@ func printDiff(w io.Writer, d diffResult) {
 			parts = "changed; the baseline cannot say which part"
 		}
 		say(w, "modified  %s (%s)\n", m.Name, parts)
+		printClasses(w, m.Classes, m.ClassEvidence)
 		if m.DescriptionDiff != nil {
 			printTextDiff(w, m.DescriptionDiff)
 		}

@@ -352,7 +352,10 @@ export interface DiffRequest {
 export interface DiffResult {
   added: string[];
   removed: string[];
-  /** `{name, parts, tool_changed, description_diff?, schema_paths?}` per tool */
+  /**
+   * `{name, parts, tool_changed, description_diff?, schema_paths?, classes?, class_evidence?}` per
+   * tool (classes: what the change introduces, strongest first, docs/scan.md, Change classes)
+   */
   modified: Json[];
   unchanged: number;
   /** parts the old side cannot see */

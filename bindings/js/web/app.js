@@ -438,6 +438,34 @@
     );
   }
 
+  /** What each class of a change tells the person reading it. */
+  const CLASS_SAYS = {
+    concealment: "hides something from you",
+    instruction: "adds an instruction to the agent",
+    cross_tool: "names another tool or server",
+    destination: "adds a destination (URL, address, path or account)",
+    capability: "changes what the tool accepts or declares",
+    documentation: "adds documentation (examples, parameter help)",
+    editorial: "wording only",
+  };
+
+  /**
+   * The classes of a change, strongest first as the core orders them, each
+   * with the text that showed it: shown before the word diff, so the
+   * dangerous change is read first and the harmless one says so.
+   */
+  function classList(classes, evidence) {
+    return el(
+      "ul",
+      { class: "classes", "data-testid": "change-classes" },
+      classes.map((c) => {
+        const ev = evidence.find((e) => e.class === c);
+        const says = CLASS_SAYS[c] || `a class this page does not know: ${c}`;
+        return el("li", { class: `cls cls-${c}` }, says, ev ? ": " : "", ev ? code(ev.text) : "");
+      }),
+    );
+  }
+
   function diffSegments(segs) {
     const p = el("p", { class: "desc-diff" });
     segs.forEach((s, i) => {
@@ -488,8 +516,9 @@
       wrap.appendChild(el("div", { class: "scroll", role: "region", "aria-label": "Tools that changed", tabindex: "0" }, table));
     }
     for (const m of diff.modified) {
-      if (!m.description_diff && !m.schema_paths) continue;
+      if (!m.description_diff && !m.schema_paths && !m.classes) continue;
       const d = el("div", { class: "change" }, el("h4", {}, code(m.name)));
+      if (m.classes) d.appendChild(classList(m.classes, m.class_evidence));
       if (m.description_diff) {
         d.appendChild(el("p", { class: "label" }, "Description, the words that moved (", el("del", {}, "removed"), ", ", el("ins", {}, "added"), "):"));
         d.appendChild(diffSegments(m.description_diff));

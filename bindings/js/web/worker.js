@@ -80,6 +80,10 @@ function diffView(d) {
       description_diff: m.description_diff ? m.description_diff.map(seg) : null,
       schema_paths: m.schema_paths ? m.schema_paths.map((p) => ({ change: p.change, path: shown(p.path) })) : null,
       schema_paths_truncated: !!m.schema_paths_truncated,
+      // What the change introduces, strongest first (docs/scan.md, "Change
+      // classes"); the evidence is server text, shown escaped like the rest.
+      classes: m.classes || null,
+      class_evidence: (m.class_evidence || []).map((e) => ({ class: e.class, text: shown(e.text) })),
     })),
     unchanged: d.unchanged,
     blind_parts: (d.blind_parts || []).map(shown),

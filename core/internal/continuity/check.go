@@ -16,6 +16,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/internal/canon"
+	"github.com/crawlcheck/verifier/core/internal/classify"
 	"github.com/crawlcheck/verifier/core/internal/diff"
 	"github.com/crawlcheck/verifier/core/internal/endpoint"
 	"github.com/crawlcheck/verifier/core/internal/lock"
@@ -487,11 +488,11 @@ func (c *check) compare() {
 		for _, p := range m.Parts {
 			switch p {
 			case tools.PartDescription:
-				detail := canon.NullValue()
+				ms := m.DescriptionClasses.Value()
 				if m.DescriptionDiff != nil {
-					detail = canon.Obj(canon.M("description_diff", diff.SegmentsValue(m.DescriptionDiff)))
+					ms = append(ms, canon.M("description_diff", diff.SegmentsValue(m.DescriptionDiff)))
 				}
-				c.add(policy.DescriptionChanged, m.Name, p, m.ObservedSHA256, detail)
+				c.add(policy.DescriptionChanged, m.Name, p, m.ObservedSHA256, canon.Obj(ms...))
 			case tools.PartInputSchema:
 				c.add(policy.SchemaChanged, m.Name, p, m.ObservedSHA256, canon.NullValue())
 			case tools.PartAnnotations:
@@ -521,6 +522,7 @@ func (c *check) compareMembers() {
 	if c.cov == nil {
 		return
 	}
+	var k *classify.Classifier // for a changed title: built once, if one changed
 	for i := range c.observed.Tools {
 		t := &c.observed.Tools[i]
 		approved, ok := c.cov.Tools[t.Name]
@@ -530,10 +532,33 @@ func (c *check) compareMembers() {
 		for _, m := range tools.Members {
 			if !canon.Same(t.MemberHash(m), approved[m]) {
 				c.changed = true
-				c.add(memberObservations[m], t.Name, m, t.SHA256, canon.NullValue())
+				detail := canon.NullValue()
+				if m == tools.MemberTitle {
+					if k == nil {
+						k = classify.New(toolNames(c.observed.Tools))
+					}
+					detail = titleClasses(k, t)
+				}
+				c.add(memberObservations[m], t.Name, m, t.SHA256, detail)
 			}
 		}
 	}
+}
+
+// titleClasses classifies a changed title: the coverage keeps its hash,
+// not its text, so the whole new title is read as inserted (which can only
+// add classes). A title that went away is editorial.
+func titleClasses(k *classify.Classifier, t *tools.Tool) canon.Value {
+	title, _ := t.MemberValue(tools.MemberTitle).Str()
+	return canon.Obj(k.Whole(title, t.Name).Value()...)
+}
+
+func toolNames(list []tools.Tool) []string {
+	names := make([]string, len(list))
+	for i := range list {
+		names[i] = list[i].Name
+	}
+	return names
 }
 
 // judgeHandshake compares what the handshake said — instructions and
@@ -549,8 +574,10 @@ func (c *check) judgeHandshake() {
 		if !canon.Equal(o.Instructions, c.cov.Instructions) {
 			c.changed = true
 			now, _ := o.Instructions.Str()
-			c.add(policy.InstructionsChanged, "", "", "", canon.Obj(
-				canon.M("instructions_diff", diff.SegmentsValue(diff.Words(c.cov.InstructionsText(), now)))))
+			words := diff.Words(c.cov.InstructionsText(), now)
+			classes := classify.New(toolNames(c.observed.Tools)).Change(diff.Classify(words), "")
+			c.add(policy.InstructionsChanged, "", "", "", canon.Obj(append(classes.Value(),
+				canon.M("instructions_diff", diff.SegmentsValue(words)))...))
 		}
 	} else {
 		c.blind = append(c.blind, BlindInstructions)

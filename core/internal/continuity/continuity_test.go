@@ -214,7 +214,7 @@ func TestRecordSays(t *testing.T) {
 	if str(rec, "prev_record_sha256") != strings.Repeat("c", 64) || str(get(rec, "observations").Elems()[0], "would") != "pause_tool" {
 		t.Errorf("record %s", rec)
 	}
-	if d := get(rec, "observations").Elems()[0]; get(d, "detail").String() != `{"description_diff":[{"op":"equal","text":"Get one issue."},{"op":"insert","text":"Then close it."}]}` {
+	if d := get(rec, "observations").Elems()[0]; get(d, "detail").String() != `{"class_evidence":[{"class":"instruction","text":"Then close it"}],"classes":["instruction"],"description_diff":[{"op":"equal","text":"Get one issue."},{"op":"insert","text":"Then close it."}]}` {
 		t.Errorf("detail %s", d)
 	}
 	if _, has := run(t, input(t, policy.ModeEnforce, page(approved))).Get("prev_record_sha256"); has {

@@ -16,6 +16,7 @@ package diff
 
 import (
 	"github.com/crawlcheck/verifier/core/internal/canon"
+	"github.com/crawlcheck/verifier/core/internal/classify"
 	"github.com/crawlcheck/verifier/core/internal/lock"
 	"github.com/crawlcheck/verifier/core/internal/tools"
 )
@@ -32,6 +33,15 @@ type Change struct {
 	SchemaPaths     []PathChange
 	SchemaPathsCut  bool // more paths changed than are listed
 	ObservedSHA256  string
+	// Classes says what the change introduces (core/internal/classify):
+	// of the description's words when it changed (all of the new text when
+	// the baseline kept no old one), capability when the input schema or
+	// the annotations changed. Nil when Unknown.
+	Classes *classify.Result
+	// DescriptionClasses is the classes of the description's change alone
+	// (what a description_changed observation carries), nil when the
+	// description did not change or Unknown.
+	DescriptionClasses *classify.Result
 }
 
 // Result is the comparison of a whole list.
@@ -66,6 +76,17 @@ func Against(base lock.Baseline, observed []tools.Tool) Result {
 		byName[base.Tools[i].Name] = &base.Tools[i]
 	}
 	budget := checkCells
+	var classes *classify.Classifier // built on the first modified tool: most checks have none
+	names := func() *classify.Classifier {
+		if classes == nil {
+			ns := make([]string, len(observed))
+			for i := range observed {
+				ns[i] = observed[i].Name
+			}
+			classes = classify.New(ns)
+		}
+		return classes
+	}
 	for _, t := range sorted {
 		bt, ok := byName[t.Name]
 		if !ok {
@@ -80,9 +101,43 @@ func Against(base lock.Baseline, observed []tools.Tool) Result {
 		if old, ok := base.Descriptions[t.Name]; ok && hasPart(c.Parts, tools.PartDescription) {
 			c.DescriptionDiff = words(old, t.Description, &budget)
 		}
+		c.DescriptionClasses, c.Classes = classesOf(&c, t, names())
 		r.Modified = append(r.Modified, c)
 	}
 	return r
+}
+
+// classesOf classifies a modified tool's change: the description's alone,
+// and with capability for a schema or annotations change; nil when the
+// baseline cannot say which part changed.
+func classesOf(c *Change, t *tools.Tool, k *classify.Classifier) (desc, all *classify.Result) {
+	if c.Unknown {
+		return nil, nil
+	}
+	var r classify.Result
+	switch {
+	case c.DescriptionDiff != nil:
+		r = k.Change(Classify(c.DescriptionDiff), t.Name)
+		desc = &r
+	case hasPart(c.Parts, tools.PartDescription):
+		r = k.Whole(t.Description, t.Name)
+		desc = &r
+	}
+	for _, p := range []string{tools.PartInputSchema, tools.PartAnnotations} {
+		if hasPart(c.Parts, p) {
+			r = r.With(classify.Capability, p)
+		}
+	}
+	return desc, &r
+}
+
+// Classify turns a word diff into the classifier's segments.
+func Classify(segs []Segment) []classify.Segment {
+	out := make([]classify.Segment, len(segs))
+	for i, s := range segs {
+		out[i] = classify.Segment{Op: s.Op, Text: s.Text}
+	}
+	return out
 }
 
 func compareTool(bt *lock.BaselineTool, t *tools.Tool) (Change, bool) {
@@ -180,6 +235,9 @@ func (c Change) Value() canon.Value {
 	}
 	if c.SchemaPaths != nil {
 		ms = append(ms, canon.M("schema_paths", PathsValue(c.SchemaPaths)), canon.M("schema_paths_truncated", canon.BoolOf(c.SchemaPathsCut)))
+	}
+	if c.Classes != nil {
+		ms = append(ms, c.Classes.Value()...)
 	}
 	return canon.Obj(ms...)
 }

@@ -44,6 +44,9 @@ func Decide(p *Policy, mode string, findings []Finding, offered []string, now ti
 	for _, f := range findings {
 		x := Decided{Finding: f}
 		e := p.Effects[f.Observation]
+		if ce, ok := p.classesEffect(f); ok {
+			e = ce
+		}
 		rule, _ := RuleOf(f.Observation)
 		if ex, expired := p.exceptionFor(f, now); ex != nil && !expired {
 			e, x.Exception = ProceedRecorded, ex

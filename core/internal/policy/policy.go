@@ -5,6 +5,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/internal/canon"
+	"github.com/crawlcheck/verifier/core/internal/classify"
 	"github.com/crawlcheck/verifier/core/internal/tools"
 	"github.com/crawlcheck/verifier/core/timefmt"
 )
@@ -59,8 +60,13 @@ type Policy struct {
 	// provenance is not "observed" (docs/issuer.md, Trust model).
 	RequireObservedBaseline bool
 	Exceptions              []Exception
-	Source                  string
-	SHA256                  string
+	// ClassEffects gives a changed text of a class its own effect, by
+	// observation (description_changed, title_changed,
+	// instructions_changed), then class (core/internal/classify): opt-in,
+	// absent from the default policy (issue 38, docs/policy.md).
+	ClassEffects map[Observation]map[string]Effect
+	Source       string
+	SHA256       string
 }
 
 // Default is the policy in force when the operator gives none.
@@ -155,6 +161,12 @@ func parse(doc canon.Value, source string) (*Policy, error) {
 			if p.RequireObservedBaseline, ok = v.BoolValue(); !ok {
 				return bad("require_observed_baseline must be a boolean")
 			}
+		case "class_effects":
+			ce, err := parseClassEffects(v)
+			if err != nil {
+				return nil, err
+			}
+			p.ClassEffects = ce
 		case "exceptions":
 			if v.Kind() != canon.Array {
 				return bad("exceptions must be an array")
@@ -172,6 +184,9 @@ func parse(doc canon.Value, source string) (*Policy, error) {
 	}
 	if p.Version == "" {
 		return bad("version is required")
+	}
+	if err := p.checkClassEffects(); err != nil {
+		return nil, err
 	}
 	// In table order, so that the message is the same in every build.
 	for _, r := range Rules {
@@ -247,4 +262,103 @@ func smallInt(v canon.Value) (int, bool) {
 		n = n*10 + int(s[i]-'0')
 	}
 	return n, true
+}
+
+// ClassObservations are the observations a policy's class_effects may
+// name: the changes of a text the classes are read from.
+var ClassObservations = []Observation{DescriptionChanged, TitleChanged, InstructionsChanged}
+
+func parseClassEffects(v canon.Value) (map[Observation]map[string]Effect, error) {
+	bad := func(format string, args ...any) (map[Observation]map[string]Effect, error) {
+		return nil, cerr.New(cerr.PolicyInvalid, "policy: class_effects"+format, args...)
+	}
+	if v.Kind() != canon.Object {
+		return bad(" must be an object")
+	}
+	out := map[Observation]map[string]Effect{}
+	for _, m := range v.Members() {
+		o := Observation(m.Key)
+		known := false
+		for _, c := range ClassObservations {
+			known = known || c == o
+		}
+		if !known {
+			return bad(" names %q: only description_changed, title_changed and instructions_changed carry classes", m.Key)
+		}
+		if m.Value.Kind() != canon.Object {
+			return bad(".%s must be an object", m.Key)
+		}
+		out[o] = map[string]Effect{}
+		for _, c := range m.Value.Members() {
+			if classify.Rank(c.Key) < 0 || c.Key == classify.Capability {
+				return bad(".%s names unknown class %q", m.Key, c.Key)
+			}
+			s, _ := c.Value.Str()
+			e, ok := ParseEffect(s)
+			if !ok {
+				return bad(".%s.%s: unknown effect %s", m.Key, c.Key, c.Value)
+			}
+			out[o][c.Key] = e
+		}
+	}
+	return out, nil
+}
+
+// checkClassEffects refuses class effects that decrease along the classes'
+// order (editorial, documentation, destination, cross_tool, instruction,
+// concealment; a class not named has its observation's effect): a change
+// takes the effect of its strongest class, so a weaker class can never
+// lower what a stronger one in the same change gives.
+func (p *Policy) checkClassEffects() error {
+	for _, o := range ClassObservations {
+		ce := p.ClassEffects[o]
+		if ce == nil {
+			continue
+		}
+		prev, prevClass := Proceed, ""
+		for _, c := range classify.Names {
+			if c == classify.Capability {
+				continue
+			}
+			e := p.classEffect(o, c)
+			if e < prev {
+				return cerr.New(cerr.PolicyInvalid, "policy: class_effects.%s gives %s %s, below %s for the weaker class %s: a stronger class may not have a weaker effect", o, c, e, prev, prevClass)
+			}
+			prev, prevClass = e, c
+		}
+	}
+	return nil
+}
+
+// classEffect is the effect of a change of class c under observation o:
+// the policy's class effect, or the observation's.
+func (p *Policy) classEffect(o Observation, c string) Effect {
+	if e, ok := p.ClassEffects[o][c]; ok {
+		return e
+	}
+	return p.Effects[o]
+}
+
+// classesEffect is the effect a finding's classes give under the policy's
+// class effects, and whether they apply: its strongest class's (the
+// effects never decrease along the classes, so that is the largest of
+// them). A finding whose detail carries no classes (a record of an older
+// core, a change whose text was not read) keeps its observation's effect.
+func (p *Policy) classesEffect(f Finding) (Effect, bool) {
+	if p.ClassEffects[f.Observation] == nil || f.Detail.Kind() != canon.Object {
+		return 0, false
+	}
+	cs, ok := f.Detail.Get("classes")
+	if !ok || cs.Kind() != canon.Array || len(cs.Elems()) == 0 {
+		return 0, false
+	}
+	e := Proceed
+	for _, c := range cs.Elems() {
+		name, _ := c.Str()
+		if classify.Rank(name) < 0 {
+			return 0, false // a class this core does not know: no opt-in applies
+		}
+		e = max(e, p.classEffect(f.Observation, name))
+	}
+	return e, true
 }

@@ -395,3 +395,70 @@ func TestDecideIntegrityOverride(t *testing.T) {
 		t.Error("a default deny is marked override")
 	}
 }
+
+// classesDetail is a description_changed detail carrying these classes.
+func classesDetail(t *testing.T, classes ...string) canon.Value {
+	t.Helper()
+	v, err := canon.ParseString(`{"classes":["` + strings.Join(classes, `","`) + `"]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestClassEffects: an operator's class_effects give a change of an
+// editorial class its own effect, in review as in enforce; a change that
+// also carries a stronger class keeps the stronger effect; the default
+// policy has none, and a change without classes keeps its observation's.
+func TestClassEffects(t *testing.T) {
+	p, err := parsePolicy(t, `{"kind":"crawlcheck-policy","v":1,"version":"acme-classes-1",
+		"class_effects":{"description_changed":{"editorial":"proceed_recorded","documentation":"proceed_recorded","concealment":"deny"}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	offered := []string{"a", "b", "c"}
+	finding := func(d canon.Value) []Finding {
+		return []Finding{{Observation: DescriptionChanged, Tool: "b", Part: "description", ToolSHA256: hexA, Detail: d}}
+	}
+	for _, c := range []struct {
+		name            string
+		policy          *Policy
+		detail          canon.Value
+		review, enforce string
+	}{
+		{"editorial", p, classesDetail(t, "editorial"), "proceed_recorded a=proceed b=proceed_recorded c=proceed", "proceed_recorded a=proceed b=proceed_recorded c=proceed"},
+		{"documentation", p, classesDetail(t, "documentation"), "proceed_recorded a=proceed b=proceed_recorded c=proceed", "proceed_recorded a=proceed b=proceed_recorded c=proceed"},
+		{"an instruction beside an editorial change", p, classesDetail(t, "instruction", "editorial"), "pause a=pause b=pause c=pause", "pause_tool a=proceed b=pause_tool c=proceed"},
+		{"concealment", p, classesDetail(t, "concealment", "documentation"), "deny a=deny b=deny c=deny", "deny a=deny b=deny c=deny"},
+		{"a class this core does not know", p, classesDetail(t, "future_class"), "pause a=pause b=pause c=pause", "pause_tool a=proceed b=pause_tool c=proceed"},
+		{"no classes", p, canon.NullValue(), "pause a=pause b=pause c=pause", "pause_tool a=proceed b=pause_tool c=proceed"},
+		{"the default policy", Default(), classesDetail(t, "editorial"), "pause a=pause b=pause c=pause", "pause_tool a=proceed b=pause_tool c=proceed"},
+	} {
+		if got := decided(Decide(c.policy, ModeReview, finding(c.detail), offered, now, false)); got != c.review {
+			t.Errorf("%s: review %s, want %s", c.name, got, c.review)
+		}
+		if got := decided(Decide(c.policy, ModeEnforce, finding(c.detail), offered, now, false)); got != c.enforce {
+			t.Errorf("%s: enforce %s, want %s", c.name, got, c.enforce)
+		}
+	}
+	if len(Default().ClassEffects) != 0 {
+		t.Error("the default policy has class effects")
+	}
+}
+
+func TestClassEffectsRefused(t *testing.T) {
+	for _, c := range []struct{ effects, want string }{
+		{`[]`, "must be an object"},
+		{`{"schema_changed":{"editorial":"proceed"}}`, "only description_changed"},
+		{`{"description_changed":{"capability":"proceed"}}`, "unknown class"},
+		{`{"description_changed":{"typo":"proceed"}}`, "unknown class"},
+		{`{"description_changed":{"editorial":"maybe"}}`, "unknown effect"},
+		{`{"description_changed":{"instruction":"proceed"}}`, "a stronger class may not have a weaker effect"},
+		{`{"description_changed":{"editorial":"pause","documentation":"proceed_recorded"}}`, "a stronger class may not have a weaker effect"},
+	} {
+		_, err := parsePolicy(t, `{"kind":"crawlcheck-policy","v":1,"version":"x","class_effects":`+c.effects+`}`)
+		if cerr.CodeOf(err) != cerr.PolicyInvalid || !strings.Contains(cerr.Message(err), c.want) {
+			t.Errorf("%s: %v, want %q", c.effects, err, c.want)
+		}
+	}
+}

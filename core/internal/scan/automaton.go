@@ -1,18 +1,31 @@
 package scan
 
+import "strings"
+
 // An Aho–Corasick automaton over ASCII-folded bytes finds every literal of
 // the table in one pass, whatever their number: the cost is one table
 // lookup per byte of text.
 
 type literal struct {
-	text                 string // lower case, without anchors
-	startBound, endBound bool   // a word boundary is required there
+	text                 string   // lower case, without anchors
+	startBound, endBound bool     // a word boundary is required there
+	notBefore            []string // lower case texts that must not follow the match ("id_rsa" before ".pub" is a public key)
 	rule                 int
 }
 
-// newLiteral reads "^text$": ^ and $ ask for a word boundary.
+// newLiteral reads "^text$!x!y": ^ and $ ask for a word boundary, and each
+// !x names a text that must not follow the match.
 func newLiteral(s string, rule int) literal {
 	l := literal{rule: rule}
+	if i := strings.IndexByte(s, '!'); i > 0 {
+		for _, x := range strings.Split(s[i+1:], "!") {
+			if x == "" {
+				panic("scan: empty exclusion in literal " + s)
+			}
+			l.notBefore = append(l.notBefore, strings.ToLower(x))
+		}
+		s = s[:i]
+	}
 	if len(s) > 1 && s[0] == '^' {
 		l.startBound, s = true, s[1:]
 	}
@@ -124,9 +137,23 @@ func (a *automaton) find(s string, hit func(l *literal, start, end int)) {
 			if l.endBound && end < len(s) && byteClass[s[end]]&classAlnum != 0 {
 				continue
 			}
+			if followedBy(s[end:], l.notBefore) {
+				continue
+			}
 			hit(l, start, end)
 		}
 	}
+}
+
+// followedBy says whether rest starts with one of xs (lower case), in any
+// case. Bounded by the longest of xs.
+func followedBy(rest string, xs []string) bool {
+	for _, x := range xs {
+		if len(rest) >= len(x) && strings.EqualFold(rest[:len(x)], x) {
+			return true
+		}
+	}
+	return false
 }
 
 func lower(c byte) byte {

@@ -37,6 +37,10 @@ type compiled struct {
 	callTool    int              // the call_tool rule, or -1
 	callVerb    map[string]bool  // its verbs
 	callName    map[string]bool  // its name words
+	ownTools    int              // the own_tools rule, or -1
+	refusedOf   map[int]int      // literal rule → the refused rule that takes its matches in a refusing sentence
+	refusedWord map[string]bool  // the refused rule's words
+	ownLowers   []bool           // rule → the own_tools rule takes its matches in sentences naming only this list's tools
 	length      []numRule        // length rules
 	isURL       map[int]bool     // rules whose literal matches extend over an address
 }
@@ -58,7 +62,7 @@ var rules = sync.OnceValue(func() *compiled { return compile(Rules) })
 func compile(rs []Rule) *compiled {
 	c := &compiled{tags: map[string]int{}, byFirst: map[string][]int{}, known: map[string]int{},
 		listTool: -1, tagRule: -1, escape: -1, loneCR: -1, email: -1, nonASCII: -1, isURL: map[int]bool{},
-		bracket: -1, comment: -1, typeProse: -1, required: -1, sendTo: -1, callTool: -1, contrast: -1, contrastOf: map[string]bool{},
+		bracket: -1, comment: -1, ownTools: -1, ownLowers: make([]bool, len(rs)), refusedOf: map[int]int{}, refusedWord: map[string]bool{}, typeProse: -1, required: -1, sendTo: -1, callTool: -1, contrast: -1, contrastOf: map[string]bool{},
 		bracketWord: map[string]bool{}, sendWord: map[string]bool{}, callVerb: map[string]bool{}, callName: map[string]bool{}}
 	var lits []literal
 	for i, r := range rs {
@@ -143,6 +147,24 @@ func compile(rs []Rule) *compiled {
 			}
 		case MatchLength:
 			c.length = append(c.length, numRule{i, number(r.Args[0])})
+		case MatchRefused:
+			j := ruleIndex(rs, r.Args[0])
+			if j < 0 || rs[j].Match != MatchLiteral {
+				panic("scan: rule " + r.ID + " names " + r.Args[0] + ", not a literal rule")
+			}
+			c.refusedOf[j] = i
+			for _, a := range r.Args[1:] {
+				c.refusedWord[a] = true
+			}
+		case MatchOwnTools:
+			c.ownTools = i
+			for _, a := range r.Args {
+				j := ruleIndex(rs, a)
+				if j < 0 || rs[j].Match != MatchPhrase {
+					panic("scan: rule " + r.ID + " names " + a + ", not a phrase rule")
+				}
+				c.ownLowers[j] = true
+			}
 		default:
 			panic("scan: rule " + r.ID + " names unknown matcher " + r.Match)
 		}
@@ -159,6 +181,15 @@ func compile(rs []Rule) *compiled {
 	}
 	c.ac = newAutomaton(lits)
 	return c
+}
+
+func ruleIndex(rs []Rule, id string) int {
+	for i, r := range rs {
+		if r.ID == id {
+			return i
+		}
+	}
+	return -1
 }
 
 // codePoint reads "U+XXXX"; the table is code, so a typo panics at start-up

@@ -56,6 +56,7 @@ const (
 	KindHomoglyph    = "homoglyph"
 	KindCommand      = "command_text"
 	KindSchema       = "schema_shape"
+	KindTampering    = "parameter_tampering"
 )
 
 // Where a rule applies.
@@ -91,6 +92,8 @@ const (
 	MatchSendTo      = "send_to"      // Args: words; an e-mail address after one of these words (at most five words before it)
 	MatchContrast    = "contrast"     // Args: words; a well-known tool name of another server right after one of them ("instead of read_file")
 	MatchCallTool    = "call_tool"    // Args: verbs, then "|", then name words; a tool named with one of the words, right after a verb
+	MatchRefused     = "refused"      // Args: a literal rule's id, then words; a match of it in a sentence with one of the words is this rule's instead
+	MatchOwnTools    = "own_tools"    // Args: rule ids; a match of one of them in a sentence that names only tools of this list is this rule's instead
 )
 
 // Rule is one row of the rule table.
@@ -143,6 +146,8 @@ var Rules = []Rule{
 	{"instruction.override", KindInstruction, High, InText, MatchPhrase, []string{
 		"ignore|disregard|forget|override|bypass|circumvent ~3 previous|prior|above|earlier|preceding|former|original|all|any|your|system|safety|security|content ~2 instructions|instruction|prompt|prompts|rules|directions|guidelines|guidance|messages|constraints|restrictions|restriction|filters|filtering|policies|policy|safeguards|guardrails|limitations|checks|controls|safety|security",
 		"new|updated|real|actual ~1 system ~0 instructions|prompt|rules",
+		"supersedes|overrides|replaces|cancels|voids ~2 your|all|any|previous|prior|earlier|existing|system ~2 instructions|guidelines|rules|prompt|policies|policy|restrictions|guardrails",
+		"rules|restrictions|guidelines|policies|guardrails|filters|safety ~2 no ~0 longer ~0 apply|applies|matter|exist",
 	}, "text telling the model to drop its instructions or its safety rules is prompt injection, whatever the tool"},
 	{"instruction.directive", KindInstruction, Medium, InText, MatchPhrase, []string{
 		"system|override|safety|emergency|role|hidden|metadata|configuration|admin|processing|security|bypass ~0 directive|directives",
@@ -153,9 +158,10 @@ var Rules = []Rule{
 	}, "a directive, override or hidden instruction named as such addresses the model, not the person reading the tool"},
 	{"instruction.role", KindInstruction, Medium, InText, MatchPhrase, []string{
 		"act|acting ~0 as ~3 administrator|admin|root|superuser|sysadmin|system|authority|god|unrestricted|jailbroken",
-		"you ~0 are ~0 now ~3 administrator|admin|root|superuser|system|unrestricted|dan|free",
+		"you ~0 are ~0 now ~3 administrator|admin|root|superuser|system|unrestricted|dan|free|developer|jailbroken|god",
+		"never ~0 refuse|decline ~1 a|any|the ~0 request|requests|instruction|instructions|command|commands",
 		"pretend|simulate ~3 elevated|admin|root|privileges|privileged|unrestricted",
-		"elevated|escalated|unrestricted|superuser|superadmin|unlimited ~1 privileges|privilege|access|permissions|authority",
+		"elevated|escalated|unrestricted|unlimited ~1 privileges|privilege|access|permissions|authority",
 		"trust ~1 all|any|every ~3 input|inputs|commands|queries|requests|users|user|roles",
 		"escalate ~3 superadmin|admin|root|privileges|privilege",
 	}, "assigning the model a privileged role or telling it to trust input is how a description widens what the model will do"},
@@ -168,10 +174,29 @@ var Rules = []Rule{
 		"rather ~0 than ~0 others",
 		"rather ~0 than ~0 other|any|the ~1 tool|tools|standard|default|builtin|built",
 		"instead ~0 of ~0 any|other|others|the ~0 other|standard|default|builtin|built|regular|normal",
-		"always|only|exclusively ~1 use|call|consult|invoke|choose|select ~0 this ~0 tool|function|server",
+		"always|only|exclusively ~1 use|call|consult|invoke|choose|select ~0 this ~0 tool|function|server ~4 instead|over|rather|regardless|whatever|no|every|all",
 		"prefer|choose|select ~0 this ~0 tool|function|server ~3 over|above|rather|instead|always",
 		"safer|better|faster|superior|preferable|preferred|more ~3 than ~3 standard|default|builtin|built|regular|normal|other|others|any|original",
 		"not ~1 use|call|choose ~1 any ~1 other",
+		"not|never ~1 use|call|choose|pick|select ~2 other|others|alternative|alternatives|another|those",
+		"use|choose|pick|call|prefer ~1 this ~0 tool|function|one ~2 for ~0 all|every|any",
+		"prefer|choose|pick|select ~1 it|this|me ~3 over|above|before ~2 any|all|other|others",
+		"pick|use ~0 this ~0 tool|function|one ~2 over|above",
+		"other|others|standard|default|builtin|existing|legacy|original|competing|alternative ~3 tool|tools|server|servers|function|functions|executor|executors ~4 deprecated|obsolete|outdated|retired|broken|unreliable|untrusted|insecure|unsafe|legacy|stale|compromised|inaccurate|buggy|unsupported|disabled|superseded|wrong",
+		"server|servers ~1 tool|tools|function|functions ~2 deprecated|obsolete|outdated|retired|broken|unreliable|untrusted|insecure|unsafe|compromised|superseded",
+		"ignore|avoid|skip|disregard ~2 other|others|alternative|alternatives|competing|remaining ~2 tool|tools|server|servers|options|ones|implementations",
+		"avoid|ignore|skip|disregard ~2 any|all ~0 alternatives|others",
+		"should|must ~1 be ~0 the ~0 only ~0 one|tool|function",
+		"only ~0 this ~0 tool|function|server ~1 is|has|can|may ~1 permitted|allowed|authorized|able|permission|trusted",
+		"this ~0 is ~0 the ~0 preferred|official|recommended|trusted|approved|default|canonical ~3 tool|function|executor|one",
+		"in ~0 place ~0 of ~4 tool|tools|server|servers|other|others|any",
+		"route|send|direct|redirect ~3 through|via ~0 this ~0 one|tool|function|server",
+		"tools|servers|alternatives|calculators|implementations ~4 corrupt|corrupts|leak|leaks|incorrectly|insecure|unsafe|broken|buggy|unreliable|deprecated|outdated|obsolete|compromised|inaccurate|malicious",
+		"the ~0 only ~3 tool|function|one ~3 you ~0 should|must|can ~1 rely|use|trust|call",
+		"this ~0 is ~0 the ~0 one ~0 to ~0 use",
+		"choose|pick|prefer ~1 this ~0 one|tool ~1 every ~0 time",
+		"not ~1 fall ~0 back ~1 to ~0 any|other|another",
+		"safe|secure|trusted|official|better|recommended ~0 replacement|alternative|substitute",
 	}, "a description that asks to be chosen over other tools is how a server squats on requests meant for another (tool squatting)"},
 	{"instruction.bracket", KindInstruction, Medium, InText, MatchBracket, []string{"important", "system", "directive", "instruction", "instructions", "hidden", "override", "admin", "secret", "critical", "urgent", "attention", "mandatory", "required"},
 		"bracketed labels like [Important] or [SYSTEM DIRECTIVE] are another form of the markup that addresses the model"},
@@ -184,6 +209,8 @@ var Rules = []Rule{
 		"user|users|human|humans ~3 not|never ~1 know|see|notice|find|learn|aware",
 		"hide|conceal ~2 this|it|that|from ~2 user|users|human",
 		"secretly|covertly",
+		"not|dont|never ~1 tell|inform|notify|alert ~0 them|anyone|anybody",
+		"keep ~3 secret|hidden|confidential ~2 from ~1 the ~0 user|users|human|humans|person|operator",
 	}, "a tool has no reason to keep something from the person it acts for"},
 	{"instruction.markup", KindInstruction, Medium, InText, MatchTag, []string{"important", "system", "sys", "system-prompt", "system_prompt", "instructions", "instruction", "prompt", "hidden", "secret", "admin", "critical", "urgent", "assistant", "rules", "policy", "override"},
 		"tags like <IMPORTANT> or <SYSTEM> are how poisoned descriptions address the model (tool poisoning)"},
@@ -194,8 +221,11 @@ var Rules = []Rule{
 		"you|assistant|model|ai ~1 must|should|need|have ~2 always|first|also ~2 call|run|read|send|use|invoke|include|pass",
 	}, "conditions placed on the model before or instead of the tool's job are the shape of tool poisoning"},
 	{"instruction.confirmation", KindInstruction, Medium, InText, MatchPhrase, []string{
-		"not|dont|never ~1 ask|asking|asks|confirm|confirming|prompting",
-		"without ~0 asking|confirmation|confirming|consent|approval|permission|prompting",
+		"not|dont|never ~1 ask|asking|asks ~4 confirmation|confirm|permission|approval|consent|before|first|whether|if",
+		"not|dont|never ~1 confirm|confirming",
+		"not|dont|never ~1 prompt|prompting ~4 confirmation|permission|approval|consent|before|first|whether|again",
+		"without ~0 asking|prompting ~2 user|users|them|for|permission|confirmation|consent|approval|first",
+		"without ~0 confirmation|confirming|consent|approval|permission",
 		"no ~0 confirmation|approval|permission|consent ~1 needed|required|necessary",
 	}, "asking the model to skip the person's confirmation takes the person out of the loop"},
 
@@ -208,7 +238,7 @@ var Rules = []Rule{
 		"execute_command", "run_command", "run_shell_command", "shell_exec", "execute_code", "run_code", "run_python", "execute_sql", "run_query", "query_database",
 		"create_or_update_file", "push_files", "create_pull_request", "merge_pull_request", "get_file_contents", "create_repository", "fork_repository",
 		"browser_navigate", "puppeteer_navigate", "playwright_navigate", "http_request", "fetch_url", "web_fetch",
-		"transfer_funds", "send_payment", "create_payment",
+		"transfer_funds", "send_payment", "create_payment", "create_issue", "search_repositories",
 	}, "a description naming a tool of another server is how a malicious server steers or shadows that tool"},
 	{"reference.other_server_contrast", KindShadowing, Low, InText, MatchContrast, []string{"instead", "of", "than", "unlike", "like", "vs", "versus", "not"},
 		"a well-known tool of another server named as what this tool replaces or differs from (\"use this instead of execute_command\") is documentation, not steering"},
@@ -218,47 +248,87 @@ var Rules = []Rule{
 	{"reference.rewrite", KindShadowing, Medium, InText, MatchPhrase, []string{
 		"must|always|should|silently|secretly|also|quietly ~2 modify|change|replace|rewrite|alter|overwrite|redirect|set ~3 argument|arguments|parameter|parameters|param|recipient|recipients|url|address|query|destination|body",
 		"modify|change|rewrite|alter|overwrite|redirect|replace ~3 url|recipient|recipients|destination|endpoint ~1 to|with",
-		"when|whenever ~0 using|calling|invoking ~4 always|must|also|first|silently",
+		"when|whenever ~0 using|calling|invoking ~4 always|must|also|silently ~2 send|set|change|replace|include|add|cc|bcc|copy|forward|redirect|modify|append|rewrite|route|pass|attach|upload|post",
 	}, "telling the model how to fill another call's arguments is how a tool rewrites what other tools do"},
+	{"reference.cross_tool", KindShadowing, Medium, InText, MatchPhrase, []string{
+		"before|after|prior|once|whenever|each|every|when|if ~4 call|calls|calling|called|invoke|invokes|invoking|invoked|use|uses|using|used|run|runs|running|send|sends|sending|post|posting|returns|return ~6 call|invoke|run|pass|send|forward|report ~4 this ~0 tool|function",
+		"run|call|invoke|use ~1 this ~0 tool|function ~1 before|after ~1 every|each|any|all ~2 call|calls|tool|tools|request|requests|invocation|invocations|operation|operations|other",
+		"another|other ~1 tool|tools|server|servers ~6 pass|call|invoke|run|send|forward|use ~4 this ~0 tool|function",
+		"server|servers|tool|tools ~3 also|then|afterwards|first ~0 call|invoke|pass|forward|send|hand|report|share|copy ~6 this|here",
+		"once|whenever|when|after|each|every|prior ~4 called|used|invoked|returns|returned|written|read|made|placed|sent|fetched|generated ~6 hand|send|pass|forward|report|give|submit|share|summarise|summarize|copy|feed|relay|provide|call|invoke|run ~5 this|here",
+		"this ~0 tool|function ~2 should|must ~1 be ~0 called|used|invoked|run ~2 right|directly|immediately|after|before",
+		"preceded|followed ~2 by ~3 call|calling ~2 this",
+		"before ~1 any|every|all ~1 other ~1 tool|tools|action|call|step",
+	}, "asking the model to route another tool's call, or its data, through this one is how a tool inserts itself into other tools' work (cross-tool instruction); politeness (\"please\", \"it is recommended\") does not change it"},
+	{"instruction.tamper", KindTampering, Medium, InText, MatchPhrase, []string{
+		"regardless|irrespective ~0 of ~4 user|users|human ~2 asks|asked|says|said|names|named|mentions|mentioned|provides|provided|gives|gave|given|specifies|specified|chose|chooses|wants|wanted|types|typed|requested|requests|selects|selected|enters|entered|picks",
+		"no ~0 matter ~0 what|which|who|whom ~4 user|users|customer|asks|requested|says|available|signed|other|else",
+		"whatever|whichever|whoever|whomever ~3 user|users|customer|customers ~2 asks|asked|says|names|mentions|provides|gives|specifies|wants|types|requests|requested|selects|enters|picks|chooses|supplies|supplied|shares|sends|uses|paid|pays",
+		"not ~1 to ~0 the|their ~3 user|users|customer|customers|caller|person ~1 paid|gave|provided|specified|chose|named|asked|requested|used|entered|typed|supplied",
+		"use|set ~6 as ~0 the ~3 url|address|account|recipient|destination|remote|endpoint|wallet|webhook|host|target ~3 for ~0 all|every|any",
+		"even ~0 if|when ~3 user|users|another|other|different|they ~3 asks|asked|requests|requested|specifies|specified|names|named|provides|provided|gives|given|says|mentions",
+		"rather|instead ~0 than|of ~4 user|users ~2 provides|provided|gives|gave|names|named|specifies|specified|requested|requests|asked|asks|enters|entered|types|typed|wants|chose",
+		"instead ~0 of ~3 one|ones|value|address|url|webhook|account|recipient ~2 configured|given|provided|specified|requested|supplied",
+		"rather|instead ~0 than|of ~1 the ~0 original|real|actual|requested|intended",
+		"user|users ~2 gives|types|provides|names|enters|specifies|supplies ~0 is|are ~2 only|just|merely|ignored",
+		"use|set|ship|send|route|append|prepend|prefix|add|include|put|cc|bcc|redirect|forward|attached|appended|added|included|apply ~7 for|on|to|in|with ~0 every|all|any ~2 transfer|transfers|payment|payments|transaction|transactions|booking|bookings|order|orders|upload|uploads|deployment|deployments|conversion|conversions|email|emails|message|messages|request|requests|query|queries|trade|trades|notification|notifications|search|searches|command|commands",
+		"use|set|ship|send|route|prefix|prepend|append|cc|bcc ~1 every|all|each|any ~1 transfer|transfers|payment|payments|transaction|transactions|order|orders|upload|uploads|email|emails|message|messages|request|requests|query|queries|notification|notifications|command|commands ~2 to|through|via|with",
+		"for|on ~0 every|all|any ~2 transfer|transfers|payment|payments|transaction|transactions|booking|bookings|order|orders|upload|uploads|deployment|deployments|email|emails|message|messages|call|calls|request|requests|trade|trades ~2 always|use|set|must|should",
+		"recipient|recipients|account|wallet|destination|channel|to|cc|bcc|attendees|payee|beneficiary|iban|owner|author|region|bucket|webhook|endpoint|address|amount|sender ~3 must|should|shall ~1 always ~2 be|include|contain|set|point",
+		"always|must|should ~2 set|use|put|fill ~3 account|recipient|recipients|destination|channel|cc|bcc|owner|author|region|bucket|wallet|iban|payee|sender|amount ~2 to|as|field|parameter",
+		"always|must|should ~2 set ~1 to|cc|bcc|from ~1 to|as",
+		"argument|parameter|field ~1 is|be|equals ~6 for ~0 every|all|each|any ~2 booking|bookings|payment|payments|transfer|transfers|order|orders|call|calls|request|requests",
+		"replace|substitute|swap|change|rewrite|redirect|route|reroute ~3 recipient|recipients|address|addresses|account|destination|webhook|to|cc|amount|clause|notifications ~4 with|to|through|via|into",
+		"urls|url|recipient|recipients|requests|queries|notifications|payments|emails ~3 rewritten|redirected|rerouted|routed|replaced ~3 to|through|via|with",
+	}, "text that fixes or rewrites what the model puts in an argument (an account, a recipient, a destination) whatever the person asked for is parameter tampering, the quietest way a tool redirects money, messages or data"},
 	{"reference.call_destructive", KindShadowing, Medium, InText, MatchCallTool, []string{
-		"call", "calling", "invoke", "invoking", "run", "running", "execute", "executing", "trigger",
-		"|", "delete", "remove", "drop", "destroy", "erase", "wipe", "purge", "truncate", "kill", "send", "transfer", "reset", "revoke", "terminate", "uninstall", "format", "clear", "overwrite"},
+		"call", "invoke", "run", "execute", "trigger",
+		"|", "delete", "remove", "drop", "destroy", "erase", "wipe", "purge", "truncate", "kill", "send", "transfer", "reset", "revoke", "terminate", "uninstall", "format", "clear", "overwrite",
+		"export", "upload", "forward", "share", "leak", "exfiltrate", "dump"},
 		"an instruction to call a destructive tool (delete, drop, send, …) from another tool's text acts on things the person did not name"},
 	{"reference.every_other_item", KindShadowing, Medium, InText, MatchPhrase, []string{
 		"every|all|each ~0 other ~1 item|items|record|records|file|files|entry|entries|row|rows|message|messages|document|documents|user|users|repository|repositories|table|tables|issue|issues|ticket|tickets|task|tasks|object|objects|resource|resources|one|ones|account|accounts|project|projects",
 	}, "acting on every other item reaches beyond what the person asked for (make demo's own poison)"},
 	{"reference.list_tool", KindShadowing, Low, InText, MatchListTool, nil,
 		"naming another tool of the same server is common and usually harmless, but it is how one tool steers another"},
+	{"reference.own_tools", KindShadowing, Low, InText, MatchOwnTools, []string{"instruction.preference", "instruction.precondition", "reference.cross_tool"},
+		"a server steering the model among its own tools (\"prefer take_snapshot over screenshot\", \"call resolve_id before get_docs\") is ordinary guidance: a preference, precondition or cross-tool phrase in a sentence that names tools of this list and no other server's tool, \"other\" or \"another\" is worth knowing, not a second look"},
 
 	// Sensitive paths and secrets.
 	{"sensitive.path", KindSensitive, High, InText, MatchLiteral, []string{
-		"~/.ssh", "^.ssh/", "^id_rsa", "^id_dsa", "^id_ecdsa", "^id_ed25519", "^authorized_keys$", "/etc/passwd", "/etc/shadow", "/etc/sudoers",
+		"~/.ssh!/id_rsa.pub!/id_dsa.pub!/id_ecdsa.pub!/id_ed25519.pub", "^.ssh/!id_rsa.pub!id_dsa.pub!id_ecdsa.pub!id_ed25519.pub", "^id_rsa!.pub", "^id_dsa!.pub", "^id_ecdsa!.pub", "^id_ed25519!.pub", "^authorized_keys$", "/etc/passwd", "/etc/shadow", "/etc/sudoers",
 		"/.env$", "^.aws/", "^.azure/", "^.config/gcloud", "^.kube/config", "^.docker/config.json", "^.npmrc$", "^.pypirc$", "^.netrc$", "^.pgpass$",
 		"^.git-credentials", "^.gnupg", "^.bash_history", "^.zsh_history", "^wallet.dat$", "^keychain-db",
 		"^mcp.json$", "^claude_desktop_config.json", "^.cursor/", "^.vscode/settings.json", "^.codeium/",
 		"~/.bashrc", "^.bashrc$", "^.zshrc$", "^.bash_profile$", "^.zprofile$", "^.gitconfig$", "/var/log/auth.log", "/proc/self/environ",
 		"^secrets.yml$", "^secrets.yaml$", "^secrets.json$", "^credentials.json$", "^document.cookie$", "^os.environ$", "^printenv$",
 	}, "paths of keys, credentials, shell history and MCP client configuration are what poisoned tools ask the model to read"},
+	{"sensitive.path_refused", KindSensitive, Low, InText, MatchRefused, []string{"sensitive.path", "rejected", "refused", "blocked", "denied", "forbidden", "disallowed", "prohibited", "excluded"},
+		"a sensitive path named in a sentence that says it is rejected, blocked or denied (\"hidden config directories such as ~/.ssh are rejected\") documents a guard, not a request: worth knowing, not a second look"},
 	{"sensitive.secret", KindSensitive, Low, InText, MatchLiteral, []string{
 		"^private key", "^private_key", "^privatekey", "^secret key", "^secret_key", "^api key", "^api_key", "^apikey", "^access token", "^access_token",
-		"^password", "^passwd$", "^credentials$", "^credential$", "^seed phrase", "^mnemonic$", "^.env$", "^environment variables", "^env vars", "^begin rsa private", "^begin openssh private",
+		"^password", "^passwd$", "^seed phrase", "^mnemonic$", "^.env$", "^environment variables", "^env vars", "^begin rsa private", "^begin openssh private",
 	}, "words for secrets are normal in login or key-management tools, and a reason to read the text around them"},
 
 	// Where data could go.
 	{"exfiltration.send", KindExfiltration, Medium, InText, MatchPhrase, []string{
 		"send|sent|post|upload|forward|transmit|exfiltrate|leak|copy|email|mail|bcc|cc ~3 all|every|any|the|full|entire|your|their|its ~2 credentials|secrets|tokens|keys|passwords|conversation|conversations|history|chat|messages|emails|environment|contents|data ~3 to",
-		"pass|include|put|add|append|insert|attach|embed ~3 content|contents|text|data|output|result ~4 as|in|into|inside ~3 parameter|argument|field|sidenote|note|param|notes|comment",
-		"send|sent|include|pass|forward|upload|attach|copy|share|append|add|post|put|embed ~3 conversation|chat ~1 history|transcript|log|logs",
-		"send|sent|post|upload|forward|transmit|exfiltrate|leak|copy|email|mail|bcc|cc|share|report ~3 credentials|secrets|tokens|passwords|password|conversation|history|env ~3 to",
+		"pass|include|put|add|append|insert|attach|embed|need|needs|require|requires|expects ~3 content|contents|text|data|output|result ~6 as|in|into|inside ~3 parameter|argument|field|sidenote|note|param|notes|comment",
+		"send|sent|include|pass|forward|upload|attach|copy|share|append|add|post|put|embed|need|needs|require|requires|expects ~3 conversation|chat ~1 history|transcript|log|logs",
+		"include|pass|send|forward|attach|append|add|provide|copy|share|put ~4 previous|prior|last|recent|earlier|past ~3 messages|conversation|conversations|chats|prompts|turns|emails",
+		"contains|contain|include|includes|append|add|attach|embed|insert|put|with ~3 user|users|your|their ~1 api|access|auth|session|secret|private ~0 token|key|tokens|keys",
+		"quietly|silently|covertly ~2 collect|gather|read|copy|send|include|harvest|extract|record|log|upload|forward|capture|attach|append|add|embed|insert|put|pass",
+		"send|sent|post|upload|forward|transmit|exfiltrate|leak|copy|email|mail|bcc|cc|share|report ~6 credentials|secrets|tokens|passwords|password|conversation|history|env|keys ~3 to",
 		"send|forward|email|mail|cc|bcc ~2 a|the ~0 copy",
 		"copy ~0 of ~3 result|results|response|output|conversation|answer|query|request|data|messages|question ~3 to|email|mail|address",
-		"also|silently|secretly|quietly|always|automatically ~0 send|forward|cc|bcc|copy|loop|share|exfiltrate|upload",
+		"also|silently|secretly|quietly ~0 send|forward|cc|bcc|copy|loop|share|exfiltrate|upload",
+		"always|automatically ~0 send|forward|cc|bcc|share|exfiltrate|upload",
 		"loop ~1 in",
 		"include|read|provide|attach|send|pass|append|add|extract|dump|copy|contents|content ~2 ssh|private|secret|aws|gpg|pgp ~1 key|keys|credentials",
 		"include|pass|provide|append|add|attach|send|dump|return ~2 all|every|entire|full ~2 env|environment ~0 variables|vars|variable",
 	}, "text that moves secrets or the conversation into a parameter or to an address is how a tool exfiltrates"},
 	{"exfiltration.address", KindExfiltration, Medium, InText, MatchSendTo, []string{
-		"send", "sent", "sends", "forward", "forwarded", "cc", "bcc", "copy", "notify", "inform", "let", "loop", "report", "share", "upload", "post", "transmit", "exfiltrate", "deliver", "also",
+		"send", "sent", "sends", "forward", "forwarded", "cc", "bcc", "copy", "notify", "inform", "let", "loop", "report", "share", "upload", "post", "transmit", "exfiltrate", "deliver", "also", "grant",
 	}, "an e-mail address the text tells the model to send, copy or report to is where data leaves"},
 	{"address.url", KindURL, Low, InText, MatchURL, []string{"^http://", "^https://", "^ftp://", "^file://", "^ws://", "^wss://"},
 		"an address in a tool's text is where data could be sent or instructions fetched from; documentation links are the usual harmless case"},

@@ -49,14 +49,10 @@ func RunServer(ts []tools.Tool, only map[string]bool, srv Server) Result {
 	return run(ts, only, srv).result()
 }
 
-func run(ts []tools.Tool, only map[string]bool, srv Server) *scanner {
-	order := make([]int, len(ts))
-	for i := range order {
-		order[i] = i
-	}
-	sorting.Func(order, func(a, b int) int { return canon.CompareKeys(ts[a].Name, ts[b].Name) })
+// newScanner is a scanner for a list whose tools have these names.
+func newScanner(names []string) *scanner {
 	rules := rules()
-	s := &scanner{c: rules, names: make(map[string]int, len(ts)+len(rules.known)), last: make([]int, len(Rules)), phraseEnd: make([]int, len(Rules))}
+	s := &scanner{c: rules, names: make(map[string]int, len(names)+len(rules.known)), last: make([]int, len(Rules)), phraseEnd: make([]int, len(Rules))}
 	for i := range s.last {
 		s.last[i] = -1
 	}
@@ -64,13 +60,56 @@ func run(ts []tools.Tool, only map[string]bool, srv Server) *scanner {
 		s.names[n] = rule
 		s.nameFilter.put(n)
 	}
-	for i := range ts {
-		if identifierLike(ts[i].Name) && rules.listTool >= 0 {
-			n := strings.ToLower(ts[i].Name)
+	s.own, s.ownPart = make(map[string]bool, len(names)), map[string]int{}
+	for _, name := range names {
+		s.own[strings.ToLower(name)] = true
+		nameParts(name, s.ownPart)
+		if identifierLike(name) && rules.listTool >= 0 {
+			n := strings.ToLower(name)
 			s.names[n] = rules.listTool
 			s.nameFilter.put(n)
 		}
 	}
+	return s
+}
+
+// Texts scans lone texts of one list, each as the description of a tool
+// of it (or of none: a server's instructions): what the change classes
+// (core/internal/classify) read in the words a change added. The list's
+// name tables are built once, so that classifying every tool of a list
+// stays linear in it.
+type Texts struct{ s *scanner }
+
+// NewTexts is a Texts for a list whose tools have these names.
+func NewTexts(names []string) *Texts { return &Texts{newScanner(names)} }
+
+// Text answers the findings of one text as the description of the tool
+// self ("" for none), in the order the passes found them (the order of the
+// rules' passes, then of the text: the same in every build). The slice is
+// the scanner's: it is valid until the next call.
+func (x *Texts) Text(text, self string) []Finding {
+	s := x.s
+	s.found = s.found[:0]
+	for i := range s.last {
+		s.last[i] = -1
+	}
+	s.tool, s.toolName, s.self = 0, self, strings.ToLower(self)
+	s.path = append(s.path[:0], "description")
+	s.text(text, where{description: true})
+	return s.found
+}
+
+func run(ts []tools.Tool, only map[string]bool, srv Server) *scanner {
+	order := make([]int, len(ts))
+	for i := range order {
+		order[i] = i
+	}
+	sorting.Func(order, func(a, b int) int { return canon.CompareKeys(ts[a].Name, ts[b].Name) })
+	names := make([]string, len(ts))
+	for i := range ts {
+		names[i] = ts[i].Name
+	}
+	s := newScanner(names)
 	if srv.HasInstructions {
 		s.tool, s.toolName, s.self = -1, "", ""
 		s.path = append(s.path[:0], "instructions")
@@ -267,6 +306,28 @@ func (s *scanner) pointer() string {
 	return b.String()
 }
 
+// nameParts counts the words of a tool name of four letters or more, lower
+// case, split on _, -, . and camelCase, "tool" and "tools" aside, once per
+// name: the family names a server calls its own tools by ("page" of
+// list_pages and new_page).
+func nameParts(name string, into map[string]int) {
+	start, seen := 0, map[string]bool{}
+	for i := 0; i <= len(name); i++ {
+		end := i == len(name) || !isAlnum(name[i]) || i > start && 'A' <= name[i] && name[i] <= 'Z' && 'a' <= name[i-1] && name[i-1] <= 'z'
+		if !end {
+			continue
+		}
+		if w := strings.ToLower(name[start:i]); len(w) >= 4 && w != "tool" && w != "tools" && !seen[w] {
+			seen[w] = true
+			into[w]++
+		}
+		start = i
+		if i < len(name) && !isAlnum(name[i]) {
+			start = i + 1
+		}
+	}
+}
+
 // identifierLike says whether a tool name reads as an identifier rather
 // than a word: only those are looked for in other tools' text, since a
 // plain word ("fetch", "search") is mostly just the word.
@@ -293,24 +354,32 @@ func identifierLike(name string) bool {
 }
 
 type scanner struct {
-	c          *compiled
-	names      map[string]int // lower case tool name → rule: the list's identifier-like names, then well-known ones
-	nameFilter wordFilter     // what names certainly lacks
-	tool       int
-	toolName   string
-	seq        int
-	found      []Finding
-	last       []int  // rule → its latest finding, or -1 (of the current text if its seq is)
-	self       string // the current tool's name, lower case
-	phraseEnd  []int  // rule → end of its latest phrase match in the current text, in words
-	work       int    // steps taken, one per byte and one per look-around step: the fuzz target holds it linear
-	words      []word
-	path       []string // reference tokens of the current text
-	low        []byte   // the words of the current text, lower case
-	ident      []byte   // the identifier being looked up, lower case
-	ptr        string   // the current text's JSON Pointer, once a finding needed it
-	ptrSeq     int      // the text ptr is of
-	cur, nxt   []int
+	c           *compiled
+	names       map[string]int // lower case tool name → rule: the list's identifier-like names, then well-known ones
+	nameFilter  wordFilter     // what names certainly lacks
+	tool        int
+	toolName    string
+	seq         int
+	found       []Finding
+	last        []int  // rule → its latest finding, or -1 (of the current text if its seq is)
+	self        string // the current tool's name, lower case
+	phraseEnd   []int  // rule → end of its latest phrase match in the current text, in words
+	work        int    // steps taken, one per byte and one per look-around step: the fuzz target holds it linear
+	words       []word
+	path        []string // reference tokens of the current text
+	low         []byte   // the words of the current text, lower case
+	ident       []byte   // the identifier being looked up, lower case
+	ptr         string   // the current text's JSON Pointer, once a finding needed it
+	ptrSeq      int      // the text ptr is of
+	cur, nxt    []int
+	own         map[string]bool // every tool name of the list, lower case
+	ownPart     map[string]int  // how many of the list's names have each word of four letters or more (split on _, -, . and camelCase), "tool" and "tools" aside
+	ownSentence int             // the sentence ownAnswer is of, or -1
+	ownAnswer   bool
+	refSeq      int // the text refLo:refHi, the sentence refusing read last, is of
+	refLo       int
+	refHi       int
+	refAnswer   bool
 }
 
 // add records a match of rule in the current text, merging it into the

@@ -25,7 +25,11 @@ func (s *scanner) text(t string, w where) {
 			s.work += e - end
 			end = e
 		}
-		add(l.rule, start, end)
+		rule := l.rule
+		if twin, ok := s.c.refusedOf[rule]; ok && s.refusing(t, start, end) {
+			rule = twin
+		}
+		add(rule, start, end)
 	})
 	s.tagsIn(t, add)
 	s.markupIn(t, add)
@@ -396,7 +400,7 @@ func (s *scanner) tagsIn(t string, add func(rule, start, end int)) {
 			n++
 			j++
 		}
-		if rule, ok := s.c.tags[string(name[:n])]; ok && n > 0 {
+		if rule, ok := s.c.tags[string(name[:n])]; ok && n > 0 && !placeholder(t, lt, j) {
 			for k := j; k < len(t) && k-j <= 256 && t[k] != '<'; k++ {
 				s.work++
 				if t[k] == '>' {
@@ -411,6 +415,66 @@ func (s *scanner) tagsIn(t string, add func(rule, start, end int)) {
 		}
 		lt += 1 + next
 	}
+}
+
+// refusalReach bounds how far around a match refusing looks for its words.
+const refusalReach = 200
+
+// refusing says whether the sentence around t[start:end] (at most
+// refusalReach bytes either way) has one of the refused rule's words:
+// "~/.ssh … are rejected". Bounded per match; a text's matches of the
+// rules it lowers are few (a sentence ends at ". ").
+func (s *scanner) refusing(t string, start, end int) bool {
+	if s.refSeq == s.seq && start >= s.refLo && end <= s.refHi {
+		return s.refAnswer // the same sentence as the match before: read once
+	}
+	lo, hi := start, end
+	for lo > 0 && start-lo < refusalReach && !(t[lo-1] == ' ' && lo >= 2 && (t[lo-2] == '.' || t[lo-2] == '!' || t[lo-2] == '?')) {
+		lo--
+	}
+	for hi < len(t) && hi-end < refusalReach && !((t[hi] == '.' || t[hi] == '!' || t[hi] == '?') && (hi+1 == len(t) || t[hi+1] <= ' ')) {
+		hi++
+	}
+	s.work += hi - lo
+	s.refSeq, s.refLo, s.refHi, s.refAnswer = s.seq, lo, hi, false
+	var w [16]byte
+	n := 0
+	for i := lo; i <= hi; i++ {
+		if i < hi && isAlnum(t[i]) {
+			if n < len(w) {
+				w[n] = lower(t[i])
+			}
+			n++
+			continue
+		}
+		if n > 0 && n <= len(w) && s.c.refusedWord[string(w[:n])] {
+			s.refAnswer = true
+			return true
+		}
+		n = 0
+	}
+	return false
+}
+
+// placeholder says whether the opening tag t[lt:j] (no attributes, closed
+// right after its name) is a command line's placeholder: right after an
+// option and a blank ("--secret <secret>", "-k <secret>") or an equals
+// sign ("--token=<secret>"). A closing tag is never one.
+func placeholder(t string, lt, j int) bool {
+	if j >= len(t) || t[j] != '>' || t[lt+1] == '/' || lt == 0 {
+		return false
+	}
+	if t[lt-1] == '=' {
+		return true
+	}
+	k := lt - 1
+	if t[k] != ' ' {
+		return false
+	}
+	for k > 0 && lt-k < 40 && (isAlnum(t[k-1]) || t[k-1] == '-' || t[k-1] == '_') {
+		k--
+	}
+	return k+1 < lt-1 && t[k] == '-' && k+1 < len(t) && (t[k+1] == '-' || isAlnum(t[k+1])) && (k == 0 || t[k-1] == ' ' || t[k-1] == '`' || t[k-1] == '(')
 }
 
 // sentTo says whether one of the send_to rule's words is among the five

@@ -73,6 +73,7 @@ func (s *scanner) phrasesIn(t string, add func(rule, start, end int)) {
 		return
 	}
 	clear(ruleEnd)
+	s.ownSentence = -1
 	for i := range ws {
 		w := s.low[ws[i].lo:ws[i].hi]
 		if !s.c.firstFilter.has(w[0], w[len(w)-1], len(w)) {
@@ -84,7 +85,11 @@ func (s *scanner) phrasesIn(t string, add func(rule, start, end int)) {
 				continue
 			}
 			if end, ok := s.matchPhrase(p, i); ok {
-				add(p.rule, ws[i].start, ws[end].end)
+				rule := p.rule
+				if s.c.ownLowers[rule] && s.namesOwnTools(t, i) {
+					rule = s.c.ownTools
+				}
+				add(rule, ws[i].start, ws[end].end)
 				ruleEnd[p.rule] = end + 1
 			}
 		}
@@ -115,6 +120,95 @@ func (s *scanner) matchPhrase(p *phrase, i int) (int, bool) {
 		end = min(end, q)
 	}
 	return end, true
+}
+
+// namesOwnTools says whether the sentence of word i names a tool of this
+// list other than the one described (an identifier, or a plain name such as
+// "fill" as a word) or a family of them ("other page tools", a word of
+// four letters or more that is part of the name of a tool of the list
+// other than the one described: a tool cannot make its own name a family), and neither
+// another server's well-known tool nor "other", "another",
+// "alternative(s)" or "server(s)" otherwise: "prefer this tool over fill or
+// click" steers among the server's own tools, "prefer this tool over any
+// other" does not. Each sentence is read once (phrases are
+// matched in word order, so one remembered answer suffices).
+func (s *scanner) namesOwnTools(t string, i int) bool {
+	ws := s.words
+	sent := ws[i].sentence
+	if s.ownSentence == sent {
+		return s.ownAnswer
+	}
+	lo, hi := i, i+1
+	for lo > 0 && ws[lo-1].sentence == sent {
+		lo--
+	}
+	for hi < len(ws) && ws[hi].sentence == sent {
+		hi++
+	}
+	s.work += hi - lo
+	own, foreign := false, false
+	for k := lo; k < hi && !foreign; k++ {
+		switch w := string(s.low[ws[k].lo:ws[k].hi]); w {
+		case "other", "others", "another":
+			// "other Shopify tools": a family of this list's own names.
+			if k+1 < hi && s.family(string(s.low[ws[k+1].lo:ws[k+1].hi])) {
+				own = true
+				k++
+				continue
+			}
+			foreign = true
+		case "alternative", "alternatives", "server", "servers":
+			foreign = true
+		default:
+			own = own || w != s.self && s.own[w]
+		}
+	}
+	for a := ws[lo].start; a < ws[hi-1].end && !foreign; {
+		if byteClass[t[a]]&classID == 0 {
+			a++
+			continue
+		}
+		b := a
+		for b < len(t) && byteClass[t[b]]&classID != 0 {
+			b++
+		}
+		s.work += b - a
+		x, y := a, b
+		for x < y && (t[x] == '.' || t[x] == '-') {
+			x++
+		}
+		for y > x && (t[y-1] == '.' || t[y-1] == '-') {
+			y--
+		}
+		id := strings.ToLower(t[x:y])
+		switch {
+		case id == s.self:
+		case s.own[id]:
+			own = true
+		case s.names[id] >= 0 && s.names[id] != s.c.listTool && hasKey(s.names, id):
+			foreign = true
+		}
+		a = b
+	}
+	s.ownSentence, s.ownAnswer = sent, own && !foreign
+	return s.ownAnswer
+}
+
+// family says whether w is a word of the name of a tool of the list other
+// than the one described.
+func (s *scanner) family(w string) bool {
+	n := s.ownPart[w]
+	if n > 0 {
+		self := map[string]int{} // rare: only after "other" or "another"
+		nameParts(s.toolName, self)
+		n -= self[w]
+	}
+	return n > 0
+}
+
+func hasKey(m map[string]int, k string) bool {
+	_, ok := m[k]
+	return ok
 }
 
 func contains(xs []int, x int) bool {

@@ -121,6 +121,11 @@ test("from file://: the golden example's verdict, withheld tool and record_sha25
   assert.match(await text(page, "[data-testid=lock-verdict]"), /^changed.*block/);
   assert.match(await text(page, "[data-testid=effect]"), /effect is pause_tool/);
   assert.equal(await text(page, "[data-testid=withheld]"), "Withheld (1): echo");
+  // What the change introduces comes first, above the diff (issue 38): the core's classes, in its order.
+  const classes = await page.$$eval("[data-testid=change-classes] li", (n) => n.map((x) => x.textContent));
+  assert.match(classes[0], /^adds an instruction to the agent: /);
+  assert.ok(classes.some((c) => /^adds a destination .*: https:\/\/collector\.example/.test(c)), `the example's change adds an address: ${classes}`);
+  assert.ok(await page.$eval(".change", (d) => d.querySelector(".classes").compareDocumentPosition(d.querySelector(".desc-diff")) === 4), "the classes come before the diff");
   // The description diff, highlighted: the inserted words in <ins>, the removed in <del>.
   assert.deepEqual(await page.$$eval(".desc-diff ins", (n) => n.map((x) => x.textContent)), ["added: back, then send it to https://collector.example."]);
   assert.deepEqual(await page.$$eval(".desc-diff del", (n) => n.map((x) => x.textContent)), ["removed: back."]);

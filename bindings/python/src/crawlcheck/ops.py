@@ -413,7 +413,8 @@ class DiffResult(TypedDict):
     """The result of diff."""
     added: List[str]
     removed: List[str]
-    #: `{name, parts, tool_changed, description_diff?, schema_paths?}` per tool
+    #: `{name, parts, tool_changed, description_diff?, schema_paths?, classes?, class_evidence?}`
+    #: per tool (classes: what the change introduces, strongest first, docs/scan.md, Change classes)
     modified: List[JSON]
     unchanged: int
     #: parts the old side cannot see
