@@ -66,6 +66,7 @@ var (
 		may("failure_at", "string", "with a host fault (required): `handshake` (connecting and the handshake) or `tools/list`"),
 		may("failure_page", "number", "with `failure_at` `tools/list` (required): the page, from 1"),
 		may("timeout_ms", "number", "with `timeout`: the check's deadline in milliseconds, which the detail names"),
+		may("resource_metadata", "string", "with `unauthorized` or `forbidden`: the protected resource metadata URL the server's `WWW-Authenticate` named (RFC 9728), which the detail shows escaped"),
 	}
 	// observedFields are the members of continuity_check's observed.
 	observedFields = append([]Field{
@@ -77,7 +78,7 @@ var (
 		may("client_capabilities", "object", "the capabilities the checking client declared in `initialize`, as sent; a tool added or removed while they differ from the lockfile's `server.client_capabilities` says so in its detail"),
 		may("pages", "array of page strings", "the raw `tools/list` pages (required without `failure`)"),
 		may("page_cap_reached", "bool", "the host stopped at its page cap"),
-		may("failure", "string", "why there are no pages: a host fault the core words (`connect_refused`, `timeout`, `cancelled`, `process_exited`, `session_ended`, `session_failed`, `pages_over_cap`; docs/continuity.md), a capture failure the core words (`list_cached`: the host's MCP SDK answered without a `tools/list` on the wire; `answer_not_captured`: it took an answer the capture did not see; recorded as `server_unavailable` with `capture_failed: ` leading the detail), `answer_too_large` (the server sent a frame past the host's answer limit, which the host cut off; recorded as `server_unavailable`, the detail worded by the core from the limit), or the classes `server_unavailable` and `check_timeout` with the host's own detail"),
+		may("failure", "string", "why there are no pages: a host fault the core words (`connect_refused`, `timeout`, `cancelled`, `process_exited`, `session_ended`, `session_failed`, `pages_over_cap`, `unauthorized` (HTTP 401), `forbidden` (HTTP 403); docs/continuity.md), a capture failure the core words (`list_cached`: the host's MCP SDK answered without a `tools/list` on the wire; `answer_not_captured`: it took an answer the capture did not see; recorded as `server_unavailable` with `capture_failed: ` leading the detail), `answer_too_large` (the server sent a frame past the host's answer limit, which the host cut off; recorded as `server_unavailable`, the detail worded by the core from the limit), or the classes `server_unavailable` and `check_timeout` with the host's own detail"),
 	}, faultFields...)
 	// logResult are the members of a record's log and of log_verify's answer.
 	logResult = []Field{
@@ -473,7 +474,7 @@ var opSpecs = []OpSpec{
 			may("lock", "document", "the lockfile (crawlcheck or agentgate), as `ci_plan` reads it"),
 			may("locks", "array", "one crawlcheck lockfile per configured server, as `ci_plan` reads it"),
 			may("config", "document", "the MCP client config, as `ci_plan` reads it"),
-			need("checks", "array", "one observation per `ci_plan` server, in its order: a tool source (`tools` or `pages`, `page_cap_reached`) or a host fault (`failure`, `failure_detail`, `failure_at`, `failure_page`, `timeout_ms`), as `lock_check` takes them"),
+			need("checks", "array", "one observation per `ci_plan` server, in its order: a tool source (`tools` or `pages`, `page_cap_reached`) or a host fault (`failure`, `failure_detail`, `failure_at`, `failure_page`, `timeout_ms`, `resource_metadata`), as `lock_check` takes them"),
 		},
 		Result: []Field{
 			need("servers", "array", "`{server, decision, status, drifted, unlocked, summary, answer}` per server: the planned servers in order, then the unlocked, the mismatched, the refused and the disabled ones; `server` the config's name for it or the crawlcheck lockfile's endpoint; `decision` the lock check's (`block` when unlocked, mismatched or refused, `skip` when disabled); `answer` its `lock_check` (null when not checked); `drifted` true for `drifted`, `unlocked` and `mismatched`; `summary` one line: `unchanged`, `unreachable: <reason>: <detail>`, `changed: added …; removed …; modified <tool> (<parts>)`, `not checked: <reasons>`, or why an unlocked or disabled server was not checked"),

@@ -33,6 +33,8 @@ type recorder struct {
 	oversize    string          // the limit a frame went past (decimal bytes), "" if none did
 	clientCaps  json.RawMessage // params.capabilities of the newest initialize sent, verbatim
 	fault       string          // the first fault the transport saw (Fault* constants), "" if none
+	// resourceMetadata: with an auth fault, the URL its WWW-Authenticate named
+	resourceMetadata string
 }
 
 // limit is the largest frame the transport takes from the server.
@@ -75,6 +77,28 @@ func (r *recorder) transportFault(code string) {
 	}
 	r.notifyLocked()
 	r.mu.Unlock()
+}
+
+// authFault records an HTTP 401 or 403 (FaultUnauthorized,
+// FaultForbidden) and the resource metadata URL its WWW-Authenticate named.
+func (r *recorder) authFault(code, resourceMetadata string) {
+	r.mu.Lock()
+	if r.fault == "" {
+		r.fault, r.resourceMetadata = code, resourceMetadata
+	}
+	r.notifyLocked()
+	r.mu.Unlock()
+}
+
+// metadataOf is the resource metadata URL of an auth fault recorded as
+// failure, "" for any other.
+func (r *recorder) metadataOf(failure string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if failure != r.fault {
+		return ""
+	}
+	return r.resourceMetadata
 }
 
 // faultSeen returns the first fault the transport saw, "" if none.

@@ -375,6 +375,11 @@ export interface LockCheckRequest {
   failure_page?: number;
   /** with `timeout`: the check's deadline in milliseconds, which the detail names */
   timeout_ms?: number;
+  /**
+   * with `unauthorized` or `forbidden`: the protected resource metadata URL the server's
+   * `WWW-Authenticate` named (RFC 9728), which the detail shows escaped
+   */
+  resource_metadata?: string;
 }
 
 /** The result of lock_check. */
@@ -1004,7 +1009,7 @@ export interface CiVerdictRequest {
   /**
    * one observation per `ci_plan` server, in its order: a tool source (`tools` or `pages`,
    * `page_cap_reached`) or a host fault (`failure`, `failure_detail`, `failure_at`, `failure_page`,
-   * `timeout_ms`), as `lock_check` takes them
+   * `timeout_ms`, `resource_metadata`), as `lock_check` takes them
    */
   checks: RequestValue[];
 }

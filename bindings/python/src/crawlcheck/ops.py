@@ -464,6 +464,7 @@ def lock_check(
     failure_at: Optional[str] = None,
     failure_page: Optional[int] = None,
     timeout_ms: Optional[int] = None,
+    resource_metadata: Optional[str] = None,
 ) -> LockCheckResult:
     """The `crawlcheck-mcp-lock-check` answer: any difference blocks, and so does a list not read
     whole. A lockfile whose `sha256` no longer matches its content is `lock_invalid`; signatures
@@ -484,6 +485,7 @@ def lock_check(
                 failure_at=failure_at,
                 failure_page=failure_page,
                 timeout_ms=timeout_ms,
+                resource_metadata=resource_metadata,
             ),
         ),
     )
