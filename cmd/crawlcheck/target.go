@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -119,8 +120,10 @@ func (t target) observe(c *cli) (preflight.Observation, error) {
 		cmd.WaitDelay = 100 * time.Millisecond // a grandchild holding stderr open cannot hold the check
 		inner = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	} else if t.sse {
+		t.headers = t.withLogin(c)
 		inner = &mcp.SSEClientTransport{Endpoint: t.url, HTTPClient: &http.Client{Timeout: c.timeout, Transport: withHeaders(t.url, t.headers)}}
 	} else {
+		t.headers = t.withLogin(c)
 		inner = &mcp.StreamableClientTransport{Endpoint: t.url, MaxRetries: -1, HTTPClient: &http.Client{Timeout: c.timeout, Transport: withHeaders(t.url, t.headers)}}
 	}
 	tr, err := preflight.Wrap(inner)
@@ -147,6 +150,21 @@ func (t target) observe(c *cli) (preflight.Observation, error) {
 		inputRead(len(p))
 	}
 	return obs, nil
+}
+
+// withLogin is the target's headers and, unless they carry an
+// Authorization of their own, the token of the login kept for its
+// endpoint (crawlcheck login), which is sent to that endpoint alone.
+func (t target) withLogin(c *cli) []string {
+	for _, kv := range t.headers {
+		if name, _, _ := strings.Cut(kv, "="); strings.EqualFold(name, "Authorization") {
+			return t.headers
+		}
+	}
+	if auth := storedToken(c, t.url); auth != "" {
+		return append(slices.Clip(t.headers), auth)
+	}
+	return t.headers
 }
 
 // withHeaders is the default transport, sending headers ("Name=value": a

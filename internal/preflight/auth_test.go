@@ -23,7 +23,9 @@ func bearerServer(t *testing.T) string {
 	t.Helper()
 	server := mcp.NewServer(&mcp.Implementation{Name: "behind-login", Version: "1.0.0"}, nil)
 	server.AddTool(&mcp.Tool{Name: "get_issue", Description: "Get one issue.", InputSchema: map[string]any{"type": "object"}},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
