@@ -18,7 +18,7 @@ import (
 // exampleServer is the TypeScript SDK's example streamable HTTP server
 // (@modelcontextprotocol/sdk, pinned by bindings/js/package.json), whose
 // --oauth runs its in-memory authorization server beside it. make test
-// installs it (npm ci) and sets CRAWLCHECK_NEED_NODE, so there it cannot
+// installs it (npm ci) and sets CRAWLCHECK_NEED_SERVERS, so there it cannot
 // be skipped.
 func exampleServer(t *testing.T) string {
 	t.Helper()
@@ -26,7 +26,7 @@ func exampleServer(t *testing.T) string {
 	_, err := os.Stat(path)
 	_, nodeErr := exec.LookPath("node")
 	if err != nil || nodeErr != nil {
-		if os.Getenv("CRAWLCHECK_NEED_NODE") != "" {
+		if os.Getenv("CRAWLCHECK_NEED_SERVERS") != "" {
 			t.Fatalf("the TypeScript SDK's example server is missing (%v, %v): cd bindings/js && npm ci", err, nodeErr)
 		}
 		t.Skip("the TypeScript SDK's example server is not installed (cd bindings/js && npm ci)")

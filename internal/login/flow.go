@@ -145,9 +145,12 @@ func Login(ctx context.Context, o Options) (*Entry, error) {
 		},
 		RequestRefreshToken: true,
 		Client:              o.Client,
+		// The token as issued: refreshing is the store's (with RFC 8707's
+		// resource, under its lock), never the handler's, which would
+		// refresh a short-lived token at once and without its resource.
 		NewTokenSource: func(ctx context.Context, c *oauth2.Config, t *oauth2.Token) (oauth2.TokenSource, error) {
 			got, gotCfg = t, c
-			return c.TokenSource(ctx, t), nil
+			return oauth2.StaticTokenSource(t), nil
 		},
 	}
 	if o.ClientIDMetadataURL != "" {
@@ -171,6 +174,7 @@ func Login(ctx context.Context, o Options) (*Entry, error) {
 		AuthStyle:    gotCfg.Endpoint.AuthStyle,
 		Scopes:       gotCfg.Scopes,
 		Token:        got,
+		Obtained:     time.Now(),
 	}
 	if err := o.Store.Put(o.Key, e); err != nil {
 		return nil, err

@@ -33,8 +33,12 @@ import (
 	"golang.org/x/oauth2"
 )
 
-// refreshAhead is how long before its expiry a token is refreshed: a
-// check that starts with a token about to expire would fail midway.
+// refreshAhead is how long before its expiry a token is refreshed, at
+// most: a check that starts with a token about to expire would fail
+// midway. A token that lives less than twice as long is refreshed in the
+// second half of its life, so that a token just refreshed is used, not
+// refreshed again (an authorization server that revokes the old access
+// token on refresh would fail a check still using it).
 const refreshAhead = time.Minute
 
 // maxStore bounds a read of the store.
@@ -51,6 +55,9 @@ type Entry struct {
 	AuthStyle    oauth2.AuthStyle `json:"auth_style"`
 	Scopes       []string         `json:"scopes,omitempty"`
 	Token        *oauth2.Token    `json:"token"`
+	// Obtained is when Token was issued (as the client saw it): with its
+	// expiry, the token's lifetime, which bounds how early it is refreshed.
+	Obtained time.Time `json:"obtained"`
 }
 
 // file is the store's format.
@@ -179,7 +186,11 @@ func (s Store) AccessToken(ctx context.Context, endpoint string, client *http.Cl
 		if e == nil || e.Token == nil {
 			return false, nil
 		}
-		if e.Token.Expiry.IsZero() || e.Token.Expiry.After(now().Add(refreshAhead)) {
+		ahead := refreshAhead
+		if life := e.Token.Expiry.Sub(e.Obtained); !e.Obtained.IsZero() && life/2 < ahead {
+			ahead = life / 2
+		}
+		if e.Token.Expiry.IsZero() || e.Token.Expiry.After(now().Add(ahead)) {
 			access = e.Token.AccessToken
 			return false, nil
 		}
@@ -193,7 +204,7 @@ func (s Store) AccessToken(ctx context.Context, endpoint string, client *http.Cl
 		if tok.RefreshToken == "" {
 			tok.RefreshToken = e.Token.RefreshToken // a server that does not rotate it
 		}
-		e.Token, access = tok, tok.AccessToken
+		e.Token, e.Obtained, access = tok, now(), tok.AccessToken
 		return true, nil
 	})
 	return access, err
