@@ -103,13 +103,20 @@ func loginBy(t *testing.T, url string) string {
 }
 
 // TestLoginAgainstTheSDKExample: against the TypeScript SDK's example
-// server with --oauth-strict (tokens must name it as their resource):
+// server with --oauth, and with --oauth-strict (tokens must name it as
+// their resource, RFC 8707):
 // without a login, check records HTTP 401 with what to do and the
 // resource metadata URL; after crawlcheck login, check gives the same
 // record as the server gave open, the token kept in a 0600 file and in no
 // output; a server elsewhere is never sent it; after logout, 401 again.
 func TestLoginAgainstTheSDKExample(t *testing.T) {
 	script := exampleServer(t)
+	for _, mode := range [][]string{{"--oauth"}, {"--oauth", "--oauth-strict"}} {
+		t.Run(mode[len(mode)-1], func(t *testing.T) { loginExample(t, script, mode) })
+	}
+}
+
+func loginExample(t *testing.T, script string, mode []string) {
 	config := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", config)
 	mcpPort, authPort := freePort(t), freePort(t)
@@ -131,7 +138,7 @@ func TestLoginAgainstTheSDKExample(t *testing.T) {
 	_, open := check()
 	stop()
 
-	startExample(t, script, mcpPort, authPort, "--oauth", "--oauth-strict")
+	startExample(t, script, mcpPort, authPort, mode...)
 	code, rec := check()
 	if code == 0 || !strings.Contains(rec, "HTTP 401") || !strings.Contains(rec, "crawlcheck login --url "+url) ||
 		!strings.Contains(rec, fmt.Sprintf("its resource metadata: http://localhost:%d/.well-known/oauth-protected-resource/mcp", mcpPort)) {
