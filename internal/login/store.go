@@ -26,7 +26,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/crawlcheck/verifier/internal/boundedread"
@@ -91,10 +90,10 @@ func (s Store) locked(fn func(f *file) (changed bool, err error)) error {
 		return fmt.Errorf("locking the token store: %w", err)
 	}
 	defer lf.Close()
-	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX); err != nil {
+	if err := lockFile(lf); err != nil {
 		return fmt.Errorf("locking the token store: %w", err)
 	}
-	defer syscall.Flock(int(lf.Fd()), syscall.LOCK_UN)
+	defer unlockFile(lf)
 	f := &file{V: 1, Servers: map[string]*Entry{}}
 	data, err := boundedread.ReadFile(s.Path, maxStore, 5*time.Second)
 	switch {
