@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
+
 	"net/http"
 	"os/exec"
 	"runtime"
@@ -38,7 +38,7 @@ func cmdLogin(c *cli, args []string) error {
 	open := func(authURL string) error {
 		if *noBrowser {
 			say(c.stderr, "Open this URL in a browser to log in to %s:\n", *rawURL)
-			fmt.Fprintln(c.stdout, show(authURL))
+			say(c.stdout, "%s\n", authURL)
 			return nil
 		}
 		say(c.stderr, "Opening a browser to log in to %s. If none opens, visit:\n  %s\n", *rawURL, authURL)

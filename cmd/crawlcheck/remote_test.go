@@ -73,8 +73,9 @@ func TestHeaderFlagsReachAServerBehindALogin(t *testing.T) {
 	if rec := outputs[len(outputs)-2]; code == 0 || !strings.Contains(rec, "HTTP 401") || !strings.Contains(rec, "resource metadata: "+strings.TrimSuffix(url, "/mcp")+"/.well-known/oauth-protected-resource/mcp") || !strings.Contains(rec, "crawlcheck login --url") {
 		t.Errorf("check without credentials: exit %d, record %s", code, rec)
 	}
-	for _, flags := range [][]string{{"--header-env", "Authorization=CRAWLCHECK_TEST_TOKEN"}, {"--header-file", headerFile}} {
-		code := keep(runCLI(append([]string{"--now", "2026-11-30T12:00:00Z", "check", "--lock", lock, "--url", url, "--json", "--log", log}, flags...)...))
+	// Without --url, check reaches the endpoint the lockfile pins, with the headers.
+	for _, flags := range [][]string{{"--url", url, "--header-env", "Authorization=CRAWLCHECK_TEST_TOKEN"}, {"--header-file", headerFile}} {
+		code := keep(runCLI(append([]string{"--now", "2026-11-30T12:00:00Z", "check", "--lock", lock, "--json", "--log", log}, flags...)...))
 		if rec := outputs[len(outputs)-2]; code != 0 || !strings.Contains(rec, `"unchanged"`) {
 			t.Errorf("check %v: exit %d, %s %s", flags, code, rec, outputs[len(outputs)-1])
 		}
@@ -85,6 +86,11 @@ func TestHeaderFlagsReachAServerBehindALogin(t *testing.T) {
 	if code := keep(runCLI("--now", "2026-11-30T12:00:00Z", "ci", "--lock", lock, "--header-env", "Authorization=CRAWLCHECK_TEST_TOKEN")); code != 0 {
 		t.Errorf("ci --header-env: exit %d, %s %s", code, outputs[len(outputs)-2], outputs[len(outputs)-1])
 	}
+	code = keep(runCLI("--now", "2026-11-30T12:00:00Z", "scan", "--url", url))
+	if code == 0 || !strings.Contains(outputs[len(outputs)-1], "HTTP 401") || !strings.Contains(outputs[len(outputs)-1], "crawlcheck login --url "+url) {
+		t.Errorf("scan without credentials: exit %d, %s", code, outputs[len(outputs)-1])
+	}
+	t.Logf("lock without credentials says: %s", outputs[1])
 	if code := keep(runCLI("--now", "2026-11-30T12:00:00Z", "scan", "--url", url, "--header-file", headerFile)); code != 0 {
 		t.Errorf("scan --header-file: exit %d, %s", code, outputs[len(outputs)-1])
 	}

@@ -49,7 +49,7 @@ func (s *sourceFlags) target() (target, bool, error) {
 	switch {
 	case s.sse != "" && (s.tools != "" || s.url != "" || s.server != ""):
 		return target{}, false, usagef("--sse cannot be combined with --tools, --url or --server")
-	case s.headers.given() && (s.sse == "" && s.url == "" || s.tools != ""):
+	case s.headers.given() && (s.tools != "" || s.server != ""):
 		return target{}, false, usagef("--header, --header-env and --header-file go with --url or --sse: they are sent to an HTTP server")
 	case s.sse != "":
 		headers, err := s.headers.resolve()

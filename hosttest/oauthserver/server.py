@@ -13,7 +13,6 @@ port and prints its base URL alone on its first line.
 
 import json
 import secrets
-import socket
 import sys
 import time
 
@@ -23,7 +22,8 @@ from authlib.oauth2.rfc6749.errors import InvalidRequestError
 from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint
 from authlib.oauth2.rfc7636 import CodeChallenge
 from authlib.oauth2.rfc7662 import IntrospectionEndpoint
-from flask import Flask, jsonify, request
+from flask import Flask, jsonify
+from werkzeug.serving import make_server
 
 RS_SECRET = sys.argv[1]
 EXPIRES_IN = int(sys.argv[2]) if len(sys.argv) > 2 else 3600
@@ -220,11 +220,9 @@ server.register_grant(RefreshTokenGrant)
 server.register_endpoint(Registration)
 server.register_endpoint(Introspection)
 
-sock = socket.socket()
-sock.bind(("127.0.0.1", 0))
-PORT = sock.getsockname()[1]
-sock.close()
-BASE = f"http://127.0.0.1:{PORT}"
+# Bound before its URL is printed: whoever reads the URL can connect.
+httpd = make_server("127.0.0.1", 0, app, threaded=True)
+BASE = f"http://127.0.0.1:{httpd.server_port}"
 
 
 def metadata():
@@ -269,7 +267,4 @@ def introspect():
 
 if __name__ == "__main__":
     print(BASE, flush=True)
-    import logging
-
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    app.run(host="127.0.0.1", port=PORT, threaded=True)
+    httpd.serve_forever()
