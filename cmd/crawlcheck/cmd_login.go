@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 
+	"fmt"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"runtime"
 	"time"
@@ -36,6 +38,11 @@ func cmdLogin(c *cli, args []string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), loginWait)
 	defer cancel()
 	open := func(authURL string) error {
+		// The URL is the authorization server's: only a web page is opened
+		// (a browser hands other schemes to whatever program claims them).
+		if u, err := url.Parse(authURL); err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
+			return fmt.Errorf("the authorization server's authorization endpoint is not an http(s) URL: %s", show(authURL))
+		}
 		if *noBrowser {
 			say(c.stderr, "Open this URL in a browser to log in to %s:\n", *rawURL)
 			say(c.stdout, "%s\n", authURL)
