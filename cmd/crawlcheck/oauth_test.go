@@ -107,8 +107,8 @@ func loginBy(t *testing.T, url string) string {
 // their resource, RFC 8707):
 // without a login, check records HTTP 401 with what to do and the
 // resource metadata URL; after crawlcheck login, check gives the same
-// record as the server gave open, the token kept in a 0600 file and in no
-// output; a server elsewhere is never sent it; after logout, 401 again.
+// record as the server gave open, and scan, ci and approve read it, the
+// token kept in a 0600 file and in no output; a server elsewhere is never sent it; after logout, 401 again.
 func TestLoginAgainstTheSDKExample(t *testing.T) {
 	script := exampleServer(t)
 	for _, mode := range [][]string{{"--oauth"}, {"--oauth", "--oauth-strict"}} {
@@ -154,8 +154,16 @@ func loginExample(t *testing.T, script string, mode []string) {
 	if code, rec := check(); code != 0 || rec != open {
 		t.Errorf("check after login: exit %d\n%s\nwant the open server's record\n%s", code, rec, open)
 	}
-	if code, _, stderr := runCLI("--now", now, "scan", "--url", url); code != 0 {
-		t.Errorf("scan after login: exit %d, %s", code, stderr)
+	for _, args := range [][]string{
+		{"scan", "--url", url},
+		{"ci", "--lock", lock},
+		{"approve", "--lock", lock, "--yes", "-o", filepath.Join(dir, "approved.json")},
+	} {
+		code, stdout, stderr := runCLI(append([]string{"--now", now}, args...)...)
+		outputs = append(outputs, stdout, stderr)
+		if code != 0 {
+			t.Errorf("%s after login: exit %d, %s", args[0], code, stderr)
+		}
 	}
 
 	// Another server, even on the same machine, is never sent the token.
