@@ -10,7 +10,7 @@ export CGO_ENABLED := 1
 # -trimpath makes the artifacts reproducible: the same source gives the same bytes.
 ARTIFACT_FLAGS = -buildmode=c-shared -trimpath -ldflags='-s -w' $(if $(TAGS),-tags=$(TAGS))
 
-.PHONY: all postgres js-deps load test test-interop interop-doc test-js test-python python-wheel bench-python bench-js bench-detail test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack attack-issuer test-registry
+.PHONY: all postgres js-deps oauth-deps load test test-interop interop-doc test-js test-python python-wheel bench-python bench-js bench-detail test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack attack-issuer test-registry
 
 all: wasm cshared
 
@@ -45,9 +45,14 @@ postgres:
 	@test -x /usr/lib/postgresql/15/bin/initdb || { echo "postgres: installing Debian's postgresql-15"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15; }
 
+## js-deps: bindings/js's locked packages, for the Go tests that run the
+## TypeScript SDK's example OAuth server (cmd/crawlcheck, docs/remote.md).
+js-deps:
+	cd bindings/js && { test -d node_modules/@modelcontextprotocol/sdk || npm ci --no-audit --no-fund; }
+
 ## test: everything a clean checkout needs, then every test.
-test: lint wasm cshared postgres js-deps
-	$(GO) test -count=1 -timeout 30m ./...
+test: lint wasm cshared postgres js-deps oauth-deps
+	CRAWLCHECK_NEED_SERVERS=1 CRAWLCHECK_OAUTH_PYTHON=$(ABUILD)/py-oauth/bin/python $(GO) test -count=1 -timeout 30m ./...
 	$(MAKE) fuzz-seeds
 	$(MAKE) test-js
 	$(MAKE) test-python
@@ -82,6 +87,14 @@ $(VENV2)/.installed: $(PYREQ)/mcp2.txt
 $(VENV1)/.installed: $(PYREQ)/mcp1.txt
 	$(PYTHON) -m venv $(VENV1)
 	$(VENV1)/bin/pip install -q -r $(PYREQ)/mcp1.txt
+	touch $@
+
+## oauth-deps: the Authlib authorization server the login tests refresh
+## and step up against (hosttest/oauthserver), in a venv of its own.
+oauth-deps: $(ABUILD)/py-oauth/.installed
+$(ABUILD)/py-oauth/.installed: hosttest/oauthserver/requirements.txt
+	$(PYTHON) -m venv $(ABUILD)/py-oauth
+	$(ABUILD)/py-oauth/bin/pip install -q -r hosttest/oauthserver/requirements.txt
 	touch $@
 
 ## The interop matrix's Python reference servers (mcp-server-time,

@@ -73,6 +73,7 @@ func faultCases(t *testing.T) []faultCase {
 		return o
 	}
 	timed := func(o obj) obj { o["timeout_ms"] = faultTimeoutMS; return o }
+	metadata := func(o obj, url string) obj { o["resource_metadata"] = url; return o }
 	return []faultCase{
 		{"connect_refused over HTTP", obj{"url": "http://127.0.0.1:2/mcp"}, at("connect_refused", "handshake", 0), 0},
 		{"command_not_found: no program of that name", obj{"command": []any{"/nonexistent/crawlcheck-fault-server"}},
@@ -89,6 +90,11 @@ func faultCases(t *testing.T) []faultCase {
 		{"session_failed", nil, at("session_failed", "handshake", 0), 0},
 		{"pages_over_cap: five pages of 14 MiB", bigPages(), handshook(at("pages_over_cap", "tools/list", 5)), 120000},
 		{"answer_too_large", nil, obj{"failure": "answer_too_large", "failure_detail": "65536"}, 0},
+		// A 401 names the resource metadata URL its WWW-Authenticate gave,
+		// escaped (the server's text: here with a terminal escape).
+		{"unauthorized with its resource metadata", nil, metadata(at("unauthorized", "handshake", 0), "http://127.0.0.1:2/.well-known/oauth-protected-resource/mcp\x1b[2J"), 0},
+		{"unauthorized without resource metadata", nil, at("unauthorized", "handshake", 0), 0},
+		{"forbidden", nil, metadata(at("forbidden", "tools/list", 1), "http://127.0.0.1:2/.well-known/oauth-protected-resource/mcp"), 0},
 	}
 }
 

@@ -254,6 +254,7 @@ func opLockCheck(r req.Obj) (canon.Value, error) {
 // or a host fault) against a baseline.
 func lockCheckOf(rd *req.Reader, base lock.Baseline) (canon.Value, error) {
 	if failure := readFault(rd); failure.Failure != "" {
+		failure.Endpoint = base.URL // the endpoint a login hint names: the one pinned
 		failure, detail, err := continuity.HostFailure(failure)
 		if err := rd.Err(); err != nil {
 			return canon.Value{}, err
@@ -500,7 +501,9 @@ func readObserved(ob req.Obj) (continuity.Observed, error) {
 		}
 	}
 	var err error
-	if o.Failure, o.FailureDetail, err = continuity.HostFailure(readFault(or)); err != nil && !or.Failed() {
+	fault := readFault(or)
+	fault.Endpoint = o.Endpoint
+	if o.Failure, o.FailureDetail, err = continuity.HostFailure(fault); err != nil && !or.Failed() {
 		or.Fail(err)
 	}
 	o.PageCapReached = or.Bool("page_cap_reached")
@@ -609,5 +612,6 @@ func readFault(rd *req.Reader) continuity.Fault {
 		f.ExitStatus, f.HasExit = wholeInt(rd, "exit_status", 0), true
 	}
 	f.StderrTail = rd.Str("stderr_tail", false)
+	f.ResourceMetadata = rd.Str("resource_metadata", false)
 	return f
 }

@@ -332,7 +332,7 @@ func lockTarget(ep, path string) ([]canon.Member, error) {
 
 // ciCheckFields are the members of one ci_verdict check: what a host
 // observed of one ci_plan server, as lock_check takes it.
-var ciCheckFields = []string{"tools", "pages", "page_cap_reached", "failure", "failure_detail", "failure_at", "failure_page", "timeout_ms", "failure_command", "exit_status", "stderr_tail"}
+var ciCheckFields = []string{"tools", "pages", "page_cap_reached", "failure", "failure_detail", "failure_at", "failure_page", "timeout_ms", "failure_command", "exit_status", "stderr_tail", "resource_metadata"}
 
 // opCIVerdict is the verdict of `crawlcheck ci`: the request is ci_plan's
 // (lock, config) and what the host observed of each server the plan named,

@@ -69,6 +69,7 @@ var (
 		may("failure_command", "string", "with `command_not_found` (required): the program the host could not find, as it tried to start it; the detail reads `command not found: NAME`"),
 		may("exit_status", "number", "with `process_exited`: the status the server's process exited with, when the host knows it"),
 		may("stderr_tail", "string", "with `process_exited`: the end of what the process wrote to its stderr (the host keeps at most its last 4096 bytes); the detail quotes its last 3 lines that are not blank, each clipped at 160 bytes (kept as written, shown through `escape_text`)"),
+		may("resource_metadata", "string", "with `unauthorized` or `forbidden`: the protected resource metadata URL the server's `WWW-Authenticate` named (RFC 9728), which the detail shows escaped"),
 	}
 	// observedFields are the members of continuity_check's observed.
 	observedFields = append([]Field{
@@ -81,7 +82,7 @@ var (
 		may("pages", "array of page strings", "the raw `tools/list` pages (required without `failure`)"),
 		may("page_cap_reached", "bool", "the host stopped at its page cap"),
 		may("stray_lines", "number", "how many lines of a stdio server's stdout were no JSON-RPC message (their first byte after blanks neither `{` nor `[`: a banner, a log line) and were skipped, as the official SDK clients skip them; recorded as `observed.stray_lines` when more than 0, never an observation (docs/mcpserver.md, Stray lines)"),
-		may("failure", "string", "why there are no pages: a host fault the core words (`connect_refused`, `command_not_found`, `timeout`, `cancelled`, `process_exited`, `session_ended`, `session_failed`, `pages_over_cap`; docs/continuity.md), a capture failure the core words (`list_cached`: the host's MCP SDK answered without a `tools/list` on the wire; `answer_not_captured`: it took an answer the capture did not see; recorded as `server_unavailable` with `capture_failed: ` leading the detail), `answer_too_large` (the server sent a frame past the host's answer limit, which the host cut off; recorded as `server_unavailable`, the detail worded by the core from the limit), or the classes `server_unavailable` and `check_timeout` with the host's own detail"),
+		may("failure", "string", "why there are no pages: a host fault the core words (`connect_refused`, `command_not_found`, `timeout`, `cancelled`, `process_exited`, `session_ended`, `session_failed`, `pages_over_cap`, `unauthorized` (HTTP 401), `forbidden` (HTTP 403); docs/continuity.md), a capture failure the core words (`list_cached`: the host's MCP SDK answered without a `tools/list` on the wire; `answer_not_captured`: it took an answer the capture did not see; recorded as `server_unavailable` with `capture_failed: ` leading the detail), `answer_too_large` (the server sent a frame past the host's answer limit, which the host cut off; recorded as `server_unavailable`, the detail worded by the core from the limit), or the classes `server_unavailable` and `check_timeout` with the host's own detail"),
 	}, faultFields...)
 	// logResult are the members of a record's log and of log_verify's answer.
 	logResult = []Field{
@@ -497,7 +498,7 @@ var opSpecs = []OpSpec{
 			may("lock", "document", "the lockfile (crawlcheck or agentgate), as `ci_plan` reads it"),
 			may("locks", "array", "one crawlcheck lockfile per configured server, as `ci_plan` reads it"),
 			may("config", "document", "the MCP client config, as `ci_plan` reads it"),
-			need("checks", "array", "one observation per `ci_plan` server, in its order: a tool source (`tools` or `pages`, `page_cap_reached`) or a host fault (`failure`, `failure_detail`, `failure_at`, `failure_page`, `timeout_ms`), as `lock_check` takes them"),
+			need("checks", "array", "one observation per `ci_plan` server, in its order: a tool source (`tools` or `pages`, `page_cap_reached`) or a host fault (`failure`, `failure_detail`, `failure_at`, `failure_page`, `timeout_ms`, `resource_metadata`), as `lock_check` takes them"),
 		},
 		Result: []Field{
 			need("servers", "array", "`{server, decision, status, drifted, unlocked, summary, answer}` per server: the planned servers in order, then the unlocked, the mismatched, the refused and the disabled ones; `server` the config's name for it or the crawlcheck lockfile's endpoint; `decision` the lock check's (`block` when unlocked, mismatched or refused, `skip` when disabled); `answer` its `lock_check` (null when not checked); `drifted` true for `drifted`, `unlocked` and `mismatched`; `summary` one line: `unchanged`, `unreachable: <reason>: <detail>`, `changed: added …; removed …; modified <tool> (<parts>)`, `not checked: <reasons>`, or why an unlocked or disabled server was not checked"),

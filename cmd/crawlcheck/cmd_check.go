@@ -401,6 +401,12 @@ func loadLock(path string, src *sourceFlags, now time.Time, settings preflight.S
 	if info.URL == "" {
 		return nil, target{}, usagef("the lockfile pins no endpoint: give --tools, --server, --url or --sse")
 	}
-	tg, err = endpointTarget(info.URL)
+	if tg, err = endpointTarget(info.URL); err != nil || !src.headers.given() {
+		return lock, tg, err
+	}
+	if tg.url == "" {
+		return nil, target{}, usagef("--header, --header-env and --header-file go with an HTTP server; the lockfile pins a stdio one")
+	}
+	tg.headers, err = src.headers.resolve()
 	return lock, tg, err
 }

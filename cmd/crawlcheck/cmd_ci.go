@@ -24,6 +24,8 @@ func cmdCI(c *cli, args []string) error {
 	configPath := fs.String("config", "", "an MCP client's config `FILE` (any of the clients of --client): every server it configures is checked, skipped (disabled) or refused by name; required for an agentgate.lock")
 	clientName := fs.String("client", "", "the client whose config --config is: "+strings.Join(clientconfig.Names(), ", ")+" (default: told by the file's name)")
 	asJSON := fs.Bool("json", false, `print one JSON line per server: {"server":…,"answer":<lock check>}`)
+	var hf headerFlags // credentials for the one HTTP server of the plan
+	hf.register(fs)
 	if _, err := c.parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -80,6 +82,24 @@ func cmdCI(c *cli, args []string) error {
 	}
 	// The host reaches each server the plan names; what each answered, and
 	// whether the gate passes, is the core's verdict (ci_verdict).
+	extra, err := hf.resolve()
+	if err != nil {
+		return err
+	}
+	if len(extra) > 0 {
+		// A credential given on the command line names no server: it goes
+		// to a plan of one HTTP server only, never to whichever servers a
+		// config lists (a config's own headers name theirs).
+		n := 0
+		for _, s := range plan.Servers {
+			if s.URL != nil {
+				n++
+			}
+		}
+		if n != 1 {
+			return usagef("--header, --header-env and --header-file go with a plan of one HTTP server; this one has %d (give each its headers in the MCP config)", n)
+		}
+	}
 	checks := make([]map[string]any, 0, len(plan.Servers))
 	for _, s := range plan.Servers {
 		tg := target{args: s.Command, env: s.Env}
@@ -87,7 +107,7 @@ func cmdCI(c *cli, args []string) error {
 			tg.dir = *s.Cwd
 		}
 		if s.URL != nil {
-			tg = target{url: *s.URL, sse: s.SSE, headers: s.Headers}
+			tg = target{url: *s.URL, sse: s.SSE, headers: append(s.Headers, extra...)}
 		}
 		obs, err := tg.observe(c)
 		if err != nil {

@@ -15,7 +15,7 @@ func TestConfigHeadersAreSent(t *testing.T) {
 		auth, key = r.Header.Get("Authorization"), r.Header.Get("X-Api-Key")
 	}))
 	defer srv.Close()
-	client := &http.Client{Transport: withHeaders([]string{"Authorization=Bearer a=b", "X-Api-Key=k"})}
+	client := &http.Client{Transport: withHeaders(srv.URL, []string{"Authorization=Bearer a=b", "X-Api-Key=k"})}
 	resp, err := client.Get(srv.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -24,7 +24,7 @@ func TestConfigHeadersAreSent(t *testing.T) {
 	if auth != "Bearer a=b" || key != "k" {
 		t.Errorf("the server got Authorization %q, X-Api-Key %q", auth, key)
 	}
-	if withHeaders(nil) != nil {
+	if withHeaders(srv.URL, nil) != nil {
 		t.Error("no headers: the default transport is not kept")
 	}
 }

@@ -113,6 +113,12 @@ func init() {
 		"log": {"log verify --issuer URL [--proof FILE] FILE | log monitor --issuer URL --state FILE [--server URL]", cmdLog,
 			"verify: a lockfile or receipt the issuer signed is in its transparency log (by FILE.tlog-proof) and the log it serves now extends that proof's checkpoint. monitor: one poll; the log's checkpoint is consistent with the one kept in --state, and the new entries about --server are listed (docs/log.md).",
 			"crawlcheck log verify --issuer https://issuer.example crawlcheck.lock.json"},
+		"login": {"login --url URL [--no-browser] [--client-id-url URL]", cmdLogin,
+			"Logs in to a server behind an OAuth login (the MCP authorization spec: discovery, registration, PKCE, a loopback redirect) and keeps its token for lock, check, approve, scan and ci, in a file only you can read (docs/remote.md).",
+			"crawlcheck login --url https://mcp.example.com/mcp"},
+		"logout": {"logout --url URL", cmdLogout,
+			"Forgets the token kept for a server (it is not revoked at the authorization server).",
+			"crawlcheck logout --url https://mcp.example.com/mcp"},
 		"corrections": {"corrections --issuer URL [--json] RECORDS.jsonl", cmdCorrections,
 			"The corrections the issuer published for the records of a record log (by record_sha256 and the receipt each relied on), each with its version, reason and reporter, the rule table or policy version that applies now, and whether its signature verifies (docs/issuer.md).",
 			"crawlcheck corrections --issuer https://issuer.example checks.jsonl"},
@@ -132,7 +138,7 @@ func init() {
 }
 
 // order is the order of the usage text.
-var order = []string{"lock", "check", "approve", "run", "ci", "install", "uninstall", "scan", "diff", "sign", "verify", "keygen", "convert", "canon", "record", "log", "report", "corrections", "tools", "version"}
+var order = []string{"lock", "check", "approve", "run", "ci", "install", "uninstall", "scan", "login", "logout", "diff", "sign", "verify", "keygen", "convert", "canon", "record", "log", "report", "corrections", "tools", "version"}
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, timeout: preflight.DefaultTimeout, pageCap: preflight.DefaultPageCap, capabilities: defaultCapabilities,

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -29,10 +30,15 @@ type target struct {
 	toolsFile string   // a file: a JSON array of tools, a tools/list result or a JSON-RPC response
 }
 
-// sourceFlags are --tools, --server, --url and --sse.
-type sourceFlags struct{ tools, server, url, sse string }
+// sourceFlags are --tools, --server, --url and --sse, and the headers an
+// HTTP server is sent (headerFlags).
+type sourceFlags struct {
+	tools, server, url, sse string
+	headers                 headerFlags
+}
 
 func (s *sourceFlags) register(fs *flag.FlagSet) {
+	s.headers.register(fs)
 	fs.StringVar(&s.tools, "tools", "", "read the tool list from `FILE` (one page) instead of a server")
 	fs.StringVar(&s.server, "server", "", "start the stdio server `\"CMD ARGS\"` (words split as a POSIX shell does, without expansion)")
 	fs.StringVar(&s.url, "url", "", "connect to the streamable HTTP server at `URL`; with --tools, only names the server")
@@ -44,8 +50,11 @@ func (s *sourceFlags) target() (target, bool, error) {
 	switch {
 	case s.sse != "" && (s.tools != "" || s.url != "" || s.server != ""):
 		return target{}, false, usagef("--sse cannot be combined with --tools, --url or --server")
+	case s.headers.given() && (s.tools != "" || s.server != ""):
+		return target{}, false, usagef("--header, --header-env and --header-file go with --url or --sse: they are sent to an HTTP server")
 	case s.sse != "":
-		return target{url: s.sse, sse: true}, true, nil
+		headers, err := s.headers.resolve()
+		return target{url: s.sse, sse: true, headers: headers}, err == nil, err
 	case s.server != "" && (s.tools != "" || s.url != ""):
 		return target{}, false, usagef("--server cannot be combined with --tools or --url")
 	case s.tools != "":
@@ -59,7 +68,8 @@ func (s *sourceFlags) target() (target, bool, error) {
 		}
 		return tg, true, nil
 	case s.url != "":
-		return target{url: s.url}, true, nil
+		headers, err := s.headers.resolve()
+		return target{url: s.url, headers: headers}, err == nil, err
 	}
 	return target{}, false, nil
 }
@@ -113,9 +123,11 @@ func (t target) observe(c *cli) (preflight.Observation, error) {
 		cmd.WaitDelay = 100 * time.Millisecond // a grandchild holding stderr open cannot hold the check
 		inner = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	} else if t.sse {
-		inner = &mcp.SSEClientTransport{Endpoint: t.url, HTTPClient: &http.Client{Timeout: c.timeout, Transport: withHeaders(t.headers)}}
+		t.headers = t.withLogin(c)
+		inner = &mcp.SSEClientTransport{Endpoint: t.url, HTTPClient: &http.Client{Timeout: c.timeout, Transport: withHeaders(t.url, t.headers)}}
 	} else {
-		inner = &mcp.StreamableClientTransport{Endpoint: t.url, MaxRetries: -1, HTTPClient: &http.Client{Timeout: c.timeout, Transport: withHeaders(t.headers)}}
+		t.headers = t.withLogin(c)
+		inner = &mcp.StreamableClientTransport{Endpoint: t.url, MaxRetries: -1, HTTPClient: &http.Client{Timeout: c.timeout, Transport: withHeaders(t.url, t.headers)}}
 	}
 	tr, err := preflight.Wrap(inner)
 	if err != nil {
@@ -148,28 +160,34 @@ func (t target) observe(c *cli) (preflight.Observation, error) {
 	return obs, nil
 }
 
-// headerTransport sends a config's headers (an Authorization, an API key)
-// with every request, as the client that config belongs to does.
-type headerTransport struct {
-	headers []string
-	next    http.RoundTripper
-}
-
-func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for _, kv := range h.headers {
-		name, value, _ := strings.Cut(kv, "=")
-		r.Header.Set(name, value)
+// withLogin is the target's headers and, unless they carry an
+// Authorization of their own, the token of the login kept for its
+// endpoint (crawlcheck login), which is sent to that endpoint alone.
+func (t target) withLogin(c *cli) []string {
+	for _, kv := range t.headers {
+		if name, _, _ := strings.Cut(kv, "="); strings.EqualFold(name, "Authorization") {
+			return t.headers
+		}
 	}
-	return h.next.RoundTrip(r)
+	if auth := storedToken(c, t.url); auth != "" {
+		return append(slices.Clip(t.headers), auth)
+	}
+	return t.headers
 }
 
-// withHeaders is the default transport, sending headers when there are any.
-func withHeaders(headers []string) http.RoundTripper {
+// withHeaders is the default transport, sending headers ("Name=value": a
+// config's, or --header's) with every request to the endpoint's origin, as
+// the client a config belongs to does, when there are any.
+func withHeaders(endpoint string, headers []string) http.RoundTripper {
 	if len(headers) == 0 {
 		return nil
 	}
-	return headerTransport{headers: headers, next: http.DefaultTransport}
+	h := http.Header{}
+	for _, kv := range headers {
+		name, value, _ := strings.Cut(kv, "=")
+		h.Set(name, value)
+	}
+	return preflight.HeaderTransport(http.DefaultTransport, endpoint, h)
 }
 
 // closeBy closes the session, waiting no later than the deadline: then a

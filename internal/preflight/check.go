@@ -373,6 +373,9 @@ func observedJSON(o Observation) map[string]any {
 		if o.FailurePage > 0 {
 			obs["failure_page"] = o.FailurePage
 		}
+		if o.ResourceMetadata != "" {
+			obs["resource_metadata"] = o.ResourceMetadata
+		}
 		if o.Failure == FaultTimeout && o.Timeout >= time.Millisecond {
 			obs["timeout_ms"] = o.Timeout.Milliseconds()
 		}

@@ -101,6 +101,12 @@ func (obs Observation) FailureError() error {
 	if obs.Failure == FailureTooLarge {
 		return fmt.Errorf("%w: the server sent an answer of more than %s bytes, the answer limit", ErrIncomplete, obs.FailureDetail)
 	}
+	if obs.Failure == FaultUnauthorized || obs.Failure == FaultForbidden {
+		// What to do about a login is the core's to word (the record's
+		// detail): its refusal to pin a failed observation carries it.
+		_, err := corecall.Call("make_lock", map[string]any{"observed": observedJSON(obs), "approved_at": "1970-01-01T00:00:00.000Z"})
+		return fmt.Errorf("%w: %v", ErrIncomplete, err)
+	}
 	if obs.FailureDetail == "" && obs.FailureAt == "" {
 		// A capture failure: its code alone.
 		return fmt.Errorf("%w: %s", ErrIncomplete, obs.Failure)
@@ -299,7 +305,7 @@ type LockCheck struct {
 func LockCheckFacts(obs Observation) map[string]any {
 	facts := observedJSON(obs)
 	out := map[string]any{}
-	for _, k := range []string{"pages", "page_cap_reached", "failure", "failure_detail", "failure_at", "failure_page", "timeout_ms", "failure_command", "exit_status", "stderr_tail"} {
+	for _, k := range []string{"pages", "page_cap_reached", "failure", "failure_detail", "failure_at", "failure_page", "timeout_ms", "failure_command", "exit_status", "stderr_tail", "resource_metadata"} {
 		if v, ok := facts[k]; ok {
 			out[k] = v
 		}

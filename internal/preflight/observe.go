@@ -48,6 +48,8 @@ const (
 	FaultSessionEnded    = "session_ended"  // the connection closed before the answer
 	FaultSessionFailed   = "session_failed" // the SDK failed the request for a reason of its own
 	FaultPagesOverCap    = "pages_over_cap" // the pages together are more than one check carries
+	FaultUnauthorized    = "unauthorized"   // the server answered HTTP 401 (Observation.ResourceMetadata)
+	FaultForbidden       = "forbidden"      // the server answered HTTP 403 (Observation.ResourceMetadata)
 )
 
 // Capture failures: the SDK produced a tools/list answer this package did
@@ -151,6 +153,11 @@ type Observation struct {
 	// lines), skipped as the official SDK clients skip them; the core puts
 	// the number on the record (observed.stray_lines). 0 over HTTP.
 	StrayLines int
+	// ResourceMetadata is, with FaultUnauthorized and FaultForbidden, the
+	// protected resource metadata URL the server's WWW-Authenticate named
+	// (RFC 9728), as it named it; "" when it named none. The core shows it
+	// escaped in the record's detail, beside what to do.
+	ResourceMetadata string
 	// Timeout is the check's deadline, named in a FaultTimeout's record;
 	// 0 when not known (Connect and Observe take it from their context, a
 	// Session from Config.Timeout).
@@ -191,6 +198,7 @@ func Connect(ctx context.Context, client *mcp.Client, t *Transport, sopts *mcp.C
 	if err != nil {
 		obs := t.handshakeFacts(nil)
 		obs.Failure, obs.FailureDetail = t.classify(ctx, err)
+		obs.ResourceMetadata = t.rec.metadataOf(obs.Failure)
 		if obs.FailureDetail == "" {
 			obs.FailureAt = AtHandshake
 		}
@@ -230,6 +238,7 @@ func Observe(ctx context.Context, cs *mcp.ClientSession, t *Transport, opts *Opt
 		page, failure, detail := t.fetchPage(ctx, cs, cursor)
 		if failure != "" {
 			obs.Failure, obs.FailureDetail = failure, detail
+			obs.ResourceMetadata = t.rec.metadataOf(failure)
 			if detail == "" && failure != FaultListCached && failure != FaultNotCaptured {
 				obs.FailureAt, obs.FailurePage = AtToolsList, len(obs.Pages)+1
 			}

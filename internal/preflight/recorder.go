@@ -36,6 +36,8 @@ type recorder struct {
 	stray       int             // stdio lines skipped as no JSON-RPC message (lineTap.stray)
 	exitStatus  *int            // the stdio child's exit status, once reaped (childStdin.Close)
 	stderrTail  *tailBuffer     // the end of the stdio child's stderr, nil over HTTP
+	// resourceMetadata: with an auth fault, the URL its WWW-Authenticate named
+	resourceMetadata string
 }
 
 // exited records the stdio child's exit status once it has been reaped.
@@ -138,6 +140,28 @@ func (r *recorder) transportFault(code string) {
 	}
 	r.notifyLocked()
 	r.mu.Unlock()
+}
+
+// authFault records an HTTP 401 or 403 (FaultUnauthorized,
+// FaultForbidden) and the resource metadata URL its WWW-Authenticate named.
+func (r *recorder) authFault(code, resourceMetadata string) {
+	r.mu.Lock()
+	if r.fault == "" {
+		r.fault, r.resourceMetadata = code, resourceMetadata
+	}
+	r.notifyLocked()
+	r.mu.Unlock()
+}
+
+// metadataOf is the resource metadata URL of an auth fault recorded as
+// failure, "" for any other.
+func (r *recorder) metadataOf(failure string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if failure != r.fault {
+		return ""
+	}
+	return r.resourceMetadata
 }
 
 // faultSeen returns the first fault the transport saw, "" if none.

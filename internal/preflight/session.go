@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"net/http"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -67,6 +68,13 @@ type Config struct {
 	// for its answers. With LogPath, the replay state is kept next to the
 	// log (NonceStatePath); without, in memory for the session.
 	Issuer *Issuer
+	// Headers, when set, are sent with every HTTP request of the session
+	// (streamable HTTP and HTTP+SSE; ignored over stdio): an
+	// Authorization, an API key. They are credentials: no record, log,
+	// lockfile or error text holds them. Set them here rather than on the
+	// transport's HTTPClient so that a redirect elsewhere does not carry
+	// them (see HeaderTransport).
+	Headers http.Header
 	// Pilot, when set, uploads the record log to an issuer's pilot in the
 	// background (pilot.go): it needs LogPath, never blocks or fails a
 	// check, and keeps what the issuer acknowledged in PilotAckPath.
@@ -163,6 +171,7 @@ func Open(ctx context.Context, impl *mcp.Implementation, copts *mcp.ClientOption
 	if err != nil {
 		return nil, err
 	}
+	t.headers = cfg.Headers
 	s := &Session{sopts: sopts, t: t, cfg: cfg, lock: lock, done: make(chan struct{}), changed: make(chan struct{}, 1)}
 	s.client = mcp.NewClient(impl, s.clientOptions(copts))
 	s.client.AddReceivingMiddleware(s.noteAck)

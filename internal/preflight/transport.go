@@ -38,6 +38,8 @@ type Transport struct {
 	rec      *recorder
 	// checkOnly: the session ends with the check (Options.CheckOnly).
 	checkOnly bool
+	// headers are sent with every HTTP request (Config.Headers).
+	headers http.Header
 }
 
 // Wrap returns a recording Transport for an SDK transport. Three kinds are
@@ -99,7 +101,7 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return t.connectCommand(ctx, inner)
 	case *mcp.StreamableClientTransport:
 		cp := *inner
-		cp.HTTPClient = tapClient(inner.HTTPClient, &httpTap{rec: t.rec})
+		cp.HTTPClient = tapClient(inner.HTTPClient, &httpTap{rec: t.rec}, t.endpoint, t.headers)
 		return cp.Connect(ctx)
 	case *mcp.SSEClientTransport:
 		stream, err := url.Parse(inner.Endpoint)
@@ -107,7 +109,7 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 			return nil, fmt.Errorf("preflight: SSE endpoint: %w", err)
 		}
 		cp := *inner
-		cp.HTTPClient = tapClient(inner.HTTPClient, &httpTap{rec: t.rec, stream: stream})
+		cp.HTTPClient = tapClient(inner.HTTPClient, &httpTap{rec: t.rec, stream: stream}, t.endpoint, t.headers)
 		// The SDK's own bound on an event (16 MiB by default) sits above
 		// MaxAnswerBytes, so that the tap's refusal (answer_too_large)
 		// comes first, whatever the limit (as for a stdio line).
@@ -153,8 +155,9 @@ func (c *sseConn) Close() error {
 }
 
 // tapClient returns a copy of the SDK transport's HTTP client (a new one if
-// it has none) whose round trips go through tap, on to its own transport.
-func tapClient(c *http.Client, tap *httpTap) *http.Client {
+// it has none) whose round trips go through tap, on to its own transport,
+// with headers added to each request to the endpoint's origin.
+func tapClient(c *http.Client, tap *httpTap, endpoint string, headers http.Header) *http.Client {
 	client := &http.Client{}
 	tap.base = http.DefaultTransport
 	if c != nil {
@@ -162,6 +165,9 @@ func tapClient(c *http.Client, tap *httpTap) *http.Client {
 		if client.Transport != nil {
 			tap.base = client.Transport
 		}
+	}
+	if len(headers) > 0 {
+		tap.base = HeaderTransport(tap.base, endpoint, headers)
 	}
 	client.Transport = tap
 	return client
@@ -529,6 +535,13 @@ func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 		h.rec.transportFault(FaultTimeout) // the HTTP client's own deadline
 	case errors.As(err, &dial) && dial.Op == "dial":
 		h.rec.transportFault(FaultConnectRefused)
+	}
+	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+		code := FaultUnauthorized
+		if resp.StatusCode == http.StatusForbidden {
+			code = FaultForbidden
+		}
+		h.rec.authFault(code, ResourceMetadataOf(resp.Header))
 	}
 	if err != nil || resp.StatusCode/100 != 2 || resp.Body == nil {
 		return resp, err

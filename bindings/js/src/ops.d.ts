@@ -403,6 +403,11 @@ export interface LockCheckRequest {
    * 160 bytes (kept as written, shown through `escape_text`)
    */
   stderr_tail?: string;
+  /**
+   * with `unauthorized` or `forbidden`: the protected resource metadata URL the server's
+   * `WWW-Authenticate` named (RFC 9728), which the detail shows escaped
+   */
+  resource_metadata?: string;
 }
 
 /** The result of lock_check. */
@@ -1071,7 +1076,7 @@ export interface CiVerdictRequest {
   /**
    * one observation per `ci_plan` server, in its order: a tool source (`tools` or `pages`,
    * `page_cap_reached`) or a host fault (`failure`, `failure_detail`, `failure_at`, `failure_page`,
-   * `timeout_ms`), as `lock_check` takes them
+   * `timeout_ms`, `resource_metadata`), as `lock_check` takes them
    */
   checks: RequestValue[];
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/internal/canon"
+	"github.com/crawlcheck/verifier/core/textsafe"
 )
 
 // Host faults: what went wrong at the transport, handed to the core as a
@@ -43,6 +44,14 @@ const (
 	// FaultPagesOverCap: the pages read so far are more bytes together than
 	// one check can carry (MaxPagesBytes); none is kept.
 	FaultPagesOverCap = "pages_over_cap"
+	// FaultUnauthorized: the server answered HTTP 401: it wants
+	// credentials the host did not send (or that it no longer takes). The
+	// record says what to do: log in, or send a header.
+	FaultUnauthorized = "unauthorized"
+	// FaultForbidden: the server answered HTTP 403: the credentials sent
+	// are not allowed what was asked (a scope too narrow, another
+	// resource's token refused).
+	FaultForbidden = "forbidden"
 	// FaultListCached: the host's MCP SDK answered a tools/list without a
 	// request on the wire (its own list cache): nothing live was read.
 	FaultListCached = "list_cached"
@@ -68,7 +77,7 @@ const MaxPagesBytes = canon.MaxBytes
 // limit, the capture's own failures, and the host faults the core words.
 var HostFailures = []string{FailureUnavailable, FailureTimeout, FailureTooLarge, FaultListCached, FaultNotCaptured,
 	FaultConnectRefused, FaultTimeout, FaultCancelled, FaultProcessExited, FaultSessionEnded, FaultSessionFailed, FaultPagesOverCap,
-	FaultCommandNotFound}
+	FaultCommandNotFound, FaultUnauthorized, FaultForbidden}
 
 // Fault is a host's failure as it hands it to the core.
 type Fault struct {
@@ -90,6 +99,14 @@ type Fault struct {
 	// the process wrote to its stderr, as the host kept it; the core words
 	// its last lines, bounded and escaped.
 	StderrTail string
+	// ResourceMetadata is resource_metadata (unauthorized and forbidden
+	// only): the URL of the server's protected resource metadata, as its
+	// WWW-Authenticate named it (RFC 9728), "" when it named none. The
+	// server's text: shown escaped.
+	ResourceMetadata string
+	// Endpoint is the endpoint observed, named in the login hint; "" when
+	// the request names none.
+	Endpoint string
 }
 
 // Bounds of what a record carries of an exited process's stderr: its last
@@ -171,6 +188,13 @@ func HostFailure(f Fault) (string, string, error) {
 	if (f.HasExit || f.StderrTail != "") && f.Failure != FaultProcessExited {
 		return "", "", cerr.New(cerr.BadRequest, "exit_status and stderr_tail go with process_exited only")
 	}
+	authFault := f.Failure == FaultUnauthorized || f.Failure == FaultForbidden
+	if f.ResourceMetadata != "" && !authFault {
+		return "", "", cerr.New(cerr.BadRequest, "resource_metadata goes with unauthorized and forbidden only")
+	}
+	if authFault {
+		return FailureUnavailable, where + ": " + authWords(f), nil
+	}
 	switch f.Failure {
 	case FaultTimeout:
 		if f.TimeoutMS == 0 {
@@ -204,6 +228,28 @@ func HostFailure(f Fault) (string, string, error) {
 		return FailureUnavailable, where + ": the pages so far exceed " + strconv.Itoa(MaxPagesBytes) + " bytes, more than one check can carry", nil
 	}
 	return FailureUnavailable, where + ": " + faultWords[f.Failure], nil
+}
+
+// authWords is what a 401 or 403 says: the status, what it means, what
+// to do about it (the command that logs in to this endpoint, or a header),
+// and the resource metadata URL the server named, escaped, since it is the
+// server's text. A header's value never reaches the core: nothing secret
+// can be worded here.
+func authWords(f Fault) string {
+	login := "crawlcheck login --url URL"
+	if f.Endpoint != "" {
+		login = "crawlcheck login --url " + textsafe.Escape(f.Endpoint)
+	}
+	var s string
+	if f.Failure == FaultUnauthorized {
+		s = "the server answered HTTP 401 (it needs credentials): log in with `" + login + "`, or send its credentials with --header, --header-env or --header-file"
+	} else {
+		s = "the server answered HTTP 403 (the credentials sent are not allowed this): log in again with `" + login + "` for the scope it needs, or send other credentials with --header, --header-env or --header-file"
+	}
+	if f.ResourceMetadata != "" {
+		s += "; its resource metadata: " + textsafe.Escape(f.ResourceMetadata)
+	}
+	return s
 }
 
 // duration words a deadline in milliseconds: whole seconds as "10 s", the

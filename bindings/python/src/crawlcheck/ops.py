@@ -473,6 +473,7 @@ def lock_check(
     failure_command: Optional[str] = None,
     exit_status: Optional[int] = None,
     stderr_tail: Optional[str] = None,
+    resource_metadata: Optional[str] = None,
 ) -> LockCheckResult:
     """The `crawlcheck-mcp-lock-check` answer: any difference blocks, and so does a list not read
     whole. A lockfile whose `sha256` no longer matches its content is `lock_invalid`; signatures
@@ -496,6 +497,7 @@ def lock_check(
                 failure_command=failure_command,
                 exit_status=exit_status,
                 stderr_tail=stderr_tail,
+                resource_metadata=resource_metadata,
             ),
         ),
     )
