@@ -143,7 +143,15 @@ func cmdCheck(c *cli, args []string) error {
 			return err
 		}
 	}
+	// Observe mode exits 0 on a change enforce would refuse: a person is
+	// told on stderr, in the core's words, once for each distinct would
+	// (a refresh's second record that finds the same says nothing more),
+	// as the SDKs do (issue 34). stderr, so --json's stdout stays the record.
+	var would preflight.WouldOnce
 	emit := func(rec preflight.Record, cons preflight.Consultation, obs preflight.Observation) error {
+		if text, ok := would.Next(rec); ok {
+			say(c.stderr, "%s\n", text)
+		}
 		if log != nil {
 			if err := log.Append(rec); err != nil {
 				return err
