@@ -239,13 +239,20 @@ golden:
 clean:
 	rm -rf $(BUILD)
 
-## test-registry: real servers from the npm registry a new user tried
-## (issue 34: @azure/mcp, which prints a stray line before its answer, and
-## Context7), at the versions hosttest/registry/package-lock.json pins:
-## each locked live, its list written by crawlcheck tools, and re-checked
-## live and offline with the same tools_sha256 (TestRegistryServers).
+## test-registry: real servers from the registries a new user tried (issue
+## 34): from npm @azure/mcp (which prints a stray line before its answer),
+## Context7, Playwright and GitHub at the versions
+## hosttest/registry/package-lock.json pins; from PyPI DuckDuckGo in a venv
+## of its own (hosttest/registry/requirements.txt pins every package). Each
+## is locked live, its list written by crawlcheck tools, and re-checked live
+## and offline with the same tools_sha256 (TestRegistryServers).
 REGISTRY := $(ABUILD)/registry-servers
-test-registry:
+$(REGISTRY)/venv/.installed: hosttest/registry/requirements.txt
+	rm -rf $(REGISTRY)/venv && mkdir -p $(REGISTRY)
+	$(PYTHON) -m venv $(REGISTRY)/venv
+	$(REGISTRY)/venv/bin/pip install -q -r hosttest/registry/requirements.txt
+	touch $@
+test-registry: $(REGISTRY)/venv/.installed
 	mkdir -p $(REGISTRY) && cp hosttest/registry/package.json hosttest/registry/package-lock.json $(REGISTRY)/
 	cd $(REGISTRY) && npm ci --no-audit --no-fund
 	CRAWLCHECK_REGISTRY_SERVERS=$(REGISTRY) $(GO) test -count=1 -run TestRegistryServers ./cmd/crawlcheck
