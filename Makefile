@@ -33,7 +33,8 @@ lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
 
-## demo: pin a live scenario server, rug-pull one description, catch it in
+## demo: pin a live scenario server, rug-pull one description, see observe
+## mode let it through and say so once, catch it in
 ## enforce mode, re-approve, check again (scripts/demo.sh).
 demo:
 	GO=$(GO) BUILD=$(BUILD) scripts/demo.sh
