@@ -410,5 +410,30 @@ func loadLock(path string, src *sourceFlags, now time.Time, settings preflight.S
 		return nil, target{}, usagef("the lockfile pins no endpoint: give --tools, --server, --url or --sse")
 	}
 	tg, err = endpointTarget(info.URL)
+	if err == nil && hidesCredential(tg) {
+		// The core wrote the server's credential as REDACTED (docs/continuity.md,
+		// Credentials in an endpoint): started from the lockfile alone, the
+		// server would be handed the word REDACTED as its token or password
+		// and fail as if it were broken, or be sent it over the network.
+		return nil, target{}, usagef("lockfile %s: its server %s holds a credential the lockfile hides (REDACTED): name the server as you start it, --server \"CMD ARGS\" or --url URL (its identity is compared without the credential)", path, info.URL)
+	}
 	return lock, tg, err
+}
+
+// hiddenCredential is how the core's endpoint op writes a credential's
+// value (core/internal/endpoint.Hidden).
+const hiddenCredential = "REDACTED"
+
+// hidesCredential reports whether a target read from a lockfile carries a
+// credential the core hid: an argument or URL holding its hidden form.
+func hidesCredential(tg target) bool {
+	if strings.Contains(tg.url, hiddenCredential) {
+		return true
+	}
+	for _, a := range tg.args {
+		if strings.Contains(a, hiddenCredential) {
+			return true
+		}
+	}
+	return false
 }
