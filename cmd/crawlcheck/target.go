@@ -141,6 +141,9 @@ func (t target) observe(c *cli) (preflight.Observation, error) {
 		// in its process group: it ends with the check too.
 		endGroup(cmd.Process.Pid)
 	}
+	if cmd != nil {
+		stopIfSignalled()
+	}
 	obs.Timeout = c.timeout // the deadline a timeout's record names
 	if cmd != nil && obs.Failure == preflight.FaultTimeout && obs.FailureAt == preflight.AtHandshake {
 		// The README's own example is "npx -y my-server": its first run
