@@ -33,7 +33,8 @@ lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
 
-## demo: pin a live scenario server, rug-pull one description, catch it in
+## demo: pin a live scenario server, rug-pull one description, see observe
+## mode let it through and say so once, catch it in
 ## enforce mode, re-approve, check again (scripts/demo.sh).
 demo:
 	GO=$(GO) BUILD=$(BUILD) scripts/demo.sh
@@ -252,13 +253,20 @@ golden:
 clean:
 	rm -rf $(BUILD)
 
-## test-registry: real servers from the npm registry a new user tried
-## (issue 34: @azure/mcp, which prints a stray line before its answer, and
-## Context7), at the versions hosttest/registry/package-lock.json pins:
-## each locked live, its list written by crawlcheck tools, and re-checked
-## live and offline with the same tools_sha256 (TestRegistryServers).
+## test-registry: real servers from the registries a new user tried (issue
+## 34): from npm @azure/mcp (which prints a stray line before its answer),
+## Context7, Playwright and GitHub at the versions
+## hosttest/registry/package-lock.json pins; from PyPI DuckDuckGo in a venv
+## of its own (hosttest/registry/requirements.txt pins every package). Each
+## is locked live, its list written by crawlcheck tools, and re-checked live
+## and offline with the same tools_sha256 (TestRegistryServers).
 REGISTRY := $(ABUILD)/registry-servers
-test-registry:
+$(REGISTRY)/venv/.installed: hosttest/registry/requirements.txt
+	rm -rf $(REGISTRY)/venv && mkdir -p $(REGISTRY)
+	$(PYTHON) -m venv $(REGISTRY)/venv
+	$(REGISTRY)/venv/bin/pip install -q -r hosttest/registry/requirements.txt
+	touch $@
+test-registry: $(REGISTRY)/venv/.installed
 	mkdir -p $(REGISTRY) && cp hosttest/registry/package.json hosttest/registry/package-lock.json $(REGISTRY)/
 	cd $(REGISTRY) && npm ci --no-audit --no-fund
 	CRAWLCHECK_REGISTRY_SERVERS=$(REGISTRY) $(GO) test -count=1 -run TestRegistryServers ./cmd/crawlcheck

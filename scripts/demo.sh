@@ -71,19 +71,22 @@ for _ in $(seq 200); do
 done
 [ ! -e "$work/trigger" ] || { echo "the mutation was not applied:"; cat "$work/server.log"; exit 1; }
 
-step "4. Check in enforce mode: only get_item is withheld" "crawlcheck check --lock crawlcheck.lock.json --mode enforce --log records.jsonl"
+step "4. Check in observe mode: nothing is withheld, and stderr says once what enforce would do" "crawlcheck check --lock crawlcheck.lock.json --mode observe"
+crawlcheck check --lock "$lock" --mode observe 2>&1 || { echo "demo: observe mode must exit 0"; exit 1; }
+
+step "5. Check in enforce mode: only get_item is withheld" "crawlcheck check --lock crawlcheck.lock.json --mode enforce --log records.jsonl"
 status=0
 crawlcheck check --lock "$lock" --mode enforce --log "$log" || status=$?
 [ "$status" -eq 1 ] || { echo "demo: expected exit 1 (blocked), got $status"; exit 1; }
 echo "(exit status $status: blocked)"
 
-step "5. A person reads the change and re-approves it" "crawlcheck approve --lock crawlcheck.lock.json --yes"
+step "6. A person reads the change and re-approves it" "crawlcheck approve --lock crawlcheck.lock.json --yes"
 crawlcheck approve --lock "$lock" --yes
 
-step "6. Check again: everything proceeds" "crawlcheck check --lock crawlcheck.lock.json --log records.jsonl"
+step "7. Check again: everything proceeds" "crawlcheck check --lock crawlcheck.lock.json --log records.jsonl"
 crawlcheck check --lock "$lock" --log "$log"
 
-step "7. The records, chained" "crawlcheck record verify records.jsonl"
+step "8. The records, chained" "crawlcheck record verify records.jsonl"
 n=0
 while IFS= read -r line; do
 	n=$((n + 1))

@@ -79,6 +79,20 @@ func leaveSignals() {
 	}
 }
 
+// stopIfSignalled parks the caller for good once a signal has begun ending
+// the children: what a session saw since is the signal's doing (a server
+// ended by it reads as one that exited before answering), and must not
+// become a record, a lockfile or an exit status that blames the server.
+// The signal's goroutine exits with 128 and its number meanwhile.
+func stopIfSignalled() {
+	if running.ctx == nil || running.ctx.Err() == nil {
+		return
+	}
+	for {
+		time.Sleep(time.Minute)
+	}
+}
+
 // commandOf is the exec.Cmd of a stdio server: in a process group of its
 // own, ended with that group when crawlcheck is signalled. forget drops it
 // from the children a signal waits for, once its session has ended.

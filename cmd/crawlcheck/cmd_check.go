@@ -143,7 +143,15 @@ func cmdCheck(c *cli, args []string) error {
 			return err
 		}
 	}
+	// Observe mode exits 0 on a change enforce would refuse: a person is
+	// told on stderr, in the core's words, once for each distinct would
+	// (a refresh's second record that finds the same says nothing more),
+	// as the SDKs do (issue 34). stderr, so --json's stdout stays the record.
+	var would preflight.WouldOnce
 	emit := func(rec preflight.Record, cons preflight.Consultation, obs preflight.Observation) error {
+		if text, ok := would.Next(rec); ok {
+			say(c.stderr, "%s\n", text)
+		}
 		if log != nil {
 			if err := log.Append(rec); err != nil {
 				return err
@@ -401,7 +409,15 @@ func loadLock(path string, src *sourceFlags, now time.Time, settings preflight.S
 	if info.URL == "" {
 		return nil, target{}, usagef("the lockfile pins no endpoint: give --tools, --server, --url or --sse")
 	}
-	if tg, err = endpointTarget(info.URL); err != nil || !src.headers.given() {
+	tg, err = endpointTarget(info.URL)
+	if err == nil && hidesCredential(tg) {
+		// The core wrote the server's credential as REDACTED (docs/continuity.md,
+		// Credentials in an endpoint): started from the lockfile alone, the
+		// server would be handed the word REDACTED as its token or password
+		// and fail as if it were broken, or be sent it over the network.
+		return nil, target{}, usagef("lockfile %s: its server %s holds a credential the lockfile hides (REDACTED): name the server as you start it, --server \"CMD ARGS\" or --url URL (its identity is compared without the credential)", path, info.URL)
+	}
+	if err != nil || !src.headers.given() {
 		return lock, tg, err
 	}
 	if tg.url == "" {
@@ -409,4 +425,22 @@ func loadLock(path string, src *sourceFlags, now time.Time, settings preflight.S
 	}
 	tg.headers, err = src.headers.resolve()
 	return lock, tg, err
+}
+
+// hiddenCredential is how the core's endpoint op writes a credential's
+// value (core/internal/endpoint.Hidden).
+const hiddenCredential = "REDACTED"
+
+// hidesCredential reports whether a target read from a lockfile carries a
+// credential the core hid: an argument or URL holding its hidden form.
+func hidesCredential(tg target) bool {
+	if strings.Contains(tg.url, hiddenCredential) {
+		return true
+	}
+	for _, a := range tg.args {
+		if strings.Contains(a, hiddenCredential) {
+			return true
+		}
+	}
+	return false
 }

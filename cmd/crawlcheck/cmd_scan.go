@@ -77,7 +77,13 @@ func printScan(w io.Writer, title string, s preflight.Scan) {
 	for i, f := range s.Findings {
 		if i == 0 || f.Tool != tool {
 			tool, part = f.Tool, ""
-			say(w, "  %s\n", f.Tool)
+			if f.Tool == "" && f.Part == "/instructions" {
+				// The core's findings in the server's instructions have no
+				// tool: name what they are in, not a blank line.
+				say(w, "  (the server's instructions)\n")
+			} else {
+				say(w, "  %s\n", f.Tool)
+			}
 		}
 		if f.Part != part {
 			part = f.Part

@@ -8,19 +8,27 @@ import (
 	"testing"
 )
 
-// registryServers are real servers from the npm registry that a new user
-// tried (issue 34): each is locked live, its tool list written with
-// crawlcheck tools, and both re-checked, live and offline from the file,
-// with the same tools_sha256. @azure/mcp 2.0.5 with --mode all prints "No X
-// display available…" on stdout before its answer: its records count the
-// stray line. make test-registry installs them (at these versions) into
-// $(BUILD)/registry-servers and runs this test there.
+// registryServers are real servers from the npm registry and PyPI that a
+// new user tried (issue 34), each listing its tools without credentials or
+// network: each is locked live, its tool list written with crawlcheck
+// tools, and both re-checked, live and offline from the file, with the
+// same tools_sha256. @azure/mcp 2.0.5 with --mode all prints "No X display
+// available…" on stdout before its answer: its records count the stray
+// line. make test-registry installs them (at the versions
+// hosttest/registry pins: package-lock.json for npm, requirements.txt for
+// the venv) into $(BUILD)/registry-servers and runs this test there.
 var registryServers = []struct {
 	name, command string
 	stray         bool // prints a line that is no JSON-RPC message
+	// capture is the server's list in testdata/scan-real, taken at the
+	// same version by another client: the lockfile must pin its tools too.
+	capture string
 }{
-	{"@azure/mcp@2.0.5", "node_modules/.bin/azmcp server start --mode all", true},
-	{"@upstash/context7-mcp@4.1.1", "node_modules/.bin/context7-mcp", false},
+	{"@azure/mcp@2.0.5", "node_modules/.bin/azmcp server start --mode all", true, ""},
+	{"@upstash/context7-mcp@4.1.1", "node_modules/.bin/context7-mcp", false, "context7.json"},
+	{"@playwright/mcp@0.0.83", "node_modules/.bin/playwright-mcp", false, "playwright.json"},
+	{"@modelcontextprotocol/server-github@2025.4.8", "node_modules/.bin/mcp-server-github", false, "github.json"},
+	{"PyPI duckduckgo-mcp-server==0.7.0", "venv/bin/duckduckgo-mcp-server", false, "duckduckgo.json"},
 }
 
 func TestRegistryServers(t *testing.T) {
@@ -67,7 +75,23 @@ func TestRegistryServers(t *testing.T) {
 					StrayLines  int    `json:"stray_lines"`
 				} `json:"observed"`
 			}
-			for _, source := range [][]string{{"--server", s.command}, {"--tools", tools}} {
+			sources := [][]string{{"--server", s.command}, {"--tools", tools}}
+			if s.capture != "" {
+				// The capture's tools member is the list as the server sent it.
+				var captured struct {
+					Tools json.RawMessage `json:"tools"`
+				}
+				raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "scan-real", s.capture))
+				if err != nil || json.Unmarshal(raw, &captured) != nil || len(captured.Tools) == 0 {
+					t.Fatalf("the capture %s: %v", s.capture, err)
+				}
+				file := filepath.Join(tmp, "captured.json")
+				if err := os.WriteFile(file, append(append([]byte(`{"tools":`), captured.Tools...), '}'), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				sources = append(sources, []string{"--tools", file})
+			}
+			for _, source := range sources {
 				var rec record
 				out := run(t, 0, append([]string{"check", "--lock", lock, "--json"}, source...)...)
 				if err := json.Unmarshal(out, &rec); err != nil {

@@ -153,7 +153,16 @@ func (t target) observe(c *cli) (preflight.Observation, error) {
 		// in its process group: it ends with the check too.
 		endGroup(cmd.Process.Pid)
 	}
+	if cmd != nil {
+		stopIfSignalled()
+	}
 	obs.Timeout = c.timeout // the deadline a timeout's record names
+	if cmd != nil && obs.Failure == preflight.FaultTimeout && obs.FailureAt == preflight.AtHandshake {
+		// The README's own example is "npx -y my-server": its first run
+		// downloads the server inside the deadline, and a person reads only
+		// "no answer within 10 s". Which flag helps is this program's to say.
+		say(c.stderr, "crawlcheck: the server did not answer its handshake within --timeout %s; a command that fetches its server first (npx -y, uvx, docker run) can take longer on its first run: try --timeout 60s\n", c.timeout)
+	}
 	for _, p := range obs.Pages {
 		inputRead(len(p))
 	}

@@ -58,6 +58,14 @@ type Config struct {
 	// It runs while the session holds its check lock: it must not call the
 	// Session's methods.
 	OnRecord func(Record)
+	// Warn, when set, is given the line observe mode tells a person: the
+	// core's words (refusal with would) of what enforce would have withheld
+	// or paused, naming the record, once for each distinct would of the
+	// session, as the JS SDK's console.warn and the Python SDK's WARNING on
+	// the crawlcheck logger. nil writes the line to os.Stderr: observe mode
+	// that says nothing lets a change through unseen (issue 34). Like
+	// OnRecord it runs under the session's check lock.
+	Warn func(string)
 	// Now is the clock of the records; nil means time.Now.
 	Now func() time.Time
 	// Issuer, when set, turns on the service path: every check (the first,
@@ -113,6 +121,7 @@ type Session struct {
 	uploader *Uploader     // the pilot upload (Config.Pilot); nil without
 	issuer   *IssuerClient // nil without Config.Issuer
 	kept     *Checkpoints  // the log checkpoint kept; nil without a proof
+	would    WouldOnce     // what observe mode told (Config.Warn)
 
 	// checkMu makes checks, re-checks and confirmations one at a time.
 	checkMu sync.Mutex
@@ -569,6 +578,13 @@ func (s *Session) check(ctx context.Context, obs Observation, refreshed bool, re
 	s.mu.Unlock()
 	if s.cfg.OnRecord != nil {
 		s.cfg.OnRecord(rec)
+	}
+	if text, ok := s.would.Next(rec); ok {
+		if s.cfg.Warn != nil {
+			s.cfg.Warn(text)
+		} else {
+			fmt.Fprintln(os.Stderr, text)
+		}
 	}
 	return rec, cons, nil
 }

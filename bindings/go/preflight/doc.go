@@ -23,6 +23,11 @@
 //	sess.Confirm("get_item") // a person approved the change: new lockfile, new record
 //	sess.ConfirmInstructions() // a person read the instructions' word diff and approved it
 //
+// The mode is enforce. Settings.Mode "observe" withholds nothing; the
+// first time enforce would have withheld a tool or stopped the session, a
+// line on stderr says so in the core's words, naming the tool and the
+// record, once for each distinct change (Config.Warn takes it instead).
+//
 // With Config.Issuer set, every check also asks an issuer for a signed lock
 // check of the pages read, judges the answer with the core's guard, and
 // hands guard's observations to the check as evidence; an issuer that
