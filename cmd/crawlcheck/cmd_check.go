@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/crawlcheck/verifier/internal/corecall"
 	"github.com/crawlcheck/verifier/internal/preflight"
 )
 
@@ -70,7 +71,7 @@ func cmdCheck(c *cli, args []string) error {
 	isf.register(fs)
 	asJSON := fs.Bool("json", false, "print the record itself (canonical JSON, one line)")
 	logPath := fs.String("log", "", "append the record to the JSON-lines log `FILE`, chained to its last record")
-	pilotFlag := fs.String("pilot", "", "upload the --log records the issuer's pilot has not acknowledged, beside the check and after its verdict: `URL,ID,TOKEN-FILE` (the issuer, the pilot id, a file holding its token); a failed upload is only reported, and what waits is sent next time")
+	pilotFlag := fs.String("pilot", "", "upload the --log records the issuer's pilot has not acknowledged, beside the check and after its verdict: `URL,ID,TOKEN-FILE[,KEY-FILE]` (the issuer, the pilot id, a file holding its token, and for a pilot made with a record key a file holding that key, which signs each upload); a failed upload is only reported, and what waits is sent next time")
 	pilotTimeout := fs.Duration("pilot-timeout", 3*time.Second, "how long the upload may hold the exit after the verdict")
 	if _, err := c.parse(fs, args, 0); err != nil {
 		return err
@@ -292,15 +293,19 @@ func (u *pilotUpload) stop() {
 	<-u.done
 }
 
-// pilotOf reads --pilot URL,ID,TOKEN-FILE; the token is read from its file
-// (a command line is visible to every user of the machine).
+// pilotOf reads --pilot URL,ID,TOKEN-FILE[,KEY-FILE]; the token and the
+// record key are read from their files (a command line is visible to every
+// user of the machine). A record key (issue 37, F7: a pilot made with one
+// takes only uploads signed with it) is checked now by the core's
+// public_key, so that a wrong file is exit 2 rather than every upload
+// failing on stderr.
 func pilotOf(spec, logPath string) (*preflight.Pilot, error) {
 	if spec == "" {
 		return nil, nil
 	}
 	parts := strings.Split(spec, ",")
-	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
-		return nil, usagef("--pilot %q: want URL,ID,TOKEN-FILE", spec)
+	if len(parts) < 3 || len(parts) > 4 || slices.Contains(parts, "") {
+		return nil, usagef("--pilot %q: want URL,ID,TOKEN-FILE[,KEY-FILE]", spec)
 	}
 	if logPath == "" {
 		return nil, usagef("--pilot uploads the record log: give --log FILE")
@@ -312,7 +317,19 @@ func pilotOf(spec, logPath string) (*preflight.Pilot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &preflight.Pilot{URL: parts[0], ID: parts[1], Token: strings.TrimSpace(string(token))}, nil
+	p := &preflight.Pilot{URL: parts[0], ID: parts[1], Token: strings.TrimSpace(string(token))}
+	if len(parts) == 4 {
+		key, err := readInput("the pilot's record key", parts[3])
+		if err != nil {
+			return nil, err
+		}
+		p.RecordKey = strings.TrimSpace(string(key))
+		var pub struct{}
+		if err := corecall.Into("public_key", map[string]any{"private_key": p.RecordKey}, &pub); err != nil {
+			return nil, usagef("--pilot: %s does not hold a pilot's record key (the record_key POST /api/v1/pilot?record_key=true answered): %v", parts[3], err)
+		}
+	}
+	return p, nil
 }
 
 // issuerFlags configure the service path (docs/cli.md, check --issuer).

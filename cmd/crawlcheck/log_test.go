@@ -405,6 +405,68 @@ func TestCheckPilot(t *testing.T) {
 	}
 }
 
+// TestCheckPilotRecordKey (issue 37, F7): a pilot made with a record key
+// takes only uploads signed with it; --pilot's fourth field is the file
+// holding the key, and with it the check's records reach the real issuer.
+// Without it every upload is refused (the records wait in the log); a
+// file holding no key is exit 2, not an upload that fails each time.
+func TestCheckPilotRecordKey(t *testing.T) {
+	srv := httptest.NewServer(issuerHandler(t))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	resp, err := http.Post(srv.URL+"/api/v1/pilot?record_key=true", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		ID        string `json:"pilot_id"`
+		Token     string `json:"token"`
+		RecordKey string `json:"record_key"`
+	}
+	json.NewDecoder(resp.Body).Decode(&p)
+	resp.Body.Close()
+	if p.RecordKey == "" {
+		t.Fatalf("POST /api/v1/pilot?record_key=true answered no record key: %d", resp.StatusCode)
+	}
+	tokenFile, keyFile, badKey := filepath.Join(dir, "pilot.token"), filepath.Join(dir, "pilot.key"), filepath.Join(dir, "not.key")
+	os.WriteFile(tokenFile, []byte(p.Token+"\n"), 0o600)
+	os.WriteFile(keyFile, []byte(p.RecordKey+"\n"), 0o600)
+	os.WriteFile(badKey, []byte(p.Token+"\n"), 0o600)
+	tools := writeTools(t, dir, `[{"name":"a","description":"A."}]`)
+	lock := filepath.Join(dir, "a.lock.json")
+	if code, out, errs := runCLI("lock", "--tools", tools, "--url", "https://mcp.example.com/mcp", "-o", lock); code != 0 {
+		t.Fatalf("lock: %d %s%s", code, out, errs)
+	}
+	logPath := filepath.Join(dir, "checks.jsonl")
+	check := func(pilot string) (int, string, string) {
+		return runCLI("check", "--lock", lock, "--tools", tools, "--log", logPath, "--pilot", pilot)
+	}
+	unsigned := srv.URL + "," + p.ID + "," + tokenFile
+	if code, out, errs := check(unsigned); code != 0 || !strings.Contains(out, "proceed") || !strings.Contains(errs, "pilot: 0 records acknowledged; the rest wait in") {
+		t.Fatalf("check without the record key: %d\n%s%s", code, out, errs)
+	}
+	if _, err := os.Stat(logPath + ".pilot-ack"); err == nil {
+		t.Fatal("an unsigned upload to a pilot with a record key was acknowledged")
+	}
+	if code, out, errs := check(unsigned + "," + keyFile); code != 0 || errs != "" {
+		t.Fatalf("check with the record key: %d\n%s%s", code, out, errs)
+	}
+	data, _ := os.ReadFile(logPath)
+	ack, _ := os.ReadFile(logPath + ".pilot-ack")
+	if !strings.HasPrefix(string(ack), fmt.Sprint(len(data), " ")) {
+		t.Fatalf("ack %q, want all %d bytes (both checks' records)", ack, len(data))
+	}
+	for _, bad := range []string{unsigned + "," + badKey, unsigned + "," + filepath.Join(dir, "missing.key"), unsigned + "," + keyFile + ",more", unsigned + ","} {
+		code, _, errs := check(bad)
+		if code != 2 {
+			t.Errorf("--pilot %s: exit %d, want 2", bad, code)
+		}
+		if strings.Contains(errs, p.Token) {
+			t.Errorf("--pilot %s: stderr shows the file's secret: %s", bad, errs)
+		}
+	}
+}
+
 // TestCheckPilotBeside: the records an earlier run left waiting are sent
 // while the check reads the server, not after it: the server's tools/list
 // answers only once the issuer has taken them (or after 10 s, which the

@@ -71,7 +71,7 @@ func init() {
 		"lock": {"lock (--tools FILE [--url URL] | --server \"CMD ARGS\" | --url URL | --sse URL) [--format crawlcheck|agentgate] [--name NAME] [--sign-key KEYFILE] [-o FILE]", cmdLock,
 			"Pins the tools of a server in a new lockfile (a live list not read whole is never pinned).",
 			"crawlcheck lock --url http://127.0.0.1:8080/mcp -o crawlcheck.lock.json"},
-		"check": {"check --lock FILE [--tools FILE | --server \"CMD ARGS\" | --url URL | --sse URL] [--mode observe|review|enforce] [--policy FILE] [--expected-policy-version V] [--operator-key PUB]... [--issuer-keys FILE] [--server-name NAME] [--issuer URL [--issuer-pin KID:PUBKEY]... [--issuer-timeout 5s]] [--json] [--log FILE [--pilot URL,ID,TOKEN-FILE]]", cmdCheck,
+		"check": {"check --lock FILE [--tools FILE | --server \"CMD ARGS\" | --url URL | --sse URL] [--mode observe|review|enforce] [--policy FILE] [--expected-policy-version V] [--operator-key PUB]... [--issuer-keys FILE] [--server-name NAME] [--issuer URL [--issuer-pin KID:PUBKEY]... [--issuer-timeout 5s]] [--json] [--log FILE [--pilot URL,ID,TOKEN-FILE[,KEY-FILE]]]", cmdCheck,
 			"Checks a server's tools against the approved lockfile and prints the continuity record's effect.",
 			"crawlcheck check --lock crawlcheck.lock.json --mode enforce --log checks.jsonl"},
 		"approve": {"approve --lock FILE [--tools FILE | --server \"CMD ARGS\" | --url URL | --sse URL] [--server-name NAME] [--sign-key KEYFILE] [--yes] [-o FILE]", cmdApprove,

@@ -83,6 +83,24 @@ func run(bin string, d time.Duration, clients int) error {
 	if out, err := exec.Command(bin, "keys", "init", "--dir", keys, "--issuer", "attack.test").CombinedOutput(); err != nil {
 		return fmt.Errorf("keys init: %v\n%s", err, out)
 	}
+	// The attackers hold credentials (issue 37: "no credential or a free
+	// pilot"): since the trust model, an anonymous POST lock or live
+	// reading is 401 before anything is read, which would measure the
+	// refusal and not the bounds. F2 is a tenant's (the cheapest principal
+	// that may have tools signed); F3 the operator's, the only principal
+	// whose readings may reach the pager on loopback (--allow-private is
+	// the operator's, F12), and whose readings meet the same bounds.
+	var creds credentials
+	for _, c := range []struct {
+		into *string
+		args []string
+	}{{&creds.tenant, []string{"tenant-token", "--dir", keys, "--tenant", "attacker"}}, {&creds.operator, []string{"operator-token", "--dir", keys}}} {
+		out, err := exec.Command(bin, c.args...).Output()
+		if err != nil {
+			return fmt.Errorf("%s: %v", c.args[0], err)
+		}
+		*c.into = "Bearer " + strings.TrimSpace(string(out))
+	}
 	tools, _ := json.Marshal(benchdata.Tools(100))
 	var made struct{ Lock string }
 	if err := corecall.Into("make_lock", map[string]any{"tools": json.RawMessage(tools), "approved_at": benchdata.Now,
@@ -93,11 +111,11 @@ func run(bin string, d time.Duration, clients int) error {
 	pager := endlessPager()
 	defer pager.Close()
 
-	quiet, err := once(bin, keys, filepath.Join(tmp, "quiet.db"), check, "", d, clients)
+	quiet, err := once(bin, keys, filepath.Join(tmp, "quiet.db"), check, "", creds, d, clients)
 	if err != nil {
 		return err
 	}
-	attacked, err := once(bin, keys, filepath.Join(tmp, "attack.db"), check, "http://"+pager.Addr().String()+"/mcp", d, clients)
+	attacked, err := once(bin, keys, filepath.Join(tmp, "attack.db"), check, "http://"+pager.Addr().String()+"/mcp", creds, d, clients)
 	if err != nil {
 		return err
 	}
@@ -124,9 +142,12 @@ func run(bin string, d time.Duration, clients int) error {
 	return nil
 }
 
+// credentials are the attackers' Authorization headers.
+type credentials struct{ tenant, operator string }
+
 // once starts an issuer, runs the honest clients for d (and the attacks
 // when pagerURL is set) and answers what it measured.
-func once(bin, keys, db string, check []byte, pagerURL string, d time.Duration, clients int) (outcome, error) {
+func once(bin, keys, db string, check []byte, pagerURL string, creds credentials, d time.Duration, clients int) (outcome, error) {
 	cmd := exec.Command(bin, "serve", "--dir", keys, "--listen", "127.0.0.1:0", "--store", "sqlite:"+db,
 		"--allow-http", "--allow-private", "127.0.0.0/8", "--sweep=false")
 	cmd.Stderr = io.Discard
@@ -182,7 +203,7 @@ func once(bin, keys, db string, check []byte, pagerURL string, d time.Duration, 
 			go func() {
 				defer wg.Done()
 				for time.Now().Before(deadline) {
-					count("F2 POST lock of 40,000 tools", post(hc, base+"/api/v1/mcp/lock", many))
+					count("F2 POST lock of 40,000 tools (a tenant)", post(hc, base+"/api/v1/mcp/lock", creds.tenant, many))
 					time.Sleep(pace)
 				}
 			}()
@@ -192,14 +213,16 @@ func once(bin, keys, db string, check []byte, pagerURL string, d time.Duration, 
 			go func() {
 				defer wg.Done()
 				for time.Now().Before(deadline) {
-					resp, err := hc.Get(base + "/api/v1/mcp/lock?url=" + pagerURL)
+					req, _ := http.NewRequest("GET", base+"/api/v1/mcp/lock?url="+pagerURL, nil)
+					req.Header.Set("Authorization", creds.operator)
+					resp, err := hc.Do(req)
 					if err != nil {
-						count("F3 GET lock?url= of endless 8 MiB pages", 0)
+						count("F3 GET lock?url= of endless 8 MiB pages (the operator)", 0)
 						continue
 					}
 					io.Copy(io.Discard, resp.Body)
 					resp.Body.Close()
-					count("F3 GET lock?url= of endless 8 MiB pages", resp.StatusCode)
+					count("F3 GET lock?url= of endless 8 MiB pages (the operator)", resp.StatusCode)
 					time.Sleep(pace)
 				}
 			}()
@@ -211,8 +234,11 @@ func once(bin, keys, db string, check []byte, pagerURL string, d time.Duration, 
 	return out, nil
 }
 
-func post(hc *http.Client, url string, body []byte) int {
-	resp, err := hc.Post(url, "application/json", bytes.NewReader(body))
+func post(hc *http.Client, url, auth string, body []byte) int {
+	req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", auth)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return 0
 	}

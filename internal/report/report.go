@@ -45,9 +45,18 @@ type Input struct {
 	Week string
 	// Records is a record log: JSON lines, each a continuity record.
 	Records []byte
+	// Parts, instead of Records, gives the log in parts, each whole lines,
+	// to each in turn, and may be called more than once (Build reads the
+	// log twice without a Week): a log read from a store a page at a time,
+	// so that only a part of it is held at once (issue 37, F4/F5).
+	Parts func(each func(part []byte) error) error
 	// After, when set, is the record_sha256 the first record follows: the
 	// log is the tail of a longer chain (a pilot's records since a date).
 	After string
+	// Tail says the log is the tail of a chain whose first record was
+	// verified where it was received: its chain is checked from the record
+	// the first record names (After read from the log itself).
+	Tail bool
 	// Pilot is the pilot's id on the issuer; "" for a report built offline.
 	Pilot string
 	// Sweep is what the issuer's registry sweep saw change on the pilot's
@@ -93,9 +102,15 @@ type Report struct {
 	Sweep        *Sweep          `json:"sweep"`
 	Exceptions   []ExceptionSeen `json:"exceptions"`
 	RulesSHA256  string          `json:"rules_sha256"`
+
+	// met is each server and tool a change was met on (tool "": the
+	// server's instructions), all of them, where Changes is cut: what Join
+	// reads.
+	met map[[2]string]bool
 }
 
-// Chain is the core's verify_chain answer on the whole log.
+// Chain is the core's verify_chain answer on the whole log, asked of it
+// in parts (Chain.verify).
 type Chain struct {
 	Valid    bool   `json:"valid"`
 	Count    int    `json:"count"`
@@ -103,6 +118,89 @@ type Chain struct {
 	Reason   string `json:"reason"`
 	Head     string `json:"head"`
 	TornTail bool   `json:"torn_tail"`
+}
+
+// chainChunkBytes is about how many of the log's bytes one verify_chain
+// request carries when Build is given the log whole (Records): whole
+// lines, at least one.
+var chainChunkBytes = 256 << 10
+
+// partsOf hands log to each in parts of about chainChunkBytes, whole lines.
+func partsOf(log []byte, each func([]byte) error) error {
+	for len(log) > 0 {
+		n := min(chainChunkBytes, len(log))
+		if i := bytes.IndexByte(log[n-1:], '\n'); i >= 0 {
+			n += i
+		} else {
+			n = len(log)
+		}
+		if err := each(log[:n]); err != nil {
+			return err
+		}
+		log = log[n:]
+	}
+	return nil
+}
+
+// chainCheck asks the core's verify_chain of a log a part at a time, every
+// part anchored after the head the part before it ended on (after, for
+// the first), and sums the answers into c: the chain of the whole log, as
+// one request over all of it would have it. One request needed the whole
+// log at once; a part is let go before the next is asked (issue 37,
+// F4/F5). A part that breaks ends the check: broken_at counts from the
+// log's first record, and the reason's "line N" names the log's line. Only
+// the last part can end without its newline, so a torn tail is still only
+// ever the log's last line.
+type chainCheck struct {
+	c     *Chain
+	after string
+	tail  bool
+	done  bool
+}
+
+func (k *chainCheck) part(part []byte) error {
+	if k.done || len(part) == 0 {
+		return nil
+	}
+	if k.tail && k.c.Count == 0 && k.after == "" {
+		first, _, _ := bytes.Cut(part, []byte("\n"))
+		var rec struct {
+			Prev *string `json:"prev_record_sha256"`
+		}
+		if json.Unmarshal(first, &rec) == nil && rec.Prev != nil {
+			k.after = *rec.Prev
+		}
+	}
+	k.tail = false
+	req := map[string]any{"records": corecall.Text(part)}
+	if k.after != "" {
+		req["after"] = k.after
+	}
+	var p Chain
+	if err := corecall.Into("verify_chain", req, &p); err != nil {
+		return fmt.Errorf("report: verifying the record log's chain: %w", err)
+	}
+	c := k.c
+	c.Head, k.after = p.Head, p.Head
+	c.TornTail = p.TornTail
+	if !p.Valid {
+		at := c.Count + *p.BrokenAt
+		c.Valid, c.BrokenAt, c.Reason = false, &at, renumber(p.Reason, c.Count)
+		k.done = true
+	}
+	c.Count += p.Count
+	return nil
+}
+
+// renumber moves the core's "line N: " at the start of a part's reason by
+// the lines of the log before the part, so that it names the log's line.
+func renumber(reason string, before int) string {
+	num, rest, ok := strings.Cut(strings.TrimPrefix(reason, "line "), ": ")
+	n, err := strconv.Atoi(num)
+	if !strings.HasPrefix(reason, "line ") || !ok || err != nil {
+		return reason
+	}
+	return "line " + strconv.Itoa(n+before) + ": " + rest
 }
 
 // Day is one day's checks by the effect enforce gives them.
@@ -283,51 +381,55 @@ func Build(in Input) (*Report, error) {
 		r.Pilot = &in.Pilot
 	}
 	r.RecordsCut = in.Cut
-	if len(in.Records) > 0 {
-		req := map[string]any{"records": corecall.Text(in.Records)}
-		if in.After != "" {
-			req["after"] = in.After
-		}
-		if err := corecall.Into("verify_chain", req, &r.Chain); err != nil {
-			return nil, fmt.Errorf("report: verifying the record log's chain: %w", err)
-		}
-	} else {
-		r.Chain.Valid = true
+	parts := in.Parts
+	if parts == nil {
+		parts = func(each func([]byte) error) error { return partsOf(in.Records, each) }
 	}
-
 	// The records are read one at a time, each aggregated into the week's
-	// counts and let go before the next is decoded (issue 37, F4/F5: the
-	// issuer's reports decoded all of a pilot's records at once). Without
-	// a week the log is read twice: once for its newest record's week.
-	records := func(take func(record)) int {
+	// counts and let go before the next is decoded, and the log a part at a
+	// time, each part's chain checked before its records are read (issue
+	// 37, F4/F5: the issuer's reports decoded all of a pilot's records at
+	// once, and held them all). Without a week the log is read twice: once
+	// for its newest record's week.
+	records := func(chain *chainCheck, take func(record)) (int, error) {
 		unreadable := 0
-		for line := range bytes.Lines(in.Records) {
-			line = bytes.TrimRight(line, "\r\n")
-			if len(bytes.TrimSpace(line)) == 0 {
-				continue
+		err := parts(func(part []byte) error {
+			if chain != nil {
+				if err := chain.part(part); err != nil {
+					return err
+				}
 			}
-			var rec record
-			if err := json.Unmarshal(line, &rec); err != nil {
-				unreadable++
-				continue
+			for line := range bytes.Lines(part) {
+				line = bytes.TrimRight(line, "\r\n")
+				if len(bytes.TrimSpace(line)) == 0 {
+					continue
+				}
+				var rec record
+				if err := json.Unmarshal(line, &rec); err != nil {
+					unreadable++
+					continue
+				}
+				if _, err := timefmt.Parse(rec.CheckedAt); err != nil {
+					unreadable++
+					continue
+				}
+				take(rec)
 			}
-			if _, err := timefmt.Parse(rec.CheckedAt); err != nil {
-				unreadable++
-				continue
-			}
-			take(rec)
-		}
-		return unreadable
+			return nil
+		})
+		return unreadable, err
 	}
 
 	week := in.Week
 	if week == "" {
 		var newest time.Time
-		records(func(rec record) {
+		if _, err := records(nil, func(rec record) {
 			if t, _ := timefmt.Parse(rec.CheckedAt); t.After(newest) {
 				newest = t
 			}
-		})
+		}); err != nil {
+			return nil, err
+		}
 		if newest.IsZero() {
 			return nil, errors.New("report: the log holds no record to name a week by: give the week")
 		}
@@ -350,7 +452,9 @@ func Build(in Input) (*Report, error) {
 	type excKey struct{ observation, tool, sha256, until string }
 	excs := map[excKey]*ExceptionSeen{}
 	met := map[[2]string]bool{} // server, tool: a change met
-	r.Unreadable = records(func(rec record) {
+	chain := &chainCheck{c: &r.Chain, after: in.After, tail: in.Tail}
+	*chain.c = Chain{Valid: true}
+	r.Unreadable, err = records(chain, func(rec record) {
 		t, _ := timefmt.Parse(rec.CheckedAt)
 		if t.Before(from) || !t.Before(to) {
 			return
@@ -426,6 +530,9 @@ func Build(in Input) (*Report, error) {
 			}
 		}
 	})
+	if err != nil {
+		return nil, err
+	}
 
 	for name, n := range obs {
 		r.Observations = append(r.Observations, ObsCount{Observation: name, Class: class[name], Count: n})
@@ -470,20 +577,24 @@ func Build(in Input) (*Report, error) {
 		}
 		return a.Tool+"\x00"+a.Observation+"\x00"+a.SHA256 < b.Tool+"\x00"+b.Observation+"\x00"+b.SHA256
 	})
+	r.met = met
 	if in.Swept {
-		r.join(in.Sweep, met, servers)
+		r.Join(in.Sweep)
 	}
 	return r, nil
 }
 
-// join puts the sweep beside the agents' checks: each change met says
+// Join puts the sweep beside the agents' checks: each change met says
 // whether the sweep saw it, and the sweep's changes on the agents' servers
-// that no check met are listed.
-func (r *Report) join(sweep []SweepChange, met map[[2]string]bool, servers map[string]*Server) {
+// (Servers: those the week's records name) that no check met are listed.
+// The issuer joins after Build, reading the sweep of the servers the
+// report names alone, one at a time.
+func (r *Report) Join(sweep []SweepChange) {
+	met := r.met
 	seen := map[[2]string]bool{}
 	sw := &Sweep{Unchecked: []SweepChange{}}
 	for _, c := range sweep {
-		if _, ours := servers[c.Server]; !ours {
+		if _, ours := slices.BinarySearchFunc(r.Servers, c.Server, func(s Server, u string) int { return strings.Compare(s.URL, u) }); !ours {
 			continue
 		}
 		sw.Changes++

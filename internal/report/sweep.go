@@ -97,20 +97,3 @@ func instructionsChangeOf(server string, seenAt time.Time, detail []byte) ([]Swe
 	}
 	return []SweepChange{c}, nil
 }
-
-// ServerOf names the endpoint one record (a line of a record log) is
-// about, as Build joins it with the sweep: the approved URL, else the one
-// that answered; "" for a line that is no record. The issuer reads the
-// sweep's changes of these endpoints alone, one endpoint at a time.
-func ServerOf(line []byte) string {
-	var rec struct {
-		Server struct {
-			ApprovedURL *string `json:"approved_url"`
-			ObservedURL *string `json:"observed_url"`
-		} `json:"server"`
-	}
-	if json.Unmarshal(line, &rec) != nil {
-		return ""
-	}
-	return serverOf(record{Server: rec.Server})
-}

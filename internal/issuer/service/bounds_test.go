@@ -159,7 +159,13 @@ func TestLiveReadingsBudget(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		http.Get(e.api + "/api/v1/mcp/lock?url=" + hang)
+		// With the tenant's credential: an anonymous reading is 401
+		// before it would hold a reading's place.
+		req, _ := http.NewRequest("GET", e.api+"/api/v1/mcp/lock?url="+hang, nil)
+		req.Header.Set("Authorization", e.auth)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
 	}()
 	time.Sleep(300 * time.Millisecond)
 	e.problem("GET", "/api/v1/mcp/lock", "/api/v1/mcp/lock?url="+e.mcp, nil, 429, "rate_limited")

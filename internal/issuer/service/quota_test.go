@@ -3,11 +3,15 @@ package service_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/crawlcheck/verifier/internal/issuer/service"
+	"github.com/crawlcheck/verifier/internal/issuer/store"
 	"github.com/crawlcheck/verifier/internal/issuer/store/pgtest"
 )
 
@@ -88,5 +92,68 @@ func TestPilotsPerClient(t *testing.T) {
 	}
 	if status, out := e.do("POST", "/api/v1/pilot", "/api/v1/pilot", nil); status != http.StatusTooManyRequests || !strings.Contains(string(out), "rate_limited") {
 		t.Fatalf("pilot %d of one client in an hour: %d %s", service.DefaultPilotsPerHour+1, status, out)
+	}
+}
+
+// TestEndpointQuotaConcurrent: a pilot's endpoints stay at MaxPilotServers
+// when registrations arrive at once. The count was read, then the endpoint
+// inserted, so two registrations at 19 both passed it; the store now
+// inserts only while the owner holds fewer (one statement on SQLite, under
+// a lock of the owner's on PostgreSQL). With 19 registered, of 8 at once
+// exactly one is 201 and the others 409.
+func TestEndpointQuotaConcurrentSQLite(t *testing.T) { testEndpointQuotaConcurrent(t, nil) }
+
+func TestEndpointQuotaConcurrentPostgres(t *testing.T) {
+	testEndpointQuotaConcurrent(t, pgStore(t, "endpointquota"))
+}
+
+func testEndpointQuotaConcurrent(t *testing.T, st store.Store) {
+	e := newEnv(t, allowLoopback(), service.Config{Store: st})
+	id, token := e.newPilot()
+	ss, _ := store.SweepOf(e.st)
+	for i := 1; i < service.MaxPilotServers; i++ {
+		u := fmt.Sprintf("https://s%d.example/mcp", i)
+		if err := ss.SweepRegister(t.Context(), store.SweepEndpoint{URL: u, Owner: "pilot:" + id, Interval: time.Hour, Added: e.now, Next: e.now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const at = 8
+	statuses := make([]int, at)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range at {
+		wg.Go(func() {
+			<-start
+			req, _ := http.NewRequest("POST", e.api+"/api/v1/pilot/"+id+"/servers", strings.NewReader(fmt.Sprintf(`{"url":"https://late%d.example/mcp"}`, i)))
+			req.Header.Set("Authorization", "Bearer "+token)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			statuses[i] = resp.StatusCode
+		})
+	}
+	close(start)
+	wg.Wait()
+	created := 0
+	for _, s := range statuses {
+		switch s {
+		case 201:
+			created++
+		case 409:
+		default:
+			t.Errorf("a registration answered %d", s)
+		}
+	}
+	mine, err := ss.SweepEndpoints(t.Context(), "pilot:"+id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created != 1 || len(mine) != service.MaxPilotServers {
+		t.Fatalf("%d of %d registrations at once were created (%v), the pilot has %d endpoints; want 1 and %d", created, at, statuses, len(mine), service.MaxPilotServers)
 	}
 }

@@ -21,7 +21,8 @@ import (
 // client's IPv4 /24 and IPv6 /64 (a /64 is one subscriber, 2^64 addresses),
 // and a full table forgets the least recently used client, never every
 // client at once (wiping it at 10,000 keys let a limited client start
-// afresh by sending from 10,000 others).
+// afresh by sending from 10,000 others). The clients are anonymous, which
+// the operator allows (AnonymousLocks): else each is 401 before any limit.
 func TestRateLimitKeys(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Now().UTC()
@@ -38,7 +39,7 @@ func TestRateLimitKeys(t *testing.T) {
 	}
 	defer st.Close()
 	svc, err := service.New(context.Background(), service.Config{Keys: live, Store: st, Fetch: fetch.New(fetch.Policy{}),
-		Logger: log.New(io.Discard, "", 0), RatePerSecond: 0.0001, RateBurst: 1})
+		Logger: log.New(io.Discard, "", 0), RatePerSecond: 0.0001, RateBurst: 1, AnonymousLocks: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,7 @@ package service
 
 import (
 	"bytes"
-	"encoding/json"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -29,7 +27,8 @@ const defaultMaxReportRecords = 200_000
 // the week (20,000 events: 3.9 GiB).
 const (
 	// defaultMaxReportBytes bounds the records' bytes one report reads
-	// (records_cut past it): they are verified and read together.
+	// (records_cut past it): the time a report takes, where its memory is
+	// a page's (store.PilotRecordPages).
 	defaultMaxReportBytes = 16 << 20
 	// defaultMaxReportChanges bounds the sweep's change events read of one
 	// endpoint in a week (a server that changes every minute of the week
@@ -70,40 +69,45 @@ func (s *Service) pilotReport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	to := from.AddDate(0, 0, 7)
-	var recs []store.PilotRecord
-	var cut bool
-	err = s.timed("pilot_records_read", func() (err error) {
-		recs, cut, err = store.PilotRecordsReceived(r.Context(), s.cfg.Store, p.ID, from.Add(-reportSkew), s.cfg.MaxReportRecords, s.cfg.MaxReportBytes)
-		return
-	})
-	if err != nil {
+	// The pilot's records are read a page at a time, each page's chain
+	// checked and its records counted before the next page is read (issue
+	// 37, F4/F5: a report held every record of the pilot it read, twice).
+	// They are the tail of the pilot's chain, each verified on arrival: the
+	// chain is checked from the record before the first (Tail). A page's
+	// query alone is timed; a failure of the core's on a page is the
+	// core's, not the store's.
+	var (
+		log     bytes.Buffer
+		cut     bool
+		pageErr error
+	)
+	in := report.Input{Week: week, Pilot: p.ID, Tail: true, Parts: func(each func([]byte) error) error {
+		var err error
+		start := time.Now()
+		cut, err = store.PilotRecordPages(r.Context(), s.cfg.Store, p.ID, from.Add(-reportSkew), s.cfg.MaxReportRecords, s.cfg.MaxReportBytes,
+			func(page []store.PilotRecord) error {
+				s.metrics.Observe("crawlcheck_issuer_store_duration_seconds", time.Since(start), "pilot_records_read", "ok")
+				log.Reset()
+				for i := range page {
+					log.Write(page[i].Body)
+					log.WriteByte('\n')
+				}
+				pageErr = each(log.Bytes())
+				start = time.Now()
+				return pageErr
+			})
+		return err
+	}}
+	rep, err := report.Build(in)
+	switch {
+	case err != nil && pageErr == nil:
 		s.fail(w, &storeError{err})
 		return
+	case err != nil:
+		s.fail(w, &coreError{"internal", err.Error()})
+		return
 	}
-	var log bytes.Buffer
-	servers := map[string]bool{}
-	log.Grow(int(min(s.cfg.MaxReportBytes, 1<<20)))
-	for i := range recs {
-		log.Write(recs[i].Body)
-		log.WriteByte('\n')
-		if u := report.ServerOf(recs[i].Body); u != "" {
-			servers[u] = true
-		}
-		if i > 0 {
-			recs[i].Body = nil // the log holds them now; the first's prev is read below
-		}
-	}
-	in := report.Input{Week: week, Records: log.Bytes(), Pilot: p.ID, Cut: cut}
-	if len(recs) > 0 {
-		// The records read are the tail of the pilot's chain, each verified
-		// on arrival: the chain is checked from the one before the first.
-		var first struct {
-			Prev *string `json:"prev_record_sha256"`
-		}
-		if json.Unmarshal(recs[0].Body, &first) == nil && first.Prev != nil {
-			in.After = *first.Prev
-		}
-	}
+	rep.RecordsCut = cut
 	if ss, ok := store.SweepOf(s.cfg.Store); ok {
 		// The sweep's changes of the endpoints the records name and the
 		// pilot owns (F7: a record naming an endpoint proves nothing about
@@ -115,18 +119,14 @@ func (s *Service) pilotReport(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, &storeError{err})
 			return
 		}
-		in.Swept = true
-		urls := make([]string, 0, len(servers))
-		for u := range servers {
-			if own[u] {
-				urls = append(urls, u)
+		var sweep []report.SweepChange
+		for _, srv := range rep.Servers {
+			if !own[srv.URL] {
+				continue
 			}
-		}
-		slices.Sort(urls)
-		for _, u := range urls {
 			var changes []store.SweepChange
 			if err := s.timed("sweep_changes", func() (err error) {
-				changes, _, err = store.SweepChangesOf(r.Context(), s.cfg.Store, u, from, to, s.cfg.MaxReportChanges)
+				changes, _, err = store.SweepChangesOf(r.Context(), s.cfg.Store, srv.URL, from, to, s.cfg.MaxReportChanges)
 				return
 			}); err != nil {
 				s.fail(w, &storeError{err})
@@ -138,14 +138,10 @@ func (s *Service) pilotReport(w http.ResponseWriter, r *http.Request) {
 					s.fail(w, &coreError{"internal", err.Error()})
 					return
 				}
-				in.Sweep = append(in.Sweep, cs...)
+				sweep = append(sweep, cs...)
 			}
 		}
-	}
-	rep, err := report.Build(in)
-	if err != nil {
-		s.fail(w, &coreError{"internal", err.Error()})
-		return
+		rep.Join(sweep)
 	}
 	w.Header().Set("Vary", "Accept")
 	if strings.Contains(r.Header.Get("Accept"), "text/html") {

@@ -66,12 +66,12 @@ func (s *Service) pilotServers(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	owner := pilotOwner(p.ID)
-	var mine []store.SweepEndpoint
-	if err := s.timed("sweep_endpoints", func() (err error) { mine, err = ss.SweepEndpoints(r.Context(), owner); return }); err != nil {
-		s.fail(w, &storeError{err})
-		return
-	}
 	if r.Method == http.MethodGet {
+		var mine []store.SweepEndpoint
+		if err := s.timed("sweep_endpoints", func() (err error) { mine, err = ss.SweepEndpoints(r.Context(), owner); return }); err != nil {
+			s.fail(w, &storeError{err})
+			return
+		}
 		out := []pilotServer{}
 		for _, e := range mine {
 			out = append(out, serverOf(e))
@@ -100,17 +100,19 @@ func (s *Service) pilotServers(w http.ResponseWriter, r *http.Request) {
 	case interval < MinPilotInterval:
 		s.problem(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("a pilot's server is swept at most every %s", MinPilotInterval))
 		return
-	case len(mine) >= MaxPilotServers:
-		s.problem(w, http.StatusConflict, "conflict", fmt.Sprintf("a pilot has at most %d servers swept", MaxPilotServers))
-		return
 	}
 	sw, err := sweep.New(sweep.Config{Store: ss, Fetch: s.cfg.Fetch, Now: s.cfg.Now})
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	err = s.timed("sweep_register", func() error { return sw.Register(r.Context(), url, owner, interval) })
+	// The quota is the store's to hold (a count before the insert let two
+	// registrations at once both pass it).
+	err = s.timed("sweep_register", func() error { return sw.RegisterWithin(r.Context(), url, owner, interval, MaxPilotServers) })
 	switch {
+	case errors.Is(err, store.ErrOwnerFull):
+		s.problem(w, http.StatusConflict, "conflict", fmt.Sprintf("a pilot has at most %d servers swept", MaxPilotServers))
+		return
 	case errors.Is(err, fetch.ErrRefused):
 		s.problem(w, http.StatusForbidden, "endpoint_refused", err.Error())
 		return

@@ -35,6 +35,9 @@ var (
 	// ErrConflict: another writer changed the row first (a pilot's head
 	// moved, a correction version was taken): read again and retry.
 	ErrConflict = errors.New("store: changed by another writer")
+	// ErrOwnerFull: the owner has as many endpoints swept as it may
+	// (SweepRegisterWithin); nothing was registered.
+	ErrOwnerFull = errors.New("store: the owner has as many endpoints swept as it may")
 	// ErrSchemaTooNew: the database was migrated by a newer service.
 	ErrSchemaTooNew = errors.New("store: the database schema is newer than this service")
 )

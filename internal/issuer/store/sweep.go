@@ -79,6 +79,11 @@ type SweepStore interface {
 	// over the operator's endpoint, nor one pilot another's. A new endpoint
 	// is due at next.
 	SweepRegister(ctx context.Context, e SweepEndpoint) error
+	// SweepRegisterWithin is SweepRegister for an owner that may have at
+	// most limit endpoints: a new endpoint past them is ErrOwnerFull (its
+	// own endpoints' intervals may still change), decided in the insert
+	// itself, so that registrations at once cannot both pass the count.
+	SweepRegisterWithin(ctx context.Context, e SweepEndpoint, limit int) error
 	// SweepEndpoints lists the endpoints of an owner ("" all), by URL.
 	SweepEndpoints(ctx context.Context, owner string) ([]SweepEndpoint, error)
 	// SweepClaim takes up to limit endpoints due at now and moves each one's
@@ -125,6 +130,54 @@ func (s *sqlStore) SweepRegister(ctx context.Context, e SweepEndpoint) error {
 		return fmt.Errorf("store: register %s for the sweep: %w", e.URL, err)
 	}
 	return nil
+}
+
+// SweepRegisterWithin inserts only while the owner holds fewer than limit
+// endpoints or already holds this one, in one statement (the count and the
+// insert together). On SQLite a statement that writes holds the database's
+// one write lock for its whole length, so two cannot both count 19. On
+// PostgreSQL, under read committed, two statements may each count before
+// the other's insert commits: the statement runs in a transaction holding
+// a lock of the owner's (an advisory lock on the owner's name) taken
+// before it, so the second counts after the first commits.
+func (s *sqlStore) SweepRegisterWithin(ctx context.Context, e SweepEndpoint, limit int) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: register %s for the sweep: %w", e.URL, err)
+	}
+	defer tx.Rollback()
+	if s.dialect == "postgres" {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 37))`, "sweep_endpoints owner "+e.Owner); err != nil {
+			return fmt.Errorf("store: register %s for the sweep: %w", e.URL, err)
+		}
+	}
+	res, err := tx.ExecContext(ctx, s.q(`INSERT INTO sweep_endpoints (url, owner, interval_us, added_at, next_at, last_at, surface, error)
+		SELECT ?, ?, ?, ?, ?, 0, '', ''
+		WHERE (SELECT count(*) FROM sweep_endpoints WHERE owner = ?) < ? OR EXISTS (SELECT 1 FROM sweep_endpoints WHERE url = ? AND owner = ?)
+		ON CONFLICT (url) DO UPDATE SET interval_us = excluded.interval_us WHERE sweep_endpoints.owner = excluded.owner`),
+		e.URL, e.Owner, e.Interval.Microseconds(), micros(e.Added), micros(e.Next), e.Owner, limit, e.URL, e.Owner)
+	if err != nil {
+		return fmt.Errorf("store: register %s for the sweep: %w", e.URL, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n > 0 {
+		if err == nil {
+			err = tx.Commit()
+		}
+		if err != nil {
+			return fmt.Errorf("store: register %s for the sweep: %w", e.URL, err)
+		}
+		return nil
+	}
+	// Nothing written: the owner is full, or the endpoint is another
+	// owner's, which is left as it is (as SweepRegister leaves it).
+	var other int
+	if err := tx.QueryRowContext(ctx, s.q(`SELECT count(*) FROM sweep_endpoints WHERE url = ? AND owner <> ?`), e.URL, e.Owner).Scan(&other); err != nil {
+		return fmt.Errorf("store: register %s for the sweep: %w", e.URL, err)
+	}
+	if other > 0 {
+		return nil
+	}
+	return ErrOwnerFull
 }
 
 const sweepColumns = `url, owner, interval_us, added_at, next_at, last_at, surface, instructions, error`

@@ -147,6 +147,13 @@ func New(cfg Config) (*Sweeper, error) {
 // read is refused now rather than failing at every reading. A new endpoint
 // is due at once.
 func (s *Sweeper) Register(ctx context.Context, endpoint, owner string, interval time.Duration) error {
+	return s.RegisterWithin(ctx, endpoint, owner, interval, 0)
+}
+
+// RegisterWithin is Register for an owner that may have at most limit
+// endpoints (0: no bound): one more is store.ErrOwnerFull, decided by the
+// store in the insert, so registrations at once cannot pass it together.
+func (s *Sweeper) RegisterWithin(ctx context.Context, endpoint, owner string, interval time.Duration, limit int) error {
 	if err := s.cfg.Fetch.Check(endpoint); err != nil {
 		return err
 	}
@@ -160,7 +167,11 @@ func (s *Sweeper) Register(ctx context.Context, endpoint, owner string, interval
 		return errors.New("sweep: an endpoint is registered by someone (operator, or pilot:<id>)")
 	}
 	now := s.cfg.Now().UTC()
-	return s.cfg.Store.SweepRegister(ctx, store.SweepEndpoint{URL: endpoint, Owner: owner, Interval: interval, Added: now, Next: now})
+	e := store.SweepEndpoint{URL: endpoint, Owner: owner, Interval: interval, Added: now, Next: now}
+	if limit > 0 {
+		return s.cfg.Store.SweepRegisterWithin(ctx, e, limit)
+	}
+	return s.cfg.Store.SweepRegister(ctx, e)
 }
 
 // Run sweeps until ctx is done: every Poll, the due endpoints are read.

@@ -574,6 +574,46 @@ func Run(t *testing.T, open func(t *testing.T) (s store.Store, reopen func() sto
 		}
 	})
 
+	t.Run("an owner's endpoints stay within its limit", func(t *testing.T) {
+		// SweepRegisterWithin (issue 37: a pilot's 20 endpoints, which two
+		// registrations at once both passed when the count was read first).
+		st, _ := open(t)
+		s, _ := store.SweepOf(st)
+		ep := func(url, owner string, interval time.Duration) store.SweepEndpoint {
+			return store.SweepEndpoint{URL: url, Owner: owner, Interval: interval, Added: t0, Next: t0}
+		}
+		if err := s.SweepRegister(ctx, ep("https://op.example/mcp", "operator", time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2 {
+			if err := s.SweepRegisterWithin(ctx, ep(fmt.Sprintf("https://p%d.example/mcp", i), "pilot:p", time.Hour), 2); err != nil {
+				t.Fatalf("endpoint %d of 2: %v", i+1, err)
+			}
+		}
+		if err := s.SweepRegisterWithin(ctx, ep("https://p2.example/mcp", "pilot:p", time.Hour), 2); !errors.Is(err, store.ErrOwnerFull) {
+			t.Fatalf("a third endpoint of 2: %v, want ErrOwnerFull", err)
+		}
+		// Its own endpoint's interval still changes at the limit; another
+		// owner's endpoint is left as it is (no error: the caller tells it
+		// from the listing, as with SweepRegister).
+		if err := s.SweepRegisterWithin(ctx, ep("https://p0.example/mcp", "pilot:p", 3*time.Hour), 2); err != nil {
+			t.Fatalf("re-registering its own at the limit: %v", err)
+		}
+		if err := s.SweepRegisterWithin(ctx, ep("https://op.example/mcp", "pilot:p", 2*time.Hour), 2); err != nil {
+			t.Fatalf("the operator's endpoint: %v", err)
+		}
+		all, err := s.SweepEndpoints(ctx, "")
+		if err != nil || len(all) != 3 {
+			t.Fatalf("endpoints: %+v, %v", all, err)
+		}
+		for _, e := range all {
+			want := map[string]time.Duration{"https://op.example/mcp": time.Hour, "https://p0.example/mcp": 3 * time.Hour, "https://p1.example/mcp": time.Hour}[e.URL]
+			if e.Interval != want || e.URL == "https://op.example/mcp" && e.Owner != "operator" {
+				t.Errorf("%s: %s of %s, want %s", e.URL, e.Interval, e.Owner, want)
+			}
+		}
+	})
+
 	t.Run("the sweep claims the operator's endpoints first, then each owner's in turn", func(t *testing.T) {
 		// 10 pilots' 5 endpoints each, all due long before the operator's
 		// (issue 37, F6: 200 endpoints of 10 free pilots starved the
