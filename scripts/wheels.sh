@@ -59,6 +59,11 @@ ZIGDIR=$("$ZIGPY" -c 'import ziglang, os; print(os.path.dirname(ziglang.__file__
 ZIGVER=$("$ZIGPY" -m ziglang version)
 
 # platform tag, GOOS, GOARCH, Zig target, library file name.
+# No musllinux: Zig builds the library for x86_64-linux-musl (and Debian's
+# musl-gcc does too), but musl's dlopen refuses it ("initial-exec TLS resolves
+# to dynamic definition"): Go's runtime uses initial-exec TLS, which musl
+# loads only in the executable and the libraries it starts with, never in one
+# loaded later, as ctypes does. A wheel whose library cannot load is not built.
 while read -r PLAT GOOS_ GOARCH_ TARGET LIB; do
 	echo "wheels: $PLAT ($TARGET)"
 	D="$WORK/$PLAT"
@@ -91,7 +96,6 @@ while read -r PLAT GOOS_ GOARCH_ TARGET LIB; do
 done <<'TARGETS'
 manylinux_2_17_x86_64 linux amd64 x86_64-linux-gnu.2.17 libcrawlcheck.so
 manylinux_2_17_aarch64 linux arm64 aarch64-linux-gnu.2.17 libcrawlcheck.so
-musllinux_1_2_x86_64 linux amd64 x86_64-linux-musl libcrawlcheck.so
 macosx_12_0_arm64 darwin arm64 aarch64-macos.12.0 libcrawlcheck.dylib
 macosx_12_0_x86_64 darwin amd64 x86_64-macos.12.0 libcrawlcheck.dylib
 win_amd64 windows amd64 x86_64-windows-gnu crawlcheck.dll

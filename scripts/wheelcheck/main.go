@@ -199,7 +199,6 @@ type want struct {
 
 var (
 	manylinuxTag = regexp.MustCompile(`^manylinux_(\d+)_(\d+)_(x86_64|aarch64)$`)
-	musllinuxTag = regexp.MustCompile(`^musllinux_(\d+)_(\d+)_(x86_64|aarch64)$`)
 	macosTag     = regexp.MustCompile(`^macosx_(\d+)_(\d+)_(x86_64|arm64)$`)
 	windowsTag   = regexp.MustCompile(`^win_(amd64|arm64)$`)
 )
@@ -229,9 +228,6 @@ func arch(tag string) string {
 func expect(plat string) (*want, error) {
 	if m := manylinuxTag.FindStringSubmatch(plat); m != nil {
 		return &want{file: "libcrawlcheck.so", format: "elf", arch: arch(m[3]), glibc: m[1] + "." + m[2], imports: glibcLibs}, nil
-	}
-	if m := musllinuxTag.FindStringSubmatch(plat); m != nil {
-		return &want{file: "libcrawlcheck.so", format: "elf", arch: arch(m[3]), imports: []string{"libc.so", "libc.musl-x86_64.so.1", "libc.musl-aarch64.so.1"}}, nil
 	}
 	if m := macosTag.FindStringSubmatch(plat); m != nil {
 		return &want{file: "libcrawlcheck.dylib", format: "macho", arch: arch(m[3]), macos: m[1] + "." + m[2], imports: []string{

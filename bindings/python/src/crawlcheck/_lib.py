@@ -38,7 +38,6 @@ LIB_NAME = LIB_NAMES.get(sys.platform, "libcrawlcheck.so")
 #: The platforms a wheel with its own library is built for (``make wheels``).
 WHEEL_PLATFORMS = (
     "Linux x86_64 and aarch64 (glibc 2.17+)",
-    "Linux x86_64 (musl 1.2+)",
     "macOS arm64 and x86_64 (12+)",
     "Windows amd64",
 )
