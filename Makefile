@@ -97,17 +97,21 @@ python-wheel: cshared $(VENV2)/.installed
 ## wheels: the crawlcheck wheels for manylinux x86_64 and aarch64, musllinux
 ## x86_64, macOS arm64 and x86_64 and Windows amd64 into $(BUILD)/wheels/,
 ## each with its platform's library cross-built with Zig (PyPI ziglang, in a
-## venv of its own), then checked by scripts/wheelcheck, and this machine's
-## installed and called (scripts/wheels.sh, docs/release.md). A few minutes:
-## not part of make test.
+## venv of its own), then checked by scripts/wheelcheck, this machine's
+## installed and called, and the linux-arm64 library run on every op vector
+## under qemu-user (scripts/wheels.sh, docs/release.md). A few minutes: not
+## part of make test.
 VENVZ := $(ABUILD)/py-zig
 $(VENVZ)/.installed: $(PYREQ)/zig.txt
 	$(PYTHON) -m venv $(VENVZ)
 	$(VENVZ)/bin/pip install -q -r $(PYREQ)/zig.txt
 	touch $@
 
-wheels: $(VENV2)/.installed $(VENVZ)/.installed
-	GO=$(GO) ZIGPY=$(VENVZ)/bin/python BUILDPY=$(VENV2)/bin/python OUT=$(ABUILD)/wheels scripts/wheels.sh
+wheels: cshared harness $(VENV2)/.installed $(VENVZ)/.installed
+	@test -x /usr/bin/qemu-aarch64 -a -d /usr/aarch64-linux-gnu/lib || { echo "wheels: installing Debian's qemu-user and libc6-arm64-cross"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user libc6-arm64-cross; }
+	GO=$(GO) ZIGPY=$(VENVZ)/bin/python BUILDPY=$(VENV2)/bin/python OUT=$(ABUILD)/wheels \
+	  NATIVE_HARNESS=$(ABUILD)/harness NATIVE_LIB=$(ABUILD)/libcrawlcheck.so scripts/wheels.sh
 
 ## release-check: what a release is checked for beyond make test, as far as
 ## this machine can run it: today the wheels (make wheels) and the notices

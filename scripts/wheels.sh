@@ -5,8 +5,9 @@
 # bindings/python/requirements/zig.txt) as cgo's C toolchain, and is tagged
 # for that platform. scripts/wheelcheck then reads every wheel's library
 # (format, machine, ABI 2 exports, the system libraries it links, the glibc
-# or macOS it needs) and the wheel for this machine is installed in a fresh
-# venv and called.
+# or macOS it needs), the wheel for this machine is installed in a fresh
+# venv and called, and the linux-arm64 library answers every op vector
+# under qemu-user as this machine's does.
 #
 #   ZIGPY=build/py-zig/bin/python BUILDPY=build/py-mcp2/bin/python OUT=build/wheels scripts/wheels.sh
 set -eu
@@ -113,5 +114,19 @@ if [ -n "$NATIVE" ]; then
 	rm -rf "$WORK/venv" && "$BUILDPY" -m venv "$WORK/venv"
 	"$WORK/venv/bin/pip" install -q --no-index "$OUT"/crawlcheck-*-py3-none-$NATIVE.whl
 	(cd / && "$WORK/venv/bin/python" -c 'import crawlcheck; v = crawlcheck.version(); assert v["abi"] == 2, v; print("wheels: '"$NATIVE"' installed and called:", v["engine"], "abi", v["abi"])')
+fi
+# The linux-arm64 wheel's library under qemu-user (Debian's qemu-user and
+# libc6-arm64-cross, which make wheels installs): every op vector through it,
+# by hosttest/c/harness.c cross-built with the same Zig, against this
+# machine's library (NATIVE_HARNESS, NATIVE_LIB: make harness cshared).
+if [ "$(uname -m)" = x86_64 ] && [ -n "${NATIVE_HARNESS:-}" ]; then
+	A64="$WORK/arm64"
+	mkdir -p "$A64"
+	"$ZIGPY" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract("crawlcheck/lib/libcrawlcheck.so", sys.argv[2])' \
+		"$OUT"/crawlcheck-*-py3-none-manylinux_2_17_aarch64.whl "$A64"
+	"$ZIGPY" -m ziglang cc -target aarch64-linux-gnu.2.17 -O2 -std=c11 -pthread -Icshared \
+		-o "$A64/harness" hosttest/c/harness.c -ldl
+	"$BUILDPY" scripts/crossvectors.py "$NATIVE_HARNESS" "$NATIVE_LIB" -- \
+		qemu-aarch64 -L /usr/aarch64-linux-gnu "$A64/harness" "$A64/crawlcheck/lib/libcrawlcheck.so"
 fi
 rm -rf "$WORK"
