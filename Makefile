@@ -10,7 +10,7 @@ export CGO_ENABLED := 1
 # -trimpath makes the artifacts reproducible: the same source gives the same bytes.
 ARTIFACT_FLAGS = -buildmode=c-shared -trimpath -ldflags='-s -w' $(if $(TAGS),-tags=$(TAGS))
 
-.PHONY: all postgres js-deps oauth-deps load test test-interop interop-doc test-js test-python python-wheel bench-python bench-js bench-detail test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack attack-issuer test-registry
+.PHONY: all postgres js-deps oauth-deps load test test-interop interop-doc test-js test-python python-wheel bench-python bench-js bench-detail test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack attack-issuer test-registry wheels release-check
 
 all: wasm cshared
 
@@ -106,11 +106,39 @@ $(VENVS)/.installed: $(PYREQ)/servers.txt
 	touch $@
 
 ## python-wheel: the crawlcheck wheel with the library built above inside it.
+## The wheel carries the project's LICENSE and the library's notices
+## (notices/, scripts/notices).
 python-wheel: cshared $(VENV2)/.installed
-	mkdir -p $(PY)/src/crawlcheck/lib
+	rm -rf $(PY)/src/crawlcheck/lib && mkdir -p $(PY)/src/crawlcheck/lib
 	cp $(BUILD)/libcrawlcheck.so $(PY)/src/crawlcheck/lib/libcrawlcheck.so
+	cp LICENSE $(PY)/LICENSE && cp notices/libcrawlcheck.txt $(PY)/NOTICES.txt
 	rm -rf $(WHEELS) && mkdir -p $(WHEELS)
 	cd $(PY) && $(VENV2)/bin/python -m build -q --no-isolation --wheel --outdir $(WHEELS) .
+
+## wheels: the crawlcheck wheels for manylinux x86_64 and aarch64, musllinux
+## x86_64, macOS arm64 and x86_64 and Windows amd64 into $(BUILD)/wheels/,
+## each with its platform's library cross-built with Zig (PyPI ziglang, in a
+## venv of its own), then checked by scripts/wheelcheck, this machine's
+## installed and called, and the linux-arm64 library run on every op vector
+## under qemu-user (scripts/wheels.sh, docs/release.md). A few minutes: not
+## part of make test.
+VENVZ := $(ABUILD)/py-zig
+$(VENVZ)/.installed: $(PYREQ)/zig.txt
+	$(PYTHON) -m venv $(VENVZ)
+	$(VENVZ)/bin/pip install -q -r $(PYREQ)/zig.txt
+	touch $@
+
+wheels: cshared harness $(VENV2)/.installed $(VENVZ)/.installed
+	@test -x /usr/bin/qemu-aarch64 -a -d /usr/aarch64-linux-gnu/lib || { echo "wheels: installing Debian's qemu-user and libc6-arm64-cross"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user libc6-arm64-cross; }
+	GO=$(GO) ZIGPY=$(VENVZ)/bin/python BUILDPY=$(VENV2)/bin/python OUT=$(ABUILD)/wheels \
+	  NATIVE_HARNESS=$(ABUILD)/harness NATIVE_LIB=$(ABUILD)/libcrawlcheck.so scripts/wheels.sh
+
+## release-check: what a release is checked for beyond make test, as far as
+## this machine can run it: today the wheels (make wheels) and the notices
+## (scripts/notices -check). Slow; .ci/run does not call it yet.
+release-check: wheels
+	$(GO) run ./scripts/notices -check
 
 ## bench-python: the .so through Python against a plain-Python json+hashlib
 ## pass, 10 to 10,000 tools (a Markdown table on stdout; docs/python.md).

@@ -20,6 +20,17 @@
 
 #include "_cgo_export.h"
 
+// On Windows a DLL exports only what is marked for export, and Go's linker
+// marks its own //export functions (crawlcheck_go_*) alone: these four, the
+// library's interface, are marked here. Elsewhere every global symbol of a
+// shared library is exported as it is. (Windows has no fork: there the
+// guard below never trips.)
+#ifdef _WIN32
+#define CRAWLCHECK_API __declspec(dllexport)
+#else
+#define CRAWLCHECK_API
+#endif
+
 static pid_t loaded_by;
 static volatile int forked;
 
@@ -37,13 +48,13 @@ static const char fork_envelope[] =
 	"forked from the one that loaded it: the Go runtime inside it does not survive fork. Load the "
 	"library after the fork (in the child), or start the child with spawn or exec.\"},\"ok\":false}";
 
-uint32_t crawlcheck_abi_version(void) {
+CRAWLCHECK_API uint32_t crawlcheck_abi_version(void) {
 	if (in_fork_child())
 		return 0;
 	return crawlcheck_go_abi_version();
 }
 
-uint8_t *crawlcheck_call(const char *op, const uint8_t *req, size_t req_len, size_t *out_len) {
+CRAWLCHECK_API uint8_t *crawlcheck_call(const char *op, const uint8_t *req, size_t req_len, size_t *out_len) {
 	if (out_len == NULL)
 		return NULL;
 	if (in_fork_child()) {
@@ -58,9 +69,9 @@ uint8_t *crawlcheck_call(const char *op, const uint8_t *req, size_t req_len, siz
 	return crawlcheck_go_call((char *)op, (uint8_t *)req, req_len, out_len);
 }
 
-void crawlcheck_free(uint8_t *p) { free(p); }
+CRAWLCHECK_API void crawlcheck_free(uint8_t *p) { free(p); }
 
-uint8_t *crawlcheck_call_raw(const char *op, const uint8_t *req, size_t req_len, const uint8_t *att,
+CRAWLCHECK_API uint8_t *crawlcheck_call_raw(const char *op, const uint8_t *req, size_t req_len, const uint8_t *att,
                              size_t att_len, size_t *out_len) {
 	if (out_len == NULL)
 		return NULL;

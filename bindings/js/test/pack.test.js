@@ -1,25 +1,59 @@
 // `npm pack` gives a tarball that installs in an empty folder without the
-// network and works: the core loads from the crawlcheck.wasm inside it.
+// network and works: the core loads from the crawlcheck.wasm inside it. It
+// holds only what a user imports (src/, the wasm, the typings) and what must
+// travel with it (README, LICENSE, NOTICES.txt), within the size target of
+// docs/benchmarks.md, and its `exports` and types pass publint and
+// @arethetypeswrong/cli (both run offline from node_modules).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { writeFileSync, readdirSync } from "node:fs";
+import { writeFileSync, readdirSync, statSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { tempDir } from "./helpers.js";
 
 const PKG = fileURLToPath(new URL("..", import.meta.url));
 const npm = process.platform === "win32" ? "npm.cmd" : "npm";
+const bin = (name) => join(PKG, "node_modules", ".bin", name);
 
-test("npm pack installs offline in an empty folder and loads", (t) => {
+// The packed size target (issue 36): the wasm core gzipped is most of it.
+const PACKED_MAX = 1_500_000;
+
+/** Packs the package once into a temporary folder: the tarball's path. */
+function pack(t) {
   const out = tempDir(t);
   execFileSync(npm, ["pack", "--silent", "--pack-destination", out], { cwd: PKG, stdio: ["ignore", "pipe", "inherit"] });
   const tgz = readdirSync(out).find((f) => f.endsWith(".tgz"));
   assert.equal(tgz, "crawlcheck-sdk-2.0.0.tgz");
+  return { out, tgz: join(out, tgz) };
+}
+
+test("npm pack holds only what a user imports, within the size target, and passes publint and attw", (t) => {
+  const { out, tgz } = pack(t);
+  const size = statSync(tgz).size;
+  assert.ok(size <= PACKED_MAX, `packed ${size} bytes, over the ${PACKED_MAX}-byte target (docs/benchmarks.md)`);
+  const files = execFileSync("tar", ["-tzf", tgz], { encoding: "utf8" }).trim().split("\n").map((f) => f.replace(/^package\//, ""));
+  const stray = files.filter((f) => !/^(src\/[\w.-]+\.(js|d\.ts)|crawlcheck\.wasm|README\.md|LICENSE|NOTICES\.txt|package\.json)$/.test(f));
+  assert.deepEqual(stray, [], "files a user does not import");
+  for (const f of ["src/index.js", "src/index.d.ts", "src/browser.d.ts", "src/core.d.ts", "crawlcheck.wasm", "LICENSE", "NOTICES.txt"]) assert.ok(files.includes(f), `${f} is missing`);
+  execFileSync("tar", ["-xzf", tgz, "-C", out]);
+  assert.match(readFileSync(join(out, "package", "NOTICES.txt"), "utf8"), /^Third-party notices for crawlcheck\.wasm/);
+  assert.equal(JSON.parse(readFileSync(join(out, "package", "package.json"), "utf8")).license, "Apache-2.0");
+  // publint on the files as packed (--pack false: lint the folder as it is).
+  execFileSync(bin("publint"), [join(out, "package"), "--pack", "false", "--strict"], { stdio: ["ignore", "pipe", "inherit"] });
+  // attw: ESM only (no require() entry, by design); crawlcheck.wasm is a
+  // binary asset a loader reads, not a module with types.
+  execFileSync(bin("attw"), [tgz, "--profile", "esm-only", "--exclude-entrypoints", "./crawlcheck.wasm", "--format", "table-flipped"], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+});
+
+test("npm pack installs offline in an empty folder and loads", (t) => {
+  const { out, tgz } = pack(t);
   const app = join(out, "app");
   execFileSync("mkdir", [app]);
   writeFileSync(join(app, "package.json"), '{"name":"app","private":true,"type":"module"}');
-  execFileSync(npm, ["install", "--offline", "--no-audit", "--no-fund", "--silent", join(out, tgz)], { cwd: app, stdio: ["ignore", "inherit", "inherit"] });
+  execFileSync(npm, ["install", "--offline", "--no-audit", "--no-fund", "--silent", tgz], { cwd: app, stdio: ["ignore", "inherit", "inherit"] });
   writeFileSync(
     join(app, "main.js"),
     `import { load, withPreflight } from "@crawlcheck/sdk";

@@ -53,6 +53,46 @@ def test_missing_library_is_a_clear_error(tmp_path: Path) -> None:
     assert "LibraryError" in r.stderr and "the core library is missing" in r.stderr
 
 
+def _package_copy(tmp_path: Path, lib: bytes | None) -> Path:
+    """The installed package copied to tmp_path, its library left out (or
+    replaced by lib's bytes): a wheel of another platform, as this one sees it."""
+    pkg = Path(crawlcheck.__file__).resolve().parent
+    shutil.copytree(pkg, tmp_path / "crawlcheck", ignore=shutil.ignore_patterns("lib", "__pycache__"))
+    if lib is not None:
+        (tmp_path / "crawlcheck" / "lib").mkdir()
+        (tmp_path / "crawlcheck" / "lib" / _lib.LIB_NAME).write_bytes(lib)
+    return tmp_path
+
+
+def _run_copy(root: Path) -> "subprocess.CompletedProcess[str]":
+    e = {k: v for k, v in os.environ.items() if k not in ("CRAWLCHECK_LIB", "PYTHONPATH")}
+    code = "import crawlcheck; print(crawlcheck.__file__, flush=True); crawlcheck.version()"
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e, cwd=root, timeout=60)
+
+
+def test_no_library_for_this_platform_names_it(tmp_path: Path) -> None:
+    """No library in the package: the message names the platform, the file
+    looked for, and the platforms that have wheels."""
+    root = _package_copy(tmp_path, None)
+    r = _run_copy(root)
+    assert r.stdout.startswith(str(root)), r.stdout
+    assert r.returncode != 0 and "LibraryError" in r.stderr
+    assert f"no core library for this platform ({_lib.platform_name()})" in r.stderr
+    assert _lib.platform_name().split()[1].rstrip(",") == __import__("platform").machine()
+    assert f"looked for {root / 'crawlcheck' / 'lib' / _lib.LIB_NAME}" in r.stderr
+    assert "Windows amd64" in r.stderr and "CRAWLCHECK_LIB" in r.stderr
+
+
+def test_library_of_another_platform_names_this_one(tmp_path: Path) -> None:
+    """A library this system cannot load (another platform's bytes): the
+    message names this platform and where the wheels are built for."""
+    root = _package_copy(tmp_path, b"MZ\x90\x00 not a library for this system")
+    r = _run_copy(root)
+    assert r.returncode != 0 and "LibraryError" in r.stderr
+    assert f"on this platform ({_lib.platform_name()})" in r.stderr
+    assert "macOS arm64 and x86_64" in r.stderr
+
+
 @pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler to build a library of another ABI")
 def test_other_abi_is_a_clear_error(tmp_path: Path) -> None:
     src = tmp_path / "fake.c"

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import ctypes
 import os
+import platform
+import sys
 import threading
 from pathlib import Path
 from typing import Optional
@@ -28,7 +30,17 @@ SUPPORTED_ABI = (2,)
 #: The environment variable that names another library file to load.
 LIB_ENV = "CRAWLCHECK_LIB"
 
-LIB_NAME = "libcrawlcheck.so"
+#: The library's file name on each system: the wheel for a platform carries
+#: the one its system loads (``make wheels``, docs/release.md).
+LIB_NAMES = {"win32": "crawlcheck.dll", "darwin": "libcrawlcheck.dylib"}
+LIB_NAME = LIB_NAMES.get(sys.platform, "libcrawlcheck.so")
+
+#: The platforms a wheel with its own library is built for (``make wheels``).
+WHEEL_PLATFORMS = (
+    "Linux x86_64 and aarch64 (glibc 2.17+)",
+    "macOS arm64 and x86_64 (12+)",
+    "Windows amd64",
+)
 
 
 class LibraryError(CrawlcheckError, RuntimeError):
@@ -44,7 +56,11 @@ class Library:
         try:
             dll = ctypes.CDLL(path)
         except OSError as e:
-            raise LibraryError(f"crawlcheck: cannot load the core library {path}: {e}") from e
+            raise LibraryError(
+                f"crawlcheck: cannot load the core library {path} on this platform "
+                f"({platform_name()}): {e}. The wheel installed may be another platform's: "
+                f"wheels with a library are built for {'; '.join(WHEEL_PLATFORMS)}."
+            ) from e
         try:
             abi = dll.crawlcheck_abi_version
             call = dll.crawlcheck_call
@@ -120,12 +136,33 @@ _lock = threading.Lock()
 _loaded: Optional[Library] = None
 
 
+def platform_name() -> str:
+    """This platform as a person reads it: system, machine and C library, the
+    three things a wheel's library must match."""
+    system = {"win32": "Windows", "darwin": "macOS"}.get(sys.platform, platform.system() or sys.platform)
+    libc, ver = platform.libc_ver()
+    c = f", {libc} {ver}" if libc else ""
+    return f"{system} {platform.machine()}{c}"
+
+
 def default_path() -> str:
     """The library to load: $CRAWLCHECK_LIB, else the one bundled in the package."""
     env = os.environ.get(LIB_ENV)
     if env:
         return env
     return str(Path(__file__).resolve().parent / "lib" / LIB_NAME)
+
+
+def missing_message(path: str) -> str:
+    """What a person reads when no library is found: the platform, what was
+    looked for, and the ways out."""
+    if os.environ.get(LIB_ENV):
+        return f"crawlcheck: the core library is missing: {LIB_ENV} names {path}, which does not exist."
+    return (
+        f"crawlcheck: no core library for this platform ({platform_name()}): looked for "
+        f"{path}. Wheels with a library are built for {'; '.join(WHEEL_PLATFORMS)}; "
+        f"elsewhere build it from the source tree (`make cshared`) and set {LIB_ENV} to it."
+    )
 
 
 def library() -> Library:
@@ -138,10 +175,6 @@ def library() -> Library:
         if _loaded is None:
             path = default_path()
             if not os.path.exists(path):
-                raise LibraryError(
-                    f"crawlcheck: the core library is missing: {path} does not exist. "
-                    "The wheel bundles it (built by `make cshared`); from a source tree, "
-                    f"build it and set {LIB_ENV} to build/libcrawlcheck.so."
-                )
+                raise LibraryError(missing_message(path))
             _loaded = Library(path)
         return _loaded
