@@ -443,17 +443,20 @@ func (g *Gateway) judgeCall(frame []byte, env envelope, held bool) {
 }
 
 // toolName reads a tools/call's params.name strictly: params an object
-// with no member named twice, name a string.
+// with no member named twice, name a string. params lies in a frame
+// parseEnvelope validated, so it is walked once, as the envelope was.
 func toolName(params json.RawMessage) (string, bool) {
-	m, ok := strictMembers(params)
-	if !ok || m["name"] == nil {
+	var arr [4]member
+	ms, ok := topMembers(params, arr[:0])
+	if !ok {
 		return "", false
 	}
-	var name string
-	if json.Unmarshal(m["name"], &name) != nil {
-		return "", false
+	for _, m := range ms {
+		if string(m.key) == "name" {
+			return jsonString(m.val)
+		}
 	}
-	return name, true
+	return "", false
 }
 
 // watchChanges re-checks in the background on the server's list_changed,

@@ -358,6 +358,11 @@ func clip(b []byte) string {
 
 // idKey is an id's compact JSON text: 7 and "7" are different ids.
 func idKey(id json.RawMessage) string {
+	// An id as clients send it (a number, a string without blanks) is
+	// already compact: on a call's path it is not copied twice.
+	if bytes.IndexAny(id, " \t\r\n") < 0 {
+		return string(id)
+	}
 	var b bytes.Buffer
 	if json.Compact(&b, id) != nil {
 		return string(id)
@@ -368,8 +373,8 @@ func idKey(id json.RawMessage) string {
 // ours reports whether an id is one of the gateway's own: a string that
 // begins with the gateway's prefix, a random nonce the client is never told.
 func (g *Gateway) isOurs(id json.RawMessage) (string, bool) {
-	var s string
-	if len(id) == 0 || id[0] != '"' || json.Unmarshal(id, &s) != nil {
+	s, ok := jsonString(id)
+	if !ok {
 		return "", false
 	}
 	return s, strings.HasPrefix(s, g.idPrefix)
@@ -591,6 +596,10 @@ func (g *Gateway) fromServer(line []byte) {
 // them the model may be given (completeHandshake).
 func (g *Gateway) noteHandshakeAnswer(frame []byte, env envelope) (held bool) {
 	g.mu.Lock()
+	if len(g.pendingHS) == 0 { // every answer after the handshake's
+		g.mu.Unlock()
+		return false
+	}
 	hr, ok := g.pendingHS[idKey(env.id)]
 	if !ok {
 		g.mu.Unlock()
