@@ -56,14 +56,6 @@ func startChild(argv []string, stderr io.Writer) (*child, error) {
 	}
 	inR.Close()
 	outW.Close()
-	// The gateway's ends in blocking mode (Fd does that): a frame's read
-	// and write are then one system call each on a thread of their own,
-	// not a park in the runtime's poller and a wake through its scheduler,
-	// which on a call's round trip cost more than the frame's routing
-	// (docs/gateway.md, Speed). Closing stdin still ends the server's
-	// input; a read of stdout still ends when the server's side closes.
-	inW.Fd()
-	outR.Fd()
 	c := &child{cmd: cmd, stdin: inW, stdout: outR, exited: make(chan struct{})}
 	go func() {
 		err := cmd.Wait()
