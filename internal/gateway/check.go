@@ -76,7 +76,7 @@ func (g *Gateway) observe(ctx context.Context) (preflight.Observation, int64) {
 	cursor := ""
 	total := 0
 	for {
-		frame, fault := g.ask(ctx, "tools/list", cursor, hs.meta)
+		page, fault := g.ask(ctx, "tools/list", cursor, hs.meta)
 		if fault != "" {
 			obs.Failure = fault
 			if fault == preflight.FailureTooLarge {
@@ -86,7 +86,6 @@ func (g *Gateway) observe(ctx context.Context) (preflight.Observation, int64) {
 			}
 			return obs, seen
 		}
-		page := preflight.PageOf(frame)
 		if total += len(page); total > preflight.MaxListBytes {
 			obs.Failure, obs.FailureAt, obs.FailurePage = preflight.FaultPagesOverCap, preflight.AtToolsList, len(obs.Pages)+1
 			obs.Pages = nil
@@ -107,8 +106,9 @@ func (g *Gateway) observe(ctx context.Context) (preflight.Observation, int64) {
 }
 
 // ask sends one request of the gateway's own to the server (an id the
-// client cannot use) and waits for its answer: the frame, or the fault that
-// ended the wait (the Observation's codes).
+// client cannot use) and waits for its answer: its page (the result's
+// bytes, or the frame of an answer without one: preflight.PageOf's), or
+// the fault that ended the wait (the Observation's codes).
 func (g *Gateway) ask(ctx context.Context, method, cursor string, meta json.RawMessage) ([]byte, string) {
 	id := g.idPrefix + strconv.FormatInt(g.nextID.Add(1), 10)
 	params := map[string]any{}
@@ -375,6 +375,13 @@ func (g *Gateway) answerList(env envelope) {
 	}
 	rec, err := g.current(context.Background())
 	var b bytes.Buffer
+	if err == nil && rec.Handoff.Session == preflight.SessionProceed {
+		n := 64 + len(env.id)
+		for _, t := range rec.Handoff.Tools {
+			n += len(t.Tool) + 1
+		}
+		b.Grow(n) // one allocation for a 1,000-tool answer
+	}
 	b.WriteString(`{"jsonrpc":"2.0","id":`)
 	b.Write(env.id)
 	b.WriteString(`,"result":{"tools":[`)

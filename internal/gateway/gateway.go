@@ -299,11 +299,26 @@ func readBounded(path string, limit int64) ([]byte, error) {
 	if fi.Size() > limit {
 		return nil, fmt.Errorf("%s holds %d bytes, more than the %d read", path, fi.Size(), limit)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err == nil && int64(len(b)) > limit {
-		err = fmt.Errorf("%s grew past %d bytes while it was read", path, limit)
+	// Read into one buffer of the size the file said (a 1,000-tool
+	// lockfile is 1.25 MB: io.ReadAll grew and copied its buffer a dozen
+	// times on a session start's path), growing only if the file does.
+	b := make([]byte, 0, fi.Size()+512)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if int64(len(b)) > limit {
+			return nil, fmt.Errorf("%s grew past %d bytes while it was read", path, limit)
+		}
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	return b, err
 }
 
 // toClient writes one frame to the client, as it comes (no buffering).
@@ -549,8 +564,18 @@ func (g *Gateway) fromServer(line []byte) {
 			ch := g.ours[s]
 			g.mu.Unlock()
 			if ch != nil {
+				// What the gateway asks is tools/list: the page the core
+				// reads is the answer's result (or, for an answer without
+				// one, the frame), which parseEnvelope has just cut out of
+				// this validated frame, as preflight.PageOf would cut it
+				// again (the same one-pass walk, membersOfValid's): a
+				// 1,000-tool page is not scanned a fourth time.
+				page := line
+				if env.result != nil {
+					page = env.result
+				}
 				select {
-				case ch <- line:
+				case ch <- page:
 				default:
 				}
 			}
