@@ -35,6 +35,7 @@ func (g *Gateway) firstCheck() {
 // one refreshed check a refresh effect asks for; held is how long the
 // storm rule held a re-check back. Callers hold checkMu.
 func (g *Gateway) recheck(ctx context.Context, held time.Duration) {
+	listed := time.Now()
 	obs, seen := g.observe(ctx)
 	var recheck *preflight.Recheck
 	g.mu.Lock()
@@ -44,10 +45,59 @@ func (g *Gateway) recheck(ctx context.Context, held time.Duration) {
 	g.mu.Unlock()
 	rec, err := g.check(obs, false, recheck)
 	if err == nil && rec.Handoff.Session == preflight.SessionCheckAgain {
+		listed = time.Now()
 		obs, seen = g.observe(ctx)
 		rec, err = g.check(obs, true, nil)
 	}
-	g.adopt(rec, err, seen)
+	var fresh time.Time
+	if ttl := g.listTTL(obs); ttl > 0 {
+		fresh = listed.Add(ttl)
+	}
+	g.adopt(rec, err, seen, fresh)
+}
+
+// ttlVersion is the first protocol revision whose list results carry
+// ttlMs, the time the server says they stay fresh.
+const ttlVersion = "2026-07-28"
+
+// maxTTL bounds a ttlMs (a year): a larger one is a year.
+const maxTTL = 365 * 24 * time.Hour
+
+// listTTL is how long the listing obs stays fresh by the server's word, on
+// a session of the 2026-07-28 revision or later: the shortest ttlMs of its
+// pages (the revision's rule for a paged list). It is 0, no expiry, when
+// the listing failed, when any page has no ttlMs or one that is not a
+// non-negative integer, or when a page says 0 ("immediately stale"): the
+// gateway does not list before every call, and learns of changes from the
+// server's list_changed (docs/gateway.md, 2026-07-28 ttlMs).
+func (g *Gateway) listTTL(obs preflight.Observation) time.Duration {
+	if obs.Failure != "" || len(obs.Pages) == 0 || obs.ProtocolVersion < ttlVersion {
+		return 0
+	}
+	least := maxTTL
+	for _, page := range obs.Pages {
+		var arr [8]member
+		ms, ok := topMembers(page, arr[:0])
+		if !ok {
+			return 0
+		}
+		var ttl time.Duration = -1
+		for _, m := range ms {
+			if string(m.key) != "ttlMs" {
+				continue
+			}
+			n, err := strconv.ParseInt(string(m.val), 10, 64)
+			if err != nil || n < 0 {
+				return 0
+			}
+			ttl = time.Duration(min(n, maxTTL.Milliseconds())) * time.Millisecond
+		}
+		if ttl <= 0 {
+			return 0
+		}
+		least = min(least, ttl)
+	}
+	return least
 }
 
 // observe reads every tools/list page with the gateway's own requests,
@@ -173,12 +223,12 @@ func (g *Gateway) check(obs preflight.Observation, refreshed bool, recheck *pref
 
 // adopt makes rec the record the session follows, says its verdict, and
 // tells the client when what it may see changed.
-func (g *Gateway) adopt(rec preflight.Record, err error, seen int64) {
+func (g *Gateway) adopt(rec preflight.Record, err error, seen int64, fresh time.Time) {
 	g.mu.Lock()
 	first := g.rec == nil && g.recErr == nil
 	g.recErr = err
 	if err == nil {
-		g.rec, g.seen = &rec, seen
+		g.rec, g.seen, g.fresh = &rec, seen, fresh
 	}
 	vis := g.visibleLocked()
 	changed := !first && vis != g.visible
@@ -343,11 +393,12 @@ func (g *Gateway) current(ctx context.Context) (*preflight.Record, error) {
 }
 
 // stale reports whether the server announced a change the current record
-// does not cover.
+// does not cover, or the listing it judged is past the freshness the
+// server gave it (ttlMs).
 func (g *Gateway) stale() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.changes.Load() > g.seen
+	return g.changes.Load() > g.seen || !g.fresh.IsZero() && time.Now().After(g.fresh)
 }
 
 // ready reports, without waiting, whether a call can be judged now: the
@@ -393,7 +444,22 @@ func (g *Gateway) answerList(env envelope) {
 			b.WriteString(t.Tool)
 		}
 	}
-	b.WriteString(`]}}`)
+	b.WriteByte(']')
+	g.mu.Lock()
+	version, fresh := g.hs.version, g.fresh
+	g.mu.Unlock()
+	if version >= ttlVersion {
+		// The revision asks a server for cache hints on every list
+		// result: the answer is fresh while the listing it was judged
+		// from is (0, immediately stale, when the server gave no
+		// ttlMs), and private: it is this session's record's.
+		ttl := int64(0)
+		if !fresh.IsZero() {
+			ttl = max(0, time.Until(fresh).Milliseconds())
+		}
+		fmt.Fprintf(&b, `,"ttlMs":%d,"cacheScope":"private"`, ttl)
+	}
+	b.WriteString(`}}`)
 	g.toClient(b.Bytes())
 }
 

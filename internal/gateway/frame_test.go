@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/crawlcheck/verifier/internal/preflight"
 )
 
 // TestParseEnvelope: the one-walk envelope reads what the map-building
@@ -75,5 +78,37 @@ func BenchmarkRoute(b *testing.B) {
 		idKey(env.id)
 		env, _ = parseEnvelope(answer)
 		idKey(env.id)
+	}
+}
+
+// TestListTTL: the shortest ttlMs of a listing's pages, on a 2026-07-28
+// session only; none when a page has none, a bad one, or 0.
+func TestListTTL(t *testing.T) {
+	g := &Gateway{}
+	obs := func(version string, pages ...string) preflight.Observation {
+		o := preflight.Observation{ProtocolVersion: version}
+		for _, p := range pages {
+			o.Pages = append(o.Pages, []byte(p))
+		}
+		return o
+	}
+	for _, c := range []struct {
+		obs  preflight.Observation
+		want time.Duration
+	}{
+		{obs("2026-07-28", `{"tools":[],"ttlMs":300}`), 300 * time.Millisecond},
+		{obs("2026-07-28", `{"tools":[],"nextCursor":"2","ttlMs":900}`, `{"tools":[],"ttlMs":250}`), 250 * time.Millisecond},
+		{obs("2026-07-28", `{"tools":[],"ttlMs":900}`, `{"tools":[]}`), 0},
+		{obs("2026-07-28", `{"tools":[],"ttlMs":0}`), 0},
+		{obs("2026-07-28", `{"tools":[],"ttlMs":-5}`), 0},
+		{obs("2026-07-28", `{"tools":[],"ttlMs":1.5}`), 0},
+		{obs("2026-07-28", `{"tools":[],"ttlMs":"300"}`), 0},
+		{obs("2026-07-28", `{"tools":[],"ttlMs":99999999999999999}`), maxTTL},
+		{obs("2025-11-25", `{"tools":[],"ttlMs":300}`), 0},
+		{preflight.Observation{ProtocolVersion: "2026-07-28", Pages: [][]byte{[]byte(`{"tools":[],"ttlMs":300}`)}, Failure: preflight.FaultTimeout}, 0},
+	} {
+		if got := g.listTTL(c.obs); got != c.want {
+			t.Errorf("%s %q: %v, want %v", c.obs.ProtocolVersion, c.obs.Pages, got, c.want)
+		}
 	}
 }

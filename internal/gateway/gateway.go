@@ -113,6 +113,10 @@ type Gateway struct {
 	rec       *preflight.Record           // the newest record; nil before the first check
 	recErr    error                       // the newest check could not be made
 	seen      int64                       // list_changed notifications rec covers
+	// fresh is when the listing rec judged stops being fresh by the
+	// server's own word (a 2026-07-28 server's ttlMs): the first call or
+	// list after it waits for a re-check. Zero: no such word.
+	fresh time.Time
 	checked   chan struct{}               // closed at the first check's end
 	started   bool                        // the first check has begun
 	visible   string                      // what the client may see, for list_changed

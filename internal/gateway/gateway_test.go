@@ -788,3 +788,59 @@ func TestStorm(t *testing.T) {
 		t.Errorf("the call waited %v: it waited out the pace", d)
 	}
 }
+
+// TestTTLRecheck: a 2026-07-28 server that gives its list a ttlMs and
+// changes a description without announcing it (no listChanged): the first
+// call after the ttlMs has run out waits for a re-check, which withholds
+// the changed tool alone, and the client's tools/list carries the cache
+// hints the revision asks for. Without a ttlMs the same silent change is
+// not looked for (the gateway does not list before every call).
+func TestTTLRecheck(t *testing.T) {
+	for _, ttl := range []string{`"ttl_ms":400,`, ""} {
+		t.Run("scenario="+ttl, func(t *testing.T) {
+			e := newEnv(t, threeTools)
+			if err := os.WriteFile(e.scenario, []byte(`{"server":{"name":"shop","version":"1"},"list_changed":false,`+ttl+`"tools":`+threeTools+`}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s := e.connect(t, "", nil) // go-sdk's newest: server/discover, 2026-07-28
+			ctx, cancel := context.WithTimeout(context.Background(), deadline)
+			defer cancel()
+			res, err := s.ListTools(ctx, nil)
+			if err != nil || len(res.Tools) != 3 {
+				t.Fatalf("tools/list: %v %v", res, err)
+			}
+			if ttl != "" && (res.TTLMs <= 0 || res.TTLMs > 400 || res.CacheScope != "private") {
+				t.Errorf("the gateway's tools/list: ttlMs %d, cacheScope %q; want 1..400, private", res.TTLMs, res.CacheScope)
+			}
+			if ttl == "" && res.TTLMs != 0 {
+				t.Errorf("the gateway's tools/list: ttlMs %d without the server's; want 0", res.TTLMs)
+			}
+			if r, rpc := call(t, s, "t2"); rpc != nil || text(r) != "called t2" {
+				t.Fatalf("t2 before the change: %v %v", text(r), rpc)
+			}
+			e.mutate(t, strings.Replace(t2RugPull, `"notify":true`, `"notify":false`, 1))
+			time.Sleep(600 * time.Millisecond)
+			_, rpc := call(t, s, "t2")
+			if ttl == "" {
+				if rpc != nil {
+					t.Errorf("t2 refused without a ttlMs (nothing announced a change): %v", rpc)
+				}
+				if n := len(e.records(t)); n != 1 {
+					t.Errorf("%d records without a ttlMs, want 1", n)
+				}
+				return
+			}
+			if rpc == nil || rpc.Code != gateway.RefusedCode {
+				t.Fatalf("t2 after its ttlMs ran out and it changed: %v, want %d\nstderr:\n%s", rpc, gateway.RefusedCode, s.stderr.String())
+			}
+			if r, rpc := call(t, s, "t1"); rpc != nil || text(r) != "called t1" {
+				t.Errorf("t1: %v %v", text(r), rpc)
+			}
+			recs := e.records(t)
+			last := recs[len(recs)-1]
+			if len(recs) < 2 || last.Tools["t2"] == preflight.EffectProceed || last.Tools["t1"] != preflight.EffectProceed || last.Tools["t3"] != preflight.EffectProceed {
+				t.Errorf("%d records; the last's tools %v, want t2 alone not proceeding", len(recs), last.Tools)
+			}
+		})
+	}
+}
