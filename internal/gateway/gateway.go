@@ -116,11 +116,11 @@ type Gateway struct {
 	// fresh is when the listing rec judged stops being fresh by the
 	// server's own word (a 2026-07-28 server's ttlMs): the first call or
 	// list after it waits for a re-check. Zero: no such word.
-	fresh time.Time
-	checked   chan struct{}               // closed at the first check's end
-	started   bool                        // the first check has begun
-	visible   string                      // what the client may see, for list_changed
-	logLevel  string                      // the client's logging/setLevel; "" when it sent none
+	fresh     time.Time
+	checked   chan struct{} // closed at the first check's end
+	started   bool          // the first check has begun
+	visible   string        // what the client may see, for list_changed
+	logLevel  string        // the client's logging/setLevel; "" when it sent none
 	saidWould bool
 	prev      string // record_sha256 of the newest record (without a log)
 	exited    bool   // the server's stdout ended
