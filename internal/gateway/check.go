@@ -26,6 +26,7 @@ func (g *Gateway) firstCheck() {
 	g.started = true
 	g.mu.Unlock()
 	g.checkMu.Lock()
+	g.subscribe(context.Background())
 	g.recheck(context.Background(), 0)
 	g.checkMu.Unlock()
 	close(g.checked)
@@ -54,6 +55,104 @@ func (g *Gateway) recheck(ctx context.Context, held time.Duration) {
 		fresh = listed.Add(ttl)
 	}
 	g.adopt(rec, err, seen, fresh)
+}
+
+// subscribe opens the gateway's own subscriptions/listen for tool list
+// changes on a 2026-07-28 session whose server announces them, and waits
+// (within the check's deadline) for the server to acknowledge it before the
+// first listing. Over that revision a server announces a change only on the
+// subscriptions it holds: without one of its own the gateway would hear of
+// a change only if the client subscribed, and only after it did, and keep
+// judging calls by a list the server has changed. A server that answers the
+// request with an error, or never acknowledges, is said on stderr, and the
+// gateway goes on without (list_changed then comes only on the client's
+// subscription; ttlMs still applies).
+func (g *Gateway) subscribe(ctx context.Context) {
+	g.mu.Lock()
+	hs := g.hs
+	g.mu.Unlock()
+	if hs.version < ttlVersion || !announcesToolChanges(hs.result) {
+		return
+	}
+	id := g.idPrefix + "listen"
+	params := map[string]any{"notifications": map[string]any{"toolsListChanged": true}}
+	if hs.meta != nil {
+		params["_meta"] = hs.meta
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": params})
+	ch := make(chan []byte, 1)
+	g.mu.Lock()
+	g.listenID = id
+	g.ours[id] = ch
+	g.mu.Unlock()
+	defer func() {
+		// Its answer, when the server ends the subscription, is dropped.
+		g.mu.Lock()
+		delete(g.ours, id)
+		g.mu.Unlock()
+	}()
+	if g.toServer(body) != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
+	defer cancel()
+	select {
+	case <-g.listenAcked:
+	case page := <-ch:
+		g.say("the server did not open the gateway's subscriptions/listen (%s): its tool list changes reach the gateway only on the client's subscription", clip(page))
+	case <-g.exitedCh:
+	case <-ctx.Done():
+		g.say("the server did not acknowledge the gateway's subscriptions/listen within %s", g.cfg.Timeout)
+	}
+}
+
+// ownAck reports whether a notifications/subscriptions/acknowledged is for
+// the gateway's own subscription, and notes it: its _meta names the
+// gateway's request; or it names none and comes while the gateway waits
+// for its own, before the first check has begun to list (the client has
+// not had the handshake's answer then, so it cannot have subscribed).
+func (g *Gateway) ownAck(params json.RawMessage) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.listenID == "" {
+		return false
+	}
+	waiting := true
+	select {
+	case <-g.listenAcked:
+		waiting = false
+	default:
+	}
+	var named json.RawMessage
+	if m, ok := strictMembers(params); ok {
+		if meta, ok := strictMembers(m["_meta"]); ok {
+			named = meta["io.modelcontextprotocol/subscriptionId"]
+		}
+	}
+	if named != nil {
+		if s, ok := jsonString(named); !ok || s != g.listenID {
+			return false
+		}
+	} else if !waiting {
+		return false
+	}
+	if waiting {
+		close(g.listenAcked)
+	}
+	return true
+}
+
+// announcesToolChanges reports whether a server/discover answer declares
+// tools.listChanged.
+func announcesToolChanges(result json.RawMessage) bool {
+	var r struct {
+		Capabilities struct {
+			Tools struct {
+				ListChanged bool `json:"listChanged"`
+			} `json:"tools"`
+		} `json:"capabilities"`
+	}
+	return json.Unmarshal(result, &r) == nil && r.Capabilities.Tools.ListChanged
 }
 
 // ttlVersion is the first protocol revision whose list results carry

@@ -131,6 +131,11 @@ type Gateway struct {
 	// the client cancelled it (it is then dropped, never passed on).
 	held     map[string]bool
 	exitedCh chan struct{}
+	// listenID is the id of the gateway's own subscriptions/listen (a
+	// 2026-07-28 session), "" when it opened none; listenAcked is closed
+	// when the server acknowledges it.
+	listenID    string
+	listenAcked chan struct{}
 }
 
 // handshake is what the gateway saw of the session's handshake.
@@ -200,7 +205,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	g := &Gateway{
 		cfg: cfg, idPrefix: "crawlcheck-run-" + hex.EncodeToString(nonce[:]) + "-",
 		changed: make(chan struct{}, 1), pendingHS: map[string]handshakeRequest{}, ours: map[string]chan []byte{}, held: map[string]bool{},
-		checked: make(chan struct{}), exitedCh: make(chan struct{}),
+		checked: make(chan struct{}), exitedCh: make(chan struct{}), listenAcked: make(chan struct{}),
 	}
 	child, startErr := startChild(cfg.Command, cfg.Stderr)
 	p := <-ready
@@ -588,6 +593,8 @@ func (g *Gateway) fromServer(line []byte) {
 		if g.noteHandshakeAnswer(line, env) {
 			return // held for the check, and passed on after it
 		}
+	case env.notification() && env.method == "notifications/subscriptions/acknowledged" && g.ownAck(env.params):
+		return // the gateway's own subscription: the client asked for none
 	case env.notification() && env.method == "notifications/subscriptions/acknowledged":
 		// A 2026-07-28 server announces changes only to the subscriptions
 		// it holds: a change made between the gateway's first listing and

@@ -844,3 +844,44 @@ func TestTTLRecheck(t *testing.T) {
 		})
 	}
 }
+
+// TestOwnSubscription: over 2026-07-28 a server announces a change only on
+// the subscriptions/listen streams it holds. A client that opened none (the
+// go-sdk client opens one only with a ToolListChangedHandler) still has its
+// session re-checked on a rug pull: the gateway opened its own before its
+// first listing.
+func TestOwnSubscription(t *testing.T) {
+	e := newEnv(t, threeTools)
+	cmd, stderr := e.gatewayCmd("", e.server)
+	client := mcp.NewClient(&mcp.Implementation{Name: "gateway-test", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr.String())
+	}
+	defer cs.Close()
+	s := &session{ClientSession: cs, stderr: stderr}
+	if v := cs.InitializeResult().ProtocolVersion; v < "2026-07-28" {
+		t.Fatalf("protocol %s: the test needs a 2026-07-28 session", v)
+	}
+	if r, rpc := call(t, s, "t2"); rpc != nil || text(r) != "called t2" {
+		t.Fatalf("t2 before the change: %v %v", text(r), rpc)
+	}
+	e.mutate(t, t2RugPull)
+	for end := time.Now().Add(deadline); ; time.Sleep(50 * time.Millisecond) {
+		_, rpc := call(t, s, "t2")
+		if rpc != nil && rpc.Code == gateway.RefusedCode {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("t2 still callable after the server announced its change\nstderr:\n%s", stderr.String())
+		}
+	}
+	if r, rpc := call(t, s, "t1"); rpc != nil || text(r) != "called t1" {
+		t.Errorf("t1: %v %v", text(r), rpc)
+	}
+	if strings.Contains(stderr.String(), "subscriptions/listen") {
+		t.Errorf("stderr says the subscription failed:\n%s", stderr.String())
+	}
+}
