@@ -885,3 +885,32 @@ func TestOwnSubscription(t *testing.T) {
 		t.Errorf("stderr says the subscription failed:\n%s", stderr.String())
 	}
 }
+
+// TestWindowsCmdShim: on Windows, `crawlcheck run -- shim ARGS` finds
+// shim.cmd on PATH (exec.LookPath tries PATHEXT's extensions, as cmd.exe
+// and the clients' launchers do) and runs it, as `npx` is npx.cmd there.
+// It runs on Windows only; here `GOOS=windows go vet` compiles it.
+func TestWindowsCmdShim(t *testing.T) {
+	if runtime.GOOS != "windows" {
+		t.Skip("a .cmd shim is Windows's (docs/gateway.md, Windows)")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "shim.cmd"), []byte("@\""+mcpserver+".exe\" %*\r\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	e := newEnv(t, threeTools)
+	server := []string{"shim", "--scenario", e.scenario}
+	cli(t, "lock", "--server", strings.Join(server, " "), "-o", e.lock)
+	// No --log: the log's lock is flock, which Windows has not.
+	cmd := exec.Command(crawlcheck, append([]string{"run", "--lock", e.lock, "--"}, server...)...)
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	s := connectCmd(t, cmd, stderr, nil, "2025-11-25")
+	if got := names(t, s); !slices.Equal(got, []string{"t1", "t2", "t3"}) {
+		t.Errorf("tools through shim.cmd: %v\nstderr:\n%s", got, stderr.String())
+	}
+	if r, rpc := call(t, s, "t1"); rpc != nil || text(r) != "called t1" {
+		t.Errorf("t1 through shim.cmd: %v %v", text(r), rpc)
+	}
+}
