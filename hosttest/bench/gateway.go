@@ -124,8 +124,11 @@ func (e *tableEnv) gateway() ([]tableRow, error) {
 		limit        float64
 		server       []string
 	}{
+		// Issue 31, item 5: "session start (initialize + tools/list) ≤ 1.1×
+		// direct", whatever the server; the 1,000-tool target of 1.5× is
+		// the warm tools/list's (the row after these).
 		{"server-everything (node)", "≤ 1.1×", 1.1, []string{e.nodePath(), e.everything, "stdio"}},
-		{"1,000 tools (the scenario server)", "≤ 1.5×", 1.5, []string{e.server, "--scenario", sc}},
+		{"1,000 tools (the scenario server)", "≤ 1.1×", 1.1, []string{e.server, "--scenario", sc}},
 	}
 	for i, st := range starts {
 		lock, err := e.lock(fmt.Sprintf("gateway-start-%d", i), "-server", shellJoin(st.server), "-handshake", "initialize")
@@ -163,6 +166,17 @@ func (e *tableEnv) gateway() ([]tableRow, error) {
 		wr := float64(medianD(walls(ours))) / float64(max(medianD(walls(direct)), 1))
 		rows = append(rows, tableRow{what, cpuWall(ours), cpuWall(direct) + " direct; a bare relay " + fmt.Sprintf("%.2f×", rb),
 			fmt.Sprintf("%.2f× (wall %.2f×)", r, wr), st.target + " direct", metIf(r <= st.limit) + " (CPU)"})
+	}
+
+	// Issue 31, item 5: "a 1,000-tool tools/list ≤ 1.5× direct": the
+	// client's tools/list in a started session, which the gateway answers
+	// from the handoff it holds, against the server's own answer; the
+	// two sessions' lists interleaved, wall time from the request to the
+	// answer read.
+	if row, err := e.gatewayList(sc); err != nil {
+		return nil, err
+	} else {
+		rows = append(rows, row)
 	}
 
 	// Calls in warm sessions, interleaved; then the gateway's memory over
@@ -216,12 +230,22 @@ func (e *tableEnv) gateway() ([]tableRow, error) {
 		rows = append(rows, tableRow{fmt.Sprintf("`crawlcheck run` tools/call %s, warm session, stdio (%d calls each)", q.name, calls),
 			dur(g) + " wall", dur(d) + " direct; relay " + dur(b), fmt.Sprintf("%.2f× (wall)", r), fmt.Sprintf("≤ %.1f× direct", q.target), metIf(r <= q.target) + " (wall)"})
 	}
+	// The heap settles first: a call allocates little (4 small objects),
+	// so the gateway's resident set reaches the collector's steady state
+	// only after some 30,000 calls (14.6 MB at 3,000, 19.0 MB at 30,000,
+	// 18.9 MB at 150,000: docs/gateway.md), and "flat" is about what
+	// follows, a leak's growth, not that warm-up.
 	gwPid := peers["gateway"].cmd.Process.Pid
-	before := rssKB(gwPid)
-	more := 100000
+	more, warm := 100000, 30000
 	if os.Getenv("BENCH_QUICK") != "" {
-		more = 10000
+		more, warm = 10000, 3000
 	}
+	for range warm {
+		if _, err := peers["gateway"].request("tools/call", `{"name":"tool_00001","arguments":{"id":"a"}}`); err != nil {
+			return nil, err
+		}
+	}
+	before := rssKB(gwPid)
 	fmt.Fprintf(os.Stderr, "bench: gateway memory over %d calls\n", more)
 	for range more {
 		if _, err := peers["gateway"].request("tools/call", `{"name":"tool_00001","arguments":{"id":"a"}}`); err != nil {
@@ -230,7 +254,7 @@ func (e *tableEnv) gateway() ([]tableRow, error) {
 	}
 	after := rssKB(gwPid)
 	grew := float64(after-before) / float64(max(before, 1))
-	rows = append(rows, tableRow{fmt.Sprintf("`crawlcheck run` resident memory over %d calls", more), fmt.Sprintf("%d kB after", after), fmt.Sprintf("%d kB before", before),
+	rows = append(rows, tableRow{fmt.Sprintf("`crawlcheck run` resident memory over %d calls (after %d calls to settle)", more, warm), fmt.Sprintf("%d kB after", after), fmt.Sprintf("%d kB before", before),
 		fmt.Sprintf("%+.0f%%", 100*grew), "flat (≤ +10%)", metIf(grew <= 0.10)})
 	return rows, nil
 }
@@ -241,4 +265,48 @@ func (e *tableEnv) nodePath() string {
 		e.node, _ = exec.LookPath("node")
 	}
 	return e.node
+}
+
+// gatewayList is the 1,000-tool tools/list row: warm sessions through the
+// gateway, directly and through the relay, their lists interleaved.
+func (e *tableEnv) gatewayList(sc string) (tableRow, error) {
+	server := []string{e.server, "--scenario", sc}
+	lock, err := e.lock("gateway-list", "-server", shellJoin(server), "-handshake", "initialize")
+	if err != nil {
+		return tableRow{}, err
+	}
+	peers := map[string]*stdioPeer{}
+	for name, argv := range map[string][]string{"gateway": append([]string{e.cli, "run", "--lock", lock, "--"}, server...), "direct": server, "relay": append([]string{e.relay, "--"}, server...)} {
+		p, err := startPeer(argv)
+		if err != nil {
+			return tableRow{}, err
+		}
+		defer p.close()
+		if _, err := p.open(); err != nil {
+			return tableRow{}, err
+		}
+		peers[name] = p
+	}
+	fmt.Fprintln(os.Stderr, "bench: gateway tools/list, 1,000 tools, warm")
+	n := pairs(200)
+	lat := map[string][]time.Duration{}
+	order := []string{"gateway", "direct", "relay"}
+	for i := range n {
+		for k := range order {
+			name := order[(i+k)%len(order)]
+			start := time.Now()
+			list, err := peers[name].request("tools/list", `{}`)
+			if err != nil {
+				return tableRow{}, err
+			}
+			if !bytes.Contains(list, []byte(`"tool_01000"`)) && !bytes.Contains(list, []byte(`"tool_00999"`)) {
+				return tableRow{}, fmt.Errorf("%s tools/list: not the 1,000 tools: %.200s", name, list)
+			}
+			lat[name] = append(lat[name], time.Since(start))
+		}
+	}
+	g, d, b := medianD(lat["gateway"]), medianD(lat["direct"]), medianD(lat["relay"])
+	r := float64(g) / float64(max(d, 1))
+	return tableRow{fmt.Sprintf("`crawlcheck run` tools/list, 1,000 tools, warm session, answered from the gateway's handoff, stdio (p50 of %d each)", n),
+		dur(g) + " wall", dur(d) + " direct; relay " + dur(b), fmt.Sprintf("%.2f× (wall)", r), "≤ 1.5× direct", metIf(r <= 1.5) + " (wall)"}, nil
 }

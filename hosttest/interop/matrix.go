@@ -92,6 +92,7 @@ var Hosts = []Host{
 	{ID: "py-agents", Name: "Python `crawlcheck.openai_agents.with_continuity`", Versions: "openai-agents " + PyAgents + ", mcp " + PyMCP2, Hands: true, Venv: "py-mcp2", PyPI: []string{"openai-agents==" + PyAgents, "mcp==" + PyMCP2}},
 	{ID: "gateway-sdk1", Name: "Gateway `crawlcheck run` under the TS SDK 1.x client", Versions: "@modelcontextprotocol/sdk 1.32.2", Hands: true, NPM: []string{"@modelcontextprotocol/sdk@1.32.2"}, Gateway: true},
 	{ID: "gateway-sdk2", Name: "Gateway `crawlcheck run` under the TS client 2.x", Versions: "@modelcontextprotocol/client 2.4.0", Hands: true, NPM: []string{"@modelcontextprotocol/client@2.4.0"}, Gateway: true},
+	{ID: "gateway-py-mcp1", Name: "Gateway `crawlcheck run` under the Python client, mcp 1.x", Versions: "mcp " + PyMCP1, Hands: true, Venv: "py-mcp1", PyPI: []string{"mcp==" + PyMCP1}, Gateway: true},
 	{ID: "gateway-py-mcp2", Name: "Gateway `crawlcheck run` under the Python client, mcp 2.x", Versions: "mcp " + PyMCP2, Hands: true, Venv: "py-mcp2", PyPI: []string{"mcp==" + PyMCP2}, Gateway: true},
 	{ID: "py-crewai", Name: "Python `crawlcheck.crewai.mcp_tools`", Versions: "crewai-tools " + PyCrewAI + ", mcp " + PyMCP1, Hands: true, Venv: "py-mcp1", PyPI: []string{"crewai-tools==" + PyCrewAI, "mcp==" + PyMCP1}},
 }
@@ -133,7 +134,6 @@ func gatewayCannot() map[string]map[string]string {
 // not run yet: listed in docs/interop.md so nobody reads their absence as
 // a pass.
 var Pending = []string{
-	"The gateway (`crawlcheck run`) under the Python client on mcp 1.x (issue 31 names the Python client beside the TypeScript ones; the mcp 2.x row runs): not run yet.",
 	"Python `crawlcheck.crewai.with_continuity(MCPServerAdapter(...))`: the driver runs it (`bindings/python/tests/interop_driver.py`, host `py-crewai-adapter`), and every cell fails. MCPServerAdapter makes its handshake in its constructor, before the wrapper has the adapter, and neither mcp 1.x's `ClientSession` nor mcpadapt keeps the `initialize` answer: its records carry no handshake (no `handshake`, and `instructions` and `server_info` in `blind_parts`) where `crawlcheck check` saw it, so they are not byte-identical. `mcp_tools` (the `py-crewai` row, every transport) is the path that sees the handshake.",
 }
 

@@ -428,7 +428,7 @@ func hostRun(t *testing.T, c Cell, e *endpoint, lock, mode, logPath string) outc
 		return driverRun(t, node, []string{filepath.Join(root, "bindings", "js", "test", "interop", "driver.mjs")}, strings.TrimPrefix(c.Host.ID, "js-"), e, lock, mode, logPath)
 	case "gateway-sdk1", "gateway-sdk2":
 		return gatewayRun(t, []string{node, filepath.Join(root, "hosttest", "interop", "testdata", "gateway_client.mjs"), filepath.Join(root, "bindings", "js", "node_modules"), strings.TrimPrefix(c.Host.ID, "gateway-sdk")}, e, lock, mode, logPath)
-	case "gateway-py-mcp2":
+	case "gateway-py-mcp1", "gateway-py-mcp2":
 		return gatewayRun(t, []string{python(c.Host.Venv), filepath.Join(root, "hosttest", "interop", "testdata", "gateway_client.py")}, e, lock, mode, logPath)
 	default:
 		t.Fatalf("no driver for host %s", c.Host.ID)

@@ -26,6 +26,7 @@ func (g *Gateway) firstCheck() {
 	g.started = true
 	g.mu.Unlock()
 	g.checkMu.Lock()
+	g.subscribe(context.Background())
 	g.recheck(context.Background(), 0)
 	g.checkMu.Unlock()
 	close(g.checked)
@@ -35,6 +36,7 @@ func (g *Gateway) firstCheck() {
 // one refreshed check a refresh effect asks for; held is how long the
 // storm rule held a re-check back. Callers hold checkMu.
 func (g *Gateway) recheck(ctx context.Context, held time.Duration) {
+	listed := time.Now()
 	obs, seen := g.observe(ctx)
 	var recheck *preflight.Recheck
 	g.mu.Lock()
@@ -44,10 +46,157 @@ func (g *Gateway) recheck(ctx context.Context, held time.Duration) {
 	g.mu.Unlock()
 	rec, err := g.check(obs, false, recheck)
 	if err == nil && rec.Handoff.Session == preflight.SessionCheckAgain {
+		listed = time.Now()
 		obs, seen = g.observe(ctx)
 		rec, err = g.check(obs, true, nil)
 	}
-	g.adopt(rec, err, seen)
+	var fresh time.Time
+	if ttl := g.listTTL(obs); ttl > 0 {
+		fresh = listed.Add(ttl)
+	}
+	g.adopt(rec, err, seen, fresh)
+}
+
+// subscribe opens the gateway's own subscriptions/listen for tool list
+// changes on a 2026-07-28 session whose server announces them, and waits
+// (within the check's deadline) for the server to acknowledge it before the
+// first listing. Over that revision a server announces a change only on the
+// subscriptions it holds: without one of its own the gateway would hear of
+// a change only if the client subscribed, and only after it did, and keep
+// judging calls by a list the server has changed. A server that answers the
+// request with an error, or never acknowledges, is said on stderr, and the
+// gateway goes on without (list_changed then comes only on the client's
+// subscription; ttlMs still applies).
+func (g *Gateway) subscribe(ctx context.Context) {
+	g.mu.Lock()
+	hs := g.hs
+	g.mu.Unlock()
+	if hs.version < ttlVersion || !announcesToolChanges(hs.result) {
+		return
+	}
+	id := g.idPrefix + "listen"
+	params := map[string]any{"notifications": map[string]any{"toolsListChanged": true}}
+	if hs.meta != nil {
+		params["_meta"] = hs.meta
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": params})
+	ch := make(chan []byte, 1)
+	g.mu.Lock()
+	g.listenID = id
+	g.ours[id] = ch
+	g.mu.Unlock()
+	defer func() {
+		// Its answer, when the server ends the subscription, is dropped.
+		g.mu.Lock()
+		delete(g.ours, id)
+		g.mu.Unlock()
+	}()
+	if g.toServer(body) != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
+	defer cancel()
+	select {
+	case <-g.listenAcked:
+	case page := <-ch:
+		g.say("the server did not open the gateway's subscriptions/listen (%s): its tool list changes reach the gateway only on the client's subscription", clip(page))
+	case <-g.exitedCh:
+	case <-ctx.Done():
+		g.say("the server did not acknowledge the gateway's subscriptions/listen within %s", g.cfg.Timeout)
+	}
+}
+
+// ownAck reports whether a notifications/subscriptions/acknowledged is for
+// the gateway's own subscription, and notes it: its _meta names the
+// gateway's request; or it names none and comes while the gateway waits
+// for its own, before the first check has begun to list (the client has
+// not had the handshake's answer then, so it cannot have subscribed).
+func (g *Gateway) ownAck(params json.RawMessage) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.listenID == "" {
+		return false
+	}
+	waiting := true
+	select {
+	case <-g.listenAcked:
+		waiting = false
+	default:
+	}
+	var named json.RawMessage
+	if m, ok := strictMembers(params); ok {
+		if meta, ok := strictMembers(m["_meta"]); ok {
+			named = meta["io.modelcontextprotocol/subscriptionId"]
+		}
+	}
+	if named != nil {
+		if s, ok := jsonString(named); !ok || s != g.listenID {
+			return false
+		}
+	} else if !waiting {
+		return false
+	}
+	if waiting {
+		close(g.listenAcked)
+	}
+	return true
+}
+
+// announcesToolChanges reports whether a server/discover answer declares
+// tools.listChanged.
+func announcesToolChanges(result json.RawMessage) bool {
+	var r struct {
+		Capabilities struct {
+			Tools struct {
+				ListChanged bool `json:"listChanged"`
+			} `json:"tools"`
+		} `json:"capabilities"`
+	}
+	return json.Unmarshal(result, &r) == nil && r.Capabilities.Tools.ListChanged
+}
+
+// ttlVersion is the first protocol revision whose list results carry
+// ttlMs, the time the server says they stay fresh.
+const ttlVersion = "2026-07-28"
+
+// maxTTL bounds a ttlMs (a year): a larger one is a year.
+const maxTTL = 365 * 24 * time.Hour
+
+// listTTL is how long the listing obs stays fresh by the server's word, on
+// a session of the 2026-07-28 revision or later: the shortest ttlMs of its
+// pages (the revision's rule for a paged list). It is 0, no expiry, when
+// the listing failed, when any page has no ttlMs or one that is not a
+// non-negative integer, or when a page says 0 ("immediately stale"): the
+// gateway does not list before every call, and learns of changes from the
+// server's list_changed (docs/gateway.md, 2026-07-28 ttlMs).
+func (g *Gateway) listTTL(obs preflight.Observation) time.Duration {
+	if obs.Failure != "" || len(obs.Pages) == 0 || obs.ProtocolVersion < ttlVersion {
+		return 0
+	}
+	least := maxTTL
+	for _, page := range obs.Pages {
+		var arr [8]member
+		ms, ok := topMembers(page, arr[:0])
+		if !ok {
+			return 0
+		}
+		var ttl time.Duration = -1
+		for _, m := range ms {
+			if string(m.key) != "ttlMs" {
+				continue
+			}
+			n, err := strconv.ParseInt(string(m.val), 10, 64)
+			if err != nil || n < 0 {
+				return 0
+			}
+			ttl = time.Duration(min(n, maxTTL.Milliseconds())) * time.Millisecond
+		}
+		if ttl <= 0 {
+			return 0
+		}
+		least = min(least, ttl)
+	}
+	return least
 }
 
 // observe reads every tools/list page with the gateway's own requests,
@@ -76,7 +225,7 @@ func (g *Gateway) observe(ctx context.Context) (preflight.Observation, int64) {
 	cursor := ""
 	total := 0
 	for {
-		frame, fault := g.ask(ctx, "tools/list", cursor, hs.meta)
+		page, fault := g.ask(ctx, "tools/list", cursor, hs.meta)
 		if fault != "" {
 			obs.Failure = fault
 			if fault == preflight.FailureTooLarge {
@@ -86,7 +235,6 @@ func (g *Gateway) observe(ctx context.Context) (preflight.Observation, int64) {
 			}
 			return obs, seen
 		}
-		page := preflight.PageOf(frame)
 		if total += len(page); total > preflight.MaxListBytes {
 			obs.Failure, obs.FailureAt, obs.FailurePage = preflight.FaultPagesOverCap, preflight.AtToolsList, len(obs.Pages)+1
 			obs.Pages = nil
@@ -107,8 +255,9 @@ func (g *Gateway) observe(ctx context.Context) (preflight.Observation, int64) {
 }
 
 // ask sends one request of the gateway's own to the server (an id the
-// client cannot use) and waits for its answer: the frame, or the fault that
-// ended the wait (the Observation's codes).
+// client cannot use) and waits for its answer: its page (the result's
+// bytes, or the frame of an answer without one: preflight.PageOf's), or
+// the fault that ended the wait (the Observation's codes).
 func (g *Gateway) ask(ctx context.Context, method, cursor string, meta json.RawMessage) ([]byte, string) {
 	id := g.idPrefix + strconv.FormatInt(g.nextID.Add(1), 10)
 	params := map[string]any{}
@@ -173,12 +322,12 @@ func (g *Gateway) check(obs preflight.Observation, refreshed bool, recheck *pref
 
 // adopt makes rec the record the session follows, says its verdict, and
 // tells the client when what it may see changed.
-func (g *Gateway) adopt(rec preflight.Record, err error, seen int64) {
+func (g *Gateway) adopt(rec preflight.Record, err error, seen int64, fresh time.Time) {
 	g.mu.Lock()
 	first := g.rec == nil && g.recErr == nil
 	g.recErr = err
 	if err == nil {
-		g.rec, g.seen = &rec, seen
+		g.rec, g.seen, g.fresh = &rec, seen, fresh
 	}
 	vis := g.visibleLocked()
 	changed := !first && vis != g.visible
@@ -343,11 +492,12 @@ func (g *Gateway) current(ctx context.Context) (*preflight.Record, error) {
 }
 
 // stale reports whether the server announced a change the current record
-// does not cover.
+// does not cover, or the listing it judged is past the freshness the
+// server gave it (ttlMs).
 func (g *Gateway) stale() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.changes.Load() > g.seen
+	return g.changes.Load() > g.seen || !g.fresh.IsZero() && time.Now().After(g.fresh)
 }
 
 // ready reports, without waiting, whether a call can be judged now: the
@@ -375,6 +525,13 @@ func (g *Gateway) answerList(env envelope) {
 	}
 	rec, err := g.current(context.Background())
 	var b bytes.Buffer
+	if err == nil && rec.Handoff.Session == preflight.SessionProceed {
+		n := 64 + len(env.id)
+		for _, t := range rec.Handoff.Tools {
+			n += len(t.Tool) + 1
+		}
+		b.Grow(n) // one allocation for a 1,000-tool answer
+	}
 	b.WriteString(`{"jsonrpc":"2.0","id":`)
 	b.Write(env.id)
 	b.WriteString(`,"result":{"tools":[`)
@@ -386,7 +543,22 @@ func (g *Gateway) answerList(env envelope) {
 			b.WriteString(t.Tool)
 		}
 	}
-	b.WriteString(`]}}`)
+	b.WriteByte(']')
+	g.mu.Lock()
+	version, fresh := g.hs.version, g.fresh
+	g.mu.Unlock()
+	if version >= ttlVersion {
+		// The revision asks a server for cache hints on every list
+		// result: the answer is fresh while the listing it was judged
+		// from is (0, immediately stale, when the server gave no
+		// ttlMs), and private: it is this session's record's.
+		ttl := int64(0)
+		if !fresh.IsZero() {
+			ttl = max(0, time.Until(fresh).Milliseconds())
+		}
+		fmt.Fprintf(&b, `,"ttlMs":%d,"cacheScope":"private"`, ttl)
+	}
+	b.WriteString(`}}`)
 	g.toClient(b.Bytes())
 }
 
@@ -443,17 +615,20 @@ func (g *Gateway) judgeCall(frame []byte, env envelope, held bool) {
 }
 
 // toolName reads a tools/call's params.name strictly: params an object
-// with no member named twice, name a string.
+// with no member named twice, name a string. params lies in a frame
+// parseEnvelope validated, so it is walked once, as the envelope was.
 func toolName(params json.RawMessage) (string, bool) {
-	m, ok := strictMembers(params)
-	if !ok || m["name"] == nil {
+	var arr [4]member
+	ms, ok := topMembers(params, arr[:0])
+	if !ok {
 		return "", false
 	}
-	var name string
-	if json.Unmarshal(m["name"], &name) != nil {
-		return "", false
+	for _, m := range ms {
+		if string(m.key) == "name" {
+			return jsonString(m.val)
+		}
 	}
-	return name, true
+	return "", false
 }
 
 // watchChanges re-checks in the background on the server's list_changed,

@@ -88,7 +88,7 @@ func (c *child) signal(sig syscall.Signal) {
 		return
 	default:
 	}
-	if syscall.Kill(-c.cmd.Process.Pid, sig) != nil {
+	if signalGroup(c.cmd.Process.Pid, sig) != nil {
 		c.cmd.Process.Signal(sig)
 	}
 }

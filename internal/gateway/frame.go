@@ -42,25 +42,172 @@ var errNotMessage = errors.New("not a JSON-RPC message")
 // refused here, so that what the gateway routes and judges is what the
 // other side reads. Member names are matched exactly: "Method" is not
 // "method".
+//
+// It is on every frame's path both ways, so after the two validity scans
+// the envelope is one walk of the top-level members (topMembers), with no
+// map and no reflection: docs/gateway.md, Speed.
 func parseEnvelope(line []byte) (envelope, error) {
 	var env envelope
 	if !utf8.Valid(line) || !json.Valid(line) {
 		return env, errNotMessage
 	}
-	m, err := preflight.MembersOfValid(bytes.TrimSpace(line))
-	if err != nil {
+	var arr [8]member
+	ms, ok := topMembers(bytes.TrimSpace(line), arr[:0])
+	if !ok {
 		return env, errNotMessage
 	}
-	if v := m["method"]; v != nil {
-		if json.Unmarshal(v, &env.method) != nil || env.method == "" {
-			return env, errNotMessage
+	for _, m := range ms {
+		switch string(m.key) {
+		case "method":
+			s, ok := jsonString(m.val)
+			if !ok || s == "" {
+				return env, errNotMessage
+			}
+			env.method = s
+		case "id":
+			env.id = m.val
+		case "params":
+			env.params = m.val
+		case "result":
+			env.result = m.val
+		case "error":
+			env.err = m.val
 		}
 	}
-	env.id, env.params, env.result, env.err = m["id"], m["params"], m["result"], m["error"]
 	if env.method == "" && !hasID(env.id) && env.result == nil && env.err == nil {
 		return env, errNotMessage
 	}
 	return env, nil
+}
+
+// member is one member of a JSON object: its name as decoded and its
+// value's bytes as they lie in the object.
+type member struct{ key, val []byte }
+
+// topMembers splits the valid JSON object obj (the caller validated it)
+// into its members, appended to dst (a caller's array: no allocation for a
+// message's few members), refusing an object that names a member twice. A
+// name with an escape is decoded; any other is its bytes (obj is valid
+// UTF-8 and JSON, so they are the name). Names are compared pairwise up to
+// 16 members and through a map past that, so a line of many members costs
+// linear time.
+func topMembers(obj []byte, dst []member) ([]member, bool) {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return dst, false
+	}
+	if i = skipSpace(obj, i+1); i < len(obj) && obj[i] == '}' {
+		return dst, true
+	}
+	var seen map[string]struct{}
+	for i < len(obj) {
+		end := skipString(obj, i)
+		if end > len(obj) || obj[i] != '"' {
+			return dst, false
+		}
+		key := obj[i+1 : end-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			var k string
+			if json.Unmarshal(obj[i:end], &k) != nil {
+				return dst, false
+			}
+			key = []byte(k)
+		}
+		if i = skipSpace(obj, skipSpace(obj, end)+1); i >= len(obj) { // past the ':'
+			return dst, false
+		}
+		vend := skipValue(obj, i)
+		switch {
+		case seen != nil:
+			if _, dup := seen[string(key)]; dup {
+				return dst, false
+			}
+			seen[string(key)] = struct{}{}
+		case len(dst) < 16:
+			for _, m := range dst {
+				if bytes.Equal(m.key, key) {
+					return dst, false
+				}
+			}
+		default:
+			seen = make(map[string]struct{}, 2*len(dst))
+			for _, m := range dst {
+				seen[string(m.key)] = struct{}{}
+			}
+			if _, dup := seen[string(key)]; dup {
+				return dst, false
+			}
+			seen[string(key)] = struct{}{}
+		}
+		dst = append(dst, member{key, obj[i:vend]})
+		if i = skipSpace(obj, vend); i >= len(obj) || obj[i] != ',' {
+			break
+		}
+		i = skipSpace(obj, i+1)
+	}
+	return dst, true
+}
+
+// jsonString is the text of a JSON string value (one that came in a valid
+// frame): its bytes when it has no escape, else decoded.
+func jsonString(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(v, '\\') < 0 {
+		return string(v[1 : len(v)-1]), true
+	}
+	var s string
+	return s, json.Unmarshal(v, &s) == nil
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string that opens at b[i].
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b) + 1
+}
+
+// skipValue returns the index after the valid JSON value at b[i].
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return min(skipString(b, i), len(b))
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return len(b)
+	}
+	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
+		i++
+	}
+	return i
 }
 
 // strictMembers returns an object's members, refusing one named twice

@@ -113,10 +113,14 @@ type Gateway struct {
 	rec       *preflight.Record           // the newest record; nil before the first check
 	recErr    error                       // the newest check could not be made
 	seen      int64                       // list_changed notifications rec covers
-	checked   chan struct{}               // closed at the first check's end
-	started   bool                        // the first check has begun
-	visible   string                      // what the client may see, for list_changed
-	logLevel  string                      // the client's logging/setLevel; "" when it sent none
+	// fresh is when the listing rec judged stops being fresh by the
+	// server's own word (a 2026-07-28 server's ttlMs): the first call or
+	// list after it waits for a re-check. Zero: no such word.
+	fresh     time.Time
+	checked   chan struct{} // closed at the first check's end
+	started   bool          // the first check has begun
+	visible   string        // what the client may see, for list_changed
+	logLevel  string        // the client's logging/setLevel; "" when it sent none
 	saidWould bool
 	prev      string // record_sha256 of the newest record (without a log)
 	exited    bool   // the server's stdout ended
@@ -127,6 +131,11 @@ type Gateway struct {
 	// the client cancelled it (it is then dropped, never passed on).
 	held     map[string]bool
 	exitedCh chan struct{}
+	// listenID is the id of the gateway's own subscriptions/listen (a
+	// 2026-07-28 session), "" when it opened none; listenAcked is closed
+	// when the server acknowledges it.
+	listenID    string
+	listenAcked chan struct{}
 }
 
 // handshake is what the gateway saw of the session's handshake.
@@ -196,7 +205,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	g := &Gateway{
 		cfg: cfg, idPrefix: "crawlcheck-run-" + hex.EncodeToString(nonce[:]) + "-",
 		changed: make(chan struct{}, 1), pendingHS: map[string]handshakeRequest{}, ours: map[string]chan []byte{}, held: map[string]bool{},
-		checked: make(chan struct{}), exitedCh: make(chan struct{}),
+		checked: make(chan struct{}), exitedCh: make(chan struct{}), listenAcked: make(chan struct{}),
 	}
 	child, startErr := startChild(cfg.Command, cfg.Stderr)
 	p := <-ready
@@ -299,11 +308,26 @@ func readBounded(path string, limit int64) ([]byte, error) {
 	if fi.Size() > limit {
 		return nil, fmt.Errorf("%s holds %d bytes, more than the %d read", path, fi.Size(), limit)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err == nil && int64(len(b)) > limit {
-		err = fmt.Errorf("%s grew past %d bytes while it was read", path, limit)
+	// Read into one buffer of the size the file said (a 1,000-tool
+	// lockfile is 1.25 MB: io.ReadAll grew and copied its buffer a dozen
+	// times on a session start's path), growing only if the file does.
+	b := make([]byte, 0, fi.Size()+512)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if int64(len(b)) > limit {
+			return nil, fmt.Errorf("%s grew past %d bytes while it was read", path, limit)
+		}
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	return b, err
 }
 
 // toClient writes one frame to the client, as it comes (no buffering).
@@ -358,6 +382,11 @@ func clip(b []byte) string {
 
 // idKey is an id's compact JSON text: 7 and "7" are different ids.
 func idKey(id json.RawMessage) string {
+	// An id as clients send it (a number, a string without blanks) is
+	// already compact: on a call's path it is not copied twice.
+	if bytes.IndexAny(id, " \t\r\n") < 0 {
+		return string(id)
+	}
 	var b bytes.Buffer
 	if json.Compact(&b, id) != nil {
 		return string(id)
@@ -368,8 +397,8 @@ func idKey(id json.RawMessage) string {
 // ours reports whether an id is one of the gateway's own: a string that
 // begins with the gateway's prefix, a random nonce the client is never told.
 func (g *Gateway) isOurs(id json.RawMessage) (string, bool) {
-	var s string
-	if len(id) == 0 || id[0] != '"' || json.Unmarshal(id, &s) != nil {
+	s, ok := jsonString(id)
+	if !ok {
 		return "", false
 	}
 	return s, strings.HasPrefix(s, g.idPrefix)
@@ -544,8 +573,18 @@ func (g *Gateway) fromServer(line []byte) {
 			ch := g.ours[s]
 			g.mu.Unlock()
 			if ch != nil {
+				// What the gateway asks is tools/list: the page the core
+				// reads is the answer's result (or, for an answer without
+				// one, the frame), which parseEnvelope has just cut out of
+				// this validated frame, as preflight.PageOf would cut it
+				// again (the same one-pass walk, membersOfValid's): a
+				// 1,000-tool page is not scanned a fourth time.
+				page := line
+				if env.result != nil {
+					page = env.result
+				}
 				select {
-				case ch <- line:
+				case ch <- page:
 				default:
 				}
 			}
@@ -554,6 +593,8 @@ func (g *Gateway) fromServer(line []byte) {
 		if g.noteHandshakeAnswer(line, env) {
 			return // held for the check, and passed on after it
 		}
+	case env.notification() && env.method == "notifications/subscriptions/acknowledged" && g.ownAck(env.params):
+		return // the gateway's own subscription: the client asked for none
 	case env.notification() && env.method == "notifications/subscriptions/acknowledged":
 		// A 2026-07-28 server announces changes only to the subscriptions
 		// it holds: a change made between the gateway's first listing and
@@ -591,6 +632,10 @@ func (g *Gateway) fromServer(line []byte) {
 // them the model may be given (completeHandshake).
 func (g *Gateway) noteHandshakeAnswer(frame []byte, env envelope) (held bool) {
 	g.mu.Lock()
+	if len(g.pendingHS) == 0 { // every answer after the handshake's
+		g.mu.Unlock()
+		return false
+	}
 	hr, ok := g.pendingHS[idKey(env.id)]
 	if !ok {
 		g.mu.Unlock()

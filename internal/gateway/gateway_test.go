@@ -788,3 +788,129 @@ func TestStorm(t *testing.T) {
 		t.Errorf("the call waited %v: it waited out the pace", d)
 	}
 }
+
+// TestTTLRecheck: a 2026-07-28 server that gives its list a ttlMs and
+// changes a description without announcing it (no listChanged): the first
+// call after the ttlMs has run out waits for a re-check, which withholds
+// the changed tool alone, and the client's tools/list carries the cache
+// hints the revision asks for. Without a ttlMs the same silent change is
+// not looked for (the gateway does not list before every call).
+func TestTTLRecheck(t *testing.T) {
+	for _, ttl := range []string{`"ttl_ms":400,`, ""} {
+		t.Run("scenario="+ttl, func(t *testing.T) {
+			e := newEnv(t, threeTools)
+			if err := os.WriteFile(e.scenario, []byte(`{"server":{"name":"shop","version":"1"},"list_changed":false,`+ttl+`"tools":`+threeTools+`}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s := e.connect(t, "", nil) // go-sdk's newest: server/discover, 2026-07-28
+			ctx, cancel := context.WithTimeout(context.Background(), deadline)
+			defer cancel()
+			res, err := s.ListTools(ctx, nil)
+			if err != nil || len(res.Tools) != 3 {
+				t.Fatalf("tools/list: %v %v", res, err)
+			}
+			if ttl != "" && (res.TTLMs <= 0 || res.TTLMs > 400 || res.CacheScope != "private") {
+				t.Errorf("the gateway's tools/list: ttlMs %d, cacheScope %q; want 1..400, private", res.TTLMs, res.CacheScope)
+			}
+			if ttl == "" && res.TTLMs != 0 {
+				t.Errorf("the gateway's tools/list: ttlMs %d without the server's; want 0", res.TTLMs)
+			}
+			if r, rpc := call(t, s, "t2"); rpc != nil || text(r) != "called t2" {
+				t.Fatalf("t2 before the change: %v %v", text(r), rpc)
+			}
+			e.mutate(t, strings.Replace(t2RugPull, `"notify":true`, `"notify":false`, 1))
+			time.Sleep(600 * time.Millisecond)
+			_, rpc := call(t, s, "t2")
+			if ttl == "" {
+				if rpc != nil {
+					t.Errorf("t2 refused without a ttlMs (nothing announced a change): %v", rpc)
+				}
+				if n := len(e.records(t)); n != 1 {
+					t.Errorf("%d records without a ttlMs, want 1", n)
+				}
+				return
+			}
+			if rpc == nil || rpc.Code != gateway.RefusedCode {
+				t.Fatalf("t2 after its ttlMs ran out and it changed: %v, want %d\nstderr:\n%s", rpc, gateway.RefusedCode, s.stderr.String())
+			}
+			if r, rpc := call(t, s, "t1"); rpc != nil || text(r) != "called t1" {
+				t.Errorf("t1: %v %v", text(r), rpc)
+			}
+			recs := e.records(t)
+			last := recs[len(recs)-1]
+			if len(recs) < 2 || last.Tools["t2"] == preflight.EffectProceed || last.Tools["t1"] != preflight.EffectProceed || last.Tools["t3"] != preflight.EffectProceed {
+				t.Errorf("%d records; the last's tools %v, want t2 alone not proceeding", len(recs), last.Tools)
+			}
+		})
+	}
+}
+
+// TestOwnSubscription: over 2026-07-28 a server announces a change only on
+// the subscriptions/listen streams it holds. A client that opened none (the
+// go-sdk client opens one only with a ToolListChangedHandler) still has its
+// session re-checked on a rug pull: the gateway opened its own before its
+// first listing.
+func TestOwnSubscription(t *testing.T) {
+	e := newEnv(t, threeTools)
+	cmd, stderr := e.gatewayCmd("", e.server)
+	client := mcp.NewClient(&mcp.Implementation{Name: "gateway-test", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr.String())
+	}
+	defer cs.Close()
+	s := &session{ClientSession: cs, stderr: stderr}
+	if v := cs.InitializeResult().ProtocolVersion; v < "2026-07-28" {
+		t.Fatalf("protocol %s: the test needs a 2026-07-28 session", v)
+	}
+	if r, rpc := call(t, s, "t2"); rpc != nil || text(r) != "called t2" {
+		t.Fatalf("t2 before the change: %v %v", text(r), rpc)
+	}
+	e.mutate(t, t2RugPull)
+	for end := time.Now().Add(deadline); ; time.Sleep(50 * time.Millisecond) {
+		_, rpc := call(t, s, "t2")
+		if rpc != nil && rpc.Code == gateway.RefusedCode {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("t2 still callable after the server announced its change\nstderr:\n%s", stderr.String())
+		}
+	}
+	if r, rpc := call(t, s, "t1"); rpc != nil || text(r) != "called t1" {
+		t.Errorf("t1: %v %v", text(r), rpc)
+	}
+	if strings.Contains(stderr.String(), "subscriptions/listen") {
+		t.Errorf("stderr says the subscription failed:\n%s", stderr.String())
+	}
+}
+
+// TestWindowsCmdShim: on Windows, `crawlcheck run -- shim ARGS` finds
+// shim.cmd on PATH (exec.LookPath tries PATHEXT's extensions, as cmd.exe
+// and the clients' launchers do) and runs it, as `npx` is npx.cmd there.
+// It runs on Windows only; here `GOOS=windows go vet` compiles it.
+func TestWindowsCmdShim(t *testing.T) {
+	if runtime.GOOS != "windows" {
+		t.Skip("a .cmd shim is Windows's (docs/gateway.md, Windows)")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "shim.cmd"), []byte("@\""+mcpserver+".exe\" %*\r\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	e := newEnv(t, threeTools)
+	server := []string{"shim", "--scenario", e.scenario}
+	cli(t, "lock", "--server", strings.Join(server, " "), "-o", e.lock)
+	// No --log: the log's lock is flock, which Windows has not.
+	cmd := exec.Command(crawlcheck, append([]string{"run", "--lock", e.lock, "--"}, server...)...)
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	s := connectCmd(t, cmd, stderr, nil, "2025-11-25")
+	if got := names(t, s); !slices.Equal(got, []string{"t1", "t2", "t3"}) {
+		t.Errorf("tools through shim.cmd: %v\nstderr:\n%s", got, stderr.String())
+	}
+	if r, rpc := call(t, s, "t1"); rpc != nil || text(r) != "called t1" {
+		t.Errorf("t1 through shim.cmd: %v %v", text(r), rpc)
+	}
+}

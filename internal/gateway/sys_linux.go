@@ -9,3 +9,6 @@ import "syscall"
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
+
+// signalGroup sends sig to the process group pid leads.
+func signalGroup(pid int, sig syscall.Signal) error { return syscall.Kill(-pid, sig) }

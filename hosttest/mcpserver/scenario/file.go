@@ -51,6 +51,12 @@ type File struct {
 	// mutation's notification is only sent when it is true.
 	ListChanged *bool `json:"list_changed,omitempty"`
 
+	// TTLMs, when set, ends every tools/list page the scenario writes with
+	// "ttlMs": TTLMs and "cacheScope": "private", the cache hints of the
+	// 2026-07-28 revision (a result is fresh for ttlMs milliseconds after
+	// it was received). Older clients ignore the two members.
+	TTLMs *int64 `json:"ttl_ms,omitempty"`
+
 	// PageSize is the number of tools per tools/list page; 0 serves the
 	// whole list in one page.
 	PageSize int `json:"page_size,omitempty"`

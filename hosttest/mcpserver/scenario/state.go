@@ -73,6 +73,9 @@ func (s *State) Page(cursor string, hasCursor bool) (result []byte, last bool, r
 		c, _ := json.Marshal(next)
 		b.Write(c)
 	}
+	if s.file.TTLMs != nil {
+		fmt.Fprintf(&b, `,"ttlMs":%d,"cacheScope":"private"`, *s.file.TTLMs)
+	}
 	b.WriteByte('}')
 	return b.Bytes(), last, nil
 }
