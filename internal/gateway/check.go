@@ -207,7 +207,8 @@ func (g *Gateway) observe(ctx context.Context) (preflight.Observation, int64) {
 	g.mu.Lock()
 	hs := g.hs
 	g.mu.Unlock()
-	obs := preflight.Observation{Endpoint: g.endpoint, Handshake: hs.method, ProtocolVersion: hs.version, HandshakeResult: hs.result, ClientCapabilities: hs.caps}
+	obs := preflight.Observation{Endpoint: g.endpoint, Handshake: hs.method, ProtocolVersion: hs.version, HandshakeResult: hs.result, ClientCapabilities: hs.caps,
+		StrayLines: int(g.skipped.Load())}
 	if m, ok := strictMembers(hs.result); ok {
 		switch hs.method {
 		case "initialize":
@@ -333,10 +334,6 @@ func (g *Gateway) adopt(rec preflight.Record, err error, seen int64, fresh time.
 	changed := !first && vis != g.visible
 	g.visible = vis
 	level := g.logLevel
-	sayWould := false
-	if err == nil && rec.Mode == "observe" && !g.saidWould && wouldWithhold(rec) {
-		g.saidWould, sayWould = true, true
-	}
 	g.mu.Unlock()
 	if err != nil {
 		line := "the check could not be made, every tool is withheld: " + textsafe.Escape(err.Error())
@@ -346,8 +343,11 @@ func (g *Gateway) adopt(rec preflight.Record, err error, seen int64, fresh time.
 		line, severity := g.verdict(rec)
 		g.say("%s", line)
 		g.logNotify(level, severity, line)
-		if sayWould {
-			g.say("observe mode: nothing is withheld, but the policy would have withheld (%s): %s", textsafe.Escape(rec.Would.Effect), g.wouldText(rec))
+		// Observe mode says once, in the core's words (the refusal op's
+		// would), what enforce would have refused, as every SDK and the CLI
+		// do: again only when what it would refuse changes.
+		if text, ok := g.would.Next(rec); ok {
+			g.tell(text)
 		}
 	}
 	if changed {
@@ -366,36 +366,6 @@ func (g *Gateway) visibleLocked() string {
 		b.WriteByte(0)
 	}
 	return b.String()
-}
-
-func wouldWithhold(rec preflight.Record) bool {
-	if rec.Would == nil {
-		return false
-	}
-	if rec.Would.Effect != preflight.EffectProceed && rec.Would.Effect != preflight.EffectProceedRecorded {
-		return true
-	}
-	for _, e := range rec.Would.Tools {
-		if e != preflight.EffectProceed && e != preflight.EffectProceedRecorded {
-			return true
-		}
-	}
-	return false
-}
-
-// wouldText names the tools enforce would have withheld, escaped.
-func (g *Gateway) wouldText(rec preflight.Record) string {
-	var names []string
-	for name, e := range rec.Would.Tools {
-		if e != preflight.EffectProceed && e != preflight.EffectProceedRecorded {
-			names = append(names, textsafe.Escape(name)+" ("+textsafe.Escape(e)+")")
-		}
-	}
-	slices.Sort(names)
-	if len(names) == 0 {
-		return "the session (record " + rec.RecordSHA256 + ")"
-	}
-	return strings.Join(names, ", ") + " (record " + rec.RecordSHA256 + ")"
 }
 
 // verdict is a record's one line: its effect, what was handed over, and

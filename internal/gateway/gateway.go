@@ -92,9 +92,9 @@ type Gateway struct {
 	inBuf  []byte     // the frame being written to the server (inMu)
 	errMu  sync.Mutex // one line at a time to stderr
 
-	// skipped counts server stdout lines that were not JSON-RPC messages,
-	// or longer than the cap (dropped, said on stderr; the session goes
-	// on): the number a record's fact of skipped lines will carry.
+	// skipped counts server stdout lines that were no JSON-RPC message
+	// (their first byte after blanks neither '{' nor '['; dropped, said on
+	// stderr, the session goes on): each record's observed.stray_lines.
 	skipped atomic.Int64
 
 	// changes counts the server's list_changed notifications (and a
@@ -116,14 +116,14 @@ type Gateway struct {
 	// fresh is when the listing rec judged stops being fresh by the
 	// server's own word (a 2026-07-28 server's ttlMs): the first call or
 	// list after it waits for a re-check. Zero: no such word.
-	fresh     time.Time
-	checked   chan struct{} // closed at the first check's end
-	started   bool          // the first check has begun
-	visible   string        // what the client may see, for list_changed
-	logLevel  string        // the client's logging/setLevel; "" when it sent none
-	saidWould bool
-	prev      string // record_sha256 of the newest record (without a log)
-	exited    bool   // the server's stdout ended
+	fresh    time.Time
+	checked  chan struct{}       // closed at the first check's end
+	started  bool                // the first check has begun
+	visible  string              // what the client may see, for list_changed
+	logLevel string              // the client's logging/setLevel; "" when it sent none
+	would    preflight.WouldOnce // observe mode's notice, told once per would
+	prev     string              // record_sha256 of the newest record (without a log)
+	exited   bool                // the server's stdout ended
 	// initialized: the client sent notifications/initialized;
 	// ownInitialized: the gateway sent the server its own.
 	initialized, ownInitialized bool
@@ -368,6 +368,14 @@ func (g *Gateway) say(format string, args ...any) {
 	io.WriteString(g.cfg.Stderr, "crawlcheck run: "+line+"\n")
 }
 
+// tell writes a line the core worded (already escaped and prefixed
+// "crawlcheck: ") to stderr, on one line.
+func (g *Gateway) tell(text string) {
+	g.errMu.Lock()
+	defer g.errMu.Unlock()
+	io.WriteString(g.cfg.Stderr, strings.ReplaceAll(text, "\n", " ")+"\n")
+}
+
 // clip is a server's line shown safely, at most 200 bytes of it.
 func clip(b []byte) string {
 	if len(b) > 200 {
@@ -534,22 +542,31 @@ func (g *Gateway) serverLoop() {
 			return
 		}
 		if tooLong {
-			g.skipped.Add(1)
 			g.say("a line of the server's stdout longer than %d bytes was dropped", g.cfg.MaxLine)
-			g.mu.Lock()
-			for _, ch := range g.ours {
-				select {
-				case ch <- nil: // the answer the gateway waits for may be the one cut off
-				default:
-				}
-			}
-			g.mu.Unlock()
+			g.toListings(nil) // the answer the gateway waits for may be the one cut off
 			continue
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
 		g.fromServer(line)
+	}
+}
+
+// toListings hands frame (nil: a line cut off at the cap) to the gateway's
+// tools/list requests in flight, as their answer: a frame whose id cannot
+// be read is the answer the listing waits for, if any is.
+func (g *Gateway) toListings(frame []byte) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for id, ch := range g.ours {
+		if id == g.listenID {
+			continue
+		}
+		select {
+		case ch <- frame:
+		default:
+		}
 	}
 }
 
@@ -560,6 +577,16 @@ func (g *Gateway) fromServer(line []byte) {
 		t := bytes.TrimSpace(line)
 		if len(t) > 0 && t[0] == '[' {
 			g.toClient(line) // a batch: the client's to read
+			return
+		}
+		if len(t) > 0 && t[0] == '{' {
+			// A message that does not parse: not a stray line but a
+			// malformed one (docs/mcpserver.md, Stray lines). Over stdio it
+			// names no id the gateway can trust, so, as the Go capture does,
+			// it is the answer to the gateway's listing in flight, which the
+			// core then reports as response_malformed.
+			g.say("a line of the server's stdout that looks like a JSON-RPC message does not parse: %s", clip(line))
+			g.toListings(line)
 			return
 		}
 		n := g.skipped.Add(1)

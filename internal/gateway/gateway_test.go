@@ -350,7 +350,7 @@ func TestChangedDescription(t *testing.T) {
 		if r, rpc := call(t, s, "t2"); rpc != nil || text(r) != "called t2" {
 			t.Errorf("t2 in observe: %v %v", text(r), rpc)
 		}
-		if n := strings.Count(s.stderr.String(), "would have withheld"); n != 1 {
+		if n := strings.Count(s.stderr.String(), "crawlcheck: observe mode let this through; enforce would have: tool \"t2\" withheld (pause_tool)"); n != 1 {
 			t.Errorf("observe said %d times what it would have withheld:\n%s", n, s.stderr.String())
 		}
 		recs := e.records(t)
@@ -426,6 +426,11 @@ func TestNonJSONLine(t *testing.T) {
 	out := stderr.String()
 	if !strings.Contains(out, "not a JSON-RPC message was dropped (1 so far): starting up \\u{1B}[31mred") {
 		t.Errorf("stderr does not say the line, escaped:\n%q", out)
+	}
+	// The record counts it, as the CLI's and the SDKs' do (issue 34, item 9).
+	recs := e.records(t)
+	if raw := string(recs[len(recs)-1].Raw); !strings.Contains(raw, `"stray_lines":1`) {
+		t.Errorf("the record does not count the stray line:\n%s", raw)
 	}
 }
 
