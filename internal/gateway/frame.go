@@ -8,6 +8,7 @@ import (
 	"io"
 	"unicode/utf8"
 
+	"github.com/crawlcheck/verifier/internal/jsonframe"
 	"github.com/crawlcheck/verifier/internal/preflight"
 )
 
@@ -92,16 +93,16 @@ type member struct{ key, val []byte }
 // 16 members and through a map past that, so a line of many members costs
 // linear time.
 func topMembers(obj []byte, dst []member) ([]member, bool) {
-	i := skipSpace(obj, 0)
+	i := jsonframe.SkipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return dst, false
 	}
-	if i = skipSpace(obj, i+1); i < len(obj) && obj[i] == '}' {
+	if i = jsonframe.SkipSpace(obj, i+1); i < len(obj) && obj[i] == '}' {
 		return dst, true
 	}
 	var seen map[string]struct{}
 	for i < len(obj) {
-		end := skipString(obj, i)
+		end := jsonframe.SkipValidString(obj, i)
 		if end > len(obj) || obj[i] != '"' {
 			return dst, false
 		}
@@ -113,10 +114,10 @@ func topMembers(obj []byte, dst []member) ([]member, bool) {
 			}
 			key = []byte(k)
 		}
-		if i = skipSpace(obj, skipSpace(obj, end)+1); i >= len(obj) { // past the ':'
+		if i = jsonframe.SkipSpace(obj, jsonframe.SkipSpace(obj, end)+1); i >= len(obj) { // past the ':'
 			return dst, false
 		}
-		vend := skipValue(obj, i)
+		vend := jsonframe.SkipValidValue(obj, i)
 		switch {
 		case seen != nil:
 			if _, dup := seen[string(key)]; dup {
@@ -140,10 +141,10 @@ func topMembers(obj []byte, dst []member) ([]member, bool) {
 			seen[string(key)] = struct{}{}
 		}
 		dst = append(dst, member{key, obj[i:vend]})
-		if i = skipSpace(obj, vend); i >= len(obj) || obj[i] != ',' {
+		if i = jsonframe.SkipSpace(obj, vend); i >= len(obj) || obj[i] != ',' {
 			break
 		}
-		i = skipSpace(obj, i+1)
+		i = jsonframe.SkipSpace(obj, i+1)
 	}
 	return dst, true
 }
@@ -159,55 +160,6 @@ func jsonString(v []byte) (string, bool) {
 	}
 	var s string
 	return s, json.Unmarshal(v, &s) == nil
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string that opens at b[i].
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(b) + 1
-}
-
-// skipValue returns the index after the valid JSON value at b[i].
-func skipValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return min(skipString(b, i), len(b))
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return len(b)
-	}
-	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
-		i++
-	}
-	return i
 }
 
 // strictMembers returns an object's members, refusing one named twice

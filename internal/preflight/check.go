@@ -12,6 +12,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core/timefmt"
 	"github.com/crawlcheck/verifier/internal/corecall"
+	"github.com/crawlcheck/verifier/internal/jsonframe"
 )
 
 // Settings are the inputs of a continuity check that come from the
@@ -246,7 +247,7 @@ func handedTools(arr []byte) ([]HandedTool, error) {
 	}
 	out := []HandedTool{}
 	for i := 1; i < len(arr) && arr[i] != ']'; {
-		end := skipJSONValue(arr, i)
+		end := jsonframe.SkipValidValue(arr, i)
 		m, err := membersOfValid(arr[i:end])
 		if err != nil {
 			return nil, err

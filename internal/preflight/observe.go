@@ -11,6 +11,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core"
 	"github.com/crawlcheck/verifier/internal/corecall"
+	"github.com/crawlcheck/verifier/internal/jsonframe"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -404,32 +405,32 @@ func (t *Transport) handshakeFacts(cs *mcp.ClientSession) Observation {
 // with an escape or a byte outside printable ASCII is decoded by
 // encoding/json, as members decodes it. The values alias obj.
 func membersOfValid(obj []byte) (map[string]json.RawMessage, error) {
-	i := skipSpace(obj, 0)
+	i := jsonframe.SkipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return nil, errors.New("not a JSON object")
 	}
 	out := map[string]json.RawMessage{}
-	if i = skipSpace(obj, i+1); i < len(obj) && obj[i] == '}' {
+	if i = jsonframe.SkipSpace(obj, i+1); i < len(obj) && obj[i] == '}' {
 		return out, nil
 	}
 	for i < len(obj) {
-		end := skipString(obj, i)
+		end := jsonframe.SkipValidString(obj, i)
 		key, err := keyText(obj[i:end])
 		if err != nil {
 			return nil, err
 		}
-		if i = skipSpace(obj, skipSpace(obj, end)+1); i >= len(obj) { // past the ':'
+		if i = jsonframe.SkipSpace(obj, jsonframe.SkipSpace(obj, end)+1); i >= len(obj) { // past the ':'
 			return nil, errors.New("a member without a value")
 		}
-		vend := skipJSONValue(obj, i)
+		vend := jsonframe.SkipValidValue(obj, i)
 		if _, dup := out[key]; dup {
 			return nil, fmt.Errorf("duplicate key %q", key)
 		}
 		out[key] = json.RawMessage(obj[i:vend])
-		if i = skipSpace(obj, vend); i >= len(obj) || obj[i] != ',' {
+		if i = jsonframe.SkipSpace(obj, vend); i >= len(obj) || obj[i] != ',' {
 			break
 		}
-		i = skipSpace(obj, i+1)
+		i = jsonframe.SkipSpace(obj, i+1)
 	}
 	return out, nil
 }
@@ -446,55 +447,6 @@ func keyText(quoted []byte) (string, error) {
 		}
 	}
 	return string(quoted[1 : len(quoted)-1]), nil
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string that opens at b[i].
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(b)
-}
-
-// skipJSONValue returns the index after the valid JSON value at b[i].
-func skipJSONValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return len(b)
-	}
-	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
-		i++
-	}
-	return i
 }
 
 // members returns the members of a JSON object as verbatim bytes. An object
