@@ -268,11 +268,14 @@ bench-js: wasm
 ## load: crawlcheck-issuer under 64 clients for 60 s of POST lock/check on a
 ## 100-tool list, one instance on SQLite and two on one PostgreSQL 15, then
 ## kill -9 of one of the two mid-load (hosttest/issuerload); writes the issuer
-## section of docs/benchmarks.md. Not part of make test.
+## section of docs/benchmarks.md; then the same service under attack beside
+## honest traffic (attack-issuer: 40 slow bodies, 40,000-tool lockfiles,
+## endless pages). Not part of make test.
 load: postgres
 	@mkdir -p $(BUILD)
 	$(GO) build -o $(BUILD)/crawlcheck-issuer ./cmd/crawlcheck-issuer
 	$(GO) run ./hosttest/issuerload -bin $(BUILD)/crawlcheck-issuer -o docs/benchmarks.md
+	$(MAKE) attack-issuer
 
 ## golden: regenerate testdata/ deliberately; read the diff before committing.
 golden:

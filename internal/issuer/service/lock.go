@@ -76,7 +76,8 @@ func (s *Service) lockByTools(w http.ResponseWriter, r *http.Request) {
 	// Signing tools sent is limited per client like a live reading (its
 	// own budget): a lockfile is stored and logged forever, and a refused
 	// one still costs its body's reading.
-	if !s.limit(w, "lock "+clientOf(r), s.cfg.RatePerSecond, s.cfg.RateBurst, "too many lockfiles signed for this client") {
+	if !s.limit(w, "lock "+clientOf(r), s.cfg.RatePerSecond, s.cfg.RateBurst, "too many lockfiles signed for this client") ||
+		!s.tenantLimit(w, "lock ", who, "too many lockfiles signed for this tenant") {
 		return
 	}
 	s.lockBody(w, r)

@@ -83,3 +83,54 @@ func TestRateLimitKeys(t *testing.T) {
 		from(fmt.Sprintf("10.%d.%d.1:1", i/256, i%256))
 	}
 }
+
+// TestRateLimitByTenant (issue 37, F11: limits keyed by tenant too): a
+// tenant's live readings share one budget from whatever network they come,
+// where an anonymous client would have one per /24; another tenant keeps
+// its own.
+func TestRateLimitByTenant(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now().UTC()
+	if _, err := keys.Init(filepath.Join(dir, "keys"), "issuer.test", now.Add(-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	live, err := keys.Open(filepath.Join(dir, "keys"), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.OpenSQLite(context.Background(), filepath.Join(dir, "issuer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const other = service.TenantTokenPrefix + "globex.b3RoZXItc2VjcmV0"
+	svc, err := service.New(context.Background(), service.Config{Keys: live, Store: st, Fetch: fetch.New(fetch.Policy{}),
+		Logger: log.New(io.Discard, "", 0), RatePerSecond: 0.0001, RateBurst: 1, TenantTokens: tenantHashes(testTenantToken, other)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := svc.Handler()
+	// A reading of an ftp URL is refused (403) after the limits, with
+	// nothing dialled: 403 is a reading allowed, 429 one refused.
+	from := func(addr, token string) int {
+		r := httptest.NewRequest("GET", "/api/v1/mcp/lock?url=ftp://example.com/", nil)
+		r.RemoteAddr = addr
+		r.Header.Set("Authorization", "Bearer "+token)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Code
+	}
+	for _, c := range []struct {
+		addr, token string
+		want        int
+	}{
+		{"192.0.2.1:4000", testTenantToken, http.StatusForbidden},
+		{"198.51.100.1:4000", testTenantToken, http.StatusTooManyRequests}, // another /24, the same tenant
+		{"[2001:db8:9::1]:4000", testTenantToken, http.StatusTooManyRequests},
+		{"203.0.113.1:4000", other, http.StatusForbidden}, // another tenant
+	} {
+		if got := from(c.addr, c.token); got != c.want {
+			t.Errorf("%s as %.12s…: %d, want %d", c.addr, c.token, got, c.want)
+		}
+	}
+}

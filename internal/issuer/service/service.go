@@ -636,9 +636,23 @@ func (q request) lockURL() string {
 
 // allow applies the per-client rate limit of the endpoints that read a
 // live server; the client is the remote address's /24 or /64 (clientOf; a
-// proxy in front should limit by its own client).
-func (s *Service) allow(w http.ResponseWriter, r *http.Request) bool {
-	return s.limit(w, clientOf(r), s.cfg.RatePerSecond, s.cfg.RateBurst, "too many readings of live servers from this client")
+// proxy in front should limit by its own client), and a tenant is limited
+// as one client wherever it sends from (tenantLimit).
+func (s *Service) allow(w http.ResponseWriter, r *http.Request, who principal) bool {
+	return s.limit(w, clientOf(r), s.cfg.RatePerSecond, s.cfg.RateBurst, "too many readings of live servers from this client") &&
+		s.tenantLimit(w, "read ", who, "too many readings of live servers for this tenant")
+}
+
+// tenantLimit applies a rate limit of kind (a key prefix) to a tenant's
+// token as well as to its address (issue 37: limits keyed by /24, /64 and
+// by tenant), so that a tenant spreading its requests over many networks
+// still has one budget. The operator and anonymous clients have their
+// address's alone.
+func (s *Service) tenantLimit(w http.ResponseWriter, kind string, who principal, what string) bool {
+	if !strings.HasPrefix(string(who), "tenant:") {
+		return true
+	}
+	return s.limit(w, kind+string(who), s.cfg.RatePerSecond, s.cfg.RateBurst, what)
 }
 
 // limit answers 429 (Retry-After: 1) and false when key is over its rate;
@@ -656,7 +670,7 @@ func (s *Service) limit(w http.ResponseWriter, key string, perSecond float64, bu
 // endpoint answers 403 and false.
 func (s *Service) read(w http.ResponseWriter, r *http.Request, url string) (fetch.Reading, bool) {
 	who, ok := s.principalOf(w, r)
-	if !ok || !s.allow(w, r) {
+	if !ok || !s.allow(w, r, who) {
 		return fetch.Reading{}, false
 	}
 	done, ok := s.startReading(w, clientOf(r))
