@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { spawn, execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join, normalize } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadVectors } from "./vectors.js";
@@ -79,9 +79,16 @@ test("a real browser loads the package without a bundler and gives every vector'
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   t.after(() => server.close());
   const url = `http://127.0.0.1:${server.address().port}/`;
-  const profile = tempDir(t);
+  // The profile is removed only once the browser has exited: Chromium
+  // writes to it until it does, and a removal racing it fails the test.
+  const profile = tempDir();
   const browser = spawn(chromium, ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", `--user-data-dir=${profile}`, url], { stdio: "ignore" });
-  t.after(() => browser.kill("SIGKILL"));
+  const exited = new Promise((r) => browser.once("exit", r));
+  t.after(async () => {
+    browser.kill("SIGKILL");
+    await exited;
+    rmSync(profile, { recursive: true, force: true });
+  });
   const got = await Promise.race([result, new Promise((_, reject) => setTimeout(() => reject(new Error("no result from the browser in 120 s")), 120000))]);
   assert.equal(got.error, undefined, got.error);
   assert.equal(got.wasi, "shim");
