@@ -436,8 +436,12 @@ func opEndpoint(r req.Obj) (canon.Value, error) {
 		rd.Fail(cerr.New(cerr.BadRequest, "give one of %s, %s and %s", rd.Field("url"), rd.Field("command"), rd.Field("endpoint")))
 	case rd.Has("url"):
 		ep = rd.Str("url", true)
-		if !rd.Failed() && !endpoint.IsHTTP(ep) {
+		switch {
+		case rd.Failed():
+		case !endpoint.IsHTTP(ep):
 			rd.Fail(cerr.New(cerr.BadRequest, "%s must be an http or https URL with a host, got %s", rd.Field("url"), canon.Str(clipText(ep))))
+		case endpoint.CheckHost(ep) != nil:
+			rd.Fail(cerr.New(cerr.BadRequest, "%s %s %v", rd.Field("url"), canon.Str(clipText(ep)), endpoint.CheckHost(ep)))
 		}
 	case rd.Has("command"):
 		argv = rd.Strings("command")
@@ -463,10 +467,10 @@ func opEndpoint(r req.Obj) (canon.Value, error) {
 	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
-	// The endpoint a record or lockfile writes hides what looks like a
-	// credential (endpoint.Redact); the url or argv a host reaches the
-	// server by is as given or as written.
-	return endpointAnswer(endpoint.Redact(ep), ep, argv), nil
+	// The endpoint a record or lockfile writes is its canonical form, with
+	// what looks like a credential hidden (endpoint.Canonical); the url or
+	// argv a host reaches the server by is as given or as written.
+	return endpointAnswer(endpoint.Canonical(ep), ep, argv), nil
 }
 
 // endpointAnswer is {endpoint, url, command}: the endpoint as a record

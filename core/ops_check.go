@@ -86,8 +86,14 @@ func serverOf(rd *req.Reader) lock.Server {
 		return s
 	}
 	sr := o.Read()
-	// A lockfile never pins a credential in clear (endpoint.Redact).
-	s.URL = endpoint.Redact(sr.Str("url", false))
+	// A lockfile pins the canonical form of its endpoint, never a
+	// credential in clear (endpoint.Canonical), and no host that has
+	// none (endpoint.CheckHost).
+	url := sr.Str("url", false)
+	if err := endpoint.CheckHost(url); err != nil {
+		sr.Fail(cerr.New(cerr.BadRequest, "%s %s %v", sr.Field("url"), canon.Str(clipText(url)), err))
+	}
+	s.URL = endpoint.Canonical(url)
 	s.ProtocolVersion = sr.Str("protocol_version", false)
 	if sr.Has("info") && !sr.Failed() {
 		if s.Info = sr.Value("info"); s.Info.Kind() != canon.Object {
@@ -556,7 +562,11 @@ func observedSource(rd *req.Reader) (src *req.Reader, srv approvedSource) {
 	case o.HandshakeErr != nil:
 		rd.Fail(cerr.New(cerr.BadRequest, "%s.handshake_result could not be read (%s): a lockfile pins what the handshake said, or is made without it", ob.Path, o.HandshakeErr))
 	}
-	srv.Server = lock.Server{URL: endpoint.Redact(o.Endpoint), ProtocolVersion: o.ProtocolVersion}
+	if err := endpoint.CheckHost(o.Endpoint); err != nil {
+		rd.Fail(cerr.New(cerr.BadRequest, "%s.endpoint %s %v", ob.Path, canon.Str(clipText(o.Endpoint)), err))
+		return rd, srv
+	}
+	srv.Server = lock.Server{URL: endpoint.Canonical(o.Endpoint), ProtocolVersion: o.ProtocolVersion}
 	srv.Server.ClientCapabilities = o.ClientCapabilities
 	if o.ServerInfo.Kind() == canon.Object {
 		srv.Info = o.ServerInfo

@@ -427,6 +427,7 @@ func opVectors(t testing.TB) []opVector {
 	vs = append(vs, correctionVectors(t)...)
 	vs = append(vs, instructionsVectors(t)...)
 	vs = append(vs, newUserVectors(t)...)
+	vs = append(vs, endpointVectors(t)...)
 	return append(vs, exampleVectors(t)...)
 }
 

@@ -1525,13 +1525,17 @@ export interface Ops {
   correctionsApply(request: CorrectionsApplyRequest): CorrectionsApplyResult;
   /**
    * How an endpoint is written into a record, and read back. Given `url` or `command`: the endpoint
-   * string a record carries, an http(s) URL as given, or `stdio:` and the command line, each
-   * argument left bare when made only of ASCII letters, digits and `@%+=:,./-_` and otherwise
-   * single-quoted with each `'` written `'"'"'` (Python's `shlex.quote`), `argv0` as typed. Given a
-   * written `endpoint` (a lockfile's `server.url`, or `stdio:` and a command line a person typed):
-   * its URL, or its argv split as a POSIX shell splits words without expansion (the inverse of that
-   * quoting), so every host starts the same program; one that is neither, or names no command, is
-   * `bad_request`. Throws CoreError with the core's code.
+   * string a record carries, an http(s) URL in its canonical form (scheme and host lower-cased,
+   * `:443`/`:80` dropped for https/http, an empty path made `/`, path and query kept byte for byte,
+   * fragment dropped; a host that is not ASCII is `bad_request`: write its punycode form), or
+   * `stdio:` and the command line, each argument left bare when made only of ASCII letters, digits
+   * and `@%+=:,./-_` and otherwise single-quoted with each `'` written `'"'"'` (Python's
+   * `shlex.quote`), `argv0` as typed. Given a written `endpoint` (a lockfile's `server.url`, or
+   * `stdio:` and a command line a person typed): its URL, or its argv split as a POSIX shell splits
+   * words without expansion (the inverse of that quoting), so every host starts the same program;
+   * one that is neither, or names no command, is `bad_request`. Every endpoint written hides a
+   * credential's value as `REDACTED`; `url` is the URL as given (what a host connects to). Throws
+   * CoreError with the core's code.
    */
   endpoint(request?: EndpointRequest): EndpointResult;
   /**

@@ -408,8 +408,10 @@ func (c *check) judgeServer() {
 	default:
 		c.identity = IdentityMismatch
 		c.add(policy.ServerIdentityMismatch, "", "", "", canon.Obj(
-			canon.M("approved", canon.Str(endpoint.Redact(c.base.URL))),
-			canon.M("observed", canon.Str(endpoint.Redact(obs))),
+			// The forms compared (endpoint.Same), so that a refusal's
+			// "approved X, answering Y" shows why they differ.
+			canon.M("approved", canon.Str(endpoint.Canonical(c.base.URL))),
+			canon.M("observed", canon.Str(endpoint.Canonical(obs))),
 		))
 	}
 }

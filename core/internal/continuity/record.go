@@ -112,10 +112,12 @@ func (c *check) record(d policy.Decision) canon.Value {
 	)
 
 	server := canon.Obj(
-		// A record never repeats a credential an endpoint carries, even
-		// one an older lockfile pins in clear (endpoint.Redact).
-		canon.M("approved_url", optStr(endpoint.Redact(c.base.URL))),
-		canon.M("observed_url", optStr(endpoint.Redact(in.Observed.Endpoint))),
+		// The canonical forms identity compared: a record never repeats
+		// a credential an endpoint carries, even one an older lockfile
+		// pins in clear, nor a spelling identity ignored
+		// (endpoint.Canonical).
+		canon.M("approved_url", optStr(endpoint.Canonical(c.base.URL))),
+		canon.M("observed_url", optStr(endpoint.Canonical(in.Observed.Endpoint))),
 		canon.M("identity", canon.Str(c.identity)),
 		canon.M("protocol_version", optStr(in.Observed.ProtocolVersion)),
 		canon.M("handshake", optStr(in.Observed.Handshake)),

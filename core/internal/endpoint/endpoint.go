@@ -2,18 +2,26 @@
 // that answered.
 //
 // An endpoint is an http(s) URL or "stdio:<command line>". Two endpoints are
-// the same server when their normal forms are equal: for a URL the scheme and
-// host lowercased, a default port dropped, an empty path made "/", the
-// fragment dropped, and everything else (user info, path, query) kept byte
-// for byte; for stdio the command line with surrounding white space trimmed.
-// Anything more lenient (following redirects, resolving hosts, unescaping
-// paths) would let another server pass as the approved one.
+// the same server when their canonical forms (Canonical) are equal: every
+// credential hidden, then for a URL the scheme and host lowercased (ASCII
+// only), a default port dropped, an empty path made "/", the fragment
+// dropped, and everything else (user info, path, query) kept byte for byte;
+// for stdio the command line with surrounding white space trimmed. A
+// lockfile pins that form, so one a team shares says the same server
+// however each person typed its URL (issue 32, item 4). Anything more
+// lenient (following redirects, resolving hosts, so localhost against
+// 127.0.0.1; unescaping paths; a trailing slash dropped) would let another
+// server pass as the approved one. A host that is not ASCII is not
+// canonical (CheckHost): its ASCII (punycode) form is the one written.
 //
 // The normal form is computed here rather than with net/url, which would
 // re-escape paths (and cost the wasm module a quarter of a megabyte).
 package endpoint
 
-import "strings"
+import (
+	"errors"
+	"strings"
+)
 
 // Normalize returns the normal form of an endpoint, or the trimmed input when
 // it is neither a URL with a host nor a stdio endpoint.
@@ -50,7 +58,60 @@ func Normalize(s string) string {
 	if !strings.HasPrefix(tail, "/") {
 		tail = "/" + tail
 	}
-	return scheme + "://" + userinfo + strings.ToLower(host) + tail
+	return scheme + "://" + userinfo + asciiLower(host) + tail
+}
+
+// Canonical is the form of an endpoint a lockfile pins, a record writes and
+// identity compares: credentials hidden (Redact), then the normal form
+// (Normalize). Both sides of a comparison are made canonical, so a
+// lockfile written before it pinned this form (HTTPS://Example.COM:443/mcp)
+// still names the same server.
+func Canonical(s string) string { return Normalize(Redact(s)) }
+
+// asciiLower lowercases ASCII letters only: a byte outside ASCII is kept
+// as it is, so that the form never depends on a Unicode version's case
+// tables.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// errHostNotASCII is CheckHost's refusal.
+var errHostNotASCII = errors.New("has a host that is not ASCII: write its ASCII (punycode, xn--…) form, the one a lockfile pins")
+
+// CheckHost refuses an http(s) URL whose host is not ASCII or is
+// percent-encoded (outside an IPv6 literal's brackets). Such a host has a
+// canonical form only through IDNA's mapping tables, which the core does
+// not carry: they would weigh on the wasm module every binding loads, and
+// tie a pinned form to the Unicode version of a dependency, so that an
+// upgrade could turn a lockfile's server into another. The person locking
+// writes the ASCII form once (a browser's address bar or idn2 shows it).
+// Anything that is not an http(s) URL passes.
+func CheckHost(s string) error {
+	scheme, rest, ok := strings.Cut(strings.TrimSpace(s), "://")
+	if scheme = asciiLower(scheme); !ok || scheme != "http" && scheme != "https" {
+		return nil
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority := rest[:end]
+	if i := strings.LastIndexByte(authority, '@'); i >= 0 {
+		authority = authority[i+1:]
+	}
+	host, _ := splitHostPort(authority)
+	for i := 0; i < len(host); i++ {
+		if host[i] >= 0x80 || host[i] == '%' && !strings.HasPrefix(host, "[") {
+			return errHostNotASCII
+		}
+	}
+	return nil
 }
 
 // splitHostPort splits "host:port" or "[v6]:port"; the brackets stay on the host.
@@ -90,11 +151,11 @@ func isScheme(s string) bool {
 	return true
 }
 
-// Same reports whether two endpoints name the same server: their normal
-// forms with every credential hidden (Redact), so that a lockfile that
+// Same reports whether two endpoints name the same server: their canonical
+// forms, with every credential hidden (Redact), so that a lockfile that
 // pins a credential in clear, written before credentials were hidden,
 // still names the server that answers with it hidden.
-func Same(a, b string) bool { return Normalize(Redact(a)) == Normalize(Redact(b)) }
+func Same(a, b string) bool { return Canonical(a) == Canonical(b) }
 
 // IsHTTP reports whether s is an http or https URL with a host: the
 // endpoint of a streamable HTTP server.

@@ -54,3 +54,57 @@ func TestSame(t *testing.T) {
 		}
 	}
 }
+
+// TestSameServer pins what counts as the same server (issue 32, item 4):
+// no name is resolved, no path is rewritten.
+func TestSameServer(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{"HTTPS://Example.COM:443/mcp", "https://example.com/mcp", true},
+		{"HTTP://LOCALHOST:80/mcp", "http://localhost/mcp", true},
+		{"http://localhost:3000/mcp", "http://127.0.0.1:3000/mcp", false},
+		{"http://localhost:3000/mcp", "http://[::1]:3000/mcp", false},
+		{"https://example.com/mcp", "https://example.com/mcp/", false},
+		{"https://example.com/a%2Fb", "https://example.com/a%2fb", false},
+		{"https://example.com/a%2Fb", "https://example.com/a/b", false},
+		{"https://example.com/MCP", "https://example.com/mcp", false},
+		{"https://example.com./mcp", "https://example.com/mcp", false},
+		{"https://xn--bcher-kva.example/mcp", "https://bücher.example/mcp", false},
+	} {
+		if got := Same(c.a, c.b); got != c.same {
+			t.Errorf("Same(%q, %q) = %v, want %v", c.a, c.b, got, c.same)
+		}
+	}
+}
+
+func TestCanonical(t *testing.T) {
+	for in, want := range map[string]string{
+		"HTTPS://Example.COM:443/mcp#top":            "https://example.com/mcp",
+		"https://a:pw@Example.COM/mcp?api_key=k&x=Y": "https://a:REDACTED@example.com/mcp?api_key=REDACTED&x=Y",
+		"https://BÜCHER.example/mcp":                 "https://bÜcher.example/mcp",
+		"stdio:srv --token abc":                      "stdio:srv --token REDACTED",
+	} {
+		if got := Canonical(in); got != want {
+			t.Errorf("Canonical(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestCheckHost(t *testing.T) {
+	for in, refused := range map[string]bool{
+		"https://xn--bcher-kva.example/mcp": false,
+		"https://bücher.example/mcp":        true,
+		"HTTPS://user@Bücher.example:8443/": true,
+		"https://b%C3%BCcher.example/mcp":   true,
+		"https://example.com/b%C3%BCcher":   false,
+		"https://[fe80::1%25eth0]:8080/mcp": false,
+		"stdio:bücher":                      false,
+		"not a url":                         false,
+	} {
+		if err := CheckHost(in); (err != nil) != refused {
+			t.Errorf("CheckHost(%q) = %v, want refused %v", in, err, refused)
+		}
+	}
+}
