@@ -147,8 +147,9 @@ bench-python: python-wheel
 	$(VENV2)/bin/python $(PY)/bench.py
 
 ## test-python: build the wheel, install it into a fresh venv (offline) and
-## into both test venvs, then pytest in each and mypy.
-test-python: python-wheel $(VENV1)/.installed
+## into both test venvs, then pytest in each and mypy (js-deps: test_auth.py
+## runs the TypeScript SDK's example server with --oauth).
+test-python: python-wheel $(VENV1)/.installed js-deps
 	$(GO) build -o $(BUILD)/mcpserver ./hosttest/mcpserver
 	$(GO) build -o $(BUILD)/issuer ./hosttest/issuer
 	$(GO) build -o $(BUILD)/crawlcheck-issuer ./cmd/crawlcheck-issuer
