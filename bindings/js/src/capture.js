@@ -544,13 +544,21 @@ export function resourceMetadataOf(header) {
   if (challenges === null) return "";
   let found = "";
   for (const cs of challenges) {
-    if (cs.trim() === "") continue;
+    if (goTrim(cs) === "") continue;
     const params = challengeParams(cs);
     if (params === null) return "";
     const u = params.get("resource_metadata") ?? "";
     if (found === "" && u !== "" && u.length <= MAX_METADATA_URL) found = u;
   }
   return found === "" ? "" : Buffer.from(found, "latin1").toString("utf8");
+}
+
+/**
+ * Go's strings.TrimSpace on bytes read as latin1: ASCII white space only
+ * (a byte past 0x7f alone is no whole rune there).
+ */
+function goTrim(s) {
+  return s.replace(/^[ \t\n\r\v\f]+|[ \t\n\r\v\f]+$/g, "");
 }
 
 /** The challenges of one header value (oauthex's splitChallenges), null if it is malformed. */
@@ -564,9 +572,9 @@ function splitChallenges(h) {
       if (i === 0) return null; // a challenge begins with a token, never a quote
       if (h[i - 1] !== "\\") inQuotes = !inQuotes;
     } else if (c === "," && !inQuotes) {
-      const look = h.slice(i + 1).trim();
+      const look = goTrim(h.slice(i + 1));
       const eq = look.indexOf("=");
-      if (!(eq > 0 && !/\s/u.test(look.slice(0, eq)))) {
+      if (!(eq > 0 && !/[ \t\n\r\v\f]/.test(look.slice(0, eq)))) {
         out.push(h.slice(start, i));
         start = i + 1;
       }
@@ -578,7 +586,7 @@ function splitChallenges(h) {
 
 /** The parameters of one challenge (oauthex's parseSingleChallenge), keys lower-cased; null if it is malformed. */
 function challengeParams(s) {
-  s = s.trim();
+  s = goTrim(s);
   const params = new Map();
   const sp = s.indexOf(" ");
   if (sp < 0) return params;
@@ -586,8 +594,8 @@ function challengeParams(s) {
   while (rest !== "") {
     const keyEnd = rest.indexOf("=");
     if (keyEnd <= 0) return null;
-    const key = rest.slice(0, keyEnd).trim();
-    rest = rest.slice(keyEnd + 1).trim();
+    const key = goTrim(rest.slice(0, keyEnd));
+    rest = goTrim(rest.slice(keyEnd + 1));
     let value = "";
     if (rest.startsWith('"')) {
       rest = rest.slice(1);
@@ -598,20 +606,20 @@ function challengeParams(s) {
         else value += rest[i];
       }
       if (i === rest.length) return null; // unterminated
-      rest = rest.slice(i + 1).trim();
+      rest = goTrim(rest.slice(i + 1));
     } else {
       const comma = rest.indexOf(",");
       if (comma < 0) {
         value = rest;
         rest = "";
       } else {
-        value = rest.slice(0, comma).trim();
-        rest = rest.slice(comma).trim();
+        value = goTrim(rest.slice(0, comma));
+        rest = goTrim(rest.slice(comma));
       }
     }
     if (value === "") return null;
     params.set(key.toLowerCase(), value);
-    if (rest.startsWith(",")) rest = rest.slice(1).trim();
+    if (rest.startsWith(",")) rest = goTrim(rest.slice(1));
     else if (rest !== "") return null;
   }
   return params;

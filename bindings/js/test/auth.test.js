@@ -8,11 +8,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { ContinuityRefused, withPreflight } from "../src/index.js";
 import { resourceMetadataOf, MAX_METADATA_URL } from "../src/capture.js";
+import { TESTDATA } from "./vectors.js";
 import { ROOT, NOW, TOOLS, crawlcheck, endpointFor, now, pinLock, sdk, tempDir } from "./helpers.js";
 
 const EXAMPLE = join(ROOT, "bindings", "js", "node_modules", "@modelcontextprotocol", "sdk", "dist", "esm", "examples", "server", "simpleStreamableHttp.js");
@@ -96,4 +97,11 @@ test("resourceMetadataOf reads WWW-Authenticate as the Go host's parser does", (
   assert.equal(at.length, MAX_METADATA_URL);
   assert.equal(resourceMetadataOf(`Bearer resource_metadata="${at}"`), at);
   assert.equal(resourceMetadataOf(`Bearer resource_metadata="${at}a"`), "");
+});
+
+test("testdata/www-authenticate.json: the resource metadata URL the Go host keeps of each header", () => {
+  const { cases } = JSON.parse(readFileSync(join(TESTDATA, "www-authenticate.json"), "utf8"));
+  assert.ok(cases.length > 0);
+  // fetch gives repeated lines joined by ", ", each byte one char (latin1).
+  for (const c of cases) assert.equal(resourceMetadataOf(Buffer.from(c.www_authenticate.join(", "), "utf8").toString("latin1")), c.resource_metadata, c.name);
 });
