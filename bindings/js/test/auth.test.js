@@ -8,6 +8,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
@@ -76,6 +77,47 @@ test("a 401 with WWW-Authenticate: withPreflight on SDK 1.x and 2.x writes crawl
     assert.ok(refused instanceof ContinuityRefused, `SDK ${major}.x: connect was not refused by a record: ${refused?.stack ?? refused}`);
     assert.deepEqual(raws, go, `SDK ${major}.x`);
     for (const word of [SECRET, "invalid_token", "Missing Authorization header"]) assert.ok(!raws[0].includes(word), `SDK ${major}.x: the record holds ${word}`);
+  }
+});
+
+/** bearer-server.js (the SDK's requireBearerAuth) until it prints its URL; stopped at the test's end. */
+async function startBearer(t) {
+  const proc = spawn(process.execPath, [join(ROOT, "bindings", "js", "test", "bearer-server.js")], { stdio: ["ignore", "pipe", "inherit"] });
+  t.after(() => proc.kill());
+  let out = "";
+  while (!out.includes("\n")) {
+    const [chunk] = await once(proc.stdout, "data");
+    out += chunk;
+  }
+  return out.trim();
+}
+
+test("a 403 insufficient_scope from the SDK's requireBearerAuth: forbidden, as crawlcheck check --header writes it, the token nowhere", { timeout: 120000 }, async (t) => {
+  const dir = tempDir(t);
+  const url = await startBearer(t);
+  const lock = await pinLock(dir, TOOLS, await endpointFor(url));
+  const token = "narrow-token";
+  const go = crawlcheck(["check", "--lock", lock, "--url", url, "--header", `Authorization: Bearer ${token}`, "--now", NOW, "--json"]).trim().split("\n");
+  assert.equal(go.length, 1);
+  const detail = JSON.parse(go[0]).observations[0].detail.detail;
+  assert.ok(detail.includes("HTTP 403") && detail.endsWith(`; its resource metadata: ${url.replace(/\/mcp$/, "")}/.well-known/oauth-protected-resource/mcp`), detail);
+  for (const major of [1, 2]) {
+    const { Client, StreamableHTTPClientTransport } = await sdk(major);
+    const raws = [];
+    const client = withPreflight(new Client({ name: "auth-driver", version: "1.0.0" }), {
+      lock,
+      continuity: { now, timeout: 10000, onRecord: (r) => raws.push(r.raw) },
+    });
+    let refused = null;
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    } catch (e) {
+      refused = e;
+    }
+    await client.close().catch(() => {});
+    assert.ok(refused instanceof ContinuityRefused, `SDK ${major}.x: connect was not refused by a record: ${refused?.stack ?? refused}`);
+    assert.deepEqual(raws, go, `SDK ${major}.x`);
+    for (const word of [token, "insufficient_scope", "Insufficient scope"]) assert.ok(!raws[0].includes(word), `SDK ${major}.x: the record holds ${word}`);
   }
 });
 

@@ -96,6 +96,46 @@ async def test_a_401_records_unauthorized_with_the_resource_metadata_as_crawlche
         assert word.encode() not in py[0], word
 
 
+@pytest.fixture
+def bearer() -> Iterator[str]:
+    """bindings/js/test/bearer-server.js: a server behind the TypeScript
+    SDK's own requireBearerAuth, whose "narrow-token" lacks the scope it
+    requires (a 403 insufficient_scope); its URL."""
+    node = shutil.which("node")
+    assert node is not None and EXAMPLE.exists(), "the TypeScript SDK is missing: make js-deps"
+    proc = subprocess.Popen([node, str(REPO / "bindings" / "js" / "test" / "bearer-server.js")], stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().decode().strip()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.anyio
+async def test_a_403_records_forbidden_as_crawlcheck_check_header_does_and_the_token_nowhere(bearer: str, tmp_path: Path) -> None:
+    url, token = bearer, "narrow-token"
+    lock = pin(tmp_path, endpoint_of(url))
+    out = subprocess.run([CLI, "check", "--lock", str(lock), "--url", url, "--header", f"Authorization: Bearer {token}", "--now", NOW_S, "--json"], capture_output=True, timeout=120)
+    go = out.stdout.splitlines()
+    assert len(go) == 1, out.stderr.decode()
+    detail = json.loads(go[0])["observations"][0]["detail"]["detail"]
+    assert "HTTP 403" in detail and detail.endswith("; its resource metadata: " + url.removesuffix("/mcp") + "/.well-known/oauth-protected-resource/mcp"), detail
+    py: List[bytes] = []
+    sdk_error = _httpx().HTTPStatusError if version("mcp").startswith("1.") else ()  # as for the 401
+    with anyio.fail_after(60):
+        try:
+            async with streamable_http_client(url, headers={"Authorization": f"Bearer {token}"}) as streams:
+                async with with_preflight(ClientSession(streams[0], streams[1]), lock, endpoint=url, now=lambda: NOW, timeout=10.0, on_record=lambda _, raw: py.append(raw)) as s:
+                    with pytest.raises(ContinuityRefused):
+                        await s.initialize()
+        except sdk_error as e:
+            assert e.response.status_code == 403
+    assert py == go, "\n".join(r[:900].decode("utf-8", "replace") for r in py + go)
+    for word in (token, "insufficient_scope", "Insufficient scope"):
+        assert word.encode() not in py[0], word
+
+
 def test_resource_metadata_is_read_as_the_go_host_reads_it() -> None:
     u = "https://rs.example/.well-known/oauth-protected-resource"
     assert resource_metadata_of([]) == ""
