@@ -46,11 +46,6 @@ postgres:
 	@test -x /usr/lib/postgresql/15/bin/initdb || { echo "postgres: installing Debian's postgresql-15"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15; }
 
-## js-deps: bindings/js's locked packages, for the Go tests that run the
-## TypeScript SDK's example OAuth server (cmd/crawlcheck, docs/remote.md).
-js-deps:
-	cd bindings/js && { test -d node_modules/@modelcontextprotocol/sdk || npm ci --no-audit --no-fund; }
-
 ## test: everything a clean checkout needs, then every test.
 test: lint wasm cshared postgres js-deps oauth-deps
 	CRAWLCHECK_NEED_SERVERS=1 CRAWLCHECK_OAUTH_PYTHON=$(ABUILD)/py-oauth/bin/python $(GO) test -count=1 -timeout 30m ./...
@@ -61,11 +56,13 @@ test: lint wasm cshared postgres js-deps oauth-deps
 	$(MAKE) test-interop
 	$(MAKE) test-registry
 
-## js-deps: bindings/js's pinned npm packages (npm ci when missing): the
-## gateway's Go tests (internal/gateway) run server-everything and the
-## official TypeScript clients from there.
-js-deps:
-	cd bindings/js && { test -d node_modules/@modelcontextprotocol/server-everything || npm ci --no-audit --no-fund; }
+## js-deps: bindings/js's locked npm packages, installed again whenever the
+## lockfile is newer than what npm ci last wrote: the Go tests run the
+## reference servers, the official TypeScript clients and the SDK's example
+## OAuth server from there (internal/gateway, cmd/crawlcheck, docs/remote.md).
+js-deps: bindings/js/node_modules/.package-lock.json
+bindings/js/node_modules/.package-lock.json: bindings/js/package-lock.json
+	cd bindings/js && npm ci --no-audit --no-fund
 
 ## Python (bindings/python): two virtual environments under $(BUILD)/, made
 ## once from the pinned requirements (the first run needs PyPI; later runs are
@@ -147,8 +144,9 @@ bench-python: python-wheel
 	$(VENV2)/bin/python $(PY)/bench.py
 
 ## test-python: build the wheel, install it into a fresh venv (offline) and
-## into both test venvs, then pytest in each and mypy.
-test-python: python-wheel $(VENV1)/.installed
+## into both test venvs, then pytest in each and mypy (js-deps: test_auth.py
+## runs the TypeScript SDK's example server with --oauth).
+test-python: python-wheel $(VENV1)/.installed js-deps
 	$(GO) build -o $(BUILD)/mcpserver ./hosttest/mcpserver
 	$(GO) build -o $(BUILD)/issuer ./hosttest/issuer
 	$(GO) build -o $(BUILD)/crawlcheck-issuer ./cmd/crawlcheck-issuer

@@ -46,6 +46,10 @@ export const FAULT_TIMEOUT = "timeout";
 export const FAULT_PROCESS_EXITED = "process_exited";
 export const FAULT_SESSION_ENDED = "session_ended";
 export const FAULT_SESSION_FAILED = "session_failed";
+/** The server answered HTTP 401 (Observation.resourceMetadata: the URL its WWW-Authenticate named). */
+export const FAULT_UNAUTHORIZED = "unauthorized";
+/** The server answered HTTP 403 (Observation.resourceMetadata as for FAULT_UNAUTHORIZED). */
+export const FAULT_FORBIDDEN = "forbidden";
 /** The pages so far are more bytes together than one check carries (the core's limits.pages_bytes). */
 export const FAULT_PAGES_OVER_CAP = "pages_over_cap";
 
@@ -62,6 +66,14 @@ export function classify(rec, signal, err) {
   if (rec.fault !== "") return { failure: rec.fault, detail: "" };
   if (err?.code === -32000 || err?.code === "CONNECTION_CLOSED") return { failure: FAULT_SESSION_ENDED, detail: "" };
   return { failure: FAULT_SESSION_FAILED, detail: "" };
+}
+
+/**
+ * The resource metadata URL of an auth fault recorded as failure (the
+ * capture's, when failure is the fault it saw), "" for any other.
+ */
+export function metadataOf(rec, failure) {
+  return (failure === FAULT_UNAUTHORIZED || failure === FAULT_FORBIDDEN) && failure === rec.fault ? rec.resourceMetadata : "";
 }
 
 /**
@@ -82,6 +94,7 @@ export function classify(rec, signal, err) {
  * @property {string} [command] the program a command_not_found could not find
  * @property {number|null} [exitStatus] a process_exited child's exit status, when known
  * @property {string} [stderrTail] the end of a process_exited child's stderr (when piped)
+ * @property {string} [resourceMetadata] with FAULT_UNAUTHORIZED or FAULT_FORBIDDEN: the resource metadata URL the server's WWW-Authenticate named, "" for none
  * @property {number} strayLines stdio lines that were no JSON-RPC message, skipped (docs/mcpserver.md, Stray lines)
  */
 
@@ -159,6 +172,7 @@ async function walkPages({ cc, cap, listPage, obs, pageCap, signal }) {
     if (failure) {
       obs.failure = failure;
       obs.failureDetail = detail;
+      obs.resourceMetadata = metadataOf(cap.rec, failure);
       if (detail === "" && failure !== FAULT_LIST_CACHED && failure !== FAULT_NOT_CAPTURED) {
         obs.failureAt = "tools/list";
         obs.failurePage = obs.pages.length + 1;
@@ -295,6 +309,7 @@ export function observedRequest(o) {
     if (o.failureDetail) out.failure_detail = o.failureDetail;
     if (o.failureAt) out.failure_at = o.failureAt;
     if (o.failurePage > 0) out.failure_page = o.failurePage;
+    if (o.resourceMetadata) out.resource_metadata = o.resourceMetadata;
     if (o.failure === FAULT_TIMEOUT && o.timeoutMs > 0) out.timeout_ms = o.timeoutMs;
     if (o.failure === FAULT_COMMAND_NOT_FOUND) out.failure_command = o.command ?? "";
     // At the handshake only, as every host: whether the child has been

@@ -7,7 +7,7 @@
 import { load, CoreError, handoffRecordText } from "./core.js";
 import { CrawlcheckError, PreflightError } from "./errors.js";
 import { attach } from "./capture.js";
-import { handshakeFacts, observePages, observedRequest, classify, overCap } from "./observe.js";
+import { handshakeFacts, observePages, observedRequest, classify, metadataOf, overCap } from "./observe.js";
 import { RecordLog, writeFileAtomic } from "./log.js";
 import { readRegularFile } from "./files.js";
 import { IssuerClient, nonceStatePath, useConsultation, withoutUnreadableDirectory } from "./issuer.js";
@@ -290,6 +290,7 @@ class Gate {
     const obs = handshakeFacts(this.cap, this.endpoint, null);
     obs.failure = failure.failure;
     obs.failureDetail = failure.detail;
+    obs.resourceMetadata = metadataOf(this.cap.rec, failure.failure);
     if (failure.detail === "") obs.failureAt = "handshake";
     obs.timeoutMs = this.timeout;
     try {

@@ -90,6 +90,10 @@ FAULT_TIMEOUT = "timeout"
 #: was observed. Codes the core words behind capture_failed, with no
 #: failure_at: they say nothing of where.
 FAULT_PAGES_OVER_CAP = "pages_over_cap"
+#: The server answered HTTP 401 / 403 (Observation.resource_metadata: the
+#: URL its WWW-Authenticate named).
+FAULT_UNAUTHORIZED = "unauthorized"
+FAULT_FORBIDDEN = "forbidden"
 FAULT_LIST_CACHED = "list_cached"
 FAULT_NOT_CAPTURED = "answer_not_captured"
 
@@ -672,6 +676,9 @@ class Observation:
     #: of its stderr, given at the handshake only, as every host gives them
     exit_status: Optional[int] = None
     stderr_tail: str = ""
+    #: with unauthorized or forbidden: the resource metadata URL the
+    #: server's WWW-Authenticate named (RFC 9728), "" for none
+    resource_metadata: str = ""
 
     def fail(self, failure: str, detail: str, at: str, page: int = 0) -> None:
         """Sets the failure; a fault (no detail) says where it happened, a
@@ -718,6 +725,8 @@ class Observation:
                 o["failure_at"] = self.failure_at
             if self.failure_page > 0:
                 o["failure_page"] = self.failure_page
+            if self.resource_metadata:
+                o["resource_metadata"] = self.resource_metadata
             if self.failure == FAULT_TIMEOUT and self.timeout_ms > 0:
                 o["timeout_ms"] = self.timeout_ms
             if self.failure == "command_not_found":
@@ -1236,6 +1245,10 @@ class McpPreflight:
             # exited at once: the core words it.
             obs.command = wire.command
             obs.exit_status, obs.stderr_tail = wire.exit_status, wire.stderr_tail()
+            # An auth fault's resource metadata URL, when the failure is the
+            # fault the transport saw.
+            if obs.failure in (FAULT_UNAUTHORIZED, FAULT_FORBIDDEN) and obs.failure == wire.fault:
+                obs.resource_metadata = wire.resource_metadata
         try:
             rec, raw, cons = await self._check(obs, refreshed=False, recheck=recheck)
             if self._handoff(rec).get("session") == "check_again":

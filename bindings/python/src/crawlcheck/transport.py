@@ -34,7 +34,7 @@ import inspect
 import subprocess
 import sys
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Callable, List, Optional, TextIO, Tuple
+from typing import Any, AsyncIterator, Callable, Dict, List, Optional, TextIO, Tuple
 
 import anyio
 
@@ -75,6 +75,9 @@ class Wire:
         #: a failure by, never an exception's text (docs/continuity.md,
         #: Host faults)
         self.fault = ""
+        #: with an auth fault ("unauthorized", "forbidden"): the resource
+        #: metadata URL its WWW-Authenticate named, "" for none
+        self.resource_metadata = ""
         #: stdio lines that were no JSON-RPC message, skipped (starts_message)
         self.stray_lines = 0
         #: the program a command_not_found could not find
@@ -98,6 +101,14 @@ class Wire:
         """Records a fault of the transport; the first is kept."""
         if not self.fault:
             self.fault = fault
+
+    def saw_auth(self, fault: str, resource_metadata: str) -> None:
+        """Records an HTTP 401 or 403 ("unauthorized", "forbidden") and the
+        resource metadata URL its WWW-Authenticate named, as the Go capture
+        does: the header is read for that URL only, so no credential of a
+        challenge reaches a record. The first fault is kept."""
+        if not self.fault:
+            self.fault, self.resource_metadata = fault, resource_metadata
 
     def frame(self, frame: bytes, to: Optional[str] = None) -> None:
         if self.on_frame is not None:
@@ -378,6 +389,114 @@ async def stdio_client(server: Any, errlog: TextIO = sys.stderr) -> AsyncIterato
 # --- streamable HTTP -----------------------------------------------------------
 
 
+#: The longest resource metadata URL kept (bytes), as the Go host bounds it:
+#: a longer one is noise, not a URL a person follows.
+MAX_METADATA_URL = 2048
+
+
+def resource_metadata_of(headers: List[bytes]) -> str:
+    """The resource_metadata parameter (RFC 9728) of a 401's or 403's
+    WWW-Authenticate lines, "" when none names it, one cannot be parsed, or
+    it is longer than MAX_METADATA_URL bytes. The lines are read as the Go
+    host's parser (go-sdk's oauthex.ParseWWWAuthenticate) reads them, so
+    both record the same URL for the same server: challenges split at a
+    comma not followed by a ``key=``, parameters ``key=token`` or
+    ``key="quoted"`` with backslash escapes, a malformed challenge failing
+    the whole header, the first challenge naming the parameter winning. The
+    bytes are read one char each (latin-1); the URL is them as UTF-8."""
+    found = ""
+    for line in headers:
+        challenges = _split_challenges(line.decode("latin-1"))
+        if challenges is None:
+            return ""
+        for c in challenges:
+            if not _go_trim(c):
+                continue
+            params = _challenge_params(c)
+            if params is None:
+                return ""
+            u = params.get("resource_metadata", "")
+            if not found and u and len(u) <= MAX_METADATA_URL:
+                found = u
+    return found.encode("latin-1").decode("utf-8", "replace")
+
+
+def _go_trim(s: str) -> str:
+    """Go's strings.TrimSpace on bytes read as latin-1 (ASCII space only:
+    a byte past 0x7f is no whole rune)."""
+    return s.strip(" \t\n\r\v\f")
+
+
+def _split_challenges(h: str) -> Optional[List[str]]:
+    """The challenges of one header line (oauthex's splitChallenges), None
+    if it is malformed."""
+    out: List[str] = []
+    in_quotes = False
+    start = 0
+    for i, c in enumerate(h):
+        if c == '"':
+            if i == 0:
+                return None  # a challenge begins with a token, never a quote
+            if h[i - 1] != "\\":
+                in_quotes = not in_quotes
+        elif c == "," and not in_quotes:
+            look = _go_trim(h[i + 1 :])
+            eq = look.find("=")
+            if not (eq > 0 and not any(ch in " \t\n\r\v\f" for ch in look[:eq])):
+                out.append(h[start:i])
+                start = i + 1
+    out.append(h[start:])
+    return out
+
+
+def _challenge_params(s: str) -> Optional[Dict[str, str]]:
+    """The parameters of one challenge (oauthex's parseSingleChallenge),
+    keys lower-cased; None if it is malformed."""
+    s = _go_trim(s)
+    params: Dict[str, str] = {}
+    sp = s.find(" ")
+    if sp < 0:
+        return params
+    rest = s[sp + 1 :]
+    while rest:
+        key_end = rest.find("=")
+        if key_end <= 0:
+            return None
+        key = _go_trim(rest[:key_end])
+        rest = _go_trim(rest[key_end + 1 :])
+        if rest.startswith('"'):
+            rest = rest[1:]
+            chars: List[str] = []
+            i = 0
+            while i < len(rest):
+                if rest[i] == "\\" and i + 1 < len(rest):
+                    chars.append(rest[i + 1])
+                    i += 1
+                elif rest[i] == '"':
+                    break
+                else:
+                    chars.append(rest[i])
+                i += 1
+            if i == len(rest):
+                return None  # unterminated
+            value = "".join(chars)
+            rest = _go_trim(rest[i + 1 :])
+        else:
+            comma = rest.find(",")
+            if comma < 0:
+                value, rest = rest, ""
+            else:
+                value, rest = _go_trim(rest[:comma]), _go_trim(rest[comma:])
+        if not value:
+            return None
+        params[key.lower()] = value
+        if rest.startswith(","):
+            rest = _go_trim(rest[1:])
+        elif rest:
+            return None
+    return params
+
+
 def _httpx() -> Any:
     """The HTTP client package mcp's streamable HTTP transport uses (httpx
     on 1.x, httpx2 on 2.x)."""
@@ -507,6 +626,9 @@ def _bounded_transport(hx: Any, wire: Wire) -> Any:
             except hx.ConnectError:
                 wire.saw("connect_refused")  # no connection was made
                 raise
+            if resp.status_code in (401, 403):
+                challenges = [v for k, v in resp.headers.raw if k.lower() == b"www-authenticate"]
+                wire.saw_auth("unauthorized" if resp.status_code == 401 else "forbidden", resource_metadata_of(challenges))
             if resp.status_code // 100 != 2:
                 return resp
             encoding = resp.headers.get("content-encoding", "identity").strip().lower()
