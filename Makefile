@@ -10,7 +10,7 @@ export CGO_ENABLED := 1
 # -trimpath makes the artifacts reproducible: the same source gives the same bytes.
 ARTIFACT_FLAGS = -buildmode=c-shared -trimpath -ldflags='-s -w' $(if $(TAGS),-tags=$(TAGS))
 
-.PHONY: all postgres js-deps oauth-deps load test test-interop interop-doc test-js test-python python-wheel bench-python bench-js bench-detail test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack attack-issuer test-registry wheels release-check
+.PHONY: all postgres js-deps oauth-deps load test test-interop interop-doc test-js test-python python-wheel bench-python bench-js bench-detail test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack attack-issuer test-registry wheels release release-check
 
 all: wasm cshared
 
@@ -131,11 +131,24 @@ wheels: cshared harness $(VENV2)/.installed $(VENVZ)/.installed
 	GO=$(GO) ZIGPY=$(VENVZ)/bin/python BUILDPY=$(VENV2)/bin/python OUT=$(ABUILD)/wheels \
 	  NATIVE_HARNESS=$(ABUILD)/harness NATIVE_LIB=$(ABUILD)/libcrawlcheck.so scripts/wheels.sh
 
+## release: the CLI and the issuer for linux, darwin, windows x amd64, arm64
+## (CGO_ENABLED=0, -trimpath, -buildvcs=false, empty build id, version and
+## commit stamped with -X) into $(BUILD)/release/, an SBOM per binary
+## (cyclonedx-gomod, pinned, from the module proxy), LICENSE, the notices,
+## SHA256SUMS and, with RELEASE_KEY=<ssh ed25519 key>, SHA256SUMS.sig
+## (scripts/release.sh, docs/release.md). Refuses a tree with uncommitted
+## changes.
+release:
+	GO=$(GO) OUT=$(ABUILD)/release scripts/release.sh
+
 ## release-check: what a release is checked for beyond make test, as far as
-## this machine can run it: today the wheels (make wheels) and the notices
-## (scripts/notices -check). Slow; .ci/run does not call it yet.
+## this machine can run it: the wheels (make wheels), the notices
+## (scripts/notices -check) and the release binaries built twice, the second
+## time elsewhere from an empty build cache, byte for byte (scripts/release).
+## Slow; .ci/run does not call it yet.
 release-check: wheels
 	$(GO) run ./scripts/notices -check
+	CRAWLCHECK_RELEASE_CHECK=1 $(GO) test -count=1 -timeout 20m -v ./scripts/release
 
 ## bench-python: the .so through Python against a plain-Python json+hashlib
 ## pass, 10 to 10,000 tools (a Markdown table on stdout; docs/python.md).

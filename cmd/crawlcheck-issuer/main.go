@@ -39,6 +39,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -66,6 +67,7 @@ const usage = `usage:
   crawlcheck-issuer sweep add     --dir DIR --url URL [--interval 6h] [--owner operator|pilot:ID]
   crawlcheck-issuer sweep list    --dir DIR [--owner OWNER]
   crawlcheck-issuer sweep changes --dir DIR [--url URL] [--since 168h]
+  crawlcheck-issuer version (or --version)
 `
 
 // errUsage is a command line that is not one of the forms above.
@@ -104,8 +106,41 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return serve(args[1:], stdout, stderr)
 	case len(args) >= 2 && args[0] == "sweep":
 		return sweepCmd(args[1], args[2:], stdout, stderr)
+	case len(args) == 1 && (args[0] == "version" || args[0] == "--version"):
+		printVersion(stdout)
+		return nil
 	}
 	return errUsage
+}
+
+// releaseVersion and releaseCommit are stamped by make release with
+// -ldflags=-X (the CHANGELOG's version, git rev-parse HEAD), as the CLI's
+// are: a release is built with -buildvcs=false, so they are its only record
+// of what it was built from.
+var releaseVersion, releaseCommit string
+
+// printVersion names the version and commit an operator reports a fault
+// against: the stamped ones, else what the build info has (a go build in a
+// clone has the commit; go test and go run -trimpath have neither).
+func printVersion(w io.Writer) {
+	version, commit := "(devel)", "unknown (built without version control information)"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			version = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				commit = s.Value
+			}
+		}
+	}
+	if releaseVersion != "" {
+		version = releaseVersion
+	}
+	if releaseCommit != "" {
+		commit = releaseCommit
+	}
+	fmt.Fprintf(w, "crawlcheck-issuer %s\ncommit  %s\ngo      %s %s/%s\n", version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
 func flags(name string, stderr io.Writer) (*flag.FlagSet, *string) {

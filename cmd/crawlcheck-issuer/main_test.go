@@ -235,3 +235,23 @@ func TestSweepCommand(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// TestVersion: both spellings print the version lines; the stamped version
+// and commit (make release's -X) win over the build info.
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"version", "--version"} {
+		var out, errs bytes.Buffer
+		if code := run([]string{arg}, &out, &errs); code != 0 || !strings.HasPrefix(out.String(), "crawlcheck-issuer ") || !strings.Contains(out.String(), "\ncommit  ") {
+			t.Fatalf("%s: exit %d, stdout %q, stderr %q", arg, code, out.String(), errs.String())
+		}
+	}
+	defer func(v, c string) { releaseVersion, releaseCommit = v, c }(releaseVersion, releaseCommit)
+	releaseVersion, releaseCommit = "9.8.7", "0123456789abcdef0123456789abcdef01234567"
+	var out bytes.Buffer
+	if code := run([]string{"--version"}, &out, io.Discard); code != 0 || !strings.HasPrefix(out.String(), "crawlcheck-issuer 9.8.7\ncommit  0123456789abcdef0123456789abcdef01234567\n") {
+		t.Fatalf("stamped: exit %d, %q", code, out.String())
+	}
+	if code := run([]string{"version", "extra"}, io.Discard, io.Discard); code != 2 {
+		t.Fatalf("version with an argument: exit %d, want the usage's 2", code)
+	}
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -102,12 +101,12 @@ func commandOf(args []string) (cmd *exec.Cmd, forget func()) {
 		ctx = context.Background() // tests that call run directly
 	}
 	cmd = exec.CommandContext(ctx, args[0], args[1:]...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = groupAttr()
 	ended := make(chan struct{})
 	cmd.Cancel = func() error {
 		// Called by os/exec once the child has started and ctx ends.
 		defer close(ended)
-		return endGroup(cmd.Process.Pid)
+		return endGroup(cmd.Process)
 	}
 	running.Lock()
 	if running.ended != nil {
@@ -119,21 +118,4 @@ func commandOf(args []string) (cmd *exec.Cmd, forget func()) {
 		delete(running.ended, cmd)
 		running.Unlock()
 	}
-}
-
-// endGroup ends a child's process group: SIGTERM, then SIGKILL to whatever
-// of it is left after childEndWait.
-func endGroup(pgid int) error {
-	if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil {
-		if errors.Is(err, syscall.ESRCH) {
-			return nil
-		}
-		return err
-	}
-	for end := time.Now().Add(childEndWait); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if syscall.Kill(-pgid, 0) != nil {
-			return nil
-		}
-	}
-	return syscall.Kill(-pgid, syscall.SIGKILL)
 }

@@ -20,6 +20,13 @@ func cmdVersion(c *cli, args []string) error {
 	return nil
 }
 
+// releaseVersion and releaseCommit are stamped by make release with
+// -ldflags=-X (the CHANGELOG's version, git rev-parse HEAD). A release is
+// built with -buildvcs=false, so that its bytes do not depend on the state of
+// a clone (vcs.modified, vcs.time): these two are then the only source of
+// the version and commit, and they win over the build info when set.
+var releaseVersion, releaseCommit string
+
 // printVersion writes the version lines (crawlcheck version, --version).
 func printVersion(c *cli) {
 	version, commit, modified, when := "(unknown)", "", false, ""
@@ -38,6 +45,12 @@ func printVersion(c *cli) {
 	}
 	if version == "" {
 		version = "(devel)"
+	}
+	if releaseVersion != "" {
+		version = releaseVersion
+	}
+	if releaseCommit != "" {
+		commit, modified, when = releaseCommit, false, ""
 	}
 	say(c.stdout, "crawlcheck %s\n", version)
 	switch {

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/crawlcheck/verifier/internal/corecall"
@@ -148,10 +147,10 @@ func (t target) observe(c *cli) (preflight.Observation, error) {
 	if cs != nil {
 		closeBy(cs, cmd, deadline)
 	}
-	if cmd != nil && cmd.Process != nil && syscall.Kill(-cmd.Process.Pid, 0) == nil {
+	if cmd != nil && cmd.Process != nil && groupAlive(cmd.Process) {
 		// The session is over, and something the server started lives on
 		// in its process group: it ends with the check too.
-		endGroup(cmd.Process.Pid)
+		endGroup(cmd.Process)
 	}
 	if cmd != nil {
 		stopIfSignalled()
