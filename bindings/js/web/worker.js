@@ -296,6 +296,11 @@ function check(id, input) {
     const handoff = JSON.parse(answer);
     out.record = recordView(handoff.record, text, handoff);
     out.observed = { count: handoff.record.observed.count, pages: seconds.length };
+    // The trust shown is the check's: the policy may ask more of a baseline
+    // than a valid signature (require_observed_baseline, issue 37), and the
+    // record says what the core judged it, which verify_lock cannot know.
+    const b = handoff.record.baseline;
+    if (b && b.trust) out.trust = { ...out.trust, trust: b.trust, reason: b.trust_reason ? shown(b.trust_reason) : out.trust.reason };
   }
 
   progress(id, ++step, steps, "Working out what changed, tool by tool");
