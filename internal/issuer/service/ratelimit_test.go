@@ -24,26 +24,7 @@ import (
 // afresh by sending from 10,000 others). The clients are anonymous, which
 // the operator allows (AnonymousLocks): else each is 401 before any limit.
 func TestRateLimitKeys(t *testing.T) {
-	dir := t.TempDir()
-	now := time.Now().UTC()
-	if _, err := keys.Init(filepath.Join(dir, "keys"), "issuer.test", now.Add(-time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	live, err := keys.Open(filepath.Join(dir, "keys"), now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.OpenSQLite(context.Background(), filepath.Join(dir, "issuer.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	svc, err := service.New(context.Background(), service.Config{Keys: live, Store: st, Fetch: fetch.New(fetch.Policy{}),
-		Logger: log.New(io.Discard, "", 0), RatePerSecond: 0.0001, RateBurst: 1, AnonymousLocks: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := svc.Handler()
+	h := limitedService(t, service.Config{AnonymousLocks: true})
 	// A reading of an ftp URL is refused (403) after the rate limit, with
 	// nothing dialled: 403 is a reading allowed, 429 one refused.
 	from := func(addr string) int {
@@ -89,27 +70,8 @@ func TestRateLimitKeys(t *testing.T) {
 // where an anonymous client would have one per /24; another tenant keeps
 // its own.
 func TestRateLimitByTenant(t *testing.T) {
-	dir := t.TempDir()
-	now := time.Now().UTC()
-	if _, err := keys.Init(filepath.Join(dir, "keys"), "issuer.test", now.Add(-time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	live, err := keys.Open(filepath.Join(dir, "keys"), now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.OpenSQLite(context.Background(), filepath.Join(dir, "issuer.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	const other = service.TenantTokenPrefix + "globex.b3RoZXItc2VjcmV0"
-	svc, err := service.New(context.Background(), service.Config{Keys: live, Store: st, Fetch: fetch.New(fetch.Policy{}),
-		Logger: log.New(io.Discard, "", 0), RatePerSecond: 0.0001, RateBurst: 1, TenantTokens: tenantHashes(testTenantToken, other)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := svc.Handler()
+	h := limitedService(t, service.Config{TenantTokens: tenantHashes(testTenantToken, other)})
 	// A reading of an ftp URL is refused (403) after the limits, with
 	// nothing dialled: 403 is a reading allowed, 429 one refused.
 	from := func(addr, token string) int {
@@ -133,4 +95,32 @@ func TestRateLimitByTenant(t *testing.T) {
 			t.Errorf("%s as %.12s…: %d, want %d", c.addr, c.token, got, c.want)
 		}
 	}
+}
+
+// limitedService is a service whose rate limit lets one live reading
+// through per client and key, and no more within the test: cfg's other
+// members as given.
+func limitedService(t *testing.T, cfg service.Config) http.Handler {
+	t.Helper()
+	dir := t.TempDir()
+	now := time.Now().UTC()
+	if _, err := keys.Init(filepath.Join(dir, "keys"), "issuer.test", now.Add(-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	live, err := keys.Open(filepath.Join(dir, "keys"), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.OpenSQLite(context.Background(), filepath.Join(dir, "issuer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	cfg.Keys, cfg.Store, cfg.Fetch = live, st, fetch.New(fetch.Policy{})
+	cfg.Logger, cfg.RatePerSecond, cfg.RateBurst = log.New(io.Discard, "", 0), 0.0001, 1
+	svc, err := service.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc.Handler()
 }
