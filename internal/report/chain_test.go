@@ -7,15 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
-	"runtime/metrics"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/crawlcheck/verifier/internal/corecall"
+	"github.com/crawlcheck/verifier/internal/heappeak"
 	"github.com/crawlcheck/verifier/internal/report"
 )
 
@@ -101,43 +98,6 @@ func TestChainInParts(t *testing.T) {
 	}
 }
 
-// peakHeap runs f and answers the most heap its objects took meanwhile,
-// over what they took before it: the heap is read every 20 µs while f
-// runs, with the collector asked to run at 10% growth, so that what f let
-// go is not counted as held.
-func peakHeap(f func()) uint64 {
-	defer debug.SetGCPercent(debug.SetGCPercent(10))
-	runtime.GC()
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	base := s[0].Value.Uint64()
-	var peak atomic.Uint64
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		for {
-			metrics.Read(s)
-			if v := s[0].Value.Uint64(); v > peak.Load() {
-				peak.Store(v)
-			}
-			select {
-			case <-done:
-				return
-			case <-time.After(20 * time.Microsecond):
-			}
-		}
-	}()
-	f()
-	close(done)
-	<-stopped
-	if p := peak.Load(); p > base {
-		return p - base
-	}
-	return 0
-}
-
 // TestBuildMemoryBounded (issue 37, F4/F5): given its log in parts
 // (Input.Parts, as the issuer reads a pilot's records a page at a time),
 // the heap Build takes does not grow with the log: over a log of 8 MiB
@@ -154,7 +114,7 @@ func TestBuildMemoryBounded(t *testing.T) {
 	st, _ := os.Stat(path)
 	var r *report.Report
 	var err error
-	peak := peakHeap(func() { r, err = report.Build(report.Input{Week: "2026-W49", Parts: fileParts(path)}) })
+	peak := heappeak.Of(func() { r, err = report.Build(report.Input{Week: "2026-W49", Parts: fileParts(path)}) })
 	if err != nil || !r.Chain.Valid || r.Records == 0 {
 		t.Fatalf("%v %+v", err, r)
 	}

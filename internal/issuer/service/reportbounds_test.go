@@ -5,13 +5,10 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"runtime"
-	"runtime/debug"
-	"runtime/metrics"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/crawlcheck/verifier/internal/heappeak"
 	"github.com/crawlcheck/verifier/internal/issuer/service"
 	"github.com/crawlcheck/verifier/internal/issuer/store"
 )
@@ -110,7 +107,7 @@ func testReportMemoryBounded(t *testing.T, st store.Store) {
 	req.Header.Set("Authorization", "Bearer "+token)
 	var body []byte
 	var status int
-	peak := peakHeap(func() {
+	peak := heappeak.Of(func() {
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Error(err)
@@ -132,37 +129,4 @@ func testReportMemoryBounded(t *testing.T, st store.Store) {
 	if peak > uint64(size) {
 		t.Errorf("the report took %d bytes of heap for %d bytes of records: its memory grows with them", peak, size)
 	}
-}
-
-// peakHeap runs f and answers the most heap its objects took meanwhile,
-// over what they took before it: the heap is read every 20 µs while f
-// runs, with the collector asked to run at 10% growth, so that what f let
-// go is not counted as held.
-func peakHeap(f func()) uint64 {
-	defer debug.SetGCPercent(debug.SetGCPercent(10))
-	runtime.GC()
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	base := s[0].Value.Uint64()
-	var peak atomic.Uint64
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		for {
-			metrics.Read(s)
-			if v := s[0].Value.Uint64(); v > peak.Load() {
-				peak.Store(v)
-			}
-			select {
-			case <-done:
-				return
-			case <-time.After(20 * time.Microsecond):
-			}
-		}
-	}()
-	f()
-	close(done)
-	<-stopped
-	return max(peak.Load(), base) - base
 }
