@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawlcheck/verifier/internal/bearertest"
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // secret is the bearer token of the server behind a login: no output of
@@ -25,23 +25,12 @@ const secret = "s3cret-7f1e0c9a"
 // endpoint.
 func loginServer(t *testing.T) string {
 	t.Helper()
-	server := mcp.NewServer(&mcp.Implementation{Name: "behind-login", Version: "1.0.0"}, nil)
-	server.AddTool(&mcp.Tool{Name: "get_issue", Description: "Get one issue.", InputSchema: map[string]any{"type": "object"}},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return &mcp.CallToolResult{}, nil
-		})
-	mux := http.NewServeMux()
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	return bearertest.Server(t, func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 		if token != secret {
 			return nil, auth.ErrInvalidToken
 		}
 		return &auth.TokenInfo{Expiration: time.Now().Add(time.Hour)}, nil
-	}
-	mw := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: srv.URL + "/.well-known/oauth-protected-resource/mcp"})
-	mux.Handle("/mcp", mw(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)))
-	return srv.URL + "/mcp"
+	})
 }
 
 // TestHeaderFlagsReachAServerBehindALogin: without credentials, lock

@@ -3,13 +3,13 @@ package preflight_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/crawlcheck/verifier/internal/bearertest"
 	"github.com/crawlcheck/verifier/internal/preflight"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,15 +21,7 @@ import (
 // scope "tools". It returns the endpoint.
 func bearerServer(t *testing.T) string {
 	t.Helper()
-	server := mcp.NewServer(&mcp.Implementation{Name: "behind-login", Version: "1.0.0"}, nil)
-	server.AddTool(&mcp.Tool{Name: "get_issue", Description: "Get one issue.", InputSchema: map[string]any{"type": "object"}},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return &mcp.CallToolResult{}, nil
-		})
-	mux := http.NewServeMux()
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	return bearertest.Server(t, func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 		switch token {
 		case "good-token":
 			return &auth.TokenInfo{Scopes: []string{"tools"}, Expiration: time.Now().Add(time.Hour)}, nil
@@ -37,10 +29,7 @@ func bearerServer(t *testing.T) string {
 			return &auth.TokenInfo{Expiration: time.Now().Add(time.Hour)}, nil
 		}
 		return nil, auth.ErrInvalidToken
-	}
-	mw := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: srv.URL + "/.well-known/oauth-protected-resource/mcp", Scopes: []string{"tools"}})
-	mux.Handle("/mcp", mw(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)))
-	return srv.URL + "/mcp"
+	}, "tools")
 }
 
 // TestConfigHeadersAndAuthFaults: Config.Headers reach a server behind a
