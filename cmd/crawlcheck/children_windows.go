@@ -1,9 +1,11 @@
 package main
 
 import (
-	"errors"
 	"os"
 	"syscall"
+	"time"
+
+	"github.com/crawlcheck/verifier/internal/winproc"
 )
 
 // groupAttr starts a stdio server in a process group of its own, so that a
@@ -13,20 +15,24 @@ func groupAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{CreationFlags: syscall.CREATE_NEW_PROCESS_GROUP}
 }
 
-// endGroup ends the child itself (TerminateProcess). Windows has no signal
-// to a process group and no SIGTERM for a console program, so what the
-// child started (npx's node) is not ended with it here; a session's normal
-// end closes the server's stdin first, as the stdio transport says, and a
-// server that honours it takes its own children with it (docs/release.md).
+// started is when this crawlcheck started: a process below a server in
+// the process tree that is older than that is not the server's (Windows
+// reuses the id of a process that has exited).
+var started = time.Now()
+
+// endGroup ends the child and everything below it in the process tree
+// (winproc.KillTree). Windows has no signal to a process group and no
+// SIGTERM for a console program, and a client config's `.cmd` shim makes
+// the server a grandchild under cmd.exe: ending cmd.exe alone left the
+// server running (seen under wine). The MCP SDK's command transport starts
+// the server, so it cannot be put in a job object before it runs, as the
+// gateway's is; the tree is walked instead.
 func endGroup(p *os.Process) error {
-	if err := p.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return err
-	}
-	return nil
+	return winproc.KillTree(p.Pid, started)
 }
 
-// groupAlive: with no process-group signals there is no group to ask
-// about; the child itself is waited for by its session.
-func groupAlive(*os.Process) bool {
-	return false
+// groupAlive says whether anything the child started is still running
+// (the child itself is waited for by its session).
+func groupAlive(p *os.Process) bool {
+	return winproc.Alive(p.Pid, started)
 }
