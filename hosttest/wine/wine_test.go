@@ -132,6 +132,9 @@ func wineCmd(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "wine", append([]string{w.exe}, args...)...)
 	cmd.Env = w.env
 	cmd.Dir = w.dir
+	// A process crawlcheck.exe left behind may hold its stdout: the test
+	// then fails on what was left, rather than wait for it.
+	cmd.WaitDelay = 10 * time.Second
 	return cmd
 }
 
