@@ -10,7 +10,7 @@ export CGO_ENABLED := 1
 # -trimpath makes the artifacts reproducible: the same source gives the same bytes.
 ARTIFACT_FLAGS = -buildmode=c-shared -trimpath -ldflags='-s -w' $(if $(TAGS),-tags=$(TAGS))
 
-.PHONY: all postgres js-deps oauth-deps load test test-interop interop-doc test-js test-python python-wheel bench-python bench-js bench-detail test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack attack-issuer test-registry wheels release release-check
+.PHONY: all postgres js-deps oauth-deps load test test-interop interop-doc test-js test-python python-wheel bench-python bench-js bench-detail test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack attack-issuer test-registry wheels release release-check test-wine wine
 
 all: wasm cshared
 
@@ -55,6 +55,7 @@ test: lint wasm cshared postgres js-deps oauth-deps
 	$(MAKE) test-web
 	$(MAKE) test-interop
 	$(MAKE) test-registry
+	$(MAKE) test-wine
 
 ## js-deps: bindings/js's locked npm packages, installed again whenever the
 ## lockfile is newer than what npm ci last wrote: the Go tests run the
@@ -117,19 +118,33 @@ python-wheel: cshared $(VENV2)/.installed
 ## each with its platform's library cross-built with Zig (PyPI ziglang, in a
 ## venv of its own), then checked by scripts/wheelcheck, this machine's
 ## installed and called, and the linux-arm64 library run on every op vector
-## under qemu-user (scripts/wheels.sh, docs/release.md). A few minutes: not
-## part of make test.
+## under qemu-user, the Windows one under wine (scripts/wheels.sh,
+## docs/release.md). A few minutes: not part of make test.
 VENVZ := $(ABUILD)/py-zig
 $(VENVZ)/.installed: $(PYREQ)/zig.txt
 	$(PYTHON) -m venv $(VENVZ)
 	$(VENVZ)/bin/pip install -q -r $(PYREQ)/zig.txt
 	touch $@
 
-wheels: cshared harness $(VENV2)/.installed $(VENVZ)/.installed
+wheels: cshared harness wine $(VENV2)/.installed $(VENVZ)/.installed
 	@test -x /usr/bin/qemu-aarch64 -a -d /usr/aarch64-linux-gnu/lib || { echo "wheels: installing Debian's qemu-user and libc6-arm64-cross"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user libc6-arm64-cross; }
 	GO=$(GO) ZIGPY=$(VENVZ)/bin/python BUILDPY=$(VENV2)/bin/python OUT=$(ABUILD)/wheels \
 	  NATIVE_HARNESS=$(ABUILD)/harness NATIVE_LIB=$(ABUILD)/libcrawlcheck.so scripts/wheels.sh
+
+## wine: Debian's wine (8.0 on bookworm), installed with apt when missing:
+## test-wine and wheels run the Windows builds under it, in throwaway
+## prefixes that scripts/wine/prefix.sh makes.
+wine:
+	@test -x /usr/bin/wine -a -x /usr/lib/wine/wine64 -a -x /usr/bin/wineserver || { echo "wine: installing Debian's wine and wine64"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wine wine64; }
+
+## test-wine: the Windows CLI and the scenario server, cross-built, under
+## wine (hosttest/wine, docs/release.md): lock, check, a .cmd shim, run driven
+## over stdio leaving no process behind, two runs on one --log. Under a
+## minute here; part of make test.
+test-wine: wine $(VENVZ)/.installed
+	CRAWLCHECK_WINE=1 ZIGPY=$(VENVZ)/bin/python $(GO) test -count=1 -timeout 10m ./hosttest/wine
 
 ## release: the CLI and the issuer for linux, darwin, windows x amd64, arm64
 ## (CGO_ENABLED=0, -trimpath, -buildvcs=false, empty build id, version and
@@ -142,10 +157,11 @@ release:
 	GO=$(GO) OUT=$(ABUILD)/release scripts/release.sh
 
 ## release-check: what a release is checked for beyond make test, as far as
-## this machine can run it: the wheels (make wheels), the notices
-## (scripts/notices -check) and the release binaries built twice, the second
-## time elsewhere from an empty build cache, byte for byte (scripts/release).
-## Slow; .ci/run does not call it yet.
+## this machine can run it: the wheels (make wheels: the linux-arm64 library
+## under qemu-user and the Windows one under wine on every op vector), the
+## notices (scripts/notices -check) and the release binaries built twice, the
+## second time elsewhere from an empty build cache, byte for byte
+## (scripts/release). Slow; .ci/run calls it after make test.
 release-check: wheels
 	$(GO) run ./scripts/notices -check
 	CRAWLCHECK_RELEASE_CHECK=1 $(GO) test -count=1 -timeout 20m -v ./scripts/release

@@ -7,7 +7,7 @@
 # (format, machine, ABI 2 exports, the system libraries it links, the glibc
 # or macOS it needs), the wheel for this machine is installed in a fresh
 # venv and called, and the linux-arm64 library answers every op vector
-# under qemu-user as this machine's does.
+# under qemu-user as this machine's does, the Windows one under wine.
 #
 #   ZIGPY=build/py-zig/bin/python BUILDPY=build/py-mcp2/bin/python OUT=build/wheels scripts/wheels.sh
 set -eu
@@ -128,5 +128,23 @@ if [ "$(uname -m)" = x86_64 ] && [ -n "${NATIVE_HARNESS:-}" ]; then
 		-o "$A64/harness" hosttest/c/harness.c -ldl
 	"$BUILDPY" scripts/crossvectors.py "$NATIVE_HARNESS" "$NATIVE_LIB" -- \
 		qemu-aarch64 -L /usr/aarch64-linux-gnu "$A64/harness" "$A64/crawlcheck/lib/libcrawlcheck.so"
+fi
+# The Windows wheel's library under wine (Debian's wine 8.0, which make wheels
+# installs), with the prefix's bcryptprimitives.dll shim (scripts/wine: test
+# scaffolding for what wine 8.0 lacks and Windows 10+ has): every op vector
+# through it, by hosttest/c/harness.c cross-built for Windows (its serve
+# mode, LoadLibrary as ctypes does), against this machine's library.
+if [ "$(uname -m)" = x86_64 ] && [ -n "${NATIVE_HARNESS:-}" ]; then
+	W64="$WORK/win64"
+	mkdir -p "$W64"
+	"$ZIGPY" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract("crawlcheck/lib/crawlcheck.dll", sys.argv[2])' \
+		"$OUT"/crawlcheck-*-py3-none-win_amd64.whl "$W64"
+	"$ZIGPY" -m ziglang cc -target x86_64-windows-gnu -O2 -std=c11 -Wall -Wextra -Werror -Icshared \
+		-o "$W64/harness.exe" hosttest/c/harness.c
+	ZIGPY=$ZIGPY scripts/wine/prefix.sh "$W64/prefix"
+	WINEPREFIX="$W64/prefix" WINEDEBUG=-all WINEDLLOVERRIDES=bcryptprimitives=n \
+		"$BUILDPY" scripts/crossvectors.py "$NATIVE_HARNESS" "$NATIVE_LIB" -- \
+		wine "$W64/harness.exe" "Z:$(printf %s "$W64/crawlcheck/lib/crawlcheck.dll" | tr / '\\')"
+	WINEPREFIX="$W64/prefix" wineserver -k || true
 fi
 rm -rf "$WORK"

@@ -33,18 +33,30 @@
  *                     attachments, both unreadable, one byte over together.
  *
  * Diagnostics go to stderr; the exit status is 0 only if all went well.
+ *
+ * Built for Windows (make wheels cross-builds it with Zig and runs it under
+ * wine against the Windows wheel's crawlcheck.dll), it has the serve mode
+ * alone: LoadLibrary for dlopen, stdin and stdout in binary mode. The other
+ * modes measure or attack this machine's library (threads, memory, fork,
+ * unreadable pages) and stay POSIX's.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _WIN32
+#include <fcntl.h>
+#include <io.h>
+#include <windows.h>
+#else
+#include <dlfcn.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#endif
 
 #include "crawlcheck.h"
 
@@ -58,17 +70,34 @@ static void die(const char *what) {
 	exit(2);
 }
 
+#ifdef _WIN32
+/* On Windows, the library is loaded as ctypes loads a DLL (LoadLibrary). */
+static HMODULE lib;
+static void *sym(const char *name) { return (void *)GetProcAddress(lib, name); }
+#else
+static void *lib;
+static void *sym(const char *name) { return dlsym(lib, name); }
+#endif
+
 static void load(const char *path) {
-	void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+#ifdef _WIN32
+	lib = LoadLibraryA(path);
+	if (!lib) {
+		fprintf(stderr, "harness: LoadLibrary %s: error %lu\n", path, (unsigned long)GetLastError());
+		exit(2);
+	}
+#else
+	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!lib) {
 		fprintf(stderr, "harness: dlopen %s: %s\n", path, dlerror());
 		exit(2);
 	}
-	abi_version = (uint32_t(*)(void))dlsym(lib, "crawlcheck_abi_version");
-	call = (uint8_t * (*)(const char *, const uint8_t *, size_t, size_t *)) dlsym(lib, "crawlcheck_call");
+#endif
+	abi_version = (uint32_t(*)(void))sym("crawlcheck_abi_version");
+	call = (uint8_t * (*)(const char *, const uint8_t *, size_t, size_t *)) sym("crawlcheck_call");
 	call_raw = (uint8_t * (*)(const char *, const uint8_t *, size_t, const uint8_t *, size_t, size_t *))
-		dlsym(lib, "crawlcheck_call_raw");
-	free_response = (void (*)(uint8_t *))dlsym(lib, "crawlcheck_free");
+		sym("crawlcheck_call_raw");
+	free_response = (void (*)(uint8_t *))sym("crawlcheck_free");
 	if (!abi_version || !call || !call_raw || !free_response)
 		die("library lacks a crawlcheck_ symbol");
 	if (abi_version() != CRAWLCHECK_ABI_VERSION) {
@@ -158,6 +187,7 @@ static uint8_t *do_call(const request *r, size_t *n) {
 	return call(r->op, r->req, r->req_len, n);
 }
 
+#ifndef _WIN32
 static request *read_all(size_t *count) {
 	size_t n = 0, cap = 16;
 	request *rs = malloc(cap * sizeof *rs);
@@ -180,6 +210,8 @@ static request *read_all(size_t *count) {
 	return rs;
 }
 
+#endif
+
 /* ---- modes ---- */
 
 static int serve(void) {
@@ -197,6 +229,7 @@ static int serve(void) {
 	return 0;
 }
 
+#ifndef _WIN32
 typedef struct {
 	request *rs;
 	size_t count;
@@ -400,6 +433,22 @@ static int overcap_raw(const char *op) {
 	return 0;
 }
 
+#endif /* !_WIN32 */
+
+#ifdef _WIN32
+int main(int argc, char **argv) {
+	if (argc != 3 || strcmp(argv[2], "serve") != 0)
+		die("usage: harness.exe LIB serve");
+	/* Frames are bytes: no CRLF translation, no Ctrl-Z as the end. */
+	_setmode(_fileno(stdin), _O_BINARY);
+	_setmode(_fileno(stdout), _O_BINARY);
+	load(argv[1]);
+	int status = serve();
+	if (fflush(stdout) != 0)
+		die("write to stdout failed");
+	return status;
+}
+#else
 int main(int argc, char **argv) {
 	if (argc == 4 && strcmp(argv[2], "fork") == 0) {
 		int status = forkmode(argv[1], atoi(argv[3]));
@@ -434,3 +483,4 @@ int main(int argc, char **argv) {
 		die("write to stdout failed");
 	return status;
 }
+#endif
