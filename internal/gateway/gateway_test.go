@@ -907,7 +907,7 @@ func TestWindowsCmdShim(t *testing.T) {
 	e := newEnv(t, threeTools)
 	server := []string{"shim", "--scenario", e.scenario}
 	cli(t, "lock", "--server", strings.Join(server, " "), "-o", e.lock)
-	// No --log: the log's lock is flock, which Windows has not.
+	// No --log: two gateways on one log are hosttest/wine's (LockFileEx).
 	cmd := exec.Command(crawlcheck, append([]string{"run", "--lock", e.lock, "--"}, server...)...)
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
