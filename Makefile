@@ -141,8 +141,8 @@ wine:
 
 ## test-wine: the Windows CLI and the scenario server, cross-built, under
 ## wine (hosttest/wine, docs/release.md): lock, check, a .cmd shim, run driven
-## over stdio leaving no process behind, two runs on one --log. Under a
-## minute here; part of make test.
+## over stdio leaving no process behind, two runs on one --log. About 20 s
+## with Go's build cache warm (3 min empty); part of make test.
 test-wine: wine $(VENVZ)/.installed
 	CRAWLCHECK_WINE=1 ZIGPY=$(VENVZ)/bin/python $(GO) test -count=1 -timeout 10m ./hosttest/wine
 
