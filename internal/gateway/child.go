@@ -56,17 +56,9 @@ func startChild(argv []string, stderr io.Writer) (*child, error) {
 	}
 	inR.Close()
 	outW.Close()
-	if err := afterStart(cmd); err != nil {
-		cmd.Wait()
-		afterExit(cmd.Process.Pid)
-		inW.Close()
-		outR.Close()
-		return nil, err
-	}
 	c := &child{cmd: cmd, stdin: inW, stdout: outR, exited: make(chan struct{})}
 	go func() {
 		err := cmd.Wait()
-		afterExit(cmd.Process.Pid)
 		c.status = exitStatus(cmd.ProcessState, err)
 		close(c.exited)
 	}()
@@ -103,19 +95,16 @@ func (c *child) signal(sig syscall.Signal) {
 
 // stop ends the child as the MCP stdio transport says a client ends its
 // server: close its stdin and wait up to grace, then SIGTERM and wait up to
-// grace, then SIGKILL (its process group; on Windows, which has no
-// SIGTERM, the kill follows the closed stdin and ends the server's job).
-// It returns once the child has exited.
+// grace, then SIGKILL (its process group). It returns once the child has
+// exited.
 func (c *child) stop(grace time.Duration) {
 	c.stdin.Close()
 	if c.waitFor(grace) {
 		return
 	}
-	if termSignal {
-		c.signal(syscall.SIGTERM)
-		if c.waitFor(grace) {
-			return
-		}
+	c.signal(syscall.SIGTERM)
+	if c.waitFor(grace) {
+		return
 	}
 	c.kill()
 }

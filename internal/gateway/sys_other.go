@@ -2,10 +2,7 @@
 
 package gateway
 
-import (
-	"os/exec"
-	"syscall"
-)
+import "syscall"
 
 // sysProcAttr puts the server in a process group of its own (the gateway
 // signals the group). These systems have no Pdeathsig: the gateway ends the
@@ -17,13 +14,3 @@ func sysProcAttr() *syscall.SysProcAttr {
 
 // signalGroup sends sig to the process group pid leads.
 func signalGroup(pid int, sig syscall.Signal) error { return syscall.Kill(-pid, sig) }
-
-// afterStart has nothing to do here: the process group and (on Linux)
-// Pdeathsig are set at the fork.
-func afterStart(*exec.Cmd) error { return nil }
-
-// afterExit has nothing to do here: the group is signalled by stop.
-func afterExit(int) {}
-
-// termSignal: SIGTERM is the stdio shutdown's second step here.
-const termSignal = true
