@@ -1,7 +1,7 @@
 """Every op vector of testdata/ops through a core library built for another
-platform, run where this machine can run it (qemu-user for linux-arm64): the
-answers must equal the vectors' and, byte for byte, this machine's own
-library's (make wheels, scripts/wheels.sh; docs/release.md).
+platform, run where this machine can run it (qemu-user for linux-arm64, wine
+for windows-amd64): the answers must equal the vectors' and, byte for byte,
+this machine's own library's (make wheels, scripts/wheels.sh; docs/release.md).
 
     python3 scripts/crossvectors.py NATIVE_HARNESS NATIVE_LIB -- CMD... LIB
 
