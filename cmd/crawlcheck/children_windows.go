@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"syscall"
 	"time"
@@ -20,15 +21,20 @@ func groupAttr() *syscall.SysProcAttr {
 // reuses the id of a process that has exited).
 var started = time.Now()
 
-// endGroup ends the child and everything below it in the process tree
-// (winproc.KillTree). Windows has no signal to a process group and no
+// endGroup ends everything below the child in the process tree
+// (winproc.KillBelow), then the child itself (TerminateProcess through the
+// handle os/exec holds). Windows has no signal to a process group and no
 // SIGTERM for a console program, and a client config's `.cmd` shim makes
 // the server a grandchild under cmd.exe: ending cmd.exe alone left the
 // server running (seen under wine). The MCP SDK's command transport starts
 // the server, so it cannot be put in a job object before it runs, as the
 // gateway's is; the tree is walked instead.
 func endGroup(p *os.Process) error {
-	return winproc.KillTree(p.Pid, started)
+	err := winproc.KillBelow(p.Pid, started)
+	if kerr := p.Kill(); kerr != nil && !errors.Is(kerr, os.ErrProcessDone) {
+		err = errors.Join(err, kerr)
+	}
+	return err
 }
 
 // groupAlive says whether anything the child started is still running

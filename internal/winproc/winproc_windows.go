@@ -5,7 +5,6 @@ package winproc
 import (
 	"errors"
 	"fmt"
-
 	"time"
 	"unsafe"
 
@@ -64,14 +63,16 @@ func createdSince(pid uint32, since time.Time) bool {
 	return time.Unix(0, created.Nanoseconds()).After(since.Add(-time.Second))
 }
 
-// KillTree ends the process pid and every descendant Descendants finds.
-func KillTree(pid int, since time.Time) error {
+// KillBelow ends every process Descendants finds below pid; pid itself is
+// left to its caller, who holds its handle (os.Process), which names that
+// process alone even after it has exited and its id is reused.
+func KillBelow(pid int, since time.Time) error {
 	below, err := Descendants(pid, since)
 	if err != nil {
 		return err
 	}
 	var errs []error
-	for _, p := range append([]int{pid}, below...) {
+	for _, p := range below {
 		h, err := windows.OpenProcess(windows.PROCESS_TERMINATE, false, uint32(p))
 		if err != nil {
 			continue // exited meanwhile
