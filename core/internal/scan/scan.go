@@ -121,6 +121,7 @@ func run(ts []tools.Tool, only map[string]bool, srv Server) *scanner {
 			continue
 		}
 		s.tool, s.toolName, s.self = rank, t.Name, strings.ToLower(t.Name)
+		s.toolParams(&t.InputSchema)
 		s.path = append(s.path[:0], "name")
 		s.text(t.Name, where{name: true})
 		if t.HasDescription {
@@ -134,6 +135,33 @@ func run(ts []tools.Tool, only map[string]bool, srv Server) *scanner {
 		s.members(t)
 	}
 	return s
+}
+
+// toolParams sets params to the names of the schema's top-level
+// properties that are one word of letters (to, cc, city): in a clause of
+// this tool's text, such a name is the argument the clause is about.
+func (s *scanner) toolParams(schema *canon.Value) {
+	if s.params == nil {
+		s.params = map[string]bool{}
+	}
+	clear(s.params)
+	props, ok := schema.Get("properties")
+	if !ok || props.Kind() != canon.Object {
+		return
+	}
+	for _, m := range props.Members() {
+		if len(m.Key) < 2 || len(m.Key) > 24 {
+			continue
+		}
+		word := true
+		for i := 0; i < len(m.Key) && word; i++ {
+			c := m.Key[i]
+			word = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+		}
+		if word {
+			s.params[strings.ToLower(m.Key)] = true
+		}
+	}
 }
 
 // members scans what else of a tool a client or model reads (issue 21,
@@ -373,6 +401,7 @@ type scanner struct {
 	ptrSeq      int      // the text ptr is of
 	cur, nxt    []int
 	own         map[string]bool // every tool name of the list, lower case
+	params      map[string]bool // the current tool's one-word parameter names, lower case: what the directive rule reads as roles
 	ownPart     map[string]int  // how many of the list's names have each word of four letters or more (split on _, -, . and camelCase), "tool" and "tools" aside
 	ownSentence int             // the sentence ownAnswer is of, or -1
 	ownAnswer   bool
