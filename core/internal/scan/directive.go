@@ -11,28 +11,40 @@ import "strings"
 // conversions"). Documentation gives values too, as examples or defaults:
 // a clause that says so is not one.
 type directiveRule struct {
-	rule                        int
-	directive, role, docs, tlds map[string]bool
+	rule   int
+	class  map[string]uint8 // word → the groups it is in (cueDirective, cueRole, cueDocs)
+	filter wordFilter       // what class certainly lacks
+	tlds   map[string]bool
 }
+
+// The groups a word of a directive rule can be in.
+const (
+	cueDirective uint8 = 1 << iota
+	cueRole
+	cueDocs
+)
 
 // directiveGroups reads the matcher's Args: directive words, "|", role
 // words, "|", documentation words, "|", top-level domains a bare domain
 // may end with.
 func directiveGroups(rule int, args []string) *directiveRule {
-	d := &directiveRule{rule: rule, directive: map[string]bool{}, role: map[string]bool{}, docs: map[string]bool{}, tlds: map[string]bool{}}
-	groups := []map[string]bool{d.directive, d.role, d.docs, d.tlds}
+	d := &directiveRule{rule: rule, class: map[string]uint8{}, tlds: map[string]bool{}}
 	g := 0
 	for _, a := range args {
-		if a == "|" {
+		switch {
+		case a == "|":
 			g++
-			if g == len(groups) {
+			if g > 3 {
 				panic("scan: a directive rule has four groups of words")
 			}
-			continue
+		case g == 3:
+			d.tlds[a] = true
+		default:
+			d.class[a] |= 1 << g
+			d.filter.put(a)
 		}
-		groups[g][a] = true
 	}
-	if g != len(groups)-1 {
+	if g != 3 {
 		panic("scan: a directive rule has four groups of words")
 	}
 	return d
@@ -45,108 +57,134 @@ type clause struct {
 	roleStart, roleEnd   int
 	valueStart, valueEnd int
 	docs                 bool
-	prev                 string // the previous word, lower case, for "for example"
 }
 
 func (c *clause) reset() {
 	*c = clause{dirStart: -1, roleStart: -1, valueStart: -1}
 }
 
-// chunkByte says whether c belongs to a chunk: what is not a blank, a quote
-// or a bracket. A value is a chunk or a part of one.
-func chunkByte(c byte) bool {
-	return c > ' ' && strings.IndexByte("'\"`()[]{}<>,;*|", c) < 0
-}
+// joins says whether a separator between two words keeps them in one
+// chunk (what is not a blank, a quote or a bracket: "ops@x.example",
+// "203.0.113.9", "https://a.example/in"), and whether it is a mark every
+// value has between its words ('.', '@', ':').
+var joins, marks = func() (in, mark [256]bool) {
+	for c := '!'; c < 256; c++ {
+		in[c] = !strings.ContainsRune("'\"`()[]{}<>,;*|", c)
+	}
+	mark['.'], mark['@'], mark[':'] = true, true, true
+	return in, mark
+}()
 
-// directivesIn runs the directive matcher over a text: one pass over its
-// chunks, each looked at a constant number of times, so linear. Clauses end
-// at a line break, or at '.', '!' or '?' before a blank (not "e.g." or
-// "i.e.").
+// directivesIn runs the directive matcher over the words splitWords found
+// (lower case, apostrophes dropped, camelCase split). Clauses end at a line
+// break, or at '.', '!' or '?' before a blank (not "e.g." or "i.e.");
+// chunks are words joined without a blank, quote or bracket between them.
+// One pass over the words and the bytes between them finds each clause and
+// its first value; the words of a clause that has one (few do) are then
+// looked up, once: linear.
 func (s *scanner) directivesIn(t string, add func(rule, start, end int)) {
-	d := s.c.directive
-	if d == nil {
+	d, ws := s.c.directive, s.words
+	if d == nil || len(ws) == 0 {
 		return
 	}
 	var c clause
 	c.reset()
-	flush := func() {
-		if c.dirStart >= 0 && c.roleStart >= 0 && c.valueStart >= 0 && !c.docs {
-			add(d.rule, min(c.dirStart, c.roleStart, c.valueStart), max(c.dirEnd, c.roleEnd, c.valueEnd))
+	first := 0                // the current clause's first word
+	chunk, marked := 0, false // the current chunk's first word; whether it has a digit or a mark
+	closeChunk := func(last int) {
+		if marked && c.valueStart < 0 {
+			a, b := ws[chunk].start, ws[last].end
+			s.work += b - a
+			if isValue(t[a:b], d.tlds) {
+				c.valueStart, c.valueEnd = a, b
+			}
+		}
+	}
+	closeClause := func(last int) {
+		if c.valueStart >= 0 && !c.docs {
+			s.directiveWords(t, first, last, &c)
+			if c.dirStart >= 0 && c.roleStart >= 0 && !c.docs {
+				add(d.rule, min(c.dirStart, c.roleStart, c.valueStart), max(c.dirEnd, c.roleEnd, c.valueEnd))
+			}
 		}
 		c.reset()
 	}
-	for i := 0; i < len(t); {
-		if t[i] == '\n' {
-			flush()
-			i++
-			continue
+	for k := range ws {
+		w := s.low[ws[k].lo:ws[k].hi]
+		if k > 0 {
+			sep := t[ws[k-1].end:ws[k].start]
+			s.work += len(sep)
+			joined, ends, mark := true, false, false
+			for i := 0; i < len(sep); i++ {
+				b := sep[i]
+				joined = joined && joins[b]
+				mark = mark || marks[b]
+				ends = ends || b == '\n' || (b == '.' || b == '!' || b == '?') && i+1 < len(sep) && sep[i+1] <= ' '
+			}
+			// "e.g." and "i.e.": the abbreviation is documentation, not an end.
+			prev := s.low[ws[k-1].lo:ws[k-1].hi]
+			if k > 1 && len(prev) == 1 && (prev[0] == 'g' || prev[0] == 'e') && strings.HasPrefix(sep, ".") && t[ws[k-2].end:ws[k-1].start] == "." {
+				if pp := s.low[ws[k-2].lo:ws[k-2].hi]; len(pp) == 1 && (pp[0] == 'e' && prev[0] == 'g' || pp[0] == 'i' && prev[0] == 'e') {
+					c.docs, ends = true, strings.ContainsRune(sep, '\n')
+				}
+			}
+			if !joined || ends {
+				closeChunk(k - 1)
+				chunk, marked = k, false
+			} else {
+				marked = marked || mark
+			}
+			if ends {
+				closeClause(k - 1)
+				first = k
+			}
 		}
-		if !chunkByte(t[i]) {
-			i++
-			continue
-		}
-		start := i
-		for i < len(t) && chunkByte(t[i]) {
-			i++
-		}
-		s.work += i - start
-		end := i
-		// Punctuation that closes a chunk is not part of its value.
-		vend := end
-		for vend > start && strings.IndexByte(".:!?", t[vend-1]) >= 0 {
-			vend--
-		}
-		abbrev := vend-start == 3 && (strings.EqualFold(t[start:vend], "e.g") || strings.EqualFold(t[start:vend], "i.e"))
-		if abbrev {
-			c.docs = true
-		} else if c.valueStart < 0 && isValue(t[start:vend], d.tlds) {
-			c.valueStart, c.valueEnd = start, vend
-		}
-		s.directiveWords(t, start, vend, &c)
-		if !abbrev && end > start && strings.IndexByte(".!?", t[end-1]) >= 0 && (end == len(t) || t[end] <= ' ') {
-			flush()
+		for i := 0; i < len(w) && !marked; i++ {
+			marked = w[i] <= '9'
 		}
 	}
-	flush()
+	closeChunk(len(ws) - 1)
+	closeClause(len(ws) - 1)
 }
 
-// directiveWords reads the words of a chunk (letters and digits; an
-// apostrophe inside a word is dropped) against the rule's groups and the
-// tool's parameter names.
-func (s *scanner) directiveWords(t string, lo, hi int, c *clause) {
-	d := s.c.directive
-	var buf [24]byte
-	for i := lo; i < hi; {
-		if !isAlnum(t[i]) {
-			i++
-			continue
+// directiveWords looks the words first..last up in the rule's groups and
+// the tool's parameter names: only when the filters may hold them, and
+// without copying them.
+func (s *scanner) directiveWords(t string, first, last int, c *clause) {
+	d, ws := s.c.directive, s.words
+	s.work += last - first + 1
+	s.toolParams()
+	for k := first; k <= last; k++ {
+		w := s.low[ws[k].lo:ws[k].hi]
+		n := len(w)
+		var cls uint8
+		if d.filter.has(w[0], w[n-1], n) {
+			cls = d.class[string(w)]
 		}
-		a, n := i, 0
-		for i < hi && (isAlnum(t[i]) || t[i] == '\'' && i+1 < hi && isAlnum(t[i+1])) {
-			if t[i] != '\'' && n < len(buf) {
-				buf[n] = lower(t[i])
-				n++
+		if s.paramFilter.has(w[0], w[n-1], n) && s.params[string(w)] {
+			cls |= cueRole
+		}
+		if string(w) == "example" && k > first {
+			prev := string(s.low[ws[k-1].lo:ws[k-1].hi])
+			if prev == "for" || prev == "an" {
+				cls |= cueDocs
 			}
-			i++
 		}
-		if i-a > len(buf) {
-			c.prev = ""
-			continue
+		if string(w) == "example" && ws[k].end < len(t) && t[ws[k].end] == ':' {
+			cls |= cueDocs
 		}
-		w := string(buf[:n])
 		switch {
-		case d.docs[w], w == "example" && (c.prev == "for" || c.prev == "an" || i < len(t) && t[i] == ':'):
+		case cls&cueDocs != 0:
 			c.docs = true
-		case d.directive[w]:
+		case cls&cueDirective != 0:
 			if c.dirStart < 0 {
-				c.dirStart, c.dirEnd = a, i
+				c.dirStart, c.dirEnd = ws[k].start, ws[k].end
 			}
-		case d.role[w] || s.params[w]:
+		case cls&cueRole != 0:
 			if c.roleStart < 0 {
-				c.roleStart, c.roleEnd = a, i
+				c.roleStart, c.roleEnd = ws[k].start, ws[k].end
 			}
 		}
-		c.prev = w
 	}
 }
 

@@ -204,7 +204,7 @@ var Rules = []Rule{
 		"safe|secure|trusted|official|better|recommended ~0 replacement|alternative|substitute",
 		"standard|legacy|old|original|default|regular|basic|native|builtin|existing|direct|raw ~6 tool|tools|function|functions|reads|calls|method|api|version ~6 deprecated|obsolete|outdated|retired|broken|unreliable|inaccurate|incomplete|cached|stale|expire|corrupted|garbled|suspended|insecure|unsafe|unsupported|buggy|maintenance",
 		"instead ~0 of ~3 the ~0 deprecated|legacy|outdated|obsolete|broken|unsafe|insecure|unreliable",
-		"the ~0 only ~3 authorized|approved|certified|sanctioned|permitted|allowed|official|valid|trusted|supported ~3 tool|method|utility|way|interface|function|option|channel|gateway|means",
+		"only ~2 authorized|approved|certified|sanctioned|permitted|allowed|official|valid|trusted|supported ~3 tool|method|utility|way|interface|function|option|channel|gateway|means",
 		"only ~0 tool|method|utility|way|interface|function ~1 authorized|approved|certified|sanctioned|permitted|allowed",
 		"superior|preferable ~1 to ~3 standard|other|others|existing|regular|default|legacy|basic|native|builtin|manual|alternatives|competing|competitors",
 		"safer|better|faster|superior|preferable|more ~3 than ~3 manually|manual|separately|individually|fragmented",
