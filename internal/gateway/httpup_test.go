@@ -1,0 +1,138 @@
+package gateway_test
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The gateway in front of a remote server (crawlcheck run --url): the
+// scenario server over streamable HTTP, driven by the go-sdk client over
+// stdio, as a client's config would start it.
+
+// listen starts a server that prints its URL on its first line of stdout
+// (the scenario server's --listen), ended with the test.
+func listen(t *testing.T, argv ...string) string {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("%s printed no URL: %v", argv[0], err)
+	}
+	return strings.TrimSpace(line)
+}
+
+// newHTTPEnv serves tools over streamable HTTP from the scenario server,
+// pins it with crawlcheck lock --url, and returns the env and the URL.
+func newHTTPEnv(t *testing.T, tools string) (*env, string) {
+	t.Helper()
+	dir := t.TempDir()
+	e := &env{dir: dir, scenario: filepath.Join(dir, "scenario.json"), trigger: filepath.Join(dir, "trigger"), lock: filepath.Join(dir, "lock.json"), log: filepath.Join(dir, "records.jsonl")}
+	e.setTools(t, tools)
+	url := listen(t, mcpserver, "--scenario", e.scenario, "--trigger", e.trigger, "--listen", "127.0.0.1:0")
+	cli(t, "lock", "--url", url, "-o", e.lock)
+	return e, url
+}
+
+// remoteCmd is crawlcheck run --url as a client's config runs it.
+func (e *env) remoteCmd(url string, extra ...string) (*exec.Cmd, *lockedBuffer) {
+	args := append([]string{"run", "--lock", e.lock, "--log", e.log, "--lock-poll", "50ms", "--grace", "2s", "--url", url}, extra...)
+	cmd := exec.Command(crawlcheck, args...)
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	return cmd, stderr
+}
+
+// TestRemoteProceeds: a remote server as approved, over initialize and
+// over the go-sdk's newest handshake: the handed list is the server's,
+// calls reach it, and each session's record proceeds, chained.
+func TestRemoteProceeds(t *testing.T) {
+	e, url := newHTTPEnv(t, threeTools)
+	for _, version := range []string{"2025-11-25", ""} {
+		t.Run("protocol="+version, func(t *testing.T) {
+			cmd, stderr := e.remoteCmd(url)
+			s := connectCmd(t, cmd, stderr, nil, version)
+			if got := names(t, s); !slices.Equal(got, []string{"t1", "t2", "t3"}) {
+				t.Errorf("handed %v", got)
+			}
+			if r, rpc := call(t, s, "t1"); rpc != nil || text(r) != "called t1" {
+				t.Errorf("t1: %v %v\n%s", text(r), rpc, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), "proceed (enforce mode): 3 tools handed over") {
+				t.Errorf("stderr has no verdict:\n%s", stderr.String())
+			}
+		})
+	}
+	recs := e.records(t)
+	if len(recs) < 2 {
+		t.Fatalf("%d records, want one per session at least", len(recs))
+	}
+	for _, r := range recs {
+		if r.Effect != "proceed" || !strings.Contains(string(r.Raw), url) {
+			t.Errorf("record: effect %s, want proceed for %s: %s", r.Effect, url, r.Raw)
+		}
+	}
+}
+
+// TestRemoteRugPull: the remote server rewrites t2 mid-session and
+// announces it (on the session's GET stream): the gateway re-checks,
+// tells the client, withholds t2 and refuses its call.
+func TestRemoteRugPull(t *testing.T) {
+	e, url := newHTTPEnv(t, threeTools)
+	cmd, stderr := e.remoteCmd(url)
+	s := connectCmd(t, cmd, stderr, nil, "2025-11-25")
+	if got := names(t, s); len(got) != 3 {
+		t.Fatalf("handed %v", got)
+	}
+	e.mutate(t, t2RugPull)
+	select {
+	case <-s.changed:
+	case <-time.After(deadline):
+		t.Fatalf("no list_changed reached the client\n%s", stderr.String())
+	}
+	if got := names(t, s); !slices.Equal(got, []string{"t1", "t3"}) {
+		t.Errorf("after the rewrite, handed %v", got)
+	}
+	if _, rpc := call(t, s, "t2"); rpc == nil || !strings.Contains(rpc.Message, "description_changed") {
+		t.Errorf("t2 not refused: %v", rpc)
+	}
+}
+
+// TestRemoteUnreachable: nothing answers at the URL: the client's
+// handshake is answered with an error, and the session's record says
+// server_unavailable: the handshake could not reach the server.
+func TestRemoteUnreachable(t *testing.T) {
+	e, _ := newHTTPEnv(t, threeTools)
+	cmd, stderr := e.remoteCmd("http://127.0.0.1:9/mcp")
+	client := mcp.NewClient(&mcp.Implementation{Name: "gateway-test", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	if cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}); err == nil {
+		cs.Close()
+		t.Fatal("connected to nothing")
+	}
+	recs := e.records(t)
+	if len(recs) != 1 || recs[0].Effect == "proceed" || !strings.Contains(string(recs[0].Raw), "the handshake: the server could not be reached") {
+		t.Errorf("records %d: %s\nstderr:\n%s", len(recs), recs[0].Raw, stderr.String())
+	}
+}
