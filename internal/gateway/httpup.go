@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -788,6 +789,17 @@ func (g *Gateway) recordHandshakeFault(code, metadata string, status int) string
 		return ""
 	}
 	line, _ := g.verdict(rec)
+	// The refusal's words shorten the fault's detail; the client's
+	// answer leads with all of it (the core's words: what the server
+	// answered, what to do), the step a person takes first.
+	for _, f := range rec.Observations {
+		var d struct {
+			Detail string `json:"detail"`
+		}
+		if f.Observation == rec.Observed.Failure && json.Unmarshal(f.Detail, &d) == nil && d.Detail != "" {
+			return d.Detail + "; " + line
+		}
+	}
 	return line
 }
 

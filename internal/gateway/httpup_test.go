@@ -3,6 +3,8 @@ package gateway_test
 import (
 	"bufio"
 	"context"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -134,5 +136,53 @@ func TestRemoteUnreachable(t *testing.T) {
 	recs := e.records(t)
 	if len(recs) != 1 || recs[0].Effect == "proceed" || !strings.Contains(string(recs[0].Raw), "the handshake: the server could not be reached") {
 		t.Errorf("records %d: %s\nstderr:\n%s", len(recs), recs[0].Raw, stderr.String())
+	}
+}
+
+// TestEverythingOverHTTP: server-everything (npm, pinned by
+// bindings/js/package.json) in its streamable HTTP mode and its legacy
+// HTTP+SSE mode, behind crawlcheck run --url: everything
+// TestEverythingRoundTrips asks of a stdio server holds over HTTP, the
+// server's requests arriving in its answers' event streams (or on the
+// legacy stream) and the client's answers POSTed back.
+func TestEverythingOverHTTP(t *testing.T) {
+	script := everything(t)
+	for _, mode := range []struct{ arg, path string }{{"streamableHttp", "/mcp"}, {"sse", "/sse"}} {
+		t.Run(mode.arg, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			port := ln.Addr().(*net.TCPAddr).Port
+			ln.Close()
+			srv := exec.Command(script[0], script[1], mode.arg)
+			srv.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+			if err := srv.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				srv.Process.Kill()
+				srv.Wait()
+			})
+			for end := time.Now().Add(deadline); ; time.Sleep(50 * time.Millisecond) {
+				if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+					c.Close()
+					break
+				}
+				if time.Now().After(end) {
+					t.Fatal("server-everything did not listen")
+				}
+			}
+			url := fmt.Sprintf("http://127.0.0.1:%d%s", port, mode.path)
+			dir := t.TempDir()
+			e := &env{dir: dir, lock: filepath.Join(dir, "lock.json"), log: filepath.Join(dir, "records.jsonl")}
+			source, extra := "--url", []string(nil)
+			if mode.arg == "sse" {
+				source, extra = "--sse", []string{"--sse"}
+			}
+			cli(t, "lock", "--capabilities", "roots,sampling,elicitation", "--handshake", "initialize", source, url, "-o", e.lock)
+			cmd, stderr := e.remoteCmd(url, extra...)
+			roundTrips(t, e, cmd, stderr)
+		})
 	}
 }

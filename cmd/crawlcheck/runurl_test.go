@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// syncBuffer is a stderr the test reads while the gateway writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// gatewaySession runs crawlcheck run with args in this process, the go-sdk
+// client on its stdin and stdout (at protocol 2025-11-25, as the JS and
+// Python clients speak), and returns the session (nil and the error when
+// the handshake failed) and the gateway's stderr. The gateway ends when
+// the client closes its side, before the test's end.
+func gatewaySession(t *testing.T, args ...string) (*mcp.ClientSession, *syncBuffer, error) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	stderr := &syncBuffer{}
+	done := make(chan struct{})
+	go func() {
+		run(args, inR, outW, stderr)
+		outW.Close()
+		inR.Close()
+		close(done)
+	}()
+	t.Cleanup(func() {
+		inW.Close()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Error("the gateway did not end after its client went")
+		}
+	})
+	client := mcp.NewClient(&mcp.Implementation{Name: "runurl-test", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		inW.Close()
+		return nil, stderr, err
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, stderr, nil
+}
+
+// readLog is a record log's bytes.
+func readLog(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the record log: %v", err)
+	}
+	return string(b)
+}
+
+// TestRunURLAgainstTheSDKExample: crawlcheck run --url in front of the
+// TypeScript SDK's example server, open and then with --oauth: open, the
+// session proceeds and calls reach the server; behind the login without
+// one, the client's handshake is refused with the record's words and the
+// record names HTTP 401, what to do and the resource metadata URL; after
+// crawlcheck login, the gateway (the OAuth client itself) gives the same
+// record, byte for byte, as the open server's session did, and never
+// shows the token.
+func TestRunURLAgainstTheSDKExample(t *testing.T) {
+	script := exampleServer(t)
+	config := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", config)
+	mcpPort, authPort := freePort(t), freePort(t)
+	url := fmt.Sprintf("http://localhost:%d/mcp", mcpPort)
+	dir := t.TempDir()
+	lock := filepath.Join(dir, "lock.json")
+	now := "2026-11-30T12:00:00Z"
+	session := func(log string) (*mcp.ClientSession, *syncBuffer, error) {
+		return gatewaySession(t, "--now", now, "run", "--lock", lock, "--log", filepath.Join(dir, log), "--url", url)
+	}
+
+	stop := startExample(t, script, mcpPort, authPort)
+	if code, _, stderr := runCLI("--now", now, "lock", "--url", url, "-o", lock); code != 0 {
+		t.Fatalf("lock of the open server: exit %d, %s", code, stderr)
+	}
+	cs, stderr, err := session("open.jsonl")
+	if err != nil {
+		t.Fatalf("the open server through the gateway: %v\n%s", err, stderr)
+	}
+	listed := toolNames(t, cs)
+	if len(listed) == 0 {
+		t.Fatalf("no tools handed over:\n%s", stderr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{"name": "gateway"}}); err != nil || res.IsError {
+		t.Errorf("greet through the gateway: %v %v", res, err)
+	}
+	cs.Close()
+	stop()
+
+	startExample(t, script, mcpPort, authPort, "--oauth")
+	_, stderr, err = session("refused.jsonl")
+	if err == nil || !strings.Contains(err.Error(), "HTTP 401") || !strings.Contains(err.Error(), "crawlcheck login --url "+url) {
+		t.Errorf("the handshake without a login: %v", err)
+	}
+	refused := readLog(t, filepath.Join(dir, "refused.jsonl"))
+	if !strings.Contains(refused, "HTTP 401") || !strings.Contains(refused, "crawlcheck login --url "+url) ||
+		!strings.Contains(refused, fmt.Sprintf("its resource metadata: http://localhost:%d/.well-known/oauth-protected-resource/mcp", mcpPort)) {
+		t.Errorf("the record without a login:\n%s\nstderr:\n%s", refused, stderr)
+	}
+
+	loginBy(t, url)
+	cs, stderr, err = session("login.jsonl")
+	if err != nil {
+		t.Fatalf("the gateway after login: %v\n%s", err, stderr)
+	}
+	if got := toolNames(t, cs); strings.Join(got, " ") != strings.Join(listed, " ") {
+		t.Errorf("after login handed %v, open %v", got, listed)
+	}
+	cs.Close()
+	if open, after := readLog(t, filepath.Join(dir, "open.jsonl")), readLog(t, filepath.Join(dir, "login.jsonl")); open != after {
+		t.Errorf("the record after login:\n%s\nwant the open server's:\n%s", after, open)
+	}
+	access, _, _ := keptToken(t, config, url)
+	if access == "" || strings.Contains(stderr.String(), access) {
+		t.Errorf("no token kept, or the gateway showed it")
+	}
+}
+
+// TestRunURLRefreshesItsLogin: behind an Authlib authorization server
+// issuing 2-second tokens with rotating refresh tokens, a gateway session
+// outlives its token: the next request's token is refreshed (under the
+// store's lock, with its resource) and the call goes through.
+func TestRunURLRefreshesItsLogin(t *testing.T) {
+	const rsSecret = "rs-secret-7a2e"
+	as := authlibServer(t, rsSecret, tokenLife)
+	var need atomic.Value
+	need.Store([]string{"tools"})
+	endpoint := introspectedServer(t, as, rsSecret, &need)
+	config := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", config)
+	dir := t.TempDir()
+	lock := filepath.Join(dir, "lock.json")
+	now := "2026-11-30T12:00:00Z"
+
+	loginBy(t, endpoint)
+	if code, _, stderr := runCLI("--now", now, "lock", "--url", endpoint, "-o", lock); code != 0 {
+		t.Fatalf("lock after login: exit %d, %s", code, stderr)
+	}
+	first, _, _ := keptToken(t, config, endpoint)
+	cs, stderr, err := gatewaySession(t, "--now", now, "run", "--lock", lock, "--url", endpoint)
+	if err != nil {
+		t.Fatalf("the gateway after login: %v\n%s", err, stderr)
+	}
+	if got := toolNames(t, cs); strings.Join(got, " ") != "get_issue" {
+		t.Fatalf("handed %v\n%s", got, stderr)
+	}
+	time.Sleep(tokenLife*time.Second + 200*time.Millisecond) // expired, at the server too
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_issue", Arguments: map[string]any{}}); err != nil || res.IsError {
+		t.Fatalf("a call after the token expired: %v %v\n%s", res, err, stderr)
+	}
+	if access, _, _ := keptToken(t, config, endpoint); access == first {
+		t.Error("the call went with the expired token: no refresh")
+	}
+}
+
+// toolNames lists the tools the session is handed.
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	var out []string
+	for _, tool := range res.Tools {
+		out = append(out, tool.Name)
+	}
+	return out
+}
