@@ -282,7 +282,7 @@ func (g *Gateway) ask(ctx context.Context, method, cursor string, meta json.RawM
 		g.mu.Unlock()
 	}()
 	if exited || g.toServer(body) != nil {
-		return nil, preflight.FaultProcessExited
+		return nil, g.goneFault()
 	}
 	select {
 	case frame := <-ch:
@@ -291,7 +291,7 @@ func (g *Gateway) ask(ctx context.Context, method, cursor string, meta json.RawM
 		}
 		return frame, ""
 	case <-g.exitedCh:
-		return nil, preflight.FaultProcessExited
+		return nil, g.goneFault()
 	case <-ctx.Done():
 		if errors.Is(ctx.Err(), context.Canceled) {
 			return nil, preflight.FaultCancelled

@@ -137,6 +137,16 @@ func (h *httpUpstream) waitFor(d time.Duration) bool {
 // ends it: a DELETE naming the session (a server that keeps none, or
 // answers 405, is not waited for past grace).
 func (h *httpUpstream) stop(grace time.Duration) {
+	// A check in flight (a re-check the server's last notification
+	// started) ends first, within grace: the session it lists through is
+	// still open, so its record is the server's answer, not the end of a
+	// session the client closed.
+	for end := time.Now().Add(grace); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if h.g.checkMu.TryLock() {
+			h.g.checkMu.Unlock()
+			break
+		}
+	}
 	h.mu.Lock()
 	session, closing := h.session, h.closing
 	h.closing = true

@@ -61,3 +61,12 @@ func endpointOf(cfg Config) (string, error) {
 	}
 	return preflight.StdioEndpoint(cfg.Command)
 }
+
+// goneFault is the fault of a listing the server went away before
+// answering: a child's exit, or the end of an HTTP session.
+func (g *Gateway) goneFault() string {
+	if _, ok := g.child.(*httpUpstream); ok {
+		return preflight.FaultSessionEnded
+	}
+	return preflight.FaultProcessExited
+}
