@@ -88,7 +88,13 @@ type httpUpstream struct {
 	faults    map[string]upFault
 	metadata  string // the resource metadata of the newest 401 or 403 handed to a listing
 	authSaid  bool   // a login that could not be used was said
-	closing   bool
+	// hsFrame is the handshake the server last took, and hsEnv its
+	// envelope: sent again (with an id of the gateway's own) when the
+	// server ends the session (renew).
+	hsFrame []byte
+	hsEnv   envelope
+	renewMu sync.Mutex // one renewal at a time
+	closing bool
 
 	doneCh chan struct{}
 	once   sync.Once
@@ -275,31 +281,16 @@ func (h *httpUpstream) write(line []byte) (int, error) {
 // post sends one frame and returns the server's 2xx response, or nil when
 // there is none (its failure is then said or answered: failed).
 func (h *httpUpstream) post(frame []byte, env envelope) *http.Response {
-	h.mu.Lock()
-	target := h.postURL
-	h.mu.Unlock()
-	req, err := http.NewRequestWithContext(h.ctx, http.MethodPost, target, bytes.NewReader(frame))
-	if err != nil {
-		h.failed(env, preflight.FaultSessionFailed, "", 0)
-		return nil
+	resp, sent, err := h.send(frame, env)
+	if err == nil && resp.StatusCode == http.StatusNotFound && sent != "" && h.renew(sent) {
+		// The server ended the session (404 to its id): a new one was
+		// opened, and the frame goes again, once, in it.
+		resp.Body.Close()
+		resp, _, err = h.send(frame, env)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	h.setHeaders(h.ctx, req, versionOf(env))
-	if env.request() {
-		setStandardHeaders(req.Header, env)
-	}
-	resp, err := h.client.Do(req)
 	if err != nil {
 		h.failed(env, netFault(err), "", 0)
 		return nil
-	}
-	if sid := resp.Header.Get(hdrSession); sid != "" && !h.r.SSE {
-		h.mu.Lock()
-		if h.session == "" {
-			h.session = sid
-		}
-		h.mu.Unlock()
 	}
 	switch {
 	case resp.StatusCode/100 == 2:
@@ -326,6 +317,106 @@ func (h *httpUpstream) post(frame []byte, env envelope) *http.Response {
 	}
 	h.failed(env, preflight.FaultSessionFailed, "", resp.StatusCode)
 	return nil
+}
+
+// send POSTs one frame with the session's headers, and keeps the session
+// id the answer names when none is kept; sent is the id it went with.
+func (h *httpUpstream) send(frame []byte, env envelope) (resp *http.Response, sent string, err error) {
+	h.mu.Lock()
+	target := h.postURL
+	h.mu.Unlock()
+	req, err := http.NewRequestWithContext(h.ctx, http.MethodPost, target, bytes.NewReader(frame))
+	if err != nil {
+		return nil, "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	h.setHeaders(h.ctx, req, versionOf(env))
+	if env.request() {
+		setStandardHeaders(req.Header, env)
+	}
+	sent = req.Header.Get(hdrSession)
+	if resp, err = h.client.Do(req); err != nil {
+		return nil, sent, err
+	}
+	if sid := resp.Header.Get(hdrSession); sid != "" && !h.r.SSE {
+		h.mu.Lock()
+		if h.session == "" {
+			h.session = sid
+		}
+		h.mu.Unlock()
+	}
+	if env.request() && (env.method == "initialize" || env.method == "server/discover") && resp.StatusCode/100 == 2 {
+		h.mu.Lock()
+		h.hsFrame, h.hsEnv = frame, env
+		h.mu.Unlock()
+	}
+	return resp, sent, nil
+}
+
+// renew opens a new session when the server ended the one with id old
+// (it answered 404 to it, as the transport says a server does to a
+// session it no longer holds): the client's handshake again, with an id of
+// the gateway's own and its answer kept from the client, then
+// notifications/initialized and the session's stream. The server the
+// gateway judged is not, or not only, the one now answering: the session
+// is checked again (a list_changed of the gateway's own), and calls wait
+// for that check. false when no new session could be opened.
+func (h *httpUpstream) renew(old string) bool {
+	h.renewMu.Lock()
+	defer h.renewMu.Unlock()
+	h.mu.Lock()
+	if h.session != old {
+		renewed := h.session != "" // another request renewed it already
+		h.mu.Unlock()
+		return renewed
+	}
+	hs, hsEnv := h.hsFrame, h.hsEnv
+	h.session, h.listening = "", false
+	h.mu.Unlock()
+	if hs == nil {
+		return false
+	}
+	id, _ := json.Marshal(h.g.idPrefix + "session-" + strconv.FormatInt(h.g.nextID.Add(1), 10))
+	method, _ := json.Marshal(hsEnv.method)
+	frame := []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"method":` + string(method) + `,"params":` + string(hsEnv.params) + `}`)
+	env, err := parseEnvelope(frame)
+	if err != nil {
+		return false
+	}
+	resp, _, err := h.send(frame, env)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	h.mu.Lock()
+	renewed := h.session != "" && resp.StatusCode/100 == 2
+	h.mu.Unlock()
+	if !renewed {
+		return false
+	}
+	// The answer is read to its end here; the gateway's own id makes
+	// serverLoop drop it, unread by the client.
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
+		h.events(resp.Body, env, idKey(env.id))
+	} else if body, err := io.ReadAll(io.LimitReader(resp.Body, int64(h.g.cfg.MaxLine)+1)); err == nil {
+		h.noteVersion(env, body)
+	}
+	if env.method == "initialize" {
+		initialized := []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		note, _ := parseEnvelope(initialized)
+		if r, _, err := h.send(initialized, note); err == nil {
+			r.Body.Close()
+		}
+		h.listen()
+	}
+	h.g.say("the server ended its session; a new one is open, and its tools are checked again")
+	h.g.changes.Add(1)
+	select {
+	case h.g.changed <- struct{}{}:
+	default:
+	}
+	return true
 }
 
 // versionOf is the protocol version a request names in its _meta (every

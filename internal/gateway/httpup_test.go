@@ -186,3 +186,75 @@ func TestEverythingOverHTTP(t *testing.T) {
 		})
 	}
 }
+
+// TestRemoteNewSession: the remote server restarts mid-session (a server
+// that forgets its sessions answers 404 to the one the gateway holds): the
+// gateway opens a new session with the client's handshake, re-checks the
+// server now answering (a second record, the new server's tools), and the
+// client's ping and call go through in the new session; the client sees
+// no break. Then the server comes back with t2 rewritten: the re-check
+// withholds it.
+func TestRemoteNewSession(t *testing.T) {
+	dir := t.TempDir()
+	e := &env{dir: dir, scenario: filepath.Join(dir, "scenario.json"), lock: filepath.Join(dir, "lock.json"), log: filepath.Join(dir, "records.jsonl")}
+	e.setTools(t, threeTools)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	start := func() func() {
+		cmd := exec.Command(mcpserver, "--scenario", e.scenario, "--listen", addr)
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		bufio.NewReader(out).ReadString('\n')
+		stop := func() {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+		t.Cleanup(stop)
+		return stop
+	}
+	stop := start()
+	url := "http://" + addr + "/mcp"
+	cli(t, "lock", "--url", url, "-o", e.lock)
+	cmd, stderr := e.remoteCmd(url)
+	s := connectCmd(t, cmd, stderr, nil, "2025-11-25")
+	if got := names(t, s); len(got) != 3 {
+		t.Fatalf("handed %v", got)
+	}
+
+	// The scenario server answers tools/list and tools/call itself,
+	// whatever the session; ping reaches its SDK, which knows sessions.
+	ping := func() {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), deadline)
+		defer cancel()
+		if err := s.Ping(ctx, nil); err != nil {
+			t.Fatalf("ping after the server restarted: %v\n%s", err, stderr.String())
+		}
+	}
+	stop()
+	stop = start()
+	ping()
+	if r, rpc := call(t, s, "t1"); rpc != nil || text(r) != "called t1" {
+		t.Fatalf("t1 after the server restarted: %v %v\n%s", text(r), rpc, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "the server ended its session; a new one is open") {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+	if recs := e.records(t); len(recs) < 2 || recs[len(recs)-1].Effect != "proceed" {
+		t.Errorf("%d records after the new session, want a second one, proceeding", len(recs))
+	}
+
+	stop()
+	e.setTools(t, t2Changed)
+	start()
+	ping()
+	if _, rpc := call(t, s, "t2"); rpc == nil || !strings.Contains(rpc.Message, "description_changed") {
+		t.Errorf("t2 of the server that came back changed: %v\n%s", rpc, stderr.String())
+	}
+}
