@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,8 +88,8 @@ func readLog(t *testing.T, path string) string {
 // one, the client's handshake is refused with the record's words and the
 // record names HTTP 401, what to do and the resource metadata URL; after
 // crawlcheck login, the gateway (the OAuth client itself) gives the same
-// record, byte for byte, as the open server's session did, and never
-// shows the token.
+// record, byte for byte, as the open server's session did, never shows
+// the token, and never sends it to another server, even on the same host.
 func TestRunURLAgainstTheSDKExample(t *testing.T) {
 	script := exampleServer(t)
 	config := t.TempDir()
@@ -147,6 +149,33 @@ func TestRunURLAgainstTheSDKExample(t *testing.T) {
 	access, _, _ := keptToken(t, config, url)
 	if access == "" || strings.Contains(stderr.String(), access) {
 		t.Errorf("no token kept, or the gateway showed it")
+	}
+
+	// Another server, even on the same host, is never sent the token:
+	// the gateway's handshake there is refused, and recorded as its 401.
+	var sent []string
+	var mu sync.Mutex
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		sent = append(sent, r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer other.Close()
+	for _, to := range []string{other.URL + "/mcp", fmt.Sprintf("http://localhost:%d/other", mcpPort)} {
+		if _, _, err := gatewaySession(t, "--now", now, "run", "--lock", lock, "--url", to); err == nil {
+			t.Errorf("a session with %s, which has no login", to)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(sent) == 0 {
+		t.Error("the other server was never asked")
+	}
+	for _, auth := range sent {
+		if auth != "" {
+			t.Errorf("another server was sent Authorization %q", auth)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -299,6 +300,58 @@ func TestProxyRefuses(t *testing.T) {
 	defer u.mu.Unlock()
 	for _, a := range u.auth {
 		if a != upstreamToken {
+			t.Errorf("the upstream was sent Authorization %q", a)
+		}
+	}
+}
+
+// TestProxyUpstreamNeedsALogin: a proxy without the upstream's
+// credentials: the client's handshake is answered with the record's
+// words (HTTP 401, crawlcheck login --url …), and the record names them;
+// the proxy's own token is not among what the upstream was sent.
+func TestProxyUpstreamNeedsALogin(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // no login kept
+	u := newUpstream(t)
+	dir := t.TempDir()
+	lock, log := filepath.Join(dir, "lock.json"), filepath.Join(dir, "records.jsonl")
+	if out, err := exec.Command(crawlcheck, "lock", "--url", u.url, "--header", "Authorization: "+upstreamToken, "-o", lock).CombinedOutput(); err != nil {
+		t.Fatalf("lock: %v\n%s", err, out)
+	}
+	u.mu.Lock()
+	u.auth = nil // what the lock was sent
+	u.mu.Unlock()
+	p, err := proxy.Listen(proxy.Config{Listen: "127.0.0.1:0", Token: proxyToken, Gateway: gateway.Config{
+		LockPath: lock, LogPath: log, Remote: gateway.Remote{URL: u.url}, Stderr: io.Discard,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		p.Serve(ctx)
+		close(done)
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	client := mcp.NewClient(&mcp.Implementation{Name: "downstream", Version: "1"}, nil)
+	cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer ccancel()
+	_, err = client.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: p.URL(), HTTPClient: &http.Client{Transport: bearer{proxyToken}}, MaxRetries: -1},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err == nil || !strings.Contains(err.Error(), "HTTP 401") || !strings.Contains(err.Error(), "crawlcheck login --url "+u.url) {
+		t.Errorf("the handshake: %v", err)
+	}
+	records, _ := os.ReadFile(log)
+	if !strings.Contains(string(records), "the server answered HTTP 401 (it needs credentials): log in with `crawlcheck login --url "+u.url+"`") {
+		t.Errorf("the record:\n%s", records)
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, a := range u.auth {
+		if a != "" {
 			t.Errorf("the upstream was sent Authorization %q", a)
 		}
 	}
