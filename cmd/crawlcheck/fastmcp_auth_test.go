@@ -86,6 +86,11 @@ func TestFastMCPBehindABearerVerifier(t *testing.T) {
 		t.Error("check without the token passed")
 	}
 	want401("check", rec)
+	code, stdout, stderr := cli("scan", "--url", url)
+	if code == 0 {
+		t.Error("scan without the token passed")
+	}
+	want401("scan", stdout+stderr)
 	if code, _, stderr := cli(append([]string{"check", "--lock", lock, "--url", url}, auth...)...); code != 0 {
 		t.Errorf("check with the token: exit %d, %s", code, stderr)
 	}
