@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawlcheck/verifier/internal/gateway"
+	"github.com/crawlcheck/verifier/internal/preflight"
+	"github.com/crawlcheck/verifier/internal/proxy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -151,6 +154,18 @@ func TestRunURLAgainstTheSDKExample(t *testing.T) {
 		t.Errorf("no token kept, or the gateway showed it")
 	}
 
+	// crawlcheck proxy in front of it, as the command makes it (the
+	// login kept for the upstream): the client's session through it gives
+	// the open server's record too.
+	proxied := proxySession(t, url, lock, filepath.Join(dir, "proxied.jsonl"), now)
+	if got := toolNames(t, proxied); strings.Join(got, " ") != strings.Join(listed, " ") {
+		t.Errorf("through the proxy handed %v, open %v", got, listed)
+	}
+	proxied.Close()
+	if open, after := readLog(t, filepath.Join(dir, "open.jsonl")), readLog(t, filepath.Join(dir, "proxied.jsonl")); open != after {
+		t.Errorf("the record through the proxy:\n%s\nwant the open server's:\n%s", after, open)
+	}
+
 	// Another server, even on the same host, is never sent the token:
 	// the gateway's handshake there is refused, and recorded as its 401.
 	var sent []string
@@ -232,4 +247,46 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 		out = append(out, tool.Name)
 	}
 	return out
+}
+
+// proxySession serves crawlcheck proxy in front of url as cmdProxy makes
+// it (remoteOf: the login kept for url), until the test ends, and
+// connects go-sdk's streamable HTTP client to it as gatewaySession's
+// client connects over stdio.
+func proxySession(t *testing.T, url, lock, log, now string) *mcp.ClientSession {
+	t.Helper()
+	c := &cli{stderr: io.Discard, timeout: 10 * time.Second}
+	rem, err := remoteOf(c, url, false, &headerFlags{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, _ := time.Parse(time.RFC3339, now)
+	const token = "proxy-token-for-the-test-0123456789abcdef"
+	p, err := proxy.Listen(proxy.Config{Listen: "127.0.0.1:0", Token: token, Gateway: gateway.Config{
+		LockPath: lock, LogPath: log, Remote: rem, Now: func() time.Time { return at }, Stderr: io.Discard,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		p.Serve(ctx)
+		close(done)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	client := mcp.NewClient(&mcp.Implementation{Name: "runurl-test", Version: "1"}, nil)
+	cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer ccancel()
+	cs, err := client.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: p.URL(), MaxRetries: -1,
+		HTTPClient: &http.Client{Transport: preflight.HeaderTransport(nil, p.URL(), http.Header{"Authorization": {"Bearer " + token}})}},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("a session through the proxy: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
 }
