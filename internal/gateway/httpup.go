@@ -88,6 +88,9 @@ type httpUpstream struct {
 	faults    map[string]upFault
 	metadata  string // the resource metadata of the newest 401 or 403 handed to a listing
 	authSaid  bool   // a login that could not be used was said
+	// endWords, set when the legacy stream could not be opened, answer
+	// the client's first request.
+	endWords string
 	// hsFrame is the handshake the server last took, and hsEnv its
 	// envelope: sent again (with an id of the gateway's own) when the
 	// server ends the session (renew).
@@ -243,6 +246,18 @@ func (h *httpUpstream) write(line []byte) (int, error) {
 	case <-ready:
 	case <-h.doneCh:
 		return 0, errors.New("the session has ended")
+	}
+	h.mu.Lock()
+	words := h.endWords
+	h.mu.Unlock()
+	if words != "" {
+		// The legacy stream could not be opened: the client's request is
+		// answered with the record's words, then the session ends.
+		if env.request() {
+			h.g.toClient(errorFrame(env.id, -32603, "crawlcheck run: "+words, nil))
+		}
+		h.finish(1)
+		return 0, errors.New("the session could not be opened")
 	}
 	handshake := env.request() && (env.method == "initialize" || env.method == "server/discover")
 	if env.request() && !handshake {
@@ -677,23 +692,29 @@ func (h *httpUpstream) listen() {
 // its own origin), and on which every answer and message of the server's
 // comes. The session ends with the stream.
 func (h *httpUpstream) legacyStream() {
-	fail := func(code string) {
+	// A stream that could not be opened is the session's record, and the
+	// client's first request (waiting for the stream's endpoint event) is
+	// answered with its words before the session ends (write).
+	fail := func(code, metadata string, status int) {
+		words := h.g.recordHandshakeFault(code, metadata, status)
+		if words == "" {
+			words = "the server's event stream could not be opened (" + faultWords(code, status) + ")"
+		}
 		h.mu.Lock()
-		h.closing = true
+		h.closing, h.endWords = true, words
 		h.mu.Unlock()
-		h.g.recordHandshakeFault(code, "", 0)
-		h.finish(1)
+		close(h.ready)
 	}
 	req, err := http.NewRequestWithContext(h.ctx, http.MethodGet, h.r.URL, nil)
 	if err != nil {
-		fail(preflight.FaultSessionFailed)
+		fail(preflight.FaultSessionFailed, "", 0)
 		return
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	h.setHeaders(h.ctx, req, "")
 	resp, err := h.client.Do(req)
 	if err != nil {
-		fail(netFault(err))
+		fail(netFault(err), "", 0)
 		return
 	}
 	defer resp.Body.Close()
@@ -703,25 +724,23 @@ func (h *httpUpstream) legacyStream() {
 		if resp.StatusCode == http.StatusForbidden {
 			code = preflight.FaultForbidden
 		}
-		h.mu.Lock()
-		h.closing = true
-		h.mu.Unlock()
-		h.g.recordHandshakeFault(code, preflight.ResourceMetadataOf(resp.Header), resp.StatusCode)
-		h.finish(1)
+		fail(code, preflight.ResourceMetadataOf(resp.Header), resp.StatusCode)
 		return
 	case resp.StatusCode/100 != 2:
-		fail(preflight.FaultSessionFailed)
+		fail(preflight.FaultSessionFailed, "", resp.StatusCode)
 		return
 	}
-	first := true
+	first, refused := true, false
 	readEvents(resp.Body, h.g.cfg.MaxLine, func(name, _ string, data []byte, tooLarge bool) {
 		switch {
+		case refused:
 		case first:
 			first = false
 			u, err := sameOriginURL(h.r.URL, string(data))
 			if name != "endpoint" || err != nil {
 				h.g.say("the server's first event names no message endpoint of its origin: the session ends")
-				h.cancel()
+				refused = true
+				resp.Body.Close()
 				return
 			}
 			h.mu.Lock()
@@ -734,8 +753,8 @@ func (h *httpUpstream) legacyStream() {
 			h.emit(data)
 		}
 	})
-	if first {
-		fail(preflight.FaultSessionFailed)
+	if first || refused {
+		fail(preflight.FaultSessionFailed, "", 0)
 		return
 	}
 	h.mu.Lock()

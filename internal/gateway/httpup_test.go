@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -256,5 +258,30 @@ func TestRemoteNewSession(t *testing.T) {
 	ping()
 	if _, rpc := call(t, s, "t2"); rpc == nil || !strings.Contains(rpc.Message, "description_changed") {
 		t.Errorf("t2 of the server that came back changed: %v\n%s", rpc, stderr.String())
+	}
+}
+
+// TestRemoteSSEUnauthorized: a legacy SSE server that answers its event
+// stream's GET with 401: the client's handshake is answered with the
+// record's words (HTTP 401, what to do, the resource metadata URL), the
+// record says so, and the gateway ends.
+func TestRemoteSSEUnauthorized(t *testing.T) {
+	e, _ := newHTTPEnv(t, threeTools)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="https://auth.example/.well-known/oauth-protected-resource/sse"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	cmd, stderr := e.remoteCmd(srv.URL+"/sse", "--sse")
+	client := mcp.NewClient(&mcp.Implementation{Name: "gateway-test", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	_, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err == nil || !strings.Contains(err.Error(), "HTTP 401") || !strings.Contains(err.Error(), "crawlcheck login --url "+srv.URL+"/sse") {
+		t.Errorf("the handshake: %v\n%s", err, stderr.String())
+	}
+	recs := e.records(t)
+	if len(recs) != 1 || !strings.Contains(string(recs[0].Raw), "its resource metadata: https://auth.example/.well-known/oauth-protected-resource/sse") {
+		t.Errorf("%d records: %s", len(recs), recs[0].Raw)
 	}
 }
