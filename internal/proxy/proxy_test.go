@@ -91,19 +91,18 @@ func (u *upstream) restart() {
 }
 
 // start locks the upstream and serves a proxy in front of it.
-func start(t *testing.T, u *upstream) (*proxy.Proxy, string, *strings.Builder) {
+func start(t *testing.T, u *upstream) (*proxy.Proxy, string, *syncBuffer) {
 	t.Helper()
 	dir := t.TempDir()
 	lock, log := filepath.Join(dir, "lock.json"), filepath.Join(dir, "records.jsonl")
 	if out, err := exec.Command(crawlcheck, "lock", "--url", u.url, "--header", "Authorization: "+upstreamToken, "-o", lock).CombinedOutput(); err != nil {
 		t.Fatalf("lock: %v\n%s", err, out)
 	}
-	stderr := &strings.Builder{}
-	var mu sync.Mutex
+	stderr := &syncBuffer{}
 	p, err := proxy.Listen(proxy.Config{Listen: "127.0.0.1:0", Token: proxyToken, Gateway: gateway.Config{
 		LockPath: lock, LogPath: log, LockPoll: 50 * time.Millisecond, Grace: time.Second,
 		Remote: gateway.Remote{URL: u.url, Header: http.Header{"Authorization": {upstreamToken}}},
-		Stderr: writerFunc(func(b []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return stderr.Write(b) }),
+		Stderr: stderr,
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -121,9 +120,23 @@ func start(t *testing.T, u *upstream) (*proxy.Proxy, string, *strings.Builder) {
 	return p, log, stderr
 }
 
-type writerFunc func([]byte) (int, error)
+// syncBuffer is the proxy's stderr, read by the test while it writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
 
-func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
 
 // bearer adds the proxy's token to every request, as a client configured
 // with it does.
