@@ -86,7 +86,8 @@ func readLog(t *testing.T, path string) string {
 }
 
 // TestRunURLAgainstTheSDKExample: crawlcheck run --url in front of the
-// TypeScript SDK's example server, open and then with --oauth: open, the
+// TypeScript SDK's example server, open and then with --oauth (and
+// --oauth-strict: tokens must name it as their resource): open, the
 // session proceeds and calls reach the server; behind the login without
 // one, the client's handshake is refused with the record's words and the
 // record names HTTP 401, what to do and the resource metadata URL; after
@@ -95,6 +96,12 @@ func readLog(t *testing.T, path string) string {
 // the token, and never sends it to another server, even on the same host.
 func TestRunURLAgainstTheSDKExample(t *testing.T) {
 	script := exampleServer(t)
+	for _, mode := range [][]string{{"--oauth"}, {"--oauth", "--oauth-strict"}} {
+		t.Run(mode[len(mode)-1], func(t *testing.T) { runURLExample(t, script, mode) })
+	}
+}
+
+func runURLExample(t *testing.T, script string, mode []string) {
 	config := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", config)
 	mcpPort, authPort := freePort(t), freePort(t)
@@ -126,7 +133,7 @@ func TestRunURLAgainstTheSDKExample(t *testing.T) {
 	cs.Close()
 	stop()
 
-	startExample(t, script, mcpPort, authPort, "--oauth")
+	startExample(t, script, mcpPort, authPort, mode...)
 	_, stderr, err = session("refused.jsonl")
 	if err == nil || !strings.Contains(err.Error(), "HTTP 401") || !strings.Contains(err.Error(), "crawlcheck login --url "+url) {
 		t.Errorf("the handshake without a login: %v", err)
