@@ -672,7 +672,10 @@ func (g *Gateway) noteHandshakeAnswer(frame []byte, env envelope) (held bool) {
 		return false
 	}
 	delete(g.pendingHS, idKey(env.id))
-	if env.result == nil || g.hs.complete {
+	if env.result == nil || g.hs.complete || hr.method == "server/discover" && !offersVersion(env.result, hr.version) {
+		// An error, or a server/discover whose server does not speak the
+		// revision asked (a stateful go-sdk server over HTTP): the client
+		// falls back to initialize, which is the session's handshake.
 		g.mu.Unlock()
 		return false
 	}
@@ -687,6 +690,15 @@ func (g *Gateway) noteHandshakeAnswer(frame []byte, env envelope) (held bool) {
 	g.mu.Unlock()
 	go g.completeHandshake(frame, env.result)
 	return true
+}
+
+// offersVersion reports whether a server/discover result's
+// supportedVersions holds version.
+func offersVersion(result json.RawMessage, version string) bool {
+	m, _ := strictMembers(result)
+	var versions []string
+	json.Unmarshal(m["supportedVersions"], &versions)
+	return slices.Contains(versions, version)
 }
 
 // completeHandshake ends the handshake the server answered: for

@@ -149,6 +149,12 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func connect(t *testing.T, p *proxy.Proxy, changed chan struct{}) *mcp.ClientSession {
+	return connectAt(t, p, changed, "2025-11-25")
+}
+
+// connectAt connects at a protocol version ("" for go-sdk's newest, which
+// begins with server/discover and falls back to initialize).
+func connectAt(t *testing.T, p *proxy.Proxy, changed chan struct{}, version string) *mcp.ClientSession {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "downstream", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
@@ -161,7 +167,7 @@ func connect(t *testing.T, p *proxy.Proxy, changed chan struct{}) *mcp.ClientSes
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: p.URL(), HTTPClient: &http.Client{Transport: bearer{proxyToken}}, MaxRetries: -1},
-		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect through the proxy: %v", err)
 	}
@@ -367,5 +373,21 @@ func TestProxyUpstreamNeedsALogin(t *testing.T) {
 		if a != "" {
 			t.Errorf("the upstream was sent Authorization %q", a)
 		}
+	}
+}
+
+// TestProxyNewestClient: go-sdk's client at its newest revision opens with
+// server/discover, which the stateful upstream refuses (400, a JSON-RPC
+// error the proxy passes on); the client falls back to initialize in a
+// new session, and is handed the tools.
+func TestProxyNewestClient(t *testing.T) {
+	u := newUpstream(t)
+	p, _, stderr := start(t, u)
+	cs := connectAt(t, p, make(chan struct{}, 1), "")
+	if got := toolNames(t, cs); !slices.Equal(got, []string{"read", "write"}) {
+		t.Fatalf("handed %v (protocol %s)\n%s", got, cs.InitializeResult().ProtocolVersion, stderr)
+	}
+	if out, err := callTool(t, cs, "write"); err != nil || out != "did write" {
+		t.Errorf("write: %q %v", out, err)
 	}
 }
