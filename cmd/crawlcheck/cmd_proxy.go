@@ -39,6 +39,7 @@ func cmdProxy(c *cli, args []string) error {
 	var hf headerFlags
 	hf.register(fs)
 	poll := fs.Duration("lock-poll", 250*time.Millisecond, "how often the lockfile is looked at")
+	idle := fs.Duration("idle", 30*time.Minute, "end a client session nothing has used for this long (its upstream session with it)")
 	if _, err := c.parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -49,8 +50,8 @@ func cmdProxy(c *cli, args []string) error {
 		return usagef("--upstream is required: the remote server's URL")
 	case sf.mode != defaultMode && !slices.Contains(preflight.Modes(), sf.mode):
 		return usagef("--mode %q: one of %s", sf.mode, strings.Join(preflight.Modes(), ", "))
-	case *poll <= 0:
-		return usagef("--lock-poll must be positive")
+	case *poll <= 0 || *idle <= 0:
+		return usagef("--lock-poll and --idle must be positive")
 	}
 	settings, err := sf.settings()
 	if err != nil {
@@ -83,7 +84,7 @@ func cmdProxy(c *cli, args []string) error {
 		}
 		now = func() time.Time { return t }
 	}
-	p, err := proxy.Listen(proxy.Config{Listen: *listen, Token: token, Gateway: gateway.Config{
+	p, err := proxy.Listen(proxy.Config{Listen: *listen, Token: token, Idle: *idle, Gateway: gateway.Config{
 		LockPath: *lockPath, LogPath: *logPath, Settings: settings, Remote: rem,
 		Timeout: c.timeout, PageCap: c.pageCap, MaxLine: int(c.maxInput), LockPoll: *poll, Now: now, Stderr: c.stderr,
 	}})

@@ -48,6 +48,10 @@ type Config struct {
 	// Gateway is each session's gateway (its Remote the upstream); its
 	// Stdin and Stdout are the session's.
 	Gateway gateway.Config
+	// Idle ends a session no request or stream has used for this long
+	// (a client that went without DELETE): its gateway ends its upstream
+	// session. 0 is 30 minutes.
+	Idle time.Duration
 }
 
 // Proxy is a listening proxy.
@@ -73,6 +77,9 @@ func Listen(cfg Config) (*Proxy, error) {
 	}
 	if cfg.Token == "" {
 		return nil, errors.New("the proxy has no token")
+	}
+	if cfg.Idle <= 0 {
+		cfg.Idle = 30 * time.Minute
 	}
 	if host == "localhost" {
 		cfg.Listen = net.JoinHostPort("127.0.0.1", cfg.Listen[strings.LastIndexByte(cfg.Listen, ':')+1:])
@@ -104,17 +111,38 @@ func (p *Proxy) URL() string { return "http://" + p.ln.Addr().String() + "/mcp" 
 func (p *Proxy) Serve(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- p.srv.Serve(p.ln) }()
-	select {
-	case err := <-errc:
-		p.closeAll()
-		return err
-	case <-ctx.Done():
+	tick := time.NewTicker(min(max(p.cfg.Idle/4, 10*time.Millisecond), time.Minute))
+	defer tick.Stop()
+	for wait := true; wait; {
+		select {
+		case err := <-errc:
+			p.closeAll()
+			return err
+		case <-ctx.Done():
+			wait = false
+		case now := <-tick.C:
+			p.closeIdle(now)
+		}
 	}
 	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	p.srv.Shutdown(shut)
 	p.closeAll()
 	return nil
+}
+
+// closeIdle ends the sessions idle for longer than Idle.
+func (p *Proxy) closeIdle(now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.sessions {
+		s.mu.Lock()
+		idle := s.active == 0 && now.Sub(s.last) > p.cfg.Idle
+		s.mu.Unlock()
+		if idle {
+			s.close()
+		}
+	}
 }
 
 func (p *Proxy) closeAll() {
@@ -246,6 +274,8 @@ func (p *Proxy) post(w http.ResponseWriter, r *http.Request) {
 	} else if s = p.session(w, r); s == nil {
 		return
 	}
+	s.use(1)
+	defer s.use(-1)
 	line := oneLine(body)
 	if !m.request() {
 		if s.write(line) != nil {
@@ -306,6 +336,8 @@ func (p *Proxy) get(w http.ResponseWriter, r *http.Request) {
 	if s == nil {
 		return
 	}
+	s.use(1)
+	defer s.use(-1)
 	ch, ok := s.listen()
 	if !ok {
 		http.Error(w, "crawlcheck proxy: the session's stream is already open", http.StatusConflict)
@@ -417,7 +449,7 @@ func (p *Proxy) start() *session {
 	rand.Read(id[:])
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	s := &session{id: hex.EncodeToString(id[:]), in: inW, waiting: map[string]chan routed{}, done: make(chan struct{})}
+	s := &session{id: hex.EncodeToString(id[:]), in: inW, waiting: map[string]chan routed{}, done: make(chan struct{}), last: time.Now()}
 	p.mu.Lock()
 	p.sessions[s.id] = s
 	p.mu.Unlock()
@@ -463,6 +495,16 @@ type session struct {
 	stream  chan routed            // the GET stream, nil when none is open
 	pending []routed               // frames with nowhere to go yet (bounded)
 	closed  bool
+	active  int       // requests and streams open
+	last    time.Time // when the last of them began or ended
+}
+
+// use counts a request or stream beginning (1) or ending (-1).
+func (s *session) use(d int) {
+	s.mu.Lock()
+	s.active += d
+	s.last = time.Now()
+	s.mu.Unlock()
 }
 
 // maxPending bounds the server's frames held for a stream to open.

@@ -59,6 +59,7 @@ type upstream struct {
 	handler atomic.Pointer[http.Handler]
 	mu      sync.Mutex
 	auth    []string // every Authorization it was sent
+	methods []string // every request's HTTP method
 }
 
 func newUpstream(t *testing.T) *upstream {
@@ -73,6 +74,7 @@ func newUpstream(t *testing.T) *upstream {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.mu.Lock()
 		u.auth = append(u.auth, r.Header.Get("Authorization"))
+		u.methods = append(u.methods, r.Method)
 		u.mu.Unlock()
 		if r.Header.Get("Authorization") != upstreamToken {
 			http.Error(w, "no", http.StatusUnauthorized)
@@ -389,5 +391,65 @@ func TestProxyNewestClient(t *testing.T) {
 	}
 	if out, err := callTool(t, cs, "write"); err != nil || out != "did write" {
 		t.Errorf("write: %q %v", out, err)
+	}
+}
+
+// TestProxyEndsIdleSessions: a client that went without DELETE leaves a
+// session no request uses: after Idle it is ended (its gateway ends its
+// upstream session), and the session's id is no longer known (404).
+func TestProxyEndsIdleSessions(t *testing.T) {
+	u := newUpstream(t)
+	dir := t.TempDir()
+	lock := filepath.Join(dir, "lock.json")
+	if out, err := exec.Command(crawlcheck, "lock", "--url", u.url, "--header", "Authorization: "+upstreamToken, "-o", lock).CombinedOutput(); err != nil {
+		t.Fatalf("lock: %v\n%s", err, out)
+	}
+	p, err := proxy.Listen(proxy.Config{Listen: "127.0.0.1:0", Token: proxyToken, Idle: 300 * time.Millisecond, Gateway: gateway.Config{
+		LockPath: lock, Grace: time.Second, Remote: gateway.Remote{URL: u.url, Header: http.Header{"Authorization": {upstreamToken}}}, Stderr: io.Discard,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		p.Serve(ctx)
+		close(done)
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	post := func(session, body string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, p.URL(), strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json")
+		req.Header.Set("Authorization", "Bearer "+proxyToken)
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("Mcp-Session-Id")
+	}
+	code, session := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
+	if code != 200 || session == "" {
+		t.Fatalf("initialize: %d, session %q", code, session)
+	}
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	if code, _ := post(session, ping); code != 200 {
+		t.Fatalf("ping in the session: %d", code)
+	}
+	time.Sleep(time.Second)
+	if code, _ := post(session, ping); code != 404 {
+		t.Errorf("ping in the idle session: %d, want 404", code)
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !slices.Contains(u.methods, http.MethodDelete) {
+		t.Errorf("the idle session's gateway did not end its upstream session: %v", u.methods)
 	}
 }
