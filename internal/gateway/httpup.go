@@ -125,8 +125,8 @@ func (h *httpUpstream) output() io.Reader     { return h.pr }
 func (h *httpUpstream) done() <-chan struct{} { return h.doneCh }
 func (h *httpUpstream) exitStatus() int       { return h.status }
 
-// signal: a signal to the gateway ends the session as the client's going
-// does (closeInput, then stop).
+// signal is nothing to send over HTTP: on a signal, Run then closes the
+// input (closeInput: the session ends as when the client goes) and waits.
 func (h *httpUpstream) signal(syscall.Signal) {}
 func (h *httpUpstream) closeInput()           { go h.stop(h.g.cfg.Grace) }
 func (h *httpUpstream) kill()                 { h.finish(0) }
