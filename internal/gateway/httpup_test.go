@@ -285,3 +285,57 @@ func TestRemoteSSEUnauthorized(t *testing.T) {
 		t.Errorf("%d records: %s", len(recs), recs[0].Raw)
 	}
 }
+
+// BenchmarkRemoteCall: one tools/call of the scenario server over
+// streamable HTTP, by go-sdk's client directly and through crawlcheck run
+// --url (the client over stdio): what the gateway's HTTP side adds to a
+// call (docs/gateway.md, "A remote server").
+func BenchmarkRemoteCall(b *testing.B) {
+	dir := b.TempDir()
+	e := &env{dir: dir, scenario: filepath.Join(dir, "scenario.json"), lock: filepath.Join(dir, "lock.json")}
+	os.WriteFile(e.scenario, []byte(`{"server":{"name":"shop","version":"1"},"tools":`+threeTools+`}`), 0o644)
+	srv := exec.Command(mcpserver, "--scenario", e.scenario, "--listen", "127.0.0.1:0")
+	out, _ := srv.StdoutPipe()
+	if err := srv.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		srv.Process.Kill()
+		srv.Wait()
+	}()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		b.Fatal(err)
+	}
+	url := strings.TrimSpace(line)
+	if out, err := exec.Command(crawlcheck, "lock", "--url", url, "-o", e.lock).CombinedOutput(); err != nil {
+		b.Fatalf("lock: %v\n%s", err, out)
+	}
+	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	sopts := &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+	run := func(b *testing.B, cs *mcp.ClientSession) {
+		defer cs.Close()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "t1", Arguments: map[string]any{}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("direct", func(b *testing.B) {
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, sopts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		run(b, cs)
+	})
+	b.Run("gateway", func(b *testing.B) {
+		cmd := exec.Command(crawlcheck, "run", "--lock", e.lock, "--url", url)
+		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, sopts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		run(b, cs)
+	})
+}
