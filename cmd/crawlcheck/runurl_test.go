@@ -201,15 +201,17 @@ func runURLExample(t *testing.T, script string, mode []string) {
 	}
 }
 
-// TestRunURLRefreshesItsLogin: behind an Authlib authorization server
-// issuing 2-second tokens with rotating refresh tokens, a gateway session
+// TestRunURLRefreshesItsLogin: a server whose tokens an Authlib
+// authorization server issues (2-second tokens, rotating refresh tokens),
+// locked while it was open: behind the login, after crawlcheck login, the
+// gateway's record is the open server's byte for byte; a gateway session
 // outlives its token: the next request's token is refreshed (under the
 // store's lock, with its resource) and the call goes through.
 func TestRunURLRefreshesItsLogin(t *testing.T) {
 	const rsSecret = "rs-secret-7a2e"
 	as := authlibServer(t, rsSecret, tokenLife)
 	var need atomic.Value
-	need.Store([]string{"tools"})
+	need.Store([]string(nil))
 	endpoint := introspectedServer(t, as, rsSecret, &need)
 	config := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", config)
@@ -217,12 +219,20 @@ func TestRunURLRefreshesItsLogin(t *testing.T) {
 	lock := filepath.Join(dir, "lock.json")
 	now := "2026-11-30T12:00:00Z"
 
-	loginBy(t, endpoint)
 	if code, _, stderr := runCLI("--now", now, "lock", "--url", endpoint, "-o", lock); code != 0 {
-		t.Fatalf("lock after login: exit %d, %s", code, stderr)
+		t.Fatalf("lock of the open server: exit %d, %s", code, stderr)
 	}
+	open, stderr, err := gatewaySession(t, "--now", now, "run", "--lock", lock, "--log", filepath.Join(dir, "open.jsonl"), "--url", endpoint)
+	if err != nil {
+		t.Fatalf("the gateway to the open server: %v\n%s", err, stderr)
+	}
+	toolNames(t, open)
+	open.Close()
+
+	need.Store([]string{"tools"})
+	loginBy(t, endpoint)
 	first, _, _ := keptToken(t, config, endpoint)
-	cs, stderr, err := gatewaySession(t, "--now", now, "run", "--lock", lock, "--url", endpoint)
+	cs, stderr, err := gatewaySession(t, "--now", now, "run", "--lock", lock, "--log", filepath.Join(dir, "login.jsonl"), "--url", endpoint)
 	if err != nil {
 		t.Fatalf("the gateway after login: %v\n%s", err, stderr)
 	}
@@ -237,6 +247,10 @@ func TestRunURLRefreshesItsLogin(t *testing.T) {
 	}
 	if access, _, _ := keptToken(t, config, endpoint); access == first {
 		t.Error("the call went with the expired token: no refresh")
+	}
+	cs.Close()
+	if open, after := readLog(t, filepath.Join(dir, "open.jsonl")), readLog(t, filepath.Join(dir, "login.jsonl")); open != after {
+		t.Errorf("the record after login:\n%s\nwant the open server's:\n%s", after, open)
 	}
 }
 
