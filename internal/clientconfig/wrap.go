@@ -97,8 +97,8 @@ func Unwrapped(e *Entry) *Entry {
 // RemoteHeaders are an entry's headers as run's flags, each value as
 // written: one that is a single variable of the client's (${VAR},
 // ${env:VAR}, $VAR, by the client) is --header-env Name=VAR, which keeps
-// the secret out of the gateway's command line (the client passes its
-// environment on to the servers it starts); any other is --header
+// the secret out of the gateway's command line (the client must pass
+// that variable on to the servers it starts); any other is --header
 // 'Name: value', which the client expands as it expanded the header (the
 // value, once expanded, is then on the gateway's command line).
 func (c *Client) RemoteHeaders(headers []KV) []string {
