@@ -228,7 +228,7 @@ func (g *Gateway) observe(ctx context.Context) (preflight.Observation, int64) {
 	for {
 		page, fault := g.ask(ctx, "tools/list", cursor, hs.meta)
 		if fault != "" {
-			obs.Failure = fault
+			obs.Failure, obs.ResourceMetadata = fault, g.metadataOf(fault)
 			if fault == preflight.FailureTooLarge {
 				obs.FailureDetail = strconv.Itoa(g.cfg.MaxLine)
 			} else {
@@ -282,16 +282,16 @@ func (g *Gateway) ask(ctx context.Context, method, cursor string, meta json.RawM
 		g.mu.Unlock()
 	}()
 	if exited || g.toServer(body) != nil {
-		return nil, preflight.FaultProcessExited
+		return nil, g.goneFault()
 	}
 	select {
 	case frame := <-ch:
 		if frame == nil {
-			return nil, preflight.FailureTooLarge
+			return nil, g.cutOff(id)
 		}
 		return frame, ""
 	case <-g.exitedCh:
-		return nil, preflight.FaultProcessExited
+		return nil, g.goneFault()
 	case <-ctx.Done():
 		if errors.Is(ctx.Err(), context.Canceled) {
 			return nil, preflight.FaultCancelled
