@@ -37,7 +37,9 @@ func sessionSequences(t testing.TB) []sessionSequence {
 		"issuer", obj{"url": "https://issuer.example.com"})
 	withoutPages := deepCopy(enforce)
 	delete(withoutPages["observed"].(obj), "pages")
-	note := func(size int) string { return fmt.Sprintf("issuer.example.com/log\n%d\nAAAA\n\n— issuer.example.com sig\n", size) }
+	note := func(size int) string {
+		return fmt.Sprintf("issuer.example.com/log\n%d\nAAAA\n\n— issuer.example.com sig\n", size)
+	}
 	proof := func(size int) string { return "crawlcheck-tlog-proof\nindex 3\n\n" + note(size) }
 	return []sessionSequence{
 		{"a rug pull withholds one tool, the calls follow the handoff", []obj{
