@@ -240,5 +240,6 @@ func sessionLogProof(ev req.Obj) ([]canon.Value, error) {
 	if !ok1 || !ok2 || have == keptSize {
 		return nil, nil
 	}
-	return []canon.Value{action("ask_consistency", canon.M("from", canon.Int(min(have, keptSize))), canon.M("to", canon.Int(max(have, keptSize))))}, nil
+	return []canon.Value{action("ask_consistency", canon.M("from", canon.Int(min(have, keptSize))), canon.M("to", canon.Int(max(have, keptSize))),
+		canon.M("kept_size", canon.Int(keptSize)), canon.M("proof_size", canon.Int(have)))}, nil
 }

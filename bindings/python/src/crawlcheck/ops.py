@@ -1632,10 +1632,11 @@ def session_step(
     handoff: `session`, `tools`, `withheld`, `calls`, `instructions`), `check_again` (observe
     again and send one more `check`), `recheck` (`held_back_ms`: observe and send a `check`),
     `wake` (`at_ms`: send `timer` then), `allow`, `refuse` (`text`), `ask_consistency` (`from`,
-    `to`: the issuer's consistency proof between the trees, for the check's `log`). The engine
-    makes a check the issuer's unreadable key directory refused again without it (the record:
-    `service_unavailable` at `key_directory`) and one whose pages the core cannot take again as
-    `pages_over_cap`; a refresh is exactly one more check; re-checks after list_changed are paced
-    (1 s, doubling to 60 s in a storm) and their records carry `recheck`.
+    `to`: the issuer's consistency proof between the trees, for the check's `log`; `kept_size`
+    and `proof_size` say which tree is which). The engine makes a check the issuer's unreadable
+    key directory refused again without it (the record: `service_unavailable` at `key_directory`)
+    and one whose pages the core cannot take again as `pages_over_cap`; a refresh is exactly one
+    more check; re-checks after list_changed are paced (1 s, doubling to 60 s in a storm) and
+    their records carry `recheck`.
     """
     return cast(SessionStepResult, call("session_step", _req(state=state, event=event)))
