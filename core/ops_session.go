@@ -62,7 +62,11 @@ func opSessionStep(r req.Obj) (canon.Value, error) {
 	if actions == nil {
 		actions = []canon.Value{}
 	}
-	return canon.Obj(canon.M("actions", canon.Arr(actions...)), canon.M("state", st.Value())), nil
+	// The state and a record travel as their canonical text in a string:
+	// what a host keeps and appends are those bytes, and every host's JSON
+	// reader gives a string's text back exactly, where re-encoding an
+	// object (JavaScript reorders keys that look like integers) would not.
+	return canon.Obj(canon.M("actions", canon.Arr(actions...)), canon.M("state", canon.Str(string(canon.Canonical(st.Value()))))), nil
 }
 
 // eventFields are the members each event type takes besides its type.
@@ -151,7 +155,7 @@ func sessionCheck(st *session.State, ev req.Obj) ([]canon.Value, error) {
 	}
 	again := st.Checked(handoff, seen, refreshed)
 	rec, _ := handoff.Get("record")
-	actions := []canon.Value{action("append_record", canon.M("record", rec))}
+	actions := []canon.Value{action("append_record", canon.M("record", canon.Str(string(canon.Canonical(rec)))))}
 	if log, ok := rec.Get("log"); ok {
 		if keep, _ := log.Get("keep"); !keep.IsNull() {
 			if s, _ := keep.Str(); s != "" {

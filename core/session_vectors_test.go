@@ -76,6 +76,8 @@ func sessionSequences(t testing.TB) []sessionSequence {
 			{"type": "log_proof", "proof": proof(7), "checkpoint": note(7)},
 			{"type": "log_proof", "proof": proof(7)},
 			{"type": "log_proof", "proof": "no blank line", "checkpoint": note(7)},
+			{"type": "log_proof", "proof": "crawlcheck-tlog-proof\nindex 3\n\nissuer.example.com/log\n07\nAAAA\n", "checkpoint": note(5)},
+			{"type": "log_proof", "proof": proof(9007199254740993), "checkpoint": note(5)},
 		}},
 	}
 }

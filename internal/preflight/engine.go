@@ -1,7 +1,6 @@
 package preflight
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -133,7 +132,11 @@ func (e *Engine) step(event map[string]any, tools bool) (Step, error) {
 	if err != nil {
 		return Step{}, fmt.Errorf("reading the session engine's answer: %w", err)
 	}
-	e.state = bytes.Clone(fields["state"])
+	state, err := canonicalString(fields["state"])
+	if err != nil {
+		return Step{}, fmt.Errorf("reading the session engine's state: %w", err)
+	}
+	e.state = []byte(state)
 	return st, nil
 }
 
@@ -156,7 +159,11 @@ func (e *Engine) read(actions []byte, tools bool) (Step, error) {
 		}
 		switch name {
 		case "append_record":
-			if rec, err = ParseRecord(a["record"]); err != nil {
+			var line string
+			if line, err = canonicalString(a["record"]); err != nil {
+				return st, err
+			}
+			if rec, err = ParseRecord([]byte(line)); err != nil {
 				return st, err
 			}
 			st.Record = &rec

@@ -329,14 +329,21 @@ func OverCap(observed canon.Value, n int64) canon.Value {
 
 // NoteSize reads the tree size of a checkpoint note (its second line),
 // only to say which consistency proof to ask for: the core's log check
-// verifies the checkpoint, the size and the proof.
+// verifies the checkpoint, the size and the proof. A size is decimal digits
+// without a leading zero, at most 2^53 (every host's JSON numbers hold it
+// exactly); another line is no size, and no proof is asked for.
 func NoteSize(note string) (int64, bool) {
 	lines := strings.SplitN(note, "\n", 3)
-	if len(lines) < 3 {
+	if len(lines) < 3 || lines[1] == "" || len(lines[1]) > 16 || len(lines[1]) > 1 && lines[1][0] == '0' {
 		return 0, false
 	}
-	n, err := strconv.ParseUint(lines[1], 10, 63)
-	return int64(n), err == nil
+	for _, c := range lines[1] {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(lines[1], 10, 64)
+	return n, err == nil && n <= 1<<53
 }
 
 // ProofSize is the tree size of the checkpoint a tlog-proof carries after
