@@ -107,6 +107,9 @@ type Gateway struct {
 	changed chan struct{}
 
 	checkMu sync.Mutex // one check at a time
+	// engine is the core's session engine of the session bridged: the
+	// records' recheck and refreshed, check_again and the pace of re-checks.
+	engine preflight.Engine
 
 	mu        sync.Mutex // guards the fields below
 	lock      []byte

@@ -749,7 +749,7 @@ func TestServerCannotStart(t *testing.T) {
 }
 
 // TestStorm: a server that announces a change after every listing gets the
-// Go preflight's pacing (preflight.RecheckPacer): a bounded number of
+// session engine's pacing (preflight.Engine): a bounded number of
 // records, the later ones marked as a storm's, and the session stays usable
 // throughout, a call re-checking at once rather than waiting out the pace.
 func TestStorm(t *testing.T) {
