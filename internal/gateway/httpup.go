@@ -902,8 +902,9 @@ func (g *Gateway) recordHandshakeFault(code, metadata string, status int) string
 	g.checkMu.Lock()
 	defer g.checkMu.Unlock()
 	obs := preflight.Observation{Endpoint: g.endpoint, Failure: code, FailureAt: preflight.AtHandshake, ResourceMetadata: metadata}
-	rec, err := g.check(obs, false, nil)
-	g.adopt(rec, err, g.changes.Load(), time.Time{})
+	seen := g.changes.Load()
+	rec, _, err := g.check(obs, seen)
+	g.adopt(rec, err, seen, time.Time{})
 	close(g.checked)
 	if err != nil {
 		return ""
