@@ -10,7 +10,7 @@ export CGO_ENABLED := 1
 # -trimpath makes the artifacts reproducible: the same source gives the same bytes.
 ARTIFACT_FLAGS = -buildmode=c-shared -trimpath -ldflags='-s -w' $(if $(TAGS),-tags=$(TAGS))
 
-.PHONY: all postgres js-deps oauth-deps load test test-interop interop-doc test-js test-python python-wheel bench-python bench-js bench-detail test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack attack-issuer test-registry wheels release release-check test-wine wine
+.PHONY: all postgres js-deps oauth-deps fastmcp-deps load test test-interop interop-doc test-js test-python python-wheel bench-python bench-js bench-detail test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack attack-issuer test-registry wheels release release-check test-wine wine
 
 all: wasm cshared
 
@@ -47,8 +47,8 @@ postgres:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15; }
 
 ## test: everything a clean checkout needs, then every test.
-test: lint wasm cshared postgres js-deps oauth-deps
-	CRAWLCHECK_NEED_SERVERS=1 CRAWLCHECK_OAUTH_PYTHON=$(ABUILD)/py-oauth/bin/python $(GO) test -count=1 -timeout 30m ./...
+test: lint wasm cshared postgres js-deps oauth-deps fastmcp-deps
+	CRAWLCHECK_NEED_SERVERS=1 CRAWLCHECK_OAUTH_PYTHON=$(ABUILD)/py-oauth/bin/python CRAWLCHECK_FASTMCP_PYTHON=$(ABUILD)/py-fastmcp/bin/python $(GO) test -count=1 -timeout 30m ./...
 	$(MAKE) fuzz-seeds
 	$(MAKE) test-js
 	$(MAKE) test-python
@@ -86,6 +86,14 @@ $(VENV2)/.installed: $(PYREQ)/mcp2.txt
 $(VENV1)/.installed: $(PYREQ)/mcp1.txt
 	$(PYTHON) -m venv $(VENV1)
 	$(VENV1)/bin/pip install -q -r $(PYREQ)/mcp1.txt
+	touch $@
+
+## fastmcp-deps: the FastMCP server behind a bearer-token verifier that the
+## login tests lock with and without its token (hosttest/fastmcpauth).
+fastmcp-deps: $(ABUILD)/py-fastmcp/.installed
+$(ABUILD)/py-fastmcp/.installed: hosttest/fastmcpauth/requirements.txt
+	$(PYTHON) -m venv $(ABUILD)/py-fastmcp
+	$(ABUILD)/py-fastmcp/bin/pip install -q -r hosttest/fastmcpauth/requirements.txt
 	touch $@
 
 ## oauth-deps: the Authlib authorization server the login tests refresh

@@ -52,6 +52,7 @@ func init() {
 		"escape_text":         opEscapeText,
 		"next_page":           opNextPage,
 		"refusal":             opRefusal,
+		"session_step":        opSessionStep,
 		"approve":             opApprove,
 		"endpoint":            opEndpoint,
 		"ci_plan":             opCIPlan,

@@ -428,6 +428,7 @@ func opVectors(t testing.TB) []opVector {
 	vs = append(vs, instructionsVectors(t)...)
 	vs = append(vs, newUserVectors(t)...)
 	vs = append(vs, endpointVectors(t)...)
+	vs = append(vs, sessionVectors(t)...)
 	return append(vs, exampleVectors(t)...)
 }
 

@@ -639,6 +639,7 @@ var opSpecs = []OpSpec{
 			need("key_id", "string", ""),
 			may("log_entry", "string", "with `log_entry` true: the entry `log_entry` answers for this receipt"),
 		}},
+	sessionStepSpec,
 }
 
 // specOf maps op names to their declarations.

@@ -17,7 +17,7 @@ var (
 // through a receipt's inputs.
 var statefulOps = map[string]bool{"lock_check": true, "continuity_check": true, "guard": true,
 	"replay_decision": true, "sign_receipt": true, "continuity_handoff": true, "hash_tools": true,
-	"make_lock": true, "diff": true, "approve": true, "convert_lock": true, "scan": true}
+	"make_lock": true, "diff": true, "approve": true, "convert_lock": true, "scan": true, "session_step": true}
 
 // TestDifferential sends generated calls to the three builds and requires
 // the same bytes from each, errors included, and asks the cases of the ops

@@ -149,7 +149,7 @@ func cmdCheck(c *cli, args []string) error {
 	// (a refresh's second record that finds the same says nothing more),
 	// as the SDKs do (issue 34). stderr, so --json's stdout stays the record.
 	var would preflight.WouldOnce
-	emit := func(rec preflight.Record, cons preflight.Consultation, obs preflight.Observation) error {
+	emit := func(rec preflight.Record, keep string, cons preflight.Consultation, obs preflight.Observation) error {
 		if text, ok := would.Next(rec); ok {
 			say(c.stderr, "%s\n", text)
 		}
@@ -158,8 +158,8 @@ func cmdCheck(c *cli, args []string) error {
 				return err
 			}
 		}
-		if kept != nil {
-			if err := kept.Keep(rec); err != nil {
+		if kept != nil && keep != "" {
+			if err := kept.Keep(keep); err != nil {
 				return err
 			}
 		}
@@ -180,14 +180,17 @@ func cmdCheck(c *cli, args []string) error {
 		_ = out.Flush() // as say: what cannot be printed does not change the verdict
 		return nil
 	}
-	check := func(refreshed bool, prev string) (preflight.Record, error) {
+	// The check and its one more check (check_again) are one session of
+	// the core's engine, which marks the second refreshed.
+	var engine preflight.Engine
+	check := func(prev string) (preflight.Record, bool, error) {
 		obs, err := tg.observe(c)
 		if err != nil {
-			return preflight.Record{}, err
+			return preflight.Record{}, false, err
 		}
 		req := preflight.Request{
 			Settings: settings, Lock: lock, Observation: obs, Now: now,
-			PrevRecordSHA256: prev, Refreshed: refreshed, HandsNoTools: true,
+			PrevRecordSHA256: prev, HandsNoTools: true,
 		}
 		if kept != nil {
 			req.Log = kept.Input(context.Background(), proof, issuer)
@@ -196,34 +199,34 @@ func cmdCheck(c *cli, args []string) error {
 		if issuer != nil {
 			q := preflight.ServiceQuery{Lock: lock, Settings: settings, Observation: obs, Now: now}
 			if cons, err = issuer.Consult(context.Background(), q); err != nil {
-				return preflight.Record{}, err
+				return preflight.Record{}, false, err
 			}
 			req.Use(cons)
 		}
-		rec, err := preflight.Check(req)
+		st, err := engine.Check(req, 0)
 		if err != nil {
-			return rec, err
+			return preflight.Record{}, false, err
 		}
 		if req.Log != nil && req.Log.Unavailable != "" {
 			// The record says consistency_unavailable in the core's words;
 			// the cause (no issuer, or its error) is the host's to say.
 			say(c.stderr, "crawlcheck: log: %s\n", req.Log.Unavailable)
 		}
-		return rec, emit(rec, cons, obs)
+		return *st.Record, st.CheckAgain, emit(*st.Record, st.Keep, cons, obs)
 	}
 	prev := ""
 	if log != nil {
 		prev = log.Head()
 	}
-	rec, err := check(false, prev)
-	if err == nil && rec.Handoff.Session == preflight.SessionCheckAgain {
+	rec, again, err := check(prev)
+	if err == nil && again {
 		// The rules' refresh: check once more (asking the issuer again:
 		// refresh is how an expired or replayed receipt is answered);
 		// refresh then means pause.
 		if !*asJSON {
 			say(c.stdout, "\nrefresh: checking once more\n")
 		}
-		rec, err = check(true, rec.RecordSHA256)
+		rec, _, err = check(rec.RecordSHA256)
 	}
 	if err != nil {
 		return err

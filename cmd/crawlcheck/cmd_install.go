@@ -74,10 +74,6 @@ func cmdInstall(c *cli, args []string) error {
 			say(c.stdout, "%s: left as it is: disabled in the config (%s)\n", e.Name, e.Disabled)
 			continue
 		}
-		if !e.Stdio() {
-			say(c.stdout, "%s: left as it is: a remote server (%s %s); crawlcheck run has no HTTP side yet, so it cannot stand between %s and it\n", e.Name, e.Remote, e.URL, client.Title)
-			continue
-		}
 		tg, refused := orig.Expand(e, ctx)
 		if refused != nil {
 			say(c.stdout, "%s: left as it is: cannot start it as %s does: %s\n", e.Name, client.Title, strings.Join(refused, "; "))
@@ -142,6 +138,16 @@ func approveServer(c *cli, in *bufio.Reader, name string, tg clientconfig.Target
 	for _, kv := range tg.Env {
 		t.env = append(t.env, kv.Key+"="+kv.Value)
 	}
+	shown := strings.Join(t.args, " ")
+	if tg.URL != "" {
+		// A remote server is reached as the gateway will reach it: its
+		// headers, and the login kept for it.
+		t = target{url: tg.URL, sse: tg.SSE}
+		for _, kv := range tg.Headers {
+			t.headers = append(t.headers, kv.Key+"="+kv.Value)
+		}
+		shown = tg.URL
+	}
 	obs, err := t.observe(c)
 	if err != nil {
 		return false, err
@@ -155,7 +161,7 @@ func approveServer(c *cli, in *bufio.Reader, name string, tg clientconfig.Target
 		say(c.stdout, "%s: left as it is: %v\n", name, err)
 		return false, nil
 	}
-	say(c.stdout, "\nserver %s: %s\n", name, strings.Join(t.args, " "))
+	say(c.stdout, "\nserver %s: %s\n", name, shown)
 	printDiff(c.stdout, d)
 	printScanOf(c.stdout, "\nscan of the tools to approve", obs, d.Added)
 	if !yes {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -20,9 +21,10 @@ type exitCodeError struct{ code int }
 func (e *exitCodeError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 // cmdRun is the gateway (internal/gateway, docs/gateway.md): an MCP server
-// on stdin/stdout that starts the server after "--" as its child and
-// checks the session it bridges. Everything before "--" is run's flags,
-// everything after it the server's argv, exactly.
+// on stdin/stdout that starts the server after "--" as its child, or
+// reaches the remote one --url names, and checks the session it bridges.
+// Everything before "--" is run's flags, everything after it the server's
+// argv, exactly.
 func cmdRun(c *cli, args []string) error {
 	leaveSignals()
 	fs := c.flagSet("run")
@@ -32,6 +34,10 @@ func cmdRun(c *cli, args []string) error {
 	sf.register(fs)
 	poll := fs.Duration("lock-poll", 250*time.Millisecond, "how often the lockfile is looked at")
 	grace := fs.Duration("grace", 5*time.Second, "how long the server has to exit after its stdin is closed, and again after SIGTERM, before SIGKILL")
+	remote := fs.String("url", "", "the remote server at `URL` (streamable HTTP), in place of a command after --")
+	sse := fs.Bool("sse", false, "with --url: URL is the event stream of the legacy HTTP+SSE transport (protocol 2024-11-05)")
+	var hf headerFlags
+	hf.register(fs)
 	split := slices.Index(args, "--")
 	flags, command := args, []string(nil)
 	if split >= 0 {
@@ -43,8 +49,20 @@ func cmdRun(c *cli, args []string) error {
 	if *lockPath == "" {
 		return usagef("--lock is required")
 	}
-	if len(command) == 0 {
-		return usagef("the server's command goes after --: crawlcheck run --lock FILE -- CMD ARGS...")
+	switch {
+	case *remote != "" && len(command) > 0:
+		return usagef("--url and a command after -- name two servers: give one")
+	case *remote == "" && len(command) == 0:
+		return usagef("the server's command goes after --: crawlcheck run --lock FILE -- CMD ARGS... (or crawlcheck run --lock FILE --url URL)")
+	case *remote == "" && (*sse || hf.given()):
+		return usagef("--sse, --header, --header-env and --header-file go with --url")
+	}
+	var rem gateway.Remote
+	if *remote != "" {
+		var err error
+		if rem, err = remoteOf(c, *remote, *sse, &hf); err != nil {
+			return err
+		}
 	}
 	if sf.mode != defaultMode && !slices.Contains(preflight.Modes(), sf.mode) {
 		return usagef("--mode %q: one of %s", sf.mode, strings.Join(preflight.Modes(), ", "))
@@ -72,7 +90,7 @@ func cmdRun(c *cli, args []string) error {
 		now = func() time.Time { return t }
 	}
 	code, err := gateway.Run(context.Background(), gateway.Config{
-		LockPath: *lockPath, LogPath: *logPath, Settings: settings, Command: command,
+		LockPath: *lockPath, LogPath: *logPath, Settings: settings, Command: command, Remote: rem,
 		Timeout: c.timeout, PageCap: c.pageCap, MaxLine: int(c.maxInput), LockPoll: *poll, Grace: *grace, Now: now,
 		Stdin: c.stdin, Stdout: c.stdout, Stderr: c.stderr,
 	})
@@ -83,4 +101,37 @@ func cmdRun(c *cli, args []string) error {
 		return &exitCodeError{code: code}
 	}
 	return nil
+}
+
+// remoteOf is the remote server of run --url: its headers, and unless
+// they carry an Authorization, the login kept for its endpoint (crawlcheck
+// login), read before each request so that a token about to expire is
+// refreshed (under the store's lock: several gateways may share it) and
+// sent to that endpoint alone.
+func remoteOf(c *cli, rawURL string, sse bool, hf *headerFlags) (gateway.Remote, error) {
+	key, store, err := loginKey(rawURL)
+	if err != nil && key == "" {
+		return gateway.Remote{}, err // not a URL
+	}
+	login := err == nil // else no token store: no login to use
+	kvs, err := hf.resolve()
+	if err != nil {
+		return gateway.Remote{}, err
+	}
+	r := gateway.Remote{URL: rawURL, SSE: sse, Header: http.Header{}}
+	for _, kv := range kvs {
+		name, value, _ := strings.Cut(kv, "=")
+		r.Header.Set(name, value)
+	}
+	if login && r.Header.Get("Authorization") == "" {
+		refresh := &http.Client{Timeout: c.timeout}
+		r.Authorization = func(ctx context.Context) (string, error) {
+			tok, err := store.AccessToken(ctx, key, refresh, time.Now)
+			if err != nil || tok == "" {
+				return "", err
+			}
+			return "Bearer " + tok, nil
+		}
+	}
+	return r, nil
 }

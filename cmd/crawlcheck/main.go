@@ -122,9 +122,12 @@ func init() {
 		"corrections": {"corrections --issuer URL [--json] RECORDS.jsonl", cmdCorrections,
 			"The corrections the issuer published for the records of a record log (by record_sha256 and the receipt each relied on), each with its version, reason and reporter, the rule table or policy version that applies now, and whether its signature verifies (docs/issuer.md).",
 			"crawlcheck corrections --issuer https://issuer.example checks.jsonl"},
-		"run": {"run --lock FILE [--mode observe|review|enforce] [--policy FILE] [--log FILE] [--operator-key PUB]... -- CMD ARGS...", cmdRun,
-			"The gateway: an MCP server on stdin/stdout that starts CMD as its child, checks the session it bridges and hands the client only the tools the record covers (docs/gateway.md). Exits with the server's status.",
+		"run": {"run --lock FILE [--mode observe|review|enforce] [--policy FILE] [--log FILE] [--operator-key PUB]... (-- CMD ARGS... | --url URL [--sse] [--header 'Name: value']...)", cmdRun,
+			"The gateway: an MCP server on stdin/stdout that starts CMD as its child, or reaches the remote server at URL as its OAuth client, checks the session it bridges and hands the client only the tools the record covers (docs/gateway.md). Exits with the server's status.",
 			"crawlcheck run --lock server.lock.json --log checks.jsonl -- npx -y @modelcontextprotocol/server-memory"},
+		"proxy": {"proxy --upstream URL --lock FILE [--listen 127.0.0.1:PORT] [--log FILE] [--header 'Name: value']... [--token-file FILE]", cmdProxy,
+			"A local streamable HTTP endpoint for clients that speak HTTP only: each session a gateway in front of the remote server, on loopback, behind a token of its own that is never sent upstream (docs/gateway.md).",
+			"crawlcheck proxy --listen 127.0.0.1:8931 --upstream https://mcp.example.com/mcp --lock server.lock.json"},
 		"tools": {"tools (--server \"CMD ARGS\" | --url URL | --sse URL) [-o FILE]", cmdTools,
 			"Writes a server's tools/list answer, every tool as sent, as the file --tools and the offline page take.",
 			"crawlcheck tools --server \"npx -y @modelcontextprotocol/server-everything\" -o tools.json"},
@@ -138,7 +141,7 @@ func init() {
 }
 
 // order is the order of the usage text.
-var order = []string{"lock", "check", "approve", "run", "ci", "install", "uninstall", "scan", "login", "logout", "diff", "sign", "verify", "keygen", "convert", "canon", "record", "log", "report", "corrections", "tools", "version"}
+var order = []string{"lock", "check", "approve", "run", "proxy", "ci", "install", "uninstall", "scan", "login", "logout", "diff", "sign", "verify", "keygen", "convert", "canon", "record", "log", "report", "corrections", "tools", "version"}
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, timeout: preflight.DefaultTimeout, pageCap: preflight.DefaultPageCap, capabilities: defaultCapabilities,

@@ -49,7 +49,7 @@ func authlibServer(t *testing.T, rsSecret string, expiresIn int) string {
 
 // introspectedServer is an MCP server (go-sdk's) whose tokens the Authlib
 // server vouches for (RFC 7662 introspection), for this resource (aud)
-// alone, with the scopes *need holds: a request without a good token is
+// alone, with the scopes *need holds (nil: open, no token asked): a request without a good token is
 // answered 401, one without the scopes 403 insufficient_scope, each with
 // the resource metadata URL (RFC 9728), which the server serves.
 func introspectedServer(t *testing.T, as, rsSecret string, need *atomic.Value) string {
@@ -70,6 +70,10 @@ func introspectedServer(t *testing.T, as, rsSecret string, need *atomic.Value) s
 	}))
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
 		scopes := need.Load().([]string)
+		if scopes == nil { // open: no token asked
+			mcpHandler.ServeHTTP(w, r)
+			return
+		}
 		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		var info struct {
 			Active bool   `json:"active"`

@@ -141,10 +141,13 @@ func TestReadEachClient(t *testing.T) {
 	}
 }
 
-// TestWrapThenUnwrapGivesBackTheFile installs the gateway into every stdio
-// entry of every fixture, checks the client reads the gateway's command
-// line with the server's after "--" and every other member as it was, and
-// uninstalls: the original bytes come back exactly.
+// TestWrapThenUnwrapGivesBackTheFile installs the gateway into every
+// entry of every fixture it can start, checks the client reads the
+// gateway's command line with the server's after "--" (or, for a remote
+// server of a JSON config, run --url with its URL and headers) and every
+// other member as it was, and uninstalls: the original bytes come back
+// exactly. A remote server of a TOML or YAML config is refused with the
+// command line to write by hand.
 func TestWrapThenUnwrapGivesBackTheFile(t *testing.T) {
 	for _, fx := range fixtures {
 		t.Run(fx.path, func(t *testing.T) {
@@ -152,11 +155,17 @@ func TestWrapThenUnwrapGivesBackTheFile(t *testing.T) {
 			f := orig
 			saved := map[string]*Saved{}
 			for _, e := range orig.Entries {
-				if !e.Stdio() {
+				if !e.Stdio() && e.URL == "" {
 					continue
 				}
 				g := Gateway{Binary: `/opt/crawl check/crawlcheck`, Lock: "/cfg/crawlcheck/" + StemOf(e.Name) + ".lock.json", Log: "/cfg/crawlcheck/x.log.jsonl"}
 				data, s, err := f.Wrap(e.Name, g)
+				if e.URL != "" && (f.Client.Format == "toml" || f.Client.Format == "yaml") {
+					if err == nil || !strings.Contains(err.Error(), "by hand") || !strings.Contains(err.Error(), "--url") {
+						t.Errorf("wrap of the remote %s in %s: %v", e.Name, f.Client.Format, err)
+					}
+					continue
+				}
 				if err != nil {
 					t.Fatalf("wrap %s: %v", e.Name, err)
 				}
@@ -166,7 +175,12 @@ func TestWrapThenUnwrapGivesBackTheFile(t *testing.T) {
 				}
 				w := f.entry(e.Name)
 				argv, lock, ok := Wrapped(w)
-				if !ok || w.Command != g.Binary || lock != g.Lock || !slices.Equal(argv, append([]string{e.Command}, e.Args...)) {
+				if e.URL != "" {
+					wantArgs := g.RemoteArgs(e.URL, e.SSE, f.Client.RemoteHeaders(e.Headers))
+					if !ok || !w.Stdio() || w.Command != g.Binary || lock != g.Lock || argv != nil || !slices.Equal(w.Args, wantArgs) {
+						t.Fatalf("wrapped remote %s reads %q %q\n%s", e.Name, w.Command, w.Args, data)
+					}
+				} else if !ok || w.Command != g.Binary || lock != g.Lock || !slices.Equal(argv, append([]string{e.Command}, e.Args...)) {
 					t.Fatalf("wrapped %s reads %q %q\n%s", e.Name, w.Command, w.Args, data)
 				}
 				if describe(Unwrapped(w)) != describe(e) {
@@ -177,8 +191,12 @@ func TestWrapThenUnwrapGivesBackTheFile(t *testing.T) {
 				t.Fatal("no stdio entry")
 			}
 			// Every comment is still there while installed, those inside
-			// an args list included.
-			for _, c := range comment.FindAllString(string(orig.Data), -1) {
+			// an args list included ("//" after a URL's scheme is none).
+			for _, at := range comment.FindAllStringIndex(string(orig.Data), -1) {
+				c := string(orig.Data[at[0]:at[1]])
+				if at[0] > 0 && orig.Data[at[0]-1] == ':' {
+					continue
+				}
 				if !strings.Contains(string(f.Data), c) {
 					t.Errorf("the comment %q is gone from the installed file:\n%s", c, f.Data)
 				}

@@ -212,8 +212,12 @@ func readJSONEntry(f *File, v *hujson.Value, path string) (*Entry, error) {
 	if src, _ := str(member(v, "source")); f.Client.Name == "zed" && src == "extension" && e.Command == "" && e.URL == "" {
 		e.Unsupported = append(e.Unsupported, `source: "extension"`)
 	}
+	if cmd == nil && e.URL != "" && proc == v {
+		e.loc = &location{command: span{-1, -1}, args: span{-1, -1}, first: -1, cmdKey: -1, remote: memberSpan(v, e.Remote), typ: valueSpan(member(v, "type"))}
+	}
 	if cmd != nil {
-		e.loc = &location{command: span{cmd.StartOffset, cmd.EndOffset}, args: span{-1, -1}, first: -1, insertAt: cmd.EndOffset}
+		e.loc = &location{command: span{cmd.StartOffset, cmd.EndOffset}, args: span{-1, -1}, first: -1, insertAt: cmd.EndOffset,
+			cmdKey: memberSpan(proc, cmdKey).start, remote: span{-1, -1}, typ: valueSpan(member(v, "type"))}
 		if args != nil {
 			e.loc.args = span{args.StartOffset, args.EndOffset}
 			if arr, ok := args.Value.(*hujson.Array); ok {
@@ -238,6 +242,28 @@ func member(obj *hujson.Value, name string) *hujson.Value {
 		}
 	}
 	return found
+}
+
+// memberSpan is obj's (last) member name, from its name to the end of its
+// value; start -1 when there is none.
+func memberSpan(obj *hujson.Value, name string) span {
+	sp := span{-1, -1}
+	if o, ok := object(obj); ok {
+		for i := range o.Members {
+			if o.Members[i].Name.Value.(hujson.Literal).String() == name {
+				sp = span{o.Members[i].Name.StartOffset, o.Members[i].Value.EndOffset}
+			}
+		}
+	}
+	return sp
+}
+
+// valueSpan is v's bytes, start -1 for none.
+func valueSpan(v *hujson.Value) span {
+	if v == nil {
+		return span{-1, -1}
+	}
+	return span{v.StartOffset, v.EndOffset}
 }
 
 func object(v *hujson.Value) (*hujson.Object, bool) {

@@ -28,6 +28,12 @@ type location struct {
 	insertAt int
 	indent   string
 	nl       string
+	// JSON only: cmdKey is where the command member begins (its name),
+	// -1 without one; remote is a remote entry's url member (name to
+	// value) and typ its type value, start -1 when there is none.
+	cmdKey int
+	remote span
+	typ    span
 }
 
 // format writes the literals of a file format.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -23,8 +24,21 @@ func (g Gateway) Args(argv []string) []string {
 	return append([]string{"run", "--lock", g.Lock, "--log", g.Log, "--"}, argv...)
 }
 
+// RemoteArgs are a wrapped remote entry's args: the gateway's words, the
+// server's URL (and --sse for the legacy transport's stream) and its
+// headers as run's flags (RemoteHeaders), each as written in the config,
+// so that the client expands its variables there as it did in the entry.
+func (g Gateway) RemoteArgs(url string, sse bool, headers []string) []string {
+	args := []string{"run", "--lock", g.Lock, "--log", g.Log, "--url", url}
+	if sse {
+		args = append(args, "--sse")
+	}
+	return append(args, headers...)
+}
+
 // Wrapped reports whether an entry launches crawlcheck run, and if so the
-// server's own command line (after "--") and the lockfile it runs with.
+// server's own command line (after "--"; nil for a remote server, which
+// run reaches with --url) and the lockfile it runs with.
 func Wrapped(e *Entry) (argv []string, lock string, ok bool) {
 	base := strings.ToLower(filepath.Base(strings.ReplaceAll(e.Command, `\`, "/")))
 	base = strings.TrimSuffix(base, ".exe")
@@ -32,27 +46,95 @@ func Wrapped(e *Entry) (argv []string, lock string, ok bool) {
 		return nil, "", false
 	}
 	i := slices.Index(e.Args, "--")
-	if i < 0 || i+1 >= len(e.Args) {
-		return nil, "", false
+	flags := e.Args
+	if i >= 0 {
+		flags = e.Args[:i]
 	}
-	for j := 1; j+1 < i; j++ {
-		if e.Args[j] == "--lock" {
-			lock = e.Args[j+1]
+	url := ""
+	for j := 1; j+1 < len(flags); j++ {
+		switch flags[j] {
+		case "--lock":
+			lock = flags[j+1]
+		case "--url":
+			url = flags[j+1]
 		}
 	}
-	return e.Args[i+1:], lock, true
+	switch {
+	case i >= 0 && i+1 < len(e.Args):
+		return e.Args[i+1:], lock, true
+	case i < 0 && url != "":
+		return nil, lock, true
+	}
+	return nil, "", false
 }
 
-// Unwrapped is the entry as the client would run its server without the
-// gateway: a wrapped entry's own command line, or the entry itself.
+// Unwrapped is the entry as the client would run or reach its server
+// without the gateway: a wrapped entry's own command line, or its URL (the
+// headers member install left in place is the server's headers), or the
+// entry itself.
 func Unwrapped(e *Entry) *Entry {
 	argv, _, ok := Wrapped(e)
 	if !ok {
 		return e
 	}
 	u := *e
-	u.Command, u.Args = argv[0], argv[1:]
+	if argv != nil {
+		u.Command, u.Args = argv[0], argv[1:]
+		return &u
+	}
+	u.Command, u.Args, u.Remote = "", nil, "url"
+	for j := 1; j < len(e.Args); j++ {
+		switch {
+		case e.Args[j] == "--url" && j+1 < len(e.Args):
+			u.URL = e.Args[j+1]
+		case e.Args[j] == "--sse":
+			u.SSE = true
+		}
+	}
 	return &u
+}
+
+// RemoteHeaders are an entry's headers as run's flags, each value as
+// written: one that is a single variable of the client's (${VAR},
+// ${env:VAR}, $VAR, by the client) is --header-env Name=VAR, which keeps
+// the secret out of the gateway's command line (the client must pass
+// that variable on to the servers it starts); any other is --header
+// 'Name: value', which the client expands as it expanded the header (the
+// value, once expanded, is then on the gateway's command line).
+func (c *Client) RemoteHeaders(headers []KV) []string {
+	var out []string
+	for _, kv := range headers {
+		if v, ok := c.soleVariable(kv.Value); ok {
+			out = append(out, "--header-env", kv.Key+"="+v)
+		} else {
+			out = append(out, "--header", kv.Key+": "+kv.Value)
+		}
+	}
+	return out
+}
+
+var (
+	claudeSole = regexp.MustCompile(`^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$`)
+	envSole    = regexp.MustCompile(`^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$`)
+	geminiSole = regexp.MustCompile(`^(?:\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*))$`)
+)
+
+// soleVariable is the variable a value is, alone, in the client's
+// syntax (expand.go's), ok false for any other value.
+func (c *Client) soleVariable(v string) (string, bool) {
+	var m []string
+	switch c.Name {
+	case "claude-code":
+		m = claudeSole.FindStringSubmatch(v)
+	case "vscode", "cursor", "windsurf":
+		m = envSole.FindStringSubmatch(v)
+	case "gemini":
+		m = geminiSole.FindStringSubmatch(v)
+	}
+	if m == nil {
+		return "", false
+	}
+	return strings.Join(m[1:], ""), true
 }
 
 // Saved is what an install changed in one entry: the bytes of its command
@@ -60,11 +142,19 @@ func Unwrapped(e *Entry) *Entry {
 // gateway's words in front of the server's, which stay as written) or,
 // NewArgs, the args member it added to an entry that had none. uninstall
 // undoes both where the file still holds what install wrote.
+//
+// For a remote entry (Remote), Command is its url member (name and value)
+// and InstalledCommand the command and args members written in its place;
+// Type, when install changed it, the type member's value before (a client
+// reads "stdio" as a server it starts). Every other member (headers, the
+// client's own) stays where it was.
 type Saved struct {
 	Command          string `json:"command"`
 	InstalledCommand string `json:"installed_command"`
 	Inserted         string `json:"inserted"`
 	NewArgs          bool   `json:"new_args"`
+	Remote           bool   `json:"remote,omitempty"`
+	Type             string `json:"type,omitempty"`
 }
 
 // State is the record of an install beside the config
@@ -98,6 +188,9 @@ func (f *File) Wrap(name string, g Gateway) ([]byte, *Saved, error) {
 	e := f.entry(name)
 	if e == nil {
 		return nil, nil, fmt.Errorf("no server %q in %s", name, f.Path)
+	}
+	if e.URL != "" {
+		return f.wrapRemote(e, g)
 	}
 	if e.loc == nil || e.loc.command.start < 0 {
 		return nil, nil, fmt.Errorf("server %q: its command is written in a form crawlcheck does not edit (an inline table, a block scalar, an anchor): edit it by hand", name)
@@ -133,6 +226,9 @@ func (f *File) Unwrap(name string, s *Saved) ([]byte, error) {
 	if loc == nil || loc.command.start < 0 || loc.args.start < 0 {
 		return nil, fmt.Errorf("server %q is not as install left it", name)
 	}
+	if s.Remote {
+		return f.unwrapRemote(e, s)
+	}
 	d := f.Data
 	if string(d[loc.command.start:loc.command.end]) != s.InstalledCommand {
 		return nil, fmt.Errorf("server %q: its command was edited since install", name)
@@ -146,6 +242,48 @@ func (f *File) Unwrap(name string, s *Saved) ([]byte, error) {
 		return nil, fmt.Errorf("server %q: its args were edited since install", name)
 	}
 	edits = append(edits, edit{start, start + len(s.Inserted), ""})
+	return apply(d, edits), nil
+}
+
+// wrapRemote rewrites a remote entry of a JSON config to launch the
+// gateway with --url: its url member becomes the command and args
+// members, in the same place, and a type member says "stdio"; its headers
+// member and every other stay as they are (a client reading a stdio
+// entry passes over them), so that uninstall gives the bytes back.
+func (f *File) wrapRemote(e *Entry, g Gateway) ([]byte, *Saved, error) {
+	loc := e.loc
+	if loc == nil || loc.remote.start < 0 {
+		return nil, nil, fmt.Errorf("server %q: crawlcheck wraps a remote server in a JSON config only: make it `command = %s`, `args = %s` by hand", e.Name, g.Binary, f.format.list(g.RemoteArgs(e.URL, e.SSE, f.Client.RemoteHeaders(e.Headers))))
+	}
+	if len(e.Unsupported) > 0 || e.BearerEnv != "" {
+		return nil, nil, fmt.Errorf("server %q: it has members the gateway cannot be given (%s): edit it by hand", e.Name, strings.Join(append(e.Unsupported, e.BearerEnv), ", "))
+	}
+	args := g.RemoteArgs(e.URL, e.SSE, f.Client.RemoteHeaders(e.Headers))
+	s := &Saved{Remote: true, Command: string(f.Data[loc.remote.start:loc.remote.end]),
+		InstalledCommand: f.format.str("command") + ": " + f.format.str(g.Binary) + ", " + f.format.str("args") + ": " + f.format.list(args)}
+	edits := []edit{{loc.remote.start, loc.remote.end, s.InstalledCommand}}
+	if loc.typ.start >= 0 && string(f.Data[loc.typ.start:loc.typ.end]) != `"stdio"` {
+		s.Type = string(f.Data[loc.typ.start:loc.typ.end])
+		edits = append(edits, edit{loc.typ.start, loc.typ.end, `"stdio"`})
+	}
+	return apply(f.Data, edits), s, nil
+}
+
+// unwrapRemote gives a remote entry wrapRemote rewrote its bytes back,
+// when the file still holds what it wrote.
+func (f *File) unwrapRemote(e *Entry, s *Saved) ([]byte, error) {
+	loc, d := e.loc, f.Data
+	start, end := loc.cmdKey, loc.args.end
+	if start < 0 || end < start || string(d[start:end]) != s.InstalledCommand {
+		return nil, fmt.Errorf("server %q: its command or args were edited since install", e.Name)
+	}
+	edits := []edit{{start, end, s.Command}}
+	if s.Type != "" {
+		if loc.typ.start < 0 || string(d[loc.typ.start:loc.typ.end]) != `"stdio"` {
+			return nil, fmt.Errorf("server %q: its type was edited since install", e.Name)
+		}
+		edits = append(edits, edit{loc.typ.start, loc.typ.end, s.Type})
+	}
 	return apply(d, edits), nil
 }
 

@@ -27,28 +27,22 @@ func (g *Gateway) firstCheck() {
 	g.mu.Unlock()
 	g.checkMu.Lock()
 	g.subscribe(context.Background())
-	g.recheck(context.Background(), 0)
+	g.recheck(context.Background())
 	g.checkMu.Unlock()
 	close(g.checked)
 }
 
 // recheck observes the list through the session and checks it, with the
-// one refreshed check a refresh effect asks for; held is how long the
-// storm rule held a re-check back. Callers hold checkMu.
-func (g *Gateway) recheck(ctx context.Context, held time.Duration) {
+// one more check the session engine asks for after a refresh effect
+// (check_again). Callers hold checkMu.
+func (g *Gateway) recheck(ctx context.Context) {
 	listed := time.Now()
 	obs, seen := g.observe(ctx)
-	var recheck *preflight.Recheck
-	g.mu.Lock()
-	if g.rec != nil && seen > g.seen {
-		recheck = &preflight.Recheck{Coalesced: int(seen - g.seen), HeldBackMS: held.Round(time.Millisecond).Milliseconds()}
-	}
-	g.mu.Unlock()
-	rec, err := g.check(obs, false, recheck)
-	if err == nil && rec.Handoff.Session == preflight.SessionCheckAgain {
+	rec, again, err := g.check(obs, seen)
+	if err == nil && again {
 		listed = time.Now()
 		obs, seen = g.observe(ctx)
-		rec, err = g.check(obs, true, nil)
+		rec, _, err = g.check(obs, seen)
 	}
 	var fresh time.Time
 	if ttl := g.listTTL(obs); ttl > 0 {
@@ -228,7 +222,7 @@ func (g *Gateway) observe(ctx context.Context) (preflight.Observation, int64) {
 	for {
 		page, fault := g.ask(ctx, "tools/list", cursor, hs.meta)
 		if fault != "" {
-			obs.Failure = fault
+			obs.Failure, obs.ResourceMetadata = fault, g.metadataOf(fault)
 			if fault == preflight.FailureTooLarge {
 				obs.FailureDetail = strconv.Itoa(g.cfg.MaxLine)
 			} else {
@@ -282,16 +276,16 @@ func (g *Gateway) ask(ctx context.Context, method, cursor string, meta json.RawM
 		g.mu.Unlock()
 	}()
 	if exited || g.toServer(body) != nil {
-		return nil, preflight.FaultProcessExited
+		return nil, g.goneFault()
 	}
 	select {
 	case frame := <-ch:
 		if frame == nil {
-			return nil, preflight.FailureTooLarge
+			return nil, g.cutOff(id)
 		}
 		return frame, ""
 	case <-g.exitedCh:
-		return nil, preflight.FaultProcessExited
+		return nil, g.goneFault()
 	case <-ctx.Done():
 		if errors.Is(ctx.Err(), context.Canceled) {
 			return nil, preflight.FaultCancelled
@@ -300,25 +294,35 @@ func (g *Gateway) ask(ctx context.Context, method, cursor string, meta json.RawM
 	}
 }
 
-// check runs the core's check on obs, chained to the log's newest record
-// (under its file lock: another gateway may share the log) and appended.
-func (g *Gateway) check(obs preflight.Observation, refreshed bool, recheck *preflight.Recheck) (preflight.Record, error) {
+// check hands the session engine the check of obs (begun when seen
+// notifications had arrived), chained to the log's newest record (under its
+// file lock: another gateway may share the log) and appended; again is the
+// engine's check_again.
+func (g *Gateway) check(obs preflight.Observation, seen int64) (preflight.Record, bool, error) {
 	g.mu.Lock()
-	req := preflight.Request{Settings: g.cfg.Settings, Lock: g.lock, Observation: obs, Now: g.cfg.Now(), PrevRecordSHA256: g.prev, Refreshed: refreshed, Recheck: recheck}
+	req := preflight.Request{Settings: g.cfg.Settings, Lock: g.lock, Observation: obs, Now: g.cfg.Now(), PrevRecordSHA256: g.prev}
 	g.mu.Unlock()
+	var again bool
+	step := func(prev string) (preflight.Record, error) {
+		req.PrevRecordSHA256 = prev
+		st, err := g.engine.Check(req, seen)
+		if err != nil {
+			return preflight.Record{}, err
+		}
+		again = st.CheckAgain
+		return *st.Record, nil
+	}
 	if g.log == nil {
-		rec, err := preflight.Check(req)
+		rec, err := step(req.PrevRecordSHA256)
 		if err == nil {
 			g.mu.Lock()
 			g.prev = rec.RecordSHA256
 			g.mu.Unlock()
 		}
-		return rec, err
+		return rec, again, err
 	}
-	return g.log.AppendNext(func(prev string) (preflight.Record, error) {
-		req.PrevRecordSHA256 = prev
-		return preflight.Check(req)
-	})
+	rec, err := g.log.AppendNext(step)
+	return rec, again, err
 }
 
 // adopt makes rec the record the session follows, says its verdict, and
@@ -450,7 +454,7 @@ func (g *Gateway) current(ctx context.Context) (*preflight.Record, error) {
 	}
 	g.checkMu.Lock()
 	if g.stale() {
-		g.recheck(ctx, 0)
+		g.recheck(ctx)
 	}
 	g.checkMu.Unlock()
 	g.mu.Lock()
@@ -602,12 +606,10 @@ func toolName(params json.RawMessage) (string, bool) {
 }
 
 // watchChanges re-checks in the background on the server's list_changed,
-// paced by the Go preflight's storm rule (preflight.RecheckPacer): the
-// notifications in between are coalesced into one check, and a storm's
-// record says so. A call does not wait out the pace: it re-checks at once
-// (current).
+// paced by the session engine (preflight.Engine): the notifications in
+// between are coalesced into one check, and a storm's record says so. A
+// call does not wait out the pace: it re-checks at once (current).
 func (g *Gateway) watchChanges(ctx context.Context) {
-	var pace preflight.RecheckPacer
 	for {
 		select {
 		case <-ctx.Done():
@@ -619,20 +621,23 @@ func (g *Gateway) watchChanges(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
-		held := pace.Hold(time.Now())
-		if held > 0 {
-			t := time.NewTimer(held)
+		st, err := g.engine.ListChanged()
+		if err == nil && !st.Wake.IsZero() {
+			t := time.NewTimer(time.Until(st.Wake))
 			select {
 			case <-ctx.Done():
 				t.Stop()
 				return
 			case <-t.C:
 			}
+			st, err = g.engine.Timer()
+		}
+		if err != nil || !st.Recheck {
+			continue // a call re-checks what this did not (current)
 		}
 		g.checkMu.Lock()
 		if g.stale() {
-			pace.Started(time.Now())
-			g.recheck(ctx, held)
+			g.recheck(ctx)
 		}
 		g.checkMu.Unlock()
 	}
@@ -681,7 +686,7 @@ func (g *Gateway) watchLock(ctx context.Context) {
 		}
 		g.say("the lockfile was rewritten; checking again")
 		g.checkMu.Lock()
-		g.recheck(ctx, 0)
+		g.recheck(ctx)
 		g.checkMu.Unlock()
 	}
 }
@@ -690,7 +695,7 @@ func (g *Gateway) watchLock(ctx context.Context) {
 // says so (connect_refused at the handshake), as crawlcheck check's does.
 func (g *Gateway) recordUnstarted() {
 	obs := preflight.Observation{Endpoint: g.endpoint, Failure: preflight.FaultConnectRefused, FailureAt: preflight.AtHandshake}
-	rec, err := g.check(obs, false, nil)
+	rec, _, err := g.check(obs, 0)
 	if err != nil {
 		g.say("the check could not be made: %s", textsafe.Escape(err.Error()))
 		return

@@ -40,7 +40,12 @@ func TestEverythingRoundTrips(t *testing.T) {
 	dir := t.TempDir()
 	e := &env{dir: dir, lock: filepath.Join(dir, "lock.json"), log: filepath.Join(dir, "records.jsonl"), server: everything(t)}
 	cli(t, "lock", "--capabilities", "roots,sampling,elicitation", "--handshake", "initialize", "--server", strings.Join(e.server, " "), "-o", e.lock)
+	cmd, stderr := e.gatewayCmd("", e.server)
+	roundTrips(t, e, cmd, stderr)
+}
 
+// roundTrips drives server-everything through the gateway cmd runs.
+func roundTrips(t *testing.T, e *env, cmd *exec.Cmd, stderr *lockedBuffer) {
 	var mu sync.Mutex
 	var progress []float64
 	var logs []string
@@ -74,7 +79,6 @@ func TestEverythingRoundTrips(t *testing.T) {
 			mu.Unlock()
 		},
 	}
-	cmd, stderr := e.gatewayCmd("", e.server)
 	client := mcp.NewClient(&mcp.Implementation{Name: "gateway-test", Version: "1"}, opts)
 	client.AddRoots(&mcp.Root{URI: "file:///gateway-test-root", Name: "gateway-test-root"})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*deadline)

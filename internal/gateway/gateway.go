@@ -58,6 +58,9 @@ type Config struct {
 	preflight.Settings
 	// Command is the server's argv.
 	Command []string
+	// Remote, when its URL is set, is the server reached over HTTP in
+	// place of Command (crawlcheck run --url).
+	Remote Remote
 	// Timeout bounds one check (every tools/list page); 0 is the core's.
 	Timeout time.Duration
 	// PageCap bounds the pages of one check; 0 is the core's.
@@ -82,8 +85,8 @@ type Gateway struct {
 	cfg      Config
 	endpoint string
 	log      *preflight.Log
-	child    *child
-	idPrefix string // the gateway's own request ids begin with it
+	child    upstream // the server: a child over stdio, or a remote one over HTTP (httpup.go)
+	idPrefix string   // the gateway's own request ids begin with it
 	nextID   atomic.Int64
 
 	outMu  sync.Mutex // one frame at a time to the client
@@ -104,6 +107,9 @@ type Gateway struct {
 	changed chan struct{}
 
 	checkMu sync.Mutex // one check at a time
+	// engine is the core's session engine of the session bridged: the
+	// records' recheck and refreshed, check_again and the pace of re-checks.
+	engine preflight.Engine
 
 	mu        sync.Mutex // guards the fields below
 	lock      []byte
@@ -194,7 +200,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	go func() {
 		var p prepared
 		if p.lock, p.err = readLock(cfg.LockPath, cfg.Now(), cfg.Settings); p.err == nil {
-			if p.ep, p.err = preflight.StdioEndpoint(cfg.Command); p.err == nil && cfg.LogPath != "" {
+			if p.ep, p.err = endpointOf(cfg); p.err == nil && cfg.LogPath != "" {
 				p.log, p.err = preflight.OpenLog(cfg.LogPath)
 			}
 		}
@@ -207,7 +213,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		changed: make(chan struct{}, 1), pendingHS: map[string]handshakeRequest{}, ours: map[string]chan []byte{}, held: map[string]bool{},
 		checked: make(chan struct{}), exitedCh: make(chan struct{}), listenAcked: make(chan struct{}),
 	}
-	child, startErr := startChild(cfg.Command, cfg.Stderr)
+	child, startErr := g.startUpstream()
 	p := <-ready
 	if p.log != nil {
 		defer p.log.Close()
@@ -256,23 +262,23 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	select {
 	case <-clientEOF:
 		g.child.stop(cfg.Grace)
-	case <-g.child.exited:
+	case <-g.child.done():
 	case sig := <-sigs:
 		// Forwarded, and the server's stdin closed (its client is going):
 		// it ends as it ends on either, within the grace, or is killed.
 		g.child.signal(sig.(syscall.Signal))
-		g.child.stdin.Close()
+		g.child.closeInput()
 		if !g.child.waitFor(cfg.Grace) {
 			g.child.kill()
 		}
 	}
-	<-g.child.exited
+	<-g.child.done()
 	// What the server wrote before it exited still reaches the client.
 	select {
 	case <-serverDone:
 	case <-time.After(time.Second):
 	}
-	return g.child.status, nil
+	return g.child.exitStatus(), nil
 }
 
 // readLock reads the lockfile as the Go preflight does: bounded, strictly,
@@ -343,7 +349,7 @@ func (g *Gateway) toServer(frame []byte) error {
 	g.inMu.Lock()
 	defer g.inMu.Unlock()
 	g.inBuf = line(g.inBuf, frame)
-	_, err := g.child.stdin.Write(g.inBuf)
+	_, err := g.child.write(g.inBuf)
 	return err
 }
 
@@ -535,7 +541,7 @@ func (g *Gateway) serverLoop() {
 		close(g.exitedCh)
 		g.mu.Unlock()
 	}()
-	lr := newLineReader(g.child.stdout, g.cfg.MaxLine)
+	lr := newLineReader(g.child.output(), g.cfg.MaxLine)
 	for {
 		line, tooLong, err := lr.next()
 		if err != nil {
@@ -669,7 +675,10 @@ func (g *Gateway) noteHandshakeAnswer(frame []byte, env envelope) (held bool) {
 		return false
 	}
 	delete(g.pendingHS, idKey(env.id))
-	if env.result == nil || g.hs.complete {
+	if env.result == nil || g.hs.complete || hr.method == "server/discover" && !offersVersion(env.result, hr.version) {
+		// An error, or a server/discover whose server does not speak the
+		// revision asked (a stateful go-sdk server over HTTP): the client
+		// falls back to initialize, which is the session's handshake.
 		g.mu.Unlock()
 		return false
 	}
@@ -684,6 +693,15 @@ func (g *Gateway) noteHandshakeAnswer(frame []byte, env envelope) (held bool) {
 	g.mu.Unlock()
 	go g.completeHandshake(frame, env.result)
 	return true
+}
+
+// offersVersion reports whether a server/discover result's
+// supportedVersions holds version.
+func offersVersion(result json.RawMessage, version string) bool {
+	m, _ := strictMembers(result)
+	var versions []string
+	json.Unmarshal(m["supportedVersions"], &versions)
+	return slices.Contains(versions, version)
 }
 
 // completeHandshake ends the handshake the server answered: for

@@ -61,12 +61,6 @@ type Request struct {
 	FetchedKeyDirectory []byte
 	// PrevRecordSHA256 chains this record to the one before it in a log.
 	PrevRecordSHA256 string
-	// Refreshed marks the one re-check a refresh effect asks for.
-	Refreshed bool
-	// Recheck, for a re-check the server's list_changed notifications
-	// asked for, is what the rate limit did to it; the core marks a storm's
-	// record with it (Record.Storm). nil for any other check.
-	Recheck *Recheck
 	// HandsNoTools is for a host that hands no tools on (the CLI prints the
 	// record): the core is asked for its handoff without the tool texts
 	// (tool_texts false), and the Handoff's Tools are nil. Writing and
@@ -80,13 +74,31 @@ type Request struct {
 	Log *LogInput
 }
 
-// Check runs the core's continuity check (continuity_handoff): the record,
-// and with it the core's Handoff — what the session does and the exact
-// tools it may hand over. An error means the request itself was refused (a
-// lockfile that does not parse, a policy that is invalid): there is no
-// record, and the caller must not proceed. Everything the server did wrong
-// is an observation in the record instead.
+// Check runs the core's continuity check (continuity_handoff) as a session
+// of one check (Engine): the record, and with it the core's Handoff — what
+// the session does and the exact tools it may hand over. An error means
+// the request itself was refused (a lockfile that does not parse, a policy
+// that is invalid): there is no record, and the caller must not proceed.
+// Everything the server did wrong is an observation in the record instead;
+// the engine makes a check again as the record of what made the core
+// refuse it (an unreadable live key directory, pages it cannot take).
+// Record.Handoff.Session says when to check once more: a caller that
+// does, checks on one Engine (Engine.Check), which marks it refreshed.
 func Check(r Request) (Record, error) {
+	var e Engine
+	st, err := e.Check(r, 0)
+	if err != nil {
+		return Record{}, err
+	}
+	if st.Record == nil || st.Record.Handoff == nil {
+		return Record{}, errors.New("preflight: the session engine answered a check without its record")
+	}
+	return *st.Record, nil
+}
+
+// checkRequest is the check event's check: continuity_handoff's request
+// without recheck and refreshed, which the engine sets.
+func checkRequest(r Request) map[string]any {
 	req := map[string]any{
 		"now":      timefmt.Format(r.Now),
 		"lock":     corecall.Text(r.Lock),
@@ -125,44 +137,13 @@ func Check(r Request) (Record, error) {
 	if r.PrevRecordSHA256 != "" {
 		req["prev_record_sha256"] = r.PrevRecordSHA256
 	}
-	if r.Refreshed {
-		req["refreshed"] = true
-	}
-	if r.Recheck != nil {
-		req["recheck"] = r.Recheck
-	}
 	if r.Log != nil {
 		req["log"] = r.Log
 	}
 	if r.HandsNoTools {
 		req["tool_texts"] = false
 	}
-	raw, err := corecall.Call("continuity_handoff", req)
-	var ce *corecall.Error
-	if errors.As(err, &ce) && ce.Code == ErrIssuerKeysInvalid && r.FetchedKeyDirectory != nil && r.Issuer != nil {
-		// The live directory is the issuer's garbage, not the deployment's
-		// mistake: the record says so (service_unavailable at the step
-		// key_directory, in the core's words), and the pins alone judge
-		// the baseline, as guard judges a receipt without a directory.
-		delete(req, "fetched_key_directory")
-		req["issuer"] = IssuerTrace{URL: r.Issuer.URL, Step: "key_directory", Fault: IssuerKeysInvalid}
-		raw, err = corecall.Call("continuity_handoff", req)
-	}
-	if errors.As(err, &ce) && ce.Code == "input_too_large" && len(r.Observation.Pages) > 0 {
-		// The server's pages made the check larger than the core takes
-		// (with the lockfile and the rest): that is the server's doing,
-		// and a check always leaves a record. It records that nothing
-		// could be compared, and why (the core words it).
-		o := r.Observation
-		o.Pages, o.Stop, o.PageCapReached = nil, "", false
-		o.Failure, o.FailureDetail, o.FailureAt, o.FailurePage = FaultPagesOverCap, "", AtToolsList, len(r.Observation.Pages)
-		req["observed"] = observedJSON(o)
-		raw, err = corecall.Call("continuity_handoff", req)
-	}
-	if err != nil {
-		return Record{}, err
-	}
-	return parseHandoff(raw, !r.HandsNoTools)
+	return req
 }
 
 // Handoff is the core's answer of what a host does after a check
@@ -203,38 +184,30 @@ func (h *Handoff) CallAllowed(name string) bool {
 	return h != nil && h.Session == SessionProceed && (h.Calls.Unlisted || slices.Contains(h.Calls.Names, name))
 }
 
-// parseHandoff reads the core's continuity_handoff answer. It is canonical
-// JSON the core wrote, so it is split in one pass (membersOfValid), the
-// record decoded once (ParseRecord), and each tool's text read straight out
-// of its string (handedTools): through encoding/json, a 1,000-tool answer
-// was scanned whole, the record decoded twice and every tool's escaped text
-// unquoted by reflection, a sixth of crawlcheck check --tools
-// (docs/benchmarks.md).
-func parseHandoff(raw []byte, tools bool) (Record, error) {
-	fields, err := membersOfValid(raw)
-	if err != nil {
-		return Record{}, fmt.Errorf("reading the core's handoff: %w", err)
-	}
+// handoffOf reads the hand action of the session engine's answer: the
+// core's canonical JSON, split in one pass (membersOfValid), each tool's
+// text read straight out of its string (handedTools): through
+// encoding/json, a 1,000-tool answer was scanned whole and every tool's
+// escaped text unquoted by reflection, a sixth of crawlcheck check --tools
+// (docs/benchmarks.md). tools false leaves the tools unread (the host hands
+// none on).
+func handoffOf(fields map[string]json.RawMessage, tools bool) (*Handoff, error) {
 	var h Handoff
 	for name, into := range map[string]any{"session": &h.Session, "withheld": &h.Withheld, "calls": &h.Calls, "instructions": &h.Instructions} {
 		if fields[name] == nil {
 			continue // never the core's: the zero value, which hands nothing over
 		}
 		if err := json.Unmarshal(fields[name], into); err != nil {
-			return Record{}, fmt.Errorf("reading the core's handoff: %s: %w", name, err)
+			return nil, fmt.Errorf("reading the core's handoff: %s: %w", name, err)
 		}
 	}
 	if tools {
+		var err error
 		if h.Tools, err = handedTools(fields["tools"]); err != nil {
-			return Record{}, fmt.Errorf("reading the core's handoff: tools: %w", err)
+			return nil, fmt.Errorf("reading the core's handoff: tools: %w", err)
 		}
 	}
-	rec, err := ParseRecord(fields["record"])
-	if err != nil {
-		return Record{}, err
-	}
-	rec.Handoff = &h
-	return rec, nil
+	return &h, nil
 }
 
 // handedTools reads the handoff's tools: an array of {"name","tool"}

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/crawlcheck/verifier/internal/atomicfile"
@@ -102,31 +101,21 @@ func (k *Checkpoints) current() string {
 	return k.kept
 }
 
-// Keep stores the checkpoint a record says to keep (its log.keep), written
-// atomically when it changed. A record without a log member changes nothing.
-func (k *Checkpoints) Keep(rec Record) error {
-	var r struct {
-		Log *struct {
-			Keep *string `json:"keep"`
-		} `json:"log"`
-	}
-	if err := json.Unmarshal(rec.Raw, &r); err != nil {
-		return fmt.Errorf("reading the record's log member: %w", err)
-	}
-	if r.Log == nil || r.Log.Keep == nil || *r.Log.Keep == "" {
-		return nil
-	}
+// Keep stores the checkpoint the session engine said to keep (its
+// keep_checkpoint action: the record's log.keep), written atomically when it
+// changed.
+func (k *Checkpoints) Keep(note string) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if *r.Log.Keep == k.kept {
+	if note == k.kept {
 		return nil
 	}
 	if k.path != "" {
-		if err := atomicfile.Write(k.path, []byte(*r.Log.Keep), 0o644); err != nil {
+		if err := atomicfile.Write(k.path, []byte(note), 0o644); err != nil {
 			return fmt.Errorf("keeping the log checkpoint: %w", err)
 		}
 	}
-	k.kept = *r.Log.Keep
+	k.kept = note
 	return nil
 }
 
@@ -141,13 +130,12 @@ func (k *Checkpoints) Input(ctx context.Context, proof string, issuer *IssuerCli
 	if in.Checkpoint == "" {
 		return in
 	}
-	_, checkpoint, _ := strings.Cut(proof, "\n\n")
-	have, ok1 := noteSize(checkpoint)
-	kept, ok2 := noteSize(in.Checkpoint)
-	if !ok1 || !ok2 || have == kept {
+	st, err := LogProof(proof, in.Checkpoint)
+	if err != nil || st.ConsistencyTo == 0 {
+		// The same tree, or a size the core's log check will refuse.
 		return in
 	}
-	from, to := min(have, kept), max(have, kept)
+	kept, have, from, to := st.KeptSize, st.ProofSize, st.ConsistencyFrom, st.ConsistencyTo
 	if issuer == nil {
 		in.ConsistencyUnavailable = true
 		in.Unavailable = fmt.Sprintf("the kept checkpoint is of %d entries and the proof's of %d, and no issuer is configured to ask for the consistency proof between them", kept, have)
@@ -161,18 +149,6 @@ func (k *Checkpoints) Input(ctx context.Context, proof string, issuer *IssuerCli
 	}
 	in.Consistency = cons
 	return in
-}
-
-// noteSize reads the tree size of a checkpoint (its second line), only to
-// know which consistency proof to ask for: the core verifies the
-// checkpoint, the size and the proof.
-func noteSize(note string) (uint64, bool) {
-	lines := strings.SplitN(note, "\n", 3)
-	if len(lines) < 3 {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(lines[1], 10, 63)
-	return n, err == nil
 }
 
 // consistency asks the issuer for the consistency proof between trees of

@@ -25,11 +25,17 @@ type RefusedError struct {
 	Tool   string
 	Effect string
 	Record Record
+	// text is the session engine's refusal (its refuse action), the same
+	// words the refusal op gives; "" asks the refusal op.
+	text string
 }
 
 // Error is the core's wording of the refusal (refusal): the effect, the
 // observations that decided it and what differed, as JS and Python say it.
 func (e *RefusedError) Error() string {
+	if e.text != "" {
+		return e.text
+	}
 	req := map[string]any{"record": corecall.Text(e.Record.Raw)}
 	if e.Tool != "" {
 		req["tool"] = e.Tool

@@ -86,7 +86,7 @@ func TestParseHandoff(t *testing.T) {
 		// Escapes RFC 8785 does not write, read as encoding/json reads them.
 		`{"name":"c","tool":"\/\u00e9\ud83d\ude00\u0041"}],"withheld":[]}`))
 	for _, raw := range answers {
-		got, err := parseHandoff(raw, true)
+		got, err := readHandoff(raw, true)
 		if err != nil {
 			t.Fatalf("%s: %v", raw, err)
 		}
@@ -106,10 +106,25 @@ func TestParseHandoff(t *testing.T) {
 			t.Errorf("%.300s:\n got  %+v\n want %+v", raw, got.Handoff, wantRec.Handoff)
 		}
 		// A host that hands no tools on gets the rest of it.
-		none, err := parseHandoff(raw, false)
+		none, err := readHandoff(raw, false)
 		wantRec.Handoff.Tools = nil
 		if err != nil || !reflect.DeepEqual(none, wantRec) {
 			t.Errorf("%.300s without tools:\n got  %+v\n want %+v", raw, none.Handoff, wantRec.Handoff)
 		}
 	}
+}
+
+// readHandoff reads a continuity_handoff answer as the engine's executor
+// reads its hand action and record.
+func readHandoff(raw []byte, tools bool) (Record, error) {
+	fields, err := membersOfValid(raw)
+	if err != nil {
+		return Record{}, err
+	}
+	rec, err := ParseRecord(fields["record"])
+	if err != nil {
+		return Record{}, err
+	}
+	rec.Handoff, err = handoffOf(fields, tools)
+	return rec, err
 }

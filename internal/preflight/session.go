@@ -21,14 +21,15 @@ import (
 // page) when Config.Timeout is zero (the core's limits.check_timeout_ms).
 const DefaultTimeout = core.DefaultCheckTimeoutMS * time.Millisecond
 
-// Background re-checks on notifications/tools/list_changed are rate-limited
-// as in the JS and Python SDKs: the first starts at once, one more no sooner
-// than RecheckMin after the one before, with every notification in between
-// coalesced into it; one that starts as soon as it may (the server announced
-// a change again within the wait) doubles the wait up to RecheckMax, and a
-// quiet spell (more than twice the wait) resets it. A call never waits out
-// the hold-off: it re-checks at once when a change was announced since the
-// record it would be judged by (docs/decisions.md).
+// Background re-checks on notifications/tools/list_changed are paced by the
+// core's session engine (Engine): the first starts at once, one more no
+// sooner than RecheckMin after the one before, with every notification in
+// between coalesced into it; one that starts as soon as it may (the server
+// announced a change again within the wait) doubles the wait up to
+// RecheckMax, and a quiet spell (more than twice the wait) resets it. A
+// call never waits out the hold-off: it re-checks at once when a change was
+// announced since the record it would be judged by (docs/decisions.md).
+// The constants say the engine's numbers; the engine does not read them.
 const (
 	RecheckMin = time.Second
 	RecheckMax = time.Minute
@@ -122,6 +123,9 @@ type Session struct {
 	issuer   *IssuerClient // nil without Config.Issuer
 	kept     *Checkpoints  // the log checkpoint kept; nil without a proof
 	would    WouldOnce     // what observe mode told (Config.Warn)
+	// engine is the core's session engine for this session: the record's
+	// recheck and refreshed, check_again, the pace, the calls allowed.
+	engine Engine
 
 	// checkMu makes checks, re-checks and confirmations one at a time.
 	checkMu sync.Mutex
@@ -225,7 +229,7 @@ func Open(ctx context.Context, impl *mcp.Implementation, copts *mcp.ClientOption
 		s.uploader.Start()
 	}
 	s.checkMu.Lock()
-	err = s.recheck(ctx, 0)
+	err = s.recheck(ctx)
 	s.checkMu.Unlock()
 	if err == nil && s.cs == nil {
 		err = fmt.Errorf("preflight: no session with %s: %w", t.Endpoint(), &RefusedError{Effect: s.rec.Effect, Record: s.rec})
@@ -260,7 +264,7 @@ func (s *Session) Consultation() Consultation {
 func (s *Session) Recheck(ctx context.Context) (Record, error) {
 	s.checkMu.Lock()
 	defer s.checkMu.Unlock()
-	if err := s.recheck(ctx, 0); err != nil {
+	if err := s.recheck(ctx); err != nil {
 		return Record{}, err
 	}
 	return s.Record(), nil
@@ -312,24 +316,25 @@ func (s *Session) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mc
 	if params == nil {
 		return nil, errors.New("preflight: CallTool without params names no tool")
 	}
-	rec, _, err := s.gate(ctx)
-	if err != nil {
+	if _, _, err := s.gate(ctx); err != nil {
 		return nil, err
 	}
-	if !allowed(rec, params.Name) {
-		return nil, &RefusedError{Tool: params.Name, Effect: rec.Tools[params.Name], Record: rec}
+	// The engine answers by the record the session follows, the one read
+	// with it: no re-check comes in between.
+	s.checkMu.Lock()
+	st, err := s.engine.Call(params.Name)
+	rec := s.Record()
+	s.checkMu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("preflight: %w", err)
+	}
+	if !st.Allowed {
+		return nil, &RefusedError{Tool: params.Name, Effect: rec.Tools[params.Name], Record: rec, text: st.Refusal}
 	}
 	s.mu.Lock()
 	cs := s.cs
 	s.mu.Unlock()
 	return cs.CallTool(ctx, params)
-}
-
-// allowed reports whether the core's handoff of this record lets a call of
-// name reach the server (observe mode lets a name the list did not offer
-// through too).
-func allowed(rec Record, name string) bool {
-	return rec.Handoff.CallAllowed(name)
 }
 
 // gate brings the check up to date with the server's list_changed
@@ -341,7 +346,7 @@ func (s *Session) gate(ctx context.Context) (Record, Observation, error) {
 	s.checkMu.Lock()
 	var err error
 	if s.stale() {
-		err = s.recheck(ctx, 0)
+		err = s.recheck(ctx)
 	}
 	s.checkMu.Unlock()
 	if err != nil {
@@ -425,27 +430,33 @@ func (s *Session) stale() bool {
 }
 
 // watch re-checks in the background on list_changed, so that the record
-// follows the server even when no call is made; rate-limited (RecheckMin),
-// so a server announcing a change after every listing gets a bounded number
-// of records, each of which says it was a storm's (Record.Storm).
+// follows the server even when no call is made, paced by the session
+// engine: each notification is an event, answered with a re-check now or a
+// wake later (a server announcing a change after every listing gets a
+// bounded number of records, each of which says it was a storm's).
 func (s *Session) watch() {
 	defer s.watcher.Done()
-	var pace RecheckPacer
 	for {
 		select {
 		case <-s.done:
 			return
 		case <-s.changed:
 		}
-		held := pace.Hold(time.Now())
-		if held > 0 {
-			timer := time.NewTimer(held)
+		st, err := s.engine.ListChanged()
+		if err == nil && !st.Wake.IsZero() {
+			timer := time.NewTimer(time.Until(st.Wake))
 			select {
 			case <-s.done:
 				timer.Stop()
 				return
 			case <-timer.C:
 			}
+			st, err = s.engine.Timer()
+		}
+		if err != nil || !st.Recheck {
+			// An engine that cannot answer leaves the next call to re-check
+			// (gate): calls are never judged by a list it did not cover.
+			continue
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() {
@@ -457,9 +468,8 @@ func (s *Session) watch() {
 		}()
 		s.checkMu.Lock()
 		if s.stale() {
-			pace.Started(time.Now())
 			// An error is kept in s.err and refuses every call.
-			_ = s.recheck(ctx, held)
+			_ = s.recheck(ctx)
 		}
 		s.checkMu.Unlock()
 		cancel()
@@ -467,24 +477,16 @@ func (s *Session) watch() {
 }
 
 // recheck observes the list (connecting first when there is no session)
-// and checks it; a refresh effect gets the one further check the rules ask
-// for. held is how long the rate limit held a background re-check back:
-// with the list_changed notifications since the record before, the core
-// marks a storm's record (Request.Recheck). Callers hold checkMu.
-func (s *Session) recheck(ctx context.Context, held time.Duration) error {
+// and checks it; when the engine asks for one more check (check_again: a
+// refresh effect), it is made. Callers hold checkMu.
+func (s *Session) recheck(ctx context.Context) error {
 	obs, seen := s.observe(ctx)
-	var recheck *Recheck
-	s.mu.Lock()
-	if s.rec.RecordSHA256 != "" && seen > s.seen {
-		recheck = &Recheck{Coalesced: int(seen - s.seen), HeldBackMS: held.Round(time.Millisecond).Milliseconds()}
-	}
-	s.mu.Unlock()
-	rec, cons, err := s.check(ctx, obs, false, recheck)
-	if err == nil && rec.Handoff.Session == SessionCheckAgain {
+	rec, cons, again, err := s.check(ctx, obs, seen)
+	if err == nil && again {
 		// The refreshed check asks the issuer again too: refresh is how an
 		// expired or replayed receipt is answered (spec §4).
 		obs, seen = s.observe(ctx)
-		rec, cons, err = s.check(ctx, obs, true, nil)
+		rec, cons, _, err = s.check(ctx, obs, seen)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -529,48 +531,50 @@ func (s *Session) observe(ctx context.Context) (Observation, int64) {
 	return obs, seen
 }
 
-// check asks the issuer (with Config.Issuer), runs the continuity check on
-// obs with its evidence, chains, logs and hands on the record. A record
-// that cannot be logged is an error: a decision must not be acted on
-// without its record.
-func (s *Session) check(ctx context.Context, obs Observation, refreshed bool, recheck *Recheck) (Record, Consultation, error) {
+// check asks the issuer (with Config.Issuer), hands the engine the check of
+// obs (begun when seen notifications had arrived) with its evidence,
+// chains, logs and hands on the record; again is the engine's check_again.
+// A record that cannot be logged is an error: a decision must not be acted
+// on without its record.
+func (s *Session) check(ctx context.Context, obs Observation, seen int64) (rec Record, cons Consultation, again bool, err error) {
 	s.mu.Lock()
-	req := Request{Settings: s.cfg.Settings, Lock: s.lock, Observation: obs, Now: s.cfg.Now(), PrevRecordSHA256: s.prev, Refreshed: refreshed, Recheck: recheck}
+	req := Request{Settings: s.cfg.Settings, Lock: s.lock, Observation: obs, Now: s.cfg.Now(), PrevRecordSHA256: s.prev}
 	proof := s.proof
 	s.mu.Unlock()
 	if proof != "" {
 		req.Log = s.kept.Input(ctx, proof, s.issuer)
 	}
-	var cons Consultation
 	if s.issuer != nil {
-		var err error
 		cons, err = s.issuer.Consult(ctx, ServiceQuery{Lock: req.Lock, Settings: req.Settings, Observation: obs, Now: req.Now})
 		if err != nil {
-			return Record{}, cons, fmt.Errorf("preflight: %w", err)
+			return Record{}, cons, false, fmt.Errorf("preflight: %w", err)
 		}
 		req.Use(cons)
 	}
-	var rec Record
-	var err error
+	var st Step
+	step := func(prev string) (Record, error) {
+		req.PrevRecordSHA256 = prev
+		if st, err = s.engine.Check(req, seen); err != nil {
+			return Record{}, err
+		}
+		return *st.Record, nil
+	}
 	if s.log != nil {
 		// Made under the log's file lock, chained to its newest record,
 		// whichever process wrote it.
-		rec, err = s.log.AppendNext(func(prev string) (Record, error) {
-			req.PrevRecordSHA256 = prev
-			return Check(req)
-		})
+		rec, err = s.log.AppendNext(step)
 	} else {
-		rec, err = Check(req)
+		rec, err = step(req.PrevRecordSHA256)
 	}
 	if err != nil {
-		return Record{}, cons, fmt.Errorf("preflight: %w", err)
+		return Record{}, cons, false, fmt.Errorf("preflight: %w", err)
 	}
 	if s.log != nil && s.uploader != nil {
 		s.uploader.Kick()
 	}
-	if s.kept != nil {
-		if err := s.kept.Keep(rec); err != nil {
-			return Record{}, cons, fmt.Errorf("preflight: %w", err)
+	if s.kept != nil && st.Keep != "" {
+		if err := s.kept.Keep(st.Keep); err != nil {
+			return Record{}, cons, false, fmt.Errorf("preflight: %w", err)
 		}
 	}
 	s.mu.Lock()
@@ -586,7 +590,7 @@ func (s *Session) check(ctx context.Context, obs Observation, refreshed bool, re
 			fmt.Fprintln(os.Stderr, text)
 		}
 	}
-	return rec, cons, nil
+	return rec, cons, st.CheckAgain, nil
 }
 
 // Confirm re-approves the tool list of the current record, as a person's
@@ -647,15 +651,23 @@ func (s *Session) confirm(names []string, instructions bool) (Record, error) {
 	s.lock, s.proof = newLock, ""
 	s.mu.Unlock()
 	// The issuer is asked about the new baseline too; its deadline bounds
-	// the wait.
-	rec, cons, err := s.check(context.Background(), obs, false, nil)
+	// the wait. A check_again is followed here as after every check: one
+	// more check, of the list read anew.
+	s.mu.Lock()
+	seen := s.seen
+	s.mu.Unlock()
+	rec, cons, again, err := s.check(context.Background(), obs, seen)
+	if err == nil && again {
+		obs, seen = s.observe(context.Background())
+		rec, cons, _, err = s.check(context.Background(), obs, seen)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.err = err
 	if err != nil {
 		return Record{}, err
 	}
-	s.rec, s.cons = rec, cons
+	s.obs, s.rec, s.cons, s.seen = obs, rec, cons, seen
 	return rec, nil
 }
 

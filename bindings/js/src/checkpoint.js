@@ -56,15 +56,15 @@ export class Checkpoints {
    * as consistency_unavailable, and the core records log_inconsistent with
    * that reason in its own words: not a fork proved.
    */
-  async input(proof, issuer) {
+  async input(proof, issuer, cc) {
     const input = { proof };
     if (!this.kept) return input;
     input.checkpoint = this.kept;
-    const cut = proof.indexOf("\n\n");
-    const have = cut < 0 ? null : noteSize(proof.slice(cut + 2));
-    const kept = noteSize(this.kept);
-    if (have === null || kept === null || have === kept) return input;
-    const [from, to] = have < kept ? [have, kept] : [kept, have];
+    // The session engine reads the trees' sizes (log_proof): none asked for
+    // when they are the same tree, or a size the log check will refuse.
+    const [ask] = cc.call("session_step", { event: { type: "log_proof", proof, checkpoint: this.kept } }).actions;
+    if (!ask) return input;
+    const { from, to } = ask;
     try {
       if (issuer) input.consistency = await issuer.consistency(from, to);
     } catch {
@@ -74,10 +74,9 @@ export class Checkpoints {
     return input;
   }
 
-  /** Stores the checkpoint the record says to keep (its log.keep), atomically when it changed. */
-  keep(rec) {
-    const keep = rec.json.log?.keep;
-    if (typeof keep !== "string" || keep === "" || keep === this.kept) return;
+  /** Stores the checkpoint the engine says to keep (keep_checkpoint), atomically when it changed. */
+  keep(keep) {
+    if (keep === this.kept) return;
     if (this.path) {
       try {
         writeFileAtomic(this.path, keep, 0o644);
@@ -87,13 +86,4 @@ export class Checkpoints {
     }
     this.kept = keep;
   }
-}
-
-// The tree size of a checkpoint (its second line), only to know which
-// consistency proof to ask for: the core verifies the checkpoint, the size
-// and the proof.
-function noteSize(note) {
-  const lines = note.split("\n", 3);
-  if (lines.length < 3 || !/^(0|[1-9][0-9]{0,17})$/.test(lines[1])) return null;
-  return BigInt(lines[1]);
 }

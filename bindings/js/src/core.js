@@ -69,6 +69,7 @@ export const OPS = [
   "resign_correction",
   "rules",
   "scan",
+  "session_step",
   "sign_correction",
   "sign_lock",
   "sign_pilot_upload",

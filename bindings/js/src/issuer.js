@@ -279,19 +279,6 @@ export function useConsultation(req, c) {
 }
 
 /**
- * A live directory the core cannot read (issuer_keys_invalid from the
- * continuity check) is the issuer's garbage, not the deployment's mistake:
- * the request again without it, the record saying service_unavailable at
- * the step key_directory in the core's words, the pins alone judging the
- * baseline. null when e is no such error.
- */
-export function withoutUnreadableDirectory(req, e) {
-  if (!(e instanceof CoreError) || e.code !== "issuer_keys_invalid" || !req.fetched_key_directory || !req.issuer) return null;
-  const { fetched_key_directory: _, ...rest } = req;
-  return { ...rest, issuer: { url: req.issuer.url, step: "key_directory", fault: "keys_invalid" } };
-}
-
-/**
  * What a consultation gives the continuity check's issuer member: the
  * receipt relied on and guard's verdict, or why the issuer could not be
  * asked; null when it was not asked.

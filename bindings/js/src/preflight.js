@@ -4,13 +4,13 @@
 // handshake and before the first tools/call; the core decides, this file
 // follows the record (docs/preflight.md describes the Go twin it matches).
 
-import { load, CoreError, handoffRecordText } from "./core.js";
+import { load, CoreError } from "./core.js";
 import { CrawlcheckError, PreflightError } from "./errors.js";
 import { attach } from "./capture.js";
-import { handshakeFacts, observePages, observedRequest, classify, metadataOf, overCap } from "./observe.js";
+import { handshakeFacts, observePages, observedRequest, classify, metadataOf } from "./observe.js";
 import { RecordLog, writeFileAtomic } from "./log.js";
 import { readRegularFile } from "./files.js";
-import { IssuerClient, nonceStatePath, useConsultation, withoutUnreadableDirectory } from "./issuer.js";
+import { IssuerClient, nonceStatePath, useConsultation } from "./issuer.js";
 import { Checkpoints, checkpointPath, proofPath, readProof } from "./checkpoint.js";
 import { PilotUploader } from "./pilot.js";
 import { rmSync } from "node:fs";
@@ -23,16 +23,15 @@ import { rmSync } from "node:fs";
 export const MAX_KEPT_RECORDS = 100;
 
 /**
- * Background re-checks on notifications/tools/list_changed: the first
- * starts at once, and one more starts no sooner than RECHECK_MIN_MS after
- * the one before; every notification in between is coalesced into it. A
- * re-check that starts as soon as it may (the server announced a change
- * again within the wait) doubles the wait, up to RECHECK_MAX_MS; a quiet
- * spell resets it. A server announcing a change after every listing gets
- * about 7 records in its first two minutes and one a minute after that,
- * not hundreds a second (docs/decisions.md). A call never waits out the
- * hold-off: it re-checks at once when a change was announced since the
- * record it would be judged by.
+ * Background re-checks on notifications/tools/list_changed are paced by the
+ * core's session engine (session_step): the first starts at once, and one
+ * more starts no sooner than RECHECK_MIN_MS after the one before; every
+ * notification in between is coalesced into it. A re-check that starts as
+ * soon as it may (the server announced a change again within the wait)
+ * doubles the wait, up to RECHECK_MAX_MS; a quiet spell resets it. A call
+ * never waits out the hold-off: it re-checks at once when a change was
+ * announced since the record it would be judged by. The constants say the
+ * engine's numbers; the engine does not read them.
  */
 export const RECHECK_MIN_MS = 1000;
 export const RECHECK_MAX_MS = 60000;
@@ -131,8 +130,10 @@ class Gate {
     this.now = cont.now ?? (() => new Date());
     this.records = [];
     this.recheckTimer = null;
-    this.recheckWait = RECHECK_MIN_MS;
-    this.lastBackground = -Infinity;
+    // The core's session engine: its state, kept as the text it answered
+    // (session_step), and the zero of its monotonic clock.
+    this.engineState = null;
+    this.engineZero = performance.now();
     this.record = null;
     this.obs = null;
     this.consultation = null;
@@ -305,7 +306,7 @@ class Gate {
       obs.exitStatus = this.cap.rec.exitStatus;
       obs.stderrTail = this.cap.rec.stderrTail();
     }
-    const [rec] = await this.serial(() => this.check(obs, false));
+    const [rec] = await this.serial(() => this.check(obs, this.cap.rec.listChanged));
     this.record = rec;
     this.shutdown();
     const why = this.refusalText(rec).replace(/^crawlcheck: /, "");
@@ -328,29 +329,57 @@ class Gate {
   }
 
   /**
-   * Schedules the background re-check a list_changed asks for, rate-limited
-   * (RECHECK_MIN_MS): at most one is pending, and the notifications that
-   * arrive before it starts are coalesced into it. It runs after the SDK
-   * has handled the notification (the frame is seen first); calls wait for it.
+   * Hands the session engine one event (session_step) and keeps the state
+   * it answers; returns the actions, in the order they are to be done.
+   */
+  step(event) {
+    const req = { event };
+    if (this.engineState !== null) req.state = enc.encode(this.engineState);
+    const { state, actions } = this.cc.call("session_step", req);
+    this.engineState = state;
+    return actions;
+  }
+
+  /** The engine's clock: monotonic milliseconds of this session. */
+  atMs() {
+    return Math.round(performance.now() - this.engineZero);
+  }
+
+  /**
+   * A list_changed arrived: the engine answers a re-check now or a wake
+   * later (the notifications before it are coalesced into it). The
+   * re-check runs after the SDK has handled the notification (the frame is
+   * seen first); calls wait for it.
    */
   scheduleRecheck() {
-    if (this.recheckTimer !== null || this.closed) return;
-    const wait = Math.max(0, this.lastBackground + this.recheckWait - Date.now());
-    this.recheckTimer = setTimeout(() => {
-      this.recheckTimer = null;
-      if (this.closed || !this.connected) return;
-      this.serial(async () => {
-        if (!this.stale()) return;
-        const now = Date.now();
-        // Started as soon as allowed: a storm, so the next waits longer.
-        const storm = now - this.lastBackground <= 2 * this.recheckWait;
-        this.recheckWait = storm ? Math.min(2 * this.recheckWait, RECHECK_MAX_MS) : RECHECK_MIN_MS;
-        this.lastBackground = now;
-        await this.recheck({ heldBackMs: wait }).catch((e) => (this.err = e));
-      });
-    }, wait);
-    // A pending re-check does not keep the process alive.
-    this.recheckTimer.unref?.();
+    if (this.closed) return;
+    this.paced({ type: "list_changed", at_ms: this.atMs() });
+  }
+
+  /** Does what the engine answers a list_changed or a wake. */
+  paced(event) {
+    let actions;
+    try {
+      actions = this.step(event);
+    } catch (e) {
+      this.err = e;
+      return;
+    }
+    for (const a of actions) {
+      const wait = a.action === "wake" ? Math.max(0, a.at_ms - this.atMs()) : 0;
+      if (a.action !== "wake" && a.action !== "recheck") continue;
+      this.recheckTimer = setTimeout(() => {
+        this.recheckTimer = null;
+        if (this.closed || !this.connected) return;
+        if (a.action === "wake") return this.paced({ type: "timer", at_ms: this.atMs() });
+        this.serial(async () => {
+          if (!this.stale()) return;
+          await this.recheck().catch((e) => (this.err = e));
+        });
+      }, wait);
+      // A pending re-check does not keep the process alive.
+      this.recheckTimer.unref?.();
+    }
   }
 
   /**
@@ -394,22 +423,17 @@ class Gate {
 
   /**
    * Observes the list again (deadline: the check's timeout) and checks it;
-   * refresh gets one more. heldBackMs is how long the rate limit held a
-   * background re-check back: with the list_changed notifications since the
-   * record before, the core marks a storm's record (recheck, storm).
+   * the engine asks for one more when a refresh effect says so
+   * (check_again), and puts on the record the notifications it covers.
    */
-  async recheck({ heldBackMs = 0 } = {}) {
+  async recheck() {
     let seen = this.cap.rec.listChanged;
-    // The notifications since the record before (none before the first).
-    const coalesced = this.record ? seen - this.seen : 0;
-    const recheck = coalesced > 0 ? { coalesced, held_back_ms: Math.round(heldBackMs) } : null;
     let obs = await this.observe();
-    let [rec, cons] = await this.check(obs, false, recheck);
-    // The core's handoff says when to check once more (a refresh effect).
-    if (rec.handoff.session === "check_again") {
+    let [rec, cons, again] = await this.check(obs, seen);
+    if (again) {
       seen = this.cap.rec.listChanged;
       obs = await this.observe();
-      [rec, cons] = await this.check(obs, true);
+      [rec, cons] = await this.check(obs, seen);
     }
     this.obs = obs;
     this.record = rec;
@@ -426,11 +450,13 @@ class Gate {
   }
 
   /**
-   * Asks the issuer (on the service path), runs continuity_check, chains,
-   * logs and hands on the record. A record that cannot be logged is an
-   * error: a decision must not be acted on without its record.
+   * Asks the issuer (on the service path), hands the engine the check of
+   * obs (begun when seen notifications had arrived), chains, logs and hands
+   * on the record; answers [record, consultation, check_again]. A record
+   * that cannot be logged is an error: a decision must not be acted on
+   * without its record.
    */
-  async check(obs, refreshed, recheck = null) {
+  async check(obs, seen) {
     const now = this.nowText();
     const observed = observedRequest(obs);
     const req = { now, lock: this.lock, observed, ...settingsRequest(this.cont) };
@@ -447,45 +473,49 @@ class Gate {
       useConsultation(req, cons);
     }
     if (this.prev) req.prev_record_sha256 = this.prev;
-    if (refreshed) req.refreshed = true;
-    if (recheck) req.recheck = recheck;
-    if (this.proof) req.log = await this.kept.input(this.proof, this.issuer);
+    if (this.proof) req.log = await this.kept.input(this.proof, this.issuer, this.cc);
     let rec;
+    let again = false;
+    let keep = "";
     try {
       // The record and the core's handoff: what this record lets a host
       // hand over and call (docs/continuity.md, The handoff).
       warmed.add(this.cc);
-      let answer;
+      let actions;
       try {
-        answer = this.cc.callResultText("continuity_handoff", req);
+        actions = this.step({ type: "check", check: req, seen });
       } catch (e) {
-        let again = withoutUnreadableDirectory(req, e);
-        if (!again && e instanceof CoreError && e.code === "input_too_large" && obs.pages.length > 0) {
-          // The pages made the check larger than the core takes (with the
-          // lockfile and the rest): the server's doing, and a check always
-          // leaves a record, of nothing compared and why.
-          overCap(obs, obs.pages.length);
-          again = { ...req, observed: observedRequest(obs) };
-        }
-        if (!again) throw e;
-        answer = this.cc.callResultText("continuity_handoff", again);
+        if (!(e instanceof CoreError && e.code === "input_too_large" && obs.pages.length > 0)) throw e;
+        // The event with the pages was more than the core takes: again
+        // without them, and the engine records pages_over_cap (the ABI's
+        // rule for an oversized check event).
+        const { pages: _, ...observed } = req.observed;
+        actions = this.step({ type: "check", check: { ...req, observed }, seen, oversized: obs.pages.length });
       }
-      const handoff = JSON.parse(answer);
-      rec = new ContinuityRecord(handoffRecordText(answer), handoff.record);
-      delete handoff.record;
+      let handoff = null;
+      for (const a of actions) {
+        if (a.action === "append_record") rec = new ContinuityRecord(a.record, JSON.parse(a.record));
+        else if (a.action === "hand") {
+          handoff = { ...a };
+          delete handoff.action;
+        }
+        else if (a.action === "keep_checkpoint") keep = a.checkpoint;
+        else if (a.action === "check_again") again = true;
+        else throw new PreflightError(`crawlcheck: an action of the session engine this host does not know: ${this.cc.shown(a.action)}`);
+      }
       Object.defineProperty(rec, "handoff", { value: handoff, enumerable: false });
     } catch (e) {
       throw new PreflightError(`crawlcheck: continuity check: ${e instanceof CoreError ? `${e.code}: ${this.cc.shown(e.coreMessage)}` : e.message}`, { cause: e });
     }
     this.log?.append(rec);
     this.uploader?.kick();
-    this.kept?.keep(rec);
+    if (keep) this.kept?.keep(keep);
     this.prev = rec.record_sha256;
     this.records.push(rec);
     if (this.records.length > MAX_KEPT_RECORDS) this.records.splice(0, this.records.length - MAX_KEPT_RECORDS);
     this.cont.onRecord?.(rec);
     if (rec.would) this.tellWould(rec);
-    return [rec, cons];
+    return [rec, cons, again];
   }
 
   /**
@@ -509,11 +539,14 @@ class Gate {
     return typeof handed === "string" ? handed : undefined;
   }
 
-  /** Whether the core's handoff of rec lets a call of name reach the server. */
+  /**
+   * Whether a call of name may reach the server: the engine answers by the
+   * newest record, the rec a caller read from gate() with no await between.
+   */
   allowed(rec, name) {
-    const h = rec.handoff;
-    if (!h || h.session !== "proceed") return false;
-    return h.calls.unlisted === true || (typeof name === "string" && h.calls.names.includes(name));
+    if (typeof name !== "string") return false;
+    const [a] = this.step({ type: "call", name });
+    return a.action === "allow";
   }
 
   /**
@@ -620,7 +653,15 @@ class Gate {
         this.proof = "";
       }
       try {
-        const [next, cons] = await this.check(obs, false);
+        // A check_again is followed here as after every check.
+        let [next, cons, again] = await this.check(obs, this.seen);
+        if (again) {
+          const seen = this.cap.rec.listChanged;
+          const fresh = await this.observe();
+          [next, cons] = await this.check(fresh, seen);
+          this.obs = fresh;
+          this.seen = seen;
+        }
         this.record = next;
         this.consultation = cons;
         this.err = null;

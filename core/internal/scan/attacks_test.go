@@ -89,8 +89,10 @@ func scoreAttacks(t *testing.T, file string, floor float64) float64 {
 // late2Floor is the recall at medium, all classes together, on
 // testdata/scan-attacks/late2.json: lists written after the second round
 // of issue 38's rules (which late.json had been used to shape), never
-// tuned against; the figure measured when they were written (3 of 20).
-const late2Floor = 0.15
+// tuned against; the figure measured when they were written (3 of 20),
+// and 6 of 20 since the structural rules of issue 38 round 2, written from
+// the public corpus's development half (not from these lists).
+const late2Floor = 0.3
 
 // TestAttackCorpusLate2 scores the scan on the lists written last.
 func TestAttackCorpusLate2(t *testing.T) {

@@ -10,39 +10,42 @@ import (
 // not at start-up, which every call in a fresh process (a Node one-shot)
 // would pay although only make_lock and scan need it (issue 9).
 type compiled struct {
-	chars       []charRange      // sorted by lo
-	ac          *automaton       // literal and url rules
-	tags        map[string]int   // tag name → rule
-	phrases     []phrase         // phrase rules
-	byFirst     map[string][]int // first word of a phrase → phrases
-	firstFilter wordFilter       // what byFirst certainly lacks
-	known       map[string]int   // well-known tool name (lower case) → rule
-	listTool    int              // the list_tool rule, or -1
-	tagRule     int              // the rule whose findings decode tag characters (invisible.tag), or -1
-	escape      int              // the escape rule, or -1
-	loneCR      int              // the lone_cr rule, or -1
-	email       int              // the email rule, or -1
-	nonASCII    int              // the non_ascii rule, or -1
-	mixed       []mixedRule      // mixed_script rules
-	spaceRun    []spaceRule      // space_run rules
-	bracket     int              // the bracket rule, or -1
-	bracketWord map[string]bool  // its words
-	comment     int              // the comment rule, or -1
-	typeProse   int              // the type_prose rule, or -1
-	required    int              // the required rule, or -1
-	sendTo      int              // the send_to rule, or -1
-	sendWord    map[string]bool  // its words
-	contrast    int              // the contrast rule, or -1
-	contrastOf  map[string]bool  // its words
-	callTool    int              // the call_tool rule, or -1
-	callVerb    map[string]bool  // its verbs
-	callName    map[string]bool  // its name words
-	ownTools    int              // the own_tools rule, or -1
-	refusedOf   map[int]int      // literal rule → the refused rule that takes its matches in a refusing sentence
-	refusedWord map[string]bool  // the refused rule's words
-	ownLowers   []bool           // rule → the own_tools rule takes its matches in sentences naming only this list's tools
-	length      []numRule        // length rules
-	isURL       map[int]bool     // rules whose literal matches extend over an address
+	chars          []charRange      // sorted by lo
+	ac             *automaton       // literal and url rules
+	tags           map[string]int   // tag name → rule
+	phrases        []phrase         // phrase rules
+	byFirst        map[string][]int // first word of a phrase → phrases
+	firstFilter    wordFilter       // what byFirst certainly lacks
+	known          map[string]int   // well-known tool name (lower case) → rule
+	listTool       int              // the list_tool rule, or -1
+	tagRule        int              // the rule whose findings decode tag characters (invisible.tag), or -1
+	escape         int              // the escape rule, or -1
+	loneCR         int              // the lone_cr rule, or -1
+	email          int              // the email rule, or -1
+	nonASCII       int              // the non_ascii rule, or -1
+	mixed          []mixedRule      // mixed_script rules
+	spaceRun       []spaceRule      // space_run rules
+	bracket        int              // the bracket rule, or -1
+	bracketWord    map[string]bool  // its words
+	comment        int              // the comment rule, or -1
+	typeProse      int              // the type_prose rule, or -1
+	required       int              // the required rule, or -1
+	sendTo         int              // the send_to rule, or -1
+	sendWord       map[string]bool  // its words
+	contrast       int              // the contrast rule, or -1
+	contrastOf     map[string]bool  // its words
+	callTool       int              // the call_tool rule, or -1
+	callVerb       map[string]bool  // its verbs
+	callName       map[string]bool  // its name words
+	ownTools       int              // the own_tools rule, or -1
+	refusedOf      map[int]int      // literal rule → the refused rule that takes its matches in a refusing sentence
+	refusedWord    map[string]bool  // the refused rule's words
+	ownLowers      []bool           // rule → the own_tools rule takes its matches in sentences naming only this list's tools
+	length         []numRule        // length rules
+	isURL          map[int]bool     // rules whose literal matches extend over an address
+	directive      *directiveRule   // the directive rule, or nil
+	callSyntax     int              // the call_syntax rule, or -1
+	callSyntaxVerb map[string]bool  // its verbs
 }
 
 type charRange struct {
@@ -62,7 +65,7 @@ var rules = sync.OnceValue(func() *compiled { return compile(Rules) })
 func compile(rs []Rule) *compiled {
 	c := &compiled{tags: map[string]int{}, byFirst: map[string][]int{}, known: map[string]int{},
 		listTool: -1, tagRule: -1, escape: -1, loneCR: -1, email: -1, nonASCII: -1, isURL: map[int]bool{},
-		bracket: -1, comment: -1, ownTools: -1, ownLowers: make([]bool, len(rs)), refusedOf: map[int]int{}, refusedWord: map[string]bool{}, typeProse: -1, required: -1, sendTo: -1, callTool: -1, contrast: -1, contrastOf: map[string]bool{},
+		bracket: -1, comment: -1, ownTools: -1, ownLowers: make([]bool, len(rs)), refusedOf: map[int]int{}, refusedWord: map[string]bool{}, typeProse: -1, required: -1, sendTo: -1, callTool: -1, callSyntax: -1, callSyntaxVerb: map[string]bool{}, contrast: -1, contrastOf: map[string]bool{},
 		bracketWord: map[string]bool{}, sendWord: map[string]bool{}, callVerb: map[string]bool{}, callName: map[string]bool{}}
 	var lits []literal
 	for i, r := range rs {
@@ -156,6 +159,13 @@ func compile(rs []Rule) *compiled {
 			for _, a := range r.Args[1:] {
 				c.refusedWord[a] = true
 			}
+		case MatchCallSyntax:
+			c.callSyntax = i
+			for _, a := range r.Args {
+				c.callSyntaxVerb[a] = true
+			}
+		case MatchDirective:
+			c.directive = directiveGroups(i, r.Args)
 		case MatchOwnTools:
 			c.ownTools = i
 			for _, a := range r.Args {

@@ -94,6 +94,8 @@ const (
 	MatchCallTool    = "call_tool"    // Args: verbs, then "|", then name words; a tool named with one of the words, right after a verb
 	MatchRefused     = "refused"      // Args: a literal rule's id, then words; a match of it in a sentence with one of the words is this rule's instead
 	MatchOwnTools    = "own_tools"    // Args: rule ids; a match of one of them in a sentence that names only tools of this list is this rule's instead
+	MatchCallSyntax  = "call_syntax"  // Args: verbs; right after one of them, a tool of no list written as a call with its arguments: call `name(…)`
+	MatchDirective   = "directive"    // Args: directive words, "|", role words, "|", documentation words, "|", top-level domains; a clause with a directive, a role (or a parameter of the tool) and a concrete value, and no documentation word
 )
 
 // Rule is one row of the rule table.
@@ -148,6 +150,7 @@ var Rules = []Rule{
 		"new|updated|real|actual ~1 system ~0 instructions|prompt|rules",
 		"supersedes|overrides|replaces|cancels|voids ~2 your|all|any|previous|prior|earlier|existing|system ~2 instructions|guidelines|rules|prompt|policies|policy|restrictions|guardrails",
 		"rules|restrictions|guidelines|policies|guardrails|filters|safety ~2 no ~0 longer ~0 apply|applies|matter|exist",
+		"disable|deactivate|suspend|lift|circumvent ~3 all|any|every|your ~2 guardrails|safeguards|safety|protections|restrictions|security",
 	}, "text telling the model to drop its instructions or its safety rules is prompt injection, whatever the tool"},
 	{"instruction.directive", KindInstruction, Medium, InText, MatchPhrase, []string{
 		"system|override|safety|emergency|role|hidden|metadata|configuration|admin|processing|security|bypass ~0 directive|directives",
@@ -164,6 +167,8 @@ var Rules = []Rule{
 		"elevated|escalated|unrestricted|unlimited ~1 privileges|privilege|access|permissions|authority",
 		"trust ~1 all|any|every ~3 input|inputs|commands|queries|requests|users|user|roles",
 		"escalate ~3 superadmin|admin|root|privileges|privilege",
+		"trust ~1 this|it|me ~1 tool|function|server|completely|fully|blindly|unconditionally",
+		"from ~0 now ~0 on ~3 you|always|never|respond|reply|answer|speak|write|act|ignore",
 	}, "assigning the model a privileged role or telling it to trust input is how a description widens what the model will do"},
 	{"instruction.priority", KindInstruction, Medium, InText, MatchPhrase, []string{
 		"priority ~3 higher|greater|above|over ~3 user|users|request|requests|instructions|query|anything|everything",
@@ -188,7 +193,10 @@ var Rules = []Rule{
 		"avoid|ignore|skip|disregard ~2 any|all ~0 alternatives|others",
 		"should|must ~1 be ~0 the ~0 only ~0 one|tool|function",
 		"only ~0 this ~0 tool|function|server ~1 is|has|can|may ~1 permitted|allowed|authorized|able|permission|trusted",
-		"this ~0 is ~0 the ~0 preferred|official|recommended|trusted|approved|default|canonical ~3 tool|function|executor|one",
+		"this ~0 is ~0 the ~0 preferred|official|recommended|trusted|approved|default|canonical|best|greatest|ultimate|finest|leading ~3 tool|function|executor|one|service|solution|option|choice",
+		"validated|recommended|regarded|favored|favoured|endorsed|praised|acclaimed|trusted|certified|approved|recognized|recognised|preferred|chosen|loved ~3 by ~4 experts|expert|professionals|leaders|analysts|specialists|bloggers|researchers|millions|engineers|enterprises|institutions|authorities",
+		"widely|highly ~0 used|adopted|regarded|acclaimed|praised|rated|recommended|trusted|endorsed ~1 by|among|across|in ~3 professionals|experts|leaders|industry|circles|community|enterprises|analysts|specialists",
+		"recognized|recognised|renowned|acclaimed|famous|known ~2 in|across|among|throughout ~2 circles|industry|community",
 		"in ~0 place ~0 of ~4 tool|tools|server|servers|other|others|any",
 		"route|send|direct|redirect ~3 through|via ~0 this ~0 one|tool|function|server",
 		"tools|servers|alternatives|calculators|implementations ~4 corrupt|corrupts|leak|leaks|incorrectly|insecure|unsafe|broken|buggy|unreliable|deprecated|outdated|obsolete|compromised|inaccurate|malicious",
@@ -197,6 +205,15 @@ var Rules = []Rule{
 		"choose|pick|prefer ~1 this ~0 one|tool ~1 every ~0 time",
 		"not ~1 fall ~0 back ~1 to ~0 any|other|another",
 		"safe|secure|trusted|official|better|recommended ~0 replacement|alternative|substitute",
+		"standard|legacy|old|original|default|regular|basic|native|builtin|existing|direct|raw ~6 tool|tools|function|functions|reads|calls|method|api|version ~6 deprecated|obsolete|outdated|retired|broken|unreliable|inaccurate|incomplete|cached|stale|expire|corrupted|garbled|suspended|insecure|unsafe|unsupported|buggy|maintenance",
+		"instead ~0 of ~3 the ~0 deprecated|legacy|outdated|obsolete|broken|unsafe|insecure|unreliable",
+		"only ~2 authorized|approved|certified|sanctioned|permitted|allowed|official|valid|trusted|supported ~3 tool|method|utility|way|interface|function|option|channel|gateway|means",
+		"only ~0 tool|method|utility|way|interface|function ~1 authorized|approved|certified|sanctioned|permitted|allowed",
+		"superior|preferable ~1 to ~3 standard|other|others|existing|regular|default|legacy|basic|native|builtin|manual|alternatives|competing|competitors",
+		"safer|better|faster|superior|preferable|more ~3 than ~3 manually|manual|separately|individually|fragmented",
+		"recommended|preferred|mandatory ~1 for ~0 all|every|any ~4 task|tasks|queries|query|operations|requests|retrieval|lookups|searches|conversions|calculations",
+		"superior|smarter|optimal ~0 choice|option|alternative",
+		"replaces|replace|replacing|supersedes|deprecates ~3 standard|legacy|unsecured|raw|manual|error|basic|old|existing|default|regular ~4 calls|tools|tool|invites|reads|functions|workflow|workflows|chains|steps",
 	}, "a description that asks to be chosen over other tools is how a server squats on requests meant for another (tool squatting)"},
 	{"instruction.bracket", KindInstruction, Medium, InText, MatchBracket, []string{"important", "system", "directive", "instruction", "instructions", "hidden", "override", "admin", "secret", "critical", "urgent", "attention", "mandatory", "required"},
 		"bracketed labels like [Important] or [SYSTEM DIRECTIVE] are another form of the markup that addresses the model"},
@@ -259,6 +276,9 @@ var Rules = []Rule{
 		"this ~0 tool|function ~2 should|must ~1 be ~0 called|used|invoked|run ~2 right|directly|immediately|after|before",
 		"preceded|followed ~2 by ~3 call|calling ~2 this",
 		"before ~1 any|every|all ~1 other ~1 tool|tools|action|call|step",
+		"must|required|mandatory|need|needs|should|shall ~2 be ~0 called|executed|invoked|run|performed|used|triggered ~4 before|after|prior|following ~3 any|every|all|each",
+		"must|need|needs|required|have|should ~2 call|invoke|execute|run|trigger ~8 immediately ~0 before|after",
+		"immediately|right|directly ~0 after|before ~8 must|should|need ~1 call|invoke|execute|run",
 	}, "asking the model to route another tool's call, or its data, through this one is how a tool inserts itself into other tools' work (cross-tool instruction); politeness (\"please\", \"it is recommended\") does not change it"},
 	{"instruction.tamper", KindTampering, Medium, InText, MatchPhrase, []string{
 		"regardless|irrespective ~0 of ~4 user|users|human ~2 asks|asked|says|said|names|named|mentions|mentioned|provides|provided|gives|gave|given|specifies|specified|chose|chooses|wants|wanted|types|typed|requested|requests|selects|selected|enters|entered|picks",
@@ -280,12 +300,25 @@ var Rules = []Rule{
 		"argument|parameter|field ~1 is|be|equals ~6 for ~0 every|all|each|any ~2 booking|bookings|payment|payments|transfer|transfers|order|orders|call|calls|request|requests",
 		"replace|substitute|swap|change|rewrite|redirect|route|reroute ~3 recipient|recipients|address|addresses|account|destination|webhook|to|cc|amount|clause|notifications ~4 with|to|through|via|into",
 		"urls|url|recipient|recipients|requests|queries|notifications|payments|emails ~3 rewritten|redirected|rerouted|routed|replaced ~3 to|through|via|with",
+		"ignore|discard|disregard|override|overwrite|overrule|drop|reject|replace ~2 users|user|callers|caller|customers|customer ~2 input|inputs|value|values|parameter|parameters|argument|arguments|params|provided|requested|specified|original|choice|request|string|url|path|query|count|date|dates|recipient|recipients|channel|username|email|name|city|hotel|company|keywords|file|filename|intent|selection|list|participants",
+		"user|users ~1 input|inputs|parameters|value|values|choice|request|requested ~6 locked|overridden|discarded|untrusted|flagged|suspended",
+		"forced|force|strictly|mandatorily ~2 set|use|fill|pass|put|override|replace|redirect|route|reroute|swap|change|query|search|read|call|enter ~6 to|as|with|value|values|parameters|arguments|following",
+		"override|overwrite|redirect|reroute ~3 recipient|recipients|channel|url|target|user|username|email|body|address|destination|schedule|parameters|parameter|params|arguments|argument|participants|id|amount|iban|account|path|query ~4 to|with|as|following|this|these",
+		"with|using ~2 exactly|fixed|sanitized|forced|mandatory|hardcoded|compliant|fallback ~3 parameters|values|value|arguments|query|size|path|template|recipient|channel|account",
 	}, "text that fixes or rewrites what the model puts in an argument (an account, a recipient, a destination) whatever the person asked for is parameter tampering, the quietest way a tool redirects money, messages or data"},
+	{"instruction.fixed_value", KindTampering, Medium, InText, MatchDirective, []string{
+		"must", "always", "never", "only", "should", "shall", "required", "mandatory", "locked", "forced", "exclusively", "instead", "regardless", "ignore", "discard", "override", "overridden", "every", "all", "whatever", "whichever", "whoever", "exceptions",
+		"|", "recipient", "recipients", "email", "emails", "send", "forward", "cc", "bcc", "from", "account", "accounts", "iban", "wallet", "payee", "beneficiary", "destination", "channel", "owner", "url", "endpoint", "webhook", "host", "address", "bucket", "routed", "sent", "forwarded", "transferred", "paid", "payout", "payouts", "refund", "refunds", "card", "remote", "record", "access",
+		"|", "examples", "instance", "format", "formats", "default", "defaults", "like", "such", "usually", "typically", "form", "sample", "eg", "ie",
+		"|", "com", "net", "org", "io", "example", "xyz", "ru", "cn", "co", "info", "biz", "app", "dev", "me", "ai",
+	}, "a clause that orders the agent (must, always, only, whatever, regardless …) about where something goes or what an argument holds (a recipient, an account, a URL, a parameter of the tool) and names a concrete one (an e-mail address, a URL or domain, an IP address, an account or card number) fixes a destination whatever the person asked, in any words; a clause that gives an example or a default is documentation"},
 	{"reference.call_destructive", KindShadowing, Medium, InText, MatchCallTool, []string{
 		"call", "invoke", "run", "execute", "trigger",
 		"|", "delete", "remove", "drop", "destroy", "erase", "wipe", "purge", "truncate", "kill", "send", "transfer", "reset", "revoke", "terminate", "uninstall", "format", "clear", "overwrite",
 		"export", "upload", "forward", "share", "leak", "exfiltrate", "dump"},
 		"an instruction to call a destructive tool (delete, drop, send, …) from another tool's text acts on things the person did not name"},
+	{"reference.call_syntax", KindShadowing, Medium, InText, MatchCallSyntax, []string{"call", "calling", "invoke", "invoking", "execute", "executing", "run", "running", "trigger"},
+		"an order to call a tool of no list written as code with its arguments (call `audit_log(level='x')`) is one tool scripting another server's: honest servers write their own tools' calls, and name others in prose"},
 	{"reference.every_other_item", KindShadowing, Medium, InText, MatchPhrase, []string{
 		"every|all|each ~0 other ~1 item|items|record|records|file|files|entry|entries|row|rows|message|messages|document|documents|user|users|repository|repositories|table|tables|issue|issues|ticket|tickets|task|tasks|object|objects|resource|resources|one|ones|account|accounts|project|projects",
 	}, "acting on every other item reaches beyond what the person asked for (make demo's own poison)"},
@@ -326,6 +359,7 @@ var Rules = []Rule{
 		"loop ~1 in",
 		"include|read|provide|attach|send|pass|append|add|extract|dump|copy|contents|content ~2 ssh|private|secret|aws|gpg|pgp ~1 key|keys|credentials",
 		"include|pass|provide|append|add|attach|send|dump|return ~2 all|every|entire|full ~2 env|environment ~0 variables|vars|variable",
+		"export|dump|copy|send|upload|sync|mirror|replicate|write|save ~3 all|every|entire|full ~2 user|users|customer|customers|personal|private|sensitive ~1 data|records|information|files|details ~3 to",
 	}, "text that moves secrets or the conversation into a parameter or to an address is how a tool exfiltrates"},
 	{"exfiltration.address", KindExfiltration, Medium, InText, MatchSendTo, []string{
 		"send", "sent", "sends", "forward", "forwarded", "cc", "bcc", "copy", "notify", "inform", "let", "loop", "report", "share", "upload", "post", "transmit", "exfiltrate", "deliver", "also", "grant",

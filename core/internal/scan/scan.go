@@ -94,6 +94,7 @@ func (x *Texts) Text(text, self string) []Finding {
 		s.last[i] = -1
 	}
 	s.tool, s.toolName, s.self = 0, self, strings.ToLower(self)
+	s.schema, s.paramsRead = nil, false
 	s.path = append(s.path[:0], "description")
 	s.text(text, where{description: true})
 	return s.found
@@ -112,6 +113,7 @@ func run(ts []tools.Tool, only map[string]bool, srv Server) *scanner {
 	s := newScanner(names)
 	if srv.HasInstructions {
 		s.tool, s.toolName, s.self = -1, "", ""
+		s.schema, s.paramsRead = nil, false
 		s.path = append(s.path[:0], "instructions")
 		s.text(srv.Instructions, where{})
 	}
@@ -121,6 +123,7 @@ func run(ts []tools.Tool, only map[string]bool, srv Server) *scanner {
 			continue
 		}
 		s.tool, s.toolName, s.self = rank, t.Name, strings.ToLower(t.Name)
+		s.schema, s.paramsRead = &t.InputSchema, false
 		s.path = append(s.path[:0], "name")
 		s.text(t.Name, where{name: true})
 		if t.HasDescription {
@@ -134,6 +137,45 @@ func run(ts []tools.Tool, only map[string]bool, srv Server) *scanner {
 		s.members(t)
 	}
 	return s
+}
+
+// toolParams sets params to the names of the current tool's schema's
+// top-level properties that are one word of letters (to, cc, city): in a
+// clause of this tool's text, such a name is the argument the clause is
+// about. It reads them on the first call for a tool (most tools have no
+// clause that needs them), and sets nothing for a text of no tool.
+func (s *scanner) toolParams() {
+	if s.paramsRead {
+		return
+	}
+	s.paramsRead = true
+	if s.params == nil {
+		s.params = map[string]bool{}
+	}
+	clear(s.params)
+	s.paramFilter = wordFilter{}
+	if s.schema == nil {
+		return
+	}
+	props, ok := s.schema.Get("properties")
+	if !ok || props.Kind() != canon.Object {
+		return
+	}
+	for _, m := range props.Members() {
+		if len(m.Key) < 2 || len(m.Key) > 24 {
+			continue
+		}
+		word := true
+		for i := 0; i < len(m.Key) && word; i++ {
+			c := m.Key[i]
+			word = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+		}
+		if word {
+			k := strings.ToLower(m.Key)
+			s.params[k] = true
+			s.paramFilter.put(k)
+		}
+	}
 }
 
 // members scans what else of a tool a client or model reads (issue 21,
@@ -373,6 +415,10 @@ type scanner struct {
 	ptrSeq      int      // the text ptr is of
 	cur, nxt    []int
 	own         map[string]bool // every tool name of the list, lower case
+	params      map[string]bool // the current tool's one-word parameter names, lower case: what the directive rule reads as roles
+	paramFilter wordFilter      // what params certainly lacks
+	schema      *canon.Value    // the current tool's inputSchema, read into params on first need
+	paramsRead  bool            // params holds the names of schema
 	ownPart     map[string]int  // how many of the list's names have each word of four letters or more (split on _, -, . and camelCase), "tool" and "tools" aside
 	ownSentence int             // the sentence ownAnswer is of, or -1
 	ownAnswer   bool

@@ -47,6 +47,7 @@ func (s *scanner) text(t string, w where) {
 		})
 	}
 	s.wordsIn(t, add)
+	s.directivesIn(t, add)
 	if w.typ && s.c.typeProse >= 0 {
 		add(s.c.typeProse, 0, len(t))
 	}

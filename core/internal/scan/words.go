@@ -258,6 +258,11 @@ func (s *scanner) identifiersIn(t string, add func(rule, start, end int)) {
 				add(s.c.callTool, from, hi)
 			}
 		}
+		if s.c.callSyntax >= 0 && hi < len(t) && t[hi] == '(' && hi-lo >= 3 && compound(t[lo:hi]) {
+			if from, to, ok := s.calledWithArguments(t, lo, hi); ok {
+				add(s.c.callSyntax, from, to)
+			}
+		}
 		if hi-lo < 3 || !s.nameFilter.has(lower(t[lo]), lower(t[hi-1]), hi-lo) {
 			continue
 		}
@@ -284,25 +289,8 @@ func (s *scanner) identifiersIn(t string, add func(rule, start, end int)) {
 // delete_item". It returns where the verb starts. Bounded: a few bytes
 // back, and the identifier once.
 func (s *scanner) calledDestructive(t string, lo, hi int) (int, bool) {
-	j := lo
-	for k := 0; k < 3 && j > 0 && strings.IndexByte(" `'\"*", t[j-1]) >= 0; k++ {
-		j--
-	}
-	if j == lo {
-		return 0, false
-	}
-	v := j
-	for v > 0 && j-v < 10 && ('a' <= t[v-1] && t[v-1] <= 'z' || 'A' <= t[v-1] && t[v-1] <= 'Z') {
-		v--
-	}
-	if v == j || v > 0 && isAlnum(t[v-1]) {
-		return 0, false
-	}
-	var buf [10]byte
-	for k := v; k < j; k++ {
-		buf[k-v] = lower(t[k])
-	}
-	if !s.c.callVerb[string(buf[:j-v])] {
+	v, ok := verbBefore(t, lo, s.c.callVerb)
+	if !ok {
 		return 0, false
 	}
 	s.work += hi - lo + lo - v
@@ -329,6 +317,31 @@ func (s *scanner) calledDestructive(t string, lo, hi int) (int, bool) {
 		n++
 	}
 	return 0, false
+}
+
+// verbBefore says whether one of verbs (a word of at most ten letters)
+// ends right before lo, across at most three blanks, quotes, backticks or
+// asterisks, and returns where it starts. Bounded: a few bytes back.
+func verbBefore(t string, lo int, verbs map[string]bool) (int, bool) {
+	j := lo
+	for k := 0; k < 3 && j > 0 && strings.IndexByte(" `'\"*", t[j-1]) >= 0; k++ {
+		j--
+	}
+	if j == lo {
+		return 0, false
+	}
+	v := j
+	for v > 0 && j-v < 10 && ('a' <= t[v-1] && t[v-1] <= 'z' || 'A' <= t[v-1] && t[v-1] <= 'Z') {
+		v--
+	}
+	if v == j || v > 0 && isAlnum(t[v-1]) {
+		return 0, false
+	}
+	var buf [10]byte
+	for k := v; k < j; k++ {
+		buf[k-v] = lower(t[k])
+	}
+	return v, verbs[string(buf[:j-v])]
 }
 
 // contrasted says whether the word right before the identifier at lo is

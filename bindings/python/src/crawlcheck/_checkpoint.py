@@ -9,9 +9,9 @@ the record says to keep."""
 from __future__ import annotations
 
 import errno
-import re
-from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional
 
+from ._core import call
 from ._files import read_regular_file
 from ._log import write_atomic
 
@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 #: a proof is at most 126 hashes and a checkpoint with its signature lines
 MAX_PROOF_BYTES = 64 << 10
 
-_SIZE = re.compile(r"(0|[1-9][0-9]{0,17})")
 
 
 def proof_path(lock_path: str) -> str:
@@ -73,37 +72,25 @@ class Checkpoints:
         if not self.kept:
             return member
         member["checkpoint"] = self.kept
-        _, sep, note = proof.partition("\n\n")
-        have = _note_size(note) if sep else None
-        kept = _note_size(self.kept)
-        if have is None or kept is None or have == kept:
+        # The session engine reads the trees' sizes (log_proof): none asked
+        # for when they are the same tree, or a size the log check refuses.
+        ask = call("session_step", {"event": {"type": "log_proof", "proof": proof, "checkpoint": self.kept}})["actions"]
+        if not ask:
             return member
         cons = None
         if issuer is not None:
-            cons = await issuer.consistency(min(have, kept), max(have, kept))
+            cons = await issuer.consistency(ask[0]["from"], ask[0]["to"])
         if cons is not None:
             member["consistency"] = cons
         else:
             member["consistency_unavailable"] = True
         return member
 
-    def keep(self, rec: Mapping[str, Any]) -> None:
-        """Stores the checkpoint the record says to keep (its log.keep),
+    def keep(self, keep: str) -> None:
+        """Stores the checkpoint the engine says to keep (keep_checkpoint),
         atomically when it changed."""
-        log = rec.get("log")
-        keep = log.get("keep") if isinstance(log, dict) else None
-        if not isinstance(keep, str) or not keep or keep == self.kept:
+        if keep == self.kept:
             return
         if self.path:
             write_atomic(self.path, keep.encode("utf-8"), 0o644)
         self.kept = keep
-
-
-def _note_size(note: str) -> Optional[int]:
-    """The tree size of a checkpoint (its second line), only to know which
-    consistency proof to ask for: the core verifies the checkpoint, the size
-    and the proof."""
-    lines = note.split("\n", 2)
-    if len(lines) < 3 or not _SIZE.fullmatch(lines[1]):
-        return None
-    return int(lines[1])

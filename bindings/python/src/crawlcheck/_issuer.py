@@ -327,19 +327,6 @@ class IssuerClient:
             write_atomic(self.state_path, replay_state(seen_nonces=seen)["file"].encode("utf-8"), 0o600)
 
 
-def without_unreadable_directory(req: Dict[str, Any], e: CoreError) -> Optional[Dict[str, Any]]:
-    """A live directory the core cannot read (issuer_keys_invalid from the
-    continuity check) is the issuer's garbage, not the deployment's mistake:
-    the request again without it, the record saying service_unavailable at
-    the step key_directory in the core's words, the pins alone judging the
-    baseline. None when e is no such error."""
-    if e.code != "issuer_keys_invalid" or "fetched_key_directory" not in req or "issuer" not in req:
-        return None
-    again = {k: v for k, v in req.items() if k != "fetched_key_directory"}
-    again["issuer"] = {"url": req["issuer"]["url"], "step": "key_directory", "fault": "keys_invalid"}
-    return again
-
-
 def _text(b: Union[bytes, str]) -> str:
     return b if isinstance(b, str) else b.decode("utf-8", "replace")
 

@@ -43,7 +43,7 @@ from ._checkpoint import Checkpoints, checkpoint_path, proof_path, read_proof
 from ._frames import members as _raw_members
 from ._frames import value as _raw_value
 from ._errors import CrawlcheckError
-from ._issuer import Consultation, Issuer, IssuerClient, nonce_state_path, without_unreadable_directory
+from ._issuer import Consultation, Issuer, IssuerClient, nonce_state_path
 from ._files import read_regular_file
 from ._limits import limits
 from ._log import RecordLog, write_atomic
@@ -62,7 +62,8 @@ if sys.version_info < (3, 11):  # pragma: no cover - the backport anyio depends 
 #: writes it to stderr; an application that configures logging routes it.
 logger = logging.getLogger("crawlcheck")
 
-#: Background re-checks on notifications/tools/list_changed are rate-limited:
+#: Background re-checks on notifications/tools/list_changed are paced by the
+#: core's session engine (session_step; the constants say its numbers):
 #: the first starts at once, one more no sooner than RECHECK_MIN seconds
 #: after the one before, with every notification in between coalesced into
 #: it; one that starts as soon as it may (the server announced a change
@@ -748,16 +749,6 @@ def _sdk_tool(types: Any, text: str) -> Any:
         return None
 
 
-def _record_bytes(answer: bytes) -> bytes:
-    """The record's exact bytes inside a continuity_handoff answer: canonical
-    JSON, so its members are sorted and the record is followed by the
-    session member. Every quote inside a string is escaped, so the last
-    ``,"session":"`` is the one that ends the record."""
-    head = b'"record":'
-    start = answer.index(head) + len(head)
-    return answer[start : answer.rindex(b',"session":"')]
-
-
 def _members(page: bytes) -> Optional[Dict[str, Any]]:
     """A page's members, or None when it is not one JSON object (repeated keys
     refused, so no caller picks one of two answers)."""
@@ -778,6 +769,11 @@ def _members(page: bytes) -> Optional[Dict[str, Any]]:
 
 
 # --- the session -----------------------------------------------------------
+
+
+def _at_ms() -> int:
+    """The session engine's clock: anyio's monotonic time in milliseconds."""
+    return round(anyio.current_time() * 1000)
 
 
 def _is_transport(x: Any) -> bool:
@@ -885,9 +881,11 @@ class McpPreflight:
         self._would_told = ""  # the would member last told (_tell_would)
         self._connected = False
         self._entered = False
-        self._recheck_wait = RECHECK_MIN
         self._records: "deque[Dict[str, Any]]" = deque(maxlen=MAX_KEPT_RECORDS)
-        self._last_background = float("-inf")
+        # The core's session engine: its state, kept as the text it answered
+        # (session_step), and the newest handoff (its hand action).
+        self._engine: Optional[str] = None
+        self._handed: Dict[str, Any] = {}
         self._untapped_handshake = False
         # The lockfile is read and verified here, before any session or
         # transport exists: a missing or bad one is PreflightError itself,
@@ -938,20 +936,24 @@ class McpPreflight:
             await self._tap.wait()
             if not self._connected or self._tap.changes <= self._seen:
                 continue
-            # Rate-limited (RECHECK_MIN): the notifications that arrive while
-            # this waits are coalesced into the one re-check.
-            wait = max(0.0, self._last_background + self._recheck_wait - anyio.current_time())
-            if wait > 0:
-                await anyio.sleep(wait)
+            # The engine paces it: a re-check now, or a wake later (the
+            # notifications that arrive while this waits are coalesced
+            # into the one re-check, which the record says).
+            try:
+                actions = self._step({"type": "list_changed", "at_ms": _at_ms()})
+                for a in actions:
+                    if a["action"] == "wake":
+                        await anyio.sleep(max(0.0, (a["at_ms"] - _at_ms()) / 1000))
+                        actions = self._step({"type": "timer", "at_ms": _at_ms()})
+            except CoreError as e:
+                self._err = e
+                continue
+            if not any(a["action"] == "recheck" for a in actions):
+                continue
             async with self._check_lock:
                 if self._tap.changes > self._seen:
-                    now = anyio.current_time()
-                    # Started as soon as allowed: a storm, so the next waits longer.
-                    storm = now - self._last_background <= 2 * self._recheck_wait
-                    self._recheck_wait = min(2 * self._recheck_wait, RECHECK_MAX) if storm else RECHECK_MIN
-                    self._last_background = now
                     try:
-                        await self._recheck(held_back=wait)
+                        await self._recheck()
                     except Exception as e:  # noqa: BLE001 - never into the session's group
                         # Every call is refused with it until a check succeeds.
                         self._err = e
@@ -1225,18 +1227,13 @@ class McpPreflight:
         assert self._rec is not None
         return self._rec, self._raw
 
-    async def _recheck(self, held_back: float = 0.0) -> None:
-        """Observes the list and checks it. held_back is how long the rate
-        limit held a background re-check back: with the list_changed
-        notifications since the record before, the core marks a storm's
-        record (recheck, storm)."""
+    async def _recheck(self) -> None:
+        """Observes the list and checks it: the engine puts on the record the
+        notifications it covers and how long its pace held it back."""
         obs, seen = await self._observe()
-        recheck: Optional[Dict[str, int]] = None
-        if self._rec is not None and seen > self._seen:
-            recheck = {"coalesced": seen - self._seen, "held_back_ms": round(held_back * 1000)}
-        await self._settle(obs, seen, recheck)
+        await self._settle(obs, seen)
 
-    async def _settle(self, obs: Observation, seen: Optional[int] = None, recheck: Optional[Dict[str, int]] = None) -> None:
+    async def _settle(self, obs: Observation, seen: Optional[int] = None) -> None:
         wire = self._tap.wire
         if wire is not None:
             # The lines skipped up to the check's end: the core records them.
@@ -1250,13 +1247,13 @@ class McpPreflight:
             if obs.failure in (FAULT_UNAUTHORIZED, FAULT_FORBIDDEN) and obs.failure == wire.fault:
                 obs.resource_metadata = wire.resource_metadata
         try:
-            rec, raw, cons = await self._check(obs, refreshed=False, recheck=recheck)
-            if self._handoff(rec).get("session") == "check_again":
-                # The core's handoff of a refresh: ask once more, the issuer
-                # too (spec §4).
+            rec, raw, cons, again = await self._check(obs, self._seen if seen is None else seen)
+            if again:
+                # The engine's check_again (a refresh): once more, the
+                # issuer asked too (spec §4); it marks the check refreshed.
                 if self._connected:
                     obs, seen = await self._observe()
-                rec, raw, cons = await self._check(obs, refreshed=True)
+                rec, raw, cons, _ = await self._check(obs, self._seen if seen is None else seen)
         except (CoreError, OSError, PreflightError, ValueError) as e:
             self._err = e
             return
@@ -1434,9 +1431,17 @@ class McpPreflight:
         self._tap.broken.clear()
         self._tap.answers.clear()
 
-    async def _check(
-        self, obs: Observation, refreshed: bool, recheck: Optional[Dict[str, int]] = None
-    ) -> Tuple[Dict[str, Any], bytes, Consultation]:
+    def _step(self, event: Dict[str, Any]) -> List[Dict[str, Any]]:
+        """Hands the session engine one event (session_step) and keeps the
+        state it answers; returns the actions, in the order they are done."""
+        req: Dict[str, Any] = {"event": event}
+        if self._engine is not None:
+            req["state"] = self._engine.encode("utf-8")
+        answer = json.loads(call_result("session_step", req))
+        self._engine = answer["state"]
+        return list(answer["actions"])
+
+    async def _check(self, obs: Observation, seen: int) -> Tuple[Dict[str, Any], bytes, Consultation, bool]:
         now = format_time(self.now())
         cons = Consultation()
         observed = obs.observed()
@@ -1466,45 +1471,47 @@ class McpPreflight:
         cons.use(req)
         if self._prev:
             req["prev_record_sha256"] = self._prev
-        if refreshed:
-            req["refreshed"] = True
-        if recheck is not None:
-            req["recheck"] = recheck
         if self._proof and self._kept is not None:
             req["log"] = await self._kept.input(self._proof, self._issuer)
         try:
-            answer = call_result("continuity_handoff", req)
+            actions = self._step({"type": "check", "check": req, "seen": seen})
         except CoreError as e:
-            again = without_unreadable_directory(req, e)
-            if again is None and e.code == "input_too_large" and obs.pages:
-                # The pages made the check larger than the core takes (with
-                # the lockfile and the rest): the server's doing, and a check
-                # always leaves a record, of nothing compared and why.
-                obs.over_cap(len(obs.pages))
-                again = {**req, "observed": obs.observed()}
-            if again is None:
+            if e.code != "input_too_large" or not obs.pages:
                 raise
-            answer = call_result("continuity_handoff", again)
-        raw = _record_bytes(answer)
-        # The answer is parsed once: its record member is raw's text.
-        handoff = json.loads(answer)
-        rec = handoff.pop("record")
-        # The core's answer of what this record lets a host hand over, kept
-        # by the record it came with (records are bounded by the log).
-        self._handoffs = {rec["record_sha256"]: handoff}
+            # The event with the pages was more than the core takes: again
+            # without them, and the engine records pages_over_cap (the ABI's
+            # rule for an oversized check event).
+            observed = {k: v for k, v in req["observed"].items() if k != "pages"}
+            actions = self._step({"type": "check", "check": {**req, "observed": observed}, "seen": seen, "oversized": len(obs.pages)})
+        raw, keep, again = b"", "", False
+        for a in actions:
+            if a["action"] == "append_record":
+                raw = a["record"].encode("utf-8")
+            elif a["action"] == "hand":
+                # The core's answer of what this record lets a host hand
+                # over, kept by the record it came with.
+                self._handed = {k: v for k, v in a.items() if k != "action"}
+            elif a["action"] == "keep_checkpoint":
+                keep = a["checkpoint"]
+            elif a["action"] == "check_again":
+                again = True
+            else:
+                raise PreflightError(f"crawlcheck: an action of the session engine this host does not know: {escape_text(text=str(a['action']))['text']}")
+        rec = json.loads(raw)
+        self._handoffs = {rec["record_sha256"]: self._handed}
         if self._log is not None:
             self._log.append(raw, rec["record_sha256"], rec.get("prev_record_sha256"))
             if self._uploader is not None:
                 self._uploader.kick()
-        if self._kept is not None:
-            self._kept.keep(rec)
+        if self._kept is not None and keep:
+            self._kept.keep(keep)
         self._prev = rec["record_sha256"]
         self._records.append(rec)
         if self.on_record is not None:
             self.on_record(rec, raw)
         if "would" in rec:
             self._tell_would(rec, raw)
-        return rec, raw, cons
+        return rec, raw, cons, again
 
     def _tell_would(self, rec: Dict[str, Any], raw: bytes) -> None:
         """Observe mode withholds nothing, so a change it let through would go
@@ -1530,11 +1537,11 @@ class McpPreflight:
         return handoffs.get(str(rec.get("record_sha256")), {})
 
     def _allowed(self, rec: Dict[str, Any], name: str) -> bool:
-        h = self._handoff(rec)
-        calls = h.get("calls") or {}
-        if h.get("session") != "proceed":
+        """Whether a call of name may reach the server: the engine answers by
+        the newest record; any other record lets no call through."""
+        if self._handoff(rec) is not self._handed or not isinstance(name, str):
             return False
-        return bool(calls.get("unlisted")) or name in (calls.get("names") or [])
+        return bool(self._step({"type": "call", "name": name})[0]["action"] == "allow")
 
     async def _gate(self) -> Tuple[Dict[str, Any], bytes, Observation]:
         async with self._check_lock:

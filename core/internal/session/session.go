@@ -1,0 +1,354 @@
+// Package session is the state and the rules of the session engine
+// (docs/abi.md, The session engine): what a session remembers between
+// events, the pacing of re-checks a server's list_changed asks for, and the
+// rewrites of a check the core could not judge as asked. It does no I/O and
+// reads no clock: every time is an event's at_ms, every fact the host's.
+//
+// The state is a canonical JSON object the core writes and the host keeps
+// as opaque bytes, handing it back with the next event. It holds the
+// newest record (a refusal is worded from it), the handoff's session and
+// calls, the list_changed notifications seen and covered, and the pace.
+package session
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/internal/canon"
+)
+
+// Kind names a session state document.
+const Kind = "crawlcheck-session-state"
+
+// Version is the state's version: a state of another is refused, never
+// guessed at (a host keeps it for one session, in memory).
+const Version = 1
+
+// The pacing of background re-checks (docs/decisions.md): the first starts
+// at once, the next no sooner than the wait after the one before, with
+// every list_changed in between coalesced into it; one that starts within
+// twice the wait of the one before (a storm) doubles the wait up to
+// RecheckMaxMS, and a quiet spell resets it to RecheckMinMS.
+const (
+	RecheckMinMS = 1_000
+	RecheckMaxMS = 60_000
+)
+
+// State is what a session remembers between events.
+type State struct {
+	// Record is the newest record (null before the first check); Session
+	// and Calls are its handoff's session and calls.
+	Record   canon.Value
+	Session  string
+	Names    []string
+	Unlisted bool
+	// Changes counts the list_changed events; Seen is how many of them the
+	// newest record covers (the host's count when it began observing).
+	Changes, Seen int64
+	// Refresh: the next check is the one more a check_again asked for.
+	Refresh bool
+	// HeldMS is how long the pace held back the re-check now due, for the
+	// record's recheck; 0 for a check nothing held.
+	HeldMS int64
+	// LastMS is when the last paced re-check started (-1: none yet);
+	// WaitMS the current wait; DueMS the wake asked for (-1: none), and
+	// HoldMS how long it holds the re-check back.
+	LastMS, WaitMS, DueMS, HoldMS int64
+}
+
+// New is the state of a session before any event.
+func New() State {
+	return State{Record: canon.NullValue(), LastMS: -1, WaitMS: RecheckMinMS, DueMS: -1}
+}
+
+// Stale reports whether a list_changed arrived that the newest record does
+// not cover.
+func (s *State) Stale() bool { return s.Changes > s.Seen }
+
+// ListChanged notes a notifications/tools/list_changed at atMS and answers
+// the pace's decision: recheck (at once, held 0), or a wake at due, or
+// nothing when a wake is already asked for (the notification is coalesced
+// into it).
+func (s *State) ListChanged(atMS int64) (recheck bool, due int64) {
+	s.Changes++
+	if s.DueMS >= 0 {
+		return false, -1
+	}
+	hold := int64(0)
+	if s.LastMS >= 0 {
+		hold = max(0, s.LastMS+s.WaitMS-atMS)
+	}
+	if hold == 0 {
+		s.start(atMS, 0)
+		return true, -1
+	}
+	s.DueMS, s.HoldMS = s.LastMS+s.WaitMS, hold
+	return false, s.DueMS
+}
+
+// Timer is the wake asked for firing at atMS: the re-check it held back
+// starts, unless a check since (a call's) covered every notification.
+func (s *State) Timer(atMS int64) bool {
+	if s.DueMS < 0 {
+		return false
+	}
+	hold := s.HoldMS
+	s.DueMS, s.HoldMS = -1, 0
+	if !s.Stale() {
+		return false
+	}
+	s.start(atMS, hold)
+	return true
+}
+
+// start notes a paced re-check starting at atMS, held back hold ms.
+func (s *State) start(atMS, hold int64) {
+	if s.LastMS >= 0 && atMS-s.LastMS <= 2*s.WaitMS {
+		s.WaitMS = min(2*s.WaitMS, RecheckMaxMS)
+	} else {
+		s.WaitMS = RecheckMinMS
+	}
+	s.LastMS, s.HeldMS = atMS, hold
+}
+
+// Recheck is the check request's recheck member for a check of the
+// observation begun when the host had seen seen notifications, or null:
+// the notifications since the record before (none before the first, none
+// for the refreshed check) and how long the pace held it back.
+func (s *State) Recheck(seen int64) canon.Value {
+	if s.Record.IsNull() || s.Refresh || seen <= s.Seen {
+		return canon.NullValue()
+	}
+	return Obj(canon.M("coalesced", canon.Int(seen-s.Seen)), canon.M("held_back_ms", canon.Int(s.HeldMS)))
+}
+
+// Checked takes in the handoff of a check of the observation begun at seen
+// notifications, made as the refreshed one or not; it reports whether one
+// more check is due: check_again asks for exactly one, and the refreshed
+// check's own check_again asks for none.
+func (s *State) Checked(handoff canon.Value, seen int64, refreshed bool) bool {
+	s.Record, _ = handoff.Get("record")
+	sess, _ := handoff.Get("session")
+	s.Session, _ = sess.Str()
+	calls, _ := handoff.Get("calls")
+	names, _ := calls.Get("names")
+	s.Names = s.Names[:0]
+	for _, n := range names.Elems() {
+		str, _ := n.Str()
+		s.Names = append(s.Names, str)
+	}
+	unlisted, _ := calls.Get("unlisted")
+	s.Unlisted, _ = unlisted.BoolValue()
+	s.Seen, s.HeldMS = max(s.Seen, seen), 0
+	s.Changes = max(s.Changes, s.Seen)
+	s.Refresh = s.Session == "check_again" && !refreshed
+	return s.Refresh
+}
+
+// CallAllowed reports whether a tools/call of name may reach the server:
+// the newest handoff proceeds and lists it (observe mode: any name).
+func (s *State) CallAllowed(name string) bool {
+	return s.Session == "proceed" && (s.Unlisted || slices.Contains(s.Names, name))
+}
+
+// Value is the state as the canonical object the host keeps.
+func (s *State) Value() canon.Value {
+	return Obj(
+		canon.M("kind", canon.Str(Kind)),
+		canon.M("v", canon.Int(Version)),
+		canon.M("record", s.Record),
+		canon.M("session", canon.StrOrNull(s.Session, s.Session != "")),
+		canon.M("calls", Obj(canon.M("names", canon.Strs(s.Names)), canon.M("unlisted", canon.BoolOf(s.Unlisted)))),
+		canon.M("changes", canon.Int(s.Changes)),
+		canon.M("seen", canon.Int(s.Seen)),
+		canon.M("refresh", canon.BoolOf(s.Refresh)),
+		canon.M("held_ms", canon.Int(s.HeldMS)),
+		canon.M("pace", Obj(
+			canon.M("last_ms", intOrNull(s.LastMS)),
+			canon.M("wait_ms", canon.Int(s.WaitMS)),
+			canon.M("due_ms", intOrNull(s.DueMS)),
+			canon.M("hold_ms", canon.Int(s.HoldMS)),
+		)),
+	)
+}
+
+func intOrNull(n int64) canon.Value {
+	if n < 0 {
+		return canon.NullValue()
+	}
+	return canon.Int(n)
+}
+
+// Parse reads a state the core wrote; path names it in errors. A state is
+// the host's to keep, not to write: one that is not this version's, or
+// misses a member, is a bad_request.
+func Parse(v canon.Value, path string) (State, error) {
+	bad := func(what string) (State, error) {
+		return State{}, cerr.New(cerr.BadRequest, "%s is not a session state the core wrote: %s", path, what)
+	}
+	if v.Kind() != canon.Object {
+		return bad("not an object")
+	}
+	if k, _ := member(v, "kind").Str(); k != Kind {
+		return bad("kind")
+	}
+	if n, ok := Int(member(v, "v")); !ok || n != Version {
+		return bad("v is not " + strconv.Itoa(Version))
+	}
+	s := State{Record: member(v, "record")}
+	if !s.Record.IsNull() && s.Record.Kind() != canon.Object {
+		return bad("record")
+	}
+	sess := member(v, "session")
+	if !sess.IsNull() {
+		var ok bool
+		if s.Session, ok = sess.Str(); !ok {
+			return bad("session")
+		}
+	}
+	calls := member(v, "calls")
+	for _, n := range member(calls, "names").Elems() {
+		str, ok := n.Str()
+		if !ok {
+			return bad("calls.names")
+		}
+		s.Names = append(s.Names, str)
+	}
+	var ok bool
+	if s.Unlisted, ok = member(calls, "unlisted").BoolValue(); !ok {
+		return bad("calls.unlisted")
+	}
+	if s.Refresh, ok = member(v, "refresh").BoolValue(); !ok {
+		return bad("refresh")
+	}
+	pace := member(v, "pace")
+	for _, f := range []struct {
+		v        canon.Value
+		into     *int64
+		nullable bool
+		name     string
+	}{
+		{member(v, "changes"), &s.Changes, false, "changes"},
+		{member(v, "seen"), &s.Seen, false, "seen"},
+		{member(v, "held_ms"), &s.HeldMS, false, "held_ms"},
+		{member(pace, "last_ms"), &s.LastMS, true, "pace.last_ms"},
+		{member(pace, "wait_ms"), &s.WaitMS, false, "pace.wait_ms"},
+		{member(pace, "due_ms"), &s.DueMS, true, "pace.due_ms"},
+		{member(pace, "hold_ms"), &s.HoldMS, false, "pace.hold_ms"},
+	} {
+		if f.nullable && f.v.IsNull() {
+			*f.into = -1
+			continue
+		}
+		n, ok := Int(f.v)
+		if !ok {
+			return bad(f.name)
+		}
+		*f.into = n
+	}
+	return s, nil
+}
+
+func member(v canon.Value, k string) canon.Value {
+	m, _ := v.Get(k)
+	return m
+}
+
+// Int reads a non-negative integer no larger than 2^53 (what every host's
+// JSON numbers hold exactly).
+func Int(v canon.Value) (int64, bool) {
+	t, ok := v.NumberText()
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	return n, err == nil && n >= 0 && n <= 1<<53
+}
+
+// Obj is canon.Obj with its members sorted as RFC 8785 writes them (the
+// builders keep members in the order given).
+func Obj(ms ...canon.Member) canon.Value {
+	slices.SortFunc(ms, func(a, b canon.Member) int { return canon.CompareKeys(a.Key, b.Key) })
+	return canon.Obj(ms...)
+}
+
+// With is object v with the members ms set (added or replaced) and the
+// members named by drop removed.
+func With(v canon.Value, drop []string, ms ...canon.Member) canon.Value {
+	out := []canon.Member{}
+next:
+	for _, m := range v.Members() {
+		if slices.Contains(drop, m.Key) {
+			continue
+		}
+		for _, n := range ms {
+			if n.Key == m.Key {
+				continue next
+			}
+		}
+		out = append(out, m)
+	}
+	return Obj(append(out, ms...)...)
+}
+
+// WithoutUnreadableDirectory is the check request again after the core
+// refused the issuer's live key directory (issuer_keys_invalid): the
+// directory is the issuer's garbage, not the deployment's mistake, so the
+// check goes on without it, the pins alone judging the baseline, and the
+// record says the issuer failed at the step key_directory (fault
+// keys_invalid, in the core's words). ok is false when the request named
+// no fetched directory or no issuer: the error is then the deployment's.
+func WithoutUnreadableDirectory(check canon.Value) (canon.Value, bool) {
+	issuer, hasIssuer := check.Get("issuer")
+	dir, hasDir := check.Get("fetched_key_directory")
+	if !hasIssuer || issuer.IsNull() || !hasDir || dir.IsNull() {
+		return canon.Value{}, false
+	}
+	url, _ := issuer.Get("url")
+	trace := Obj(canon.M("url", url), canon.M("step", canon.Str("key_directory")), canon.M("fault", canon.Str("keys_invalid")))
+	return With(check, []string{"fetched_key_directory"}, canon.M("issuer", trace)), true
+}
+
+// failureMembers are the observed members that say why a capture failed;
+// an observation rewritten as pages_over_cap keeps none of the old
+// failure's but resource_metadata, as every host's over-cap rewrite did.
+var failureMembers = []string{"pages", "page_cap_reached", "failure_detail", "timeout_ms", "failure_command", "exit_status", "stderr_tail"}
+
+// OverCap is the observation of n pages no check can carry: the fault
+// pages_over_cap at tools/list page n (the core words it), the pages
+// dropped. A check always leaves a record: the server's pages being too
+// large for one is the server's doing, recorded as nothing compared.
+func OverCap(observed canon.Value, n int64) canon.Value {
+	return With(observed, failureMembers,
+		canon.M("failure", canon.Str("pages_over_cap")),
+		canon.M("failure_at", canon.Str("tools/list")),
+		canon.M("failure_page", canon.Int(n)))
+}
+
+// NoteSize reads the tree size of a checkpoint note (its second line),
+// only to say which consistency proof to ask for: the core's log check
+// verifies the checkpoint, the size and the proof. A size is decimal digits
+// without a leading zero, at most 2^53 (every host's JSON numbers hold it
+// exactly); another line is no size, and no proof is asked for.
+func NoteSize(note string) (int64, bool) {
+	lines := strings.SplitN(note, "\n", 3)
+	if len(lines) < 3 || lines[1] == "" || len(lines[1]) > 16 || len(lines[1]) > 1 && lines[1][0] == '0' {
+		return 0, false
+	}
+	for _, c := range lines[1] {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(lines[1], 10, 64)
+	return n, err == nil && n <= 1<<53
+}
+
+// ProofSize is the tree size of the checkpoint a tlog-proof carries after
+// its blank line.
+func ProofSize(proof string) (int64, bool) {
+	_, note, _ := strings.Cut(proof, "\n\n")
+	return NoteSize(note)
+}

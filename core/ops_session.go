@@ -1,0 +1,249 @@
+package core
+
+import (
+	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/internal/canon"
+	"github.com/crawlcheck/verifier/core/internal/req"
+	"github.com/crawlcheck/verifier/core/internal/session"
+)
+
+// opSessionStep is the session engine (docs/abi.md, The session engine):
+// the session's state as the host kept it and one event, answered with the
+// new state and the actions the host executes, in order. The rules a
+// session follows between checks live here, once, instead of in every
+// host: a check the issuer's unreadable key directory or the server's
+// oversized pages refused is made again as the record of that fault; a
+// refresh is exactly one more check; the re-checks a list_changed storm
+// asks for are paced and their records say so; a call is allowed or
+// refused, with the refusal's words.
+func opSessionStep(r req.Obj) (canon.Value, error) {
+	rd := r.Read()
+	st := session.New()
+	if doc, ok := rd.Doc("state"); ok {
+		var err error
+		if st, err = session.Parse(doc, rd.Field("state")); err != nil {
+			return canon.Value{}, err
+		}
+	}
+	ev, ok := rd.Object("event")
+	if err := rd.Err(); err != nil {
+		return canon.Value{}, err
+	}
+	if !ok {
+		return canon.Value{}, cerr.New(cerr.BadRequest, "request.event is required")
+	}
+	typ, err := ev.Str("type", true)
+	if err != nil {
+		return canon.Value{}, err
+	}
+	fields, known := eventFields[typ]
+	if !known {
+		return canon.Value{}, cerr.New(cerr.BadRequest, "request.event.type %q is not an event of the session engine (known: check, list_changed, timer, call, log_proof)", typ)
+	}
+	if err := ev.Only(append([]string{"type"}, fields...)...); err != nil {
+		return canon.Value{}, err
+	}
+	var actions []canon.Value
+	switch typ {
+	case "check":
+		actions, err = sessionCheck(&st, ev)
+	case "list_changed":
+		actions, err = sessionListChanged(&st, ev)
+	case "timer":
+		actions, err = sessionTimer(&st, ev)
+	case "call":
+		actions, err = sessionCall(&st, ev)
+	case "log_proof":
+		actions, err = sessionLogProof(ev)
+	}
+	if err != nil {
+		return canon.Value{}, err
+	}
+	if actions == nil {
+		actions = []canon.Value{}
+	}
+	// The state and a record travel as their canonical text in a string:
+	// what a host keeps and appends are those bytes, and every host's JSON
+	// reader gives a string's text back exactly, where re-encoding an
+	// object (JavaScript reorders keys that look like integers) would not.
+	return canon.Obj(canon.M("actions", canon.Arr(actions...)), canon.M("state", canon.Str(string(canon.Canonical(st.Value()))))), nil
+}
+
+// eventFields are the members each event type takes besides its type.
+var eventFields = map[string][]string{
+	"check":        {"check", "seen", "oversized"},
+	"list_changed": {"at_ms"},
+	"timer":        {"at_ms"},
+	"call":         {"name"},
+	"log_proof":    {"proof", "checkpoint"},
+}
+
+func action(name string, ms ...canon.Member) canon.Value {
+	return session.Obj(append(ms, canon.M("action", canon.Str(name)))...)
+}
+
+// count reads an optional non-negative integer member of an event.
+func count(ev req.Obj, name string) (int64, error) {
+	if !ev.Has(name) {
+		return 0, nil
+	}
+	n, ok := session.Int(ev.Value(name))
+	if !ok {
+		return 0, cerr.New(cerr.BadRequest, "request.event.%s must be a whole number from 0 to 2^53", name)
+	}
+	return n, nil
+}
+
+// sessionCheck runs the check the event carries (continuity_handoff's
+// request, without recheck and refreshed: the engine sets them) and
+// answers append_record, keep_checkpoint (when the record's log says to
+// keep a checkpoint), hand, and check_again when one more check is due.
+func sessionCheck(st *session.State, ev req.Obj) ([]canon.Value, error) {
+	chk, ok, err := ev.Object("check")
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, cerr.New(cerr.BadRequest, "request.event.check is required")
+	}
+	for _, k := range []string{"recheck", "refreshed"} {
+		if chk.Has(k) {
+			return nil, cerr.New(cerr.BadRequest, "request.event.check.%s is the session engine's to set: leave it out", k)
+		}
+	}
+	seen, err := count(ev, "seen")
+	if err != nil {
+		return nil, err
+	}
+	oversized, err := count(ev, "oversized")
+	if err != nil {
+		return nil, err
+	}
+	// The check reads as the op's own request: its errors name
+	// request.lock, as continuity_handoff's do.
+	chk = chk.At("request")
+	v := chk.V
+	if oversized > 0 {
+		// The host's event with these pages was more than the core takes
+		// (input_too_large before any op ran); it sent it again without them.
+		obs, _ := v.Get("observed")
+		v = session.With(v, nil, canon.M("observed", session.OverCap(obs, oversized)))
+	}
+	refreshed := st.Refresh
+	switch rc := st.Recheck(seen); {
+	case refreshed:
+		v = session.With(v, nil, canon.M("refreshed", canon.BoolOf(true)))
+	case !rc.IsNull():
+		v = session.With(v, nil, canon.M("recheck", rc))
+	}
+	handoff, err := run("continuity_handoff", opContinuityHandoff, chk.With(v))
+	if cerr.CodeOf(err) == cerr.IssuerKeysInvalid {
+		if again, ok := session.WithoutUnreadableDirectory(v); ok {
+			v = again
+			handoff, err = run("continuity_handoff", opContinuityHandoff, chk.With(v))
+		}
+	}
+	if cerr.CodeOf(err) == cerr.InputTooLarge {
+		obs, _ := v.Get("observed")
+		if pages, _ := obs.Get("pages"); len(pages.Elems()) > 0 {
+			v = session.With(v, nil, canon.M("observed", session.OverCap(obs, int64(len(pages.Elems())))))
+			handoff, err = run("continuity_handoff", opContinuityHandoff, chk.With(v))
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	again := st.Checked(handoff, seen, refreshed)
+	rec, _ := handoff.Get("record")
+	actions := []canon.Value{action("append_record", canon.M("record", canon.Str(string(canon.Canonical(rec)))))}
+	if log, ok := rec.Get("log"); ok {
+		if keep, _ := log.Get("keep"); !keep.IsNull() {
+			if s, _ := keep.Str(); s != "" {
+				actions = append(actions, action("keep_checkpoint", canon.M("checkpoint", keep)))
+			}
+		}
+	}
+	actions = append(actions, action("hand", handoff.Without("record").Members()...))
+	if again {
+		actions = append(actions, action("check_again"))
+	}
+	return actions, nil
+}
+
+func atMS(ev req.Obj) (int64, error) {
+	if !ev.Has("at_ms") {
+		return 0, cerr.New(cerr.BadRequest, "request.event.at_ms is required: the host's monotonic clock in milliseconds")
+	}
+	return count(ev, "at_ms")
+}
+
+// sessionListChanged paces the re-check a notifications/tools/list_changed
+// asks for: recheck at once, or wake at the time the pace allows.
+func sessionListChanged(st *session.State, ev req.Obj) ([]canon.Value, error) {
+	at, err := atMS(ev)
+	if err != nil {
+		return nil, err
+	}
+	now, due := st.ListChanged(at)
+	switch {
+	case now:
+		return []canon.Value{action("recheck", canon.M("held_back_ms", canon.Int(0)))}, nil
+	case due >= 0:
+		return []canon.Value{action("wake", canon.M("at_ms", canon.Int(due)))}, nil
+	}
+	return nil, nil
+}
+
+// sessionTimer is the wake firing: the held-back re-check starts, unless a
+// check since covered every notification.
+func sessionTimer(st *session.State, ev req.Obj) ([]canon.Value, error) {
+	at, err := atMS(ev)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Timer(at) {
+		return nil, nil
+	}
+	return []canon.Value{action("recheck", canon.M("held_back_ms", canon.Int(st.HeldMS)))}, nil
+}
+
+// sessionCall answers a tools/call the framework wants to make: allow, or
+// refuse with the words every host's refusal error carries (the refusal
+// op's): of the session when it does not proceed, else of the tool.
+func sessionCall(st *session.State, ev req.Obj) ([]canon.Value, error) {
+	name, err := ev.Str("name", true)
+	if err != nil {
+		return nil, err
+	}
+	if st.CallAllowed(name) {
+		return []canon.Value{action("allow")}, nil
+	}
+	text := "crawlcheck: no check has been made: the session has no record to allow a call by"
+	if st.Record.Kind() == canon.Object {
+		text = refusalText(st.Record, name, st.Session == "proceed")
+	}
+	return []canon.Value{action("refuse", canon.M("text", canon.Str(text)))}, nil
+}
+
+// sessionLogProof answers what the log check of a tlog-proof needs besides
+// the proof and the checkpoint kept: the consistency proof between their
+// trees, when their sizes differ (ask_consistency); nothing when they are
+// the same tree, or either size is unreadable (the core's log check then
+// says what is wrong with it).
+func sessionLogProof(ev req.Obj) ([]canon.Value, error) {
+	proof, err := ev.Str("proof", true)
+	if err != nil {
+		return nil, err
+	}
+	kept, err := ev.Str("checkpoint", false)
+	if err != nil || kept == "" {
+		return nil, err
+	}
+	have, ok1 := session.ProofSize(proof)
+	keptSize, ok2 := session.NoteSize(kept)
+	if !ok1 || !ok2 || have == keptSize {
+		return nil, nil
+	}
+	return []canon.Value{action("ask_consistency", canon.M("from", canon.Int(min(have, keptSize))), canon.M("to", canon.Int(max(have, keptSize))),
+		canon.M("kept_size", canon.Int(keptSize)), canon.M("proof_size", canon.Int(have)))}, nil
+}

@@ -1,0 +1,207 @@
+package core_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/crawlcheck/verifier/core"
+	"github.com/crawlcheck/verifier/core/internal/canon"
+)
+
+// sessionSequence is a recorded session: the events a host fed the engine,
+// in order, each answered with actions (testdata/session.json).
+type sessionSequence struct {
+	Name   string
+	Events []obj
+}
+
+// sessionSequences are the session engine's vectors: each rule it took
+// over from the hosts, as a session that meets it.
+func sessionSequences(t testing.TB) []sessionSequence {
+	base := baseTools()
+	lock := lockDoc(t, base, approvedAt)
+	one := func(ts []obj) []string { return []string{page(t, ts, "")} }
+	check := func(r obj, seen int) obj { return obj{"type": "check", "check": r, "seen": seen} }
+	call := func(name string) obj { return obj{"type": "call", "name": name} }
+	changed := func(at int) obj { return obj{"type": "list_changed", "at_ms": at} }
+	timer := func(at int) obj { return obj{"type": "timer", "at_ms": at} }
+	enforce := continuityRequest(lock, one(base), "enforce")
+	pulled := continuityRequest(lock, one(rugPull(base)), "enforce")
+	expired := with(enforce, "evidence", []any{obj{"observation": "evidence_expired", "detail": obj{"expired_at": "2026-11-30T11:50:00.000Z"}}})
+	unreadable := with(with(with(enforce, "fetched_key_directory", `{"kind":"crawlcheck-key-directory","v":1,"keys":{}}`),
+		"pinned_keys", []any{obj{"kid": "test-issuer-2026", "public_key": "R2+nOTqJ24B+Bub9jH6p+WWS7P39GRzcQVzBDMKGvUQ="}}),
+		"issuer", obj{"url": "https://issuer.example.com"})
+	withoutPages := deepCopy(enforce)
+	delete(withoutPages["observed"].(obj), "pages")
+	note := func(size int) string {
+		return fmt.Sprintf("issuer.example.com/log\n%d\nAAAA\n\n— issuer.example.com sig\n", size)
+	}
+	proof := func(size int) string { return "crawlcheck-tlog-proof\nindex 3\n\n" + note(size) }
+	return []sessionSequence{
+		{"a rug pull withholds one tool, the calls follow the handoff", []obj{
+			check(pulled, 0), call("get_issue"), call("list_issues"), call("delete_repository"),
+		}},
+		{"a call before any check is refused", []obj{call("get_issue")}},
+		{"a denied session refuses every call in the session's words", []obj{
+			check(with(pulled, "observed", with(pulled["observed"].(obj), "endpoint", "https://evil.example.com/mcp")), 0), call("list_issues"),
+		}},
+		{"observe mode lets a name the list did not offer through", []obj{
+			check(continuityRequest(lock, one(rugPull(base)), "observe"), 0), call("get_issue"), call("not_listed"),
+		}},
+		{"check_again is exactly one more check", []obj{
+			check(expired, 0), check(expired, 0), call("list_issues"),
+		}},
+		{"an unreadable live key directory is checked again without it", []obj{check(unreadable, 0)}},
+		{"pages the core refused as too large are recorded as pages_over_cap", []obj{
+			{"type": "check", "check": withoutPages, "seen": 0, "oversized": 2},
+		}},
+		{"a list_changed storm is paced and its records say so", []obj{
+			check(enforce, 0),
+			changed(1000), check(enforce, 1),
+			changed(1200), changed(1500), timer(2000), check(enforce, 3),
+			changed(2100), timer(4000), check(enforce, 4),
+			changed(4100), timer(8000), check(enforce, 5),
+			changed(100000), check(enforce, 6),
+		}},
+		{"a call's check covers the notifications a wake was due for", []obj{
+			check(enforce, 0), changed(1000), check(enforce, 1), changed(1300), check(enforce, 2), timer(2000), call("get_issue"),
+		}},
+		{"a tlog proof of another size than the checkpoint kept asks for the consistency proof", []obj{
+			{"type": "log_proof", "proof": proof(7), "checkpoint": note(5)},
+			{"type": "log_proof", "proof": proof(5), "checkpoint": note(7)},
+			{"type": "log_proof", "proof": proof(7), "checkpoint": note(7)},
+			{"type": "log_proof", "proof": proof(7)},
+			{"type": "log_proof", "proof": "no blank line", "checkpoint": note(7)},
+			{"type": "log_proof", "proof": "crawlcheck-tlog-proof\nindex 3\n\nissuer.example.com/log\n07\nAAAA\n", "checkpoint": note(5)},
+			{"type": "log_proof", "proof": proof(9007199254740993), "checkpoint": note(5)},
+		}},
+	}
+}
+
+// sessionVectors are every step of every sequence as one testdata/ops
+// vector (the state the step before answered in its request), so that
+// each host's op replay — native Go, wazero, the C library, JS, Python —
+// replays the sequences byte for byte too.
+func sessionVectors(t testing.TB) []opVector {
+	var vs []opVector
+	for _, s := range sessionSequences(t) {
+		var state json.RawMessage
+		for i, ev := range s.Events {
+			r := obj{"event": ev}
+			if state != nil {
+				r["state"] = state
+			}
+			vs = append(vs, opVector{Op: "session_step", Name: fmt.Sprintf("%s %02d %s", s.Name, i+1, ev["type"]), Request: r})
+			out := core.Call("session_step", mustJSON(t, r))
+			var env struct {
+				OK     bool `json:"ok"`
+				Result struct {
+					State json.RawMessage `json:"state"`
+				} `json:"result"`
+			}
+			if err := json.Unmarshal(out, &env); err != nil || !env.OK {
+				t.Fatalf("%s step %d: %s", s.Name, i+1, out)
+			}
+			state = env.Result.State
+		}
+	}
+	bad := func(name string, r obj) { vs = append(vs, opVector{Op: "session_step", Name: name, Request: r}) }
+	bad("an event of no known type", obj{"event": obj{"type": "page"}})
+	bad("a state the core did not write", obj{"state": obj{"kind": "crawlcheck-session-state", "v": 2}, "event": obj{"type": "call", "name": "x"}})
+	bad("a check that sets its own recheck", obj{"event": obj{"type": "check", "check": obj{"recheck": obj{}}}})
+	bad("a timer without its time", obj{"event": obj{"type": "timer"}})
+	return vs
+}
+
+// sessionFile is testdata/session.json: the sequences with the actions of
+// each step, what an executor compares with.
+type sessionFile struct {
+	Sequences []struct {
+		Name    string            `json:"name"`
+		Events  []json.RawMessage `json:"events"`
+		Actions []json.RawMessage `json:"actions"`
+	} `json:"sequences"`
+}
+
+// TestSessionSequences is the fourth executor: a host of nothing but
+// core.Call and encoding/json — no MCP SDK, no preflight — that keeps the
+// state as the bytes it was given, feeds each recorded event and compares
+// the actions with testdata/session.json byte for byte. A new binding
+// needs no more than this besides its transport, files and clock.
+func TestSessionSequences(t *testing.T) {
+	path := filepath.Join(testdataDir, "session.json")
+	if *update {
+		var seqs []canon.Value
+		for _, s := range sessionSequences(t) {
+			var evs, acts []canon.Value
+			var state []byte
+			for _, ev := range s.Events {
+				e, err := canon.Parse(mustJSON(t, ev))
+				if err != nil {
+					t.Fatal(err)
+				}
+				evs = append(evs, e)
+				actions, next := step(t, state, mustJSON(t, ev))
+				a, err := canon.Parse(actions)
+				if err != nil {
+					t.Fatal(err)
+				}
+				acts, state = append(acts, a), next
+			}
+			seqs = append(seqs, canon.Obj(canon.M("name", canon.Str(s.Name)), canon.M("events", canon.Arr(evs...)), canon.M("actions", canon.Arr(acts...))))
+		}
+		if err := os.WriteFile(path, canon.Indent(canon.Obj(canon.M("sequences", canon.Arr(seqs...)))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f sessionFile
+	if err := json.Unmarshal(raw, &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Sequences) != len(sessionSequences(t)) {
+		t.Fatalf("%d sequences in testdata/session.json, %d in the code (run -update)", len(f.Sequences), len(sessionSequences(t)))
+	}
+	for _, s := range f.Sequences {
+		var state []byte
+		for i, ev := range s.Events {
+			var actions []byte
+			actions, state = step(t, state, compact(t, ev))
+			if want := compact(t, s.Actions[i]); !bytes.Equal(actions, want) {
+				t.Errorf("%s, event %d:\n got  %s\n want %s", s.Name, i+1, actions, want)
+			}
+		}
+	}
+}
+
+// step is the executor's one move: the state kept and the event in, the
+// actions and the state to keep out. The state travels as the document it
+// is, untouched.
+func step(t testing.TB, state, event []byte) (actions, next []byte) {
+	t.Helper()
+	req := []byte(`{"event":` + string(event))
+	if state != nil {
+		req = append(req, `,"state":`...)
+		req = append(req, state...)
+	}
+	req = append(req, '}')
+	out := core.Call("session_step", req)
+	var env struct {
+		OK     bool `json:"ok"`
+		Result struct {
+			Actions json.RawMessage `json:"actions"`
+			State   json.RawMessage `json:"state"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(out, &env); err != nil || !env.OK {
+		t.Fatalf("session_step: %s", out)
+	}
+	return env.Result.Actions, env.Result.State
+}

@@ -1,0 +1,212 @@
+package preflight
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/crawlcheck/verifier/internal/corecall"
+	"github.com/crawlcheck/verifier/internal/jsonframe"
+)
+
+// Engine is the Go executor of the core's session engine (session_step,
+// docs/abi.md, The session engine): it keeps the session's state as the
+// bytes the core answered, hands the core each event and reads back the
+// actions. The rules between checks — a check again without an unreadable
+// live key directory or as pages_over_cap, check_again as exactly one
+// more check, the pace of re-checks after list_changed and the recheck it
+// puts on a record, whether a call is allowed — are the core's; an Engine
+// decides none of them. The zero value is a new session; it is safe for
+// concurrent use (one event at a time).
+type Engine struct {
+	mu    sync.Mutex
+	state []byte
+	start time.Time // the zero of at_ms, the engine's monotonic clock
+}
+
+// Step is what the engine answered one event: the actions, read.
+type Step struct {
+	// Record is the record of a check (append_record), with its Handoff
+	// (hand); nil for another event.
+	Record *Record
+	// Keep is the log checkpoint to keep from now on (keep_checkpoint).
+	Keep string
+	// CheckAgain: observe again and check once more (check_again).
+	CheckAgain bool
+	// Recheck: observe and check now (recheck), the rate limit having held
+	// it back HeldBack.
+	Recheck  bool
+	HeldBack time.Duration
+	// Wake, when not zero, is when to hand the engine Timer (wake).
+	Wake time.Time
+	// Allowed and Refusal answer a call: allowed, or refused in these
+	// words (allow, refuse).
+	Allowed bool
+	Refusal string
+	// ConsistencyFrom and ConsistencyTo, when To is not zero, are the trees
+	// between which the issuer's consistency proof is needed
+	// (ask_consistency); KeptSize and ProofSize say which is the
+	// checkpoint kept and which the proof's.
+	ConsistencyFrom, ConsistencyTo, KeptSize, ProofSize uint64
+}
+
+// Check hands the engine a check of r's observation, begun when the host
+// had seen seen list_changed notifications: the engine marks the check as
+// the refreshed one after a check_again, or with the notifications it
+// covers (recheck), itself.
+func (e *Engine) Check(r Request, seen int64) (Step, error) {
+	req := checkRequest(r)
+	ev := map[string]any{"type": "check", "check": req, "seen": seen}
+	st, err := e.step(ev, !r.HandsNoTools)
+	var ce *corecall.Error
+	if errors.As(err, &ce) && ce.Code == "input_too_large" && len(r.Observation.Pages) > 0 {
+		// The core took no op: the event with the pages was larger than
+		// it takes. It goes again without them; the engine records the
+		// pages_over_cap (the ABI's rule for an oversized check event).
+		o := r.Observation
+		o.Pages = nil
+		req["observed"] = observedJSON(o)
+		delete(req["observed"].(map[string]any), "pages")
+		ev["oversized"] = len(r.Observation.Pages)
+		st, err = e.step(ev, !r.HandsNoTools)
+	}
+	return st, err
+}
+
+// ListChanged hands the engine a notifications/tools/list_changed.
+func (e *Engine) ListChanged() (Step, error) {
+	return e.step(map[string]any{"type": "list_changed", "at_ms": e.atMS()}, false)
+}
+
+// Timer hands the engine the wake it asked for.
+func (e *Engine) Timer() (Step, error) {
+	return e.step(map[string]any{"type": "timer", "at_ms": e.atMS()}, false)
+}
+
+// Call asks the engine whether a tools/call of name may reach the server.
+func (e *Engine) Call(name string) (Step, error) {
+	return e.step(map[string]any{"type": "call", "name": name}, false)
+}
+
+// LogProof asks which consistency proof the log check of proof against
+// the checkpoint kept needs (none when the trees are the same size).
+func LogProof(proof, checkpoint string) (Step, error) {
+	var e Engine
+	ev := map[string]any{"type": "log_proof", "proof": proof}
+	if checkpoint != "" {
+		ev["checkpoint"] = checkpoint
+	}
+	return e.step(ev, false)
+}
+
+// atMS is the engine's clock: monotonic milliseconds since its first use.
+// Callers hold no lock; the first call sets the zero.
+func (e *Engine) atMS() int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.start.IsZero() {
+		e.start = time.Now()
+	}
+	return time.Since(e.start).Milliseconds()
+}
+
+// step runs one event and keeps the state the core answered.
+func (e *Engine) step(event map[string]any, tools bool) (Step, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	req := map[string]any{"event": event}
+	if e.state != nil {
+		req["state"] = corecall.Text(e.state)
+	}
+	raw, err := corecall.Call("session_step", req)
+	if err != nil {
+		return Step{}, err
+	}
+	fields, err := membersOfValid(raw)
+	if err != nil {
+		return Step{}, fmt.Errorf("reading the session engine's answer: %w", err)
+	}
+	st, err := e.read(fields["actions"], tools)
+	if err != nil {
+		return Step{}, fmt.Errorf("reading the session engine's answer: %w", err)
+	}
+	state, err := canonicalString(fields["state"])
+	if err != nil {
+		return Step{}, fmt.Errorf("reading the session engine's state: %w", err)
+	}
+	e.state = []byte(state)
+	return st, nil
+}
+
+// read executes nothing: it reads the actions into a Step, in order.
+func (e *Engine) read(actions []byte, tools bool) (Step, error) {
+	var st Step
+	var rec Record
+	if len(actions) < 2 || actions[0] != '[' {
+		return st, errors.New("actions: not an array")
+	}
+	for i := 1; i < len(actions) && actions[i] != ']'; {
+		end := jsonframe.SkipValidValue(actions, i)
+		a, err := membersOfValid(actions[i:end])
+		if err != nil {
+			return st, err
+		}
+		var name string
+		if err := json.Unmarshal(a["action"], &name); err != nil {
+			return st, fmt.Errorf("an action without its name: %w", err)
+		}
+		switch name {
+		case "append_record":
+			var line string
+			if line, err = canonicalString(a["record"]); err != nil {
+				return st, err
+			}
+			if rec, err = ParseRecord([]byte(line)); err != nil {
+				return st, err
+			}
+			st.Record = &rec
+		case "hand":
+			if st.Record == nil {
+				return st, errors.New("hand before append_record")
+			}
+			if st.Record.Handoff, err = handoffOf(a, tools); err != nil {
+				return st, err
+			}
+		case "keep_checkpoint":
+			err = json.Unmarshal(a["checkpoint"], &st.Keep)
+		case "check_again":
+			st.CheckAgain = true
+		case "recheck":
+			var ms int64
+			err = json.Unmarshal(a["held_back_ms"], &ms)
+			st.Recheck, st.HeldBack = true, time.Duration(ms)*time.Millisecond
+		case "wake":
+			var ms int64
+			err = json.Unmarshal(a["at_ms"], &ms)
+			st.Wake = e.start.Add(time.Duration(ms) * time.Millisecond)
+		case "allow":
+			st.Allowed = true
+		case "refuse":
+			err = json.Unmarshal(a["text"], &st.Refusal)
+		case "ask_consistency":
+			for k, into := range map[string]*uint64{"from": &st.ConsistencyFrom, "to": &st.ConsistencyTo, "kept_size": &st.KeptSize, "proof_size": &st.ProofSize} {
+				if err == nil {
+					err = json.Unmarshal(a[k], into)
+				}
+			}
+		default:
+			// An action this executor does not know is one it cannot
+			// carry out: refusing it is failing closed.
+			return st, fmt.Errorf("an action this host does not know: %q", name)
+		}
+		if err != nil {
+			return st, fmt.Errorf("%s: %w", name, err)
+		}
+		if i = end; i < len(actions) && actions[i] == ',' {
+			i++
+		}
+	}
+	return st, nil
+}
