@@ -25,7 +25,7 @@ type headerFlags struct{ lines, env, bearer, files stringList }
 func (h *headerFlags) register(fs *flag.FlagSet) {
 	fs.Var(&h.lines, "header", "send the header `'Name: value'` to the HTTP server (repeatable; visible to ps: prefer --header-env or --header-file for a secret)")
 	fs.Var(&h.env, "header-env", "send the header Name with the value of the environment variable VAR: `Name=VAR` (repeatable)")
-	fs.Var(&h.bearer, "bearer-env", "send 'Authorization: Bearer TOKEN', TOKEN the value of the environment variable `VAR` (repeatable only as the other header flags are: one Authorization is sent)")
+	fs.Var(&h.bearer, "bearer-env", "send 'Authorization: Bearer TOKEN', TOKEN the value of the environment variable `VAR` (a variable holding the bare token, as Codex's bearer_token_env_var)")
 	fs.Var(&h.files, "header-file", "send the headers of `FILE`, one 'Name: value' a line (blank lines and # comments skipped; repeatable)")
 }
 

@@ -239,7 +239,7 @@ func TestUnwrapRefusesAnEditedEntry(t *testing.T) {
 }
 
 func TestExpandAsEachClientDoes(t *testing.T) {
-	env := map[string]string{"GITHUB_TOKEN": "gh", "DB_DSN": "pg://x", "NOTES_DIR": "/n", "PY_TOKEN": "pt", "PROJECT_ROOT": "/p", "WEB_KEY": "wk", "REMOTE_TOKEN": "rt"}
+	env := map[string]string{"GITHUB_TOKEN": "gh", "DB_DSN": "pg://x", "NOTES_DIR": "/n", "PY_TOKEN": "pt", "PROJECT_ROOT": "/p", "WEB_KEY": "wk", "REMOTE_TOKEN": "rt", "TRACKER_KEY": "tk"}
 	ctx := Context{Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Home: "/home/ann", Workspace: "/w/proj"}
 	cases := []struct {
 		client, path, server string
@@ -255,6 +255,7 @@ func TestExpandAsEachClientDoes(t *testing.T) {
 		{"windsurf", "mcp_config.json", "hosted", "https://hosted.example.com/mcp Authorization=Bearer ${env:HOSTED_TOKEN}", []string{"${env:HOSTED_TOKEN} (the variable is not set)"}},
 		{"gemini", ".gemini/settings.json", "py", "python -m py_mcp --root /p API_TOKEN=pt", nil},
 		{"codex", ".codex/config.toml", "remote", "https://remote.example.com/mcp Authorization=Bearer rt", nil},
+		{"codex", ".codex/config.toml", "tracker", "https://tracker.example.com/mcp X-Team=crawl X-Region=eu X-Api-Key=tk", nil},
 		{"continue", ".continue/config.yaml", "SQLite", "npx -y mcp-sqlite ${{ secrets.DB_PATH }} LOG=debug", []string{"${{ secrets.DB_PATH }} (Continue fills it from its secrets or inputs: a check cannot read them)"}},
 		{"claude-desktop", "claude_desktop_config.json", "memory", "npx -y @modelcontextprotocol/server-memory MEMORY_FILE_PATH=${HOME}/memory.json", nil},
 	}
