@@ -441,7 +441,7 @@ func loadLock(path string, src *sourceFlags, now time.Time, settings preflight.S
 		return lock, tg, err
 	}
 	if tg.url == "" {
-		return nil, target{}, usagef("--header, --header-env and --header-file go with an HTTP server; the lockfile pins a stdio one")
+		return nil, target{}, usagef("--header, --header-env, --bearer-env and --header-file go with an HTTP server; the lockfile pins a stdio one")
 	}
 	tg.headers, err = src.headers.resolve()
 	return lock, tg, err

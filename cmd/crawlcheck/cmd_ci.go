@@ -97,7 +97,7 @@ func cmdCI(c *cli, args []string) error {
 			}
 		}
 		if n != 1 {
-			return usagef("--header, --header-env and --header-file go with a plan of one HTTP server; this one has %d (give each its headers in the MCP config)", n)
+			return usagef("--header, --header-env, --bearer-env and --header-file go with a plan of one HTTP server; this one has %d (give each its headers in the MCP config)", n)
 		}
 	}
 	checks := make([]map[string]any, 0, len(plan.Servers))

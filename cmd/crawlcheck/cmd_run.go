@@ -55,7 +55,7 @@ func cmdRun(c *cli, args []string) error {
 	case *remote == "" && len(command) == 0:
 		return usagef("the server's command goes after --: crawlcheck run --lock FILE -- CMD ARGS... (or crawlcheck run --lock FILE --url URL)")
 	case *remote == "" && (*sse || hf.given()):
-		return usagef("--sse, --header, --header-env and --header-file go with --url")
+		return usagef("--sse, --header, --header-env, --bearer-env and --header-file go with --url")
 	}
 	var rem gateway.Remote
 	if *remote != "" {

@@ -15,18 +15,22 @@ import (
 // repeated. A value is a secret: no error here names one (a malformed
 // flag is named by its place, a file's line by its number), and none
 // reaches a record, a log or a lockfile (the transport alone holds them).
-// --header-env and --header-file keep the secret out of the command line,
-// where other users of the machine can read it (ps).
-type headerFlags struct{ lines, env, files stringList }
+// --header-env, --bearer-env and --header-file keep the secret out of the
+// command line, where other users of the machine can read it (ps).
+// --bearer-env is for a variable that holds the bare token (Codex's
+// bearer_token_env_var): the header's value is "Bearer " and the token,
+// which --header-env, sending the variable's value as it is, cannot say.
+type headerFlags struct{ lines, env, bearer, files stringList }
 
 func (h *headerFlags) register(fs *flag.FlagSet) {
 	fs.Var(&h.lines, "header", "send the header `'Name: value'` to the HTTP server (repeatable; visible to ps: prefer --header-env or --header-file for a secret)")
 	fs.Var(&h.env, "header-env", "send the header Name with the value of the environment variable VAR: `Name=VAR` (repeatable)")
+	fs.Var(&h.bearer, "bearer-env", "send 'Authorization: Bearer TOKEN', TOKEN the value of the environment variable `VAR` (a variable holding the bare token, as Codex's bearer_token_env_var)")
 	fs.Var(&h.files, "header-file", "send the headers of `FILE`, one 'Name: value' a line (blank lines and # comments skipped; repeatable)")
 }
 
 // given reports whether any header flag was given.
-func (h *headerFlags) given() bool { return len(h.lines)+len(h.env)+len(h.files) > 0 }
+func (h *headerFlags) given() bool { return len(h.lines)+len(h.env)+len(h.bearer)+len(h.files) > 0 }
 
 // maxHeaderFile bounds a --header-file read.
 const maxHeaderFile = 64 << 10
@@ -54,6 +58,18 @@ func (h *headerFlags) resolve() ([]string, error) {
 			return nil, usagef("--header-env %s=%s: the value of %s holds a control character", name, variable, variable)
 		}
 		out = append(out, name+"="+value)
+	}
+	for _, variable := range h.bearer {
+		value, set := os.LookupEnv(variable)
+		switch {
+		case variable == "" || strings.Contains(variable, "="):
+			return nil, usagef("--bearer-env %q: want VAR, an environment variable holding the token", variable)
+		case !set || value == "":
+			return nil, usagef("--bearer-env %s: the environment variable %s is not set", variable, variable)
+		case !validHeaderValue(value):
+			return nil, usagef("--bearer-env %s: the value of %s holds a control character", variable, variable)
+		}
+		out = append(out, "Authorization=Bearer "+value)
 	}
 	for _, path := range h.files {
 		data, err := boundedread.ReadFile(path, maxHeaderFile, inputs.timeout)

@@ -47,6 +47,7 @@ func TestHeaderFlagsReachAServerBehindALogin(t *testing.T) {
 	headerFile := filepath.Join(dir, "headers")
 	os.WriteFile(headerFile, []byte("# the server's token\nAuthorization: Bearer "+secret+"\n"), 0o600)
 	t.Setenv("CRAWLCHECK_TEST_TOKEN", "Bearer "+secret)
+	t.Setenv("CRAWLCHECK_TEST_BARE", secret) // a bare token, as Codex's bearer_token_env_var holds it
 
 	var outputs []string
 	keep := func(code int, stdout, stderr string) int { outputs = append(outputs, stdout, stderr); return code }
@@ -63,7 +64,7 @@ func TestHeaderFlagsReachAServerBehindALogin(t *testing.T) {
 		t.Errorf("check without credentials: exit %d, record %s", code, rec)
 	}
 	// Without --url, check reaches the endpoint the lockfile pins, with the headers.
-	for _, flags := range [][]string{{"--url", url, "--header-env", "Authorization=CRAWLCHECK_TEST_TOKEN"}, {"--header-file", headerFile}} {
+	for _, flags := range [][]string{{"--url", url, "--header-env", "Authorization=CRAWLCHECK_TEST_TOKEN"}, {"--header-file", headerFile}, {"--bearer-env", "CRAWLCHECK_TEST_BARE"}} {
 		code := keep(runCLI(append([]string{"--now", "2026-11-30T12:00:00Z", "check", "--lock", lock, "--json", "--log", log}, flags...)...))
 		if rec := outputs[len(outputs)-2]; code != 0 || !strings.Contains(rec, `"unchanged"`) {
 			t.Errorf("check %v: exit %d, %s %s", flags, code, rec, outputs[len(outputs)-1])
@@ -92,6 +93,8 @@ func TestHeaderFlagsReachAServerBehindALogin(t *testing.T) {
 		{"--header", "Auth orization: " + secret},
 		{"--header", "Authorization: " + secret + "\r\nX: y"},
 		{"--tools", lock, "--header", "Authorization: " + secret},
+		{"--bearer-env", "CRAWLCHECK_TEST_UNSET"},
+		{"--bearer-env", "Authorization=CRAWLCHECK_TEST_BARE"},
 	} {
 		if code := keep(runCLI(append([]string{"--now", "2026-11-30T12:00:00Z", "scan", "--url", url}, flags...)...)); code == 0 {
 			t.Errorf("scan %q: exit 0", flags)

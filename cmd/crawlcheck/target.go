@@ -50,7 +50,7 @@ func (s *sourceFlags) target() (target, bool, error) {
 	case s.sse != "" && (s.tools != "" || s.url != "" || s.server != ""):
 		return target{}, false, usagef("--sse cannot be combined with --tools, --url or --server")
 	case s.headers.given() && (s.tools != "" || s.server != ""):
-		return target{}, false, usagef("--header, --header-env and --header-file go with --url or --sse: they are sent to an HTTP server")
+		return target{}, false, usagef("--header, --header-env, --bearer-env and --header-file go with --url or --sse: they are sent to an HTTP server")
 	case s.sse != "":
 		headers, err := s.headers.resolve()
 		return target{url: s.sse, sse: true, headers: headers}, err == nil, err

@@ -219,6 +219,9 @@ type Entry struct {
 	// BearerEnv is Codex's bearer_token_env_var: the variable whose value
 	// is sent as "Authorization: Bearer …".
 	BearerEnv string
+	// EnvHeaders are Codex's env_http_headers: each header's value is the
+	// value of the variable named (Key the header, Value the variable).
+	EnvHeaders []KV
 
 	loc *location // where command and args are in the file, for Wrap
 }

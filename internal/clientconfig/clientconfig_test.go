@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pelletier/go-toml/v2"
 )
 
 // fixtures are a config file of each client (testdata/, with comments
@@ -48,7 +50,8 @@ var fixtures = []struct {
 		`docs: npx -y @acme/docs-mcp env[DOCS_LANG=en EXTRA=1]`,
 		`time server: time-mcp`,
 		`off: off-mcp (disabled: enabled = false)`,
-		`remote: url https://remote.example.com/mcp`,
+		`remote: url https://remote.example.com/mcp bearer[REMOTE_TOKEN]`,
+		`tracker: url https://tracker.example.com/mcp headers[X-Team=crawl X-Region=eu] env_headers[X-Api-Key=TRACKER_KEY]`,
 	}},
 	{"gemini", ".gemini/settings.json", []string{
 		`py: python -m py_mcp --root $PROJECT_ROOT env[API_TOKEN=${PY_TOKEN}] cwd ./tools`,
@@ -66,7 +69,8 @@ var fixtures = []struct {
 		`SQLite: npx -y mcp-sqlite ${{ secrets.DB_PATH }} env[LOG=debug]`,
 		`Browser: browser-mcp`,
 		`Flow: flow-mcp --flow yes`,
-		`Remote: url https://remote.example.com/mcp`,
+		`Remote: url https://remote.example.com/mcp headers[X-Team=crawl]`,
+		`Events: sse https://events.example.com/sse`,
 	}},
 	{"continue", ".continue/mcpServers/playwright.yaml", []string{
 		`Browser search: npx @playwright/mcp@latest`,
@@ -101,6 +105,10 @@ func describe(e *Entry) string {
 	}
 	kvs("env", e.Env)
 	kvs("headers", e.Headers)
+	kvs("env_headers", e.EnvHeaders)
+	if e.BearerEnv != "" {
+		b.WriteString(" bearer[" + e.BearerEnv + "]")
+	}
 	if e.Cwd != "" {
 		b.WriteString(" cwd " + e.Cwd)
 	}
@@ -146,8 +154,7 @@ func TestReadEachClient(t *testing.T) {
 // gateway's command line with the server's after "--" (or, for a remote
 // server of a JSON config, run --url with its URL and headers) and every
 // other member as it was, and uninstalls: the original bytes come back
-// exactly. A remote server of a TOML or YAML config is refused with the
-// command line to write by hand.
+// exactly, the lines a TOML remote entry had commented out included.
 func TestWrapThenUnwrapGivesBackTheFile(t *testing.T) {
 	for _, fx := range fixtures {
 		t.Run(fx.path, func(t *testing.T) {
@@ -160,12 +167,6 @@ func TestWrapThenUnwrapGivesBackTheFile(t *testing.T) {
 				}
 				g := Gateway{Binary: `/opt/crawl check/crawlcheck`, Lock: "/cfg/crawlcheck/" + StemOf(e.Name) + ".lock.json", Log: "/cfg/crawlcheck/x.log.jsonl"}
 				data, s, err := f.Wrap(e.Name, g)
-				if e.URL != "" && (f.Client.Format == "toml" || f.Client.Format == "yaml") {
-					if err == nil || !strings.Contains(err.Error(), "by hand") || !strings.Contains(err.Error(), "--url") {
-						t.Errorf("wrap of the remote %s in %s: %v", e.Name, f.Client.Format, err)
-					}
-					continue
-				}
 				if err != nil {
 					t.Fatalf("wrap %s: %v", e.Name, err)
 				}
@@ -176,7 +177,7 @@ func TestWrapThenUnwrapGivesBackTheFile(t *testing.T) {
 				w := f.entry(e.Name)
 				argv, lock, ok := Wrapped(w)
 				if e.URL != "" {
-					wantArgs := g.RemoteArgs(e.URL, e.SSE, f.Client.RemoteHeaders(e.Headers))
+					wantArgs := g.RemoteArgs(e.URL, e.SSE, f.Client.RemoteFlags(e))
 					if !ok || !w.Stdio() || w.Command != g.Binary || lock != g.Lock || argv != nil || !slices.Equal(w.Args, wantArgs) {
 						t.Fatalf("wrapped remote %s reads %q %q\n%s", e.Name, w.Command, w.Args, data)
 					}
@@ -238,7 +239,7 @@ func TestUnwrapRefusesAnEditedEntry(t *testing.T) {
 }
 
 func TestExpandAsEachClientDoes(t *testing.T) {
-	env := map[string]string{"GITHUB_TOKEN": "gh", "DB_DSN": "pg://x", "NOTES_DIR": "/n", "PY_TOKEN": "pt", "PROJECT_ROOT": "/p", "WEB_KEY": "wk", "REMOTE_TOKEN": "rt"}
+	env := map[string]string{"GITHUB_TOKEN": "gh", "DB_DSN": "pg://x", "NOTES_DIR": "/n", "PY_TOKEN": "pt", "PROJECT_ROOT": "/p", "WEB_KEY": "wk", "REMOTE_TOKEN": "rt", "TRACKER_KEY": "tk"}
 	ctx := Context{Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Home: "/home/ann", Workspace: "/w/proj"}
 	cases := []struct {
 		client, path, server string
@@ -254,6 +255,7 @@ func TestExpandAsEachClientDoes(t *testing.T) {
 		{"windsurf", "mcp_config.json", "hosted", "https://hosted.example.com/mcp Authorization=Bearer ${env:HOSTED_TOKEN}", []string{"${env:HOSTED_TOKEN} (the variable is not set)"}},
 		{"gemini", ".gemini/settings.json", "py", "python -m py_mcp --root /p API_TOKEN=pt", nil},
 		{"codex", ".codex/config.toml", "remote", "https://remote.example.com/mcp Authorization=Bearer rt", nil},
+		{"codex", ".codex/config.toml", "tracker", "https://tracker.example.com/mcp X-Team=crawl X-Region=eu X-Api-Key=tk", nil},
 		{"continue", ".continue/config.yaml", "SQLite", "npx -y mcp-sqlite ${{ secrets.DB_PATH }} LOG=debug", []string{"${{ secrets.DB_PATH }} (Continue fills it from its secrets or inputs: a check cannot read them)"}},
 		{"claude-desktop", "claude_desktop_config.json", "memory", "npx -y @modelcontextprotocol/server-memory MEMORY_FILE_PATH=${HOME}/memory.json", nil},
 	}
@@ -389,5 +391,82 @@ func TestDefaultPaths(t *testing.T) {
 	}
 	if got := Clients["claude-desktop"].DefaultPaths("windows", "/home/ann", "/w", env)[0]; !strings.HasPrefix(got, `C:\Users\ann\AppData\Roaming`) {
 		t.Errorf("claude-desktop on windows: %s", got)
+	}
+}
+
+// TestWrapRemoteTOMLAsCodexReadsIt: Codex refuses an entry with a command
+// beside url, bearer_token_env_var, http_headers or env_http_headers, and
+// passes a server it starts only the variables env_vars names. The
+// wrapped Codex entries, decoded as TOML, have none of those members, an
+// env_vars naming each variable the gateway reads, and the headers as
+// run's flags (the bare token's variable as --bearer-env).
+func TestWrapRemoteTOMLAsCodexReadsIt(t *testing.T) {
+	f := readFixture(t, "codex", ".codex/config.toml")
+	g := Gateway{Binary: "/bin/crawlcheck", Lock: "l", Log: "g"}
+	for _, name := range []string{"remote", "tracker"} {
+		data, _, err := f.Wrap(name, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f, err = Read(f.Client, f.Path, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var doc struct {
+		MCPServers map[string]map[string]any `toml:"mcp_servers"`
+	}
+	// The fixture's last table extends docs' inline env table, which
+	// this package reads and a strict decoder refuses: it is left out.
+	wrapped, _, _ := strings.Cut(string(f.Data), "[mcp_servers.docs.env]")
+	if err := toml.Unmarshal([]byte(wrapped), &doc); err != nil {
+		t.Fatalf("the wrapped file: %v\n%s", err, f.Data)
+	}
+	want := map[string][2]string{
+		"remote":  {`[REMOTE_TOKEN]`, `--bearer-env REMOTE_TOKEN`},
+		"tracker": {`[TRACKER_KEY]`, `--header X-Team: crawl --header X-Region: eu --header-env X-Api-Key=TRACKER_KEY`},
+	}
+	for name, w := range want {
+		m := doc.MCPServers[name]
+		for _, k := range []string{"url", "bearer_token_env_var", "http_headers", "env_http_headers"} {
+			if _, ok := m[k]; ok {
+				t.Errorf("%s keeps %s beside its command:\n%s", name, k, f.Data)
+			}
+		}
+		if got := fmt.Sprint(m["env_vars"]); got != w[0] {
+			t.Errorf("%s env_vars %s, want %s", name, got, w[0])
+		}
+		if got := fmt.Sprint(m["args"]); !strings.HasSuffix(got, w[1]+"]") {
+			t.Errorf("%s args %s, want them to end %s", name, got, w[1])
+		}
+	}
+	if d := doc.MCPServers["tracker"]["startup_timeout_sec"]; d != int64(20) {
+		t.Errorf("tracker's startup_timeout_sec: %v", d)
+	}
+}
+
+// TestWrapRemoteRefusesWhatItCannotEdit: headers in a sub-table of a
+// Codex entry are not commented out line by line (the table's lines would
+// then belong to another): the entry is refused with the command line to
+// write by hand. A commented line edited after install stops uninstall.
+func TestWrapRemoteRefusesWhatItCannotEdit(t *testing.T) {
+	sub := "[mcp_servers.r]\nurl = \"https://r.example.com/mcp\"\n\n[mcp_servers.r.http_headers]\nX-Team = \"crawl\"\n"
+	f, err := Read(Clients["codex"], "config.toml", []byte(sub))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.Wrap("r", Gateway{Binary: "/bin/crawlcheck", Lock: "l", Log: "g"}); err == nil || !strings.Contains(err.Error(), "by hand") || !strings.Contains(err.Error(), `"X-Team: crawl"`) {
+		t.Fatalf("wrap of headers in a sub-table: %v", err)
+	}
+	f = readFixture(t, "codex", ".codex/config.toml")
+	data, s, err := f.Wrap("tracker", Gateway{Binary: "/bin/crawlcheck", Lock: "l", Log: "g"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(data), `"X-Region" = "eu"`, `"X-Region" = "us"`, 1)
+	if f, err = Read(f.Client, f.Path, []byte(edited)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Unwrap("tracker", s); err == nil || !strings.Contains(err.Error(), "edited since") {
+		t.Fatalf("unwrap after a commented line was edited: %v", err)
 	}
 }

@@ -46,6 +46,13 @@ func (f *File) Expand(e *Entry, ctx Context) (Target, []string) {
 	for _, kv := range e.Headers {
 		t.Headers = append(t.Headers, KV{kv.Key, x.s(kv.Value)})
 	}
+	for _, kv := range e.EnvHeaders {
+		if v, ok := ctx.Env(kv.Value); ok && v != "" {
+			t.Headers = append(t.Headers, KV{kv.Key, v})
+		} else {
+			x.refuse("env_http_headers " + kv.Key + " = " + kv.Value + " (the variable is not set)")
+		}
+	}
 	if e.BearerEnv != "" {
 		if v, ok := ctx.Env(e.BearerEnv); ok && v != "" {
 			t.Headers = append(t.Headers, KV{"Authorization", "Bearer " + v})

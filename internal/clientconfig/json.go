@@ -32,6 +32,12 @@ func (f jsonFormat) list(ss []string) string {
 
 func (jsonFormat) newArgs(_ *location, list string) string { return `, "args": ` + list }
 
+func (f jsonFormat) members(_ *location, command string, args, _ []string) string {
+	return f.str("command") + ": " + f.str(command) + ", " + f.str("args") + ": " + f.list(args)
+}
+
+func (jsonFormat) stdio() string { return `"stdio"` }
+
 // readJSON reads the JSON family: strict JSON and JSON with comments, by
 // hujson, whose tree keeps every byte's offset.
 func readJSON(f *File) error {

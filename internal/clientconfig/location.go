@@ -28,12 +28,21 @@ type location struct {
 	insertAt int
 	indent   string
 	nl       string
-	// JSON only: cmdKey is where the command member begins (its name),
-	// -1 without one; remote is a remote entry's url member (name to
-	// value) and typ its type value, start -1 when there is none.
+	// cmdKey is where the command member begins (its name), -1 without
+	// one; remote is a remote entry's url member (name to value) and typ
+	// its type value, start -1 when there is none.
 	cmdKey int
 	remote span
 	typ    span
+	// TOML only: off are the key-values a wrapped remote entry cannot
+	// keep (Codex refuses bearer_token_env_var, http_headers and
+	// env_http_headers beside a command), which install comments out;
+	// region is the entry's table, where uninstall finds them again;
+	// hand that one of them is written in a form not edited here (a
+	// sub-table, a dotted key, a value over several lines).
+	off    []span
+	region span
+	hand   bool
 }
 
 // format writes the literals of a file format.
@@ -45,6 +54,12 @@ type format interface {
 	// newArgs is the text inserted at loc.insertAt that gives an entry
 	// without args the args list.
 	newArgs(loc *location, list string) string
+	// members are the command and args members that take a remote
+	// entry's url member's place, and (TOML) env_vars, the variables
+	// Codex passes on to a server it starts.
+	members(loc *location, command string, args, envVars []string) string
+	// stdio is the type value of an entry the client starts.
+	stdio() string
 }
 
 // prefix is the text inserted at loc.first: the gateway's words as string

@@ -83,12 +83,32 @@ func Unwrapped(e *Entry) *Entry {
 		return &u
 	}
 	u.Command, u.Args, u.Remote = "", nil, "url"
+	// A member install commented out (a TOML entry's headers) is read
+	// back from the flags it became; a headers member install left in
+	// place says the same as its flags.
+	fromFlags := len(e.Headers) == 0
 	for j := 1; j < len(e.Args); j++ {
-		switch {
-		case e.Args[j] == "--url" && j+1 < len(e.Args):
-			u.URL = e.Args[j+1]
-		case e.Args[j] == "--sse":
+		next := ""
+		if j+1 < len(e.Args) {
+			next = e.Args[j+1]
+		}
+		switch e.Args[j] {
+		case "--url":
+			u.URL = next
+		case "--sse":
 			u.SSE = true
+		case "--header":
+			if name, value, ok := strings.Cut(next, ":"); ok && fromFlags {
+				u.Headers = append(u.Headers, KV{strings.TrimSpace(name), strings.Trim(value, " \t")})
+			}
+		case "--header-env":
+			if name, variable, ok := strings.Cut(next, "="); ok && fromFlags {
+				u.EnvHeaders = append(u.EnvHeaders, KV{name, variable})
+			}
+		case "--bearer-env":
+			if fromFlags {
+				u.BearerEnv = next
+			}
 		}
 	}
 	return &u
@@ -109,6 +129,37 @@ func (c *Client) RemoteHeaders(headers []KV) []string {
 		} else {
 			out = append(out, "--header", kv.Key+": "+kv.Value)
 		}
+	}
+	return out
+}
+
+// RemoteFlags are a remote entry's headers as run's flags: its headers
+// member's (RemoteHeaders), then Codex's env_http_headers as --header-env
+// and its bearer_token_env_var as --bearer-env (the variable holds the
+// bare token, which the header's value prefixes with "Bearer ").
+func (c *Client) RemoteFlags(e *Entry) []string {
+	out := c.RemoteHeaders(e.Headers)
+	for _, kv := range e.EnvHeaders {
+		out = append(out, "--header-env", kv.Key+"="+kv.Value)
+	}
+	if e.BearerEnv != "" {
+		out = append(out, "--bearer-env", e.BearerEnv)
+	}
+	return out
+}
+
+// envVars are the variables the gateway of a wrapped remote entry reads
+// (its --header-env and --bearer-env), once each, in order: what a client
+// that passes its servers only the variables named must be told to pass.
+func envVars(e *Entry) []string {
+	var out []string
+	for _, kv := range e.EnvHeaders {
+		if !slices.Contains(out, kv.Value) {
+			out = append(out, kv.Value)
+		}
+	}
+	if e.BearerEnv != "" && !slices.Contains(out, e.BearerEnv) {
+		out = append(out, e.BearerEnv)
 	}
 	return out
 }
@@ -147,7 +198,7 @@ func (c *Client) soleVariable(v string) (string, bool) {
 // and InstalledCommand the command and args members written in its place;
 // Type, when install changed it, the type member's value before (a client
 // reads "stdio" as a server it starts). Every other member (headers, the
-// client's own) stays where it was.
+// client's own) stays where it was, but for the TOML ones in Off.
 type Saved struct {
 	Command          string `json:"command"`
 	InstalledCommand string `json:"installed_command"`
@@ -155,6 +206,9 @@ type Saved struct {
 	NewArgs          bool   `json:"new_args"`
 	Remote           bool   `json:"remote,omitempty"`
 	Type             string `json:"type,omitempty"`
+	// Off are the key-values of a remote TOML entry install commented
+	// out, as they were written, in file order.
+	Off []string `json:"off,omitempty"`
 }
 
 // State is the record of an install beside the config
@@ -245,26 +299,43 @@ func (f *File) Unwrap(name string, s *Saved) ([]byte, error) {
 	return apply(d, edits), nil
 }
 
-// wrapRemote rewrites a remote entry of a JSON config to launch the
-// gateway with --url: its url member becomes the command and args
-// members, in the same place, and a type member says "stdio"; its headers
-// member and every other stay as they are (a client reading a stdio
-// entry passes over them), so that uninstall gives the bytes back.
+// offMark is what install writes in front of a key-value of a remote
+// TOML entry that Codex would refuse beside a command: the line becomes a
+// comment, which uninstall finds again by it.
+const offMark = "# crawlcheck: "
+
+// wrapRemote rewrites a remote entry to launch the gateway with --url:
+// its url member becomes the command and args members, in the same place,
+// and a type member says the client starts it. Its headers stay as they
+// are where the client passes over them in an entry it starts (JSON's
+// headers, Continue's requestOptions); Codex refuses an entry with a
+// command and those members, so a TOML entry's are commented out (offMark)
+// and its env_vars name the variables the gateway reads, which Codex
+// passes on to a server it starts only when named. uninstall gives the
+// bytes back.
 func (f *File) wrapRemote(e *Entry, g Gateway) ([]byte, *Saved, error) {
 	loc := e.loc
-	if loc == nil || loc.remote.start < 0 {
-		return nil, nil, fmt.Errorf("server %q: crawlcheck wraps a remote server in a JSON config only: make it `command = %s`, `args = %s` by hand", e.Name, g.Binary, f.format.list(g.RemoteArgs(e.URL, e.SSE, f.Client.RemoteHeaders(e.Headers))))
+	args := g.RemoteArgs(e.URL, e.SSE, f.Client.RemoteFlags(e))
+	if loc == nil || loc.remote.start < 0 || loc.hand {
+		return nil, nil, fmt.Errorf("server %q: its url or headers are written in a form crawlcheck does not edit (a sub-table, a dotted key, an inline table, a value over several lines): make it `command = %s`, `args = %s` by hand", e.Name, g.Binary, f.format.list(args))
 	}
-	if len(e.Unsupported) > 0 || e.BearerEnv != "" {
-		return nil, nil, fmt.Errorf("server %q: it has members the gateway cannot be given (%s): edit it by hand", e.Name, strings.Join(append(e.Unsupported, e.BearerEnv), ", "))
+	if len(e.Unsupported) > 0 {
+		return nil, nil, fmt.Errorf("server %q: it has members the gateway cannot be given (%s): edit it by hand", e.Name, strings.Join(e.Unsupported, ", "))
 	}
-	args := g.RemoteArgs(e.URL, e.SSE, f.Client.RemoteHeaders(e.Headers))
+	var vars []string
+	if f.Client.Format == "toml" {
+		vars = envVars(e)
+	}
 	s := &Saved{Remote: true, Command: string(f.Data[loc.remote.start:loc.remote.end]),
-		InstalledCommand: f.format.str("command") + ": " + f.format.str(g.Binary) + ", " + f.format.str("args") + ": " + f.format.list(args)}
+		InstalledCommand: f.format.members(loc, g.Binary, args, vars)}
 	edits := []edit{{loc.remote.start, loc.remote.end, s.InstalledCommand}}
-	if loc.typ.start >= 0 && string(f.Data[loc.typ.start:loc.typ.end]) != `"stdio"` {
+	if loc.typ.start >= 0 && string(f.Data[loc.typ.start:loc.typ.end]) != f.format.stdio() {
 		s.Type = string(f.Data[loc.typ.start:loc.typ.end])
-		edits = append(edits, edit{loc.typ.start, loc.typ.end, `"stdio"`})
+		edits = append(edits, edit{loc.typ.start, loc.typ.end, f.format.stdio()})
+	}
+	for _, o := range loc.off {
+		s.Off = append(s.Off, string(f.Data[o.start:o.end]))
+		edits = append(edits, edit{o.start, o.start, offMark})
 	}
 	return apply(f.Data, edits), s, nil
 }
@@ -279,10 +350,22 @@ func (f *File) unwrapRemote(e *Entry, s *Saved) ([]byte, error) {
 	}
 	edits := []edit{{start, end, s.Command}}
 	if s.Type != "" {
-		if loc.typ.start < 0 || string(d[loc.typ.start:loc.typ.end]) != `"stdio"` {
+		if loc.typ.start < 0 || string(d[loc.typ.start:loc.typ.end]) != f.format.stdio() {
 			return nil, fmt.Errorf("server %q: its type was edited since install", e.Name)
 		}
 		edits = append(edits, edit{loc.typ.start, loc.typ.end, s.Type})
+	}
+	// Each commented key-value is looked for in the entry's own table,
+	// once: a line two entries share is given back to the one it was in.
+	from := loc.region.start
+	for _, text := range s.Off {
+		line := offMark + text
+		i := strings.Index(string(d[from:loc.region.end]), line)
+		if loc.region.end <= loc.region.start || i < 0 {
+			return nil, fmt.Errorf("server %q: the line %s install commented out was edited since", e.Name, strings.SplitN(text, "=", 2)[0])
+		}
+		edits = append(edits, edit{from + i, from + i + len(offMark), ""})
+		from += i + len(line)
 	}
 	return apply(d, edits), nil
 }

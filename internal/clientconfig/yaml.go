@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
@@ -20,6 +21,15 @@ func (f yamlFormat) list(ss []string) string { return " " + f.jsonFormat.list(ss
 func (yamlFormat) newArgs(loc *location, list string) string {
 	return loc.nl + loc.indent + "args:" + list
 }
+
+// members are the command and args members, one a line at the url
+// member's indent. Continue passes over requestOptions in an entry it
+// starts, so the headers stay there.
+func (f yamlFormat) members(loc *location, command string, args, _ []string) string {
+	return "command:" + f.str(command) + loc.nl + loc.indent + "args:" + f.list(args)
+}
+
+func (yamlFormat) stdio() string { return "stdio" }
 
 // readYAML reads Continue's config.yaml (or a block file of
 // .continue/mcpServers/): the mcpServers list, by yaml.v3, whose nodes
@@ -99,8 +109,29 @@ func readYAML(f *File) error {
 				return err
 			}
 		}
-		if cmd != nil {
-			e.loc = yamlLocation(f.Data, lines, cmdKey, cmd, argsKey, args)
+		_, typNode := yamlMember(item, "type")
+		typSpan := span{-1, -1}
+		if typNode != nil {
+			if off := offsetOf(f.Data, lines, typNode); off >= 0 {
+				if end := tokenEnd(f.Data, off, typNode); end > off {
+					typSpan = span{off, end}
+				}
+			}
+		}
+		urlKey, urlNode := yamlMember(item, "url")
+		switch {
+		case cmd != nil:
+			if e.loc = yamlLocation(f.Data, lines, cmdKey, cmd, argsKey, args); e.loc != nil {
+				e.loc.cmdKey, e.loc.remote, e.loc.typ = offsetOf(f.Data, lines, cmdKey), span{-1, -1}, typSpan
+			}
+		case urlNode != nil:
+			// A remote entry: its url member, key to value, is what Wrap
+			// replaces; one it cannot measure leaves it without a location.
+			start := offsetOf(f.Data, lines, urlKey)
+			if end := tokenEnd(f.Data, offsetOf(f.Data, lines, urlNode), urlNode); start >= 0 && end > start && urlKey.Style == 0 {
+				e.loc = &location{command: span{-1, -1}, args: span{-1, -1}, first: -1, cmdKey: -1, remote: span{start, end}, typ: typSpan,
+					indent: strings.Repeat(" ", urlKey.Column-1), nl: newline(f.Data)}
+			}
 		}
 		f.Entries = append(f.Entries, e)
 	}
