@@ -85,6 +85,9 @@ def test_pure_wheel_layout_runs_the_module(tmp_path: Path) -> None:
     r = run_python(INFO, root)
     assert r.returncode == 0, r.stderr
     assert f'"core": "wasm", "path": "{root / "crawlcheck" / "lib" / "crawlcheck.wasm"}"' in r.stdout
+    # Nothing on stderr, at exit either (wasmtime's objects closed before
+    # its module is torn down).
+    assert r.stderr == ""
 
 
 def test_nothing_fits_names_platform_and_what_was_looked_for(tmp_path: Path) -> None:
