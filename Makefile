@@ -113,13 +113,14 @@ python-wheel: cshared $(VENV2)/.installed
 	rm -rf $(WHEELS) && mkdir -p $(WHEELS)
 	cd $(PY) && $(VENV2)/bin/python -m build -q --no-isolation --wheel --outdir $(WHEELS) .
 
-## wheels: the crawlcheck wheels for manylinux x86_64 and aarch64, musllinux
-## x86_64, macOS arm64 and x86_64 and Windows amd64 into $(BUILD)/wheels/,
-## each with its platform's library cross-built with Zig (PyPI ziglang, in a
-## venv of its own), then checked by scripts/wheelcheck, this machine's
-## installed and called, and the linux-arm64 library run on every op vector
-## under qemu-user (scripts/wheels.sh, docs/release.md). A few minutes: not
-## part of make test.
+## wheels: the crawlcheck wheels for manylinux x86_64 and aarch64, macOS
+## arm64 and x86_64 and Windows amd64 into $(BUILD)/wheels/, each with its
+## platform's library cross-built with Zig (PyPI ziglang, in a venv of its
+## own), and the pure wheel (py3-none-any) with crawlcheck.wasm for the rest
+## (musl, Windows arm64); then checked by scripts/wheelcheck, pip asked which
+## it picks for each platform, the pure wheel and this machine's installed and
+## called, and the linux-arm64 library run on every op vector under qemu-user
+## (scripts/wheels.sh, docs/release.md). A few minutes: not part of make test.
 VENVZ := $(ABUILD)/py-zig
 $(VENVZ)/.installed: $(PYREQ)/zig.txt
 	$(PYTHON) -m venv $(VENVZ)
