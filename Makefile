@@ -68,7 +68,8 @@ bindings/js/node_modules/.package-lock.json: bindings/js/package-lock.json
 ## Python (bindings/python): two virtual environments under $(BUILD)/, made
 ## once from the pinned requirements (the first run needs PyPI; later runs are
 ## offline): mcp 2.x with openai-agents, mypy and the wheel build; mcp 1.x
-## with langchain-mcp-adapters and crewai-tools[mcp].
+## with langchain-mcp-adapters and crewai-tools[mcp]. The first also has
+## wasmtime ($(PYREQ)/wasm.txt), which runs the pure wheel's core.
 PYTHON  ?= python3
 PY      := bindings/python
 PYREQ   := $(PY)/requirements
@@ -78,9 +79,9 @@ VENV1   := $(ABUILD)/py-mcp1
 VENVS   := $(ABUILD)/py-servers
 WHEELS  := $(ABUILD)/dist
 
-$(VENV2)/.installed: $(PYREQ)/mcp2.txt
+$(VENV2)/.installed: $(PYREQ)/mcp2.txt $(PYREQ)/wasm.txt
 	$(PYTHON) -m venv $(VENV2)
-	$(VENV2)/bin/pip install -q -r $(PYREQ)/mcp2.txt
+	$(VENV2)/bin/pip install -q -r $(PYREQ)/mcp2.txt -r $(PYREQ)/wasm.txt
 	touch $@
 
 $(VENV1)/.installed: $(PYREQ)/mcp1.txt
@@ -121,13 +122,15 @@ python-wheel: cshared $(VENV2)/.installed
 	rm -rf $(WHEELS) && mkdir -p $(WHEELS)
 	cd $(PY) && $(VENV2)/bin/python -m build -q --no-isolation --wheel --outdir $(WHEELS) .
 
-## wheels: the crawlcheck wheels for manylinux x86_64 and aarch64, musllinux
-## x86_64, macOS arm64 and x86_64 and Windows amd64 into $(BUILD)/wheels/,
-## each with its platform's library cross-built with Zig (PyPI ziglang, in a
-## venv of its own), then checked by scripts/wheelcheck, this machine's
-## installed and called, and the linux-arm64 library run on every op vector
-## under qemu-user, the Windows one under wine (scripts/wheels.sh,
-## docs/release.md). A few minutes: not part of make test.
+## wheels: the crawlcheck wheels for manylinux x86_64 and aarch64, macOS
+## arm64 and x86_64 and Windows amd64 into $(BUILD)/wheels/, each with its
+## platform's library cross-built with Zig (PyPI ziglang, in a venv of its
+## own), and the pure wheel (py3-none-any) with crawlcheck.wasm for the rest
+## (musl, Windows arm64); then checked by scripts/wheelcheck, pip asked which
+## it picks for each platform, the pure wheel and this machine's installed and
+## called, and the linux-arm64 library run on every op vector under qemu-user,
+## the Windows one under wine (scripts/wheels.sh, docs/release.md). A few
+## minutes: not part of make test.
 VENVZ := $(ABUILD)/py-zig
 $(VENVZ)/.installed: $(PYREQ)/zig.txt
 	$(PYTHON) -m venv $(VENVZ)
@@ -183,7 +186,12 @@ bench-python: python-wheel
 ## test-python: build the wheel, install it into a fresh venv (offline) and
 ## into both test venvs, then pytest in each and mypy (js-deps: test_auth.py
 ## runs the TypeScript SDK's example server with --oauth).
-test-python: python-wheel $(VENV1)/.installed js-deps
+## The last run is the pure wheel's core: every vector of testdata/ and
+## the library's op-level tests through crawlcheck.wasm under wasmtime
+## (about 15 s; docs/release.md).
+WASM_LIBRARY_TESTS := test_call_and_core_error test_answer_with_nul_is_read_whole test_threads_give_identical_answers \
+  test_attachments_carry_bytes_that_are_not_utf8 test_one_function_per_op_the_core_answers
+test-python: python-wheel wasm $(VENV1)/.installed js-deps
 	$(GO) build -o $(BUILD)/mcpserver ./hosttest/mcpserver
 	$(GO) build -o $(BUILD)/issuer ./hosttest/issuer
 	$(GO) build -o $(BUILD)/crawlcheck-issuer ./cmd/crawlcheck-issuer
@@ -197,6 +205,8 @@ test-python: python-wheel $(VENV1)/.installed js-deps
 	cd $(PY) && $(VENV2)/bin/mypy
 	cd $(PY) && BUILD=$(ABUILD) $(VENV2)/bin/python -m pytest -q -p no:cacheprovider
 	cd $(PY) && BUILD=$(ABUILD) $(VENV1)/bin/python -m pytest -q -p no:cacheprovider
+	cd $(PY) && CRAWLCHECK_CORE=wasm CRAWLCHECK_WASM=$(ABUILD)/crawlcheck.wasm BUILD=$(ABUILD) $(VENV2)/bin/python -m pytest -q -p no:cacheprovider \
+	  tests/test_vectors.py tests/test_wasm.py $(addprefix tests/test_library.py::,$(WASM_LIBRARY_TESTS))
 
 ## test-js: @crawlcheck/sdk (bindings/js): its locked dependencies from the
 ## npm registry, the type check of its declarations, then its suites (every

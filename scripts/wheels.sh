@@ -3,11 +3,14 @@
 # docs/release.md). Each carries its platform's core library, the c-shared
 # build of ./cshared cross-compiled with Zig (PyPI's `ziglang`, pinned in
 # bindings/python/requirements/zig.txt) as cgo's C toolchain, and is tagged
-# for that platform. scripts/wheelcheck then reads every wheel's library
-# (format, machine, ABI 2 exports, the system libraries it links, the glibc
-# or macOS it needs), the wheel for this machine is installed in a fresh
-# venv and called, and the linux-arm64 library answers every op vector
-# under qemu-user as this machine's does, the Windows one under wine.
+# for that platform; the pure wheel (py3-none-any) carries crawlcheck.wasm
+# for the platforms none of them fits. scripts/wheelcheck then reads every
+# wheel's library (format, machine, ABI 2 exports, the system libraries it
+# links, the glibc or macOS it needs; the module's exports and imports) and
+# metadata (no runtime dependency), pip is asked which wheel it picks for
+# each platform, the pure wheel and the wheel for this machine are installed
+# in fresh venvs and called, and the linux-arm64 library answers every op
+# vector under qemu-user as this machine's does, the Windows one under wine.
 #
 #   ZIGPY=build/py-zig/bin/python BUILDPY=build/py-mcp2/bin/python OUT=build/wheels scripts/wheels.sh
 set -eu
@@ -102,7 +105,61 @@ macosx_12_0_x86_64 darwin amd64 x86_64-macos.12.0 libcrawlcheck.dylib
 win_amd64 windows amd64 x86_64-windows-gnu crawlcheck.dll
 TARGETS
 
+# The pure wheel (py3-none-any): crawlcheck.wasm instead of a library, run
+# under wasmtime (the extra crawlcheck[wasm]); pip picks it where no wheel
+# above fits, Linux on musl and Windows on arm64 above all (docs/release.md).
+echo "wheels: any (crawlcheck.wasm)"
+D="$WORK/any"
+mkdir -p "$D/src"
+cp -R bindings/python/src/crawlcheck "$D/src/"
+rm -rf "$D/src/crawlcheck/lib" "$D/src/crawlcheck/__pycache__" && mkdir -p "$D/src/crawlcheck/lib"
+cp bindings/python/pyproject.toml bindings/python/hatch_build.py bindings/python/README.md LICENSE "$D/"
+GOOS=wasip1 GOARCH=wasm "$GO" build -buildmode=c-shared -trimpath -ldflags='-s -w' -o "$D/src/crawlcheck/lib/crawlcheck.wasm" ./wasm
+cp notices/crawlcheck.wasm.txt "$D/NOTICES.txt"
+(cd "$D" && "$BUILDPY" -m build -q --no-isolation --wheel --outdir "$OUT" .)
+PURE=$(ls "$OUT"/crawlcheck-*-py3-none-any.whl)
+
 "$GO" run ./scripts/wheelcheck "$OUT"/*.whl
+
+# What pip picks from these wheels for a platform (no index, these files
+# only): the pure wheel where none has a library, the platform's own where
+# one has (pip --platform takes the tag as given, without the older tags a
+# real machine also accepts, so these are the wheels' own tags). No musl or Windows arm64 machine runs here; this is the choice
+# pip makes there, and the wasmtime wheel it would install beside it.
+PICK="$WORK/pick"
+while read -r PLATFORM WANT; do
+	rm -rf "$PICK"
+	"$BUILDPY" -m pip download -q --no-index --find-links "$OUT" --only-binary=:all: --no-deps \
+		--platform "$PLATFORM" --python-version 3.12 -d "$PICK" crawlcheck
+	GOT=$(cd "$PICK" && ls)
+	case $GOT in
+	*"-py3-none-$WANT.whl") echo "wheels: pip on $PLATFORM picks $GOT" ;;
+	*) echo "wheels: pip on $PLATFORM picks $GOT, want the py3-none-$WANT wheel" >&2; exit 1 ;;
+	esac
+	# Where the pure wheel is picked, its runtime must have a wheel there too:
+	# the pinned wasmtime, resolved on PyPI for that platform (metadata only).
+	if [ "$WANT" = any ]; then
+		"$BUILDPY" -m pip install -q --dry-run --ignore-installed --no-deps --only-binary=:all: \
+			--platform "$PLATFORM" --python-version 3.12 --target "$WORK/dry" --report "$WORK/dry.json" \
+			-r bindings/python/requirements/wasm.txt
+		"$BUILDPY" -c 'import json, sys; r = json.load(open(sys.argv[1])); print("wheels:   and its runtime", *(i["download_info"]["url"].rsplit("/", 1)[-1] for i in r["install"]))' "$WORK/dry.json"
+	fi
+done <<'PICKS'
+musllinux_1_2_x86_64 any
+musllinux_1_2_aarch64 any
+win_arm64 any
+manylinux_2_17_x86_64 manylinux_2_17_x86_64
+macosx_12_0_arm64 macosx_12_0_arm64
+win_amd64 win_amd64
+PICKS
+
+# The pure wheel installed with its extra in a fresh venv (wasmtime from the
+# version requirements/wasm.txt pins, fetched once into pip's cache) and
+# called: the module answers, and the loader says it runs it.
+rm -rf "$WORK/venv-any" && "$BUILDPY" -m venv "$WORK/venv-any"
+"$BUILDPY" -m pip download -q --no-deps --only-binary=:all: -d "$WORK/deps" -r bindings/python/requirements/wasm.txt
+"$WORK/venv-any/bin/pip" install -q --no-index --find-links "$WORK/deps" "$PURE[wasm]"
+(cd / && "$WORK/venv-any/bin/python" -c 'import crawlcheck; i = crawlcheck.core_info(); v = crawlcheck.version(); assert i["core"] == "wasm" and v["abi"] == 2, (i, v); print("wheels: any installed and called:", v["engine"], "abi", v["abi"], "through", i["runtime"])')
 
 # The wheel for this machine, installed from the files alone and called.
 case "$(uname -s)-$(uname -m)" in

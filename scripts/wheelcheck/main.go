@@ -1,11 +1,13 @@
 // Command wheelcheck reads the crawlcheck wheels a release builds (make
 // wheels) and checks, for each, that the core library inside is the one its
-// platform tag promises, without running it: the object format and machine
+// platform tag promises (or, for the py3-none-any wheel, that crawlcheck.wasm
+// is the ABI 2 module: wasm.go), without running it: the object format and machine
 // (ELF, Mach-O, PE; x86-64 or arm64), the four functions of crawlcheck.h's
 // ABI 2 among its exports, the system libraries it needs (no MinGW or GCC
 // runtime DLL a Windows machine does not have), and the oldest system it
 // asks for against the tag (glibc symbol versions for manylinux, the
-// minimum macOS in LC_BUILD_VERSION for macosx).
+// minimum macOS in LC_BUILD_VERSION for macosx), and that no wheel declares
+// a runtime dependency (wasmtime only under the extra "wasm").
 //
 //	go run ./scripts/wheelcheck build/wheels/*.whl
 //
@@ -262,6 +264,14 @@ func checkWheel(path string) (string, error) {
 		return "", fmt.Errorf("file name is not name-version-py3-none-PLATFORM.whl")
 	}
 	plat := parts[4]
+	if plat == "any" {
+		zr, err := zip.OpenReader(path)
+		if err != nil {
+			return "", err
+		}
+		defer zr.Close()
+		return checkPure(&zr.Reader)
+	}
 	w, err := expect(plat)
 	if err != nil {
 		return "", err
@@ -271,14 +281,14 @@ func checkWheel(path string) (string, error) {
 		return "", err
 	}
 	defer zr.Close()
-	var data []byte
+	var data, meta []byte
 	var libs []string
 	tagOK := false
 	for _, f := range zr.File {
 		if strings.HasPrefix(f.Name, "crawlcheck/lib/") && !strings.HasSuffix(f.Name, "/") {
 			libs = append(libs, f.Name)
 		}
-		if strings.HasSuffix(f.Name, ".dist-info/WHEEL") || f.Name == "crawlcheck/lib/"+w.file {
+		if strings.HasSuffix(f.Name, ".dist-info/WHEEL") || strings.HasSuffix(f.Name, ".dist-info/METADATA") || f.Name == "crawlcheck/lib/"+w.file {
 			rc, err := f.Open()
 			if err != nil {
 				return "", err
@@ -290,6 +300,8 @@ func checkWheel(path string) (string, error) {
 			}
 			if strings.HasSuffix(f.Name, "/WHEEL") {
 				tagOK = slices.Contains(strings.Split(string(b), "\n"), "Tag: py3-none-"+plat) && strings.Contains(string(b), "Root-Is-Purelib: false")
+			} else if strings.HasSuffix(f.Name, "/METADATA") {
+				meta = b
 			} else {
 				data = b
 			}
@@ -300,6 +312,9 @@ func checkWheel(path string) (string, error) {
 	}
 	if len(libs) != 1 || data == nil {
 		return "", fmt.Errorf("it should hold crawlcheck/lib/%s and nothing else under crawlcheck/lib/, holds %v", w.file, libs)
+	}
+	if _, err := checkMetadata(meta); err != nil {
+		return "", err
 	}
 	var l *lib
 	switch w.format {

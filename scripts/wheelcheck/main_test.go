@@ -13,6 +13,15 @@ import (
 // wheel writes a wheel file named for plat holding lib as libName and a
 // WHEEL saying tag.
 func wheel(t *testing.T, dir, plat, tag, libName string, lib []byte) string {
+	return wheelWith(t, dir, plat, tag, libName, lib, "false", metadata)
+}
+
+// metadata is the METADATA hatchling writes for pyproject.toml: dependencies
+// under extras only (and, after the blank line, the description).
+const metadata = "Metadata-Version: 2.5\nName: crawlcheck\nVersion: 2.0.0\nProvides-Extra: mcp\n" +
+	"Requires-Dist: mcp>=1.18; extra == 'mcp'\nProvides-Extra: wasm\nRequires-Dist: wasmtime>=50.0.1; extra == 'wasm'\n\nRequires-Dist: described\n"
+
+func wheelWith(t *testing.T, dir, plat, tag, libName string, lib []byte, purelib, meta string) string {
 	t.Helper()
 	p := filepath.Join(dir, "crawlcheck-2.0.0-py3-none-"+plat+".whl")
 	f, err := os.Create(p)
@@ -23,7 +32,8 @@ func wheel(t *testing.T, dir, plat, tag, libName string, lib []byte) string {
 	for name, data := range map[string][]byte{
 		"crawlcheck/__init__.py":                 []byte("\n"),
 		"crawlcheck/lib/" + libName:              lib,
-		"crawlcheck-2.0.0.dist-info/WHEEL":       []byte("Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\nTag: py3-none-" + tag + "\n"),
+		"crawlcheck-2.0.0.dist-info/WHEEL":       []byte("Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: " + purelib + "\nTag: py3-none-" + tag + "\n"),
+		"crawlcheck-2.0.0.dist-info/METADATA":    []byte(meta),
 		"crawlcheck-2.0.0.dist-info/licenses/LI": []byte("x"),
 	} {
 		w, err := zw.Create(name)

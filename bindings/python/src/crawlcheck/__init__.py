@@ -1,4 +1,5 @@
-"""crawlcheck: the CrawlCheck verifier core (libcrawlcheck.so) for Python.
+"""crawlcheck: the CrawlCheck verifier core (libcrawlcheck.so, or
+crawlcheck.wasm under wasmtime where no wheel has a library) for Python.
 
 ``call(op, request)`` is the core's one function; ``crawlcheck.ops`` has one
 typed function per op. ``with_preflight`` / ``McpPreflight`` put the
@@ -12,7 +13,7 @@ from typing import Any
 from ._codes import ERROR_CODES
 from ._errors import CrawlcheckError
 from ._core import CoreError, call, call_bytes, call_result, encode_request
-from ._lib import SUPPORTED_ABI, LibraryError
+from ._lib import SUPPORTED_ABI, LibraryError, core_info
 from .ops import (
     approve,
     canonicalize,
@@ -69,6 +70,7 @@ __all__ = [
     "__version__",
     "approve",
     "call",
+    "core_info",
     "call_bytes",
     "call_result",
     "canonicalize",

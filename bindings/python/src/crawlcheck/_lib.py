@@ -1,4 +1,12 @@
-"""Loading libcrawlcheck.so through ctypes (docs/abi.md, cshared/crawlcheck.h).
+"""Loading the core: libcrawlcheck.so through ctypes (docs/abi.md,
+cshared/crawlcheck.h), or, where no wheel carries a native library,
+crawlcheck.wasm under wasmtime (_wasm.py, the ``py3-none-any`` wheel).
+
+Which one runs: the native library when the package holds one (or
+``CRAWLCHECK_LIB`` names one), else the module when the package holds it (or
+``CRAWLCHECK_WASM`` names one); ``CRAWLCHECK_CORE=native`` or ``=wasm`` insists
+on one (the tests replay every vector through both). ``core_info()`` says
+which runs.
 
 The answer of a call is read as a pointer plus a length, never as a
 ``c_char_p``: a ``c_char_p`` result is converted to ``bytes`` at the first NUL
@@ -19,7 +27,10 @@ import platform
 import sys
 import threading
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Dict, Optional, Union
+
+if TYPE_CHECKING:
+    from ._wasm import WasmCore
 
 from ._errors import CrawlcheckError
 
@@ -29,6 +40,16 @@ SUPPORTED_ABI = (2,)
 
 #: The environment variable that names another library file to load.
 LIB_ENV = "CRAWLCHECK_LIB"
+
+#: The environment variable that chooses the backend: native, wasm, or
+#: unset (the native library if the package has one, else the module).
+CORE_ENV = "CRAWLCHECK_CORE"
+
+#: The environment variable that names another crawlcheck.wasm to run.
+WASM_ENV = "CRAWLCHECK_WASM"
+
+#: The module's file name in the pure wheel's ``crawlcheck/lib/``.
+WASM_NAME = "crawlcheck.wasm"
 
 #: The library's file name on each system: the wheel for a platform carries
 #: the one its system loads (``make wheels``, docs/release.md).
@@ -44,12 +65,16 @@ WHEEL_PLATFORMS = (
 
 
 class LibraryError(CrawlcheckError, RuntimeError):
-    """The core library cannot be used: missing, of another ABI version, or
-    loaded by another process (a child made by fork)."""
+    """The core cannot be used: missing, of another ABI version, its runtime
+    (wasmtime) missing, or loaded by another process (a child made by fork)."""
 
 
 class Library:
     """One loaded libcrawlcheck.so."""
+
+    #: Which backend this is (core_info()).
+    kind = "native"
+    runtime = "ctypes"
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -132,8 +157,11 @@ class Library:
             self._free(ptr)
 
 
+#: A loaded core: the native library or the module, the same call().
+Core = Union[Library, "WasmCore"]
+
 _lock = threading.Lock()
-_loaded: Optional[Library] = None
+_loaded: Optional[Core] = None
 
 
 def platform_name() -> str:
@@ -153,28 +181,63 @@ def default_path() -> str:
     return str(Path(__file__).resolve().parent / "lib" / LIB_NAME)
 
 
-def missing_message(path: str) -> str:
-    """What a person reads when no library is found: the platform, what was
+def wasm_path() -> str:
+    """The module to run: $CRAWLCHECK_WASM, else the one bundled in the package."""
+    env = os.environ.get(WASM_ENV)
+    if env:
+        return env
+    return str(Path(__file__).resolve().parent / "lib" / WASM_NAME)
+
+
+def missing_message(path: str, wasm: Optional[str] = None) -> str:
+    """What a person reads when no core is found: the platform, what was
     looked for, and the ways out."""
     if os.environ.get(LIB_ENV):
         return f"crawlcheck: the core library is missing: {LIB_ENV} names {path}, which does not exist."
+    also = f" and the wasm core {wasm}" if wasm else ""
     return (
         f"crawlcheck: no core library for this platform ({platform_name()}): looked for "
-        f"{path}. Wheels with a library are built for {'; '.join(WHEEL_PLATFORMS)}; "
-        f"elsewhere build it from the source tree (`make cshared`) and set {LIB_ENV} to it."
+        f"{path}{also}. Wheels with a library are built for {'; '.join(WHEEL_PLATFORMS)}; "
+        "elsewhere pip picks the pure wheel (py3-none-any), which runs crawlcheck.wasm under "
+        "wasmtime: pip install 'crawlcheck[wasm]' where wasmtime has a wheel, or build the "
+        f"library from the source tree (`make cshared`) and set {LIB_ENV} to it."
     )
 
 
-def library() -> Library:
-    """The process's library, loaded on first use."""
+def _load() -> Core:
+    choice = os.environ.get(CORE_ENV) or "auto"
+    if choice not in ("auto", "native", "wasm"):
+        raise LibraryError(f"crawlcheck: {CORE_ENV} is {choice!r}: native, wasm, or unset for the one the package has")
+    path = default_path()
+    if choice == "native" or (choice == "auto" and (os.path.exists(path) or os.environ.get(LIB_ENV))):
+        if not os.path.exists(path):
+            raise LibraryError(missing_message(path))
+        return Library(path)
+    wasm = wasm_path()
+    if not os.path.exists(wasm):
+        if choice == "wasm":
+            raise LibraryError(f"crawlcheck: {CORE_ENV}=wasm, but the wasm core {wasm} does not exist.")
+        raise LibraryError(missing_message(path, wasm))
+    from ._wasm import WasmCore
+
+    return WasmCore(wasm, SUPPORTED_ABI)
+
+
+def library() -> Core:
+    """The process's core, loaded on first use."""
     global _loaded
     lib = _loaded
     if lib is not None:
         return lib
     with _lock:
         if _loaded is None:
-            path = default_path()
-            if not os.path.exists(path):
-                raise LibraryError(missing_message(path))
-            _loaded = Library(path)
+            _loaded = _load()
         return _loaded
+
+
+def core_info() -> Dict[str, object]:
+    """Which core this process runs (loading it if need be): ``core`` is
+    ``native`` (libcrawlcheck through ctypes) or ``wasm`` (crawlcheck.wasm
+    under wasmtime), with its file, ABI version, runtime and this platform."""
+    c = library()
+    return {"core": c.kind, "path": c.path, "abi": c.abi, "runtime": c.runtime, "platform": platform_name()}
