@@ -16,8 +16,9 @@ import (
 // server's own children too (an npx or uv launcher's node or python).
 type child struct {
 	cmd    *exec.Cmd
-	stdin  *os.File // the gateway's end of the child's stdin
-	stdout *os.File // the gateway's end of the child's stdout
+	tree   processTree // what the child starts, ended with it
+	stdin  *os.File    // the gateway's end of the child's stdin
+	stdout *os.File    // the gateway's end of the child's stdout
 	// exited is closed once the child has exited and status is set.
 	exited chan struct{}
 	status int
@@ -56,7 +57,17 @@ func startChild(argv []string, stderr io.Writer) (*child, error) {
 	}
 	inR.Close()
 	outW.Close()
-	c := &child{cmd: cmd, stdin: inW, stdout: outR, exited: make(chan struct{})}
+	tree, note, err := contain(cmd)
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		cmd.Wait()
+		return nil, err
+	}
+	if note != "" {
+		io.WriteString(stderr, "crawlcheck run: "+note+"\n")
+	}
+	c := &child{cmd: cmd, tree: tree, stdin: inW, stdout: outR, exited: make(chan struct{})}
 	go func() {
 		err := cmd.Wait()
 		c.status = exitStatus(cmd.ProcessState, err)
@@ -80,15 +91,15 @@ func exitStatus(ps *os.ProcessState, err error) int {
 	return ps.ExitCode()
 }
 
-// signal sends sig to the child's process group (the child and what it
-// started), and to the child itself should the group be gone.
+// signal sends sig to the child's process group or Job object (the child
+// and what it started), and to the child itself should that fail.
 func (c *child) signal(sig syscall.Signal) {
 	select {
 	case <-c.exited:
 		return
 	default:
 	}
-	if signalGroup(c.cmd.Process.Pid, sig) != nil {
+	if c.tree.signal(c.cmd.Process.Pid, sig) != nil {
 		c.cmd.Process.Signal(sig)
 	}
 }

@@ -1,6 +1,9 @@
 package gateway
 
-import "syscall"
+import (
+	"os/exec"
+	"syscall"
+)
 
 // sysProcAttr puts the server in a process group of its own (the gateway
 // signals the group) and has the kernel SIGKILL it should the gateway die
@@ -10,5 +13,11 @@ func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
-// signalGroup sends sig to the process group pid leads.
-func signalGroup(pid int, sig syscall.Signal) error { return syscall.Kill(-pid, sig) }
+// processTree is the server's process group, which its pid names.
+type processTree struct{}
+
+// contain: the process group was made at the start (Setpgid).
+func contain(*exec.Cmd) (processTree, string, error) { return processTree{}, "", nil }
+
+// signal sends sig to the process group pid leads.
+func (processTree) signal(pid int, sig syscall.Signal) error { return syscall.Kill(-pid, sig) }
