@@ -29,6 +29,9 @@ func (g *Gateway) firstCheck() {
 	g.subscribe(context.Background())
 	g.recheck(context.Background(), 0)
 	g.checkMu.Unlock()
+	if g.cfg.Started != nil {
+		g.cfg.Started()
+	}
 	close(g.checked)
 }
 
@@ -242,6 +245,11 @@ func (g *Gateway) observe(ctx context.Context) (preflight.Observation, int64) {
 			return obs, seen
 		}
 		obs.Pages = append(obs.Pages, page)
+		if g.cfg.InputRead != nil && !g.isChecked() {
+			// The first check's pages, read before Started is called; a
+			// re-check runs only once checked is closed.
+			g.cfg.InputRead(len(page))
+		}
 		step, err := preflight.NextPage(page, followed, g.cfg.PageCap)
 		if err != nil {
 			obs.Stop = preflight.StopMalformed
@@ -468,6 +476,16 @@ func (g *Gateway) stale() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.changes.Load() > g.seen || !g.fresh.IsZero() && time.Now().After(g.fresh)
+}
+
+// isChecked reports whether the first check is done.
+func (g *Gateway) isChecked() bool {
+	select {
+	case <-g.checked:
+		return true
+	default:
+		return false
+	}
 }
 
 // ready reports, without waiting, whether a call can be judged now: the

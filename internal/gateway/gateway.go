@@ -72,6 +72,15 @@ type Config struct {
 	Grace time.Duration
 	// Now is the records' clock; nil is time.Now.
 	Now func() time.Time
+	// InputRead, when set, is told the size of each input the session's
+	// start reads (the lockfile, then every page of the first check), and
+	// Started is called once the first check is made, before any call is
+	// judged. The CLI keeps its collector raised for a start (one burst of
+	// allocation, the core's trees of the lockfile and the list) while its
+	// inputs are small, and puts Go's default back for the session
+	// (cmd/crawlcheck/gc.go).
+	InputRead func(n int)
+	Started   func()
 	// Stdin, Stdout and Stderr are the client's side.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
@@ -219,6 +228,9 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		return 0, p.err
 	}
 	g.lock, g.endpoint, g.log = p.lock, p.ep, p.log
+	if cfg.InputRead != nil {
+		cfg.InputRead(len(p.lock))
+	}
 	// Writes to a client that went away fail (EPIPE) rather than kill the
 	// gateway before it has ended its server; a handled signal, unlike an
 	// ignored one, is not inherited by the child.
