@@ -97,6 +97,9 @@ func SkipValue(b []byte, i, depth int) int {
 // it, or an escape JSON does not have.
 func SkipString(b []byte, i int) int {
 	for i++; i < len(b); i++ {
+		if !stringStop[b[i]] {
+			continue // most of a string: one table lookup a byte
+		}
 		switch c := b[i]; {
 		case c == '"':
 			return i + 1
@@ -125,6 +128,16 @@ func SkipString(b []byte, i int) int {
 	}
 	return -1
 }
+
+// stringStop marks the bytes a string's walk must look at: its end, an
+// escape, and the control bytes JSON refuses in it.
+var stringStop = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
 
 func literal(b []byte, i int, word string) int {
 	if len(b)-i < len(word) || string(b[i:i+len(word)]) != word {
