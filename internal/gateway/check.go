@@ -680,7 +680,7 @@ func (g *Gateway) watchLock(ctx context.Context) {
 			continue
 		}
 		lastSize, lastMod = fi.Size(), fi.ModTime()
-		b, err := readLock(g.cfg.LockPath, g.cfg.Now(), g.cfg.Settings)
+		b, err := readLock(g.cfg.LockPath, g.cfg.Now(), g.cfg.Settings, nil)
 		if err != nil {
 			g.say("the rewritten lockfile cannot be used; the one read before stays in force: %s", textsafe.Escape(err.Error()))
 			continue

@@ -73,7 +73,8 @@ type Config struct {
 	// Now is the records' clock; nil is time.Now.
 	Now func() time.Time
 	// InputRead, when set, is told the size of each input the session's
-	// start reads (the lockfile, then every page of the first check), and
+	// start reads before the core parses it (the lockfile, the record log,
+	// then every page of the first check), and
 	// Started is called once the first check is made, before any call is
 	// judged. The CLI keeps its collector raised for a start (one burst of
 	// allocation, the core's trees of the lockfile and the list) while its
@@ -202,8 +203,13 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	ready := make(chan prepared, 1)
 	go func() {
 		var p prepared
-		if p.lock, p.err = readLock(cfg.LockPath, cfg.Now(), cfg.Settings); p.err == nil {
+		if p.lock, p.err = readLock(cfg.LockPath, cfg.Now(), cfg.Settings, cfg.InputRead); p.err == nil {
 			if p.ep, p.err = preflight.StdioEndpoint(cfg.Command); p.err == nil && cfg.LogPath != "" {
+				// The log's chain is verified as it is opened (up to 32
+				// MiB): counted before the core reads it, as the lockfile.
+				if fi, err := os.Stat(cfg.LogPath); err == nil && cfg.InputRead != nil {
+					cfg.InputRead(int(fi.Size()))
+				}
 				p.log, p.err = preflight.OpenLog(cfg.LogPath)
 			}
 		}
@@ -228,9 +234,6 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		return 0, p.err
 	}
 	g.lock, g.endpoint, g.log = p.lock, p.ep, p.log
-	if cfg.InputRead != nil {
-		cfg.InputRead(len(p.lock))
-	}
 	// Writes to a client that went away fail (EPIPE) rather than kill the
 	// gateway before it has ended its server; a handled signal, unlike an
 	// ignored one, is not inherited by the child.
@@ -288,14 +291,18 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 }
 
 // readLock reads the lockfile as the Go preflight does: bounded, strictly,
-// and refused when the core cannot read it.
-func readLock(path string, now time.Time, s preflight.Settings) ([]byte, error) {
+// and refused when the core cannot read it. count, when set, is told its
+// size before the core parses it (Config.InputRead: the start's read only).
+func readLock(path string, now time.Time, s preflight.Settings, count func(int)) ([]byte, error) {
 	if path == "" {
 		return nil, errors.New("--lock is required")
 	}
 	b, err := readBounded(path, core.MaxRequestBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading the lockfile: %w", err)
+	}
+	if count != nil {
+		count(len(b))
 	}
 	if _, err := preflight.ReadLock(b, now, s); err != nil {
 		return nil, fmt.Errorf("lockfile %s: %w", path, err)
