@@ -2,13 +2,13 @@ package main
 
 // The gateway's rows (issue 31, item 5): `crawlcheck run` in front of the
 // scenario server, against the server started directly and against a bare
-// byte relay (hosttest/bench/relay) in front of it, over stdio as a
-// client's config starts them. A session start is initialize +
-// notifications/initialized + tools/list, from the spawn to the list's
-// answer (wall), and the process tree's CPU of that session to its exit; a
-// call's latency is one tools/call in a warm session, the three sessions'
-// calls interleaved; the gateway's resident memory is read from /proc
-// before and after many calls.
+// byte relay (hosttest/bench/relay) in front of it (and, for calls, a bare
+// line relay, relay -lines), over stdio as a client's config starts them.
+// A session start is initialize + notifications/initialized + tools/list,
+// from the spawn to the list's answer (wall), and the process tree's CPU
+// of that session to its exit; a call's latency is one tools/call in a
+// warm session, the four sessions' calls interleaved; the gateway's
+// resident memory is read from /proc before and after many calls.
 
 import (
 	"bufio"
@@ -189,8 +189,11 @@ func (e *tableEnv) gateway() ([]tableRow, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The line relay (relay -lines) reads the server's answers line by
+	// line as the gateway must: the floor of any gateway's call, two
+	// pipes and two wakes where the byte relay has one.
 	peers := map[string]*stdioPeer{}
-	for name, argv := range map[string][]string{"gateway": append([]string{e.cli, "run", "--lock", lock, "--"}, server...), "direct": server, "relay": append([]string{e.relay, "--"}, server...)} {
+	for name, argv := range map[string][]string{"gateway": append([]string{e.cli, "run", "--lock", lock, "--"}, server...), "direct": server, "relay": append([]string{e.relay, "--"}, server...), "lines": append([]string{e.relay, "-lines", "--"}, server...)} {
 		p, err := startPeer(argv)
 		if err != nil {
 			return nil, err
@@ -203,7 +206,7 @@ func (e *tableEnv) gateway() ([]tableRow, error) {
 	}
 	calls := pairs(3000)
 	lat := map[string][]time.Duration{}
-	order := []string{"gateway", "direct", "relay"}
+	order := []string{"gateway", "direct", "relay", "lines"}
 	for i := range calls {
 		for k := range order {
 			name := order[(i+k)%len(order)]
@@ -225,10 +228,11 @@ func (e *tableEnv) gateway() ([]tableRow, error) {
 		p      float64
 		target float64
 	}{{"p50", 0.5, 1.2}, {"p99", 0.99, 1.5}} {
-		g, d, b := pct(lat["gateway"], q.p), pct(lat["direct"], q.p), pct(lat["relay"], q.p)
+		g, d, b, l := pct(lat["gateway"], q.p), pct(lat["direct"], q.p), pct(lat["relay"], q.p), pct(lat["lines"], q.p)
 		r := float64(g) / float64(max(d, 1))
+		rl := float64(l) / float64(max(d, 1))
 		rows = append(rows, tableRow{fmt.Sprintf("`crawlcheck run` tools/call %s, warm session, stdio (%d calls each)", q.name, calls),
-			dur(g) + " wall", dur(d) + " direct; relay " + dur(b), fmt.Sprintf("%.2f× (wall)", r), fmt.Sprintf("≤ %.1f× direct", q.target), metIf(r <= q.target) + " (wall)"})
+			dur(g) + " wall", fmt.Sprintf("%s direct; relay %s; line relay %s (%.2f×)", dur(d), dur(b), dur(l), rl), fmt.Sprintf("%.2f× (wall)", r), fmt.Sprintf("≤ %.1f× direct", q.target), metIf(r <= q.target) + " (wall)"})
 	}
 	// The heap settles first: a call allocates little (4 small objects),
 	// so the gateway's resident set reaches the collector's steady state

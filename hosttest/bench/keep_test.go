@@ -57,6 +57,17 @@ func TestMergeRows(t *testing.T) {
 	if !strings.HasPrefix(string(got), want) || strings.Count(string(got), "measured alone") != 1 || !strings.HasSuffix(string(got), "load average 1 2 3 before, 4 5 6 after; the run took 1s.\n\n## Next\n\nx\n") {
 		t.Errorf("got %q", got)
 	}
+	// Another group's note after it, then this group again: its note moves
+	// to the end and leaves no second blank line where it was.
+	for _, g := range [][]rowGroup{{{name: "size"}}, cli} {
+		if err := mergeRows(p, []tableRow{{"a", "1", "2", "0.5×", "≤ 1.0×", "met"}}, g, "1 2 3", "4 5 6", time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _ = os.ReadFile(p)
+	if strings.Contains(string(got), "\n\n\n") || !strings.Contains(string(got), "met |\n\nThe size rows") {
+		t.Errorf("after another group's note: %q", got)
+	}
 	if _, err := selectGroups("cli,nope"); err == nil {
 		t.Error("an unknown row group was taken")
 	}

@@ -349,6 +349,8 @@ func mergeRows(path string, rows []tableRow, groups []rowGroup, before, after st
 		strings.Join(names, ", "), strings.Join(names, ","), time.Now().UTC().Format("2006-01-02 15:04 UTC"), before, after, took.Round(time.Second))
 	prefix := fmt.Sprintf("The %s rows: measured alone", strings.Join(names, ", "))
 	lines = slices.DeleteFunc(lines, func(l string) bool { return strings.HasPrefix(l, prefix) })
+	// The note's blank line goes with it: no two blank lines where it was.
+	lines = slices.CompactFunc(lines, func(a, b string) bool { return a == "" && b == "" })
 	for len(lines) > 0 && lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
 	}

@@ -183,7 +183,7 @@ func Render(results map[string]string) string {
 	b.WriteString("- with one tool's description changed in flight (a byte-passing proxy for HTTP, a wrapper for stdio,\n  both owned by the test), enforce withholds that tool alone, review pauses, observe records `would`;\n")
 	b.WriteString("- every record (the first of a session: a server may re-announce its list right after the handshake)\n  is byte-identical to `crawlcheck check --json` at the same pinned clock against the same server;\n")
 	b.WriteString("- the record log verifies (`crawlcheck record verify`).\n\n")
-	b.WriteString("The gateway rows run `crawlcheck run` (docs/gateway.md) in front of the stdio server, under the client\nnamed: a paused session is an empty tool list there (the client keeps its session and shows why).\n\n")
+	b.WriteString("The gateway rows run `crawlcheck run` (docs/gateway.md) in front of the stdio server, under the client\nnamed: a paused session is an empty tool list there (the client keeps its session and shows why).\nserver-everything's round trips through the gateway (sampling, elicitation, roots, ping, progress,\nlogging, cancellation) are internal/gateway's TestEverythingTypeScript (the two TypeScript clients)\nand TestEverythingRoundTrips (go-sdk).\n\n")
 	b.WriteString("## Servers\n\n| server | package | version | registry | changed in flight |\n|---|---|---|---|---|\n")
 	for _, s := range Servers {
 		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | `%s` |\n", s.ID, s.Package, s.Version, s.Registry, s.Tool)

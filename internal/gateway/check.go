@@ -29,6 +29,9 @@ func (g *Gateway) firstCheck() {
 	g.subscribe(context.Background())
 	g.recheck(context.Background())
 	g.checkMu.Unlock()
+	if g.cfg.Started != nil {
+		g.cfg.Started()
+	}
 	close(g.checked)
 }
 
@@ -236,6 +239,11 @@ func (g *Gateway) observe(ctx context.Context) (preflight.Observation, int64) {
 			return obs, seen
 		}
 		obs.Pages = append(obs.Pages, page)
+		if g.cfg.InputRead != nil && !g.isChecked() {
+			// The first check's pages, read before Started is called; a
+			// re-check runs only once checked is closed.
+			g.cfg.InputRead(len(page))
+		}
 		step, err := preflight.NextPage(page, followed, g.cfg.PageCap)
 		if err != nil {
 			obs.Stop = preflight.StopMalformed
@@ -474,6 +482,16 @@ func (g *Gateway) stale() bool {
 	return g.changes.Load() > g.seen || !g.fresh.IsZero() && time.Now().After(g.fresh)
 }
 
+// isChecked reports whether the first check is done.
+func (g *Gateway) isChecked() bool {
+	select {
+	case <-g.checked:
+		return true
+	default:
+		return false
+	}
+}
+
 // ready reports, without waiting, whether a call can be judged now: the
 // first check is done and no re-check is due or running.
 func (g *Gateway) ready() bool {
@@ -667,7 +685,7 @@ func (g *Gateway) watchLock(ctx context.Context) {
 			continue
 		}
 		lastSize, lastMod = fi.Size(), fi.ModTime()
-		b, err := readLock(g.cfg.LockPath, g.cfg.Now(), g.cfg.Settings)
+		b, err := readLock(g.cfg.LockPath, g.cfg.Now(), g.cfg.Settings, nil)
 		if err != nil {
 			g.say("the rewritten lockfile cannot be used; the one read before stays in force: %s", textsafe.Escape(err.Error()))
 			continue

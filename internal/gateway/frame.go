@@ -44,16 +44,17 @@ var errNotMessage = errors.New("not a JSON-RPC message")
 // other side reads. Member names are matched exactly: "Method" is not
 // "method".
 //
-// It is on every frame's path both ways, so after the two validity scans
-// the envelope is one walk of the top-level members (topMembers), with no
-// map and no reflection: docs/gateway.md, Speed.
+// It is on every frame's path both ways, so after the UTF-8 scan the line
+// is checked and split in one walk of its top-level members (topMembers,
+// with jsonframe's checking steps), with no map and no reflection:
+// docs/gateway.md, Speed.
 func parseEnvelope(line []byte) (envelope, error) {
 	var env envelope
-	if !utf8.Valid(line) || !json.Valid(line) {
+	if !utf8.Valid(line) {
 		return env, errNotMessage
 	}
 	var arr [8]member
-	ms, ok := topMembers(bytes.TrimSpace(line), arr[:0])
+	ms, ok := topMembers(line, arr[:0])
 	if !ok {
 		return env, errNotMessage
 	}
@@ -85,25 +86,28 @@ func parseEnvelope(line []byte) (envelope, error) {
 // value's bytes as they lie in the object.
 type member struct{ key, val []byte }
 
-// topMembers splits the valid JSON object obj (the caller validated it)
-// into its members, appended to dst (a caller's array: no allocation for a
-// message's few members), refusing an object that names a member twice. A
-// name with an escape is decoded; any other is its bytes (obj is valid
-// UTF-8 and JSON, so they are the name). Names are compared pairwise up to
-// 16 members and through a map past that, so a line of many members costs
-// linear time.
+// topMembers checks that obj is one JSON object (white space around it
+// allowed) and splits it into its members, appended to dst (a caller's
+// array: no allocation for a message's few members), refusing invalid JSON
+// (json.Valid's grammar: jsonframe.SkipValue) and an object that names a
+// member twice. A name with an escape is decoded; any other is its bytes.
+// Names are compared pairwise up to 16 members and through a map past
+// that, so a line of many members costs linear time.
 func topMembers(obj []byte, dst []member) ([]member, bool) {
 	i := jsonframe.SkipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return dst, false
 	}
 	if i = jsonframe.SkipSpace(obj, i+1); i < len(obj) && obj[i] == '}' {
-		return dst, true
+		return dst, jsonframe.SkipSpace(obj, i+1) == len(obj)
 	}
 	var seen map[string]struct{}
-	for i < len(obj) {
-		end := jsonframe.SkipValidString(obj, i)
-		if end > len(obj) || obj[i] != '"' {
+	for {
+		if i >= len(obj) || obj[i] != '"' {
+			return dst, false
+		}
+		end := jsonframe.SkipString(obj, i)
+		if end < 0 {
 			return dst, false
 		}
 		key := obj[i+1 : end-1]
@@ -114,10 +118,14 @@ func topMembers(obj []byte, dst []member) ([]member, bool) {
 			}
 			key = []byte(k)
 		}
-		if i = jsonframe.SkipSpace(obj, jsonframe.SkipSpace(obj, end)+1); i >= len(obj) { // past the ':'
+		if i = jsonframe.SkipSpace(obj, end); i >= len(obj) || obj[i] != ':' {
 			return dst, false
 		}
-		vend := jsonframe.SkipValidValue(obj, i)
+		i = jsonframe.SkipSpace(obj, i+1)
+		vend := jsonframe.SkipValue(obj, i, 1)
+		if vend < 0 {
+			return dst, false
+		}
 		switch {
 		case seen != nil:
 			if _, dup := seen[string(key)]; dup {
@@ -141,12 +149,18 @@ func topMembers(obj []byte, dst []member) ([]member, bool) {
 			seen[string(key)] = struct{}{}
 		}
 		dst = append(dst, member{key, obj[i:vend]})
-		if i = jsonframe.SkipSpace(obj, vend); i >= len(obj) || obj[i] != ',' {
-			break
+		if i = jsonframe.SkipSpace(obj, vend); i >= len(obj) {
+			return dst, false
 		}
-		i = jsonframe.SkipSpace(obj, i+1)
+		switch obj[i] {
+		case ',':
+			i = jsonframe.SkipSpace(obj, i+1)
+		case '}':
+			return dst, jsonframe.SkipSpace(obj, i+1) == len(obj)
+		default:
+			return dst, false
+		}
 	}
-	return dst, true
 }
 
 // jsonString is the text of a JSON string value (one that came in a valid

@@ -1,10 +1,13 @@
 package gateway
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/crawlcheck/verifier/internal/preflight"
 )
@@ -45,6 +48,16 @@ func TestParseEnvelope(t *testing.T) {
 		{`[{"jsonrpc":"2.0","id":1,"method":"a"}]`, false, "", "", "", "", "", false},
 		{`{"jsonrpc":"2.0","id":1,"method":"a"`, false, "", "", "", "", "", false},
 		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}", false, "", "", "", "", "", false},
+		// Invalid JSON anywhere in the line, which the walk checks as it
+		// splits (json.Valid did it before, in a pass of its own).
+		{`{"jsonrpc":"2.0","id":1,"method":"a","params":[1,]}`, false, "", "", "", "", "", false},
+		{`{"jsonrpc":"2.0","id":01,"method":"a"}`, false, "", "", "", "", "", false},
+		{`{"jsonrpc":"2.0","id":1,"method":"a"} {}`, false, "", "", "", "", "", false},
+		{`{"jsonrpc":"2.0","id":1,"method":"a",}`, false, "", "", "", "", "", false},
+		{`{"jsonrpc":"2.0","id":1,"method":"a","params":{"x":"\q"}}`, false, "", "", "", "", "", false},
+		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\",\"params\":{\"x\":\"\x01\"}}", false, "", "", "", "", "", false},
+		{`{"jsonrpc":"2.0","id":1,"method":"a","params":{"x":tru}}`, false, "", "", "", "", "", false},
+		{"\t{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}\r", true, "a", "1", "", "", "", false},
 	} {
 		env, err := parseEnvelope([]byte(c.line))
 		if (err == nil) != c.ok {
@@ -64,6 +77,20 @@ func TestParseEnvelope(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzEnvelope: a line is read as a message only when it is valid UTF-8
+// and one JSON object by json.Valid's grammar.
+func FuzzEnvelope(f *testing.F) {
+	for _, s := range []string{`{"jsonrpc":"2.0","id":1,"method":"a","params":{"n":[1,2.5e3,true,null,"\u00e9"]}}`, `{"id":"x","result":{}}`, `{"id":1,"method":"a"} x`, `{"id":1,"method":"a","params":[1,]}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		_, err := parseEnvelope(line)
+		if err == nil && (!utf8.Valid(line) || !json.Valid(line) || bytes.TrimLeft(line, " \t\r\n")[0] != '{') {
+			t.Fatalf("parseEnvelope read %q as a message", line)
+		}
+	})
 }
 
 // BenchmarkRoute is a call's routing both ways: the client's tools/call

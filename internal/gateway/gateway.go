@@ -75,6 +75,16 @@ type Config struct {
 	Grace time.Duration
 	// Now is the records' clock; nil is time.Now.
 	Now func() time.Time
+	// InputRead, when set, is told the size of each input the session's
+	// start reads before the core parses it (the lockfile, the record log,
+	// then every page of the first check), and
+	// Started is called once the first check is made, before any call is
+	// judged. The CLI keeps its collector raised for a start (one burst of
+	// allocation, the core's trees of the lockfile and the list) while its
+	// inputs are small, and puts Go's default back for the session
+	// (cmd/crawlcheck/gc.go).
+	InputRead func(n int)
+	Started   func()
 	// Stdin, Stdout and Stderr are the client's side.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
@@ -199,8 +209,13 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	ready := make(chan prepared, 1)
 	go func() {
 		var p prepared
-		if p.lock, p.err = readLock(cfg.LockPath, cfg.Now(), cfg.Settings); p.err == nil {
+		if p.lock, p.err = readLock(cfg.LockPath, cfg.Now(), cfg.Settings, cfg.InputRead); p.err == nil {
 			if p.ep, p.err = endpointOf(cfg); p.err == nil && cfg.LogPath != "" {
+				// The log's chain is verified as it is opened (up to 32
+				// MiB): counted before the core reads it, as the lockfile.
+				if fi, err := os.Stat(cfg.LogPath); err == nil && cfg.InputRead != nil {
+					cfg.InputRead(int(fi.Size()))
+				}
 				p.log, p.err = preflight.OpenLog(cfg.LogPath)
 			}
 		}
@@ -282,14 +297,18 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 }
 
 // readLock reads the lockfile as the Go preflight does: bounded, strictly,
-// and refused when the core cannot read it.
-func readLock(path string, now time.Time, s preflight.Settings) ([]byte, error) {
+// and refused when the core cannot read it. count, when set, is told its
+// size before the core parses it (Config.InputRead: the start's read only).
+func readLock(path string, now time.Time, s preflight.Settings, count func(int)) ([]byte, error) {
 	if path == "" {
 		return nil, errors.New("--lock is required")
 	}
 	b, err := readBounded(path, core.MaxRequestBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading the lockfile: %w", err)
+	}
+	if count != nil {
+		count(len(b))
 	}
 	if _, err := preflight.ReadLock(b, now, s); err != nil {
 		return nil, fmt.Errorf("lockfile %s: %w", path, err)

@@ -1,0 +1,95 @@
+package gateway_test
+
+import (
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestEverythingTypeScript: server-everything behind the gateway, driven
+// by the official TypeScript clients (SDK 1.x and client 2.x, as
+// bindings/js pins them) declaring roots, sampling and elicitation, the
+// stand-ins for desktop clients: the server's sampling, elicitation and
+// roots requests reach the client and their answers the server, ping,
+// progress and logging come through, a call the client cancels ends and
+// the session goes on (TestEverythingRoundTrips drives the same with the
+// go-sdk client).
+func TestEverythingTypeScript(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	_, file, _, _ := runtime.Caller(0)
+	here := filepath.Dir(file)
+	modules := filepath.Join(here, "..", "..", "bindings", "js", "node_modules")
+	dir := t.TempDir()
+	e := &env{dir: dir, lock: filepath.Join(dir, "lock.json"), log: filepath.Join(dir, "records.jsonl"), server: everything(t)}
+	cli(t, "lock", "--capabilities", "roots,sampling,elicitation", "--handshake", "initialize", "--server", strings.Join(e.server, " "), "-o", e.lock)
+	type result struct {
+		Tools                               []string
+		Sampled, Elicited, RootsAsked, Logs int
+		Ping                                bool
+		Progress                            []float64
+		Calls                               map[string]struct{ Text, Error string }
+	}
+	session := func(t *testing.T, major string, argv []string) result {
+		t.Helper()
+		spec, _ := json.Marshal(map[string]any{"command": argv})
+		cmd := exec.Command(node, filepath.Join(here, "..", "..", "hosttest", "interop", "testdata", "gateway_everything.mjs"), modules, major, string(spec))
+		var stderr lockedBuffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, stderr.String())
+		}
+		var got result
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return got
+	}
+	for _, major := range []string{"1", "2"} {
+		t.Run("sdk"+major, func(t *testing.T) {
+			got := session(t, major, append([]string{crawlcheck, "run", "--lock", e.lock, "--log", e.log, "--"}, e.server...))
+			for _, want := range []string{"echo", "get-roots-list", "trigger-sampling-request", "trigger-elicitation-request", "trigger-long-running-operation", "toggle-simulated-logging"} {
+				if !slices.Contains(got.Tools, want) {
+					t.Errorf("%s not handed over: %v", want, got.Tools)
+				}
+			}
+			for label, want := range map[string]string{"echo": "hi", "sampling": "sampled through the gateway", "roots": "gateway-test-root", "after": "after"} {
+				if c := got.Calls[label]; c.Error != "" || !strings.Contains(c.Text, want) {
+					t.Errorf("%s: %+v, want a result holding %q", label, c, want)
+				}
+			}
+			for _, label := range []string{"elicitation", "progress", "logging"} {
+				if c := got.Calls[label]; c.Error != "" {
+					t.Errorf("%s: %s", label, c.Error)
+				}
+			}
+			if c := got.Calls["cancelled"]; c.Error == "" {
+				t.Errorf("the cancelled call returned a result: %+v", c)
+			}
+			if got.Sampled != 1 || got.Elicited != 1 || got.RootsAsked < 1 {
+				t.Errorf("sampled %d, elicited %d, roots asked %d; want 1, 1, at least 1", got.Sampled, got.Elicited, got.RootsAsked)
+			}
+			if !got.Ping {
+				t.Error("ping did not come back")
+			}
+			// The last step's progress comes just before the result, and
+			// the TypeScript clients, straight to the server as through the
+			// gateway, sometimes drop it (the request is done when its
+			// handler runs): [1] or [1 2], never none.
+			if !slices.Equal(got.Progress, []float64{1}) && !slices.Equal(got.Progress, []float64{1, 2}) {
+				t.Errorf("progress %v, want [1 2] (or [1])", got.Progress)
+			}
+			if got.Logs == 0 {
+				t.Error("no logging message came through")
+			}
+		})
+	}
+	e.records(t)
+}
