@@ -107,28 +107,11 @@ const (
 )
 
 // Cannot are the cells that cannot exist, by host ID then column
-// (server ID + "/" + transport), with the reason.
-var Cannot = gatewayCannot()
-
-// gatewayCannot: the gateway has a stdio side only, so its rows have no
-// HTTP cells.
-func gatewayCannot() map[string]map[string]string {
-	out := map[string]map[string]string{}
-	for _, h := range Hosts {
-		if !h.Gateway {
-			continue
-		}
-		out[h.ID] = map[string]string{}
-		for _, s := range Servers {
-			for _, tr := range s.Transports {
-				if tr != Stdio {
-					out[h.ID][s.ID+"/"+tr] = "the gateway (`crawlcheck run`) has a stdio side only; a client's remote entries are left as they are until it has an HTTP side (issue 31)"
-				}
-			}
-		}
-	}
-	return out
-}
+// (server ID + "/" + transport), with the reason. None today: the gateway
+// rows, which had no HTTP cells while `crawlcheck run` had a stdio side
+// only, run theirs through `crawlcheck run --url` (issue 32). A cell goes
+// here only with the reason no host entry point could run it.
+var Cannot = map[string]map[string]string{}
 
 // Pending are the rows and columns issue 17 asks for that the matrix does
 // not run yet: listed in docs/interop.md so nobody reads their absence as
@@ -192,6 +175,7 @@ func Render(results map[string]string) string {
 	for _, h := range Hosts {
 		fmt.Fprintf(&b, "| %s | %s |\n", h.Name, h.Versions)
 	}
+	b.WriteString("\nOver HTTP the gateway rows' client starts `crawlcheck run --url URL` (`--sse` for HTTP+SSE) as its\nstdio server, as `crawlcheck install` writes a client's remote entry, the URL the in-flight proxy's.\n")
 	b.WriteString("\n## Results\n\n| host |")
 	cols := Cells()[:0]
 	for _, c := range Cells() {

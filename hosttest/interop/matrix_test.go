@@ -438,10 +438,20 @@ func hostRun(t *testing.T, c Cell, e *endpoint, lock, mode, logPath string) outc
 
 // gatewayRun runs one session of a client (client: its program and
 // arguments, then the spec) in front of `crawlcheck run`, which stands
-// where the stdio server's command stood, and lists the tools the client
-// is handed.
+// where the stdio server's command stood, or, for an HTTP server, is the
+// stdio server `crawlcheck install` makes of a remote entry (run --url,
+// --sse for the legacy transport), and lists the tools the client is
+// handed.
 func gatewayRun(t *testing.T, client []string, e *endpoint, lock, mode, logPath string) outcome {
-	gw := slices.Concat([]string{crawlcheck, "run", "--now", checkNow, "--lock", lock, "--log", logPath, "--mode", mode, "--"}, e.words)
+	gw := []string{crawlcheck, "run", "--now", checkNow, "--lock", lock, "--log", logPath, "--mode", mode}
+	switch {
+	case e.sse:
+		gw = append(gw, "--url", e.url, "--sse")
+	case e.url != "":
+		gw = append(gw, "--url", e.url)
+	default:
+		gw = slices.Concat(gw, []string{"--"}, e.words)
+	}
 	spec, _ := json.Marshal(map[string]any{"command": gw})
 	out := run(t, client[0], append(client[1:], string(spec))...)
 	var got struct{ Tools []string }
