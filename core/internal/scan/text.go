@@ -19,7 +19,8 @@ func (s *scanner) text(t string, w where) {
 	if w.name || w.dialect {
 		return
 	}
-	s.c.ac.find(t, func(l *literal, start, end int) {
+	s.splitWords(t)
+	s.c.ac.report(t, s.hits, func(l *literal, start, end int) {
 		if s.c.isURL[l.rule] {
 			e := addressEnd(t, end)
 			s.work += e - end
@@ -33,7 +34,6 @@ func (s *scanner) text(t string, w where) {
 	})
 	s.tagsIn(t, add)
 	s.markupIn(t, add)
-	s.words, s.low = splitWords(t, s.words[:0], s.low[:0])
 	if s.c.email >= 0 || s.c.sendTo >= 0 {
 		s.work += emails(t, func(start, end int) {
 			if s.c.email >= 0 {
@@ -484,7 +484,7 @@ func (s *scanner) sentTo(start int) (int, bool) {
 	lo, hi := 0, len(ws) // the first word ending after start
 	for lo < hi {
 		m := (lo + hi) / 2
-		if ws[m].end <= start {
+		if int(ws[m].end) <= start {
 			lo = m + 1
 		} else {
 			hi = m
@@ -493,10 +493,10 @@ func (s *scanner) sentTo(start int) (int, bool) {
 	for k := lo - 1; k >= 0 && k >= lo-5; k-- {
 		s.work++
 		if s.c.sendWord[string(s.low[ws[k].lo:ws[k].hi])] {
-			from := ws[k].start
+			from := int(ws[k].start)
 			for j := k - 1; j >= 0 && j >= lo-5; j-- { // the earliest, for the span
 				if s.c.sendWord[string(s.low[ws[j].lo:ws[j].hi])] {
-					from = ws[j].start
+					from = int(ws[j].start)
 				}
 			}
 			return from, true
