@@ -18,7 +18,6 @@ package classify
 
 import (
 	"strings"
-	"unicode"
 	"unicode/utf8"
 	"unsafe"
 
@@ -362,7 +361,7 @@ func split(t string, out []token) []token {
 		if c >= utf8.RuneSelf {
 			c, size = utf8.DecodeRuneInString(t[i:])
 		}
-		if unicode.IsSpace(c) {
+		if isSpace(c) {
 			i += size
 			continue
 		}
@@ -372,7 +371,7 @@ func split(t string, out []token) []token {
 			if c >= utf8.RuneSelf {
 				c, size = utf8.DecodeRuneInString(t[i:])
 			}
-			if unicode.IsSpace(c) {
+			if isSpace(c) {
 				break
 			}
 			i += size
@@ -404,6 +403,16 @@ func split(t string, out []token) []token {
 		}
 	}
 	return out
+}
+
+// isSpace is unicode.IsSpace (the White_Space property), which
+// strings.Fields splits on, without the unicode tables.
+func isSpace(r rune) bool {
+	switch r {
+	case '\t', '\n', '\v', '\f', '\r', ' ', 0x85, 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000:
+		return true
+	}
+	return 0x2000 <= r && r <= 0x200A
 }
 
 // trimmed are the bytes split trims off a token's ends.

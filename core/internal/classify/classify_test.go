@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // words is a word diff good enough for the tests: the common prefix and
@@ -85,5 +86,47 @@ func TestRankOrder(t *testing.T) {
 	}
 	if Rank("bogus") != -1 {
 		t.Error("an unknown class has a rank")
+	}
+}
+
+// TestSplitAsFields: split cuts tokens where strings.Fields does and trims
+// them as strings.Trim would, Unicode blanks and broken UTF-8 included.
+func TestSplitAsFields(t *testing.T) {
+	for _, text := range []string{
+		"", "  ", "Read it.  Then (call) `x`, \"quoted\"; done!",
+		"a\u00a0b\u2003c\u3000d\u0085e", "bad \xff\xfe utf-8 \xe2\x80", "...", "* - *", "Don’t stop. MA\u212aE sure",
+	} {
+		var want []token
+		at := 0
+		for _, f := range strings.Fields(text) {
+			fs := at + strings.Index(text[at:], f)
+			at = fs + len(f)
+			if w := strings.Trim(f, ".,;:!?()[]{}\"'*"); w != "" {
+				ws := fs + strings.Index(f, w)
+				want = append(want, token{text: w, start: ws, end: ws + len(w)})
+			}
+		}
+		got := split(text, nil)
+		if len(got) != len(want) {
+			t.Fatalf("%q: %d tokens, want %d", text, len(got), len(want))
+		}
+		for i := range got {
+			if got[i].text != want[i].text || got[i].start != want[i].start || got[i].end != want[i].end {
+				t.Fatalf("%q: token %d is %+v, want %+v", text, i, got[i], want[i])
+			}
+		}
+	}
+	var buf [16]byte
+	if lowerWord(&buf, "MA\u212aE") != "make" || lowerWord(&buf, "MUST") != "must" {
+		t.Fatal("lowerWord does not lower as strings.ToLower")
+	}
+}
+
+// TestIsSpace: isSpace is unicode.IsSpace on every code point.
+func TestIsSpace(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if isSpace(r) != unicode.IsSpace(r) {
+			t.Fatalf("isSpace(%U) = %v", r, isSpace(r))
+		}
 	}
 }

@@ -201,15 +201,31 @@ func (s *scanner) characters(t string, w where, add func(rule, start, end int)) 
 // plainASCII says whether t is printable ASCII with no run of minBlank
 // spaces: most texts of a tool list are, and in them the character pass can
 // find nothing (no table character, no script to mix, no blank run), so one
-// tight loop answers for the whole pass.
+// tight loop answers for the whole pass. Eight bytes at a time: a byte
+// below ' ', at 0x7F or past it sets the high bit of its lane. A run of
+// spaces is looked for only where two spaces meet.
 func plainASCII(t string, minBlank int) bool {
-	run := 0
-	for i := 0; i < len(t); i++ {
-		b := t[i]
-		if b < ' ' || b >= 0x7F {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(t); i += 8 {
+		x := uint64(t[i]) | uint64(t[i+1])<<8 | uint64(t[i+2])<<16 | uint64(t[i+3])<<24 |
+			uint64(t[i+4])<<32 | uint64(t[i+5])<<40 | uint64(t[i+6])<<48 | uint64(t[i+7])<<56
+		del := x ^ 0x7F*ones // a zero lane where x has 0x7F
+		if (x|(x-0x20*ones)|(del-ones)&^del)&highs != 0 {
 			return false
 		}
-		if b != ' ' {
+	}
+	for ; i < len(t); i++ {
+		if b := t[i]; b < ' ' || b >= 0x7F {
+			return false
+		}
+	}
+	if minBlank > 1 && !strings.Contains(t, "  ") {
+		return true
+	}
+	run := 0
+	for i := 0; i < len(t); i++ {
+		if t[i] != ' ' {
 			run = 0
 		} else if run++; run >= minBlank {
 			return false
