@@ -123,6 +123,7 @@ type Classifier struct {
 	texts  *scan.Texts
 	tokens []token // markers' words, reused
 	joined []byte  // the insertions or deletions joined, reused
+	within []int   // where in the joined insertions one continues a sentence of the new text
 }
 
 // New is a Classifier for a list whose tools have these names.
@@ -134,6 +135,23 @@ func (k *Classifier) Change(segs []Segment, self string) Result {
 	// Insertions are read apart, as sentences of their own: a phrase never
 	// joins words the diff put in different places.
 	added := k.join(segs, "insert")
+	// An insertion that continues a sentence of the new text ("per
+	// write_file call) -" after "max lines") does not open a clause: its
+	// first word is no imperative however it reads alone.
+	k.within = k.within[:0]
+	at, open := 0, true
+	for _, sg := range segs {
+		switch sg.Op {
+		case "insert":
+			if !open {
+				k.within = append(k.within, at)
+			}
+			at += len(sg.Text) + len(".\n")
+		}
+		if sg.Op != "delete" && sg.Text != "" {
+			open = strings.IndexByte(".!?:;,", sg.Text[len(sg.Text)-1]) >= 0
+		}
+	}
 	return k.classify(added, k.join(segs, "delete"), self)
 }
 
@@ -166,6 +184,7 @@ func (k *Classifier) join(segs []Segment, op string) string {
 // Whole classifies a text whose previous version is unknown: all of it is
 // read as inserted.
 func (k *Classifier) Whole(text, self string) Result {
+	k.within = k.within[:0]
 	return k.classify(text, "", self)
 }
 
@@ -184,8 +203,19 @@ func (f *found) note(class, text string) {
 
 func (k *Classifier) classify(added, deleted, self string) Result {
 	var fd found
+	example := "" // the first address at a name kept for examples
 	for _, f := range k.texts.Text(added, self) {
-		if c := ofRule(scan.Rules[f.Rule]); c != "" {
+		c := ofRule(scan.Rules[f.Rule])
+		switch {
+		case c == Destination && scan.Rules[f.Rule].Kind == scan.KindURL && exampleAddress(f.Span):
+			if example == "" {
+				example = f.Span
+			}
+			c = ""
+		case c == Concealment && emojiPresentation(added, f.Offset, f.Length):
+			c = ""
+		}
+		if c != "" {
 			fd.note(c, f.Span)
 		}
 		if scan.Rules[f.Rule].ID == "exfiltration.send" {
@@ -194,14 +224,24 @@ func (k *Classifier) classify(added, deleted, self string) Result {
 	}
 	if deleted != "" {
 		for _, f := range k.texts.Text(deleted, self) {
-			if c := ofRule(scan.Rules[f.Rule]); c == Instruction || c == Concealment {
+			if c := ofRule(scan.Rules[f.Rule]); c == Instruction || c == Concealment && !emojiPresentation(deleted, f.Offset, f.Length) {
 				fd.note(c, f.Span)
 			}
 		}
 	}
-	k.markers(added, &fd, false)
+	k.markers(added, k.within, &fd, false)
 	if deleted != "" {
-		k.markers(deleted, &fd, true)
+		k.markers(deleted, nil, &fd, true)
+	}
+	// An example address (https://api.example.com/…) in a change that
+	// orders nothing is documentation; in one that also instructs the
+	// agent it is where the instruction may send things, whatever its name.
+	if example != "" {
+		if fd.has[Rank(Instruction)] {
+			fd.note(Destination, example)
+		} else {
+			fd.note(Documentation, example)
+		}
 	}
 	var r Result
 	for i := len(Names) - 1; i >= 0; i-- {
@@ -254,8 +294,8 @@ func ofRule(r scan.Rule) string {
 // named in plain words (cross_tool), paths and account-like numbers
 // (destination), and examples or parameter help (documentation). Of a
 // deleted text (deleted), only instructions count.
-func (k *Classifier) markers(t string, fd *found, deleted bool) {
-	k.tokens = split(t, k.tokens[:0])
+func (k *Classifier) markers(t string, within []int, fd *found, deleted bool) {
+	k.tokens = split(t, within, k.tokens[:0])
 	words := k.tokens
 	note := func(class, text string) {
 		if !deleted || class == Instruction {
@@ -296,7 +336,13 @@ func (k *Classifier) markers(t string, fd *found, deleted bool) {
 			}
 		case "call", "invoke", "run", "execute", "send", "forward", "read", "pass", "include", "ignore", "delete", "write", "fetch", "upload", "share", "post", "copy", "email", "transfer", "open", "close", "remove", "replace", "modify",
 			"use", "prefer", "avoid", "follow", "try", "check", "ask", "tell":
-			if w.clauseStart {
+			switch {
+			case !w.clauseStart || w.quoted:
+			case (lw == "use" || lw == "set" || lw == "pass") && namesParameter(words, i):
+				// "Use the 'head' parameter to read …": help with this
+				// call's own parameters, not a directive beyond it.
+				note(Documentation, sentence(i))
+			default:
 				note(Instruction, sentence(i))
 			}
 		case "other", "another":
@@ -347,13 +393,75 @@ type token struct {
 	text        string
 	start, end  int // of the text, in bytes
 	sentence    int
-	clauseStart bool // the first word of a sentence or after , ; :, or after a first word then, also, first, please, kindly, and or so
+	clauseStart bool // the first word of a sentence, of a list item (after a lone -, *, •, – or —), or after , ; : ( or a dash, or after a first word then, also, first, please, kindly, and or so
+	quoted      bool // the word opens with a quote or backtick: a value or name mentioned ("sitemap": "include"), not a verb used
+}
+
+// namesParameter says whether one of the three words after word i names
+// a parameter: "Use the `head` parameter", "set the limit argument".
+func namesParameter(words []token, i int) bool {
+	var buf [16]byte
+	for k := i + 1; k <= i+3 && k < len(words) && words[k].sentence == words[i].sentence; k++ {
+		switch lowerWord(&buf, words[k].text) {
+		case "parameter", "parameters", "argument", "arguments", "option", "options", "flag", "field":
+			return true
+		}
+	}
+	return false
+}
+
+// exampleAddress says whether a URL or e-mail address is at a name kept
+// for examples and tests (RFC 2606, RFC 6761): example.com, .net and .org
+// and their subdomains, and the .example, .test, .invalid and .localhost
+// names. It goes nowhere: documentation, not a destination, unless the
+// change also instructs the agent (classify).
+func exampleAddress(span string) bool {
+	host := span
+	if i := strings.Index(host, "://"); i >= 0 {
+		host = host[i+3:]
+	} else if i := strings.LastIndexByte(host, '@'); i >= 0 {
+		host = host[i+1:]
+	}
+	if i := strings.IndexAny(host, "/?#"); i >= 0 {
+		host = host[:i]
+	}
+	if i := strings.LastIndexByte(host, '@'); i >= 0 { // user info
+		host = host[i+1:]
+	}
+	if i := strings.LastIndexByte(host, ':'); i >= 0 { // port
+		host = host[:i]
+	}
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	for _, d := range []string{"example.com", "example.net", "example.org"} {
+		if host == d || strings.HasSuffix(host, "."+d) {
+			return true
+		}
+	}
+	for _, tld := range []string{".example", ".test", ".invalid", ".localhost"} {
+		if strings.HasSuffix(host, tld) {
+			return true
+		}
+	}
+	return false
+}
+
+// emojiPresentation says whether t[off:off+n] is one variation selector
+// 15 or 16 (U+FE0E, U+FE0F) right after a symbol past U+2000: how an emoji
+// or a dingbat asks for its text or picture form ("⚠️"), which hides
+// nothing. A run of selectors, or one after a letter, stays concealment:
+// that is how text is smuggled in selectors.
+func emojiPresentation(t string, off, n int) bool {
+	if n != 3 || off+n > len(t) || (t[off:off+n] != "\ufe0f" && t[off:off+n] != "\ufe0e") {
+		return false
+	}
+	r, _ := utf8.DecodeLastRuneInString(t[:off])
+	return r >= 0x2000 && r != utf8.RuneError && !(r >= 0xFE00 && r <= 0xFE0F)
 }
 
 // split cuts a text into blank-separated tokens (blanks as strings.Fields
 // has them), their leading and trailing punctuation trimmed, numbering
 // sentences as the scan does; appended to out.
-func split(t string, out []token) []token {
+func split(t string, within []int, out []token) []token {
 	sentence, start := 0, true
 	var lowBuf [16]byte
 	for i := 0; i < len(t); {
@@ -384,6 +492,16 @@ func split(t string, out []token) []token {
 		for we > ws && trimmed[t[we-1]] {
 			we--
 		}
+		if len(within) > 0 && within[0] <= fs {
+			if within[0] == fs {
+				start = false // an insertion that continues a sentence
+			}
+			within = within[1:]
+		}
+		if ws < we && t[ws:we] == f && bullet(f) {
+			start = true // a list item opens a clause, as a dash between clauses does
+			continue
+		}
 		if ws < we {
 			if n := len(out); n > 0 && !start && out[n-1].clauseStart && out[n-1].sentence == sentence {
 				switch lowerWord(&lowBuf, out[n-1].text) {
@@ -391,7 +509,11 @@ func split(t string, out []token) []token {
 					start = true
 				}
 			}
-			out = append(out, token{t[ws:we], ws, we, sentence, start})
+			if t[fs] == '(' {
+				start = true // a parenthesis opens a clause: "(use scrape instead)"
+			}
+			q := t[fs] == '"' || t[fs] == '\'' || t[fs] == '`'
+			out = append(out, token{t[ws:we], ws, we, sentence, start, q})
 		}
 		start = false
 		switch f[len(f)-1] {
@@ -413,6 +535,16 @@ func isSpace(r rune) bool {
 		return true
 	}
 	return 0x2000 <= r && r <= 0x200A
+}
+
+// bullet says whether a blank-separated field is a list bullet or a dash
+// between clauses: -, *, •, – or —.
+func bullet(f string) bool {
+	switch f {
+	case "-", "*", "\u2022", "\u2013", "\u2014":
+		return true
+	}
+	return false
 }
 
 // trimmed are the bytes split trims off a token's ends.
