@@ -202,26 +202,33 @@ func (s *scanner) characters(t string, w where, add func(rule, start, end int)) 
 // spaces: most texts of a tool list are, and in them the character pass can
 // find nothing (no table character, no script to mix, no blank run), so one
 // tight loop answers for the whole pass. Eight bytes at a time: a byte
-// below ' ', at 0x7F or past it sets the high bit of its lane. A run of
-// spaces is looked for only where two spaces meet.
+// below ' ', at 0x7F or past it sets the high bit of its lane, and so does
+// a space; only where two spaces meet are runs counted byte by byte.
 func plainASCII(t string, minBlank int) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	i := 0
-	for ; i+8 <= len(t); i += 8 {
+	adjacent := minBlank <= 1
+	i, top := 0, uint64(0)
+	for ; i+8 <= len(t) && !adjacent; i += 8 {
 		x := uint64(t[i]) | uint64(t[i+1])<<8 | uint64(t[i+2])<<16 | uint64(t[i+3])<<24 |
 			uint64(t[i+4])<<32 | uint64(t[i+5])<<40 | uint64(t[i+6])<<48 | uint64(t[i+7])<<56
-		del := x ^ 0x7F*ones // a zero lane where x has 0x7F
+		del, sp := x^0x7F*ones, x^0x20*ones // zero lanes where x has 0x7F, a space
 		if (x|(x-0x20*ones)|(del-ones)&^del)&highs != 0 {
 			return false
 		}
+		// Lanes holding a space (a borrow may mark a lane above one too:
+		// that only sends the text to the byte count below).
+		z := (sp - ones) &^ sp & highs
+		adjacent = z&(z<<8) != 0 || top&z&0x80 != 0
+		top = z >> 63 << 7
 	}
+	rest := i
 	for ; i < len(t); i++ {
 		if b := t[i]; b < ' ' || b >= 0x7F {
 			return false
 		}
 	}
-	if minBlank > 1 && !strings.Contains(t, "  ") {
-		return true
+	if !adjacent && !strings.Contains(t[max(rest-1, 0):], "  ") {
+		return true // no two spaces meet in the words read eight at a time, nor after them
 	}
 	run := 0
 	for i := 0; i < len(t); i++ {
