@@ -6,7 +6,9 @@
 sources.json names, per public MCP server, its registry, package, the
 releases to take (consecutive published versions, oldest first), the
 arguments and environment it starts with (dummy keys: tools/list needs no
-account) and the extra packages an old release needs to start. For each
+account), the extra packages an old release needs to start, and
+replacements (regular expression, text) for what a server writes into a
+text from the machine it runs on. For each
 release this installs the package with the registry's ordinary client (npm
 install into CACHE_DIR/<package>@<version>, pip install into a venv there),
 starts it and takes its tools/list with scripts/capture-tools.py (kept as
@@ -21,6 +23,7 @@ compared).
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -92,8 +95,12 @@ def capture(src: dict, ver: str, cache: str):
     return json.loads(out.stdout)
 
 
-def texts(cap: dict) -> dict:
-    """(tool, field) -> text, for the texts a change class is given for."""
+def texts(cap: dict, replace: list) -> dict:
+    """(tool, field) -> text, for the texts a change class is given for,
+    with the source's replacements made: the parts of a text a server
+    writes from the machine it runs on (desktop-commander lists the
+    container's mount points), which are neither the release's nor
+    anyone's to keep."""
     out = {}
     if cap.get("instructions"):
         out[("", "instructions")] = cap["instructions"]
@@ -102,6 +109,10 @@ def texts(cap: dict) -> dict:
         title = t.get("title") or (t.get("annotations") or {}).get("title")
         if title:
             out[(t["name"], "title")] = title
+    for key, text in out.items():
+        for pattern, repl in replace:
+            text = re.sub(pattern, repl, text)
+        out[key] = text
     return out
 
 
@@ -117,7 +128,7 @@ def main() -> None:
             if cap is None:
                 continue
             if prev is not None:
-                old, new = texts(prev), texts(cap)
+                old, new = texts(prev, src.get("replace", [])), texts(cap, src.get("replace", []))
                 for key, text in new.items():
                     if key in old and old[key] != text:
                         print(json.dumps({"from": prev["package"], "to": cap["package"],
