@@ -13,7 +13,8 @@ release this installs the package with the registry's ordinary client (npm
 install into CACHE_DIR/<package>@<version>, pip install into a venv there),
 starts it and takes its tools/list with scripts/capture-tools.py (kept as
 CACHE_DIR/.../capture.json, so a second run reads it again instead of
-installing), then compares each release with the one before it that
+installing; a release that did not install or start leaves failed.txt
+there, read the same way), then compares each release with the one before it that
 started: every tool in both whose description or title changed, and the
 server's instructions, one JSON object a line, with an empty label. The
 labels are a person's (testdata/scan-changes/labelled.json); this script
@@ -72,24 +73,33 @@ def pypi_command(src: dict, ver: str, root: str) -> list:
     return [exe, *src.get("args", [])]
 
 
+def fail(failed: str, why: str) -> None:
+    """Say why a release is skipped, and keep it beside where its capture
+    would be, so that a second run skips it without installing it again."""
+    print(why, file=sys.stderr)
+    os.makedirs(os.path.dirname(failed), exist_ok=True)
+    with open(failed, "w") as f:
+        f.write(why + "\n")
+
+
 def capture(src: dict, ver: str, cache: str):
     """The release's capture, taken once and kept in the cache."""
     root = os.path.join(cache, src["registry"], src["package"].replace("/", "+") + "@" + ver)
-    path = os.path.join(root, "capture.json")
+    path, failed = os.path.join(root, "capture.json"), os.path.join(root, "failed.txt")
     if os.path.exists(path):
         return json.load(open(path))
+    if os.path.exists(failed):  # kept, like a capture: delete the directory to try again
+        print(open(failed).read().strip(), file=sys.stderr)
+        return None
     cmd = (npm_command if src["registry"] == "npm" else pypi_command)(src, ver, root)
     if not cmd:
-        print(f"{src['package']}@{ver}: did not install", file=sys.stderr)
-        return None
+        return fail(failed, f"{src['package']}@{ver}: did not install")
     env = dict(os.environ, **src.get("env", {}))
     label = f"{src['registry']} {src['package']}@{ver}"
     out = subprocess.run([sys.executable, os.path.join(HERE, "capture-tools.py"), src["package"],
                           label, "--", *cmd], capture_output=True, env=env, cwd=root)
     if out.returncode != 0:
-        print(f"{label}: did not start: {out.stderr.decode(errors='replace').strip()[-300:]}",
-              file=sys.stderr)
-        return None
+        return fail(failed, f"{label}: did not start: {out.stderr.decode(errors='replace').strip()[-300:]}")
     with open(path, "wb") as f:
         f.write(out.stdout)
     return json.loads(out.stdout)
