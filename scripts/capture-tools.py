@@ -93,6 +93,10 @@ def main() -> None:
     out = {"server": name, "package": package, "serverInfo": init.get("serverInfo"),
            "captured": f"tools/list over stdio on {datetime.date.today()}, every page, as the server sent it",
            "tools": tools}
+    if init.get("instructions"):
+        # The server's instructions are text the agent reads as well: the
+        # change classes are given for them too (scripts/scan-changes.py).
+        out["instructions"] = init["instructions"]
     json.dump(out, sys.stdout, indent=2, ensure_ascii=False, sort_keys=False)
     sys.stdout.write("\n")
 

@@ -18,6 +18,8 @@ package classify
 
 import (
 	"strings"
+	"unicode/utf8"
+	"unsafe"
 
 	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/scan"
@@ -114,70 +116,138 @@ type Segment struct{ Op, Text string }
 
 // Classifier classifies the changed texts of one list: names are the tools
 // of the list they belong to (a list tool named in a text is a reference
-// to another tool). Its tables are built once for the list.
-type Classifier struct{ texts *scan.Texts }
+// to another tool). Its tables are built once for the list, and its
+// buffers are kept from one change to the next, so that classifying every
+// tool of a list allocates little beyond the results.
+type Classifier struct {
+	texts  *scan.Texts
+	tokens []token // markers' words, reused
+	joined []byte  // the insertions or deletions joined, reused
+	within []int   // where in the joined insertions one continues a sentence of the new text
+}
 
 // New is a Classifier for a list whose tools have these names.
-func New(names []string) *Classifier { return &Classifier{scan.NewTexts(names)} }
+func New(names []string) *Classifier { return &Classifier{texts: scan.NewTexts(names)} }
 
 // Change classifies a changed text from its word diff. self is the tool
 // whose text it is ("" for instructions).
 func (k *Classifier) Change(segs []Segment, self string) Result {
-	var ins, del []string
-	for _, s := range segs {
-		switch s.Op {
-		case "insert":
-			ins = append(ins, s.Text)
-		case "delete":
-			del = append(del, s.Text)
-		}
-	}
 	// Insertions are read apart, as sentences of their own: a phrase never
 	// joins words the diff put in different places.
-	return k.classify(strings.Join(ins, ".\n"), strings.Join(del, ".\n"), self)
+	added := k.join(segs, "insert")
+	// An insertion that continues a sentence of the new text ("per
+	// write_file call) -" after "max lines") does not open a clause: its
+	// first word is no imperative however it reads alone.
+	k.within = k.within[:0]
+	at, open := 0, true
+	for _, sg := range segs {
+		switch sg.Op {
+		case "insert":
+			if !open {
+				k.within = append(k.within, at)
+			}
+			at += len(sg.Text) + len(".\n")
+		}
+		if sg.Op != "delete" && sg.Text != "" {
+			open = strings.IndexByte(".!?:;,", sg.Text[len(sg.Text)-1]) >= 0
+		}
+	}
+	return k.classify(added, k.join(segs, "delete"), self)
+}
+
+// join is the texts of the segments of one op, joined by ".\n" (as
+// strings.Join would), copied once into a string the findings may quote.
+func (k *Classifier) join(segs []Segment, op string) string {
+	b := k.joined[:0]
+	n := 0
+	for _, s := range segs {
+		if s.Op != op {
+			continue
+		}
+		if n > 0 {
+			b = append(b, ".\n"...)
+		}
+		b = append(b, s.Text...)
+		n++
+	}
+	k.joined = b
+	if n == 1 {
+		for _, s := range segs { // one segment: its own text, no copy
+			if s.Op == op {
+				return s.Text
+			}
+		}
+	}
+	return string(b)
 }
 
 // Whole classifies a text whose previous version is unknown: all of it is
 // read as inserted.
 func (k *Classifier) Whole(text, self string) Result {
+	k.within = k.within[:0]
 	return k.classify(text, "", self)
 }
 
-func (k *Classifier) classify(added, deleted, self string) Result {
-	found := map[string]string{}
-	note := func(class, text string) {
-		if _, ok := found[class]; !ok {
-			found[class] = clip(text)
-		}
+// found is the evidence of each class found so far, by rank: the first
+// piece of evidence of a class is the one kept.
+type found struct {
+	text [7]string
+	has  [7]bool
+}
+
+func (f *found) note(class, text string) {
+	if r := Rank(class); !f.has[r] {
+		f.text[r], f.has[r] = clip(text), true
 	}
+}
+
+func (k *Classifier) classify(added, deleted, self string) Result {
+	var fd found
+	example := "" // the first address at a name kept for examples
 	for _, f := range k.texts.Text(added, self) {
-		if c := ofRule(scan.Rules[f.Rule]); c != "" {
-			note(c, f.Span)
+		c := ofRule(scan.Rules[f.Rule])
+		switch {
+		case c == Destination && scan.Rules[f.Rule].Kind == scan.KindURL && exampleAddress(f.Span):
+			if example == "" {
+				example = f.Span
+			}
+			c = ""
+		case c == Concealment && emojiPresentation(added, f.Offset, f.Length):
+			c = ""
+		}
+		if c != "" {
+			fd.note(c, f.Span)
 		}
 		if scan.Rules[f.Rule].ID == "exfiltration.send" {
-			note(Destination, f.Span)
+			fd.note(Destination, f.Span)
 		}
 	}
 	if deleted != "" {
 		for _, f := range k.texts.Text(deleted, self) {
-			if c := ofRule(scan.Rules[f.Rule]); c == Instruction || c == Concealment {
-				note(c, f.Span)
+			if c := ofRule(scan.Rules[f.Rule]); c == Instruction || c == Concealment && !emojiPresentation(deleted, f.Offset, f.Length) {
+				fd.note(c, f.Span)
 			}
 		}
 	}
-	markers(added, note)
+	k.markers(added, k.within, &fd, false)
 	if deleted != "" {
-		markers(deleted, func(class, text string) {
-			if class == Instruction {
-				note(class, text)
-			}
-		})
+		k.markers(deleted, nil, &fd, true)
+	}
+	// An example address (https://api.example.com/…) in a change that
+	// orders nothing is documentation; in one that also instructs the
+	// agent it is where the instruction may send things, whatever its name.
+	if example != "" {
+		if fd.has[Rank(Instruction)] {
+			fd.note(Destination, example)
+		} else {
+			fd.note(Documentation, example)
+		}
 	}
 	var r Result
 	for i := len(Names) - 1; i >= 0; i-- {
-		if text, ok := found[Names[i]]; ok {
+		if fd.has[i] {
 			r.Classes = append(r.Classes, Names[i])
-			r.Evidence = append(r.Evidence, Evidence{Names[i], text})
+			r.Evidence = append(r.Evidence, Evidence{Names[i], fd.text[i]})
 		}
 	}
 	if len(r.Classes) == 0 {
@@ -222,9 +292,16 @@ func ofRule(r scan.Rule) string {
 // markers reads what the scan's rules leave to judgement: words that
 // address the agent or order it (instruction), other tools or servers
 // named in plain words (cross_tool), paths and account-like numbers
-// (destination), and examples or parameter help (documentation).
-func markers(t string, note func(class, text string)) {
-	words := split(t)
+// (destination), and examples or parameter help (documentation). Of a
+// deleted text (deleted), only instructions count.
+func (k *Classifier) markers(t string, within []int, fd *found, deleted bool) {
+	k.tokens = split(t, within, k.tokens[:0])
+	words := k.tokens
+	note := func(class, text string) {
+		if !deleted || class == Instruction {
+			fd.note(class, text)
+		}
+	}
 	// sentence is the text of word i's sentence: what a person reads as the
 	// evidence of an instruction or a reference.
 	sentence := func(i int) string {
@@ -237,11 +314,14 @@ func markers(t string, note func(class, text string)) {
 		}
 		return t[words[lo].start:words[hi].end]
 	}
+	// Words are compared lower case through a buffer: a marker is short,
+	// and a longer word is none of them.
+	var lowBuf, nextBuf [16]byte
 	for i, w := range words {
-		lw := strings.ToLower(w.text)
+		lw := lowerWord(&lowBuf, w.text)
 		next := ""
 		if i+1 < len(words) && words[i+1].sentence == w.sentence {
-			next = strings.ToLower(words[i+1].text)
+			next = lowerWord(&nextBuf, words[i+1].text)
 		}
 		switch lw {
 		case "you", "your", "yourself", "assistant", "agent", "llm", "must", "always", "never", "ensure", "remember", "mandatory", "important", "should", "consider":
@@ -256,13 +336,19 @@ func markers(t string, note func(class, text string)) {
 			}
 		case "call", "invoke", "run", "execute", "send", "forward", "read", "pass", "include", "ignore", "delete", "write", "fetch", "upload", "share", "post", "copy", "email", "transfer", "open", "close", "remove", "replace", "modify",
 			"use", "prefer", "avoid", "follow", "try", "check", "ask", "tell":
-			if w.clauseStart {
+			switch {
+			case !w.clauseStart || w.quoted:
+			case (lw == "use" || lw == "set" || lw == "pass") && namesParameter(words, i):
+				// "Use the 'head' parameter to read …": help with this
+				// call's own parameters, not a directive beyond it.
+				note(Documentation, sentence(i))
+			default:
 				note(Instruction, sentence(i))
 			}
 		case "other", "another":
 			// "other tools", "other MongoDB tools": a tool word within two.
 			for k := i + 1; k <= i+2 && k < len(words) && words[k].sentence == w.sentence; k++ {
-				switch strings.ToLower(words[k].text) {
+				switch lowerWord(&nextBuf, words[k].text) {
 				case "tool", "tools", "server", "servers", "function", "functions":
 					note(CrossTool, sentence(i))
 				}
@@ -279,32 +365,155 @@ func markers(t string, note func(class, text string)) {
 	}
 }
 
+// lowerWord is w in lower case, as strings.ToLower has it, written into
+// buf when w is ASCII: a word longer than buf is answered as it is (no
+// marker is that long), and one with other characters through
+// strings.ToLower (the Kelvin sign lowers to an ASCII k: "MA\u212AE" is
+// "make").
+func lowerWord(buf *[16]byte, w string) string {
+	if len(w) > len(buf) {
+		return w
+	}
+	for i := 0; i < len(w); i++ {
+		if w[i] >= utf8.RuneSelf {
+			return strings.ToLower(w)
+		}
+	}
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return unsafeString(buf[:len(w)])
+}
+
 type token struct {
 	text        string
 	start, end  int // of the text, in bytes
 	sentence    int
-	clauseStart bool // the first word of a sentence or after , ; :, or after a first word then, also, first, please, kindly, and or so
+	clauseStart bool // the first word of a sentence, of a list item (after a lone -, *, •, – or —), or after , ; : ( or a dash, or after a first word then, also, first, please, kindly, and or so
+	quoted      bool // the word opens with a quote or backtick: a value or name mentioned ("sitemap": "include"), not a verb used
 }
 
-// split cuts a text into blank-separated tokens, their trailing
-// punctuation trimmed, numbering sentences as the scan does.
-func split(t string) []token {
-	var out []token
+// namesParameter says whether one of the three words after word i names
+// a parameter: "Use the `head` parameter", "set the limit argument".
+func namesParameter(words []token, i int) bool {
+	var buf [16]byte
+	for k := i + 1; k <= i+3 && k < len(words) && words[k].sentence == words[i].sentence; k++ {
+		switch lowerWord(&buf, words[k].text) {
+		case "parameter", "parameters", "argument", "arguments", "option", "options", "flag", "field":
+			return true
+		}
+	}
+	return false
+}
+
+// exampleAddress says whether a URL or e-mail address is at a name kept
+// for examples and tests (RFC 2606, RFC 6761): example.com, .net and .org
+// and their subdomains, and the .example, .test, .invalid and .localhost
+// names. It goes nowhere: documentation, not a destination, unless the
+// change also instructs the agent (classify).
+func exampleAddress(span string) bool {
+	host := span
+	if i := strings.Index(host, "://"); i >= 0 {
+		host = host[i+3:]
+	} else if i := strings.LastIndexByte(host, '@'); i >= 0 {
+		host = host[i+1:]
+	}
+	if i := strings.IndexAny(host, "/?#"); i >= 0 {
+		host = host[:i]
+	}
+	if i := strings.LastIndexByte(host, '@'); i >= 0 { // user info
+		host = host[i+1:]
+	}
+	if i := strings.LastIndexByte(host, ':'); i >= 0 { // port
+		host = host[:i]
+	}
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	for _, d := range []string{"example.com", "example.net", "example.org"} {
+		if host == d || strings.HasSuffix(host, "."+d) {
+			return true
+		}
+	}
+	for _, tld := range []string{".example", ".test", ".invalid", ".localhost"} {
+		if strings.HasSuffix(host, tld) {
+			return true
+		}
+	}
+	return false
+}
+
+// emojiPresentation says whether t[off:off+n] is one variation selector
+// 15 or 16 (U+FE0E, U+FE0F) right after a symbol past U+2000: how an emoji
+// or a dingbat asks for its text or picture form ("⚠️"), which hides
+// nothing. A run of selectors, or one after a letter, stays concealment:
+// that is how text is smuggled in selectors.
+func emojiPresentation(t string, off, n int) bool {
+	if n != 3 || off+n > len(t) || (t[off:off+n] != "\ufe0f" && t[off:off+n] != "\ufe0e") {
+		return false
+	}
+	r, _ := utf8.DecodeLastRuneInString(t[:off])
+	return r >= 0x2000 && r != utf8.RuneError && !(r >= 0xFE00 && r <= 0xFE0F)
+}
+
+// split cuts a text into blank-separated tokens (blanks as strings.Fields
+// has them), their leading and trailing punctuation trimmed, numbering
+// sentences as the scan does; appended to out.
+func split(t string, within []int, out []token) []token {
 	sentence, start := 0, true
-	at := 0
-	for _, f := range strings.Fields(t) {
-		fs := at + strings.Index(t[at:], f)
-		at = fs + len(f)
-		w := strings.Trim(f, ".,;:!?()[]{}\"'*")
-		ws := fs + strings.Index(f, w)
-		if w != "" {
+	var lowBuf [16]byte
+	for i := 0; i < len(t); {
+		c, size := rune(t[i]), 1
+		if c >= utf8.RuneSelf {
+			c, size = utf8.DecodeRuneInString(t[i:])
+		}
+		if isSpace(c) {
+			i += size
+			continue
+		}
+		fs := i
+		for i < len(t) {
+			c, size := rune(t[i]), 1
+			if c >= utf8.RuneSelf {
+				c, size = utf8.DecodeRuneInString(t[i:])
+			}
+			if isSpace(c) {
+				break
+			}
+			i += size
+		}
+		f := t[fs:i]
+		ws, we := fs, i
+		for ws < we && trimmed[t[ws]] {
+			ws++
+		}
+		for we > ws && trimmed[t[we-1]] {
+			we--
+		}
+		if len(within) > 0 && within[0] <= fs {
+			if within[0] == fs {
+				start = false // an insertion that continues a sentence
+			}
+			within = within[1:]
+		}
+		if ws < we && t[ws:we] == f && bullet(f) {
+			start = true // a list item opens a clause, as a dash between clauses does
+			continue
+		}
+		if ws < we {
 			if n := len(out); n > 0 && !start && out[n-1].clauseStart && out[n-1].sentence == sentence {
-				switch strings.ToLower(out[n-1].text) {
+				switch lowerWord(&lowBuf, out[n-1].text) {
 				case "then", "also", "first", "please", "kindly", "and", "so":
 					start = true
 				}
 			}
-			out = append(out, token{w, ws, ws + len(w), sentence, start})
+			if t[fs] == '(' {
+				start = true // a parenthesis opens a clause: "(use scrape instead)"
+			}
+			q := t[fs] == '"' || t[fs] == '\'' || t[fs] == '`'
+			out = append(out, token{t[ws:we], ws, we, sentence, start, q})
 		}
 		start = false
 		switch f[len(f)-1] {
@@ -317,6 +526,34 @@ func split(t string) []token {
 	}
 	return out
 }
+
+// isSpace is unicode.IsSpace (the White_Space property), which
+// strings.Fields splits on, without the unicode tables.
+func isSpace(r rune) bool {
+	switch r {
+	case '\t', '\n', '\v', '\f', '\r', ' ', 0x85, 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000:
+		return true
+	}
+	return 0x2000 <= r && r <= 0x200A
+}
+
+// bullet says whether a blank-separated field is a list bullet or a dash
+// between clauses: -, *, •, – or —.
+func bullet(f string) bool {
+	switch f {
+	case "-", "*", "\u2022", "\u2013", "\u2014":
+		return true
+	}
+	return false
+}
+
+// trimmed are the bytes split trims off a token's ends.
+var trimmed = func() (t [256]bool) {
+	for _, c := range []byte(".,;:!?()[]{}\"'*") {
+		t[c] = true
+	}
+	return t
+}()
 
 // destinationToken says whether a token is a path (~/…, ./…, /a/b, C:\…)
 // or an account-like number (nine digits or more, so that a date is not one, or 0x and twenty hex
@@ -354,6 +591,10 @@ func hexOnly(s string) bool {
 	}
 	return true
 }
+
+// unsafeString is b as a string without a copy, for a comparison that
+// ends before b is written again.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // clip keeps at most MaxEvidence bytes, cut on a character boundary.
 func clip(s string) string {

@@ -49,7 +49,7 @@ type automaton struct {
 	columns int
 	next    []int32   // state*columns + column → next state (times columns once built)
 	out     [][]int32 // state → literals ending there
-	ends    []bool    // state*columns → whether literals end in that state
+	endRow  int32     // the first row of a state where literals end: those states are numbered last
 }
 
 func newAutomaton(lits []literal) *automaton {
@@ -105,28 +105,50 @@ func newAutomaton(lits []literal) *automaton {
 			}
 		}
 	}
+	// States where literals end are numbered after all others, so that
+	// the scan asks "does anything end here" with one comparison of the
+	// row it already holds, instead of a load from a table of its own.
+	perm := make([]int32, len(a.out)) // old state → new
+	n := int32(0)
+	for _, last := range []bool{false, true} {
+		for st, o := range a.out {
+			if (len(o) > 0) == last {
+				perm[st] = n
+				n++
+			}
+		}
+		if !last {
+			a.endRow = n * int32(a.columns)
+		}
+	}
 	// Transitions hold the target's row offset, sparing a multiplication
-	// per byte; ends marks the rows of states where literals end.
-	a.ends = make([]bool, len(a.next))
-	for i, t := range a.next {
-		a.next[i] = t * int32(a.columns)
+	// per byte.
+	next := make([]int32, len(a.next))
+	out := make([][]int32, len(a.out))
+	for st := range a.out {
+		out[perm[st]] = a.out[st]
+		for col := 0; col < a.columns; col++ {
+			next[perm[st]*int32(a.columns)+int32(col)] = perm[a.next[st*a.columns+col]] * int32(a.columns)
+		}
 	}
-	for st, o := range a.out {
-		a.ends[st*a.columns] = len(o) > 0
-	}
+	a.next, a.out = next, out
 	return a
 }
 
-// find calls hit with each literal occurrence in s that meets its word
-// boundaries, as (literal, start, end).
-func (a *automaton) find(s string, hit func(l *literal, start, end int)) {
-	row := int32(0)
-	for i := 0; i < len(s); i++ {
-		row = a.next[row+int32(a.class[s[i]])]
-		if !a.ends[row] {
-			continue
-		}
-		for _, li := range a.out[row/int32(a.columns)] {
+// acHit is where the automaton stood after reading byte at: a state where
+// literals end (its row).
+type acHit struct {
+	at  int
+	row int32
+}
+
+// report calls hit with each literal occurrence of hits (the automaton's
+// end states over s, as the words pass collects them) that meets its word
+// boundaries, as (literal, start, end), in the order of s.
+func (a *automaton) report(s string, hits []acHit, hit func(l *literal, start, end int)) {
+	for _, h := range hits {
+		i := h.at
+		for _, li := range a.out[h.row/int32(a.columns)] {
 			l := &a.lits[li]
 			start, end := i+1-len(l.text), i+1
 			// A boundary is anything but a letter or digit: identifiers

@@ -10,42 +10,41 @@ import (
 // not at start-up, which every call in a fresh process (a Node one-shot)
 // would pay although only make_lock and scan need it (issue 9).
 type compiled struct {
-	chars          []charRange      // sorted by lo
-	ac             *automaton       // literal and url rules
-	tags           map[string]int   // tag name → rule
-	phrases        []phrase         // phrase rules
-	byFirst        map[string][]int // first word of a phrase → phrases
-	firstFilter    wordFilter       // what byFirst certainly lacks
-	known          map[string]int   // well-known tool name (lower case) → rule
-	listTool       int              // the list_tool rule, or -1
-	tagRule        int              // the rule whose findings decode tag characters (invisible.tag), or -1
-	escape         int              // the escape rule, or -1
-	loneCR         int              // the lone_cr rule, or -1
-	email          int              // the email rule, or -1
-	nonASCII       int              // the non_ascii rule, or -1
-	mixed          []mixedRule      // mixed_script rules
-	spaceRun       []spaceRule      // space_run rules
-	bracket        int              // the bracket rule, or -1
-	bracketWord    map[string]bool  // its words
-	comment        int              // the comment rule, or -1
-	typeProse      int              // the type_prose rule, or -1
-	required       int              // the required rule, or -1
-	sendTo         int              // the send_to rule, or -1
-	sendWord       map[string]bool  // its words
-	contrast       int              // the contrast rule, or -1
-	contrastOf     map[string]bool  // its words
-	callTool       int              // the call_tool rule, or -1
-	callVerb       map[string]bool  // its verbs
-	callName       map[string]bool  // its name words
-	ownTools       int              // the own_tools rule, or -1
-	refusedOf      map[int]int      // literal rule → the refused rule that takes its matches in a refusing sentence
-	refusedWord    map[string]bool  // the refused rule's words
-	ownLowers      []bool           // rule → the own_tools rule takes its matches in sentences naming only this list's tools
-	length         []numRule        // length rules
-	isURL          map[int]bool     // rules whose literal matches extend over an address
-	directive      *directiveRule   // the directive rule, or nil
-	callSyntax     int              // the call_syntax rule, or -1
-	callSyntaxVerb map[string]bool  // its verbs
+	chars          []charRange     // sorted by lo
+	ac             *automaton      // literal and url rules
+	tags           map[string]int  // tag name → rule
+	phrases        []phrase        // phrase rules
+	byFirst        wordTable       // first word of a phrase → phrases
+	known          map[string]int  // well-known tool name (lower case) → rule
+	listTool       int             // the list_tool rule, or -1
+	tagRule        int             // the rule whose findings decode tag characters (invisible.tag), or -1
+	escape         int             // the escape rule, or -1
+	loneCR         int             // the lone_cr rule, or -1
+	email          int             // the email rule, or -1
+	nonASCII       int             // the non_ascii rule, or -1
+	mixed          []mixedRule     // mixed_script rules
+	spaceRun       []spaceRule     // space_run rules
+	bracket        int             // the bracket rule, or -1
+	bracketWord    map[string]bool // its words
+	comment        int             // the comment rule, or -1
+	typeProse      int             // the type_prose rule, or -1
+	required       int             // the required rule, or -1
+	sendTo         int             // the send_to rule, or -1
+	sendWord       map[string]bool // its words
+	contrast       int             // the contrast rule, or -1
+	contrastOf     map[string]bool // its words
+	callTool       int             // the call_tool rule, or -1
+	callVerb       map[string]bool // its verbs
+	callName       map[string]bool // its name words
+	ownTools       int             // the own_tools rule, or -1
+	refusedOf      map[int]int     // literal rule → the refused rule that takes its matches in a refusing sentence
+	refusedWord    map[string]bool // the refused rule's words
+	ownLowers      []bool          // rule → the own_tools rule takes its matches in sentences naming only this list's tools
+	length         []numRule       // length rules
+	isURL          map[int]bool    // rules whose literal matches extend over an address
+	directive      *directiveRule  // the directive rule, or nil
+	callSyntax     int             // the call_syntax rule, or -1
+	callSyntaxVerb map[string]bool // its verbs
 }
 
 type charRange struct {
@@ -63,11 +62,13 @@ type spaceRule struct{ rule, n, lines int }
 var rules = sync.OnceValue(func() *compiled { return compile(Rules) })
 
 func compile(rs []Rule) *compiled {
-	c := &compiled{tags: map[string]int{}, byFirst: map[string][]int{}, known: map[string]int{},
+	c := &compiled{tags: map[string]int{}, known: map[string]int{},
 		listTool: -1, tagRule: -1, escape: -1, loneCR: -1, email: -1, nonASCII: -1, isURL: map[int]bool{},
 		bracket: -1, comment: -1, ownTools: -1, ownLowers: make([]bool, len(rs)), refusedOf: map[int]int{}, refusedWord: map[string]bool{}, typeProse: -1, required: -1, sendTo: -1, callTool: -1, callSyntax: -1, callSyntaxVerb: map[string]bool{}, contrast: -1, contrastOf: map[string]bool{},
 		bracketWord: map[string]bool{}, sendWord: map[string]bool{}, callVerb: map[string]bool{}, callName: map[string]bool{}}
 	var lits []literal
+	byFirst := map[string][]int{}
+	var firsts []string // in the order first seen, so the table is the same in every build
 	for i, r := range rs {
 		switch r.Match {
 		case MatchChars:
@@ -95,8 +96,10 @@ func compile(rs []Rule) *compiled {
 				p := parsePhrase(a, i)
 				c.phrases = append(c.phrases, p)
 				for _, w := range p.steps[0].words {
-					c.byFirst[w] = append(c.byFirst[w], len(c.phrases)-1)
-					c.firstFilter.put(w)
+					if _, ok := byFirst[w]; !ok {
+						firsts = append(firsts, w)
+					}
+					byFirst[w] = append(byFirst[w], len(c.phrases)-1)
 				}
 			}
 		case MatchKnownTool:
@@ -190,6 +193,7 @@ func compile(rs []Rule) *compiled {
 		}
 	}
 	c.ac = newAutomaton(lits)
+	c.byFirst = newWordTable(firsts, byFirst)
 	return c
 }
 
@@ -309,4 +313,63 @@ func (f *wordFilter) put(w string) {
 func (f *wordFilter) has(first, last byte, n int) bool {
 	e := &f[n%16]
 	return e[0]&(1<<(first%64)) != 0 && e[1]&(1<<(last%64)) != 0
+}
+
+// wordTable maps a lower-case word to the phrases it starts, looked up by
+// the hash splitWords computes as it lowers each word (wordHash): one probe
+// of an open-addressed table a quarter full answers most words of a text,
+// without hashing them again as a map lookup would.
+type wordTable struct {
+	mask  uint32
+	slots []wordSlot
+}
+
+type wordSlot struct {
+	hash    uint32
+	word    string
+	phrases []int // nil: an empty slot
+}
+
+const (
+	hashSeed  = 2166136261 // FNV-1a, 32 bits
+	hashPrime = 16777619
+)
+
+// wordHash is the hash splitWords gives a word of these lower-case bytes.
+func wordHash(w string) uint32 {
+	h := uint32(hashSeed)
+	for i := 0; i < len(w); i++ {
+		h = (h ^ uint32(w[i])) * hashPrime
+	}
+	return h
+}
+
+func newWordTable(words []string, of map[string][]int) wordTable {
+	n := uint32(8)
+	for n < 4*uint32(len(words)) {
+		n *= 2
+	}
+	t := wordTable{mask: n - 1, slots: make([]wordSlot, n)}
+	for _, w := range words {
+		h := wordHash(w)
+		i := h & t.mask
+		for t.slots[i].phrases != nil {
+			i = (i + 1) & t.mask
+		}
+		t.slots[i] = wordSlot{h, w, of[w]}
+	}
+	return t
+}
+
+// get is the phrases the word w (lower case, of hash h) starts, or nil.
+func (t *wordTable) get(h uint32, w []byte) []int {
+	for i := h & t.mask; ; i = (i + 1) & t.mask {
+		sl := &t.slots[i]
+		if sl.phrases == nil {
+			return nil
+		}
+		if sl.hash == h && sl.word == string(w) {
+			return sl.phrases
+		}
+	}
 }

@@ -93,7 +93,7 @@ func (s *scanner) directivesIn(t string, add func(rule, start, end int)) {
 	chunk, marked := 0, false // the current chunk's first word; whether it has a digit or a mark
 	closeChunk := func(last int) {
 		if marked && c.valueStart < 0 {
-			a, b := ws[chunk].start, ws[last].end
+			a, b := int(ws[chunk].start), int(ws[last].end)
 			s.work += b - a
 			if isValue(t[a:b], d.tlds) {
 				c.valueStart, c.valueEnd = a, b
@@ -170,7 +170,7 @@ func (s *scanner) directiveWords(t string, first, last int, c *clause) {
 				cls |= cueDocs
 			}
 		}
-		if string(w) == "example" && ws[k].end < len(t) && t[ws[k].end] == ':' {
+		if string(w) == "example" && int(ws[k].end) < len(t) && t[ws[k].end] == ':' {
 			cls |= cueDocs
 		}
 		switch {
@@ -178,11 +178,11 @@ func (s *scanner) directiveWords(t string, first, last int, c *clause) {
 			c.docs = true
 		case cls&cueDirective != 0:
 			if c.dirStart < 0 {
-				c.dirStart, c.dirEnd = ws[k].start, ws[k].end
+				c.dirStart, c.dirEnd = int(ws[k].start), int(ws[k].end)
 			}
 		case cls&cueRole != 0:
 			if c.roleStart < 0 {
-				c.roleStart, c.roleEnd = ws[k].start, ws[k].end
+				c.roleStart, c.roleEnd = int(ws[k].start), int(ws[k].end)
 			}
 		}
 	}

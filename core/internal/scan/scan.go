@@ -406,8 +406,10 @@ type scanner struct {
 	last        []int  // rule → its latest finding, or -1 (of the current text if its seq is)
 	self        string // the current tool's name, lower case
 	phraseEnd   []int  // rule → end of its latest phrase match in the current text, in words
+	phraseHit   []int  // the rules phraseEnd holds an end for
 	work        int    // steps taken, one per byte and one per look-around step: the fuzz target holds it linear
 	words       []word
+	hits        []acHit  // the literal automaton's end states in the current text
 	path        []string // reference tokens of the current text
 	low         []byte   // the words of the current text, lower case
 	ident       []byte   // the identifier being looked up, lower case

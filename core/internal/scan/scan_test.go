@@ -356,3 +356,42 @@ func TestRulesDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainASCII: the eight-bytes-at-a-time check answers as a byte loop
+// does, for every byte value at every place of a text longer than one
+// word of eight, and for blank runs short and long.
+func TestPlainASCII(t *testing.T) {
+	byByte := func(t string, minBlank int) bool {
+		run := 0
+		for i := 0; i < len(t); i++ {
+			b := t[i]
+			if b < ' ' || b >= 0x7F {
+				return false
+			}
+			if b != ' ' {
+				run = 0
+			} else if run++; run >= minBlank {
+				return false
+			}
+		}
+		return true
+	}
+	for c := range 256 {
+		for at := range 17 {
+			b := []byte("abcdefgh ijklmnop")
+			b[at] = byte(c)
+			for _, minBlank := range []int{1, 2, 3, 48} {
+				if got, want := plainASCII(string(b), minBlank), byByte(string(b), minBlank); got != want {
+					t.Fatalf("plainASCII(%q, %d) = %v, want %v", b, minBlank, got, want)
+				}
+			}
+		}
+	}
+	for _, s := range []string{"a  b", "a   b", "   ", "x" + strings.Repeat(" ", 47) + "y", "x" + strings.Repeat(" ", 48)} {
+		for _, minBlank := range []int{2, 3, 48} {
+			if got, want := plainASCII(s, minBlank), byByte(s, minBlank); got != want {
+				t.Fatalf("plainASCII(%q, %d) = %v, want %v", s, minBlank, got, want)
+			}
+		}
+	}
+}

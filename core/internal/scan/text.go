@@ -19,7 +19,8 @@ func (s *scanner) text(t string, w where) {
 	if w.name || w.dialect {
 		return
 	}
-	s.c.ac.find(t, func(l *literal, start, end int) {
+	s.splitWords(t)
+	s.c.ac.report(t, s.hits, func(l *literal, start, end int) {
 		if s.c.isURL[l.rule] {
 			e := addressEnd(t, end)
 			s.work += e - end
@@ -33,7 +34,6 @@ func (s *scanner) text(t string, w where) {
 	})
 	s.tagsIn(t, add)
 	s.markupIn(t, add)
-	s.words, s.low = splitWords(t, s.words[:0], s.low[:0])
 	if s.c.email >= 0 || s.c.sendTo >= 0 {
 		s.work += emails(t, func(start, end int) {
 			if s.c.email >= 0 {
@@ -202,15 +202,38 @@ func (s *scanner) characters(t string, w where, add func(rule, start, end int)) 
 // plainASCII says whether t is printable ASCII with no run of minBlank
 // spaces: most texts of a tool list are, and in them the character pass can
 // find nothing (no table character, no script to mix, no blank run), so one
-// tight loop answers for the whole pass.
+// tight loop answers for the whole pass. Eight bytes at a time: a byte
+// below ' ', at 0x7F or past it sets the high bit of its lane, and so does
+// a space; only where two spaces meet are runs counted byte by byte.
 func plainASCII(t string, minBlank int) bool {
-	run := 0
-	for i := 0; i < len(t); i++ {
-		b := t[i]
-		if b < ' ' || b >= 0x7F {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	adjacent := minBlank <= 1
+	i, top := 0, uint64(0)
+	for ; i+8 <= len(t) && !adjacent; i += 8 {
+		x := uint64(t[i]) | uint64(t[i+1])<<8 | uint64(t[i+2])<<16 | uint64(t[i+3])<<24 |
+			uint64(t[i+4])<<32 | uint64(t[i+5])<<40 | uint64(t[i+6])<<48 | uint64(t[i+7])<<56
+		del, sp := x^0x7F*ones, x^0x20*ones // zero lanes where x has 0x7F, a space
+		if (x|(x-0x20*ones)|(del-ones)&^del)&highs != 0 {
 			return false
 		}
-		if b != ' ' {
+		// Lanes holding a space (a borrow may mark a lane above one too:
+		// that only sends the text to the byte count below).
+		z := (sp - ones) &^ sp & highs
+		adjacent = z&(z<<8) != 0 || top&z&0x80 != 0
+		top = z >> 63 << 7
+	}
+	rest := i
+	for ; i < len(t); i++ {
+		if b := t[i]; b < ' ' || b >= 0x7F {
+			return false
+		}
+	}
+	if !adjacent && !strings.Contains(t[max(rest-1, 0):], "  ") {
+		return true // no two spaces meet in the words read eight at a time, nor after them
+	}
+	run := 0
+	for i := 0; i < len(t); i++ {
+		if t[i] != ' ' {
 			run = 0
 		} else if run++; run >= minBlank {
 			return false
@@ -485,7 +508,7 @@ func (s *scanner) sentTo(start int) (int, bool) {
 	lo, hi := 0, len(ws) // the first word ending after start
 	for lo < hi {
 		m := (lo + hi) / 2
-		if ws[m].end <= start {
+		if int(ws[m].end) <= start {
 			lo = m + 1
 		} else {
 			hi = m
@@ -494,10 +517,10 @@ func (s *scanner) sentTo(start int) (int, bool) {
 	for k := lo - 1; k >= 0 && k >= lo-5; k-- {
 		s.work++
 		if s.c.sendWord[string(s.low[ws[k].lo:ws[k].hi])] {
-			from := ws[k].start
+			from := int(ws[k].start)
 			for j := k - 1; j >= 0 && j >= lo-5; j-- { // the earliest, for the span
 				if s.c.sendWord[string(s.low[ws[j].lo:ws[j].hi])] {
-					from = ws[j].start
+					from = int(ws[j].start)
 				}
 			}
 			return from, true

@@ -4,10 +4,16 @@ import "strings"
 
 // word is one ASCII word of a text at t[start:end]; its lower-case form,
 // apostrophes dropped ("Don't" is "dont"), is low[lo:hi] of the scanner.
+//
+// Its fields are 32 bits: a word list is written once per word of every
+// text scanned, and half the bytes halve that traffic; a text is far
+// shorter than 2 GiB (the core's inputs are bounded well below, and the
+// wasm build's whole memory is 4 GiB).
 type word struct {
-	start, end int
-	lo, hi     int
-	sentence   int // phrases match within one sentence
+	start, end int32
+	lo, hi     int32
+	sentence   int32  // phrases match within one sentence
+	hash       uint32 // wordHash of the lower-case form
 }
 
 // wordsIn matches the phrase rules over the text's words (split by
@@ -21,45 +27,74 @@ func isAlnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
-// splitWords also numbers sentences: one ends at '.', '!' or '?' followed
-// by a blank or the end, so "… you need. IMPORTANT: Always use …" is two.
-// An inner capital after a lower-case letter starts a word: camelCase
+// splitWords splits the text into words (into s.words, their lower-case
+// forms into s.low) and, in the same pass, runs the literal automaton over
+// it (its end states into s.hits, for report): one read of each byte, and
+// the automaton's chain of table lookups overlaps the word work instead of
+// following it.
+//
+// It also numbers sentences: one ends at '.', '!' or '?' followed by a
+// blank or the end, so "… you need. IMPORTANT: Always use …" is two. An
+// inner capital after a lower-case letter starts a word: camelCase
 // identifiers read as words (refererUrl is referer url), as snake_case
-// ones already do.
-func splitWords(t string, ws []word, low []byte) ([]word, []byte) {
-	sentence := 0
-	for i := 0; i < len(t); {
-		if c := t[i]; !isAlnum(c) {
-			if (c == '.' || c == '!' || c == '?') && (i+1 == len(t) || t[i+1] <= ' ') {
-				sentence++
-			}
-			i++
+// ones already do. An apostrophe between letters ("Don't", also as ’) is
+// dropped from the lower-case form: "dont".
+func (s *scanner) splitWords(t string) {
+	a := s.c.ac
+	next, class, endRow := a.next, &a.class, a.endRow
+	ws, low, hits := s.words[:0], s.low[:0], s.hits[:0]
+	row := int32(0)
+	sentence, inWord, skip := int32(0), false, 0
+	var w word
+	var h uint32
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		row = next[row+int32(class[c])]
+		if row >= endRow {
+			hits = append(hits, acHit{i, row})
+		}
+		if skip > 0 { // the rest of a ’ inside a word
+			skip--
 			continue
 		}
-		w := word{start: i, lo: len(low), sentence: sentence}
-		for i < len(t) {
-			c := t[i]
+		alnum := byteClass[c]&classAlnum != 0
+		if inWord {
 			switch {
-			case isAlnum(c):
-				if c <= 'Z' && c >= 'A' && i > w.start && t[i-1] >= 'a' && t[i-1] <= 'z' {
+			case alnum:
+				if c <= 'Z' && c >= 'A' && t[i-1] >= 'a' && t[i-1] <= 'z' {
 					break // camelCase: the capital starts the next word
 				}
-				low = append(low, lower(c))
-				i++
+				lc := lower(c)
+				low = append(low, lc)
+				h = (h ^ uint32(lc)) * hashPrime
 				continue
 			case c == '\'' && i+1 < len(t) && isAlnum(t[i+1]):
-				i++
 				continue
 			case c == 0xE2 && strings.HasPrefix(t[i:], "\u2019") && i+3 < len(t) && isAlnum(t[i+3]):
-				i += 3
+				skip = 2
 				continue
 			}
-			break
+			w.end, w.hi, w.hash = int32(i), int32(len(low)), h
+			ws = append(ws, w)
+			inWord = false
 		}
-		w.end, w.hi = i, len(low)
+		if alnum {
+			w = word{start: int32(i), lo: int32(len(low)), sentence: sentence}
+			lc := lower(c)
+			low = append(low, lc)
+			h = (hashSeed ^ uint32(lc)) * hashPrime
+			inWord = true
+			continue
+		}
+		if (c == '.' || c == '!' || c == '?') && (i+1 == len(t) || t[i+1] <= ' ') {
+			sentence++
+		}
+	}
+	if inWord {
+		w.end, w.hi, w.hash = int32(len(t)), int32(len(low)), h
 		ws = append(ws, w)
 	}
-	return ws, low
+	s.words, s.low, s.hits = ws, low, hits
 }
 
 // phrasesIn matches every phrase starting at every word. The positions a
@@ -72,14 +107,15 @@ func (s *scanner) phrasesIn(t string, add func(rule, start, end int)) {
 	if len(ws) == 0 {
 		return
 	}
-	clear(ruleEnd)
+	// Only the rules that matched in the text before are cleared: a text
+	// of a few words would otherwise clear the whole table.
+	for _, r := range s.phraseHit {
+		ruleEnd[r] = 0
+	}
+	s.phraseHit = s.phraseHit[:0]
 	s.ownSentence = -1
 	for i := range ws {
-		w := s.low[ws[i].lo:ws[i].hi]
-		if !s.c.firstFilter.has(w[0], w[len(w)-1], len(w)) {
-			continue
-		}
-		for _, pi := range s.c.byFirst[string(w)] {
+		for _, pi := range s.c.byFirst.get(ws[i].hash, s.low[ws[i].lo:ws[i].hi]) {
 			p := &s.c.phrases[pi]
 			if i < ruleEnd[p.rule] {
 				continue
@@ -89,7 +125,10 @@ func (s *scanner) phrasesIn(t string, add func(rule, start, end int)) {
 				if s.c.ownLowers[rule] && s.namesOwnTools(t, i) {
 					rule = s.c.ownTools
 				}
-				add(rule, ws[i].start, ws[end].end)
+				add(rule, int(ws[i].start), int(ws[end].end))
+				if ruleEnd[p.rule] == 0 {
+					s.phraseHit = append(s.phraseHit, p.rule)
+				}
 				ruleEnd[p.rule] = end + 1
 			}
 		}
@@ -134,15 +173,15 @@ func (s *scanner) matchPhrase(p *phrase, i int) (int, bool) {
 // matched in word order, so one remembered answer suffices).
 func (s *scanner) namesOwnTools(t string, i int) bool {
 	ws := s.words
-	sent := ws[i].sentence
+	sent := int(ws[i].sentence)
 	if s.ownSentence == sent {
 		return s.ownAnswer
 	}
 	lo, hi := i, i+1
-	for lo > 0 && ws[lo-1].sentence == sent {
+	for lo > 0 && int(ws[lo-1].sentence) == sent {
 		lo--
 	}
-	for hi < len(ws) && ws[hi].sentence == sent {
+	for hi < len(ws) && int(ws[hi].sentence) == sent {
 		hi++
 	}
 	s.work += hi - lo
@@ -163,7 +202,7 @@ func (s *scanner) namesOwnTools(t string, i int) bool {
 			own = own || w != s.self && s.own[w]
 		}
 	}
-	for a := ws[lo].start; a < ws[hi-1].end && !foreign; {
+	for a := int(ws[lo].start); a < int(ws[hi-1].end) && !foreign; {
 		if byteClass[t[a]]&classID == 0 {
 			a++
 			continue
@@ -352,7 +391,7 @@ func (s *scanner) contrasted(lo int) bool {
 	i, j := 0, len(ws) // the first word ending after lo
 	for i < j {
 		m := (i + j) / 2
-		if ws[m].end <= lo {
+		if int(ws[m].end) <= lo {
 			i = m + 1
 		} else {
 			j = m
