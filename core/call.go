@@ -51,6 +51,7 @@ func init() {
 		"instructions_diff":   opInstructionsDiff,
 		"escape_text":         opEscapeText,
 		"next_page":           opNextPage,
+		"ui_templates":        opUITemplates,
 		"refusal":             opRefusal,
 		"approve":             opApprove,
 		"endpoint":            opEndpoint,

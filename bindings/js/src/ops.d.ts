@@ -1135,6 +1135,11 @@ export interface NextPageRequest {
   followed?: string[];
   /** the most pages to read, at least 1 (default 100; more than 1000 is 1000) */
   page_cap?: number;
+  /**
+   * the list walked: `tools/list` (default), `prompts/list`, `resources/list` or
+   * `resources/templates/list`
+   */
+  list?: string;
 }
 
 /** The result of next_page. */
@@ -1150,6 +1155,24 @@ export interface NextPageResult {
   followed: string[];
   /** the walk stopped at its page cap: `observed.page_cap_reached` of the check */
   page_cap_reached: boolean;
+}
+
+/** The request of ui_templates. */
+export interface UiTemplatesRequest {
+  /** the tool list, part of the request (give `tools` or `pages`) */
+  tools?: RequestValue[];
+  /** the raw `tools/list` pages as received (give `tools` or `pages`) */
+  pages?: Page[];
+  /** with `pages`: the host stopped following `nextCursor` at its page cap */
+  page_cap_reached?: boolean;
+}
+
+/** The result of ui_templates. */
+export interface UiTemplatesResult {
+  /** the ui:// URIs to read, sorted */
+  uris: string[];
+  /** the tools name more than 64: only the first 64 are named, and `make_lock` refuses the list */
+  over: boolean;
 }
 
 /** The request of escape_text. */
@@ -1582,6 +1605,14 @@ export interface Ops {
    */
   nextPage(request: NextPageRequest): NextPageResult;
   /**
+   * Which MCP Apps UI templates a host reads with `resources/read` beside the tools, at lock and
+   * check time (issue 35): the ui:// URIs the tools name in `_meta.ui.resourceUri`, distinct and
+   * sorted, at most 64. Hand each answer, as received, in `observed.features.ui_templates`;
+   * `make_lock` pins their contents and `_meta`, and a check compares them (`ui_template_changed`).
+   * Throws CoreError with the core's code.
+   */
+  uiTemplates(request?: UiTemplatesRequest): UiTemplatesResult;
+  /**
    * The one rule for showing a string from a server, a lockfile or a record to a person
    * (core/textsafe; the CLI prints through the same Go function). C0 controls (tab and newline
    * included), DEL, C1 controls, bidirectional controls, zero-width and other invisible characters
@@ -1674,6 +1705,7 @@ export interface OpTypes {
   ci_verdict: { request: CiVerdictRequest; result: CiVerdictResult };
   replay_state: { request: ReplayStateRequest; result: ReplayStateResult };
   next_page: { request: NextPageRequest; result: NextPageResult };
+  ui_templates: { request: UiTemplatesRequest; result: UiTemplatesResult };
   escape_text: { request: EscapeTextRequest; result: EscapeTextResult };
   refusal: { request: RefusalRequest; result: RefusalResult };
   verify_record: { request: VerifyRecordRequest; result: VerifyRecordResult };

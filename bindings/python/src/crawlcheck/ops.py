@@ -1331,6 +1331,7 @@ def next_page(
     page: Page,
     followed: Optional[Sequence[str]] = None,
     page_cap: Optional[int] = None,
+    list: Optional[str] = None,
 ) -> NextPageResult:
     """One step of a `tools/list` walk, so that no host keeps its own rule for when to stop
     following `nextCursor`: hand the page just read and the previous answer's `followed`; send
@@ -1347,6 +1348,40 @@ def next_page(
                 page=page,
                 followed=followed,
                 page_cap=page_cap,
+                list=list,
+            ),
+        ),
+    )
+
+
+class UiTemplatesResult(TypedDict):
+    """The result of ui_templates."""
+    #: the ui:// URIs to read, sorted
+    uris: List[str]
+    #: the tools name more than 64: only the first 64 are named, and `make_lock` refuses the list
+    over: bool
+
+
+def ui_templates(
+    *,
+    tools: Optional[Sequence[JSON]] = None,
+    pages: Optional[Sequence[Page]] = None,
+    page_cap_reached: Optional[bool] = None,
+) -> UiTemplatesResult:
+    """Which MCP Apps UI templates a host reads with `resources/read` beside the tools, at lock and
+    check time (issue 35): the ui:// URIs the tools name in `_meta.ui.resourceUri`, distinct and
+    sorted, at most 64. Hand each answer, as received, in `observed.features.ui_templates`;
+    `make_lock` pins their contents and `_meta`, and a check compares them
+    (`ui_template_changed`).
+    """
+    return cast(
+        UiTemplatesResult,
+        call(
+            "ui_templates",
+            _req(
+                tools=tools,
+                pages=pages,
+                page_cap_reached=page_cap_reached,
             ),
         ),
     )
