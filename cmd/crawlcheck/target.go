@@ -143,7 +143,7 @@ func (t target) observe(c *cli) (preflight.Observation, error) {
 		return preflight.Observation{}, usagef("%v", err)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "crawlcheck", Version: "1"}, &mcp.ClientOptions{Capabilities: caps})
-	cs, obs := preflight.Connect(ctx, client, tr, sopts, &preflight.Options{PageCap: c.pageCap, MaxAnswerBytes: int64(c.maxInput), CheckOnly: true})
+	cs, obs := preflight.Connect(ctx, client, tr, sopts, &preflight.Options{PageCap: c.pageCap, MaxAnswerBytes: int64(c.maxInput), CheckOnly: true, Features: true})
 	if cs != nil {
 		closeBy(cs, cmd, deadline)
 	}

@@ -24,7 +24,7 @@ type Kind struct {
 	Method string   // the JSON-RPC method that lists it
 	Member string   // the result's member holding the items
 	Key    string   // the item member that names an item (unique in a list)
-	Parts  []string // the members hashed one by one, in canonical order, then "unknown"
+	Parts  []string // the members hashed one by one, and "unknown", in canonical (UTF-16) order
 }
 
 // The three lists. Parts are every member of the item in the MCP schema
@@ -36,9 +36,9 @@ var (
 	Prompts = Kind{Name: "prompts", Method: "prompts/list", Member: "prompts", Key: "name",
 		Parts: []string{"_meta", "arguments", "description", "icons", "name", "title", MemberUnknown}}
 	Resources = Kind{Name: "resources", Method: "resources/list", Member: "resources", Key: "uri",
-		Parts: []string{"_meta", "annotations", "description", "icons", "mimeType", "name", "title", "uri", MemberUnknown}}
+		Parts: []string{"_meta", "annotations", "description", "icons", "mimeType", "name", "title", MemberUnknown, "uri"}}
 	Templates = Kind{Name: "resource_templates", Method: "resources/templates/list", Member: "resourceTemplates", Key: "uriTemplate",
-		Parts: []string{"_meta", "annotations", "description", "icons", "mimeType", "name", "title", "uriTemplate", MemberUnknown}}
+		Parts: []string{"_meta", "annotations", "description", "icons", "mimeType", "name", "title", MemberUnknown, "uriTemplate"}}
 )
 
 // Kinds are the three lists in the order a lockfile and a record name them.
