@@ -218,6 +218,18 @@ func featuresOpVectors(t testing.TB) []opVector {
 	truncated := deepCopy(o)
 	truncated["features"].(obj)["prompts"] = obj{"pages": []string{promptsPage(t, basePrompts(), "p2")}}
 	add("make_lock", "features with a truncated prompts list", obj{"approved_at": approvedAt, "observed": truncated})
+	// approve re-approves tools and keeps the old lockfile's features as
+	// they were: a changed prompt is not approved on the side.
+	fl := featuresLock(t)
+	retitled := withTool(richTools(), "get_issue", func(t obj) { t["title"] = "Get issue (new)" })
+	changedObs := richObserved(handshakeApproved, []string{page(t, retitled, "")})
+	changedObs["features"] = featureChanges()[0].features(t)
+	rec := call(t, "continuity_check", obj{"now": checkNow, "lock": fl, "observed": changedObs})
+	add("approve", "refused while a prompt changed", obj{"record": string(rec), "lock": fl, "observed": changedObs, "names": []string{"get_issue"}, "approved_at": checkNow})
+	sameObs := richObserved(handshakeApproved, []string{page(t, retitled, "")})
+	sameObs["features"] = featuresObserved(t, basePrompts(), baseResources(), baseTemplates(), uiTemplateApproved)
+	rec = call(t, "continuity_check", obj{"now": checkNow, "lock": fl, "observed": sameObs})
+	add("approve", "keeps the features of the old lockfile", obj{"record": string(rec), "lock": fl, "observed": sameObs, "names": []string{"get_issue"}, "approved_at": checkNow})
 	declared := deepCopy(o)
 	declared["features"].(obj)["prompts"] = obj{"declared": true}
 	add("make_lock", "features with declared true", obj{"approved_at": approvedAt, "observed": declared})
