@@ -230,7 +230,17 @@ func featuresOpVectors(t testing.TB) []opVector {
 	sameObs["features"] = featuresObserved(t, basePrompts(), baseResources(), baseTemplates(), uiTemplateApproved)
 	rec = call(t, "continuity_check", obj{"now": checkNow, "lock": fl, "observed": sameObs})
 	add("approve", "keeps the features of the old lockfile", obj{"record": string(rec), "lock": fl, "observed": sameObs, "names": []string{"get_issue"}, "approved_at": checkNow})
-	declared := deepCopy(o)
+	// The handoff hands over only the items the record lets through.
+	approvedFeatures := featuresObserved(t, basePrompts(), baseResources(), baseTemplates(), uiTemplateApproved)
+	add("continuity_handoff", "features handed over", featuresRequest(t, fl, richTools(), approvedFeatures, "enforce"))
+	add("continuity_handoff", "a changed prompt is withheld", featuresRequest(t, fl, richTools(), featureChanges()[0].features(t), "enforce"))
+	add("continuity_handoff", "a changed prompt in observe mode", featuresRequest(t, fl, richTools(), featureChanges()[0].features(t), "observe"))
+	add("continuity_handoff", "features without texts", with(featuresRequest(t, fl, richTools(), approvedFeatures, "enforce"), "tool_texts", false))
+	add("continuity_handoff", "features against a lockfile without them", featuresRequest(t, richLock(t), richTools(), approvedFeatures, "enforce"))
+	vendor := deepCopy(approvedFeatures)
+	vendor["prompts"] = obj{"pages": []string{promptsPage(t, withTool(deepCopyList(basePrompts()), "weekly", func(p obj) { p["x-vendor"] = 1 }), "")}}
+	add("continuity_handoff", "a vendor member added withholds the prompt", featuresRequest(t, fl, richTools(), vendor, "enforce"))
+		declared := deepCopy(o)
 	declared["features"].(obj)["prompts"] = obj{"declared": true}
 	add("make_lock", "features with declared true", obj{"approved_at": approvedAt, "observed": declared})
 	return vs

@@ -644,6 +644,15 @@ export interface ContinuityHandoffResult {
   calls: { [key: string]: Json };
   /** the server's instructions the model may be given; null: give it none */
   instructions: string | null;
+  /**
+   * only when a prompts, resources or resource templates list was compared (issue 35): for each,
+   * `{items, withheld}`: `items` the `[{key, item}]` the host may hand over, in the server's order
+   * (`key` its name, uri or uriTemplate; `item` the JSON text of the object, written by the core
+   * with the members the lockfile pins one by one; null when `tool_texts` was false), `withheld`
+   * the keys of those offered and not handed over, sorted. A list not in it was not compared: hand
+   * none of it over, and refuse a `prompts/get` or `resources/read` of it
+   */
+  features?: { [key: string]: Json };
 }
 
 /** The request of approve. */

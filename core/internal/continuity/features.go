@@ -1,6 +1,8 @@
 package continuity
 
 import (
+	"slices"
+
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/features"
@@ -231,4 +233,72 @@ func (c *check) featuresValue(d policy.Decision, eff func(policy.Decided) policy
 // featureOrder is the list names in canonical (record) order.
 func featureOrder() []string {
 	return []string{features.Prompts.Name, features.Templates.Name, features.Resources.Name}
+}
+
+// handedFeatures is the handoff's features: for each list compared, the
+// items a host may hand over — those whose effect does not block, while
+// the session proceeds — each written by the core from what it parsed
+// (the members pinned one by one; never an unknown member, which some
+// loose decoder would read as a member the approval did not show, nor a
+// resource's unpinned size), and the keys of those withheld. Null when no
+// list was compared: a host then hands none over.
+func (c *check) handedFeatures(session string, d policy.Decision, texts bool) canon.Value {
+	effects := c.featuresValue(d, func(x policy.Decided) policy.Effect { return x.Effect }, d.Effect)
+	if effects.IsNull() {
+		return canon.NullValue()
+	}
+	ms := make([]canon.Member, 0, len(c.features))
+	for _, k := range featureOrder() {
+		for _, cl := range c.features {
+			if cl.kind.Name != k {
+				continue
+			}
+			le, _ := effects.Get(k)
+			handed, withheld := []canon.Value{}, []string{}
+			for _, it := range cl.items {
+				ev, _ := le.Get(it.Key)
+				name, _ := ev.Str()
+				e, _ := policy.ParseEffect(name)
+				if session != SessionProceed || e.Blocks() {
+					withheld = append(withheld, it.Key)
+					continue
+				}
+				if texts {
+					handed = append(handed, canon.Obj(
+						canon.M("key", canon.Str(it.Key)),
+						canon.M("item", canon.Str(string(canon.Canonical(handedItem(cl.kind, it))))),
+					))
+				}
+			}
+			items := canon.NullValue()
+			if texts {
+				items = canon.Arr(handed...)
+			}
+			ms = append(ms, canon.M(k, canon.Obj(
+				canon.M("items", items),
+				canon.M("withheld", canon.Strs(sortedKeys(withheld))),
+			)))
+		}
+	}
+	return canon.Obj(ms...)
+}
+
+// handedItem is the object of an item a host hands over: its members the
+// lockfile pins one by one, as received.
+func handedItem(k features.Kind, it features.Item) canon.Value {
+	var ms []canon.Member
+	for _, m := range it.Raw.Members() {
+		if m.Key != features.MemberUnknown && slices.Contains(k.Parts, m.Key) {
+			ms = append(ms, m)
+		}
+	}
+	return canon.Obj(ms...)
+}
+
+func sortedKeys(keys []string) []string {
+	m := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		m[k] = true
+	}
+	return features.Keys(m)
 }

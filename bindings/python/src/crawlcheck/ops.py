@@ -598,8 +598,7 @@ def continuity_check(
     )
 
 
-class ContinuityHandoffResult(TypedDict):
-    """The result of continuity_handoff."""
+class _ContinuityHandoffResultRequired(TypedDict):
     #: the `crawlcheck-continuity-record`, as `continuity_check` answers it
     record: Dict[str, Any]
     #: `proceed` (hand over `tools`, nothing else), `check_again` (a refresh: check once more with
@@ -617,6 +616,17 @@ class ContinuityHandoffResult(TypedDict):
     calls: Dict[str, Any]
     #: the server's instructions the model may be given; null: give it none
     instructions: Optional[str]
+
+
+class ContinuityHandoffResult(_ContinuityHandoffResultRequired, total=False):
+    """The result of continuity_handoff."""
+    #: only when a prompts, resources or resource templates list was compared (issue 35): for each,
+    #: `{items, withheld}`: `items` the `[{key, item}]` the host may hand over, in the server's
+    #: order (`key` its name, uri or uriTemplate; `item` the JSON text of the object, written by the
+    #: core with the members the lockfile pins one by one; null when `tool_texts` was false),
+    #: `withheld` the keys of those offered and not handed over, sorted. A list not in it was not
+    #: compared: hand none of it over, and refuse a `prompts/get` or `resources/read` of it
+    features: Dict[str, Any]
 
 
 def continuity_handoff(
