@@ -182,6 +182,26 @@ type Handoff struct {
 	// Instructions is what the model may be given of the server's
 	// instructions; nil: none.
 	Instructions *string `json:"instructions"`
+	// Features are the prompts, resources and resource templates the host
+	// may hand over, by list ("prompts", "resources",
+	// "resource_templates"); a list absent was not compared, and nothing
+	// of it is handed over (session_features.go).
+	Features map[string]HandedList `json:"features"`
+}
+
+// HandedList is one list of a Handoff's Features.
+type HandedList struct {
+	// Items are the items to hand over, each the JSON object the core
+	// wrote (nil without texts).
+	Items    []HandedItem `json:"items"`
+	Withheld []string     `json:"withheld"`
+}
+
+// HandedItem is one prompt, resource or resource template of a
+// HandedList: its name, uri or uriTemplate, and its object.
+type HandedItem struct {
+	Key  string `json:"key"`
+	Item string `json:"item"`
 }
 
 // HandedTool is one tool of a Handoff.
@@ -216,7 +236,7 @@ func parseHandoff(raw []byte, tools bool) (Record, error) {
 		return Record{}, fmt.Errorf("reading the core's handoff: %w", err)
 	}
 	var h Handoff
-	for name, into := range map[string]any{"session": &h.Session, "withheld": &h.Withheld, "calls": &h.Calls, "instructions": &h.Instructions} {
+	for name, into := range map[string]any{"session": &h.Session, "withheld": &h.Withheld, "calls": &h.Calls, "instructions": &h.Instructions, "features": &h.Features} {
 		if fields[name] == nil {
 			continue // never the core's: the zero value, which hands nothing over
 		}
