@@ -52,6 +52,7 @@ func init() {
 		"escape_text":         opEscapeText,
 		"next_page":           opNextPage,
 		"ui_templates":        opUITemplates,
+		"ui_template_check":   opUITemplateCheck,
 		"refusal":             opRefusal,
 		"approve":             opApprove,
 		"endpoint":            opEndpoint,

@@ -185,6 +185,10 @@ func featuresCases(t testing.TB) []goldenCase {
 	return cs
 }
 
+func uiCheckRequest(record string, lock obj, uri, result string) obj {
+	return obj{"record": record, "lock": lock, "uri": uri, "result": result}
+}
+
 // itemHash is the SHA-256 of the canonical JSON of item i of a list page:
 // what an exception for an item names.
 func itemHash(t testing.TB, pageText, member string, i int) string {
@@ -240,7 +244,17 @@ func featuresOpVectors(t testing.TB) []opVector {
 	vendor := deepCopy(approvedFeatures)
 	vendor["prompts"] = obj{"pages": []string{promptsPage(t, withTool(deepCopyList(basePrompts()), "weekly", func(p obj) { p["x-vendor"] = 1 }), "")}}
 	add("continuity_handoff", "a vendor member added withholds the prompt", featuresRequest(t, fl, richTools(), vendor, "enforce"))
-		declared := deepCopy(o)
+	// A ui:// template read to be rendered, checked against its pin.
+	okRec := string(call(t, "continuity_check", featuresRequest(t, fl, richTools(), approvedFeatures, "enforce")))
+	swapped := strings.Replace(uiTemplateApproved, "<div id=issue></div>", "<div id=issue></div><script>evil()</script>", 1)
+	add("ui_template_check", "the template approved", uiCheckRequest(okRec, fl, "ui://issues/view", uiTemplateApproved))
+	add("ui_template_check", "a swapped template", uiCheckRequest(okRec, fl, "ui://issues/view", swapped))
+	add("ui_template_check", "a URI not pinned", uiCheckRequest(okRec, fl, "ui://issues/other", uiTemplateApproved))
+	add("ui_template_check", "an error answer", uiCheckRequest(okRec, fl, "ui://issues/view", `{"jsonrpc":"2.0","id":9,"error":{"code":-32002,"message":"Resource not found"}}`))
+	add("ui_template_check", "a record of another lockfile", uiCheckRequest(okRec, richLock(t), "ui://issues/view", uiTemplateApproved))
+	bareRec := string(call(t, "continuity_check", featuresRequest(t, richLock(t), richTools(), approvedFeatures, "enforce")))
+	add("ui_template_check", "a record that compared no features", uiCheckRequest(bareRec, richLock(t), "ui://issues/view", uiTemplateApproved))
+	declared := deepCopy(o)
 	declared["features"].(obj)["prompts"] = obj{"declared": true}
 	add("make_lock", "features with declared true", obj{"approved_at": approvedAt, "observed": declared})
 	return vs

@@ -177,3 +177,58 @@ func walkList(rd *req.Reader) (features.Kind, bool) {
 	k, ok := features.KindOf(name)
 	return k, ok
 }
+
+// opUITemplateCheck checks a ui:// template read when a host renders it
+// (MCP Apps) against the pin of the lockfile a record compared: the host
+// hands the record it acts on, the lockfile, the URI and the answer as
+// received. It answers same (true only when the record's baseline is
+// this lockfile, its features extension was usable, it pins the URI, and
+// every part is equal), the parts that differ, and why not when it cannot
+// compare. A host renders nothing it does not answer same for.
+func opUITemplateCheck(r req.Obj) (canon.Value, error) {
+	rd := r.Read()
+	doc := rd.RequiredDoc("record")
+	f := parseLock(rd, "lock")
+	uri := rd.Str("uri", true)
+	result := rd.Page("result", true)
+	if err := rd.Err(); err != nil {
+		return canon.Value{}, err
+	}
+	v, err := continuity.VerifyRecord(doc)
+	if err != nil || !v.Valid {
+		return canon.Value{}, cerr.New(cerr.RecordInvalid, "%s is not a continuity record that verifies", rd.Field("record"))
+	}
+	answer := func(same bool, parts []string, reason string) (canon.Value, error) {
+		return canon.Obj(
+			canon.M("same", canon.BoolOf(same)),
+			canon.M("parts", canon.Strs(nonNilStrs(parts))),
+			canon.M("reason", optStrValue(reason)),
+		), nil
+	}
+	base, _ := doc.Get("baseline")
+	digest, _ := base.Get("sha256")
+	status, _ := base.Get("features")
+	if s, _ := digest.Str(); f.Crawlcheck == nil || s != continuity.LockDigest(f) {
+		return canon.Value{}, cerr.New(cerr.BadRequest, "%s was not made from %s", rd.Field("record"), rd.Field("lock"))
+	}
+	if s, _ := status.Str(); (s != "signed" && s != "unsigned") || f.Crawlcheck.Features == nil || f.Crawlcheck.Features.UI == nil {
+		return answer(false, nil, "not_compared")
+	}
+	pin, ok := f.Crawlcheck.Features.UI[uri]
+	if !ok {
+		return answer(false, nil, "not_approved")
+	}
+	h, err := features.ReadUITemplate(result)
+	if err != nil {
+		return answer(false, nil, "malformed")
+	}
+	var differ []string
+	for _, p := range features.UIParts {
+		if h[p] != pin[p] {
+			differ = append(differ, p)
+		}
+	}
+	return answer(len(differ) == 0, differ, "")
+}
+
+func optStrValue(s string) canon.Value { return canon.StrOrNull(s, s != "") }

@@ -539,6 +539,18 @@ var opSpecs = []OpSpec{
 			need("uris", "array of strings", "the ui:// URIs to read, sorted"),
 			need("over", "bool", "the tools name more than 64: only the first 64 are named, and `make_lock` refuses the list"),
 		}},
+	{Name: "ui_template_check", Summary: "Checks a ui:// template a host reads to render it (MCP Apps) against the pin of the lockfile the record compared (issue 35): a host renders nothing this does not answer `same` for. `same` is true only when the record was made from `lock`, its `baseline.features` is `signed` or `unsigned`, the lockfile pins `uri`, and the answer's `contents` and `_meta` hash as pinned.",
+		Request: []Field{
+			need("record", "document", "the continuity record the host acts on"),
+			need("lock", "document", "the lockfile the record compared"),
+			need("uri", "string", "the ui:// URI read"),
+			need("result", "page string", "the `resources/read` answer as received"),
+		},
+		Result: []Field{
+			need("same", "bool", "render it: the template is the one approved"),
+			need("parts", "array of strings", "the parts that differ (`_meta`, `contents`)"),
+			need("reason", "string or null", "why nothing was compared: `not_compared` (the record did not use the lockfile's features), `not_approved` (the lockfile pins no such URI), `malformed` (an answer it cannot read, an error answer included)"),
+		}},
 	{Name: "escape_text", Summary: "The one rule for showing a string from a server, a lockfile or a record to a person (core/textsafe; the CLI prints through the same Go function). C0 controls (tab and newline included), DEL, C1 controls, bidirectional controls, zero-width and other invisible characters and the tag block are written `\\u{HEX}` (upper-case hex, at least two digits); a backslash followed by `u{` or `x{` is written `\\u{5C}`, so every `\\u{` in the answer is an escape and every other backslash is a backslash. The full table is in docs/cli.md (\"What a person reads\"). Show the answer, never the input.",
 		Request: []Field{need("text", "string", "the string to show (may be empty)")},
 		Result:  []Field{need("text", "string", "the string, shown safely")}},

@@ -26,7 +26,9 @@ type ItemRefusedError struct {
 	Key         string // the name, uri or uriTemplate asked for
 	Effect      string // the item's effect when the record withholds it
 	NotCompared bool
-	Record      Record
+	// Reason is why a ui:// template was refused (List "ui_templates").
+	Reason string
+	Record Record
 }
 
 // Error says why, the key shown through the core's escape_text.
@@ -34,6 +36,8 @@ func (e *ItemRefusedError) Error() string {
 	what := strings.TrimSuffix(strings.ReplaceAll(e.List, "_", " "), "s")
 	key := shownText(e.Key)
 	switch {
+	case e.List == "ui_templates":
+		return fmt.Sprintf("crawlcheck: UI template %s refused: %s (record %s)", key, e.Reason, e.Record.RecordSHA256)
 	case e.NotCompared:
 		return fmt.Sprintf("crawlcheck: %s %s refused: the check compared no %s (the lockfile pins none; lock the server again to pin them) (record %s)", what, key, strings.ReplaceAll(e.List, "_", " "), e.Record.RecordSHA256)
 	case e.Effect == "":
@@ -168,13 +172,18 @@ func (s *Session) ListResourceTemplates(ctx context.Context, params *mcp.ListRes
 }
 
 // ReadResource reads a resource of the checked list the record lets
-// through, and refuses any other URI: one of a resource template (which
-// URIs a template matches is not decided by the core yet) and a ui://
-// template (whose contents this session does not check against the pin at
-// read time) included.
+// through, or the ui:// template a tool it hands over names (MCP Apps),
+// and refuses any other URI, one of a resource template included (which
+// URIs a template matches is not decided by the core yet). A ui://
+// template is read, then checked by the core against the lockfile's pin
+// (ui_template_check): one that is not the template approved is refused,
+// never handed to a renderer.
 func (s *Session) ReadResource(ctx context.Context, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	if params == nil {
 		return nil, errors.New("preflight: ReadResource without params names no resource")
+	}
+	if strings.HasPrefix(params.URI, "ui://") {
+		return s.readUITemplate(ctx, params)
 	}
 	rec, h, err := s.handed(ctx, "resources", params.URI)
 	if err != nil {
@@ -184,6 +193,60 @@ func (s *Session) ReadResource(ctx context.Context, params *mcp.ReadResourcePara
 		return nil, err
 	}
 	return s.clientSession().ReadResource(ctx, params)
+}
+
+// readUITemplate reads a ui:// template a handed tool names and hands it
+// over only when the core finds it the one pinned.
+func (s *Session) readUITemplate(ctx context.Context, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	rec, _, err := s.gate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	refused := func(reason string) error {
+		return &ItemRefusedError{List: "ui_templates", Key: params.URI, Reason: reason, Record: rec}
+	}
+	tools := make([]json.RawMessage, len(rec.Handoff.Tools))
+	for i, t := range rec.Handoff.Tools {
+		tools[i] = json.RawMessage(t.Tool)
+	}
+	var named struct {
+		URIs []string `json:"uris"`
+	}
+	if err := corecall.Into("ui_templates", map[string]any{"tools": tools}, &named); err != nil || !slices.Contains(named.URIs, params.URI) {
+		return nil, refused("no tool handed over names it")
+	}
+	s.mu.Lock()
+	lock, cs := s.lock, s.cs
+	s.mu.Unlock()
+	answer, failure := s.t.fetchAnswer(ctx, MethodRead, func(c context.Context) error {
+		_, err := cs.ReadResource(c, params)
+		return err
+	})
+	if failure != "" {
+		return nil, fmt.Errorf("preflight: reading %s: %s", shownText(params.URI), failure)
+	}
+	var check struct {
+		Same   bool     `json:"same"`
+		Parts  []string `json:"parts"`
+		Reason *string  `json:"reason"`
+	}
+	req := map[string]any{"record": corecall.Text(rec.Raw), "lock": corecall.Text(lock), "uri": params.URI, "result": corecall.Page(answer)}
+	if err := corecall.Into("ui_template_check", req, &check); err != nil {
+		return nil, err
+	}
+	if !check.Same {
+		why := "its " + strings.Join(check.Parts, " and ") + " changed since it was approved"
+		if check.Reason != nil {
+			why = *check.Reason
+		}
+		return nil, refused(why)
+	}
+	// The bytes the core compared, parsed by the SDK's own type.
+	var res mcp.ReadResourceResult
+	if err := json.Unmarshal(answer, &res); err != nil {
+		return nil, refused("the SDK cannot read the answer compared")
+	}
+	return &res, nil
 }
 
 func (s *Session) clientSession() *mcp.ClientSession {

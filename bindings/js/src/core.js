@@ -73,6 +73,7 @@ export const OPS = [
   "sign_lock",
   "sign_pilot_upload",
   "sign_receipt",
+  "ui_template_check",
   "ui_templates",
   "verify_chain",
   "verify_lock",

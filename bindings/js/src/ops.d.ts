@@ -1184,6 +1184,32 @@ export interface UiTemplatesResult {
   over: boolean;
 }
 
+/** The request of ui_template_check. */
+export interface UiTemplateCheckRequest {
+  /** the continuity record the host acts on */
+  record: Document;
+  /** the lockfile the record compared */
+  lock: Document;
+  /** the ui:// URI read */
+  uri: string;
+  /** the `resources/read` answer as received */
+  result: Page;
+}
+
+/** The result of ui_template_check. */
+export interface UiTemplateCheckResult {
+  /** render it: the template is the one approved */
+  same: boolean;
+  /** the parts that differ (`_meta`, `contents`) */
+  parts: string[];
+  /**
+   * why nothing was compared: `not_compared` (the record did not use the lockfile's features),
+   * `not_approved` (the lockfile pins no such URI), `malformed` (an answer it cannot read, an error
+   * answer included)
+   */
+  reason: string | null;
+}
+
 /** The request of escape_text. */
 export interface EscapeTextRequest {
   /** the string to show (may be empty) */
@@ -1622,6 +1648,14 @@ export interface Ops {
    */
   uiTemplates(request?: UiTemplatesRequest): UiTemplatesResult;
   /**
+   * Checks a ui:// template a host reads to render it (MCP Apps) against the pin of the lockfile
+   * the record compared (issue 35): a host renders nothing this does not answer `same` for. `same`
+   * is true only when the record was made from `lock`, its `baseline.features` is `signed` or
+   * `unsigned`, the lockfile pins `uri`, and the answer's `contents` and `_meta` hash as pinned.
+   * Throws CoreError with the core's code.
+   */
+  uiTemplateCheck(request: UiTemplateCheckRequest): UiTemplateCheckResult;
+  /**
    * The one rule for showing a string from a server, a lockfile or a record to a person
    * (core/textsafe; the CLI prints through the same Go function). C0 controls (tab and newline
    * included), DEL, C1 controls, bidirectional controls, zero-width and other invisible characters
@@ -1715,6 +1749,7 @@ export interface OpTypes {
   replay_state: { request: ReplayStateRequest; result: ReplayStateResult };
   next_page: { request: NextPageRequest; result: NextPageResult };
   ui_templates: { request: UiTemplatesRequest; result: UiTemplatesResult };
+  ui_template_check: { request: UiTemplateCheckRequest; result: UiTemplateCheckResult };
   escape_text: { request: EscapeTextRequest; result: EscapeTextResult };
   refusal: { request: RefusalRequest; result: RefusalResult };
   verify_record: { request: VerifyRecordRequest; result: VerifyRecordResult };

@@ -1397,6 +1397,45 @@ def ui_templates(
     )
 
 
+class UiTemplateCheckResult(TypedDict):
+    """The result of ui_template_check."""
+    #: render it: the template is the one approved
+    same: bool
+    #: the parts that differ (`_meta`, `contents`)
+    parts: List[str]
+    #: why nothing was compared: `not_compared` (the record did not use the lockfile's features),
+    #: `not_approved` (the lockfile pins no such URI), `malformed` (an answer it cannot read, an
+    #: error answer included)
+    reason: Optional[str]
+
+
+def ui_template_check(
+    *,
+    record: Document,
+    lock: Document,
+    uri: str,
+    result: Page,
+) -> UiTemplateCheckResult:
+    """Checks a ui:// template a host reads to render it (MCP Apps) against the pin of the lockfile
+    the record compared (issue 35): a host renders nothing this does not answer `same` for.
+    `same` is true only when the record was made from `lock`, its `baseline.features` is `signed`
+    or `unsigned`, the lockfile pins `uri`, and the answer's `contents` and `_meta` hash as
+    pinned.
+    """
+    return cast(
+        UiTemplateCheckResult,
+        call(
+            "ui_template_check",
+            _req(
+                record=record,
+                lock=lock,
+                uri=uri,
+                result=result,
+            ),
+        ),
+    )
+
+
 class EscapeTextResult(TypedDict):
     """The result of escape_text."""
     #: the string, shown safely
