@@ -112,6 +112,8 @@ func (p *Policy) exceptionFor(f Finding, now time.Time) (ex *Exception, expired 
 	var found *Exception
 	for i := range p.Exceptions {
 		e := &p.Exceptions[i]
+		// An exception names a tool, or for an item-scope finding the item
+		// (a finding has one or neither, never both).
 		if e.Observation != f.Observation || e.Tool != f.Tool+f.Item || e.SHA256 != f.ToolSHA256 {
 			continue
 		}

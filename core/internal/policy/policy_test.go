@@ -481,3 +481,33 @@ func TestClassEffectsRefused(t *testing.T) {
 		}
 	}
 }
+
+// An exception for an item-scope observation names the item and its
+// observed hash, as a tool-scope one names the tool; one without is refused.
+func TestItemExceptions(t *testing.T) {
+	doc := func(ex string) canon.Value {
+		v, err := canon.ParseString(`{"kind":"crawlcheck-policy","v":1,"version":"x","exceptions":[` + ex + `]}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	hash := strings.Repeat("a", 64)
+	p, err := Parse(doc(`{"observation":"prompt_changed","tool":"triage","sha256":"` + hash + `","approved_by":"a","until":"2027-01-01T00:00:00Z"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	d := Decide(p, ModeEnforce, []Finding{{Observation: PromptChanged, Item: "triage", Part: "description", ToolSHA256: hash}}, []string{"triage"}, now, false)
+	if d.Findings[0].Effect != ProceedRecorded || len(d.Applied) != 1 {
+		t.Errorf("the item exception did not apply: %+v", d.Findings[0])
+	}
+	// The item's effect never becomes a tool's of the same name.
+	d = Decide(Default(), ModeEnforce, []Finding{{Observation: PromptChanged, Item: "triage", ToolSHA256: hash}}, []string{"triage"}, now, false)
+	if d.Tools["triage"] != Proceed || d.Effect != PauseTool {
+		t.Errorf("a prompt's change reached the tool of its name: %v, session %s", d.Tools, d.Effect)
+	}
+	if _, err := Parse(doc(`{"observation":"resource_changed","approved_by":"a","until":"2027-01-01T00:00:00Z"}`)); err == nil {
+		t.Error("an item exception naming no item was taken")
+	}
+}
