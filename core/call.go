@@ -51,6 +51,8 @@ func init() {
 		"instructions_diff":   opInstructionsDiff,
 		"escape_text":         opEscapeText,
 		"next_page":           opNextPage,
+		"ui_templates":        opUITemplates,
+		"ui_template_check":   opUITemplateCheck,
 		"refusal":             opRefusal,
 		"session_step":        opSessionStep,
 		"approve":             opApprove,

@@ -120,6 +120,10 @@ func opApprove(r req.Obj) (canon.Value, error) {
 	} else {
 		server := approvedServer(rd, srv.Server, f.Crawlcheck, a.server)
 		l := lock.NewCrawlcheck(server, at, obs.Tools, approvedCoverage(srv, f.Crawlcheck, obs.Tools))
+		// Approving tools approves no prompt, resource or UI template: the
+		// old lockfile's features are kept as they were (issue 35), so a
+		// change of one stays withheld until it is pinned anew (lock).
+		l.Features = f.Crawlcheck.Features
 		l.Seal(nil)
 		newLock = l.Bytes()
 	}

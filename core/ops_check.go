@@ -33,6 +33,11 @@ func opMakeLock(r req.Obj) (canon.Value, error) {
 	}
 	l := lock.NewCrawlcheck(srv.Server, at, obs.Tools, srv.coverage(obs.Tools))
 	l.Provenance = prov
+	feats, err := lockFeatures(srv.features, obs.Tools)
+	if err != nil {
+		return canon.Value{}, err
+	}
+	l.Features = feats
 	l.Seal(nil)
 	return canon.Obj(canon.M("lock", canon.Str(string(l.Bytes())))), nil
 }
@@ -71,6 +76,7 @@ type approvedSource struct {
 	handshake    bool
 	instructions canon.Value
 	serverInfo   canon.Value
+	features     continuity.ObservedFeatures // what the host read beside the tools (ops_features.go)
 }
 
 // coverage is the coverage extension of a new lockfile of ts.
@@ -517,6 +523,7 @@ func readObserved(ob req.Obj) (continuity.Observed, error) {
 		o.StrayLines = wholeInt(or, "stray_lines", 0)
 	}
 	o.Pages = or.Pages("pages")
+	o.Features = readFeatures(or)
 	switch {
 	case or.Failed():
 	case o.Failure == "" && !or.Has("pages"):
@@ -572,6 +579,7 @@ func observedSource(rd *req.Reader) (src *req.Reader, srv approvedSource) {
 		srv.Info = o.ServerInfo
 	}
 	srv.handshake, srv.instructions, srv.serverInfo = o.HandshakeRead, o.Instructions, o.ServerInfo
+	srv.features = o.Features
 	return ob.Read(), srv
 }
 

@@ -595,7 +595,7 @@ func approveVectors(t testing.TB, lock, agentgate obj) []opVector {
 	add("agentgate other server", obj{"record": agRec, "lock": agentgate, "pages": rugged, "names": []any{"get_issue"}, "server_name": "admin"})
 	add("missing approved_at", obj{"record": rugRec, "lock": lock, "pages": rugged})
 	delete(vs[len(vs)-1].Request.(obj), "approved_at")
-	return vs
+	return append(vs, featuresOpVectors(t)...)
 }
 
 // seq is n strings prefix1 … prefixN.

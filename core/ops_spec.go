@@ -82,6 +82,7 @@ var (
 		may("pages", "array of page strings", "the raw `tools/list` pages (required without `failure`)"),
 		may("page_cap_reached", "bool", "the host stopped at its page cap"),
 		may("stray_lines", "number", "how many lines of a stdio server's stdout were no JSON-RPC message (their first byte after blanks neither `{` nor `[`: a banner, a log line) and were skipped, as the official SDK clients skip them; recorded as `observed.stray_lines` when more than 0, never an observation (docs/mcpserver.md, Stray lines)"),
+		may("features", "object `{"+joinNames(featuresFields)+"}`", "the prompts, resources, resource templates and ui:// templates the host read beside the tools (docs/continuity.md, Prompts, resources and UI templates); a list absent was not read and is not compared (the record's `blind_parts` names it)"),
 		may("failure", "string", "why there are no pages: a host fault the core words (`connect_refused`, `command_not_found`, `timeout`, `cancelled`, `process_exited`, `session_ended`, `session_failed`, `pages_over_cap`, `unauthorized` (HTTP 401), `forbidden` (HTTP 403); docs/continuity.md), a capture failure the core words (`list_cached`: the host's MCP SDK answered without a `tools/list` on the wire; `answer_not_captured`: it took an answer the capture did not see; recorded as `server_unavailable` with `capture_failed: ` leading the detail), `answer_too_large` (the server sent a frame past the host's answer limit, which the host cut off; recorded as `server_unavailable`, the detail worded by the core from the limit), or the classes `server_unavailable` and `check_timeout` with the host's own detail"),
 	}, faultFields...)
 	// logResult are the members of a record's log and of log_verify's answer.
@@ -326,6 +327,7 @@ var opSpecs = []OpSpec{
 			need("withheld", "array of strings", "offered tools not handed over, sorted"),
 			need("calls", "object `{names, unlisted}`", "the names a `tools/call` may reach; `unlisted` true (observe mode only) lets a call to a name the list did not offer through, recorded"),
 			need("instructions", "string or null", "the server's instructions the model may be given; null: give it none"),
+			may("features", "object", "only when a prompts, resources or resource templates list was compared (issue 35): for each, `{items, withheld}`: `items` the `[{key, item}]` the host may hand over, in the server's order (`key` its name, uri or uriTemplate; `item` the JSON text of the object, written by the core with the members the lockfile pins one by one; null when `tool_texts` was false), `withheld` the keys of those offered and not handed over, sorted. A list not in it was not compared: hand none of it over, and refuse a `prompts/get` or `resources/read` of it"),
 		}},
 	{Name: "approve", Summary: "Re-approves the tools a record was made from, as a person's act. Refused (`approved` false, nothing to write) when an observation other than `unchanged`, `tool_removed` and `baseline_stale` is not about a named tool — approving one tool never approves another's change on the side, and a session observation (`server_identity_mismatch`, a list not read whole, evidence, ...) is never approvable — or when a name has no change. A record whose `record_sha256` does not match is `record_invalid`; one not made from this lock and these tools is `bad_request` (a `lock_check` answer is recomputed and must be identical). Signing stays `sign_lock`.",
 		Request: concat([]Field{
@@ -523,12 +525,31 @@ var opSpecs = []OpSpec{
 			need("page", "page string", "the page just read, as received (a string, `{\"base64\": …}` or an attachment, as a `pages` element)"),
 			may("followed", "array of strings", "the previous answer's `followed`; absent or `[]` on the first page"),
 			may("page_cap", "number", "the most pages to read, at least 1 (default 100; more than 1000 is 1000)"),
+			may("list", "string", "the list walked: `tools/list` (default), `prompts/list`, `resources/list` or `resources/templates/list`"),
 		},
 		Result: []Field{
 			need("cursor", "string or null", "the cursor to send with the next `tools/list`; null when the walk stops"),
 			need("stop", "string or null", "why the walk stops: `list_end`, `page_cap_reached`, `cursor_repeated` or `response_malformed`; null while it goes on"),
 			need("followed", "array of strings", "the cursors followed, `cursor` included: the next request's `followed`"),
 			need("page_cap_reached", "bool", "the walk stopped at its page cap: `observed.page_cap_reached` of the check"),
+		}},
+	{Name: "ui_templates", Summary: "Which MCP Apps UI templates a host reads with `resources/read` beside the tools, at lock and check time (issue 35): the ui:// URIs the tools name in `_meta.ui.resourceUri`, distinct and sorted, at most 64. Hand each answer, as received, in `observed.features.ui_templates`; `make_lock` pins their contents and `_meta`, and a check compares them (`ui_template_changed`).",
+		Request: toolSourceFields,
+		Result: []Field{
+			need("uris", "array of strings", "the ui:// URIs to read, sorted"),
+			need("over", "bool", "the tools name more than 64: only the first 64 are named, and `make_lock` refuses the list"),
+		}},
+	{Name: "ui_template_check", Summary: "Checks a ui:// template a host reads to render it (MCP Apps) against the pin of the lockfile the record compared (issue 35): a host renders nothing this does not answer `same` for. `same` is true only when the record was made from `lock`, its `baseline.features` is `signed` or `unsigned`, the lockfile pins `uri`, and the answer's `contents` and `_meta` hash as pinned.",
+		Request: []Field{
+			need("record", "document", "the continuity record the host acts on"),
+			need("lock", "document", "the lockfile the record compared"),
+			need("uri", "string", "the ui:// URI read"),
+			need("result", "page string", "the `resources/read` answer as received"),
+		},
+		Result: []Field{
+			need("same", "bool", "render it: the template is the one approved"),
+			need("parts", "array of strings", "the parts that differ (`_meta`, `contents`)"),
+			need("reason", "string or null", "why nothing was compared: `not_compared` (the record did not use the lockfile's features), `not_approved` (the lockfile pins no such URI), `malformed` (an answer it cannot read, an error answer included)"),
 		}},
 	{Name: "escape_text", Summary: "The one rule for showing a string from a server, a lockfile or a record to a person (core/textsafe; the CLI prints through the same Go function). C0 controls (tab and newline included), DEL, C1 controls, bidirectional controls, zero-width and other invisible characters and the tag block are written `\\u{HEX}` (upper-case hex, at least two digits); a backslash followed by `u{` or `x{` is written `\\u{5C}`, so every `\\u{` in the answer is an escape and every other backslash is a backslash. The full table is in docs/cli.md (\"What a person reads\"). Show the answer, never the input.",
 		Request: []Field{need("text", "string", "the string to show (may be empty)")},

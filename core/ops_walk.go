@@ -6,6 +6,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/internal/canon"
+	"github.com/crawlcheck/verifier/core/internal/features"
 	"github.com/crawlcheck/verifier/core/internal/req"
 	"github.com/crawlcheck/verifier/core/internal/tools"
 )
@@ -34,6 +35,7 @@ func opNextPage(r req.Obj) (canon.Value, error) {
 	rd := r.Read()
 	page := rd.Page("page", true)
 	followed := rd.Strings("followed")
+	kind, other := walkList(rd)
 	pageCap := DefaultPageCap
 	if rd.Has("page_cap") && !rd.Failed() {
 		pageCap = positiveInt(rd, "page_cap")
@@ -46,9 +48,13 @@ func opNextPage(r req.Obj) (canon.Value, error) {
 	}
 	pageCap = min(pageCap, MaxPages) // beyond it no check compares a walk
 	stop, cursor := stopListEnd, ""
-	next, more, known := tools.PageCursor(page) // a page of a walk the core read before
+	var next string
+	var more, known bool
 	var err error
-	if !known {
+	if other {
+		// A prompts, resources or templates page (ops_features.go).
+		_, next, more, err = features.ParsePage(kind, page)
+	} else if next, more, known = tools.PageCursor(page); !known { // a page of a walk the core read before
 		_, next, more, err = tools.ParsePage(page)
 	}
 	switch {

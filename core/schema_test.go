@@ -362,6 +362,10 @@ func TestLockSchemasAgreeWithTheCore(t *testing.T) {
 	for _, doc := range []string{
 		l, signed,
 		edit(l, func(d m) { delete(d, "parts"); delete(d, "descriptions"); delete(d, "sha256") }),
+		// The features extension (issue 35), and one the core refuses.
+		string(mustJSON(t, featuresLock(t))),
+		edit(string(mustJSON(t, featuresLock(t))), func(d m) { d["features"].(m)["roots"] = m{} }),
+		edit(string(mustJSON(t, featuresLock(t))), func(d m) { d["features"].(m)["prompts"].(m)["triage"].(m)["title"] = "x" }),
 		edit(l, func(d m) {
 			d["server"] = m{}
 			d["scan_at_approval"] = m{"severity": "none", "kinds": m{}, "findings": []any{}}

@@ -240,8 +240,9 @@ func cmdCheck(c *cli, args []string) error {
 		}
 	}
 	// The check passes when the core's handoff lets everything through:
-	// the session proceeds and withholds no tool.
-	if h := rec.Handoff; h == nil || h.Session != preflight.SessionProceed || len(h.Withheld) > 0 {
+	// the session proceeds and withholds no tool, and no prompt, resource
+	// or resource template.
+	if h := rec.Handoff; h == nil || h.Session != preflight.SessionProceed || len(h.Withheld) > 0 || len(rec.WithheldItems()) > 0 {
 		// The core's words of why, as every SDK raises them: which
 		// observations decided and what differed (an identity mismatch
 		// names the server approved and the one answering).

@@ -19,6 +19,7 @@ func cmdLock(c *cli, args []string) error {
 	name := fs.String("name", "", "the server's name in an agentgate.lock (required with --format agentgate)")
 	signKey := fs.String("sign-key", "", "sign the lockfile with the operator key in `KEYFILE` (crawlcheck format)")
 	out := fs.String("o", "", "write the lockfile to `FILE` (atomically; - for stdout) instead of stdout; an existing agentgate.lock gains or replaces the server")
+	features := fs.Bool("features", true, "pin the server's prompts, resources, resource templates and the ui:// templates its tools name (false: a lockfile as before they were pinned, against which they are not compared)")
 	if _, err := c.parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -26,6 +27,7 @@ func cmdLock(c *cli, args []string) error {
 		return err
 	}
 	tg, ok, err := src.target()
+	tg.noFeatures = !*features
 	if err != nil {
 		return err
 	}

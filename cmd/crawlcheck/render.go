@@ -85,7 +85,7 @@ func printRecord(w io.Writer, rec preflight.Record) {
 	say(w, "policy    %s (%s)\n", v.Policy.Version, v.Policy.Source)
 	say(w, "\nobservations\n")
 	for _, f := range rec.Observations {
-		subject := f.Tool
+		subject := f.Tool + f.Item // one of them, or neither
 		if f.Part != "" {
 			subject += " " + f.Part
 		}
@@ -105,6 +105,19 @@ func printRecord(w io.Writer, rec preflight.Record) {
 				note = "  withheld"
 			}
 			say(w, "  %-24s %s%s\n", name, e, note)
+		}
+	}
+	for _, list := range sortedKeys(rec.Features) {
+		// The prompts, resources and templates compared (issue 35): a
+		// host hands over only those that proceed.
+		say(w, "\n%s\n", strings.ReplaceAll(list, "_", " "))
+		for _, key := range sortedKeys(rec.Features[list]) {
+			e := rec.Features[list][key]
+			note := ""
+			if e != "proceed" && e != "proceed_recorded" {
+				note = "  withheld"
+			}
+			say(w, "  %-24s %s%s\n", key, e, note)
 		}
 	}
 	say(w, "\nrecord    %s\n", rec.RecordSHA256)
@@ -280,7 +293,7 @@ func printDiff(w io.Writer, d diffResult) {
 	}
 }
 
-func sortedKeys(m map[string]string) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -27,6 +27,9 @@ type target struct {
 	url       string   // HTTP: the endpoint; with toolsFile, only the server's name
 	sse       bool     // url is the event stream of the legacy HTTP+SSE transport (protocol 2024-11-05)
 	toolsFile string   // a file: a JSON array of tools, a tools/list result or a JSON-RPC response
+	// noFeatures reads no prompts, resources or UI templates (lock
+	// --features=false): a lockfile made so pins none of them.
+	noFeatures bool
 }
 
 // sourceFlags are --tools, --server, --url and --sse, and the headers an
@@ -143,7 +146,7 @@ func (t target) observe(c *cli) (preflight.Observation, error) {
 		return preflight.Observation{}, usagef("%v", err)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "crawlcheck", Version: "1"}, &mcp.ClientOptions{Capabilities: caps})
-	cs, obs := preflight.Connect(ctx, client, tr, sopts, &preflight.Options{PageCap: c.pageCap, MaxAnswerBytes: int64(c.maxInput), CheckOnly: true})
+	cs, obs := preflight.Connect(ctx, client, tr, sopts, &preflight.Options{PageCap: c.pageCap, MaxAnswerBytes: int64(c.maxInput), CheckOnly: true, Features: !t.noFeatures})
 	if cs != nil {
 		closeBy(cs, cmd, deadline)
 	}

@@ -552,7 +552,11 @@ func runCell(t *testing.T, c Cell) {
 	lock := filepath.Join(dir, "crawlcheck.lock.json")
 	e.mutate(t, "")
 	spoken := handshake(c.Host)
-	run(t, crawlcheck, slices.Concat([]string{"lock", "--now", lockTime, "-o", lock}, spoken, e.source())...)
+	// The lockfile pins no prompts, resources or UI templates (issue 35):
+	// the JS and Python hosts and the gateway do not read them yet, so
+	// against one that pins them their records would say "not compared"
+	// where crawlcheck check compared them.
+	run(t, crawlcheck, slices.Concat([]string{"lock", "--features=false", "--now", lockTime, "-o", lock}, spoken, e.source())...)
 	var pinned struct{ Tools []struct{ Name string } }
 	if b, err := os.ReadFile(lock); err != nil || json.Unmarshal(b, &pinned) != nil {
 		t.Fatalf("the lockfile: %v", err)

@@ -251,6 +251,10 @@ func (g *Gateway) observe(ctx context.Context) (preflight.Observation, int64) {
 		}
 		if step.Cursor == nil {
 			obs.Stop, obs.PageCapReached = step.Stop, step.PageCapReached
+			// Prompts and resources the server does not declare (issue
+			// 35): the gateway reads none and filters none, so its record
+			// compares only what it knows without reading.
+			obs.Features = preflight.UndeclaredFeatures(hs.result, obs.Pages)
 			return obs, seen
 		}
 		followed, cursor = step.Followed, *step.Cursor

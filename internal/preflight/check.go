@@ -163,6 +163,26 @@ type Handoff struct {
 	// Instructions is what the model may be given of the server's
 	// instructions; nil: none.
 	Instructions *string `json:"instructions"`
+	// Features are the prompts, resources and resource templates the host
+	// may hand over, by list ("prompts", "resources",
+	// "resource_templates"); a list absent was not compared, and nothing
+	// of it is handed over (session_features.go).
+	Features map[string]HandedList `json:"features"`
+}
+
+// HandedList is one list of a Handoff's Features.
+type HandedList struct {
+	// Items are the items to hand over, each the JSON object the core
+	// wrote (nil without texts).
+	Items    []HandedItem `json:"items"`
+	Withheld []string     `json:"withheld"`
+}
+
+// HandedItem is one prompt, resource or resource template of a
+// HandedList: its name, uri or uriTemplate, and its object.
+type HandedItem struct {
+	Key  string `json:"key"`
+	Item string `json:"item"`
 }
 
 // HandedTool is one tool of a Handoff.
@@ -193,7 +213,7 @@ func (h *Handoff) CallAllowed(name string) bool {
 // none on).
 func handoffOf(fields map[string]json.RawMessage, tools bool) (*Handoff, error) {
 	var h Handoff
-	for name, into := range map[string]any{"session": &h.Session, "withheld": &h.Withheld, "calls": &h.Calls, "instructions": &h.Instructions} {
+	for name, into := range map[string]any{"session": &h.Session, "withheld": &h.Withheld, "calls": &h.Calls, "instructions": &h.Instructions, "features": &h.Features} {
 		if fields[name] == nil {
 			continue // never the core's: the zero value, which hands nothing over
 		}
@@ -336,6 +356,9 @@ func observedJSON(o Observation) map[string]any {
 	if o.StrayLines > 0 {
 		obs["stray_lines"] = o.StrayLines
 	}
+	if o.Features != nil {
+		obs["features"] = featuresJSON(o.Features)
+	}
 	if o.Failure != "" {
 		obs["failure"] = o.Failure
 		if o.FailureDetail != "" {
@@ -385,9 +408,13 @@ type Record struct {
 	Mode             string
 	Effect           string
 	Tools            map[string]string
-	Would            *Would
-	Observations     []Finding
-	Observed         ObservedSummary
+	// Features is each offered prompt's, resource's and resource
+	// template's effect, by list ("prompts", "resources",
+	// "resource_templates"), when the check compared them.
+	Features     map[string]map[string]string
+	Would        *Would
+	Observations []Finding
+	Observed     ObservedSummary
 	// Storm is the record's storm: set on a re-check a list_changed storm
 	// asked for (more than one notification coalesced, or held back).
 	Storm *Recheck
@@ -412,13 +439,16 @@ type Would struct {
 
 // Finding is one entry of the record's observations.
 type Finding struct {
-	Observation string          `json:"observation"`
-	Tool        string          `json:"tool"`
-	Part        string          `json:"part"`
-	Effect      string          `json:"effect"`
-	Would       string          `json:"would"`
-	Detail      json.RawMessage `json:"detail"`
-	Override    bool            `json:"override"`
+	Observation string `json:"observation"`
+	Tool        string `json:"tool"`
+	// Item is an item-scope observation's prompt name, resource uri or
+	// resource template uriTemplate (Tool is then "").
+	Item     string          `json:"item"`
+	Part     string          `json:"part"`
+	Effect   string          `json:"effect"`
+	Would    string          `json:"would"`
+	Detail   json.RawMessage `json:"detail"`
+	Override bool            `json:"override"`
 }
 
 // ObservedSummary is the record's observed member.
@@ -442,16 +472,17 @@ func (o ObservedSummary) Complete() bool {
 // record_sha256 (the op verify_record does).
 func ParseRecord(raw []byte) (Record, error) {
 	var r struct {
-		Kind         string            `json:"kind"`
-		SHA256       string            `json:"record_sha256"`
-		Prev         string            `json:"prev_record_sha256"`
-		Mode         string            `json:"mode"`
-		Effect       string            `json:"effect"`
-		Tools        map[string]string `json:"tools"`
-		Would        *Would            `json:"would"`
-		Observations []Finding         `json:"observations"`
-		Observed     ObservedSummary   `json:"observed"`
-		Storm        *Recheck          `json:"storm"`
+		Kind         string                       `json:"kind"`
+		SHA256       string                       `json:"record_sha256"`
+		Prev         string                       `json:"prev_record_sha256"`
+		Mode         string                       `json:"mode"`
+		Effect       string                       `json:"effect"`
+		Tools        map[string]string            `json:"tools"`
+		Features     map[string]map[string]string `json:"features"`
+		Would        *Would                       `json:"would"`
+		Observations []Finding                    `json:"observations"`
+		Observed     ObservedSummary              `json:"observed"`
+		Storm        *Recheck                     `json:"storm"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return Record{}, fmt.Errorf("reading a continuity record: %w", err)
@@ -461,6 +492,6 @@ func ParseRecord(raw []byte) (Record, error) {
 	}
 	return Record{
 		Raw: bytes.Clone(raw), RecordSHA256: r.SHA256, PrevRecordSHA256: r.Prev, Mode: r.Mode, Effect: r.Effect, Tools: r.Tools,
-		Would: r.Would, Observations: r.Observations, Observed: r.Observed, Storm: r.Storm,
+		Features: r.Features, Would: r.Would, Observations: r.Observations, Observed: r.Observed, Storm: r.Storm,
 	}, nil
 }

@@ -163,6 +163,10 @@ type Observation struct {
 	// 0 when not known (Connect and Observe take it from their context, a
 	// Session from Config.Timeout).
 	Timeout time.Duration
+	// Features are the prompts, resources, resource templates and UI
+	// templates read after a whole tool list (Options.Features); nil when
+	// none were read.
+	Features *ObservedFeatures
 }
 
 // Options tunes Observe.
@@ -182,6 +186,11 @@ type Options struct {
 	// crawlcheck lock --server's CPU (docs/benchmarks.md). Over HTTP it
 	// changes nothing.
 	CheckOnly bool
+	// Features reads, after a whole tool list, the prompts, resources and
+	// resource templates the server's capabilities declare and the ui://
+	// templates its tools name (features.go), for a lockfile to pin and a
+	// check to compare.
+	Features bool
 	// subscribed, when set, is called by Connect between the handshake and
 	// the first listing (Session: awaitSubscription).
 	subscribed func(context.Context, *mcp.ClientSession)
@@ -262,6 +271,9 @@ func Observe(ctx context.Context, cs *mcp.ClientSession, t *Transport, opts *Opt
 		}
 		if step.Cursor == nil {
 			obs.Stop, obs.PageCapReached = step.Stop, step.PageCapReached
+			if opts != nil && opts.Features && obs.Stop == StopListEnd {
+				obs.Features = t.observeFeatures(ctx, cs, obs.Pages, pageCap)
+			}
 			return obs
 		}
 		followed, cursor = step.Followed, *step.Cursor

@@ -508,7 +508,7 @@ func (s *Session) observe(ctx context.Context) (Observation, int64) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	opts := &Options{PageCap: s.cfg.PageCap, MaxAnswerBytes: s.cfg.MaxAnswerBytes}
+	opts := &Options{PageCap: s.cfg.PageCap, MaxAnswerBytes: s.cfg.MaxAnswerBytes, Features: true}
 	seen := s.changes.Load()
 	s.mu.Lock()
 	cs := s.cs

@@ -51,6 +51,10 @@ type (
 	Handoff = impl.Handoff
 	// HandedTool is one tool of a Handoff.
 	HandedTool = impl.HandedTool
+	// HandedList is one list of a Handoff's prompts, resources or resource
+	// templates; HandedItem one of its items (issue 35).
+	HandedList = impl.HandedList
+	HandedItem = impl.HandedItem
 )
 
 // Errors.
@@ -60,6 +64,9 @@ type (
 	RefusedError = impl.RefusedError
 	// ApprovalRefusedError is the core's refusal of a Confirm.
 	ApprovalRefusedError = impl.ApprovalRefusedError
+	// ItemRefusedError is a prompt, resource, resource template or ui://
+	// template the record does not let through (GetPrompt, ReadResource).
+	ItemRefusedError = impl.ItemRefusedError
 	// Unnamed is a change a Confirm left unnamed.
 	Unnamed = impl.Unnamed
 	// CoreError is the core's refusal of a request (an error envelope);

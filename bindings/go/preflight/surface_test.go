@@ -23,7 +23,7 @@ var publicSurface = []string{
 	"ErrJSONDuplicateKey", "ErrJSONInvalidUTF8", "ErrJSONLoneSurrogate", "ErrJSONNumberOutOfRange",
 	"ErrJSONSyntax", "ErrJSONTooDeep", "ErrKeyInvalid", "ErrLockInvalid", "ErrLockUnsupported",
 	"ErrPolicyInvalid", "ErrRecordInvalid", "ErrToolsMalformed", "ErrUnknownOp", "ErrorCode",
-	"Evidence", "Finding", "HandedTool", "Handoff", "Issuer", "NonceStatePath", "ObservedSummary",
+	"Evidence", "Finding", "HandedItem", "HandedList", "HandedTool", "Handoff", "Issuer", "ItemRefusedError", "NonceStatePath", "ObservedSummary",
 	"Open", "ParseRecord", "Pilot", "PilotAckPath", "PinnedKey", "ProofPath", "Recheck", "RecheckMax", "RecheckMin", "Record", "RefusedError", "Session",
 	"SessionCheckAgain", "SessionProceed", "SessionStop", "Settings", "Unnamed",
 	"Would",

@@ -74,6 +74,8 @@ export const OPS = [
   "sign_lock",
   "sign_pilot_upload",
   "sign_receipt",
+  "ui_template_check",
+  "ui_templates",
   "verify_chain",
   "verify_lock",
   "verify_pilot_upload",

@@ -644,6 +644,15 @@ export interface ContinuityHandoffResult {
   calls: { [key: string]: Json };
   /** the server's instructions the model may be given; null: give it none */
   instructions: string | null;
+  /**
+   * only when a prompts, resources or resource templates list was compared (issue 35): for each,
+   * `{items, withheld}`: `items` the `[{key, item}]` the host may hand over, in the server's order
+   * (`key` its name, uri or uriTemplate; `item` the JSON text of the object, written by the core
+   * with the members the lockfile pins one by one; null when `tool_texts` was false), `withheld`
+   * the keys of those offered and not handed over, sorted. A list not in it was not compared: hand
+   * none of it over, and refuse a `prompts/get` or `resources/read` of it
+   */
+  features?: { [key: string]: Json };
 }
 
 /** The request of approve. */
@@ -1135,6 +1144,11 @@ export interface NextPageRequest {
   followed?: string[];
   /** the most pages to read, at least 1 (default 100; more than 1000 is 1000) */
   page_cap?: number;
+  /**
+   * the list walked: `tools/list` (default), `prompts/list`, `resources/list` or
+   * `resources/templates/list`
+   */
+  list?: string;
 }
 
 /** The result of next_page. */
@@ -1150,6 +1164,50 @@ export interface NextPageResult {
   followed: string[];
   /** the walk stopped at its page cap: `observed.page_cap_reached` of the check */
   page_cap_reached: boolean;
+}
+
+/** The request of ui_templates. */
+export interface UiTemplatesRequest {
+  /** the tool list, part of the request (give `tools` or `pages`) */
+  tools?: RequestValue[];
+  /** the raw `tools/list` pages as received (give `tools` or `pages`) */
+  pages?: Page[];
+  /** with `pages`: the host stopped following `nextCursor` at its page cap */
+  page_cap_reached?: boolean;
+}
+
+/** The result of ui_templates. */
+export interface UiTemplatesResult {
+  /** the ui:// URIs to read, sorted */
+  uris: string[];
+  /** the tools name more than 64: only the first 64 are named, and `make_lock` refuses the list */
+  over: boolean;
+}
+
+/** The request of ui_template_check. */
+export interface UiTemplateCheckRequest {
+  /** the continuity record the host acts on */
+  record: Document;
+  /** the lockfile the record compared */
+  lock: Document;
+  /** the ui:// URI read */
+  uri: string;
+  /** the `resources/read` answer as received */
+  result: Page;
+}
+
+/** The result of ui_template_check. */
+export interface UiTemplateCheckResult {
+  /** render it: the template is the one approved */
+  same: boolean;
+  /** the parts that differ (`_meta`, `contents`) */
+  parts: string[];
+  /**
+   * why nothing was compared: `not_compared` (the record did not use the lockfile's features),
+   * `not_approved` (the lockfile pins no such URI), `malformed` (an answer it cannot read, an error
+   * answer included)
+   */
+  reason: string | null;
 }
 
 /** The request of escape_text. */
@@ -1608,6 +1666,22 @@ export interface Ops {
    */
   nextPage(request: NextPageRequest): NextPageResult;
   /**
+   * Which MCP Apps UI templates a host reads with `resources/read` beside the tools, at lock and
+   * check time (issue 35): the ui:// URIs the tools name in `_meta.ui.resourceUri`, distinct and
+   * sorted, at most 64. Hand each answer, as received, in `observed.features.ui_templates`;
+   * `make_lock` pins their contents and `_meta`, and a check compares them (`ui_template_changed`).
+   * Throws CoreError with the core's code.
+   */
+  uiTemplates(request?: UiTemplatesRequest): UiTemplatesResult;
+  /**
+   * Checks a ui:// template a host reads to render it (MCP Apps) against the pin of the lockfile
+   * the record compared (issue 35): a host renders nothing this does not answer `same` for. `same`
+   * is true only when the record was made from `lock`, its `baseline.features` is `signed` or
+   * `unsigned`, the lockfile pins `uri`, and the answer's `contents` and `_meta` hash as pinned.
+   * Throws CoreError with the core's code.
+   */
+  uiTemplateCheck(request: UiTemplateCheckRequest): UiTemplateCheckResult;
+  /**
    * The one rule for showing a string from a server, a lockfile or a record to a person
    * (core/textsafe; the CLI prints through the same Go function). C0 controls (tab and newline
    * included), DEL, C1 controls, bidirectional controls, zero-width and other invisible characters
@@ -1722,6 +1796,8 @@ export interface OpTypes {
   ci_verdict: { request: CiVerdictRequest; result: CiVerdictResult };
   replay_state: { request: ReplayStateRequest; result: ReplayStateResult };
   next_page: { request: NextPageRequest; result: NextPageResult };
+  ui_templates: { request: UiTemplatesRequest; result: UiTemplatesResult };
+  ui_template_check: { request: UiTemplateCheckRequest; result: UiTemplateCheckResult };
   escape_text: { request: EscapeTextRequest; result: EscapeTextResult };
   refusal: { request: RefusalRequest; result: RefusalResult };
   verify_record: { request: VerifyRecordRequest; result: VerifyRecordResult };

@@ -17,7 +17,7 @@ test("server-everything over streamable HTTP (an SSE priming event before each a
   const { base } = await startReference(t, EVERYTHING, ["streamableHttp"]);
   const url = `${base}/mcp`;
   const lock = join(dir, "crawlcheck.lock.json");
-  crawlcheck(["lock", "--url", url, "--now", "2026-11-01T00:00:00Z", "-o", lock]);
+  crawlcheck(["lock", "--features=false", "--url", url, "--now", "2026-11-01T00:00:00Z", "-o", lock]);
   const goRecord = crawlcheck(["check", "--lock", lock, "--url", url, "--now", NOW, "--json"]).trim();
   assert.match(goRecord, /"effect":"proceed"/);
   for (const major of [1, 2]) {
@@ -38,7 +38,7 @@ test("server-everything offers get-roots-list only to a client declaring roots: 
   const { base } = await startReference(t, EVERYTHING, ["streamableHttp"]);
   const url = `${base}/mcp`;
   const lock = join(dir, "crawlcheck.lock.json");
-  crawlcheck(["lock", "--url", url, "--capabilities", "roots", "--now", "2026-11-01T00:00:00Z", "-o", lock]);
+  crawlcheck(["lock", "--features=false", "--url", url, "--capabilities", "roots", "--now", "2026-11-01T00:00:00Z", "-o", lock]);
   assert.match(readFileSync(lock, "utf8"), /"client_capabilities": \{\n {6}"roots": \{/);
   const goRecord = crawlcheck(["check", "--lock", lock, "--url", url, "--mode", "review", "--now", NOW, "--json"]).trim();
   for (const major of [1, 2]) {
@@ -57,7 +57,7 @@ test("server-everything over the legacy HTTP+SSE transport: crawlcheck lock --ss
   const { base } = await startReference(t, EVERYTHING, ["sse"]);
   const url = `${base}/sse`;
   const lock = join(dir, "crawlcheck.lock.json");
-  crawlcheck(["lock", "--sse", url, "--now", "2026-11-01T00:00:00Z", "-o", lock]);
+  crawlcheck(["lock", "--features=false", "--sse", url, "--now", "2026-11-01T00:00:00Z", "-o", lock]);
   const goRecord = crawlcheck(["check", "--lock", lock, "--sse", url, "--now", NOW, "--json"]).trim();
   const go = JSON.parse(goRecord);
   assert.deepEqual(
@@ -71,7 +71,7 @@ test("server-everything over the legacy HTTP+SSE transport: crawlcheck lock --ss
   // crawlcheck ci reaches a configured server of type sse over the same
   // transport (an agentgate.lock names the server, the config its stream).
   const agentgate = join(dir, "agentgate.lock");
-  crawlcheck(["lock", "--sse", url, "--format", "agentgate", "--name", "everything", "--now", "2026-11-01T00:00:00Z", "-o", agentgate]);
+  crawlcheck(["lock", "--features=false", "--sse", url, "--format", "agentgate", "--name", "everything", "--now", "2026-11-01T00:00:00Z", "-o", agentgate]);
   const config = join(dir, "mcp.json");
   writeFileSync(config, JSON.stringify({ mcpServers: { everything: { type: "sse", url } } }));
   assert.match(crawlcheck(["ci", "--lock", agentgate, "--config", config]), /^everything +connect +unchanged$/m);
@@ -103,12 +103,12 @@ for (const transport of ["stdio", "sse"]) {
     let make;
     if (transport === "stdio") {
       const p = referenceStdio(EVERYTHING, ["stdio"]);
-      crawlcheck(["lock", "--server", [p.command, ...p.args].join(" "), "--now", "2026-11-01T00:00:00Z", "-o", lock]);
+      crawlcheck(["lock", "--features=false", "--server", [p.command, ...p.args].join(" "), "--now", "2026-11-01T00:00:00Z", "-o", lock]);
       make = () => new agents.MCPServerStdio({ command: p.command, args: p.args, name: "everything" });
     } else {
       const { base } = await startReference(t, EVERYTHING, ["sse"]);
       const url = `${base}/sse`;
-      crawlcheck(["lock", "--sse", url, "--now", "2026-11-01T00:00:00Z", "-o", lock]);
+      crawlcheck(["lock", "--features=false", "--sse", url, "--now", "2026-11-01T00:00:00Z", "-o", lock]);
       make = () => new agents.MCPServerSSE({ url, name: "everything" });
     }
     // Several sessions: the notification, the stream and the listing race.

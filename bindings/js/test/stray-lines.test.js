@@ -23,7 +23,7 @@ test("stdio: stray lines before the answers are skipped, counted on the record, 
   const args = [MCPSERVER, "--scenario", sc];
   const endpoint = await endpointFor({ command: banner, args });
   const lock = join(dir, "crawlcheck.lock.json");
-  crawlcheck(["lock", "--server", `${banner} ${args.join(" ")}`, "--now", "2026-11-01T00:00:00Z", "-o", lock]);
+  crawlcheck(["lock", "--features=false", "--server", `${banner} ${args.join(" ")}`, "--now", "2026-11-01T00:00:00Z", "-o", lock]);
   const goRecord = crawlcheck(["check", "--lock", lock, "--server", `${banner} ${args.join(" ")}`, "--now", NOW, "--json"]).trim();
   assert.match(goRecord, /"stray_lines":2/);
   assert.match(goRecord, /"effect":"proceed"/);

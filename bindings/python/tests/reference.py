@@ -65,5 +65,5 @@ def cli(*args: str) -> str:
 def cli_lock(tmp: Path, source: List[str]) -> Path:
     """The lockfile `crawlcheck lock` makes against the live server."""
     out = tmp / "crawlcheck.lock.json"
-    cli("lock", *source, "--capabilities", "none", "--now", "2026-11-01T00:00:00Z", "-o", str(out))
+    cli("lock", "--features=false", *source, "--capabilities", "none", "--now", "2026-11-01T00:00:00Z", "-o", str(out))
     return out

@@ -71,6 +71,9 @@ type Observed struct {
 	StrayLines    int
 	Failure       string // "", FailureUnavailable or FailureTimeout
 	FailureDetail string
+	// Features are the prompts, resources, resource templates and UI
+	// templates the host read (features.go); empty when it read none.
+	Features ObservedFeatures
 }
 
 // ReadHandshake reads a handshake's result as the server sent it: the
@@ -184,6 +187,7 @@ type Trust struct {
 	sig.Result
 	Parts    string // "signed", "unsigned", "absent", "ignored", "not_applicable"
 	Coverage string // the coverage extension, as Parts
+	Features string // the features extension (prompts, resources, UI templates), as Parts
 	Digest   string // the lockfile's content digest
 	// Provenance is the lockfile's provenance extension as it states it
 	// (nil: none stated, or an agentgate.lock); vouched for as far as
@@ -215,21 +219,31 @@ func (t Trust) CoverageUsable() bool { return t.Coverage == "signed" || t.Covera
 // aside ("ignored") when the rest still verifies.
 func VerifyBaseline(f lock.File, keys sig.Keys, requireSigned bool, now time.Time) Trust {
 	if f.Agentgate != nil {
-		t := Trust{Result: sig.Result{Trust: sig.Unsigned}, Parts: "not_applicable", Coverage: "not_applicable", Digest: LockDigest(f)}
+		t := Trust{Result: sig.Result{Trust: sig.Unsigned}, Parts: "not_applicable", Coverage: "not_applicable", Features: "not_applicable", Digest: LockDigest(f)}
 		return refuseUnsigned(t, requireSigned)
 	}
 	l := f.Crawlcheck
 	content := l.Digest()
 	t := Trust{Digest: content, Result: sig.Verify(lock.Kind, l.SHA256, content, l.Signature, keys, now), Provenance: l.Provenance}
 	t.Parts, t.Coverage = signedStatus(l.Parts != nil, t.Trust), signedStatus(l.Coverage != nil, t.Trust)
+	t.Features = signedStatus(l.Features != nil, t.Trust)
 	if t.Reason != sig.ReasonEdited {
 		return refuseUnsigned(t, requireSigned)
+	}
+	// Signed before its features were added: they are set aside, the
+	// parts and coverage hold.
+	if wf := l.DigestWithoutFeatures(); wf != "" {
+		if r := sig.Verify(lock.Kind, l.SHA256, wf, l.Signature, keys, now); r.Trust != sig.Untrusted {
+			t.Result, t.Features = r, "ignored"
+			t.Parts, t.Coverage = signedStatus(l.Parts != nil, r.Trust), signedStatus(l.Coverage != nil, r.Trust)
+			return refuseUnsigned(t, requireSigned)
+		}
 	}
 	// Signed before its coverage, or before its parts and coverage, were
 	// added: what was added after signing is set aside, the rest holds.
 	if wc := l.DigestWithoutCoverage(); wc != "" {
 		if r := sig.Verify(lock.Kind, l.SHA256, wc, l.Signature, keys, now); r.Trust != sig.Untrusted {
-			t.Result, t.Coverage = r, "ignored"
+			t.Result, t.Coverage, t.Features = r, "ignored", ignored(l.Features != nil)
 			t.Parts = signedStatus(l.Parts != nil, r.Trust)
 			return refuseUnsigned(t, requireSigned)
 		}
@@ -238,6 +252,7 @@ func VerifyBaseline(f lock.File, keys sig.Keys, requireSigned bool, now time.Tim
 		if r := sig.Verify(lock.Kind, l.SHA256, withoutParts, l.Signature, keys, now); r.Trust != sig.Untrusted {
 			t.Result = r
 			t.Parts, t.Coverage = ignored(l.Parts != nil), ignored(l.Coverage != nil)
+			t.Features = ignored(l.Features != nil)
 			return refuseUnsigned(t, requireSigned)
 		}
 	}
@@ -322,6 +337,7 @@ func runCheck(in Input) (*check, policy.Decision, error) {
 	c.judgeServer()
 	c.compare()
 	c.judgeHandshake()
+	c.compareFeatures()
 	if c.listRead && !c.changed && c.observed.Truncated == "" {
 		c.add(policy.Unchanged, "", "", "", canon.NullValue())
 	}
@@ -351,6 +367,8 @@ type check struct {
 	changed bool           // any difference was seen in what was compared
 	blind   []string       // members and server facts not compared (the record's blind_parts, after the baseline's own)
 	log     canon.Value    // the record's log member; the zero Value when no proof was given
+
+	features []comparedList // the prompts, resources and templates lists compared
 }
 
 func (c *check) add(o policy.Observation, tool, part, toolSHA string, detail canon.Value) {

@@ -357,7 +357,7 @@ func TestAgentgateBaseline(t *testing.T) {
 	rec := run(t, in)
 	b := get(rec, "baseline")
 	if observations(rec) != "unchanged//=proceed" || str(b, "format") != "agentgate.lock" || str(b, "server_name") != "issues" ||
-		get(b, "blind_parts").String() != `["annotations","_meta","_meta.ui","execution","icons","outputSchema","title","unknown","instructions","server_info"]` || str(b, "parts") != "not_applicable" || str(rec, "server", "identity") != IdentityNotPinned {
+		get(b, "blind_parts").String() != `["annotations","_meta","_meta.ui","execution","icons","outputSchema","title","unknown","instructions","server_info","prompts","resources","resource_templates","ui_templates"]` || str(b, "parts") != "not_applicable" || str(rec, "server", "identity") != IdentityNotPinned {
 		t.Errorf("record %s", rec)
 	}
 }

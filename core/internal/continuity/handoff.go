@@ -64,7 +64,7 @@ func Handoff(in Input, texts bool) (canon.Value, error) {
 	if texts {
 		handedTools = canon.Arr(handed...)
 	}
-	return canon.Obj(
+	ms := []canon.Member{
 		canon.M("record", c.record(d)),
 		canon.M("session", canon.Str(session)),
 		canon.M("tools", handedTools),
@@ -76,7 +76,11 @@ func Handoff(in Input, texts bool) (canon.Value, error) {
 			canon.M("unlisted", canon.BoolOf(session == SessionProceed && in.Mode == policy.ModeObserve)),
 		)),
 		canon.M("instructions", c.handedInstructions(session, d)),
-	), nil
+	}
+	if f := c.handedFeatures(session, d, texts); !f.IsNull() {
+		ms = append(ms, canon.M("features", f))
+	}
+	return canon.Obj(ms...), nil
 }
 
 // handedInstructions is what the model may be given of the server's

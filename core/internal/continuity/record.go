@@ -18,7 +18,7 @@ import (
 // RecordKind is the kind of a continuity record.
 const RecordKind = "crawlcheck-continuity-record"
 
-// sortFindings orders findings by the rule table, then tool name, then part:
+// sortFindings orders findings by the rule table, then tool name, then item, then part:
 // one order in every build.
 func sortFindings(fs []policy.Finding) {
 	rank := map[policy.Observation]int{}
@@ -30,6 +30,9 @@ func sortFindings(fs []policy.Finding) {
 			return c
 		}
 		if c := canon.CompareKeys(a.Tool, b.Tool); c != 0 {
+			return c
+		}
+		if c := canon.CompareKeys(a.Item, b.Item); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Part, b.Part)
@@ -67,6 +70,12 @@ func (c *check) record(d policy.Decision) canon.Value {
 		}
 		if in.Mode == policy.ModeObserve {
 			ms = append(ms, canon.M("would", canon.Str(f.Would.String())))
+		}
+		if f.Item != "" {
+			// The prompt, resource or template of an item-scope
+			// observation: only on those, so that other records keep
+			// their bytes.
+			ms = append(ms, canon.M("item", canon.Str(f.Item)))
 		}
 		if f.Exception != nil {
 			ms = append(ms, canon.M("exception", f.Exception.Value()))
@@ -107,6 +116,7 @@ func (c *check) record(d policy.Decision) canon.Value {
 		canon.M("age_s", canon.Int(int64(age/time.Second))),
 		canon.M("parts", canon.Str(c.trust.Parts)),
 		canon.M("coverage", canon.Str(c.trust.Coverage)),
+		canon.M("features", canon.Str(c.trust.Features)),
 		canon.M("provenance", provenanceValue(c.trust.Provenance)),
 		canon.M("blind_parts", canon.Strs(append(append([]string{}, c.base.BlindParts...), c.blind...))),
 	)
@@ -142,9 +152,19 @@ func (c *check) record(d policy.Decision) canon.Value {
 		canon.M("effect", effect),
 		canon.M("tools", toolEffects),
 	}
+	// Each offered prompt's, resource's and template's effect, when a list
+	// was compared (features.go): absent otherwise.
+	itemEffects := c.featuresValue(d, func(x policy.Decided) policy.Effect { return x.Effect }, d.Effect)
+	if !itemEffects.IsNull() {
+		ms = append(ms, canon.M("features", itemEffects))
+	}
 	if in.Mode == policy.ModeObserve {
 		we, wt := effectsValue(d.WouldEffect, d.WouldTools)
-		ms = append(ms, canon.M("would", canon.Obj(canon.M("effect", we), canon.M("tools", wt))))
+		would := []canon.Member{canon.M("effect", we), canon.M("tools", wt)}
+		if wf := c.featuresValue(d, func(x policy.Decided) policy.Effect { return x.Would }, d.WouldEffect); !wf.IsNull() {
+			would = append(would, canon.M("features", wf))
+		}
+		ms = append(ms, canon.M("would", canon.Obj(would...)))
 	}
 	ms = append(ms,
 		canon.M("observations", canon.Arr(obs...)),

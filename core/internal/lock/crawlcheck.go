@@ -48,6 +48,7 @@ type Crawlcheck struct {
 	Tools          []Entry                // sorted by name
 	Parts          map[string]tools.Parts // nil: a legacy lock without per-part hashes
 	Coverage       *Coverage              // nil: a lock without the coverage extension
+	Features       *Features              // nil: a lock without the features extension (prompts, resources, UI templates)
 	Provenance     *Provenance            // nil: a lock that states no provenance
 	Descriptions   map[string]string
 	ScanAtApproval canon.Value // carried verbatim when read (whatever rules made it); null when absent
@@ -59,7 +60,7 @@ type Crawlcheck struct {
 }
 
 var crawlcheckMembers = map[string]bool{"kind": true, "v": true, "server": true, "approved_at": true,
-	"tools_sha256": true, "count": true, "tools": true, "parts": true, CoverageMember: true, ProvenanceMember: true, "descriptions": true,
+	"tools_sha256": true, "count": true, "tools": true, "parts": true, CoverageMember: true, FeaturesMember: true, ProvenanceMember: true, "descriptions": true,
 	"scan_at_approval": true, "sha256": true, "signature": true}
 
 // parseCrawlcheck validates a crawlcheck lockfile whose kind was checked.
@@ -164,6 +165,12 @@ func parseCrawlcheck(doc canon.Value) (*Crawlcheck, error) {
 		}
 	}
 
+	if fv, ok := doc.Get(FeaturesMember); ok {
+		if l.Features, err = parseFeatures(fv); err != nil {
+			return nil, err
+		}
+	}
+
 	if pv, ok := doc.Get(ProvenanceMember); ok {
 		if l.Provenance, err = ParseProvenance(pv, "crawlcheck lockfile: provenance"); err != nil {
 			return nil, err
@@ -241,14 +248,20 @@ func timeMember(doc canon.Value, name string) (time.Time, error) {
 // signature: what sha256 and a signature are of.
 func (l *Crawlcheck) Digest() string { return l.digest(0) }
 
-// DigestWithoutParts is the digest without the parts and coverage ("" when
-// the lockfile has neither): a lockfile signed before it had them.
+// DigestWithoutParts is the digest without the parts, coverage and
+// features ("" when the lockfile has none of them): a lockfile signed
+// before it had them.
 func (l *Crawlcheck) DigestWithoutParts() string { return l.digest(1) }
 
-// DigestWithoutCoverage is the digest without the coverage extension alone
-// ("" when the lockfile has none): a lockfile signed with its parts, to
-// which coverage was added after signing.
+// DigestWithoutCoverage is the digest without the coverage and features
+// extensions ("" when the lockfile has no coverage): a lockfile signed with
+// its parts, to which coverage was added after signing.
 func (l *Crawlcheck) DigestWithoutCoverage() string { return l.digest(2) }
+
+// DigestWithoutFeatures is the digest without the features extension alone
+// ("" when the lockfile has none): a lockfile signed with its parts and
+// coverage, to which features were added after signing.
+func (l *Crawlcheck) DigestWithoutFeatures() string { return l.digest(3) }
 
 // digestMemo keeps a lockfile's digests, each computed when first asked
 // for: a lockfile whose sha256 is its content's (nearly every one) needs
@@ -257,8 +270,8 @@ func (l *Crawlcheck) DigestWithoutCoverage() string { return l.digest(2) }
 // --tools at 1,000 tools). A cached lockfile is shared between calls, so
 // each is computed once under its sync.Once.
 type digestMemo struct {
-	once [3]sync.Once
-	v    [3]string
+	once [4]sync.Once
+	v    [4]string
 }
 
 func (l *Crawlcheck) digest(i int) string {
@@ -274,10 +287,12 @@ func (l *Crawlcheck) computeDigest(i int) string {
 	switch {
 	case i == 0:
 		return canon.SHA256Hex(l.doc.Without("sha256", "signature"))
-	case i == 1 && (l.Parts != nil || l.Coverage != nil):
-		return canon.SHA256Hex(l.doc.Without("sha256", "signature", "parts", CoverageMember))
+	case i == 1 && (l.Parts != nil || l.Coverage != nil || l.Features != nil):
+		return canon.SHA256Hex(l.doc.Without("sha256", "signature", "parts", CoverageMember, FeaturesMember))
 	case i == 2 && l.Coverage != nil:
-		return canon.SHA256Hex(l.doc.Without("sha256", "signature", CoverageMember))
+		return canon.SHA256Hex(l.doc.Without("sha256", "signature", CoverageMember, FeaturesMember))
+	case i == 3 && l.Features != nil:
+		return canon.SHA256Hex(l.doc.Without("sha256", "signature", FeaturesMember))
 	}
 	return ""
 }
@@ -359,6 +374,9 @@ func (l *Crawlcheck) build(withSignature bool) canon.Value {
 	}
 	if l.Coverage != nil {
 		ms = append(ms, canon.M(CoverageMember, l.Coverage.value(l.Tools)))
+	}
+	if l.Features != nil {
+		ms = append(ms, canon.M(FeaturesMember, l.Features.Value()))
 	}
 	if l.Provenance != nil {
 		ms = append(ms, canon.M(ProvenanceMember, l.Provenance.Value()))

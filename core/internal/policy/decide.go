@@ -9,10 +9,14 @@ import (
 // Finding is one observation of a check, before the policy decides it.
 type Finding struct {
 	Observation Observation
-	Tool        string      // "" for session scope
-	Part        string      // the tool part that changed, "" when none applies
-	ToolSHA256  string      // the observed tool hash, for matching exceptions
-	Detail      canon.Value // what the record says about it; null for nothing
+	Tool        string // "" for session scope
+	Part        string // the tool part that changed, "" when none applies
+	ToolSHA256  string // the observed tool hash, for matching exceptions (an item's, for an item-scope one)
+	// Item names the prompt, resource or resource template of an
+	// item-scope observation (its name, uri or uriTemplate); "" otherwise.
+	// Tool is then "": an item never takes a tool's effect.
+	Item   string
+	Detail canon.Value // what the record says about it; null for nothing
 }
 
 // Decided is one finding with its effect.
@@ -108,7 +112,9 @@ func (p *Policy) exceptionFor(f Finding, now time.Time) (ex *Exception, expired 
 	var found *Exception
 	for i := range p.Exceptions {
 		e := &p.Exceptions[i]
-		if e.Observation != f.Observation || e.Tool != f.Tool || e.SHA256 != f.ToolSHA256 {
+		// An exception names a tool, or for an item-scope finding the item
+		// (a finding has one or neither, never both).
+		if e.Observation != f.Observation || e.Tool != f.Tool+f.Item || e.SHA256 != f.ToolSHA256 {
 			continue
 		}
 		if now.Before(e.Until) {

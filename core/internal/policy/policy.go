@@ -14,7 +14,7 @@ import (
 const PolicyKind = "crawlcheck-policy"
 
 // DefaultVersion is the version of the default policy.
-const DefaultVersion = "crawlcheck-default-2"
+const DefaultVersion = "crawlcheck-default-3"
 
 // DefaultMaxAgeDays is the default maximum baseline age.
 const DefaultMaxAgeDays = 90
@@ -225,6 +225,8 @@ func parseException(v canon.Value) (Exception, error) {
 	switch r, _ := RuleOf(e.Observation); {
 	case r.Scope == ScopeTool && (e.Tool == "" || !tools.IsHexHash(e.SHA256)):
 		return e, cerr.New(cerr.PolicyInvalid, "an exception for %s names a tool and the observed tool sha256 it was approved for", o)
+	case r.Scope == ScopeItem && (e.Tool == "" || !tools.IsHexHash(e.SHA256)):
+		return e, cerr.New(cerr.PolicyInvalid, "an exception for %s names the item (in tool: its name, uri or uriTemplate) and the observed item sha256 it was approved for", o)
 	case r.Scope == ScopeSession && (e.Tool != "" || e.SHA256 != ""):
 		// A session finding has no tool and no hash: such an exception
 		// could never apply.

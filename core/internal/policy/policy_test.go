@@ -48,11 +48,23 @@ var spec4 = [][2]string{
 	{"handshake_malformed", "pause"},
 	{"log_proof_invalid", "deny"},
 	{"log_inconsistent", "deny"},
+	// The features extension (crawlcheck-default-3, docs/policy.md).
+	{"prompt_added", "pause_tool"},
+	{"prompt_removed", "proceed"},
+	{"prompt_changed", "pause_tool"},
+	{"resource_added", "pause_tool"},
+	{"resource_removed", "proceed"},
+	{"resource_changed", "pause_tool"},
+	{"resource_template_added", "pause_tool"},
+	{"resource_template_removed", "proceed"},
+	{"resource_template_changed", "pause_tool"},
+	{"ui_template_changed", "pause_tool"},
+	{"features_incomplete", "pause"},
 }
 
 func TestRulesAreSpec4(t *testing.T) {
-	if len(Rules) != 33 {
-		t.Fatalf("%d rules, want 33", len(Rules))
+	if len(Rules) != 44 {
+		t.Fatalf("%d rules, want 44", len(Rules))
 	}
 	for i, row := range spec4 {
 		r := Rules[i]
@@ -62,7 +74,7 @@ func TestRulesAreSpec4(t *testing.T) {
 		if got, ok := RuleOf(Observation(row[0])); !ok || got.Observation != r.Observation {
 			t.Errorf("RuleOf(%s)", row[0])
 		}
-		if r.Meaning == "" || r.Class == "" || (r.Scope != ScopeTool && r.Scope != ScopeSession) {
+		if r.Meaning == "" || r.Class == "" || (r.Scope != ScopeTool && r.Scope != ScopeSession && r.Scope != ScopeItem) {
 			t.Errorf("rule %s: %+v", r.Observation, r)
 		}
 	}
@@ -78,8 +90,15 @@ func TestRulesAreSpec4(t *testing.T) {
 			r.Observation == SchemaChanged || r.Observation == AnnotationsChanged || r.Observation == ToolChanged ||
 			r.Observation == TitleChanged || r.Observation == OutputSchemaChanged || r.Observation == IconsChanged ||
 			r.Observation == ExecutionChanged || r.Observation == MetaChanged || r.Observation == MetaUIChanged ||
-			r.Observation == UnknownMembersChanged
+			r.Observation == UnknownMembersChanged || r.Observation == UITemplateChanged
 		if (r.Scope == ScopeTool) != wantTool {
+			t.Errorf("%s has scope %s", r.Observation, r.Scope)
+		}
+		// The prompts, resources and templates are withheld one by one.
+		wantItem := r.Observation == PromptAdded || r.Observation == PromptRemoved || r.Observation == PromptChanged ||
+			r.Observation == ResourceAdded || r.Observation == ResourceRemoved || r.Observation == ResourceChanged ||
+			r.Observation == ResourceTemplateAdded || r.Observation == ResourceTemplateRemoved || r.Observation == ResourceTemplateChanged
+		if (r.Scope == ScopeItem) != wantItem {
 			t.Errorf("%s has scope %s", r.Observation, r.Scope)
 		}
 	}
@@ -114,7 +133,7 @@ func TestRulesSHA256(t *testing.T) {
 		t.Error("rules_sha256 is not the hash of the canonical rule table")
 	}
 	obs, _ := RulesValue().Get("observations")
-	if len(obs.Elems()) != 33 {
+	if len(obs.Elems()) != 44 {
 		t.Errorf("%d observations in the rule table", len(obs.Elems()))
 	}
 	for i, row := range obs.Elems() {
@@ -141,7 +160,7 @@ func TestDefault(t *testing.T) {
 		t.Error("sha256 of the default policy")
 	}
 	eff, _ := DefaultDocument().Get("effects")
-	if len(eff.Members()) != 33 {
+	if len(eff.Members()) != 44 {
 		t.Errorf("the default document writes %d effects", len(eff.Members()))
 	}
 }
@@ -460,5 +479,35 @@ func TestClassEffectsRefused(t *testing.T) {
 		if cerr.CodeOf(err) != cerr.PolicyInvalid || !strings.Contains(cerr.Message(err), c.want) {
 			t.Errorf("%s: %v, want %q", c.effects, err, c.want)
 		}
+	}
+}
+
+// An exception for an item-scope observation names the item and its
+// observed hash, as a tool-scope one names the tool; one without is refused.
+func TestItemExceptions(t *testing.T) {
+	doc := func(ex string) canon.Value {
+		v, err := canon.ParseString(`{"kind":"crawlcheck-policy","v":1,"version":"x","exceptions":[` + ex + `]}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	hash := strings.Repeat("a", 64)
+	p, err := Parse(doc(`{"observation":"prompt_changed","tool":"triage","sha256":"` + hash + `","approved_by":"a","until":"2027-01-01T00:00:00Z"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	d := Decide(p, ModeEnforce, []Finding{{Observation: PromptChanged, Item: "triage", Part: "description", ToolSHA256: hash}}, []string{"triage"}, now, false)
+	if d.Findings[0].Effect != ProceedRecorded || len(d.Applied) != 1 {
+		t.Errorf("the item exception did not apply: %+v", d.Findings[0])
+	}
+	// The item's effect never becomes a tool's of the same name.
+	d = Decide(Default(), ModeEnforce, []Finding{{Observation: PromptChanged, Item: "triage", ToolSHA256: hash}}, []string{"triage"}, now, false)
+	if d.Tools["triage"] != Proceed || d.Effect != PauseTool {
+		t.Errorf("a prompt's change reached the tool of its name: %v, session %s", d.Tools, d.Effect)
+	}
+	if _, err := Parse(doc(`{"observation":"resource_changed","approved_by":"a","until":"2027-01-01T00:00:00Z"}`)); err == nil {
+		t.Error("an item exception naming no item was taken")
 	}
 }

@@ -84,6 +84,21 @@ const (
 	HandshakeMalformed    Observation = "handshake_malformed"
 	LogProofInvalid       Observation = "log_proof_invalid"
 	LogInconsistent       Observation = "log_inconsistent"
+
+	// The features extension (issue 35: prompts, resources, resource
+	// templates and MCP Apps UI templates), which entered with the default
+	// policy crawlcheck-default-3.
+	PromptAdded             Observation = "prompt_added"
+	PromptRemoved           Observation = "prompt_removed"
+	PromptChanged           Observation = "prompt_changed"
+	ResourceAdded           Observation = "resource_added"
+	ResourceRemoved         Observation = "resource_removed"
+	ResourceChanged         Observation = "resource_changed"
+	ResourceTemplateAdded   Observation = "resource_template_added"
+	ResourceTemplateRemoved Observation = "resource_template_removed"
+	ResourceTemplateChanged Observation = "resource_template_changed"
+	UITemplateChanged       Observation = "ui_template_changed"
+	FeaturesIncomplete      Observation = "features_incomplete"
 )
 
 // Classes of observations.
@@ -99,6 +114,10 @@ const (
 const (
 	ScopeTool    = "tool"    // about one tool; pause_tool withholds that tool alone
 	ScopeSession = "session" // about the whole server
+	// ScopeItem: about one prompt, resource or resource template;
+	// pause_tool withholds that item alone (the record's features member
+	// gives each item's effect), the tools stay usable.
+	ScopeItem = "item"
 )
 
 // Rule is one row of the table.
@@ -148,6 +167,18 @@ var Rules = []Rule{
 	// The transparency log (crawlcheck-default-2, docs/log.md).
 	{LogProofInvalid, Deny, ClassIntegrity, ScopeSession, "the issuer's transparency-log proof for the approved lockfile does not verify: it may have signed a list it did not publish"},
 	{LogInconsistent, Deny, ClassIntegrity, ScopeSession, "the log's checkpoint is not consistent with the one this host kept: the log showed it another history"},
+	// The features extension (crawlcheck-default-3, docs/policy.md).
+	{PromptAdded, PauseTool, ClassInterface, ScopeItem, "a prompt the baseline does not list is offered: withheld until approved"},
+	{PromptRemoved, Proceed, ClassInterface, ScopeItem, "a prompt in the baseline is no longer offered"},
+	{PromptChanged, PauseTool, ClassInterface, ScopeItem, "a member of the prompt (its description, arguments, title, ...) changed: that prompt waits for re-approval"},
+	{ResourceAdded, PauseTool, ClassInterface, ScopeItem, "a resource the baseline does not list is offered: withheld until approved"},
+	{ResourceRemoved, Proceed, ClassInterface, ScopeItem, "a resource in the baseline is no longer offered"},
+	{ResourceChanged, PauseTool, ClassInterface, ScopeItem, "a member of the resource (its description, name, mimeType, ...) changed: that resource waits for re-approval"},
+	{ResourceTemplateAdded, PauseTool, ClassInterface, ScopeItem, "a resource template the baseline does not list is offered: withheld until approved"},
+	{ResourceTemplateRemoved, Proceed, ClassInterface, ScopeItem, "a resource template in the baseline is no longer offered"},
+	{ResourceTemplateChanged, PauseTool, ClassInterface, ScopeItem, "a member of the resource template changed: that template waits for re-approval"},
+	{UITemplateChanged, PauseTool, ClassInterface, ScopeTool, "the ui:// template a tool names (MCP Apps: rendered by the host, able to write into the model's context) changed, or could not be read: that tool waits for re-approval"},
+	{FeaturesIncomplete, Pause, ClassAvailability, ScopeSession, "a prompts, resources or resource templates list the lockfile pins could not be read whole: what it offers was not compared"},
 }
 
 // RuleOf returns the rule of an observation.
@@ -195,10 +226,10 @@ func RulesValue() canon.Value {
 		canon.M("modes", canon.Obj(
 			canon.M(ModeObserve, canon.Str("every effect becomes proceed; the record carries the enforce effects as would")),
 			canon.M(ModeReview, canon.Str("every observation but unchanged is at least pause; integrity observations keep deny; an applied exception keeps proceed_recorded")),
-			canon.M(ModeEnforce, canon.Str("effects as the policy says; pause_tool withholds that tool alone; a session-scope pause_tool is pause")),
+			canon.M(ModeEnforce, canon.Str("effects as the policy says; pause_tool withholds that tool (for an item-scope observation, that prompt, resource or resource template) alone; a session-scope pause_tool is pause")),
 		)),
 		canon.M("refresh", canon.Str("refresh asks the host to try once more; on a check marked refreshed it is pause")),
-		canon.M("exceptions", canon.Str("an exception matching observation, tool and observed tool sha256, before its until, gives proceed_recorded; after until it is recorded as expired and changes nothing")),
+		canon.M("exceptions", canon.Str("an exception matching observation, tool (for an item-scope observation: the item's name, uri or uriTemplate) and observed tool (item) sha256, before its until, gives proceed_recorded; after until it is recorded as expired and changes nothing")),
 		canon.M("integrity_override", canon.Str("an operator policy may set an integrity observation below deny only with allow_integrity_override; the record marks each such observation override")),
 		canon.M("observations", canon.Arr(rows...)),
 		canon.M("evidence", evidenceValue()),

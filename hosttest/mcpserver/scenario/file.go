@@ -85,6 +85,21 @@ type File struct {
 
 	// Mutations change the tool list while the server runs.
 	Mutations []Mutation `json:"mutations,omitempty"`
+
+	// Prompts, when set, are the prompt objects prompts/list answers (one
+	// page, exact bytes as for tools), and the prompts capability is
+	// declared. An {"op":"edit_prompt"} mutation edits one.
+	Prompts []json.RawMessage `json:"prompts,omitempty"`
+	// Resources and ResourceTemplates, when either (or Reads) is set, are
+	// what resources/list and resources/templates/list answer (one page
+	// each), and the resources capability is declared.
+	Resources         []json.RawMessage `json:"resources,omitempty"`
+	ResourceTemplates []json.RawMessage `json:"resource_templates,omitempty"`
+	// Reads are the resources/read results by URI (an MCP Apps ui://
+	// template among them), served as written; a URI not here is answered
+	// with the error -32002 (resource not found). An {"op":"read"}
+	// mutation replaces one (a swapped UI template).
+	Reads map[string]json.RawMessage `json:"reads,omitempty"`
 }
 
 // ServerInfo is the serverInfo the handshake reports.
@@ -119,6 +134,10 @@ type Mutation struct {
 //   - {"op":"instructions","text":T}: the server's instructions become T
 //     ("" for none) for every session that starts after the mutation (an
 //     instructions rug pull; a session's handshake is already answered).
+//   - {"op":"edit_prompt","name":N,"set":{...},"unset":[...]}: edit the
+//     prompt named N as "edit" edits a tool (a prompt rug pull).
+//   - {"op":"read","uri":U,"tool":{...}}: resources/read of U answers
+//     this result from now on (a swapped UI template).
 type Op struct {
 	Op    string          `json:"op"`
 	Name  string          `json:"name,omitempty"`
@@ -126,6 +145,7 @@ type Op struct {
 	Set   json.RawMessage `json:"set,omitempty"`
 	Unset []string        `json:"unset,omitempty"`
 	Text  *string         `json:"text,omitempty"`
+	URI   string          `json:"uri,omitempty"`
 }
 
 // Load reads and validates a scenario file.
@@ -214,6 +234,9 @@ func (f *File) validate() error {
 			return fmt.Errorf("pages_raw key %q: want a page number from 1", k)
 		}
 	}
+	if err := f.compactFeatures(); err != nil {
+		return err
+	}
 	for i := range f.Mutations {
 		if err := f.Mutations[i].validate(); err != nil {
 			return fmt.Errorf("mutations[%d]: %w", i, err)
@@ -240,9 +263,16 @@ func (m *Mutation) validate() error {
 func (o *Op) validate() error {
 	var err error
 	switch o.Op {
-	case "edit":
+	case "read":
+		if o.URI == "" || o.Tool == nil {
+			return fmt.Errorf("read needs uri and tool (the resources/read result)")
+		}
+		if o.Tool, err = compact(o.Tool); err != nil {
+			return fmt.Errorf("tool: %w", err)
+		}
+	case "edit", "edit_prompt":
 		if o.Name == "" {
-			return fmt.Errorf("edit needs name")
+			return fmt.Errorf("%s needs name", o.Op)
 		}
 		if o.Set == nil && o.Unset == nil {
 			return fmt.Errorf("edit needs set or unset")

@@ -59,9 +59,10 @@ func New(f *File, logger *log.Logger) *Server {
 // newSDK is an SDK server whose handshake gives these instructions.
 func (s *Server) newSDK(instructions string) *mcp.Server {
 	return mcp.NewServer(&mcp.Implementation{Name: s.file.Server.Name, Version: s.file.Server.Version}, &mcp.ServerOptions{
-		// The SDK's registry stays empty (tools/list is answered below the
-		// SDK), so the tools capability is declared here.
-		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: *s.file.ListChanged}},
+		// The SDK's registry stays empty (tools/list, and prompts and
+		// resources when offered, are answered below the SDK), so the
+		// capabilities are declared here.
+		Capabilities:              s.capabilities(),
 		SupportedProtocolVersions: s.versions,
 		Instructions:              instructions,
 	})
@@ -103,6 +104,9 @@ func (s *Server) answer(id json.RawMessage, method string, params json.RawMessag
 		}
 	case "tools/list":
 		return s.listTools(id, params)
+	case "prompts/list", "resources/list", "resources/templates/list", "resources/read":
+		a, _ := s.answerFeature(id, method, params)
+		return a
 	case "tools/call":
 		var p struct {
 			Name string `json:"name"`

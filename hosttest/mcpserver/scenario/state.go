@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +23,8 @@ type State struct {
 	applied      []bool   // per file.Mutations
 	applyLog     []int    // file index of each applied mutation, -1 for ad-hoc
 	calls        []string // the name of every tools/call received, in order
+	prompts      []json.RawMessage
+	reads        map[string]json.RawMessage
 }
 
 // NewState starts a scenario with the file's tools.
@@ -31,6 +34,8 @@ func NewState(f *File) *State {
 		tools:        append([]json.RawMessage(nil), f.Tools...),
 		instructions: f.Instructions,
 		applied:      make([]bool, len(f.Mutations)),
+		prompts:      append([]json.RawMessage(nil), f.Prompts...),
+		reads:        maps.Clone(f.Reads),
 	}
 }
 
@@ -181,17 +186,29 @@ func (s *State) ApplyAdmin(body []byte) (notify bool, err error) {
 // Ops are applied to a copy so that a failing op changes nothing.
 func (s *State) applyLocked(i int, m Mutation) (notify bool, err error) {
 	tools := append([]json.RawMessage(nil), s.tools...)
+	prompts := append([]json.RawMessage(nil), s.prompts...)
+	reads := maps.Clone(s.reads)
 	instructions := s.instructions
 	for j, op := range m.Ops {
-		if op.Op == "instructions" {
+		switch op.Op {
+		case "instructions":
 			instructions = *op.Text
 			continue
+		case "edit_prompt":
+			prompts, err = applyOp(prompts, Op{Op: "edit", Name: op.Name, Set: op.Set, Unset: op.Unset})
+		case "read":
+			if reads == nil {
+				reads = map[string]json.RawMessage{}
+			}
+			reads[op.URI] = op.Tool
+		default:
+			tools, err = applyOp(tools, op)
 		}
-		if tools, err = applyOp(tools, op); err != nil {
+		if err != nil {
 			return false, fmt.Errorf("mutation %d op %d (%s %q): %w", i, j, op.Op, op.Name, err)
 		}
 	}
-	s.tools, s.instructions = tools, instructions
+	s.tools, s.instructions, s.prompts, s.reads = tools, instructions, prompts, reads
 	if i >= 0 {
 		s.applied[i] = true
 	}

@@ -598,8 +598,7 @@ def continuity_check(
     )
 
 
-class ContinuityHandoffResult(TypedDict):
-    """The result of continuity_handoff."""
+class _ContinuityHandoffResultRequired(TypedDict):
     #: the `crawlcheck-continuity-record`, as `continuity_check` answers it
     record: Dict[str, Any]
     #: `proceed` (hand over `tools`, nothing else), `check_again` (a refresh: check once more with
@@ -617,6 +616,17 @@ class ContinuityHandoffResult(TypedDict):
     calls: Dict[str, Any]
     #: the server's instructions the model may be given; null: give it none
     instructions: Optional[str]
+
+
+class ContinuityHandoffResult(_ContinuityHandoffResultRequired, total=False):
+    """The result of continuity_handoff."""
+    #: only when a prompts, resources or resource templates list was compared (issue 35): for each,
+    #: `{items, withheld}`: `items` the `[{key, item}]` the host may hand over, in the server's
+    #: order (`key` its name, uri or uriTemplate; `item` the JSON text of the object, written by the
+    #: core with the members the lockfile pins one by one; null when `tool_texts` was false),
+    #: `withheld` the keys of those offered and not handed over, sorted. A list not in it was not
+    #: compared: hand none of it over, and refuse a `prompts/get` or `resources/read` of it
+    features: Dict[str, Any]
 
 
 def continuity_handoff(
@@ -1331,6 +1341,7 @@ def next_page(
     page: Page,
     followed: Optional[Sequence[str]] = None,
     page_cap: Optional[int] = None,
+    list: Optional[str] = None,
 ) -> NextPageResult:
     """One step of a `tools/list` walk, so that no host keeps its own rule for when to stop
     following `nextCursor`: hand the page just read and the previous answer's `followed`; send
@@ -1347,6 +1358,79 @@ def next_page(
                 page=page,
                 followed=followed,
                 page_cap=page_cap,
+                list=list,
+            ),
+        ),
+    )
+
+
+class UiTemplatesResult(TypedDict):
+    """The result of ui_templates."""
+    #: the ui:// URIs to read, sorted
+    uris: List[str]
+    #: the tools name more than 64: only the first 64 are named, and `make_lock` refuses the list
+    over: bool
+
+
+def ui_templates(
+    *,
+    tools: Optional[Sequence[JSON]] = None,
+    pages: Optional[Sequence[Page]] = None,
+    page_cap_reached: Optional[bool] = None,
+) -> UiTemplatesResult:
+    """Which MCP Apps UI templates a host reads with `resources/read` beside the tools, at lock and
+    check time (issue 35): the ui:// URIs the tools name in `_meta.ui.resourceUri`, distinct and
+    sorted, at most 64. Hand each answer, as received, in `observed.features.ui_templates`;
+    `make_lock` pins their contents and `_meta`, and a check compares them
+    (`ui_template_changed`).
+    """
+    return cast(
+        UiTemplatesResult,
+        call(
+            "ui_templates",
+            _req(
+                tools=tools,
+                pages=pages,
+                page_cap_reached=page_cap_reached,
+            ),
+        ),
+    )
+
+
+class UiTemplateCheckResult(TypedDict):
+    """The result of ui_template_check."""
+    #: render it: the template is the one approved
+    same: bool
+    #: the parts that differ (`_meta`, `contents`)
+    parts: List[str]
+    #: why nothing was compared: `not_compared` (the record did not use the lockfile's features),
+    #: `not_approved` (the lockfile pins no such URI), `malformed` (an answer it cannot read, an
+    #: error answer included)
+    reason: Optional[str]
+
+
+def ui_template_check(
+    *,
+    record: Document,
+    lock: Document,
+    uri: str,
+    result: Page,
+) -> UiTemplateCheckResult:
+    """Checks a ui:// template a host reads to render it (MCP Apps) against the pin of the lockfile
+    the record compared (issue 35): a host renders nothing this does not answer `same` for.
+    `same` is true only when the record was made from `lock`, its `baseline.features` is `signed`
+    or `unsigned`, the lockfile pins `uri`, and the answer's `contents` and `_meta` hash as
+    pinned.
+    """
+    return cast(
+        UiTemplateCheckResult,
+        call(
+            "ui_template_check",
+            _req(
+                record=record,
+                lock=lock,
+                uri=uri,
+                result=result,
             ),
         ),
     )

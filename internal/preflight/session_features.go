@@ -1,0 +1,256 @@
+package preflight
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/crawlcheck/verifier/internal/corecall"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A Session hands over prompts, resources and resource templates as it
+// hands over tools (issue 35): only those the current record compared and
+// lets through, each the object the core wrote from what it hashed; a
+// prompts/get or resources/read of anything else is refused with an
+// *ItemRefusedError.
+
+// ItemRefusedError is the error of a prompt, resource or resource template
+// the record does not let through: withheld (Effect set), not in the
+// checked list, or of a list the lockfile pins none of (NotCompared).
+type ItemRefusedError struct {
+	List        string // "prompts", "resources" or "resource_templates"
+	Key         string // the name, uri or uriTemplate asked for
+	Effect      string // the item's effect when the record withholds it
+	NotCompared bool
+	// Reason is why a ui:// template was refused (List "ui_templates").
+	Reason string
+	Record Record
+}
+
+// Error says why, the key shown through the core's escape_text.
+func (e *ItemRefusedError) Error() string {
+	what := strings.TrimSuffix(strings.ReplaceAll(e.List, "_", " "), "s")
+	key := shownText(e.Key)
+	switch {
+	case e.List == "ui_templates":
+		return fmt.Sprintf("crawlcheck: UI template %s refused: %s (record %s)", key, e.Reason, e.Record.RecordSHA256)
+	case e.NotCompared:
+		return fmt.Sprintf("crawlcheck: %s %s refused: the check compared no %s (the lockfile pins none; lock the server again to pin them) (record %s)", what, key, strings.ReplaceAll(e.List, "_", " "), e.Record.RecordSHA256)
+	case e.Effect == "":
+		return fmt.Sprintf("crawlcheck: %s %s refused: not in the checked list (record %s)", what, key, e.Record.RecordSHA256)
+	}
+	var why []string
+	for _, f := range e.Record.Observations {
+		if f.Item == e.Key && f.Effect == e.Effect {
+			why = append(why, f.Observation)
+		}
+	}
+	return fmt.Sprintf("crawlcheck: %s %s withheld (%s): %s (record %s)", what, key, e.Effect, strings.Join(slices.Compact(why), ", "), e.Record.RecordSHA256)
+}
+
+// shownText is s as a person may read it (the core's escape_text), quoted.
+func shownText(s string) string {
+	var out struct {
+		Text string `json:"text"`
+	}
+	if corecall.Into("escape_text", map[string]any{"text": s}, &out) != nil {
+		return "(a text that cannot be shown)"
+	}
+	return `"` + out.Text + `"`
+}
+
+// handed is the record's handoff of one list, or the refusal of key when
+// the list was not compared.
+func (s *Session) handed(ctx context.Context, list, key string) (Record, HandedList, error) {
+	rec, _, err := s.gate(ctx)
+	if err != nil {
+		return Record{}, HandedList{}, err
+	}
+	h, ok := rec.Handoff.Features[list]
+	if !ok {
+		return rec, h, &ItemRefusedError{List: list, Key: key, NotCompared: true, Record: rec}
+	}
+	return rec, h, nil
+}
+
+// itemAllowed refuses key unless the list hands it over.
+func itemAllowed(rec Record, h HandedList, list, key string) error {
+	if slices.ContainsFunc(h.Items, func(it HandedItem) bool { return it.Key == key }) {
+		return nil
+	}
+	e := &ItemRefusedError{List: list, Key: key, Record: rec}
+	if slices.Contains(h.Withheld, key) {
+		e.Effect = rec.Features[list][key]
+	}
+	return e
+}
+
+// handedItems parses the handed objects with the SDK's own type; one the
+// type cannot hold is left out rather than handed over changed.
+func handedItems[T any](h HandedList, key func(*T) string) []*T {
+	out := []*T{}
+	for _, it := range h.Items {
+		v := new(T)
+		if json.Unmarshal([]byte(it.Item), v) != nil || key(v) != it.Key {
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func noCursor(cursor string) error {
+	if cursor != "" {
+		return fmt.Errorf("preflight: unknown cursor %q: the session answers in one page", cursor)
+	}
+	return nil
+}
+
+// ListPrompts returns the prompts of the checked list the record lets
+// through, in one result without a cursor. Against a lockfile that pins
+// no prompts it refuses (*ItemRefusedError, NotCompared).
+func (s *Session) ListPrompts(ctx context.Context, params *mcp.ListPromptsParams) (*mcp.ListPromptsResult, error) {
+	if params != nil {
+		if err := noCursor(params.Cursor); err != nil {
+			return nil, err
+		}
+	}
+	_, h, err := s.handed(ctx, "prompts", "")
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ListPromptsResult{Prompts: handedItems(h, func(p *mcp.Prompt) string { return p.Name })}, nil
+}
+
+// GetPrompt gets a prompt the record lets through, and refuses any other.
+func (s *Session) GetPrompt(ctx context.Context, params *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	if params == nil {
+		return nil, errors.New("preflight: GetPrompt without params names no prompt")
+	}
+	rec, h, err := s.handed(ctx, "prompts", params.Name)
+	if err != nil {
+		return nil, err
+	}
+	if err := itemAllowed(rec, h, "prompts", params.Name); err != nil {
+		return nil, err
+	}
+	return s.clientSession().GetPrompt(ctx, params)
+}
+
+// ListResources returns the resources of the checked list the record
+// lets through, in one result without a cursor.
+func (s *Session) ListResources(ctx context.Context, params *mcp.ListResourcesParams) (*mcp.ListResourcesResult, error) {
+	if params != nil {
+		if err := noCursor(params.Cursor); err != nil {
+			return nil, err
+		}
+	}
+	_, h, err := s.handed(ctx, "resources", "")
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ListResourcesResult{Resources: handedItems(h, func(r *mcp.Resource) string { return r.URI })}, nil
+}
+
+// ListResourceTemplates returns the resource templates of the checked
+// list the record lets through, in one result without a cursor.
+func (s *Session) ListResourceTemplates(ctx context.Context, params *mcp.ListResourceTemplatesParams) (*mcp.ListResourceTemplatesResult, error) {
+	if params != nil {
+		if err := noCursor(params.Cursor); err != nil {
+			return nil, err
+		}
+	}
+	_, h, err := s.handed(ctx, "resource_templates", "")
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ListResourceTemplatesResult{ResourceTemplates: handedItems(h, func(r *mcp.ResourceTemplate) string { return r.URITemplate })}, nil
+}
+
+// ReadResource reads a resource of the checked list the record lets
+// through, or the ui:// template a tool it hands over names (MCP Apps),
+// and refuses any other URI, one of a resource template included (which
+// URIs a template matches is not decided by the core yet). A ui://
+// template is read, then checked by the core against the lockfile's pin
+// (ui_template_check): one that is not the template approved is refused,
+// never handed to a renderer.
+func (s *Session) ReadResource(ctx context.Context, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	if params == nil {
+		return nil, errors.New("preflight: ReadResource without params names no resource")
+	}
+	if strings.HasPrefix(params.URI, "ui://") {
+		return s.readUITemplate(ctx, params)
+	}
+	rec, h, err := s.handed(ctx, "resources", params.URI)
+	if err != nil {
+		return nil, err
+	}
+	if err := itemAllowed(rec, h, "resources", params.URI); err != nil {
+		return nil, err
+	}
+	return s.clientSession().ReadResource(ctx, params)
+}
+
+// readUITemplate reads a ui:// template a handed tool names and hands it
+// over only when the core finds it the one pinned.
+func (s *Session) readUITemplate(ctx context.Context, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	rec, _, err := s.gate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	refused := func(reason string) error {
+		return &ItemRefusedError{List: "ui_templates", Key: params.URI, Reason: reason, Record: rec}
+	}
+	tools := make([]json.RawMessage, len(rec.Handoff.Tools))
+	for i, t := range rec.Handoff.Tools {
+		tools[i] = json.RawMessage(t.Tool)
+	}
+	var named struct {
+		URIs []string `json:"uris"`
+	}
+	if err := corecall.Into("ui_templates", map[string]any{"tools": tools}, &named); err != nil || !slices.Contains(named.URIs, params.URI) {
+		return nil, refused("no tool handed over names it")
+	}
+	s.mu.Lock()
+	lock, cs := s.lock, s.cs
+	s.mu.Unlock()
+	answer, failure := s.t.fetchAnswer(ctx, MethodRead, func(c context.Context) error {
+		_, err := cs.ReadResource(c, params)
+		return err
+	})
+	if failure != "" {
+		return nil, fmt.Errorf("preflight: reading %s: %s", shownText(params.URI), failure)
+	}
+	var check struct {
+		Same   bool     `json:"same"`
+		Parts  []string `json:"parts"`
+		Reason *string  `json:"reason"`
+	}
+	req := map[string]any{"record": corecall.Text(rec.Raw), "lock": corecall.Text(lock), "uri": params.URI, "result": corecall.Page(answer)}
+	if err := corecall.Into("ui_template_check", req, &check); err != nil {
+		return nil, err
+	}
+	if !check.Same {
+		why := "its " + strings.Join(check.Parts, " and ") + " changed since it was approved"
+		if check.Reason != nil {
+			why = *check.Reason
+		}
+		return nil, refused(why)
+	}
+	// The bytes the core compared, parsed by the SDK's own type.
+	var res mcp.ReadResourceResult
+	if err := json.Unmarshal(answer, &res); err != nil {
+		return nil, refused("the SDK cannot read the answer compared")
+	}
+	return &res, nil
+}
+
+func (s *Session) clientSession() *mcp.ClientSession {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cs
+}
