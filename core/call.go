@@ -53,6 +53,7 @@ func init() {
 		"next_page":           opNextPage,
 		"refusal":             opRefusal,
 		"session_step":        opSessionStep,
+		"document_kind":       opDocumentKind,
 		"approve":             opApprove,
 		"endpoint":            opEndpoint,
 		"ci_plan":             opCIPlan,

@@ -1359,6 +1359,23 @@ export interface SessionStepResult {
   actions: Json[];
 }
 
+/** The request of document_kind. */
+export interface DocumentKindRequest {
+  /** the document as given (a string of its bytes, or an attachment) */
+  document: Document;
+}
+
+/** The result of document_kind. */
+export interface DocumentKindResult {
+  /** `lockfile`, `tool_list` or `other` */
+  kind: string;
+  /**
+   * the lockfile's format (`crawlcheck-mcp-lock`, `agentgate.lock`); null for another kind, and for
+   * a `kind` this core does not read (`verify_lock`: `lock_unsupported`)
+   */
+  format: string | null;
+}
+
 /** One method per op, named in camelCase: the methods of Core. */
 export interface Ops {
   /**
@@ -1689,6 +1706,15 @@ export interface Ops {
    * carry `recheck`. Throws CoreError with the core's code.
    */
   sessionStep(request: SessionStepRequest): SessionStepResult;
+  /**
+   * What a document is, as the core reads it: `lockfile` (a JSON object with `kind` or an
+   * agentgate.lock's `lockfileVersion`, `diff`'s rule; whether it is a valid one, its signature and
+   * keys are `verify_lock`'s to judge), `tool_list` (one page of a tools/list result, as
+   * `hash_tools` reads a page), or `other` (JSON that is neither). A document that is not one JSON
+   * value is the reader's error, as for `canonicalize`. For a host given documents without their
+   * kinds (the offline checker page), instead of trying ops. Throws CoreError with the core's code.
+   */
+  documentKind(request: DocumentKindRequest): DocumentKindResult;
 }
 
 /** Each op's request and result by the op's name, for Core.call. */
@@ -1732,4 +1758,5 @@ export interface OpTypes {
   replay_decision: { request: ReplayDecisionRequest; result: ReplayDecisionResult };
   sign_receipt: { request: SignReceiptRequest; result: SignReceiptResult };
   session_step: { request: SessionStepRequest; result: SessionStepResult };
+  document_kind: { request: DocumentKindRequest; result: DocumentKindResult };
 }

@@ -1643,3 +1643,26 @@ def session_step(
     (1 s, doubling to 60 s in a storm) and their records carry `recheck`.
     """
     return cast(SessionStepResult, call("session_step", _req(state=state, event=event)))
+
+
+class DocumentKindResult(TypedDict):
+    """The result of document_kind."""
+    #: `lockfile`, `tool_list` or `other`
+    kind: str
+    #: the lockfile's format (`crawlcheck-mcp-lock`, `agentgate.lock`); null for another kind, and
+    #: for a `kind` this core does not read (`verify_lock`: `lock_unsupported`)
+    format: Optional[str]
+
+
+def document_kind(
+    *,
+    document: Document,
+) -> DocumentKindResult:
+    """What a document is, as the core reads it: `lockfile` (a JSON object with `kind` or an
+    agentgate.lock's `lockfileVersion`, `diff`'s rule; whether it is a valid one, its signature
+    and keys are `verify_lock`'s to judge), `tool_list` (one page of a tools/list result, as
+    `hash_tools` reads a page), or `other` (JSON that is neither). A document that is not one
+    JSON value is the reader's error, as for `canonicalize`. For a host given documents without
+    their kinds (the offline checker page), instead of trying ops.
+    """
+    return cast(DocumentKindResult, call("document_kind", _req(document=document)))
