@@ -9,12 +9,12 @@ import (
 
 // opDocumentKind says what a document a person gave is, as the core reads
 // it: a lockfile (one that says it is, by diff's rule: claimsLockfile),
-// one page of a tools/list, or other JSON. A page that
-// takes documents without saying which is which (the offline checker)
-// asks here instead of trying ops and reading their failures, so that the
-// rule is the core's and a lockfile that fails its keys is still a
-// lockfile. Validity beyond the kind (a signature, the keys) is the ops'
-// that judge it: verify_lock, lock_check.
+// one page of a tools/list, or other JSON. A page that takes documents
+// without saying which is which (the offline checker) asks here instead
+// of trying ops and reading their failures, so that the rule is the
+// core's and a lockfile that fails its own checks is still a lockfile.
+// Validity beyond the kind (the lockfile's checks, its signature and
+// keys) is the ops' that judge it: verify_lock, lock_check.
 func opDocumentKind(r req.Obj) (canon.Value, error) {
 	rd := r.Read()
 	doc := rd.RequiredDoc("document")
@@ -22,18 +22,16 @@ func opDocumentKind(r req.Obj) (canon.Value, error) {
 		return canon.Value{}, err
 	}
 	kind, format := "other", canon.NullValue()
-	switch k, _ := doc.Get("kind"); {
-	case claimsLockfile(doc):
+	if claimsLockfile(doc) {
 		kind = "lockfile"
+		k, _ := doc.Get("kind")
 		if s, _ := k.Str(); s == lock.Kind {
 			format = canon.Str(lock.FormatCrawlcheck)
 		} else if doc.Has("lockfileVersion") {
 			format = canon.Str(lock.FormatAgentgate)
 		}
-	default:
-		if _, err := tools.FromPages([]string{string(canon.Canonical(doc))}, false); err == nil {
-			kind = "tool_list"
-		}
+	} else if _, err := tools.FromPages([]string{string(canon.Canonical(doc))}, false); err == nil {
+		kind = "tool_list"
 	}
 	return canon.Obj(canon.M("kind", canon.Str(kind)), canon.M("format", format)), nil
 }

@@ -111,7 +111,11 @@ func cmdLog(c *cli, args []string) error {
 	// The served tree's size is the session engine's reading (log_proof):
 	// the kept side when the trees differ, else the proof's own.
 	size := v.Checkpoint.Size
-	if st, err := preflight.LogProof(string(proof), now2.Checkpoint); err == nil && st.ConsistencyTo != 0 {
+	st, err := preflight.LogProof(string(proof), now2.Checkpoint)
+	if err != nil {
+		return err
+	}
+	if st.ConsistencyTo != 0 {
 		size = st.KeptSize
 	}
 	say(c.stdout, "%s: the log the issuer serves now (size %d) is consistent with it\n", rest[0], size)
