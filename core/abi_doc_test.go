@@ -74,6 +74,7 @@ func exampleVectors(t testing.TB) []opVector {
 		ex("ui_template_check", uiCheckRequest(string(call(t, "continuity_check", featuresRequest(t, featuresLock(t), richTools(),
 			featuresObserved(t, basePrompts(), baseResources(), baseTemplates(), uiTemplateApproved), "enforce"))), featuresLock(t), "ui://issues/view", uiTemplateApproved)),
 		ex("ui_templates", obj{"tools": withTool(deepCopy(tool), "echo", func(e obj) { e["_meta"] = obj{"ui": obj{"resourceUri": "ui://echo/view"}} })}),
+		ex("document_kind", obj{"document": page(t, tool, "")}),
 	}
 }
 

@@ -55,6 +55,7 @@ func init() {
 		"ui_template_check":   opUITemplateCheck,
 		"refusal":             opRefusal,
 		"session_step":        opSessionStep,
+		"document_kind":       opDocumentKind,
 		"approve":             opApprove,
 		"endpoint":            opEndpoint,
 		"ci_plan":             opCIPlan,

@@ -153,7 +153,7 @@ func readSide(rd *req.Reader, field string) (*lock.File, []tools.Tool) {
 	if rd.Failed() {
 		return nil, nil
 	}
-	if doc.Kind() == canon.Object && (doc.Has("kind") || doc.Has("lockfileVersion")) {
+	if claimsLockfile(doc) {
 		f, err := lock.Parse(doc)
 		if !rd.In(field, err) {
 			return nil, nil

@@ -429,6 +429,7 @@ func opVectors(t testing.TB) []opVector {
 	vs = append(vs, newUserVectors(t)...)
 	vs = append(vs, endpointVectors(t)...)
 	vs = append(vs, sessionVectors(t)...)
+	vs = append(vs, documentKindVectors(t)...)
 	return append(vs, exampleVectors(t)...)
 }
 

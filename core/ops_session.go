@@ -38,7 +38,7 @@ func opSessionStep(r req.Obj) (canon.Value, error) {
 	}
 	fields, known := eventFields[typ]
 	if !known {
-		return canon.Value{}, cerr.New(cerr.BadRequest, "request.event.type %q is not an event of the session engine (known: check, list_changed, timer, call, log_proof)", typ)
+		return canon.Value{}, cerr.New(cerr.BadRequest, "request.event.type %q is not an event of the session engine (known: check, list_changed, timer, call, log_proof, log_poll)", typ)
 	}
 	if err := ev.Only(append([]string{"type"}, fields...)...); err != nil {
 		return canon.Value{}, err
@@ -55,6 +55,8 @@ func opSessionStep(r req.Obj) (canon.Value, error) {
 		actions, err = sessionCall(&st, ev)
 	case "log_proof":
 		actions, err = sessionLogProof(ev)
+	case "log_poll":
+		actions, err = sessionLogPoll(ev)
 	}
 	if err != nil {
 		return canon.Value{}, err
@@ -76,6 +78,7 @@ var eventFields = map[string][]string{
 	"timer":        {"at_ms"},
 	"call":         {"name"},
 	"log_proof":    {"proof", "checkpoint"},
+	"log_poll":     {"checkpoint"},
 }
 
 func action(name string, ms ...canon.Member) canon.Value {
@@ -246,4 +249,25 @@ func sessionLogProof(ev req.Obj) ([]canon.Value, error) {
 	}
 	return []canon.Value{action("ask_consistency", canon.M("from", canon.Int(min(have, keptSize))), canon.M("to", canon.Int(max(have, keptSize))),
 		canon.M("kept_size", canon.Int(keptSize)), canon.M("proof_size", canon.Int(have)))}, nil
+}
+
+// sessionLogPoll answers where a monitor's poll of the issuer's log
+// starts: the consistency proof from the kept checkpoint's tree (from 0
+// when none is kept), so that the log served now is shown to extend it.
+// A kept checkpoint whose size does not read is a bad_request: it was the
+// core's keep, so something else wrote the file, and no poll from a
+// guessed size could show the log consistent with it.
+func sessionLogPoll(ev req.Obj) ([]canon.Value, error) {
+	kept, err := ev.Str("checkpoint", false)
+	if err != nil {
+		return nil, err
+	}
+	from := int64(0)
+	if kept != "" {
+		var ok bool
+		if from, ok = session.NoteSize(kept); !ok {
+			return nil, cerr.New(cerr.BadRequest, "request.event.checkpoint is not a checkpoint note: its second line is no tree size (digits without a leading zero, at most 2^53)")
+		}
+	}
+	return []canon.Value{action("poll_log", canon.M("from", canon.Int(from)))}, nil
 }

@@ -661,6 +661,7 @@ var opSpecs = []OpSpec{
 			may("log_entry", "string", "with `log_entry` true: the entry `log_entry` answers for this receipt"),
 		}},
 	sessionStepSpec,
+	documentKindSpec,
 }
 
 // specOf maps op names to their declarations.

@@ -79,6 +79,11 @@ func sessionSequences(t testing.TB) []sessionSequence {
 			{"type": "log_proof", "proof": "crawlcheck-tlog-proof\nindex 3\n\nissuer.example.com/log\n07\nAAAA\n", "checkpoint": note(5)},
 			{"type": "log_proof", "proof": proof(9007199254740993), "checkpoint": note(5)},
 		}},
+		{"a monitor's poll asks for consistency from the kept checkpoint's size", []obj{
+			{"type": "log_poll"},
+			{"type": "log_poll", "checkpoint": note(7)},
+			{"type": "log_poll", "checkpoint": note(0)},
+		}},
 	}
 }
 
@@ -114,6 +119,8 @@ func sessionVectors(t testing.TB) []opVector {
 	bad("a state the core did not write", obj{"state": obj{"kind": "crawlcheck-session-state", "v": 2}, "event": obj{"type": "call", "name": "x"}})
 	bad("a check that sets its own recheck", obj{"event": obj{"type": "check", "check": obj{"recheck": obj{}}}})
 	bad("a timer without its time", obj{"event": obj{"type": "timer"}})
+	bad("a kept checkpoint whose size does not read", obj{"event": obj{"type": "log_poll", "checkpoint": "issuer.example.com/log\n007\nAAAA\n"}})
+	bad("a kept checkpoint of one line", obj{"event": obj{"type": "log_poll", "checkpoint": "issuer.example.com/log"}})
 	return vs
 }
 

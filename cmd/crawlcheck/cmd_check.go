@@ -16,9 +16,6 @@ import (
 	"github.com/crawlcheck/verifier/internal/preflight"
 )
 
-// defaultMode is --mode's default, the core's (a request without a mode).
-const defaultMode = "enforce"
-
 // settingsFlags are the deployment's side of a check.
 type settingsFlags struct {
 	mode, policy, expectedVersion, issuerKeys, serverName string
@@ -26,7 +23,9 @@ type settingsFlags struct {
 }
 
 func (s *settingsFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&s.mode, "mode", defaultMode, "observe, review or enforce")
+	// No default of the CLI's own: without --mode the request has none and
+	// the core's default applies, as for every other host.
+	fs.StringVar(&s.mode, "mode", "", "observe, review or enforce (default: the core's, enforce)")
 	fs.StringVar(&s.policy, "policy", "", "the operator's policy document `FILE` (default: the default policy)")
 	fs.StringVar(&s.expectedVersion, "expected-policy-version", "", "the policy `VERSION` the deployment expects")
 	fs.Var(&s.operatorKeys, "operator-key", "an operator public key file `PUB` (repeatable); a signed baseline is then required")
@@ -89,7 +88,7 @@ func cmdCheck(c *cli, args []string) error {
 	// The modes are the core's (its rule table): a mode given is refused
 	// before any byte is sent. The default is not looked up (asking the
 	// core for its rule table was 0.9 ms of every check).
-	if sf.mode != defaultMode && !slices.Contains(preflight.Modes(), sf.mode) {
+	if sf.mode != "" && !slices.Contains(preflight.Modes(), sf.mode) {
 		return usagef("--mode %q: one of %s", sf.mode, strings.Join(preflight.Modes(), ", "))
 	}
 	settings, err := sf.settings()

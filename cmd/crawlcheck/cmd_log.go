@@ -15,6 +15,7 @@ import (
 	"github.com/crawlcheck/verifier/internal/atomicfile"
 	"github.com/crawlcheck/verifier/internal/boundedread"
 	"github.com/crawlcheck/verifier/internal/corecall"
+	"github.com/crawlcheck/verifier/internal/preflight"
 )
 
 // maxIssuerAnswer bounds what log verify reads of the issuer: a key
@@ -107,7 +108,16 @@ func cmdLog(c *cli, args []string) error {
 		say(c.stdout, "%s: THE LOG DOES NOT EXTEND THE PROOF'S CHECKPOINT: %s (%s): %s\n", rest[0], w.Observation, w.Reason, w.Detail)
 		return blocked("")
 	}
-	size, _ := strconv.ParseUint(strings.SplitN(now2.Checkpoint, "\n", 3)[1], 10, 64)
+	// The served tree's size is the session engine's reading (log_proof):
+	// the kept side when the trees differ, else the proof's own.
+	size := v.Checkpoint.Size
+	st, err := preflight.LogProof(string(proof), now2.Checkpoint)
+	if err != nil {
+		return err
+	}
+	if st.ConsistencyTo != 0 {
+		size = st.KeptSize
+	}
 	say(c.stdout, "%s: the log the issuer serves now (size %d) is consistent with it\n", rest[0], size)
 	return nil
 }
@@ -174,12 +184,13 @@ func cmdLogMonitor(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	from := uint64(0)
-	if kept != "" {
-		if from, err = checkpointSize(kept); err != nil {
-			return fmt.Errorf("%s: %w", *state, err)
-		}
+	// Where the poll starts is the session engine's (log_poll): the kept
+	// checkpoint's tree size, or 0 with none kept.
+	poll, err := preflight.LogPoll(kept)
+	if err != nil {
+		return fmt.Errorf("%s: the kept checkpoint does not read (move it aside): %w", *state, err)
 	}
+	from := poll.PollFrom
 	answer, err := c.issuerGet(base + "/api/v1/log/consistency?from=" + strconv.FormatUint(from, 10))
 	if err != nil {
 		return err
@@ -247,20 +258,6 @@ func cmdLogMonitor(c *cli, args []string) error {
 		}
 	}
 	return nil
-}
-
-// checkpointSize reads a checkpoint note's size line (the core verified the
-// note before it was kept).
-func checkpointSize(note string) (uint64, error) {
-	lines := strings.SplitN(note, "\n", 3)
-	if len(lines) < 3 {
-		return 0, fmt.Errorf("the kept checkpoint does not read: move it aside")
-	}
-	n, err := strconv.ParseUint(lines[1], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("the kept checkpoint does not read: move it aside")
-	}
-	return n, nil
 }
 
 // entriesPath is the path of entry bundle n of width entries (c2sp.org/tlog-tiles).

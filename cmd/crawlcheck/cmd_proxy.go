@@ -48,7 +48,7 @@ func cmdProxy(c *cli, args []string) error {
 		return usagef("--lock is required")
 	case *upstream == "":
 		return usagef("--upstream is required: the remote server's URL")
-	case sf.mode != defaultMode && !slices.Contains(preflight.Modes(), sf.mode):
+	case sf.mode != "" && !slices.Contains(preflight.Modes(), sf.mode):
 		return usagef("--mode %q: one of %s", sf.mode, strings.Join(preflight.Modes(), ", "))
 	case *poll <= 0 || *idle <= 0:
 		return usagef("--lock-poll and --idle must be positive")

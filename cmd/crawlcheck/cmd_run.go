@@ -64,7 +64,7 @@ func cmdRun(c *cli, args []string) error {
 			return err
 		}
 	}
-	if sf.mode != defaultMode && !slices.Contains(preflight.Modes(), sf.mode) {
+	if sf.mode != "" && !slices.Contains(preflight.Modes(), sf.mode) {
 		return usagef("--mode %q: one of %s", sf.mode, strings.Join(preflight.Modes(), ", "))
 	}
 	if *poll <= 0 || *grace <= 0 {

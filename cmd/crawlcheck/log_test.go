@@ -132,7 +132,8 @@ func TestLogVerify(t *testing.T) {
 // TestLogMonitor polls the issuer's log: the first poll keeps its
 // checkpoint, the next shows the log grew consistently and lists the new
 // entries about one server, and a kept checkpoint of another history (a
-// forked log) is log_inconsistent (exit 1) and stays kept.
+// forked log) is log_inconsistent (exit 1) and stays kept; one whose size
+// does not read is an error (exit 2).
 func TestLogMonitor(t *testing.T) {
 	issuer := issuerForLog(t)
 	dir := t.TempDir()
@@ -161,6 +162,17 @@ func TestLogMonitor(t *testing.T) {
 	}
 	if now, _ := os.ReadFile(state); !bytes.Equal(now, forked) {
 		t.Fatal("an inconsistent poll replaced the kept checkpoint")
+	}
+	// A kept checkpoint whose size line the session engine does not read
+	// (a leading zero: no note the core kept) is an error, nothing polled
+	// from a guessed size, and it stays as it was.
+	unread := bytes.Replace(kept, []byte("\n3\n"), []byte("\n03\n"), 1)
+	os.WriteFile(state, unread, 0o644)
+	if code, _, errs := runCLI("log", "monitor", "--issuer", issuer, "--state", state); code != 2 || !strings.Contains(errs, "the kept checkpoint does not read (move it aside)") || !strings.Contains(errs, "no tree size") {
+		t.Fatalf("an unreadable kept checkpoint: %d %s", code, errs)
+	}
+	if now, _ := os.ReadFile(state); !bytes.Equal(now, unread) {
+		t.Fatal("a poll that did not start replaced the kept checkpoint")
 	}
 }
 

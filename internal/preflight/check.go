@@ -18,7 +18,8 @@ import (
 // Settings are the inputs of a continuity check that come from the
 // deployment rather than from the server (docs/continuity.md, Request).
 type Settings struct {
-	// Mode is "observe", "review" or "enforce"; "" means enforce.
+	// Mode is "observe", "review" or "enforce"; "" leaves it out of the
+	// request: the core's default (enforce) applies.
 	Mode string
 	// ServerName picks the entry of an agentgate.lock with several servers.
 	ServerName string

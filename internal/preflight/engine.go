@@ -50,6 +50,9 @@ type Step struct {
 	// (ask_consistency); KeptSize and ProofSize say which is the
 	// checkpoint kept and which the proof's.
 	ConsistencyFrom, ConsistencyTo, KeptSize, ProofSize uint64
+	// PollFrom is the tree size a monitor's poll of the log asks the
+	// consistency proof from (poll_log; 0 when no checkpoint is kept).
+	PollFrom uint64
 }
 
 // Check hands the engine a check of r's observation, begun when the host
@@ -95,6 +98,18 @@ func (e *Engine) Call(name string) (Step, error) {
 func LogProof(proof, checkpoint string) (Step, error) {
 	var e Engine
 	ev := map[string]any{"type": "log_proof", "proof": proof}
+	if checkpoint != "" {
+		ev["checkpoint"] = checkpoint
+	}
+	return e.step(ev, false)
+}
+
+// LogPoll asks where a monitor's poll of the issuer's log starts: the
+// tree size of the checkpoint kept (checkpoint "": none kept, from 0). A
+// kept checkpoint whose size does not read is the core's bad_request.
+func LogPoll(checkpoint string) (Step, error) {
+	var e Engine
+	ev := map[string]any{"type": "log_poll"}
 	if checkpoint != "" {
 		ev["checkpoint"] = checkpoint
 	}
@@ -196,6 +211,8 @@ func (e *Engine) read(actions []byte, tools bool) (Step, error) {
 					err = json.Unmarshal(a[k], into)
 				}
 			}
+		case "poll_log":
+			err = json.Unmarshal(a["from"], &st.PollFrom)
 		default:
 			// An action this executor does not know is one it cannot
 			// carry out: refusing it is failing closed.

@@ -49,6 +49,7 @@ export const OPS = [
   "convert_lock",
   "corrections_apply",
   "diff",
+  "document_kind",
   "endpoint",
   "escape_text",
   "guard",

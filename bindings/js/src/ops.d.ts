@@ -1400,7 +1400,7 @@ export interface SessionStepRequest {
   state?: Document;
   /**
    * `{type, …}`: `check` {check, seen?, oversized?}, `list_changed` {at_ms}, `timer` {at_ms},
-   * `call` {name}, `log_proof` {proof, checkpoint?}
+   * `call` {name}, `log_proof` {proof, checkpoint?}, `log_poll` {checkpoint?}
    */
   event: Request;
 }
@@ -1415,6 +1415,23 @@ export interface SessionStepResult {
   state: string;
   /** `{action, …}` in the order the host executes them (see the summary) */
   actions: Json[];
+}
+
+/** The request of document_kind. */
+export interface DocumentKindRequest {
+  /** the document as given (a string of its bytes, or an attachment) */
+  document: Document;
+}
+
+/** The result of document_kind. */
+export interface DocumentKindResult {
+  /** `lockfile`, `tool_list` or `other` */
+  kind: string;
+  /**
+   * the lockfile's format (`crawlcheck-mcp-lock`, `agentgate.lock`); null for another kind, and for
+   * a `kind` this core does not read (`verify_lock`: `lock_unsupported`)
+   */
+  format: string | null;
 }
 
 /** One method per op, named in camelCase: the methods of Core. */
@@ -1747,20 +1764,31 @@ export interface Ops {
    * the list_changed notifications the host had seen when it began observing; `oversized` the
    * number of pages the host left out after the core refused this event as `input_too_large`),
    * `list_changed` and `timer` (`at_ms`, the host's monotonic clock), `call` (`name`: a tools/call
-   * the framework wants to make), `log_proof` (`proof` and the `checkpoint` kept). Actions:
+   * the framework wants to make), `log_proof` (`proof` and the `checkpoint` kept), `log_poll` (a
+   * monitor's poll of the issuer's log, with the `checkpoint` kept, if any). Actions:
    * `append_record` (`record`: the record's canonical JSON, the line to append, as a string),
    * `keep_checkpoint` (`checkpoint`), `hand` (the handoff: `session`, `tools`, `withheld`, `calls`,
    * `instructions`), `check_again` (observe again and send one more `check`), `recheck`
    * (`held_back_ms`: observe and send a `check`), `wake` (`at_ms`: send `timer` then), `allow`,
    * `refuse` (`text`), `ask_consistency` (`from`, `to`: the issuer's consistency proof between the
-   * trees, for the check's `log`; `kept_size` and `proof_size` say which tree is which). The engine
-   * makes a check the issuer's unreadable key directory refused again without it (the record:
-   * `service_unavailable` at `key_directory`) and one whose pages the core cannot take again as
-   * `pages_over_cap`; a refresh is exactly one more check; re-checks after list_changed are paced
-   * (1 s, doubling to 60 s in a storm) and their records carry `recheck`. Throws CoreError with the
-   * core's code.
+   * trees, for the check's `log`; `kept_size` and `proof_size` say which tree is which), `poll_log`
+   * (`from`: ask the issuer's log for its checkpoint and the consistency proof from this tree size;
+   * 0 when no checkpoint is kept). The engine makes a check the issuer's unreadable key directory
+   * refused again without it (the record: `service_unavailable` at `key_directory`) and one whose
+   * pages the core cannot take again as `pages_over_cap`; a refresh is exactly one more check;
+   * re-checks after list_changed are paced (1 s, doubling to 60 s in a storm) and their records
+   * carry `recheck`. Throws CoreError with the core's code.
    */
   sessionStep(request: SessionStepRequest): SessionStepResult;
+  /**
+   * What a document is, as the core reads it: `lockfile` (a JSON object with `kind` or an
+   * agentgate.lock's `lockfileVersion`, `diff`'s rule; whether it is a valid one, its signature and
+   * keys are `verify_lock`'s to judge), `tool_list` (one page of a tools/list result, as
+   * `hash_tools` reads a page), or `other` (JSON that is neither). A document that is not one JSON
+   * value is the reader's error, as for `canonicalize`. For a host given documents without their
+   * kinds (the offline checker page), instead of trying ops. Throws CoreError with the core's code.
+   */
+  documentKind(request: DocumentKindRequest): DocumentKindResult;
 }
 
 /** Each op's request and result by the op's name, for Core.call. */
@@ -1806,4 +1834,5 @@ export interface OpTypes {
   replay_decision: { request: ReplayDecisionRequest; result: ReplayDecisionResult };
   sign_receipt: { request: SignReceiptRequest; result: SignReceiptResult };
   session_step: { request: SessionStepRequest; result: SessionStepResult };
+  document_kind: { request: DocumentKindRequest; result: DocumentKindResult };
 }

@@ -123,7 +123,6 @@ class Gate {
     this.lockPath = typeof lockOpt === "string" || lockOpt instanceof URL ? lockOpt : null;
     this.lockBytes = this.lockPath ? null : toBytes(lockOpt, "lock");
     if (!this.lockPath && !this.lockBytes) throw new TypeError("crawlcheck: withPreflight needs lock: the lockfile's path (or its bytes)");
-    this.mode = cont.mode ?? "enforce";
     this.pageCap = cont.pageCap > 0 ? cont.pageCap : undefined; // undefined: the core's default
     this.maxAnswerBytes = 0; // set by open(): the caller's, or the core's limits
     this.timeout = 0;

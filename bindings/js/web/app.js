@@ -307,6 +307,7 @@
   const WHERE = {
     lockfile: "The lockfile",
     lock: "The lockfile",
+    second: "The second lockfile",
     tools: "The tool list",
     keydir: "The key directory",
     keys: "An operator public key",

@@ -180,8 +180,10 @@ function check(id, input) {
   }
   const lockReq = { lock, now: input.now };
   if (input.server_name) lockReq.server_name = input.server_name;
-  const vl = attempt("verify_lock", lockReq);
-  if (vl.error && seconds.length > 0 && attempt("hash_tools", { pages: [lock] }).ok) {
+  // What each document is, the core says (document_kind): the page tries
+  // no op to find out.
+  const kindOf = (doc) => attempt("document_kind", { document: doc }).ok?.kind;
+  if (seconds.length > 0 && kindOf(lock) === "tool_list") {
     // Not a lockfile but a tool list the core reads: two tool lists are
     // compared part by part, schema paths included; a verdict needs a lockfile.
     progress(id, ++step, steps, "Comparing the two tool lists");
@@ -190,6 +192,7 @@ function check(id, input) {
     out.lists = diffView(must("tools", attempt("diff", { old: lock, new: seconds[0] })));
     return out;
   }
+  const vl = attempt("verify_lock", lockReq);
   if (vl.error) throw new Failed("lockfile", vl.error);
   // Then the lockfile with the keys, one kind at a time: what refuses now
   // is the key directory, or the operator keys.
@@ -211,18 +214,18 @@ function check(id, input) {
   const serverName = out.trust.server_name_raw || undefined;
 
   // A single document that the core reads as a lockfile is a second
-  // lockfile; anything else is the pages of a tools/list.
-  if (seconds.length === 1) {
+  // lockfile (one its keys refuse is said so, never read as a tool list);
+  // anything else is the pages of a tools/list.
+  if (seconds.length === 1 && kindOf(seconds[0]) === "lockfile") {
     const other = attempt("verify_lock", { lock: seconds[0], now: input.now, key_directory: keyDirectory, operator_keys: operatorKeys });
-    if (other.ok) {
-      progress(id, ++step, steps, "Comparing the two lockfiles");
-      out.second_lock = trustOf(other.ok);
-      // The core compares a lockfile with a tool list only (a lockfile
-      // holds hashes); its answer says so, and the page shows it.
-      const d = attempt("diff", { old: lock, new: seconds[0], server_name: serverName });
-      out.lock_vs_lock = d.error ? { error: d.error } : { diff: diffView(d.ok) };
-      return out;
-    }
+    if (other.error) throw new Failed("second", other.error);
+    progress(id, ++step, steps, "Comparing the two lockfiles");
+    out.second_lock = trustOf(other.ok);
+    // The core compares a lockfile with a tool list only (a lockfile
+    // holds hashes); its answer says so, and the page shows it.
+    const d = attempt("diff", { old: lock, new: seconds[0], server_name: serverName });
+    out.lock_vs_lock = d.error ? { error: d.error } : { diff: diffView(d.ok) };
+    return out;
   }
 
   // A page that is not a JSON document at all (not JSON, not UTF-8, a

@@ -531,6 +531,15 @@ test("a second lockfile, and two tool lists (schema paths)", async (t) => {
   assert.equal(await text(page, "[data-testid=tool-counts]"), `${want.added.length} added, ${want.removed.length} removed, ${want.modified.length} modified, ${want.unchanged} unchanged.`);
   const paths = want.modified.flatMap((m) => (m.schema_paths ?? []).map((p) => `${p.change} ${p.path}`));
   assert.deepEqual(await page.$$eval(".paths li", (n) => n.map((x) => x.textContent)), paths);
+  // What a document is, the core says (document_kind): a second lockfile
+  // that fails its own checks (its count edited) is said to be so, never
+  // read as the pages of a tools/list.
+  const edited = { ...ex.request.lock, count: ex.request.lock.count + 1 };
+  await fill(page, { lock, pages: [JSON.stringify(edited)], now: ex.request.now });
+  await check(page);
+  assert.match(await text(page, "#error"), /The second lockfile does not follow its lockfile format\..*lock_invalid/);
+  assert.equal(await page.isVisible("[data-testid=lock-vs-lock]"), false);
+  assert.equal(await page.isVisible("[data-testid=verdict]"), false);
   assertOffline(loadedAt);
 });
 

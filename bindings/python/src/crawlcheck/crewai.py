@@ -58,7 +58,7 @@ def _endpoint(params: Any) -> Union[str, Any, None]:
 
 
 @contextmanager
-def with_continuity(adapter: Any, lock: Lock, mode: str = "enforce", **options: Any) -> Iterator[CheckedTools]:
+def with_continuity(adapter: Any, lock: Lock, mode: str | None = None, **options: Any) -> Iterator[CheckedTools]:
     """Checks the adapter's server and yields the tools the record lets
     through, with the check's ``records`` (CheckedTools); options are
     McpPreflight's (log_path, on_record, policy, ...). A paused or denied
@@ -121,7 +121,7 @@ def _streams(params: Any) -> Any:
 
 
 @contextmanager
-def mcp_tools(serverparams: Any, lock: Lock, mode: str = "enforce", **options: Any) -> Iterator[CheckedTools]:
+def mcp_tools(serverparams: Any, lock: Lock, mode: str | None = None, **options: Any) -> Iterator[CheckedTools]:
     """Checks the server of ``serverparams`` (what MCPServerAdapter takes) on
     crawlcheck.transport (legacy SSE: mcp's ``sse_client``) and yields the CrewAI tools the record lets
     through, with the check's ``records`` (CheckedTools); options are

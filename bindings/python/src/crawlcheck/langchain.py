@@ -93,7 +93,7 @@ async def load_mcp_tools_with_continuity(
     lock: Lock,
     *,
     server_name: str,
-    mode: str = "enforce",
+    mode: str | None = None,
     **options: Any,
 ) -> List[Any]:
     """The LangChain tools of ``server_name`` the continuity check lets

@@ -82,7 +82,7 @@ def _bound(server: MCPServer) -> None:
 class ContinuityMCPServer(MCPServer):
     """An MCPServer whose tool list passes the continuity check."""
 
-    def __init__(self, server: MCPServer, lock: Lock, mode: str, options: Options) -> None:
+    def __init__(self, server: MCPServer, lock: Lock, mode: str | None, options: Options) -> None:
         super().__init__()
         for name in _PASSED_ON:
             if hasattr(server, name):
@@ -191,7 +191,7 @@ class ContinuityMCPServer(MCPServer):
         return list(self._records)
 
 
-def with_continuity(server: MCPServer, lock: Lock, mode: str = "enforce", **options: Any) -> ContinuityMCPServer:
+def with_continuity(server: MCPServer, lock: Lock, mode: str | None = None, **options: Any) -> ContinuityMCPServer:
     """Wraps an Agents SDK MCP server (connected or not) in the continuity
     check; options are McpPreflight's (log_path, on_record, policy, ...)."""
     return ContinuityMCPServer(server, lock, mode, Options(**options))  # type: ignore[typeddict-item]

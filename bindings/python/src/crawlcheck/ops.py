@@ -1712,16 +1712,41 @@ def session_step(
     the number of pages the host left out after the core refused this event as
     `input_too_large`), `list_changed` and `timer` (`at_ms`, the host's monotonic clock), `call`
     (`name`: a tools/call the framework wants to make), `log_proof` (`proof` and the `checkpoint`
-    kept). Actions: `append_record` (`record`: the record's canonical JSON, the line to append,
-    as a string), `keep_checkpoint` (`checkpoint`), `hand` (the handoff: `session`, `tools`,
+    kept), `log_poll` (a monitor's poll of the issuer's log, with the `checkpoint` kept, if any).
+    Actions: `append_record` (`record`: the record's canonical JSON, the line to append, as a
+    string), `keep_checkpoint` (`checkpoint`), `hand` (the handoff: `session`, `tools`,
     `withheld`, `calls`, `instructions`), `check_again` (observe again and send one more
     `check`), `recheck` (`held_back_ms`: observe and send a `check`), `wake` (`at_ms`: send
     `timer` then), `allow`, `refuse` (`text`), `ask_consistency` (`from`, `to`: the issuer's
     consistency proof between the trees, for the check's `log`; `kept_size` and `proof_size` say
-    which tree is which). The engine makes a check the issuer's unreadable key directory refused
-    again without it (the record: `service_unavailable` at `key_directory`) and one whose pages
-    the core cannot take again as `pages_over_cap`; a refresh is exactly one more check;
-    re-checks after list_changed are paced (1 s, doubling to 60 s in a storm) and their records
-    carry `recheck`.
+    which tree is which), `poll_log` (`from`: ask the issuer's log for its checkpoint and the
+    consistency proof from this tree size; 0 when no checkpoint is kept). The engine makes a
+    check the issuer's unreadable key directory refused again without it (the record:
+    `service_unavailable` at `key_directory`) and one whose pages the core cannot take again as
+    `pages_over_cap`; a refresh is exactly one more check; re-checks after list_changed are paced
+    (1 s, doubling to 60 s in a storm) and their records carry `recheck`.
     """
     return cast(SessionStepResult, call("session_step", _req(state=state, event=event)))
+
+
+class DocumentKindResult(TypedDict):
+    """The result of document_kind."""
+    #: `lockfile`, `tool_list` or `other`
+    kind: str
+    #: the lockfile's format (`crawlcheck-mcp-lock`, `agentgate.lock`); null for another kind, and
+    #: for a `kind` this core does not read (`verify_lock`: `lock_unsupported`)
+    format: Optional[str]
+
+
+def document_kind(
+    *,
+    document: Document,
+) -> DocumentKindResult:
+    """What a document is, as the core reads it: `lockfile` (a JSON object with `kind` or an
+    agentgate.lock's `lockfileVersion`, `diff`'s rule; whether it is a valid one, its signature
+    and keys are `verify_lock`'s to judge), `tool_list` (one page of a tools/list result, as
+    `hash_tools` reads a page), or `other` (JSON that is neither). A document that is not one
+    JSON value is the reader's error, as for `canonicalize`. For a host given documents without
+    their kinds (the offline checker page), instead of trying ops.
+    """
+    return cast(DocumentKindResult, call("document_kind", _req(document=document)))
