@@ -6,6 +6,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/internal/canon"
+	"github.com/crawlcheck/verifier/core/memo"
 )
 
 // Why a tool list is incomplete. A truncated list is never a pass: the
@@ -88,18 +89,27 @@ func FromPages(pages []string, pageCapReached bool) (Observed, error) {
 	if obs, ok := knownWalk(pages, pageCapReached); ok {
 		return obs, nil
 	}
-	n, f := pagesBytes(pages), canon.Fingerprint(pages...)
-	if n > walkMax || !admitsWalk(f, n) {
+	f := canon.Fingerprint(pages...)
+	seen := walks.Note(f)
+	// A walk the memo would not keep is read without a copy (its pages'
+	// bytes are the least it would cost).
+	if n := pagesBytes(pages); n > walkMax || !walks.Admits(int64(n), seen) {
 		return readPages(pages, pageCapReached, nil)
 	}
-	owned := ownPages(pages)
+	owned := memo.OwnAll(pages)
+	texts := make([]string, len(owned))
+	for i, p := range owned {
+		texts[i] = p.String()
+	}
 	ends := make([]pageEnd, len(pages))
-	obs, err := readPages(owned, pageCapReached, ends)
+	obs, err := readPages(texts, pageCapReached, ends)
 	if err != nil {
 		return obs, err
 	}
-	keepWalk(walk{pages: owned, print: f, capped: pageCapReached, obs: obs, ends: ends})
-	obs.Tools = slices.Clone(obs.Tools)
+	w := &walk{pages: owned, capped: pageCapReached, obs: obs, ends: ends}
+	if _, kept := walks.Keep(w, walkCost(w), f, seen); kept {
+		obs.Tools = slices.Clone(obs.Tools)
+	}
 	return obs, nil
 }
 

@@ -129,7 +129,7 @@ func Hash(list canon.Value) ([]Tool, error) {
 		return slices.Clone(kept.([]Tool)), nil
 	}
 	out, err := hash(list)
-	if err == nil && canon.KeepDerived(list, hashedKey, out) {
+	if err == nil && canon.KeepDerived(list, hashedKey, out, hashedCost(out)) {
 		out = slices.Clone(out)
 	}
 	return out, err
@@ -246,14 +246,9 @@ func (t *Tool) Parts() Parts {
 // ToolsSHA256 is the list hash of the lockfile spec: the tool hashes sorted,
 // joined with "\n", hashed. Order of the tools does not matter.
 func ToolsSHA256(hashes []string) string {
-	if d, ok := listDigests.get(hashes); ok {
-		return d
-	}
 	sorted := slices.Clone(hashes)
 	sorting.Strings(sorted)
-	d := hashHex([]byte(strings.Join(sorted, "\n")))
-	listDigests.put(hashes, d)
-	return d
+	return hashHex([]byte(strings.Join(sorted, "\n")))
 }
 
 // ListSHA256 is ToolsSHA256 over hashed tools.
