@@ -24,7 +24,7 @@ import (
 // the string's start holds a kept raw body followed by a quote, that quote
 // is the closing one, because where a quote closes the string depends only
 // on the bytes before it.
-var longStrings = memo.NewTable[longString](memo.Instance, "long strings", memo.Options{MaxEntries: longStringsKept})
+var longStrings = memo.NewTable[longString](memo.Instance, "long strings", memo.Options{MaxEntries: longStringsKept, Sightings: true})
 
 type longString struct {
 	raw   memo.Text // the string's bytes between its quotes
@@ -66,7 +66,15 @@ func keepLongString(raw, text string, dirty int) string {
 	if len(raw) < longStringMin || len(raw) > longStringMax {
 		return text
 	}
-	e, ok := longStrings.Keep(longString{raw: memo.Own(raw), text: memo.Own(text), dirty: dirty}, int64(len(raw)+len(text)), 0, 0)
+	// Kept from its second sighting (memo.Sightings): a string read once (a
+	// page not seen before) costs no copy.
+	f := Fingerprint(raw)
+	seen := longStrings.Note(f)
+	cost := int64(len(raw) + len(text))
+	if !longStrings.Admits(cost, seen) {
+		return text
+	}
+	e, ok := longStrings.Keep(longString{raw: memo.Own(raw), text: memo.Own(text), dirty: dirty}, cost, f, seen)
 	if !ok {
 		return text
 	}

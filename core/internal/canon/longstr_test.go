@@ -20,8 +20,12 @@ func TestLongStringMemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, _, _, ok := knownLongString(body + `"]`); ok {
+		t.Fatal("a long string unescaped once is kept")
+	}
+	ParseString(doc)
 	if _, _, _, ok := knownLongString(body + `"]`); !ok {
-		t.Fatal("a long string unescaped is not kept")
+		t.Fatal("a long string unescaped twice is not kept")
 	}
 	warm, err := ParseString(doc)
 	if err != nil {
@@ -55,6 +59,7 @@ func TestLongStringMemo(t *testing.T) {
 func TestKeptText(t *testing.T) {
 	body := strings.Repeat(`{\"b\":1},`, longStringMin/8)
 	doc := `["` + body + `"]`
+	ParseString(doc)
 	ParseString(doc)
 	v, err := ParseString(doc)
 	if err != nil {
