@@ -244,7 +244,11 @@ func signingKey(rd *req.Reader) (ed25519.PrivateKey, string) {
 	if rd.Failed() {
 		return nil, ""
 	}
-	priv, err := sig.PrivateKey(s)
+	derive := sig.PrivateKey
+	if rd.O.Keys != nil {
+		derive = rd.O.Keys
+	}
+	priv, err := derive(s)
 	if !rd.In("private_key", err) {
 		return nil, ""
 	}

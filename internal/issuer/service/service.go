@@ -156,6 +156,7 @@ const skew = 5 * time.Minute
 // Service is the issuer's HTTP API.
 type Service struct {
 	cfg     Config
+	keyring core.Keyring // the signing keys, derived once (signResult)
 	api     *http.ServeMux
 	metrics *metrics.Registry
 	rules   []byte
@@ -452,7 +453,18 @@ func (e *coreError) Error() string { return e.code + ": " + e.message }
 // answer is split into its members by jsonframe.Members and its error
 // decoded.
 func coreResult(op string, req []byte) (json.RawMessage, error) {
-	resp := core.Call(op, req)
+	return coreAnswer(op, core.Call(op, req))
+}
+
+// signResult is coreResult for an op that signs with the issuer's key
+// (private_key): through the service's Keyring, which derives each key
+// once (the core keeps none between calls).
+func (s *Service) signResult(op string, req []byte) (json.RawMessage, error) {
+	return coreAnswer(op, s.keyring.Call(op, req))
+}
+
+// coreAnswer reads the envelope resp of op: its result, or its error.
+func coreAnswer(op string, resp []byte) (json.RawMessage, error) {
 	if len(resp) > len(okPrefix) && string(resp[:len(okPrefix)]) == okPrefix && resp[len(resp)-1] == '}' {
 		return resp[len(okPrefix) : len(resp)-1], nil
 	}
@@ -770,7 +782,7 @@ func (s *Service) sign(ctx context.Context, who principal, kind, subject string,
 		req := slices.Grow((*buf)[:0], len(head)+len(`,"inputs":`)+inputs.objectLen()+1)
 		req = append(append(req, head[:len(head)-1]...), `,"inputs":`...)
 		req = append(inputs.appendObject(req), '}')
-		res, err := coreResult("sign_receipt", req)
+		res, err := s.signResult("sign_receipt", req)
 		*buf = req
 		putBuffer(buf)
 		if err != nil {
