@@ -1,7 +1,6 @@
 package service
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -13,8 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/crawlcheck/verifier/core"
 	"github.com/crawlcheck/verifier/internal/issuer/store"
-	"github.com/crawlcheck/verifier/internal/jsonframe"
 )
 
 // Signed answers: a lock check's and a decision's receipt, signed by the
@@ -69,11 +68,11 @@ func (s *Service) sign(ctx context.Context, who principal, kind, subject string,
 		req := slices.Grow((*buf)[:0], len(head)+len(`,"inputs":`)+inputs.objectLen()+1)
 		req = append(append(req, head[:len(head)-1]...), `,"inputs":`...)
 		req = append(inputs.appendObject(req), '}')
-		res, err := s.signResult("sign_receipt", req)
+		res, err := s.keyring.CallAnswer("sign_receipt", req)
 		*buf = req
 		putBuffer(buf)
 		if err != nil {
-			return nil, "", err
+			return nil, "", refusal(err)
 		}
 		out, err := receiptOf(res, s.log != nil)
 		if err != nil {
@@ -103,55 +102,37 @@ type signed struct {
 	LogEntry []byte
 }
 
-// receiptOf reads a sign_receipt result; withEntry: it was asked for its
-// log entry. The receipt's bytes are taken as they are, and not scanned:
-// framing the 116 KB result member by member was a twentieth of a check's
-// CPU. The core writes a result canonically (RFC 8785: members in name
-// order, no space; docs/abi.md) and sign_receipt's members are key_id,
-// log_entry when asked, receipt and sha256 (its declaration, which
-// TestResultFields holds every result to), so a result is
-//
-//	{"key_id":S,"log_entry":S,"receipt":{…},"sha256":S}
-//
-// (log_entry absent when not asked): the strings before the receipt are
-// framed, and the sha256 member is found from the end, since its name
-// quoted after a comma cannot occur inside a string, and nothing but its
-// string follows it. Anything else is refused, as an internal error.
-func receiptOf(res []byte, withEntry bool) (signed, error) {
+// receiptOf reads a sign_receipt answer by its members (core.Answer);
+// withEntry: it was asked for its log entry. The receipt's bytes are the
+// canonical JSON the envelope would carry, written once and not scanned
+// again (framing the 116 KB result member by member was a twentieth of a
+// check's CPU). An answer without them is refused, as an internal error.
+func receiptOf(a core.Answer, withEntry bool) (signed, error) {
 	var out signed
 	bad := &coreError{"internal", "sign_receipt: an answer without its receipt, sha256 or log_entry"}
-	i, ok := skip(res, 0, `{"key_id":`)
-	if i = jsonframe.StringEnd(res, i); !ok || i < 0 {
+	receipt, ok := a.JSON("receipt")
+	if !ok || len(receipt) == 0 || receipt[0] != '{' {
 		return out, bad
 	}
-	if withEntry {
-		start, ok := skip(res, i, `,"log_entry":`)
-		if i = jsonframe.StringEnd(res, start); !ok || i < 0 {
-			return out, bad
-		}
-		var entry string
-		if json.Unmarshal(res[start:i], &entry) != nil {
-			return out, bad
-		}
+	if out.SHA256, ok = a.Str("sha256"); !ok {
+		return out, bad
+	}
+	if entry, has := a.Str("log_entry"); has != withEntry {
+		return out, bad
+	} else if has {
 		out.LogEntry = []byte(entry)
 	}
-	i, ok = skip(res, i, `,"receipt":`)
-	const shaName = `,"sha256":`
-	j := bytes.LastIndex(res, []byte(shaName))
-	if !ok || j < i+2 || res[i] != '{' || res[j-1] != '}' || res[len(res)-1] != '}' ||
-		json.Unmarshal(res[j+len(shaName):len(res)-1], &out.SHA256) != nil {
-		return out, bad
-	}
-	out.Receipt = res[i:j]
+	out.Receipt = receipt
 	return out, nil
 }
 
-// skip answers the index after want when b has it at i.
-func skip(b []byte, i int, want string) (int, bool) {
-	if i < 0 || len(b)-i < len(want) || string(b[i:i+len(want)]) != want {
-		return i, false
+// refusal is the service's coreError for an op's refusal (core.Error).
+func refusal(err error) error {
+	var ce *core.Error
+	if errors.As(err, &ce) {
+		return &coreError{ce.Code, ce.Message}
 	}
-	return i + len(want), true
+	return err
 }
 
 // appendObject appends the request to b as a JSON object of its members'
