@@ -104,7 +104,7 @@ func opHashTools(r req.Obj) (canon.Value, error) {
 	}
 	return canon.Obj(
 		canon.M("count", canon.Int(int64(len(obs.Tools)))),
-		canon.M("tools_sha256", canon.Str(tools.ListSHA256(obs.Tools))),
+		canon.M("tools_sha256", canon.Str(obs.ListSHA256())),
 		canon.M("agentgate_surface_hash", canon.Str(tools.SurfaceHash(names, ags))),
 		canon.M("tools", canon.Arr(rows...)),
 		canon.M("pages", canon.Int(int64(obs.Pages))),

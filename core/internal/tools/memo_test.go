@@ -342,3 +342,22 @@ func TestToolsSHA256(t *testing.T) {
 		t.Fatalf("ToolsSHA256(%q) after its buffer changed = %s, want %s", l, got, want)
 	}
 }
+
+// TestKeptListDigest: a walk the memo keeps carries its list digest,
+// computed once, which is what digesting its tools gives, on the read that
+// kept it and on every hit.
+func TestKeptListDigest(t *testing.T) {
+	resetWalks()
+	defer resetWalks()
+	page := onePage(1)
+	first, _ := FromPages([]string{page}, false)
+	if first.listSHA256 != "" {
+		t.Fatal("a walk read once carries a digest")
+	}
+	for range 3 {
+		obs, err := FromPages([]string{page}, false)
+		if err != nil || obs.listSHA256 == "" || obs.ListSHA256() != ListSHA256(obs.Tools) || obs.ListSHA256() != first.ListSHA256() {
+			t.Fatalf("the kept walk's digest %q, its tools' %q (%v)", obs.listSHA256, ListSHA256(obs.Tools), err)
+		}
+	}
+}

@@ -25,6 +25,20 @@ type Observed struct {
 	Tools     []Tool
 	Pages     int    // the pages the binding read and handed over
 	Truncated string // "" or one of the Truncated* reasons
+
+	// listSHA256 is ListSHA256(Tools), computed once for a walk the memo
+	// keeps (a warm session's list is digested once, not every check);
+	// "" otherwise. Tools is never changed after reading.
+	listSHA256 string
+}
+
+// ListSHA256 is ListSHA256 of the tools read: the walk memo's, for a
+// kept walk.
+func (o Observed) ListSHA256() string {
+	if o.listSHA256 != "" {
+		return o.listSHA256
+	}
+	return ListSHA256(o.Tools)
 }
 
 // ParsePage reads one page as a server sent it: a tools/list result
@@ -106,6 +120,7 @@ func FromPages(pages []string, pageCapReached bool) (Observed, error) {
 	if err != nil {
 		return obs, err
 	}
+	obs.listSHA256 = ListSHA256(obs.Tools)
 	w := &walk{pages: owned, capped: pageCapReached, obs: obs, ends: ends}
 	if _, kept := walks.Keep(w, walkCost(w), f, seen); kept {
 		obs.Tools = slices.Clone(obs.Tools)
