@@ -61,9 +61,9 @@ func toolSource(rd *req.Reader) tools.Observed {
 	case hasTools && hasPages:
 		rd.Fail(cerr.New(cerr.BadRequest, "give either %s or %s, not both", rd.Field("tools"), rd.Field("pages")))
 	case hasTools:
-		ts, err := tools.Hash(rd.Value("tools"))
+		obs, err := tools.Read(rd.Value("tools"))
 		rd.In("tools", err)
-		return tools.Observed{Tools: ts, Pages: 1}
+		return obs
 	case hasPages:
 		pages := rd.Pages("pages")
 		capped := rd.Bool("page_cap_reached")

@@ -119,6 +119,13 @@ func keptContainer(v Value) *memo.Entry[*container] {
 	return kept
 }
 
+// Kept reports whether v is a tree the container memo keeps, beside which
+// KeepDerived would keep something.
+func Kept(v Value) bool {
+	e := keptContainer(v)
+	return e != nil && e.Value.derived.Load() == nil
+}
+
 // Derived answers what a caller kept beside the container memo's tree v
 // under key (KeepDerived): something computed from v alone, which v's bytes
 // determine. ok is false when v is not a kept tree or nothing is kept for

@@ -171,8 +171,11 @@ func TestHashKeptList(t *testing.T) {
 		t.Fatal("the tools of a kept list were not kept")
 	}
 	cold[0].Parts()
-	if kept.([]Tool)[0].parts != nil {
+	if kept.(Observed).Tools[0].parts != nil {
 		t.Fatal("a caller's part hashes were written into the kept tools")
+	}
+	if obs, _ := Read(list); obs.listSHA256 == "" || obs.ListSHA256() != ListSHA256(cold) {
+		t.Fatal("a kept list's digest is not kept with it, or not its tools'")
 	}
 	warm, _ := hashOf()
 	if len(warm) != len(cold) {
