@@ -2,6 +2,7 @@ package core
 
 import (
 	"time"
+	"unsafe"
 
 	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/continuity"
@@ -30,7 +31,11 @@ import (
 // change an answer's bytes: hosttest's differential test asks every case
 // twice, with the cache cold and warm, and the memory test runs every vector
 // seven times over on one instance.
-var lockCache = memo.NewTable[cachedLock](memo.Instance, "lockfiles", memo.Options{MaxEntries: lockCacheSize})
+//
+// It is an Untyped Table: a generic Table's dictionary would carry
+// cachedLock's type, through lock.File to time.Time, whose formatting the
+// WebAssembly module would then link (41 KB).
+var lockCache = memo.NewUntyped(memo.Instance, "lockfiles", memo.Options{MaxEntries: lockCacheSize})
 
 // lockCacheSize is how many lockfiles are kept; lockCacheBytes caps the
 // bytes of one.
@@ -75,7 +80,7 @@ func parseLockShared(rd *req.Reader, field string) lock.File {
 	if f.Crawlcheck != nil {
 		f.Crawlcheck.KeepDigests()
 	}
-	lockCache.Keep(cachedLock{owned, f}, lockCost(owned, doc, shared), 0, 0)
+	lockCache.Keep(unsafe.Pointer(&cachedLock{owned, f}), lockCost(owned, doc, shared), 0, 0)
 	return f
 }
 
@@ -93,13 +98,13 @@ func lockCost(text memo.Text, doc canon.Value, shared bool) int64 {
 }
 
 func cachedLockFile(text string) (lock.File, bool) {
-	e, ok := lockCache.Find(func(c *cachedLock) bool {
-		return canon.Same(c.text.String(), text) // not ==: word by word in wasm
+	p, ok := lockCache.Find(func(p unsafe.Pointer) bool {
+		return canon.Same((*cachedLock)(p).text.String(), text) // not ==: word by word in wasm
 	})
 	if !ok {
 		return lock.File{}, false
 	}
-	return e.Value.file, true
+	return (*cachedLock)(p).file, true
 }
 
 // lockDigestShared is lockAndDigest's digest for an op that keeps only the

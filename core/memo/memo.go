@@ -12,8 +12,9 @@
 //
 // The rules every Table follows, so that no memo holds them by comment:
 //
-//   - Its entries are of one type, the memo's own (Table[E]): no two memos
-//     share keys or see each other's entries.
+//   - Its entries are of one type, the memo's own (Table[E]; Untyped for
+//     the one memo whose type must stay out of a generic dictionary): no two
+//     memos share keys or see each other's entries.
 //   - Its keys are Text, which only this package makes, always by copying
 //     (Own, OwnAll): a key never points into a request, so an ABI-2
 //     attachment (the host's buffer, rewritten after the call) is never a
@@ -40,6 +41,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // DefaultLimit is an instance's budget unless its host sets another: the
@@ -103,13 +105,16 @@ type Budget struct {
 	tables []table
 }
 
-// table is what a Budget asks of each of its Tables.
-type table interface {
-	name() string
-	oldest() (stamp uint64, ok bool) // the stamp of its least recently used entry
-	evictOldest()
-	clear()
-	stats() Stats
+// table is what a Budget asks of each of its Tables: functions, not an
+// interface, so that no entry type (a parsed lockfile, its times) is made
+// reachable through an interface, whose methods the linker would then keep
+// in the WebAssembly module.
+type table struct {
+	oldest      func() (stamp uint64, ok bool) // the stamp of its least recently used entry
+	evictOldest func()
+	clear       func()
+	stats       func() Stats
+	list        func(func(print, stamp uint64, cost int64))
 }
 
 // NewBudget is a budget of limit bytes (0: memos off).
@@ -162,17 +167,16 @@ func (b *Budget) Stats() []Stats {
 // more fit in the limit, and reports whether they do. b.mu is held.
 func (b *Budget) fit(room int64) bool {
 	for b.used+room > b.limit {
-		var victim table
-		var stamp uint64
-		for _, t := range b.tables {
-			if s, ok := t.oldest(); ok && (victim == nil || s < stamp) {
-				victim, stamp = t, s
+		victim, stamp := -1, uint64(0)
+		for i, t := range b.tables {
+			if s, ok := t.oldest(); ok && (victim < 0 || s < stamp) {
+				victim, stamp = i, s
 			}
 		}
-		if victim == nil {
+		if victim < 0 {
 			return false
 		}
-		victim.evictOldest()
+		b.tables[victim].evictOldest()
 	}
 	return true
 }
@@ -198,111 +202,175 @@ type Options struct {
 	Sightings bool
 }
 
-// Table is one memo: entries of type E, each with its cost, under a Budget.
+// Table is one memo: values of type E, each with its cost, under a Budget.
 // Lookups take no lock: they read a snapshot of the entries, which changes
 // replace.
-type Table[E any] struct {
+//
+// Only the handing in and out of values is generic; the entries and all
+// the work are not (slots): a generic type's dictionary marks its type
+// arguments as used in an interface, and the linker then keeps every
+// method of every type they reach (a parsed lockfile reaches time.Time,
+// whose formatting was 41 KB of the WebAssembly module), and each value
+// type's instantiation is a copy of the code. A value is held as the
+// pointer its caller made.
+type Table[E any] struct{ *slots }
+
+// slots is a Table's entries and counts.
+type slots struct {
+	id      int // its index in budget.tables
 	label   string
 	budget  *Budget
 	opts    Options
-	entries atomic.Pointer[[]*Entry[E]] // newest first; replaced, never changed
+	entries atomic.Pointer[[]*slot] // newest first; replaced, never changed
 	seen    Sightings
 	bytes   int64 // under budget.mu
 
 	hits, misses, kept, refused, evicted atomic.Uint64
 }
 
-// Entry is one kept value and what it costs.
-type Entry[E any] struct {
-	Value E
+// slot is one kept value (a *E of its Table) and what it costs.
+type slot struct {
+	v     unsafe.Pointer
 	print uint64
 	cost  int64
 	used  atomic.Uint64
 	gone  atomic.Bool
 }
 
+// Entry is a kept value of a Table[E].
+type Entry[E any] struct{ s *slot }
+
+// Value is the kept value, which nothing may change.
+func (e Entry[E]) Value() *E { return (*E)(e.s.v) }
+
 // NewTable makes a Table of b named name (its Stats' name).
-func NewTable[E any](b *Budget, name string, o Options) *Table[E] {
-	t := &Table[E]{label: name, budget: b, opts: o}
+func NewTable[E any](b *Budget, name string, o Options) Table[E] {
+	t := &slots{label: name, budget: b, opts: o}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.tables = append(b.tables, t)
-	return t
+	t.id = len(b.tables)
+	b.tables = append(b.tables, table{oldest: t.oldest, evictOldest: t.evictOldest, clear: t.clear, stats: t.stats, list: t.list})
+	return Table[E]{t}
 }
 
-// Find answers the newest entry match accepts, counting a hit (and a
+// Find answers the newest value match accepts, counting a hit (and a
 // sighting of it) or a miss.
-func (t *Table[E]) Find(match func(*E) bool) (*Entry[E], bool) {
+func (t Table[E]) Find(match func(*E) bool) (Entry[E], bool) {
+	s := t.find(func(p unsafe.Pointer) bool { return match((*E)(p)) })
+	return Entry[E]{s}, s != nil
+}
+
+// Each calls f with each entry, newest first, until it answers false; it
+// counts nothing (a caller that finds one with it calls Used).
+func (t Table[E]) Each(f func(Entry[E]) bool) {
+	t.each(func(s *slot) bool { return f(Entry[E]{s}) })
+}
+
+// Used notes a use of e found with Each: a hit.
+func (t Table[E]) Used(e Entry[E]) { t.use(e.s) }
+
+// Keep keeps v, which costs cost bytes, with the fingerprint f of its key,
+// seen times sighted (Note; ignored without Options.Sightings), and reports
+// whether it did. *v must not be changed afterwards: lookups share it.
+func (t Table[E]) Keep(v *E, cost int64, f uint64, seen int) (Entry[E], bool) {
+	s := t.keep(unsafe.Pointer(v), cost, f, seen)
+	return Entry[E]{s}, s != nil
+}
+
+// Charge adds cost bytes to e's, for what was kept beside it afterwards,
+// evicting least recently used entries (e among them, if it is) to fit,
+// and reports whether e is still kept.
+func (t Table[E]) Charge(e Entry[E], cost int64) bool { return t.charge(e.s, cost) }
+
+// Untyped is a Table whose values are handed in and out as pointers: for
+// a value whose type must not reach a generic dictionary, because it reaches
+// a type with methods the WebAssembly module does not otherwise need (a
+// parsed lockfile reaches time.Time: 41 KB of formatting). The caller
+// converts the pointers back to the one type it keeps.
+type Untyped struct{ *slots }
+
+// NewUntyped makes an Untyped Table of b named name.
+func NewUntyped(b *Budget, name string, o Options) Untyped {
+	return Untyped{NewTable[struct{}](b, name, o).slots}
+}
+
+// Find answers the newest value match accepts, as Table.Find.
+func (t Untyped) Find(match func(unsafe.Pointer) bool) (unsafe.Pointer, bool) {
+	s := t.find(match)
+	if s == nil {
+		return nil, false
+	}
+	return s.v, true
+}
+
+// Keep keeps the value at v, as Table.Keep.
+func (t Untyped) Keep(v unsafe.Pointer, cost int64, f uint64, seen int) bool {
+	return t.keep(v, cost, f, seen) != nil
+}
+
+func (t *slots) find(match func(unsafe.Pointer) bool) *slot {
 	if es := t.entries.Load(); es != nil {
-		for _, e := range *es {
-			if match(&e.Value) {
-				t.hits.Add(1)
-				e.used.Store(t.budget.clock.Add(1))
+		for _, s := range *es {
+			if match(s.v) {
+				t.use(s)
 				if t.opts.Sightings {
-					t.seen.Note(e.print)
+					t.seen.Note(s.print)
 				}
-				return e, true
+				return s
 			}
 		}
 	}
 	t.misses.Add(1)
-	return nil, false
+	return nil
 }
 
-// Each calls f with each entry's value, newest first, until it answers
-// false; it counts nothing (a caller that finds one with it calls Used).
-func (t *Table[E]) Each(f func(*Entry[E]) bool) {
+func (t *slots) each(f func(*slot) bool) {
 	if es := t.entries.Load(); es != nil {
-		for _, e := range *es {
-			if !f(e) {
+		for _, s := range *es {
+			if !f(s) {
 				return
 			}
 		}
 	}
 }
 
-// Used notes a use of e found with Each: a hit.
-func (t *Table[E]) Used(e *Entry[E]) {
+func (t *slots) use(s *slot) {
 	t.hits.Add(1)
-	e.used.Store(t.budget.clock.Add(1))
+	s.used.Store(t.budget.clock.Add(1))
 }
 
 // Note notes a sighting of the fingerprint f (a read of bytes the Table
 // could keep) and answers how many of the window's were of f.
-func (t *Table[E]) Note(f uint64) int { return t.seen.Note(f) }
+func (t *slots) Note(f uint64) int { return t.seen.Note(f) }
 
 // Admits reports whether Keep would keep an entry of cost bytes seen times
 // sighted, as things are now: a caller asks it before it makes the copy an
 // entry needs, with an estimate of the cost from below.
-func (t *Table[E]) Admits(cost int64, seen int) bool {
+func (t *slots) Admits(cost int64, seen int) bool {
 	b := t.budget
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return cost <= b.limit/4 && t.admits(cost, seen)
 }
 
-// Keep keeps v, which costs cost bytes, with the fingerprint f of its key,
-// seen times sighted (Note; ignored without Options.Sightings), and reports
-// whether it did. v must not be changed afterwards: lookups share it.
-func (t *Table[E]) Keep(v E, cost int64, f uint64, seen int) (*Entry[E], bool) {
+func (t *slots) keep(v unsafe.Pointer, cost int64, f uint64, seen int) *slot {
 	b := t.budget
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if cost > b.limit/4 || !t.admits(cost, seen) {
 		t.refused.Add(1)
-		return nil, false
+		return nil
 	}
-	e := &Entry[E]{Value: v, print: f, cost: cost}
-	e.used.Store(b.clock.Add(1))
+	s := &slot{v: v, print: f, cost: cost}
+	s.used.Store(b.clock.Add(1))
 	if es := t.entries.Load(); es != nil && len(*es) >= t.opts.MaxEntries {
 		t.evictOldest()
 	}
 	if !b.fit(cost) {
 		t.refused.Add(1)
-		return nil, false
+		return nil
 	}
-	var next []*Entry[E]
-	next = append(next, e)
+	next := []*slot{s}
 	if es := t.entries.Load(); es != nil {
 		next = append(next, *es...)
 	}
@@ -310,30 +378,27 @@ func (t *Table[E]) Keep(v E, cost int64, f uint64, seen int) (*Entry[E], bool) {
 	t.bytes += cost
 	b.used += cost
 	t.kept.Add(1)
-	return e, true
+	return s
 }
 
-// Charge adds cost bytes to e's, for what was kept beside it afterwards,
-// evicting least recently used entries (e among them, if it is) to fit,
-// and reports whether e is still kept.
-func (t *Table[E]) Charge(e *Entry[E], cost int64) bool {
+func (t *slots) charge(s *slot, cost int64) bool {
 	b := t.budget
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if e.gone.Load() {
+	if s.gone.Load() {
 		return false
 	}
-	e.cost += cost
+	s.cost += cost
 	t.bytes += cost
 	b.used += cost
 	b.fit(0)
-	return !e.gone.Load()
+	return !s.gone.Load()
 }
 
 // admits: the entries an entry of cost bytes would evict (of this Table
 // beyond MaxEntries, of any beyond the limit) were each read at least two
 // times less often than it. b.mu is held.
-func (t *Table[E]) admits(cost int64, seen int) bool {
+func (t *slots) admits(cost int64, seen int) bool {
 	if !t.opts.Sightings {
 		return true
 	}
@@ -346,7 +411,7 @@ func (t *Table[E]) admits(cost int64, seen int) bool {
 	}
 	if t.budget.used+cost > t.budget.limit {
 		for _, e := range t.budget.lru(t.budget.used + cost - t.budget.limit) {
-			if e.table == t {
+			if e.table == t.id {
 				evicts = append(evicts, e.print)
 			}
 		}
@@ -356,7 +421,7 @@ func (t *Table[E]) admits(cost int64, seen int) bool {
 
 // victim is an entry fit would evict, for admission.
 type victim struct {
-	table any
+	table int // its Table's id
 	print uint64
 }
 
@@ -369,12 +434,10 @@ func (b *Budget) lru(need int64) []victim {
 		cost  int64
 	}
 	var all []cand
-	for _, t := range b.tables {
-		if l, ok := t.(lister); ok {
-			l.list(func(print, stamp uint64, cost int64) {
-				all = append(all, cand{victim{t, print}, stamp, cost})
-			})
-		}
+	for i, t := range b.tables {
+		t.list(func(print, stamp uint64, cost int64) {
+			all = append(all, cand{victim{i, print}, stamp, cost})
+		})
 	}
 	var out []victim
 	for need > 0 && len(all) > 0 {
@@ -391,31 +454,25 @@ func (b *Budget) lru(need int64) []victim {
 	return out
 }
 
-type lister interface {
-	list(func(print, stamp uint64, cost int64))
-}
-
-func (t *Table[E]) list(f func(print, stamp uint64, cost int64)) {
+func (t *slots) list(f func(print, stamp uint64, cost int64)) {
 	if es := t.entries.Load(); es != nil {
-		for _, e := range *es {
-			f(e.print, e.used.Load(), e.cost)
+		for _, s := range *es {
+			f(s.print, s.used.Load(), s.cost)
 		}
 	}
 }
 
-func oldestOf[E any](es []*Entry[E]) *Entry[E] {
+func oldestOf(es []*slot) *slot {
 	o := es[0]
-	for _, e := range es[1:] {
-		if e.used.Load() < o.used.Load() {
-			o = e
+	for _, s := range es[1:] {
+		if s.used.Load() < o.used.Load() {
+			o = s
 		}
 	}
 	return o
 }
 
-func (t *Table[E]) name() string { return t.label }
-
-func (t *Table[E]) oldest() (uint64, bool) {
+func (t *slots) oldest() (uint64, bool) {
 	es := t.entries.Load()
 	if es == nil || len(*es) == 0 {
 		return 0, false
@@ -424,16 +481,16 @@ func (t *Table[E]) oldest() (uint64, bool) {
 }
 
 // evictOldest drops the least recently used entry. b.mu is held.
-func (t *Table[E]) evictOldest() {
+func (t *slots) evictOldest() {
 	es := t.entries.Load()
 	if es == nil || len(*es) == 0 {
 		return
 	}
 	o := oldestOf(*es)
-	next := make([]*Entry[E], 0, len(*es)-1)
-	for _, e := range *es {
-		if e != o {
-			next = append(next, e)
+	next := make([]*slot, 0, len(*es)-1)
+	for _, s := range *es {
+		if s != o {
+			next = append(next, s)
 		}
 	}
 	t.entries.Store(&next)
@@ -443,7 +500,7 @@ func (t *Table[E]) evictOldest() {
 	t.evicted.Add(1)
 }
 
-func (t *Table[E]) clear() {
+func (t *slots) clear() {
 	for {
 		if es := t.entries.Load(); es == nil || len(*es) == 0 {
 			return
@@ -452,7 +509,7 @@ func (t *Table[E]) clear() {
 	}
 }
 
-func (t *Table[E]) stats() Stats {
+func (t *slots) stats() Stats {
 	n := 0
 	if es := t.entries.Load(); es != nil {
 		n = len(*es)
@@ -462,7 +519,7 @@ func (t *Table[E]) stats() Stats {
 }
 
 // Len is how many entries the Table keeps.
-func (t *Table[E]) Len() int {
+func (t *slots) Len() int {
 	if es := t.entries.Load(); es != nil {
 		return len(*es)
 	}
@@ -470,7 +527,7 @@ func (t *Table[E]) Len() int {
 }
 
 // Clear drops the Table's entries and forgets its sightings.
-func (t *Table[E]) Clear() {
+func (t *slots) Clear() {
 	t.budget.mu.Lock()
 	defer t.budget.mu.Unlock()
 	t.clear()
@@ -478,7 +535,7 @@ func (t *Table[E]) Clear() {
 }
 
 // Stats are the Table's counts.
-func (t *Table[E]) Stats() Stats {
+func (t *slots) Stats() Stats {
 	t.budget.mu.Lock()
 	defer t.budget.mu.Unlock()
 	return t.stats()

@@ -14,20 +14,20 @@ func TestBudget(t *testing.T) {
 	x := NewTable[string](b, "x", Options{MaxEntries: 10})
 	y := NewTable[string](b, "y", Options{MaxEntries: 2})
 	for i := range 4 {
-		if _, ok := x.Keep("x"+strconv.Itoa(i), 20, 0, 0); !ok {
+		if _, ok := x.Keep(ptr("x"+strconv.Itoa(i)), 20, 0, 0); !ok {
 			t.Fatal("an entry that fits was refused")
 		}
 	}
 	x.Find(func(s *string) bool { return *s == "x0" }) // x1 is now the oldest
-	if _, ok := y.Keep("big", 26, 0, 0); ok {
+	if _, ok := y.Keep(ptr("big"), 26, 0, 0); ok {
 		t.Fatal("an entry over a quarter of the budget was kept")
 	}
-	y.Keep("y0", 25, 0, 0) // 105 > 100: x1 goes
+	y.Keep(ptr("y0"), 25, 0, 0) // 105 > 100: x1 goes
 	if _, ok := x.Find(func(s *string) bool { return *s == "x1" }); ok || b.Used() != 85 {
 		t.Fatalf("the least recently used entry of another table was not evicted (%d used)", b.Used())
 	}
-	y.Keep("y1", 5, 0, 0)
-	y.Keep("y2", 5, 0, 0) // y holds two: y0 goes
+	y.Keep(ptr("y1"), 5, 0, 0)
+	y.Keep(ptr("y2"), 5, 0, 0) // y holds two: y0 goes
 	if y.Len() != 2 || b.Used() != 70 {
 		t.Fatalf("MaxEntries: %d entries, %d used", y.Len(), b.Used())
 	}
@@ -36,7 +36,7 @@ func TestBudget(t *testing.T) {
 		t.Fatalf("a lowered limit left %d used", b.Used())
 	}
 	b.SetLimit(0)
-	if _, ok := x.Keep("z", 1, 0, 0); ok || b.Used() != 0 || x.Len()+y.Len() != 0 {
+	if _, ok := x.Keep(ptr("z"), 1, 0, 0); ok || b.Used() != 0 || x.Len()+y.Len() != 0 {
 		t.Fatal("memos off kept something")
 	}
 	st := x.Stats()
@@ -50,14 +50,14 @@ func TestBudget(t *testing.T) {
 func TestAdmission(t *testing.T) {
 	b := NewBudget(1000)
 	x := NewTable[int](b, "x", Options{MaxEntries: 1, Sightings: true})
-	if _, ok := x.Keep(1, 10, 1, x.Note(1)); ok {
+	if _, ok := x.Keep(ptr(1), 10, 1, x.Note(1)); ok {
 		t.Fatal("kept at its first sighting")
 	}
-	if _, ok := x.Keep(1, 10, 1, x.Note(1)); !ok {
+	if _, ok := x.Keep(ptr(1), 10, 1, x.Note(1)); !ok {
 		t.Fatal("not kept at its second sighting")
 	}
 	x.Note(2)
-	if _, ok := x.Keep(2, 10, 2, x.Note(2)); ok {
+	if _, ok := x.Keep(ptr(2), 10, 2, x.Note(2)); ok {
 		t.Fatal("kept though it evicts one read as often")
 	}
 }
@@ -72,3 +72,5 @@ func TestOwn(t *testing.T) {
 		t.Fatal("a Text changed with its source")
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -40,7 +40,7 @@ import (
 // What else a caller computes from a kept tree (the tools package's hashes)
 // may be kept beside it (Derived, KeepDerived), so it is bounded by, and
 // goes with, the container it was computed from.
-var containers = memo.NewTable[*container](memo.Instance, "containers", memo.Options{MaxEntries: containersKept, Sightings: true})
+var containers = memo.NewTable[container](memo.Instance, "containers", memo.Options{MaxEntries: containersKept, Sightings: true})
 
 type container struct {
 	raw     memo.Text // the container's bytes, a part of an owned document
@@ -76,14 +76,14 @@ func (p *parser) knownContainer(depth int) (Value, bool) {
 		return Value{}, false
 	}
 	rest := p.s[p.i:]
-	e, ok := containers.Find(func(c **container) bool {
-		raw := (*c).raw.String()
-		return (*c).depth == depth && len(raw) <= len(rest) && Same(rest[:len(raw)], raw)
+	e, ok := containers.Find(func(c *container) bool {
+		raw := c.raw.String()
+		return c.depth == depth && len(raw) <= len(rest) && Same(rest[:len(raw)], raw)
 	})
 	if !ok {
 		return Value{}, false
 	}
-	c := e.Value
+	c := e.Value()
 	p.i += c.raw.Len()
 	p.dirty += c.dirty
 	return c.v, true
@@ -104,26 +104,27 @@ func (p *parser) keepContainer(v Value, depth, start, mark int) {
 
 // keptContainer is the entry whose tree is v, if v is one kept: the same
 // elements or members, which the entry keeps alive and nothing changes.
-func keptContainer(v Value) *memo.Entry[*container] {
+func keptContainer(v Value) (memo.Entry[container], bool) {
 	if v.kind != Array && v.kind != Object || len(v.s) == 0 {
-		return nil
+		return memo.Entry[container]{}, false
 	}
-	var kept *memo.Entry[*container]
-	containers.Each(func(e *memo.Entry[*container]) bool {
-		c := e.Value
+	var kept memo.Entry[container]
+	found := false
+	containers.Each(func(e memo.Entry[container]) bool {
+		c := e.Value()
 		if c.v.kind == v.kind && len(c.v.s) == len(v.s) && unsafe.StringData(c.v.s) == unsafe.StringData(v.s) {
-			kept = e
+			kept, found = e, true
 		}
-		return kept == nil
+		return !found
 	})
-	return kept
+	return kept, found
 }
 
 // Kept reports whether v is a tree the container memo keeps, beside which
 // KeepDerived would keep something.
 func Kept(v Value) bool {
-	e := keptContainer(v)
-	return e != nil && e.Value.derived.Load() == nil
+	e, ok := keptContainer(v)
+	return ok && e.Value().derived.Load() == nil
 }
 
 // Derived answers what a caller kept beside the container memo's tree v
@@ -131,11 +132,11 @@ func Kept(v Value) bool {
 // determine. ok is false when v is not a kept tree or nothing is kept for
 // key. The caller must not change what it is given.
 func Derived(v Value, key string) (any, bool) {
-	e := keptContainer(v)
-	if e == nil {
+	e, ok := keptContainer(v)
+	if !ok {
 		return nil, false
 	}
-	d := e.Value.derived.Load()
+	d := e.Value().derived.Load()
 	if d == nil || d.key != key {
 		return nil, false
 	}
@@ -148,11 +149,11 @@ func Derived(v Value, key string) (any, bool) {
 // and reports whether it did; x must be computed from v alone, and is never
 // changed afterwards.
 func KeepDerived(v Value, key string, x any, cost int64) bool {
-	e := keptContainer(v)
-	if e == nil || e.Value.derived.Load() != nil {
+	e, ok := keptContainer(v)
+	if !ok || e.Value().derived.Load() != nil {
 		return false
 	}
-	e.Value.derived.Store(&derivedValue{key, x})
+	e.Value().derived.Store(&derivedValue{key, x})
 	return containers.Charge(e, cost)
 }
 

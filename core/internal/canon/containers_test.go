@@ -67,7 +67,7 @@ func TestContainerMemo(t *testing.T) {
 	warm := mustParse(t, `{"other":1,"tools":`+arr+`}`)
 	ct, _ := cold.Get("tools")
 	wt, _ := warm.Get("tools")
-	if keptContainer(wt) == nil || keptContainer(ct) != keptContainer(wt) {
+	if k1, ok1 := keptContainer(wt); !ok1 || k1 != must(keptContainer(ct)) {
 		t.Fatal("the same array at the same depth was parsed again")
 	}
 	if got := string(Canonical(warm)); got != `{"other":1,"tools":`+arr+`}` {
@@ -78,7 +78,7 @@ func TestContainerMemo(t *testing.T) {
 	// its first element's the kept one's.
 	outer := `[` + arr + `,1]`
 	v := mustParse(t, outer)
-	if keptContainer(v.Elems()[0]) == nil {
+	if _, ok := keptContainer(v.Elems()[0]); !ok {
 		t.Fatal("the kept array as a first element was parsed again")
 	}
 	if got := string(Canonical(v)); got != outer {
@@ -88,7 +88,7 @@ func TestContainerMemo(t *testing.T) {
 	// One byte different: parsed, and it gives the changed value.
 	changed := strings.Replace(arr, `"tool_7"`, `"tool_X"`, 1)
 	cv := mustParse(t, `{"tools":`+changed+`}`)
-	if ctools, _ := cv.Get("tools"); keptContainer(ctools) == keptContainer(ct) || string(Canonical(ctools)) != changed {
+	if ctools, _ := cv.Get("tools"); must(keptContainer(ctools)) == must(keptContainer(ct)) || string(Canonical(ctools)) != changed {
 		t.Fatal("an array one byte different was taken from the memo")
 	}
 
@@ -98,7 +98,7 @@ func TestContainerMemo(t *testing.T) {
 	deeper := mustParse(t, `{"a":{"b":`+arr+`}}`)
 	a, _ := deeper.Get("a")
 	b, _ := a.Get("b")
-	if k := keptContainer(b); k != nil && k.Value.depth != 3 {
+	if k, ok := keptContainer(b); ok && k.Value().depth != 3 {
 		t.Fatal("an array kept at depth 2 was taken at depth 3")
 	}
 	deep := `[` + strings.Repeat("[", MaxDepth-2) + strings.Repeat("]", MaxDepth-2) + `,` + arr[1:] // nests to MaxDepth at depth 2
@@ -204,8 +204,8 @@ func rotate(t *testing.T, docs []string, rounds int) (hits int) {
 // holds reports whether raw is a container kept at depth 2.
 func holds(raw string) bool {
 	found := false
-	containers.Each(func(e *memo.Entry[*container]) bool {
-		found = e.Value.depth == 2 && e.Value.raw.String() == raw
+	containers.Each(func(e memo.Entry[container]) bool {
+		found = e.Value().depth == 2 && e.Value().raw.String() == raw
 		return !found
 	})
 	return found
@@ -256,9 +256,12 @@ func TestContainerMemoAging(t *testing.T) {
 			mustParse(t, fresh)
 		}
 		tools, _ := mustParse(t, fresh).Get("tools")
-		if keptContainer(tools) == nil {
+		if _, ok := keptContainer(tools); !ok {
 			t.Fatalf("%s: the new list, kept, did not hit", name)
 		}
 		t.Logf("%s: kept after %d reads", name, reads)
 	}
 }
+
+// must is a kept container's entry, the zero entry when none.
+func must(e memo.Entry[container], _ bool) memo.Entry[container] { return e }

@@ -56,7 +56,7 @@ func knownLongString(s string) (text string, n, dirty int, ok bool) {
 	if !ok {
 		return "", 0, 0, false
 	}
-	return e.Value.text.String(), e.Value.raw.Len(), e.Value.dirty, true
+	return e.Value().text.String(), e.Value().raw.Len(), e.Value().dirty, true
 }
 
 // keepLongString remembers a string unescaped from raw (a part of the
@@ -74,11 +74,11 @@ func keepLongString(raw, text string, dirty int) string {
 	if !longStrings.Admits(cost, seen) {
 		return text
 	}
-	e, ok := longStrings.Keep(longString{raw: memo.Own(raw), text: memo.Own(text), dirty: dirty}, cost, f, seen)
+	e, ok := longStrings.Keep(&longString{raw: memo.Own(raw), text: memo.Own(text), dirty: dirty}, cost, f, seen)
 	if !ok {
 		return text
 	}
-	return e.Value.text.String()
+	return e.Value().text.String()
 }
 
 // KeptText reports whether s is the text of a long string the memo keeps
@@ -91,8 +91,8 @@ func KeptText(s string) (memo.Text, bool) {
 	if len(s) == 0 {
 		return kept, false
 	}
-	longStrings.Each(func(e *memo.Entry[longString]) bool {
-		if t := e.Value.text; t.Len() == len(s) && unsafe.StringData(t.String()) == unsafe.StringData(s) {
+	longStrings.Each(func(e memo.Entry[longString]) bool {
+		if t := e.Value().text; t.Len() == len(s) && unsafe.StringData(t.String()) == unsafe.StringData(s) {
 			kept = t
 		}
 		return kept.Len() == 0

@@ -35,7 +35,7 @@ import (
 // attachment is the host's buffer, reused after the call). A walk costs its
 // pages, the trees parsed from them and its tools (walkCost) in the
 // instance's budget (core/memo).
-var walks = memo.NewTable[*walk](memo.Instance, "walks", memo.Options{MaxEntries: walksKept, Sightings: true})
+var walks = memo.NewTable[walk](memo.Instance, "walks", memo.Options{MaxEntries: walksKept, Sightings: true})
 
 type walk struct {
 	pages  []memo.Text // the pages' bytes (one allocation)
@@ -60,11 +60,11 @@ const (
 
 // knownWalk answers what reading pages gave, when they are a walk kept.
 func knownWalk(pages []string, capped bool) (Observed, bool) {
-	e, ok := walks.Find(func(w **walk) bool { return (*w).capped == capped && samePages((*w).pages, pages) })
+	e, ok := walks.Find(func(w *walk) bool { return w.capped == capped && samePages(w.pages, pages) })
 	if !ok {
 		return Observed{}, false
 	}
-	obs := e.Value.obs
+	obs := e.Value().obs
 	obs.Tools = slices.Clone(obs.Tools)
 	return obs, true
 }
@@ -100,10 +100,10 @@ func pagesBytes(pages []string) int {
 // reads, the same page every session, before the check reads the walk.
 func PageCursor(page string) (cursor string, hasCursor, ok bool) {
 	var end pageEnd
-	_, ok = walks.Find(func(w **walk) bool {
-		for k, p := range (*w).pages {
-			if (*w).ends[k].read && p.Len() == len(page) && canon.Same(p.String(), page) {
-				end = (*w).ends[k]
+	_, ok = walks.Find(func(w *walk) bool {
+		for k, p := range w.pages {
+			if w.ends[k].read && p.Len() == len(page) && canon.Same(p.String(), page) {
+				end = w.ends[k]
 				return true
 			}
 		}

@@ -33,7 +33,7 @@ func resetWalks() { walks.Clear() }
 // newestWalk is the walk kept last.
 func newestWalk() *walk {
 	var w *walk
-	walks.Each(func(e *memo.Entry[*walk]) bool { w = e.Value; return false })
+	walks.Each(func(e memo.Entry[walk]) bool { w = e.Value(); return false })
 	return w
 }
 
@@ -132,7 +132,7 @@ func TestWalkMemoBounds(t *testing.T) {
 			}
 		}
 		n := int64(0)
-		walks.Each(func(e *memo.Entry[*walk]) bool { n += walkCost(e.Value); return true })
+		walks.Each(func(e memo.Entry[walk]) bool { n += walkCost(e.Value()); return true })
 		if st := walks.Stats(); st.Entries > walksKept || st.Bytes != n || memo.Instance.Used() > memo.Instance.Limit() {
 			t.Fatalf("after %d walks: %d kept, %d bytes counted, %d held", i+1, st.Entries, st.Bytes, n)
 		}
@@ -227,8 +227,8 @@ func TestPageCursor(t *testing.T) {
 // memo (knownWalk would note a sighting).
 func keptWalk(page string) bool {
 	found := false
-	walks.Each(func(e *memo.Entry[*walk]) bool {
-		found = len(e.Value.pages) == 1 && e.Value.pages[0].String() == page
+	walks.Each(func(e memo.Entry[walk]) bool {
+		found = len(e.Value().pages) == 1 && e.Value().pages[0].String() == page
 		return !found
 	})
 	return found
@@ -237,8 +237,8 @@ func keptWalk(page string) bool {
 // firstPages identifies what the memo holds, in order.
 func firstPages() []*byte {
 	var ps []*byte
-	walks.Each(func(e *memo.Entry[*walk]) bool {
-		ps = append(ps, unsafe.StringData(e.Value.pages[0].String()))
+	walks.Each(func(e memo.Entry[walk]) bool {
+		ps = append(ps, unsafe.StringData(e.Value().pages[0].String()))
 		return true
 	})
 	return ps
