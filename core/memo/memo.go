@@ -345,12 +345,17 @@ func (t *slots) Note(f uint64) int { return t.seen.Note(f) }
 
 // Admits reports whether Keep would keep an entry of cost bytes seen times
 // sighted, as things are now: a caller asks it before it makes the copy an
-// entry needs, with an estimate of the cost from below.
+// entry needs (or measures what it costs), with an estimate of the cost from
+// below. A refusal counts as Keep's would.
 func (t *slots) Admits(cost int64, seen int) bool {
 	b := t.budget
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return cost <= b.limit/4 && t.admits(cost, seen)
+	if cost > b.limit/4 || !t.admits(cost, seen) {
+		t.refused.Add(1)
+		return false
+	}
+	return true
 }
 
 func (t *slots) keep(v unsafe.Pointer, cost int64, f uint64, seen int) *slot {

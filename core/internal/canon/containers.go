@@ -99,6 +99,12 @@ func (p *parser) keepContainer(v Value, depth, start, mark int) {
 	raw := p.doc.Slice(start, p.i)
 	f := Fingerprint(raw.String(), depthNames[depth])
 	seen := containers.Note(f)
+	// Admission first, on the document's length (the least it costs): the
+	// tree's footprint is a walk of it, not to be taken for every container
+	// read once.
+	if !containers.Admits(int64(p.doc.Len()), seen) {
+		return
+	}
 	containers.Keep(&container{raw: raw, depth: depth, v: v, dirty: p.dirty - mark}, int64(p.doc.Len())+Footprint(v, p.doc.String()), f, seen)
 }
 
