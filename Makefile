@@ -61,8 +61,9 @@ test: lint wasm cshared postgres js-deps oauth-deps
 ## concurrent calls (its memos are read without a lock while others evict:
 ## TestCallsConcurrent) and the Go preflight's tests (sessions, re-checks,
 ## the recorder), which make test runs here instead of in the plain run.
-## About 20 s for the core and 2.5 min for the preflight on a shared 2-core
-## machine (the preflight's plain run took about as long: it waits on servers).
+## Measured on a shared 2-core machine at load 12-15: 20 s for the core
+## (most of it the race build) and 1-2.5 min for the preflight, whose tests
+## mostly wait on the servers they start (19 s of CPU under -race).
 race: oauth-deps
 	$(GO) test -race -count=1 -run 'TestCallsConcurrent' ./core
 	CRAWLCHECK_NEED_SERVERS=1 CRAWLCHECK_OAUTH_PYTHON=$(ABUILD)/py-oauth/bin/python $(GO) test -race -count=1 -timeout 15m ./internal/preflight/...
