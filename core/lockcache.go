@@ -1,15 +1,15 @@
 package core
 
 import (
-	"strings"
-	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/continuity"
 	"github.com/crawlcheck/verifier/core/internal/lock"
 	"github.com/crawlcheck/verifier/core/internal/req"
 	"github.com/crawlcheck/verifier/core/internal/sig"
+	"github.com/crawlcheck/verifier/core/memo"
 )
 
 // The lockfile cache.
@@ -26,24 +26,26 @@ import (
 // lockfile that parsed is cached: every error is still made by parsing.
 // A lockfile given as a JSON value (no bytes to key by) is parsed each time.
 //
-// The cache is state inside an instance (and a process), and it must never
+// The cache is state inside an instance (a Table of core/memo's budget:
+// a lockfile costs its text and its parse, lockCost), and it must never
 // change an answer's bytes: hosttest's differential test asks every case
 // twice, with the cache cold and warm, and the memory test runs every vector
 // seven times over on one instance.
-var lockCache = struct {
-	mu      sync.Mutex
-	entries []cachedLock // most recently used first
-}{}
+//
+// It is an Untyped Table: a generic Table's dictionary would carry
+// cachedLock's type, through lock.File to time.Time, whose formatting the
+// WebAssembly module would then link (41 KB).
+var lockCache = memo.NewUntyped(memo.Instance, "lockfiles", memo.Options{MaxEntries: lockCacheSize})
 
 // lockCacheSize is how many lockfiles are kept; lockCacheBytes caps the
-// bytes of one, so a huge lockfile is not kept alive.
+// bytes of one.
 const (
 	lockCacheSize  = 4
 	lockCacheBytes = 16 << 20
 )
 
 type cachedLock struct {
-	text string
+	text memo.Text
 	file lock.File
 }
 
@@ -63,11 +65,11 @@ func parseLockShared(rd *req.Reader, field string) lock.File {
 	// Parsed from a copy, so the cache does not keep the request alive;
 	// the long-string memo's text is already one, never changed, and kept
 	// as it is, the next check's lookups compare one pointer (canon.Same).
-	owned := text
-	if !canon.KeptText(text) {
-		owned = strings.Clone(text)
+	owned, shared := canon.KeptText(text)
+	if !shared {
+		owned = memo.Own(text)
 	}
-	doc, err := canon.ParseString(owned)
+	doc, err := canon.ParseString(owned.String())
 	if err != nil {
 		return parseLock(rd, field) // the error as parseLock words it
 	}
@@ -78,23 +80,31 @@ func parseLockShared(rd *req.Reader, field string) lock.File {
 	if f.Crawlcheck != nil {
 		f.Crawlcheck.KeepDigests()
 	}
-	lockCache.mu.Lock()
-	defer lockCache.mu.Unlock()
-	lockCache.entries = append([]cachedLock{{owned, f}}, lockCache.entries[:min(len(lockCache.entries), lockCacheSize-1)]...)
+	lockCache.Keep(unsafe.Pointer(&cachedLock{owned, f}), lockCost(owned, doc, shared), 0, 0)
 	return f
 }
 
-func cachedLockFile(text string) (lock.File, bool) {
-	lockCache.mu.Lock()
-	defer lockCache.mu.Unlock()
-	for i, e := range lockCache.entries {
-		if canon.Same(e.text, text) { // not ==: byte by byte in wasm
-			copy(lockCache.entries[1:i+1], lockCache.entries[:i])
-			lockCache.entries[0] = e
-			return e.file, true
-		}
+// lockCost is an estimate from above of what a parsed lockfile keeps
+// alive: its text (unless the long-string memo's, which that pays for), its
+// tree, and what lock.Parse built from the tree (entries and maps of
+// strings the tree holds, with their digests: under twice the tree's size
+// again, as TestStateBounded measures).
+func lockCost(text memo.Text, doc canon.Value, shared bool) int64 {
+	n := 3 * canon.Footprint(doc, text.String())
+	if !shared {
+		n += int64(text.Len())
 	}
-	return lock.File{}, false
+	return n
+}
+
+func cachedLockFile(text string) (lock.File, bool) {
+	p, ok := lockCache.Find(func(p unsafe.Pointer) bool {
+		return canon.Same((*cachedLock)(p).text.String(), text) // not ==: word by word in wasm
+	})
+	if !ok {
+		return lock.File{}, false
+	}
+	return (*cachedLock)(p).file, true
 }
 
 // lockDigestShared is lockAndDigest's digest for an op that keeps only the

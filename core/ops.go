@@ -61,9 +61,9 @@ func toolSource(rd *req.Reader) tools.Observed {
 	case hasTools && hasPages:
 		rd.Fail(cerr.New(cerr.BadRequest, "give either %s or %s, not both", rd.Field("tools"), rd.Field("pages")))
 	case hasTools:
-		ts, err := tools.Hash(rd.Value("tools"))
+		obs, err := tools.Read(rd.Value("tools"))
 		rd.In("tools", err)
-		return tools.Observed{Tools: ts, Pages: 1}
+		return obs
 	case hasPages:
 		pages := rd.Pages("pages")
 		capped := rd.Bool("page_cap_reached")
@@ -104,7 +104,7 @@ func opHashTools(r req.Obj) (canon.Value, error) {
 	}
 	return canon.Obj(
 		canon.M("count", canon.Int(int64(len(obs.Tools)))),
-		canon.M("tools_sha256", canon.Str(tools.ListSHA256(obs.Tools))),
+		canon.M("tools_sha256", canon.Str(obs.ListSHA256())),
 		canon.M("agentgate_surface_hash", canon.Str(tools.SurfaceHash(names, ags))),
 		canon.M("tools", canon.Arr(rows...)),
 		canon.M("pages", canon.Int(int64(obs.Pages))),
@@ -244,7 +244,11 @@ func signingKey(rd *req.Reader) (ed25519.PrivateKey, string) {
 	if rd.Failed() {
 		return nil, ""
 	}
-	priv, err := sig.PrivateKey(s)
+	derive := sig.PrivateKey
+	if rd.O.Keys != nil {
+		derive = rd.O.Keys
+	}
+	priv, err := derive(s)
 	if !rd.In("private_key", err) {
 		return nil, ""
 	}

@@ -317,7 +317,7 @@ func recordMadeFrom(rd, src *req.Reader, f lock.File, a approval, serverName str
 	case rd.Failed():
 	case obs.Truncated != "":
 		rd.Fail(cerr.New(cerr.BadRequest, "the tool list is truncated (%s): a lockfile pins the whole list or nothing", obs.Truncated))
-	case tools.ListSHA256(obs.Tools) != a.toolsSHA256:
+	case obs.ListSHA256() != a.toolsSHA256:
 		rd.Fail(cerr.New(cerr.BadRequest, "%s was not made from these tools (its observed.tools_sha256 differs)", rd.Field("record")))
 	}
 	return obs

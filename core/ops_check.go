@@ -315,7 +315,7 @@ func checkTools(rd *req.Reader, from req.Obj, base lock.Baseline) (canon.Value, 
 	if !d.Same() {
 		verdict = "changed"
 	}
-	return lockCheckAnswer(base, verdict, &d, tools.ListSHA256(obs.Tools), canon.NullValue()), &d, obs
+	return lockCheckAnswer(base, verdict, &d, obs.ListSHA256(), canon.NullValue()), &d, obs
 }
 
 // checkSealed refuses a crawlcheck lockfile whose sha256 no longer matches

@@ -8,6 +8,7 @@ import (
 	"github.com/crawlcheck/verifier/core/internal/req"
 	"github.com/crawlcheck/verifier/core/internal/sig"
 	"github.com/crawlcheck/verifier/core/internal/tlog"
+	"github.com/crawlcheck/verifier/core/merkle"
 )
 
 // The transparency log's ops (docs/log.md): the entry of a signed document,
@@ -106,7 +107,7 @@ func opLogEntry(r req.Obj) (canon.Value, error) {
 	}
 	return canon.Obj(
 		canon.M("entry", canon.Str(string(e))),
-		canon.M("leaf_hash", canon.Str(tlog.LeafHash(e).Encode())),
+		canon.M("leaf_hash", canon.Str(merkle.LeafHash(e).Encode())),
 	), nil
 }
 

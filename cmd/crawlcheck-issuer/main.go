@@ -45,6 +45,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/crawlcheck/verifier/core"
+	"github.com/crawlcheck/verifier/core/memo"
 	"github.com/crawlcheck/verifier/internal/issuer/fetch"
 	"github.com/crawlcheck/verifier/internal/issuer/keys"
 	"github.com/crawlcheck/verifier/internal/issuer/service"
@@ -251,11 +253,15 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	sweepGap := fs.Duration("sweep-host-gap", sweep.DefaultHostGap, "the least time between two sweep readings of one host")
 	resignEvery := fs.Duration("resign-every", time.Minute, "how often corrections not signed by the key that signs now are re-signed with it (a rotation)")
 	memLimit := fs.Int64("memory-limit-mib", 384, "the heap the collector keeps the service under (GOMEMLIMIT in the environment wins; 0: none)")
+	memoMiB := fs.Int64("memo-mib", memo.IssuerLimit>>20, "the bytes the core's memos may keep between checks, in MiB (0: none; docs/abi.md, State)")
 	opFile := fs.String("operator-token-file", "", "the SHA-256 of the token that publishes corrections (default DIR/"+operatorTokenFile+" if present; none: no corrections)")
 	anonLocks := fs.Bool("anonymous-locks", false, "sign lockfiles of servers this service reads (GET /api/v1/mcp/lock) for clients without a token too (docs/issuer.md, Trust model)")
 	if err := parse(fs, dir, args); err != nil {
 		return err
 	}
+	// The issuer checks many clients' lists against their lockfiles all
+	// day: a budget for the core's memos larger than an SDK instance's.
+	core.SetMemoLimit(*memoMiB << 20)
 	named := *opFile != ""
 	if !named {
 		*opFile = filepath.Join(*dir, operatorTokenFile)

@@ -118,16 +118,6 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// StringEnd is the index after the JSON string that starts at b[i], or -1
-// when there is none: for a reader of a document whose layout it knows (the
-// core's canonical answers).
-func StringEnd(b []byte, i int) int {
-	if i < 0 || i >= len(b) || b[i] != '"' {
-		return -1
-	}
-	return stringEnd(b, i)
-}
-
 // stringEnd is the index after the string starting at b[i] == '"', or -1:
 // the next quote not escaped, that is with an even run of backslashes
 // before it (found with IndexByte, which is fast where a set of bytes is not).

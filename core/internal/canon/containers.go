@@ -1,9 +1,10 @@
 package canon
 
 import (
-	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/crawlcheck/verifier/core/memo"
 )
 
 // The container memo.
@@ -27,27 +28,23 @@ import (
 // every container the memo could keep and every hit is a sighting.
 //
 // A kept tree points into the document it was parsed from, so only a
-// document the parser owns is kept from (Parse copies its input;
-// ParseString may be handed a host's buffer, an ABI-2 attachment, which the
-// host reuses after the call), and only one of at most containerDocMax
-// bytes: the memo keeps at most containersKept of them alive, 16 MB of text
-// and their trees, in an instance whose memory never shrinks (WebAssembly).
-// Lookups take no lock: they read a snapshot of the entries, which writers
-// replace (a page of 1,000 tools looks up each tool object, and misses).
+// document the parser owns is kept from (Parse copies its input into a
+// memo.Text; ParseString may be handed a host's buffer, an ABI-2
+// attachment, which the host reuses after the call), and only one of at
+// most containerDocMax bytes. An entry costs that whole document and its
+// tree (Footprint), with what is kept beside it (KeepDerived), in the
+// instance's budget (core/memo). Lookups take no lock: they read a snapshot
+// of the entries (a page of 1,000 tools looks up each tool object, and
+// misses).
 //
 // What else a caller computes from a kept tree (the tools package's hashes)
 // may be kept beside it (Derived, KeepDerived), so it is bounded by, and
 // goes with, the container it was computed from.
-var containers struct {
-	mu      sync.Mutex
-	entries atomic.Pointer[[]*container] // most recently used first; replaced, never changed
-	seen    Sightings
-}
+var containers = memo.NewTable[container](memo.Instance, "containers", memo.Options{MaxEntries: containersKept, Sightings: true})
 
 type container struct {
-	raw     string // the container's bytes, a part of an owned document
+	raw     memo.Text // the container's bytes, a part of an owned document
 	depth   int
-	print   uint64 // Fingerprint(raw, depthNames[depth])
 	v       Value
 	dirty   int
 	derived atomic.Pointer[derivedValue]
@@ -78,90 +75,62 @@ func (p *parser) knownContainer(depth int) (Value, bool) {
 	if depth < containerDepthMin || depth > containerDepthMax || len(p.s)-p.i < containerMin {
 		return Value{}, false
 	}
-	es := containers.entries.Load()
-	if es == nil {
+	rest := p.s[p.i:]
+	e, ok := containers.Find(func(c *container) bool {
+		raw := c.raw.String()
+		return c.depth == depth && len(raw) <= len(rest) && Same(rest[:len(raw)], raw)
+	})
+	if !ok {
 		return Value{}, false
 	}
-	rest := p.s[p.i:]
-	for _, e := range *es {
-		if e.depth == depth && len(e.raw) <= len(rest) && Same(rest[:len(e.raw)], e.raw) {
-			p.i += len(e.raw)
-			p.dirty += e.dirty
-			containers.seen.Note(e.print)
-			touch(e)
-			return e.v, true
-		}
-	}
-	return Value{}, false
+	c := e.Value()
+	p.i += c.raw.Len()
+	p.dirty += c.dirty
+	return c.v, true
 }
 
 // keepContainer remembers the array or object v just parsed from
-// p.s[start:p.i] at depth, mark being p.dirty at its start, when Sightings
+// p.s[start:p.i] at depth, mark being p.dirty at its start, when the memo
 // admits it.
 func (p *parser) keepContainer(v Value, depth, start, mark int) {
-	if !p.owned || depth < containerDepthMin || depth > containerDepthMax || p.i-start < containerMin || len(p.s) > containerDocMax {
+	if p.doc.Len() == 0 || depth < containerDepthMin || depth > containerDepthMax || p.i-start < containerMin || len(p.s) > containerDocMax {
 		return
 	}
-	raw := p.s[start:p.i]
-	f := Fingerprint(raw, depthNames[depth])
-	seen := containers.seen.Note(f)
-	containers.mu.Lock()
-	defer containers.mu.Unlock()
-	var es []*container
-	if old := containers.entries.Load(); old != nil {
-		es = *old
-	}
-	var evicts []uint64
-	if len(es) == containersKept {
-		evicts = append(evicts, es[len(es)-1].print)
-	}
-	if !containers.seen.Admits(seen, evicts...) {
+	raw := p.doc.Slice(start, p.i)
+	f := Fingerprint(raw.String(), depthNames[depth])
+	seen := containers.Note(f)
+	// Admission first, on the document's length (the least it costs): the
+	// tree's footprint is a walk of it, not to be taken for every container
+	// read once.
+	if !containers.Admits(int64(p.doc.Len()), seen) {
 		return
 	}
-	e := &container{raw: raw, depth: depth, print: f, v: v, dirty: p.dirty - mark}
-	next := append([]*container{e}, es[:min(len(es), containersKept-1)]...)
-	containers.entries.Store(&next)
-}
-
-// touch makes e the most recently used entry, if it is still kept.
-func touch(e *container) {
-	containers.mu.Lock()
-	defer containers.mu.Unlock()
-	old := containers.entries.Load()
-	if old == nil || (*old)[0] == e {
-		return
-	}
-	next := make([]*container, 0, len(*old))
-	next = append(next, e)
-	found := false
-	for _, x := range *old {
-		if x == e {
-			found = true
-		} else {
-			next = append(next, x)
-		}
-	}
-	if found {
-		containers.entries.Store(&next)
-	}
+	containers.Keep(&container{raw: raw, depth: depth, v: v, dirty: p.dirty - mark}, int64(p.doc.Len())+Footprint(v, p.doc.String()), f, seen)
 }
 
 // keptContainer is the entry whose tree is v, if v is one kept: the same
 // elements or members, which the entry keeps alive and nothing changes.
-func keptContainer(v Value) *container {
+func keptContainer(v Value) (memo.Entry[container], bool) {
 	if v.kind != Array && v.kind != Object || len(v.s) == 0 {
-		return nil
+		return memo.Entry[container]{}, false
 	}
-	es := containers.entries.Load()
-	if es == nil {
-		return nil
-	}
-	for _, e := range *es {
-		if e.v.kind == v.kind && len(e.v.s) == len(v.s) && unsafe.StringData(e.v.s) == unsafe.StringData(v.s) {
-			return e
+	var kept memo.Entry[container]
+	found := false
+	containers.Each(func(e memo.Entry[container]) bool {
+		c := e.Value()
+		if c.v.kind == v.kind && len(c.v.s) == len(v.s) && unsafe.StringData(c.v.s) == unsafe.StringData(v.s) {
+			kept, found = e, true
 		}
-	}
-	return nil
+		return !found
+	})
+	return kept, found
+}
+
+// Kept reports whether v is a tree the container memo keeps, beside which
+// KeepDerived would keep something.
+func Kept(v Value) bool {
+	e, ok := keptContainer(v)
+	return ok && e.Value().derived.Load() == nil
 }
 
 // Derived answers what a caller kept beside the container memo's tree v
@@ -169,25 +138,66 @@ func keptContainer(v Value) *container {
 // determine. ok is false when v is not a kept tree or nothing is kept for
 // key. The caller must not change what it is given.
 func Derived(v Value, key string) (any, bool) {
-	e := keptContainer(v)
-	if e == nil {
+	e, ok := keptContainer(v)
+	if !ok {
 		return nil, false
 	}
-	d := e.derived.Load()
+	d := e.Value().derived.Load()
 	if d == nil || d.key != key {
 		return nil, false
 	}
-	touch(e)
+	containers.Used(e)
 	return d.v, true
 }
 
-// KeepDerived keeps x beside the container memo's tree v under key, when v
-// is one kept (one thing per tree: the last kept), and reports whether it
-// did; x must be computed from v alone, and is never changed afterwards.
-func KeepDerived(v Value, key string, x any) bool {
-	e := keptContainer(v)
-	if e != nil {
-		e.derived.Store(&derivedValue{key, x})
+// KeepDerived keeps x, which costs cost bytes, beside the container memo's
+// tree v under key, when v is one kept (one thing per tree: the first kept),
+// and reports whether it did; x must be computed from v alone, and is never
+// changed afterwards.
+func KeepDerived(v Value, key string, x any, cost int64) bool {
+	e, ok := keptContainer(v)
+	if !ok || e.Value().derived.Load() != nil {
+		return false
 	}
-	return e != nil
+	e.Value().derived.Store(&derivedValue{key, x})
+	return containers.Charge(e, cost)
+}
+
+// Footprint is an estimate from above of the bytes v's tree keeps alive
+// beyond the documents docs it was parsed from: each value and member, and
+// the bytes of every string that is not a part of one of docs (an
+// unescaped string is a copy of its own).
+func Footprint(v Value, docs ...string) int64 {
+	n := int64(unsafe.Sizeof(Value{}))
+	switch v.kind {
+	case Array:
+		for _, e := range v.arr() {
+			n += Footprint(e, docs...)
+		}
+	case Object:
+		for _, m := range v.obj() {
+			n += int64(unsafe.Sizeof(Member{})-unsafe.Sizeof(Value{})) + outside(m.Key, docs) + Footprint(m.Value, docs...)
+		}
+	default:
+		n += outside(v.s, docs)
+	}
+	return n
+}
+
+// outside is len(s) unless s lies within one of docs.
+func outside(s string, docs []string) int64 {
+	if len(s) == 0 {
+		return 0
+	}
+	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	for _, d := range docs {
+		if len(d) == 0 {
+			continue
+		}
+		start := uintptr(unsafe.Pointer(unsafe.StringData(d)))
+		if p >= start && p+uintptr(len(s)) <= start+uintptr(len(d)) {
+			return 0
+		}
+	}
+	return int64(len(s))
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/crawlcheck/verifier/core/memo"
 )
 
 // longArray is a canonical array of more than containerMin bytes, its
@@ -22,18 +24,9 @@ func longArray(first int) string {
 	return b.String()
 }
 
-func resetContainers() {
-	containers.entries.Store(nil)
-	containers.seen = Sightings{}
-}
+func resetContainers() { containers.Clear() }
 
-func kept() int {
-	es := containers.entries.Load()
-	if es == nil {
-		return 0
-	}
-	return len(*es)
-}
+func kept() int { return containers.Len() }
 
 // twice parses doc twice: a container is kept the second time it is read
 // while the memo has room.
@@ -74,7 +67,7 @@ func TestContainerMemo(t *testing.T) {
 	warm := mustParse(t, `{"other":1,"tools":`+arr+`}`)
 	ct, _ := cold.Get("tools")
 	wt, _ := warm.Get("tools")
-	if keptContainer(wt) == nil || keptContainer(ct) != keptContainer(wt) {
+	if k1, ok1 := keptContainer(wt); !ok1 || k1 != must(keptContainer(ct)) {
 		t.Fatal("the same array at the same depth was parsed again")
 	}
 	if got := string(Canonical(warm)); got != `{"other":1,"tools":`+arr+`}` {
@@ -85,7 +78,7 @@ func TestContainerMemo(t *testing.T) {
 	// its first element's the kept one's.
 	outer := `[` + arr + `,1]`
 	v := mustParse(t, outer)
-	if keptContainer(v.Elems()[0]) == nil {
+	if _, ok := keptContainer(v.Elems()[0]); !ok {
 		t.Fatal("the kept array as a first element was parsed again")
 	}
 	if got := string(Canonical(v)); got != outer {
@@ -95,7 +88,7 @@ func TestContainerMemo(t *testing.T) {
 	// One byte different: parsed, and it gives the changed value.
 	changed := strings.Replace(arr, `"tool_7"`, `"tool_X"`, 1)
 	cv := mustParse(t, `{"tools":`+changed+`}`)
-	if ctools, _ := cv.Get("tools"); keptContainer(ctools) == keptContainer(ct) || string(Canonical(ctools)) != changed {
+	if ctools, _ := cv.Get("tools"); must(keptContainer(ctools)) == must(keptContainer(ct)) || string(Canonical(ctools)) != changed {
 		t.Fatal("an array one byte different was taken from the memo")
 	}
 
@@ -105,7 +98,7 @@ func TestContainerMemo(t *testing.T) {
 	deeper := mustParse(t, `{"a":{"b":`+arr+`}}`)
 	a, _ := deeper.Get("a")
 	b, _ := a.Get("b")
-	if k := keptContainer(b); k != nil && k.depth != 3 {
+	if k, ok := keptContainer(b); ok && k.Value().depth != 3 {
 		t.Fatal("an array kept at depth 2 was taken at depth 3")
 	}
 	deep := `[` + strings.Repeat("[", MaxDepth-2) + strings.Repeat("]", MaxDepth-2) + `,` + arr[1:] // nests to MaxDepth at depth 2
@@ -160,7 +153,7 @@ func TestContainerMemoBounds(t *testing.T) {
 	}
 	v := twice(t, `{"tools":`+longArray(0)+`}`)
 	list, _ := v.Get("tools")
-	if !KeepDerived(list, "k", 42) {
+	if !KeepDerived(list, "k", 42, 8) {
 		t.Fatal("nothing kept beside a kept tree")
 	}
 	again, _ := mustParse(t, `{"tools":`+longArray(0)+`}`).Get("tools")
@@ -171,33 +164,19 @@ func TestContainerMemoBounds(t *testing.T) {
 		t.Fatal("Derived answered another key")
 	}
 	fresh, _ := twice(t, `{"other":`+longArray(1)+`}`).Get("other")
-	if KeepDerived(Arr(fresh.Elems()[:3]...), "k", 1) {
+	if KeepDerived(Arr(fresh.Elems()[:3]...), "k", 1, 8) {
 		t.Fatal("something kept beside a tree the memo does not hold")
 	}
 }
 
-// TestSightings: a sighting is counted while it is among the last
-// sightingsKept; the length and the sampled words count; Admits keeps what
-// was seen twice, and two times more often than each entry it evicts.
-func TestSightings(t *testing.T) {
-	var s Sightings
+// TestFingerprint: the length and the sampled words count; the name of
+// the depth counts.
+func TestFingerprint(t *testing.T) {
 	page := Fingerprint(longArray(0))
-	if s.Note(page) != 1 || s.Note(page) != 2 {
-		t.Fatal("a page noted twice is not counted twice")
-	}
 	for _, other := range []uint64{Fingerprint(longArray(0) + " "), Fingerprint(longArray(0), "2"), Fingerprint("")} {
-		if other == page || s.Note(other) != 1 {
-			t.Fatal("other bytes were counted as the page")
+		if other == page || other == 0 {
+			t.Fatal("other bytes fingerprinted as the page")
 		}
-	}
-	if s.Admits(1) || !s.Admits(2) || s.Admits(3, page) || !s.Admits(4, page, Fingerprint("")) {
-		t.Fatal("Admits does not ask twice, and two more than each entry evicted")
-	}
-	for i := range sightingsKept - 1 {
-		s.Note(Fingerprint(strconv.Itoa(i)))
-	}
-	if n := s.Note(page); n != 1 {
-		t.Fatalf("a page noted %d sightings ago is still counted: %d", sightingsKept, n)
 	}
 }
 
@@ -208,13 +187,13 @@ func rotate(t *testing.T, docs []string, rounds int) (hits int) {
 	t.Helper()
 	for r := range rounds {
 		for _, doc := range docs {
-			before := containers.entries.Load()
+			before := containers.Stats().Kept
 			hit := holds(doc[len(`{"tools":`) : len(doc)-1])
 			mustParse(t, doc)
 			if hit && r == rounds-1 {
 				hits++
 			}
-			if after := containers.entries.Load(); !hit && r > 1 && after != before {
+			if after := containers.Stats().Kept; !hit && r > 1 && after != before {
 				t.Fatalf("round %d: a miss kept its container", r+1)
 			}
 		}
@@ -224,14 +203,12 @@ func rotate(t *testing.T, docs []string, rounds int) (hits int) {
 
 // holds reports whether raw is a container kept at depth 2.
 func holds(raw string) bool {
-	if es := containers.entries.Load(); es != nil {
-		for _, e := range *es {
-			if e.depth == 2 && e.raw == raw {
-				return true
-			}
-		}
-	}
-	return false
+	found := false
+	containers.Each(func(e memo.Entry[container]) bool {
+		found = e.Value().depth == 2 && e.Value().raw.String() == raw
+		return !found
+	})
+	return found
 }
 
 // TestContainerMemoRotation: more lists than the memo keeps, read in turn
@@ -253,7 +230,7 @@ func TestContainerMemoRotation(t *testing.T) {
 }
 
 // TestContainerMemoAging: lists that stopped coming give way to a new list
-// read again and again within sightingsKept/2+1 reads: four lists read 100
+// read again and again within memo.SightingsWindow/2+1 reads: four lists read 100
 // times in turn, or one read 100 times then three twice, which fill the
 // memo.
 func TestContainerMemoAging(t *testing.T) {
@@ -273,15 +250,18 @@ func TestContainerMemoAging(t *testing.T) {
 		fresh := doc(9)
 		reads := 0
 		for !holds(fresh[len(`{"tools":`) : len(fresh)-1]) {
-			if reads++; reads > sightingsKept/2+1 {
+			if reads++; reads > memo.SightingsWindow/2+1 {
 				t.Fatalf("%s: a new list read %d times is not kept", name, reads-1)
 			}
 			mustParse(t, fresh)
 		}
 		tools, _ := mustParse(t, fresh).Get("tools")
-		if keptContainer(tools) == nil {
+		if _, ok := keptContainer(tools); !ok {
 			t.Fatalf("%s: the new list, kept, did not hit", name)
 		}
 		t.Logf("%s: kept after %d reads", name, reads)
 	}
 }
+
+// must is a kept container's entry, the zero entry when none.
+func must(e memo.Entry[container], _ bool) memo.Entry[container] { return e }

@@ -1,9 +1,9 @@
 package canon
 
 import (
-	"strings"
-	"sync"
 	"unsafe"
+
+	"github.com/crawlcheck/verifier/core/memo"
 )
 
 // The long-string memo.
@@ -24,22 +24,18 @@ import (
 // the string's start holds a kept raw body followed by a quote, that quote
 // is the closing one, because where a quote closes the string depends only
 // on the bytes before it.
-var longStrings = struct {
-	mu      sync.Mutex
-	entries []longString // most recently used first
-}{}
+var longStrings = memo.NewTable[longString](memo.Instance, "long strings", memo.Options{MaxEntries: longStringsKept, Sightings: true})
 
 type longString struct {
-	raw   string // the string's bytes between its quotes, owned
-	text  string // what they unescape to
-	dirty int    // the escapes JCS writes otherwise (see parser.dirty)
+	raw   memo.Text // the string's bytes between its quotes
+	text  memo.Text // what they unescape to
+	dirty int       // the escapes JCS writes otherwise (see parser.dirty)
 }
 
 // longStringMin is the raw length from which a string is kept (below it,
 // unescaping costs about what the lookup does); longStringMax caps one (a
-// 1,000-tool lockfile is 0.8 MB), and longStringsKept how many are kept, so
-// the memo holds at most 32 MB, raw and text, in an instance whose memory
-// never shrinks (WebAssembly).
+// 1,000-tool lockfile is 0.8 MB), and longStringsKept how many are kept.
+// What they cost, raw and text, is in the instance's budget (core/memo).
 const (
 	longStringMin   = 16 << 10
 	longStringMax   = 4 << 20
@@ -53,46 +49,53 @@ func knownLongString(s string) (text string, n, dirty int, ok bool) {
 	if len(s) <= longStringMin {
 		return "", 0, 0, false
 	}
-	longStrings.mu.Lock()
-	defer longStrings.mu.Unlock()
-	for i, e := range longStrings.entries {
-		n := len(e.raw)
-		if len(s) > n && s[n] == '"' && Same(s[:n], e.raw) {
-			copy(longStrings.entries[1:i+1], longStrings.entries[:i])
-			longStrings.entries[0] = e
-			return e.text, n, e.dirty, true
-		}
+	e, ok := longStrings.Find(func(e *longString) bool {
+		n := e.raw.Len()
+		return len(s) > n && s[n] == '"' && Same(s[:n], e.raw.String())
+	})
+	if !ok {
+		return "", 0, 0, false
 	}
-	return "", 0, 0, false
+	return e.Value().text.String(), e.Value().raw.Len(), e.Value().dirty, true
 }
 
 // keepLongString remembers a string unescaped from raw (a part of the
-// input, copied here so the memo does not keep the request alive).
-func keepLongString(raw, text string, dirty int) {
+// input), both copied here so the memo does not keep the request alive,
+// and answers the text to use: the memo's copy, when it kept one (KeptText).
+func keepLongString(raw, text string, dirty int) string {
 	if len(raw) < longStringMin || len(raw) > longStringMax {
-		return
+		return text
 	}
-	e := longString{raw: strings.Clone(raw), text: text, dirty: dirty}
-	longStrings.mu.Lock()
-	defer longStrings.mu.Unlock()
-	longStrings.entries = append([]longString{e}, longStrings.entries[:min(len(longStrings.entries), longStringsKept-1)]...)
+	// Kept from its second sighting (memo.Sightings): a string read once (a
+	// page not seen before) costs no copy.
+	f := Fingerprint(raw)
+	seen := longStrings.Note(f)
+	cost := int64(len(raw) + len(text))
+	if !longStrings.Admits(cost, seen) {
+		return text
+	}
+	e, ok := longStrings.Keep(&longString{raw: memo.Own(raw), text: memo.Own(text), dirty: dirty}, cost, f, seen)
+	if !ok {
+		return text
+	}
+	return e.Value().text.String()
 }
 
 // KeptText reports whether s is the text of a long string the memo keeps
-// (the same string, not equal bytes): the parser's own buffer, never
+// (the same string, not equal bytes): a copy of the memo's own, never
 // changed, which a caller may keep instead of a copy of its own. Kept so,
 // the next request's text, taken from the memo, is that same string, and
 // comparing the two is comparing one pointer (Same).
-func KeptText(s string) bool {
+func KeptText(s string) (memo.Text, bool) {
+	var kept memo.Text
 	if len(s) == 0 {
-		return false
+		return kept, false
 	}
-	longStrings.mu.Lock()
-	defer longStrings.mu.Unlock()
-	for _, e := range longStrings.entries {
-		if len(e.text) == len(s) && unsafe.StringData(e.text) == unsafe.StringData(s) {
-			return true
+	longStrings.Each(func(e memo.Entry[longString]) bool {
+		if t := e.Value().text; t.Len() == len(s) && unsafe.StringData(t.String()) == unsafe.StringData(s) {
+			kept = t
 		}
-	}
-	return false
+		return kept.Len() == 0
+	})
+	return kept, kept.Len() != 0
 }

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/crawlcheck/verifier/core/cerr"
+	"github.com/crawlcheck/verifier/core/memo"
 )
 
 // Parse parses one JSON document strictly. See the package comment for what
@@ -17,20 +18,23 @@ func Parse(data []byte) (Value, error) {
 	if len(data) > MaxBytes {
 		return Value{}, cerr.New(cerr.InputTooLarge, "document of %d bytes exceeds the limit of %d", len(data), MaxBytes)
 	}
-	return parse(string(data), true) // a copy: the parser owns it (the container memo may keep it)
+	doc := memo.OwnBytes(data) // a copy: the parser owns it (the container memo may keep it)
+	return parse(doc.String(), doc)
 }
 
 // ParseString is Parse over a string; substrings of s are kept in the tree, so
 // parsing a string costs no copy of the unescaped text.
 func ParseString(s string) (Value, error) {
-	return parse(s, false)
+	return parse(s, memo.Text{})
 }
 
-func parse(s string, owned bool) (Value, error) {
+// parse parses s, which is doc's text when the parser owns it (Parse's
+// copy) and doc the zero Text otherwise.
+func parse(s string, doc memo.Text) (Value, error) {
 	if len(s) > MaxBytes {
 		return Value{}, cerr.New(cerr.InputTooLarge, "document of %d bytes exceeds the limit of %d", len(s), MaxBytes)
 	}
-	p := parser{s: s, owned: owned}
+	p := parser{s: s, doc: doc}
 	p.skipSpace()
 	v, err := p.value(0)
 	if err != nil {
@@ -63,9 +67,10 @@ type parser struct {
 	// object in which it did not grow is its own canonical text (raw).
 	dirty int
 
-	// owned is set when s is the parser's own copy, which the container
-	// memo may keep (containers.go).
-	owned bool
+	// doc is s when s is the parser's own copy, which the container memo
+	// may keep (containers.go): a Text, so that no caller's buffer can be
+	// kept as a key (core/memo).
+	doc memo.Text
 }
 
 const slabSize = 1024
@@ -455,8 +460,7 @@ func (p *parser) escapedStr(start int) (string, error) {
 			// out is this string's own buffer and is never written again,
 			// so it becomes the string without a second copy.
 			text := unsafe.String(unsafe.SliceData(out), w)
-			keepLongString(s[start:i], text, p.dirty-dirty0)
-			return text, nil
+			return keepLongString(s[start:i], text, p.dirty-dirty0), nil
 		case c == '\\':
 			if i+1 >= len(s) {
 				p.i = i

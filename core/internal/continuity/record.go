@@ -2,16 +2,16 @@ package continuity
 
 import (
 	"cmp"
-	"github.com/crawlcheck/verifier/core/internal/sorting"
 	"strings"
 	"time"
+
+	"github.com/crawlcheck/verifier/core/internal/sorting"
 
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/endpoint"
 	"github.com/crawlcheck/verifier/core/internal/lock"
 	"github.com/crawlcheck/verifier/core/internal/policy"
-	"github.com/crawlcheck/verifier/core/internal/tools"
 	"github.com/crawlcheck/verifier/core/timefmt"
 )
 
@@ -98,7 +98,7 @@ func (c *check) record(d policy.Decision) canon.Value {
 		observed = append(observed, canon.M("stray_lines", canon.Int(int64(in.Observed.StrayLines))))
 	}
 	if c.listRead {
-		observed[0].Value = canon.Str(tools.ListSHA256(c.observed.Tools))
+		observed[0].Value = canon.Str(c.observed.ListSHA256())
 		observed[1].Value = canon.Int(int64(len(c.observed.Tools)))
 	}
 

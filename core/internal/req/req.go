@@ -22,6 +22,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/internal/canon"
+	"github.com/crawlcheck/verifier/core/internal/ed25519"
 	"github.com/crawlcheck/verifier/core/timefmt"
 )
 
@@ -30,6 +31,11 @@ type Obj struct {
 	V    canon.Value
 	Path string
 	att  *attachments // nil under ABI 1: no field is a reference
+
+	// Keys, when set, derives a private key from its seed's text in
+	// place of sig.PrivateKey: a native host's core.Keyring, which keeps
+	// the keys it derived (the instance keeps none).
+	Keys func(seedB64 string) (ed25519.PrivateKey, error)
 }
 
 // Parse parses a request document; it must be a JSON object.

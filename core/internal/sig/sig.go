@@ -18,7 +18,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/crawlcheck/verifier/core/cerr"
@@ -69,59 +68,15 @@ func Digest(doc canon.Value) string {
 	return canon.SHA256Hex(doc.Without("sha256", "signature"))
 }
 
-// PrivateKey decodes a base64 32-byte Ed25519 seed. The key is shared with
-// other calls (keys): callers only read it.
+// PrivateKey decodes a base64 32-byte Ed25519 seed and derives its key.
+// Nothing of it is kept: a seed handed to an SDK's instance (sign_lock in a
+// page, a Python process) must not outlive the call (docs/abi.md, State).
 func PrivateKey(seedB64 string) (ed25519.PrivateKey, error) {
-	if priv, ok := keys.get(seedB64); ok {
-		return priv, nil
-	}
 	seed, err := decodeExact(base64.StdEncoding, seedB64)
 	if err != nil || len(seed) != ed25519.SeedSize {
 		return nil, cerr.New(cerr.KeyInvalid, "a private key must be the base64 of a 32-byte Ed25519 seed")
 	}
-	priv := ed25519.NewKeyFromSeed(seed)
-	keys.put(strings.Clone(seedB64), priv)
-	return priv, nil
-}
-
-// keys remembers the last few keys PrivateKey derived, by the exact text of
-// their seeds: an issuer signs every receipt with one key, and deriving its
-// public half (a scalar multiplication) was a tenth of sign_receipt's own
-// work. Only a seed that decoded is kept, and one text has one seed (base64
-// decoded strictly), so a hit is the key a derivation would give and every
-// error is still made by decoding.
-var keys keyMemo
-
-// keysKept bounds keys: a host signs with one key, two during a rotation.
-const keysKept = 4
-
-type keyMemo struct {
-	mu      sync.Mutex
-	entries []keyEntry // most recently used first
-}
-
-type keyEntry struct {
-	seed string
-	priv ed25519.PrivateKey
-}
-
-func (m *keyMemo) get(seed string) (ed25519.PrivateKey, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for i, e := range m.entries {
-		if e.seed == seed {
-			copy(m.entries[1:i+1], m.entries[:i])
-			m.entries[0] = e
-			return e.priv, true
-		}
-	}
-	return nil, false
-}
-
-func (m *keyMemo) put(seed string, priv ed25519.PrivateKey) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.entries = append([]keyEntry{{seed, priv}}, m.entries[:min(len(m.entries), keysKept-1)]...)
+	return ed25519.NewKeyFromSeed(seed), nil
 }
 
 // PublicKey decodes a base64 32-byte Ed25519 public key.

@@ -315,28 +315,22 @@ func TestParseDirectory(t *testing.T) {
 	}
 }
 
-// TestPrivateKeyMemo: a key from the memo is the key a derivation gives,
-// for more seeds than it keeps and each asked twice, and a seed that fails
-// to decode fails however often a valid one was asked before.
-func TestPrivateKeyMemo(t *testing.T) {
-	for round := 0; round < 2; round++ {
-		for i := byte(0); i < keysKept+2; i++ {
-			seed := bytes.Repeat([]byte{i}, ed25519.SeedSize)
-			text := base64.StdEncoding.EncodeToString(seed)
-			for try := 0; try < 2; try++ {
-				priv, err := PrivateKey(text)
-				if err != nil || !bytes.Equal(priv, ed25519.NewKeyFromSeed(seed)) {
-					t.Fatalf("round %d seed %d try %d: %x, %v", round, i, try, priv, err)
-				}
+// TestPrivateKey: a seed gives the key a derivation gives, each time, and
+// a seed spelled in a way only a lax decoder reads is refused.
+func TestPrivateKey(t *testing.T) {
+	for i := byte(0); i < 3; i++ {
+		seed := bytes.Repeat([]byte{i}, ed25519.SeedSize)
+		text := base64.StdEncoding.EncodeToString(seed)
+		for try := 0; try < 2; try++ {
+			priv, err := PrivateKey(text)
+			if err != nil || !bytes.Equal(priv, ed25519.NewKeyFromSeed(seed)) {
+				t.Fatalf("seed %d try %d: %x, %v", i, try, priv, err)
 			}
 		}
 	}
-	if len(keys.entries) != keysKept {
-		t.Errorf("the memo keeps %d keys, want %d", len(keys.entries), keysKept)
-	}
-	// The last seed's text with its last character changed to one that
-	// decodes to the same bytes in a lax decoder: refused, not remembered.
-	text := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{keysKept + 1}, ed25519.SeedSize))
+	// A seed's text with its last character changed to one that decodes
+	// to the same bytes in a lax decoder: refused.
+	text := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{5}, ed25519.SeedSize))
 	lax := text[:len(text)-2] + "F="
 	if lax != text {
 		if _, err := PrivateKey(lax); cerr.CodeOf(err) != cerr.KeyInvalid {

@@ -2,10 +2,12 @@ package tlog
 
 import (
 	"encoding/base64"
-	"github.com/crawlcheck/verifier/core/internal/ed25519"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/crawlcheck/verifier/core/internal/ed25519"
+	"github.com/crawlcheck/verifier/core/merkle"
 
 	"github.com/crawlcheck/verifier/core/digest"
 	"github.com/crawlcheck/verifier/core/internal/canon"
@@ -107,7 +109,7 @@ func KeyHash(name string, pub ed25519.PublicKey) uint32 {
 type Checkpoint struct {
 	Origin string
 	Size   uint64
-	Root   Hash
+	Root   merkle.Hash
 	KeyID  string // the directory key that signed it
 	Note   string // the whole note, as it was read
 }
@@ -124,9 +126,9 @@ func Origin(dir *sig.Directory) string {
 
 // ParseCheckpointText reads a checkpoint's text (the note without its
 // signatures).
-func ParseCheckpointText(text string) (origin string, size uint64, root Hash, f *Failure) {
-	bad := func(d string) (string, uint64, Hash, *Failure) {
-		return "", 0, Hash{}, fail(ReasonMalformedCheckpoint, d)
+func ParseCheckpointText(text string) (origin string, size uint64, root merkle.Hash, f *Failure) {
+	bad := func(d string) (string, uint64, merkle.Hash, *Failure) {
+		return "", 0, merkle.Hash{}, fail(ReasonMalformedCheckpoint, d)
 	}
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	if len(lines) < 3 {
@@ -204,7 +206,7 @@ const ProofHeader = "c2sp.org/tlog-proof@v1"
 type Proof struct {
 	Extra      []byte
 	Index      uint64
-	Hashes     []Hash
+	Hashes     []merkle.Hash
 	Checkpoint string
 }
 
@@ -247,8 +249,8 @@ func ParseProof(s string) (Proof, *Failure) {
 		return bad("the proof's index is not a decimal number without leading zeros")
 	}
 	lines = lines[1:]
-	if len(lines) > MaxProofHashes {
-		return bad("the proof has more than " + num(uint64(MaxProofHashes)) + " hashes")
+	if len(lines) > merkle.MaxProofHashes {
+		return bad("the proof has more than " + num(uint64(merkle.MaxProofHashes)) + " hashes")
 	}
 	for _, l := range lines {
 		h, ok := hashOf(l)
@@ -262,11 +264,11 @@ func ParseProof(s string) (Proof, *Failure) {
 }
 
 // ParseHashes reads a consistency proof given as base64 hashes.
-func ParseHashes(ss []string) ([]Hash, *Failure) {
-	if len(ss) > MaxProofHashes {
-		return nil, fail(ReasonMalformedProof, "the proof has more than "+num(uint64(MaxProofHashes))+" hashes")
+func ParseHashes(ss []string) ([]merkle.Hash, *Failure) {
+	if len(ss) > merkle.MaxProofHashes {
+		return nil, fail(ReasonMalformedProof, "the proof has more than "+num(uint64(merkle.MaxProofHashes))+" hashes")
 	}
-	out := make([]Hash, len(ss))
+	out := make([]merkle.Hash, len(ss))
 	for i, s := range ss {
 		h, ok := hashOf(s)
 		if !ok {
@@ -294,18 +296,15 @@ func decimal(s string) (uint64, bool) {
 }
 
 // hashOf reads the one base64 spelling of a 32-byte hash.
-func hashOf(s string) (Hash, bool) {
-	var h Hash
+func hashOf(s string) (merkle.Hash, bool) {
+	var h merkle.Hash
 	raw, err := base64.StdEncoding.Strict().DecodeString(s)
-	if err != nil || len(raw) != HashSize || base64.StdEncoding.EncodeToString(raw) != s {
+	if err != nil || len(raw) != merkle.HashSize || base64.StdEncoding.EncodeToString(raw) != s {
 		return h, false
 	}
 	copy(h[:], raw)
 	return h, true
 }
-
-// Encode is the base64 spelling of a hash, as checkpoints and proofs write it.
-func (h Hash) Encode() string { return base64.StdEncoding.EncodeToString(h[:]) }
 
 func be32(b []byte) uint32 {
 	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawlcheck/verifier/core/merkle"
+
 	"github.com/crawlcheck/verifier/core/internal/coretest"
 	"github.com/crawlcheck/verifier/core/internal/ed25519"
 	"github.com/crawlcheck/verifier/core/internal/sig"
@@ -20,8 +22,8 @@ func testLog(n int) *coretest.Log {
 	return l
 }
 
-func hashes(hs []coretest.Hash) []Hash {
-	out := make([]Hash, len(hs))
+func hashes(hs []coretest.Hash) []merkle.Hash {
+	out := make([]merkle.Hash, len(hs))
 	for i, h := range hs {
 		out[i] = h
 	}
@@ -33,31 +35,31 @@ func hashes(hs []coretest.Hash) []Hash {
 func TestInclusion(t *testing.T) {
 	l := testLog(41)
 	for size := 1; size <= 40; size++ {
-		root := Hash(l.Root(size))
+		root := merkle.Hash(l.Root(size))
 		for i := range size {
 			p := hashes(l.Inclusion(i, size))
-			lf := LeafHash(l.Entries[i])
-			if err := VerifyInclusion(uint64(i), uint64(size), lf, p, root); err != nil {
+			lf := merkle.LeafHash(l.Entries[i])
+			if err := merkle.VerifyInclusion(uint64(i), uint64(size), lf, p, root); err != nil {
 				t.Fatalf("size %d index %d: %v", size, i, err)
 			}
-			if VerifyInclusion(uint64(i), uint64(size), LeafHash([]byte("other")), p, root) == nil {
+			if merkle.VerifyInclusion(uint64(i), uint64(size), merkle.LeafHash([]byte("other")), p, root) == nil {
 				t.Fatalf("size %d index %d: another entry verifies", size, i)
 			}
-			if size > 1 && VerifyInclusion(uint64((i+1)%size), uint64(size), lf, p, root) == nil {
+			if size > 1 && merkle.VerifyInclusion(uint64((i+1)%size), uint64(size), lf, p, root) == nil {
 				t.Fatalf("size %d index %d: the proof verifies at another index", size, i)
 			}
-			if VerifyInclusion(uint64(i), uint64(size+1), lf, p, Hash(l.Root(size+1))) == nil {
+			if merkle.VerifyInclusion(uint64(i), uint64(size+1), lf, p, merkle.Hash(l.Root(size+1))) == nil {
 				t.Fatalf("size %d index %d: the proof verifies for another size", size, i)
 			}
-			if len(p) > 0 && VerifyInclusion(uint64(i), uint64(size), lf, p[:len(p)-1], root) == nil {
+			if len(p) > 0 && merkle.VerifyInclusion(uint64(i), uint64(size), lf, p[:len(p)-1], root) == nil {
 				t.Fatalf("size %d index %d: a shortened proof verifies", size, i)
 			}
-			if VerifyInclusion(uint64(i), uint64(size), lf, append(p, root), root) == nil {
+			if merkle.VerifyInclusion(uint64(i), uint64(size), lf, append(p, root), root) == nil {
 				t.Fatalf("size %d index %d: a lengthened proof verifies", size, i)
 			}
 		}
 	}
-	if VerifyInclusion(0, 0, Hash{}, nil, EmptyRoot()) != ErrIndexOutOfRange {
+	if merkle.VerifyInclusion(0, 0, merkle.Hash{}, nil, merkle.EmptyRoot()) != merkle.ErrIndexOutOfRange {
 		t.Fatal("an empty tree includes an entry")
 	}
 }
@@ -71,22 +73,22 @@ func TestConsistency(t *testing.T) {
 	for n := 0; n <= 40; n++ {
 		for m := 0; m <= n; m++ {
 			p := hashes(l.Consistency(m, n))
-			r1, r2 := Hash(l.Root(m)), Hash(l.Root(n))
-			if err := VerifyConsistency(uint64(m), uint64(n), p, r1, r2); err != nil {
+			r1, r2 := merkle.Hash(l.Root(m)), merkle.Hash(l.Root(n))
+			if err := merkle.VerifyConsistency(uint64(m), uint64(n), p, r1, r2); err != nil {
 				t.Fatalf("%d→%d: %v", m, n, err)
 			}
-			if m > 5 && VerifyConsistency(uint64(m), uint64(n), p, Hash(forked.Root(m)), r2) == nil {
+			if m > 5 && merkle.VerifyConsistency(uint64(m), uint64(n), p, merkle.Hash(forked.Root(m)), r2) == nil {
 				t.Fatalf("%d→%d: a forked old tree is consistent", m, n)
 			}
-			if m > 0 && m <= 5 && n > 5 && VerifyConsistency(uint64(m), uint64(n), p, r1, Hash(forked.Root(n))) == nil {
+			if m > 0 && m <= 5 && n > 5 && merkle.VerifyConsistency(uint64(m), uint64(n), p, r1, merkle.Hash(forked.Root(n))) == nil {
 				t.Fatalf("%d→%d: a forked new tree is consistent", m, n)
 			}
-			if len(p) > 0 && VerifyConsistency(uint64(m), uint64(n), p[:len(p)-1], r1, r2) == nil {
+			if len(p) > 0 && merkle.VerifyConsistency(uint64(m), uint64(n), p[:len(p)-1], r1, r2) == nil {
 				t.Fatalf("%d→%d: a shortened proof verifies", m, n)
 			}
 		}
 	}
-	if VerifyConsistency(3, 2, nil, Hash{}, Hash{}) != ErrSizeOrder {
+	if merkle.VerifyConsistency(3, 2, nil, merkle.Hash{}, merkle.Hash{}) != merkle.ErrSizeOrder {
 		t.Fatal("a larger old tree is accepted")
 	}
 }
@@ -109,7 +111,7 @@ func TestCheckpoint(t *testing.T) {
 	l := testLog(7)
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	cp, f := VerifyCheckpoint(l.Checkpoint(7, active), dir, now)
-	if f != nil || cp.Size != 7 || cp.Root != Hash(l.Root(7)) || cp.KeyID != "k-active" {
+	if f != nil || cp.Size != 7 || cp.Root != merkle.Hash(l.Root(7)) || cp.KeyID != "k-active" {
 		t.Fatalf("a good checkpoint: %+v %+v", cp, f)
 	}
 	_, witness, _ := testDirectory(t)
@@ -125,8 +127,8 @@ func TestCheckpoint(t *testing.T) {
 		"unsigned":     {l.Checkpoint(7), ReasonMalformedCheckpoint},
 		"other origin": {(&coretest.Log{Origin: "evil.example/log", Entries: l.Entries}).Checkpoint(7, active), ReasonOtherOrigin},
 		"edited size":  {strings.Replace(l.Checkpoint(7, active), "\n7\n", "\n8\n", 1), ReasonBadSignature},
-		"leading zero": {coretest.SignNote("test.example/log\n07\n"+Hash(l.Root(7)).Encode()+"\n", "test.example/log", active), ReasonMalformedCheckpoint},
-		"control char": {coretest.SignNote("test.example/log\n7\n"+Hash(l.Root(7)).Encode()+"\n\x1b[2J\n", "test.example/log", active), ReasonMalformedCheckpoint},
+		"leading zero": {coretest.SignNote("test.example/log\n07\n"+merkle.Hash(l.Root(7)).Encode()+"\n", "test.example/log", active), ReasonMalformedCheckpoint},
+		"control char": {coretest.SignNote("test.example/log\n7\n"+merkle.Hash(l.Root(7)).Encode()+"\n\x1b[2J\n", "test.example/log", active), ReasonMalformedCheckpoint},
 	} {
 		if _, f := VerifyCheckpoint(c.note, dir, now); f == nil || f.Reason != c.reason {
 			t.Errorf("%s: got %+v, want reason %s", name, f, c.reason)

@@ -3,6 +3,8 @@ package tlog
 import (
 	"time"
 
+	"github.com/crawlcheck/verifier/core/merkle"
+
 	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/sig"
 )
@@ -92,7 +94,7 @@ func Check(proofText string, entry []byte, dir *sig.Directory, now time.Time, ke
 		return v
 	}
 	v.Checkpoint = cp
-	if err := VerifyInclusion(p.Index, cp.Size, LeafHash(entry), p.Hashes, cp.Root); err != nil {
+	if err := merkle.VerifyInclusion(p.Index, cp.Size, merkle.LeafHash(entry), p.Hashes, cp.Root); err != nil {
 		v.Inclusion = fail(err.Error(), "the entry is not at index "+num(p.Index)+" of the log of size "+num(cp.Size)+" by this proof")
 		return v
 	}
@@ -137,7 +139,7 @@ func Consistent(kept string, cp Checkpoint, consistency []string, unavailable bo
 	if size > cp.Size {
 		old, oldRoot, newer, newRoot, keep = cp.Size, cp.Root, size, root, kept
 	}
-	if err := VerifyConsistency(old, newer, proof, oldRoot, newRoot); err != nil {
+	if err := merkle.VerifyConsistency(old, newer, proof, oldRoot, newRoot); err != nil {
 		return "", fail(ReasonNotConsistent, "the log of size "+num(old)+" is not a prefix of the log of size "+num(newer)+" by this proof ("+err.Error()+")")
 	}
 	return keep, nil

@@ -2,10 +2,10 @@ package tools
 
 import (
 	"slices"
-	"strings"
-	"sync"
+	"unsafe"
 
 	"github.com/crawlcheck/verifier/core/internal/canon"
+	"github.com/crawlcheck/verifier/core/memo"
 )
 
 // The walk memo.
@@ -30,19 +30,15 @@ import (
 //
 // What is kept is never changed afterwards: a hit hands out its own copy
 // of the tools (a Tool computes its part hashes on first use), and the
-// pages are parsed from the memo's own copy of their bytes, so neither the
-// tree nor the tools point into a request (an ABI-2 attachment is the
-// host's buffer, reused after the call).
-var walks = struct {
-	mu      sync.Mutex
-	entries []walk // most recently used first
-	bytes   int    // the page bytes the entries hold
-	seen    canon.Sightings
-}{}
+// pages are parsed from the memo's own copy of their bytes (memo.OwnAll),
+// so neither the tree nor the tools point into a request (an ABI-2
+// attachment is the host's buffer, reused after the call). A walk costs its
+// pages, the trees parsed from them and its tools (walkCost) in the
+// instance's budget (core/memo).
+var walks = memo.NewTable[walk](memo.Instance, "walks", memo.Options{MaxEntries: walksKept, Sightings: true})
 
 type walk struct {
-	pages  []string // the pages' bytes, owned (one allocation)
-	print  uint64   // canon.Fingerprint(pages...)
+	pages  []memo.Text // the pages' bytes (one allocation)
 	capped bool
 	obs    Observed
 	ends   []pageEnd // each page's cursor, as ParsePage reads it
@@ -56,45 +52,34 @@ type pageEnd struct {
 }
 
 // walksKept is how many walks are kept; walkMax caps the page bytes of one
-// walk (a 1,000-tool page is 1.1 MB) and walksMax those of all, so the memo
-// holds at most 8 MB of pages, with the trees parsed from them and their
-// tools (about four times the bytes for a typical list), in an instance
-// whose memory never shrinks (WebAssembly). Nothing in it grows with the
-// number of calls.
+// walk (a 1,000-tool page is 1.1 MB).
 const (
 	walksKept = 4
 	walkMax   = 4 << 20
-	walksMax  = 8 << 20
 )
 
 // knownWalk answers what reading pages gave, when they are a walk kept.
 func knownWalk(pages []string, capped bool) (Observed, bool) {
-	walks.mu.Lock()
-	defer walks.mu.Unlock()
-	for i, e := range walks.entries {
-		if e.capped == capped && samePages(e.pages, pages) {
-			copy(walks.entries[1:i+1], walks.entries[:i])
-			walks.entries[0] = e
-			walks.seen.Note(e.print)
-			obs := e.obs
-			obs.Tools = slices.Clone(obs.Tools)
-			return obs, true
-		}
+	e, ok := walks.Find(func(w *walk) bool { return w.capped == capped && samePages(w.pages, pages) })
+	if !ok {
+		return Observed{}, false
 	}
-	return Observed{}, false
+	obs := e.Value().obs
+	obs.Tools = slices.Clone(obs.Tools)
+	return obs, true
 }
 
-func samePages(a, b []string) bool {
+func samePages(a []memo.Text, b []string) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for i := range a {
-		if len(a[i]) != len(b[i]) {
+		if a[i].Len() != len(b[i]) {
 			return false
 		}
 	}
 	for i := range a {
-		if !canon.Same(a[i], b[i]) {
+		if !canon.Same(a[i].String(), b[i]) {
 			return false
 		}
 	}
@@ -110,118 +95,52 @@ func pagesBytes(pages []string) int {
 	return n
 }
 
-// ownPages copies the pages into one allocation, so the memo keeps no
-// request alive and no attachment's buffer.
-func ownPages(pages []string) []string {
-	var b strings.Builder
-	b.Grow(pagesBytes(pages))
-	for _, p := range pages {
-		b.WriteString(p)
-	}
-	all := b.String()
-	owned := make([]string, len(pages))
-	for i, p := range pages {
-		owned[i], all = all[:len(p)], all[len(p):]
-	}
-	return owned
-}
-
 // PageCursor answers ParsePage's cursor and hasCursor for a page that is
 // one of a kept walk's, which parsed: a host asks next_page of each page it
 // reads, the same page every session, before the check reads the walk.
 func PageCursor(page string) (cursor string, hasCursor, ok bool) {
-	walks.mu.Lock()
-	defer walks.mu.Unlock()
-	for i, e := range walks.entries {
-		for k, p := range e.pages {
-			if e.ends[k].read && len(p) == len(page) && canon.Same(p, page) {
-				copy(walks.entries[1:i+1], walks.entries[:i])
-				walks.entries[0] = e
-				return e.ends[k].cursor, e.ends[k].more, true
+	var end pageEnd
+	_, ok = walks.Find(func(w *walk) bool {
+		for k, p := range w.pages {
+			if w.ends[k].read && p.Len() == len(page) && canon.Same(p.String(), page) {
+				end = w.ends[k]
+				return true
 			}
 		}
+		return false
+	})
+	return end.cursor, end.more, ok
+}
+
+// walkCost is an estimate from above of what a walk keeps alive: its pages,
+// the trees of its tools parsed from them, and the tools.
+func walkCost(w *walk) int64 {
+	n := int64(0)
+	docs := make([]string, len(w.pages))
+	for i, p := range w.pages {
+		n += int64(p.Len())
+		docs[i] = p.String()
 	}
-	return "", false, false
+	return n + toolsCost(w.obs.Tools, docs...)
 }
 
-// admitsWalk reports whether a walk of n page bytes with fingerprint f,
-// not kept, is to be kept: it notes the sighting, and asks canon.Sightings
-// with the entries keeping it would evict.
-func admitsWalk(f uint64, n int) bool {
-	seen := walks.seen.Note(f)
-	walks.mu.Lock()
-	defer walks.mu.Unlock()
-	var evicts []uint64
-	kept, bytes := len(walks.entries)+1, walks.bytes+n
-	for i := len(walks.entries) - 1; i >= 0 && (kept > walksKept || bytes > walksMax); i-- {
-		evicts = append(evicts, walks.entries[i].print)
-		kept, bytes = kept-1, bytes-pagesBytes(walks.entries[i].pages)
+// toolsCost is what hashed tools keep alive beyond the documents docs
+// their trees point into: each Tool, its hash and its tree.
+func toolsCost(ts []Tool, docs ...string) int64 {
+	n := int64(0)
+	for i := range ts {
+		n += int64(unsafe.Sizeof(Tool{})) + int64(len(ts[i].SHA256)) + canon.Footprint(ts[i].raw, docs...)
 	}
-	return walks.seen.Admits(seen, evicts...)
+	return n
 }
 
-// keepWalk remembers a walk read from owned pages (ownPages); w.obs is the
-// memo's from then on, so the caller hands out a copy of its tools.
-func keepWalk(w walk) {
-	n := pagesBytes(w.pages)
-	walks.mu.Lock()
-	defer walks.mu.Unlock()
-	walks.entries = append([]walk{w}, walks.entries...)
-	walks.bytes += n
-	for len(walks.entries) > walksKept || walks.bytes > walksMax {
-		walks.bytes -= pagesBytes(walks.entries[len(walks.entries)-1].pages)
-		walks.entries[len(walks.entries)-1] = walk{}
-		walks.entries = walks.entries[:len(walks.entries)-1]
+// hashedCost is what hashed tools keep alive beside the tree they were
+// hashed from (canon.KeepDerived, which the tree is charged to already):
+// each Tool and its hash.
+func hashedCost(ts []Tool) int64 {
+	n := int64(0)
+	for i := range ts {
+		n += int64(unsafe.Sizeof(Tool{})) + int64(len(ts[i].SHA256))
 	}
-}
-
-// The list digest memo.
-//
-// listDigests (ToolsSHA256's) remembers the last few lists ToolsSHA256 digested, by their
-// exact hashes in their order: an issuer checks one list again and again,
-// and sorting, joining and hashing its hashes was a third of its lock
-// check's own work. The same strings in the same order digest the same, so
-// a hit is what digesting would give.
-var listDigests listMemo
-
-// listDigestsKept is how many lists are kept; listDigestMax caps the hashes
-// of one (a 10,000-tool list keeps 640 KB alive).
-const (
-	listDigestsKept = 4
-	listDigestMax   = 10000
-)
-
-type listMemo struct {
-	mu      sync.Mutex
-	entries []listDigest // most recently used first
-}
-
-type listDigest struct {
-	hashes []string // parts of one string of the core's own
-	digest string
-}
-
-func (m *listMemo) get(hashes []string) (string, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for i, e := range m.entries {
-		if slices.Equal(e.hashes, hashes) {
-			copy(m.entries[1:i+1], m.entries[:i])
-			m.entries[0] = e
-			return e.digest, true
-		}
-	}
-	return "", false
-}
-
-// put keeps hashes, copied: a lockfile's hashes may be parts of a host's
-// buffer, which it reuses after the call.
-func (m *listMemo) put(hashes []string, digest string) {
-	if len(hashes) == 0 || len(hashes) > listDigestMax {
-		return
-	}
-	kept := ownPages(hashes) // one allocation of their own, as a walk's pages
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.entries = append([]listDigest{{kept, digest}}, m.entries[:min(len(m.entries), listDigestsKept-1)]...)
+	return n
 }

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/crawlcheck/verifier/core/internal/canon"
+	"github.com/crawlcheck/verifier/core/memo"
 )
 
 // summary is everything FromPages answers of a walk, part hashes and the
@@ -27,11 +28,13 @@ func summary(pages []string, capped bool) string {
 }
 
 // resetWalks empties the walk memo, so a test starts cold.
-func resetWalks() {
-	walks.mu.Lock()
-	walks.entries, walks.bytes = nil, 0
-	walks.seen = canon.Sightings{}
-	walks.mu.Unlock()
+func resetWalks() { walks.Clear() }
+
+// newestWalk is the walk kept last.
+func newestWalk() *walk {
+	var w *walk
+	walks.Each(func(e memo.Entry[walk]) bool { w = e.Value(); return false })
+	return w
 }
 
 // TestWalkMemo: a walk read again is answered from the memo with what
@@ -56,7 +59,7 @@ func TestWalkMemo(t *testing.T) {
 	if _, ok := knownWalk([]string{page}, false); !ok {
 		t.Fatal("a walk read twice is not kept")
 	}
-	if walks.entries[0].obs.Tools[0].parts != nil {
+	if newestWalk().obs.Tools[0].parts != nil {
 		t.Fatal("the part hashes a caller asked for were written into the memo's tools")
 	}
 	reused := strings.Replace(page, "Adds.", "Adds!", 1)
@@ -103,8 +106,8 @@ func TestWalkMemo(t *testing.T) {
 	}
 }
 
-// TestWalkMemoBounds: the memo keeps at most walksKept walks and walksMax
-// bytes, and no walk over walkMax.
+// TestWalkMemoBounds: the memo keeps at most walksKept walks, what they
+// cost within the instance's budget, and no walk over walkMax.
 func TestWalkMemoBounds(t *testing.T) {
 	resetWalks()
 	defer resetWalks()
@@ -114,10 +117,10 @@ func TestWalkMemoBounds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if len(walks.entries) != 0 {
+	if walks.Len() != 0 {
 		t.Fatal("a walk over walkMax was kept")
 	}
-	third := `{"tools":[{"name":"t","description":"` + strings.Repeat("x", walksMax/3) + `"}]}`
+	third := `{"tools":[{"name":"t","description":"` + strings.Repeat("x", walkMax/3) + `"}]}`
 	for i := range 2 * walksKept {
 		p := `{"tools":[{"name":"t` + string(rune('a'+i)) + `"}]}`
 		if i%2 == 0 {
@@ -128,14 +131,10 @@ func TestWalkMemoBounds(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		n := 0
-		for _, e := range walks.entries {
-			for _, p := range e.pages {
-				n += len(p)
-			}
-		}
-		if len(walks.entries) > walksKept || walks.bytes > walksMax || n != walks.bytes {
-			t.Fatalf("after %d walks: %d kept, %d bytes counted, %d held", i+1, len(walks.entries), walks.bytes, n)
+		n := int64(0)
+		walks.Each(func(e memo.Entry[walk]) bool { n += walkCost(e.Value()); return true })
+		if st := walks.Stats(); st.Entries > walksKept || st.Bytes != n || memo.Instance.Used() > memo.Instance.Limit() {
+			t.Fatalf("after %d walks: %d kept, %d bytes counted, %d held", i+1, st.Entries, st.Bytes, n)
 		}
 	}
 }
@@ -172,8 +171,11 @@ func TestHashKeptList(t *testing.T) {
 		t.Fatal("the tools of a kept list were not kept")
 	}
 	cold[0].Parts()
-	if kept.([]Tool)[0].parts != nil {
+	if kept.(Observed).Tools[0].parts != nil {
 		t.Fatal("a caller's part hashes were written into the kept tools")
+	}
+	if obs, _ := Read(list); obs.listSHA256 == "" || obs.ListSHA256() != ListSHA256(cold) {
+		t.Fatal("a kept list's digest is not kept with it, or not its tools'")
 	}
 	warm, _ := hashOf()
 	if len(warm) != len(cold) {
@@ -224,24 +226,21 @@ func TestPageCursor(t *testing.T) {
 // keptWalk reports whether page alone is a walk kept, without touching the
 // memo (knownWalk would note a sighting).
 func keptWalk(page string) bool {
-	walks.mu.Lock()
-	defer walks.mu.Unlock()
-	for _, e := range walks.entries {
-		if len(e.pages) == 1 && e.pages[0] == page {
-			return true
-		}
-	}
-	return false
+	found := false
+	walks.Each(func(e memo.Entry[walk]) bool {
+		found = len(e.Value().pages) == 1 && e.Value().pages[0].String() == page
+		return !found
+	})
+	return found
 }
 
 // firstPages identifies what the memo holds, in order.
 func firstPages() []*byte {
-	walks.mu.Lock()
-	defer walks.mu.Unlock()
 	var ps []*byte
-	for _, e := range walks.entries {
-		ps = append(ps, unsafe.StringData(e.pages[0]))
-	}
+	walks.Each(func(e memo.Entry[walk]) bool {
+		ps = append(ps, unsafe.StringData(e.Value().pages[0].String()))
+		return true
+	})
 	return ps
 }
 
@@ -304,8 +303,8 @@ func TestWalkMemoAging(t *testing.T) {
 		for _, i := range warm {
 			FromPages([]string{onePage(i)}, false)
 		}
-		if len(walks.entries) != walksKept {
-			t.Fatalf("%s: %d kept", name, len(walks.entries))
+		if walks.Len() != walksKept {
+			t.Fatalf("%s: %d kept", name, walks.Len())
 		}
 		fresh, reads := onePage(9), 0
 		for !keptWalk(fresh) {
@@ -321,10 +320,10 @@ func TestWalkMemoAging(t *testing.T) {
 	}
 }
 
-// TestListDigestMemo: ToolsSHA256 answers what digesting gives, for lists
-// asked again (a hit), lists that join to the same bytes, more lists than
-// kept, and hashes in a buffer changed after the call (a host's).
-func TestListDigestMemo(t *testing.T) {
+// TestToolsSHA256: ToolsSHA256 answers what digesting gives, whatever the
+// order, for lists that join to the same bytes, and for hashes in a buffer
+// changed after a call (a host's).
+func TestToolsSHA256(t *testing.T) {
 	digest := func(hashes []string) string {
 		sorted := slices.Clone(hashes)
 		slices.Sort(sorted)
@@ -332,9 +331,6 @@ func TestListDigestMemo(t *testing.T) {
 	}
 	buf := []byte("b\na")
 	lists := [][]string{{"b", "a"}, {"b\na"}, {"a", "b"}, {unsafe.String(&buf[0], 1), unsafe.String(&buf[2], 1)}}
-	for n := 0; n < listDigestsKept+2; n++ {
-		lists = append(lists, []string{strconv.Itoa(n), "x"})
-	}
 	for round := 0; round < 2; round++ {
 		for _, l := range lists {
 			if got, want := ToolsSHA256(l), digest(l); got != want {
@@ -342,14 +338,29 @@ func TestListDigestMemo(t *testing.T) {
 			}
 		}
 	}
-	// The host's buffer, reused: the list kept from it is the memo's copy.
 	l := lists[3]
 	ToolsSHA256(l)
 	buf[0] = 'c'
 	if got, want := ToolsSHA256(l), digest(l); got != want {
 		t.Fatalf("ToolsSHA256(%q) after its buffer changed = %s, want %s", l, got, want)
 	}
-	if len(listDigests.entries) != listDigestsKept {
-		t.Errorf("%d lists kept, want %d", len(listDigests.entries), listDigestsKept)
+}
+
+// TestKeptListDigest: a walk the memo keeps carries its list digest,
+// computed once, which is what digesting its tools gives, on the read that
+// kept it and on every hit.
+func TestKeptListDigest(t *testing.T) {
+	resetWalks()
+	defer resetWalks()
+	page := onePage(1)
+	first, _ := FromPages([]string{page}, false)
+	if first.listSHA256 != "" {
+		t.Fatal("a walk read once carries a digest")
+	}
+	for range 3 {
+		obs, err := FromPages([]string{page}, false)
+		if err != nil || obs.listSHA256 == "" || obs.ListSHA256() != ListSHA256(obs.Tools) || obs.ListSHA256() != first.ListSHA256() {
+			t.Fatalf("the kept walk's digest %q, its tools' %q (%v)", obs.listSHA256, ListSHA256(obs.Tools), err)
+		}
 	}
 }

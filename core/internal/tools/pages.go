@@ -6,6 +6,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/internal/canon"
+	"github.com/crawlcheck/verifier/core/memo"
 )
 
 // Why a tool list is incomplete. A truncated list is never a pass: the
@@ -24,6 +25,20 @@ type Observed struct {
 	Tools     []Tool
 	Pages     int    // the pages the binding read and handed over
 	Truncated string // "" or one of the Truncated* reasons
+
+	// listSHA256 is ListSHA256(Tools), computed once for a walk the memo
+	// keeps (a warm session's list is digested once, not every check);
+	// "" otherwise. Tools is never changed after reading.
+	listSHA256 string
+}
+
+// ListSHA256 is ListSHA256 of the tools read: the walk memo's, for a
+// kept walk.
+func (o Observed) ListSHA256() string {
+	if o.listSHA256 != "" {
+		return o.listSHA256
+	}
+	return ListSHA256(o.Tools)
 }
 
 // ParsePage reads one page as a server sent it: a tools/list result
@@ -88,18 +103,28 @@ func FromPages(pages []string, pageCapReached bool) (Observed, error) {
 	if obs, ok := knownWalk(pages, pageCapReached); ok {
 		return obs, nil
 	}
-	n, f := pagesBytes(pages), canon.Fingerprint(pages...)
-	if n > walkMax || !admitsWalk(f, n) {
+	f := canon.Fingerprint(pages...)
+	seen := walks.Note(f)
+	// A walk the memo would not keep is read without a copy (its pages'
+	// bytes are the least it would cost).
+	if n := pagesBytes(pages); n > walkMax || !walks.Admits(int64(n), seen) {
 		return readPages(pages, pageCapReached, nil)
 	}
-	owned := ownPages(pages)
+	owned := memo.OwnAll(pages)
+	texts := make([]string, len(owned))
+	for i, p := range owned {
+		texts[i] = p.String()
+	}
 	ends := make([]pageEnd, len(pages))
-	obs, err := readPages(owned, pageCapReached, ends)
+	obs, err := readPages(texts, pageCapReached, ends)
 	if err != nil {
 		return obs, err
 	}
-	keepWalk(walk{pages: owned, print: f, capped: pageCapReached, obs: obs, ends: ends})
-	obs.Tools = slices.Clone(obs.Tools)
+	obs.listSHA256 = ListSHA256(obs.Tools)
+	w := &walk{pages: owned, capped: pageCapReached, obs: obs, ends: ends}
+	if _, kept := walks.Keep(w, walkCost(w), f, seen); kept {
+		obs.Tools = slices.Clone(obs.Tools)
+	}
 	return obs, nil
 }
 

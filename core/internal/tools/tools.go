@@ -125,18 +125,35 @@ func hashHex(b []byte) string {
 // (canon.Derived); the caller gets its own copy, whose part hashes it may
 // compute.
 func Hash(list canon.Value) ([]Tool, error) {
-	if kept, ok := canon.Derived(list, hashedKey); ok {
-		return slices.Clone(kept.([]Tool)), nil
-	}
-	out, err := hash(list)
-	if err == nil && canon.KeepDerived(list, hashedKey, out) {
-		out = slices.Clone(out)
-	}
-	return out, err
+	obs, err := Read(list)
+	return obs.Tools, err
 }
 
-// hashedKey names the tools Hash keeps beside a list (canon.KeepDerived).
-const hashedKey = "tools.Hash"
+// Read is Hash as an Observed list of one page, with its list digest when
+// the list is one the container memo keeps (computed once, beside it).
+func Read(list canon.Value) (Observed, error) {
+	if kept, ok := canon.Derived(list, hashedKey); ok {
+		obs := kept.(Observed)
+		obs.Tools = slices.Clone(obs.Tools)
+		return obs, nil
+	}
+	ts, err := hash(list)
+	if err != nil {
+		return Observed{}, err
+	}
+	obs := Observed{Tools: ts, Pages: 1}
+	if canon.Kept(list) {
+		obs.listSHA256 = ListSHA256(ts)
+		if canon.KeepDerived(list, hashedKey, obs, hashedCost(ts)) {
+			obs.Tools = slices.Clone(ts)
+		}
+	}
+	return obs, nil
+}
+
+// hashedKey names what Read keeps beside a list (canon.KeepDerived): the
+// Observed it read, with its list digest.
+const hashedKey = "tools.Read"
 
 func hash(list canon.Value) ([]Tool, error) {
 	if list.Kind() != canon.Array {
@@ -246,14 +263,9 @@ func (t *Tool) Parts() Parts {
 // ToolsSHA256 is the list hash of the lockfile spec: the tool hashes sorted,
 // joined with "\n", hashed. Order of the tools does not matter.
 func ToolsSHA256(hashes []string) string {
-	if d, ok := listDigests.get(hashes); ok {
-		return d
-	}
 	sorted := slices.Clone(hashes)
 	sorting.Strings(sorted)
-	d := hashHex([]byte(strings.Join(sorted, "\n")))
-	listDigests.put(hashes, d)
-	return d
+	return hashHex([]byte(strings.Join(sorted, "\n")))
 }
 
 // ListSHA256 is ToolsSHA256 over hashed tools.

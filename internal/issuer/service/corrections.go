@@ -140,7 +140,7 @@ func (s *Service) addCorrection(w http.ResponseWriter, r *http.Request, q reques
 	if len(prior) > 0 {
 		in["supersedes"] = prior[len(prior)-1].SHA256
 	}
-	res, err := coreResult("sign_correction", mustJSON(in))
+	res, err := s.signResult("sign_correction", mustJSON(in))
 	if err != nil {
 		s.fail(w, err)
 		return true, nil

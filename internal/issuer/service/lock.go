@@ -137,7 +137,7 @@ func (s *Service) signLock(w http.ResponseWriter, r *http.Request, who principal
 		s.fail(w, err)
 		return
 	}
-	res, err := coreResult("sign_lock", mustJSON(map[string]any{"lock": lock, "private_key": key.Seed, "key_id": key.KID}))
+	res, err := s.signResult("sign_lock", mustJSON(map[string]any{"lock": lock, "private_key": key.Seed, "key_id": key.KID}))
 	if err != nil {
 		s.fail(w, err)
 		return

@@ -62,7 +62,7 @@ func (s *Service) ResignCorrections(ctx context.Context) (int, error) {
 		if signedBy == key.KID {
 			continue
 		}
-		res, err := coreResult("resign_correction", mustJSON(map[string]any{"private_key": key.Seed, "key_id": key.KID,
+		res, err := s.signResult("resign_correction", mustJSON(map[string]any{"private_key": key.Seed, "key_id": key.KID,
 			"resigned_at": now.Format(time.RFC3339Nano), "correction": string(newest), "key_directory": hist}))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("correction %s: %w", c.SHA256, err))

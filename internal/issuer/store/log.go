@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/crawlcheck/verifier/core/merkle"
 	"github.com/crawlcheck/verifier/internal/issuer/tlog"
 )
 
@@ -95,7 +96,7 @@ func (s *sqlStore) logAppendTx(ctx context.Context, tx *sql.Tx, entries [][]byte
 	s.logMemo.started(f)
 	leaves := make([]tlog.Hash, len(entries))
 	for i, e := range entries {
-		leaves[i] = tlog.LeafHash(e)
+		leaves[i] = merkle.LeafHash(e)
 	}
 	nodes, next := f.Append(leaves)
 	note, err := sign(next.Size(), next.Root())

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/crawlcheck/verifier/core/merkle"
 )
 
 // Store is where the log lives (store.Store's Log* methods). One sequencer:
@@ -84,7 +86,7 @@ func (c *nodeCache) put(level int, index uint64, h Hash) {
 func (l *Log) Appended(ctx context.Context, first uint64, entries [][]byte) {
 	leaves := make([]Hash, len(entries))
 	for i, e := range entries {
-		leaves[i] = LeafHash(e)
+		leaves[i] = merkle.LeafHash(e)
 	}
 	nodes, err := NewNodes(ctx, l.cached(), first, leaves)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/crawlcheck/verifier/core/merkle"
 	"github.com/crawlcheck/verifier/internal/issuer/tlog"
 	"github.com/crawlcheck/verifier/internal/issuer/tlog/tlogtest"
 )
@@ -98,7 +99,7 @@ func TestTiles(t *testing.T) {
 	}
 	var leaves []byte
 	for i := range 300 {
-		lh := tlog.LeafHash(entry(i))
+		lh := merkle.LeafHash(entry(i))
 		leaves = append(leaves, lh[:]...)
 	}
 	for _, c := range []struct {

@@ -8,18 +8,20 @@
 // index i) is the root of leaves [i·2^l, (i+1)·2^l). Every hash a root, a
 // proof or a tile needs is one of those, so a store holds exactly them
 // (store.Log*) and nothing is ever rewritten: an append adds the new
-// leaves' nodes and a new checkpoint. The core (core/internal/tlog)
-// verifies what this package proves; the two are tested against each other.
+// leaves' nodes and a new checkpoint. The tree itself, its hashes and its
+// proofs, is core/merkle, the one RFC 6962 implementation, with which the
+// core (core/internal/tlog) verifies what this package serves.
 package tlog
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
+
+	"github.com/crawlcheck/verifier/core/merkle"
 )
 
 // Hash is a tree node.
-type Hash = [32]byte
+type Hash = merkle.Hash
 
 // HashReader reads stored nodes: the root of the complete subtree at
 // (level, index).
@@ -27,56 +29,14 @@ type HashReader interface {
 	Hash(ctx context.Context, level int, index uint64) (Hash, error)
 }
 
-// LeafHash is SHA-256(0x00 || entry).
-func LeafHash(entry []byte) Hash { return sha256.Sum256(append([]byte{0}, entry...)) }
-
-// NodeHash is SHA-256(0x01 || left || right).
-func NodeHash(l, r Hash) Hash {
-	var b [65]byte
-	b[0] = 1
-	copy(b[1:], l[:])
-	copy(b[33:], r[:])
-	return sha256.Sum256(b[:])
-}
-
-// split is the largest power of two smaller than n (n > 1).
-func split(n uint64) uint64 {
-	k := uint64(1)
-	for k<<1 < n {
-		k <<= 1
-	}
-	return k
-}
-
-// rangeHash is MTH(D[lo:hi]): a stored node when the range is a complete
-// aligned subtree, else the hash of its two halves split as RFC 6962 does.
-func rangeHash(ctx context.Context, r HashReader, lo, hi uint64) (Hash, error) {
-	n := hi - lo
-	if n&(n-1) == 0 {
-		level := 0
-		for uint64(1)<<level < n {
-			level++
-		}
-		return r.Hash(ctx, level, lo>>level)
-	}
-	k := split(n)
-	left, err := rangeHash(ctx, r, lo, lo+k)
-	if err != nil {
-		return Hash{}, err
-	}
-	right, err := rangeHash(ctx, r, lo+k, hi)
-	if err != nil {
-		return Hash{}, err
-	}
-	return NodeHash(left, right), nil
+// nodes is r under ctx as core/merkle reads nodes.
+func nodes(ctx context.Context, r HashReader) merkle.Reader {
+	return func(level int, index uint64) (Hash, error) { return r.Hash(ctx, level, index) }
 }
 
 // Root is the root of the tree of size leaves (SHA-256 of nothing for none).
 func Root(ctx context.Context, r HashReader, size uint64) (Hash, error) {
-	if size == 0 {
-		return sha256.Sum256(nil), nil
-	}
-	return rangeHash(ctx, r, 0, size)
+	return merkle.Root(nodes(ctx, r), size)
 }
 
 // InclusionProof is PATH(index, D[0:size]) (RFC 6962 §2.1.1).
@@ -84,30 +44,7 @@ func InclusionProof(ctx context.Context, r HashReader, index, size uint64) ([]Ha
 	if index >= size {
 		return nil, fmt.Errorf("tlog: index %d is not in a tree of %d entries", index, size)
 	}
-	var proof []Hash
-	lo, hi := uint64(0), size
-	// Walk down from the root, collecting the sibling of each step, then
-	// reverse: the proof runs leaf to root.
-	for hi-lo > 1 {
-		k := split(hi - lo)
-		var sib Hash
-		var err error
-		if index < lo+k {
-			sib, err = rangeHash(ctx, r, lo+k, hi)
-			hi = lo + k
-		} else {
-			sib, err = rangeHash(ctx, r, lo, lo+k)
-			lo += k
-		}
-		if err != nil {
-			return nil, err
-		}
-		proof = append(proof, sib)
-	}
-	for i, j := 0, len(proof)-1; i < j; i, j = i+1, j-1 {
-		proof[i], proof[j] = proof[j], proof[i]
-	}
-	return proof, nil
+	return merkle.InclusionProof(nodes(ctx, r), index, size)
 }
 
 // ConsistencyProof is PROOF(m, D[0:n]) (RFC 6962 §2.1.2); empty when m is 0
@@ -116,36 +53,7 @@ func ConsistencyProof(ctx context.Context, r HashReader, m, n uint64) ([]Hash, e
 	if m > n {
 		return nil, fmt.Errorf("tlog: no consistency proof from %d entries to %d", m, n)
 	}
-	if m == 0 || m == n {
-		return nil, nil
-	}
-	return subproof(ctx, r, m, 0, n, true)
-}
-
-func subproof(ctx context.Context, r HashReader, m, lo, hi uint64, whole bool) ([]Hash, error) {
-	n := hi - lo
-	if m == n {
-		if whole {
-			return nil, nil
-		}
-		h, err := rangeHash(ctx, r, lo, hi)
-		return []Hash{h}, err
-	}
-	k := split(n)
-	if m <= k {
-		p, err := subproof(ctx, r, m, lo, lo+k, whole)
-		if err != nil {
-			return nil, err
-		}
-		h, err := rangeHash(ctx, r, lo+k, hi)
-		return append(p, h), err
-	}
-	p, err := subproof(ctx, r, m-k, lo+k, hi, false)
-	if err != nil {
-		return nil, err
-	}
-	h, err := rangeHash(ctx, r, lo, lo+k)
-	return append(p, h), err
+	return merkle.ConsistencyProof(nodes(ctx, r), m, n)
 }
 
 // Node is a stored node: what an append writes.
@@ -180,7 +88,7 @@ func NewNodes(ctx context.Context, left HashReader, old uint64, leaves []Hash) (
 			if err != nil {
 				return nil, err
 			}
-			node = Node{node.Level + 1, node.Index >> 1, NodeHash(sib, node.Hash)}
+			node = Node{node.Level + 1, node.Index >> 1, merkle.NodeHash(sib, node.Hash)}
 		}
 	}
 	return out, nil
@@ -222,11 +130,11 @@ func (f Frontier) Size() uint64 {
 // its size.
 func (f Frontier) Root() Hash {
 	if len(f) == 0 {
-		return sha256.Sum256(nil)
+		return merkle.EmptyRoot()
 	}
 	r := f[len(f)-1].Hash
 	for i := len(f) - 2; i >= 0; i-- {
-		r = NodeHash(f[i].Hash, r)
+		r = merkle.NodeHash(f[i].Hash, r)
 	}
 	return r
 }
@@ -247,7 +155,7 @@ func (f Frontier) Append(leaves []Hash) (nodes []Node, next Frontier) {
 			// frontier's lowest subtree, of this one's level.
 			sib := next[len(next)-1]
 			next = next[:len(next)-1]
-			node = Node{node.Level + 1, node.Index >> 1, NodeHash(sib.Hash, node.Hash)}
+			node = Node{node.Level + 1, node.Index >> 1, merkle.NodeHash(sib.Hash, node.Hash)}
 		}
 		next = append(next, node)
 	}

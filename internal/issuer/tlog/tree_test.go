@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/crawlcheck/verifier/core/merkle"
 	"github.com/crawlcheck/verifier/internal/issuer/tlog"
 	"github.com/crawlcheck/verifier/internal/issuer/tlog/tlogtest"
 )
@@ -27,7 +28,7 @@ func TestFrontierAppend(t *testing.T) {
 		for range b {
 			e := entry(len(all) + len(entries))
 			entries = append(entries, e)
-			leaves = append(leaves, tlog.LeafHash(e))
+			leaves = append(leaves, merkle.LeafHash(e))
 		}
 		old := uint64(len(all))
 		want, err := tlog.NewNodes(ctx, st, old, leaves)

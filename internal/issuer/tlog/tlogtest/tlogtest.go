@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/crawlcheck/verifier/core/merkle"
 	"github.com/crawlcheck/verifier/internal/corecall"
 	"github.com/crawlcheck/verifier/internal/issuer/tlog"
 )
@@ -154,13 +155,13 @@ func RootOf(entries [][]byte) tlog.Hash {
 	case 0:
 		return sha256.Sum256(nil)
 	case 1:
-		return tlog.LeafHash(entries[0])
+		return merkle.LeafHash(entries[0])
 	}
 	k := 1
 	for k<<1 < len(entries) {
 		k <<= 1
 	}
-	return tlog.NodeHash(RootOf(entries[:k]), RootOf(entries[k:]))
+	return merkle.NodeHash(RootOf(entries[:k]), RootOf(entries[k:]))
 }
 
 // Mem is a tlog.Store in memory, for the tree's own tests.
@@ -202,7 +203,7 @@ func (m *Mem) LogAppend(ctx context.Context, entries [][]byte, sign func(uint64,
 	old := uint64(len(m.entries))
 	leaves := make([]tlog.Hash, len(entries))
 	for i, e := range entries {
-		leaves[i] = tlog.LeafHash(e)
+		leaves[i] = merkle.LeafHash(e)
 	}
 	nodes, err := tlog.NewNodes(ctx, unlocked{m}, old, leaves)
 	if err != nil {

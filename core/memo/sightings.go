@@ -1,4 +1,4 @@
-package canon
+package memo
 
 import "sync"
 
@@ -12,11 +12,11 @@ import "sync"
 // each check of a benchmark); bytes seen twice usually come again (the same
 // server every session, the same list every check). So a memo notes a
 // fingerprint of everything it reads, a hit included, in a window of the
-// last sightingsKept, and keeps what it read only when the window saw it
+// last SightingsWindow, and keeps what it read only when the window saw it
 // at least twice and at least two times more often than each entry keeping
 // it evicts (an entry not in the window: none). The window's counts age by
 // themselves: a list that stopped coming slides out of it, and a new one
-// read again and again outnumbers it within sightingsKept/2+1 reads.
+// read again and again outnumbers it within SightingsWindow/2+1 reads.
 //
 // Why not keep every list seen before, evicting the least recently used:
 // a few more lists than a memo holds, read in turn (an issuer serving
@@ -33,23 +33,23 @@ import "sync"
 // sharing one cost at most a copy kept for nothing, or one not kept.
 type Sightings struct {
 	mu     sync.Mutex
-	prints [sightingsKept]uint64
+	prints [SightingsWindow]uint64
 	next   int
 }
 
-// sightingsKept is the window: how many sightings are remembered. More than
+// SightingsWindow is the window: how many sightings are remembered. More than
 // a memo keeps, so that a few lists read in turn are each seen again; a
 // benchmark reading a page not seen before cycles through more than this
 // many (internal/benchdata.Unseen).
-const sightingsKept = 16
+const SightingsWindow = 16
 
-// Note notes a sighting of the fingerprint f (Fingerprint) and answers how
+// Note notes a sighting of the fingerprint f (canon.Fingerprint) and answers how
 // many of the window's sightings, this one included, were of f.
 func (s *Sightings) Note(f uint64) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.prints[s.next] = f
-	s.next = (s.next + 1) % sightingsKept
+	s.next = (s.next + 1) % SightingsWindow
 	return s.count(f)
 }
 
@@ -76,27 +76,8 @@ func (s *Sightings) count(f uint64) int {
 	return n
 }
 
-// Fingerprint is FNV-1a over each part's length and up to 64 of its
-// eight-byte words, evenly spaced, and its last eight bytes: a few hundred
-// bytes of a megabyte page, cheap to take on every read. Never 0, the
-// value of a window slot not yet used.
-func Fingerprint(parts ...string) uint64 {
-	const prime = 1099511628211
-	h := uint64(14695981039346656037)
-	mix := func(x uint64) { h = (h ^ x) * prime }
-	for _, s := range parts {
-		mix(uint64(len(s)))
-		if len(s) < 8 {
-			for i := 0; i < len(s); i++ {
-				mix(uint64(s[i]))
-			}
-			continue
-		}
-		step := max(8, (len(s)-8)/64)
-		for i := 0; i+8 <= len(s); i += step {
-			mix(load8(s, i))
-		}
-		mix(load8(s, len(s)-8))
-	}
-	return h | 1
+func (s *Sightings) clear() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.prints, s.next = [SightingsWindow]uint64{}, 0
 }
