@@ -33,6 +33,7 @@ func opMakeLock(r req.Obj) (canon.Value, error) {
 	}
 	l := lock.NewCrawlcheck(srv.Server, at, obs.Tools, srv.coverage(obs.Tools))
 	l.Provenance = prov
+	l.Launched = srv.launched
 	l.Seal(nil)
 	return canon.Obj(canon.M("lock", canon.Str(string(l.Bytes())))), nil
 }
@@ -71,6 +72,7 @@ type approvedSource struct {
 	handshake    bool
 	instructions canon.Value
 	serverInfo   canon.Value
+	launched     *lock.Launched // the package the command line launches, as the host resolved it (ops_launched.go)
 }
 
 // coverage is the coverage extension of a new lockfile of ts.
@@ -517,6 +519,7 @@ func readObserved(ob req.Obj) (continuity.Observed, error) {
 		o.StrayLines = wholeInt(or, "stray_lines", 0)
 	}
 	o.Pages = or.Pages("pages")
+	o.Launched = readLaunched(or)
 	switch {
 	case or.Failed():
 	case o.Failure == "" && !or.Has("pages"):
@@ -572,6 +575,7 @@ func observedSource(rd *req.Reader) (src *req.Reader, srv approvedSource) {
 		srv.Info = o.ServerInfo
 	}
 	srv.handshake, srv.instructions, srv.serverInfo = o.HandshakeRead, o.Instructions, o.ServerInfo
+	srv.launched = o.Launched.Package
 	return ob.Read(), srv
 }
 

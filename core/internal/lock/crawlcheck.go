@@ -48,6 +48,7 @@ type Crawlcheck struct {
 	Tools          []Entry                // sorted by name
 	Parts          map[string]tools.Parts // nil: a legacy lock without per-part hashes
 	Coverage       *Coverage              // nil: a lock without the coverage extension
+	Launched       *Launched              // nil: a lock that pins no launched package (launched.go)
 	Provenance     *Provenance            // nil: a lock that states no provenance
 	Descriptions   map[string]string
 	ScanAtApproval canon.Value // carried verbatim when read (whatever rules made it); null when absent
@@ -59,7 +60,7 @@ type Crawlcheck struct {
 }
 
 var crawlcheckMembers = map[string]bool{"kind": true, "v": true, "server": true, "approved_at": true,
-	"tools_sha256": true, "count": true, "tools": true, "parts": true, CoverageMember: true, ProvenanceMember: true, "descriptions": true,
+	"tools_sha256": true, "count": true, "tools": true, "parts": true, CoverageMember: true, LaunchedMember: true, ProvenanceMember: true, "descriptions": true,
 	"scan_at_approval": true, "sha256": true, "signature": true}
 
 // parseCrawlcheck validates a crawlcheck lockfile whose kind was checked.
@@ -160,6 +161,12 @@ func parseCrawlcheck(doc canon.Value) (*Crawlcheck, error) {
 
 	if cv, ok := doc.Get(CoverageMember); ok {
 		if l.Coverage, err = parseCoverage(cv, names); err != nil {
+			return nil, err
+		}
+	}
+
+	if lv, ok := doc.Get(LaunchedMember); ok {
+		if l.Launched, err = ParseLaunched(lv, "crawlcheck lockfile: launched"); err != nil {
 			return nil, err
 		}
 	}
@@ -359,6 +366,9 @@ func (l *Crawlcheck) build(withSignature bool) canon.Value {
 	}
 	if l.Coverage != nil {
 		ms = append(ms, canon.M(CoverageMember, l.Coverage.value(l.Tools)))
+	}
+	if l.Launched != nil {
+		ms = append(ms, canon.M(LaunchedMember, l.Launched.Value()))
 	}
 	if l.Provenance != nil {
 		ms = append(ms, canon.M(ProvenanceMember, l.Provenance.Value()))

@@ -14,7 +14,7 @@ import (
 const PolicyKind = "crawlcheck-policy"
 
 // DefaultVersion is the version of the default policy.
-const DefaultVersion = "crawlcheck-default-2"
+const DefaultVersion = "crawlcheck-default-3"
 
 // DefaultMaxAgeDays is the default maximum baseline age.
 const DefaultMaxAgeDays = 90

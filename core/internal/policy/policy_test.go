@@ -48,11 +48,13 @@ var spec4 = [][2]string{
 	{"handshake_malformed", "pause"},
 	{"log_proof_invalid", "deny"},
 	{"log_inconsistent", "deny"},
+	// The launched package (crawlcheck-default-3).
+	{"launched_package_changed", "deny"},
 }
 
 func TestRulesAreSpec4(t *testing.T) {
-	if len(Rules) != 33 {
-		t.Fatalf("%d rules, want 33", len(Rules))
+	if len(Rules) != 34 {
+		t.Fatalf("%d rules, want 34", len(Rules))
 	}
 	for i, row := range spec4 {
 		r := Rules[i]
@@ -114,7 +116,7 @@ func TestRulesSHA256(t *testing.T) {
 		t.Error("rules_sha256 is not the hash of the canonical rule table")
 	}
 	obs, _ := RulesValue().Get("observations")
-	if len(obs.Elems()) != 33 {
+	if len(obs.Elems()) != 34 {
 		t.Errorf("%d observations in the rule table", len(obs.Elems()))
 	}
 	for i, row := range obs.Elems() {
@@ -141,7 +143,7 @@ func TestDefault(t *testing.T) {
 		t.Error("sha256 of the default policy")
 	}
 	eff, _ := DefaultDocument().Get("effects")
-	if len(eff.Members()) != 33 {
+	if len(eff.Members()) != 34 {
 		t.Errorf("the default document writes %d effects", len(eff.Members()))
 	}
 }

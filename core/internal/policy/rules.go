@@ -84,6 +84,10 @@ const (
 	HandshakeMalformed    Observation = "handshake_malformed"
 	LogProofInvalid       Observation = "log_proof_invalid"
 	LogInconsistent       Observation = "log_inconsistent"
+
+	// The launched package (issue 35 item 4), which entered with the
+	// default policy crawlcheck-default-3.
+	LaunchedPackageChanged Observation = "launched_package_changed"
 )
 
 // Classes of observations.
@@ -148,6 +152,8 @@ var Rules = []Rule{
 	// The transparency log (crawlcheck-default-2, docs/log.md).
 	{LogProofInvalid, Deny, ClassIntegrity, ScopeSession, "the issuer's transparency-log proof for the approved lockfile does not verify: it may have signed a list it did not publish"},
 	{LogInconsistent, Deny, ClassIntegrity, ScopeSession, "the log's checkpoint is not consistent with the one this host kept: the log showed it another history"},
+	// The launched package (crawlcheck-default-3, docs/continuity.md).
+	{LaunchedPackageChanged, Deny, ClassIntegrity, ScopeSession, "the package the stdio command line launches (its name, version or registry integrity) is not the one approved: another program would run under the approved tool list"},
 }
 
 // RuleOf returns the rule of an observation.

@@ -1,0 +1,96 @@
+package continuity
+
+import (
+	"github.com/crawlcheck/verifier/core/internal/canon"
+	"github.com/crawlcheck/verifier/core/internal/endpoint"
+	"github.com/crawlcheck/verifier/core/internal/lock"
+	"github.com/crawlcheck/verifier/core/internal/policy"
+)
+
+// Why a host resolved no launched package (internal/launched): the
+// command is not a launcher it reads, the spec names no exact version, the
+// package is not installed, or its install does not say what was asked.
+var LaunchedReasons = []string{"not_a_launcher", "unpinned", "not_installed", "unreadable"}
+
+// ObservedLaunched is what the host read of the package a stdio command
+// line launches: the package, or why none (one of LaunchedReasons).
+type ObservedLaunched struct {
+	Package *lock.Launched
+	Reason  string
+}
+
+// The record's server.launched.identity.
+const (
+	// LaunchedMatch: the lockfile's package and the observed one are the
+	// same release and tarball, and the command lines pass it the same
+	// arguments: the server is the approved one whatever path or working
+	// directory launched it.
+	LaunchedMatch = "match"
+	// LaunchedChanged: another package, version or integrity
+	// (launched_package_changed).
+	LaunchedChanged = "changed"
+	// LaunchedNotCompared: the lockfile pins no package, or the host
+	// resolved none, or a command line names no spec word: the command
+	// line is compared as before.
+	LaunchedNotCompared = "not_compared"
+)
+
+// judgeLaunched compares the launched package when the lockfile pins one
+// and the host resolved one. It answers whether it judged the server's
+// identity (judgeServer then compares no command line). Two launches of
+// one package are one server when what the command lines pass it (the
+// words after its spec) is the same: the launcher before the spec (another
+// path to npx, -y or --yes) may differ, the server's own arguments
+// (server-filesystem's directories) may not.
+func (c *check) judgeLaunched() bool {
+	c.launched = LaunchedNotCompared
+	l := c.in.Lock.Crawlcheck
+	obs := c.in.Observed.Launched
+	if l == nil || l.Launched == nil || obs.Package == nil || c.base.URL == "" || c.in.Observed.Endpoint == "" {
+		return false
+	}
+	if !l.Launched.Same(obs.Package) {
+		c.launched = LaunchedChanged
+		c.identity = IdentityMismatch
+		c.add(policy.LaunchedPackageChanged, "", "", "", canon.Obj(
+			canon.M("approved", l.Launched.Value()),
+			canon.M("observed", obs.Package.Value()),
+		))
+		return true
+	}
+	a, okA := lock.LaunchTail(endpoint.Canonical(c.base.URL), l.Launched)
+	b, okB := lock.LaunchTail(endpoint.Canonical(c.in.Observed.Endpoint), obs.Package)
+	if !okA || !okB || a != b {
+		return false
+	}
+	c.launched = LaunchedMatch
+	c.identity = IdentityMatch
+	return true
+}
+
+// launchedValue is the record's server.launched: null when neither the
+// lockfile nor the host speaks of a launched package (a record of a server
+// without one keeps its bytes), else what each side said and whether the
+// package stood in for the command line.
+func (c *check) launchedValue() canon.Value {
+	var pinned *lock.Launched
+	if l := c.in.Lock.Crawlcheck; l != nil {
+		pinned = l.Launched
+	}
+	obs := c.in.Observed.Launched
+	if pinned == nil && obs.Package == nil && obs.Reason == "" {
+		return canon.NullValue()
+	}
+	pkg := func(p *lock.Launched) canon.Value {
+		if p == nil {
+			return canon.NullValue()
+		}
+		return p.Value()
+	}
+	return canon.Obj(
+		canon.M("approved", pkg(pinned)),
+		canon.M("observed", pkg(obs.Package)),
+		canon.M("not_resolved", optStr(obs.Reason)),
+		canon.M("identity", canon.Str(c.launched)),
+	)
+}
