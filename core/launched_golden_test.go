@@ -55,12 +55,12 @@ func launchedCases(t testing.TB) []goldenCase {
 	add("launched: another version", "npx -y @modelcontextprotocol/server-memory@2026.9.1",
 		obj{"package": memoryPackage("2026.9.1", "sha512-BBBBSeJm8op2Cx736ck9MO8SdbFR+Of04KC/uchXnxvCTI68dJCRaxWuUBf8cv5RKNqGK98vHjRAmadapfnuRg==")})
 	add("launched: the same package passed other arguments", "npx -y "+memorySpec+" --memory-path /tmp/other.json", same)
-	add("launched: not installed keeps the command-line rule", "/usr/local/bin/npx -y "+memorySpec, obj{"not_resolved": "not_installed"})
-	add("launched: unpinned spec keeps the command-line rule", "npx -y @modelcontextprotocol/server-memory", obj{"not_resolved": "unpinned"})
+	add("launched: not installed keeps the command-line rule", "/usr/local/bin/npx -y "+memorySpec, obj{"not_resolved": "not_installed", "spec": memorySpec})
+	add("launched: unpinned spec keeps the command-line rule", "npx -y @modelcontextprotocol/server-memory", obj{"not_resolved": "unpinned", "spec": "@modelcontextprotocol/server-memory"})
 	// Before the server is started: the host hands the package it resolved
 	// and no pages; another package is denied without running it.
-	notStarted := func(launched obj) obj {
-		o := launchedObserved(t, "npx -y @modelcontextprotocol/server-memory@2026.9.1", launched)
+	notStarted := func(command string, launched obj) obj {
+		o := launchedObserved(t, command, launched)
 		delete(o, "pages")
 		delete(o, "server_info")
 		delete(o, "protocol_version")
@@ -70,7 +70,11 @@ func launchedCases(t testing.TB) []goldenCase {
 		return o
 	}
 	cs = append(cs, goldenCase{"launched: another version denied before the server starts", obj{"now": checkNow, "mode": "enforce", "lock": lock,
-		"observed": notStarted(obj{"package": memoryPackage("2026.9.1", "sha512-BBBBSeJm8op2Cx736ck9MO8SdbFR+Of04KC/uchXnxvCTI68dJCRaxWuUBf8cv5RKNqGK98vHjRAmadapfnuRg==")})}})
+		"observed": notStarted("npx -y @modelcontextprotocol/server-memory@2026.9.1", obj{"package": memoryPackage("2026.9.1", "sha512-BBBBSeJm8op2Cx736ck9MO8SdbFR+Of04KC/uchXnxvCTI68dJCRaxWuUBf8cv5RKNqGK98vHjRAmadapfnuRg==")})}})
+	cs = append(cs, goldenCase{"launched: another version not installed yet denied before the server starts", obj{"now": checkNow, "mode": "enforce", "lock": lock,
+		"observed": notStarted("npx -y @modelcontextprotocol/server-memory@2026.9.1", obj{"not_resolved": "not_installed", "spec": "@modelcontextprotocol/server-memory@2026.9.1"})}})
+	cs = append(cs, goldenCase{"launched: the approved version not installed yet is not judged before the start", obj{"now": checkNow, "mode": "enforce", "lock": lock,
+		"observed": notStarted("npx -y "+memorySpec, obj{"not_resolved": "not_installed", "spec": memorySpec})}})
 	// A lockfile from before the extension: the command line is compared
 	// as before, and the record says what the host resolved.
 	old := deepCopy(lock)
@@ -91,6 +95,7 @@ func launchedOpVectors(t testing.TB) []opVector {
 	add("make_lock", "launched not resolved pins nothing", obj{"approved_at": approvedAt, "observed": launchedObserved(t, "npx -y "+memorySpec, obj{"not_resolved": "not_installed"})})
 	add("make_lock", "launched with a range refused", obj{"approved_at": approvedAt, "observed": launchedObserved(t, "npx -y "+memorySpec, obj{"package": memoryPackage("^2026.8.31", memoryIntegrity)})})
 	add("make_lock", "launched with both members refused", obj{"approved_at": approvedAt, "observed": launchedObserved(t, "npx -y "+memorySpec, obj{"package": memoryPackage("2026.8.31", memoryIntegrity), "not_resolved": "unpinned"})})
+	add("make_lock", "launched spec beside a package refused", obj{"approved_at": approvedAt, "observed": launchedObserved(t, "npx -y "+memorySpec, obj{"package": memoryPackage("2026.8.31", memoryIntegrity), "spec": memorySpec})})
 	add("make_lock", "launched with an unknown reason refused", obj{"approved_at": approvedAt, "observed": launchedObserved(t, "npx -y "+memorySpec, obj{"not_resolved": "offline"})})
 	return vs
 }

@@ -21,8 +21,13 @@ func readLaunched(or *req.Reader) continuity.ObservedLaunched {
 	field := or.Field("launched")
 	pv, hasPkg := v.Get("package")
 	rv, hasReason := v.Get("not_resolved")
-	if hasPkg == hasReason || len(v.Members()) != 1 {
-		or.Fail(cerr.New(cerr.BadRequest, "%s must be {\"package\": {…}} or {\"not_resolved\": reason}", field))
+	sv, hasSpec := v.Get("spec")
+	want := 1
+	if hasSpec {
+		want = 2
+	}
+	if hasPkg == hasReason || len(v.Members()) != want || hasSpec && hasPkg {
+		or.Fail(cerr.New(cerr.BadRequest, "%s must be {\"package\": {…}} or {\"not_resolved\": reason, \"spec\"?: name@version}", field))
 		return out
 	}
 	if hasPkg {
@@ -40,5 +45,10 @@ func readLaunched(or *req.Reader) continuity.ObservedLaunched {
 		return out
 	}
 	out.Reason = r
+	if hasSpec {
+		if out.Spec, ok = sv.Str(); !ok || out.Spec == "" {
+			or.Fail(cerr.New(cerr.BadRequest, "%s.spec must be a non-empty string", field))
+		}
+	}
 	return out
 }

@@ -217,3 +217,20 @@ func readInstall(dir, name, version string) (*Package, bool) {
 	}
 	return &Package{Ecosystem: "npm", Name: name, Version: version, Integrity: e.Integrity}, true
 }
+
+// Observed is the continuity_check request's observed.launched member of
+// a resolution (docs/abi.md): {"package": {...}} or {"not_resolved": why}.
+func (r Resolution) Observed() json.RawMessage {
+	var v any
+	if p := r.Package; p != nil {
+		v = map[string]any{"package": map[string]string{
+			"ecosystem": p.Ecosystem, "name": p.Name, "version": p.Version, "integrity": p.Integrity,
+		}}
+	} else if r.Spec != "" {
+		v = map[string]string{"not_resolved": r.Reason, "spec": r.Spec}
+	} else {
+		v = map[string]string{"not_resolved": r.Reason}
+	}
+	b, _ := json.Marshal(v) // maps of strings always marshal
+	return b
+}

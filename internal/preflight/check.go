@@ -336,6 +336,9 @@ func observedJSON(o Observation) map[string]any {
 	if o.StrayLines > 0 {
 		obs["stray_lines"] = o.StrayLines
 	}
+	if len(o.Launched) > 0 {
+		obs["launched"] = o.Launched
+	}
 	if o.Failure != "" {
 		obs["failure"] = o.Failure
 		if o.FailureDetail != "" {

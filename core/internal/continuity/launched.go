@@ -17,6 +17,10 @@ var LaunchedReasons = []string{"not_a_launcher", "unpinned", "not_installed", "u
 type ObservedLaunched struct {
 	Package *lock.Launched
 	Reason  string
+	// Spec is, with a Reason, the package spec the command line names
+	// (name@version as written), "" when the host read none: a version
+	// npm has not installed yet is still another version than the pin's.
+	Spec string
 }
 
 // The record's server.launched.identity.
@@ -46,8 +50,11 @@ func (c *check) judgeLaunched() bool {
 	c.launched = LaunchedNotCompared
 	l := c.in.Lock.Crawlcheck
 	obs := c.in.Observed.Launched
-	if l == nil || l.Launched == nil || obs.Package == nil || c.base.URL == "" || c.in.Observed.Endpoint == "" {
+	if l == nil || l.Launched == nil || c.base.URL == "" || c.in.Observed.Endpoint == "" {
 		return false
+	}
+	if obs.Package == nil {
+		return c.judgeSpec(l.Launched, obs.Spec)
 	}
 	if !l.Launched.Same(obs.Package) {
 		c.launched = LaunchedChanged
@@ -65,6 +72,25 @@ func (c *check) judgeLaunched() bool {
 	}
 	c.launched = LaunchedMatch
 	c.identity = IdentityMatch
+	return true
+}
+
+// judgeSpec compares the spec of a command line whose package the host
+// could not resolve (npm has not installed it yet: the server was not
+// started) with the pin: the pinned package named at another exact
+// version is launched_package_changed, before anything runs. Anything
+// else is left to the command-line rule.
+func (c *check) judgeSpec(pin *lock.Launched, spec string) bool {
+	name, version, ok := lock.SplitSpec(spec)
+	if !ok || name != pin.Name || version == pin.Version {
+		return false
+	}
+	c.launched = LaunchedChanged
+	c.identity = IdentityMismatch
+	c.add(policy.LaunchedPackageChanged, "", "", "", canon.Obj(
+		canon.M("approved", pin.Value()),
+		canon.M("observed", canon.Obj(canon.M("spec", canon.Str(spec)))),
+	))
 	return true
 }
 
@@ -91,6 +117,7 @@ func (c *check) launchedValue() canon.Value {
 		canon.M("approved", pkg(pinned)),
 		canon.M("observed", pkg(obs.Package)),
 		canon.M("not_resolved", optStr(obs.Reason)),
+		canon.M("spec", optStr(obs.Spec)),
 		canon.M("identity", canon.Str(c.launched)),
 	)
 }

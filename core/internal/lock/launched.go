@@ -124,6 +124,20 @@ func (l *Launched) Value() canon.Value {
 	)
 }
 
+// SplitSpec splits an npm package spec name@version (a scoped name keeps
+// its leading @); ok is false unless version is an exact version.
+func SplitSpec(spec string) (name, version string, ok bool) {
+	at := strings.LastIndexByte(spec, '@')
+	if at <= 0 {
+		return "", "", false
+	}
+	name, version = spec[:at], spec[at+1:]
+	if strings.HasPrefix(name, "@") && !strings.Contains(name, "/") || !isExactVersion(version) {
+		return "", "", false
+	}
+	return name, version, true
+}
+
 // Same says whether two launched packages are one release of one package
 // with one tarball.
 func (l *Launched) Same(o *Launched) bool { return *l == *o }
