@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/crawlcheck/verifier/internal/launched"
 	"github.com/crawlcheck/verifier/internal/preflight"
@@ -74,4 +75,22 @@ func launchedBeforeStart(tg target, req preflight.Request) (*preflight.Record, e
 		return nil, nil
 	}
 	return st.Record, nil
+}
+
+// runLaunchedGate is run's comparison of the launched package before the
+// gateway starts the server: a package the core says is not the approved
+// one (and whose session it stops) is refused with the core's words, and
+// the server never runs. The gateway's own checks after the start compare
+// the command line as before (they do not resolve the package).
+func runLaunchedGate(lockPath string, command []string, settings preflight.Settings, now time.Time) error {
+	lock, err := readInput("the lockfile", lockPath)
+	if err != nil {
+		return err
+	}
+	pre, err := launchedBeforeStart(target{args: command}, preflight.Request{Settings: settings, Lock: lock, Now: now, HandsNoTools: true})
+	if err != nil || pre == nil {
+		return err
+	}
+	why := (&preflight.RefusedError{Effect: pre.Effect, Record: *pre}).Error()
+	return blocked("%s: %s (the server was not started)", pre.Effect, strings.TrimPrefix(why, "crawlcheck: "))
 }

@@ -102,6 +102,14 @@ func TestLaunchedNpx(t *testing.T) {
 	if r.Effect != "deny" || !has(r, "launched_package_changed") {
 		t.Errorf("another version: %+v", r)
 	}
+	// run refuses it the same way, before its gateway starts the server.
+	cmd := exec.Command(bin, "run", "--lock", lock, "--", "npx", "-y", "@modelcontextprotocol/server-memory@2026.1.26")
+	cmd.Dir = dirB
+	cmd.Env = append(os.Environ(), "npm_config_cache="+cache)
+	out, _ := cmd.CombinedOutput()
+	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "launched_package_changed") || !strings.Contains(string(out), "the server was not started") {
+		t.Errorf("run with another version: exit %d\n%s", cmd.ProcessState.ExitCode(), out)
+	}
 	installs, _ := filepath.Glob(filepath.Join(cache, "_npx", "*", "node_modules", "@modelcontextprotocol", "server-memory", "package.json"))
 	if len(installs) != 1 {
 		t.Fatalf("%d installs of server-memory in the cache, want the approved one alone: the other version was started", len(installs))
