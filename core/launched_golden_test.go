@@ -82,6 +82,13 @@ func launchedCases(t testing.TB) []goldenCase {
 	delete(old, "sha256")
 	cs = append(cs, goldenCase{"launched: a lockfile without the pin compares the command line", obj{"now": checkNow, "mode": "enforce", "lock": old,
 		"observed": launchedObserved(t, "/usr/local/bin/npx -y "+memorySpec, same)}})
+	// A command that is not a launcher, against a lockfile that pins no
+	// package: the record every host writes, with no server.launched.
+	node := launchedObserved(t, "node dist/index.js", obj{"not_resolved": "not_a_launcher"})
+	res := call(t, "make_lock", obj{"approved_at": approvedAt, "observed": node})
+	var nodeLock obj
+	json.Unmarshal([]byte(resultField(t, res, "lock")), &nodeLock)
+	cs = append(cs, goldenCase{"launched: not a launcher against a lockfile without the pin records nothing of it", obj{"now": checkNow, "mode": "enforce", "lock": nodeLock, "observed": node}})
 	return cs
 }
 

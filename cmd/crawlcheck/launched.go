@@ -10,14 +10,14 @@ import (
 	"github.com/crawlcheck/verifier/internal/preflight"
 )
 
-// launched resolves the package a stdio target's command line launches
-// (internal/launched) as the observed.launched member; nil for an HTTP
-// server or a file. The npm cache is the server's: an npm_config_cache in
-// the target's own environment (an MCP client config's env) wins over
-// ours, as it does for the npx the target starts.
-func (t target) launched() json.RawMessage {
+// resolveLaunched resolves the package a stdio target's command line
+// launches (internal/launched); ok is false for an HTTP server or a file.
+// The npm cache is the server's: an npm_config_cache in the target's own
+// environment (an MCP client config's env) wins over ours, as it does for
+// the npx the target starts.
+func (t target) resolveLaunched() (launched.Resolution, bool) {
 	if t.args == nil {
-		return nil
+		return launched.Resolution{}, false
 	}
 	getenv := func(k string) string {
 		for i := len(t.env) - 1; i >= 0; i-- {
@@ -27,7 +27,16 @@ func (t target) launched() json.RawMessage {
 		}
 		return os.Getenv(k)
 	}
-	return launched.Resolve(t.args, launched.CacheDir(getenv)).Observed()
+	return launched.Resolve(t.args, launched.CacheDir(getenv)), true
+}
+
+// launched is the observed.launched member of the target; nil for an HTTP
+// server or a file.
+func (t target) launched() json.RawMessage {
+	if r, ok := t.resolveLaunched(); ok {
+		return r.Observed()
+	}
+	return nil
 }
 
 // launchedBeforeStart is check's comparison of the launched package
@@ -40,10 +49,13 @@ func (t target) launched() json.RawMessage {
 // after the start, apply) or is the approved one. The record comes from an
 // engine of its own: the real check that follows is not a check_again.
 func launchedBeforeStart(tg target, req preflight.Request) (*preflight.Record, error) {
-	l := tg.launched()
-	if l == nil {
+	res, ok := tg.resolveLaunched()
+	if !ok || res.Reason == launched.NotALauncher {
+		// Nothing to compare before the start: a command that is not a
+		// launcher is judged on its command line once it answered.
 		return nil, nil
 	}
+	l := res.Observed()
 	ep, err := preflight.StdioEndpoint(tg.args)
 	if err != nil {
 		return nil, err

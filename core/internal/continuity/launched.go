@@ -95,16 +95,19 @@ func (c *check) judgeSpec(pin *lock.Launched, spec string) bool {
 }
 
 // launchedValue is the record's server.launched: null when neither the
-// lockfile nor the host speaks of a launched package (a record of a server
-// without one keeps its bytes), else what each side said and whether the
-// package stood in for the command line.
+// lockfile pins a package nor the host names one (a package, or a spec it
+// could not resolve), else what each side said and whether the package
+// stood in for the command line.
 func (c *check) launchedValue() canon.Value {
 	var pinned *lock.Launched
 	if l := c.in.Lock.Crawlcheck; l != nil {
 		pinned = l.Launched
 	}
 	obs := c.in.Observed.Launched
-	if pinned == nil && obs.Package == nil && obs.Reason == "" {
+	if pinned == nil && obs.Package == nil && obs.Spec == "" {
+		// No package on either side (an HTTP server, a command that is not
+		// a launcher, against a lockfile that pins none): the record is the
+		// one every host writes, whether or not it resolves packages.
 		return canon.NullValue()
 	}
 	pkg := func(p *lock.Launched) canon.Value {
