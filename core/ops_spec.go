@@ -304,7 +304,7 @@ var opSpecs = []OpSpec{
 			need("tools", "object", "tool name → effect"),
 			may("would", "object", "observe mode: what enforce would have done"),
 			need("observations", "array", "`{observation, tool, part, effect, detail, override, would?, exception?}`"),
-			need("server", "object", "`{approved_url, observed_url, identity, protocol_version, handshake, info, instructions_sha256}`"),
+			need("server", "object", "`{approved_url, observed_url, identity, protocol_version, handshake, info, instructions_sha256, launched?}`; `launched` `{approved, observed, not_resolved, spec, identity}` (identity `match`, `changed` or `not_compared`: docs/continuity.md, The launched package) only when the lockfile pins a launched package or the host named one"),
 			need("baseline", "object", "`{format, server_name, sha256, tools_sha256, count, trust, trust_reason, key_id, approved_at, age_s, parts, coverage, blind_parts}`"),
 			need("observed", "object", "`{tools_sha256, count, pages, truncated, truncation, failure, malformed}`"),
 			need("policy", "object", "`{sha256, version, source, expected_version}`"),
