@@ -104,5 +104,17 @@ func launchedOpVectors(t testing.TB) []opVector {
 	add("make_lock", "launched with both members refused", obj{"approved_at": approvedAt, "observed": launchedObserved(t, "npx -y "+memorySpec, obj{"package": memoryPackage("2026.8.31", memoryIntegrity), "not_resolved": "unpinned"})})
 	add("make_lock", "launched spec beside a package refused", obj{"approved_at": approvedAt, "observed": launchedObserved(t, "npx -y "+memorySpec, obj{"package": memoryPackage("2026.8.31", memoryIntegrity), "spec": memorySpec})})
 	add("make_lock", "launched with an unknown reason refused", obj{"approved_at": approvedAt, "observed": launchedObserved(t, "npx -y "+memorySpec, obj{"not_resolved": "offline"})})
+	// approve keeps the pin of the old lockfile, and refuses a record
+	// whose package changed.
+	lock := launchedLock(t)
+	updated := launchedObserved(t, "npx -y "+memorySpec, pkg)
+	updated["pages"] = []string{page(t, descriptionUpdate(baseTools()), "")}
+	rec := call(t, "continuity_check", obj{"now": checkNow, "lock": lock, "observed": updated})
+	add("approve", "keeps the launched package of the old lockfile", obj{"record": string(rec), "lock": lock, "observed": updated, "names": []string{"list_issues"}, "approved_at": checkNow})
+	other := launchedObserved(t, "npx -y @modelcontextprotocol/server-memory@2026.9.1",
+		obj{"package": memoryPackage("2026.9.1", "sha512-BBBBSeJm8op2Cx736ck9MO8SdbFR+Of04KC/uchXnxvCTI68dJCRaxWuUBf8cv5RKNqGK98vHjRAmadapfnuRg==")})
+	other["pages"] = updated["pages"]
+	rec = call(t, "continuity_check", obj{"now": checkNow, "lock": lock, "observed": other})
+	add("approve", "a changed launched package is not approvable", obj{"record": string(rec), "lock": lock, "observed": other, "names": []string{"list_issues"}, "approved_at": checkNow})
 	return vs
 }

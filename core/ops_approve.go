@@ -120,6 +120,10 @@ func opApprove(r req.Obj) (canon.Value, error) {
 	} else {
 		server := approvedServer(rd, srv.Server, f.Crawlcheck, a.server)
 		l := lock.NewCrawlcheck(server, at, obs.Tools, approvedCoverage(srv, f.Crawlcheck, obs.Tools))
+		// Approving tools approves no other package: the old pin stays (a
+		// record whose package changed is never approvable, its
+		// observation being the session's).
+		l.Launched = f.Crawlcheck.Launched
 		l.Seal(nil)
 		newLock = l.Bytes()
 	}
