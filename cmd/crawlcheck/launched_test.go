@@ -15,7 +15,9 @@ import (
 // and through another path to npx it is the approved server; another
 // version in the command line is denied before the server starts (npx
 // never installs it); a tarball other than the approved one under the same
-// version (the install's integrity edited) is denied.
+// version (the install's integrity edited) is denied. server-filesystem,
+// whose directories follow its spec, is the same server only over the same
+// directories.
 func TestLaunchedNpx(t *testing.T) {
 	npx, err := exec.LookPath("npx")
 	if err != nil {
@@ -113,6 +115,26 @@ func TestLaunchedNpx(t *testing.T) {
 	installs, _ := filepath.Glob(filepath.Join(cache, "_npx", "*", "node_modules", "@modelcontextprotocol", "server-memory", "package.json"))
 	if len(installs) != 1 {
 		t.Fatalf("%d installs of server-memory in the cache, want the approved one alone: the other version was started", len(installs))
+	}
+
+	// server-filesystem's directories come after its spec: the same
+	// package and directory from another working directory is the approved
+	// server, another directory is another server.
+	const fsSpec = "@modelcontextprotocol/server-filesystem@2026.8.31"
+	fsLock := filepath.Join(tmp, "fs.lock")
+	run(t, dirA, 0, "lock", "--server", "npx -y "+fsSpec+" "+dirA, "-o", fsLock)
+	var fsr record
+	if err := json.Unmarshal(run(t, dirB, 0, "check", "--json", "--lock", fsLock, "--server", npx+" --yes "+fsSpec+" "+dirA), &fsr); err != nil {
+		t.Fatal(err)
+	}
+	if fsr.Server.Identity != "match" || fsr.Server.Launched.Identity != "match" {
+		t.Errorf("server-filesystem from another directory: %+v", fsr)
+	}
+	if err := json.Unmarshal(run(t, dirB, 1, "check", "--json", "--lock", fsLock, "--server", "npx -y "+fsSpec+" "+dirB), &fsr); err != nil {
+		t.Fatal(err)
+	}
+	if !has(fsr, "server_identity_mismatch") || fsr.Server.Launched.Identity != "not_compared" {
+		t.Errorf("server-filesystem over another directory: %+v", fsr)
 	}
 
 	// Another tarball under the approved version: the install's integrity
