@@ -124,6 +124,10 @@ func opApprove(r req.Obj) (canon.Value, error) {
 		// old lockfile's features are kept as they were (issue 35), so a
 		// change of one stays withheld until it is pinned anew (lock).
 		l.Features = f.Crawlcheck.Features
+		// Approving tools approves no other package: the old pin stays (a
+		// record whose package changed is never approvable, its
+		// observation being the session's).
+		l.Launched = f.Crawlcheck.Launched
 		l.Seal(nil)
 		newLock = l.Bytes()
 	}

@@ -38,6 +38,7 @@ func opMakeLock(r req.Obj) (canon.Value, error) {
 		return canon.Value{}, err
 	}
 	l.Features = feats
+	l.Launched = srv.launched
 	l.Seal(nil)
 	return canon.Obj(canon.M("lock", canon.Str(string(l.Bytes())))), nil
 }
@@ -77,6 +78,7 @@ type approvedSource struct {
 	instructions canon.Value
 	serverInfo   canon.Value
 	features     continuity.ObservedFeatures // what the host read beside the tools (ops_features.go)
+	launched     *lock.Launched              // the package the command line launches, as the host resolved it (ops_launched.go)
 }
 
 // coverage is the coverage extension of a new lockfile of ts.
@@ -524,6 +526,7 @@ func readObserved(ob req.Obj) (continuity.Observed, error) {
 	}
 	o.Pages = or.Pages("pages")
 	o.Features = readFeatures(or)
+	o.Launched = readLaunched(or)
 	switch {
 	case or.Failed():
 	case o.Failure == "" && !or.Has("pages"):
@@ -580,6 +583,7 @@ func observedSource(rd *req.Reader) (src *req.Reader, srv approvedSource) {
 	}
 	srv.handshake, srv.instructions, srv.serverInfo = o.HandshakeRead, o.Instructions, o.ServerInfo
 	srv.features = o.Features
+	srv.launched = o.Launched.Package
 	return ob.Read(), srv
 }
 

@@ -418,6 +418,7 @@ func opVectors(t testing.TB) []opVector {
 	vs = append(vs, escapeVectors()...)
 	vs = append(vs, signatureVectors(t)...)
 	vs = append(vs, chainVectors(t)...)
+	vs = append(vs, launchedOpVectors(t)...)
 	vs = append(vs, nullDescriptionVectors()...)
 	vs = append(vs, tooManyPagesVectors(t)...)
 	vs = append(vs, hostFactVectors(t)...)

@@ -217,6 +217,21 @@ func cmdCheck(c *cli, args []string) error {
 	if log != nil {
 		prev = log.Head()
 	}
+	if tg.args != nil {
+		// The package the command line launches, compared before the
+		// server runs: another version or tarball is denied unstarted.
+		pre, err := launchedBeforeStart(tg, preflight.Request{Settings: settings, Lock: lock, Now: now, PrevRecordSHA256: prev, HandsNoTools: true})
+		if err != nil {
+			return err
+		}
+		if pre != nil {
+			if err := emit(*pre, "", preflight.Consultation{}, preflight.Observation{}); err != nil {
+				return err
+			}
+			why := (&preflight.RefusedError{Effect: pre.Effect, Record: *pre}).Error()
+			return blocked("%s: %s (the server was not started)", pre.Effect, strings.TrimPrefix(why, "crawlcheck: "))
+		}
+	}
 	rec, again, err := check(prev)
 	if err == nil && again {
 		// The rules' refresh: check once more (asking the issuer again:

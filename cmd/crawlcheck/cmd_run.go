@@ -95,6 +95,11 @@ func cmdRun(c *cli, args []string) error {
 		}
 		now = func() time.Time { return t }
 	}
+	if len(command) > 0 {
+		if err := runLaunchedGate(*lockPath, command, settings, now()); err != nil {
+			return err
+		}
+	}
 	code, err := gateway.Run(context.Background(), gateway.Config{
 		LockPath: *lockPath, LogPath: *logPath, Settings: settings, Command: command, Remote: rem,
 		Timeout: c.timeout, PageCap: c.pageCap, MaxLine: int(c.maxInput), LockPoll: *poll, Grace: *grace, Now: now,

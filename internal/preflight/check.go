@@ -360,6 +360,9 @@ func observedJSON(o Observation) map[string]any {
 	if o.Features != nil {
 		obs["features"] = featuresJSON(o.Features)
 	}
+	if len(o.Launched) > 0 {
+		obs["launched"] = o.Launched
+	}
 	if o.Failure != "" {
 		obs["failure"] = o.Failure
 		if o.FailureDetail != "" {

@@ -159,6 +159,12 @@ type Observation struct {
 	// (RFC 9728), as it named it; "" when it named none. The core shows it
 	// escaped in the record's detail, beside what to do.
 	ResourceMetadata string
+	// Launched is the observed.launched member: the package a stdio
+	// command line launches, as the host resolved it from what npm
+	// installed (internal/launched), or why none; nil when the host did not
+	// look (an HTTP server, a host that does not resolve). The core pins it
+	// (make_lock) and compares it against a lockfile's pin.
+	Launched json.RawMessage
 	// Timeout is the check's deadline, named in a FaultTimeout's record;
 	// 0 when not known (Connect and Observe take it from their context, a
 	// Session from Config.Timeout).

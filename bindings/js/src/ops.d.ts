@@ -518,8 +518,10 @@ export interface ContinuityCheckResult {
   /** `{observation, tool, part, effect, detail, override, would?, exception?}` */
   observations: Json[];
   /**
-   * `{approved_url, observed_url, identity, protocol_version, handshake, info,
-   * instructions_sha256}`
+   * `{approved_url, observed_url, identity, protocol_version, handshake, info, instructions_sha256,
+   * launched?}`; `launched` `{approved, observed, not_resolved, spec, identity}` (identity `match`,
+   * `changed` or `not_compared`: docs/continuity.md, The launched package) only when the lockfile
+   * pins a launched package or the host named one
    */
   server: { [key: string]: Json };
   /**

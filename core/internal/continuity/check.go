@@ -68,7 +68,10 @@ type Observed struct {
 	// skipped as no JSON-RPC message: a fact on the record, so that a
 	// server that talks past the protocol is seen, never a reason to block
 	// a list it answered whole.
-	StrayLines    int
+	StrayLines int
+	// Launched is the package the stdio command line launches, as the host
+	// resolved it (launched.go); zero when the host says nothing of it.
+	Launched      ObservedLaunched
 	Failure       string // "", FailureUnavailable or FailureTimeout
 	FailureDetail string
 	// Features are the prompts, resources, resource templates and UI
@@ -361,6 +364,7 @@ type check struct {
 	listRead     bool // the pages parsed: observed.Tools is what the server offered
 	malformed    error
 	identity     string
+	launched     string // the record's server.launched.identity (launched.go)
 	comparedDiff *diff.Result
 
 	cov     *lock.Coverage // the baseline's coverage when it may be used
@@ -416,6 +420,9 @@ const (
 
 func (c *check) judgeServer() {
 	obs := c.in.Observed.Endpoint
+	if c.judgeLaunched() {
+		return
+	}
 	switch {
 	case c.base.URL == "":
 		c.identity = IdentityNotPinned

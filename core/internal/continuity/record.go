@@ -134,6 +134,9 @@ func (c *check) record(d policy.Decision) canon.Value {
 		canon.M("info", in.Observed.ServerInfo),
 		canon.M("instructions_sha256", instructionsHash(in.Observed)),
 	)
+	if lv := c.launchedValue(); !lv.IsNull() {
+		server = canon.Obj(append(server.Members(), canon.M("launched", lv))...)
+	}
 
 	applied := make([]canon.Value, len(d.Applied))
 	for i, e := range d.Applied {

@@ -49,6 +49,7 @@ type Crawlcheck struct {
 	Parts          map[string]tools.Parts // nil: a legacy lock without per-part hashes
 	Coverage       *Coverage              // nil: a lock without the coverage extension
 	Features       *Features              // nil: a lock without the features extension (prompts, resources, UI templates)
+	Launched       *Launched              // nil: a lock that pins no launched package (launched.go)
 	Provenance     *Provenance            // nil: a lock that states no provenance
 	Descriptions   map[string]string
 	ScanAtApproval canon.Value // carried verbatim when read (whatever rules made it); null when absent
@@ -60,7 +61,7 @@ type Crawlcheck struct {
 }
 
 var crawlcheckMembers = map[string]bool{"kind": true, "v": true, "server": true, "approved_at": true,
-	"tools_sha256": true, "count": true, "tools": true, "parts": true, CoverageMember: true, FeaturesMember: true, ProvenanceMember: true, "descriptions": true,
+	"tools_sha256": true, "count": true, "tools": true, "parts": true, CoverageMember: true, FeaturesMember: true, LaunchedMember: true, ProvenanceMember: true, "descriptions": true,
 	"scan_at_approval": true, "sha256": true, "signature": true}
 
 // parseCrawlcheck validates a crawlcheck lockfile whose kind was checked.
@@ -167,6 +168,11 @@ func parseCrawlcheck(doc canon.Value) (*Crawlcheck, error) {
 
 	if fv, ok := doc.Get(FeaturesMember); ok {
 		if l.Features, err = parseFeatures(fv); err != nil {
+			return nil, err
+		}
+	}
+	if lv, ok := doc.Get(LaunchedMember); ok {
+		if l.Launched, err = ParseLaunched(lv, "crawlcheck lockfile: launched"); err != nil {
 			return nil, err
 		}
 	}
@@ -377,6 +383,9 @@ func (l *Crawlcheck) build(withSignature bool) canon.Value {
 	}
 	if l.Features != nil {
 		ms = append(ms, canon.M(FeaturesMember, l.Features.Value()))
+	}
+	if l.Launched != nil {
+		ms = append(ms, canon.M(LaunchedMember, l.Launched.Value()))
 	}
 	if l.Provenance != nil {
 		ms = append(ms, canon.M(ProvenanceMember, l.Provenance.Value()))

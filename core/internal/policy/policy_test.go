@@ -60,11 +60,13 @@ var spec4 = [][2]string{
 	{"resource_template_changed", "pause_tool"},
 	{"ui_template_changed", "pause_tool"},
 	{"features_incomplete", "pause"},
+	// The launched package (crawlcheck-default-3).
+	{"launched_package_changed", "deny"},
 }
 
 func TestRulesAreSpec4(t *testing.T) {
-	if len(Rules) != 44 {
-		t.Fatalf("%d rules, want 44", len(Rules))
+	if len(Rules) != 45 {
+		t.Fatalf("%d rules, want 45", len(Rules))
 	}
 	for i, row := range spec4 {
 		r := Rules[i]
@@ -133,7 +135,7 @@ func TestRulesSHA256(t *testing.T) {
 		t.Error("rules_sha256 is not the hash of the canonical rule table")
 	}
 	obs, _ := RulesValue().Get("observations")
-	if len(obs.Elems()) != 44 {
+	if len(obs.Elems()) != 45 {
 		t.Errorf("%d observations in the rule table", len(obs.Elems()))
 	}
 	for i, row := range obs.Elems() {
@@ -160,7 +162,7 @@ func TestDefault(t *testing.T) {
 		t.Error("sha256 of the default policy")
 	}
 	eff, _ := DefaultDocument().Get("effects")
-	if len(eff.Members()) != 44 {
+	if len(eff.Members()) != 45 {
 		t.Errorf("the default document writes %d effects", len(eff.Members()))
 	}
 }

@@ -99,6 +99,9 @@ const (
 	ResourceTemplateChanged Observation = "resource_template_changed"
 	UITemplateChanged       Observation = "ui_template_changed"
 	FeaturesIncomplete      Observation = "features_incomplete"
+	// The launched package (issue 35 item 4), which entered with the
+	// default policy crawlcheck-default-3.
+	LaunchedPackageChanged Observation = "launched_package_changed"
 )
 
 // Classes of observations.
@@ -179,6 +182,8 @@ var Rules = []Rule{
 	{ResourceTemplateChanged, PauseTool, ClassInterface, ScopeItem, "a member of the resource template changed: that template waits for re-approval"},
 	{UITemplateChanged, PauseTool, ClassInterface, ScopeTool, "the ui:// template a tool names (MCP Apps: rendered by the host, able to write into the model's context) changed, or could not be read: that tool waits for re-approval"},
 	{FeaturesIncomplete, Pause, ClassAvailability, ScopeSession, "a prompts, resources or resource templates list the lockfile pins could not be read whole: what it offers was not compared"},
+	// The launched package (crawlcheck-default-3, docs/continuity.md).
+	{LaunchedPackageChanged, Deny, ClassIntegrity, ScopeSession, "the package the stdio command line launches (its name, version or registry integrity) is not the one approved: another program would run under the approved tool list"},
 }
 
 // RuleOf returns the rule of an observation.

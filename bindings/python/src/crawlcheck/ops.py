@@ -517,7 +517,9 @@ class _ContinuityCheckResultRequired(TypedDict):
     #: `{observation, tool, part, effect, detail, override, would?, exception?}`
     observations: List[JSON]
     #: `{approved_url, observed_url, identity, protocol_version, handshake, info,
-    #: instructions_sha256}`
+    #: instructions_sha256, launched?}`; `launched` `{approved, observed, not_resolved, spec,
+    #: identity}` (identity `match`, `changed` or `not_compared`: docs/continuity.md, The launched
+    #: package) only when the lockfile pins a launched package or the host named one
     server: Dict[str, Any]
     #: `{format, server_name, sha256, tools_sha256, count, trust, trust_reason, key_id, approved_at,
     #: age_s, parts, coverage, blind_parts}`

@@ -1,0 +1,236 @@
+// Package launched resolves the package a stdio server's command line
+// launches — today `npx [-y] pkg@version …` — to what npm installed for it:
+// the package's name, version and registry integrity, read from the npx
+// cache (<npm cache>/_npx/<hash>/).
+//
+// A stdio server's identity in a lockfile is otherwise its command line:
+// `npx -y pkg@1.2.3` may run another tarball under the same words (a
+// republished or tampered cache, another registry), and the same package
+// launched through /usr/bin/npx instead of npx is another command line. The
+// package npm installed is what actually runs; the core pins and compares
+// it (the lockfile's launched extension). This package only reads the host's
+// files: what is the same package is the core's rule.
+//
+// Every read is bounded: the number of npx cache entries looked at and the
+// size of each file read. A command this package does not know, a spec
+// without an exact version, or a package npm has not installed yet resolves
+// to nothing and says why; the core then keeps the command-line rule.
+package launched
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/crawlcheck/verifier/internal/boundedread"
+)
+
+// Package is the package a command line launches, as npm installed it.
+type Package struct {
+	Ecosystem string // "npm"
+	Name      string // the package name, scoped names with their scope
+	Version   string // the installed version, exact
+	Integrity string // the registry's integrity (an SRI string, sha512-…) from the install's package-lock
+}
+
+// Why a command line resolves to no package.
+const (
+	// NotALauncher: the command is not one this package knows (only npx is
+	// known); its identity stays its command line.
+	NotALauncher = "not_a_launcher"
+	// Unpinned: npx names the package without an exact version
+	// (`npx -y pkg`, `pkg@latest`, `pkg@^1`): npx may run whatever the
+	// registry answers that day, so there is no one package to pin.
+	Unpinned = "unpinned"
+	// NotInstalled: the npx cache holds no install of that exact spec (npx
+	// has not run it on this machine, or the cache was cleared).
+	NotInstalled = "not_installed"
+	// Unreadable: the install is there but its package.json or
+	// package-lock does not say the name, version or integrity asked for
+	// (too large, not JSON, another version installed, no integrity).
+	Unreadable = "unreadable"
+)
+
+// Resolution is what Resolve found: a package, or why none.
+type Resolution struct {
+	Package *Package // nil when Reason says why not
+	Reason  string   // "" when Package is set
+	Spec    string   // the package spec read from the command line ("" for NotALauncher)
+}
+
+// Limits of the reads: a cache with more entries than maxEntries is read
+// only that far (the entry is then NotInstalled), and each file is refused
+// past its limit. The lockfile of a server package is a few kB; 8 MiB is
+// far past any real one.
+const (
+	maxEntries      = 4096
+	maxManifest     = 1 << 20
+	maxPackageLock  = 8 << 20
+	maxNpxPkgJSON   = 64 << 10
+	readTimeoutNone = 0
+)
+
+// exactVersion is a semver version without range operators or tags
+// (build metadata allowed): the only spec npx resolves to one release.
+var exactVersion = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+
+// npxFlags are the npx options that take no value and do not change what is
+// run; any other option makes the command line one this package does not
+// read (NotALauncher), rather than one it might misread (`-p other`,
+// `--package=other`, `-c 'script'`).
+var npxFlags = map[string]bool{"-y": true, "--yes": true, "-q": true, "--quiet": true}
+
+// CacheDir is npm's cache directory for an environment: npm_config_cache
+// when set, else ~/.npm (npm's default on every platform but Windows, where
+// it is %LocalAppData%/npm-cache).
+func CacheDir(getenv func(string) string) string {
+	if d := getenv("npm_config_cache"); d != "" {
+		return d
+	}
+	if d := getenv("LocalAppData"); d != "" && filepath.Separator == '\\' {
+		return filepath.Join(d, "npm-cache")
+	}
+	return filepath.Join(getenv("HOME"), ".npm")
+}
+
+// Resolve reads the package argv launches from the npm cache at cacheDir.
+func Resolve(argv []string, cacheDir string) Resolution {
+	spec, ok := npxSpec(argv)
+	if !ok {
+		return Resolution{Reason: NotALauncher}
+	}
+	name, version := splitSpec(spec)
+	if name == "" || !exactVersion.MatchString(version) {
+		return Resolution{Reason: Unpinned, Spec: spec}
+	}
+	dir, found := npxInstall(filepath.Join(cacheDir, "_npx"), name+"@"+version)
+	if !found {
+		return Resolution{Reason: NotInstalled, Spec: spec}
+	}
+	p, ok := readInstall(dir, name, version)
+	if !ok {
+		return Resolution{Reason: Unreadable, Spec: spec}
+	}
+	return Resolution{Package: p, Spec: spec}
+}
+
+// npxSpec is the package spec of an npx command line: the first argument
+// after npx's own flags. ok is false for any other command, or an npx
+// option this package does not read.
+func npxSpec(argv []string) (string, bool) {
+	if len(argv) < 2 {
+		return "", false
+	}
+	base := strings.ToLower(filepath.Base(argv[0]))
+	base = strings.TrimSuffix(strings.TrimSuffix(base, ".cmd"), ".exe")
+	if base != "npx" {
+		return "", false
+	}
+	for _, a := range argv[1:] {
+		if !strings.HasPrefix(a, "-") {
+			return a, true
+		}
+		if !npxFlags[a] {
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// splitSpec splits name@version; a scoped name keeps its leading @.
+func splitSpec(spec string) (name, version string) {
+	at := strings.LastIndex(spec, "@")
+	if at <= 0 {
+		return spec, ""
+	}
+	name, version = spec[:at], spec[at+1:]
+	if strings.HasPrefix(name, "@") && !strings.Contains(name, "/") {
+		return "", ""
+	}
+	return name, version
+}
+
+// npxInstall finds the npx cache entry made for exactly this one spec: its
+// package.json lists it alone under _npx.packages (npx's own record of what
+// it installed there). The entries are read in name order, at most
+// maxEntries of them.
+func npxInstall(npxDir, spec string) (string, bool) {
+	f, err := os.Open(npxDir)
+	if err != nil {
+		return "", false
+	}
+	names, _ := f.Readdirnames(maxEntries)
+	f.Close()
+	sort.Strings(names)
+	for _, n := range names {
+		dir := filepath.Join(npxDir, n)
+		b, err := boundedread.ReadFile(filepath.Join(dir, "package.json"), maxNpxPkgJSON, readTimeoutNone)
+		if err != nil {
+			continue
+		}
+		var pj struct {
+			Npx struct {
+				Packages []string `json:"packages"`
+			} `json:"_npx"`
+		}
+		if json.Unmarshal(b, &pj) == nil && len(pj.Npx.Packages) == 1 && pj.Npx.Packages[0] == spec {
+			return dir, true
+		}
+	}
+	return "", false
+}
+
+// readInstall reads the installed package's own package.json (name and
+// version as installed) and the install's package-lock (the registry
+// integrity npm verified the tarball against).
+func readInstall(dir, name, version string) (*Package, bool) {
+	b, err := boundedread.ReadFile(filepath.Join(dir, "node_modules", filepath.FromSlash(name), "package.json"), maxManifest, readTimeoutNone)
+	if err != nil {
+		return nil, false
+	}
+	var man struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	}
+	if json.Unmarshal(b, &man) != nil || man.Name != name || man.Version != version {
+		return nil, false
+	}
+	b, err = boundedread.ReadFile(filepath.Join(dir, "package-lock.json"), maxPackageLock, readTimeoutNone)
+	if err != nil {
+		return nil, false
+	}
+	var lk struct {
+		Packages map[string]struct {
+			Version   string `json:"version"`
+			Integrity string `json:"integrity"`
+		} `json:"packages"`
+	}
+	if json.Unmarshal(b, &lk) != nil {
+		return nil, false
+	}
+	e, ok := lk.Packages["node_modules/"+name]
+	if !ok || e.Version != version || e.Integrity == "" {
+		return nil, false
+	}
+	return &Package{Ecosystem: "npm", Name: name, Version: version, Integrity: e.Integrity}, true
+}
+
+// Observed is the continuity_check request's observed.launched member of
+// a resolution (docs/abi.md): {"package": {...}} or {"not_resolved": why}.
+func (r Resolution) Observed() json.RawMessage {
+	var v any
+	if p := r.Package; p != nil {
+		v = map[string]any{"package": map[string]string{
+			"ecosystem": p.Ecosystem, "name": p.Name, "version": p.Version, "integrity": p.Integrity,
+		}}
+	} else if r.Spec != "" {
+		v = map[string]string{"not_resolved": r.Reason, "spec": r.Spec}
+	} else {
+		v = map[string]string{"not_resolved": r.Reason}
+	}
+	b, _ := json.Marshal(v) // maps of strings always marshal
+	return b
+}
