@@ -34,7 +34,7 @@ import inspect
 import subprocess
 import sys
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Callable, Dict, List, Optional, TextIO, Tuple
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Optional, TextIO, Tuple
 
 import anyio
 
@@ -177,6 +177,24 @@ def raise_lone(group: "BaseExceptionGroup[BaseException]") -> None:
     walk(group)
     if len(leaves) == 1:
         raise leaves[0].with_traceback(leaves[0].__traceback__) from leaves[0].__cause__
+
+
+def is_transport(x: Any) -> bool:
+    """Whether with_preflight was handed a transport's (unentered) context
+    manager — mcp's or crawlcheck.transport's ``stdio_client(params)``,
+    ``streamable_http_client(url)`` — rather than a ClientSession."""
+    t = type(x)  # the class only: a session is not touched before the lockfile is judged
+    return hasattr(t, "__aenter__") and not hasattr(t, "initialize") and not hasattr(t, "call_tool")
+
+
+async def unwrapped(aw: Awaitable[Any]) -> Any:
+    """Awaits aw; an exception group of one exception (and cancellations)
+    that anyio's task groups made of it is raised as that exception."""
+    try:
+        return await aw
+    except BaseExceptionGroup as group:
+        raise_lone(group)
+        raise
 
 
 def starts_message(frame: bytes) -> bool:
