@@ -240,6 +240,23 @@ def test_one_function_per_op_the_core_answers() -> None:
         assert op in crawlcheck.__all__, f"{op} not exported"
 
 
+def test_every_module_defines_what_it_exports() -> None:
+    # A name in __all__ that the module does not define breaks
+    # `from crawlcheck.x import *` with an AttributeError (preflight.py named
+    # two effect helpers that had been removed).
+    import importlib
+    import pkgutil
+
+    for info in pkgutil.iter_modules(crawlcheck.__path__):
+        name = f"crawlcheck.{info.name}"
+        try:
+            mod = importlib.import_module(name)
+        except ImportError:
+            continue  # an optional integration whose framework is not installed here
+        for exported in getattr(mod, "__all__", []):
+            assert hasattr(mod, exported), f"{name}.__all__ names {exported}, which it does not define"
+
+
 def test_version_is_the_projects_one_in_changelog() -> None:
     # One version for the whole project: the first release heading of CHANGELOG.md.
     changelog = (Path(__file__).resolve().parents[3] / "CHANGELOG.md").read_text(encoding="utf-8")

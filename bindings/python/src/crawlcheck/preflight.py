@@ -990,8 +990,6 @@ __all__ = [
     "PreflightError",
     "endpoint_of",
     "format_time",
-    "stopped",
     "with_preflight",
-    "withheld",
 ]
 
