@@ -84,7 +84,7 @@ var joins, marks = func() (in, mark [256]bool) {
 // looked up, once: linear.
 func (s *scanner) directivesIn(t string, add func(rule, start, end int)) {
 	d, ws := s.c.directive, s.words
-	if d == nil || len(ws) == 0 || !s.valueCue {
+	if d == nil || len(ws) == 0 {
 		return
 	}
 	var c clause

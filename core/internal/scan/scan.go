@@ -410,7 +410,6 @@ type scanner struct {
 	work        int    // steps taken, one per byte and one per look-around step: the fuzz target holds it linear
 	words       []word
 	hits        []acHit  // the literal automaton's end states in the current text
-	valueCue    bool     // the current text has a digit, or a '.', '@' or ':' before a byte that joins a chunk: a value (directivesIn) may be in it
 	path        []string // reference tokens of the current text
 	low         []byte   // the words of the current text, lower case
 	ident       []byte   // the identifier being looked up, lower case

@@ -39,18 +39,12 @@ func isAlnum(c byte) bool {
 // identifiers read as words (refererUrl is referer url), as snake_case
 // ones already do. An apostrophe between letters ("Don't", also as ’) is
 // dropped from the lower-case form: "dont".
-//
-// It also sets s.valueCue, so that the directive matcher can skip a text no
-// value can be in (most keys and short descriptions): every chunk it reads
-// as a value holds a digit, or a mark ('.', '@', ':') between two of its
-// words, so before a byte that joins (joins).
 func (s *scanner) splitWords(t string) {
 	a := s.c.ac
 	next, class, endRow := a.next, &a.class, a.endRow
 	ws, low, hits := s.words[:0], s.low[:0], s.hits[:0]
 	row := int32(0)
 	sentence, inWord, skip := int32(0), false, 0
-	cue := false
 	var w word
 	var h uint32
 	for i := 0; i < len(t); i++ {
@@ -70,7 +64,6 @@ func (s *scanner) splitWords(t string) {
 				if c <= 'Z' && c >= 'A' && t[i-1] >= 'a' && t[i-1] <= 'z' {
 					break // camelCase: the capital starts the next word
 				}
-				cue = cue || c <= '9'
 				lc := lower(c)
 				low = append(low, lc)
 				h = (h ^ uint32(lc)) * hashPrime
@@ -87,7 +80,6 @@ func (s *scanner) splitWords(t string) {
 		}
 		if alnum {
 			w = word{start: int32(i), lo: int32(len(low)), sentence: sentence}
-			cue = cue || c <= '9'
 			lc := lower(c)
 			low = append(low, lc)
 			h = (hashSeed ^ uint32(lc)) * hashPrime
@@ -97,13 +89,12 @@ func (s *scanner) splitWords(t string) {
 		if (c == '.' || c == '!' || c == '?') && (i+1 == len(t) || t[i+1] <= ' ') {
 			sentence++
 		}
-		cue = cue || marks[c] && i+1 < len(t) && joins[t[i+1]]
 	}
 	if inWord {
 		w.end, w.hi, w.hash = int32(len(t)), int32(len(low)), h
 		ws = append(ws, w)
 	}
-	s.words, s.low, s.hits, s.valueCue = ws, low, hits, cue
+	s.words, s.low, s.hits = ws, low, hits
 }
 
 // phrasesIn matches every phrase starting at every word. The positions a
