@@ -16,6 +16,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -389,7 +390,11 @@ func TestOperational(t *testing.T) {
 
 // openapi validates answers against the served OpenAPI document.
 type openapi struct {
-	doc      map[string]any
+	doc map[string]any
+	// mu guards compiler and cache: tests with two instances validate
+	// answers from several goroutines, and the compiler is not safe for
+	// concurrent use (a compiled schema's Validate is).
+	mu       sync.Mutex
 	compiler *jsonschema.Compiler
 	cache    map[string]*jsonschema.Schema
 }
@@ -444,14 +449,17 @@ func (o *openapi) validate(t testing.TB, method, template string, resp *http.Res
 		return
 	}
 	ptr := fmt.Sprintf("%s#/paths/%s/%s/responses/%s/content/%s/schema", specURL, pointerEscape(template), strings.ToLower(method), status, pointerEscape(ctype))
+	o.mu.Lock()
 	sch := o.cache[ptr]
 	if sch == nil {
 		var err error
 		if sch, err = o.compiler.Compile(ptr); err != nil {
+			o.mu.Unlock()
 			t.Fatalf("OpenAPI: compiling %s: %v", ptr, err)
 		}
 		o.cache[ptr] = sch
 	}
+	o.mu.Unlock()
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
 	if err != nil {
 		t.Fatalf("%s %s: the answer is not JSON: %v\n%s", method, template, err, body)
