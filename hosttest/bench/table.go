@@ -273,7 +273,7 @@ var rowGroups = []rowGroup{
 	{"wazero", false, true, []rowsFunc{(*tableEnv).wazero}},
 	{"size", false, true, []rowsFunc{(*tableEnv).size}},
 	{"memory", false, false, []rowsFunc{(*tableEnv).memory}},
-	{"gateway", true, false, []rowsFunc{(*tableEnv).gateway}},
+	{"gateway", true, false, []rowsFunc{(*tableEnv).gateway, (*tableEnv).gatewayHTTP}},
 }
 
 // selectGroups reads BENCH_ROWS: a comma-separated list of rowGroups' names,
