@@ -111,6 +111,11 @@ func printRecord(w io.Writer, rec preflight.Record) {
 		// The prompts, resources and templates compared (issue 35): a
 		// host hands over only those that proceed.
 		say(w, "\n%s\n", strings.ReplaceAll(list, "_", " "))
+		if len(rec.Features[list]) == 0 {
+			// Compared, and the server offers none: said, so an empty
+			// heading is not read as a list left out.
+			say(w, "  none offered\n")
+		}
 		for _, key := range sortedKeys(rec.Features[list]) {
 			e := rec.Features[list][key]
 			note := ""
