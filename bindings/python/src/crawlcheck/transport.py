@@ -299,6 +299,16 @@ async def stdio_client(server: Any, errlog: TextIO = sys.stderr) -> AsyncIterato
         wire.frame(frame)
         await read_writer.send(_decode(frame))
 
+    async def note_exit() -> None:
+        # The exited child's status and the end of its stderr, before the
+        # session hears of the end (bounded: a child that closed its pipes
+        # and lives on is not waited for).
+        with anyio.move_on_after(_EXIT_WAIT):
+            await process.wait()
+            await stderr_done.wait()
+        if process.returncode is not None and process.returncode >= 0:
+            wire.exit_status = process.returncode
+
     async def reader() -> None:
         assert process.stdout is not None
         buf = bytearray()
@@ -326,14 +336,7 @@ async def stdio_client(server: Any, errlog: TextIO = sys.stderr) -> AsyncIterato
                 wire.saw("process_exited")
                 if buf:
                     await deliver(bytes(buf))
-                # Its exit status and the end of its stderr, before the
-                # session hears of the end (bounded: a child that closed
-                # its stdout and lives on is not waited for).
-                with anyio.move_on_after(_EXIT_WAIT):
-                    await process.wait()
-                    await stderr_done.wait()
-                if process.returncode is not None and process.returncode >= 0:
-                    wire.exit_status = process.returncode
+                await note_exit()
 
     stderr_done = anyio.Event()
 
@@ -363,6 +366,9 @@ async def stdio_client(server: Any, errlog: TextIO = sys.stderr) -> AsyncIterato
                     await process.stdin.send(_encode(item.message) + b"\n")
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             wire.saw("process_exited")  # a write to a child that is gone
+            # The reader may not have seen the end yet: the session hears
+            # of it now, so the exit status is read here too.
+            await note_exit()
             await read_writer.aclose()
 
     async def shutdown() -> None:
