@@ -41,10 +41,16 @@ func (g *Gateway) firstCheck() {
 func (g *Gateway) recheck(ctx context.Context) {
 	listed := time.Now()
 	obs, seen := g.observe(ctx)
+	if g.cutOffByEnding(obs) {
+		return
+	}
 	rec, again, err := g.check(obs, seen)
 	if err == nil && again {
 		listed = time.Now()
 		obs, seen = g.observe(ctx)
+		if g.cutOffByEnding(obs) {
+			return
+		}
 		rec, _, err = g.check(obs, seen)
 	}
 	var fresh time.Time
@@ -52,6 +58,19 @@ func (g *Gateway) recheck(ctx context.Context) {
 		fresh = listed.Add(ttl)
 	}
 	g.adopt(rec, err, seen, fresh)
+}
+
+// cutOffByEnding says whether a listing failed because the gateway is
+// ending the server itself (the client left, or a signal came): that
+// failure is the gateway's doing, not an observation of the server, so no
+// record is made of it (a record would blame the server for an exit the
+// gateway caused); stderr says so.
+func (g *Gateway) cutOffByEnding(obs preflight.Observation) bool {
+	if obs.Failure == "" || !g.ending.Load() {
+		return false
+	}
+	g.say("the session ended while the server's tools were being listed: no record of that check (the gateway ended the server, not the server itself)")
+	return true
 }
 
 // subscribe opens the gateway's own subscriptions/listen for tool list

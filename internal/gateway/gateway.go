@@ -92,7 +92,11 @@ type Config struct {
 
 // Gateway is one bridged session.
 type Gateway struct {
-	cfg      Config
+	cfg Config
+	// ending is set once the gateway ends the server itself (its client
+	// closed stdin, or a signal came): a listing that ending cuts off was
+	// not the server's doing, and leaves no record (recheck).
+	ending   atomic.Bool
 	endpoint string
 	log      *preflight.Log
 	child    upstream // the server: a child over stdio, or a remote one over HTTP (httpup.go)
@@ -276,9 +280,11 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 
 	select {
 	case <-clientEOF:
+		g.ending.Store(true)
 		g.child.stop(cfg.Grace)
 	case <-g.child.done():
 	case sig := <-sigs:
+		g.ending.Store(true)
 		// Forwarded, and the server's stdin closed (its client is going):
 		// it ends as it ends on either, within the grace, or is killed.
 		g.child.signal(sig.(syscall.Signal))

@@ -288,7 +288,7 @@ func TestCleanProceeds(t *testing.T) {
 	}
 	for i, r := range recs {
 		if r.Effect != "proceed" || i > 0 && r.PrevRecordSHA256 != recs[i-1].RecordSHA256 {
-			t.Errorf("record %d: effect %s, prev %s", i, r.Effect, r.PrevRecordSHA256)
+			t.Errorf("record %d: effect %s, prev %s, observations %+v", i, r.Effect, r.PrevRecordSHA256, r.Observations)
 		}
 	}
 }
