@@ -597,6 +597,7 @@ func approveVectors(t testing.TB, lock, agentgate obj) []opVector {
 	add("agentgate other server", obj{"record": agRec, "lock": agentgate, "pages": rugged, "names": []any{"get_issue"}, "server_name": "admin"})
 	add("missing approved_at", obj{"record": rugRec, "lock": lock, "pages": rugged})
 	delete(vs[len(vs)-1].Request.(obj), "approved_at")
+	vs = append(vs, itemRefusalVectors(t)...)
 	return append(vs, featuresOpVectors(t)...)
 }
 

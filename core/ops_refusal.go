@@ -25,6 +25,16 @@ func opRefusal(r req.Obj) (canon.Value, error) {
 	if rec.Kind() != canon.Object {
 		return canon.Value{}, cerr.New(cerr.BadRequest, "request.record must be a continuity record object")
 	}
+	if rd.Has("item") {
+		if hasTool || would {
+			return canon.Value{}, cerr.New(cerr.BadRequest, "request.item words an item's refusal: give no tool and no would")
+		}
+		text, _ := refusalItem(rd, rec)
+		if err := rd.Err(); err != nil {
+			return canon.Value{}, err
+		}
+		return canon.Obj(canon.M("text", canon.Str(text))), nil
+	}
 	if would {
 		if hasTool {
 			return canon.Value{}, cerr.New(cerr.BadRequest, "request.would words the whole record: give no tool")

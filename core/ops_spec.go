@@ -560,6 +560,7 @@ var opSpecs = []OpSpec{
 			need("record", "document", "the continuity record that decided"),
 			may("tool", "string", "the tool a call asked for; absent for the session"),
 			may("would", "bool", "word what enforce would have refused in an observe-mode record (no `tool`)"),
+			may("item", "object `{"+joinNames(refusalItemFields)+"}`", "a prompt, resource, resource template or ui:// template a host refuses (no `tool`, no `would`; issue 35): `crawlcheck: prompt \"triage\" withheld (pause_tool): prompt_changed (description) (record …)`, `refused: not in the checked list`, `refused: the check compared no prompts (…)`, or `crawlcheck: UI template \"ui://…\" refused: its contents changed since it was approved (record …)`"),
 		},
 		Result: []Field{need("text", "string or null", "the message, safe to show; null only with `would` when enforce would have refused nothing")}},
 	{Name: "verify_record", Summary: "Recomputes a record's `record_sha256`; a mismatch is an answer.",

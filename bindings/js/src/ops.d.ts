@@ -1232,6 +1232,14 @@ export interface RefusalRequest {
   tool?: string;
   /** word what enforce would have refused in an observe-mode record (no `tool`) */
   would?: boolean;
+  /**
+   * a prompt, resource, resource template or ui:// template a host refuses (no `tool`, no `would`;
+   * issue 35): `crawlcheck: prompt "triage" withheld (pause_tool): prompt_changed (description)
+   * (record …)`, `refused: not in the checked list`, `refused: the check compared no prompts
+   * (…)`, or `crawlcheck: UI template "ui://…" refused: its contents changed since it was
+   * approved (record …)`
+   */
+  item?: Request;
 }
 
 /** The result of refusal. */

@@ -302,3 +302,15 @@ func sortedKeys(keys []string) []string {
 	}
 	return features.Keys(m)
 }
+
+// ItemObservations are the observations of one list's items (added,
+// removed, changed), by the list's record name; nil for another name. A
+// refusal of an item names those of its own list only: a prompt and a
+// resource may share a key.
+func ItemObservations(list string) []policy.Observation {
+	o, ok := featureObservations[list]
+	if !ok {
+		return nil
+	}
+	return o[:]
+}
