@@ -22,34 +22,35 @@ import (
 // the record does not let through: withheld (Effect set), not in the
 // checked list, or of a list the lockfile pins none of (NotCompared).
 type ItemRefusedError struct {
-	List        string // "prompts", "resources" or "resource_templates"
+	List        string // "prompts", "resources", "resource_templates" or "ui_templates"
 	Key         string // the name, uri or uriTemplate asked for
 	Effect      string // the item's effect when the record withholds it
 	NotCompared bool
-	// Reason is why a ui:// template was refused (List "ui_templates").
+	// Parts are the parts of a ui:// template (List "ui_templates") that
+	// differ from its pin; Reason, without them, why it was refused
+	// (not_named, or ui_template_check's reason).
+	Parts  []string
 	Reason string
 	Record Record
 }
 
-// Error says why, the key shown through the core's escape_text.
+// Error is the core's words for the refusal (the refusal op's item), every
+// string from the server shown through escape_text: the same bytes the JS
+// and Python wrappers raise.
 func (e *ItemRefusedError) Error() string {
-	what := strings.TrimSuffix(strings.ReplaceAll(e.List, "_", " "), "s")
-	key := shownText(e.Key)
-	switch {
-	case e.List == "ui_templates":
-		return fmt.Sprintf("crawlcheck: UI template %s refused: %s (record %s)", key, e.Reason, e.Record.RecordSHA256)
-	case e.NotCompared:
-		return fmt.Sprintf("crawlcheck: %s %s refused: the check compared no %s (the lockfile pins none; lock the server again to pin them) (record %s)", what, key, strings.ReplaceAll(e.List, "_", " "), e.Record.RecordSHA256)
-	case e.Effect == "":
-		return fmt.Sprintf("crawlcheck: %s %s refused: not in the checked list (record %s)", what, key, e.Record.RecordSHA256)
+	item := map[string]any{"list": e.List, "key": e.Key}
+	if len(e.Parts) > 0 {
+		item["parts"] = e.Parts
+	} else if e.Reason != "" {
+		item["reason"] = e.Reason
 	}
-	var why []string
-	for _, f := range e.Record.Observations {
-		if f.Item == e.Key && f.Effect == e.Effect {
-			why = append(why, f.Observation)
-		}
+	var out struct {
+		Text string `json:"text"`
 	}
-	return fmt.Sprintf("crawlcheck: %s %s withheld (%s): %s (record %s)", what, key, e.Effect, strings.Join(slices.Compact(why), ", "), e.Record.RecordSHA256)
+	if err := corecall.Into("refusal", map[string]any{"record": corecall.Text(e.Record.Raw), "item": item}, &out); err != nil {
+		return fmt.Sprintf("crawlcheck: %s %s refused (record %s)", e.List, shownText(e.Key), e.Record.RecordSHA256)
+	}
+	return out.Text
 }
 
 // shownText is s as a person may read it (the core's escape_text), quoted.
@@ -202,8 +203,8 @@ func (s *Session) readUITemplate(ctx context.Context, params *mcp.ReadResourcePa
 	if err != nil {
 		return nil, err
 	}
-	refused := func(reason string) error {
-		return &ItemRefusedError{List: "ui_templates", Key: params.URI, Reason: reason, Record: rec}
+	refused := func(reason string, parts []string) error {
+		return &ItemRefusedError{List: "ui_templates", Key: params.URI, Reason: reason, Parts: parts, Record: rec}
 	}
 	tools := make([]json.RawMessage, len(rec.Handoff.Tools))
 	for i, t := range rec.Handoff.Tools {
@@ -213,7 +214,7 @@ func (s *Session) readUITemplate(ctx context.Context, params *mcp.ReadResourcePa
 		URIs []string `json:"uris"`
 	}
 	if err := corecall.Into("ui_templates", map[string]any{"tools": tools}, &named); err != nil || !slices.Contains(named.URIs, params.URI) {
-		return nil, refused("no tool handed over names it")
+		return nil, refused("not_named", nil)
 	}
 	s.mu.Lock()
 	lock, cs := s.lock, s.cs
@@ -235,16 +236,15 @@ func (s *Session) readUITemplate(ctx context.Context, params *mcp.ReadResourcePa
 		return nil, err
 	}
 	if !check.Same {
-		why := "its " + strings.Join(check.Parts, " and ") + " changed since it was approved"
 		if check.Reason != nil {
-			why = *check.Reason
+			return nil, refused(*check.Reason, nil)
 		}
-		return nil, refused(why)
+		return nil, refused("", check.Parts)
 	}
 	// The bytes the core compared, parsed by the SDK's own type.
 	var res mcp.ReadResourceResult
 	if err := json.Unmarshal(answer, &res); err != nil {
-		return nil, refused("the SDK cannot read the answer compared")
+		return nil, refused("malformed", nil)
 	}
 	return &res, nil
 }
