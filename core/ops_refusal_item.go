@@ -32,7 +32,7 @@ var uiRefusalReasons = []string{"not_named", "not_compared", "not_approved", "ma
 // refusalItemFields are the members of the refusal op's item.
 var refusalItemFields = []Field{
 	need("list", "string", "`prompts`, `resources`, `resource_templates` (the record's `features` lists) or `ui_templates` (a ui:// template read for a renderer)"),
-	need("key", "string", "the prompt's name, the resource's uri, the template's uriTemplate or the ui:// URI asked for"),
+	may("key", "string", "the prompt's name, the resource's uri, the template's uriTemplate or the ui:// URI asked for; absent to refuse a whole list the record compared none of (a listing)"),
 	may("parts", "array of strings", "`ui_templates` only: the parts `ui_template_check` answered differ"),
 	may("reason", "string", "`ui_templates` only, without `parts`: `not_named` (no tool handed over names it) or the reason `ui_template_check` answered (`not_compared`, `not_approved`, `malformed`)"),
 }
@@ -53,7 +53,10 @@ func refusalItem(rd *req.Reader, rec canon.Value) (string, bool) {
 	}
 	ir := o.Read()
 	list := ir.OneOf("list", "", refusalItemLists...)
-	key := ir.Str("key", true)
+	// Without a key, the whole list is refused (a listing of a list the
+	// check compared none of); a ui:// template is always named.
+	hasKey := ir.Has("key")
+	key := ir.Str("key", list == uiTemplatesList)
 	var parts []string
 	reason := ""
 	if list == uiTemplatesList {
@@ -87,10 +90,13 @@ func refusalItem(rd *req.Reader, rec canon.Value) (string, bool) {
 	}
 	what := map[string]string{features.Prompts.Name: "prompt", features.Resources.Name: "resource", features.Templates.Name: "resource template"}[list]
 	head := "crawlcheck: " + what + " \"" + textsafe.Escape(key) + "\" "
+	plural := strings.ReplaceAll(list, "_", " ")
+	if !hasKey {
+		head = "crawlcheck: " + plural + " "
+	}
 	all, _ := rec.Get("features")
 	items, compared := all.Get(list)
 	if !compared || items.Kind() != canon.Object {
-		plural := strings.ReplaceAll(list, "_", " ")
 		base, _ := rec.Get("baseline")
 		why := "this host read none of them; the record names them in baseline.blind_parts"
 		switch str(base, "features") {
@@ -100,6 +106,10 @@ func refusalItem(rd *req.Reader, rec canon.Value) (string, bool) {
 			why = "the lockfile's features were added after it was signed, so they are not used"
 		}
 		return head + "refused: the check compared no " + plural + " (" + why + ")" + suffix, true
+	}
+	if !hasKey {
+		rd.Fail(cerr.New(cerr.BadRequest, "%s: the record compared %s: refuse an item of it by its key", o.Path, plural))
+		return "", false
 	}
 	e, listed := items.Get(key)
 	effect, _ := e.Str()

@@ -38,7 +38,11 @@ type ItemRefusedError struct {
 // string from the server shown through escape_text: the same bytes the JS
 // and Python wrappers raise.
 func (e *ItemRefusedError) Error() string {
-	item := map[string]any{"list": e.List, "key": e.Key}
+	// A listing refused names no key: the whole list is.
+	item := map[string]any{"list": e.List}
+	if e.Key != "" {
+		item["key"] = e.Key
+	}
 	if len(e.Parts) > 0 {
 		item["parts"] = e.Parts
 	} else if e.Reason != "" {
