@@ -52,8 +52,11 @@ class Call {
 }
 
 // The calls whose answers the check reads; any other call is forgotten once
-// answered, so a long session's tool results are not kept.
-const KEPT = new Set(["tools/list", "initialize", "server/discover"]);
+// answered, so a long session's tool results are not kept. A
+// resources/read's answer is kept only while a read of a ui:// template
+// waits for it (Recorder.want, features.js); its call stays counted.
+const KEPT = new Set(["tools/list", "initialize", "server/discover", "prompts/list", "resources/list", "resources/templates/list", "resources/read"]);
+const WANTED_ONLY = new Set(["resources/read"]);
 
 /** The _meta member a 2026-07-28 request declares the client's capabilities in. */
 const META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities";
@@ -94,6 +97,8 @@ export class Recorder {
     this.fault = "";
     /** with an auth fault (unauthorized, forbidden): the resource metadata URL its WWW-Authenticate named, else "" */
     this.resourceMetadata = "";
+    /** the reads of a WANTED_ONLY method waiting for their answers, by method */
+    this.wanted = new Map();
     /** stdio lines that were no JSON-RPC message, skipped (startsMessage) */
     this.strayLines = 0;
     /** the program a command_not_found could not find */
@@ -221,7 +226,7 @@ export class Recorder {
     }
     if (!to) to = this.#pending();
     if (to && to.answer === null) {
-      if (KEPT.has(to.method)) {
+      if (KEPT.has(to.method) && (!WANTED_ONLY.has(to.method) || this.wanted.get(to.method) > 0)) {
         to.answer = frame.slice();
         to.fields = m === null ? null : rebase(m, frame, to.answer);
       } else {
@@ -241,6 +246,15 @@ export class Recorder {
         break;
       }
     }
+  }
+
+  /**
+   * Keeps the answers of method (a WANTED_ONLY one) until the returned
+   * function is called: while a read waits for its answer.
+   */
+  want(method) {
+    this.wanted.set(method, (this.wanted.get(method) ?? 0) + 1);
+    return () => this.wanted.set(method, this.wanted.get(method) - 1);
   }
 
   /** Drops a tools/list answer the check has read (it stays answered). */

@@ -30,6 +30,25 @@ export declare class ContinuityRefused extends CrawlcheckError {
 export interface ContinuityRecord extends Readonly<RecordJson> {}
 
 /**
+ * A prompt, resource, resource template or ui:// template the record does
+ * not let through (issue 35): withPreflight's listPrompts, getPrompt,
+ * listResources, listResourceTemplates and readResource answer only what
+ * the record covers, each item the object the core wrote, and reject the
+ * rest with this error, its message the core's words.
+ */
+export declare class ItemRefused extends CrawlcheckError {
+  /** "ui_templates": a ui:// template that is not the one approved, or that no tool handed over names. */
+  readonly list: "prompts" | "resources" | "resource_templates" | "ui_templates";
+  /** The name, uri or uriTemplate asked for; "" for a whole list. */
+  readonly key: string;
+  /** The item's effect when the record withholds it, else null. */
+  readonly effect: string | null;
+  /** The check compared none of the list (the lockfile pins none, or it was not read). */
+  readonly notCompared: boolean;
+  readonly record: ContinuityRecord | null;
+}
+
+/**
  * The check could not be made or its result not kept (a lockfile that
  * cannot be read, a configuration the core refuses, a log that cannot be
  * written, a confirm the core does not approve); `code` is the core's when

@@ -208,20 +208,38 @@ async function walkPages({ cc, cap, listPage, obs, pageCap, signal }) {
 }
 
 // fetchPage sends one tools/list through the SDK and returns the answer
-// captured on the wire. An answer that names the call's id is left for the
-// SDK to finish; one the SDK cannot route (not JSON, no id, a wrong id)
-// would leave it waiting, so that call is abandoned at once.
-async function fetchPage(cap, listPage, cursor, signal) {
+// captured on the wire.
+function fetchPage(cap, listPage, cursor, signal) {
+  const params = cursor === undefined ? {} : { cursor };
+  return fetchAnswer(cap, "tools/list", (options) => listPage(params, options), signal);
+}
+
+/**
+ * Sends one request of method through the SDK (send, given the SDK's
+ * request options) and returns the answer captured on the wire as {page}
+ * (its result member's bytes, or the whole frame), or the fault that kept
+ * it from arriving ({failure, detail}). An answer that names the call's id
+ * is left for the SDK to finish; one the SDK cannot route (not JSON, no
+ * id, a wrong id) would leave it waiting, so that call is abandoned at once.
+ */
+export async function fetchAnswer(cap, method, send, signal) {
   const rec = cap.rec;
-  const mark = rec.count("tools/list");
+  const mark = rec.count(method);
   const abandon = new AbortController();
-  const onAbort = () => abandon.abort(signal.reason);
+  // One listener on the check's deadline per request, removed at its end:
+  // a check sends many (the tool pages, then the features' reads).
+  let stop;
+  const stopped = new Promise((resolve) => (stop = resolve));
+  const onAbort = () => {
+    abandon.abort(signal.reason);
+    stop();
+  };
+  if (signal.aborted) stop();
   signal.addEventListener("abort", onAbort, { once: true });
   let sdkDone = false;
   let sdkErr = null;
-  const params = cursor === undefined ? {} : { cursor };
   const sdk = Promise.resolve()
-    .then(() => listPage(params, { signal: abandon.signal, timeout: 2 ** 31 - 1 }))
+    .then(() => send({ signal: abandon.signal, timeout: 2 ** 31 - 1 }))
     .then(
       () => {
         sdkDone = true;
@@ -234,10 +252,10 @@ async function fetchPage(cap, listPage, cursor, signal) {
   try {
     for (;;) {
       const wake = rec.changed();
-      const c = rec.nth("tools/list", mark);
+      const c = rec.nth(method, mark);
       if (c && c.answer !== null) {
         if (!c.matched) abandon.abort(new CrawlcheckError("crawlcheck: the answer could not be routed"));
-        if (!sdkDone) await Promise.race([sdk, aborted(signal)]).catch(() => {});
+        if (!sdkDone) await Promise.race([sdk, stopped]).catch(() => {});
         // A view of the answer's own copy (the capture's), not copied again.
         const page = pageOf(c);
         rec.release(c);
@@ -256,16 +274,11 @@ async function fetchPage(cap, listPage, cursor, signal) {
         abandon.abort(signal.reason);
         return classify(rec, signal, null);
       }
-      await Promise.race([wake, sdk, aborted(signal)]);
+      await Promise.race([wake, sdk, stopped]);
     }
   } finally {
     signal.removeEventListener("abort", onAbort);
   }
-}
-
-function aborted(signal) {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
 }
 
 /**
@@ -304,6 +317,9 @@ export function observedRequest(o) {
   if (o.pages.length > 0 || !o.failure) out.pages = o.pages;
   if (o.pageCapReached) out.page_cap_reached = true;
   if (o.strayLines > 0) out.stray_lines = o.strayLines;
+  // The prompts, resources, templates and UI templates read (features.js),
+  // already in the request's form.
+  if (o.features) out.features = o.features;
   if (o.failure) {
     out.failure = o.failure;
     if (o.failureDetail) out.failure_detail = o.failureDetail;

@@ -13,6 +13,7 @@ import { readRegularFile } from "./files.js";
 import { IssuerClient, nonceStatePath, useConsultation } from "./issuer.js";
 import { Checkpoints, checkpointPath, proofPath, readProof } from "./checkpoint.js";
 import { PilotUploader } from "./pilot.js";
+import { observeFeatures, installFeatures } from "./features.js";
 import { rmSync } from "node:fs";
 
 /**
@@ -445,7 +446,8 @@ class Gate {
     const signal = AbortSignal.timeout(this.timeout);
     const obs = handshakeFacts(this.cap, this.endpoint, this.client);
     obs.timeoutMs = this.timeout;
-    return observePages({ cc: this.cc, cap: this.cap, listPage: this.listPage, obs, pageCap: this.pageCap, signal });
+    // After a whole tool list, the prompts, resources and UI templates (features.js).
+    return observeFeatures(this, await observePages({ cc: this.cc, cap: this.cap, listPage: this.listPage, obs, pageCap: this.pageCap, signal }), signal);
   }
 
   /**
@@ -703,6 +705,9 @@ export function withPreflight(client, { lock, continuity = {} } = {}) {
     request: client.request,
   };
   g.listPage = pageLister(client, orig);
+  // listPrompts, getPrompt, listResources, listResourceTemplates and
+  // readResource answer what the record covers (features.js).
+  installFeatures(client, g, orig.request);
 
   client.connect = async function (transport, opts) {
     if (g.connected || g.cap) throw new PreflightError("crawlcheck: this client was already connected once");

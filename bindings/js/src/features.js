@@ -1,0 +1,274 @@
+// What a server offers beside its tools and a model may be handed (issue
+// 35): its prompts, resources and resource templates, and the MCP Apps UI
+// templates (ui://) its tools name. The session reads them after each whole
+// tool list, as the raw answers (nextCursor followed by the core's
+// next_page), and the core compares them with the lockfile's features
+// extension. This file reads them and hands over what the record covers,
+// nothing else, as the Go preflight's Session does
+// (internal/preflight/session_features.go, docs/preflight.md):
+//
+// - listPrompts, listResources, listResourceTemplates answer the handoff's
+//   items, each the object the core wrote from what it hashed (never the
+//   SDK's parse of the server's page), in one result without a cursor;
+// - getPrompt and readResource reach the server only for an item handed
+//   over, and refuse any other with ItemRefused in the core's words;
+// - readResource of a ui:// template a handed tool names reads it and
+//   hands it over only when the core finds it the template pinned
+//   (ui_template_check).
+//
+// Like the Go Session, the wrapper gates its own methods: a prompts/get or
+// resources/read a caller sends around them (client.request) is not seen.
+
+import { CrawlcheckError, PreflightError } from "./errors.js";
+import { RawJSON } from "./core.js";
+import { fetchAnswer } from "./observe.js";
+import { utf8 } from "./frames.js";
+
+const enc = new TextEncoder();
+
+/** The lists a session reads beside tools/list: the record's name, the method, the member naming an item. */
+const LISTS = [
+  { name: "prompts", method: "prompts/list", capability: "prompts", key: "name", sdk: "listPrompts" },
+  { name: "resources", method: "resources/list", capability: "resources", key: "uri", sdk: "listResources" },
+  { name: "resource_templates", method: "resources/templates/list", capability: "resources", key: "uriTemplate", sdk: "listResourceTemplates" },
+];
+const READ = "resources/read";
+
+/**
+ * The error of a prompt, resource, resource template or ui:// template the
+ * record does not let through: withheld (effect set), not in the checked
+ * list, of a list the check compared none of (notCompared), or a ui://
+ * template that is not the one approved (list "ui_templates"). The message
+ * is the core's (the refusal op's item).
+ */
+export class ItemRefused extends CrawlcheckError {
+  constructor(message, { list, key, effect = null, notCompared = false, record = null } = {}) {
+    super(message);
+    this.name = "ItemRefused";
+    /** "prompts", "resources", "resource_templates" or "ui_templates" */
+    this.list = list;
+    /** the name, uri or uriTemplate asked for ("" for a whole list) */
+    this.key = key;
+    this.effect = effect;
+    this.notCompared = notCompared;
+    this.record = record;
+  }
+}
+
+/**
+ * How the session sends a features request through the SDK: 2.x through
+ * its request (no aggregation, no cache), 1.x through its own methods (own:
+ * the client's methods before withPreflight replaced them).
+ */
+export function featureSender(client, own = client) {
+  if (typeof client.getNegotiatedProtocolVersion === "function") {
+    return (method, params, options) => own.request.call(client, { method, params }, options);
+  }
+  const byMethod = Object.fromEntries(LISTS.map((l) => [l.method, own[l.sdk]]));
+  byMethod[READ] = own.readResource;
+  return (method, params, options) => byMethod[method].call(client, params, options);
+}
+
+/**
+ * Reads, after a whole tool list (obs.stop "list_end"), the lists the
+ * server's capabilities declare and the ui:// templates the core names of
+ * the tool pages, into obs.features (the request's observed.features).
+ * Within the check's deadline (signal), as the Go preflight: a fault ends
+ * the reading, the list it hit says so, and what was not read is left out
+ * (not compared, said so on the record).
+ */
+export async function observeFeatures(g, obs, signal) {
+  if (obs.failure || obs.stop !== "list_end") return obs;
+  g.featureSend ??= featureSender(g.client);
+  const caps = g.client?.getServerCapabilities?.() ?? null;
+  const f = {};
+  obs.features = f;
+  for (const l of LISTS) {
+    if (caps?.[l.capability] === undefined || caps?.[l.capability] === null) {
+      // MCP forbids the request: the server offers none.
+      f[l.name] = { declared: false };
+      continue;
+    }
+    f[l.name] = await walkList(g, l.method, signal);
+    if (f[l.name].failure) return obs;
+  }
+  let uris;
+  try {
+    uris = g.cc.call("ui_templates", { pages: obs.pages }).uris;
+  } catch {
+    // The core refuses the tool list, which the check records: no
+    // template is read.
+    return obs;
+  }
+  f.ui_templates = [];
+  for (const uri of uris) {
+    const got = await readAnswer(g, { uri }, signal);
+    f.ui_templates.push(got.page ? { uri, result: got.page } : { uri, failure: got.failure });
+    // The session is gone (or the deadline passed): the rest is not read,
+    // and the check withholds the tools naming them.
+    if (!got.page) return obs;
+  }
+  return obs;
+}
+
+/** Reads every page of one list, following nextCursor by the core's next_page, within the core's pages_bytes. */
+async function walkList(g, method, signal) {
+  const l = { pages: [] };
+  let followed = [];
+  let cursor;
+  let total = 0;
+  for (;;) {
+    const params = cursor === undefined ? {} : { cursor };
+    const got = await fetchAnswer(g.cap, method, (options) => g.featureSend(method, params, options), signal);
+    if (!got.page) {
+      l.failure = got.failure;
+      return l;
+    }
+    if ((total += got.page.length) > g.cc.limits.pages_bytes) return { failure: "pages_over_cap" };
+    l.pages.push(got.page);
+    const req = { list: method, page: got.page, followed };
+    if (g.pageCap !== undefined) req.page_cap = g.pageCap;
+    let step;
+    try {
+      step = g.cc.nextPage(req);
+    } catch {
+      // The core refused the step itself: the check says what the page is.
+      return l;
+    }
+    if (step.cursor === null) {
+      if (step.page_cap_reached) l.page_cap_reached = true;
+      return l;
+    }
+    followed = step.followed;
+    cursor = step.cursor;
+  }
+}
+
+/** One resources/read through the SDK, its answer captured on the wire ({page} or {failure}). */
+async function readAnswer(g, params, signal) {
+  g.featureSend ??= featureSender(g.client);
+  const done = g.cap.rec.want(READ);
+  try {
+    return await fetchAnswer(g.cap, READ, (options) => g.featureSend(READ, params, options), signal);
+  } finally {
+    done();
+  }
+}
+
+/** The core's words for an item refused (the refusal op's item). */
+function refusal(g, rec, item, extra = {}) {
+  // A listing refused names no key: the whole list is.
+  const asked = item.key === "" ? { list: item.list } : item;
+  const { text } = g.cc.refusal({ record: enc.encode(rec.raw), item: asked });
+  return new ItemRefused(text, { list: item.list, key: item.key, record: rec, ...extra });
+}
+
+/** The record's handoff of one list; refuses key when the check compared none of it. */
+function handed(g, rec, list, key) {
+  const h = rec.handoff?.features?.[list];
+  if (!h) throw refusal(g, rec, { list, key }, { notCompared: true });
+  return h;
+}
+
+/** Refuses key unless the list hands it over. */
+function allowed(g, rec, h, list, key) {
+  if (typeof key === "string" && h.items.some((it) => it.key === key)) return;
+  const k = typeof key === "string" ? key : String(key);
+  const effect = h.withheld.includes(k) ? (rec.features?.[list]?.[k] ?? null) : null;
+  throw refusal(g, rec, { list, key: k }, { effect });
+}
+
+/** The handed items of a list: each the object the core wrote, one whose key does not match left out. */
+function itemsOf(h, keyMember) {
+  const out = [];
+  for (const it of h.items) {
+    const v = JSON.parse(it.item);
+    if (v?.[keyMember] === it.key) out.push(v);
+  }
+  return out;
+}
+
+function noCursor(g, params) {
+  if (params?.cursor !== undefined) throw new PreflightError(`crawlcheck: unknown cursor ${JSON.stringify(g.cc.shown(String(params.cursor)))}: the session answers in one page`);
+}
+
+/**
+ * The handed list of name ("prompts", "resources", "resource_templates")
+ * the newest record lets through; refuses a list the check compared none of.
+ */
+export async function handedList(g, name) {
+  const l = LISTS.find((x) => x.name === name);
+  const { rec } = await g.gate();
+  return itemsOf(handed(g, rec, name, ""), l.key);
+}
+
+/**
+ * Reads a ui:// template a handed tool names and answers it only when the
+ * core finds it the one pinned: the bytes it compared, parsed.
+ */
+async function readUITemplate(g, params) {
+  const { rec } = await g.gate();
+  const uri = params.uri;
+  const tools = (rec.handoff?.tools ?? []).map((t) => new RawJSON(enc.encode(t.tool)));
+  let named = [];
+  try {
+    named = g.cc.call("ui_templates", { tools }).uris;
+  } catch {
+    // no tool the core can read names it
+  }
+  if (!named.includes(uri)) throw refusal(g, rec, { list: "ui_templates", key: uri, reason: "not_named" });
+  const lock = g.lock;
+  const got = await readAnswer(g, params, AbortSignal.timeout(g.timeout));
+  if (!got.page) throw new PreflightError(`crawlcheck: reading ${JSON.stringify(g.cc.shown(uri))}: ${got.failure}`);
+  const check = g.cc.call("ui_template_check", { record: enc.encode(rec.raw), lock, uri, result: got.page });
+  if (!check.same) {
+    const item = check.reason !== null ? { list: "ui_templates", key: uri, reason: check.reason } : { list: "ui_templates", key: uri, parts: check.parts };
+    throw refusal(g, rec, item);
+  }
+  const text = utf8(got.page);
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw refusal(g, rec, { list: "ui_templates", key: uri, reason: "malformed" });
+  }
+}
+
+/**
+ * Gives client (wrapped by withPreflight) the features methods: answered
+ * from the record's handoff, refusing what it does not cover. request is
+ * the client's request before withPreflight replaced it.
+ */
+export function installFeatures(client, g, request) {
+  const own = { request, getPrompt: client.getPrompt, readResource: client.readResource };
+  for (const l of LISTS) own[l.sdk] = client[l.sdk];
+  g.featureSend = featureSender(client, own);
+  const getPrompt = own.getPrompt;
+  const readResource = own.readResource;
+  client.listPrompts = async function (params) {
+    noCursor(g, params);
+    return { prompts: await handedList(g, "prompts") };
+  };
+  client.listResources = async function (params) {
+    noCursor(g, params);
+    return { resources: await handedList(g, "resources") };
+  };
+  client.listResourceTemplates = async function (params) {
+    noCursor(g, params);
+    return { resourceTemplates: await handedList(g, "resource_templates") };
+  };
+  client.getPrompt = async function (params, ...rest) {
+    if (!params || typeof params.name !== "string") throw new TypeError("crawlcheck: getPrompt names no prompt");
+    const { rec } = await g.gate();
+    allowed(g, rec, handed(g, rec, "prompts", params.name), "prompts", params.name);
+    return getPrompt.call(this, params, ...rest);
+  };
+  client.readResource = async function (params, ...rest) {
+    if (!params || typeof params.uri !== "string") throw new TypeError("crawlcheck: readResource names no resource");
+    // A resource template's URIs are refused: which URIs a template
+    // matches is not decided by the core yet.
+    if (params.uri.startsWith("ui://")) return readUITemplate(g, params);
+    const { rec } = await g.gate();
+    allowed(g, rec, handed(g, rec, "resources", params.uri), "resources", params.uri);
+    return readResource.call(this, params, ...rest);
+  };
+}
