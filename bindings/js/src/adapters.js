@@ -16,6 +16,7 @@
 
 import { CrawlcheckError, PreflightError } from "./errors.js";
 import { preflightConnected, preflightConnecting, continuityApi } from "./preflight.js";
+import { handedList, readChecked } from "./features.js";
 
 /**
  * An @openai/agents MCP server (MCPServerStdio, MCPServerStreamableHttp,
@@ -94,12 +95,17 @@ export function withContinuity(server, lock, options = {}) {
       if (!g.allowed(rec, toolName)) throw g.refusedTool(rec, toolName);
       return server[method](toolName, ...rest);
     };
+  // The server's resources (the agents MCP servers expose them, not
+  // prompts): what the record covers, as withPreflight hands them over.
   const overrides = {
     connect,
     close,
     listTools,
     callTool: guarded("callTool"),
     callToolResult: guarded("callToolResult"),
+    listResources: async (params) => handedList(await gate(), "resources", params),
+    listResourceTemplates: async (params) => handedList(await gate(), "resource_templates", params),
+    readResource: async (uri) => readChecked(await gate(), { uri }, () => server.readResource(uri)),
   };
   return new Proxy(server, {
     get(target, prop) {

@@ -192,14 +192,41 @@ function noCursor(g, params) {
   if (params?.cursor !== undefined) throw new PreflightError(`crawlcheck: unknown cursor ${JSON.stringify(g.cc.shown(String(params.cursor)))}: the session answers in one page`);
 }
 
+/** The result member of each list. */
+const MEMBERS = { prompts: "prompts", resources: "resources", resource_templates: "resourceTemplates" };
+
 /**
- * The handed list of name ("prompts", "resources", "resource_templates")
- * the newest record lets through; refuses a list the check compared none of.
+ * The listing of name ("prompts", "resources", "resource_templates") the
+ * newest record lets through, as the list's result in one page (a cursor
+ * is refused); refuses a list the check compared none of.
  */
-export async function handedList(g, name) {
+export async function handedList(g, name, params) {
+  noCursor(g, params);
   const l = LISTS.find((x) => x.name === name);
   const { rec } = await g.gate();
-  return itemsOf(handed(g, rec, name, ""), l.key);
+  return { [MEMBERS[name]]: itemsOf(handed(g, rec, name, ""), l.key) };
+}
+
+/** Resolves when the newest record hands the prompt over; throws ItemRefused when not. */
+export async function admitPrompt(g, name) {
+  if (typeof name !== "string") throw new TypeError("crawlcheck: getPrompt names no prompt");
+  const { rec } = await g.gate();
+  allowed(g, rec, handed(g, rec, "prompts", name), "prompts", name);
+}
+
+/**
+ * A resources/read the record covers: a ui:// template a handed tool names,
+ * read here and checked against its pin, or a resource handed over, read
+ * by read() (the SDK's, the framework's); any other URI is refused, one
+ * of a resource template included (which URIs a template matches is not
+ * decided by the core yet).
+ */
+export async function readChecked(g, params, read) {
+  if (!params || typeof params.uri !== "string") throw new TypeError("crawlcheck: readResource names no resource");
+  if (params.uri.startsWith("ui://")) return readUITemplate(g, params);
+  const { rec } = await g.gate();
+  allowed(g, rec, handed(g, rec, "resources", params.uri), "resources", params.uri);
+  return read();
 }
 
 /**
@@ -227,10 +254,11 @@ async function readUITemplate(g, params) {
   }
   const text = utf8(got.page);
   try {
-    return JSON.parse(text);
+    if (text !== null) return JSON.parse(text);
   } catch {
-    throw refusal(g, rec, { list: "ui_templates", key: uri, reason: "malformed" });
+    // below
   }
+  throw refusal(g, rec, { list: "ui_templates", key: uri, reason: "malformed" });
 }
 
 /**
@@ -244,31 +272,14 @@ export function installFeatures(client, g, request) {
   g.featureSend = featureSender(client, own);
   const getPrompt = own.getPrompt;
   const readResource = own.readResource;
-  client.listPrompts = async function (params) {
-    noCursor(g, params);
-    return { prompts: await handedList(g, "prompts") };
-  };
-  client.listResources = async function (params) {
-    noCursor(g, params);
-    return { resources: await handedList(g, "resources") };
-  };
-  client.listResourceTemplates = async function (params) {
-    noCursor(g, params);
-    return { resourceTemplates: await handedList(g, "resource_templates") };
-  };
+  client.listPrompts = (params) => handedList(g, "prompts", params);
+  client.listResources = (params) => handedList(g, "resources", params);
+  client.listResourceTemplates = (params) => handedList(g, "resource_templates", params);
   client.getPrompt = async function (params, ...rest) {
-    if (!params || typeof params.name !== "string") throw new TypeError("crawlcheck: getPrompt names no prompt");
-    const { rec } = await g.gate();
-    allowed(g, rec, handed(g, rec, "prompts", params.name), "prompts", params.name);
+    await admitPrompt(g, params?.name);
     return getPrompt.call(this, params, ...rest);
   };
   client.readResource = async function (params, ...rest) {
-    if (!params || typeof params.uri !== "string") throw new TypeError("crawlcheck: readResource names no resource");
-    // A resource template's URIs are refused: which URIs a template
-    // matches is not decided by the core yet.
-    if (params.uri.startsWith("ui://")) return readUITemplate(g, params);
-    const { rec } = await g.gate();
-    allowed(g, rec, handed(g, rec, "resources", params.uri), "resources", params.uri);
-    return readResource.call(this, params, ...rest);
+    return readChecked(g, params, () => readResource.call(this, params, ...rest));
   };
 }

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { NOW, now, tempDir, writeScenario, startHttp, crawlcheck, sdk } from "./helpers.js";
 import { startReference } from "./servers.js";
-import { withPreflight, ItemRefused, load } from "../src/index.js";
+import { withPreflight, withContinuity, ItemRefused, load } from "../src/index.js";
 
 const SCENARIO = {
   tools: [{ name: "show_issue", description: "Shows an issue.", inputSchema: { type: "object" }, _meta: { ui: { resourceUri: "ui://issues/view" } } }],
@@ -158,4 +158,25 @@ test("server-everything (prompts, resources over several pages, templates): the 
     assert.match(r.message, /not in the checked list/);
     await client.close();
   }
+});
+
+test("@openai/agents (its MCP servers expose resources, not prompts): withContinuity hands over the resources the record covers, refuses another read, and checks a ui:// read against its pin", async (t) => {
+  const { MCPServerStreamableHttp } = await import("@openai/agents");
+  const dir = tempDir(t);
+  // The agents SDK's 2.x client speaks initialize with this server (as adapters.test.js).
+  const server = await startHttp(t, writeScenario(dir, { ...SCENARIO, handshake: "initialize" }));
+  const lock = lockOf(dir, server.url);
+  const agents = new MCPServerStreamableHttp({ url: server.url, name: "issues" });
+  const gated = withContinuity(agents, lock, { now });
+  await gated.connect();
+  t.after(() => gated.close());
+  assert.deepEqual((await gated.listResources()).resources, [{ uri: "issues://readme", name: "readme", mimeType: "text/markdown" }]);
+  assert.deepEqual((await gated.listResourceTemplates()).resourceTemplates, [{ uriTemplate: "issues://issue/{number}", name: "issue" }]);
+  assert.equal((await gated.readResource("issues://readme")).contents[0].text, "# Read me");
+  let r = await refusedWith(gated.readResource("file:///etc/passwd"));
+  assert.match(r.message, /resource "file:\/\/\/etc\/passwd" refused: not in the checked list/);
+  assert.deepEqual(await gated.readResource("ui://issues/view"), SCENARIO.reads["ui://issues/view"]);
+  await server.mutate({ ops: [UI("<div id=issue></div><img src=x onerror=evil()>")] });
+  r = await refusedWith(gated.readResource("ui://issues/view"));
+  assert.match(r.message, /UI template "ui:\/\/issues\/view" refused: its contents changed/);
 });
