@@ -75,6 +75,7 @@ func exampleVectors(t testing.TB) []opVector {
 			featuresObserved(t, basePrompts(), baseResources(), baseTemplates(), uiTemplateApproved), "enforce"))), featuresLock(t), "ui://issues/view", uiTemplateApproved)),
 		ex("ui_templates", obj{"tools": withTool(deepCopy(tool), "echo", func(e obj) { e["_meta"] = obj{"ui": obj{"resourceUri": "ui://echo/view"}} })}),
 		ex("document_kind", obj{"document": page(t, tool, "")}),
+		ex("scan_items", obj{"features": featureChanges()[0].features(t), "items": []any{obj{"list": "prompts", "key": "triage"}}}),
 	}
 }
 

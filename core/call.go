@@ -53,6 +53,7 @@ func init() {
 		"next_page":           opNextPage,
 		"ui_templates":        opUITemplates,
 		"ui_template_check":   opUITemplateCheck,
+		"scan_items":          opScanItems,
 		"refusal":             opRefusal,
 		"session_step":        opSessionStep,
 		"document_kind":       opDocumentKind,

@@ -598,6 +598,7 @@ func approveVectors(t testing.TB, lock, agentgate obj) []opVector {
 	add("missing approved_at", obj{"record": rugRec, "lock": lock, "pages": rugged})
 	delete(vs[len(vs)-1].Request.(obj), "approved_at")
 	vs = append(vs, itemRefusalVectors(t)...)
+	vs = append(vs, itemScanVectors(t)...)
 	return append(vs, featuresOpVectors(t)...)
 }
 

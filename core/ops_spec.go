@@ -540,6 +540,14 @@ var opSpecs = []OpSpec{
 			need("uris", "array of strings", "the ui:// URIs to read, sorted"),
 			need("over", "bool", "the tools name more than 64: only the first 64 are named, and `make_lock` refuses the list"),
 		}},
+	{Name: "scan_items", Summary: "The approval scan of prompts, resources and resource templates (issue 35): every string of every item (name, title, description, arguments and their descriptions, unknown members) scanned as text a model reads, as a tool's description is (docs/scan.md). The lockfile keeps their hashes, not their texts, so a changed item has no word diff: this is what a person reads before approving it (the page, `approve`). Findings are in the lists' order (prompts, resources, resource templates), each list in the server's order, then by member (canonical order), offset and rule; at most 500 are listed, and `kinds` counts them all.",
+		Request: scanItemsFields,
+		Result: []Field{
+			need("findings", "array", "`{list, item, part, kind, length, offset, rule, severity, span, hidden?}`: `item` the name, uri or uriTemplate, `part` a JSON Pointer into the item"),
+			need("kinds", "object", "kind → number of findings, all of them"),
+			need("rules_sha256", "string", "the `scan_rules_sha256` of the rules that scanned"),
+			need("severity", "string", "the highest finding's: `none`, `low`, `medium` or `high`"),
+		}},
 	{Name: "ui_template_check", Summary: "Checks a ui:// template a host reads to render it (MCP Apps) against the pin of the lockfile the record compared (issue 35): a host renders nothing this does not answer `same` for. `same` is true only when the record was made from `lock`, its `baseline.features` is `signed` or `unsigned`, the lockfile pins `uri`, and the answer's `contents` and `_meta` hash as pinned.",
 		Request: []Field{
 			need("record", "document", "the continuity record the host acts on"),

@@ -70,6 +70,7 @@ export const OPS = [
   "resign_correction",
   "rules",
   "scan",
+  "scan_items",
   "session_step",
   "sign_correction",
   "sign_lock",

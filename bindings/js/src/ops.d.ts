@@ -1186,6 +1186,32 @@ export interface UiTemplatesResult {
   over: boolean;
 }
 
+/** The request of scan_items. */
+export interface ScanItemsRequest {
+  /**
+   * the lists as `observed.features` gives them (`{pages, page_cap_reached?}` each; a list absent
+   * is not scanned, `ui_templates` and `declared: false` are ignored)
+   */
+  features: Request;
+  /** the items whose findings to keep (the lists still count whole: a truncated list is refused) */
+  items?: RequestValue[];
+}
+
+/** The result of scan_items. */
+export interface ScanItemsResult {
+  /**
+   * `{list, item, part, kind, length, offset, rule, severity, span, hidden?}`: `item` the name, uri
+   * or uriTemplate, `part` a JSON Pointer into the item
+   */
+  findings: Json[];
+  /** kind → number of findings, all of them */
+  kinds: { [key: string]: Json };
+  /** the `scan_rules_sha256` of the rules that scanned */
+  rules_sha256: string;
+  /** the highest finding's: `none`, `low`, `medium` or `high` */
+  severity: string;
+}
+
 /** The request of ui_template_check. */
 export interface UiTemplateCheckRequest {
   /** the continuity record the host acts on */
@@ -1701,6 +1727,17 @@ export interface Ops {
    */
   uiTemplates(request?: UiTemplatesRequest): UiTemplatesResult;
   /**
+   * The approval scan of prompts, resources and resource templates (issue 35): every string of
+   * every item (name, title, description, arguments and their descriptions, unknown members)
+   * scanned as text a model reads, as a tool's description is (docs/scan.md). The lockfile keeps
+   * their hashes, not their texts, so a changed item has no word diff: this is what a person reads
+   * before approving it (the page, `approve`). Findings are in the lists' order (prompts,
+   * resources, resource templates), each list in the server's order, then by member (canonical
+   * order), offset and rule; at most 500 are listed, and `kinds` counts them all. Throws CoreError
+   * with the core's code.
+   */
+  scanItems(request: ScanItemsRequest): ScanItemsResult;
+  /**
    * Checks a ui:// template a host reads to render it (MCP Apps) against the pin of the lockfile
    * the record compared (issue 35): a host renders nothing this does not answer `same` for. `same`
    * is true only when the record was made from `lock`, its `baseline.features` is `signed` or
@@ -1835,6 +1872,7 @@ export interface OpTypes {
   replay_state: { request: ReplayStateRequest; result: ReplayStateResult };
   next_page: { request: NextPageRequest; result: NextPageResult };
   ui_templates: { request: UiTemplatesRequest; result: UiTemplatesResult };
+  scan_items: { request: ScanItemsRequest; result: ScanItemsResult };
   ui_template_check: { request: UiTemplateCheckRequest; result: UiTemplateCheckResult };
   escape_text: { request: EscapeTextRequest; result: EscapeTextResult };
   refusal: { request: RefusalRequest; result: RefusalResult };

@@ -1399,6 +1399,35 @@ def ui_templates(
     )
 
 
+class ScanItemsResult(TypedDict):
+    """The result of scan_items."""
+    #: `{list, item, part, kind, length, offset, rule, severity, span, hidden?}`: `item` the name,
+    #: uri or uriTemplate, `part` a JSON Pointer into the item
+    findings: List[JSON]
+    #: kind → number of findings, all of them
+    kinds: Dict[str, Any]
+    #: the `scan_rules_sha256` of the rules that scanned
+    rules_sha256: str
+    #: the highest finding's: `none`, `low`, `medium` or `high`
+    severity: str
+
+
+def scan_items(
+    *,
+    features: Mapping[str, Any],
+    items: Optional[Sequence[JSON]] = None,
+) -> ScanItemsResult:
+    """The approval scan of prompts, resources and resource templates (issue 35): every string of
+    every item (name, title, description, arguments and their descriptions, unknown members)
+    scanned as text a model reads, as a tool's description is (docs/scan.md). The lockfile keeps
+    their hashes, not their texts, so a changed item has no word diff: this is what a person
+    reads before approving it (the page, `approve`). Findings are in the lists' order (prompts,
+    resources, resource templates), each list in the server's order, then by member (canonical
+    order), offset and rule; at most 500 are listed, and `kinds` counts them all.
+    """
+    return cast(ScanItemsResult, call("scan_items", _req(features=features, items=items)))
+
+
 class UiTemplateCheckResult(TypedDict):
     """The result of ui_template_check."""
     #: render it: the template is the one approved
