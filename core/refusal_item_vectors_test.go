@@ -6,7 +6,9 @@ import "testing"
 // resources and templates, the changed prompt's exfiltration text found.
 func itemScanVectors(t testing.TB) []opVector {
 	var vs []opVector
-	add := func(name string, request any) { vs = append(vs, opVector{Op: "scan_items", Name: name, Request: request}) }
+	add := func(name string, request any) {
+		vs = append(vs, opVector{Op: "scan_items", Name: name, Request: request})
+	}
 	changed := featureChanges()[0].features(t)
 	add("a changed prompt", obj{"features": changed, "items": []any{obj{"list": "prompts", "key": "triage"}}})
 	add("every list", obj{"features": featureChanges()[1].features(t)})
