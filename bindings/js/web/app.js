@@ -135,6 +135,7 @@
   const inputs = {
     lock: { files: [], box: "lock-text", file: "lock-file", note: "lock-loaded" },
     tools: { files: [], box: "tools-text", file: "tools-file", note: "tools-loaded" },
+    features: { files: [], box: "features-text", file: "features-file", note: null },
     keydir: { files: [], box: "keydir-text", file: "keydir-file", note: null },
     policy: { files: [], box: "policy-text", file: "policy-file", note: null },
     proof: { files: [], box: "proof-text", file: "proof-file", note: null },
@@ -222,6 +223,7 @@
     const input = {
       lock: documents("lock")[0],
       second: documents("tools"),
+      features: documents("features")[0] || null,
       mode: $("mode").value,
       now: $("now").value.trim(),
       operator_keys: keys,
@@ -309,6 +311,7 @@
     lock: "The lockfile",
     second: "The second lockfile",
     tools: "The tool list",
+    features: "The prompts, resources and templates document",
     keydir: "The key directory",
     keys: "An operator public key",
     now: "The check time",
@@ -534,9 +537,13 @@
     return wrap;
   }
 
-  /** The scan of the new and changed tools, beside the diff, by tool and part. */
-  function scanBlock(s) {
-    const wrap = el("div", { class: "block", "data-testid": "scan" }, el("h3", {}, "Scan of the new and changed tools"));
+  /**
+   * The scan of the new and changed tools, beside the diff, by tool and
+   * part (or, titled and named otherwise, of the prompts, resources and
+   * templates, by item).
+   */
+  function scanBlock(s, title = "Scan of the new and changed tools", testid = "scan") {
+    const wrap = el("div", { class: "block", "data-testid": testid }, el("h3", {}, title));
     if (s.error) {
       wrap.appendChild(el("p", { class: "badge bad" }, "The scan refused: ", code(s.error.code), " ", s.error.message));
       return wrap;
@@ -544,7 +551,7 @@
     wrap.appendChild(
       el(
         "p",
-        { class: `badge ${s.severity === "none" || s.severity === "low" ? "good" : "bad"}`, "data-testid": "scan-severity" },
+        { class: `badge ${s.severity === "none" || s.severity === "low" ? "good" : "bad"}`, "data-testid": `${testid}-severity` },
         s.count === 0 ? "Nothing found." : [el("strong", {}, s.severity), `: ${s.count} finding${s.count === 1 ? "" : "s"}; read the text around each before approving (docs/scan.md).`],
       ),
     );
@@ -563,12 +570,49 @@
             "ul",
             { class: "paths" },
             fs.map((f) =>
-              el("li", { "data-testid": "scan-finding" }, el("span", { class: `chg sev-${f.severity}` }, f.severity), " ", code(f.rule), " ", code(f.part), f.key ? " (member name)" : "", ` at ${f.offset}: `, code(f.span), f.hidden ? [" spelling ", code(f.hidden)] : ""),
+              el("li", { "data-testid": `${testid}-finding` }, el("span", { class: `chg sev-${f.severity}` }, f.severity), " ", code(f.rule), " ", code(f.part), f.key ? " (member name)" : "", ` at ${f.offset}: `, code(f.span), f.hidden ? [" spelling ", code(f.hidden)] : ""),
             ),
           ),
         ),
       );
     }
+    return wrap;
+  }
+
+  /**
+   * The prompts, resources and templates the check compared: what changed
+   * (the record's item observations), what is withheld, what was not
+   * compared, and the scan of every item. No word diff: a lockfile keeps
+   * their hashes, not their texts.
+   */
+  function featuresBlock(f) {
+    const wrap = el("div", { class: "block", "data-testid": "features" }, el("h3", {}, "Prompts, resources and templates"));
+    if (f.blind.length > 0) {
+      wrap.appendChild(el("p", { class: "badge neutral", "data-testid": "features-blind" }, "Not compared (the lockfile pins none of them, or they were not given): ", ...f.blind.flatMap((b, i) => (i > 0 ? [", ", code(b)] : [code(b)])), "."));
+    }
+    const td = (label, ...c) => el("td", { "data-label": label }, ...c);
+    if (f.observations.length === 0) {
+      wrap.appendChild(el("p", { "data-testid": "features-changes" }, "No prompt, resource or template changed."));
+    } else {
+      const table = el(
+        "table",
+        { id: "features-table" },
+        el("caption", {}, "Prompts, resources and templates that changed, with the effect each gets"),
+        el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Item"), el("th", { scope: "col" }, "Observation"), el("th", { scope: "col" }, "Part"), el("th", { scope: "col" }, "Effect"))),
+        el(
+          "tbody",
+          {},
+          f.observations.map((o) => el("tr", { "data-testid": "features-change" }, el("th", { scope: "row" }, code(o.item)), td("Observation", code(o.observation)), td("Part", o.part ? code(o.part) : "—"), td("Effect", o.effect))),
+        ),
+      );
+      wrap.appendChild(el("div", { class: "scroll", role: "region", "aria-label": "Prompts, resources and templates that changed", tabindex: "0" }, table));
+      wrap.appendChild(el("p", { class: "hint" }, "No word diff: a lockfile keeps the hashes of prompts, resources and templates, not their texts. The scan below reads the text the server offers now."));
+    }
+    const withheld = f.items.filter((i) => !i.handed);
+    wrap.appendChild(
+      el("p", { "data-testid": "features-withheld" }, withheld.length === 0 ? "None is withheld." : [`Withheld (${withheld.length}): `, ...withheld.flatMap((i, n) => [n > 0 ? ", " : "", `${i.list} `, code(i.key), ` (${i.effect})`])]),
+    );
+    wrap.appendChild(scanBlock(f.scan, "Scan of the prompts, resources and templates", "features-scan"));
     return wrap;
   }
 
@@ -748,6 +792,7 @@
     if (r.diff.error) body.appendChild(el("p", { class: "badge bad" }, "The diff refused: ", code(r.diff.error.code), " ", r.diff.error.message));
     else body.appendChild(toolsTable(r.diff, rec));
     if (r.scan) body.appendChild(scanBlock(r.scan));
+    if (r.features) body.appendChild(featuresBlock(r.features));
     if (rec && rec.log) body.appendChild(logBlock(rec.log));
     if (rec) {
       body.appendChild(observationsBlock(rec));

@@ -139,6 +139,38 @@ function recordView(rec, text, handoff) {
   };
 }
 
+/**
+ * What the page shows of the prompts, resources and templates: the
+ * record's item observations and effects, the handoff's withheld items,
+ * what was not compared, and the core's scan of every item (scan_items).
+ */
+function featuresView(handoff, doc) {
+  const rec = handoff.record;
+  const lists = ["prompts", "resources", "resource_templates"];
+  const items = [];
+  for (const l of lists) {
+    const effects = (rec.features || {})[l];
+    if (!effects) continue;
+    const handed = new Set((((handoff.features || {})[l] || {}).items || []).map((i) => i.key));
+    for (const k of Object.keys(effects)) items.push({ list: l, key: shown(k), effect: effects[k], handed: handed.has(k) });
+  }
+  const s = attempt("scan_items", { features: new crawlcheckSDK.RawJSON(doc) });
+  return {
+    blind: (rec.baseline.blind_parts || []).filter((p) => lists.includes(p) || p === "ui_templates"),
+    items,
+    observations: rec.observations
+      .filter((o) => typeof o.item === "string")
+      .map((o) => ({ observation: o.observation, item: shown(o.item), part: shown(o.part), effect: o.effect })),
+    scan: s.error
+      ? { error: s.error }
+      : {
+          severity: s.ok.severity,
+          count: Object.values(s.ok.kinds).reduce((a, b) => a + b, 0),
+          findings: s.ok.findings.map((f) => ({ tool: `${f.list}: ${shown(f.item)}`, part: shown(f.part), key: false, offset: f.offset, rule: f.rule, severity: f.severity, span: shown(f.span), hidden: shown(f.hidden) })),
+        },
+  };
+}
+
 function progress(id, step, of, label) {
   self.postMessage({ type: "progress", id, step, of, label });
 }
@@ -250,6 +282,13 @@ function check(id, input) {
       };
 
   const observed = { pages: seconds };
+  // The prompts, resources and templates, as the bytes given, once the
+  // core has read them as one JSON value: the check reads the rest.
+  if (input.features) {
+    const fr = attempt("canonicalize", { json: input.features });
+    if (fr.error) throw new Failed("features", fr.error);
+    observed.features = new crawlcheckSDK.RawJSON(input.features);
+  }
   if (input.endpoint) observed.endpoint = input.endpoint;
   if (input.handshake) observed.handshake = input.handshake;
   if (input.protocol_version) observed.protocol_version = input.protocol_version;
@@ -302,6 +341,7 @@ function check(id, input) {
     // The trust shown is the check's: the policy may ask more of a baseline
     // than a valid signature (require_observed_baseline, issue 37), and the
     // record says what the core judged it, which verify_lock cannot know.
+    if (input.features) out.features = featuresView(handoff, input.features);
     const b = handoff.record.baseline;
     if (b && b.trust) out.trust = { ...out.trust, trust: b.trust, reason: b.trust_reason ? shown(b.trust_reason) : out.trust.reason };
   }

@@ -57,7 +57,7 @@ async function checkCase(page, c) {
   const q = c.request;
   const o = q.observed;
   await page.click("#clear");
-  await page.$eval("#check-form details", (d) => (d.open = true));
+  await page.$eval("#check-form details:not(#features-details)", (d) => (d.open = true));
   await page.$eval("#log-details", (d) => (d.open = true));
   await page.fill("#lock-text", JSON.stringify(q.lock));
   await page.fill("#tools-text", o.pages[0]);

@@ -74,7 +74,7 @@ function assertOffline(loadedAt, origin = "file:") {
 
 async function fill(page, { lock, pages = [], now, mode = "enforce", endpoint, handshake, protocolVersion, serverInfo, keyDirectory, operatorKeys, policy, expectedPolicyVersion }) {
   await page.click("#clear");
-  await page.$eval("#check-form details", (d) => (d.open = true));
+  await page.$eval("#check-form details:not(#features-details)", (d) => (d.open = true));
   if (lock instanceof Uint8Array) await page.setInputFiles("#lock-file", { name: "crawlcheck.lock", mimeType: "application/json", buffer: Buffer.from(lock) });
   else await page.fill("#lock-text", lock);
   if (pages.length === 1 && typeof pages[0] === "string") await page.fill("#tools-text", pages[0]);
@@ -548,7 +548,7 @@ test("dropping files on the sections opens them", async (t) => {
   const ex = vector("continuity_check", "example");
   await page.click("#clear");
   await page.fill("#now", ex.request.now);
-  await page.$eval("#check-form details", (d) => (d.open = true));
+  await page.$eval("#check-form details:not(#features-details)", (d) => (d.open = true));
   await page.fill("#endpoint", ex.request.observed.endpoint);
   const drop = async (zone, name, content) => {
     const dt = await page.evaluateHandle(([n, c]) => {
