@@ -178,7 +178,7 @@ var Rules = []Rule{
 	{"instruction.preference", KindInstruction, Medium, InText, MatchPhrase, []string{
 		"rather ~0 than ~0 others",
 		"rather ~0 than ~0 other|any|the ~1 tool|tools|standard|default|builtin|built",
-		"instead ~0 of ~0 any|other|others|the ~0 other|standard|default|builtin|built|regular|normal",
+		"instead ~0 of ~0 any|other|others ~0 other|standard|default|builtin|built|regular|normal",
 		"always|only|exclusively ~1 use|call|consult|invoke|choose|select ~0 this ~0 tool|function|server ~4 instead|over|rather|regardless|whatever|no|every|all",
 		"prefer|choose|select ~0 this ~0 tool|function|server ~3 over|above|rather|instead|always",
 		"safer|better|faster|superior|preferable|preferred|more ~3 than ~3 standard|default|builtin|built|regular|normal|other|others|any|original",
@@ -214,7 +214,7 @@ var Rules = []Rule{
 		"recommended|preferred|mandatory ~1 for ~0 all|every|any ~4 task|tasks|queries|query|operations|requests|retrieval|lookups|searches|conversions|calculations",
 		"superior|smarter|optimal ~0 choice|option|alternative",
 		"replaces|replace|replacing|supersedes|deprecates ~3 standard|legacy|unsecured|raw|manual|error|basic|old|existing|default|regular ~4 calls|tools|tool|invites|reads|functions|workflow|workflows|chains|steps",
-		"instead ~0 of ~0 standard|default|builtin|regular|normal|legacy|native|direct|official|original|existing|insecure|unsecured|unverified|plain|basic",
+		"use|call|choose|pick|select|invoke|try ~0 this|it ~2 instead ~0 of ~1 standard|default|builtin|regular|normal|legacy|native|direct|official|original|existing|insecure|unsecured|unverified|plain|basic",
 		"inferior|lesser|weaker|outdated ~0 alternative|alternatives|tool|tools|option|options|competitor|competitors|solution|solutions|product|products|service|services|calculator|calculators|translator|translators|engine|engines",
 		"outperforms|outperform|outperforming|beats|surpasses|outclasses|outranks ~2 all|any|every|other|others|competitors|competing|competition|alternatives|rivals",
 		"than ~1 competitors|competition|competing|rivals|alternatives",

@@ -276,6 +276,7 @@ func TestHonestTextStaysQuiet(t *testing.T) {
 		"You MUST call this function before 'Query Documentation' tool to obtain a valid ID.",
 		"This endpoint is deprecated, please use the v2 endpoint.",
 		"Requires calling login first.",
+		"The time to wait in seconds. With text, serves as a timeout for it instead of the default action timeout.",
 	} {
 		r := Run(coretest.Hashed(t, desc(d)), nil)
 		if r.Severity > Low {
