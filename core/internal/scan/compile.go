@@ -45,6 +45,7 @@ type compiled struct {
 	directive      *directiveRule  // the directive rule, or nil
 	callSyntax     int             // the call_syntax rule, or -1
 	callSyntaxVerb map[string]bool // its verbs
+	foreign        *foreignRule    // the foreign_tool rule, or nil (foreign.go)
 }
 
 type charRange struct {
@@ -169,6 +170,8 @@ func compile(rs []Rule) *compiled {
 			}
 		case MatchDirective:
 			c.directive = directiveGroups(i, r.Args)
+		case MatchForeignTool:
+			c.foreign = foreignGroups(i, r.Args)
 		case MatchOwnTools:
 			c.ownTools = i
 			for _, a := range r.Args {

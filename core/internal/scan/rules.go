@@ -95,6 +95,7 @@ const (
 	MatchRefused     = "refused"      // Args: a literal rule's id, then words; a match of it in a sentence with one of the words is this rule's instead
 	MatchOwnTools    = "own_tools"    // Args: rule ids; a match of one of them in a sentence that names only tools of this list is this rule's instead
 	MatchCallSyntax  = "call_syntax"  // Args: verbs; right after one of them, a tool of no list written as a call with its arguments: call `name(…)`
+	MatchForeignTool = "foreign_tool" // Args: verbs, "|", claims; a tool of no list (nor a parameter) called right after a verb, or announced: "<name> tool now …" (foreign.go)
 	MatchDirective   = "directive"    // Args: directive words, "|", role words, "|", documentation words, "|", top-level domains; a clause with a directive, a role (or a parameter of the tool) and a concrete value, and no documentation word
 )
 
@@ -262,6 +263,21 @@ var Rules = []Rule{
 		"no ~0 confirmation|approval|permission|consent ~1 needed|required|necessary",
 	}, "asking the model to skip the person's confirmation takes the person out of the loop"},
 
+	{"instruction.agent_directive", KindInstruction, Medium, InText, MatchPhrase, []string{
+		"you|assistant|assistants|agent|agents|ai|model|models|llm|llms|claude ~0 must|should|shall ~0 execute|run|read|send|forward|halt|stop|inform|tell|clean|remove|delete|fetch|retrieve|collect|submit|upload|copy|perform|notify|report|save|store|share|post|download|visit|open|navigate|append|attach|embed|disclose|reveal|state|say|display|present|mention|add",
+		"you|assistant|assistants|agent|agents|ai|model|models|llm|llms|claude ~0 must|should|shall ~0 also|first|always|then|immediately|now ~0 execute|run|read|send|forward|halt|stop|inform|tell|clean|remove|delete|fetch|retrieve|collect|submit|upload|copy|perform|notify|report|save|store|share|post|download|visit|open|navigate|append|attach|embed|disclose|reveal|state|say|display|present|mention|add",
+		"you|assistant|assistants|agent|agents|ai|model|models|llm|llms|claude ~0 need|needs|have|has ~0 to ~0 execute|run|read|send|forward|halt|stop|inform|tell|clean|remove|delete|fetch|retrieve|collect|submit|upload|copy|perform|notify|report|save|store|share|post|download|visit|open|navigate|append|attach|embed|disclose|reveal|state|say|display|present|mention|add",
+		"you|assistant|assistants|agent|agents|ai|model|models|llm|llms|claude ~0 are|is ~0 required|obligated|expected|instructed ~0 to ~0 execute|run|read|send|forward|halt|stop|inform|tell|clean|remove|delete|fetch|retrieve|collect|submit|upload|copy|perform|notify|report|save|store|share|post|download|visit|open|navigate|append|attach|embed|disclose|reveal|state|say|display|present|mention|add",
+	}, "an obligation laid on the agent itself (\"you must execute the following command\", \"AI agents should retrieve …\", \"the assistant is required to send …\"), in any person, to act beyond the tool's own job (run, read, send, fetch, halt, tell, clean up …) is an instruction to the model, not a description for the person; how to fill the tool's own arguments (pass, include, provide, call this tool) is left to the parameter rules"},
+	{"instruction.version_claim", KindInstruction, Medium, InText, MatchPhrase, []string{
+		"this|it ~0 is ~0 the|an|a ~1 advanced|enhanced|improved|premium|professional|ultimate|upgraded|optimized|optimised|superior|official|secure|updated|better|best|enterprise|pro ~2 version|edition|variant|release|implementation|build",
+		"this|our ~0 enhanced|improved|advanced|premium|professional|ultimate|upgraded|optimized|optimised|superior|updated|better|secure ~0 version|edition|variant|release|implementation",
+		"better|faster|safer|superior|more|higher|greater ~6 compared ~0 to|with ~2 other|others|standard|regular|existing|default|alternative|alternatives|competing|similar",
+		"recommended|preferred ~0 over|above ~3 standard|other|others|default|existing|builtin|regular|basic|native|legacy|alternative|alternatives|any",
+		"the ~0 best|finest|greatest ~4 tool|tools|option|solution|service|api ~1 available",
+		"most ~0 comprehensive|accurate|reliable|advanced|powerful|complete|trusted ~6 available",
+	}, "a tool that presents itself as a better version of some other tool or capability (\"this is the advanced version\", \"better results compared to other search tools\", \"recommended over standard directory listing tools\", \"the best search tool available\") asks to be chosen over it without naming a fault: the look-alike squatting of MCP-SafetyBench's function overlapping; an honest tool says what it does, not that it outranks the others"},
+
 	// References to other tools: how one server's text steers another's tools (shadowing).
 	{"reference.other_server_tool", KindShadowing, Medium, InText, MatchKnownTool, []string{
 		"read_file", "read_text_file", "read_multiple_files", "write_file", "edit_file", "move_file", "search_files", "list_directory", "directory_tree", "get_file_info", "create_directory",
@@ -301,6 +317,7 @@ var Rules = []Rule{
 		"please|kindly ~2 also|always|first|additionally ~0 call|invoke|forward|cc|bcc",
 	}, "asking the model to route another tool's call, or its data, through this one is how a tool inserts itself into other tools' work (cross-tool instruction); politeness (\"please\", \"it is recommended\") does not change it"},
 	{"instruction.tamper", KindTampering, Medium, InText, MatchPhrase, []string{
+		"regardless|irrespective ~0 of ~1 user|users|their|caller|callers|customer|customers ~1 input|inputs|request|requests|choice|choices|preference|preferences|query|queries|selection|selections|value|values",
 		"regardless|irrespective ~0 of ~4 user|users|human ~2 asks|asked|says|said|names|named|mentions|mentioned|provides|provided|gives|gave|given|specifies|specified|chose|chooses|wants|wanted|types|typed|requested|requests|selects|selected|enters|entered|picks",
 		"no ~0 matter ~0 what|which|who|whom ~4 user|users|customer|asks|requested|says|available|signed|other|else",
 		"whatever|whichever|whoever|whomever ~3 user|users|customer|customers ~2 asks|asked|says|names|mentions|provides|gives|specifies|wants|types|requests|requested|selects|enters|picks|chooses|supplies|supplied|shares|sends|uses|paid|pays",
@@ -342,12 +359,14 @@ var Rules = []Rule{
 		"an instruction to call a destructive tool (delete, drop, send, …) from another tool's text acts on things the person did not name"},
 	{"reference.call_syntax", KindShadowing, Medium, InText, MatchCallSyntax, []string{"call", "calling", "invoke", "invoking", "execute", "executing", "run", "running", "trigger"},
 		"an order to call a tool of no list written as code with its arguments (call `audit_log(level='x')`) is one tool scripting another server's: honest servers write their own tools' calls, and name others in prose"},
+	{"reference.call_foreign", KindShadowing, Medium, InText, MatchForeignTool, []string{"call", "invoke", "|", "now", "has been", "have been", "is now", "will now", "is deprecated", "is disabled"},
+		"a tool the list does not have, named as one the agent is to call (\"then call `playwright_screenshot`\", \"call the 'web_search' tool\") or whose new behaviour the text announces (\"the get_historical_stock_prices tool now uses …\"), is another server's tool steered from this one: an honest server orders calls of its own tools and names others in prose; names are compared loosely (case, separators, plurals, a tail of a name), so a misspelt own tool is still its own"},
 	{"reference.every_other_item", KindShadowing, Medium, InText, MatchPhrase, []string{
 		"every|all|each ~0 other ~1 item|items|record|records|file|files|entry|entries|row|rows|message|messages|document|documents|user|users|repository|repositories|table|tables|issue|issues|ticket|tickets|task|tasks|object|objects|resource|resources|one|ones|account|accounts|project|projects",
 	}, "acting on every other item reaches beyond what the person asked for (make demo's own poison)"},
 	{"reference.list_tool", KindShadowing, Low, InText, MatchListTool, nil,
 		"naming another tool of the same server is common and usually harmless, but it is how one tool steers another"},
-	{"reference.own_tools", KindShadowing, Low, InText, MatchOwnTools, []string{"instruction.preference", "instruction.precondition", "reference.cross_tool"},
+	{"reference.own_tools", KindShadowing, Low, InText, MatchOwnTools, []string{"instruction.preference", "instruction.precondition", "reference.cross_tool", "instruction.agent_directive", "instruction.version_claim"},
 		"a server steering the model among its own tools (\"prefer take_snapshot over screenshot\", \"call resolve_id before get_docs\") is ordinary guidance: a preference, precondition or cross-tool phrase in a sentence that names tools of this list and no other server's tool, \"other\" or \"another\" is worth knowing, not a second look"},
 
 	// Sensitive paths and secrets.
@@ -383,6 +402,8 @@ var Rules = []Rule{
 		"include|read|provide|attach|send|pass|append|add|extract|dump|copy|contents|content ~2 ssh|private|secret|aws|gpg|pgp ~1 key|keys|credentials",
 		"include|pass|provide|append|add|attach|send|dump|return ~2 all|every|entire|full ~2 env|environment ~0 variables|vars|variable",
 		"export|dump|copy|send|upload|sync|mirror|replicate|write|save ~3 all|every|entire|full ~2 user|users|customer|customers|personal|private|sensitive ~1 data|records|information|files|details ~3 to",
+		"collected|gathered|harvested ~3 tokens|keys|credentials|passwords|secrets|cookies",
+		"environment|env|system|user|users ~1 data|information|variables|vars ~0 collected|gathered|harvested",
 	}, "text that moves secrets or the conversation into a parameter or to an address is how a tool exfiltrates"},
 	{"exfiltration.address", KindExfiltration, Medium, InText, MatchSendTo, []string{
 		"send", "sent", "sends", "forward", "forwarded", "cc", "bcc", "copy", "notify", "inform", "let", "loop", "report", "share", "upload", "post", "transmit", "exfiltrate", "deliver", "also", "grant",

@@ -61,6 +61,7 @@ func newScanner(names []string) *scanner {
 		s.nameFilter.put(n)
 	}
 	s.own, s.ownPart = make(map[string]bool, len(names)), map[string]int{}
+	s.foreign.names = names
 	for _, name := range names {
 		s.own[strings.ToLower(name)] = true
 		nameParts(name, s.ownPart)
@@ -428,6 +429,7 @@ type scanner struct {
 	refLo       int
 	refHi       int
 	refAnswer   bool
+	foreign     foreignState // the foreign_tool matcher's names (foreign.go)
 }
 
 // add records a match of rule in the current text, merging it into the

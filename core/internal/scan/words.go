@@ -282,6 +282,9 @@ func (s *scanner) identifiersIn(t string, add func(rule, start, end int)) {
 			}
 			i++
 		}
+		if s.c.foreign != nil && letter && start > 0 && (marked || t[start-1] == '`' || t[start-1] == '\'' || t[start-1] == '"') {
+			s.foreignIn(t, start, i, marked, add)
+		}
 		if !marked || !letter {
 			continue
 		}
