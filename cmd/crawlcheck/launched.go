@@ -11,7 +11,9 @@ import (
 )
 
 // resolveLaunched resolves the package a stdio target's command line
-// launches (internal/launched); ok is false for an HTTP server or a file.
+// launches (internal/launched): what npx installed for it, else what its
+// registry serves under that version; ok is false for an HTTP server or a
+// file.
 // The npm cache is the server's: an npm_config_cache in the target's own
 // environment (an MCP client config's env) wins over ours, as it does for
 // the npx the target starts.
@@ -27,7 +29,15 @@ func (t target) resolveLaunched() (launched.Resolution, bool) {
 		}
 		return os.Getenv(k)
 	}
-	return launched.Resolve(t.args, launched.CacheDir(getenv)), true
+	cache := launched.CacheDir(getenv)
+	r := launched.Resolve(t.args, cache)
+	if r.Reason != launched.NotInstalled {
+		return r, true
+	}
+	// Not installed yet: what npx would fetch is the registry's, the one
+	// npm reads from the server's environment and working directory.
+	reg := launched.NpmRegistry(getenv, append(os.Environ(), t.env...), t.dir)
+	return launched.ResolveWith(t.args, launched.Options{NpmCache: cache, NpmRegistry: reg}), true
 }
 
 // launched is the observed.launched member of the target; nil for an HTTP
