@@ -185,7 +185,9 @@ func launchedOpVectors(t testing.TB) []opVector {
 	add("make_lock", "pypi with a specifier refused", obj{"approved_at": approvedAt, "observed": pyObs(timePackage(">=2025.9.25", timeWheel))})
 	add("make_lock", "pypi name not normalized refused", obj{"approved_at": approvedAt, "observed": pyObs(obj{"ecosystem": "pypi", "name": "MCP_server_time", "version": "2025.9.25", "hashes": []string{timeWheel}})})
 	add("make_lock", "pypi with an integrity refused", obj{"approved_at": approvedAt, "observed": pyObs(obj{"ecosystem": "pypi", "name": "mcp-server-time", "version": "2025.9.25", "integrity": memoryIntegrity})})
-	ociObs := func(p obj) obj { return launchedObserved(t, "docker run -i --rm "+timeImage+"@"+timeDigest, obj{"package": p}) }
+	ociObs := func(p obj) obj {
+		return launchedObserved(t, "docker run -i --rm "+timeImage+"@"+timeDigest, obj{"package": p})
+	}
 	add("make_lock", "with an oci image", obj{"approved_at": approvedAt, "observed": ociObs(timeImagePackage(timeDigest))})
 	add("make_lock", "oci name with a tag refused", obj{"approved_at": approvedAt, "observed": ociObs(obj{"ecosystem": "oci", "name": timeImage + ":latest", "digest": timeDigest})})
 	add("make_lock", "oci digest not sha256 refused", obj{"approved_at": approvedAt, "observed": ociObs(timeImagePackage("md5:0123"))})
