@@ -370,15 +370,23 @@ $(REGISTRY)/venv/.installed: hosttest/registry/requirements.txt
 	$(PYTHON) -m venv $(REGISTRY)/venv
 	$(REGISTRY)/venv/bin/pip install -q -r hosttest/registry/requirements.txt
 	touch $@
-## launched-deps: the local registries the launched-package tests start
-## on loopback (issue 35, cmd/crawlcheck TestLaunched*): verdaccio from
-## npm, at the version hosttest/launched/package-lock.json pins (npm ci
-## into $(BUILD)/launched), republishes a package under one version.
+## launched-deps: what the launched-package tests run against local
+## registries they start on loopback (issue 35, cmd/crawlcheck
+## TestLaunched*): verdaccio from npm, at the version
+## hosttest/launched/package-lock.json pins (npm ci into $(BUILD)/launched),
+## republishes a package under one version; uv from PyPI
+## (hosttest/launched/requirements.txt, a venv of its own) runs uvx against
+## a simple index python's http.server serves.
 LAUNCHED := $(ABUILD)/launched
 $(LAUNCHED)/node_modules/.package-lock.json: hosttest/launched/package-lock.json
 	mkdir -p $(LAUNCHED) && cp hosttest/launched/package.json hosttest/launched/package-lock.json $(LAUNCHED)/
 	cd $(LAUNCHED) && npm ci --no-audit --no-fund
-launched-deps: $(LAUNCHED)/node_modules/.package-lock.json
+$(LAUNCHED)/venv/.installed: hosttest/launched/requirements.txt
+	rm -rf $(LAUNCHED)/venv && mkdir -p $(LAUNCHED)
+	$(PYTHON) -m venv $(LAUNCHED)/venv
+	$(LAUNCHED)/venv/bin/pip install -q -r hosttest/launched/requirements.txt
+	touch $@
+launched-deps: $(LAUNCHED)/node_modules/.package-lock.json $(LAUNCHED)/venv/.installed
 ## test-launched: those tests alone (make test runs them with the rest).
 test-launched: launched-deps
 	CRAWLCHECK_NEED_SERVERS=1 CRAWLCHECK_LAUNCHED_DEPS=$(LAUNCHED) $(GO) test -count=1 -run 'TestLaunched' ./cmd/crawlcheck

@@ -94,6 +94,12 @@ func launchedKindsCases(t testing.TB) []goldenCase {
 	add("launched pypi: unpinned keeps the command-line rule", py, launchedObserved(t, "uvx mcp-server-time",
 		obj{"not_resolved": "unpinned", "spec": "mcp-server-time"}))
 
+	// A command the resolver does not read, against a lockfile that pins a
+	// package: the command-line rule, the record saying why no package was
+	// compared.
+	add("launched pypi: a command that is not a launcher against the pin keeps the command-line rule", py,
+		launchedObserved(t, "python -m mcp_server_time", obj{"not_resolved": "not_a_launcher"}))
+
 	img := obj{"package": timeImagePackage(timeDigest)}
 	dockerRun := "docker run -i --rm " + timeImage + "@" + timeDigest
 	oci := makeLaunchedLock(t, dockerRun, img)

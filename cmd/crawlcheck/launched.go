@@ -12,8 +12,9 @@ import (
 
 // resolveLaunched resolves the package a stdio target's command line
 // launches (internal/launched): what npx installed for it, else what its
-// registry serves under that version; ok is false for an HTTP server or a
-// file.
+// registry serves under that version; the files a uvx or pipx release has
+// on its index; the digest a docker run names. ok is false for an HTTP
+// server or a file.
 // The npm cache is the server's: an npm_config_cache in the target's own
 // environment (an MCP client config's env) wins over ours, as it does for
 // the npx the target starts.
@@ -34,10 +35,18 @@ func (t target) resolveLaunched() (launched.Resolution, bool) {
 	if r.Reason != launched.NotInstalled {
 		return r, true
 	}
-	// Not installed yet: what npx would fetch is the registry's, the one
-	// npm reads from the server's environment and working directory.
-	reg := launched.NpmRegistry(getenv, append(os.Environ(), t.env...), t.dir)
-	return launched.ResolveWith(t.args, launched.Options{NpmCache: cache, NpmRegistry: reg}), true
+	// Not installed yet (npx), or a release only its index tells (uvx,
+	// pipx run): what would be fetched is the registry's, the one npm or
+	// uv reads from the server's environment and working directory.
+	env := append(os.Environ(), t.env...)
+	o := launched.Options{NpmCache: cache, Env: env, Dir: t.dir}
+	switch launched.Launcher(t.args) {
+	case "npx":
+		o.NpmRegistry = launched.NpmRegistry(getenv, env, t.dir)
+	case "uvx", "pipx":
+		o.UV = launched.UVFor(t.args)
+	}
+	return launched.ResolveWith(t.args, o), true
 }
 
 // launched is the observed.launched member of the target; nil for an HTTP

@@ -24,6 +24,13 @@ type Options struct {
 	// Client makes the registry's requests; nil is a client of its own
 	// with registryTimeout.
 	Client *http.Client
+	// UV is the uv program that asks a uvx or pipx release's index (UVFor);
+	// "" asks none: such a spec is then NotInstalled.
+	UV string
+	// Env and Dir are the server's environment and working directory, in
+	// which uv reads its configuration; nil Env is ours.
+	Env []string
+	Dir string
 }
 
 // Limits of a registry lookup: one request, its answer read to
@@ -35,13 +42,17 @@ const (
 	maxConfigAnswer = 4 << 10
 )
 
-// ResolveWith is Resolve reading where o says: the npx cache first (what
+// ResolveWith is Resolve reading where o says. A uvx or pipx release is
+// what its index lists (indexHashes). For npx: the npx cache first (what
 // npx runs without asking the registry again: an exact version it has
 // installed), then, for a spec it has not installed, the registry's own
 // metadata of that version (the integrity npm will verify the tarball it
 // downloads against). A version the registry does not have, or a registry
 // that does not answer, is NotInstalled.
 func ResolveWith(argv []string, o Options) Resolution {
+	if spec, pipx, ok := pypiLaunch(argv); ok {
+		return resolvePyPI(spec, pipx, o)
+	}
 	r := Resolve(argv, o.NpmCache)
 	if r.Reason != NotInstalled || o.NpmRegistry == "" {
 		return r
