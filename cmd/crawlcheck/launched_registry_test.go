@@ -496,7 +496,8 @@ func TestLaunchedUvx(t *testing.T) {
 // and run before anything is started (docker is never run: this machine
 // has no daemon), the record naming both digests; an image named by tag
 // alone resolves to nothing, and keeps the command-line rule, said on the
-// record (not_resolved: unpinned).
+// record (not_resolved: unpinned); so does a command no resolver reads
+// (not_resolved: not_a_launcher).
 func TestLaunchedDockerDigest(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "ops", "make_lock", "with-an-oci-image.json"))
 	if err != nil {
@@ -576,5 +577,17 @@ func TestLaunchedDockerDigest(t *testing.T) {
 	}
 	if tr.Server.Identity != "mismatch" || tr.Server.Launched.NotResolved != "unpinned" || tr.Server.Launched.Spec != "mcp/time:latest" || tr.Server.Launched.Identity != "not_compared" {
 		t.Errorf("by tag: %+v", tr)
+	}
+	// A command no resolver reads: the command-line rule, the record
+	// saying why no package was compared.
+	cmd = exec.Command(bin, "check", "--json", "--lock", lock, "--server", "python3 -c pass")
+	cmd.Env = env
+	out, _ = cmd.Output()
+	tr.Server.Launched.Spec = ""
+	if err := json.NewDecoder(strings.NewReader(string(out))).Decode(&tr); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if tr.Server.Identity != "mismatch" || tr.Server.Launched.NotResolved != "not_a_launcher" || tr.Server.Launched.Spec != "" || tr.Server.Launched.Identity != "not_compared" {
+		t.Errorf("not a launcher: %+v", tr)
 	}
 }
