@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/crawlcheck/verifier/internal/launched"
 )
 
 // launchedDeps is the directory make test-launched installs the local
@@ -469,6 +471,14 @@ func TestLaunchedUvx(t *testing.T) {
 	// Another machine, uvx by its path, a flag, the spec written name@version.
 	if r := check(t, "b", 0, filepath.Join(venvBin, "uvx")+" --quiet "+project+"@"+version); r.Effect != "proceed" || r.Server.Launched.Identity != "match" {
 		t.Fatalf("machine b: %+v", r)
+	}
+
+	// pipx run installs from pip's indexes: the same release read through
+	// PIP_INDEX_URL (pipx itself is not installed here; uv reads the index).
+	pipx := launched.ResolveWith([]string{"pipx", "run", "--spec", spec, project},
+		launched.Options{UV: uv, Env: append(os.Environ(), "PIP_INDEX_URL="+index, "UV_PYTHON_DOWNLOADS=never"), Dir: tmp})
+	if p := pipx.Package; p == nil || p.Ecosystem != "pypi" || p.Name != project || len(p.Hashes) != 1 || p.Hashes[0] != want {
+		t.Errorf("pipx run through PIP_INDEX_URL: %+v (%s)", p, pipx.Reason)
 	}
 
 	// The index serves another wheel under the same version.

@@ -129,7 +129,8 @@ func resolvePyPI(spec string, pipx bool, o Options) Resolution {
 // server's environment and working directory, so the indexes are the ones
 // uvx reads there (UV_INDEX, UV_DEFAULT_INDEX, uv.toml) and nothing is
 // taken from a cache. For pipx the indexes are pip's (PIP_INDEX_URL,
-// PIP_EXTRA_INDEX_URL, any of them for any package, as pip chooses).
+// PIP_EXTRA_INDEX_URL, PIP_FIND_LINKS, any of them for any package, as pip
+// chooses); pip's configuration files are not read.
 func indexHashes(o Options, pipx bool, name, version string) ([]string, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), registryTimeout)
 	defer cancel()
@@ -152,6 +153,9 @@ func indexHashes(o Options, pipx bool, name, version string) ([]string, bool) {
 		}
 		for _, u := range strings.Fields(get("PIP_EXTRA_INDEX_URL")) {
 			args = append(args, "--extra-index-url", u)
+		}
+		for _, u := range strings.Fields(get("PIP_FIND_LINKS")) {
+			args = append(args, "--find-links", u)
 		}
 		args = append(args, "--index-strategy", "unsafe-best-match")
 	}
