@@ -32,7 +32,7 @@ var (
 )
 
 // Limits of asking uv: its answer (one distribution's hash lines) read to
-// maxUVAnswer bytes, within uvTimeout.
+// maxUVAnswer bytes, within registryTimeout.
 const maxUVAnswer = 1 << 20
 
 // pypiLaunch reads a uvx, `uv tool run` or `pipx run` command line: the
