@@ -12,12 +12,14 @@
 // launched through /usr/bin/npx instead of npx is another command line. The
 // package npm installed is what actually runs; the core pins and compares
 // it (the lockfile's launched extension). This package only reads the host's
-// files: what is the same package is the core's rule.
+// files, its registries and the command line: what is the same package is
+// the core's rule.
 //
-// Every read is bounded: the number of npx cache entries looked at and the
-// size of each file read. A command this package does not know, a spec
-// without an exact version, or a package npm has not installed yet resolves
-// to nothing and says why; the core then keeps the command-line rule.
+// Every read is bounded: the number of npx cache entries looked at, the
+// size of each file and each answer read, the time a registry or uv is
+// given. A command this package does not know, a spec without an exact
+// version, or a package neither installed nor served yet resolves to
+// nothing and says why; the core then keeps the command-line rule.
 package launched
 
 import (
@@ -50,12 +52,15 @@ const (
 	// uv tool run, pipx run, docker run), or names an option it does not
 	// read; its identity stays its command line.
 	NotALauncher = "not_a_launcher"
-	// Unpinned: npx names the package without an exact version
-	// (`npx -y pkg`, `pkg@latest`, `pkg@^1`): npx may run whatever the
-	// registry answers that day, so there is no one package to pin.
+	// Unpinned: the command line names no one release (`npx -y pkg`,
+	// `pkg@latest`, `pkg@^1`; `uvx pkg`, `pkg>=1`; an image by tag): the
+	// launcher may run whatever the registry answers that day, so there is
+	// no one package to pin.
 	Unpinned = "unpinned"
 	// NotInstalled: the npx cache holds no install of that exact spec (npx
-	// has not run it on this machine, or the cache was cleared).
+	// has not run it on this machine, or the cache was cleared) and no
+	// registry was asked or it did not answer; for uvx and pipx, no uv was
+	// found or the index does not list that release.
 	NotInstalled = "not_installed"
 	// Unreadable: the install is there but its package.json or
 	// package-lock does not say the name, version or integrity asked for
