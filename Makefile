@@ -10,7 +10,7 @@ export CGO_ENABLED := 1
 # -trimpath makes the artifacts reproducible: the same source gives the same bytes.
 ARTIFACT_FLAGS = -buildmode=c-shared -trimpath -ldflags='-s -w' $(if $(TAGS),-tags=$(TAGS))
 
-.PHONY: all race postgres js-deps oauth-deps fastmcp-deps load test test-interop interop-doc test-js test-python python-wheel bench-python bench-js bench-detail test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack attack-issuer test-registry wheels release release-check test-wine wine test-qemu qemu
+.PHONY: all race postgres js-deps oauth-deps fastmcp-deps load test test-interop interop-doc test-js test-python python-wheel bench-python bench-js bench-detail test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack attack-issuer test-registry launched-deps test-launched wheels release release-check test-wine wine test-qemu qemu
 
 all: wasm cshared
 
@@ -47,8 +47,8 @@ postgres:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15; }
 
 ## test: everything a clean checkout needs, then every test.
-test: lint wasm cshared postgres js-deps oauth-deps fastmcp-deps
-	CRAWLCHECK_NEED_SERVERS=1 CRAWLCHECK_OAUTH_PYTHON=$(ABUILD)/py-oauth/bin/python CRAWLCHECK_FASTMCP_PYTHON=$(ABUILD)/py-fastmcp/bin/python $(GO) test -count=1 -timeout 30m $$($(GO) list ./... | grep -v '/internal/preflight$$')
+test: lint wasm cshared postgres js-deps oauth-deps fastmcp-deps launched-deps
+	CRAWLCHECK_NEED_SERVERS=1 CRAWLCHECK_LAUNCHED_DEPS=$(LAUNCHED) CRAWLCHECK_OAUTH_PYTHON=$(ABUILD)/py-oauth/bin/python CRAWLCHECK_FASTMCP_PYTHON=$(ABUILD)/py-fastmcp/bin/python $(GO) test -count=1 -timeout 30m $$($(GO) list ./... | grep -v '/internal/preflight$$')
 	$(MAKE) race
 	$(MAKE) fuzz-seeds
 	$(MAKE) test-js
@@ -370,6 +370,27 @@ $(REGISTRY)/venv/.installed: hosttest/registry/requirements.txt
 	$(PYTHON) -m venv $(REGISTRY)/venv
 	$(REGISTRY)/venv/bin/pip install -q -r hosttest/registry/requirements.txt
 	touch $@
+## launched-deps: what the launched-package tests run against local
+## registries they start on loopback (issue 35, cmd/crawlcheck
+## TestLaunched*): verdaccio from npm, at the version
+## hosttest/launched/package-lock.json pins (npm ci into $(BUILD)/launched),
+## republishes a package under one version; uv from PyPI
+## (hosttest/launched/requirements.txt, a venv of its own) runs uvx against
+## a simple index python's http.server serves.
+LAUNCHED := $(ABUILD)/launched
+$(LAUNCHED)/node_modules/.package-lock.json: hosttest/launched/package-lock.json
+	mkdir -p $(LAUNCHED) && cp hosttest/launched/package.json hosttest/launched/package-lock.json $(LAUNCHED)/
+	cd $(LAUNCHED) && npm ci --no-audit --no-fund
+$(LAUNCHED)/venv/.installed: hosttest/launched/requirements.txt
+	rm -rf $(LAUNCHED)/venv && mkdir -p $(LAUNCHED)
+	$(PYTHON) -m venv $(LAUNCHED)/venv
+	$(LAUNCHED)/venv/bin/pip install -q -r hosttest/launched/requirements.txt
+	touch $@
+launched-deps: $(LAUNCHED)/node_modules/.package-lock.json $(LAUNCHED)/venv/.installed
+## test-launched: those tests alone (make test runs them with the rest).
+test-launched: launched-deps
+	CRAWLCHECK_NEED_SERVERS=1 CRAWLCHECK_LAUNCHED_DEPS=$(LAUNCHED) $(GO) test -count=1 -run 'TestLaunched' ./cmd/crawlcheck
+
 test-registry: $(REGISTRY)/venv/.installed
 	mkdir -p $(REGISTRY) && cp hosttest/registry/package.json hosttest/registry/package-lock.json $(REGISTRY)/
 	cd $(REGISTRY) && npm ci --no-audit --no-fund

@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -29,6 +30,87 @@ func launchedObserved(t testing.TB, command string, launched obj) obj {
 		"pages":            []string{page(t, baseTools(), "")},
 		"launched":         launched,
 	}
+}
+
+// The pypi and oci fixtures: mcp-server-time launched with uvx (its
+// release's two files, the wheel and the sdist), and the image of it
+// launched with docker run by digest.
+const (
+	timeSpec    = "mcp-server-time==2025.9.25"
+	timeWheel   = "sha256:41427e33cafba09ef0e0f197a9dc33f2bc7238947fa319e0ec7d6500e2f97421"
+	timeSdist   = "sha256:5cc559709887db33bf77546c2efb0a9352c13870cc2bfaeffab1a6bd6390419b"
+	timeImage   = "mcp/time"
+	timeDigest  = "sha256:0f3a5b8c2d9e4f1a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c"
+	otherDigest = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+)
+
+func timePackage(version string, hashes ...string) obj {
+	return obj{"ecosystem": "pypi", "name": "mcp-server-time", "version": version, "hashes": hashes}
+}
+
+func timeImagePackage(digest string) obj {
+	return obj{"ecosystem": "oci", "name": timeImage, "digest": digest}
+}
+
+// makeLaunchedLock is the lockfile make_lock writes of a server launched
+// by command, with what the host resolved of its package.
+func makeLaunchedLock(t testing.TB, command string, launched obj) obj {
+	res := call(t, "make_lock", obj{"approved_at": approvedAt, "observed": launchedObserved(t, command, launched)})
+	var doc obj
+	json.Unmarshal([]byte(resultField(t, res, "lock")), &doc)
+	return doc
+}
+
+// launchedKindsCases are the pypi and oci cases: a distribution launched
+// by uvx stands in for its command line as an npm package does; an image
+// by digest is compared, and then its command line, since docker's options
+// before the image change what runs.
+func launchedKindsCases(t testing.TB) []goldenCase {
+	var cs []goldenCase
+	add := func(name string, lock obj, observed obj) {
+		cs = append(cs, goldenCase{name, obj{"now": checkNow, "mode": "enforce", "lock": lock, "observed": observed}})
+	}
+	same := obj{"package": timePackage("2025.9.25", timeWheel, timeSdist)}
+	py := makeLaunchedLock(t, "uvx "+timeSpec, same)
+	add("launched pypi: the approved distribution", py, launchedObserved(t, "uvx "+timeSpec, same))
+	add("launched pypi: the same distribution through another uvx, its name as written otherwise", py,
+		launchedObserved(t, "/opt/uv/bin/uvx --quiet Mcp_Server.Time@2025.9.25", same))
+	add("launched pypi: the same distribution passed other arguments", py, launchedObserved(t, "uvx "+timeSpec+" --local-timezone UTC", same))
+	add("launched pypi: another file under the same version", py, launchedObserved(t, "uvx "+timeSpec,
+		obj{"package": timePackage("2025.9.25", timeSdist, "sha256:"+strings.Repeat("ab", 32))}))
+	notStarted := func(command string, launched obj) obj {
+		o := launchedObserved(t, command, launched)
+		for _, k := range []string{"pages", "server_info", "protocol_version", "handshake"} {
+			delete(o, k)
+		}
+		o["failure"] = "server_unavailable"
+		o["failure_detail"] = "not started: its launched package is compared first"
+		return o
+	}
+	add("launched pypi: another file denied before the server starts", py, notStarted("uvx "+timeSpec,
+		obj{"package": timePackage("2025.9.25", "sha256:"+strings.Repeat("ab", 32))}))
+	add("launched pypi: another version not on the index yet denied before the server starts", py,
+		notStarted("uvx mcp-server-time==2026.1.1", obj{"not_resolved": "not_installed", "spec": "mcp-server-time==2026.1.1"}))
+	add("launched pypi: unpinned keeps the command-line rule", py, launchedObserved(t, "uvx mcp-server-time",
+		obj{"not_resolved": "unpinned", "spec": "mcp-server-time"}))
+
+	// A command the resolver does not read, against a lockfile that pins a
+	// package: the command-line rule, the record saying why no package was
+	// compared.
+	add("launched pypi: a command that is not a launcher against the pin keeps the command-line rule", py,
+		launchedObserved(t, "python -m mcp_server_time", obj{"not_resolved": "not_a_launcher"}))
+
+	img := obj{"package": timeImagePackage(timeDigest)}
+	dockerRun := "docker run -i --rm " + timeImage + "@" + timeDigest
+	oci := makeLaunchedLock(t, dockerRun, img)
+	add("launched oci: the approved image", oci, launchedObserved(t, dockerRun, img))
+	add("launched oci: the same image with other docker options keeps the command-line rule", oci,
+		launchedObserved(t, "docker run -i --rm -v /:/host "+timeImage+"@"+timeDigest, img))
+	add("launched oci: another digest denied before the server starts", oci,
+		notStarted("docker run -i --rm "+timeImage+"@"+otherDigest, obj{"package": timeImagePackage(otherDigest)}))
+	add("launched oci: a tag keeps the command-line rule", oci,
+		launchedObserved(t, "docker run -i --rm "+timeImage+":latest", obj{"not_resolved": "unpinned", "spec": timeImage + ":latest"}))
+	return cs
 }
 
 // launchedLock is the lockfile make_lock writes of server-memory launched
@@ -103,6 +185,19 @@ func launchedOpVectors(t testing.TB) []opVector {
 	add("make_lock", "launched with a range refused", obj{"approved_at": approvedAt, "observed": launchedObserved(t, "npx -y "+memorySpec, obj{"package": memoryPackage("^2026.8.31", memoryIntegrity)})})
 	add("make_lock", "launched with both members refused", obj{"approved_at": approvedAt, "observed": launchedObserved(t, "npx -y "+memorySpec, obj{"package": memoryPackage("2026.8.31", memoryIntegrity), "not_resolved": "unpinned"})})
 	add("make_lock", "launched spec beside a package refused", obj{"approved_at": approvedAt, "observed": launchedObserved(t, "npx -y "+memorySpec, obj{"package": memoryPackage("2026.8.31", memoryIntegrity), "spec": memorySpec})})
+	pyObs := func(p obj) obj { return launchedObserved(t, "uvx "+timeSpec, obj{"package": p}) }
+	add("make_lock", "with a pypi distribution", obj{"approved_at": approvedAt, "observed": pyObs(timePackage("2025.9.25", timeWheel, timeSdist))})
+	add("make_lock", "pypi hashes unsorted refused", obj{"approved_at": approvedAt, "observed": pyObs(timePackage("2025.9.25", timeSdist, timeWheel))})
+	add("make_lock", "pypi with a specifier refused", obj{"approved_at": approvedAt, "observed": pyObs(timePackage(">=2025.9.25", timeWheel))})
+	add("make_lock", "pypi name not normalized refused", obj{"approved_at": approvedAt, "observed": pyObs(obj{"ecosystem": "pypi", "name": "MCP_server_time", "version": "2025.9.25", "hashes": []string{timeWheel}})})
+	add("make_lock", "pypi with an integrity refused", obj{"approved_at": approvedAt, "observed": pyObs(obj{"ecosystem": "pypi", "name": "mcp-server-time", "version": "2025.9.25", "integrity": memoryIntegrity})})
+	ociObs := func(p obj) obj {
+		return launchedObserved(t, "docker run -i --rm "+timeImage+"@"+timeDigest, obj{"package": p})
+	}
+	add("make_lock", "with an oci image", obj{"approved_at": approvedAt, "observed": ociObs(timeImagePackage(timeDigest))})
+	add("make_lock", "oci name with a tag refused", obj{"approved_at": approvedAt, "observed": ociObs(obj{"ecosystem": "oci", "name": timeImage + ":latest", "digest": timeDigest})})
+	add("make_lock", "oci digest not sha256 refused", obj{"approved_at": approvedAt, "observed": ociObs(timeImagePackage("md5:0123"))})
+	add("make_lock", "launched of an unknown ecosystem refused", obj{"approved_at": approvedAt, "observed": ociObs(obj{"ecosystem": "cargo", "name": "x", "version": "1.0.0", "integrity": memoryIntegrity})})
 	add("make_lock", "launched with an unknown reason refused", obj{"approved_at": approvedAt, "observed": launchedObserved(t, "npx -y "+memorySpec, obj{"not_resolved": "offline"})})
 	// approve keeps the pin of the old lockfile, and refuses a record
 	// whose package changed.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"strings"
 	"time"
 
@@ -11,23 +10,17 @@ import (
 )
 
 // resolveLaunched resolves the package a stdio target's command line
-// launches (internal/launched); ok is false for an HTTP server or a file.
-// The npm cache is the server's: an npm_config_cache in the target's own
-// environment (an MCP client config's env) wins over ours, as it does for
-// the npx the target starts.
+// launches (internal/launched.ResolveCommand): what npx installed for it,
+// else what its registry serves under that version; the files a uvx or
+// pipx release has on its index; the digest a docker run names. The
+// environment is the server's: the target's own env (an MCP client
+// config's) wins over ours, as it does for the launcher the target starts.
+// ok is false for an HTTP server or a file.
 func (t target) resolveLaunched() (launched.Resolution, bool) {
 	if t.args == nil {
 		return launched.Resolution{}, false
 	}
-	getenv := func(k string) string {
-		for i := len(t.env) - 1; i >= 0; i-- {
-			if name, v, ok := strings.Cut(t.env[i], "="); ok && name == k {
-				return v
-			}
-		}
-		return os.Getenv(k)
-	}
-	return launched.Resolve(t.args, launched.CacheDir(getenv)), true
+	return launched.ResolveCommand(t.args, t.env, t.dir), true
 }
 
 // launched is the observed.launched member of the target; nil for an HTTP

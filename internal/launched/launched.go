@@ -1,7 +1,10 @@
 // Package launched resolves the package a stdio server's command line
-// launches — today `npx [-y] pkg@version …` — to what npm installed for it:
-// the package's name, version and registry integrity, read from the npx
-// cache (<npm cache>/_npx/<hash>/).
+// launches: `npx [-y] pkg@version …` to what npm installed for it (the
+// package's name, version and registry integrity, read from the npx cache,
+// <npm cache>/_npx/<hash>/) or, not installed yet, to what its registry
+// serves under that version; `uvx pkg==1.2.3` and `pipx run` to the files
+// the index lists for that release (asked through uv); `docker run
+// image@sha256:…` to that digest, read from the command line.
 //
 // A stdio server's identity in a lockfile is otherwise its command line:
 // `npx -y pkg@1.2.3` may run another tarball under the same words (a
@@ -9,12 +12,14 @@
 // launched through /usr/bin/npx instead of npx is another command line. The
 // package npm installed is what actually runs; the core pins and compares
 // it (the lockfile's launched extension). This package only reads the host's
-// files: what is the same package is the core's rule.
+// files, its registries and the command line: what is the same package is
+// the core's rule.
 //
-// Every read is bounded: the number of npx cache entries looked at and the
-// size of each file read. A command this package does not know, a spec
-// without an exact version, or a package npm has not installed yet resolves
-// to nothing and says why; the core then keeps the command-line rule.
+// Every read is bounded: the number of npx cache entries looked at, the
+// size of each file and each answer read, the time a registry or uv is
+// given. A command this package does not know, a spec without an exact
+// version, or a package neither installed nor served yet resolves to
+// nothing and says why; the core then keeps the command-line rule.
 package launched
 
 import (
@@ -28,25 +33,34 @@ import (
 	"github.com/crawlcheck/verifier/internal/boundedread"
 )
 
-// Package is the package a command line launches, as npm installed it.
+// Package is the package a command line launches, as npm installed it,
+// as the index lists a PyPI release, or as docker run names an image.
 type Package struct {
-	Ecosystem string // "npm"
-	Name      string // the package name, scoped names with their scope
-	Version   string // the installed version, exact
-	Integrity string // the registry's integrity (an SRI string, sha512-…) from the install's package-lock
+	Ecosystem string // "npm", "pypi" or "oci"
+	Name      string // npm: scoped names with their scope; pypi: PEP 503 normalized; oci: the repository
+	Version   string // npm, pypi: the version, exact; oci: ""
+	Integrity string // npm: the registry's integrity (an SRI string, sha512-…) from the install's package-lock
+	// Hashes (pypi): "sha256:<hex>" of every file of the release on the
+	// index, sorted.
+	Hashes []string
+	Digest string // oci: sha256:<hex>, from the command line
 }
 
 // Why a command line resolves to no package.
 const (
-	// NotALauncher: the command is not one this package knows (only npx is
-	// known); its identity stays its command line.
+	// NotALauncher: the command is not one this package knows (npx, uvx,
+	// uv tool run, pipx run, docker run), or names an option it does not
+	// read; its identity stays its command line.
 	NotALauncher = "not_a_launcher"
-	// Unpinned: npx names the package without an exact version
-	// (`npx -y pkg`, `pkg@latest`, `pkg@^1`): npx may run whatever the
-	// registry answers that day, so there is no one package to pin.
+	// Unpinned: the command line names no one release (`npx -y pkg`,
+	// `pkg@latest`, `pkg@^1`; `uvx pkg`, `pkg>=1`; an image by tag): the
+	// launcher may run whatever the registry answers that day, so there is
+	// no one package to pin.
 	Unpinned = "unpinned"
 	// NotInstalled: the npx cache holds no install of that exact spec (npx
-	// has not run it on this machine, or the cache was cleared).
+	// has not run it on this machine, or the cache was cleared) and no
+	// registry was asked or it did not answer; for uvx and pipx, no uv was
+	// found or the index does not list that release.
 	NotInstalled = "not_installed"
 	// Unreadable: the install is there but its package.json or
 	// package-lock does not say the name, version or integrity asked for
@@ -96,8 +110,38 @@ func CacheDir(getenv func(string) string) string {
 	return filepath.Join(getenv("HOME"), ".npm")
 }
 
-// Resolve reads the package argv launches from the npm cache at cacheDir.
+// Launcher names the launcher argv starts a package with, as this
+// package reads it: "npx", "uvx" (uvx and uv tool run), "pipx" (pipx
+// run), "docker" (docker run), or "" for any other command line or one
+// with an option it does not read.
+func Launcher(argv []string) string {
+	if _, ok := dockerImage(argv); ok {
+		return "docker"
+	}
+	if _, pipx, ok := pypiLaunch(argv); ok {
+		if pipx {
+			return "pipx"
+		}
+		return "uvx"
+	}
+	if _, ok := npxSpec(argv); ok {
+		return "npx"
+	}
+	return ""
+}
+
+// Resolve reads the package argv launches from the npm cache at cacheDir;
+// an image docker run names by digest is read from the command line. A
+// uvx or pipx release is resolved only by ResolveWith, which asks its
+// index: here it is NotInstalled, with its spec (the core still judges
+// another exact version against a pin).
 func Resolve(argv []string, cacheDir string) Resolution {
+	if image, ok := dockerImage(argv); ok {
+		return resolveImage(image)
+	}
+	if spec, pipx, ok := pypiLaunch(argv); ok {
+		return resolvePyPI(spec, pipx, Options{})
+	}
 	spec, ok := npxSpec(argv)
 	if !ok {
 		return Resolution{Reason: NotALauncher}
@@ -223,14 +267,21 @@ func readInstall(dir, name, version string) (*Package, bool) {
 func (r Resolution) Observed() json.RawMessage {
 	var v any
 	if p := r.Package; p != nil {
-		v = map[string]any{"package": map[string]string{
-			"ecosystem": p.Ecosystem, "name": p.Name, "version": p.Version, "integrity": p.Integrity,
-		}}
+		pkg := map[string]any{"ecosystem": p.Ecosystem, "name": p.Name}
+		switch p.Ecosystem {
+		case "npm":
+			pkg["version"], pkg["integrity"] = p.Version, p.Integrity
+		case "pypi":
+			pkg["version"], pkg["hashes"] = p.Version, p.Hashes
+		case "oci":
+			pkg["digest"] = p.Digest
+		}
+		v = map[string]any{"package": pkg}
 	} else if r.Spec != "" {
 		v = map[string]string{"not_resolved": r.Reason, "spec": r.Spec}
 	} else {
 		v = map[string]string{"not_resolved": r.Reason}
 	}
-	b, _ := json.Marshal(v) // maps of strings always marshal
+	b, _ := json.Marshal(v) // maps of strings and string slices always marshal
 	return b
 }

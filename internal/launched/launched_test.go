@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -69,7 +70,7 @@ func TestResolveNpxInstall(t *testing.T) {
 	// spec: the same package.
 	npx, _ := exec.LookPath("npx")
 	b := Resolve([]string{npx, "--yes", spec, "--some-server-flag"}, cache)
-	if b.Package == nil || *b.Package != *a.Package {
+	if b.Package == nil || !reflect.DeepEqual(*b.Package, *a.Package) {
 		t.Fatalf("%s --yes: %+v, want %+v", npx, b, a.Package)
 	}
 }

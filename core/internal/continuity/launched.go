@@ -81,7 +81,16 @@ func (c *check) judgeLaunched() bool {
 // version is launched_package_changed, before anything runs. Anything
 // else is left to the command-line rule.
 func (c *check) judgeSpec(pin *lock.Launched, spec string) bool {
-	name, version, ok := lock.SplitSpec(spec)
+	var name, version string
+	ok := false
+	switch pin.Ecosystem {
+	case lock.EcosystemNPM:
+		name, version, ok = lock.SplitSpec(spec)
+	case lock.EcosystemPyPI:
+		name, version, ok = lock.SplitPyPISpec(spec)
+	}
+	// An image's spec is never unresolved with a digest (the digest is
+	// read from the command line), so an oci pin judges no spec.
 	if !ok || name != pin.Name || version == pin.Version {
 		return false
 	}
