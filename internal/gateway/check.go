@@ -73,8 +73,8 @@ func (g *Gateway) cutOffByEnding(obs preflight.Observation) bool {
 	return true
 }
 
-// subscribe opens the gateway's own subscriptions/listen for tool list
-// changes on a 2026-07-28 session whose server announces them, and waits
+// subscribe opens the gateway's own subscriptions/listen for list changes (tools,
+// prompts, resources) on a 2026-07-28 session whose server announces them, and waits
 // (within the check's deadline) for the server to acknowledge it before the
 // first listing. Over that revision a server announces a change only on the
 // subscriptions it holds: without one of its own the gateway would hear of
@@ -87,11 +87,12 @@ func (g *Gateway) subscribe(ctx context.Context) {
 	g.mu.Lock()
 	hs := g.hs
 	g.mu.Unlock()
-	if hs.version < ttlVersion || !announcesToolChanges(hs.result) {
+	listen := listenFor(hs.result)
+	if hs.version < ttlVersion || len(listen) == 0 {
 		return
 	}
 	id := g.idPrefix + "listen"
-	params := map[string]any{"notifications": map[string]any{"toolsListChanged": true}}
+	params := map[string]any{"notifications": listen}
 	if hs.meta != nil {
 		params["_meta"] = hs.meta
 	}
@@ -158,17 +159,30 @@ func (g *Gateway) ownAck(params json.RawMessage) bool {
 	return true
 }
 
-// announcesToolChanges reports whether a server/discover answer declares
-// tools.listChanged.
-func announcesToolChanges(result json.RawMessage) bool {
+// listenFor is the notifications member of the gateway's own
+// subscriptions/listen: a change of each list a server/discover answer
+// declares it announces (tools, prompts, resources: listChanged), since
+// each is checked and handed over from the record. Empty when it declares
+// none.
+func listenFor(result json.RawMessage) map[string]any {
+	type changes struct {
+		ListChanged bool `json:"listChanged"`
+	}
 	var r struct {
 		Capabilities struct {
-			Tools struct {
-				ListChanged bool `json:"listChanged"`
-			} `json:"tools"`
+			Tools, Prompts, Resources changes
 		} `json:"capabilities"`
 	}
-	return json.Unmarshal(result, &r) == nil && r.Capabilities.Tools.ListChanged
+	out := map[string]any{}
+	if json.Unmarshal(result, &r) != nil {
+		return out
+	}
+	for name, c := range map[string]changes{"toolsListChanged": r.Capabilities.Tools, "promptsListChanged": r.Capabilities.Prompts, "resourcesListChanged": r.Capabilities.Resources} {
+		if c.ListChanged {
+			out[name] = true
+		}
+	}
+	return out
 }
 
 // ttlVersion is the first protocol revision whose list results carry
