@@ -20,7 +20,8 @@ import (
 // removed, so that before the start the approved version is not installed
 // (run's gate cannot compare it) and npx installs it as the server starts:
 // the gateway's record, resolved after the start, compares what npx ran
-// (server.launched identity match). The install's integrity is then edited
+// (server.launched identity match), byte for byte the record crawlcheck
+// check --json writes. The install's integrity is then edited
 // under the running server and the lockfile touched: the re-check that
 // follows resolves again and denies (launched_package_changed), and the
 // client is told its tool list changed.
@@ -52,7 +53,8 @@ func TestRunLaunchedAfterStart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cmd := exec.Command(bin, "--timeout", "120s", "run", "--lock", lock, "--log", log, "--lock-poll", "50ms", "--", npx, "-y", spec)
+	const now = "2026-12-01T12:00:00Z"
+	cmd := exec.Command(bin, "--timeout", "120s", "run", "--now", now, "--lock", lock, "--log", log, "--lock-poll", "50ms", "--", npx, "-y", spec)
 	cmd.Dir, cmd.Env = tmp, env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -99,6 +101,15 @@ func TestRunLaunchedAfterStart(t *testing.T) {
 	}
 	if r := records()[0]; r.Effect != "proceed" || r.Server.Launched.Identity != "match" {
 		t.Fatalf("the first record, after npx installed the approved version at the start: %+v\n%s", r, stderr.String())
+	}
+	// The same record crawlcheck check --json writes, which reads the
+	// package after its own session.
+	check := exec.Command(bin, "--timeout", "120s", "check", "--now", now, "--handshake", "initialize", "--json", "--lock", lock, "--server", npx+" -y "+spec)
+	check.Dir, check.Env = tmp, env
+	want, _ := check.Output()
+	got, _ := os.ReadFile(log)
+	if first := got[:bytes.IndexByte(got, '\n')]; !bytes.Equal(first, bytes.TrimSpace(want)) {
+		t.Errorf("the gateway's first record:\n%s\ncrawlcheck check --json:\n%s", first, want)
 	}
 
 	// Another tarball under the approved version in the install npx ran.

@@ -238,7 +238,10 @@ func (g *Gateway) observe(ctx context.Context) (preflight.Observation, int64) {
 	hs := g.hs
 	g.mu.Unlock()
 	obs := preflight.Observation{Endpoint: g.endpoint, Handshake: hs.method, ProtocolVersion: hs.version, HandshakeResult: hs.result, ClientCapabilities: hs.caps,
-		StrayLines: int(g.skipped.Load())}
+		StrayLines: int(g.skipped.Load()),
+		// The server has answered its handshake: npx has installed what
+		// it runs (crawlcheck check reads it after its session too).
+		Launched: g.launched()}
 	if m, ok := strictMembers(hs.result); ok {
 		switch hs.method {
 		case "initialize":
@@ -290,7 +293,6 @@ func (g *Gateway) observe(ctx context.Context) (preflight.Observation, int64) {
 			if obs.Stop == preflight.StopListEnd {
 				obs.Features = g.observeFeatures(ctx, hs, obs.Pages)
 			}
-			obs.Launched = g.launched()
 			return obs, seen
 		}
 		followed, cursor = step.Followed, *step.Cursor
