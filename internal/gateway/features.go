@@ -280,9 +280,11 @@ func (g *Gateway) judgeItem(frame []byte, env envelope, held bool) {
 // hands over (ui_template_check), as the bytes the core compared; a
 // swapped template is refused, never passed to a renderer.
 func (g *Gateway) readUITemplate(env envelope, uri string, rec *preflight.Record, lock []byte, data map[string]any) {
-	refuse := func(reason string) {
-		e := &preflight.ItemRefusedError{List: "ui_templates", Key: uri, Reason: reason, Record: *rec}
-		g.toClient(errorFrame(env.id, RefusedCode, e.Error()+"; to re-approve after reading what changed: "+g.approveCommand(), data))
+	// reason is a reason code the core words (not_named, or
+	// ui_template_check's); parts, when given, the parts that changed.
+	refuse := func(parts []string, reason string) {
+		e := &preflight.ItemRefusedError{List: "ui_templates", Key: uri, Parts: parts, Reason: reason, Record: *rec}
+		g.toClient(errorFrame(env.id, RefusedCode, e.Error()+"; to pin it anew after reading what changed: "+g.lockCommand()+" (crawlcheck approve re-approves tools only)", data))
 	}
 	tools := make([]json.RawMessage, len(rec.Handoff.Tools))
 	for i, t := range rec.Handoff.Tools {
@@ -292,7 +294,7 @@ func (g *Gateway) readUITemplate(env envelope, uri string, rec *preflight.Record
 		URIs []string `json:"uris"`
 	}
 	if err := corecall.Into("ui_templates", map[string]any{"tools": tools}, &named); err != nil || !slices.Contains(named.URIs, uri) {
-		refuse("no tool handed over names it")
+		refuse(nil, "not_named")
 		return
 	}
 	g.mu.Lock()
@@ -312,15 +314,15 @@ func (g *Gateway) readUITemplate(env envelope, uri string, rec *preflight.Record
 	}
 	req := map[string]any{"record": corecall.Text(rec.Raw), "lock": corecall.Text(lock), "uri": uri, "result": corecall.Page(answer)}
 	if err := corecall.Into("ui_template_check", req, &check); err != nil {
-		refuse("the core could not check it: " + err.Error())
+		g.toClient(errorFrame(env.id, RefusedCode, "crawlcheck run: the UI template "+textsafe.Escape(uri)+" could not be checked: "+err.Error(), data))
 		return
 	}
 	if !check.Same {
-		why := "its " + strings.Join(check.Parts, " and ") + " changed since it was approved"
+		reason := ""
 		if check.Reason != nil {
-			why = *check.Reason
+			reason = *check.Reason
 		}
-		refuse(why)
+		refuse(check.Parts, reason)
 		return
 	}
 	// The answer's result member as the server sent it, which the core
