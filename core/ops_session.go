@@ -14,8 +14,10 @@ import (
 // host: a check the issuer's unreadable key directory or the server's
 // oversized pages refused is made again as the record of that fault; a
 // refresh is exactly one more check; the re-checks a list_changed storm
-// asks for are paced and their records say so; a call is allowed or
-// refused, with the refusal's words.
+// asks for are paced and their records say so; a use of the session (a
+// listing handed over, a call) waits for a re-check when the record does
+// not cover a change announced, and is allowed or refused, with the
+// refusal's words.
 func opSessionStep(r req.Obj) (canon.Value, error) {
 	rd := r.Read()
 	st := session.New()
@@ -38,7 +40,7 @@ func opSessionStep(r req.Obj) (canon.Value, error) {
 	}
 	fields, known := eventFields[typ]
 	if !known {
-		return canon.Value{}, cerr.New(cerr.BadRequest, "request.event.type %q is not an event of the session engine (known: check, list_changed, timer, call, log_proof, log_poll)", typ)
+		return canon.Value{}, cerr.New(cerr.BadRequest, "request.event.type %q is not an event of the session engine (known: check, list_changed, timer, use, call, log_proof, log_poll)", typ)
 	}
 	if err := ev.Only(append([]string{"type"}, fields...)...); err != nil {
 		return canon.Value{}, err
@@ -51,6 +53,8 @@ func opSessionStep(r req.Obj) (canon.Value, error) {
 		actions, err = sessionListChanged(&st, ev)
 	case "timer":
 		actions, err = sessionTimer(&st, ev)
+	case "use":
+		actions, err = sessionUse(&st, ev)
 	case "call":
 		actions, err = sessionCall(&st, ev)
 	case "log_proof":
@@ -74,8 +78,9 @@ func opSessionStep(r req.Obj) (canon.Value, error) {
 // eventFields are the members each event type takes besides its type.
 var eventFields = map[string][]string{
 	"check":        {"check", "seen", "oversized"},
-	"list_changed": {"at_ms"},
+	"list_changed": {"at_ms", "seen"},
 	"timer":        {"at_ms"},
+	"use":          {"seen"},
 	"call":         {"name"},
 	"log_proof":    {"proof", "checkpoint"},
 	"log_poll":     {"checkpoint"},
@@ -181,11 +186,26 @@ func atMS(ev req.Obj) (int64, error) {
 }
 
 // sessionListChanged paces the re-check a notifications/tools/list_changed
-// asks for: recheck at once, or wake at the time the pace allows.
+// asks for: recheck at once, or wake at the time the pace allows. With
+// seen (the host's count of notifications, this one included), a wake of
+// the host that brings no notification the engine has not counted is no
+// news: a host's watcher may wake for other reasons (a stream ending, a
+// frame it could not read) and coalesce notifications, and only its count
+// says which.
 func sessionListChanged(st *session.State, ev req.Obj) ([]canon.Value, error) {
 	at, err := atMS(ev)
 	if err != nil {
 		return nil, err
+	}
+	if ev.Has("seen") {
+		seen, err := count(ev, "seen")
+		if err != nil {
+			return nil, err
+		}
+		if seen <= st.Changes {
+			return nil, nil
+		}
+		st.Changes = seen - 1
 	}
 	now, due := st.ListChanged(at)
 	switch {
@@ -210,6 +230,33 @@ func sessionTimer(st *session.State, ev req.Obj) ([]canon.Value, error) {
 	return []canon.Value{action("recheck", canon.M("held_back_ms", canon.Int(st.HeldMS)))}, nil
 }
 
+// sessionUse answers the framework wanting the session's tools (a listing
+// to hand over, or before a call): a re-check first when the newest record
+// does not cover every list_changed the host has seen (the host re-checks
+// and sends the same event again, with the same seen: the re-check's
+// observation began after those notifications, so the second answer is
+// never a re-check); else allow when the session proceeds, or refuse in
+// the session's words. A use never waits out the pace: the framework is
+// waiting, and no use is judged by a list the record did not cover.
+func sessionUse(st *session.State, ev req.Obj) ([]canon.Value, error) {
+	seen, err := count(ev, "seen")
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case !st.Covers(seen):
+		return []canon.Value{action("recheck", canon.M("held_back_ms", canon.Int(st.HeldMS)))}, nil
+	case st.Session == "proceed":
+		return []canon.Value{action("allow")}, nil
+	case st.Record.Kind() != canon.Object:
+		return []canon.Value{action("refuse", canon.M("text", canon.Str(noCheckYet)))}, nil
+	}
+	return []canon.Value{action("refuse", canon.M("text", canon.Str(refusalText(st.Record, "", false))))}, nil
+}
+
+// noCheckYet is the refusal of a use before any check.
+const noCheckYet = "crawlcheck: no check has been made: the session has no record to allow a call by"
+
 // sessionCall answers a tools/call the framework wants to make: allow, or
 // refuse with the words every host's refusal error carries (the refusal
 // op's): of the session when it does not proceed, else of the tool.
@@ -221,7 +268,7 @@ func sessionCall(st *session.State, ev req.Obj) ([]canon.Value, error) {
 	if st.CallAllowed(name) {
 		return []canon.Value{action("allow")}, nil
 	}
-	text := "crawlcheck: no check has been made: the session has no record to allow a call by"
+	text := noCheckYet
 	if st.Record.Kind() == canon.Object {
 		text = refusalText(st.Record, name, st.Session == "proceed")
 	}

@@ -662,7 +662,7 @@ func (g *Gateway) watchChanges(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
-		st, err := g.engine.ListChanged()
+		st, err := g.engine.ListChanged(g.changes.Load())
 		if err == nil && !st.Wake.IsZero() {
 			t := time.NewTimer(time.Until(st.Wake))
 			select {

@@ -78,14 +78,24 @@ func (e *Engine) Check(r Request, seen int64) (Step, error) {
 	return st, err
 }
 
-// ListChanged hands the engine a notifications/tools/list_changed.
-func (e *Engine) ListChanged() (Step, error) {
-	return e.step(map[string]any{"type": "list_changed", "at_ms": e.atMS()}, false)
+// ListChanged hands the engine a notifications/tools/list_changed, the
+// host having counted seen of them (this one included): one the engine has
+// counted already is no news.
+func (e *Engine) ListChanged(seen int64) (Step, error) {
+	return e.step(map[string]any{"type": "list_changed", "at_ms": e.atMS(), "seen": seen}, false)
 }
 
 // Timer hands the engine the wake it asked for.
 func (e *Engine) Timer() (Step, error) {
 	return e.step(map[string]any{"type": "timer", "at_ms": e.atMS()}, false)
+}
+
+// Use asks the engine whether the framework may have the session's tools
+// now (a listing, or before a call), the host having seen seen
+// list_changed notifications: a re-check first (Recheck), then allowed, or
+// refused in the session's words.
+func (e *Engine) Use(seen int64) (Step, error) {
+	return e.step(map[string]any{"type": "use", "seen": seen}, false)
 }
 
 // Call asks the engine whether a tools/call of name may reach the server.

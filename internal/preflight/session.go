@@ -338,27 +338,31 @@ func (s *Session) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mc
 }
 
 // gate brings the check up to date with the server's list_changed
-// notifications and returns the record with the observation it was made
-// from — taken together, so a re-check in between can never pair one
+// notifications, as the engine says (use: a re-check first when the record
+// does not cover one), and returns the record with the observation it was
+// made from — taken together, so a re-check in between can never pair one
 // list's tools with another list's effects — or the error every call gets
-// while the session is stopped.
+// while the session is stopped, or the engine's refusal of the session.
 func (s *Session) gate(ctx context.Context) (Record, Observation, error) {
 	s.checkMu.Lock()
-	var err error
-	if s.stale() {
-		err = s.recheck(ctx)
+	seen := s.changes.Load()
+	st, err := s.engine.Use(seen)
+	if err == nil && st.Recheck {
+		if err = s.recheck(ctx); err == nil {
+			st, err = s.engine.Use(seen)
+		}
 	}
 	s.checkMu.Unlock()
-	if err != nil {
-		return Record{}, Observation{}, err
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
 		return Record{}, Observation{}, s.err
 	}
-	if s.rec.Handoff == nil || s.rec.Handoff.Session != SessionProceed {
-		return Record{}, Observation{}, &RefusedError{Effect: s.rec.Effect, Record: s.rec}
+	if err != nil {
+		return Record{}, Observation{}, fmt.Errorf("preflight: %w", err)
+	}
+	if !st.Allowed {
+		return Record{}, Observation{}, &RefusedError{Effect: s.rec.Effect, Record: s.rec, text: st.Refusal}
 	}
 	return s.rec, s.obs, nil
 }
@@ -421,14 +425,6 @@ func (s *Session) clientOptions(copts *mcp.ClientOptions) *mcp.ClientOptions {
 	return &opts
 }
 
-// stale reports whether the server announced a change the current record
-// does not cover.
-func (s *Session) stale() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.changes.Load() > s.seen
-}
-
 // watch re-checks in the background on list_changed, so that the record
 // follows the server even when no call is made, paced by the session
 // engine: each notification is an event, answered with a re-check now or a
@@ -442,7 +438,7 @@ func (s *Session) watch() {
 			return
 		case <-s.changed:
 		}
-		st, err := s.engine.ListChanged()
+		st, err := s.engine.ListChanged(s.changes.Load())
 		if err == nil && !st.Wake.IsZero() {
 			timer := time.NewTimer(time.Until(st.Wake))
 			select {
@@ -467,7 +463,9 @@ func (s *Session) watch() {
 			}
 		}()
 		s.checkMu.Lock()
-		if s.stale() {
+		// A call may have re-checked since: the engine says whether the
+		// record covers the notifications now (use).
+		if st, err := s.engine.Use(s.changes.Load()); err == nil && st.Recheck {
 			// An error is kept in s.err and refuses every call.
 			_ = s.recheck(ctx)
 		}

@@ -352,7 +352,7 @@ class Gate {
    */
   scheduleRecheck() {
     if (this.closed) return;
-    this.paced({ type: "list_changed", at_ms: this.atMs() });
+    this.paced({ type: "list_changed", at_ms: this.atMs(), seen: this.cap?.rec.listChanged ?? 0 });
   }
 
   /** Does what the engine answers a list_changed or a wake. */
@@ -371,10 +371,9 @@ class Gate {
         this.recheckTimer = null;
         if (this.closed || !this.connected) return;
         if (a.action === "wake") return this.paced({ type: "timer", at_ms: this.atMs() });
-        this.serial(async () => {
-          if (!this.stale()) return;
-          await this.recheck().catch((e) => (this.err = e));
-        });
+        // A call may have re-checked since: the engine says whether the
+        // record covers the notifications now (use).
+        this.serial(() => this.upToDate());
       }, wait);
       // A pending re-check does not keep the process alive.
       this.recheckTimer.unref?.();
@@ -416,8 +415,23 @@ class Gate {
     return run;
   }
 
-  stale() {
-    return this.cap !== null && this.cap.rec.listChanged > this.seen;
+  /**
+   * Asks the engine whether the record covers every list_changed seen
+   * (use), re-checking first when it does not; answers the engine's allow
+   * or refuse. Callers run it in serial().
+   */
+  async upToDate() {
+    const seen = this.cap?.rec.listChanged ?? 0;
+    let [a] = this.step({ type: "use", seen });
+    if (a.action === "recheck") {
+      try {
+        await this.recheck();
+        [a] = this.step({ type: "use", seen });
+      } catch (e) {
+        this.err = e;
+      }
+    }
+    return a;
   }
 
   /**
@@ -555,16 +569,12 @@ class Gate {
    */
   async gate() {
     if (!this.connected) throw new PreflightError("crawlcheck: the client is not connected");
-    await this.serial(async () => {
-      if (this.stale()) await this.recheck().catch((e) => (this.err = e));
-    });
+    const a = await this.serial(() => this.upToDate());
     if (this.err) throw this.err;
     const rec = this.record;
-    // Nothing is handed over or called unless the core's handoff says the
-    // session proceeds, as the Go preflight's gate decides.
-    if (rec.handoff.session !== "proceed") {
-      throw new ContinuityRefused(this.refusalText(rec), { effect: rec.effect, record: rec });
-    }
+    // Nothing is handed over or called unless the engine allows it (the
+    // session proceeds).
+    if (a.action !== "allow") throw new ContinuityRefused(a.text, { effect: rec.effect, record: rec });
     return { rec, obs: this.obs };
   }
 

@@ -147,6 +147,16 @@ func (s *State) Checked(handoff canon.Value, seen int64, refreshed bool) bool {
 	return s.Refresh
 }
 
+// Covers takes in seen, the notifications the host has seen now (its own
+// count: a host may coalesce notifications before it tells the engine of
+// them), and reports whether the newest record covers every one of them.
+// Before the first check there is nothing to re-check: the session has no
+// connection to observe, and every use is refused.
+func (s *State) Covers(seen int64) bool {
+	s.Changes = max(s.Changes, seen)
+	return s.Record.IsNull() || !s.Stale()
+}
+
 // CallAllowed reports whether a tools/call of name may reach the server:
 // the newest handoff proceeds and lists it (observe mode: any name).
 func (s *State) CallAllowed(name string) bool {
