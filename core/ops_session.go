@@ -171,11 +171,33 @@ func sessionCheck(st *session.State, ev req.Obj) ([]canon.Value, error) {
 			}
 		}
 	}
-	actions = append(actions, action("hand", handoff.Without("record").Members()...))
+	actions = append(actions, action("hand", append(handoff.Without("record").Members(), canon.M("passes", canon.BoolOf(passes(handoff, rec))))...))
 	if again {
 		actions = append(actions, action("check_again"))
 	}
 	return actions, nil
+}
+
+// passes is whether a check passes, the CLI's exit 0 (docs/cli.md, Exit
+// status): the session proceeds and everything offered is handed over —
+// no tool withheld, and no prompt, resource or resource template whose
+// effect withholds it (pause_tool or stronger).
+func passes(handoff, rec canon.Value) bool {
+	sess, _ := handoff.Get("session")
+	withheld, _ := handoff.Get("withheld")
+	if s, _ := sess.Str(); s != "proceed" || len(withheld.Elems()) > 0 {
+		return false
+	}
+	features, _ := rec.Get("features")
+	for _, list := range features.Members() {
+		for _, item := range list.Value.Members() {
+			switch e, _ := item.Value.Str(); e {
+			case "pause_tool", "pause", "deny":
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func atMS(ev req.Obj) (int64, error) {

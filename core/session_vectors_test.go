@@ -79,6 +79,10 @@ func sessionSequences(t testing.TB) []sessionSequence {
 			check(with(pulled, "observed", with(pulled["observed"].(obj), "endpoint", "https://evil.example.com/mcp")), 0), use(0),
 		}},
 		{"a use before any check is refused", []obj{use(2)}},
+		{"a check passes only when nothing offered is withheld, a prompt included", []obj{
+			check(featuresRequest(t, featuresLock(t), richTools(), featuresObserved(t, basePrompts(), baseResources(), baseTemplates(), uiTemplateApproved), "enforce"), 0),
+			check(featuresRequest(t, featuresLock(t), richTools(), featureChanges()[0].features(t), "enforce"), 0),
+		}},
 		{"a host's wake that brings no notification is no news", []obj{
 			check(enforce, 0), {"type": "list_changed", "at_ms": 1000, "seen": 1}, {"type": "list_changed", "at_ms": 1100, "seen": 1},
 			check(enforce, 1), {"type": "list_changed", "at_ms": 1200, "seen": 1}, {"type": "list_changed", "at_ms": 1300, "seen": 3}, timer(2000),

@@ -253,10 +253,9 @@ func cmdCheck(c *cli, args []string) error {
 			say(c.stderr, "crawlcheck: pilot: %d records acknowledged; the rest wait in %s for the next run: %s\n", n, *logPath, err)
 		}
 	}
-	// The check passes when the core's handoff lets everything through:
-	// the session proceeds and withholds no tool, and no prompt, resource
-	// or resource template.
-	if h := rec.Handoff; h == nil || h.Session != preflight.SessionProceed || len(h.Withheld) > 0 || len(rec.WithheldItems()) > 0 {
+	// Whether the check passes is the session engine's verdict (its hand
+	// action's passes: everything offered handed over).
+	if h := rec.Handoff; h == nil || !h.Passes {
 		// The core's words of why, as every SDK raises them: which
 		// observations decided and what differed (an identity mismatch
 		// names the server approved and the one answering).

@@ -169,6 +169,9 @@ type Handoff struct {
 	// "resource_templates"); a list absent was not compared, and nothing
 	// of it is handed over (session_features.go).
 	Features map[string]HandedList `json:"features"`
+	// Passes is the engine's verdict of the check for a command line's
+	// exit status: the session proceeds and nothing offered is withheld.
+	Passes bool `json:"passes"`
 }
 
 // HandedList is one list of a Handoff's Features.
@@ -214,7 +217,7 @@ func (h *Handoff) CallAllowed(name string) bool {
 // none on).
 func handoffOf(fields map[string]json.RawMessage, tools bool) (*Handoff, error) {
 	var h Handoff
-	for name, into := range map[string]any{"session": &h.Session, "withheld": &h.Withheld, "calls": &h.Calls, "instructions": &h.Instructions, "features": &h.Features} {
+	for name, into := range map[string]any{"session": &h.Session, "withheld": &h.Withheld, "calls": &h.Calls, "instructions": &h.Instructions, "features": &h.Features, "passes": &h.Passes} {
 		if fields[name] == nil {
 			continue // never the core's: the zero value, which hands nothing over
 		}
