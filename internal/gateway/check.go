@@ -613,15 +613,28 @@ func (g *Gateway) judgeCall(frame []byte, env envelope, held bool) {
 		g.toClient(errorFrame(env.id, RefusedCode, msg, map[string]any{"tool": name}))
 		return
 	}
-	if rec.Handoff.CallAllowed(name) {
+	// The session engine allows or refuses, in the refusal's words, by the
+	// newest record it answered (a re-check since current may have made a
+	// newer one: the call is judged by that, and the error names it).
+	st, err := g.engine.Call(name)
+	if err != nil || st.Record == nil {
+		msg := "crawlcheck run: the session engine could not judge the call; every call is refused until a check is made"
+		if err != nil {
+			msg = "crawlcheck run: " + textsafe.Escape(err.Error()) + "; every call is refused until a check is made"
+		}
+		g.toClient(errorFrame(env.id, RefusedCode, msg, map[string]any{"tool": name}))
+		return
+	}
+	if st.Allowed {
 		g.toServer(frame)
 		return
 	}
+	rec = st.Record
 	refused := &preflight.RefusedError{Effect: rec.Effect, Record: *rec}
 	if rec.Handoff.Session == preflight.SessionProceed {
 		refused.Tool, refused.Effect = name, rec.Tools[name]
 	}
-	msg := refused.Error()
+	msg := st.Refusal
 	if _, listed := rec.Tools[name]; listed || refused.Tool == "" {
 		// Not for a name the server did not offer: no approval brings it.
 		msg += "; to re-approve after reading what changed: " + g.approveCommand()

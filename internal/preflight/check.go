@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -201,12 +200,6 @@ const (
 	SessionCheckAgain = "check_again"
 	SessionStop       = "stop"
 )
-
-// CallAllowed reports whether a tools/call of name may reach the server.
-// A Handoff that is not the core's (the zero value) allows none.
-func (h *Handoff) CallAllowed(name string) bool {
-	return h != nil && h.Session == SessionProceed && (h.Calls.Unlisted || slices.Contains(h.Calls.Names, name))
-}
 
 // handoffOf reads the hand action of the session engine's answer: the
 // core's canonical JSON, split in one pass (membersOfValid), each tool's

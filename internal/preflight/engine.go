@@ -24,12 +24,28 @@ type Engine struct {
 	mu    sync.Mutex
 	state []byte
 	start time.Time // the zero of at_ms, the engine's monotonic clock
+	// rec is the newest record the engine answered (append_record), the
+	// one its state judges calls by.
+	rec *Record
+	// calls are the engine's answers to call events since its state last
+	// changed, by name: an answer that left the state byte for byte as it
+	// was is the answer to the same event again, so a call of a name asked
+	// before costs a map lookup, not a core call that reads the whole
+	// state (tens of µs at 10 tools, hundreds at 1,000: the gateway's
+	// per-call path). At most maxCallMemo names; past them, the core is
+	// asked every time.
+	calls map[string]Step
 }
+
+// maxCallMemo bounds the names whose call answers an Engine keeps: a
+// client calling names without end cannot grow the process with them.
+const maxCallMemo = 1024
 
 // Step is what the engine answered one event: the actions, read.
 type Step struct {
 	// Record is the record of a check (append_record), with its Handoff
-	// (hand); nil for another event.
+	// (hand), or for a call the record it was judged by; nil for another
+	// event.
 	Record *Record
 	// Keep is the log checkpoint to keep from now on (keep_checkpoint).
 	Keep string
@@ -98,8 +114,15 @@ func (e *Engine) Use(seen int64) (Step, error) {
 	return e.step(map[string]any{"type": "use", "seen": seen}, false)
 }
 
-// Call asks the engine whether a tools/call of name may reach the server.
+// Call asks the engine whether a tools/call of name may reach the server:
+// Allowed, or Refusal; Record is the record it was judged by.
 func (e *Engine) Call(name string) (Step, error) {
+	e.mu.Lock()
+	st, ok := e.calls[name]
+	e.mu.Unlock()
+	if ok {
+		return st, nil
+	}
 	return e.step(map[string]any{"type": "call", "name": name}, false)
 }
 
@@ -161,7 +184,20 @@ func (e *Engine) step(event map[string]any, tools bool) (Step, error) {
 	if err != nil {
 		return Step{}, fmt.Errorf("reading the session engine's state: %w", err)
 	}
-	e.state = []byte(state)
+	if st.Record != nil {
+		e.rec = st.Record
+	}
+	if event["type"] == "call" {
+		st.Record = e.rec
+	}
+	if string(e.state) != state {
+		e.state, e.calls = []byte(state), nil
+	} else if name, ok := event["name"].(string); ok && event["type"] == "call" && len(e.calls) < maxCallMemo {
+		if e.calls == nil {
+			e.calls = map[string]Step{}
+		}
+		e.calls[name] = st
+	}
 	return st, nil
 }
 
