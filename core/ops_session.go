@@ -1,10 +1,13 @@
 package core
 
 import (
+	"strings"
+
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/req"
 	"github.com/crawlcheck/verifier/core/internal/session"
+	"github.com/crawlcheck/verifier/core/textsafe"
 )
 
 // opSessionStep is the session engine (docs/abi.md, The session engine):
@@ -40,7 +43,7 @@ func opSessionStep(r req.Obj) (canon.Value, error) {
 	}
 	fields, known := eventFields[typ]
 	if !known {
-		return canon.Value{}, cerr.New(cerr.BadRequest, "request.event.type %q is not an event of the session engine (known: check, list_changed, timer, use, call, log_proof, log_poll)", typ)
+		return canon.Value{}, cerr.New(cerr.BadRequest, "request.event.type %q is not an event of the session engine (known: check, list_changed, timer, use, call, unheld, log_proof, log_poll)", typ)
 	}
 	if err := ev.Only(append([]string{"type"}, fields...)...); err != nil {
 		return canon.Value{}, err
@@ -57,6 +60,8 @@ func opSessionStep(r req.Obj) (canon.Value, error) {
 		actions, err = sessionUse(&st, ev)
 	case "call":
 		actions, err = sessionCall(&st, ev)
+	case "unheld":
+		actions, err = sessionUnheld(&st, ev)
 	case "log_proof":
 		actions, err = sessionLogProof(ev)
 	case "log_poll":
@@ -82,6 +87,7 @@ var eventFields = map[string][]string{
 	"timer":        {"at_ms"},
 	"use":          {"seen"},
 	"call":         {"name"},
+	"unheld":       {"names"},
 	"log_proof":    {"proof", "checkpoint"},
 	"log_poll":     {"checkpoint"},
 }
@@ -295,6 +301,46 @@ func sessionCall(st *session.State, ev req.Obj) ([]canon.Value, error) {
 		text = refusalText(st.Record, name, st.Session == "proceed")
 	}
 	return []canon.Value{action("refuse", canon.M("text", canon.Str(text)))}, nil
+}
+
+// sessionUnheld answers a host whose framework's type could not hold some
+// of the tool objects the handoff gave it (the SDK refused the object, or
+// read another name out of it): those tools are not handed over — nothing
+// but the core's object may be — and a person is told so once, in the
+// core's words (warn), never left to find a tool silently missing. The
+// record is unchanged: it judged the list the server sent, not what a
+// framework can parse.
+func sessionUnheld(st *session.State, ev req.Obj) ([]canon.Value, error) {
+	v := ev.Value("names")
+	if v.Kind() != canon.Array {
+		return nil, cerr.New(cerr.BadRequest, "request.event.names must be an array of strings")
+	}
+	var names []string
+	for _, n := range v.Elems() {
+		s, ok := n.Str()
+		if !ok {
+			return nil, cerr.New(cerr.BadRequest, "request.event.names must be an array of strings")
+		}
+		names = append(names, s)
+	}
+	fresh := st.NotHeld(names)
+	if len(fresh) == 0 {
+		return nil, nil
+	}
+	quoted := make([]string, len(fresh))
+	for i, n := range fresh {
+		quoted[i] = `"` + textsafe.Escape(n) + `"`
+	}
+	what := "tool " + quoted[0] + " is"
+	if len(fresh) > 1 {
+		what = "tools " + strings.Join(quoted, ", ") + " are"
+	}
+	text := "crawlcheck: " + what + " not handed over: the framework's type cannot hold the object the core checked"
+	if sha, ok := st.Record.Get("record_sha256"); ok {
+		s, _ := sha.Str()
+		text += " (record " + s + ")"
+	}
+	return []canon.Value{action("warn", canon.M("text", canon.Str(text)))}, nil
 }
 
 // sessionLogProof answers what the log check of a tlog-proof needs besides

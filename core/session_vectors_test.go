@@ -83,6 +83,10 @@ func sessionSequences(t testing.TB) []sessionSequence {
 			check(featuresRequest(t, featuresLock(t), richTools(), featuresObserved(t, basePrompts(), baseResources(), baseTemplates(), uiTemplateApproved), "enforce"), 0),
 			check(featuresRequest(t, featuresLock(t), richTools(), featureChanges()[0].features(t), "enforce"), 0),
 		}},
+		{"tools the framework cannot hold are not handed over, and said once", []obj{
+			check(enforce, 0), {"type": "unheld", "names": []any{"get_issue"}}, {"type": "unheld", "names": []any{"list_issues", "get_issue", "close_\u001b[2Jissue"}},
+			{"type": "unheld", "names": []any{"list_issues"}}, call("get_issue"),
+		}},
 		{"a host's wake that brings no notification is no news", []obj{
 			check(enforce, 0), {"type": "list_changed", "at_ms": 1000, "seen": 1}, {"type": "list_changed", "at_ms": 1100, "seen": 1},
 			check(enforce, 1), {"type": "list_changed", "at_ms": 1200, "seen": 1}, {"type": "list_changed", "at_ms": 1300, "seen": 3}, timer(2000),
@@ -136,6 +140,7 @@ func sessionVectors(t testing.TB) []opVector {
 	bad("a state the core did not write", obj{"state": obj{"kind": "crawlcheck-session-state", "v": 2}, "event": obj{"type": "call", "name": "x"}})
 	bad("a check that sets its own recheck", obj{"event": obj{"type": "check", "check": obj{"recheck": obj{}}}})
 	bad("a use whose count is not a count", obj{"event": obj{"type": "use", "seen": -1}})
+	bad("unheld names that are not strings", obj{"event": obj{"type": "unheld", "names": []any{1}}})
 	bad("a timer without its time", obj{"event": obj{"type": "timer"}})
 	bad("a kept checkpoint whose size does not read", obj{"event": obj{"type": "log_poll", "checkpoint": "issuer.example.com/log\n007\nAAAA\n"}})
 	bad("a kept checkpoint of one line", obj{"event": obj{"type": "log_poll", "checkpoint": "issuer.example.com/log"}})

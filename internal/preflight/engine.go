@@ -66,6 +66,8 @@ type Step struct {
 	// (ask_consistency); KeptSize and ProofSize say which is the
 	// checkpoint kept and which the proof's.
 	ConsistencyFrom, ConsistencyTo, KeptSize, ProofSize uint64
+	// Warn is a line to tell a person (warn).
+	Warn string
 	// PollFrom is the tree size a monitor's poll of the log asks the
 	// consistency proof from (poll_log; 0 when no checkpoint is kept).
 	PollFrom uint64
@@ -112,6 +114,12 @@ func (e *Engine) Timer() (Step, error) {
 // refused in the session's words.
 func (e *Engine) Use(seen int64) (Step, error) {
 	return e.step(map[string]any{"type": "use", "seen": seen}, false)
+}
+
+// Unheld tells the engine the tools of the handoff the framework's type
+// could not hold (not handed over); Warn is what to tell a person of them.
+func (e *Engine) Unheld(names []string) (Step, error) {
+	return e.step(map[string]any{"type": "unheld", "names": names}, false)
 }
 
 // Call asks the engine whether a tools/call of name may reach the server:
@@ -257,6 +265,8 @@ func (e *Engine) read(actions []byte, tools bool) (Step, error) {
 					err = json.Unmarshal(a[k], into)
 				}
 			}
+		case "warn":
+			err = json.Unmarshal(a["text"], &st.Warn)
 		case "poll_log":
 			err = json.Unmarshal(a["from"], &st.PollFrom)
 		default:

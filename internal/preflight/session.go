@@ -64,8 +64,10 @@ type Config struct {
 	// or paused, naming the record, once for each distinct would of the
 	// session, as the JS SDK's console.warn and the Python SDK's WARNING on
 	// the crawlcheck logger. nil writes the line to os.Stderr: observe mode
-	// that says nothing lets a change through unseen (issue 34). Like
-	// OnRecord it runs under the session's check lock.
+	// that says nothing lets a change through unseen (issue 34). It is
+	// also given the engine's line about tools the SDK's type cannot hold
+	// (not handed over by ListTools), once each. Like OnRecord it may run
+	// under the session's check lock.
 	Warn func(string)
 	// Now is the clock of the records; nil means time.Now.
 	Now func() time.Time
@@ -281,17 +283,37 @@ func (s *Session) ListTools(ctx context.Context, params *mcp.ListToolsParams) (*
 		return nil, err
 	}
 	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}}
+	var unheld []string
 	for _, h := range rec.Handoff.Tools {
 		// The core's bytes, parsed by the SDK's own type: what the model
 		// reads is what the record covers. A tool the type cannot hold is
-		// left out rather than handed over changed.
+		// the engine's to answer (unheld): it is never handed over changed.
 		var tool mcp.Tool
 		if json.Unmarshal([]byte(h.Tool), &tool) != nil || tool.Name != h.Name {
+			unheld = append(unheld, h.Name)
 			continue
 		}
 		res.Tools = append(res.Tools, &tool)
 	}
+	if len(unheld) > 0 {
+		st, err := s.engine.Unheld(unheld)
+		if err != nil {
+			return nil, fmt.Errorf("preflight: %w", err)
+		}
+		if st.Warn != "" {
+			s.say(st.Warn)
+		}
+	}
 	return res, nil
+}
+
+// say tells a person text: Config.Warn, or os.Stderr without one.
+func (s *Session) say(text string) {
+	if s.cfg.Warn != nil {
+		s.cfg.Warn(text)
+	} else {
+		fmt.Fprintln(os.Stderr, text)
+	}
 }
 
 // Tools iterates over the tools ListTools returns.
@@ -582,11 +604,7 @@ func (s *Session) check(ctx context.Context, obs Observation, seen int64) (rec R
 		s.cfg.OnRecord(rec)
 	}
 	if text, ok := s.would.Next(rec); ok {
-		if s.cfg.Warn != nil {
-			s.cfg.Warn(text)
-		} else {
-			fmt.Fprintln(os.Stderr, text)
-		}
+		s.say(text)
 	}
 	return rec, cons, st.CheckAgain, nil
 }

@@ -1402,8 +1402,8 @@ export interface SessionStepRequest {
   state?: Document;
   /**
    * `{type, …}`: `check` {check, seen?, oversized?}, `list_changed` {at_ms, seen?}, `timer`
-   * {at_ms}, `use` {seen?}, `call` {name}, `log_proof` {proof, checkpoint?}, `log_poll`
-   * {checkpoint?}
+   * {at_ms}, `use` {seen?}, `call` {name}, `unheld` {names}, `log_proof` {proof, checkpoint?},
+   * `log_poll` {checkpoint?}
    */
   event: Request;
 }
@@ -1412,8 +1412,8 @@ export interface SessionStepRequest {
 export interface SessionStepResult {
   /**
    * the session's state to keep and hand back with the next event: the canonical text of `{kind:
-   * "crawlcheck-session-state", v: 1, record, session, calls, changes, seen, refresh, held_ms,
-   * pace}`, the core's to read; hosts keep it as the string's bytes
+   * "crawlcheck-session-state", v: 1, record, session, calls, changes, seen, refresh, unheld,
+   * held_ms, pace}`, the core's to read; hosts keep it as the string's bytes
    */
   state: string;
   /** `{action, …}` in the order the host executes them (see the summary) */
@@ -1770,8 +1770,9 @@ export interface Ops {
    * host's count of notifications with this one, makes one the engine has counted already no news),
    * `use` (`seen`: the framework wants the session's tools, to hand them over or before a call;
    * `seen` the list_changed notifications the host has seen now), `call` (`name`: a tools/call the
-   * framework wants to make), `log_proof` (`proof` and the `checkpoint` kept), `log_poll` (a
-   * monitor's poll of the issuer's log, with the `checkpoint` kept, if any). Actions:
+   * framework wants to make), `unheld` (`names`: tools of the handoff the framework's type could
+   * not hold, which the host does not hand over), `log_proof` (`proof` and the `checkpoint` kept),
+   * `log_poll` (a monitor's poll of the issuer's log, with the `checkpoint` kept, if any). Actions:
    * `append_record` (`record`: the record's canonical JSON, the line to append, as a string),
    * `keep_checkpoint` (`checkpoint`), `hand` (the handoff: `session`, `tools`, `withheld`, `calls`,
    * `instructions`, `features`; and `passes`: the session proceeds and nothing offered is withheld,
@@ -1779,7 +1780,8 @@ export interface Ops {
    * (observe again and send one more `check`), `recheck` (`held_back_ms`: observe and send a
    * `check`; after `use`, then send the same `use` again), `wake` (`at_ms`: send `timer` then),
    * `allow`, `refuse` (`text`: the refusal's words, of the session after `use`, of the tool after
-   * `call`), `ask_consistency` (`from`, `to`: the issuer's consistency proof between the trees, for
+   * `call`), `warn` (`text`: tell a person, once: the tools an `unheld` named that were not said
+   * before), `ask_consistency` (`from`, `to`: the issuer's consistency proof between the trees, for
    * the check's `log`; `kept_size` and `proof_size` say which tree is which), `poll_log` (`from`:
    * ask the issuer's log for its checkpoint and the consistency proof from this tree size; 0 when
    * no checkpoint is kept). The engine makes a check the issuer's unreadable key directory refused

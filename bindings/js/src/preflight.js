@@ -593,15 +593,11 @@ class Gate {
   /**
    * The tools the core's handoff of rec lets the model be offered: each the
    * object the core wrote from what it hashed, never this host's parse of a
-   * page (issue 18).
+   * page (issue 18). A plain object holds every tool the core wrote: none
+   * is left out here (a typed SDK's is the engine's unheld event).
    */
   toolsOf(rec) {
-    const out = [];
-    for (const h of rec.handoff?.tools ?? []) {
-      const t = JSON.parse(h.tool);
-      if (t.name === h.name) out.push(t);
-    }
-    return out;
+    return (rec.handoff?.tools ?? []).map((h) => JSON.parse(h.tool));
   }
 
   /**

@@ -7,7 +7,8 @@
 // The state is a canonical JSON object the core writes and the host keeps
 // as opaque bytes, handing it back with the next event. It holds the
 // newest record (a refusal is worded from it), the handoff's session and
-// calls, the list_changed notifications seen and covered, and the pace.
+// calls, the list_changed notifications seen and covered, the pace, and
+// the tools said to be beyond a host's framework.
 package session
 
 import (
@@ -49,6 +50,9 @@ type State struct {
 	Changes, Seen int64
 	// Refresh: the next check is the one more a check_again asked for.
 	Refresh bool
+	// Unheld are the tools a host said its framework's type cannot hold,
+	// sorted: each is said once a session.
+	Unheld []string
 	// HeldMS is how long the pace held back the re-check now due, for the
 	// record's recheck; 0 for a check nothing held.
 	HeldMS int64
@@ -157,6 +161,21 @@ func (s *State) Covers(seen int64) bool {
 	return s.Record.IsNull() || !s.Stale()
 }
 
+// NotHeld takes in the names of tools a host's framework could not hold
+// and answers those not said before, sorted.
+func (s *State) NotHeld(names []string) []string {
+	var fresh []string
+	for _, n := range names {
+		if _, found := slices.BinarySearch(s.Unheld, n); !found && !slices.Contains(fresh, n) {
+			fresh = append(fresh, n)
+		}
+	}
+	slices.Sort(fresh)
+	s.Unheld = append(s.Unheld, fresh...)
+	slices.Sort(s.Unheld)
+	return fresh
+}
+
 // CallAllowed reports whether a tools/call of name may reach the server:
 // the newest handoff proceeds and lists it (observe mode: any name).
 func (s *State) CallAllowed(name string) bool {
@@ -174,6 +193,7 @@ func (s *State) Value() canon.Value {
 		canon.M("changes", canon.Int(s.Changes)),
 		canon.M("seen", canon.Int(s.Seen)),
 		canon.M("refresh", canon.BoolOf(s.Refresh)),
+		canon.M("unheld", canon.Strs(s.Unheld)),
 		canon.M("held_ms", canon.Int(s.HeldMS)),
 		canon.M("pace", Obj(
 			canon.M("last_ms", intOrNull(s.LastMS)),
@@ -232,6 +252,13 @@ func Parse(v canon.Value, path string) (State, error) {
 	}
 	if s.Refresh, ok = member(v, "refresh").BoolValue(); !ok {
 		return bad("refresh")
+	}
+	for _, n := range member(v, "unheld").Elems() {
+		str, ok := n.Str()
+		if !ok {
+			return bad("unheld")
+		}
+		s.Unheld = append(s.Unheld, str)
 	}
 	pace := member(v, "pace")
 	for _, f := range []struct {

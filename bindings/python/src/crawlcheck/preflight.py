@@ -39,7 +39,7 @@ import anyio
 
 from ._core import CoreError, call_result
 from ._checkpoint import Checkpoints, checkpoint_path, proof_path, read_proof
-from ._check import check
+from ._check import check, logger
 from ._capture import _MAX_CALLS, _Tap, _attach_tap, _dump, _install_tap
 from ._entry import ContinuityRefused as ContinuityRefused
 from ._entry import Lock as Lock
@@ -794,8 +794,9 @@ class McpPreflight:
 
     async def list_tools(self, *args: Any, params: Any = None, cursor: Optional[str] = None) -> Any:
         """The tools of the checked list the record lets through, in one result
-        without a cursor. A tool the SDK's type cannot hold is left out rather
-        than handed over changed."""
+        without a cursor. A tool the SDK's type cannot hold is never handed
+        over changed: the engine says so (unheld), once, on the crawlcheck
+        logger."""
         from mcp import types
 
         given = cursor or (args[0] if args else None) or getattr(params, "cursor", None)
@@ -813,6 +814,10 @@ class McpPreflight:
         except Exception:  # noqa: BLE001 - pydantic's error: a tool the SDK cannot hold
             parsed = [_sdk_tool(types, h["tool"]) for h in handed]
         tools = [t for t, h in zip(parsed, handed) if t is not None and t.name == h["name"]]
+        if len(tools) < len(handed):
+            held = {t.name for t in tools}
+            for a in self._step({"type": "unheld", "names": [h["name"] for h in handed if h["name"] not in held]}):
+                logger.warning("%s", a["text"])
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(self, name: str, arguments: Optional[Dict[str, Any]] = None, *args: Any, **kwargs: Any) -> Any:
