@@ -7,6 +7,7 @@ import (
 	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/req"
 	"github.com/crawlcheck/verifier/core/internal/session"
+	"github.com/crawlcheck/verifier/core/internal/tools"
 	"github.com/crawlcheck/verifier/core/textsafe"
 )
 
@@ -43,7 +44,7 @@ func opSessionStep(r req.Obj) (canon.Value, error) {
 	}
 	fields, known := eventFields[typ]
 	if !known {
-		return canon.Value{}, cerr.New(cerr.BadRequest, "request.event.type %q is not an event of the session engine (known: check, list_changed, timer, use, call, unheld, log_proof, log_poll)", typ)
+		return canon.Value{}, cerr.New(cerr.BadRequest, "request.event.type %q is not an event of the session engine (known: check, list_changed, timer, use, call, unheld, issuer, log_proof, log_poll)", typ)
 	}
 	if err := ev.Only(append([]string{"type"}, fields...)...); err != nil {
 		return canon.Value{}, err
@@ -62,6 +63,8 @@ func opSessionStep(r req.Obj) (canon.Value, error) {
 		actions, err = sessionCall(&st, ev)
 	case "unheld":
 		actions, err = sessionUnheld(&st, ev)
+	case "issuer":
+		actions, err = sessionIssuer(ev)
 	case "log_proof":
 		actions, err = sessionLogProof(ev)
 	case "log_poll":
@@ -88,6 +91,7 @@ var eventFields = map[string][]string{
 	"use":          {"seen"},
 	"call":         {"name"},
 	"unheld":       {"names"},
+	"issuer":       {"observed"},
 	"log_proof":    {"proof", "checkpoint"},
 	"log_poll":     {"checkpoint"},
 }
@@ -341,6 +345,37 @@ func sessionUnheld(st *session.State, ev req.Obj) ([]canon.Value, error) {
 		text += " (record " + s + ")"
 	}
 	return []canon.Value{action("warn", canon.M("text", canon.Str(text)))}, nil
+}
+
+// sessionIssuer answers whether the issuer is asked about an observation
+// at all (the service path, docs/preflight.md): only about a whole list —
+// no failure, no page cap reached, pages the core reads and no cursor left
+// unfollowed — for a receipt speaks of a list's tools_sha256, which is
+// the host's own reading handed to guard with the answer (ask_issuer
+// {reading}). Otherwise nothing is asked: the consultation is not asked,
+// and the check's own observations say why. Not an action of a session
+// (no state is kept): the service path asks it before the check.
+func sessionIssuer(ev req.Obj) ([]canon.Value, error) {
+	obs, ok, err := ev.Object("observed")
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, cerr.New(cerr.BadRequest, "request.event.observed is required")
+	}
+	rd := obs.Read()
+	if f := rd.Str("failure", false); f != "" || rd.Bool("page_cap_reached") || rd.Failed() {
+		return nil, nil
+	}
+	pages := rd.Pages("pages")
+	if rd.Failed() {
+		return nil, nil
+	}
+	list, err := tools.FromPages(pages, false)
+	if err != nil || list.Truncated != "" {
+		return nil, nil
+	}
+	return []canon.Value{action("ask_issuer", canon.M("reading", canon.Str(list.ListSHA256())))}, nil
 }
 
 // sessionLogProof answers what the log check of a tlog-proof needs besides

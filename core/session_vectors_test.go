@@ -87,6 +87,17 @@ func sessionSequences(t testing.TB) []sessionSequence {
 			check(enforce, 0), {"type": "unheld", "names": []any{"get_issue"}}, {"type": "unheld", "names": []any{"list_issues", "get_issue", "close_\u001b[2Jissue"}},
 			{"type": "unheld", "names": []any{"list_issues"}}, call("get_issue"),
 		}},
+		{"the issuer is asked only about a whole list", func() []obj {
+			observed := enforce["observed"].(obj)
+			ask := func(o obj) obj { return obj{"type": "issuer", "observed": o} }
+			return []obj{
+				ask(observed),
+				ask(with(observed, "failure", "timeout")),
+				ask(with(observed, "page_cap_reached", true)),
+				ask(with(observed, "pages", []string{page(t, base, "next")})),
+				ask(with(observed, "pages", []string{`{"tools":"not a list"}`})),
+			}
+		}()},
 		{"a host's wake that brings no notification is no news", []obj{
 			check(enforce, 0), {"type": "list_changed", "at_ms": 1000, "seen": 1}, {"type": "list_changed", "at_ms": 1100, "seen": 1},
 			check(enforce, 1), {"type": "list_changed", "at_ms": 1200, "seen": 1}, {"type": "list_changed", "at_ms": 1300, "seen": 3}, timer(2000),

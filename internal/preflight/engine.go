@@ -68,6 +68,10 @@ type Step struct {
 	ConsistencyFrom, ConsistencyTo, KeptSize, ProofSize uint64
 	// Warn is a line to tell a person (warn).
 	Warn string
+	// AskIssuer: ask the issuer about the observation, and hand guard
+	// Reading (the list's tools_sha256) with its answer (ask_issuer).
+	AskIssuer bool
+	Reading   string
 	// PollFrom is the tree size a monitor's poll of the log asks the
 	// consistency proof from (poll_log; 0 when no checkpoint is kept).
 	PollFrom uint64
@@ -143,6 +147,14 @@ func LogProof(proof, checkpoint string) (Step, error) {
 		ev["checkpoint"] = checkpoint
 	}
 	return e.step(ev, false)
+}
+
+// AskIssuer asks whether the service path asks the issuer about the
+// observation with these facts (observedJSON) at all: only about a whole
+// list.
+func AskIssuer(observed map[string]any) (Step, error) {
+	var e Engine
+	return e.step(map[string]any{"type": "issuer", "observed": observed}, false)
 }
 
 // LogPoll asks where a monitor's poll of the issuer's log starts: the
@@ -265,6 +277,9 @@ func (e *Engine) read(actions []byte, tools bool) (Step, error) {
 					err = json.Unmarshal(a[k], into)
 				}
 			}
+		case "ask_issuer":
+			st.AskIssuer = true
+			err = json.Unmarshal(a["reading"], &st.Reading)
 		case "warn":
 			err = json.Unmarshal(a["text"], &st.Warn)
 		case "poll_log":
