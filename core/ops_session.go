@@ -115,7 +115,8 @@ func count(ev req.Obj, name string) (int64, error) {
 // sessionCheck runs the check the event carries (continuity_handoff's
 // request, without recheck and refreshed: the engine sets them) and
 // answers append_record, keep_checkpoint (when the record's log says to
-// keep a checkpoint), hand, and check_again when one more check is due.
+// keep a checkpoint), hand, warn (observe mode's would, once for each
+// distinct one), and check_again when one more check is due.
 func sessionCheck(st *session.State, ev req.Obj) ([]canon.Value, error) {
 	chk, ok, err := ev.Object("check")
 	if err != nil {
@@ -182,6 +183,15 @@ func sessionCheck(st *session.State, ev req.Obj) ([]canon.Value, error) {
 		}
 	}
 	actions = append(actions, action("hand", append(handoff.Without("record").Members(), canon.M("passes", canon.BoolOf(passes(handoff, rec))))...))
+	// Observe mode withholds nothing, so a change it let through would go
+	// unseen by anyone not reading the log: a person is told, in the
+	// refusal op's words, what enforce would have refused — once for each
+	// distinct would.
+	if would, _ := rec.Get("would"); st.Tell(would) {
+		if text, ok := wouldText(rec); ok {
+			actions = append(actions, action("warn", canon.M("text", canon.Str(text))))
+		}
+	}
 	if again {
 		actions = append(actions, action("check_again"))
 	}

@@ -53,6 +53,10 @@ func sessionSequences(t testing.TB) []sessionSequence {
 		{"observe mode lets a name the list did not offer through", []obj{
 			check(continuityRequest(lock, one(rugPull(base)), "observe"), 0), call("get_issue"), call("not_listed"),
 		}},
+		{"observe mode tells what enforce would have refused once for each would", []obj{
+			check(continuityRequest(lock, one(rugPull(base)), "observe"), 0), check(continuityRequest(lock, one(rugPull(base)), "observe"), 0),
+			check(continuityRequest(lock, one(base), "observe"), 0), check(continuityRequest(lock, one(rugPull(base)), "observe"), 0),
+		}},
 		{"check_again is exactly one more check", []obj{
 			check(expired, 0), check(expired, 0), call("list_issues"),
 		}},

@@ -144,13 +144,12 @@ func cmdCheck(c *cli, args []string) error {
 		}
 	}
 	// Observe mode exits 0 on a change enforce would refuse: a person is
-	// told on stderr, in the core's words, once for each distinct would
-	// (a refresh's second record that finds the same says nothing more),
-	// as the SDKs do (issue 34). stderr, so --json's stdout stays the record.
-	var would preflight.WouldOnce
+	// told on stderr the engine's notice (once for each distinct would: a
+	// refresh's second record that finds the same says nothing more), as
+	// the SDKs do (issue 34). stderr, so --json's stdout stays the record.
 	emit := func(rec preflight.Record, keep string, cons preflight.Consultation, obs preflight.Observation) error {
-		if text, ok := would.Next(rec); ok {
-			say(c.stderr, "%s\n", text)
+		if rec.Handoff != nil && rec.Handoff.Notice != "" {
+			say(c.stderr, "%s\n", rec.Handoff.Notice)
 		}
 		if log != nil {
 			if err := log.Append(rec); err != nil {

@@ -378,11 +378,11 @@ func (g *Gateway) adopt(rec preflight.Record, err error, seen int64, fresh time.
 		line, severity := g.verdict(rec)
 		g.say("%s", line)
 		g.logNotify(level, severity, line)
-		// Observe mode says once, in the core's words (the refusal op's
-		// would), what enforce would have refused, as every SDK and the CLI
-		// do: again only when what it would refuse changes.
-		if text, ok := g.would.Next(rec); ok {
-			g.tell(text)
+		// Observe mode says once, in the core's words, what enforce would
+		// have refused: the session engine's notice (again only when what
+		// it would refuse changes).
+		if rec.Handoff.Notice != "" {
+			g.tell(rec.Handoff.Notice)
 		}
 	}
 	if changed {

@@ -171,6 +171,11 @@ type Handoff struct {
 	// Passes is the engine's verdict of the check for a command line's
 	// exit status: the session proceeds and nothing offered is withheld.
 	Passes bool `json:"passes"`
+	// Notice is the line to tell a person of this record (the engine's
+	// warn): in observe mode what enforce would have refused, in the
+	// core's words, once for each distinct would of the session; "" for
+	// nothing new to say.
+	Notice string `json:"-"`
 }
 
 // HandedList is one list of a Handoff's Features.

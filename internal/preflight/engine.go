@@ -296,5 +296,8 @@ func (e *Engine) read(actions []byte, tools bool) (Step, error) {
 			i++
 		}
 	}
+	if st.Record != nil && st.Record.Handoff != nil {
+		st.Record.Handoff.Notice = st.Warn
+	}
 	return st, nil
 }

@@ -124,7 +124,6 @@ type Session struct {
 	uploader *Uploader     // the pilot upload (Config.Pilot); nil without
 	issuer   *IssuerClient // nil without Config.Issuer
 	kept     *Checkpoints  // the log checkpoint kept; nil without a proof
-	would    WouldOnce     // what observe mode told (Config.Warn)
 	// engine is the core's session engine for this session: the record's
 	// recheck and refreshed, check_again, the pace, the calls allowed.
 	engine Engine
@@ -603,8 +602,8 @@ func (s *Session) check(ctx context.Context, obs Observation, seen int64) (rec R
 	if s.cfg.OnRecord != nil {
 		s.cfg.OnRecord(rec)
 	}
-	if text, ok := s.would.Next(rec); ok {
-		s.say(text)
+	if rec.Handoff.Notice != "" {
+		s.say(rec.Handoff.Notice)
 	}
 	return rec, cons, st.CheckAgain, nil
 }

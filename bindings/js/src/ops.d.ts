@@ -1412,7 +1412,7 @@ export interface SessionStepRequest {
 export interface SessionStepResult {
   /**
    * the session's state to keep and hand back with the next event: the canonical text of `{kind:
-   * "crawlcheck-session-state", v: 1, record, session, calls, changes, seen, refresh, unheld,
+   * "crawlcheck-session-state", v: 1, record, session, calls, changes, seen, refresh, unheld, told,
    * held_ms, pace}`, the core's to read; hosts keep it as the string's bytes
    */
   state: string;
@@ -1781,18 +1781,19 @@ export interface Ops {
    * line's exit 0), `check_again` (observe again and send one more `check`), `recheck`
    * (`held_back_ms`: observe and send a `check`; after `use`, then send the same `use` again),
    * `wake` (`at_ms`: send `timer` then), `allow`, `refuse` (`text`: the refusal's words, of the
-   * session after `use`, of the tool after `call`), `warn` (`text`: tell a person, once: the tools
-   * an `unheld` named that were not said before), `ask_issuer` (`reading`: ask the issuer about the
-   * observation's whole list, and hand guard this `observed_tools_sha256`; no action: ask nothing,
-   * the consultation is not asked), `ask_consistency` (`from`, `to`: the issuer's consistency proof
-   * between the trees, for the check's `log`; `kept_size` and `proof_size` say which tree is
-   * which), `poll_log` (`from`: ask the issuer's log for its checkpoint and the consistency proof
-   * from this tree size; 0 when no checkpoint is kept). The engine makes a check the issuer's
-   * unreadable key directory refused again without it (the record: `service_unavailable` at
-   * `key_directory`) and one whose pages the core cannot take again as `pages_over_cap`; a refresh
-   * is exactly one more check; re-checks after list_changed are paced (1 s, doubling to 60 s in a
-   * storm) and their records carry `recheck`; a `use` the newest record does not cover (a
-   * notification since) re-checks at once. Throws CoreError with the core's code.
+   * session after `use`, of the tool after `call`), `warn` (`text`: tell a person, once: after a
+   * `check`, what enforce would have refused of an observe-mode record, once for each distinct
+   * `would`; after `unheld`, the tools not said before), `ask_issuer` (`reading`: ask the issuer
+   * about the observation's whole list, and hand guard this `observed_tools_sha256`; no action: ask
+   * nothing, the consultation is not asked), `ask_consistency` (`from`, `to`: the issuer's
+   * consistency proof between the trees, for the check's `log`; `kept_size` and `proof_size` say
+   * which tree is which), `poll_log` (`from`: ask the issuer's log for its checkpoint and the
+   * consistency proof from this tree size; 0 when no checkpoint is kept). The engine makes a check
+   * the issuer's unreadable key directory refused again without it (the record:
+   * `service_unavailable` at `key_directory`) and one whose pages the core cannot take again as
+   * `pages_over_cap`; a refresh is exactly one more check; re-checks after list_changed are paced
+   * (1 s, doubling to 60 s in a storm) and their records carry `recheck`; a `use` the newest record
+   * does not cover (a notification since) re-checks at once. Throws CoreError with the core's code.
    */
   sessionStep(request: SessionStepRequest): SessionStepResult;
   /**

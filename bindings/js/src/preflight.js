@@ -136,7 +136,6 @@ class Gate {
     this.record = null;
     this.obs = null;
     this.consultation = null;
-    this.wouldTold = null; // the would member last told (tellWould)
     this.err = null;
     this.seen = 0;
     this.prev = "";
@@ -490,6 +489,7 @@ class Gate {
     let rec;
     let again = false;
     let keep = "";
+    let notice = "";
     try {
       // The record and the core's handoff: what this record lets a host
       // hand over and call (docs/continuity.md, The handoff).
@@ -514,6 +514,7 @@ class Gate {
         }
         else if (a.action === "keep_checkpoint") keep = a.checkpoint;
         else if (a.action === "check_again") again = true;
+        else if (a.action === "warn") notice = a.text;
         else throw new PreflightError(`crawlcheck: an action of the session engine this host does not know: ${this.cc.shown(a.action)}`);
       }
       Object.defineProperty(rec, "handoff", { value: handoff, enumerable: false });
@@ -527,23 +528,11 @@ class Gate {
     this.records.push(rec);
     if (this.records.length > MAX_KEPT_RECORDS) this.records.splice(0, this.records.length - MAX_KEPT_RECORDS);
     this.cont.onRecord?.(rec);
-    if (rec.would) this.tellWould(rec);
+    // Observe mode withholds nothing: a person is told on console.warn
+    // what enforce would have refused, the engine's words, once for each
+    // distinct would.
+    if (notice) console.warn(notice);
     return [rec, cons, again];
-  }
-
-  /**
-   * Observe mode withholds nothing, so a change it let through would go
-   * unseen by anyone not reading the log: a person is told on console.warn,
-   * in the core's words (refusal with would), what enforce would have
-   * refused, naming the record. Once for each thing enforce would do (the
-   * record's would): the re-checks that find the same say nothing more.
-   */
-  tellWould(rec) {
-    const key = JSON.stringify(rec.would);
-    if (key === this.wouldTold) return;
-    this.wouldTold = key;
-    const { text } = this.cc.refusal({ record: enc.encode(rec.raw), would: true });
-    if (text !== null) console.warn(text);
   }
 
   /** The handoff's instructions of the newest record, undefined for none. */

@@ -53,6 +53,9 @@ type State struct {
 	// Unheld are the tools a host said its framework's type cannot hold,
 	// sorted: each is said once a session.
 	Unheld []string
+	// Told is the canonical text of the observe-mode would last told ("":
+	// none): a person is told once for each distinct would.
+	Told string
 	// HeldMS is how long the pace held back the re-check now due, for the
 	// record's recheck; 0 for a check nothing held.
 	HeldMS int64
@@ -161,6 +164,21 @@ func (s *State) Covers(seen int64) bool {
 	return s.Record.IsNull() || !s.Stale()
 }
 
+// Tell takes in the would of a new record and reports whether it is one
+// not told yet (a person is told once for each distinct would: a storm of
+// re-checks that find the same change must not repeat it).
+func (s *State) Tell(would canon.Value) bool {
+	if would.IsNull() {
+		return false
+	}
+	key := string(canon.Canonical(would))
+	if key == s.Told {
+		return false
+	}
+	s.Told = key
+	return true
+}
+
 // NotHeld takes in the names of tools a host's framework could not hold
 // and answers those not said before, sorted.
 func (s *State) NotHeld(names []string) []string {
@@ -194,6 +212,7 @@ func (s *State) Value() canon.Value {
 		canon.M("seen", canon.Int(s.Seen)),
 		canon.M("refresh", canon.BoolOf(s.Refresh)),
 		canon.M("unheld", canon.Strs(s.Unheld)),
+		canon.M("told", canon.StrOrNull(s.Told, s.Told != "")),
 		canon.M("held_ms", canon.Int(s.HeldMS)),
 		canon.M("pace", Obj(
 			canon.M("last_ms", intOrNull(s.LastMS)),
@@ -252,6 +271,11 @@ func Parse(v canon.Value, path string) (State, error) {
 	}
 	if s.Refresh, ok = member(v, "refresh").BoolValue(); !ok {
 		return bad("refresh")
+	}
+	if told := member(v, "told"); !told.IsNull() {
+		if s.Told, ok = told.Str(); !ok {
+			return bad("told")
+		}
 	}
 	for _, n := range member(v, "unheld").Elems() {
 		str, ok := n.Str()

@@ -1695,7 +1695,7 @@ class SessionStepResult(TypedDict):
     """The result of session_step."""
     #: the session's state to keep and hand back with the next event: the canonical text of `{kind:
     #: "crawlcheck-session-state", v: 1, record, session, calls, changes, seen, refresh, unheld,
-    #: held_ms, pace}`, the core's to read; hosts keep it as the string's bytes
+    #: told, held_ms, pace}`, the core's to read; hosts keep it as the string's bytes
     state: str
     #: `{action, …}` in the order the host executes them (see the summary)
     actions: List[JSON]
@@ -1728,7 +1728,8 @@ def session_step(
     more `check`), `recheck` (`held_back_ms`: observe and send a `check`; after `use`, then send
     the same `use` again), `wake` (`at_ms`: send `timer` then), `allow`, `refuse` (`text`: the
     refusal's words, of the session after `use`, of the tool after `call`), `warn` (`text`: tell
-    a person, once: the tools an `unheld` named that were not said before), `ask_issuer`
+    a person, once: after a `check`, what enforce would have refused of an observe-mode record,
+    once for each distinct `would`; after `unheld`, the tools not said before), `ask_issuer`
     (`reading`: ask the issuer about the observation's whole list, and hand guard this
     `observed_tools_sha256`; no action: ask nothing, the consultation is not asked),
     `ask_consistency` (`from`, `to`: the issuer's consistency proof between the trees, for the

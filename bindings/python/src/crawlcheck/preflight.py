@@ -185,7 +185,6 @@ class McpPreflight:
         self._cons = Consultation()
         self._seen = 0
         self._err: Optional[BaseException] = None
-        self._would_told = ""  # the would member last told (_tell_would)
         self._connected = False
         self._entered = False
         self._records: "deque[Dict[str, Any]]" = deque(maxlen=MAX_KEPT_RECORDS)
