@@ -404,11 +404,11 @@ func (g *Gateway) adopt(rec preflight.Record, lock []byte, err error, seen int64
 		line, severity := g.verdict(rec)
 		g.say("%s", line)
 		g.logNotify(level, severity, line)
-		// Observe mode says once, in the core's words (the refusal op's
-		// would), what enforce would have refused, as every SDK and the CLI
-		// do: again only when what it would refuse changes.
-		if text, ok := g.would.Next(rec); ok {
-			g.tell(text)
+		// Observe mode says once, in the core's words, what enforce would
+		// have refused: the session engine's notice (again only when what
+		// it would refuse changes).
+		if rec.Handoff.Notice != "" {
+			g.tell(rec.Handoff.Notice)
 		}
 	}
 	if changed {
@@ -444,7 +444,7 @@ func (g *Gateway) verdict(rec preflight.Record) (string, string) {
 		return b.String(), "warning"
 	}
 	fmt.Fprintf(&b, "%d tools handed over", len(h.Tools))
-	items := rec.WithheldItems()
+	items := withheldItems(h)
 	if len(h.Withheld) == 0 && len(items) == 0 {
 		b.WriteString(" (record " + rec.RecordSHA256 + ")")
 		return b.String(), "info"
@@ -459,6 +459,20 @@ func (g *Gateway) verdict(rec preflight.Record) (string, string) {
 		b.WriteString("; " + g.itemsWithheld(rec, items))
 	}
 	return b.String(), "warning"
+}
+
+// withheldItems are the prompts, resources and resource templates the
+// core's handoff withholds, each as its list and key ("prompts triage"),
+// sorted.
+func withheldItems(h *preflight.Handoff) []string {
+	var out []string
+	for list, l := range h.Features {
+		for _, key := range l.Withheld {
+			out = append(out, list+" "+key)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // approveCommand is the command a person runs to re-approve.
@@ -635,15 +649,28 @@ func (g *Gateway) judgeCall(frame []byte, env envelope, held bool) {
 		g.toClient(errorFrame(env.id, RefusedCode, msg, map[string]any{"tool": name}))
 		return
 	}
-	if rec.Handoff.CallAllowed(name) {
+	// The session engine allows or refuses, in the refusal's words, by the
+	// newest record it answered (a re-check since current may have made a
+	// newer one: the call is judged by that, and the error names it).
+	st, err := g.engine.Call(name)
+	if err != nil || st.Record == nil {
+		msg := "crawlcheck run: the session engine could not judge the call; every call is refused until a check is made"
+		if err != nil {
+			msg = "crawlcheck run: " + textsafe.Escape(err.Error()) + "; every call is refused until a check is made"
+		}
+		g.toClient(errorFrame(env.id, RefusedCode, msg, map[string]any{"tool": name}))
+		return
+	}
+	if st.Allowed {
 		g.toServer(frame)
 		return
 	}
+	rec = st.Record
 	refused := &preflight.RefusedError{Effect: rec.Effect, Record: *rec}
 	if rec.Handoff.Session == preflight.SessionProceed {
 		refused.Tool, refused.Effect = name, rec.Tools[name]
 	}
-	msg := refused.Error()
+	msg := st.Refusal
 	if _, listed := rec.Tools[name]; listed || refused.Tool == "" {
 		// Not for a name the server did not offer: no approval brings it.
 		msg += "; to re-approve after reading what changed: " + g.approveCommand()
@@ -684,7 +711,7 @@ func (g *Gateway) watchChanges(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
-		st, err := g.engine.ListChanged()
+		st, err := g.engine.ListChanged(g.changes.Load())
 		if err == nil && !st.Wake.IsZero() {
 			t := time.NewTimer(time.Until(st.Wake))
 			select {

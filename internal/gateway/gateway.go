@@ -142,13 +142,12 @@ type Gateway struct {
 	// server's own word (a 2026-07-28 server's ttlMs): the first call or
 	// list after it waits for a re-check. Zero: no such word.
 	fresh    time.Time
-	checked  chan struct{}       // closed at the first check's end
-	started  bool                // the first check has begun
-	visible  string              // what the client may see, for list_changed
-	logLevel string              // the client's logging/setLevel; "" when it sent none
-	would    preflight.WouldOnce // observe mode's notice, told once per would
-	prev     string              // record_sha256 of the newest record (without a log)
-	exited   bool                // the server's stdout ended
+	checked  chan struct{} // closed at the first check's end
+	started  bool          // the first check has begun
+	visible  string        // what the client may see, for list_changed
+	logLevel string        // the client's logging/setLevel; "" when it sent none
+	prev     string        // record_sha256 of the newest record (without a log)
+	exited   bool          // the server's stdout ended
 	// initialized: the client sent notifications/initialized;
 	// ownInitialized: the gateway sent the server its own.
 	initialized, ownInitialized bool

@@ -2,7 +2,6 @@ package preflight
 
 import (
 	"context"
-	"slices"
 
 	"github.com/crawlcheck/verifier/internal/corecall"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -244,22 +243,5 @@ func featuresJSON(f *ObservedFeatures) map[string]any {
 		}
 		out["ui_templates"] = ui
 	}
-	return out
-}
-
-// WithheldItems are the prompts, resources and resource templates the
-// record withholds (an effect of pause_tool or stronger), each as its list
-// and key ("prompts triage"), sorted: a host hands none of them over, and
-// crawlcheck check does not pass while there is one.
-func (r Record) WithheldItems() []string {
-	var out []string
-	for list, items := range r.Features {
-		for key, e := range items {
-			if e == EffectPauseTool || e == EffectPause || e == EffectDeny {
-				out = append(out, list+" "+key)
-			}
-		}
-	}
-	slices.Sort(out)
 	return out
 }
