@@ -412,6 +412,7 @@ type scanner struct {
 	hits        []acHit  // the literal automaton's end states in the current text
 	path        []string // reference tokens of the current text
 	low         []byte   // the words of the current text, lower case
+	seen        uint8    // what splitWords noted of the current text for the passes after it (seenLT, …)
 	ident       []byte   // the identifier being looked up, lower case
 	ptr         string   // the current text's JSON Pointer, once a finding needed it
 	ptrSeq      int      // the text ptr is of

@@ -32,9 +32,11 @@ func (s *scanner) text(t string, w where) {
 		}
 		add(rule, start, end)
 	})
-	s.tagsIn(t, add)
+	if s.seen&seenLT != 0 {
+		s.tagsIn(t, add)
+	}
 	s.markupIn(t, add)
-	if s.c.email >= 0 || s.c.sendTo >= 0 {
+	if (s.c.email >= 0 || s.c.sendTo >= 0) && s.seen&seenAt != 0 {
 		s.work += emails(t, func(start, end int) {
 			if s.c.email >= 0 {
 				add(s.c.email, start, end)
@@ -533,7 +535,7 @@ func (s *scanner) sentTo(start int) (int, bool) {
 // closed there) and bracketed labels ([Important], [SYSTEM DIRECTIVE]: one
 // to four words of letters, one of them the rule's).
 func (s *scanner) markupIn(t string, add func(rule, start, end int)) {
-	if s.c.comment >= 0 {
+	if s.c.comment >= 0 && s.seen&seenLT != 0 {
 		for i := strings.Index(t, "<!--"); i >= 0; {
 			end := min(len(t), i+MaxSpan)
 			if j := strings.Index(t[i+4:end], "-->"); j >= 0 {
@@ -548,7 +550,7 @@ func (s *scanner) markupIn(t string, add func(rule, start, end int)) {
 			i = end + next
 		}
 	}
-	if s.c.bracket < 0 {
+	if s.c.bracket < 0 || s.seen&seenBracket == 0 {
 		return
 	}
 	var word [16]byte
