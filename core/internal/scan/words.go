@@ -194,12 +194,13 @@ func (s *scanner) phrasesIn(t string, add func(rule, start, end int)) {
 func (s *scanner) matchPhrase(p *phrase, i int) (int, bool) {
 	ws := s.words
 	cur := append(s.cur[:0], i)
-	for _, st := range p.steps[1:] {
+	for k := 1; k < len(p.steps); k++ {
+		st := &p.steps[k]
 		nxt := s.nxt[:0]
 		for _, at := range cur {
 			for q := at + 1; q <= at+1+st.gap && q < len(ws) && ws[q].sentence == ws[i].sentence; q++ {
 				s.work++
-				if st.match(s.low[ws[q].lo:ws[q].hi]) && !contains(nxt, q) {
+				if st.match(s.low[ws[q].lo:ws[q].hi], ws[q].hash) && !contains(nxt, q) {
 					nxt = append(nxt, q)
 				}
 			}
