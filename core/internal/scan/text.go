@@ -32,22 +32,9 @@ func (s *scanner) text(t string, w where) {
 		}
 		add(rule, start, end)
 	})
-	if s.seen&seenLT != 0 {
-		s.tagsIn(t, add)
-	}
+	s.tagsIn(t, add)
 	s.markupIn(t, add)
-	if (s.c.email >= 0 || s.c.sendTo >= 0) && s.seen&seenAt != 0 {
-		s.work += emails(t, func(start, end int) {
-			if s.c.email >= 0 {
-				add(s.c.email, start, end)
-			}
-			if s.c.sendTo >= 0 {
-				if from, ok := s.sentTo(start); ok {
-					add(s.c.sendTo, from, end)
-				}
-			}
-		})
-	}
+	s.emailsIn(t, add)
 	s.wordsIn(t, add)
 	s.directivesIn(t, add)
 	if w.typ && s.c.typeProse >= 0 {
@@ -377,6 +364,24 @@ func addressEnd(t string, end int) int {
 	return j
 }
 
+// emailsIn runs the e-mail rules: the address, and the address a word
+// before it sends something to.
+func (s *scanner) emailsIn(t string, add func(rule, start, end int)) {
+	if s.c.email < 0 && s.c.sendTo < 0 || s.seen&seenAt == 0 {
+		return
+	}
+	s.work += emails(t, func(start, end int) {
+		if s.c.email >= 0 {
+			add(s.c.email, start, end)
+		}
+		if s.c.sendTo >= 0 {
+			if from, ok := s.sentTo(start); ok {
+				add(s.c.sendTo, from, end)
+			}
+		}
+	})
+}
+
 // emails finds local@domain.tld addresses, looking at most 64 bytes back
 // and 253 forward from each @; it returns the bytes it looked at.
 func emails(t string, hit func(start, end int)) (work int) {
@@ -410,6 +415,9 @@ func emails(t string, hit func(start, end int)) (work int) {
 // tagsIn finds markup tags of the table: <name …>, </name>, < name >, case
 // insensitive, with at most 256 bytes of attributes.
 func (s *scanner) tagsIn(t string, add func(rule, start, end int)) {
+	if s.seen&seenLT == 0 {
+		return
+	}
 	var name [32]byte
 	for lt := strings.IndexByte(t, '<'); lt >= 0; {
 		j := lt + 1
