@@ -190,13 +190,20 @@ const (
 	classAlnum = 1 << iota // ASCII letter or digit
 	classWord              // letter, digit or _
 	classID                // letter, digit, _, - or .
+	classDigit             // ASCII digit
 )
+
+// classDigitShift is classDigit's bit, for adding it up without a branch.
+const classDigitShift = 3
 
 var byteClass = func() (t [256]uint8) {
 	for c := range 256 {
 		b := byte(c)
 		if 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' {
 			t[c] |= classAlnum | classWord | classID
+		}
+		if '0' <= b && b <= '9' {
+			t[c] |= classDigit
 		}
 	}
 	t['_'] |= classWord | classID

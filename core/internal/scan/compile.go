@@ -256,7 +256,13 @@ type step struct {
 	gap      int
 	words    []string
 	prefixes []string
+	hashed   [2]uint64 // a bit per word of words, by its hash (hashBit): a word whose bit is clear is none of them
 }
+
+// hashBit is the bit of step.hashed a word of this hash (wordHash) sets: a
+// step is tried on the words after its phrase's first, most of which are
+// none of its words; the bit says so without comparing them to each.
+func hashBit(h uint32) (int, uint64) { return int(h >> 31), 1 << (h >> 25 & 63) }
 
 // maxGap bounds a phrase's gaps, so that matching stays linear.
 const maxGap = 8
@@ -278,6 +284,8 @@ func parsePhrase(s string, rule int) phrase {
 				st.prefixes = append(st.prefixes, w)
 			} else {
 				st.words = append(st.words, alt)
+				i, bit := hashBit(wordHash(alt))
+				st.hashed[i] |= bit
 			}
 		}
 		p.steps = append(p.steps, st)
@@ -289,10 +297,14 @@ func parsePhrase(s string, rule int) phrase {
 	return p
 }
 
-func (st *step) match(w []byte) bool {
-	for _, x := range st.words {
-		if string(w) == x {
-			return true
+// match says whether the word w (lower case, of hash h) is one of the
+// step's words or starts with one of its prefixes.
+func (st *step) match(w []byte, h uint32) bool {
+	if i, bit := hashBit(h); st.hashed[i]&bit != 0 {
+		for _, x := range st.words {
+			if string(w) == x {
+				return true
+			}
 		}
 	}
 	for _, x := range st.prefixes {

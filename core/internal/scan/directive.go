@@ -84,8 +84,8 @@ var joins, marks = func() (in, mark [256]bool) {
 // looked up, once: linear.
 func (s *scanner) directivesIn(t string, add func(rule, start, end int)) {
 	d, ws := s.c.directive, s.words
-	if d == nil || len(ws) == 0 {
-		return
+	if d == nil || len(ws) == 0 || s.seen&seenValue == 0 {
+		return // no chunk of the text can be a value (splitWords' seenValue)
 	}
 	var c clause
 	c.reset()

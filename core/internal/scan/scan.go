@@ -60,7 +60,7 @@ func newScanner(names []string) *scanner {
 		s.names[n] = rule
 		s.nameFilter.put(n)
 	}
-	s.own, s.ownPart = make(map[string]bool, len(names)), map[string]int{}
+	s.own, s.ownPart = make(map[string]bool, len(names)), make(map[string]int, len(names))
 	s.foreign.names = names
 	for _, name := range names {
 		s.own[strings.ToLower(name)] = true
@@ -353,15 +353,30 @@ func (s *scanner) pointer() string {
 // case, split on _, -, . and camelCase, "tool" and "tools" aside, once per
 // name: the family names a server calls its own tools by ("page" of
 // list_pages and new_page).
+//
+// A name's words are told apart by a short list, and by a map only past
+// eight of them: a map made for every name of a list showed in the change
+// classifier's profile, which builds these tables for every list it reads.
 func nameParts(name string, into map[string]int) {
-	start, seen := 0, map[string]bool{}
+	start := 0
+	var few [8]string // the words counted for this name, the first eight
+	n := 0
+	var more map[string]bool // past eight
 	for i := 0; i <= len(name); i++ {
 		end := i == len(name) || !isAlnum(name[i]) || i > start && 'A' <= name[i] && name[i] <= 'Z' && 'a' <= name[i-1] && name[i-1] <= 'z'
 		if !end {
 			continue
 		}
-		if w := strings.ToLower(name[start:i]); len(w) >= 4 && w != "tool" && w != "tools" && !seen[w] {
-			seen[w] = true
+		if w := strings.ToLower(name[start:i]); len(w) >= 4 && w != "tool" && w != "tools" && !counted(few[:n], more, w) {
+			if n < len(few) {
+				few[n] = w
+				n++
+			} else {
+				if more == nil {
+					more = map[string]bool{}
+				}
+				more[w] = true
+			}
 			into[w]++
 		}
 		start = i
@@ -369,6 +384,16 @@ func nameParts(name string, into map[string]int) {
 			start = i + 1
 		}
 	}
+}
+
+// counted says whether w is among few or in more.
+func counted(few []string, more map[string]bool, w string) bool {
+	for _, x := range few {
+		if x == w {
+			return true
+		}
+	}
+	return more[w]
 }
 
 // identifierLike says whether a tool name reads as an identifier rather
@@ -413,6 +438,7 @@ type scanner struct {
 	hits        []acHit  // the literal automaton's end states in the current text
 	path        []string // reference tokens of the current text
 	low         []byte   // the words of the current text, lower case
+	seen        uint8    // what splitWords noted of the current text for the passes after it (seenLT, …)
 	ident       []byte   // the identifier being looked up, lower case
 	ptr         string   // the current text's JSON Pointer, once a finding needed it
 	ptrSeq      int      // the text ptr is of

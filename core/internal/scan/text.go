@@ -34,18 +34,7 @@ func (s *scanner) text(t string, w where) {
 	})
 	s.tagsIn(t, add)
 	s.markupIn(t, add)
-	if s.c.email >= 0 || s.c.sendTo >= 0 {
-		s.work += emails(t, func(start, end int) {
-			if s.c.email >= 0 {
-				add(s.c.email, start, end)
-			}
-			if s.c.sendTo >= 0 {
-				if from, ok := s.sentTo(start); ok {
-					add(s.c.sendTo, from, end)
-				}
-			}
-		})
-	}
+	s.emailsIn(t, add)
 	s.wordsIn(t, add)
 	s.directivesIn(t, add)
 	if w.typ && s.c.typeProse >= 0 {
@@ -375,6 +364,24 @@ func addressEnd(t string, end int) int {
 	return j
 }
 
+// emailsIn runs the e-mail rules: the address, and the address a word
+// before it sends something to.
+func (s *scanner) emailsIn(t string, add func(rule, start, end int)) {
+	if s.c.email < 0 && s.c.sendTo < 0 || s.seen&seenAt == 0 {
+		return
+	}
+	s.work += emails(t, func(start, end int) {
+		if s.c.email >= 0 {
+			add(s.c.email, start, end)
+		}
+		if s.c.sendTo >= 0 {
+			if from, ok := s.sentTo(start); ok {
+				add(s.c.sendTo, from, end)
+			}
+		}
+	})
+}
+
 // emails finds local@domain.tld addresses, looking at most 64 bytes back
 // and 253 forward from each @; it returns the bytes it looked at.
 func emails(t string, hit func(start, end int)) (work int) {
@@ -408,6 +415,9 @@ func emails(t string, hit func(start, end int)) (work int) {
 // tagsIn finds markup tags of the table: <name …>, </name>, < name >, case
 // insensitive, with at most 256 bytes of attributes.
 func (s *scanner) tagsIn(t string, add func(rule, start, end int)) {
+	if s.seen&seenLT == 0 {
+		return
+	}
 	var name [32]byte
 	for lt := strings.IndexByte(t, '<'); lt >= 0; {
 		j := lt + 1
@@ -533,7 +543,7 @@ func (s *scanner) sentTo(start int) (int, bool) {
 // closed there) and bracketed labels ([Important], [SYSTEM DIRECTIVE]: one
 // to four words of letters, one of them the rule's).
 func (s *scanner) markupIn(t string, add func(rule, start, end int)) {
-	if s.c.comment >= 0 {
+	if s.c.comment >= 0 && s.seen&seenLT != 0 {
 		for i := strings.Index(t, "<!--"); i >= 0; {
 			end := min(len(t), i+MaxSpan)
 			if j := strings.Index(t[i+4:end], "-->"); j >= 0 {
@@ -548,7 +558,7 @@ func (s *scanner) markupIn(t string, add func(rule, start, end int)) {
 			i = end + next
 		}
 	}
-	if s.c.bracket < 0 {
+	if s.c.bracket < 0 || s.seen&seenBracket == 0 {
 		return
 	}
 	var word [16]byte

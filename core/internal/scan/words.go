@@ -39,12 +39,20 @@ func isAlnum(c byte) bool {
 // identifiers read as words (refererUrl is referer url), as snake_case
 // ones already do. An apostrophe between letters ("Don't", also as ’) is
 // dropped from the lower-case form: "dont".
+//
+// On the bytes between words it also notes what the later passes look
+// for (s.seen): whether the text has a '<', a '[' or an '@' (tags and
+// comments, bracketed labels, addresses start there), and whether a value
+// the directive matcher reads can be in it at all. A text without them,
+// as most are, skips those passes: each would read the whole text again
+// to find nothing.
 func (s *scanner) splitWords(t string) {
 	a := s.c.ac
 	next, class, endRow := a.next, &a.class, a.endRow
 	ws, low, hits := s.words[:0], s.low[:0], s.hits[:0]
 	row := int32(0)
 	sentence, inWord, skip := int32(0), false, 0
+	seen, digits := uint8(0), 0
 	var w word
 	var h uint32
 	for i := 0; i < len(t); i++ {
@@ -57,10 +65,12 @@ func (s *scanner) splitWords(t string) {
 			skip--
 			continue
 		}
-		alnum := byteClass[c]&classAlnum != 0
+		bc := byteClass[c]
+		alnum := bc&classAlnum != 0
 		if inWord {
 			switch {
 			case alnum:
+				digits += int(bc >> classDigitShift & 1)
 				if c <= 'Z' && c >= 'A' && t[i-1] >= 'a' && t[i-1] <= 'z' {
 					break // camelCase: the capital starts the next word
 				}
@@ -79,12 +89,27 @@ func (s *scanner) splitWords(t string) {
 			inWord = false
 		}
 		if alnum {
+			digits += int(bc >> classDigitShift & 1)
 			w = word{start: int32(i), lo: int32(len(low)), sentence: sentence}
 			lc := lower(c)
 			low = append(low, lc)
 			h = (hashSeed ^ uint32(lc)) * hashPrime
 			inWord = true
 			continue
+		}
+		if f := betweenWords[c]; f != 0 {
+			seen |= f & (seenLT | seenBracket | seenAt)
+			// A mark joined on both sides: "ops@x.example", "e.g.", "https://".
+			if f&seenMark != 0 && i > 0 && i+1 < len(t) && joins[t[i-1]] && joins[t[i+1]] {
+				seen |= seenValue
+			}
+			if f&seenRun == 0 {
+				seen |= valueDigits(digits)
+				digits = 0
+			}
+		} else {
+			seen |= valueDigits(digits)
+			digits = 0
 		}
 		if (c == '.' || c == '!' || c == '?') && (i+1 == len(t) || t[i+1] <= ' ') {
 			sentence++
@@ -95,6 +120,37 @@ func (s *scanner) splitWords(t string) {
 		ws = append(ws, w)
 	}
 	s.words, s.low, s.hits = ws, low, hits
+	s.seen = seen | valueDigits(digits)
+}
+
+// What splitWords notes of a text for the passes after it (s.seen).
+const (
+	seenLT      uint8 = 1 << iota // a '<'
+	seenBracket                   // a '['
+	seenAt                        // an '@'
+	seenValue                     // a value may be in it (directivesIn)
+	seenMark                      // betweenWords only: '.', '@' or ':'
+	seenRun                       // betweenWords only: '_' or '-', which a run of an identifier's digits spans
+)
+
+// betweenWords is what a byte that is not a letter or digit tells
+// splitWords' seen.
+var betweenWords = func() (t [256]uint8) {
+	t['<'], t['['], t['@'] = seenLT, seenBracket, seenAt|seenMark
+	t['.'], t[':'] = seenMark, seenMark
+	t['_'], t['-'] = seenRun, seenRun
+	return t
+}()
+
+// valueDigits is seenValue when a run of letters, digits, '_' and '-' has
+// digits enough for a value that needs no mark: six in a row, or an
+// identifier with four (isValue). Every other value has a '.', '@' or ':'
+// joined on both sides, which splitWords notes itself.
+func valueDigits(digits int) uint8 {
+	if digits >= 4 {
+		return seenValue
+	}
+	return 0
 }
 
 // phrasesIn matches every phrase starting at every word. The positions a
@@ -138,12 +194,13 @@ func (s *scanner) phrasesIn(t string, add func(rule, start, end int)) {
 func (s *scanner) matchPhrase(p *phrase, i int) (int, bool) {
 	ws := s.words
 	cur := append(s.cur[:0], i)
-	for _, st := range p.steps[1:] {
+	for k := 1; k < len(p.steps); k++ {
+		st := &p.steps[k]
 		nxt := s.nxt[:0]
 		for _, at := range cur {
 			for q := at + 1; q <= at+1+st.gap && q < len(ws) && ws[q].sentence == ws[i].sentence; q++ {
 				s.work++
-				if st.match(s.low[ws[q].lo:ws[q].hi]) && !contains(nxt, q) {
+				if st.match(s.low[ws[q].lo:ws[q].hi], ws[q].hash) && !contains(nxt, q) {
 					nxt = append(nxt, q)
 				}
 			}
