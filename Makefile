@@ -10,7 +10,7 @@ export CGO_ENABLED := 1
 # -trimpath makes the artifacts reproducible: the same source gives the same bytes.
 ARTIFACT_FLAGS = -buildmode=c-shared -trimpath -ldflags='-s -w' $(if $(TAGS),-tags=$(TAGS))
 
-.PHONY: all race postgres js-deps oauth-deps fastmcp-deps load test test-interop interop-doc test-js test-python python-wheel bench-python bench-js bench-detail test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack attack-issuer test-registry wheels release release-check test-wine wine test-qemu qemu
+.PHONY: all race postgres zopfli js-deps oauth-deps fastmcp-deps load test test-interop interop-doc test-js test-python python-wheel bench-python bench-js bench-detail test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack attack-issuer test-registry wheels release release-check test-wine wine test-qemu qemu
 
 all: wasm cshared
 
@@ -57,6 +57,13 @@ demo:
 postgres:
 	@test -x /usr/lib/postgresql/15/bin/initdb || { echo "postgres: installing Debian's postgresql-15"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15; }
+
+## zopfli: the gzip encoder that writes the npm package's crawlcheck.wasm.gz
+## (bindings/js/scripts/copy-wasm.js: 5% smaller than zlib's best, which the
+## 1.5 MB target needs); Debian's package, installed with apt when missing.
+zopfli:
+	@command -v zopfli >/dev/null || { echo "zopfli: installing Debian's zopfli"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zopfli; }
 
 ## test: everything a clean checkout needs, then every test.
 test: lint wasm cshared postgres js-deps oauth-deps fastmcp-deps
@@ -252,7 +259,7 @@ test-python: python-wheel wasm $(VENV1)/.installed js-deps
 ## npm registry, the type check of its declarations, then its suites (every
 ## vector through the wasm, withPreflight and the adapters end to end
 ## against the scenario server and the test issuer, npm pack offline).
-test-js: wasm
+test-js: wasm zopfli
 	cd bindings/js && npm ci --no-audit --no-fund && npm run typecheck && GO=$(GO) npm test
 
 ## test-interop: the interop matrix (hosttest/interop, docs/interop.md):
@@ -331,7 +338,7 @@ attack-issuer:
 ## BENCH_ROWS=cli (or node, python, wazero, size, memory, comma-separated) measures those rows
 ## alone and replaces them in the table, saying when and at what load (a shared machine).
 ## It needs node (20+); the Python rows use build/py-mcp2 (make python-wheel).
-bench: wasm python-wheel
+bench: wasm python-wheel zopfli
 	$(VENV2)/bin/pip install -q --no-index --no-deps --force-reinstall $(WHEELS)/crawlcheck-*.whl
 	cd bindings/js && npm ci --no-audit --no-fund && node scripts/copy-wasm.js
 	BENCH_PYTHON=$(VENV2)/bin/python $(GO) run ./hosttest/bench -table -o docs/benchmarks.md
