@@ -402,7 +402,8 @@ async function nodeSha256() {
 
 async function compile(src) {
   if (src instanceof WebAssembly.Module) return src;
-  if (src instanceof Uint8Array || src instanceof ArrayBuffer) return WebAssembly.compile(await inflated(new Uint8Array(src)));
+  if (src instanceof Uint8Array) return WebAssembly.compile(await inflated(src));
+  if (src instanceof ArrayBuffer) return WebAssembly.compile(await inflated(new Uint8Array(src)));
   // In Node a string without a scheme is a path; elsewhere a URL relative
   // to the page.
   const isPath = isNode && typeof src === "string" && !/^[a-z][a-z0-9+.-]*:/i.test(src);
