@@ -10,14 +10,28 @@ export CGO_ENABLED := 1
 # -trimpath makes the artifacts reproducible: the same source gives the same bytes.
 ARTIFACT_FLAGS = -buildmode=c-shared -trimpath -ldflags='-s -w' $(if $(TAGS),-tags=$(TAGS))
 
-.PHONY: all race postgres js-deps oauth-deps fastmcp-deps load test test-interop interop-doc test-js test-python python-wheel bench-python bench-js bench-detail test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack attack-issuer test-registry launched-deps test-launched wheels release release-check test-wine wine test-qemu qemu
+.PHONY: all race postgres zopfli js-deps oauth-deps fastmcp-deps load test test-interop interop-doc test-js test-python python-wheel bench-python bench-js bench-detail test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack attack-issuer test-registry launched-deps test-launched wheels release release-check test-wine wine test-qemu qemu
 
 all: wasm cshared
 
-## wasm: the core as a WASI reactor for wazero, Node and browsers.
+## wasm: the core as a WASI reactor for wazero, Node and browsers, then its
+## data section as one segment (wasm/mergedata: Go's linker splits it at every
+## run of zeros, which costs the gzipped module 82 KB; issue 36, the npm size).
+## WASM_NOINLINE: the core's packages that no JavaScript or Python session
+## runs in its loop (the gateway's decisions, the transparency log, key
+## directories, endpoints, the feature lists, the policy table, the session
+## engine, the error values' construction, the log's Merkle trees),
+## compiled without inlining, in them and of their functions into their
+## callers: 50 KB less gzipped, no slower by the measurements in
+## docs/decisions.md (issue 36, npm size). The op layer (core) is not among
+## them: without inlining it took a fresh Node process about 85 ms more CPU
+## to load and run its first check.
+WASM_NOINLINE = internal/guard internal/tlog internal/sig internal/endpoint internal/features internal/policy internal/session cerr merkle
+WASM_GCFLAGS  = $(foreach p,$(WASM_NOINLINE),-gcflags=github.com/crawlcheck/verifier/core/$(p)=-l)
 wasm:
 	@mkdir -p $(BUILD)
-	GOOS=wasip1 GOARCH=wasm $(GO) build $(ARTIFACT_FLAGS) -o $(BUILD)/crawlcheck.wasm ./wasm
+	GOOS=wasip1 GOARCH=wasm $(GO) build $(ARTIFACT_FLAGS) $(WASM_GCFLAGS) -o $(BUILD)/crawlcheck.wasm ./wasm
+	$(GO) run ./wasm/mergedata $(BUILD)/crawlcheck.wasm
 
 ## cshared: the core as a C shared library for ctypes and C hosts.
 cshared:
@@ -45,6 +59,13 @@ demo:
 postgres:
 	@test -x /usr/lib/postgresql/15/bin/initdb || { echo "postgres: installing Debian's postgresql-15"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15; }
+
+## zopfli: the gzip encoder that writes the npm package's crawlcheck.wasm.gz
+## (bindings/js/scripts/copy-wasm.js: 5% smaller than zlib's best, which the
+## 1.5 MB target needs); Debian's package, installed with apt when missing.
+zopfli:
+	@command -v zopfli >/dev/null || { echo "zopfli: installing Debian's zopfli"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zopfli; }
 
 ## test: everything a clean checkout needs, then every test.
 test: lint wasm cshared postgres js-deps oauth-deps fastmcp-deps launched-deps
@@ -240,7 +261,7 @@ test-python: python-wheel wasm $(VENV1)/.installed js-deps
 ## npm registry, the type check of its declarations, then its suites (every
 ## vector through the wasm, withPreflight and the adapters end to end
 ## against the scenario server and the test issuer, npm pack offline).
-test-js: wasm
+test-js: wasm zopfli
 	cd bindings/js && npm ci --no-audit --no-fund && npm run typecheck && GO=$(GO) npm test
 
 ## test-interop: the interop matrix (hosttest/interop, docs/interop.md):
@@ -319,7 +340,7 @@ attack-issuer:
 ## BENCH_ROWS=cli (or node, python, wazero, size, memory, comma-separated) measures those rows
 ## alone and replaces them in the table, saying when and at what load (a shared machine).
 ## It needs node (20+); the Python rows use build/py-mcp2 (make python-wheel).
-bench: wasm python-wheel
+bench: wasm python-wheel zopfli
 	$(VENV2)/bin/pip install -q --no-index --no-deps --force-reinstall $(WHEELS)/crawlcheck-*.whl
 	cd bindings/js && npm ci --no-audit --no-fund && node scripts/copy-wasm.js
 	BENCH_PYTHON=$(VENV2)/bin/python $(GO) run ./hosttest/bench -table -o docs/benchmarks.md

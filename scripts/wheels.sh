@@ -114,7 +114,7 @@ mkdir -p "$D/src"
 cp -R bindings/python/src/crawlcheck "$D/src/"
 rm -rf "$D/src/crawlcheck/lib" "$D/src/crawlcheck/__pycache__" && mkdir -p "$D/src/crawlcheck/lib"
 cp bindings/python/pyproject.toml bindings/python/hatch_build.py bindings/python/README.md LICENSE "$D/"
-GOOS=wasip1 GOARCH=wasm "$GO" build -buildmode=c-shared -trimpath -ldflags='-s -w' -o "$D/src/crawlcheck/lib/crawlcheck.wasm" ./wasm
+make --no-print-directory wasm GO="$GO" BUILD="$D/src/crawlcheck/lib"
 cp notices/crawlcheck.wasm.txt "$D/NOTICES.txt"
 (cd "$D" && "$BUILDPY" -m build -q --no-isolation --wheel --outdir "$OUT" .)
 PURE=$(ls "$OUT"/crawlcheck-*-py3-none-any.whl)

@@ -58,7 +58,7 @@ export declare class RawJSON {
 }
 
 export interface LoadOptions {
-  /** The module, its bytes, or where it is (default: the crawlcheck.wasm shipped in the package). */
+  /** The module, its bytes, or where it is, gzipped or not (default: the crawlcheck.wasm.gz shipped in the package). */
   wasm?: Uint8Array | ArrayBuffer | WebAssembly.Module | URL | string;
   /** Offer the host SHA-256 to the module (default: true in Node, false in a browser). */
   hostSha256?: boolean;

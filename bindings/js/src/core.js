@@ -339,7 +339,8 @@ export function toBase64(bytes) {
 /**
  * A new instance of the module, apart from the one load() keeps.
  * @param {object} [options]
- * @param {Uint8Array|ArrayBuffer|WebAssembly.Module|URL|string} [options.wasm] the module or where it is
+ * @param {Uint8Array|ArrayBuffer|WebAssembly.Module|URL|string} [options.wasm] the module or where it is, gzipped
+ *   or not (default: the package's crawlcheck.wasm.gz)
  * @param {boolean} [options.hostSha256] offer the host SHA-256 (default: true in Node)
  * @param {"node"|"shim"} [options.wasi] which WASI (default: the package's shim, in Node too: node:wasi
  *   prints an ExperimentalWarning on stderr at every run, and the module needs only what the shim answers)
@@ -402,21 +403,46 @@ async function nodeSha256() {
 
 async function compile(src) {
   if (src instanceof WebAssembly.Module) return src;
-  if (src instanceof Uint8Array || src instanceof ArrayBuffer) return WebAssembly.compile(src);
+  if (src instanceof Uint8Array) return WebAssembly.compile(await inflated(src));
+  if (src instanceof ArrayBuffer) return WebAssembly.compile(await inflated(new Uint8Array(src)));
   // In Node a string without a scheme is a path; elsewhere a URL relative
   // to the page.
   const isPath = isNode && typeof src === "string" && !/^[a-z][a-z0-9+.-]*:/i.test(src);
-  const url = src === undefined ? new URL("../crawlcheck.wasm", import.meta.url) : isPath ? null : new URL(src, globalThis.location?.href);
+  const url = src === undefined ? new URL("../crawlcheck.wasm.gz", import.meta.url) : isPath ? null : new URL(src, globalThis.location?.href);
   if (isNode && (isPath || url.protocol === "file:")) {
     const { readFile } = await import("node:fs/promises");
-    return WebAssembly.compile(await readFile(isPath ? src : url));
+    return WebAssembly.compile(await inflated(await readFile(isPath ? src : url)));
   }
   const resp = await fetch(url);
   if (!resp.ok) throw new SdkError(`crawlcheck: fetching ${url}: HTTP ${resp.status}`);
-  if (typeof WebAssembly.compileStreaming === "function" && resp.headers.get("content-type") === "application/wasm") {
+  if (typeof WebAssembly.compileStreaming === "function" && resp.headers.get("content-type") === "application/wasm" && !url.pathname.endsWith(".gz")) {
     return WebAssembly.compileStreaming(resp);
   }
-  return WebAssembly.compile(await resp.arrayBuffer());
+  return WebAssembly.compile(await inflated(new Uint8Array(await resp.arrayBuffer())));
+}
+
+/**
+ * The module's bytes: gzip inflated (the package ships crawlcheck.wasm.gz,
+ * issue 36), anything else as it is, so a module given uncompressed, or
+ * inflated already by a server that sent the .gz with Content-Encoding: gzip,
+ * loads too. Node inflates with node:zlib, a browser with
+ * DecompressionStream (every engine since 2023).
+ */
+async function inflated(bytes) {
+  if (bytes.length < 2 || bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes;
+  if (!isNode && typeof DecompressionStream !== "function") {
+    throw new SdkError("crawlcheck: this browser has no DecompressionStream to inflate crawlcheck.wasm.gz; pass options.wasm the module uncompressed");
+  }
+  try {
+    if (isNode) {
+      const { gunzipSync } = await import("node:zlib");
+      return gunzipSync(bytes);
+    }
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Uint8Array(await new Response(stream).arrayBuffer());
+  } catch (e) {
+    throw new SdkError(`crawlcheck: the module's gzip does not inflate: ${e?.message ?? e}`);
+  }
 }
 
 let shared = null;

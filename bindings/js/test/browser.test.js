@@ -1,7 +1,8 @@
 // The browser path in a real browser (headless Chromium, when the machine
-// has one): the package's browser entry loads crawlcheck.wasm without a
-// bundler under its own WASI shim, and every vector of testdata/ gives the
-// same bytes there. Skipped where no Chromium is installed.
+// has one): the package's browser entry loads crawlcheck.wasm.gz without a
+// bundler (inflated by the browser's DecompressionStream) under its own WASI
+// shim, and every vector of testdata/ gives the same bytes there. Skipped
+// where no Chromium is installed.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
@@ -68,9 +69,10 @@ test("a real browser loads the package without a bundler and gives every vector'
     if (req.url === "/") return res.writeHead(200, { "content-type": "text/html" }).end(PAGE);
     if (req.url === "/vectors.json") return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(vectors));
     const path = normalize(join(PKG, decodeURIComponent(req.url)));
-    if (!path.startsWith(join(PKG, "src")) && path !== join(PKG, "crawlcheck.wasm")) return res.writeHead(404).end();
+    if (!path.startsWith(join(PKG, "src")) && path !== join(PKG, "crawlcheck.wasm.gz")) return res.writeHead(404).end();
     try {
-      const type = path.endsWith(".wasm") ? "application/wasm" : "text/javascript";
+      // As a static server sends a .gz: the file's bytes, no Content-Encoding.
+      const type = path.endsWith(".gz") ? "application/gzip" : "text/javascript";
       res.writeHead(200, { "content-type": type }).end(readFileSync(path));
     } catch {
       res.writeHead(404).end();

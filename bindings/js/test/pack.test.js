@@ -1,6 +1,6 @@
 // `npm pack` gives a tarball that installs in an empty folder without the
-// network and works: the core loads from the crawlcheck.wasm inside it. It
-// holds only what a user imports (src/, the wasm, the typings) and what must
+// network and works: the core loads from the crawlcheck.wasm.gz inside it. It
+// holds only what a user imports (src/, the gzipped wasm, the typings) and what must
 // travel with it (README, LICENSE, NOTICES.txt): what it packs around the
 // core's wasm stays small, and its `exports` and types pass publint and
 // @arethetypeswrong/cli (both run offline from node_modules).
@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { writeFileSync, readdirSync, statSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { gzipSync } from "node:zlib";
+import { gunzipSync } from "node:zlib";
 import { fileURLToPath } from "node:url";
 import { tempDir } from "./helpers.js";
 
@@ -35,21 +35,25 @@ function pack(t) {
 
 test("npm pack holds only what a user imports, small around the wasm, and passes publint and attw", (t) => {
   const { out, tgz } = pack(t);
-  const wasm = gzipSync(readFileSync(join(PKG, "crawlcheck.wasm")), { level: 9 }).length;
+  // The module ships gzipped (zopfli's gzip where zopfli is installed):
+  // inside the tarball's gzip it takes its own size.
+  const gz = readFileSync(join(PKG, "crawlcheck.wasm.gz"));
+  assert.ok(gunzipSync(gz).equals(readFileSync(join(PKG, "crawlcheck.wasm"))), "crawlcheck.wasm.gz is not this crawlcheck.wasm");
+  const wasm = gz.length;
   const around = statSync(tgz).size - wasm;
   assert.ok(around <= AROUND_WASM_MAX, `packed ${around} bytes around the wasm's ${wasm}, over ${AROUND_WASM_MAX}`);
   const files = execFileSync("tar", ["-tzf", tgz], { encoding: "utf8" }).trim().split("\n").map((f) => f.replace(/^package\//, ""));
-  const stray = files.filter((f) => !/^(src\/[\w.-]+\.(js|d\.ts)|crawlcheck\.wasm|README\.md|LICENSE|NOTICES\.txt|package\.json)$/.test(f));
+  const stray = files.filter((f) => !/^(src\/[\w.-]+\.(js|d\.ts)|crawlcheck\.wasm\.gz|README\.md|LICENSE|NOTICES\.txt|package\.json)$/.test(f));
   assert.deepEqual(stray, [], "files a user does not import");
-  for (const f of ["src/index.js", "src/index.d.ts", "src/browser.d.ts", "src/core.d.ts", "crawlcheck.wasm", "LICENSE", "NOTICES.txt"]) assert.ok(files.includes(f), `${f} is missing`);
+  for (const f of ["src/index.js", "src/index.d.ts", "src/browser.d.ts", "src/core.d.ts", "crawlcheck.wasm.gz", "LICENSE", "NOTICES.txt"]) assert.ok(files.includes(f), `${f} is missing`);
   execFileSync("tar", ["-xzf", tgz, "-C", out]);
   assert.match(readFileSync(join(out, "package", "NOTICES.txt"), "utf8"), /^Third-party notices for crawlcheck\.wasm/);
   assert.equal(JSON.parse(readFileSync(join(out, "package", "package.json"), "utf8")).license, "Apache-2.0");
   // publint on the files as packed (--pack false: lint the folder as it is).
   execFileSync(bin("publint"), [join(out, "package"), "--pack", "false", "--strict"], { stdio: ["ignore", "pipe", "inherit"] });
-  // attw: ESM only (no require() entry, by design); crawlcheck.wasm is a
+  // attw: ESM only (no require() entry, by design); crawlcheck.wasm.gz is a
   // binary asset a loader reads, not a module with types.
-  execFileSync(bin("attw"), [tgz, "--profile", "esm-only", "--exclude-entrypoints", "./crawlcheck.wasm", "--format", "table-flipped"], {
+  execFileSync(bin("attw"), [tgz, "--profile", "esm-only", "--exclude-entrypoints", "./crawlcheck.wasm.gz", "--format", "table-flipped"], {
     stdio: ["ignore", "pipe", "inherit"],
   });
 });

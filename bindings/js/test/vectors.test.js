@@ -4,6 +4,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { gunzipSync } from "node:zlib";
+import { fileURLToPath } from "node:url";
 import { instantiate } from "../src/core.js";
 import { loadVectors } from "./vectors.js";
 
@@ -41,6 +43,24 @@ for (const [label, opts] of hosts) {
     assert.equal(n, vectors.length);
   });
 }
+
+// The package ships the module gzipped (crawlcheck.wasm.gz, the default);
+// the loader inflates gzip wherever it comes from and takes a module given
+// uncompressed as it is.
+test("the module loads gzipped or not, from bytes or a path; a damaged .gz is refused", async () => {
+  const raw = readFileSync(new URL("../crawlcheck.wasm", import.meta.url));
+  const gzPath = fileURLToPath(new URL("../crawlcheck.wasm.gz", import.meta.url));
+  const gz = readFileSync(gzPath);
+  assert.deepEqual([gz[0], gz[1]], [0x1f, 0x8b]);
+  assert.ok(gunzipSync(gz).equals(raw), "crawlcheck.wasm.gz is not this crawlcheck.wasm");
+  const want = (await instantiate({ wasm: raw })).version();
+  for (const wasm of [undefined, gz, gz.buffer.slice(gz.byteOffset, gz.byteOffset + gz.length), gzPath, fileURLToPath(new URL("../crawlcheck.wasm", import.meta.url))]) {
+    assert.deepEqual((await instantiate({ wasm })).version(), want);
+  }
+  const damaged = Buffer.from(gz);
+  damaged[damaged.length >> 1] ^= 0xff;
+  await assert.rejects(instantiate({ wasm: damaged }), /^CrawlcheckError: crawlcheck: the module's gzip does not inflate: /);
+});
 
 test("ABI 2: documents sent as raw attachments give the same bytes as JSON strings", async (t) => {
   const cc = await instantiate();
