@@ -254,6 +254,24 @@ func featuresOpVectors(t testing.TB) []opVector {
 	add("ui_template_check", "a record of another lockfile", uiCheckRequest(okRec, richLock(t), "ui://issues/view", uiTemplateApproved))
 	bareRec := string(call(t, "continuity_check", featuresRequest(t, richLock(t), richTools(), approvedFeatures, "enforce")))
 	add("ui_template_check", "a record that compared no features", uiCheckRequest(bareRec, richLock(t), "ui://issues/view", uiTemplateApproved))
+	// The words a host's refusal of an item carries.
+	withheldRec := string(call(t, "continuity_check", featuresRequest(t, fl, richTools(), featureChanges()[0].features(t), "enforce")))
+	add("refusal", "a withheld prompt", obj{"record": withheldRec, "list": "prompts", "item": "triage"})
+	add("refusal", "a prompt not in the checked list", obj{"record": withheldRec, "list": "prompts", "item": "summarise"})
+	add("refusal", "a resource of a list compared", obj{"record": okRec, "list": "resources", "item": "file:///etc/passwd"})
+	add("refusal", "prompts of a record that compared none", obj{"record": bareRec, "list": "prompts"})
+	add("refusal", "a resource template of a record that compared none", obj{"record": bareRec, "list": "resource_templates", "item": "issues://issue/{number}"})
+	add("refusal", "a list compared refused without an item", obj{"record": okRec, "list": "prompts"})
+	var swappedCheck obj
+	if err := json.Unmarshal(call(t, "ui_template_check", uiCheckRequest(okRec, fl, "ui://issues/view", swapped)), &swappedCheck); err != nil {
+		t.Fatal(err)
+	}
+	add("refusal", "a swapped UI template", obj{"record": okRec, "list": "ui_templates", "item": "ui://issues/view", "check": swappedCheck})
+	add("refusal", "a UI template not pinned", obj{"record": okRec, "list": "ui_templates", "item": "ui://issues/other", "check": obj{"same": false, "parts": []string{}, "reason": "not_approved"}})
+	add("refusal", "a UI template no tool handed over names", obj{"record": okRec, "list": "ui_templates", "item": "ui://issues/other"})
+	add("refusal", "the UI template approved is not refused", obj{"record": okRec, "list": "ui_templates", "item": "ui://issues/view", "check": obj{"same": true, "parts": []string{}, "reason": nil}})
+	add("refusal", "an item and a tool refused", obj{"record": withheldRec, "list": "prompts", "item": "triage", "tool": "get_issue"})
+	add("refusal", "an unknown list refused", obj{"record": withheldRec, "list": "roots", "item": "x"})
 	declared := deepCopy(o)
 	declared["features"].(obj)["prompts"] = obj{"declared": true}
 	add("make_lock", "features with declared true", obj{"approved_at": approvedAt, "observed": declared})

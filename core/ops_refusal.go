@@ -19,11 +19,24 @@ func opRefusal(r req.Obj) (canon.Value, error) {
 	rec := rd.RequiredDoc("record")
 	tool, hasTool := rd.Str("tool", false), rd.Has("tool")
 	would := rd.Bool("would")
+	list := rd.OneOf("list", "", itemLists...)
+	item, hasItem := rd.Str("item", false), rd.Has("item")
+	check, hasCheck := rd.Object("check")
 	if err := rd.Err(); err != nil {
 		return canon.Value{}, err
 	}
 	if rec.Kind() != canon.Object {
 		return canon.Value{}, cerr.New(cerr.BadRequest, "request.record must be a continuity record object")
+	}
+	if list != "" || hasItem || hasCheck {
+		if hasTool || would {
+			return canon.Value{}, cerr.New(cerr.BadRequest, "request.list words an item's refusal: give no tool and no would")
+		}
+		text, err := itemRefusalText(rec, list, item, hasItem, check.V, hasCheck)
+		if err != nil {
+			return canon.Value{}, err
+		}
+		return canon.Obj(canon.M("text", canon.Str(text))), nil
 	}
 	if would {
 		if hasTool {

@@ -1232,6 +1232,26 @@ export interface RefusalRequest {
   tool?: string;
   /** word what enforce would have refused in an observe-mode record (no `tool`) */
   would?: boolean;
+  /**
+   * an item's refusal (issue 35; no `tool`, no `would`): `prompts`, `resources`,
+   * `resource_templates`, or `ui_templates` for a ui:// template a host reads to render. For a
+   * list: `crawlcheck: prompt "triage" withheld (pause_tool): prompt_changed (triage description)
+   * (record …)` by the record's `features` and the item's observations, `refused: not in the
+   * checked list`, or, when the record compared no such list, `refused: the check compared no
+   * prompts (the lockfile pins none; lock the server again to pin them)`
+   */
+  list?: string;
+  /**
+   * with `list`: the prompt's name, the resource's uri, the template's uriTemplate or the ui:// URI
+   * asked for; absent only for a list the record did not compare (the list itself is refused)
+   */
+  item?: string;
+  /**
+   * with `list` `ui_templates`: `ui_template_check`'s answer for the template read (`its contents
+   * changed since it was approved`, or its reason in words); absent when no tool handed over names
+   * the URI (`no tool handed over names it`)
+   */
+  check?: Request;
 }
 
 /** The result of refusal. */

@@ -1470,6 +1470,9 @@ def refusal(
     record: Document,
     tool: Optional[str] = None,
     would: Optional[bool] = None,
+    list: Optional[str] = None,
+    item: Optional[str] = None,
+    check: Optional[Mapping[str, Any]] = None,
 ) -> RefusalResult:
     """Why a record refuses a call or a session, in the words every host's refusal error carries (Go
     `RefusedError`, JS and Python `ContinuityRefused`): `crawlcheck: session denied (deny):
@@ -1488,7 +1491,20 @@ def refusal(
     tool it would withhold in name order (five named, the rest counted); `text` is null when
     enforce would have refused nothing.
     """
-    return cast(RefusalResult, call("refusal", _req(record=record, tool=tool, would=would)))
+    return cast(
+        RefusalResult,
+        call(
+            "refusal",
+            _req(
+                record=record,
+                tool=tool,
+                would=would,
+                list=list,
+                item=item,
+                check=check,
+            ),
+        ),
+    )
 
 
 class VerifyRecordResult(TypedDict):
