@@ -134,6 +134,16 @@ class _Tap:
         #: raw: the SDK could not decode the frame that answered the handshake
         self.handshake_refused = False
         self._handshake_last = False
+        #: the method besides tools/list whose answers are taken as pages
+        #: while the check reads it (prompts/list, resources/list,
+        #: resources/templates/list, resources/read: _features.py), None
+        #: otherwise: a resources/read of the session's own is not kept
+        self.reading: Optional[str] = None
+
+    def _paged(self, method: Any) -> bool:
+        """Whether an answer to method is taken as a page: tools/list's
+        always, the list or read the check is reading while it reads it."""
+        return method == "tools/list" or (method is not None and method == self.reading)
 
     def attach_wire(self, wire: Wire) -> None:
         """Takes the frames of a crawlcheck.transport at the wire: each is
@@ -221,7 +231,7 @@ class _Tap:
                     if hm is not None and k in hm:
                         facts[k] = _raw_value(hm[k])
                 self.handshake = (method, facts)
-        elif method == "tools/list":
+        elif self._paged(method):
             ok = matched and m is not None and "result" in m
             # The page, from the members just read (a 1,000-tool frame is not
             # scanned again): the result member's bytes of a frame with one
@@ -238,7 +248,7 @@ class _Tap:
             method, answered = self.calls[key]
             if answered:
                 continue
-            if method == "tools/list":
+            if self._paged(method):
                 return key
             if newest is None:
                 newest = key
@@ -284,10 +294,10 @@ class _Tap:
             self.client_capabilities = caps
         if self.raw and method is not None and rid is not None:
             self.calls[str(rid)] = [str(method), False]
-        if method in _WATCHED and rid is not None:
+        if (method in _WATCHED or self._paged(method)) and rid is not None:
             if not self.raw:
                 self.sent[str(rid)] = str(method)
-            if method == "tools/list":
+            if self._paged(method):
                 self.order.append(str(rid))
 
     def over(self, item: Any) -> bool:
@@ -328,7 +338,7 @@ class _Tap:
             return
         key = str(rid)
         method = self.sent.pop(key)
-        if method != "tools/list":
+        if method in ("initialize", "server/discover"):
             if hasattr(m, "result") and isinstance(m.result, dict):
                 self.handshake = (method, m.result)
         elif hasattr(m, "result"):

@@ -33,13 +33,15 @@ import json
 import os
 from collections import deque
 from datetime import datetime, timezone
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import anyio
 
 from ._core import CoreError, call_result
 from ._checkpoint import Checkpoints, checkpoint_path, proof_path, read_proof
 from ._check import check
+from ._features import FeaturesMixin, observe_features
+from ._features import ItemRefused as ItemRefused
 from ._capture import _MAX_CALLS, _Tap, _attach_tap, _dump, _install_tap
 from ._entry import ContinuityRefused as ContinuityRefused
 from ._entry import Lock as Lock
@@ -97,7 +99,7 @@ def _at_ms() -> int:
     return round(anyio.current_time() * 1000)
 
 
-class McpPreflight:
+class McpPreflight(FeaturesMixin):
     """An mcp ClientSession whose tools pass a continuity check before the
     model sees them (docs/preflight.md has the Go twin).
 
@@ -606,6 +608,7 @@ class McpPreflight:
         # together no check could carry them, and a check always leaves a
         # record.
         max_bytes, total = limits()["pages_bytes"], 0
+        deadline = anyio.current_time() + self.timeout
         try:
             with anyio.fail_after(self.timeout):
                 while True:
@@ -636,7 +639,7 @@ class McpPreflight:
                         # cursor; were it ever null, the list is not whole.
                         obs.stop = step["stop"] or "response_malformed"
                         obs.page_cap_reached = step["page_cap_reached"]
-                        return obs, seen
+                        break
                     followed, cursor = step["followed"], step["cursor"]
         except TimeoutError:
             obs.fail(*self._tap.fault(timed_out=True), "tools/list", len(obs.pages) + 1)
@@ -651,10 +654,15 @@ class McpPreflight:
             with anyio.CancelScope(shield=True):
                 await self._settle(obs, seen)
             raise
-        raise AssertionError("unreachable: the loop returns")
+        # After a whole tool list, what the server offers beside it, within
+        # what is left of the deadline (_features.py).
+        if obs.stop == "list_end":
+            await observe_features(self, obs, seen, deadline)
+        return obs, seen
 
-    async def _fetch_page(self, cursor: Optional[str]) -> Tuple[Optional[bytes], str, str]:
-        """Sends one tools/list through the SDK and returns the answer the tap
+    async def _fetch_page(self, cursor: Optional[str], send: Optional[Callable[[], Awaitable[Any]]] = None) -> Tuple[Optional[bytes], str, str]:
+        """Sends one tools/list through the SDK (or, with send, the request
+        the tap is reading: _features.py) and returns the answer the tap
         saw. A frame that could not be decoded is taken as the answer of the
         newest unanswered tools/list, and that call is abandoned."""
         from mcp import types
@@ -671,7 +679,10 @@ class McpPreflight:
 
         async def run() -> None:
             try:
-                await self.session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
+                if send is not None:
+                    await send()
+                else:
+                    await self.session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
                 state["ok"] = True
             except Exception as e:  # noqa: BLE001 - kept and classified below
                 state["err"] = e
