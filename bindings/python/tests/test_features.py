@@ -145,3 +145,57 @@ async def test_a_lockfile_that_pins_no_features_hands_none_over(tmp_path: Path) 
                 with pytest.raises(ItemRefused) as ui:
                     await s.read_resource("ui://issues/view")
                 assert "the check compared no UI templates" in str(ui.value)
+
+
+async def test_server_everything_prompts_and_resources_and_a_prompt_changed_after_approval(tmp_path: Path) -> None:
+    """server-everything, the TypeScript reference server (a server nobody
+    here wrote), over streamable HTTP: the record the preflight makes is the
+    CLI's byte for byte (both read the same lists), what it hands over is
+    the server's prompts and resources, and against a lockfile that
+    approved another description of simple-prompt (the server rewrote it
+    after approval) that prompt alone is withheld and get_prompt refuses it."""
+    from reference import cli, everything
+
+    with everything("streamableHttp") as base:
+        url = f"{base}/mcp"
+        lock = tmp_path / "lock.json"
+        cli("lock", "--url", url, "--now", "2026-11-01T00:00:00Z", "-o", str(lock))
+        pinned = json.loads(lock.read_text())
+        assert "simple-prompt" in pinned["features"]["prompts"] and pinned["features"]["resources"], pinned["features"]
+        want = cli("check", "--lock", str(lock), "--url", url, "--now", "2026-11-30T12:00:00Z", "--json").strip()
+        raws: List[bytes] = []
+        async with streamable_client(url) as streams:
+            async with with_preflight(
+                ClientSession(streams[0], streams[1]), lock, endpoint=url, now=lambda: NOW, timeout=10.0, on_record=lambda _, raw: raws.append(raw)
+            ) as s:
+                await s.initialize()
+                assert raws[0].decode() == want
+                assert s.record is not None and s.record["effect"] == "proceed", s.record
+                prompts = {p.name: p for p in (await s.list_prompts()).prompts}
+                assert set(prompts) == set(pinned["features"]["prompts"])
+                got = await s.get_prompt("simple-prompt")
+                assert got.messages, got
+                resources = (await s.list_resources()).resources
+                assert {str(r.uri) for r in resources} == set(pinned["features"]["resources"])
+                first = str(resources[0].uri)
+                assert (await s.read_resource(first)).contents
+                templates = (await s.list_resource_templates()).model_dump(by_alias=True)["resourceTemplates"]
+                assert {t["uriTemplate"] for t in templates} == set(pinned["features"]["resource_templates"])
+
+        # The approval saw another description of simple-prompt.
+        pinned["features"]["prompts"]["simple-prompt"]["description"] = "0" * 64
+        del pinned["sha256"]
+        edited = tmp_path / "edited.json"
+        edited.write_text(json.dumps(pinned))
+        async with streamable_client(url) as streams:
+            async with with_preflight(ClientSession(streams[0], streams[1]), edited, endpoint=url, now=lambda: NOW, timeout=10.0) as s:
+                await s.initialize()
+                assert s.record is not None and s.record["features"]["prompts"]["simple-prompt"] == "pause_tool", s.record
+                names = [p.name for p in (await s.list_prompts()).prompts]
+                assert "simple-prompt" not in names and "args-prompt" in names
+                with pytest.raises(ItemRefused) as refused:
+                    await s.get_prompt("simple-prompt")
+                assert str(refused.value).startswith('crawlcheck: prompt "simple-prompt" withheld (pause_tool): prompt_changed (simple-prompt description)'), refused.value
+                assert (await s.get_prompt("args-prompt", {"city": "Paris"})).messages
+                # The tools are not withheld by a changed prompt.
+                assert len((await s.list_tools()).tools) == len(s.record["tools"])
