@@ -20,36 +20,38 @@ import (
 
 // ItemRefusedError is the error of a prompt, resource or resource template
 // the record does not let through: withheld (Effect set), not in the
-// checked list, or of a list the lockfile pins none of (NotCompared).
+// checked list, or of a list the lockfile pins none of (NotCompared); or
+// of a ui:// template (List "ui_templates") that no tool handed over names
+// (Check nil) or that ui_template_check did not find the one approved.
 type ItemRefusedError struct {
-	List        string // "prompts", "resources" or "resource_templates"
-	Key         string // the name, uri or uriTemplate asked for
+	List        string // "prompts", "resources", "resource_templates" or "ui_templates"
+	Key         string // the name, uri or uriTemplate asked for; "" for a whole list
 	Effect      string // the item's effect when the record withholds it
 	NotCompared bool
-	// Reason is why a ui:// template was refused (List "ui_templates").
-	Reason string
+	// Check is ui_template_check's answer for a ui:// template read and
+	// refused.
+	Check  map[string]any
 	Record Record
 }
 
-// Error says why, the key shown through the core's escape_text.
+// Error is the core's words (refusal with list and item), every string
+// from the server shown through escape_text, as JS and Python say them.
 func (e *ItemRefusedError) Error() string {
-	what := strings.TrimSuffix(strings.ReplaceAll(e.List, "_", " "), "s")
-	key := shownText(e.Key)
-	switch {
-	case e.List == "ui_templates":
-		return fmt.Sprintf("crawlcheck: UI template %s refused: %s (record %s)", key, e.Reason, e.Record.RecordSHA256)
-	case e.NotCompared:
-		return fmt.Sprintf("crawlcheck: %s %s refused: the check compared no %s (the lockfile pins none; lock the server again to pin them) (record %s)", what, key, strings.ReplaceAll(e.List, "_", " "), e.Record.RecordSHA256)
-	case e.Effect == "":
-		return fmt.Sprintf("crawlcheck: %s %s refused: not in the checked list (record %s)", what, key, e.Record.RecordSHA256)
+	req := map[string]any{"record": corecall.Text(e.Record.Raw), "list": e.List}
+	if e.Key != "" || !e.NotCompared {
+		req["item"] = e.Key
 	}
-	var why []string
-	for _, f := range e.Record.Observations {
-		if f.Item == e.Key && f.Effect == e.Effect {
-			why = append(why, f.Observation)
-		}
+	if e.Check != nil {
+		req["check"] = e.Check
 	}
-	return fmt.Sprintf("crawlcheck: %s %s withheld (%s): %s (record %s)", what, key, e.Effect, strings.Join(slices.Compact(why), ", "), e.Record.RecordSHA256)
+	var out struct {
+		Text string `json:"text"`
+	}
+	if err := corecall.Into("refusal", req, &out); err != nil {
+		// A record the core cannot read (never one it wrote): the bare facts.
+		return fmt.Sprintf("crawlcheck: %s %s refused (record %s)", e.List, shownText(e.Key), e.Record.RecordSHA256)
+	}
+	return out.Text
 }
 
 // shownText is s as a person may read it (the core's escape_text), quoted.
@@ -202,8 +204,8 @@ func (s *Session) readUITemplate(ctx context.Context, params *mcp.ReadResourcePa
 	if err != nil {
 		return nil, err
 	}
-	refused := func(reason string) error {
-		return &ItemRefusedError{List: "ui_templates", Key: params.URI, Reason: reason, Record: rec}
+	refused := func(check map[string]any) error {
+		return &ItemRefusedError{List: "ui_templates", Key: params.URI, Check: check, Record: rec}
 	}
 	tools := make([]json.RawMessage, len(rec.Handoff.Tools))
 	for i, t := range rec.Handoff.Tools {
@@ -213,7 +215,7 @@ func (s *Session) readUITemplate(ctx context.Context, params *mcp.ReadResourcePa
 		URIs []string `json:"uris"`
 	}
 	if err := corecall.Into("ui_templates", map[string]any{"tools": tools}, &named); err != nil || !slices.Contains(named.URIs, params.URI) {
-		return nil, refused("no tool handed over names it")
+		return nil, refused(nil)
 	}
 	s.mu.Lock()
 	lock, cs := s.lock, s.cs
@@ -225,26 +227,18 @@ func (s *Session) readUITemplate(ctx context.Context, params *mcp.ReadResourcePa
 	if failure != "" {
 		return nil, fmt.Errorf("preflight: reading %s: %s", shownText(params.URI), failure)
 	}
-	var check struct {
-		Same   bool     `json:"same"`
-		Parts  []string `json:"parts"`
-		Reason *string  `json:"reason"`
-	}
+	var check map[string]any
 	req := map[string]any{"record": corecall.Text(rec.Raw), "lock": corecall.Text(lock), "uri": params.URI, "result": corecall.Page(answer)}
 	if err := corecall.Into("ui_template_check", req, &check); err != nil {
 		return nil, err
 	}
-	if !check.Same {
-		why := "its " + strings.Join(check.Parts, " and ") + " changed since it was approved"
-		if check.Reason != nil {
-			why = *check.Reason
-		}
-		return nil, refused(why)
+	if same, _ := check["same"].(bool); !same {
+		return nil, refused(check)
 	}
 	// The bytes the core compared, parsed by the SDK's own type.
 	var res mcp.ReadResourceResult
 	if err := json.Unmarshal(answer, &res); err != nil {
-		return nil, refused("the SDK cannot read the answer compared")
+		return nil, fmt.Errorf("preflight: UI template %s: the SDK cannot read the answer the core compared: %w", shownText(params.URI), err)
 	}
 	return &res, nil
 }

@@ -118,7 +118,7 @@ func TestSessionFeatures(t *testing.T) {
 		t.Fatalf("ListPrompts after the rug pull: %+v %v", prompts, err)
 	}
 	_, err = sess.GetPrompt(ctx, &mcp.GetPromptParams{Name: "triage"})
-	if r := itemRefusal(t, err); r.Effect != preflight.EffectPauseTool || !strings.Contains(r.Error(), `prompt "triage" withheld (pause_tool): prompt_changed`) {
+	if r := itemRefusal(t, err); r.Effect != preflight.EffectPauseTool || r.Error() != `crawlcheck: prompt "triage" withheld (pause_tool): prompt_changed (triage description) (record `+rec.RecordSHA256+`)` {
 		t.Fatalf("GetPrompt of the changed prompt: %v", r)
 	}
 	// The other prompt reaches the server (which answers it as it can).
