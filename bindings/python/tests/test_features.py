@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 import pytest
-from servers import CLI, NOW, http_server, mutate_http, pin, scenario
+from servers import CLI, MCPSERVER, NOW, http_server, mutate_http, mutate_trigger, pin, scenario
 
 from crawlcheck import ItemRefused
 from crawlcheck.preflight import ContinuityRefused, with_preflight
 
 mcp = pytest.importorskip("mcp")
-from mcp import ClientSession  # noqa: E402
+from mcp import ClientSession, StdioServerParameters  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
@@ -125,6 +125,38 @@ async def test_prompts_and_resources_are_the_core_objects_and_a_rug_pull_is_with
                 # The swapped template is a changed template at the check, and
                 # the tool naming it is withheld (ui_template_changed).
                 assert "show_issue" not in [t.name for t in (await s.list_tools()).tools]
+
+
+@pytest.mark.parametrize("wire", [True, False], ids=["crawlcheck-transport", "mcp-stdio"])
+async def test_over_stdio_a_rug_pulled_prompt_is_withheld(wire: bool, tmp_path: Path) -> None:
+    """The same over stdio, on crawlcheck.transport (each frame's bytes from
+    the wire) and on mcp's own stdio_client (the decoded messages)."""
+    from mcp.client.stdio import stdio_client
+
+    from crawlcheck.transport import stdio_client as wire_stdio
+
+    trigger = tmp_path / "trigger"
+    params = StdioServerParameters(command=MCPSERVER, args=["--scenario", str(scenario(tmp_path, tools=TOOLS, **FEATURES)), "--trigger", str(trigger)])
+    lock = tmp_path / "features.lock.json"
+    subprocess.run([CLI, "lock", "--now", "2026-11-29T12:00:00Z", "--server", " ".join([params.command, *params.args]), "-o", str(lock)], check=True, capture_output=True, timeout=30)
+    async with (wire_stdio(params) if wire else stdio_client(params)) as (read, write):
+        async with with_preflight(ClientSession(read, write), lock, endpoint=params, now=lambda: NOW, timeout=5.0) as s:
+            await s.initialize()
+            assert s.record is not None and s.record["effect"] == "proceed", s.record
+            assert [p.name for p in (await s.list_prompts()).prompts] == ["triage", "weekly"]
+            assert (await s.read_resource("ui://issues/view")).contents[0].text == "<div id=issue></div>"
+            mutate_trigger(trigger, RUG_PULL)
+            rec = await s.recheck()
+            assert rec["features"]["prompts"] == {"triage": "pause_tool", "weekly": "proceed"}, rec
+            assert [p.name for p in (await s.list_prompts()).prompts] == ["weekly"]
+            with pytest.raises(ItemRefused) as withheld:
+                await s.get_prompt("triage")
+            assert withheld.value.effect == "pause_tool"
+            mutate_trigger(trigger, SWAP)
+            with pytest.raises(ItemRefused):
+                await s.read_resource("ui://issues/view")
+            # The session goes on: the tools are still handed over and callable.
+            assert [t.name for t in (await s.list_tools()).tools] == ["show_issue"]
 
 
 async def test_a_lockfile_that_pins_no_features_hands_none_over(tmp_path: Path) -> None:
