@@ -113,7 +113,7 @@ async def observe_features(pf: "McpPreflight", obs: Observation, seen: int, dead
     try:
         with anyio.fail_after(max(0.0, deadline - anyio.current_time())):
             for name, method, cap in LISTS:
-                if cap not in caps:
+                if caps.get(cap) is None:
                     features[name] = {"declared": False}
                     continue
                 current = features[name] = {"pages": []}
@@ -188,8 +188,8 @@ async def _walk(pf: "McpPreflight", method: str, entry: Dict[str, Any], types: A
         assert page is not None
         total += len(page)
         if total > max_bytes:
-            entry.clear()
-            entry["failure"] = FAULT_PAGES_OVER_CAP
+            # The pages dropped, as the Go preflight drops them.
+            entry["pages"], entry["failure"] = [], FAULT_PAGES_OVER_CAP
             return False
         entry["pages"].append(page)
         try:
