@@ -159,6 +159,26 @@ async def test_over_stdio_a_rug_pulled_prompt_is_withheld(wire: bool, tmp_path: 
             assert [t.name for t in (await s.list_tools()).tools] == ["show_issue"]
 
 
+async def test_a_prompts_list_past_the_answer_bound_is_a_record_not_an_exception(tmp_path: Path) -> None:
+    """A prompts/list answer past max_answer_bytes ends the reading there:
+    the check still makes its record, which says the prompts list was not
+    read whole (features_incomplete, the core's default: pause), and the
+    preflight hands nothing over."""
+    with http_server(scenario(tmp_path, tools=TOOLS, **FEATURES)) as url:
+        lock = lock_features(tmp_path, url)
+        mutate_http(url, {"ops": [{"op": "edit_prompt", "name": "weekly", "set": {"description": "x" * 5000}}]})
+        async with streamable_client(url) as streams:
+            async with with_preflight(ClientSession(streams[0], streams[1]), lock, endpoint=url, now=lambda: NOW, timeout=5.0, max_answer_bytes=2000) as s:
+                await s.initialize()
+                rec = s.record
+                assert rec is not None
+                incomplete = [o for o in rec["observations"] if o["observation"] == "features_incomplete"]
+                assert [o["detail"] for o in incomplete] == [{"failure": "answer_too_large", "list": "prompts/list", "reason": "failure"}], rec
+                assert rec["effect"] == "pause"
+                with pytest.raises(ContinuityRefused):
+                    await s.list_prompts()
+
+
 async def test_a_lockfile_that_pins_no_features_hands_none_over(tmp_path: Path) -> None:
     with http_server(scenario(tmp_path, tools=TOOLS, **FEATURES)) as url:
         lock = pin(tmp_path, url, TOOLS)
