@@ -18,7 +18,7 @@ import pytest
 from servers import CLI, MCPSERVER, NOW, http_server, mutate_http, mutate_trigger, pin, scenario
 
 from crawlcheck import ItemRefused
-from crawlcheck.preflight import ContinuityRefused, with_preflight
+from crawlcheck.preflight import ContinuityRefused, PreflightError, with_preflight
 
 mcp = pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
@@ -118,6 +118,15 @@ async def test_prompts_and_resources_are_the_core_objects_and_a_rug_pull_is_with
                 assert isinstance(withheld.value, ContinuityRefused)
                 assert withheld.value.effect == "pause_tool" and withheld.value.item == "triage"
                 assert str(withheld.value).startswith('crawlcheck: prompt "triage" withheld (pause_tool): prompt_changed (triage description)')
+                # Every other path to prompts/get or resources/read is gated
+                # at the session's write stream too.
+                with pytest.raises(ItemRefused):
+                    await s.session.get_prompt("triage")
+                with pytest.raises(ItemRefused):
+                    await s.session.read_resource("file:///etc/passwd")
+                with pytest.raises(PreflightError):
+                    await s.session.read_resource("ui://issues/view")
+                assert (await s.session.read_resource("issues://readme")).contents[0].text == "# Read me"
                 # The other prompt reaches the server (which answers prompts/get as it can).
                 with pytest.raises(Exception) as answered:  # noqa: B017 - the SDK's error of the server's answer
                     await s.get_prompt("weekly")

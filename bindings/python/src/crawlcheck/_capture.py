@@ -139,6 +139,12 @@ class _Tap:
         #: resources/templates/list, resources/read: _features.py), None
         #: otherwise: a resources/read of the session's own is not kept
         self.reading: Optional[str] = None
+        #: the ui:// URI the preflight itself is reading to check it
+        #: against its pin (_features.py): its resources/read passes the gate
+        self.reading_uri: Optional[str] = None
+        #: awaited with the method and params before a prompts/get or
+        #: resources/read leaves (the preflight's item gate); it raises to refuse
+        self.admit_item: Optional[Callable[[str, Any], Awaitable[None]]] = None
 
     def _paged(self, method: Any) -> bool:
         """Whether an answer to method is taken as a page: tools/list's
@@ -275,9 +281,20 @@ class _Tap:
         the record lets its tool through, whichever SDK method sent it
         (call_tool, send_request(CallToolRequest), a task-augmented call,
         send_notification, anything reached through the wrapper's
-        ``__getattr__``)."""
+        ``__getattr__``); prompts/get and resources/read unless it hands
+        the prompt or resource over (``admit_item``)."""
         m = _message(item)
-        if getattr(m, "method", None) != "tools/call":
+        method = getattr(m, "method", None)
+        if method in ("prompts/get", "resources/read") and self.admit_item is not None:
+            # The same for a prompt or a resource (issue 35), unless it is
+            # the template the preflight is reading to check it.
+            params = getattr(m, "params", None)
+            uri = params.get("uri") if isinstance(params, dict) else getattr(params, "uri", None)
+            if method == "resources/read" and self.reading_uri is not None and str(uri) == self.reading_uri:
+                return
+            await self.admit_item(str(method), params)
+            return
+        if method != "tools/call":
             return
         if self.admit is None:
             raise PreflightError("crawlcheck: a tools/call before the preflight was set up")

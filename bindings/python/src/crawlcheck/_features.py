@@ -130,7 +130,7 @@ async def observe_features(pf: "McpPreflight", obs: Observation, seen: int, dead
             for uri in uris:
                 current = {"uri": uri}
                 read.append(current)
-                page, failure = await _fetch(pf, METHOD_READ, lambda u=uri: pf.session.read_resource(u))
+                page, failure = await _fetch(pf, METHOD_READ, lambda u=uri: pf.session.read_resource(u), uri)
                 if failure:
                     # The session is gone (or the deadline passed): the rest
                     # is not read, and the check withholds the tools naming them.
@@ -155,15 +155,16 @@ def _failed(entry: Dict[str, Any], failure: str) -> None:
     entry["failure"] = failure
 
 
-async def _fetch(pf: "McpPreflight", method: str, send: Any) -> Tuple[Optional[bytes], str]:
+async def _fetch(pf: "McpPreflight", method: str, send: Any, uri: Optional[str] = None) -> Tuple[Optional[bytes], str]:
     """One request of method through the SDK, its answer taken by the tap
-    (McpPreflight._fetch_page with the tap reading method)."""
-    pf._tap.reading = method
+    (McpPreflight._fetch_page with the tap reading method); uri, the ui://
+    template read to be checked, passes the item gate."""
+    pf._tap.reading, pf._tap.reading_uri = method, uri
     try:
         page, failure, _ = await pf._fetch_page(None, send)
     finally:
         pf._fetched()
-        pf._tap.reading = None
+        pf._tap.reading, pf._tap.reading_uri = None, None
     return page, failure
 
 
@@ -246,6 +247,20 @@ class FeaturesMixin:
         if not isinstance(key, str) or not any(it["key"] == key for it in handed.get("items") or []):
             raise ItemRefused(rec, raw, list, str(key))
 
+    async def _admit_item(self, method: str, params: Any) -> None:
+        """The item gate at the wire (``_Tap.gate_send``): a prompts/get or
+        resources/read that did not come through get_prompt / read_resource
+        (``send_request``, the session reached past the wrapper) leaves only
+        for what the handoff hands over; a ui:// template only through
+        read_resource, which checks it against its pin."""
+        key = params.get("name" if method == "prompts/get" else "uri") if isinstance(params, dict) else getattr(params, "name" if method == "prompts/get" else "uri", None)
+        if method == "prompts/get":
+            await self._allow("prompts", key)
+        elif str(key).startswith("ui://"):
+            raise PreflightError(f"crawlcheck: UI template {show(str(key))}: read it with read_resource, which checks it against the lockfile's pin")
+        else:
+            await self._allow("resources", str(key))
+
     async def list_prompts(self, *args: Any, params: Any = None, cursor: Optional[str] = None) -> Any:
         """The prompts of the checked list the record lets through, in one
         result without a cursor, each as the core wrote it. Against a
@@ -314,7 +329,7 @@ class FeaturesMixin:
         async with pf._check_lock:
             try:
                 with anyio.fail_after(pf.timeout):
-                    page, failure = await _fetch(pf, METHOD_READ, lambda: pf.session.read_resource(uri))
+                    page, failure = await _fetch(pf, METHOD_READ, lambda: pf.session.read_resource(uri), uri)
             except TimeoutError:
                 page, failure = None, FAULT_TIMEOUT
         if failure or page is None:

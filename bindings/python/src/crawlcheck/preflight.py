@@ -173,6 +173,7 @@ class McpPreflight(FeaturesMixin):
 
         self._tap = _Tap(self.max_answer_bytes)
         self._tap.admit = self._admit
+        self._tap.admit_item = self._admit_item
         self._check_lock = anyio.Lock()
         self._lock_bytes = b""
         self._log: Optional[RecordLog] = None
