@@ -14,10 +14,13 @@ import (
 // than ../shared/scan-corpus, issue 38 round 2): the figures measured when
 // the rules were last changed, so a change that loses a caught attack fails.
 // The development half shaped the rules of round 2; the held-out half (whole
-// source files) was never used to shape one, and is the honest figure.
+// source files) shaped none of them and was the honest figure of round 2
+// (0.73). Measured three times by then, it was development in round 3 (its
+// misses were read), so its floor now only keeps what was caught; the honest
+// figure of round 3 is TestPublicAttackCorpusFresh's.
 const (
-	publicDevFloor     = 0.96
-	publicHeldoutFloor = 0.73
+	publicDevFloor     = 0.97
+	publicHeldoutFloor = 0.95
 )
 
 // TestPublicAttackCorpus scores the scan on both halves of the public

@@ -363,7 +363,7 @@ func (s *scanner) calledDestructive(t string, lo, hi int) (int, bool) {
 // asterisks, and returns where it starts. Bounded: a few bytes back.
 func verbBefore(t string, lo int, verbs map[string]bool) (int, bool) {
 	j := lo
-	for k := 0; k < 3 && j > 0 && strings.IndexByte(" `'\"*", t[j-1]) >= 0; k++ {
+	for k := 0; k < 3 && j > 0 && strings.IndexByte(" \t\r\n`'\"*", t[j-1]) >= 0; k++ {
 		j--
 	}
 	if j == lo {
