@@ -24,7 +24,8 @@ bounded there before anything decodes them, and routes them as the Go
 preflight's recorder does (``_Tap.received_raw``).
 
 The parts: _capture.py (the taps), _observation.py (what was seen), _check.py
-(one check), _entry.py (lock forms, errors); this module runs the session.
+(one check), _entry.py (lock forms, errors), _features.py (prompts, resources
+and UI templates); this module runs the session.
 """
 
 from __future__ import annotations
@@ -111,6 +112,9 @@ class McpPreflight(FeaturesMixin):
     ``notifications/tools/list_changed`` starts a check in the background,
     and calls wait for it. ``list_tools`` answers from the pages the current record was made
     from: the tools handed to the model are the tools that were compared.
+    Prompts, resources, resource templates and ui:// templates are handed
+    over the same way (``list_prompts``, ``get_prompt``, ``list_resources``,
+    ``list_resource_templates``, ``read_resource``: _features.py).
     Every other attribute is the session's.
     """
 
