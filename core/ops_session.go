@@ -1,10 +1,14 @@
 package core
 
 import (
+	"strings"
+
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/req"
 	"github.com/crawlcheck/verifier/core/internal/session"
+	"github.com/crawlcheck/verifier/core/internal/tools"
+	"github.com/crawlcheck/verifier/core/textsafe"
 )
 
 // opSessionStep is the session engine (docs/abi.md, The session engine):
@@ -14,8 +18,10 @@ import (
 // host: a check the issuer's unreadable key directory or the server's
 // oversized pages refused is made again as the record of that fault; a
 // refresh is exactly one more check; the re-checks a list_changed storm
-// asks for are paced and their records say so; a call is allowed or
-// refused, with the refusal's words.
+// asks for are paced and their records say so; a use of the session (a
+// listing handed over, a call) waits for a re-check when the record does
+// not cover a change announced, and is allowed or refused, with the
+// refusal's words.
 func opSessionStep(r req.Obj) (canon.Value, error) {
 	rd := r.Read()
 	st := session.New()
@@ -38,7 +44,7 @@ func opSessionStep(r req.Obj) (canon.Value, error) {
 	}
 	fields, known := eventFields[typ]
 	if !known {
-		return canon.Value{}, cerr.New(cerr.BadRequest, "request.event.type %q is not an event of the session engine (known: check, list_changed, timer, call, log_proof, log_poll)", typ)
+		return canon.Value{}, cerr.New(cerr.BadRequest, "request.event.type %q is not an event of the session engine (known: check, list_changed, timer, use, call, unheld, issuer, log_proof, log_poll)", typ)
 	}
 	if err := ev.Only(append([]string{"type"}, fields...)...); err != nil {
 		return canon.Value{}, err
@@ -51,8 +57,14 @@ func opSessionStep(r req.Obj) (canon.Value, error) {
 		actions, err = sessionListChanged(&st, ev)
 	case "timer":
 		actions, err = sessionTimer(&st, ev)
+	case "use":
+		actions, err = sessionUse(&st, ev)
 	case "call":
 		actions, err = sessionCall(&st, ev)
+	case "unheld":
+		actions, err = sessionUnheld(&st, ev)
+	case "issuer":
+		actions, err = sessionIssuer(ev)
 	case "log_proof":
 		actions, err = sessionLogProof(ev)
 	case "log_poll":
@@ -74,9 +86,12 @@ func opSessionStep(r req.Obj) (canon.Value, error) {
 // eventFields are the members each event type takes besides its type.
 var eventFields = map[string][]string{
 	"check":        {"check", "seen", "oversized"},
-	"list_changed": {"at_ms"},
+	"list_changed": {"at_ms", "seen"},
 	"timer":        {"at_ms"},
+	"use":          {"seen"},
 	"call":         {"name"},
+	"unheld":       {"names"},
+	"issuer":       {"observed"},
 	"log_proof":    {"proof", "checkpoint"},
 	"log_poll":     {"checkpoint"},
 }
@@ -100,7 +115,8 @@ func count(ev req.Obj, name string) (int64, error) {
 // sessionCheck runs the check the event carries (continuity_handoff's
 // request, without recheck and refreshed: the engine sets them) and
 // answers append_record, keep_checkpoint (when the record's log says to
-// keep a checkpoint), hand, and check_again when one more check is due.
+// keep a checkpoint), hand, warn (observe mode's would, once for each
+// distinct one), and check_again when one more check is due.
 func sessionCheck(st *session.State, ev req.Obj) ([]canon.Value, error) {
 	chk, ok, err := ev.Object("check")
 	if err != nil {
@@ -166,11 +182,42 @@ func sessionCheck(st *session.State, ev req.Obj) ([]canon.Value, error) {
 			}
 		}
 	}
-	actions = append(actions, action("hand", handoff.Without("record").Members()...))
+	actions = append(actions, action("hand", append(handoff.Without("record").Members(), canon.M("passes", canon.BoolOf(passes(handoff, rec))))...))
+	// Observe mode withholds nothing, so a change it let through would go
+	// unseen by anyone not reading the log: a person is told, in the
+	// refusal op's words, what enforce would have refused — once for each
+	// distinct would.
+	if would, _ := rec.Get("would"); st.Tell(would) {
+		if text, ok := wouldText(rec); ok {
+			actions = append(actions, action("warn", canon.M("text", canon.Str(text))))
+		}
+	}
 	if again {
 		actions = append(actions, action("check_again"))
 	}
 	return actions, nil
+}
+
+// passes is whether a check passes, the CLI's exit 0 (docs/cli.md, Exit
+// status): the session proceeds and everything offered is handed over —
+// no tool withheld, and no prompt, resource or resource template whose
+// effect withholds it (pause_tool or stronger).
+func passes(handoff, rec canon.Value) bool {
+	sess, _ := handoff.Get("session")
+	withheld, _ := handoff.Get("withheld")
+	if s, _ := sess.Str(); s != "proceed" || len(withheld.Elems()) > 0 {
+		return false
+	}
+	features, _ := rec.Get("features")
+	for _, list := range features.Members() {
+		for _, item := range list.Value.Members() {
+			switch e, _ := item.Value.Str(); e {
+			case "pause_tool", "pause", "deny":
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func atMS(ev req.Obj) (int64, error) {
@@ -181,11 +228,26 @@ func atMS(ev req.Obj) (int64, error) {
 }
 
 // sessionListChanged paces the re-check a notifications/tools/list_changed
-// asks for: recheck at once, or wake at the time the pace allows.
+// asks for: recheck at once, or wake at the time the pace allows. With
+// seen (the host's count of notifications, this one included), a wake of
+// the host that brings no notification the engine has not counted is no
+// news: a host's watcher may wake for other reasons (a stream ending, a
+// frame it could not read) and coalesce notifications, and only its count
+// says which.
 func sessionListChanged(st *session.State, ev req.Obj) ([]canon.Value, error) {
 	at, err := atMS(ev)
 	if err != nil {
 		return nil, err
+	}
+	if ev.Has("seen") {
+		seen, err := count(ev, "seen")
+		if err != nil {
+			return nil, err
+		}
+		if seen <= st.Changes {
+			return nil, nil
+		}
+		st.Changes = seen - 1
 	}
 	now, due := st.ListChanged(at)
 	switch {
@@ -210,6 +272,33 @@ func sessionTimer(st *session.State, ev req.Obj) ([]canon.Value, error) {
 	return []canon.Value{action("recheck", canon.M("held_back_ms", canon.Int(st.HeldMS)))}, nil
 }
 
+// sessionUse answers the framework wanting the session's tools (a listing
+// to hand over, or before a call): a re-check first when the newest record
+// does not cover every list_changed the host has seen (the host re-checks
+// and sends the same event again, with the same seen: the re-check's
+// observation began after those notifications, so the second answer is
+// never a re-check); else allow when the session proceeds, or refuse in
+// the session's words. A use never waits out the pace: the framework is
+// waiting, and no use is judged by a list the record did not cover.
+func sessionUse(st *session.State, ev req.Obj) ([]canon.Value, error) {
+	seen, err := count(ev, "seen")
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case !st.Covers(seen):
+		return []canon.Value{action("recheck", canon.M("held_back_ms", canon.Int(st.HeldMS)))}, nil
+	case st.Session == "proceed":
+		return []canon.Value{action("allow")}, nil
+	case st.Record.Kind() != canon.Object:
+		return []canon.Value{action("refuse", canon.M("text", canon.Str(noCheckYet)))}, nil
+	}
+	return []canon.Value{action("refuse", canon.M("text", canon.Str(refusalText(st.Record, "", false))))}, nil
+}
+
+// noCheckYet is the refusal of a use before any check.
+const noCheckYet = "crawlcheck: no check has been made: the session has no record to allow a call by"
+
 // sessionCall answers a tools/call the framework wants to make: allow, or
 // refuse with the words every host's refusal error carries (the refusal
 // op's): of the session when it does not proceed, else of the tool.
@@ -221,11 +310,82 @@ func sessionCall(st *session.State, ev req.Obj) ([]canon.Value, error) {
 	if st.CallAllowed(name) {
 		return []canon.Value{action("allow")}, nil
 	}
-	text := "crawlcheck: no check has been made: the session has no record to allow a call by"
+	text := noCheckYet
 	if st.Record.Kind() == canon.Object {
 		text = refusalText(st.Record, name, st.Session == "proceed")
 	}
 	return []canon.Value{action("refuse", canon.M("text", canon.Str(text)))}, nil
+}
+
+// sessionUnheld answers a host whose framework's type could not hold some
+// of the tool objects the handoff gave it (the SDK refused the object, or
+// read another name out of it): those tools are not handed over — nothing
+// but the core's object may be — and a person is told so once, in the
+// core's words (warn), never left to find a tool silently missing. The
+// record is unchanged: it judged the list the server sent, not what a
+// framework can parse.
+func sessionUnheld(st *session.State, ev req.Obj) ([]canon.Value, error) {
+	v := ev.Value("names")
+	if v.Kind() != canon.Array {
+		return nil, cerr.New(cerr.BadRequest, "request.event.names must be an array of strings")
+	}
+	var names []string
+	for _, n := range v.Elems() {
+		s, ok := n.Str()
+		if !ok {
+			return nil, cerr.New(cerr.BadRequest, "request.event.names must be an array of strings")
+		}
+		names = append(names, s)
+	}
+	fresh := st.NotHeld(names)
+	if len(fresh) == 0 {
+		return nil, nil
+	}
+	quoted := make([]string, len(fresh))
+	for i, n := range fresh {
+		quoted[i] = `"` + textsafe.Escape(n) + `"`
+	}
+	what := "tool " + quoted[0] + " is"
+	if len(fresh) > 1 {
+		what = "tools " + strings.Join(quoted, ", ") + " are"
+	}
+	text := "crawlcheck: " + what + " not handed over: the framework's type cannot hold the object the core checked"
+	if sha, ok := st.Record.Get("record_sha256"); ok {
+		s, _ := sha.Str()
+		text += " (record " + s + ")"
+	}
+	return []canon.Value{action("warn", canon.M("text", canon.Str(text)))}, nil
+}
+
+// sessionIssuer answers whether the issuer is asked about an observation
+// at all (the service path, docs/preflight.md): only about a whole list —
+// no failure, no page cap reached, pages the core reads and no cursor left
+// unfollowed — for a receipt speaks of a list's tools_sha256, which is
+// the host's own reading handed to guard with the answer (ask_issuer
+// {reading}). Otherwise nothing is asked: the consultation is not asked,
+// and the check's own observations say why. Not an action of a session
+// (no state is kept): the service path asks it before the check.
+func sessionIssuer(ev req.Obj) ([]canon.Value, error) {
+	obs, ok, err := ev.Object("observed")
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, cerr.New(cerr.BadRequest, "request.event.observed is required")
+	}
+	rd := obs.Read()
+	if f := rd.Str("failure", false); f != "" || rd.Bool("page_cap_reached") || rd.Failed() {
+		return nil, nil
+	}
+	pages := rd.Pages("pages")
+	if rd.Failed() {
+		return nil, nil
+	}
+	list, err := tools.FromPages(pages, false)
+	if err != nil || list.Truncated != "" {
+		return nil, nil
+	}
+	return []canon.Value{action("ask_issuer", canon.M("reading", canon.Str(list.ListSHA256())))}, nil
 }
 
 // sessionLogProof answers what the log check of a tlog-proof needs besides

@@ -27,6 +27,7 @@ func sessionSequences(t testing.TB) []sessionSequence {
 	one := func(ts []obj) []string { return []string{page(t, ts, "")} }
 	check := func(r obj, seen int) obj { return obj{"type": "check", "check": r, "seen": seen} }
 	call := func(name string) obj { return obj{"type": "call", "name": name} }
+	use := func(seen int) obj { return obj{"type": "use", "seen": seen} }
 	changed := func(at int) obj { return obj{"type": "list_changed", "at_ms": at} }
 	timer := func(at int) obj { return obj{"type": "timer", "at_ms": at} }
 	enforce := continuityRequest(lock, one(base), "enforce")
@@ -52,6 +53,10 @@ func sessionSequences(t testing.TB) []sessionSequence {
 		{"observe mode lets a name the list did not offer through", []obj{
 			check(continuityRequest(lock, one(rugPull(base)), "observe"), 0), call("get_issue"), call("not_listed"),
 		}},
+		{"observe mode tells what enforce would have refused once for each would", []obj{
+			check(continuityRequest(lock, one(rugPull(base)), "observe"), 0), check(continuityRequest(lock, one(rugPull(base)), "observe"), 0),
+			check(continuityRequest(lock, one(base), "observe"), 0), check(continuityRequest(lock, one(rugPull(base)), "observe"), 0),
+		}},
 		{"check_again is exactly one more check", []obj{
 			check(expired, 0), check(expired, 0), call("list_issues"),
 		}},
@@ -69,6 +74,37 @@ func sessionSequences(t testing.TB) []sessionSequence {
 		}},
 		{"a call's check covers the notifications a wake was due for", []obj{
 			check(enforce, 0), changed(1000), check(enforce, 1), changed(1300), check(enforce, 2), timer(2000), call("get_issue"),
+		}},
+		{"a use the record does not cover re-checks first, by the host's count", []obj{
+			check(enforce, 0), use(0), changed(1000), use(1), check(enforce, 1), use(1),
+			use(3), check(enforce, 3), use(3), call("get_issue"),
+		}},
+		{"a use of a session that does not proceed is refused in the session's words", []obj{
+			check(with(pulled, "observed", with(pulled["observed"].(obj), "endpoint", "https://evil.example.com/mcp")), 0), use(0),
+		}},
+		{"a use before any check is refused", []obj{use(2)}},
+		{"a check passes only when nothing offered is withheld, a prompt included", []obj{
+			check(featuresRequest(t, featuresLock(t), richTools(), featuresObserved(t, basePrompts(), baseResources(), baseTemplates(), uiTemplateApproved), "enforce"), 0),
+			check(featuresRequest(t, featuresLock(t), richTools(), featureChanges()[0].features(t), "enforce"), 0),
+		}},
+		{"tools the framework cannot hold are not handed over, and said once", []obj{
+			check(enforce, 0), {"type": "unheld", "names": []any{"get_issue"}}, {"type": "unheld", "names": []any{"list_issues", "get_issue", "close_\u001b[2Jissue"}},
+			{"type": "unheld", "names": []any{"list_issues"}}, call("get_issue"),
+		}},
+		{"the issuer is asked only about a whole list", func() []obj {
+			observed := enforce["observed"].(obj)
+			ask := func(o obj) obj { return obj{"type": "issuer", "observed": o} }
+			return []obj{
+				ask(observed),
+				ask(with(observed, "failure", "timeout")),
+				ask(with(observed, "page_cap_reached", true)),
+				ask(with(observed, "pages", []string{page(t, base, "next")})),
+				ask(with(observed, "pages", []string{`{"tools":"not a list"}`})),
+			}
+		}()},
+		{"a host's wake that brings no notification is no news", []obj{
+			check(enforce, 0), {"type": "list_changed", "at_ms": 1000, "seen": 1}, {"type": "list_changed", "at_ms": 1100, "seen": 1},
+			check(enforce, 1), {"type": "list_changed", "at_ms": 1200, "seen": 1}, {"type": "list_changed", "at_ms": 1300, "seen": 3}, timer(2000),
 		}},
 		{"a tlog proof of another size than the checkpoint kept asks for the consistency proof", []obj{
 			{"type": "log_proof", "proof": proof(7), "checkpoint": note(5)},
@@ -118,6 +154,8 @@ func sessionVectors(t testing.TB) []opVector {
 	bad("an event of no known type", obj{"event": obj{"type": "page"}})
 	bad("a state the core did not write", obj{"state": obj{"kind": "crawlcheck-session-state", "v": 2}, "event": obj{"type": "call", "name": "x"}})
 	bad("a check that sets its own recheck", obj{"event": obj{"type": "check", "check": obj{"recheck": obj{}}}})
+	bad("a use whose count is not a count", obj{"event": obj{"type": "use", "seen": -1}})
+	bad("unheld names that are not strings", obj{"event": obj{"type": "unheld", "names": []any{1}}})
 	bad("a timer without its time", obj{"event": obj{"type": "timer"}})
 	bad("a kept checkpoint whose size does not read", obj{"event": obj{"type": "log_poll", "checkpoint": "issuer.example.com/log\n007\nAAAA\n"}})
 	bad("a kept checkpoint of one line", obj{"event": obj{"type": "log_poll", "checkpoint": "issuer.example.com/log"}})

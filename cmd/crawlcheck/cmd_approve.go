@@ -133,6 +133,11 @@ func cmdApprove(c *cli, args []string) error {
 		}
 	}
 	printScanOf(show, "\nscan of the tools to approve", obs, scanned)
+	items, err := changedItems(settings, lock, obs, rec, now)
+	if err != nil {
+		return err
+	}
+	printChangedItems(show, items, obs, relockCommand(tg, *lockPath))
 	question := "Approve these tools? [y/N] "
 	if instructions != nil {
 		say(show, "\nthe server's instructions changed:\n")

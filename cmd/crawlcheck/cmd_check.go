@@ -144,13 +144,12 @@ func cmdCheck(c *cli, args []string) error {
 		}
 	}
 	// Observe mode exits 0 on a change enforce would refuse: a person is
-	// told on stderr, in the core's words, once for each distinct would
-	// (a refresh's second record that finds the same says nothing more),
-	// as the SDKs do (issue 34). stderr, so --json's stdout stays the record.
-	var would preflight.WouldOnce
+	// told on stderr the engine's notice (once for each distinct would: a
+	// refresh's second record that finds the same says nothing more), as
+	// the SDKs do (issue 34). stderr, so --json's stdout stays the record.
 	emit := func(rec preflight.Record, keep string, cons preflight.Consultation, obs preflight.Observation) error {
-		if text, ok := would.Next(rec); ok {
-			say(c.stderr, "%s\n", text)
+		if rec.Handoff != nil && rec.Handoff.Notice != "" {
+			say(c.stderr, "%s\n", rec.Handoff.Notice)
 		}
 		if log != nil {
 			if err := log.Append(rec); err != nil {
@@ -253,10 +252,9 @@ func cmdCheck(c *cli, args []string) error {
 			say(c.stderr, "crawlcheck: pilot: %d records acknowledged; the rest wait in %s for the next run: %s\n", n, *logPath, err)
 		}
 	}
-	// The check passes when the core's handoff lets everything through:
-	// the session proceeds and withholds no tool, and no prompt, resource
-	// or resource template.
-	if h := rec.Handoff; h == nil || h.Session != preflight.SessionProceed || len(h.Withheld) > 0 || len(rec.WithheldItems()) > 0 {
+	// Whether the check passes is the session engine's verdict (its hand
+	// action's passes: everything offered handed over).
+	if h := rec.Handoff; h == nil || !h.Passes {
 		// The core's words of why, as every SDK raises them: which
 		// observations decided and what differed (an identity mismatch
 		// names the server approved and the one answering).

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"runtime/debug"
@@ -100,7 +101,15 @@ func cmdRun(c *cli, args []string) error {
 			return err
 		}
 	}
+	var launchedNow func() json.RawMessage
+	if len(command) > 0 {
+		// Resolved again at each of the gateway's checks, once the server
+		// has started: npx installs an approved version not yet in its
+		// cache as it starts, so what ran is compared after the start too.
+		launchedNow = target{args: command}.launched
+	}
 	code, err := gateway.Run(context.Background(), gateway.Config{
+		Launched: launchedNow,
 		LockPath: *lockPath, LogPath: *logPath, Settings: settings, Command: command, Remote: rem,
 		Timeout: c.timeout, PageCap: c.pageCap, MaxLine: int(c.maxInput), LockPoll: *poll, Grace: *grace, Now: now,
 		InputRead: inputRead, Started: settle,

@@ -44,20 +44,20 @@ func (g *Gateway) recheck(ctx context.Context) {
 	if g.cutOffByEnding(obs) {
 		return
 	}
-	rec, again, err := g.check(obs, seen)
+	rec, again, lock, err := g.check(obs, seen)
 	if err == nil && again {
 		listed = time.Now()
 		obs, seen = g.observe(ctx)
 		if g.cutOffByEnding(obs) {
 			return
 		}
-		rec, _, err = g.check(obs, seen)
+		rec, _, lock, err = g.check(obs, seen)
 	}
 	var fresh time.Time
 	if ttl := g.listTTL(obs); ttl > 0 {
 		fresh = listed.Add(ttl)
 	}
-	g.adopt(rec, err, seen, fresh)
+	g.adopt(rec, lock, err, seen, fresh)
 }
 
 // cutOffByEnding says whether a listing failed because the gateway is
@@ -73,8 +73,8 @@ func (g *Gateway) cutOffByEnding(obs preflight.Observation) bool {
 	return true
 }
 
-// subscribe opens the gateway's own subscriptions/listen for tool list
-// changes on a 2026-07-28 session whose server announces them, and waits
+// subscribe opens the gateway's own subscriptions/listen for list changes (tools,
+// prompts, resources) on a 2026-07-28 session whose server announces them, and waits
 // (within the check's deadline) for the server to acknowledge it before the
 // first listing. Over that revision a server announces a change only on the
 // subscriptions it holds: without one of its own the gateway would hear of
@@ -87,11 +87,12 @@ func (g *Gateway) subscribe(ctx context.Context) {
 	g.mu.Lock()
 	hs := g.hs
 	g.mu.Unlock()
-	if hs.version < ttlVersion || !announcesToolChanges(hs.result) {
+	listen := listenFor(hs.result)
+	if hs.version < ttlVersion || len(listen) == 0 {
 		return
 	}
 	id := g.idPrefix + "listen"
-	params := map[string]any{"notifications": map[string]any{"toolsListChanged": true}}
+	params := map[string]any{"notifications": listen}
 	if hs.meta != nil {
 		params["_meta"] = hs.meta
 	}
@@ -158,17 +159,30 @@ func (g *Gateway) ownAck(params json.RawMessage) bool {
 	return true
 }
 
-// announcesToolChanges reports whether a server/discover answer declares
-// tools.listChanged.
-func announcesToolChanges(result json.RawMessage) bool {
+// listenFor is the notifications member of the gateway's own
+// subscriptions/listen: a change of each list a server/discover answer
+// declares it announces (tools, prompts, resources: listChanged), since
+// each is checked and handed over from the record. Empty when it declares
+// none.
+func listenFor(result json.RawMessage) map[string]any {
+	type changes struct {
+		ListChanged bool `json:"listChanged"`
+	}
 	var r struct {
 		Capabilities struct {
-			Tools struct {
-				ListChanged bool `json:"listChanged"`
-			} `json:"tools"`
+			Tools, Prompts, Resources changes
 		} `json:"capabilities"`
 	}
-	return json.Unmarshal(result, &r) == nil && r.Capabilities.Tools.ListChanged
+	out := map[string]any{}
+	if json.Unmarshal(result, &r) != nil {
+		return out
+	}
+	for name, c := range map[string]changes{"toolsListChanged": r.Capabilities.Tools, "promptsListChanged": r.Capabilities.Prompts, "resourcesListChanged": r.Capabilities.Resources} {
+		if c.ListChanged {
+			out[name] = true
+		}
+	}
+	return out
 }
 
 // ttlVersion is the first protocol revision whose list results carry
@@ -224,7 +238,10 @@ func (g *Gateway) observe(ctx context.Context) (preflight.Observation, int64) {
 	hs := g.hs
 	g.mu.Unlock()
 	obs := preflight.Observation{Endpoint: g.endpoint, Handshake: hs.method, ProtocolVersion: hs.version, HandshakeResult: hs.result, ClientCapabilities: hs.caps,
-		StrayLines: int(g.skipped.Load())}
+		StrayLines: int(g.skipped.Load()),
+		// The server has answered its handshake: npx has installed what
+		// it runs (crawlcheck check reads it after its session too).
+		Launched: g.launched()}
 	if m, ok := strictMembers(hs.result); ok {
 		switch hs.method {
 		case "initialize":
@@ -270,10 +287,12 @@ func (g *Gateway) observe(ctx context.Context) (preflight.Observation, int64) {
 		}
 		if step.Cursor == nil {
 			obs.Stop, obs.PageCapReached = step.Stop, step.PageCapReached
-			// Prompts and resources the server does not declare (issue
-			// 35): the gateway reads none and filters none, so its record
-			// compares only what it knows without reading.
-			obs.Features = preflight.UndeclaredFeatures(hs.result, obs.Pages)
+			// What the server offers beside its tools, read as the Go
+			// preflight reads it (issue 35): the gateway answers these
+			// lists from the handoff (features.go).
+			if obs.Stop == preflight.StopListEnd {
+				obs.Features = g.observeFeatures(ctx, hs, obs.Pages)
+			}
 			return obs, seen
 		}
 		followed, cursor = step.Followed, *step.Cursor
@@ -285,11 +304,16 @@ func (g *Gateway) observe(ctx context.Context) (preflight.Observation, int64) {
 // bytes, or the frame of an answer without one: preflight.PageOf's), or
 // the fault that ended the wait (the Observation's codes).
 func (g *Gateway) ask(ctx context.Context, method, cursor string, meta json.RawMessage) ([]byte, string) {
-	id := g.idPrefix + strconv.FormatInt(g.nextID.Add(1), 10)
 	params := map[string]any{}
 	if cursor != "" {
 		params["cursor"] = cursor
 	}
+	return g.askWith(ctx, method, params, meta)
+}
+
+// askWith is ask with the request's params (a resources/read's uri).
+func (g *Gateway) askWith(ctx context.Context, method string, params map[string]any, meta json.RawMessage) ([]byte, string) {
+	id := g.idPrefix + strconv.FormatInt(g.nextID.Add(1), 10)
 	if meta != nil {
 		// A 2026-07-28 session has no initialize: every request carries the
 		// _meta the client's server/discover declared.
@@ -328,8 +352,9 @@ func (g *Gateway) ask(ctx context.Context, method, cursor string, meta json.RawM
 // check hands the session engine the check of obs (begun when seen
 // notifications had arrived), chained to the log's newest record (under its
 // file lock: another gateway may share the log) and appended; again is the
-// engine's check_again.
-func (g *Gateway) check(obs preflight.Observation, seen int64) (preflight.Record, bool, error) {
+// engine's check_again; lock is the lockfile the record was checked
+// against (a ui:// template is checked against its pin in it).
+func (g *Gateway) check(obs preflight.Observation, seen int64) (preflight.Record, bool, []byte, error) {
 	g.mu.Lock()
 	req := preflight.Request{Settings: g.cfg.Settings, Lock: g.lock, Observation: obs, Now: g.cfg.Now(), PrevRecordSHA256: g.prev}
 	g.mu.Unlock()
@@ -350,24 +375,25 @@ func (g *Gateway) check(obs preflight.Observation, seen int64) (preflight.Record
 			g.prev = rec.RecordSHA256
 			g.mu.Unlock()
 		}
-		return rec, again, err
+		return rec, again, req.Lock, err
 	}
 	rec, err := g.log.AppendNext(step)
-	return rec, again, err
+	return rec, again, req.Lock, err
 }
 
 // adopt makes rec the record the session follows, says its verdict, and
 // tells the client when what it may see changed.
-func (g *Gateway) adopt(rec preflight.Record, err error, seen int64, fresh time.Time) {
+func (g *Gateway) adopt(rec preflight.Record, lock []byte, err error, seen int64, fresh time.Time) {
 	g.mu.Lock()
 	first := g.rec == nil && g.recErr == nil
 	g.recErr = err
 	if err == nil {
-		g.rec, g.seen, g.fresh = &rec, seen, fresh
+		g.rec, g.recLock, g.seen, g.fresh = &rec, lock, seen, fresh
 	}
 	vis := g.visibleLocked()
 	changed := !first && vis != g.visible
 	g.visible = vis
+	featuresChanged := g.featuresVisibleLocked(first)
 	level := g.logLevel
 	g.mu.Unlock()
 	if err != nil {
@@ -378,15 +404,18 @@ func (g *Gateway) adopt(rec preflight.Record, err error, seen int64, fresh time.
 		line, severity := g.verdict(rec)
 		g.say("%s", line)
 		g.logNotify(level, severity, line)
-		// Observe mode says once, in the core's words (the refusal op's
-		// would), what enforce would have refused, as every SDK and the CLI
-		// do: again only when what it would refuse changes.
-		if text, ok := g.would.Next(rec); ok {
-			g.tell(text)
+		// Observe mode says once, in the core's words, what enforce would
+		// have refused: the session engine's notice (again only when what
+		// it would refuse changes).
+		if rec.Handoff.Notice != "" {
+			g.tell(rec.Handoff.Notice)
 		}
 	}
 	if changed {
 		g.toClient([]byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`))
+	}
+	for _, n := range featuresChanged {
+		g.toClient([]byte(`{"jsonrpc":"2.0","method":"` + n + `"}`))
 	}
 }
 
@@ -415,15 +444,35 @@ func (g *Gateway) verdict(rec preflight.Record) (string, string) {
 		return b.String(), "warning"
 	}
 	fmt.Fprintf(&b, "%d tools handed over", len(h.Tools))
-	if len(h.Withheld) == 0 {
+	items := withheldItems(h)
+	if len(h.Withheld) == 0 && len(items) == 0 {
 		b.WriteString(" (record " + rec.RecordSHA256 + ")")
 		return b.String(), "info"
 	}
 	for _, name := range h.Withheld {
 		b.WriteString("; " + (&preflight.RefusedError{Tool: name, Effect: rec.Tools[name], Record: rec}).Error())
 	}
-	b.WriteString("; re-approve: " + g.approveCommand())
+	if len(h.Withheld) > 0 {
+		b.WriteString("; re-approve: " + g.approveCommand())
+	}
+	if len(items) > 0 {
+		b.WriteString("; " + g.itemsWithheld(rec, items))
+	}
 	return b.String(), "warning"
+}
+
+// withheldItems are the prompts, resources and resource templates the
+// core's handoff withholds, each as its list and key ("prompts triage"),
+// sorted.
+func withheldItems(h *preflight.Handoff) []string {
+	var out []string
+	for list, l := range h.Features {
+		for _, key := range l.Withheld {
+			out = append(out, list+" "+key)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // approveCommand is the command a person runs to re-approve.
@@ -559,20 +608,7 @@ func (g *Gateway) answerList(env envelope) {
 		}
 	}
 	b.WriteByte(']')
-	g.mu.Lock()
-	version, fresh := g.hs.version, g.fresh
-	g.mu.Unlock()
-	if version >= ttlVersion {
-		// The revision asks a server for cache hints on every list
-		// result: the answer is fresh while the listing it was judged
-		// from is (0, immediately stale, when the server gave no
-		// ttlMs), and private: it is this session's record's.
-		ttl := int64(0)
-		if !fresh.IsZero() {
-			ttl = max(0, time.Until(fresh).Milliseconds())
-		}
-		fmt.Fprintf(&b, `,"ttlMs":%d,"cacheScope":"private"`, ttl)
-	}
+	g.cacheHints(&b)
 	b.WriteString(`}}`)
 	g.toClient(b.Bytes())
 }
@@ -613,15 +649,28 @@ func (g *Gateway) judgeCall(frame []byte, env envelope, held bool) {
 		g.toClient(errorFrame(env.id, RefusedCode, msg, map[string]any{"tool": name}))
 		return
 	}
-	if rec.Handoff.CallAllowed(name) {
+	// The session engine allows or refuses, in the refusal's words, by the
+	// newest record it answered (a re-check since current may have made a
+	// newer one: the call is judged by that, and the error names it).
+	st, err := g.engine.Call(name)
+	if err != nil || st.Record == nil {
+		msg := "crawlcheck run: the session engine could not judge the call; every call is refused until a check is made"
+		if err != nil {
+			msg = "crawlcheck run: " + textsafe.Escape(err.Error()) + "; every call is refused until a check is made"
+		}
+		g.toClient(errorFrame(env.id, RefusedCode, msg, map[string]any{"tool": name}))
+		return
+	}
+	if st.Allowed {
 		g.toServer(frame)
 		return
 	}
+	rec = st.Record
 	refused := &preflight.RefusedError{Effect: rec.Effect, Record: *rec}
 	if rec.Handoff.Session == preflight.SessionProceed {
 		refused.Tool, refused.Effect = name, rec.Tools[name]
 	}
-	msg := refused.Error()
+	msg := st.Refusal
 	if _, listed := rec.Tools[name]; listed || refused.Tool == "" {
 		// Not for a name the server did not offer: no approval brings it.
 		msg += "; to re-approve after reading what changed: " + g.approveCommand()
@@ -662,7 +711,7 @@ func (g *Gateway) watchChanges(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
-		st, err := g.engine.ListChanged()
+		st, err := g.engine.ListChanged(g.changes.Load())
 		if err == nil && !st.Wake.IsZero() {
 			t := time.NewTimer(time.Until(st.Wake))
 			select {
@@ -736,7 +785,7 @@ func (g *Gateway) watchLock(ctx context.Context) {
 // says so (connect_refused at the handshake), as crawlcheck check's does.
 func (g *Gateway) recordUnstarted() {
 	obs := preflight.Observation{Endpoint: g.endpoint, Failure: preflight.FaultConnectRefused, FailureAt: preflight.AtHandshake}
-	rec, _, err := g.check(obs, 0)
+	rec, _, _, err := g.check(obs, 0)
 	if err != nil {
 		g.say("the check could not be made: %s", textsafe.Escape(err.Error()))
 		return

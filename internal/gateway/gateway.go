@@ -75,6 +75,11 @@ type Config struct {
 	Grace time.Duration
 	// Now is the records' clock; nil is time.Now.
 	Now func() time.Time
+	// Launched, when set, resolves the package the server's command line
+	// launches (internal/launched: observed.launched), asked at each check
+	// once the server has started, so that the record compares what ran
+	// (docs/gateway.md, The launched package).
+	Launched func() json.RawMessage
 	// InputRead, when set, is told the size of each input the session's
 	// start reads before the core parses it (the lockfile, the record log,
 	// then every page of the first check), and
@@ -137,13 +142,12 @@ type Gateway struct {
 	// server's own word (a 2026-07-28 server's ttlMs): the first call or
 	// list after it waits for a re-check. Zero: no such word.
 	fresh    time.Time
-	checked  chan struct{}       // closed at the first check's end
-	started  bool                // the first check has begun
-	visible  string              // what the client may see, for list_changed
-	logLevel string              // the client's logging/setLevel; "" when it sent none
-	would    preflight.WouldOnce // observe mode's notice, told once per would
-	prev     string              // record_sha256 of the newest record (without a log)
-	exited   bool                // the server's stdout ended
+	checked  chan struct{} // closed at the first check's end
+	started  bool          // the first check has begun
+	visible  string        // what the client may see, for list_changed
+	logLevel string        // the client's logging/setLevel; "" when it sent none
+	prev     string        // record_sha256 of the newest record (without a log)
+	exited   bool          // the server's stdout ended
 	// initialized: the client sent notifications/initialized;
 	// ownInitialized: the gateway sent the server its own.
 	initialized, ownInitialized bool
@@ -156,6 +160,12 @@ type Gateway struct {
 	// when the server acknowledges it.
 	listenID    string
 	listenAcked chan struct{}
+	// recLock is the lockfile rec was checked against (a ui:// template
+	// is checked against its pin there); featVisible is, by list, what the
+	// client may see of the server's prompts, resources and resource
+	// templates (features.go).
+	recLock     []byte
+	featVisible map[string]string
 }
 
 // handshake is what the gateway saw of the session's handshake.
@@ -535,6 +545,12 @@ func (g *Gateway) fromClient(line []byte) {
 	case env.request() && env.method == "tools/call":
 		g.gateCall(line, env)
 		return
+	case env.request() && featureListMethod(env.method):
+		go g.answerFeatureList(env)
+		return
+	case env.request() && (env.method == "prompts/get" || env.method == "resources/read"):
+		g.gateItem(line, env)
+		return
 	}
 	g.toServer(line)
 }
@@ -670,9 +686,11 @@ func (g *Gateway) fromServer(line []byte) {
 			default:
 			}
 		}
-	case env.notification() && env.method == "notifications/tools/list_changed":
-		// Not passed on: the gateway re-checks, and tells the client when
-		// what it may see changed.
+	case env.notification() && (env.method == "notifications/tools/list_changed" ||
+		env.method == "notifications/prompts/list_changed" || env.method == "notifications/resources/list_changed"):
+		// Not passed on: the gateway re-checks (tools, prompts and
+		// resources are one check), and tells the client when what it may
+		// see changed.
 		g.changes.Add(1)
 		select {
 		case g.changed <- struct{}{}:

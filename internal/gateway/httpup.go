@@ -709,8 +709,8 @@ func (g *Gateway) recordHandshakeFault(code, metadata string, status int) string
 	defer g.checkMu.Unlock()
 	obs := preflight.Observation{Endpoint: g.endpoint, Failure: code, FailureAt: preflight.AtHandshake, ResourceMetadata: metadata}
 	seen := g.changes.Load()
-	rec, _, err := g.check(obs, seen)
-	g.adopt(rec, err, seen, time.Time{})
+	rec, _, lock, err := g.check(obs, seen)
+	g.adopt(rec, lock, err, seen, time.Time{})
 	close(g.checked)
 	if err != nil {
 		return ""

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -169,6 +168,14 @@ type Handoff struct {
 	// "resource_templates"); a list absent was not compared, and nothing
 	// of it is handed over (session_features.go).
 	Features map[string]HandedList `json:"features"`
+	// Passes is the engine's verdict of the check for a command line's
+	// exit status: the session proceeds and nothing offered is withheld.
+	Passes bool `json:"passes"`
+	// Notice is the line to tell a person of this record (the engine's
+	// warn): in observe mode what enforce would have refused, in the
+	// core's words, once for each distinct would of the session; "" for
+	// nothing new to say.
+	Notice string `json:"-"`
 }
 
 // HandedList is one list of a Handoff's Features.
@@ -199,12 +206,6 @@ const (
 	SessionStop       = "stop"
 )
 
-// CallAllowed reports whether a tools/call of name may reach the server.
-// A Handoff that is not the core's (the zero value) allows none.
-func (h *Handoff) CallAllowed(name string) bool {
-	return h != nil && h.Session == SessionProceed && (h.Calls.Unlisted || slices.Contains(h.Calls.Names, name))
-}
-
 // handoffOf reads the hand action of the session engine's answer: the
 // core's canonical JSON, split in one pass (membersOfValid), each tool's
 // text read straight out of its string (handedTools): through
@@ -214,7 +215,7 @@ func (h *Handoff) CallAllowed(name string) bool {
 // none on).
 func handoffOf(fields map[string]json.RawMessage, tools bool) (*Handoff, error) {
 	var h Handoff
-	for name, into := range map[string]any{"session": &h.Session, "withheld": &h.Withheld, "calls": &h.Calls, "instructions": &h.Instructions, "features": &h.Features} {
+	for name, into := range map[string]any{"session": &h.Session, "withheld": &h.Withheld, "calls": &h.Calls, "instructions": &h.Instructions, "features": &h.Features, "passes": &h.Passes} {
 		if fields[name] == nil {
 			continue // never the core's: the zero value, which hands nothing over
 		}

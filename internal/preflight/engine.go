@@ -24,12 +24,28 @@ type Engine struct {
 	mu    sync.Mutex
 	state []byte
 	start time.Time // the zero of at_ms, the engine's monotonic clock
+	// rec is the newest record the engine answered (append_record), the
+	// one its state judges calls by.
+	rec *Record
+	// calls are the engine's answers to call events since its state last
+	// changed, by name: an answer that left the state byte for byte as it
+	// was is the answer to the same event again, so a call of a name asked
+	// before costs a map lookup, not a core call that reads the whole
+	// state (tens of µs at 10 tools, hundreds at 1,000: the gateway's
+	// per-call path). At most maxCallMemo names; past them, the core is
+	// asked every time.
+	calls map[string]Step
 }
+
+// maxCallMemo bounds the names whose call answers an Engine keeps: a
+// client calling names without end cannot grow the process with them.
+const maxCallMemo = 1024
 
 // Step is what the engine answered one event: the actions, read.
 type Step struct {
 	// Record is the record of a check (append_record), with its Handoff
-	// (hand); nil for another event.
+	// (hand), or for a call the record it was judged by; nil for another
+	// event.
 	Record *Record
 	// Keep is the log checkpoint to keep from now on (keep_checkpoint).
 	Keep string
@@ -50,6 +66,12 @@ type Step struct {
 	// (ask_consistency); KeptSize and ProofSize say which is the
 	// checkpoint kept and which the proof's.
 	ConsistencyFrom, ConsistencyTo, KeptSize, ProofSize uint64
+	// Warn is a line to tell a person (warn).
+	Warn string
+	// AskIssuer: ask the issuer about the observation, and hand guard
+	// Reading (the list's tools_sha256) with its answer (ask_issuer).
+	AskIssuer bool
+	Reading   string
 	// PollFrom is the tree size a monitor's poll of the log asks the
 	// consistency proof from (poll_log; 0 when no checkpoint is kept).
 	PollFrom uint64
@@ -78,9 +100,11 @@ func (e *Engine) Check(r Request, seen int64) (Step, error) {
 	return st, err
 }
 
-// ListChanged hands the engine a notifications/tools/list_changed.
-func (e *Engine) ListChanged() (Step, error) {
-	return e.step(map[string]any{"type": "list_changed", "at_ms": e.atMS()}, false)
+// ListChanged hands the engine a notifications/tools/list_changed, the
+// host having counted seen of them (this one included): one the engine has
+// counted already is no news.
+func (e *Engine) ListChanged(seen int64) (Step, error) {
+	return e.step(map[string]any{"type": "list_changed", "at_ms": e.atMS(), "seen": seen}, false)
 }
 
 // Timer hands the engine the wake it asked for.
@@ -88,8 +112,29 @@ func (e *Engine) Timer() (Step, error) {
 	return e.step(map[string]any{"type": "timer", "at_ms": e.atMS()}, false)
 }
 
-// Call asks the engine whether a tools/call of name may reach the server.
+// Use asks the engine whether the framework may have the session's tools
+// now (a listing, or before a call), the host having seen seen
+// list_changed notifications: a re-check first (Recheck), then allowed, or
+// refused in the session's words.
+func (e *Engine) Use(seen int64) (Step, error) {
+	return e.step(map[string]any{"type": "use", "seen": seen}, false)
+}
+
+// Unheld tells the engine the tools of the handoff the framework's type
+// could not hold (not handed over); Warn is what to tell a person of them.
+func (e *Engine) Unheld(names []string) (Step, error) {
+	return e.step(map[string]any{"type": "unheld", "names": names}, false)
+}
+
+// Call asks the engine whether a tools/call of name may reach the server:
+// Allowed, or Refusal; Record is the record it was judged by.
 func (e *Engine) Call(name string) (Step, error) {
+	e.mu.Lock()
+	st, ok := e.calls[name]
+	e.mu.Unlock()
+	if ok {
+		return st, nil
+	}
 	return e.step(map[string]any{"type": "call", "name": name}, false)
 }
 
@@ -102,6 +147,14 @@ func LogProof(proof, checkpoint string) (Step, error) {
 		ev["checkpoint"] = checkpoint
 	}
 	return e.step(ev, false)
+}
+
+// AskIssuer asks whether the service path asks the issuer about the
+// observation with these facts (observedJSON) at all: only about a whole
+// list.
+func AskIssuer(observed map[string]any) (Step, error) {
+	var e Engine
+	return e.step(map[string]any{"type": "issuer", "observed": observed}, false)
 }
 
 // LogPoll asks where a monitor's poll of the issuer's log starts: the
@@ -151,7 +204,20 @@ func (e *Engine) step(event map[string]any, tools bool) (Step, error) {
 	if err != nil {
 		return Step{}, fmt.Errorf("reading the session engine's state: %w", err)
 	}
-	e.state = []byte(state)
+	if st.Record != nil {
+		e.rec = st.Record
+	}
+	if event["type"] == "call" {
+		st.Record = e.rec
+	}
+	if string(e.state) != state {
+		e.state, e.calls = []byte(state), nil
+	} else if name, ok := event["name"].(string); ok && event["type"] == "call" && len(e.calls) < maxCallMemo {
+		if e.calls == nil {
+			e.calls = map[string]Step{}
+		}
+		e.calls[name] = st
+	}
 	return st, nil
 }
 
@@ -211,6 +277,11 @@ func (e *Engine) read(actions []byte, tools bool) (Step, error) {
 					err = json.Unmarshal(a[k], into)
 				}
 			}
+		case "ask_issuer":
+			st.AskIssuer = true
+			err = json.Unmarshal(a["reading"], &st.Reading)
+		case "warn":
+			err = json.Unmarshal(a["text"], &st.Warn)
 		case "poll_log":
 			err = json.Unmarshal(a["from"], &st.PollFrom)
 		default:
@@ -224,6 +295,9 @@ func (e *Engine) read(actions []byte, tools bool) (Step, error) {
 		if i = end; i < len(actions) && actions[i] == ',' {
 			i++
 		}
+	}
+	if st.Record != nil && st.Record.Handoff != nil {
+		st.Record.Handoff.Notice = st.Warn
 	}
 	return st, nil
 }

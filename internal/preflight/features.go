@@ -2,8 +2,6 @@ package preflight
 
 import (
 	"context"
-	"encoding/json"
-	"slices"
 
 	"github.com/crawlcheck/verifier/internal/corecall"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -246,53 +244,4 @@ func featuresJSON(f *ObservedFeatures) map[string]any {
 		out["ui_templates"] = ui
 	}
 	return out
-}
-
-// WithheldItems are the prompts, resources and resource templates the
-// record withholds (an effect of pause_tool or stronger), each as its list
-// and key ("prompts triage"), sorted: a host hands none of them over, and
-// crawlcheck check does not pass while there is one.
-func (r Record) WithheldItems() []string {
-	var out []string
-	for list, items := range r.Features {
-		for key, e := range items {
-			if e == EffectPauseTool || e == EffectPause || e == EffectDeny {
-				out = append(out, list+" "+key)
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// UndeclaredFeatures are the features a host knows without reading any
-// list: each list the handshake's result (its bytes, as received) does not
-// declare (prompts; resources, for resources and templates) is offered
-// empty, and the UI templates are read whole when the tool pages name
-// none. A list the server declares, or UI templates it names, are left
-// unread (nil): the check says they were not compared. For a host that
-// does not hand prompts or resources over (the gateway passes them
-// through as they come), so that its record says what it knows and no
-// more; nil when the result cannot be read.
-func UndeclaredFeatures(handshakeResult []byte, toolPages [][]byte) *ObservedFeatures {
-	var r struct {
-		Capabilities *struct {
-			Prompts   json.RawMessage `json:"prompts"`
-			Resources json.RawMessage `json:"resources"`
-		} `json:"capabilities"`
-	}
-	if json.Unmarshal(handshakeResult, &r) != nil || r.Capabilities == nil {
-		return nil
-	}
-	f := &ObservedFeatures{}
-	if r.Capabilities.Prompts == nil {
-		f.Prompts = &FeatureList{Undeclared: true}
-	}
-	if r.Capabilities.Resources == nil {
-		f.Resources, f.Templates = &FeatureList{Undeclared: true}, &FeatureList{Undeclared: true}
-	}
-	if uris, err := uiTemplateURIs(toolPages); err == nil && len(uris) == 0 {
-		f.UI = []UITemplate{}
-	}
-	return f
 }

@@ -141,3 +141,24 @@ func stripCoverage(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+// TestSessionToolTheSDKCannotHold: a tool whose object go-sdk's Tool
+// cannot hold (a title that is a number) is not handed over, the others
+// are, and the engine's line says so once however often the list is read.
+func TestSessionToolTheSDKCannotHold(t *testing.T) {
+	tools := `[{"name":"numbered","title":5,"description":"A title the SDK's Tool cannot hold.","inputSchema":{"type":"object"}},` + richTools[1:]
+	s := start(t, "http", `{"tools":`+tools+`}`)
+	lockPath := lockOf(t, s, preflight.LockOptions{})
+	var said []string
+	sess, recs := open(t, s, preflight.Config{LockPath: lockPath, Warn: func(line string) { said = append(said, line) }})
+	rec := recs.next(t)
+	for range 2 {
+		if got := handedBytes(t, sess); len(got) != 3 || got["numbered"] != "" {
+			t.Fatalf("handed %v", got)
+		}
+	}
+	want := `crawlcheck: tool "numbered" is not handed over: the framework's type cannot hold the object the core checked (record ` + rec.RecordSHA256 + `)`
+	if len(said) != 1 || said[0] != want {
+		t.Fatalf("said %q, want once %q", said, want)
+	}
+}

@@ -276,10 +276,14 @@ func (c *IssuerClient) Consult(ctx context.Context, q ServiceQuery) (Consultatio
 	if obs.Endpoint == "" {
 		return Consultation{}, errors.New("issuer: the observation names no endpoint for a receipt to speak about")
 	}
-	pages, reading, ok := wholeList(obs)
-	if !ok {
+	// Whether to ask at all is the session engine's (a whole list only);
+	// pages larger than the core takes are no list to ask about either.
+	facts := observedJSON(obs)
+	whole, err := AskIssuer(facts)
+	if err != nil || !whole.AskIssuer {
 		return Consultation{pins: c.baselinePins()}, nil
 	}
+	pages, reading := facts["pages"], whole.Reading
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 
@@ -361,28 +365,6 @@ func (c *IssuerClient) baselinePins() []PinnedKey {
 		return nil
 	}
 	return c.cfg.PinnedKeys
-}
-
-// wholeList returns the observation's pages as the core takes them and the
-// host's own reading (hash_tools' tools_sha256), ok false when there is no
-// whole list to ask about: nothing read, a list cut short, or pages the
-// core cannot hash.
-func wholeList(obs Observation) (pages any, reading string, ok bool) {
-	if obs.Failure != "" || obs.PageCapReached {
-		return nil, "", false
-	}
-	facts := observedJSON(obs)
-	var h struct {
-		ToolsSHA256 string          `json:"tools_sha256"`
-		Truncated   json.RawMessage `json:"truncated"`
-	}
-	if err := corecall.Into("hash_tools", map[string]any{"pages": facts["pages"]}, &h); err != nil {
-		return nil, "", false
-	}
-	if len(h.Truncated) > 0 && string(h.Truncated) != "null" {
-		return nil, "", false
-	}
-	return facts["pages"], h.ToolsSHA256, true
 }
 
 // unavailable is the consultation of an issuer that gave no answer to judge:

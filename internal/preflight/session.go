@@ -64,8 +64,10 @@ type Config struct {
 	// or paused, naming the record, once for each distinct would of the
 	// session, as the JS SDK's console.warn and the Python SDK's WARNING on
 	// the crawlcheck logger. nil writes the line to os.Stderr: observe mode
-	// that says nothing lets a change through unseen (issue 34). Like
-	// OnRecord it runs under the session's check lock.
+	// that says nothing lets a change through unseen (issue 34). It is
+	// also given the engine's line about tools the SDK's type cannot hold
+	// (not handed over by ListTools), once each. Like OnRecord it may run
+	// under the session's check lock.
 	Warn func(string)
 	// Now is the clock of the records; nil means time.Now.
 	Now func() time.Time
@@ -122,7 +124,6 @@ type Session struct {
 	uploader *Uploader     // the pilot upload (Config.Pilot); nil without
 	issuer   *IssuerClient // nil without Config.Issuer
 	kept     *Checkpoints  // the log checkpoint kept; nil without a proof
-	would    WouldOnce     // what observe mode told (Config.Warn)
 	// engine is the core's session engine for this session: the record's
 	// recheck and refreshed, check_again, the pace, the calls allowed.
 	engine Engine
@@ -281,17 +282,37 @@ func (s *Session) ListTools(ctx context.Context, params *mcp.ListToolsParams) (*
 		return nil, err
 	}
 	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}}
+	var unheld []string
 	for _, h := range rec.Handoff.Tools {
 		// The core's bytes, parsed by the SDK's own type: what the model
 		// reads is what the record covers. A tool the type cannot hold is
-		// left out rather than handed over changed.
+		// the engine's to answer (unheld): it is never handed over changed.
 		var tool mcp.Tool
 		if json.Unmarshal([]byte(h.Tool), &tool) != nil || tool.Name != h.Name {
+			unheld = append(unheld, h.Name)
 			continue
 		}
 		res.Tools = append(res.Tools, &tool)
 	}
+	if len(unheld) > 0 {
+		st, err := s.engine.Unheld(unheld)
+		if err != nil {
+			return nil, fmt.Errorf("preflight: %w", err)
+		}
+		if st.Warn != "" {
+			s.say(st.Warn)
+		}
+	}
 	return res, nil
+}
+
+// say tells a person text: Config.Warn, or os.Stderr without one.
+func (s *Session) say(text string) {
+	if s.cfg.Warn != nil {
+		s.cfg.Warn(text)
+	} else {
+		fmt.Fprintln(os.Stderr, text)
+	}
 }
 
 // Tools iterates over the tools ListTools returns.
@@ -338,27 +359,31 @@ func (s *Session) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mc
 }
 
 // gate brings the check up to date with the server's list_changed
-// notifications and returns the record with the observation it was made
-// from — taken together, so a re-check in between can never pair one
+// notifications, as the engine says (use: a re-check first when the record
+// does not cover one), and returns the record with the observation it was
+// made from — taken together, so a re-check in between can never pair one
 // list's tools with another list's effects — or the error every call gets
-// while the session is stopped.
+// while the session is stopped, or the engine's refusal of the session.
 func (s *Session) gate(ctx context.Context) (Record, Observation, error) {
 	s.checkMu.Lock()
-	var err error
-	if s.stale() {
-		err = s.recheck(ctx)
+	seen := s.changes.Load()
+	st, err := s.engine.Use(seen)
+	if err == nil && st.Recheck {
+		if err = s.recheck(ctx); err == nil {
+			st, err = s.engine.Use(seen)
+		}
 	}
 	s.checkMu.Unlock()
-	if err != nil {
-		return Record{}, Observation{}, err
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
 		return Record{}, Observation{}, s.err
 	}
-	if s.rec.Handoff == nil || s.rec.Handoff.Session != SessionProceed {
-		return Record{}, Observation{}, &RefusedError{Effect: s.rec.Effect, Record: s.rec}
+	if err != nil {
+		return Record{}, Observation{}, fmt.Errorf("preflight: %w", err)
+	}
+	if !st.Allowed {
+		return Record{}, Observation{}, &RefusedError{Effect: s.rec.Effect, Record: s.rec, text: st.Refusal}
 	}
 	return s.rec, s.obs, nil
 }
@@ -421,14 +446,6 @@ func (s *Session) clientOptions(copts *mcp.ClientOptions) *mcp.ClientOptions {
 	return &opts
 }
 
-// stale reports whether the server announced a change the current record
-// does not cover.
-func (s *Session) stale() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.changes.Load() > s.seen
-}
-
 // watch re-checks in the background on list_changed, so that the record
 // follows the server even when no call is made, paced by the session
 // engine: each notification is an event, answered with a re-check now or a
@@ -442,7 +459,7 @@ func (s *Session) watch() {
 			return
 		case <-s.changed:
 		}
-		st, err := s.engine.ListChanged()
+		st, err := s.engine.ListChanged(s.changes.Load())
 		if err == nil && !st.Wake.IsZero() {
 			timer := time.NewTimer(time.Until(st.Wake))
 			select {
@@ -467,7 +484,9 @@ func (s *Session) watch() {
 			}
 		}()
 		s.checkMu.Lock()
-		if s.stale() {
+		// A call may have re-checked since: the engine says whether the
+		// record covers the notifications now (use).
+		if st, err := s.engine.Use(s.changes.Load()); err == nil && st.Recheck {
 			// An error is kept in s.err and refuses every call.
 			_ = s.recheck(ctx)
 		}
@@ -583,12 +602,8 @@ func (s *Session) check(ctx context.Context, obs Observation, seen int64) (rec R
 	if s.cfg.OnRecord != nil {
 		s.cfg.OnRecord(rec)
 	}
-	if text, ok := s.would.Next(rec); ok {
-		if s.cfg.Warn != nil {
-			s.cfg.Warn(text)
-		} else {
-			fmt.Fprintln(os.Stderr, text)
-		}
+	if rec.Handoff.Notice != "" {
+		s.say(rec.Handoff.Notice)
 	}
 	return rec, cons, st.CheckAgain, nil
 }

@@ -76,7 +76,8 @@ export function withContinuity(server, lock, options = {}) {
   };
   const listTools = async () => {
     const g = await gate();
-    const cached = server.cacheToolsList && !g.stale();
+    // A cached list is re-checked by the gate when a change was announced.
+    const cached = server.cacheToolsList;
     if (!fresh && !cached) {
       await g.serial(async () => {
         await g.recheck().catch((e) => {

@@ -171,18 +171,18 @@ export class IssuerClient {
     return a.consistency;
   }
 
-  // The pages and the host's own reading (hash_tools' tools_sha256), or
-  // null when there is no whole list to ask about.
+  // The host's own reading of the list (its tools_sha256), or null when
+  // there is no whole list to ask about: the session engine's answer
+  // (issuer); pages the core cannot take ask nothing either.
   #wholeList(obs, observedPages) {
-    if (obs.failure || obs.pageCapReached) return null;
-    let h;
+    const observed = { failure: obs.failure || null, page_cap_reached: !!obs.pageCapReached, pages: observedPages };
+    let actions;
     try {
-      h = this.cc.hashTools({ pages: observedPages });
+      ({ actions } = this.cc.call("session_step", { event: { type: "issuer", observed } }));
     } catch {
       return null;
     }
-    if (h.truncated !== null && h.truncated !== undefined) return null;
-    return { reading: h.tools_sha256 };
+    return actions.length ? { reading: actions[0].reading } : null;
   }
 
   // The consultation of an issuer that gave no answer to judge: the step

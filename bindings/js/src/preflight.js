@@ -137,7 +137,6 @@ class Gate {
     this.record = null;
     this.obs = null;
     this.consultation = null;
-    this.wouldTold = null; // the would member last told (tellWould)
     this.err = null;
     this.seen = 0;
     this.prev = "";
@@ -353,7 +352,7 @@ class Gate {
    */
   scheduleRecheck() {
     if (this.closed) return;
-    this.paced({ type: "list_changed", at_ms: this.atMs() });
+    this.paced({ type: "list_changed", at_ms: this.atMs(), seen: this.cap?.rec.listChanged ?? 0 });
   }
 
   /** Does what the engine answers a list_changed or a wake. */
@@ -372,10 +371,9 @@ class Gate {
         this.recheckTimer = null;
         if (this.closed || !this.connected) return;
         if (a.action === "wake") return this.paced({ type: "timer", at_ms: this.atMs() });
-        this.serial(async () => {
-          if (!this.stale()) return;
-          await this.recheck().catch((e) => (this.err = e));
-        });
+        // A call may have re-checked since: the engine says whether the
+        // record covers the notifications now (use).
+        this.serial(() => this.upToDate());
       }, wait);
       // A pending re-check does not keep the process alive.
       this.recheckTimer.unref?.();
@@ -417,8 +415,23 @@ class Gate {
     return run;
   }
 
-  stale() {
-    return this.cap !== null && this.cap.rec.listChanged > this.seen;
+  /**
+   * Asks the engine whether the record covers every list_changed seen
+   * (use), re-checking first when it does not; answers the engine's allow
+   * or refuse. Callers run it in serial().
+   */
+  async upToDate() {
+    const seen = this.cap?.rec.listChanged ?? 0;
+    let [a] = this.step({ type: "use", seen });
+    if (a.action === "recheck") {
+      try {
+        await this.recheck();
+        [a] = this.step({ type: "use", seen });
+      } catch (e) {
+        this.err = e;
+      }
+    }
+    return a;
   }
 
   /**
@@ -478,6 +491,7 @@ class Gate {
     let rec;
     let again = false;
     let keep = "";
+    let notice = "";
     try {
       // The record and the core's handoff: what this record lets a host
       // hand over and call (docs/continuity.md, The handoff).
@@ -502,6 +516,7 @@ class Gate {
         }
         else if (a.action === "keep_checkpoint") keep = a.checkpoint;
         else if (a.action === "check_again") again = true;
+        else if (a.action === "warn") notice = a.text;
         else throw new PreflightError(`crawlcheck: an action of the session engine this host does not know: ${this.cc.shown(a.action)}`);
       }
       Object.defineProperty(rec, "handoff", { value: handoff, enumerable: false });
@@ -515,23 +530,11 @@ class Gate {
     this.records.push(rec);
     if (this.records.length > MAX_KEPT_RECORDS) this.records.splice(0, this.records.length - MAX_KEPT_RECORDS);
     this.cont.onRecord?.(rec);
-    if (rec.would) this.tellWould(rec);
+    // Observe mode withholds nothing: a person is told on console.warn
+    // what enforce would have refused, the engine's words, once for each
+    // distinct would.
+    if (notice) console.warn(notice);
     return [rec, cons, again];
-  }
-
-  /**
-   * Observe mode withholds nothing, so a change it let through would go
-   * unseen by anyone not reading the log: a person is told on console.warn,
-   * in the core's words (refusal with would), what enforce would have
-   * refused, naming the record. Once for each thing enforce would do (the
-   * record's would): the re-checks that find the same say nothing more.
-   */
-  tellWould(rec) {
-    const key = JSON.stringify(rec.would);
-    if (key === this.wouldTold) return;
-    this.wouldTold = key;
-    const { text } = this.cc.refusal({ record: enc.encode(rec.raw), would: true });
-    if (text !== null) console.warn(text);
   }
 
   /** The handoff's instructions of the newest record, undefined for none. */
@@ -557,16 +560,12 @@ class Gate {
    */
   async gate() {
     if (!this.connected) throw new PreflightError("crawlcheck: the client is not connected");
-    await this.serial(async () => {
-      if (this.stale()) await this.recheck().catch((e) => (this.err = e));
-    });
+    const a = await this.serial(() => this.upToDate());
     if (this.err) throw this.err;
     const rec = this.record;
-    // Nothing is handed over or called unless the core's handoff says the
-    // session proceeds, as the Go preflight's gate decides.
-    if (rec.handoff.session !== "proceed") {
-      throw new ContinuityRefused(this.refusalText(rec), { effect: rec.effect, record: rec });
-    }
+    // Nothing is handed over or called unless the engine allows it (the
+    // session proceeds).
+    if (a.action !== "allow") throw new ContinuityRefused(a.text, { effect: rec.effect, record: rec });
     return { rec, obs: this.obs };
   }
 
@@ -585,15 +584,11 @@ class Gate {
   /**
    * The tools the core's handoff of rec lets the model be offered: each the
    * object the core wrote from what it hashed, never this host's parse of a
-   * page (issue 18).
+   * page (issue 18). A plain object holds every tool the core wrote: none
+   * is left out here (a typed SDK's is the engine's unheld event).
    */
   toolsOf(rec) {
-    const out = [];
-    for (const h of rec.handoff?.tools ?? []) {
-      const t = JSON.parse(h.tool);
-      if (t.name === h.name) out.push(t);
-    }
-    return out;
+    return (rec.handoff?.tools ?? []).map((h) => JSON.parse(h.tool));
   }
 
   /**

@@ -85,10 +85,11 @@ async def test_the_framework_receives_what_the_record_covers(name: str, change: 
                 assert "EVIL" not in repr(after)
 
 
-async def test_a_tool_the_sdk_cannot_hold_is_left_out_and_the_others_handed(tmp_path: Path) -> None:
+async def test_a_tool_the_sdk_cannot_hold_is_left_out_and_the_others_handed(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """The handoff's tools are typed by mcp's Tool all at once; one its type
     refuses (a title that is a number) is left out, and every other tool is
-    still handed over, each the core's text."""
+    still handed over, each the core's text. The engine's line says so,
+    once however often the list is asked for."""
     tools = [
         {"name": "numbered", "title": 5, "description": "A title mcp's Tool cannot hold.", "inputSchema": {"type": "object"}},
         *RICH,
@@ -104,3 +105,8 @@ async def test_a_tool_the_sdk_cannot_hold_is_left_out_and_the_others_handed(tmp_
                 got = dumped(await s.list_tools())
                 assert sorted(got) == ["get_item", "list_items"]
                 assert got["get_item"]["title"] == "Get"
+                assert sorted(dumped(await s.list_tools())) == ["get_item", "list_items"]
+                said = [r.getMessage() for r in caplog.records if "not handed over" in r.getMessage()]
+                assert said == [
+                    f'crawlcheck: tool "numbered" is not handed over: the framework\'s type cannot hold the object the core checked (record {s.record["record_sha256"]})'
+                ], said

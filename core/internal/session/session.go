@@ -7,7 +7,8 @@
 // The state is a canonical JSON object the core writes and the host keeps
 // as opaque bytes, handing it back with the next event. It holds the
 // newest record (a refusal is worded from it), the handoff's session and
-// calls, the list_changed notifications seen and covered, and the pace.
+// calls, the list_changed notifications seen and covered, the pace, and
+// the tools said to be beyond a host's framework.
 package session
 
 import (
@@ -49,6 +50,12 @@ type State struct {
 	Changes, Seen int64
 	// Refresh: the next check is the one more a check_again asked for.
 	Refresh bool
+	// Unheld are the tools a host said its framework's type cannot hold,
+	// sorted: each is said once a session.
+	Unheld []string
+	// Told is the canonical text of the observe-mode would last told ("":
+	// none): a person is told once for each distinct would.
+	Told string
 	// HeldMS is how long the pace held back the re-check now due, for the
 	// record's recheck; 0 for a check nothing held.
 	HeldMS int64
@@ -147,6 +154,46 @@ func (s *State) Checked(handoff canon.Value, seen int64, refreshed bool) bool {
 	return s.Refresh
 }
 
+// Covers takes in seen, the notifications the host has seen now (its own
+// count: a host may coalesce notifications before it tells the engine of
+// them), and reports whether the newest record covers every one of them.
+// Before the first check there is nothing to re-check: the session has no
+// connection to observe, and every use is refused.
+func (s *State) Covers(seen int64) bool {
+	s.Changes = max(s.Changes, seen)
+	return s.Record.IsNull() || !s.Stale()
+}
+
+// Tell takes in the would of a new record and reports whether it is one
+// not told yet (a person is told once for each distinct would: a storm of
+// re-checks that find the same change must not repeat it).
+func (s *State) Tell(would canon.Value) bool {
+	if would.IsNull() {
+		return false
+	}
+	key := string(canon.Canonical(would))
+	if key == s.Told {
+		return false
+	}
+	s.Told = key
+	return true
+}
+
+// NotHeld takes in the names of tools a host's framework could not hold
+// and answers those not said before, sorted.
+func (s *State) NotHeld(names []string) []string {
+	var fresh []string
+	for _, n := range names {
+		if _, found := slices.BinarySearch(s.Unheld, n); !found && !slices.Contains(fresh, n) {
+			fresh = append(fresh, n)
+		}
+	}
+	slices.Sort(fresh)
+	s.Unheld = append(s.Unheld, fresh...)
+	slices.Sort(s.Unheld)
+	return fresh
+}
+
 // CallAllowed reports whether a tools/call of name may reach the server:
 // the newest handoff proceeds and lists it (observe mode: any name).
 func (s *State) CallAllowed(name string) bool {
@@ -164,6 +211,8 @@ func (s *State) Value() canon.Value {
 		canon.M("changes", canon.Int(s.Changes)),
 		canon.M("seen", canon.Int(s.Seen)),
 		canon.M("refresh", canon.BoolOf(s.Refresh)),
+		canon.M("unheld", canon.Strs(s.Unheld)),
+		canon.M("told", canon.StrOrNull(s.Told, s.Told != "")),
 		canon.M("held_ms", canon.Int(s.HeldMS)),
 		canon.M("pace", Obj(
 			canon.M("last_ms", intOrNull(s.LastMS)),
@@ -222,6 +271,18 @@ func Parse(v canon.Value, path string) (State, error) {
 	}
 	if s.Refresh, ok = member(v, "refresh").BoolValue(); !ok {
 		return bad("refresh")
+	}
+	if told := member(v, "told"); !told.IsNull() {
+		if s.Told, ok = told.Str(); !ok {
+			return bad("told")
+		}
+	}
+	for _, n := range member(v, "unheld").Elems() {
+		str, ok := n.Str()
+		if !ok {
+			return bad("unheld")
+		}
+		s.Unheld = append(s.Unheld, str)
 	}
 	pace := member(v, "pace")
 	for _, f := range []struct {

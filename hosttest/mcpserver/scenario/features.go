@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 
@@ -23,7 +24,7 @@ func (f *File) offersResources() bool {
 func (s *Server) capabilities() *mcp.ServerCapabilities {
 	c := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: *s.file.ListChanged}}
 	if s.file.Prompts != nil {
-		c.Prompts = &mcp.PromptCapabilities{}
+		c.Prompts = &mcp.PromptCapabilities{ListChanged: s.file.PromptsListChanged}
 	}
 	if s.file.offersResources() {
 		c.Resources = &mcp.ResourceCapabilities{}
@@ -101,4 +102,19 @@ func (f *File) compactFeatures() error {
 		f.Reads[u] = c
 	}
 	return nil
+}
+
+// notifyPromptListChanged makes the SDK send
+// notifications/prompts/list_changed, as notifyListChanged does for tools:
+// a placeholder prompt added and removed (prompts/list is the scenario's).
+func (s *Server) notifyPromptListChanged() {
+	s.mu.Lock()
+	sdks := slices.Clone(s.sdks)
+	s.mu.Unlock()
+	for _, sdk := range sdks {
+		sdk.AddPrompt(&mcp.Prompt{Name: placeholderTool}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{}, nil
+		})
+		sdk.RemovePrompts(placeholderTool)
+	}
 }

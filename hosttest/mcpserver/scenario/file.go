@@ -50,6 +50,9 @@ type File struct {
 	// ListChanged is the tools.listChanged capability (default true). A
 	// mutation's notification is only sent when it is true.
 	ListChanged *bool `json:"list_changed,omitempty"`
+	// PromptsListChanged is the prompts.listChanged capability (default
+	// false), for an admin mutation's notify_prompts.
+	PromptsListChanged bool `json:"prompts_list_changed,omitempty"`
 
 	// TTLMs, when set, ends every tools/list page the scenario writes with
 	// "ttlMs": TTLMs and "cacheScope": "private", the cache hints of the
@@ -117,7 +120,10 @@ type Mutation struct {
 	// Notify sends notifications/tools/list_changed after the change (only
 	// if the list_changed capability is on).
 	Notify bool `json:"notify,omitempty"`
-	Ops    []Op `json:"ops"`
+	// NotifyPrompts sends notifications/prompts/list_changed after an
+	// admin mutation (only if prompts_list_changed is on).
+	NotifyPrompts bool `json:"notify_prompts,omitempty"`
+	Ops           []Op `json:"ops"`
 }
 
 // An Op is one edit of the tool list.

@@ -200,6 +200,10 @@ func (s *Server) Mutate(body []byte) error {
 	if notify {
 		s.notifyListChanged()
 	}
+	var m Mutation
+	if json.Unmarshal(body, &m) == nil && m.NotifyPrompts && s.file.PromptsListChanged {
+		s.notifyPromptListChanged()
+	}
 	return nil
 }
 

@@ -20,12 +20,12 @@ from ._core import CoreError
 from ._entry import PreflightError, format_time
 from ._issuer import Consultation
 from ._observation import Observation
-from .ops import escape_text, refusal
+from .ops import escape_text
 
 if TYPE_CHECKING:
     from .preflight import McpPreflight
 
-#: The logger observe mode tells a person through (tell_would),
+#: The logger observe mode tells a person through (the engine's warn),
 #: at WARNING: with logging not configured, Python's last-resort handler
 #: writes it to stderr; an application that configures logging routes it.
 logger = logging.getLogger("crawlcheck")
@@ -76,7 +76,7 @@ async def check(pf: "McpPreflight", obs: Observation, seen: int) -> Tuple[Dict[s
         # rule for an oversized check event).
         observed = {k: v for k, v in req["observed"].items() if k != "pages"}
         actions = pf._step({"type": "check", "check": {**req, "observed": observed}, "seen": seen, "oversized": len(obs.pages)})
-    raw, keep, again = b"", "", False
+    raw, keep, again, notice = b"", "", False, ""
     for a in actions:
         if a["action"] == "append_record":
             raw = a["record"].encode("utf-8")
@@ -88,6 +88,8 @@ async def check(pf: "McpPreflight", obs: Observation, seen: int) -> Tuple[Dict[s
             keep = a["checkpoint"]
         elif a["action"] == "check_again":
             again = True
+        elif a["action"] == "warn":
+            notice = a["text"]
         else:
             raise PreflightError(f"crawlcheck: an action of the session engine this host does not know: {escape_text(text=str(a['action']))['text']}")
     rec = json.loads(raw)
@@ -102,21 +104,10 @@ async def check(pf: "McpPreflight", obs: Observation, seen: int) -> Tuple[Dict[s
     pf._records.append(rec)
     if pf.on_record is not None:
         pf.on_record(rec, raw)
-    if "would" in rec:
-        tell_would(pf, rec, raw)
+    if notice:
+        # Observe mode withholds nothing: a person is told on the
+        # crawlcheck logger (stderr unless logging is configured) what
+        # enforce would have refused, the engine's words, once for each
+        # distinct would.
+        logger.warning("%s", notice)
     return rec, raw, cons, again
-
-def tell_would(pf: "McpPreflight", rec: Dict[str, Any], raw: bytes) -> None:
-    """Observe mode withholds nothing, so a change it let through would go
-    unseen by anyone not reading the log: a person is told on the
-    ``crawlcheck`` logger (stderr unless logging is configured), in the
-    core's words (refusal with would), what enforce would have refused,
-    naming the record. Once for each thing enforce would do (the
-    record's ``would``): re-checks that find the same say nothing more."""
-    key = json.dumps(rec["would"], sort_keys=True)
-    if key == pf._would_told:
-        return
-    pf._would_told = key
-    text = refusal(record=raw, would=True)["text"]
-    if text is not None:
-        logger.warning("%s", text)

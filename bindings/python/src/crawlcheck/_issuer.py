@@ -24,7 +24,7 @@ from ._errors import CrawlcheckError
 from ._files import read_regular_file
 from ._limits import limits
 from ._log import write_atomic
-from .ops import escape_text, guard, hash_tools, replay_state
+from .ops import escape_text, guard, replay_state, session_step
 
 
 
@@ -333,16 +333,15 @@ def _text(b: Union[bytes, str]) -> str:
 
 def _whole_list(observed: Mapping[str, Any]) -> Optional[tuple]:  # type: ignore[type-arg]
     """The pages as the issuer takes them and the host's own reading, or None
-    when there is no whole list to ask about."""
-    if observed.get("failure") or observed.get("page_cap_reached"):
-        return None
-    pages = observed.get("pages") or []
+    when there is no whole list to ask about: the session engine's answer
+    (issuer), pages the core cannot take asking nothing either."""
     try:
-        h = hash_tools(pages=pages)
+        actions = session_step(event={"type": "issuer", "observed": observed})["actions"]
     except CoreError:
         return None
-    if h.get("truncated") is not None:
+    if not actions:
         return None
+    pages = observed.get("pages") or []
     wire: List[Any] = []
     for p in pages:
         if isinstance(p, (bytes, bytearray)):
@@ -352,4 +351,4 @@ def _whole_list(observed: Mapping[str, Any]) -> Optional[tuple]:  # type: ignore
                 wire.append({"base64": base64.b64encode(bytes(p)).decode("ascii")})
         else:
             wire.append(p)
-    return wire, h.get("tools_sha256")
+    return wire, actions[0]["reading"]

@@ -40,7 +40,7 @@ import anyio
 
 from ._core import CoreError, call_result
 from ._checkpoint import Checkpoints, checkpoint_path, proof_path, read_proof
-from ._check import check
+from ._check import check, logger
 from ._features import FeaturesMixin, observe_features
 from ._features import ItemRefused as ItemRefused
 from ._capture import _MAX_CALLS, _Tap, _attach_tap, _dump, _install_tap
@@ -192,7 +192,6 @@ class McpPreflight(FeaturesMixin):
         self._cons = Consultation()
         self._seen = 0
         self._err: Optional[BaseException] = None
-        self._would_told = ""  # the would member last told (_tell_would)
         self._connected = False
         self._entered = False
         self._records: "deque[Dict[str, Any]]" = deque(maxlen=MAX_KEPT_RECORDS)
@@ -248,13 +247,13 @@ class McpPreflight(FeaturesMixin):
     async def _watch(self) -> None:
         while True:
             await self._tap.wait()
-            if not self._connected or self._tap.changes <= self._seen:
+            if not self._connected:
                 continue
             # The engine paces it: a re-check now, or a wake later (the
             # notifications that arrive while this waits are coalesced
             # into the one re-check, which the record says).
             try:
-                actions = self._step({"type": "list_changed", "at_ms": _at_ms()})
+                actions = self._step({"type": "list_changed", "at_ms": _at_ms(), "seen": self._tap.changes})
                 for a in actions:
                     if a["action"] == "wake":
                         await anyio.sleep(max(0.0, (a["at_ms"] - _at_ms()) / 1000))
@@ -265,12 +264,13 @@ class McpPreflight(FeaturesMixin):
             if not any(a["action"] == "recheck" for a in actions):
                 continue
             async with self._check_lock:
-                if self._tap.changes > self._seen:
-                    try:
-                        await self._recheck()
-                    except Exception as e:  # noqa: BLE001 - never into the session's group
-                        # Every call is refused with it until a check succeeds.
-                        self._err = e
+                try:
+                    # A call may have re-checked since: the engine says
+                    # whether the record covers the notifications now.
+                    await self._up_to_date()
+                except Exception as e:  # noqa: BLE001 - never into the session's group
+                    # Every call is refused with it until a check succeeds.
+                    self._err = e
 
     async def attach(self, initialize_result: Any = None, *, initialized: bool = True) -> None:
         """For a session that is already running (the framework adapters):
@@ -787,19 +787,31 @@ class McpPreflight(FeaturesMixin):
         async with self._check_lock:
             if self._rec is None and self._err is None:
                 raise PreflightError("crawlcheck: call initialize() (or discover()) on the preflight first")
-            if self._connected and self._tap.changes > self._seen:
-                await self._recheck()
+            a = await self._up_to_date()
             rec, raw = self._current()
-            # Nothing is handed over or called unless the core's handoff says
-            # the session proceeds, as the Go preflight's gate decides.
-            if self._handoff(rec).get("session") != "proceed":
+            # Nothing is handed over or called unless the engine allows it
+            # (the session proceeds).
+            if a["action"] != "allow":
                 raise ContinuityRefused(rec, raw, effect=str(rec.get("effect")))
             return rec, raw, self._obs
 
+    async def _up_to_date(self) -> Dict[str, Any]:
+        """Asks the engine whether the record covers every list_changed seen
+        (use), re-checking first when it does not (a session without its
+        transport cannot, and is refused); answers the engine's allow or
+        refuse. Callers hold the check lock."""
+        seen = self._tap.changes
+        a = self._step({"type": "use", "seen": seen})[0]
+        if a["action"] == "recheck" and self._connected:
+            await self._recheck()
+            a = self._step({"type": "use", "seen": seen})[0]
+        return a
+
     async def list_tools(self, *args: Any, params: Any = None, cursor: Optional[str] = None) -> Any:
         """The tools of the checked list the record lets through, in one result
-        without a cursor. A tool the SDK's type cannot hold is left out rather
-        than handed over changed."""
+        without a cursor. A tool the SDK's type cannot hold is never handed
+        over changed: the engine says so (unheld), once, on the crawlcheck
+        logger."""
         from mcp import types
 
         given = cursor or (args[0] if args else None) or getattr(params, "cursor", None)
@@ -817,6 +829,10 @@ class McpPreflight(FeaturesMixin):
         except Exception:  # noqa: BLE001 - pydantic's error: a tool the SDK cannot hold
             parsed = [_sdk_tool(types, h["tool"]) for h in handed]
         tools = [t for t, h in zip(parsed, handed) if t is not None and t.name == h["name"]]
+        if len(tools) < len(handed):
+            held = {t.name for t in tools}
+            for a in self._step({"type": "unheld", "names": [h["name"] for h in handed if h["name"] not in held]}):
+                logger.warning("%s", a["text"])
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(self, name: str, arguments: Optional[Dict[str, Any]] = None, *args: Any, **kwargs: Any) -> Any:
