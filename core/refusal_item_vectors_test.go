@@ -44,6 +44,7 @@ func itemRefusalVectors(t testing.TB) []opVector {
 	add("item: a prompt not in the checked list", obj{"record": okRec, "item": item("prompts", "delete_everything\u202e")})
 	add("item: a resource template's key is not a resource", obj{"record": okRec, "item": item("resources", "issues://issue/{number}")})
 	add("item: prompts against a lockfile without features", obj{"record": bare, "item": item("prompts", "triage")})
+	add("item: a resource template against a lockfile without features", obj{"record": bare, "item": item("resource_templates", "issues://issue/{number}")})
 	add("item: prompts a host did not read", obj{"record": unread, "item": item("prompts", "triage")})
 	add("item: the prompts list against a lockfile without features", obj{"record": bare, "item": obj{"list": "prompts"}})
 	add("item: a compared list without a key", obj{"record": okRec, "item": obj{"list": "resource_templates"}})

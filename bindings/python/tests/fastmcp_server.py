@@ -10,7 +10,11 @@ flight by the byte-passing proxy of the test, never here. With
 ``--instructions-file`` the server's ``instructions`` are the file's text,
 read again as each session starts (FastMCP's own ``instructions``, which its
 low-level server hands every session's initialize): a test changes them
-between lock and check by rewriting the file."""
+between lock and check by rewriting the file. With ``--app-file PATH`` it
+also serves an MCP Apps UI template: a tool ``show_view`` whose
+``_meta.ui.resourceUri`` names ``ui://reference/view``, that resource (the
+file's text, read again at each resources/read: a test swaps the template
+by rewriting the file) and a prompt ``summarise``."""
 
 from __future__ import annotations
 
@@ -65,6 +69,24 @@ def main() -> None:
     def echo(text: str) -> str:
         """Echoes the text back."""
         return text
+
+    app_file = sys.argv[sys.argv.index("--app-file") + 1] if "--app-file" in sys.argv else ""
+    if app_file:
+
+        @mcp.tool(meta={"ui": {"resourceUri": "ui://reference/view"}})
+        def show_view() -> str:
+            """Shows the view."""
+            return "shown"
+
+        @mcp.resource("ui://reference/view", mime_type="text/html;profile=mcp-app")
+        def view() -> str:
+            with open(app_file, encoding="utf-8") as f:
+                return f.read()
+
+        @mcp.prompt()
+        def summarise(topic: str) -> str:
+            """Summarise a topic in three lines."""
+            return f"Summarise {topic} in three lines."
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

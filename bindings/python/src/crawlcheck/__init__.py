@@ -68,6 +68,7 @@ __all__ = [
     "CoreError",
     "CrawlcheckError",
     "ERROR_CODES",
+    "ItemRefused",
     "LibraryError",
     "McpPreflight",
     "PreflightError",
@@ -126,7 +127,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     # The preflight imports the mcp package; the core API must not need it.
-    if name in ("McpPreflight", "with_preflight", "ContinuityRefused", "PreflightError"):
+    if name in ("McpPreflight", "with_preflight", "ContinuityRefused", "ItemRefused", "PreflightError"):
         from . import preflight
 
         return getattr(preflight, name)

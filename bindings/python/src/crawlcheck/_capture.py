@@ -134,6 +134,22 @@ class _Tap:
         #: raw: the SDK could not decode the frame that answered the handshake
         self.handshake_refused = False
         self._handshake_last = False
+        #: the method besides tools/list whose answers are taken as pages
+        #: while the check reads it (prompts/list, resources/list,
+        #: resources/templates/list, resources/read: _features.py), None
+        #: otherwise: a resources/read of the session's own is not kept
+        self.reading: Optional[str] = None
+        #: the ui:// URI the preflight itself is reading to check it
+        #: against its pin (_features.py): its resources/read passes the gate
+        self.reading_uri: Optional[str] = None
+        #: awaited with the method and params before a prompts/get or
+        #: resources/read leaves (the preflight's item gate); it raises to refuse
+        self.admit_item: Optional[Callable[[str, Any], Awaitable[None]]] = None
+
+    def _paged(self, method: Any) -> bool:
+        """Whether an answer to method is taken as a page: tools/list's
+        always, the list or read the check is reading while it reads it."""
+        return method == "tools/list" or (method is not None and method == self.reading)
 
     def attach_wire(self, wire: Wire) -> None:
         """Takes the frames of a crawlcheck.transport at the wire: each is
@@ -221,7 +237,7 @@ class _Tap:
                     if hm is not None and k in hm:
                         facts[k] = _raw_value(hm[k])
                 self.handshake = (method, facts)
-        elif method == "tools/list":
+        elif self._paged(method):
             ok = matched and m is not None and "result" in m
             # The page, from the members just read (a 1,000-tool frame is not
             # scanned again): the result member's bytes of a frame with one
@@ -238,7 +254,7 @@ class _Tap:
             method, answered = self.calls[key]
             if answered:
                 continue
-            if method == "tools/list":
+            if self._paged(method):
                 return key
             if newest is None:
                 newest = key
@@ -265,9 +281,20 @@ class _Tap:
         the record lets its tool through, whichever SDK method sent it
         (call_tool, send_request(CallToolRequest), a task-augmented call,
         send_notification, anything reached through the wrapper's
-        ``__getattr__``)."""
+        ``__getattr__``); prompts/get and resources/read unless it hands
+        the prompt or resource over (``admit_item``)."""
         m = _message(item)
-        if getattr(m, "method", None) != "tools/call":
+        method = getattr(m, "method", None)
+        if method in ("prompts/get", "resources/read") and self.admit_item is not None:
+            # The same for a prompt or a resource (issue 35), unless it is
+            # the template the preflight is reading to check it.
+            params = getattr(m, "params", None)
+            uri = params.get("uri") if isinstance(params, dict) else getattr(params, "uri", None)
+            if method == "resources/read" and self.reading_uri is not None and str(uri) == self.reading_uri:
+                return
+            await self.admit_item(str(method), params)
+            return
+        if method != "tools/call":
             return
         if self.admit is None:
             raise PreflightError("crawlcheck: a tools/call before the preflight was set up")
@@ -284,10 +311,10 @@ class _Tap:
             self.client_capabilities = caps
         if self.raw and method is not None and rid is not None:
             self.calls[str(rid)] = [str(method), False]
-        if method in _WATCHED and rid is not None:
+        if (method in _WATCHED or self._paged(method)) and rid is not None:
             if not self.raw:
                 self.sent[str(rid)] = str(method)
-            if method == "tools/list":
+            if self._paged(method):
                 self.order.append(str(rid))
 
     def over(self, item: Any) -> bool:
@@ -328,7 +355,7 @@ class _Tap:
             return
         key = str(rid)
         method = self.sent.pop(key)
-        if method != "tools/list":
+        if method in ("initialize", "server/discover"):
             if hasattr(m, "result") and isinstance(m.result, dict):
                 self.handshake = (method, m.result)
         elif hasattr(m, "result"):

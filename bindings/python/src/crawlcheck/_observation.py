@@ -80,6 +80,9 @@ class Observation:
     #: with unauthorized or forbidden: the resource metadata URL the
     #: server's WWW-Authenticate named (RFC 9728), "" for none
     resource_metadata: str = ""
+    #: what was read beside the tools after a whole tool list (_features.py):
+    #: observed.features as the core reads it; None when nothing was read
+    features: Optional[Dict[str, Any]] = None
 
     def fail(self, failure: str, detail: str, at: str, page: int = 0) -> None:
         """Sets the failure; a fault (no detail) says where it happened, a
@@ -116,6 +119,8 @@ class Observation:
             o["page_cap_reached"] = True
         if self.stray_lines > 0:
             o["stray_lines"] = self.stray_lines
+        if self.features is not None:
+            o["features"] = self.features
         # The failure goes as it is, a code (a capture failure included):
         # the core decides how a record carries it.
         if self.failure:

@@ -11,22 +11,30 @@ checked ones the record lets through, converted by langchain-mcp-adapters
 as ``client.get_tools`` converts them (each call opens its own session, as
 there). A session the record pauses or denies raises ContinuityRefused with
 the record. Calls are not checked again: call this again to check again.
+
+load_mcp_prompt_with_continuity and load_mcp_resources_with_continuity do
+the same for ``client.get_prompt`` and ``client.get_resources`` (issue 35):
+langchain-mcp-adapters' own loaders run on the checked session, whose
+prompts and resources are the core's objects and whose prompts/get and
+resources/read refuse what the record does not hand over (ItemRefused).
 """
 
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Dict, List, Optional, Union
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Optional, Tuple, Union
 
 from langchain_mcp_adapters import sessions as _sessions
 from langchain_mcp_adapters.callbacks import CallbackContext
+from langchain_mcp_adapters.prompts import load_mcp_prompt
+from langchain_mcp_adapters.resources import load_mcp_resources
 from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
 
 from . import transport
 from ._options import Options
 from .preflight import CheckedTools, ContinuityRefused, Lock, McpPreflight
 
-__all__ = ["load_mcp_tools_with_continuity"]
+__all__ = ["load_mcp_prompt_with_continuity", "load_mcp_resources_with_continuity", "load_mcp_tools_with_continuity"]
 
 
 def _endpoint(connection: Dict[str, Any]) -> Union[str, List[str], None]:
@@ -88,6 +96,36 @@ async def _session(client: Any, server_name: str, connection: Dict[str, Any]) ->
             yield session
 
 
+async def _checked(client: Any, lock: Lock, server_name: str, mode: Optional[str], options: Dict[str, Any], use: Callable[[McpPreflight], Awaitable[Any]]) -> Tuple[McpPreflight, Any]:
+    """Opens a session to server_name, checks it and answers use(preflight)
+    with the session still open; a refusal (ContinuityRefused, ItemRefused)
+    is raised once the session is closed, not from inside the transport's
+    task group (which would wrap it in a group)."""
+    on_preflight = options.pop("on_preflight", None)
+    connection: Dict[str, Any] = client.connections[server_name]
+    opts = Options(**options)  # type: ignore[typeddict-item]
+    refused: Optional[ContinuityRefused] = None
+    result: Any = None
+    # Made (the lockfile read and verified) before the session: an error in
+    # it is PreflightError itself, not one inside the transport's task group.
+    pf = McpPreflight(None, lock, endpoint=_endpoint(connection), mode=mode, **opts)
+    async with _session(client, server_name, connection) as session:
+        pf.session = session
+        try:
+            await pf.attach(initialized=False)
+            await pf.initialize()
+            result = await use(pf)
+        except ContinuityRefused as e:
+            refused = e
+        finally:
+            pf.close()
+        if on_preflight is not None:
+            on_preflight(pf)
+    if refused is not None:
+        raise refused
+    return pf, result
+
+
 async def load_mcp_tools_with_continuity(
     client: Any,
     lock: Lock,
@@ -102,30 +140,12 @@ async def load_mcp_tools_with_continuity(
     (its record) before its session closes. The list returned carries the
     check's ``records`` and ``record`` (CheckedTools). A missing or bad
     lockfile is PreflightError, raised before any session is opened."""
-    on_preflight = options.pop("on_preflight", None)
     connection: Dict[str, Any] = client.connections[server_name]
-    opts = Options(**options)  # type: ignore[typeddict-item]
-    refused: Optional[ContinuityRefused] = None
-    checked: List[Any] = []
-    # Made (the lockfile read and verified) before the session: an error in
-    # it is PreflightError itself, not one inside the transport's task group.
-    pf = McpPreflight(None, lock, endpoint=_endpoint(connection), mode=mode, **opts)
-    async with _session(client, server_name, connection) as session:
-        pf.session = session
-        try:
-            await pf.attach(initialized=False)
-            await pf.initialize()
-            checked = list((await pf.list_tools()).tools)
-        except ContinuityRefused as e:
-            # Raised once the session is closed, not from inside the
-            # transport's task group (which would wrap it in a group).
-            refused = e
-        finally:
-            pf.close()
-        if on_preflight is not None:
-            on_preflight(pf)
-    if refused is not None:
-        raise refused
+
+    async def tools(pf: McpPreflight) -> List[Any]:
+        return list((await pf.list_tools()).tools)
+
+    pf, checked = await _checked(client, lock, server_name, mode, options, tools)
     return CheckedTools(
         [
         convert_mcp_tool_to_langchain_tool(
@@ -144,3 +164,53 @@ async def load_mcp_tools_with_continuity(
     )
 
 
+async def load_mcp_prompt_with_continuity(
+    client: Any,
+    lock: Lock,
+    *,
+    server_name: str,
+    prompt_name: str,
+    arguments: Optional[Dict[str, Any]] = None,
+    mode: str | None = None,
+    **options: Any,
+) -> List[Any]:
+    """``client.get_prompt``'s LangChain messages (langchain-mcp-adapters'
+    load_mcp_prompt) of a prompt the continuity check lets through, asked
+    of the checked session: a prompt the record withholds, or that the
+    checked list does not offer, is ItemRefused and the server is not
+    asked. The list carries the check's records (CheckedTools)."""
+
+    async def prompt(pf: McpPreflight) -> List[Any]:
+        return list(await load_mcp_prompt(pf, prompt_name, arguments=arguments))
+
+    pf, messages = await _checked(client, lock, server_name, mode, options, prompt)
+    return CheckedTools(messages, pf.records)
+
+
+async def load_mcp_resources_with_continuity(
+    client: Any,
+    lock: Lock,
+    *,
+    server_name: str,
+    uris: Union[str, List[str], None] = None,
+    mode: str | None = None,
+    **options: Any,
+) -> List[Any]:
+    """``client.get_resources``'s LangChain Blobs (langchain-mcp-adapters'
+    load_mcp_resources) read through the checked session: without uris,
+    the resources of the checked list the record lets through (each listed
+    as the core wrote it); a URI the record does not hand over, or a ui://
+    template that is not the one pinned, is ItemRefused (not the
+    adapter's RuntimeError around it). The list carries the check's
+    records (CheckedTools)."""
+
+    async def resources(pf: McpPreflight) -> List[Any]:
+        try:
+            return list(await load_mcp_resources(pf, uris=uris))
+        except RuntimeError as e:
+            if isinstance(e.__cause__, ContinuityRefused):
+                raise e.__cause__ from None
+            raise
+
+    pf, blobs = await _checked(client, lock, server_name, mode, options, resources)
+    return CheckedTools(blobs, pf.records)

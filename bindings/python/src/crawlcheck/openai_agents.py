@@ -164,11 +164,43 @@ class ContinuityMCPServer(MCPServer):
             raise ContinuityRefused(rec, raw, tool=tool_name, effect=str((rec.get("tools") or {}).get(tool_name, "")))
         return await self.inner.call_tool(tool_name, arguments, meta)
 
+    async def _checked(self) -> McpPreflight:
+        """The preflight of this connection, checked once when no check was
+        made on it yet (list_tools checks at each listing)."""
+        pf = await self._preflight()
+        if pf.record is None:
+            await pf.recheck()
+        return pf
+
     async def list_prompts(self) -> Any:
-        return await self.inner.list_prompts()
+        """The prompts the record lets through, each as the core wrote it
+        (McpPreflight.list_prompts; crawlcheck/_features.py), never the
+        server's page as the SDK parsed it."""
+        return await (await self._checked()).list_prompts()
 
     async def get_prompt(self, name: str, arguments: Optional[Dict[str, Any]] = None) -> Any:
+        """Gets a prompt the record lets through; refuses any other with
+        ItemRefused before the server is asked."""
+        await (await self._checked())._allow("prompts", name)
         return await self.inner.get_prompt(name, arguments)
+
+    async def list_resources(self, cursor: Optional[str] = None) -> Any:
+        """The resources the record lets through, in one page."""
+        return await (await self._checked()).list_resources(cursor=cursor)
+
+    async def list_resource_templates(self, cursor: Optional[str] = None) -> Any:
+        """The resource templates the record lets through, in one page."""
+        return await (await self._checked()).list_resource_templates(cursor=cursor)
+
+    async def read_resource(self, uri: str) -> Any:
+        """Reads a resource the record lets through, or a ui:// template a
+        handed tool names once the core finds it the one pinned
+        (McpPreflight.read_resource); refuses any other with ItemRefused."""
+        pf = await self._checked()
+        if str(uri).startswith("ui://"):
+            return await pf.read_resource(uri)
+        await pf._allow("resources", str(uri))
+        return await self.inner.read_resource(uri)
 
     async def confirm(self, *names: str) -> Dict[str, Any]:
         """Re-approves the named tools (McpPreflight.confirm)."""

@@ -24,7 +24,8 @@ bounded there before anything decodes them, and routes them as the Go
 preflight's recorder does (``_Tap.received_raw``).
 
 The parts: _capture.py (the taps), _observation.py (what was seen), _check.py
-(one check), _entry.py (lock forms, errors); this module runs the session.
+(one check), _entry.py (lock forms, errors), _features.py (prompts, resources
+and UI templates); this module runs the session.
 """
 
 from __future__ import annotations
@@ -33,13 +34,15 @@ import json
 import os
 from collections import deque
 from datetime import datetime, timezone
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import anyio
 
 from ._core import CoreError, call_result
 from ._checkpoint import Checkpoints, checkpoint_path, proof_path, read_proof
 from ._check import check, logger
+from ._features import FeaturesMixin, observe_features
+from ._features import ItemRefused as ItemRefused
 from ._capture import _MAX_CALLS, _Tap, _attach_tap, _dump, _install_tap
 from ._entry import ContinuityRefused as ContinuityRefused
 from ._entry import Lock as Lock
@@ -97,7 +100,7 @@ def _at_ms() -> int:
     return round(anyio.current_time() * 1000)
 
 
-class McpPreflight:
+class McpPreflight(FeaturesMixin):
     """An mcp ClientSession whose tools pass a continuity check before the
     model sees them (docs/preflight.md has the Go twin).
 
@@ -109,6 +112,9 @@ class McpPreflight:
     ``notifications/tools/list_changed`` starts a check in the background,
     and calls wait for it. ``list_tools`` answers from the pages the current record was made
     from: the tools handed to the model are the tools that were compared.
+    Prompts, resources, resource templates and ui:// templates are handed
+    over the same way (``list_prompts``, ``get_prompt``, ``list_resources``,
+    ``list_resource_templates``, ``read_resource``: _features.py).
     Every other attribute is the session's.
     """
 
@@ -171,6 +177,7 @@ class McpPreflight:
 
         self._tap = _Tap(self.max_answer_bytes)
         self._tap.admit = self._admit
+        self._tap.admit_item = self._admit_item
         self._check_lock = anyio.Lock()
         self._lock_bytes = b""
         self._log: Optional[RecordLog] = None
@@ -606,6 +613,7 @@ class McpPreflight:
         # together no check could carry them, and a check always leaves a
         # record.
         max_bytes, total = limits()["pages_bytes"], 0
+        deadline = anyio.current_time() + self.timeout
         try:
             with anyio.fail_after(self.timeout):
                 while True:
@@ -636,7 +644,7 @@ class McpPreflight:
                         # cursor; were it ever null, the list is not whole.
                         obs.stop = step["stop"] or "response_malformed"
                         obs.page_cap_reached = step["page_cap_reached"]
-                        return obs, seen
+                        break
                     followed, cursor = step["followed"], step["cursor"]
         except TimeoutError:
             obs.fail(*self._tap.fault(timed_out=True), "tools/list", len(obs.pages) + 1)
@@ -651,10 +659,15 @@ class McpPreflight:
             with anyio.CancelScope(shield=True):
                 await self._settle(obs, seen)
             raise
-        raise AssertionError("unreachable: the loop returns")
+        # After a whole tool list, what the server offers beside it, within
+        # what is left of the deadline (_features.py).
+        if obs.stop == "list_end":
+            await observe_features(self, obs, seen, deadline)
+        return obs, seen
 
-    async def _fetch_page(self, cursor: Optional[str]) -> Tuple[Optional[bytes], str, str]:
-        """Sends one tools/list through the SDK and returns the answer the tap
+    async def _fetch_page(self, cursor: Optional[str], send: Optional[Callable[[], Awaitable[Any]]] = None) -> Tuple[Optional[bytes], str, str]:
+        """Sends one tools/list through the SDK (or, with send, the request
+        the tap is reading: _features.py) and returns the answer the tap
         saw. A frame that could not be decoded is taken as the answer of the
         newest unanswered tools/list, and that call is abandoned."""
         from mcp import types
@@ -671,7 +684,10 @@ class McpPreflight:
 
         async def run() -> None:
             try:
-                await self.session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
+                if send is not None:
+                    await send()
+                else:
+                    await self.session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
                 state["ok"] = True
             except Exception as e:  # noqa: BLE001 - kept and classified below
                 state["err"] = e
