@@ -337,6 +337,7 @@ var opSpecs = []OpSpec{
 		}, toolSourceFields, []Field{
 			may("names", "array of strings", "the tools a person was shown and approved"),
 			may("approve_instructions", "bool", "the person read the word diff of the server's instructions and approves them (`instructions_diffd`); needs `observed.handshake_result`"),
+			may("approve_features", "bool", "the person read each changed prompt, resource, resource template and ui:// template with its scan and approves the lists as offered now (issue 35): each list `observed.features` holds is pinned as `make_lock` pins it (whole, or `bad_request`), a list it does not hold keeps the old lockfile's pin, and their observations (`prompt_changed`, `resource_added`, `ui_template_changed`, ...) need no name; never `features_incomplete`. Needs `observed.features`; crawlcheck lockfiles only. Without it the old lockfile's features are kept"),
 			need("approved_at", "time", ""),
 			may("server_name", "string", "agentgate: must be the server the record compared"),
 			may("server", "object `{url?, protocol_version?, info?, client_capabilities?}`", "crawlcheck: the server to pin (default: what the record saw of it; for a `lock_check` answer, the old lockfile's)"),

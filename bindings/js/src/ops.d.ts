@@ -676,6 +676,15 @@ export interface ApproveRequest {
    * (`instructions_diffd`); needs `observed.handshake_result`
    */
   approve_instructions?: boolean;
+  /**
+   * the person read each changed prompt, resource, resource template and ui:// template with its
+   * scan and approves the lists as offered now (issue 35): each list `observed.features` holds is
+   * pinned as `make_lock` pins it (whole, or `bad_request`), a list it does not hold keeps the old
+   * lockfile's pin, and their observations (`prompt_changed`, `resource_added`,
+   * `ui_template_changed`, ...) need no name; never `features_incomplete`. Needs
+   * `observed.features`; crawlcheck lockfiles only. Without it the old lockfile's features are kept
+   */
+  approve_features?: boolean;
   approved_at: string;
   /** agentgate: must be the server the record compared */
   server_name?: string;
