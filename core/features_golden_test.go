@@ -250,6 +250,7 @@ func featuresOpVectors(t testing.TB) []opVector {
 	rec = call(t, "continuity_check", obj{"now": checkNow, "lock": fl, "observed": uiObs})
 	add("approve", "a changed ui template left unapproved refused", obj{"record": string(rec), "lock": fl, "observed": uiObs, "names": []string{}, "approved_at": checkNow})
 	add("approve", "approve_features re-pins a changed ui template", obj{"record": string(rec), "lock": fl, "observed": uiObs, "names": []string{}, "approve_features": true, "approved_at": checkNow})
+	add("approve", "approve_features with the template's tool named", obj{"record": string(rec), "lock": fl, "observed": uiObs, "names": []string{"get_issue"}, "approve_features": true, "approved_at": checkNow})
 	noFeatures := richObserved(handshakeApproved, []string{page(t, retitled, "")})
 	rec = call(t, "continuity_check", obj{"now": checkNow, "lock": fl, "observed": noFeatures})
 	add("approve", "approve_features without observed features refused", obj{"record": string(rec), "lock": fl, "observed": noFeatures, "names": []string{"get_issue"}, "approve_features": true, "approved_at": checkNow})

@@ -107,7 +107,7 @@ func opApprove(r req.Obj) (canon.Value, error) {
 	if a.recomputed {
 		a.sightings = append(a.sightings, pinnedChanges(a.sightings, f.Crawlcheck, srv, obs.Tools)...)
 	}
-	if refusal, refused := judgeApproval(approved.drop(a.sightings), names); refused {
+	if refusal, refused := judgeApproval(approved.drop(a.sightings, names), names); refused {
 		return refusal, nil
 	}
 	if !a.recomputed {
@@ -116,7 +116,7 @@ func opApprove(r req.Obj) (canon.Value, error) {
 			return canon.Value{}, err
 		}
 		if more := pinnedChanges(a.sightings, f.Crawlcheck, srv, obs.Tools); len(more) > 0 {
-			if refusal, refused := judgeApproval(approved.drop(append(a.sightings, more...)), names); refused {
+			if refusal, refused := judgeApproval(approved.drop(append(a.sightings, more...), names), names); refused {
 				return refusal, nil
 			}
 		}
@@ -184,14 +184,16 @@ var featureObservations = map[string]bool{
 
 // drop removes from seen the observations the person approved beside the
 // tools: instructions_changed with approve_instructions, the items'
-// observations with approve_features.
-func (p approvedParts) drop(seen []sighting) []sighting {
+// observations with approve_features. A ui_template_changed of a tool the
+// person named stays, approved by that name as before, so a host that
+// names every tool a record names is not told the tool has no change.
+func (p approvedParts) drop(seen []sighting, names []string) []sighting {
 	if !p.instructions && !p.features {
 		return seen
 	}
 	return slices.DeleteFunc(slices.Clone(seen), func(s sighting) bool {
 		return p.instructions && s.observation == string(policy.InstructionsChanged) ||
-			p.features && featureObservations[s.observation]
+			p.features && featureObservations[s.observation] && !(s.tool != "" && slices.Contains(names, s.tool))
 	})
 }
 

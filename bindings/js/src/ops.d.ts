@@ -1574,8 +1574,10 @@ export interface Ops {
    * change on the side, and a session observation (`server_identity_mismatch`, a list not read
    * whole, evidence, ...) is never approvable — or when a name has no change. A record whose
    * `record_sha256` does not match is `record_invalid`; one not made from this lock and these tools
-   * is `bad_request` (a `lock_check` answer is recomputed and must be identical). Signing stays
-   * `sign_lock`. Throws CoreError with the core's code.
+   * is `bad_request` (a `lock_check` answer is recomputed and must be identical). With
+   * `approve_features` it approves the prompts, resources, resource templates and ui:// templates
+   * too, as offered now (issue 35). Signing stays `sign_lock`. Throws CoreError with the core's
+   * code.
    */
   approve(request: ApproveRequest): ApproveResult;
   /**
