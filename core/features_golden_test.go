@@ -234,6 +234,26 @@ func featuresOpVectors(t testing.TB) []opVector {
 	sameObs["features"] = featuresObserved(t, basePrompts(), baseResources(), baseTemplates(), uiTemplateApproved)
 	rec = call(t, "continuity_check", obj{"now": checkNow, "lock": fl, "observed": sameObs})
 	add("approve", "keeps the features of the old lockfile", obj{"record": string(rec), "lock": fl, "observed": sameObs, "names": []string{"get_issue"}, "approved_at": checkNow})
+	// approve_features: the person approves the prompts, resources,
+	// resource templates and ui:// templates as offered now, each list the
+	// host read pinned as make_lock pins it; a list not read keeps its pin.
+	rec = call(t, "continuity_check", obj{"now": checkNow, "lock": fl, "observed": changedObs})
+	add("approve", "approve_features re-pins a changed prompt", obj{"record": string(rec), "lock": fl, "observed": changedObs, "names": []string{"get_issue"}, "approve_features": true, "approved_at": checkNow})
+	checked := call(t, "lock_check", obj{"lock": fl, "pages": []string{page(t, retitled, "")}})
+	add("approve", "a lock_check answer without approve_features keeps the old pin of a changed prompt", obj{"record": string(checked), "lock": fl, "observed": changedObs, "names": []string{"get_issue"}, "approved_at": checkNow})
+	promptsOnly := richObserved(handshakeApproved, []string{page(t, richTools(), "")})
+	promptsOnly["features"] = obj{"prompts": featureChanges()[0].features(t)["prompts"]}
+	rec = call(t, "continuity_check", obj{"now": checkNow, "lock": fl, "observed": promptsOnly})
+	add("approve", "approve_features keeps the pin of a list not read", obj{"record": string(rec), "lock": fl, "observed": promptsOnly, "names": []string{}, "approve_features": true, "approved_at": checkNow})
+	uiObs := richObserved(handshakeApproved, []string{page(t, richTools(), "")})
+	uiObs["features"] = featureChanges()[7].features(t)
+	rec = call(t, "continuity_check", obj{"now": checkNow, "lock": fl, "observed": uiObs})
+	add("approve", "a changed ui template left unapproved refused", obj{"record": string(rec), "lock": fl, "observed": uiObs, "names": []string{}, "approved_at": checkNow})
+	add("approve", "approve_features re-pins a changed ui template", obj{"record": string(rec), "lock": fl, "observed": uiObs, "names": []string{}, "approve_features": true, "approved_at": checkNow})
+	add("approve", "approve_features with the template's tool named", obj{"record": string(rec), "lock": fl, "observed": uiObs, "names": []string{"get_issue"}, "approve_features": true, "approved_at": checkNow})
+	noFeatures := richObserved(handshakeApproved, []string{page(t, retitled, "")})
+	rec = call(t, "continuity_check", obj{"now": checkNow, "lock": fl, "observed": noFeatures})
+	add("approve", "approve_features without observed features refused", obj{"record": string(rec), "lock": fl, "observed": noFeatures, "names": []string{"get_issue"}, "approve_features": true, "approved_at": checkNow})
 	// The handoff hands over only the items the record lets through.
 	approvedFeatures := featuresObserved(t, basePrompts(), baseResources(), baseTemplates(), uiTemplateApproved)
 	add("continuity_handoff", "features handed over", featuresRequest(t, fl, richTools(), approvedFeatures, "enforce"))

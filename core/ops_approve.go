@@ -8,6 +8,7 @@ import (
 	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/continuity"
 	"github.com/crawlcheck/verifier/core/internal/endpoint"
+	"github.com/crawlcheck/verifier/core/internal/features"
 	"github.com/crawlcheck/verifier/core/internal/lock"
 	"github.com/crawlcheck/verifier/core/internal/policy"
 	"github.com/crawlcheck/verifier/core/internal/req"
@@ -64,6 +65,7 @@ func opApprove(r req.Obj) (canon.Value, error) {
 	f := parseLock(rd, "lock")
 	names := rd.Strings("names")
 	approveInstructions := rd.Bool("approve_instructions")
+	approveFeatures := rd.Bool("approve_features")
 	at := rd.Time("approved_at")
 	serverName := rd.Str("server_name", false)
 	doc := rd.RequiredDoc("record")
@@ -89,6 +91,15 @@ func opApprove(r req.Obj) (canon.Value, error) {
 		rd.Fail(cerr.New(cerr.BadRequest, "%s needs %s: the instructions approved are those the handshake gave", rd.Field("approve_instructions"), rd.Field("observed.handshake_result")))
 		return canon.Value{}, rd.Err()
 	}
+	if approveFeatures && srv.features.Lists == nil && srv.features.UI == nil {
+		rd.Fail(cerr.New(cerr.BadRequest, "%s needs %s: the prompts, resources and templates approved are those the host read", rd.Field("approve_features"), rd.Field("observed.features")))
+		return canon.Value{}, rd.Err()
+	}
+	if approveFeatures && f.Agentgate != nil {
+		rd.Fail(cerr.New(cerr.BadRequest, "%s: an agentgate.lock pins no prompts, resources or templates", rd.Field("approve_features")))
+		return canon.Value{}, rd.Err()
+	}
+	approved := approvedParts{instructions: approveInstructions, features: approveFeatures}
 	// A lock_check answer was recomputed from the request's tools: what the
 	// new lockfile would pin beyond its observations is judged with them. A
 	// record's own observations are judged first (a record that compared
@@ -96,7 +107,7 @@ func opApprove(r req.Obj) (canon.Value, error) {
 	if a.recomputed {
 		a.sightings = append(a.sightings, pinnedChanges(a.sightings, f.Crawlcheck, srv, obs.Tools)...)
 	}
-	if refusal, refused := judgeApproval(unlessApproved(a.sightings, approveInstructions), names); refused {
+	if refusal, refused := judgeApproval(approved.drop(a.sightings, names), names); refused {
 		return refusal, nil
 	}
 	if !a.recomputed {
@@ -105,7 +116,7 @@ func opApprove(r req.Obj) (canon.Value, error) {
 			return canon.Value{}, err
 		}
 		if more := pinnedChanges(a.sightings, f.Crawlcheck, srv, obs.Tools); len(more) > 0 {
-			if refusal, refused := judgeApproval(unlessApproved(append(a.sightings, more...), approveInstructions), names); refused {
+			if refusal, refused := judgeApproval(approved.drop(append(a.sightings, more...), names), names); refused {
 				return refusal, nil
 			}
 		}
@@ -122,8 +133,16 @@ func opApprove(r req.Obj) (canon.Value, error) {
 		l := lock.NewCrawlcheck(server, at, obs.Tools, approvedCoverage(srv, f.Crawlcheck, obs.Tools))
 		// Approving tools approves no prompt, resource or UI template: the
 		// old lockfile's features are kept as they were (issue 35), so a
-		// change of one stays withheld until it is pinned anew (lock).
+		// change of one stays withheld until the person approves the lists
+		// as offered now (approve_features) or pins them anew (lock).
 		l.Features = f.Crawlcheck.Features
+		if approveFeatures {
+			feats, err := lockFeatures(srv.features, obs.Tools)
+			if err != nil {
+				return canon.Value{}, err
+			}
+			l.Features = approvedFeatures(f.Crawlcheck.Features, feats, srv.features)
+		}
 		// Approving tools approves no other package: the old pin stays (a
 		// record whose package changed is never approvable, its
 		// observation being the session's).
@@ -142,13 +161,63 @@ func opApprove(r req.Obj) (canon.Value, error) {
 	), nil
 }
 
-// unlessApproved drops instructions_changed from seen when the person
-// approved the instructions (approve_instructions).
-func unlessApproved(seen []sighting, instructions bool) []sighting {
-	if !instructions {
+// approvedParts are what a person approved beside the tools they named:
+// the server's instructions (approve_instructions, after reading their
+// word diff) and the prompts, resources, resource templates and ui://
+// templates as offered now (approve_features, after reading each changed
+// item and its scan).
+type approvedParts struct {
+	instructions, features bool
+}
+
+// featureObservations are the observations approve_features approves: a
+// changed, added or removed item, and a changed ui:// template (which the
+// record names under the tool that names it). features_incomplete, a list
+// not read whole, is the session's and never approvable: nothing whole was
+// shown.
+var featureObservations = map[string]bool{
+	string(policy.PromptAdded): true, string(policy.PromptRemoved): true, string(policy.PromptChanged): true,
+	string(policy.ResourceAdded): true, string(policy.ResourceRemoved): true, string(policy.ResourceChanged): true,
+	string(policy.ResourceTemplateAdded): true, string(policy.ResourceTemplateRemoved): true, string(policy.ResourceTemplateChanged): true,
+	string(policy.UITemplateChanged): true,
+}
+
+// drop removes from seen the observations the person approved beside the
+// tools: instructions_changed with approve_instructions, the items'
+// observations with approve_features. A ui_template_changed of a tool the
+// person named stays, approved by that name as before, so a host that
+// names every tool a record names is not told the tool has no change.
+func (p approvedParts) drop(seen []sighting, names []string) []sighting {
+	if !p.instructions && !p.features {
 		return seen
 	}
-	return slices.DeleteFunc(slices.Clone(seen), func(s sighting) bool { return s.observation == string(policy.InstructionsChanged) })
+	return slices.DeleteFunc(slices.Clone(seen), func(s sighting) bool {
+		return p.instructions && s.observation == string(policy.InstructionsChanged) ||
+			p.features && featureObservations[s.observation] && !(s.tool != "" && slices.Contains(names, s.tool))
+	})
+}
+
+// approvedFeatures is the features extension of a lockfile whose lists a
+// person approved as offered now (approve_features): each list the host
+// read is pinned as make_lock pins it (lockFeatures, read), and a list it
+// did not read keeps the old lockfile's pin, as do the ui:// templates
+// when it read none: approving what was shown never drops a pin of what
+// was not.
+func approvedFeatures(old, read *lock.Features, observed continuity.ObservedFeatures) *lock.Features {
+	if old == nil {
+		return read
+	}
+	out := &lock.Features{Lists: map[string]map[string]features.Hashes{}, UI: old.UI}
+	for name, items := range old.Lists {
+		out.Lists[name] = items
+	}
+	for name, items := range read.Lists {
+		out.Lists[name] = items
+	}
+	if observed.UI != nil {
+		out.UI = read.UI
+	}
+	return out
 }
 
 // pinnedChanges are the changes the new lockfile would pin that seen does

@@ -19,20 +19,38 @@ import (
 // parse of the page — and the scan of its texts. There is no word diff:
 // the lockfile pins a hash of each part of an item, not its text (tools
 // keep their descriptions in the lockfile; items do not), so the approved
-// text is not known. approve re-approves tools only (the core's approve
-// keeps the old lockfile's features): the person is told that these stay
-// withheld until crawlcheck lock pins them anew.
+// text is not known. The person is then asked whether to approve them too
+// (--features with --yes): the core's approve_features pins every list
+// read as offered now; left unapproved, the old lockfile's pins are kept
+// and the items stay withheld.
 
 // changedItem is one prompt, resource or template an observation names.
 type changedItem struct {
-	list, key    string
+	list, key    string   // list "ui_templates": a ui:// template, key its URI
+	tool         string   // for a ui:// template: the tool that names it
 	observations []string // the record's observations of it, in order
 	parts        []string // the parts they name
 	now          string   // the core's object of it as offered now; "" when not offered
 }
 
 // itemLabels name each list's item for a person.
-var itemLabels = map[string]string{"prompts": "prompt", "resources": "resource", "resource_templates": "resource template", "": "item"}
+var itemLabels = map[string]string{"prompts": "prompt", "resources": "resource", "resource_templates": "resource template", "ui_templates": "UI template", "": "item"}
+
+// uiTemplateChanged is the observation of a changed ui:// template, which
+// the record names under the tool that names the template: approved with
+// the items (approve_features), not by naming the tool.
+const uiTemplateChanged = "ui_template_changed"
+
+// uiTemplateURI is the ui:// URI an observation's detail names.
+func uiTemplateURI(detail json.RawMessage) string {
+	var d struct {
+		URI string `json:"uri"`
+	}
+	if len(detail) == 0 || json.Unmarshal(detail, &d) != nil {
+		return ""
+	}
+	return d.URI
+}
 
 // changedItems are the items the record's observations name, each with
 // its object as the core writes it for the observed lists: the check again
@@ -40,18 +58,23 @@ var itemLabels = map[string]string{"prompts": "prompt", "resources": "resource",
 func changedItems(settings preflight.Settings, lock []byte, obs preflight.Observation, rec preflight.Record, now time.Time) ([]changedItem, error) {
 	var out []changedItem
 	for _, f := range rec.Observations {
-		if f.Item == "" {
+		list, key, tool := "", f.Item, ""
+		switch {
+		case f.Observation == uiTemplateChanged:
+			list, key, tool = "ui_templates", uiTemplateURI(f.Detail), f.Tool
+		case f.Item == "":
 			continue
-		}
-		list := "" // not offered any more (removed): no list holds it now
-		for _, l := range []string{"prompts", "resources", "resource_templates"} {
-			if _, ok := rec.Features[l][f.Item]; ok {
-				list = l
+		default:
+			// "": not offered any more (removed): no list holds it now.
+			for _, l := range []string{"prompts", "resources", "resource_templates"} {
+				if _, ok := rec.Features[l][f.Item]; ok {
+					list = l
+				}
 			}
 		}
-		i := slices.IndexFunc(out, func(c changedItem) bool { return c.list == list && c.key == f.Item })
+		i := slices.IndexFunc(out, func(c changedItem) bool { return c.list == list && c.key == key })
 		if i < 0 {
-			out = append(out, changedItem{list: list, key: f.Item})
+			out = append(out, changedItem{list: list, key: key, tool: tool})
 			i = len(out) - 1
 		}
 		if !slices.Contains(out[i].observations, f.Observation) {
@@ -88,7 +111,7 @@ func printChangedItems(w io.Writer, items []changedItem, obs preflight.Observati
 	if len(items) == 0 {
 		return false
 	}
-	say(w, "\nprompts, resources and resource templates changed since approval:\n")
+	say(w, "\nprompts, resources, resource templates and UI templates changed since approval:\n")
 	var merged preflight.Scan
 	for _, it := range items {
 		say(w, "  %-18s %s  %s", itemLabels[it.list], it.key, strings.Join(it.observations, ", "))
@@ -96,6 +119,12 @@ func printChangedItems(w io.Writer, items []changedItem, obs preflight.Observati
 			say(w, " (%s)", strings.Join(it.parts, ", "))
 		}
 		say(w, "\n")
+		if it.list == "ui_templates" {
+			// The page a host renders: its bytes are not shown here (HTML
+			// and script, not text a model reads), only whose it is.
+			say(w, "    named by tool %s; read it before approving\n", it.tool)
+			continue
+		}
 		if it.now == "" {
 			say(w, "    no longer offered\n")
 			continue
@@ -112,7 +141,7 @@ func printChangedItems(w io.Writer, items []changedItem, obs preflight.Observati
 	if merged.RulesSHA256 != "" {
 		printScan(w, "scan of the prompts, resources and resource templates changed", merged)
 	}
-	say(w, "approve re-approves tools only: these stay withheld until they are pinned anew with\n  %s\n", lockCmd)
+	say(w, "approving them pins every list read as offered now; left unapproved, they stay withheld\n  (approve again, or pin them anew with %s)\n", lockCmd)
 	return true
 }
 

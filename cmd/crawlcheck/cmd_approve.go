@@ -24,6 +24,7 @@ func cmdApprove(c *cli, args []string) error {
 	serverName := fs.String("server-name", "", "which server of an agentgate.lock to approve (default: its only one)")
 	signKey := fs.String("sign-key", "", "sign the new lockfile with the operator key in `KEYFILE`")
 	yes := fs.Bool("yes", false, "approve without asking (for scripts: the person approved elsewhere)")
+	approveFeatures := fs.Bool("features", false, "with --yes: approve the changed prompts, resources, resource templates and UI templates too, as offered now")
 	out := fs.String("o", "", "write the new lockfile to `FILE` (- for stdout) instead of replacing --lock")
 	if _, err := c.parse(fs, args, 0); err != nil {
 		return err
@@ -59,6 +60,9 @@ func cmdApprove(c *cli, args []string) error {
 	}
 	if info.Format == preflight.FormatAgentgate && info.ServerName == "" {
 		return usagef("the agentgate.lock has servers %s: name one with --server-name", strings.Join(info.Servers, ", "))
+	}
+	if *approveFeatures && !*yes {
+		return usagef("--features is for --yes: without it approve asks")
 	}
 	if !*yes && !isTerminal(os.Stdin) {
 		return usagef("stdin is not a terminal: pass --yes to approve without asking")
@@ -100,7 +104,9 @@ func cmdApprove(c *cli, args []string) error {
 	var instructions []diffOp
 	var instructionsDetail json.RawMessage
 	for _, f := range rec.Observations {
-		if f.Tool != "" && !slices.Contains(opts.Names, f.Tool) {
+		// A changed ui:// template is approved with the prompts and
+		// resources (approve_features), not by naming its tool.
+		if f.Tool != "" && f.Observation != uiTemplateChanged && !slices.Contains(opts.Names, f.Tool) {
 			opts.Names = append(opts.Names, f.Tool)
 			scanned = append(scanned, f.Tool)
 		}
@@ -112,6 +118,20 @@ func cmdApprove(c *cli, args []string) error {
 	newLock, err := preflight.Approve(chk.Raw, lock, obs, opts)
 	if err != nil {
 		return lockRefused(tg, err)
+	}
+	items, err := changedItems(settings, lock, obs, rec, now)
+	if err != nil {
+		return err
+	}
+	// The lockfile that approves the changed items too, made before asking
+	// so a person is asked only what the core would approve; a list not
+	// read whole (the core's bad_request) leaves them unapprovable.
+	var withItems []byte
+	var itemsRefused error
+	if len(items) > 0 {
+		o := opts
+		o.Features = true
+		withItems, itemsRefused = preflight.Approve(chk.Raw, lock, obs, o)
 	}
 	var d diffResult
 	req := map[string]any{"old": corecall.Text(lock), "new": map[string]any{"pages": pageTexts(obs)}}
@@ -133,11 +153,10 @@ func cmdApprove(c *cli, args []string) error {
 		}
 	}
 	printScanOf(show, "\nscan of the tools to approve", obs, scanned)
-	items, err := changedItems(settings, lock, obs, rec, now)
-	if err != nil {
-		return err
-	}
 	printChangedItems(show, items, obs, relockCommand(tg, *lockPath))
+	if itemsRefused != nil {
+		say(show, "these cannot be approved: %s\n", itemsRefused)
+	}
 	question := "Approve these tools? [y/N] "
 	if instructions != nil {
 		say(show, "\nthe server's instructions changed:\n")
@@ -150,12 +169,18 @@ func cmdApprove(c *cli, args []string) error {
 		}
 		question = "Approve these tools and the server's instructions? [y/N] "
 	}
+	approvedItems := *approveFeatures && withItems != nil
 	if !*yes {
-		say(c.stderr, "%s", question)
-		answer, _ := bufio.NewReader(c.stdin).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+		in := bufio.NewReader(c.stdin)
+		if !askYes(c, in, question) {
 			return blocked("not approved; %s is unchanged", *lockPath)
 		}
+		if withItems != nil {
+			approvedItems = askYes(c, in, "Approve the prompts, resources and templates above too, as offered now? [y/N] ")
+		}
+	}
+	if approvedItems {
+		newLock = withItems
 	}
 	if *out == "-" {
 		_, err := c.stdout.Write(newLock)
@@ -169,7 +194,23 @@ func cmdApprove(c *cli, args []string) error {
 		return err
 	}
 	say(c.stdout, "approved: wrote %s (%d tools, sha256 %s)\n", dest, written.Count, written.SHA256)
+	switch {
+	case approvedItems:
+		say(c.stdout, "approved the prompts, resources and templates as offered now\n")
+	case len(items) > 0:
+		say(c.stdout, "the prompts, resources and templates above stay withheld\n")
+	}
 	return nil
+}
+
+// askYes asks a person question on stderr and reports whether the answer
+// read from in is y or yes; anything else (N, an empty line, the end of
+// input) is no.
+func askYes(c *cli, in *bufio.Reader, question string) bool {
+	say(c.stderr, "%s", question)
+	answer, _ := in.ReadString('\n')
+	a := strings.ToLower(strings.TrimSpace(answer))
+	return a == "y" || a == "yes"
 }
 
 // instructionsDiff is the word diff of the server's instructions an

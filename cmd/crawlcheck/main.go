@@ -74,7 +74,7 @@ func init() {
 		"check": {"check --lock FILE [--tools FILE | --server \"CMD ARGS\" | --url URL | --sse URL] [--mode observe|review|enforce] [--policy FILE] [--expected-policy-version V] [--operator-key PUB]... [--issuer-keys FILE] [--server-name NAME] [--issuer URL [--issuer-pin KID:PUBKEY]... [--issuer-timeout 5s]] [--json] [--log FILE [--pilot URL,ID,TOKEN-FILE[,KEY-FILE]]]", cmdCheck,
 			"Checks a server's tools against the approved lockfile and prints the continuity record's effect.",
 			"crawlcheck check --lock crawlcheck.lock.json --mode enforce --log checks.jsonl"},
-		"approve": {"approve --lock FILE [--tools FILE | --server \"CMD ARGS\" | --url URL | --sse URL] [--server-name NAME] [--sign-key KEYFILE] [--yes] [-o FILE]", cmdApprove,
+		"approve": {"approve --lock FILE [--tools FILE | --server \"CMD ARGS\" | --url URL | --sse URL] [--server-name NAME] [--sign-key KEYFILE] [--yes [--features]] [-o FILE]", cmdApprove,
 			"Shows what changed against the lockfile, asks, and writes the re-approved lockfile.",
 			"crawlcheck approve --lock crawlcheck.lock.json --sign-key operator.key"},
 		"ci": {"ci (--lock FILE [--config FILE] | --config FILE) [--client NAME] [--json]", cmdCI,

@@ -268,8 +268,13 @@ func (g *Gateway) judgeItem(frame []byte, env envelope, held bool) {
 	if why := itemDiffered(*rec, key); why != "" {
 		msg += "; " + why
 	}
-	if e.Effect != "" || e.NotCompared {
-		msg += "; to pin it anew after reading what changed: " + g.lockCommand() + " (crawlcheck approve re-approves tools only)"
+	switch {
+	case e.NotCompared:
+		// The lockfile pins none of the list: nothing changed to show, so
+		// approve would not ask; a new lock pins it.
+		msg += "; to pin it after reading it: " + g.lockCommand()
+	case e.Effect != "":
+		msg += "; " + g.approveItemsAdvice()
 	}
 	g.toClient(errorFrame(env.id, RefusedCode, msg, data))
 }
@@ -284,7 +289,7 @@ func (g *Gateway) readUITemplate(env envelope, uri string, rec *preflight.Record
 	// ui_template_check's); parts, when given, the parts that changed.
 	refuse := func(parts []string, reason string) {
 		e := &preflight.ItemRefusedError{List: "ui_templates", Key: uri, Parts: parts, Reason: reason, Record: *rec}
-		g.toClient(errorFrame(env.id, RefusedCode, e.Error()+"; to pin it anew after reading what changed: "+g.lockCommand()+" (crawlcheck approve re-approves tools only)", data))
+		g.toClient(errorFrame(env.id, RefusedCode, e.Error()+"; "+g.approveItemsAdvice(), data))
 	}
 	tools := make([]json.RawMessage, len(rec.Handoff.Tools))
 	for i, t := range rec.Handoff.Tools {
@@ -374,13 +379,21 @@ func (g *Gateway) itemsWithheld(rec preflight.Record, items []string) string {
 		}
 		b.WriteString(e.Error())
 	}
-	b.WriteString("; to pin them anew: " + g.lockCommand())
+	b.WriteString("; " + g.approveItemsAdvice())
 	return b.String()
 }
 
+// approveItemsAdvice tells a person how to approve a withheld prompt,
+// resource or template: crawlcheck approve shows each changed item with
+// its scan and asks whether to pin the lists as offered now (the core's
+// approve_features).
+func (g *Gateway) approveItemsAdvice() string {
+	return "to re-approve after reading what changed: " + g.approveCommand() + " (it asks about prompts, resources and templates too)"
+}
+
 // lockCommand is the command that pins the server's prompts and resources
-// anew (crawlcheck approve re-approves tools only: the core's approve names
-// no item yet).
+// when the lockfile pins none of a list (approve shows and approves only
+// what changed against a pin).
 func (g *Gateway) lockCommand() string {
 	src := "--server " + shellWord(strings.Join(shellWords(g.cfg.Command), " "))
 	switch {

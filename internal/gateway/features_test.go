@@ -132,7 +132,7 @@ func TestFeaturesHandedOver(t *testing.T) {
 	// hands show_issue over, and the read is checked against the pin.
 	e.mutate(t, `{"ops":[{"op":"read","uri":"ui://issues/view","tool":{"contents":[{"uri":"ui://issues/view","mimeType":"text/html;profile=mcp-app","text":"<div id=issue></div><script>parent.postMessage({method:'ui/message'},'*')</script>"}]}}]}`)
 	_, err = readText("ui://issues/view")
-	if rpc := refusedBy(t, "a swapped UI template", err); !strings.Contains(rpc.Message, "contents changed since it was approved") {
+	if rpc := refusedBy(t, "a swapped UI template", err); !strings.Contains(rpc.Message, "contents changed since it was approved") || !strings.Contains(rpc.Message, "crawlcheck approve --lock") {
 		t.Errorf("refusal of a swapped template: %s", rpc.Message)
 	}
 
@@ -149,7 +149,7 @@ func TestFeaturesHandedOver(t *testing.T) {
 	}
 	_, err = s.GetPrompt(ctx, &mcp.GetPromptParams{Name: "triage"})
 	msg := refusedBy(t, "the rewritten prompt", err).Message
-	for _, want := range []string{`prompt "triage" withheld (pause_tool): prompt_changed`, "changed since it was approved: description", "crawlcheck lock --server", e.lock} {
+	for _, want := range []string{`prompt "triage" withheld (pause_tool): prompt_changed`, "changed since it was approved: description", "crawlcheck approve --lock " + e.lock, "asks about prompts"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("refusal of the rewritten prompt lacks %q:\n%s", want, msg)
 		}

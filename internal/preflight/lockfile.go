@@ -196,6 +196,12 @@ type ApproveOptions struct {
 	// (instructions_changed): the person read their word diff. The new
 	// lockfile then pins the observed server, as with PinObserved.
 	Instructions bool
+	// Features approves the prompts, resources, resource templates and
+	// ui:// templates as offered now (approve_features): the person was
+	// shown each changed item and its scan. Each list obs read is pinned
+	// anew; one it did not read keeps its old pin. The new lockfile then
+	// pins the observed server, as with PinObserved.
+	Features bool
 	// SigningKey, when set, is the operator's base64 Ed25519 seed: the new
 	// crawlcheck lockfile is signed with it (sign_lock).
 	SigningKey string
@@ -232,11 +238,14 @@ func Approve(record, lock []byte, obs Observation, o ApproveOptions) ([]byte, er
 	switch {
 	case obs.Failure != "":
 		// No tool list: the core's answer on the record says why.
-	case o.PinObserved || o.Instructions:
+	case o.PinObserved || o.Instructions || o.Features:
 		// The core pins what it decides of the observed facts.
 		req["observed"] = facts
 		if o.Instructions {
 			req["approve_instructions"] = true
+		}
+		if o.Features {
+			req["approve_features"] = true
 		}
 	default:
 		for _, k := range []string{"pages", "page_cap_reached"} {

@@ -676,6 +676,15 @@ export interface ApproveRequest {
    * (`instructions_diffd`); needs `observed.handshake_result`
    */
   approve_instructions?: boolean;
+  /**
+   * the person read each changed prompt, resource, resource template and ui:// template with its
+   * scan and approves the lists as offered now (issue 35): each list `observed.features` holds is
+   * pinned as `make_lock` pins it (whole, or `bad_request`), a list it does not hold keeps the old
+   * lockfile's pin, and their observations (`prompt_changed`, `resource_added`,
+   * `ui_template_changed`, ...) need no name; never `features_incomplete`. Needs
+   * `observed.features`; crawlcheck lockfiles only. Without it the old lockfile's features are kept
+   */
+  approve_features?: boolean;
   approved_at: string;
   /** agentgate: must be the server the record compared */
   server_name?: string;
@@ -1565,8 +1574,10 @@ export interface Ops {
    * change on the side, and a session observation (`server_identity_mismatch`, a list not read
    * whole, evidence, ...) is never approvable — or when a name has no change. A record whose
    * `record_sha256` does not match is `record_invalid`; one not made from this lock and these tools
-   * is `bad_request` (a `lock_check` answer is recomputed and must be identical). Signing stays
-   * `sign_lock`. Throws CoreError with the core's code.
+   * is `bad_request` (a `lock_check` answer is recomputed and must be identical). With
+   * `approve_features` it approves the prompts, resources, resource templates and ui:// templates
+   * too, as offered now (issue 35). Signing stays `sign_lock`. Throws CoreError with the core's
+   * code.
    */
   approve(request: ApproveRequest): ApproveResult;
   /**

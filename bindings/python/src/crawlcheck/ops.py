@@ -718,6 +718,7 @@ def approve(
     page_cap_reached: Optional[bool] = None,
     names: Optional[Sequence[str]] = None,
     approve_instructions: Optional[bool] = None,
+    approve_features: Optional[bool] = None,
     approved_at: str,
     server_name: Optional[str] = None,
     server: Optional[Mapping[str, Any]] = None,
@@ -729,8 +730,9 @@ def approve(
     change on the side, and a session observation (`server_identity_mismatch`, a list not read
     whole, evidence, ...) is never approvable — or when a name has no change. A record whose
     `record_sha256` does not match is `record_invalid`; one not made from this lock and these
-    tools is `bad_request` (a `lock_check` answer is recomputed and must be identical). Signing
-    stays `sign_lock`.
+    tools is `bad_request` (a `lock_check` answer is recomputed and must be identical). With
+    `approve_features` it approves the prompts, resources, resource templates and ui:// templates
+    too, as offered now (issue 35). Signing stays `sign_lock`.
     """
     return cast(
         ApproveResult,
@@ -744,6 +746,7 @@ def approve(
                 page_cap_reached=page_cap_reached,
                 names=names,
                 approve_instructions=approve_instructions,
+                approve_features=approve_features,
                 approved_at=approved_at,
                 server_name=server_name,
                 server=server,
