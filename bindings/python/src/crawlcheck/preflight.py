@@ -41,6 +41,7 @@ import anyio
 from ._core import CoreError, call_result
 from ._checkpoint import Checkpoints, checkpoint_path, proof_path, read_proof
 from ._check import check, logger
+from ._confirm import approved_lock
 from ._features import FeaturesMixin, observe_features
 from ._features import ItemRefused as ItemRefused
 from ._capture import _MAX_CALLS, _Tap, _attach_tap, _dump, _install_tap
@@ -59,9 +60,8 @@ from ._log import RecordLog, write_atomic
 from ._pilot import Pilot as Pilot, PilotError as PilotError, PilotUploader, pilot_ack_path as pilot_ack_path, upload_pending as upload_pending
 from ._observation import FAILURE_TOO_LARGE as FAILURE_TOO_LARGE, FAULT_PAGES_OVER_CAP as FAULT_PAGES_OVER_CAP, FAULT_TIMEOUT as FAULT_TIMEOUT
 from ._observation import FAULT_FORBIDDEN, FAULT_LIST_CACHED, FAULT_NOT_CAPTURED, FAULT_UNAUTHORIZED, Observation as Observation, _sdk_tool
-from .ops import approve as _approve_op
 from .ops import next_page as _next_page_op
-from .ops import escape_text, refusal, sign_lock, verify_lock
+from .ops import escape_text, refusal, verify_lock
 from .transport import is_transport as _is_transport
 from .transport import unwrapped as _unwrapped
 
@@ -887,7 +887,10 @@ class McpPreflight(FeaturesMixin):
             now = format_time(self.now())
             if self.lock_path is None:
                 raise PreflightError("crawlcheck: confirm: the lockfile was given as bytes; give its path to rewrite it")
-            data = self._approve(rec, raw, obs, names, now, instructions).encode("utf-8")
+            data = approved_lock(
+                rec, raw, self._lock_bytes, obs, names, now,
+                instructions=instructions, server_name=self.server_name, signing_key=self.signing_key,
+            ).encode("utf-8")
             write_atomic(self.lock_path, data, 0o644)
             self._lock_bytes = data
             # The proof beside the lockfile was of the one just replaced: the
@@ -900,43 +903,6 @@ class McpPreflight(FeaturesMixin):
                 self._proof = ""
             await self._settle(obs)
             return self._current()[0]
-
-    def _approve(self, rec: Dict[str, Any], raw: bytes, obs: Observation, names: List[str], now: str, instructions: bool) -> str:
-        """The core's approve op on the current record and its pages, as the Go
-        preflight asks it (internal/preflight, Approve)."""
-        req: Dict[str, Any] = {"record": raw, "lock": self._lock_bytes, "names": names, "approved_at": now}
-        if instructions:
-            # The instructions approved are the ones the handshake gave: the
-            # core reads them of the observed facts.
-            req["observed"] = obs.observed()
-            req["approve_instructions"] = True
-        elif not obs.failure:
-            facts = obs.observed()
-            for k in ("pages", "page_cap_reached"):
-                if k in facts:
-                    req[k] = facts[k]
-        if self.server_name:
-            req["server_name"] = self.server_name
-        a = _approve_op(**req)
-        if not a.get("approved") or a.get("lock") is None:
-            unnamed = ", ".join(
-                (show(str(u.get("tool"))) + f" ({u.get('observation')})") if u.get("tool") is not None else str(u.get("observation"))
-                for u in a.get("unnamed") or []
-            )
-            not_changed = ", ".join(show(str(n)) for n in a.get("not_changed") or [])
-            raise PreflightError(
-                f"crawlcheck: confirm (record {rec.get('record_sha256')}): not approved: {show(str(a.get('reason')))}"
-                + (f"; also changed: {unnamed}" if unnamed else "")
-                + (f"; no change to approve: {not_changed}" if not_changed else "")
-            )
-        lock = str(a["lock"])
-        if self.signing_key:
-            # The core's sign_lock refuses an agentgate.lock (lock_unsupported).
-            try:
-                lock = str(sign_lock(lock=lock.encode("utf-8"), private_key=self.signing_key)["lock"])
-            except CoreError as e:
-                raise PreflightError(f"crawlcheck: confirm: {e.code}: {show(e.message)}") from e
-        return lock
 
 
 class CheckedTools(List[Any]):
