@@ -150,7 +150,10 @@ func Launcher(argv []string) string {
 }
 
 // Resolve reads the package argv launches from the npm cache at cacheDir;
-// an image docker run names by digest is read from the command line. A
+// an image docker run names by digest is read from the command line. An
+// npm dist-tag (a bare name, `pkg@latest`) is NotInstalled with its spec:
+// npx asks the registry for it on every run, so only the registry
+// resolves it (ResolveWith). A
 // uvx or pipx release is resolved only by ResolveWith, which asks its
 // index: here it is NotInstalled, with its spec (the core still judges
 // another exact version against a pin).
