@@ -331,5 +331,5 @@ func TestContinuityGolden(t *testing.T) {
 		about:  "Each case: the continuity_check request and the record it must give, byte for byte once compacted (docs/testdata.md). Written by `go test ./core -update`.",
 		op:     "continuity_check",
 		result: "record",
-	}.hold(t, append(append(append(continuityCases(t), coverageCases(t)...), featuresCases(t)...), append(launchedCases(t), launchedKindsCases(t)...)...))
+	}.hold(t, append(append(append(continuityCases(t), coverageCases(t)...), featuresCases(t)...), append(append(launchedCases(t), launchedKindsCases(t)...), launchedTagCases(t)...)...))
 }

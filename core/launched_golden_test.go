@@ -198,6 +198,7 @@ func launchedOpVectors(t testing.TB) []opVector {
 	add("make_lock", "oci name with a tag refused", obj{"approved_at": approvedAt, "observed": ociObs(obj{"ecosystem": "oci", "name": timeImage + ":latest", "digest": timeDigest})})
 	add("make_lock", "oci digest not sha256 refused", obj{"approved_at": approvedAt, "observed": ociObs(timeImagePackage("md5:0123"))})
 	add("make_lock", "launched of an unknown ecosystem refused", obj{"approved_at": approvedAt, "observed": ociObs(obj{"ecosystem": "cargo", "name": "x", "version": "1.0.0", "integrity": memoryIntegrity})})
+	add("make_lock", "with a package a dist-tag resolved", obj{"approved_at": approvedAt, "observed": launchedObserved(t, "npx -y @modelcontextprotocol/server-memory@latest", pkg)})
 	add("make_lock", "launched with an unknown reason refused", obj{"approved_at": approvedAt, "observed": launchedObserved(t, "npx -y "+memorySpec, obj{"not_resolved": "offline"})})
 	// approve keeps the pin of the old lockfile, and refuses a record
 	// whose package changed.
@@ -212,4 +213,42 @@ func launchedOpVectors(t testing.TB) []opVector {
 	rec = call(t, "continuity_check", obj{"now": checkNow, "lock": lock, "observed": other})
 	add("approve", "a changed launched package is not approvable", obj{"record": string(rec), "lock": lock, "observed": other, "names": []string{"list_issues"}, "approved_at": checkNow})
 	return vs
+}
+
+// launchedTagCases are the cases of a package an npm dist-tag names:
+// `npx -y pkg` (latest) is pinned as the release the registry's dist-tags
+// named at lock time, and every check compares the release it names now
+// (the host resolves the tag again). A moved tag, another tarball, and a
+// tag no registry resolved are denied before the server starts.
+func launchedTagCases(t testing.TB) []goldenCase {
+	const bare = "@modelcontextprotocol/server-memory"
+	moved := obj{"package": memoryPackage("2026.9.1", "sha512-BBBBSeJm8op2Cx736ck9MO8SdbFR+Of04KC/uchXnxvCTI68dJCRaxWuUBf8cv5RKNqGK98vHjRAmadapfnuRg==")}
+	same := obj{"package": memoryPackage("2026.8.31", memoryIntegrity)}
+	tagged := makeLaunchedLock(t, "npx -y "+bare, same)
+	var cs []goldenCase
+	add := func(name string, lock, observed obj) {
+		cs = append(cs, goldenCase{name, obj{"now": checkNow, "mode": "enforce", "lock": lock, "observed": observed}})
+	}
+	notStarted := func(command string, launched obj) obj {
+		o := launchedObserved(t, command, launched)
+		for _, k := range []string{"pages", "server_info", "protocol_version", "handshake"} {
+			delete(o, k)
+		}
+		o["failure"] = "server_unavailable"
+		o["failure_detail"] = "not started: its launched package is compared first"
+		return o
+	}
+	add("launched tag: latest still names the approved release", tagged, launchedObserved(t, "npx -y "+bare, same))
+	add("launched tag: latest moved to another release denied before the server starts", tagged, notStarted("npx -y "+bare, moved))
+	add("launched tag: another tarball under the tagged release denied before the server starts", tagged, notStarted("npx -y "+bare,
+		obj{"package": memoryPackage("2026.8.31", "sha512-AAAASeJm8op2Cx736ck9MO8SdbFR+Of04KC/uchXnxvCTI68dJCRaxWuUBf8cv5RKNqGK98vHjRAmadapfnuRg==")}))
+	add("launched tag: a tag no registry resolved denied before the server starts", tagged,
+		notStarted("npx -y "+bare, obj{"not_resolved": "not_installed", "spec": bare}))
+	add("launched tag: a range keeps the command-line rule", tagged,
+		launchedObserved(t, "npx -y "+bare+"@^2026.8.31", obj{"not_resolved": "unpinned", "spec": bare + "@^2026.8.31"}))
+	add("launched tag: @latest unresolved against an exact pin denied before the server starts", launchedLock(t),
+		notStarted("npx -y "+bare+"@latest", obj{"not_resolved": "not_installed", "spec": bare + "@latest"}))
+	add("launched tag: another package's tag unresolved keeps the command-line rule", tagged,
+		notStarted("npx -y @modelcontextprotocol/server-everything@latest", obj{"not_resolved": "not_installed", "spec": "@modelcontextprotocol/server-everything@latest"}))
+	return cs
 }

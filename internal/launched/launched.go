@@ -2,7 +2,9 @@
 // launches: `npx [-y] pkg@version …` to what npm installed for it (the
 // package's name, version and registry integrity, read from the npx cache,
 // <npm cache>/_npx/<hash>/) or, not installed yet, to what its registry
-// serves under that version; `uvx pkg==1.2.3` and `pipx run` to the files
+// serves under that version; `npx -y pkg` and `pkg@tag` to the release
+// the registry's dist-tag names now (what npx, which asks the registry for
+// a tag on every run, would install); `uvx pkg==1.2.3` and `pipx run` to the files
 // the index lists for that release (asked through uv); `docker run
 // image@sha256:…` to that digest, read from the command line.
 //
@@ -17,9 +19,10 @@
 //
 // Every read is bounded: the number of npx cache entries looked at, the
 // size of each file and each answer read, the time a registry or uv is
-// given. A command this package does not know, a spec without an exact
-// version, or a package neither installed nor served yet resolves to
-// nothing and says why; the core then keeps the command-line rule.
+// given. A command this package does not know, a range, or a package
+// neither installed nor served yet resolves to nothing and says why; the
+// core then keeps the command-line rule (but refuses a dist-tag of the
+// pinned package that no registry resolved: it cannot say what would run).
 package launched
 
 import (
@@ -52,15 +55,17 @@ const (
 	// uv tool run, pipx run, docker run), or names an option it does not
 	// read; its identity stays its command line.
 	NotALauncher = "not_a_launcher"
-	// Unpinned: the command line names no one release (`npx -y pkg`,
-	// `pkg@latest`, `pkg@^1`; `uvx pkg`, `pkg>=1`; an image by tag): the
-	// launcher may run whatever the registry answers that day, so there is
-	// no one package to pin.
+	// Unpinned: the command line names no one release and no tag that
+	// resolves to one (`pkg@^1`; `uvx pkg`, `pkg>=1`; an image by tag):
+	// the launcher may run any release the range allows, so there is no
+	// one package to pin. An npm dist-tag (`npx -y pkg`, `pkg@latest`) is
+	// pinned as the release the registry's dist-tags name (ResolveWith).
 	Unpinned = "unpinned"
 	// NotInstalled: the npx cache holds no install of that exact spec (npx
-	// has not run it on this machine, or the cache was cleared) and no
-	// registry was asked or it did not answer; for uvx and pipx, no uv was
-	// found or the index does not list that release.
+	// has not run it on this machine, or the cache was cleared), or the
+	// spec is an npm dist-tag, and no registry was asked, it did not
+	// answer, or it has no such version or tag; for uvx and pipx, no uv
+	// was found or the index does not list that release.
 	NotInstalled = "not_installed"
 	// Unreadable: the install is there but its package.json or
 	// package-lock does not say the name, version or integrity asked for
@@ -90,6 +95,20 @@ const (
 // exactVersion is a semver version without range operators or tags
 // (build metadata allowed): the only spec npx resolves to one release.
 var exactVersion = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+
+// distTag is a dist-tag as npm reads a spec's version part: a word of the
+// characters a tag may have that does not start as a range does (a digit,
+// an operator, v and a digit, x or *). npm refuses to set a tag that reads
+// as a range, so a word this rejects is a range (or nothing npm installs).
+var distTag = regexp.MustCompile(`^[A-Za-z][0-9A-Za-z._-]*$`)
+var rangeLike = regexp.MustCompile(`^([vV][0-9]|[xX]([.]|$))`)
+
+// isDistTag says whether version, a spec's part after its @, names a
+// dist-tag: "" (a bare name, which npm reads as latest) or a tag such as
+// latest or next; not an exact version, not a range.
+func isDistTag(version string) bool {
+	return version == "" || distTag.MatchString(version) && !rangeLike.MatchString(version)
+}
 
 // npxFlags are the npx options that take no value and do not change what is
 // run; any other option makes the command line one this package does not
@@ -131,7 +150,10 @@ func Launcher(argv []string) string {
 }
 
 // Resolve reads the package argv launches from the npm cache at cacheDir;
-// an image docker run names by digest is read from the command line. A
+// an image docker run names by digest is read from the command line. An
+// npm dist-tag (a bare name, `pkg@latest`) is NotInstalled with its spec:
+// npx asks the registry for it on every run, so only the registry
+// resolves it (ResolveWith). A
 // uvx or pipx release is resolved only by ResolveWith, which asks its
 // index: here it is NotInstalled, with its spec (the core still judges
 // another exact version against a pin).
@@ -147,7 +169,16 @@ func Resolve(argv []string, cacheDir string) Resolution {
 		return Resolution{Reason: NotALauncher}
 	}
 	name, version := splitSpec(spec)
-	if name == "" || !exactVersion.MatchString(version) {
+	if name == "" {
+		return Resolution{Reason: Unpinned, Spec: spec}
+	}
+	if !exactVersion.MatchString(version) {
+		if isDistTag(version) {
+			// npx asks the registry what a tag names on every run (its
+			// cache does not decide it): only the registry resolves it
+			// (ResolveWith).
+			return Resolution{Reason: NotInstalled, Spec: spec}
+		}
 		return Resolution{Reason: Unpinned, Spec: spec}
 	}
 	dir, found := npxInstall(filepath.Join(cacheDir, "_npx"), name+"@"+version)

@@ -86,9 +86,18 @@ func TestResolveRefuses(t *testing.T) {
 		{[]string{"npx", "-y"}, NotALauncher},
 		{[]string{"npx", "-p", "other", memory + "@" + memoryVersion}, NotALauncher},
 		{[]string{"npx", "--package=other", memory}, NotALauncher},
-		{[]string{"npx", "-y", memory}, Unpinned},
-		{[]string{"npx", "-y", memory + "@latest"}, Unpinned},
+		// A dist-tag (a bare name is latest) is the registry's to
+		// resolve (ResolveWith): the cache alone says NotInstalled.
+		{[]string{"npx", "-y", memory}, NotInstalled},
+		{[]string{"npx", "-y", memory + "@latest"}, NotInstalled},
+		{[]string{"npx", "-y", memory + "@next"}, NotInstalled},
+		// Ranges, which npm never takes for a tag, stay unpinned.
 		{[]string{"npx", "-y", memory + "@^2026.8.31"}, Unpinned},
+		{[]string{"npx", "-y", memory + "@2026"}, Unpinned},
+		{[]string{"npx", "-y", memory + "@v2026"}, Unpinned},
+		{[]string{"npx", "-y", memory + "@x"}, Unpinned},
+		{[]string{"npx", "-y", memory + "@*"}, Unpinned},
+		{[]string{"npx", "-y", memory + "@>=1"}, Unpinned},
 		{[]string{"npx", "-y", "@modelcontextprotocol@1.0.0"}, Unpinned},
 		{[]string{"npx", "-y", memory + "@2026.8.30"}, NotInstalled},
 	} {

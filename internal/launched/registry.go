@@ -47,8 +47,11 @@ const (
 // npx runs without asking the registry again: an exact version it has
 // installed), then, for a spec it has not installed, the registry's own
 // metadata of that version (the integrity npm will verify the tarball it
-// downloads against). A version the registry does not have, or a registry
-// that does not answer, is NotInstalled.
+// downloads against). A dist-tag (`pkg`, meaning latest, or `pkg@next`)
+// is the version the registry's dist-tags name now and that version's
+// integrity: npx asks the registry for a tag on every run, so its answer
+// is what runs. A version or tag the registry does not have, or a
+// registry that does not answer, is NotInstalled.
 func ResolveWith(argv []string, o Options) Resolution {
 	if spec, pipx, ok := pypiLaunch(argv); ok {
 		return resolvePyPI(spec, pipx, o)
@@ -57,17 +60,20 @@ func ResolveWith(argv []string, o Options) Resolution {
 	if r.Reason != NotInstalled || o.NpmRegistry == "" {
 		return r
 	}
-	name, version := splitSpec(r.Spec)
-	integrity, ok := registryIntegrity(o.Client, o.NpmRegistry, name, version)
+	name, want := splitSpec(r.Spec)
+	version, integrity, ok := registryRelease(o.Client, o.NpmRegistry, name, want)
 	if !ok {
 		return r
 	}
 	return Resolution{Package: &Package{Ecosystem: "npm", Name: name, Version: version, Integrity: integrity}, Spec: r.Spec}
 }
 
-// registryIntegrity reads dist.integrity of name@version from the
-// registry's abbreviated metadata (the document npm install reads).
-func registryIntegrity(c *http.Client, registry, name, version string) (string, bool) {
+// registryRelease reads the release want names from the registry's
+// abbreviated metadata (the document npm install reads): want is an exact
+// version, or a dist-tag ("" is latest, as npm reads a bare name) that
+// the document's dist-tags map to one. It answers the version and its
+// dist.integrity.
+func registryRelease(c *http.Client, registry, name, want string) (version, integrity string, ok bool) {
 	if c == nil {
 		c = &http.Client{Timeout: registryTimeout}
 	}
@@ -76,23 +82,24 @@ func registryIntegrity(c *http.Client, registry, name, version string) (string, 
 	u := strings.TrimRight(registry, "/") + "/" + url.PathEscape(name)
 	req, err := http.NewRequest(http.MethodGet, u, nil)
 	if err != nil {
-		return "", false
+		return "", "", false
 	}
 	req.Header.Set("Accept", "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8")
 	resp, err := c.Do(req)
 	if err != nil {
-		return "", false
+		return "", "", false
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return "", false
+		return "", "", false
 	}
 	b, err := boundedread.Read(resp.Body, maxPackument)
 	if err != nil {
-		return "", false
+		return "", "", false
 	}
 	var doc struct {
-		Name     string `json:"name"`
+		Name     string            `json:"name"`
+		DistTags map[string]string `json:"dist-tags"`
 		Versions map[string]struct {
 			Name    string `json:"name"`
 			Version string `json:"version"`
@@ -102,13 +109,24 @@ func registryIntegrity(c *http.Client, registry, name, version string) (string, 
 		} `json:"versions"`
 	}
 	if json.Unmarshal(b, &doc) != nil || doc.Name != name {
-		return "", false
+		return "", "", false
+	}
+	version = want
+	if !exactVersion.MatchString(want) {
+		if want == "" {
+			want = "latest"
+		}
+		// The tag must name an exact version the same document lists: a
+		// registry answering a range or a missing version names no release.
+		if version = doc.DistTags[want]; !exactVersion.MatchString(version) {
+			return "", "", false
+		}
 	}
 	v, ok := doc.Versions[version]
 	if !ok || v.Name != name || v.Version != version || v.Dist.Integrity == "" {
-		return "", false
+		return "", "", false
 	}
-	return v.Dist.Integrity, true
+	return version, v.Dist.Integrity, true
 }
 
 // NpmRegistry is the registry npx would fetch from for a command started

@@ -54,7 +54,7 @@ func (c *check) judgeLaunched() bool {
 		return false
 	}
 	if obs.Package == nil {
-		return c.judgeSpec(l.Launched, obs.Spec)
+		return c.judgeSpec(l.Launched, obs.Spec, obs.Reason)
 	}
 	if !l.Launched.Same(obs.Package) {
 		c.launched = LaunchedChanged
@@ -78,14 +78,23 @@ func (c *check) judgeLaunched() bool {
 // judgeSpec compares the spec of a command line whose package the host
 // could not resolve (npm has not installed it yet: the server was not
 // started) with the pin: the pinned package named at another exact
-// version is launched_package_changed, before anything runs. Anything
-// else is left to the command-line rule.
-func (c *check) judgeSpec(pin *lock.Launched, spec string) bool {
+// version is launched_package_changed, before anything runs. So is the
+// pinned npm package named by a dist-tag (`npx -y pkg`, `pkg@latest`)
+// that the host could not resolve (not_installed: no registry answered,
+// or it has no such tag): npx asks the registry for a tag on every run,
+// so nothing says the release it would run is the approved one, and a
+// pin that passed whenever the registry is unreachable would be no pin
+// (fail closed). Anything else (a range, unpinned) is left to the
+// command-line rule.
+func (c *check) judgeSpec(pin *lock.Launched, spec, reason string) bool {
 	var name, version string
 	ok := false
 	switch pin.Ecosystem {
 	case lock.EcosystemNPM:
 		name, version, ok = lock.SplitSpec(spec)
+		if !ok && reason == "not_installed" && lock.SpecName(spec) == pin.Name {
+			name, version, ok = pin.Name, "", true
+		}
 	case lock.EcosystemPyPI:
 		name, version, ok = lock.SplitPyPISpec(spec)
 	}

@@ -314,6 +314,17 @@ func SplitSpec(spec string) (name, version string, ok bool) {
 	return name, version, true
 }
 
+// SpecName is the package name of an npm spec as npx reads it: the text
+// before its last @ (a scoped name keeps its leading @), or the whole
+// spec when it names no version or tag (a bare name, which npm reads as
+// name@latest).
+func SpecName(spec string) string {
+	if at := strings.LastIndexByte(spec, '@'); at > 0 {
+		return spec[:at]
+	}
+	return spec
+}
+
 // Same says whether two launched packages are one release of one package
 // with one tarball (npm), the same files (pypi) or one image (oci).
 func (l *Launched) Same(o *Launched) bool {
