@@ -102,21 +102,16 @@ func TestRunURLAgainstTheSDKExample(t *testing.T) {
 }
 
 func runURLExample(t *testing.T, script string, mode []string) {
-	config := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", config)
-	mcpPort, authPort := freePort(t), freePort(t)
-	url := fmt.Sprintf("http://localhost:%d/mcp", mcpPort)
-	dir := t.TempDir()
-	lock := filepath.Join(dir, "lock.json")
+	config, dir, lock := loginSetting(t)
+	x := newExample(t, script)
+	url, mcpPort := x.url, x.mcpPort
 	now := "2026-11-30T12:00:00Z"
 	session := func(log string) (*mcp.ClientSession, *syncBuffer, error) {
 		return gatewaySession(t, "--now", now, "run", "--lock", lock, "--log", filepath.Join(dir, log), "--url", url)
 	}
 
-	stop := startExample(t, script, mcpPort, authPort)
-	if code, _, stderr := runCLI("--now", now, "lock", "--url", url, "-o", lock); code != 0 {
-		t.Fatalf("lock of the open server: exit %d, %s", code, stderr)
-	}
+	stop := x.start(t)
+	lockOpen(t, now, url, lock)
 	cs, stderr, err := session("open.jsonl")
 	if err != nil {
 		t.Fatalf("the open server through the gateway: %v\n%s", err, stderr)
@@ -133,7 +128,7 @@ func runURLExample(t *testing.T, script string, mode []string) {
 	cs.Close()
 	stop()
 
-	startExample(t, script, mcpPort, authPort, mode...)
+	x.start(t, mode...)
 	_, stderr, err = session("refused.jsonl")
 	if err == nil || !strings.Contains(err.Error(), "HTTP 401") || !strings.Contains(err.Error(), "crawlcheck login --url "+url) {
 		t.Errorf("the handshake without a login: %v", err)
@@ -213,15 +208,10 @@ func TestRunURLRefreshesItsLogin(t *testing.T) {
 	var need atomic.Value
 	need.Store([]string(nil))
 	endpoint := introspectedServer(t, as, rsSecret, &need)
-	config := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", config)
-	dir := t.TempDir()
-	lock := filepath.Join(dir, "lock.json")
+	config, dir, lock := loginSetting(t)
 	now := "2026-11-30T12:00:00Z"
 
-	if code, _, stderr := runCLI("--now", now, "lock", "--url", endpoint, "-o", lock); code != 0 {
-		t.Fatalf("lock of the open server: exit %d, %s", code, stderr)
-	}
+	lockOpen(t, now, endpoint, lock)
 	open, stderr, err := gatewaySession(t, "--now", now, "run", "--lock", lock, "--log", filepath.Join(dir, "open.jsonl"), "--url", endpoint)
 	if err != nil {
 		t.Fatalf("the gateway to the open server: %v\n%s", err, stderr)
