@@ -98,15 +98,28 @@ func start(t *testing.T, u *upstream) (*proxy.Proxy, string, *syncBuffer) {
 	t.Helper()
 	dir := t.TempDir()
 	lock, log := filepath.Join(dir, "lock.json"), filepath.Join(dir, "records.jsonl")
-	if out, err := exec.Command(crawlcheck, "lock", "--url", u.url, "--header", "Authorization: "+upstreamToken, "-o", lock).CombinedOutput(); err != nil {
-		t.Fatalf("lock: %v\n%s", err, out)
-	}
+	u.lock(t, lock)
 	stderr := &syncBuffer{}
-	p, err := proxy.Listen(proxy.Config{Listen: "127.0.0.1:0", Token: proxyToken, Gateway: gateway.Config{
+	p := serve(t, proxy.Config{Listen: "127.0.0.1:0", Token: proxyToken, Gateway: gateway.Config{
 		LockPath: lock, LogPath: log, LockPoll: 50 * time.Millisecond, Grace: time.Second,
 		Remote: gateway.Remote{URL: u.url, Header: http.Header{"Authorization": {upstreamToken}}},
 		Stderr: stderr,
 	}})
+	return p, log, stderr
+}
+
+// lock locks the upstream (sending it upstreamToken) into lock.
+func (u *upstream) lock(t *testing.T, lock string) {
+	t.Helper()
+	if out, err := exec.Command(crawlcheck, "lock", "--url", u.url, "--header", "Authorization: "+upstreamToken, "-o", lock).CombinedOutput(); err != nil {
+		t.Fatalf("lock: %v\n%s", err, out)
+	}
+}
+
+// serve listens with c and serves the proxy until the test's end.
+func serve(t *testing.T, c proxy.Config) *proxy.Proxy {
+	t.Helper()
+	p, err := proxy.Listen(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +133,7 @@ func start(t *testing.T, u *upstream) (*proxy.Proxy, string, *syncBuffer) {
 		cancel()
 		<-done
 	})
-	return p, log, stderr
+	return p
 }
 
 // syncBuffer is the proxy's stderr, read by the test while it writes.
@@ -336,32 +349,17 @@ func TestProxyUpstreamNeedsALogin(t *testing.T) {
 	u := newUpstream(t)
 	dir := t.TempDir()
 	lock, log := filepath.Join(dir, "lock.json"), filepath.Join(dir, "records.jsonl")
-	if out, err := exec.Command(crawlcheck, "lock", "--url", u.url, "--header", "Authorization: "+upstreamToken, "-o", lock).CombinedOutput(); err != nil {
-		t.Fatalf("lock: %v\n%s", err, out)
-	}
+	u.lock(t, lock)
 	u.mu.Lock()
 	u.auth = nil // what the lock was sent
 	u.mu.Unlock()
-	p, err := proxy.Listen(proxy.Config{Listen: "127.0.0.1:0", Token: proxyToken, Gateway: gateway.Config{
+	p := serve(t, proxy.Config{Listen: "127.0.0.1:0", Token: proxyToken, Gateway: gateway.Config{
 		LockPath: lock, LogPath: log, Remote: gateway.Remote{URL: u.url}, Stderr: io.Discard,
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		p.Serve(ctx)
-		close(done)
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
 	client := mcp.NewClient(&mcp.Implementation{Name: "downstream", Version: "1"}, nil)
 	cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer ccancel()
-	_, err = client.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: p.URL(), HTTPClient: &http.Client{Transport: bearer{proxyToken}}, MaxRetries: -1},
+	_, err := client.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: p.URL(), HTTPClient: &http.Client{Transport: bearer{proxyToken}}, MaxRetries: -1},
 		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err == nil || !strings.Contains(err.Error(), "HTTP 401") || !strings.Contains(err.Error(), "crawlcheck login --url "+u.url) {
 		t.Errorf("the handshake: %v", err)
@@ -402,25 +400,10 @@ func TestProxyEndsIdleSessions(t *testing.T) {
 	u := newUpstream(t)
 	dir := t.TempDir()
 	lock := filepath.Join(dir, "lock.json")
-	if out, err := exec.Command(crawlcheck, "lock", "--url", u.url, "--header", "Authorization: "+upstreamToken, "-o", lock).CombinedOutput(); err != nil {
-		t.Fatalf("lock: %v\n%s", err, out)
-	}
-	p, err := proxy.Listen(proxy.Config{Listen: "127.0.0.1:0", Token: proxyToken, Idle: 300 * time.Millisecond, Gateway: gateway.Config{
+	u.lock(t, lock)
+	p := serve(t, proxy.Config{Listen: "127.0.0.1:0", Token: proxyToken, Idle: 300 * time.Millisecond, Gateway: gateway.Config{
 		LockPath: lock, Grace: time.Second, Remote: gateway.Remote{URL: u.url, Header: http.Header{"Authorization": {upstreamToken}}}, Stderr: io.Discard,
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		p.Serve(ctx)
-		close(done)
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
 	post := func(session, body string) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, p.URL(), strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
