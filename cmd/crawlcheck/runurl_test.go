@@ -17,37 +17,20 @@ import (
 	"github.com/crawlcheck/verifier/internal/gateway"
 	"github.com/crawlcheck/verifier/internal/preflight"
 	"github.com/crawlcheck/verifier/internal/proxy"
+	"github.com/crawlcheck/verifier/internal/syncbuf"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// syncBuffer is a stderr the test reads while the gateway writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // gatewaySession runs crawlcheck run with args in this process, the go-sdk
 // client on its stdin and stdout (at protocol 2025-11-25, as the JS and
 // Python clients speak), and returns the session (nil and the error when
 // the handshake failed) and the gateway's stderr. The gateway ends when
 // the client closes its side, before the test's end.
-func gatewaySession(t *testing.T, args ...string) (*mcp.ClientSession, *syncBuffer, error) {
+func gatewaySession(t *testing.T, args ...string) (*mcp.ClientSession, *syncbuf.Buffer, error) {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	done := make(chan struct{})
 	go func() {
 		run(args, inR, outW, stderr)
@@ -106,7 +89,7 @@ func runURLExample(t *testing.T, script string, mode []string) {
 	x := newExample(t, script)
 	url, mcpPort := x.url, x.mcpPort
 	now := "2026-11-30T12:00:00Z"
-	session := func(log string) (*mcp.ClientSession, *syncBuffer, error) {
+	session := func(log string) (*mcp.ClientSession, *syncbuf.Buffer, error) {
 		return gatewaySession(t, "--now", now, "run", "--lock", lock, "--log", filepath.Join(dir, log), "--url", url)
 	}
 

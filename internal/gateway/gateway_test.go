@@ -20,6 +20,7 @@ import (
 
 	"github.com/crawlcheck/verifier/internal/gateway"
 	"github.com/crawlcheck/verifier/internal/preflight"
+	"github.com/crawlcheck/verifier/internal/syncbuf"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -116,22 +117,7 @@ func cli(t *testing.T, args ...string) string {
 }
 
 // lockedBuffer is a stderr the test reads while the gateway writes it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type lockedBuffer = syncbuf.Buffer
 
 // gatewayCmd is the command a client's config runs: crawlcheck run with
 // the flag shape crawlcheck install writes.

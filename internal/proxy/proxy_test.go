@@ -19,6 +19,7 @@ import (
 
 	"github.com/crawlcheck/verifier/internal/gateway"
 	"github.com/crawlcheck/verifier/internal/proxy"
+	"github.com/crawlcheck/verifier/internal/syncbuf"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -94,12 +95,12 @@ func (u *upstream) restart() {
 }
 
 // start locks the upstream and serves a proxy in front of it.
-func start(t *testing.T, u *upstream) (*proxy.Proxy, string, *syncBuffer) {
+func start(t *testing.T, u *upstream) (*proxy.Proxy, string, *syncbuf.Buffer) {
 	t.Helper()
 	dir := t.TempDir()
 	lock, log := filepath.Join(dir, "lock.json"), filepath.Join(dir, "records.jsonl")
 	u.lock(t, lock)
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	p := serve(t, proxy.Config{Listen: "127.0.0.1:0", Token: proxyToken, Gateway: gateway.Config{
 		LockPath: lock, LogPath: log, LockPoll: 50 * time.Millisecond, Grace: time.Second,
 		Remote: gateway.Remote{URL: u.url, Header: http.Header{"Authorization": {upstreamToken}}},
@@ -134,24 +135,6 @@ func serve(t *testing.T, c proxy.Config) *proxy.Proxy {
 		<-done
 	})
 	return p
-}
-
-// syncBuffer is the proxy's stderr, read by the test while it writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // bearer adds the proxy's token to every request, as a client configured
