@@ -1,7 +1,6 @@
 package gateway_test
 
 import (
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,9 +15,7 @@ import (
 // the session goes on (TestEverythingRoundTrips drives the same with the
 // go-sdk client).
 func TestEverythingTypeScript(t *testing.T) {
-	dir := t.TempDir()
-	e := &env{dir: dir, lock: filepath.Join(dir, "lock.json"), log: filepath.Join(dir, "records.jsonl"), server: everything(t)}
-	cli(t, "lock", "--capabilities", "roots,sampling,elicitation", "--handshake", "initialize", "--server", strings.Join(e.server, " "), "-o", e.lock)
+	e := everythingEnv(t, "--capabilities", "roots,sampling,elicitation")
 	type result struct {
 		Tools                               []string
 		Sampled, Elicited, RootsAsked, Logs int
