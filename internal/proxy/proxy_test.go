@@ -109,6 +109,19 @@ func start(t *testing.T, u *upstream) (*proxy.Proxy, string, *syncbuf.Buffer) {
 	return p, log, stderr
 }
 
+// sentOnly fails the test when the upstream was sent any Authorization
+// other than want ("": none).
+func (u *upstream) sentOnly(t *testing.T, want string) {
+	t.Helper()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, a := range u.auth {
+		if a != want {
+			t.Errorf("the upstream was sent Authorization %q", a)
+		}
+	}
+}
+
 // lock locks the upstream (sending it upstreamToken) into lock.
 func (u *upstream) lock(t *testing.T, lock string) {
 	t.Helper()
@@ -245,13 +258,7 @@ func TestProxyHandsOffAndKeepsTokensApart(t *testing.T) {
 		t.Errorf("write was not refused: %v", err)
 	}
 
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for _, a := range u.auth {
-		if a != upstreamToken {
-			t.Errorf("the upstream was sent Authorization %q", a)
-		}
-	}
+	u.sentOnly(t, upstreamToken)
 	records, _ := os.ReadFile(log)
 	if n := strings.Count(string(records), "\n"); n < 3 {
 		t.Errorf("%d records, want the first check, the new session's and the rewrite's", n)
@@ -314,13 +321,7 @@ func TestProxyRefuses(t *testing.T) {
 			t.Errorf("listen %s: %v", addr, err)
 		}
 	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for _, a := range u.auth {
-		if a != upstreamToken {
-			t.Errorf("the upstream was sent Authorization %q", a)
-		}
-	}
+	u.sentOnly(t, upstreamToken)
 }
 
 // TestProxyUpstreamNeedsALogin: a proxy without the upstream's
@@ -351,13 +352,7 @@ func TestProxyUpstreamNeedsALogin(t *testing.T) {
 	if !strings.Contains(string(records), "the server answered HTTP 401 (it needs credentials): log in with `crawlcheck login --url "+u.url+"`") {
 		t.Errorf("the record:\n%s", records)
 	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for _, a := range u.auth {
-		if a != "" {
-			t.Errorf("the upstream was sent Authorization %q", a)
-		}
-	}
+	u.sentOnly(t, "")
 }
 
 // TestProxyNewestClient: go-sdk's client at its newest revision opens with
@@ -472,11 +467,5 @@ func TestTypeScriptClients(t *testing.T) {
 			}
 		})
 	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for _, a := range u.auth {
-		if a != upstreamToken {
-			t.Errorf("the upstream was sent Authorization %q", a)
-		}
-	}
+	u.sentOnly(t, upstreamToken)
 }
