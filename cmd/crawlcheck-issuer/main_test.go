@@ -20,20 +20,28 @@ import (
 	"github.com/crawlcheck/verifier/internal/listening"
 )
 
+// builtWithKeys builds the command and runs its keys init for
+// issuer.test, as an operator starts: the binary and the keys' directory.
+func builtWithKeys(t *testing.T) (bin, dir string) {
+	t.Helper()
+	bin = filepath.Join(t.TempDir(), "crawlcheck-issuer")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	dir = filepath.Join(t.TempDir(), "keys")
+	if out, err := exec.Command(bin, "keys", "init", "--dir", dir, "--issuer", "issuer.test").CombinedOutput(); err != nil {
+		t.Fatalf("keys init: %v\n%s", err, out)
+	}
+	return bin, dir
+}
+
 // TestCommand runs the command as an operator types it: keys init,
 // operator-token (the token on stdout, its SHA-256 beside the keys), serve
 // (its base URL alone on the first line), requests (a correction refused
 // without the operator token, taken with it), SIGTERM finishing cleanly;
 // then rotate, retire and directory on the same directory.
 func TestCommand(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "crawlcheck-issuer")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	dir := filepath.Join(t.TempDir(), "keys")
-	if out, err := exec.Command(bin, "keys", "init", "--dir", dir, "--issuer", "issuer.test").CombinedOutput(); err != nil {
-		t.Fatalf("keys init: %v\n%s", err, out)
-	}
+	bin, dir := builtWithKeys(t)
 	if out, err := exec.Command(bin, "keys", "init", "--dir", dir).CombinedOutput(); err == nil {
 		t.Fatalf("a second keys init succeeded: %s", out)
 	}
@@ -194,14 +202,7 @@ func TestGracefulShutdown(t *testing.T) {
 // the store serve uses), serve reads it at once, and sweep list shows the
 // surface it read; what the fetcher would never read is refused at add.
 func TestSweepCommand(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "crawlcheck-issuer")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	dir := filepath.Join(t.TempDir(), "keys")
-	if out, err := exec.Command(bin, "keys", "init", "--dir", dir, "--issuer", "issuer.test").CombinedOutput(); err != nil {
-		t.Fatalf("keys init: %v\n%s", err, out)
-	}
+	bin, dir := builtWithKeys(t)
 	f, err := scenario.Parse([]byte(`{"tools":[{"name":"a","description":"A.","inputSchema":{"type":"object"}}]}`))
 	if err != nil {
 		t.Fatal(err)

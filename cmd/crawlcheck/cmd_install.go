@@ -49,15 +49,7 @@ func cmdInstall(c *cli, args []string) error {
 	if err != nil {
 		return fmt.Errorf("the path of this crawlcheck binary, which the config will launch: %w", err)
 	}
-	data, err := readInput("the config", path)
-	if err != nil {
-		return err
-	}
-	orig, err := clientconfig.Read(client, path, data)
-	if err != nil {
-		return err
-	}
-	state, err := readInstallState(path)
+	orig, state, err := readInstalled(client, path)
 	if err != nil {
 		return err
 	}
@@ -201,15 +193,7 @@ func cmdUninstall(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	data, err := readInput("the config", path)
-	if err != nil {
-		return err
-	}
-	orig, err := clientconfig.Read(client, path, data)
-	if err != nil {
-		return err
-	}
-	state, err := readInstallState(path)
+	orig, state, err := readInstalled(client, path)
 	if err != nil {
 		return err
 	}
@@ -292,6 +276,25 @@ func installTarget(clientName, configPath string) (*clientconfig.Client, string,
 		return nil, "", err
 	}
 	return client, abs, nil
+}
+
+// readInstalled reads the client's config at path and the install
+// record beside it (empty when there is none): what install and uninstall
+// both start from.
+func readInstalled(client *clientconfig.Client, path string) (*clientconfig.File, *clientconfig.State, error) {
+	data, err := readInput("the config", path)
+	if err != nil {
+		return nil, nil, err
+	}
+	orig, err := clientconfig.Read(client, path, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	state, err := readInstallState(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return orig, state, nil
 }
 
 // readInstallState reads the install record beside a config, or an empty

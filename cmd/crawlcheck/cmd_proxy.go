@@ -76,13 +76,9 @@ func cmdProxy(c *cli, args []string) error {
 		debug.SetGCPercent(100)
 		gc.raised = false
 	}
-	now := time.Now
-	if c.now != "" {
-		t, err := c.clock()
-		if err != nil {
-			return err
-		}
-		now = func() time.Time { return t }
+	now, err := c.clockFunc()
+	if err != nil {
+		return err
 	}
 	p, err := proxy.Listen(proxy.Config{Listen: *listen, Token: token, Idle: *idle, Gateway: gateway.Config{
 		LockPath: *lockPath, LogPath: *logPath, Settings: settings, Remote: rem,

@@ -88,13 +88,9 @@ func cmdRun(c *cli, args []string) error {
 			gc.raised = false
 		}
 	}
-	now := time.Now
-	if c.now != "" {
-		t, err := c.clock()
-		if err != nil {
-			return err
-		}
-		now = func() time.Time { return t }
+	now, err := c.clockFunc()
+	if err != nil {
+		return err
 	}
 	if len(command) > 0 {
 		if err := runLaunchedGate(*lockPath, command, settings, now()); err != nil {

@@ -72,18 +72,7 @@ func TestInstallRemoteEntryRuns(t *testing.T) {
 
 	cmd := exec.Command(e.Command, e.Args...)
 	cmd.Env = env
-	client := mcp.NewClient(&mcp.Implementation{Name: "claude-code-standin", Version: "1"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatalf("the wrapped entry as the client starts it: %v", err)
-	}
-	res, err := cs.ListTools(ctx, nil)
-	cs.Close()
-	if err != nil || len(res.Tools) != 1 || res.Tools[0].Name != "get_issue" {
-		t.Fatalf("tools through the wrapped entry: %v %v", res, err)
-	}
+	handsOverGetIssue(t, "claude-code", cmd)
 
 	uninstall := exec.Command(bin, "uninstall", "--client", "claude-code", "--config", config)
 	uninstall.Env = env
@@ -228,18 +217,7 @@ mcpServers:
 					}
 				}
 			}
-			client := mcp.NewClient(&mcp.Implementation{Name: c.client + "-standin", Version: "1"}, nil)
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-			if err != nil {
-				t.Fatalf("the wrapped entry as the client starts it: %v", err)
-			}
-			res, err := cs.ListTools(ctx, nil)
-			cs.Close()
-			if err != nil || len(res.Tools) != 1 || res.Tools[0].Name != "get_issue" {
-				t.Fatalf("tools through the wrapped entry: %v %v", res, err)
-			}
+			handsOverGetIssue(t, c.client, cmd)
 
 			out, err = crawlcheck("ci", "--config", config)
 			if err != nil || !regexp.MustCompile(`(?m)^issues +connect +unchanged$`).MatchString(out) {
@@ -253,5 +231,24 @@ mcpServers:
 				t.Errorf("uninstall gave back:\n%s\nwant:\n%s", back, c.orig)
 			}
 		})
+	}
+}
+
+// handsOverGetIssue starts the wrapped entry's command as the client
+// does (a stand-in named after it) and fails unless it hands over
+// get_issue alone, the tool of the server behind the login.
+func handsOverGetIssue(t *testing.T, client string, cmd *exec.Cmd) {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: client + "-standin", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("the wrapped entry as the client starts it: %v", err)
+	}
+	res, err := cs.ListTools(ctx, nil)
+	cs.Close()
+	if err != nil || len(res.Tools) != 1 || res.Tools[0].Name != "get_issue" {
+		t.Fatalf("tools through the wrapped entry: %v %v", res, err)
 	}
 }

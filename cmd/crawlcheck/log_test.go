@@ -176,6 +176,17 @@ func TestLogMonitor(t *testing.T) {
 	}
 }
 
+// checkPage runs check of lock against tools (a tools/list page written
+// into dir) at https://mcp.example.com/mcp, with more flags: its exit
+// status and all it printed.
+func checkPage(t *testing.T, dir, lock, tools string, more ...string) (int, string) {
+	t.Helper()
+	page := filepath.Join(dir, "page.json")
+	os.WriteFile(page, []byte(`{"tools":`+tools+`}`), 0o644)
+	code, out, errs := runCLI(append([]string{"check", "--lock", lock, "--tools", page, "--url", "https://mcp.example.com/mcp"}, more...)...)
+	return code, out + errs
+}
+
 // TestCheckKeepsCheckpoint: check verifies the tlog-proof beside the
 // lockfile and keeps the newest checkpoint beside --log; a lockfile whose
 // proof is of a larger tree is reconciled by the consistency proof --issuer
@@ -196,11 +207,7 @@ func TestCheckKeepsCheckpoint(t *testing.T) {
 	keptPath := logPath + ".log-checkpoint"
 	check := func(lock, tools string, more ...string) (int, string) {
 		t.Helper()
-		page := filepath.Join(dir, "page.json")
-		os.WriteFile(page, []byte(`{"tools":`+tools+`}`), 0o644)
-		args := append([]string{"check", "--lock", lock, "--tools", page, "--url", "https://mcp.example.com/mcp", "--issuer-keys", keysPath, "--log", logPath}, more...)
-		code, out, errs := runCLI(args...)
-		return code, out + errs
+		return checkPage(t, dir, lock, tools, append([]string{"--issuer-keys", keysPath, "--log", logPath}, more...)...)
 	}
 	const toolsA, toolsB = `[{"name":"a","description":"A."}]`, `[{"name":"b","description":"B."}]`
 	a := signLock(t, issuer, dir, "a.lock.json", toolsA)
@@ -260,11 +267,7 @@ func TestCheckLogPinnedKeysOnly(t *testing.T) {
 	}
 	check := func(lock, tools, url string) (int, string) {
 		t.Helper()
-		page := filepath.Join(dir, "page.json")
-		os.WriteFile(page, []byte(`{"tools":`+tools+`}`), 0o644)
-		args := append([]string{"check", "--json", "--lock", lock, "--tools", page, "--url", "https://mcp.example.com/mcp", "--issuer", url, "--issuer-timeout", "2s"}, pins...)
-		code, out, errs := runCLI(args...)
-		return code, out + errs
+		return checkPage(t, dir, lock, tools, append([]string{"--json", "--issuer", url, "--issuer-timeout", "2s"}, pins...)...)
 	}
 	const toolsA, toolsB = `[{"name":"a","description":"A."}]`, `[{"name":"b","description":"B."}]`
 	a := signLock(t, issuer, dir, "a.lock.json", toolsA)

@@ -335,6 +335,19 @@ func (c *cli) clock() (time.Time, error) {
 	return t, nil
 }
 
+// clockFunc is the clock of a command that goes on (run, proxy): --now,
+// the same for its whole life, or the clock read at each use.
+func (c *cli) clockFunc() (func() time.Time, error) {
+	if c.now == "" {
+		return time.Now, nil
+	}
+	t, err := c.clock()
+	if err != nil {
+		return nil, err
+	}
+	return func() time.Time { return t }, nil
+}
+
 // blockedError ends a command with exit status 1: the answer is "do not
 // proceed". The reason has usually been printed already.
 type blockedError struct{ msg string }

@@ -45,13 +45,30 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// startExample runs the example server on mcpPort (its authorization
-// server on authPort) with args, until it listens; stopped at the test's
-// end or by the returned func.
-func startExample(t *testing.T, script string, mcpPort, authPort int, args ...string) func() {
+// example is one test's run of the SDK example server: its script, the
+// ports it and its authorization server listen on (kept across restarts,
+// so that a lockfile and a login made before one stay good after it) and
+// its URL.
+type example struct {
+	script            string
+	mcpPort, authPort int
+	url               string
+}
+
+// newExample picks the example's ports; it is not started yet.
+func newExample(t *testing.T, script string) *example {
 	t.Helper()
-	cmd := exec.Command("node", append([]string{script}, args...)...)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("MCP_PORT=%d", mcpPort), fmt.Sprintf("MCP_AUTH_PORT=%d", authPort))
+	x := &example{script: script, mcpPort: freePort(t), authPort: freePort(t)}
+	x.url = fmt.Sprintf("http://localhost:%d/mcp", x.mcpPort)
+	return x
+}
+
+// start runs the example server with args, until it listens; stopped at
+// the test's end or by the returned func.
+func (x *example) start(t *testing.T, args ...string) func() {
+	t.Helper()
+	cmd := exec.Command("node", append([]string{x.script}, args...)...)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("MCP_PORT=%d", x.mcpPort), fmt.Sprintf("MCP_AUTH_PORT=%d", x.authPort))
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -62,7 +79,7 @@ func startExample(t *testing.T, script string, mcpPort, authPort int, args ...st
 	}
 	t.Cleanup(stop)
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if c, err := net.Dial("tcp", fmt.Sprintf("localhost:%d", mcpPort)); err == nil {
+		if c, err := net.Dial("tcp", fmt.Sprintf("localhost:%d", x.mcpPort)); err == nil {
 			c.Close()
 			break
 		}
@@ -71,6 +88,26 @@ func startExample(t *testing.T, script string, mcpPort, authPort int, args ...st
 		}
 	}
 	return stop
+}
+
+// loginSetting gives a test a login store of its own (XDG_CONFIG_HOME, so
+// that no login of the machine's or of another test's is read or kept)
+// and a directory for its lockfile and logs: the store's directory, that
+// directory and the lockfile's path.
+func loginSetting(t *testing.T) (config, dir, lock string) {
+	t.Helper()
+	config = t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", config)
+	dir = t.TempDir()
+	return config, dir, filepath.Join(dir, "lock.json")
+}
+
+// lockOpen locks the server at url, open (before any login), at now.
+func lockOpen(t *testing.T, now, url, lock string) {
+	t.Helper()
+	if code, _, stderr := runCLI("--now", now, "lock", "--url", url, "-o", lock); code != 0 {
+		t.Fatalf("lock of the open server: exit %d, %s", code, stderr)
+	}
 }
 
 // loginBy runs crawlcheck login --no-browser and, as the person would in
@@ -117,12 +154,9 @@ func TestLoginAgainstTheSDKExample(t *testing.T) {
 }
 
 func loginExample(t *testing.T, script string, mode []string) {
-	config := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", config)
-	mcpPort, authPort := freePort(t), freePort(t)
-	url := fmt.Sprintf("http://localhost:%d/mcp", mcpPort)
-	dir := t.TempDir()
-	lock := filepath.Join(dir, "lock.json")
+	config, dir, lock := loginSetting(t)
+	x := newExample(t, script)
+	url, mcpPort := x.url, x.mcpPort
 	now := "2026-11-30T12:00:00Z"
 	var outputs []string
 	check := func() (int, string) {
@@ -131,14 +165,12 @@ func loginExample(t *testing.T, script string, mode []string) {
 		return code, stdout
 	}
 
-	stop := startExample(t, script, mcpPort, authPort)
-	if code, _, stderr := runCLI("--now", now, "lock", "--url", url, "-o", lock); code != 0 {
-		t.Fatalf("lock of the open server: exit %d, %s", code, stderr)
-	}
+	stop := x.start(t)
+	lockOpen(t, now, url, lock)
 	_, open := check()
 	stop()
 
-	startExample(t, script, mcpPort, authPort, mode...)
+	x.start(t, mode...)
 	code, rec := check()
 	if code == 0 || !strings.Contains(rec, "HTTP 401") || !strings.Contains(rec, "crawlcheck login --url "+url) ||
 		!strings.Contains(rec, fmt.Sprintf("its resource metadata: http://localhost:%d/.well-known/oauth-protected-resource/mcp", mcpPort)) {

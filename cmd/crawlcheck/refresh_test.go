@@ -145,10 +145,7 @@ func TestLoginRefreshAndStepUp(t *testing.T) {
 	var need atomic.Value
 	need.Store([]string{"tools"})
 	endpoint := introspectedServer(t, as, rsSecret, &need)
-	config := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", config)
-	dir := t.TempDir()
-	lock := filepath.Join(dir, "lock.json")
+	config, _, lock := loginSetting(t)
 	now := "2026-11-30T12:00:00Z"
 
 	loginBy(t, endpoint)

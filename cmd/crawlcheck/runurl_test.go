@@ -17,37 +17,20 @@ import (
 	"github.com/crawlcheck/verifier/internal/gateway"
 	"github.com/crawlcheck/verifier/internal/preflight"
 	"github.com/crawlcheck/verifier/internal/proxy"
+	"github.com/crawlcheck/verifier/internal/syncbuf"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// syncBuffer is a stderr the test reads while the gateway writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // gatewaySession runs crawlcheck run with args in this process, the go-sdk
 // client on its stdin and stdout (at protocol 2025-11-25, as the JS and
 // Python clients speak), and returns the session (nil and the error when
 // the handshake failed) and the gateway's stderr. The gateway ends when
 // the client closes its side, before the test's end.
-func gatewaySession(t *testing.T, args ...string) (*mcp.ClientSession, *syncBuffer, error) {
+func gatewaySession(t *testing.T, args ...string) (*mcp.ClientSession, *syncbuf.Buffer, error) {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	done := make(chan struct{})
 	go func() {
 		run(args, inR, outW, stderr)
@@ -102,21 +85,16 @@ func TestRunURLAgainstTheSDKExample(t *testing.T) {
 }
 
 func runURLExample(t *testing.T, script string, mode []string) {
-	config := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", config)
-	mcpPort, authPort := freePort(t), freePort(t)
-	url := fmt.Sprintf("http://localhost:%d/mcp", mcpPort)
-	dir := t.TempDir()
-	lock := filepath.Join(dir, "lock.json")
+	config, dir, lock := loginSetting(t)
+	x := newExample(t, script)
+	url, mcpPort := x.url, x.mcpPort
 	now := "2026-11-30T12:00:00Z"
-	session := func(log string) (*mcp.ClientSession, *syncBuffer, error) {
+	session := func(log string) (*mcp.ClientSession, *syncbuf.Buffer, error) {
 		return gatewaySession(t, "--now", now, "run", "--lock", lock, "--log", filepath.Join(dir, log), "--url", url)
 	}
 
-	stop := startExample(t, script, mcpPort, authPort)
-	if code, _, stderr := runCLI("--now", now, "lock", "--url", url, "-o", lock); code != 0 {
-		t.Fatalf("lock of the open server: exit %d, %s", code, stderr)
-	}
+	stop := x.start(t)
+	lockOpen(t, now, url, lock)
 	cs, stderr, err := session("open.jsonl")
 	if err != nil {
 		t.Fatalf("the open server through the gateway: %v\n%s", err, stderr)
@@ -133,7 +111,7 @@ func runURLExample(t *testing.T, script string, mode []string) {
 	cs.Close()
 	stop()
 
-	startExample(t, script, mcpPort, authPort, mode...)
+	x.start(t, mode...)
 	_, stderr, err = session("refused.jsonl")
 	if err == nil || !strings.Contains(err.Error(), "HTTP 401") || !strings.Contains(err.Error(), "crawlcheck login --url "+url) {
 		t.Errorf("the handshake without a login: %v", err)
@@ -213,15 +191,10 @@ func TestRunURLRefreshesItsLogin(t *testing.T) {
 	var need atomic.Value
 	need.Store([]string(nil))
 	endpoint := introspectedServer(t, as, rsSecret, &need)
-	config := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", config)
-	dir := t.TempDir()
-	lock := filepath.Join(dir, "lock.json")
+	config, dir, lock := loginSetting(t)
 	now := "2026-11-30T12:00:00Z"
 
-	if code, _, stderr := runCLI("--now", now, "lock", "--url", endpoint, "-o", lock); code != 0 {
-		t.Fatalf("lock of the open server: exit %d, %s", code, stderr)
-	}
+	lockOpen(t, now, endpoint, lock)
 	open, stderr, err := gatewaySession(t, "--now", now, "run", "--lock", lock, "--log", filepath.Join(dir, "open.jsonl"), "--url", endpoint)
 	if err != nil {
 		t.Fatalf("the gateway to the open server: %v\n%s", err, stderr)

@@ -22,9 +22,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/crawlcheck/verifier/internal/syncbuf"
 )
 
 // CLI is a cross-built crawlcheck and the emulator that runs it.
@@ -153,7 +154,7 @@ type Gateway struct {
 	client string
 	in     io.WriteCloser
 	lines  chan []byte
-	stderr *lockedBuffer
+	stderr *syncbuf.Buffer
 	exited chan error
 }
 
@@ -170,7 +171,7 @@ func (c CLI) StartGateway(t *testing.T, args ...string) *Gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &Gateway{cmd: cmd, client: c.Client, in: in, lines: make(chan []byte, 64), stderr: &lockedBuffer{}, exited: make(chan error, 1)}
+	g := &Gateway{cmd: cmd, client: c.Client, in: in, lines: make(chan []byte, 64), stderr: &syncbuf.Buffer{}, exited: make(chan error, 1)}
 	cmd.Stderr = g.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -272,23 +273,4 @@ func (g *Gateway) CloseAndWait(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatalf("the gateway did not exit within a minute of its stdin closing\nstderr:\n%s", g.stderr)
 	}
-}
-
-// lockedBuffer is the gateway's stderr, written by its process while a
-// failing test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -2,7 +2,6 @@ package gateway_test
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,9 +16,7 @@ import (
 // only a resource template names is refused (which URIs a template matches
 // is not decided by the core yet). The record compares every list.
 func TestEverythingFeatures(t *testing.T) {
-	dir := t.TempDir()
-	e := &env{dir: dir, lock: filepath.Join(dir, "lock.json"), log: filepath.Join(dir, "records.jsonl"), server: everything(t)}
-	cli(t, "lock", "--handshake", "initialize", "--server", strings.Join(e.server, " "), "-o", e.lock)
+	e := everythingEnv(t)
 	cmd, stderr := e.gatewayCmd("", e.server)
 	s := connectCmd(t, cmd, stderr, nil, "2025-11-25")
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)

@@ -31,15 +31,23 @@ func everything(t *testing.T) []string {
 	return []string{node, filepath.Clean(script), "stdio"}
 }
 
+// everythingEnv is an env whose server is server-everything, locked over
+// initialize (with lockFlags: the capabilities the client will declare).
+func everythingEnv(t *testing.T, lockFlags ...string) *env {
+	t.Helper()
+	dir := t.TempDir()
+	e := &env{dir: dir, lock: filepath.Join(dir, "lock.json"), log: filepath.Join(dir, "records.jsonl"), server: everything(t)}
+	cli(t, append(append([]string{"lock"}, lockFlags...), "--handshake", "initialize", "--server", strings.Join(e.server, " "), "-o", e.lock)...)
+	return e
+}
+
 // TestEverythingRoundTrips: server-everything behind the gateway, driven
 // by the go-sdk client declaring roots, sampling and elicitation: the
 // server's requests (roots/list, sampling/createMessage,
 // elicitation/create), the client's ping, progress notifications, logging
 // and a cancelled call all pass through, and the session stays usable.
 func TestEverythingRoundTrips(t *testing.T) {
-	dir := t.TempDir()
-	e := &env{dir: dir, lock: filepath.Join(dir, "lock.json"), log: filepath.Join(dir, "records.jsonl"), server: everything(t)}
-	cli(t, "lock", "--capabilities", "roots,sampling,elicitation", "--handshake", "initialize", "--server", strings.Join(e.server, " "), "-o", e.lock)
+	e := everythingEnv(t, "--capabilities", "roots,sampling,elicitation")
 	cmd, stderr := e.gatewayCmd("", e.server)
 	roundTrips(t, e, cmd, stderr)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/crawlcheck/verifier/internal/gateway"
 	"github.com/crawlcheck/verifier/internal/preflight"
+	"github.com/crawlcheck/verifier/internal/syncbuf"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -115,22 +117,7 @@ func cli(t *testing.T, args ...string) string {
 }
 
 // lockedBuffer is a stderr the test reads while the gateway writes it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type lockedBuffer = syncbuf.Buffer
 
 // gatewayCmd is the command a client's config runs: crawlcheck run with
 // the flag shape crawlcheck install writes.
@@ -504,7 +491,7 @@ func TestNoProcessLeft(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			stdin.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"))
+			stdin.Write([]byte(initializeFrame + "\n"))
 			buf := make([]byte, 4096)
 			if _, err := stdout.Read(buf); err != nil {
 				t.Fatal(err)
@@ -587,6 +574,28 @@ func TestFirstRecordAsCheck(t *testing.T) {
 	}
 }
 
+// initializeFrame is a client's initialize request (id 1), for a test
+// that writes frames by hand.
+const initializeFrame = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+// startRaw starts the gateway in front of e's server for a test that
+// writes and reads the frames by hand: its stdin, stdout and stderr. At
+// the test's end its stdin is closed and it is waited for.
+func (e *env) startRaw(t *testing.T) (io.WriteCloser, io.Reader, *lockedBuffer) {
+	t.Helper()
+	cmd, stderr := e.gatewayCmd("", e.server)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		cmd.Wait()
+	})
+	return stdin, stdout, stderr
+}
+
 // TestClientFramesReadStrictly: what a lenient server might read as a
 // tools/call the gateway never judged is not passed on: a frame with two
 // "method" members (-32700) and a batch (-32600); and a client that lists
@@ -594,16 +603,7 @@ func TestFirstRecordAsCheck(t *testing.T) {
 func TestClientFramesReadStrictly(t *testing.T) {
 	e := newEnv(t, threeTools)
 	e.setTools(t, t2Changed)
-	cmd, stderr := e.gatewayCmd("", e.server)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		stdin.Close()
-		cmd.Wait()
-	}()
+	stdin, stdout, stderr := e.startRaw(t)
 	lines := make(chan map[string]json.RawMessage, 16)
 	go func() {
 		dec := json.NewDecoder(stdout)
@@ -634,7 +634,7 @@ func TestClientFramesReadStrictly(t *testing.T) {
 		}
 	}
 	send := func(s string) { stdin.Write([]byte(s + "\n")) }
-	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	send(initializeFrame)
 	answer("1")
 	send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 	if m := answer("2"); !strings.Contains(string(m["result"]), `"t1"`) || strings.Contains(string(m["result"]), `"t2"`) {
@@ -697,19 +697,10 @@ func TestInstructions(t *testing.T) {
 // and the next call goes through.
 func TestHeldCallCancelled(t *testing.T) {
 	e := newEnv(t, threeTools)
-	cmd, stderr := e.gatewayCmd("", e.server)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		stdin.Close()
-		cmd.Wait()
-	}()
+	stdin, stdout, stderr := e.startRaw(t)
 	// Sent at once, without waiting for the handshake's answer: the call
 	// arrives while the gateway checks the session.
-	stdin.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+	stdin.Write([]byte(initializeFrame + "\n" +
 		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t1","arguments":{}}}` + "\n" +
 		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"the user moved on"}}` + "\n"))
 	dec := json.NewDecoder(stdout)

@@ -1,10 +1,6 @@
 package gateway_test
 
 import (
-	"encoding/json"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -19,16 +15,7 @@ import (
 // the session goes on (TestEverythingRoundTrips drives the same with the
 // go-sdk client).
 func TestEverythingTypeScript(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("node: %v", err)
-	}
-	_, file, _, _ := runtime.Caller(0)
-	here := filepath.Dir(file)
-	modules := filepath.Join(here, "..", "..", "bindings", "js", "node_modules")
-	dir := t.TempDir()
-	e := &env{dir: dir, lock: filepath.Join(dir, "lock.json"), log: filepath.Join(dir, "records.jsonl"), server: everything(t)}
-	cli(t, "lock", "--capabilities", "roots,sampling,elicitation", "--handshake", "initialize", "--server", strings.Join(e.server, " "), "-o", e.lock)
+	e := everythingEnv(t, "--capabilities", "roots,sampling,elicitation")
 	type result struct {
 		Tools                               []string
 		Sampled, Elicited, RootsAsked, Logs int
@@ -36,25 +23,12 @@ func TestEverythingTypeScript(t *testing.T) {
 		Progress                            []float64
 		Calls                               map[string]struct{ Text, Error string }
 	}
-	session := func(t *testing.T, major string, argv []string) result {
-		t.Helper()
-		spec, _ := json.Marshal(map[string]any{"command": argv})
-		cmd := exec.Command(node, filepath.Join(here, "..", "..", "hosttest", "interop", "testdata", "gateway_everything.mjs"), modules, major, string(spec))
-		var stderr lockedBuffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("%v\n%s", err, stderr.String())
-		}
-		var got result
-		if err := json.Unmarshal(out, &got); err != nil {
-			t.Fatalf("%v: %s", err, out)
-		}
-		return got
-	}
 	for _, major := range []string{"1", "2"} {
 		t.Run("sdk"+major, func(t *testing.T) {
-			got := session(t, major, append([]string{crawlcheck, "run", "--lock", e.lock, "--log", e.log, "--"}, e.server...))
+			var got result
+			tsClient(t, "gateway_everything.mjs", major, map[string]any{
+				"command": append([]string{crawlcheck, "run", "--lock", e.lock, "--log", e.log, "--"}, e.server...),
+			}, &got)
 			for _, want := range []string{"echo", "get-roots-list", "trigger-sampling-request", "trigger-elicitation-request", "trigger-long-running-operation", "toggle-simulated-logging"} {
 				if !slices.Contains(got.Tools, want) {
 					t.Errorf("%s not handed over: %v", want, got.Tools)

@@ -293,10 +293,7 @@ func (p *Proxy) post(w http.ResponseWriter, r *http.Request) {
 	}
 	stream := acceptsStream(r)
 	if stream {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Cache-Control", "no-cache")
-		w.WriteHeader(http.StatusOK)
-		flush(w)
+		openStream(w)
 	}
 	for {
 		select {
@@ -344,10 +341,7 @@ func (p *Proxy) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.unlisten(ch)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	flush(w)
+	openStream(w)
 	for {
 		select {
 		case f := <-ch:
@@ -404,6 +398,15 @@ func acceptsStream(r *http.Request) bool {
 		}
 	}
 	return false
+}
+
+// openStream answers 200 as an event stream and sends the headers at
+// once, so that the client knows the stream is open before any event.
+func openStream(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	flush(w)
 }
 
 func writeEvent(w http.ResponseWriter, frame []byte) {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/crawlcheck/verifier/internal/gateway"
 	"github.com/crawlcheck/verifier/internal/proxy"
+	"github.com/crawlcheck/verifier/internal/syncbuf"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -94,19 +95,45 @@ func (u *upstream) restart() {
 }
 
 // start locks the upstream and serves a proxy in front of it.
-func start(t *testing.T, u *upstream) (*proxy.Proxy, string, *syncBuffer) {
+func start(t *testing.T, u *upstream) (*proxy.Proxy, string, *syncbuf.Buffer) {
 	t.Helper()
 	dir := t.TempDir()
 	lock, log := filepath.Join(dir, "lock.json"), filepath.Join(dir, "records.jsonl")
-	if out, err := exec.Command(crawlcheck, "lock", "--url", u.url, "--header", "Authorization: "+upstreamToken, "-o", lock).CombinedOutput(); err != nil {
-		t.Fatalf("lock: %v\n%s", err, out)
-	}
-	stderr := &syncBuffer{}
-	p, err := proxy.Listen(proxy.Config{Listen: "127.0.0.1:0", Token: proxyToken, Gateway: gateway.Config{
+	u.lock(t, lock)
+	stderr := &syncbuf.Buffer{}
+	p := serve(t, proxy.Config{Listen: "127.0.0.1:0", Token: proxyToken, Gateway: gateway.Config{
 		LockPath: lock, LogPath: log, LockPoll: 50 * time.Millisecond, Grace: time.Second,
 		Remote: gateway.Remote{URL: u.url, Header: http.Header{"Authorization": {upstreamToken}}},
 		Stderr: stderr,
 	}})
+	return p, log, stderr
+}
+
+// sentOnly fails the test when the upstream was sent any Authorization
+// other than want ("": none).
+func (u *upstream) sentOnly(t *testing.T, want string) {
+	t.Helper()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, a := range u.auth {
+		if a != want {
+			t.Errorf("the upstream was sent Authorization %q", a)
+		}
+	}
+}
+
+// lock locks the upstream (sending it upstreamToken) into lock.
+func (u *upstream) lock(t *testing.T, lock string) {
+	t.Helper()
+	if out, err := exec.Command(crawlcheck, "lock", "--url", u.url, "--header", "Authorization: "+upstreamToken, "-o", lock).CombinedOutput(); err != nil {
+		t.Fatalf("lock: %v\n%s", err, out)
+	}
+}
+
+// serve listens with c and serves the proxy until the test's end.
+func serve(t *testing.T, c proxy.Config) *proxy.Proxy {
+	t.Helper()
+	p, err := proxy.Listen(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,25 +147,7 @@ func start(t *testing.T, u *upstream) (*proxy.Proxy, string, *syncBuffer) {
 		cancel()
 		<-done
 	})
-	return p, log, stderr
-}
-
-// syncBuffer is the proxy's stderr, read by the test while it writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	return p
 }
 
 // bearer adds the proxy's token to every request, as a client configured
@@ -249,13 +258,7 @@ func TestProxyHandsOffAndKeepsTokensApart(t *testing.T) {
 		t.Errorf("write was not refused: %v", err)
 	}
 
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for _, a := range u.auth {
-		if a != upstreamToken {
-			t.Errorf("the upstream was sent Authorization %q", a)
-		}
-	}
+	u.sentOnly(t, upstreamToken)
 	records, _ := os.ReadFile(log)
 	if n := strings.Count(string(records), "\n"); n < 3 {
 		t.Errorf("%d records, want the first check, the new session's and the rewrite's", n)
@@ -318,13 +321,7 @@ func TestProxyRefuses(t *testing.T) {
 			t.Errorf("listen %s: %v", addr, err)
 		}
 	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for _, a := range u.auth {
-		if a != upstreamToken {
-			t.Errorf("the upstream was sent Authorization %q", a)
-		}
-	}
+	u.sentOnly(t, upstreamToken)
 }
 
 // TestProxyUpstreamNeedsALogin: a proxy without the upstream's
@@ -336,32 +333,17 @@ func TestProxyUpstreamNeedsALogin(t *testing.T) {
 	u := newUpstream(t)
 	dir := t.TempDir()
 	lock, log := filepath.Join(dir, "lock.json"), filepath.Join(dir, "records.jsonl")
-	if out, err := exec.Command(crawlcheck, "lock", "--url", u.url, "--header", "Authorization: "+upstreamToken, "-o", lock).CombinedOutput(); err != nil {
-		t.Fatalf("lock: %v\n%s", err, out)
-	}
+	u.lock(t, lock)
 	u.mu.Lock()
 	u.auth = nil // what the lock was sent
 	u.mu.Unlock()
-	p, err := proxy.Listen(proxy.Config{Listen: "127.0.0.1:0", Token: proxyToken, Gateway: gateway.Config{
+	p := serve(t, proxy.Config{Listen: "127.0.0.1:0", Token: proxyToken, Gateway: gateway.Config{
 		LockPath: lock, LogPath: log, Remote: gateway.Remote{URL: u.url}, Stderr: io.Discard,
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		p.Serve(ctx)
-		close(done)
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
 	client := mcp.NewClient(&mcp.Implementation{Name: "downstream", Version: "1"}, nil)
 	cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer ccancel()
-	_, err = client.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: p.URL(), HTTPClient: &http.Client{Transport: bearer{proxyToken}}, MaxRetries: -1},
+	_, err := client.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: p.URL(), HTTPClient: &http.Client{Transport: bearer{proxyToken}}, MaxRetries: -1},
 		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err == nil || !strings.Contains(err.Error(), "HTTP 401") || !strings.Contains(err.Error(), "crawlcheck login --url "+u.url) {
 		t.Errorf("the handshake: %v", err)
@@ -370,13 +352,7 @@ func TestProxyUpstreamNeedsALogin(t *testing.T) {
 	if !strings.Contains(string(records), "the server answered HTTP 401 (it needs credentials): log in with `crawlcheck login --url "+u.url+"`") {
 		t.Errorf("the record:\n%s", records)
 	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for _, a := range u.auth {
-		if a != "" {
-			t.Errorf("the upstream was sent Authorization %q", a)
-		}
-	}
+	u.sentOnly(t, "")
 }
 
 // TestProxyNewestClient: go-sdk's client at its newest revision opens with
@@ -402,25 +378,10 @@ func TestProxyEndsIdleSessions(t *testing.T) {
 	u := newUpstream(t)
 	dir := t.TempDir()
 	lock := filepath.Join(dir, "lock.json")
-	if out, err := exec.Command(crawlcheck, "lock", "--url", u.url, "--header", "Authorization: "+upstreamToken, "-o", lock).CombinedOutput(); err != nil {
-		t.Fatalf("lock: %v\n%s", err, out)
-	}
-	p, err := proxy.Listen(proxy.Config{Listen: "127.0.0.1:0", Token: proxyToken, Idle: 300 * time.Millisecond, Gateway: gateway.Config{
+	u.lock(t, lock)
+	p := serve(t, proxy.Config{Listen: "127.0.0.1:0", Token: proxyToken, Idle: 300 * time.Millisecond, Gateway: gateway.Config{
 		LockPath: lock, Grace: time.Second, Remote: gateway.Remote{URL: u.url, Header: http.Header{"Authorization": {upstreamToken}}}, Stderr: io.Discard,
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		p.Serve(ctx)
-		close(done)
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
 	post := func(session, body string) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, p.URL(), strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -506,11 +467,5 @@ func TestTypeScriptClients(t *testing.T) {
 			}
 		})
 	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for _, a := range u.auth {
-		if a != upstreamToken {
-			t.Errorf("the upstream was sent Authorization %q", a)
-		}
-	}
+	u.sentOnly(t, upstreamToken)
 }

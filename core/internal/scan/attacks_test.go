@@ -1,13 +1,6 @@
 package scan
 
-import (
-	"encoding/json"
-	"os"
-	"sort"
-	"testing"
-
-	"github.com/crawlcheck/verifier/core/internal/coretest"
-)
+import "testing"
 
 // attackFloor is the share of each class of testdata/scan-attacks (the
 // project's own poisoned lists, written after the public literature's
@@ -42,47 +35,19 @@ func TestAttackCorpusLate(t *testing.T) {
 // scoreAttacks scores the scan on one file of testdata/scan-attacks, fails
 // when a class is below floor, and answers the recall of all classes.
 func scoreAttacks(t *testing.T, file string, floor float64) float64 {
-	b, err := os.ReadFile(coretest.RepoPath(t, "testdata", "scan-attacks", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var corpus struct {
-		Cases []struct {
-			ID, Class string
-			Tools     json.RawMessage
-		}
-	}
-	if err := json.Unmarshal(b, &corpus); err != nil {
-		t.Fatal(err)
-	}
-	byClass := map[string][2]int{}
-	caught := 0
-	for _, c := range corpus.Cases {
-		r := Run(coretest.Hashed(t, string(c.Tools)), nil)
-		n := byClass[c.Class]
-		n[1]++
-		if r.Severity >= Medium {
-			n[0]++
-			caught++
-		} else if testing.Verbose() {
-			t.Logf("missed (%s) %s: %s", r.Severity, c.ID, r.Value())
-		}
-		byClass[c.Class] = n
-	}
-	classes := make([]string, 0, len(byClass))
-	for c := range byClass {
-		classes = append(classes, c)
-	}
-	sort.Strings(classes)
-	for _, c := range classes {
+	t.Helper()
+	byClass, all := scoreCases(t, readCorpus(t, "scan-attacks", file), func(c corpusCase, r Result) {
+		t.Logf("missed (%s) %s: %s", r.Severity, c.ID, r.Value())
+	})
+	for _, c := range sortedClasses(byClass) {
 		n := byClass[c]
-		t.Logf("%-28s %2d of %2d (%.0f%%)", c, n[0], n[1], 100*float64(n[0])/float64(n[1]))
-		if float64(n[0]) < floor*float64(n[1]) {
-			t.Errorf("class %s: %d of %d at medium, below %.0f%%", c, n[0], n[1], 100*floor)
+		t.Logf("%-28s %2d of %2d (%.0f%%)", c, n.caught, n.total, 100*n.recall())
+		if float64(n.caught) < floor*float64(n.total) {
+			t.Errorf("class %s: %d of %d at medium, below %.0f%%", c, n.caught, n.total, 100*floor)
 		}
 	}
-	recall := float64(caught) / float64(len(corpus.Cases))
-	t.Logf("all: %d of %d (%.1f%%)", caught, len(corpus.Cases), 100*recall)
+	recall := all.recall()
+	t.Logf("all: %d of %d (%.1f%%)", all.caught, all.total, 100*recall)
 	return recall
 }
 

@@ -1,13 +1,6 @@
 package scan
 
-import (
-	"encoding/json"
-	"os"
-	"sort"
-	"testing"
-
-	"github.com/crawlcheck/verifier/core/internal/coretest"
-)
+import "testing"
 
 // freshFloor is the recall at medium on testdata/scan-public/fresh.json.
 // The corpus was assembled before issue 38 round 3 and measured once when
@@ -41,47 +34,13 @@ func TestPublicAttackCorpusHoldout4(t *testing.T) {
 // class, and fails below floor.
 func scoreCorpus(t *testing.T, file string, floor float64) {
 	t.Helper()
-	b, err := os.ReadFile(coretest.RepoPath(t, "testdata", "scan-public", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var corpus struct {
-		Cases []struct {
-			ID, Class string
-			Tools     json.RawMessage
-		}
-	}
-	if err := json.Unmarshal(b, &corpus); err != nil {
-		t.Fatal(err)
-	}
-	if len(corpus.Cases) == 0 {
-		t.Fatal("no cases")
-	}
-	type score struct{ caught, total int }
-	byClass := map[string]score{}
-	all := score{}
-	for _, c := range corpus.Cases {
-		r := Run(coretest.Hashed(t, string(c.Tools)), nil)
-		s := byClass[c.Class]
-		s.total++
-		all.total++
-		if r.Severity >= Medium {
-			s.caught++
-			all.caught++
-		} else if testing.Verbose() {
-			t.Logf("missed (%s) %s", r.Severity, c.ID)
-		}
-		byClass[c.Class] = s
-	}
-	classes := make([]string, 0, len(byClass))
-	for c := range byClass {
-		classes = append(classes, c)
-	}
-	sort.Strings(classes)
-	for _, c := range classes {
+	byClass, all := scoreCases(t, readCorpus(t, "scan-public", file), func(c corpusCase, r Result) {
+		t.Logf("missed (%s) %s", r.Severity, c.ID)
+	})
+	for _, c := range sortedClasses(byClass) {
 		t.Logf("%s %-26s %3d of %3d", file, c, byClass[c].caught, byClass[c].total)
 	}
-	recall := float64(all.caught) / float64(all.total)
+	recall := all.recall()
 	t.Logf("%s all: %d of %d (%.1f%%)", file, all.caught, all.total, 100*recall)
 	if recall < floor {
 		t.Errorf("%s: recall at medium %.3f is below the floor %.3f", file, recall, floor)

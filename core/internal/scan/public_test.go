@@ -1,13 +1,6 @@
 package scan
 
-import (
-	"encoding/json"
-	"os"
-	"sort"
-	"testing"
-
-	"github.com/crawlcheck/verifier/core/internal/coretest"
-)
+import "testing"
 
 // The recall at medium the scan must keep on each half of
 // testdata/scan-public/cases.json (public poisoned tools from sources other
@@ -28,56 +21,26 @@ const (
 // gave; a missed held-out case is named by id only, so that reading the
 // test's output does not turn the held-out half into a development one.
 func TestPublicAttackCorpus(t *testing.T) {
-	b, err := os.ReadFile(coretest.RepoPath(t, "testdata", "scan-public", "cases.json"))
-	if err != nil {
-		t.Fatal(err)
+	bySplit := map[string][]corpusCase{}
+	for _, c := range readCorpus(t, "scan-public", "cases.json") {
+		bySplit[c.Split] = append(bySplit[c.Split], c)
 	}
-	var corpus struct {
-		Cases []struct {
-			ID, Class, Split string
-			Tools            json.RawMessage
+	for split, floor := range map[string]float64{"development": publicDevFloor, "heldout": publicHeldoutFloor} {
+		if len(bySplit[split]) == 0 {
+			t.Fatalf("no %s cases", split)
 		}
-	}
-	if err := json.Unmarshal(b, &corpus); err != nil {
-		t.Fatal(err)
-	}
-	type score struct{ caught, total int }
-	bySplit := map[string]map[string]score{}
-	for _, c := range corpus.Cases {
-		r := Run(coretest.Hashed(t, string(c.Tools)), nil)
-		if bySplit[c.Split] == nil {
-			bySplit[c.Split] = map[string]score{}
-		}
-		s := bySplit[c.Split][c.Class]
-		s.total++
-		if r.Severity >= Medium {
-			s.caught++
-		} else if testing.Verbose() {
-			if c.Split == "development" {
+		byClass, all := scoreCases(t, bySplit[split], func(c corpusCase, r Result) {
+			if split == "development" {
 				t.Logf("missed (%s) %s: %s", r.Severity, c.ID, r.Value())
 			} else {
 				t.Logf("missed (%s) %s", r.Severity, c.ID)
 			}
-		}
-		bySplit[c.Split][c.Class] = s
-	}
-	for split, floor := range map[string]float64{"development": publicDevFloor, "heldout": publicHeldoutFloor} {
-		classes := make([]string, 0, len(bySplit[split]))
-		all := score{}
-		for c, s := range bySplit[split] {
-			classes = append(classes, c)
-			all.caught += s.caught
-			all.total += s.total
-		}
-		sort.Strings(classes)
-		for _, c := range classes {
-			s := bySplit[split][c]
+		})
+		for _, c := range sortedClasses(byClass) {
+			s := byClass[c]
 			t.Logf("%-11s %-26s %2d of %2d", split, c, s.caught, s.total)
 		}
-		if all.total == 0 {
-			t.Fatalf("no %s cases", split)
-		}
-		recall := float64(all.caught) / float64(all.total)
+		recall := all.recall()
 		t.Logf("%-11s all: %d of %d (%.1f%%)", split, all.caught, all.total, 100*recall)
 		if recall < floor {
 			t.Errorf("%s: recall at medium %.3f is below the floor %.3f", split, recall, floor)
