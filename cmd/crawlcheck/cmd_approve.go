@@ -146,7 +146,15 @@ func cmdApprove(c *cli, args []string) error {
 	if *out == "-" {
 		show = c.stderr
 	}
-	printDiff(show, d)
+	// A moved tag or another tarball is the server's change, not the
+	// tools': said in the record's terms, never as "no change".
+	relaunch := launchedChanged(rec)
+	noChange := "no change"
+	if relaunch {
+		noChange = "no tool changed"
+	}
+	printDiffNoting(show, d, noChange)
+	printLaunchedChange(show, rec, relockCommand(tg, *lockPath))
 	for _, f := range rec.Observations {
 		if f.Tool != "" && !slices.Contains(slices.Concat(chk.Added, chk.Removed, chk.Modified), f.Tool) {
 			say(show, "changed   %s (%s)\n", f.Tool, f.Observation)
@@ -194,6 +202,9 @@ func cmdApprove(c *cli, args []string) error {
 		return err
 	}
 	say(c.stdout, "approved: wrote %s (%d tools, sha256 %s)\n", dest, written.Count, written.SHA256)
+	if relaunch {
+		say(c.stdout, "the lockfile still pins the approved package: `%s` pins the new one\n", relockCommand(tg, dest))
+	}
 	switch {
 	case approvedItems:
 		say(c.stdout, "approved the prompts, resources and templates as offered now\n")

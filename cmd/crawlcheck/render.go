@@ -267,8 +267,15 @@ func (d diffResult) same() bool {
 
 // printDiff writes a diff answer for a person to read.
 func printDiff(w io.Writer, d diffResult) {
+	printDiffNoting(w, d, "no change")
+}
+
+// printDiffNoting is printDiff that says a list without changes as
+// noChange: approve says "no tool changed" when the server changed
+// otherwise (its launched package), never "no change".
+func printDiffNoting(w io.Writer, d diffResult, noChange string) {
 	if d.same() {
-		say(w, "no change (%d tools)\n", d.Unchanged)
+		say(w, "%s (%d tools)\n", noChange, d.Unchanged)
 	}
 	for _, n := range d.Added {
 		say(w, "added     %s\n", n)

@@ -624,7 +624,7 @@ func (s *Session) check(ctx context.Context, obs Observation, seen int64) (rec R
 // that saw the same change adds no observation: its lock check is a
 // reading, not a refusal.)
 func (s *Session) Confirm(names ...string) (Record, error) {
-	return s.confirm(names, false)
+	return s.confirm(names, ApproveOptions{})
 }
 
 // ConfirmInstructions is Confirm that also approves a change of the
@@ -635,10 +635,12 @@ func (s *Session) Confirm(names ...string) (Record, error) {
 // since nobody named it; the new lockfile pins the instructions and the
 // server as the handshake gave them.
 func (s *Session) ConfirmInstructions(names ...string) (Record, error) {
-	return s.confirm(names, true)
+	return s.confirm(names, ApproveOptions{Instructions: true})
 }
 
-func (s *Session) confirm(names []string, instructions bool) (Record, error) {
+// confirm is Confirm with what else the person approved (the Instructions
+// and Features members of parts); the names, time and key are the session's.
+func (s *Session) confirm(names []string, parts ApproveOptions) (Record, error) {
 	s.checkMu.Lock()
 	defer s.checkMu.Unlock()
 	s.mu.Lock()
@@ -647,7 +649,7 @@ func (s *Session) confirm(names []string, instructions bool) (Record, error) {
 	if stopErr != nil {
 		return Record{}, stopErr
 	}
-	newLock, err := Approve(rec.Raw, lock, obs, ApproveOptions{Names: names, Now: s.cfg.Now(), SigningKey: s.cfg.SigningKey, Instructions: instructions})
+	newLock, err := Approve(rec.Raw, lock, obs, ApproveOptions{Names: names, Now: s.cfg.Now(), SigningKey: s.cfg.SigningKey, Instructions: parts.Instructions, Features: parts.Features})
 	if err != nil {
 		return Record{}, fmt.Errorf("preflight: confirm (record %s): %w", rec.RecordSHA256, err)
 	}

@@ -258,3 +258,16 @@ func (s *Session) clientSession() *mcp.ClientSession {
 	defer s.mu.Unlock()
 	return s.cs
 }
+
+// ConfirmFeatures is Confirm that also approves the prompts, resources,
+// resource templates and ui:// templates as offered now (the core's
+// approve_features): the caller has shown a person each changed item of
+// the current record (escaped, as every server string is) with its scan,
+// and the person approved them with the tools named. The items' changes
+// need no name; the lists the record's observation read are pinned anew
+// from that same observation, one it did not read keeps its pin, and what
+// is approved is the core's rule. A change of the instructions is not
+// approved by it (ConfirmInstructions), nor is a session observation.
+func (s *Session) ConfirmFeatures(names ...string) (Record, error) {
+	return s.confirm(names, ApproveOptions{Features: true})
+}

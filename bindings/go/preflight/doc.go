@@ -22,6 +22,7 @@
 //	sess.CallTool(ctx, p)    // *RefusedError for a withheld tool or a stopped session
 //	sess.Confirm("get_item") // a person approved the change: new lockfile, new record
 //	sess.ConfirmInstructions() // a person read the instructions' word diff and approved it
+//	sess.ConfirmFeatures()     // a person read the changed prompts/resources and their scan
 //
 // The mode is enforce. Settings.Mode "observe" withholds nothing; the
 // first time enforce would have withheld a tool or stopped the session, a

@@ -171,6 +171,7 @@ function lazyApi(starting) {
     instructions: undefined,
     confirm: wait("confirm"),
     confirmInstructions: wait("confirmInstructions"),
+    confirmFeatures: wait("confirmFeatures"),
     recheck: wait("recheck"),
     tools: wait("tools"),
     assertAllowed: wait("assertAllowed"),

@@ -155,6 +155,12 @@ export interface Continuity {
    * (instructions_changed), whose word diff the person was shown.
    */
   confirmInstructions(...toolNames: string[]): Promise<ContinuityRecord>;
+  /**
+   * confirm that also approves the prompts, resources, resource templates
+   * and ui:// templates as offered now (the core's approve_features): the
+   * person was shown each changed item, escaped, with its scan.
+   */
+  confirmFeatures(...toolNames: string[]): Promise<ContinuityRecord>;
   /** Observes and checks again. */
   recheck(): Promise<ContinuityRecord>;
   /** The checked tools the record lets through. */

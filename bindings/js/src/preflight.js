@@ -597,8 +597,13 @@ class Gate {
    * and checks the same pages against it. instructions approves a change
    * of the server's instructions too (approve_instructions): the person
    * was shown its word diff; the core then pins the observed handshake.
+   * features approves the prompts, resources, resource templates and
+   * ui:// templates as offered now (approve_features): the person was
+   * shown each changed item and its scan; the core pins them from the
+   * observation the record was made from (its features), which is the
+   * reading the items were shown from.
    */
-  confirm(names, { instructions = false } = {}) {
+  confirm(names, { instructions = false, features = false } = {}) {
     return this.serial(async () => {
       if (this.err) throw this.err;
       const rec = this.record;
@@ -607,11 +612,12 @@ class Gate {
       if (!this.lockPath) throw new PreflightError("crawlcheck: confirm: the lockfile was given as bytes; give its path to rewrite it");
       const observed = observedRequest(obs);
       const req = { record: enc.encode(rec.raw), lock: this.lock, names, approved_at: this.nowText() };
-      if (instructions) {
-        // The instructions approved are the ones the handshake gave: the
-        // core reads them of the observed facts.
+      if (instructions || features) {
+        // The instructions and items approved are the ones the handshake
+        // and the lists gave: the core reads them of the observed facts.
         req.observed = observed;
-        req.approve_instructions = true;
+        if (instructions) req.approve_instructions = true;
+        if (features) req.approve_features = true;
       } else {
         if (observed.pages) req.pages = observed.pages;
         if (observed.page_cap_reached) req.page_cap_reached = true;
@@ -864,6 +870,13 @@ export function continuityApi(g) {
      * instructions_diff, escaped, and approved it with the tools named.
      */
     confirmInstructions: (...names) => g.confirm(names, { instructions: true }),
+    /**
+     * confirm that also approves the prompts, resources, resource templates
+     * and ui:// templates as offered now (the core's approve_features): the
+     * person was shown each changed item, escaped, with its scan, and
+     * approved them with the tools named.
+     */
+    confirmFeatures: (...names) => g.confirm(names, { features: true }),
     /** Observes and checks again, whether or not the server announced a change. */
     recheck: () =>
       g.serial(async () => {

@@ -297,3 +297,42 @@ async def test_server_everything_prompts_and_resources_and_a_prompt_changed_afte
                 assert (await s.get_prompt("args-prompt", {"city": "Paris"})).messages
                 # The tools are not withheld by a changed prompt.
                 assert len((await s.list_tools()).tools) == len(s.record["tools"])
+
+
+async def test_confirm_features_approves_a_rug_pulled_prompt(tmp_path: Path) -> None:
+    """After a rug-pulled prompt, confirm (tools only) is refused with the
+    change unnamed and writes nothing; confirm_features approves the lists
+    as offered now: get_prompt hands the prompt over, and the lockfile's
+    features are the ones a fresh lock of the server pins."""
+    with http_server(scenario(tmp_path, tools=TOOLS, **FEATURES)) as url:
+        lock = lock_features(tmp_path, url)
+        async with streamable_client(url) as streams:
+            async with with_preflight(ClientSession(streams[0], streams[1]), lock, endpoint=url, now=lambda: NOW, timeout=5.0) as s:
+                await s.initialize()
+                assert s.record is not None and s.record["effect"] == "proceed", s.record
+                mutate_http(url, RUG_PULL)
+                rec = await s.recheck()
+                assert rec["features"]["prompts"]["triage"] == "pause_tool", rec
+                with pytest.raises(ItemRefused):
+                    await s.get_prompt("triage")
+                before = lock.read_bytes()
+                with pytest.raises(PreflightError) as refused:
+                    await s.confirm()
+                assert "not approved" in str(refused.value) and "also changed: prompt_changed" in str(refused.value)
+                assert lock.read_bytes() == before, "a refused confirm rewrote the lockfile"
+
+                rec = await s.confirm_features()
+                assert rec["effect"] == "proceed" and rec["features"]["prompts"] == {"triage": "proceed", "weekly": "proceed"}, rec
+                assert s.record is rec or s.record == rec
+                prompts = (await s.list_prompts()).prompts
+                assert [p.name for p in prompts] == ["triage", "weekly"] and "id_rsa" in (prompts[0].description or "")
+                # Handed over: it reaches the server (which answers prompts/get as it can).
+                with pytest.raises(Exception) as answered:  # noqa: B017 - the SDK's error of the server's answer
+                    await s.get_prompt("triage")
+                assert not isinstance(answered.value, ItemRefused), answered.value
+        fresh_dir = tmp_path / "fresh"
+        fresh_dir.mkdir()
+        fresh = json.loads(lock_features(fresh_dir, url).read_text())["features"]
+        after = json.loads(lock.read_text())["features"]
+        assert after == fresh
+        assert after != json.loads(before)["features"]

@@ -24,19 +24,25 @@ def approved_lock(
     now: str,
     *,
     instructions: bool,
+    features: bool = False,
     server_name: Optional[str],
     signing_key: Optional[str],
 ) -> str:
     """The new lockfile's text: the core's approval of the named tools (and
-    of the instructions, when ``instructions``) against the record ``raw``
-    and the lockfile it was checked against; PreflightError in the core's
-    words when it is not approved."""
+    of the instructions, when ``instructions``; of the prompts, resources,
+    resource templates and ui:// templates as offered now, when
+    ``features``) against the record ``raw`` and the lockfile it was checked
+    against; PreflightError in the core's words when it is not approved."""
     req: Dict[str, Any] = {"record": raw, "lock": lock_bytes, "names": names, "approved_at": now}
-    if instructions:
-        # The instructions approved are the ones the handshake gave: the
-        # core reads them of the observed facts.
+    if instructions or features:
+        # The instructions and items approved are the ones the handshake and
+        # the lists gave (obs is the observation the record was made from,
+        # features included): the core reads them of the observed facts.
         req["observed"] = obs.observed()
-        req["approve_instructions"] = True
+        if instructions:
+            req["approve_instructions"] = True
+        if features:
+            req["approve_features"] = True
     elif not obs.failure:
         facts = obs.observed()
         for k in ("pages", "page_cap_reached"):

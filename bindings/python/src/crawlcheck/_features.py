@@ -247,6 +247,17 @@ class FeaturesMixin:
     """McpPreflight's prompts, resources and resource templates: the SDK's
     methods of the same names, answered from the core's handoff."""
 
+    async def confirm_features(self, *names: str) -> Dict[str, Any]:
+        """confirm that also approves the prompts, resources, resource
+        templates and ui:// templates as offered now (the core's
+        ``approve_features``): a person was shown each changed item, escaped
+        (``crawlcheck.escape_text``), with its scan, and approved them with
+        the tools named. The core pins the lists the record's observation
+        read (one it did not read keeps its pin) and decides what is
+        approved; a change of the instructions stays confirm_instructions'.
+        Returns the record of the check against the new lockfile."""
+        return await cast("McpPreflight", self)._confirm(list(names), False, True)
+
     async def _handed_list(self, list: str, item: Optional[str]) -> Tuple[Dict[str, Any], bytes, Dict[str, Any]]:
         """The record, its bytes and the handoff's list, or ItemRefused of
         item (the whole list when None) when the check did not compare it."""

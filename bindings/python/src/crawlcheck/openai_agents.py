@@ -211,6 +211,11 @@ class ContinuityMCPServer(MCPServer):
         (McpPreflight.confirm_instructions)."""
         return await (await self._preflight()).confirm_instructions(*names)
 
+    async def confirm_features(self, *names: str) -> Dict[str, Any]:
+        """Re-approves the named tools and the prompts, resources and
+        templates as offered now (McpPreflight.confirm_features)."""
+        return await (await self._preflight()).confirm_features(*names)
+
     @property
     def record(self) -> Optional[Dict[str, Any]]:
         """The newest record; None before the first check."""

@@ -877,10 +877,10 @@ class McpPreflight(FeaturesMixin):
         person read the record's ``instructions_diff``, each segment escaped
         (``crawlcheck.escape_text``), and approved the new instructions with the
         tools named. The new lockfile pins the instructions and the server
-        as the handshake gave them."""
+        as the handshake gave them. Prompts and resources: confirm_features."""
         return await self._confirm(list(names), True)
 
-    async def _confirm(self, names: List[str], instructions: bool) -> Dict[str, Any]:
+    async def _confirm(self, names: List[str], instructions: bool, features: bool = False) -> Dict[str, Any]:
         async with self._check_lock:
             rec, raw = self._current()
             obs = self._obs
@@ -889,7 +889,7 @@ class McpPreflight(FeaturesMixin):
                 raise PreflightError("crawlcheck: confirm: the lockfile was given as bytes; give its path to rewrite it")
             data = approved_lock(
                 rec, raw, self._lock_bytes, obs, names, now,
-                instructions=instructions, server_name=self.server_name, signing_key=self.signing_key,
+                instructions=instructions, features=features, server_name=self.server_name, signing_key=self.signing_key,
             ).encode("utf-8")
             write_atomic(self.lock_path, data, 0o644)
             self._lock_bytes = data
