@@ -267,6 +267,7 @@ func (s *scanner) calledWithArguments(t string, lo, hi int) (int, int, bool) {
 	for k := lo; k < hi; k++ {
 		buf[k-lo] = lower(t[k])
 	}
+	s.toolRead = true
 	if id := string(buf[:hi-lo]); id == s.self || s.own[id] {
 		return 0, 0, false
 	}

@@ -206,6 +206,7 @@ func (s *scanner) announcedAfter(t string, hi int) (int, bool) {
 // tail of one) or a parameter of the current tool. The list's keys are
 // built on first need, the parameters' once per tool.
 func (s *scanner) ownOrParam(id string) bool {
+	s.toolRead = true
 	st := &s.foreign
 	if st.own == nil {
 		st.own = map[string]bool{}

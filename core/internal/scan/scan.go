@@ -97,11 +97,17 @@ func (x *Texts) Text(text, self string) []Finding {
 	s.tool, s.toolName, s.self = 0, self, strings.ToLower(self)
 	s.schema, s.paramsRead = nil, false
 	s.path = append(s.path[:0], "description")
-	s.text(text, where{description: true})
+	s.scanText(text, where{description: true}, nil)
 	return s.found
 }
 
 func run(ts []tools.Tool, only map[string]bool, srv Server) *scanner {
+	return runWith(ts, only, srv, newMemo(len(ts)))
+}
+
+// runWith is run with the memo given, or none when it is nil (a test
+// compares the two).
+func runWith(ts []tools.Tool, only map[string]bool, srv Server, m *memo) *scanner {
 	order := make([]int, len(ts))
 	for i := range order {
 		order[i] = i
@@ -112,6 +118,7 @@ func run(ts []tools.Tool, only map[string]bool, srv Server) *scanner {
 		names[i] = ts[i].Name
 	}
 	s := newScanner(names)
+	s.memo = m
 	if srv.HasInstructions {
 		s.tool, s.toolName, s.self = -1, "", ""
 		s.schema, s.paramsRead = nil, false
@@ -146,6 +153,7 @@ func run(ts []tools.Tool, only map[string]bool, srv Server) *scanner {
 // about. It reads them on the first call for a tool (most tools have no
 // clause that needs them), and sets nothing for a text of no tool.
 func (s *scanner) toolParams() {
+	s.toolRead = true
 	if s.paramsRead {
 		return
 	}
@@ -456,6 +464,8 @@ type scanner struct {
 	refHi       int
 	refAnswer   bool
 	foreign     foreignState // the foreign_tool matcher's names (foreign.go)
+	memo        *memo        // the findings of texts seen before in this scan (memo.go), or nil
+	toolRead    bool         // a pass of the current text read its tool's name or parameters: the memo must not keep it
 }
 
 // add records a match of rule in the current text, merging it into the

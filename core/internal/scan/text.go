@@ -5,13 +5,43 @@ import (
 	"unicode/utf8"
 )
 
-// text runs every rule that applies to one text. Each pass is one walk over
-// the text with bounded look-around, so the whole is linear in its length.
+// text runs every rule that applies to one text, or replays what they
+// found when the list had the same text in the same place kind before and
+// the scan of it read nothing of its tool (the memo, memo.go).
 func (s *scanner) text(t string, w where) {
+	m := s.memo
+	if m == nil || w.name {
+		s.scanText(t, w, nil)
+		return
+	}
+	key := memoKey{t, w.bits()}
+	if e, ok := m.texts[key]; ok {
+		s.seq++
+		s.work += len(t) + 1
+		for _, a := range m.adds[e.from:e.to] {
+			s.add(int(a.rule), w, t, int(a.start), int(a.end))
+		}
+		return
+	}
+	from := len(m.adds)
+	s.toolRead = false
+	s.scanText(t, w, m)
+	if s.toolRead || !m.keep(key, from) {
+		m.adds = m.adds[:from]
+	}
+}
+
+// scanText runs every rule that applies to one text. Each pass is one walk
+// over the text with bounded look-around, so the whole is linear in its
+// length. With a memo, it notes there each finding it adds.
+func (s *scanner) scanText(t string, w where, m *memo) {
 	s.seq++
 	s.work += len(t) + 1
 	add := func(rule, start, end int) {
 		if w.applies(Rules[rule].In) {
+			if m != nil {
+				m.adds = append(m.adds, memoAdd{int32(rule), int32(start), int32(end)})
+			}
 			s.add(rule, w, t, start, end)
 		}
 	}

@@ -229,6 +229,7 @@ func (s *scanner) matchPhrase(p *phrase, i int) (int, bool) {
 // other" does not. Each sentence is read once (phrases are
 // matched in word order, so one remembered answer suffices).
 func (s *scanner) namesOwnTools(t string, i int) bool {
+	s.toolRead = true
 	ws := s.words
 	sent := int(ws[i].sentence)
 	if s.ownSentence == sent {
@@ -293,6 +294,7 @@ func (s *scanner) namesOwnTools(t string, i int) bool {
 // family says whether w is a word of the name of a tool of the list other
 // than the one described.
 func (s *scanner) family(w string) bool {
+	s.toolRead = true
 	n := s.ownPart[w]
 	if n > 0 {
 		self := map[string]int{} // rare: only after "other" or "another"
@@ -369,6 +371,7 @@ func (s *scanner) identifiersIn(t string, add func(rule, start, end int)) {
 		for j := lo; j < hi; j++ {
 			buf = append(buf, lower(t[j]))
 		}
+		s.toolRead = true
 		if string(buf) == s.self {
 			continue
 		}
