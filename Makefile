@@ -8,7 +8,9 @@ TAGS    ?=
 export CGO_ENABLED := 1
 
 # -trimpath makes the artifacts reproducible: the same source gives the same bytes.
-ARTIFACT_FLAGS = -buildmode=c-shared -trimpath -ldflags='-s -w' $(if $(TAGS),-tags=$(TAGS))
+BASE_FLAGS     = -buildmode=c-shared -trimpath -ldflags='-s -w'
+ARTIFACT_FLAGS = $(BASE_FLAGS) $(if $(TAGS),-tags=$(TAGS))
+comma := ,
 
 .PHONY: all race postgres zopfli js-deps oauth-deps fastmcp-deps load test test-interop interop-doc test-js test-python python-wheel bench-python bench-js bench-detail test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack attack-issuer test-registry launched-deps test-launched wheels release release-check test-wine wine test-qemu qemu
 
@@ -27,10 +29,13 @@ all: wasm cshared
 ## them: without inlining it took a fresh Node process about 85 ms more CPU
 ## to load and run its first check.
 WASM_NOINLINE = internal/guard internal/tlog internal/sig internal/endpoint internal/features internal/policy internal/session cerr merkle
+## WASM_TAGS: crawlcheck_nodoc leaves out the ops' field types and words
+## (core/spec_nodoc.go), which only the native tests read to write the docs.
+WASM_TAGS     = crawlcheck_nodoc$(if $(TAGS),$(comma)$(TAGS))
 WASM_GCFLAGS  = $(foreach p,$(WASM_NOINLINE),-gcflags=github.com/crawlcheck/verifier/core/$(p)=-l)
 wasm:
 	@mkdir -p $(BUILD)
-	GOOS=wasip1 GOARCH=wasm $(GO) build $(ARTIFACT_FLAGS) $(WASM_GCFLAGS) -o $(BUILD)/crawlcheck.wasm ./wasm
+	GOOS=wasip1 GOARCH=wasm $(GO) build $(BASE_FLAGS) -tags=$(WASM_TAGS) $(WASM_GCFLAGS) -o $(BUILD)/crawlcheck.wasm ./wasm
 	$(GO) run ./wasm/mergedata $(BUILD)/crawlcheck.wasm
 
 ## cshared: the core as a C shared library for ctypes and C hosts.
