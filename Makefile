@@ -8,7 +8,9 @@ TAGS    ?=
 export CGO_ENABLED := 1
 
 # -trimpath makes the artifacts reproducible: the same source gives the same bytes.
-ARTIFACT_FLAGS = -buildmode=c-shared -trimpath -ldflags='-s -w' $(if $(TAGS),-tags=$(TAGS))
+BASE_FLAGS     = -buildmode=c-shared -trimpath -ldflags='-s -w'
+ARTIFACT_FLAGS = $(BASE_FLAGS) $(if $(TAGS),-tags=$(TAGS))
+comma := ,
 
 .PHONY: all race postgres zopfli js-deps oauth-deps fastmcp-deps load test test-interop interop-doc test-js test-python python-wheel bench-python bench-js bench-detail test-web web demo bench wasm cshared harness lint fuzz-seeds golden clean attack attack-issuer test-registry launched-deps test-launched wheels release release-check test-wine wine test-qemu qemu
 
@@ -17,20 +19,29 @@ all: wasm cshared
 ## wasm: the core as a WASI reactor for wazero, Node and browsers, then its
 ## data section as one segment (wasm/mergedata: Go's linker splits it at every
 ## run of zeros, which costs the gzipped module 82 KB; issue 36, the npm size).
-## WASM_NOINLINE: the core's packages that no JavaScript or Python session
-## runs in its loop (the gateway's decisions, the transparency log, key
-## directories, endpoints, the feature lists, the policy table, the session
-## engine, the error values' construction, the log's Merkle trees),
-## compiled without inlining, in them and of their functions into their
-## callers: 50 KB less gzipped, no slower by the measurements in
-## docs/decisions.md (issue 36, npm size). The op layer (core) is not among
-## them: without inlining it took a fresh Node process about 85 ms more CPU
-## to load and run its first check.
-WASM_NOINLINE = internal/guard internal/tlog internal/sig internal/endpoint internal/features internal/policy internal/session cerr merkle
+## WASM_NOINLINE: core packages compiled without inlining, in them and of
+## their functions into their callers (wasm only; native builds unchanged).
+## Round 1 (docs/decisions.md, npm size): the ones no session runs in its
+## loop (the gateway's decisions, the transparency log, key directories,
+## endpoints, the feature lists, the policy table, the session engine, the
+## error values' construction, the log's Merkle trees): 50 KB less gzipped.
+## Round 2 (npm size, round 2): the change classifier and the word diff (run
+## for a changed tool only), the time format, escape_text, the sort helpers,
+## the digest wrapper, and the check's and the request reader's packages
+## (continuity, req): 52 KB less. Each round measured no slower in Node: a
+## warm check, handoff, verify_lock and make_lock at 1,000 tools, and a fresh
+## process's load and first check. The op layer (core) and lock are not among
+## them: without inlining a fresh process took about 85 ms more CPU (core)
+## and the warm check 1.05x longer (lock).
+WASM_NOINLINE = internal/guard internal/tlog internal/sig internal/endpoint internal/features internal/policy internal/session cerr merkle \
+                internal/classify internal/diff timefmt textsafe internal/sorting digest internal/continuity internal/req
+## WASM_TAGS: crawlcheck_nodoc leaves out the ops' field types and words
+## (core/spec_nodoc.go), which only the native tests read to write the docs.
+WASM_TAGS     = crawlcheck_nodoc$(if $(TAGS),$(comma)$(TAGS))
 WASM_GCFLAGS  = $(foreach p,$(WASM_NOINLINE),-gcflags=github.com/crawlcheck/verifier/core/$(p)=-l)
 wasm:
 	@mkdir -p $(BUILD)
-	GOOS=wasip1 GOARCH=wasm $(GO) build $(ARTIFACT_FLAGS) $(WASM_GCFLAGS) -o $(BUILD)/crawlcheck.wasm ./wasm
+	GOOS=wasip1 GOARCH=wasm $(GO) build $(BASE_FLAGS) -tags=$(WASM_TAGS) $(WASM_GCFLAGS) -o $(BUILD)/crawlcheck.wasm ./wasm
 	$(GO) run ./wasm/mergedata $(BUILD)/crawlcheck.wasm
 
 ## cshared: the core as a C shared library for ctypes and C hosts.

@@ -38,8 +38,8 @@ func names(fs []Field) []string {
 	return out
 }
 
-func need(name, typ, doc string) Field { return Field{Name: name, Type: typ, Doc: doc} }
-func may(name, typ, doc string) Field  { return Field{Name: name, Type: typ, Optional: true, Doc: doc} }
+// need and may declare a field; spec_doc.go and spec_nodoc.go define them
+// (the wasm module keeps only the names, which is all Call reads).
 
 // Shared field groups.
 var (

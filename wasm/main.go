@@ -16,7 +16,7 @@
 // cold core packages compiled without inlining) and, after go build, rewrites
 // the data section as one segment (wasm/mergedata), which gzips 82 KB smaller:
 //
-//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags='-s -w' $(WASM_GCFLAGS) -o build/crawlcheck.wasm ./wasm
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags='-s -w' -tags=crawlcheck_nodoc $(WASM_GCFLAGS) -o build/crawlcheck.wasm ./wasm
 //	go run ./wasm/mergedata build/crawlcheck.wasm
 package main
 

@@ -6,7 +6,7 @@ package main
 // -ldflags=-s keeps (Go writes the '/' of a package path as '_' and keeps
 // the '.' before the function and in a leading domain).
 //
-//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o /tmp/named.wasm ./wasm
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -tags=crawlcheck_nodoc -o /tmp/named.wasm ./wasm
 //	go run ./hosttest/bench -wasm-size /tmp/named.wasm
 
 import (
