@@ -74,19 +74,21 @@ func TestMergeRows(t *testing.T) {
 }
 
 // TestRewriteDetail: make bench-detail rewrites the file with its report
-// and keeps make bench's table, the notes on the session rows after it, and
-// make load's section, none of which it measures.
+// and keeps make bench's table, the notes on the session rows after it, the
+// sections written by hand and make load's section, none of which it
+// measures; an old generated section goes.
 func TestRewriteDetail(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "b.md")
 	table := tableHeading + "\n\n| row |\n\nnote\n"
 	sessions := sessionsHeading + " (issue 23)\n\nwhere the time goes\n"
 	issuer := issuerHeading + "\n\n| a |\n"
-	os.WriteFile(p, []byte("# B\n\n"+table+"\n"+sessions+"\n## Old detail\n\nx\n\n"+issuer), 0o644)
+	hand := handHeadings[1] + "\n\nmeasured by hand\n"
+	os.WriteFile(p, []byte("# B\n\n"+table+"\n"+sessions+"\n## Old detail\n\nx\n\n"+hand+"\n"+issuer), 0o644)
 	if err := rewriteDetail(p, "# B\n\n## New detail\n\ny\n"); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(p)
-	if want := "# B\n\n" + table + "\n" + sessions + "\n## New detail\n\ny\n\n" + issuer; string(got) != want {
+	if want := "# B\n\n" + table + "\n" + sessions + "\n## New detail\n\ny\n\n" + hand + "\n" + issuer; string(got) != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }

@@ -210,12 +210,17 @@ func run(out string) error {
 }
 
 // rewriteDetail writes make bench-detail's report to out, keeping what it
-// does not measure: make load's section at the end, and make bench's table
-// with the notes on the session rows (written by hand) before the first
-// section, where they were.
+// does not measure: the sections written by hand (handHeadings) after the
+// report, make load's section at the end, and make bench's table with the
+// notes on the session rows (written by hand) before the first section,
+// where they were.
 func rewriteDetail(out, report string) error {
 	table := keptSection(out, tableHeading) + keptSection(out, sessionsHeading)
-	if err := os.WriteFile(out, []byte(report+keptSection(out, issuerHeading)), 0o644); err != nil || table == "" {
+	var hand strings.Builder
+	for _, h := range handHeadings {
+		hand.WriteString(keptSection(out, h))
+	}
+	if err := os.WriteFile(out, []byte(report+hand.String()+keptSection(out, issuerHeading)), 0o644); err != nil || table == "" {
 		return err
 	}
 	return writeSection(out, tableHeading, strings.TrimPrefix(table, "\n"))
@@ -224,6 +229,17 @@ func rewriteDetail(out, report string) error {
 // sessionsHeading starts the notes written by hand on where a session's time
 // goes in Node and Python (issue 23): no run measures them.
 const sessionsHeading = "## Where a session's time goes"
+
+// handHeadings start the sections written by hand from measurements no run
+// of make bench-detail makes (the scan and classifier rounds of issue 38,
+// the issuer's attack runs and profiles, the core's state of issue 33):
+// kept, in this order, after the report.
+var handHeadings = []string{
+	"## The scan and the change classes together (issue 38 item 4)",
+	"## The issuer under attack (`make attack-issuer`)",
+	"## Where the issuer's CPU goes (a profile)",
+	"## The core's state (issue 33)",
+}
 
 // issuerHeading starts the section make load writes (hosttest/issuerload):
 // make bench and make bench-detail measure other things and keep it as it is.
