@@ -366,9 +366,11 @@ class FeaturesMixin:
             if check.get("reason") is not None:
                 raise ItemRefused(rec, raw, "ui_templates", uri, reason=str(check["reason"]))
             raise ItemRefused(rec, raw, "ui_templates", uri, parts=[str(p) for p in check.get("parts") or []])
-        # The bytes the core compared, parsed by the SDK's own type; an
-        # answer it cannot hold is refused as malformed, as Go and JS do.
+        # The result the core wrote from what it compared (never the answer
+        # itself: its members beside contents are in no part's hash), parsed
+        # by the SDK's own type; one it cannot hold is refused as
+        # malformed, as Go and JS do.
         try:
-            return types.ReadResourceResult.model_validate_json(page)
+            return types.ReadResourceResult.model_validate_json(str(check["template"]))
         except Exception:  # noqa: BLE001 - pydantic's error: the SDK cannot hold what was compared
             raise ItemRefused(rec, raw, "ui_templates", uri, reason="malformed") from None
