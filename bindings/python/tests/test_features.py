@@ -95,6 +95,10 @@ async def test_prompts_and_resources_are_the_core_objects_and_a_rug_pull_is_with
                     await s.read_resource("issues://issue/7")
                 with pytest.raises(ValueError):
                     await s.list_prompts(cursor="p2")
+                # A cursor is a server's string: shown by the core's rule (escape_text).
+                with pytest.raises(ValueError) as hostile:
+                    await s.list_prompts(cursor="p\x1b[2J\u202e")
+                assert "p\\u{1B}[2J\\u{202E}" in str(hostile.value), str(hostile.value)
 
                 # The ui:// template show_issue names is checked against its
                 # pin at read time: swapped after the check, it is refused.

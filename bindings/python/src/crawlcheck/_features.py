@@ -240,7 +240,8 @@ def _items(types: Any, cls: Any, handed: Mapping[str, Any], key: str) -> List[An
 def _no_cursor(args: Tuple[Any, ...], params: Any, cursor: Optional[str]) -> None:
     given = cursor or (args[0] if args else None) or getattr(params, "cursor", None)
     if given:
-        raise ValueError(f"crawlcheck: unknown cursor {given!r}: the preflight answers in one page")
+        # A cursor is a server's string handed back: shown by the core's rule.
+        raise ValueError(f"crawlcheck: unknown cursor {show(str(given))}: the preflight answers in one page")
 
 
 class FeaturesMixin:
