@@ -16,6 +16,12 @@
 //   hands it over only when the core finds it the template pinned
 //   (ui_template_check).
 //
+// What getPrompt and readResource (not ui://) answer is the server's answer
+// at that time, parsed by the SDK: the rendered messages and a resource's
+// contents are data, like a tool call's result, and no lockfile pins them
+// (docs/decisions.md, issue 35). The record decides only whether the item
+// may be asked for.
+//
 // Like the Go Session, the wrapper gates its own methods: a prompts/get or
 // resources/read a caller sends around them (client.request) is not seen.
 

@@ -319,7 +319,9 @@ class FeaturesMixin:
 
     async def get_prompt(self, name: str, arguments: Optional[Dict[str, Any]] = None, *args: Any, **kwargs: Any) -> Any:
         """Gets a prompt the record lets through; refuses any other with
-        ItemRefused before the server is asked."""
+        ItemRefused before the server is asked. The messages answered are
+        the server's at this time, parsed by the SDK: data, like a tool
+        call's result, which no lockfile pins (only the prompt's listing is)."""
         await self._allow("prompts", name)
         return await cast("McpPreflight", self).session.get_prompt(name, arguments, *args, **kwargs)
 
@@ -330,7 +332,9 @@ class FeaturesMixin:
         matches included (which URIs a template matches the core does not
         decide yet). A ui:// template is read, then checked by the core
         against the lockfile's pin: one that is not the template approved
-        is refused, never handed to a renderer."""
+        is refused, never handed to a renderer. Another resource's contents
+        are the server's answer at this time, parsed by the SDK: data, which
+        no lockfile pins."""
         key = str(uri)
         if key.startswith("ui://"):
             return await self._read_ui_template(key)
