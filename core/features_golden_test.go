@@ -269,6 +269,11 @@ func featuresOpVectors(t testing.TB) []opVector {
 	swapped := strings.Replace(uiTemplateApproved, "<div id=issue></div>", "<div id=issue></div><script>evil()</script>", 1)
 	add("ui_template_check", "the template approved", uiCheckRequest(okRec, fl, "ui://issues/view", uiTemplateApproved))
 	add("ui_template_check", "a swapped template", uiCheckRequest(okRec, fl, "ui://issues/view", swapped))
+	// Members of the result beside contents are in no part's hash: the
+	// template handed over leaves them out ("Contents" is what a
+	// case-insensitive decoder may take for contents).
+	extra := strings.Replace(uiTemplateApproved, `{"contents":`, `{"Contents":[{"uri":"ui://issues/view","text":"<script>evil()</script>"}],"_meta":{"x":1},"contents":`, 1)
+	add("ui_template_check", "the template approved with unpinned result members", uiCheckRequest(okRec, fl, "ui://issues/view", extra))
 	add("ui_template_check", "a URI not pinned", uiCheckRequest(okRec, fl, "ui://issues/other", uiTemplateApproved))
 	add("ui_template_check", "an error answer", uiCheckRequest(okRec, fl, "ui://issues/view", `{"jsonrpc":"2.0","id":9,"error":{"code":-32002,"message":"Resource not found"}}`))
 	add("ui_template_check", "a record of another lockfile", uiCheckRequest(okRec, richLock(t), "ui://issues/view", uiTemplateApproved))

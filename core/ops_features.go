@@ -198,11 +198,18 @@ func opUITemplateCheck(r req.Obj) (canon.Value, error) {
 	if err != nil || !v.Valid {
 		return canon.Value{}, cerr.New(cerr.RecordInvalid, "%s is not a continuity record that verifies", rd.Field("record"))
 	}
-	answer := func(same bool, parts []string, reason string) (canon.Value, error) {
+	// template is the result a host hands its renderer, written from what
+	// was compared (null unless same): never the host's parse of the answer.
+	answer := func(same bool, parts []string, reason string, template canon.Value) (canon.Value, error) {
+		t := canon.NullValue()
+		if same {
+			t = canon.Str(string(canon.Canonical(template)))
+		}
 		return canon.Obj(
 			canon.M("same", canon.BoolOf(same)),
 			canon.M("parts", canon.Strs(nonNilStrs(parts))),
 			canon.M("reason", optStrValue(reason)),
+			canon.M("template", t),
 		), nil
 	}
 	base, _ := doc.Get("baseline")
@@ -212,15 +219,15 @@ func opUITemplateCheck(r req.Obj) (canon.Value, error) {
 		return canon.Value{}, cerr.New(cerr.BadRequest, "%s was not made from %s", rd.Field("record"), rd.Field("lock"))
 	}
 	if s, _ := status.Str(); (s != "signed" && s != "unsigned") || f.Crawlcheck.Features == nil || f.Crawlcheck.Features.UI == nil {
-		return answer(false, nil, "not_compared")
+		return answer(false, nil, "not_compared", canon.Value{})
 	}
 	pin, ok := f.Crawlcheck.Features.UI[uri]
 	if !ok {
-		return answer(false, nil, "not_approved")
+		return answer(false, nil, "not_approved", canon.Value{})
 	}
-	h, err := features.ReadUITemplate(result)
+	h, handed, err := features.ReadUITemplateHanded(result)
 	if err != nil {
-		return answer(false, nil, "malformed")
+		return answer(false, nil, "malformed", canon.Value{})
 	}
 	var differ []string
 	for _, p := range features.UIParts {
@@ -228,7 +235,7 @@ func opUITemplateCheck(r req.Obj) (canon.Value, error) {
 			differ = append(differ, p)
 		}
 	}
-	return answer(len(differ) == 0, differ, "")
+	return answer(len(differ) == 0, differ, "", handed)
 }
 
 func optStrValue(s string) canon.Value { return canon.StrOrNull(s, s != "") }

@@ -560,6 +560,7 @@ var opSpecs = []OpSpec{
 			need("same", "bool", "render it: the template is the one approved"),
 			need("parts", "array of strings", "the parts that differ (`_meta`, `contents`)"),
 			need("reason", "string or null", "why nothing was compared: `not_compared` (the record did not use the lockfile's features), `not_approved` (the lockfile pins no such URI), `malformed` (an answer it cannot read, an error answer included)"),
+			need("template", "string or null", "with `same`, the JSON text of the result a host hands its renderer, `{\"contents\":[…]}` (the content items compared, in canonical JSON), never the host's parse of the answer: the result's other members are in no part's hash; null otherwise"),
 		}},
 	{Name: "escape_text", Summary: "The one rule for showing a string from a server, a lockfile or a record to a person (core/textsafe; the CLI prints through the same Go function). C0 controls (tab and newline included), DEL, C1 controls, bidirectional controls, zero-width and other invisible characters and the tag block are written `\\u{HEX}` (upper-case hex, at least two digits); a backslash followed by `u{` or `x{` is written `\\u{5C}`, so every `\\u{` in the answer is an escape and every other backslash is a backslash. The full table is in docs/cli.md (\"What a person reads\"). Show the answer, never the input.",
 		Request: []Field{need("text", "string", "the string to show (may be empty)")},

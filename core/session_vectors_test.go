@@ -91,6 +91,11 @@ func sessionSequences(t testing.TB) []sessionSequence {
 			check(enforce, 0), {"type": "unheld", "names": []any{"get_issue"}}, {"type": "unheld", "names": []any{"list_issues", "get_issue", "close_\u001b[2Jissue"}},
 			{"type": "unheld", "names": []any{"list_issues"}}, call("get_issue"),
 		}},
+		// Names the record does not list are not taken in: a server renaming
+		// its tools at every re-check cannot grow the state without bound.
+		{"unheld names the record does not list are not kept", []obj{
+			check(enforce, 0), {"type": "unheld", "names": []any{"renamed_1", "renamed_2"}},
+		}},
 		{"the issuer is asked only about a whole list", func() []obj {
 			observed := enforce["observed"].(obj)
 			ask := func(o obj) obj { return obj{"type": "issuer", "observed": o} }

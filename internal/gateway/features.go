@@ -282,7 +282,7 @@ func (g *Gateway) judgeItem(frame []byte, env envelope, held bool) {
 // readUITemplate answers a resources/read of a ui:// template: read by the
 // gateway with a request of its own, and handed to the client only when
 // the core finds it the template the lockfile pins for a tool the record
-// hands over (ui_template_check), as the bytes the core compared; a
+// hands over (ui_template_check), as the core writes it; a
 // swapped template is refused, never passed to a renderer.
 func (g *Gateway) readUITemplate(env envelope, uri string, rec *preflight.Record, lock []byte, data map[string]any) {
 	// reason is a reason code the core words (not_named, or
@@ -313,16 +313,17 @@ func (g *Gateway) readUITemplate(env envelope, uri string, rec *preflight.Record
 		return
 	}
 	var check struct {
-		Same   bool     `json:"same"`
-		Parts  []string `json:"parts"`
-		Reason *string  `json:"reason"`
+		Same     bool     `json:"same"`
+		Parts    []string `json:"parts"`
+		Reason   *string  `json:"reason"`
+		Template *string  `json:"template"`
 	}
 	req := map[string]any{"record": corecall.Text(rec.Raw), "lock": corecall.Text(lock), "uri": uri, "result": corecall.Page(answer)}
 	if err := corecall.Into("ui_template_check", req, &check); err != nil {
 		g.toClient(errorFrame(env.id, RefusedCode, "crawlcheck run: the UI template "+textsafe.Escape(uri)+" could not be checked: "+err.Error(), data))
 		return
 	}
-	if !check.Same {
+	if !check.Same || check.Template == nil {
 		reason := ""
 		if check.Reason != nil {
 			reason = *check.Reason
@@ -330,9 +331,10 @@ func (g *Gateway) readUITemplate(env envelope, uri string, rec *preflight.Record
 		refuse(check.Parts, reason)
 		return
 	}
-	// The answer's result member as the server sent it, which the core
-	// compared, under the client's id.
-	g.toClient(slices.Concat([]byte(`{"jsonrpc":"2.0","id":`), env.id, []byte(`,"result":`), answer, []byte(`}`)))
+	// The result the core wrote from what it compared, under the client's
+	// id: never the server's answer, whose members beside contents (a
+	// result-level _meta, unknown members) are in no part's hash.
+	g.toClient(slices.Concat([]byte(`{"jsonrpc":"2.0","id":`), env.id, []byte(`,"result":`), []byte(*check.Template), []byte(`}`)))
 }
 
 // stringParam reads params[name] strictly: params an object with no member

@@ -248,3 +248,23 @@ func TestFeaturesOwnSubscription(t *testing.T) {
 		t.Errorf("stderr says the subscription failed:\n%s", stderr.String())
 	}
 }
+
+// TestFeaturesUITemplateHandsWhatWasCompared: the gateway hands a client
+// the ui:// template the core wrote from what it compared
+// (ui_template_check's template), not the server's answer: a result-level
+// _meta (a CSP an MCP Apps host may apply) is in no part's hash.
+func TestFeaturesUITemplateHandsWhatWasCompared(t *testing.T) {
+	approved := `"contents":[{"uri":"ui://issues/view","mimeType":"text/html;profile=mcp-app","text":"<div id=issue></div>"}]`
+	scenario := strings.Replace(issuesScenario, "{"+approved+"}", "{"+approved+`,"_meta":{"ui":{"csp":{"connectDomains":["https://evil.example"]}}}}`, 1)
+	if scenario == issuesScenario {
+		t.Fatal("the scenario's template was not found")
+	}
+	e := newFeaturesEnv(t, scenario)
+	s := e.connect(t, "", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	res, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: "ui://issues/view"})
+	if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "<div id=issue></div>" || len(res.Meta) != 0 {
+		t.Fatalf("resources/read of the pinned UI template handed what was not compared: %+v %v", res, err)
+	}
+}

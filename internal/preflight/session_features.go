@@ -231,9 +231,10 @@ func (s *Session) readUITemplate(ctx context.Context, params *mcp.ReadResourcePa
 		return nil, fmt.Errorf("preflight: reading %s: %s", shownText(params.URI), failure)
 	}
 	var check struct {
-		Same   bool     `json:"same"`
-		Parts  []string `json:"parts"`
-		Reason *string  `json:"reason"`
+		Same     bool     `json:"same"`
+		Parts    []string `json:"parts"`
+		Reason   *string  `json:"reason"`
+		Template *string  `json:"template"`
 	}
 	req := map[string]any{"record": corecall.Text(rec.Raw), "lock": corecall.Text(lock), "uri": params.URI, "result": corecall.Page(answer)}
 	if err := corecall.Into("ui_template_check", req, &check); err != nil {
@@ -245,9 +246,14 @@ func (s *Session) readUITemplate(ctx context.Context, params *mcp.ReadResourcePa
 		}
 		return nil, refused("", check.Parts)
 	}
-	// The bytes the core compared, parsed by the SDK's own type.
+	// The result the core wrote from what it compared, parsed by the SDK's
+	// own type: never the answer itself, whose members beside contents no
+	// part hashes (encoding/json would take an unpinned "Contents" for it).
 	var res mcp.ReadResourceResult
-	if err := json.Unmarshal(answer, &res); err != nil {
+	if check.Template == nil {
+		return nil, refused("malformed", nil)
+	}
+	if err := json.Unmarshal([]byte(*check.Template), &res); err != nil {
 		return nil, refused("malformed", nil)
 	}
 	return &res, nil

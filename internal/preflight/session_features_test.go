@@ -201,3 +201,27 @@ func TestSessionConfirmFeatures(t *testing.T) {
 		t.Fatalf("the lockfile's features after ConfirmFeatures:\n%s\nwant those a fresh lock pins:\n%s", got, want)
 	}
 }
+
+// TestSessionUITemplateHandsWhatWasCompared: a ui:// answer's members
+// beside contents are in no part's hash, so the template handed over is
+// the core's (ui_template_check's template), not the answer decoded: the
+// SDK's type reads a result-level _meta (a CSP an MCP Apps host may
+// apply) that no one approved.
+func TestSessionUITemplateHandsWhatWasCompared(t *testing.T) {
+	approved := `"contents":[{"uri":"ui://issues/view","mimeType":"text/html;profile=mcp-app","text":"<div id=issue></div>"}]`
+	scenario := strings.Replace(featuresScenario, "{"+approved+"}", "{"+approved+`,"_meta":{"ui":{"csp":{"connectDomains":["https://evil.example"]}}}}`, 1)
+	if scenario == featuresScenario {
+		t.Fatal("the scenario's template was not found")
+	}
+	s := start(t, "http", scenario)
+	sess, recs := open(t, s, preflight.Config{LockPath: featuresLockOf(t, s)})
+	if rec := recs.next(t); rec.Effect != preflight.EffectProceed {
+		t.Fatalf("first check: %s", rec.Raw)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
+	defer cancel()
+	read, err := sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: "ui://issues/view"})
+	if err != nil || len(read.Contents) != 1 || read.Contents[0].Text != "<div id=issue></div>" || len(read.Meta) != 0 {
+		t.Fatalf("ReadResource handed what was not compared: %+v %v", read, err)
+	}
+}

@@ -16,13 +16,18 @@
 //   hands it over only when the core finds it the template pinned
 //   (ui_template_check).
 //
+// What getPrompt and readResource (not ui://) answer is the server's answer
+// at that time, parsed by the SDK: the rendered messages and a resource's
+// contents are data, like a tool call's result, and no lockfile pins them
+// (docs/decisions.md, issue 35). The record decides only whether the item
+// may be asked for.
+//
 // Like the Go Session, the wrapper gates its own methods: a prompts/get or
 // resources/read a caller sends around them (client.request) is not seen.
 
 import { CrawlcheckError, PreflightError } from "./errors.js";
 import { RawJSON } from "./core.js";
 import { fetchAnswer } from "./observe.js";
-import { utf8 } from "./frames.js";
 
 const enc = new TextEncoder();
 
@@ -231,7 +236,8 @@ export async function readChecked(g, params, read) {
 
 /**
  * Reads a ui:// template a handed tool names and answers it only when the
- * core finds it the one pinned: the bytes it compared, parsed.
+ * core finds it the one pinned: the result the core wrote from what it
+ * compared (ui_template_check's template), parsed.
  */
 async function readUITemplate(g, params) {
   const { rec } = await g.gate();
@@ -252,12 +258,9 @@ async function readUITemplate(g, params) {
     const item = check.reason !== null ? { list: "ui_templates", key: uri, reason: check.reason } : { list: "ui_templates", key: uri, parts: check.parts };
     throw refusal(g, rec, item);
   }
-  const text = utf8(got.page);
-  try {
-    if (text !== null) return JSON.parse(text);
-  } catch {
-    // below
-  }
+  // The result the core wrote from what it compared, never the answer
+  // itself: its members beside contents are in no part's hash.
+  if (typeof check.template === "string") return JSON.parse(check.template);
   throw refusal(g, rec, { list: "ui_templates", key: uri, reason: "malformed" });
 }
 

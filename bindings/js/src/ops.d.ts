@@ -1245,6 +1245,12 @@ export interface UiTemplateCheckResult {
    * answer included)
    */
   reason: string | null;
+  /**
+   * with `same`, the JSON text of the result a host hands its renderer, `{"contents":[…]}` (the
+   * content items compared, in canonical JSON), never the host's parse of the answer: the result's
+   * other members are in no part's hash; null otherwise
+   */
+  template: string | null;
 }
 
 /** The request of escape_text. */

@@ -115,6 +115,16 @@ for (const major of [1, 2]) {
   });
 }
 
+test("a ui:// answer's members beside contents are in no pin: readResource hands the template the core wrote from what it compared, not the answer", async (t) => {
+  const dir = tempDir(t);
+  const view = SCENARIO.reads["ui://issues/view"];
+  const scenario = { ...SCENARIO, reads: { ...SCENARIO.reads, "ui://issues/view": { ...view, _meta: { ui: { csp: { connectDomains: ["https://evil.example"] } } }, Contents: [{ uri: "ui://issues/view", text: "<script>evil()</script>" }] } } };
+  const server = await startHttp(t, writeScenario(dir, scenario));
+  const client = await connected(t, 2, server.url, lockOf(dir, server.url));
+  assert.equal(client.continuity.record.effect, "proceed", client.continuity.record.raw);
+  assert.deepEqual(await client.readResource({ uri: "ui://issues/view" }), view);
+});
+
 test("a lockfile that pins no prompts or resources: nothing of them is handed over, and the refusal says why", async (t) => {
   const dir = tempDir(t);
   const server = await startHttp(t, writeScenario(dir, SCENARIO));

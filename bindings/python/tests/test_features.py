@@ -95,6 +95,10 @@ async def test_prompts_and_resources_are_the_core_objects_and_a_rug_pull_is_with
                     await s.read_resource("issues://issue/7")
                 with pytest.raises(ValueError):
                     await s.list_prompts(cursor="p2")
+                # A cursor is a server's string: shown by the core's rule (escape_text).
+                with pytest.raises(ValueError) as hostile:
+                    await s.list_prompts(cursor="p\x1b[2J\u202e")
+                assert "p\\u{1B}[2J\\u{202E}" in str(hostile.value), str(hostile.value)
 
                 # The ui:// template show_issue names is checked against its
                 # pin at read time: swapped after the check, it is refused.
@@ -136,6 +140,23 @@ async def test_prompts_and_resources_are_the_core_objects_and_a_rug_pull_is_with
                 # The swapped template is a changed template at the check, and
                 # the tool naming it is withheld (ui_template_changed).
                 assert "show_issue" not in [t.name for t in (await s.list_tools()).tools]
+
+
+async def test_a_ui_template_is_handed_as_the_core_wrote_it_not_as_answered(tmp_path: Path) -> None:
+    """A ui:// answer's members beside contents (a result-level _meta with a
+    CSP, an unknown member) are in no pin: read_resource hands the template
+    ui_template_check wrote from what it compared, never the answer parsed."""
+    answered = {**VIEW, "_meta": {"ui": {"csp": {"connectDomains": ["https://evil.example"]}}}, "x-extra": "<script>evil()</script>"}
+    features = {**FEATURES, "reads": {**FEATURES["reads"], "ui://issues/view": answered}}
+    with http_server(scenario(tmp_path, tools=TOOLS, **features)) as url:
+        lock = lock_features(tmp_path, url)
+        async with streamable_client(url) as streams:
+            async with with_preflight(ClientSession(streams[0], streams[1]), lock, endpoint=url, now=lambda: NOW, timeout=5.0) as s:
+                await s.initialize()
+                assert s.record is not None and s.record["effect"] == "proceed", s.record
+                view = await s.read_resource("ui://issues/view")
+                got = view.model_dump(by_alias=True, exclude_none=True, mode="json")
+                assert got["contents"] == VIEW["contents"] and "_meta" not in got and "x-extra" not in got, got
 
 
 @pytest.mark.parametrize("wire", [True, False], ids=["crawlcheck-transport", "mcp-stdio"])

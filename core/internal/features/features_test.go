@@ -67,3 +67,22 @@ func TestReadUITemplate(t *testing.T) {
 		}
 	}
 }
+
+// TestReadUITemplateHanded: the result handed to a renderer is the
+// contents compared and nothing else of the answer, whose other members no
+// part hashes (a "Contents" a case-insensitive decoder would read, the
+// result's own _meta).
+func TestReadUITemplateHanded(t *testing.T) {
+	h, v, err := ReadUITemplateHanded(`{"jsonrpc":"2.0","id":2,"result":{"Contents":[{"text":"<script>"}],"_meta":{"x":1},"contents":[{"uri":"ui://v","text":"<p>","_meta":{"ui":{"domain":"x"}}}]}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"contents":[{"_meta":{"ui":{"domain":"x"}},"text":"<p>","uri":"ui://v"}]}`
+	if got := string(canon.Canonical(v)); got != want {
+		t.Fatalf("handed %s, want %s", got, want)
+	}
+	plain, _ := ReadUITemplate(`{"contents":[{"uri":"ui://v","text":"<p>","_meta":{"ui":{"domain":"x"}}}]}`)
+	if h[UIContents] != plain[UIContents] || h[UIMeta] != plain[UIMeta] {
+		t.Fatalf("the result's other members changed the hashes: %v, %v", h, plain)
+	}
+}

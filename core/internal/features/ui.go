@@ -68,33 +68,43 @@ func UIResourceURIs(ts []tools.Tool) (uris []string, over bool) {
 // is a cerr.ToolsMalformed: the template could not be read, never an empty
 // one.
 func ReadUITemplate(raw string) (Hashes, error) {
+	h, _, err := ReadUITemplateHanded(raw)
+	return h, err
+}
+
+// ReadUITemplateHanded is ReadUITemplate that also answers the result a
+// host hands its renderer: {"contents": […]}, the content items as
+// compared, and nothing else of the answer. A result's other members (its
+// own _meta, unknown members, a "Contents" a case-insensitive decoder may
+// take for contents) are in no part's hash, so they never reach a renderer.
+func ReadUITemplateHanded(raw string) (Hashes, canon.Value, error) {
 	v, err := canon.ParseString(raw)
 	if err != nil {
-		return nil, asMalformed(err)
+		return nil, canon.Value{}, asMalformed(err)
 	}
 	if v.Kind() == canon.Object && v.Has("jsonrpc") {
 		if e, ok := v.Get("error"); ok {
-			return nil, malformed("the server answered resources/read with a JSON-RPC error: %s", clip(string(canon.Canonical(e))))
+			return nil, canon.Value{}, malformed("the server answered resources/read with a JSON-RPC error: %s", clip(string(canon.Canonical(e))))
 		}
 		v, _ = v.Get("result")
 	}
 	if v.Kind() != canon.Object {
-		return nil, malformed("a resources/read result is %s, not an object", v.Kind())
+		return nil, canon.Value{}, malformed("a resources/read result is %s, not an object", v.Kind())
 	}
 	cs, ok := v.Get("contents")
 	if !ok || cs.Kind() != canon.Array {
-		return nil, malformed("a resources/read result without a contents array")
+		return nil, canon.Value{}, malformed("a resources/read result without a contents array")
 	}
 	bodies := make([]canon.Value, len(cs.Elems()))
 	metas := make([]canon.Value, len(cs.Elems()))
 	for i, c := range cs.Elems() {
 		if c.Kind() != canon.Object {
-			return nil, malformed("contents[%d] is %s, not an object", i, c.Kind())
+			return nil, canon.Value{}, malformed("contents[%d] is %s, not an object", i, c.Kind())
 		}
 		bodies[i] = c.Without("_meta")
 		metas[i], _ = c.Get("_meta")
 	}
-	return Hashes{UIContents: canon.SHA256Hex(canon.Arr(bodies...)), UIMeta: canon.SHA256Hex(canon.Arr(metas...))}, nil
+	return Hashes{UIContents: canon.SHA256Hex(canon.Arr(bodies...)), UIMeta: canon.SHA256Hex(canon.Arr(metas...))}, canon.Obj(canon.M(UIContents, cs)), nil
 }
 
 // UIValue is a UI template's hashes as an object in canonical order.

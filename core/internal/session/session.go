@@ -180,11 +180,23 @@ func (s *State) Tell(would canon.Value) bool {
 }
 
 // NotHeld takes in the names of tools a host's framework could not hold
-// and answers those not said before, sorted.
+// and answers those not said before, sorted. Only tools the newest record
+// lists are taken in, and only those are kept: a server renaming its tools
+// at every re-check cannot grow the state past one record's tools (a tool
+// that leaves and comes back is said again).
 func (s *State) NotHeld(names []string) []string {
+	tools, _ := s.Record.Get("tools")
+	listed := func(n string) bool { return tools.Kind() == canon.Object && tools.Has(n) }
+	kept := s.Unheld[:0:0]
+	for _, n := range s.Unheld {
+		if listed(n) {
+			kept = append(kept, n)
+		}
+	}
+	s.Unheld = kept
 	var fresh []string
 	for _, n := range names {
-		if _, found := slices.BinarySearch(s.Unheld, n); !found && !slices.Contains(fresh, n) {
+		if _, found := slices.BinarySearch(s.Unheld, n); !found && listed(n) && !slices.Contains(fresh, n) {
 			fresh = append(fresh, n)
 		}
 	}

@@ -240,7 +240,8 @@ def _items(types: Any, cls: Any, handed: Mapping[str, Any], key: str) -> List[An
 def _no_cursor(args: Tuple[Any, ...], params: Any, cursor: Optional[str]) -> None:
     given = cursor or (args[0] if args else None) or getattr(params, "cursor", None)
     if given:
-        raise ValueError(f"crawlcheck: unknown cursor {given!r}: the preflight answers in one page")
+        # A cursor is a server's string handed back: shown by the core's rule.
+        raise ValueError(f"crawlcheck: unknown cursor {show(str(given))}: the preflight answers in one page")
 
 
 class FeaturesMixin:
@@ -318,7 +319,9 @@ class FeaturesMixin:
 
     async def get_prompt(self, name: str, arguments: Optional[Dict[str, Any]] = None, *args: Any, **kwargs: Any) -> Any:
         """Gets a prompt the record lets through; refuses any other with
-        ItemRefused before the server is asked."""
+        ItemRefused before the server is asked. The messages answered are
+        the server's at this time, parsed by the SDK: data, like a tool
+        call's result, which no lockfile pins (only the prompt's listing is)."""
         await self._allow("prompts", name)
         return await cast("McpPreflight", self).session.get_prompt(name, arguments, *args, **kwargs)
 
@@ -329,7 +332,9 @@ class FeaturesMixin:
         matches included (which URIs a template matches the core does not
         decide yet). A ui:// template is read, then checked by the core
         against the lockfile's pin: one that is not the template approved
-        is refused, never handed to a renderer."""
+        is refused, never handed to a renderer. Another resource's contents
+        are the server's answer at this time, parsed by the SDK: data, which
+        no lockfile pins."""
         key = str(uri)
         if key.startswith("ui://"):
             return await self._read_ui_template(key)
@@ -366,9 +371,11 @@ class FeaturesMixin:
             if check.get("reason") is not None:
                 raise ItemRefused(rec, raw, "ui_templates", uri, reason=str(check["reason"]))
             raise ItemRefused(rec, raw, "ui_templates", uri, parts=[str(p) for p in check.get("parts") or []])
-        # The bytes the core compared, parsed by the SDK's own type; an
-        # answer it cannot hold is refused as malformed, as Go and JS do.
+        # The result the core wrote from what it compared (never the answer
+        # itself: its members beside contents are in no part's hash), parsed
+        # by the SDK's own type; one it cannot hold is refused as
+        # malformed, as Go and JS do.
         try:
-            return types.ReadResourceResult.model_validate_json(page)
+            return types.ReadResourceResult.model_validate_json(str(check["template"]))
         except Exception:  # noqa: BLE001 - pydantic's error: the SDK cannot hold what was compared
             raise ItemRefused(rec, raw, "ui_templates", uri, reason="malformed") from None

@@ -1441,6 +1441,10 @@ class UiTemplateCheckResult(TypedDict):
     #: `not_approved` (the lockfile pins no such URI), `malformed` (an answer it cannot read, an
     #: error answer included)
     reason: Optional[str]
+    #: with `same`, the JSON text of the result a host hands its renderer, `{"contents":[…]}` (the
+    #: content items compared, in canonical JSON), never the host's parse of the answer: the
+    #: result's other members are in no part's hash; null otherwise
+    template: Optional[str]
 
 
 def ui_template_check(
