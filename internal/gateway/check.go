@@ -230,18 +230,33 @@ func (g *Gateway) listTTL(obs preflight.Observation) time.Duration {
 }
 
 // observe reads every tools/list page with the gateway's own requests,
-// following nextCursor by the core's next_page rules, within the check's
-// deadline: the facts of preflight.Observation, from the bytes that came.
+// following nextCursor by the core's next_page rules, and resolves the
+// package the server's command line launches, side by side within the
+// check's deadline: the facts of preflight.Observation, from the bytes
+// that came. A registry or index slow to answer costs the check no more
+// than its deadline (it then resolves to nothing, and the core says what
+// that means against the lockfile's pin), never a wait of its own before
+// the listing, which the client's held handshake answer and calls await.
 func (g *Gateway) observe(ctx context.Context) (preflight.Observation, int64) {
+	ctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
+	defer cancel()
+	// The server has answered its handshake: npx has installed what it
+	// runs (crawlcheck check reads it after its session too).
+	resolved := make(chan json.RawMessage, 1)
+	go func() { resolved <- g.launched(ctx) }()
+	obs, seen := g.observeList(ctx)
+	obs.Launched = <-resolved
+	return obs, seen
+}
+
+// observeList is observe's listing.
+func (g *Gateway) observeList(ctx context.Context) (preflight.Observation, int64) {
 	seen := g.changes.Load()
 	g.mu.Lock()
 	hs := g.hs
 	g.mu.Unlock()
 	obs := preflight.Observation{Endpoint: g.endpoint, Handshake: hs.method, ProtocolVersion: hs.version, HandshakeResult: hs.result, ClientCapabilities: hs.caps,
-		StrayLines: int(g.skipped.Load()),
-		// The server has answered its handshake: npx has installed what
-		// it runs (crawlcheck check reads it after its session too).
-		Launched: g.launched()}
+		StrayLines: int(g.skipped.Load())}
 	if m, ok := strictMembers(hs.result); ok {
 		switch hs.method {
 		case "initialize":

@@ -462,9 +462,9 @@ func (g *Gateway) cacheHints(b *bytes.Buffer) {
 // launched is the check's observed.launched: the package the server's
 // command line launches, resolved now (Config.Launched), when the server
 // is a child.
-func (g *Gateway) launched() json.RawMessage {
+func (g *Gateway) launched(ctx context.Context) json.RawMessage {
 	if g.cfg.Launched == nil || g.cfg.Remote.URL != "" {
 		return nil
 	}
-	return g.cfg.Launched()
+	return g.cfg.Launched(ctx)
 }

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"net/http"
@@ -70,7 +71,7 @@ func TestIndexHashesRunsNoBuild(t *testing.T) {
 	defer srv.Close()
 	env := append(os.Environ(), "UV_CACHE_DIR="+filepath.Join(tmp, "uv-cache"), "UV_INDEX_URL="+srv.URL+"/simple",
 		"UV_DEFAULT_INDEX="+srv.URL+"/simple", "UV_PYTHON_DOWNLOADS=never", "UV_NO_PROGRESS=1")
-	r := ResolveWith([]string{"uvx", project + "==" + version}, Options{UV: uv, Env: env, Dir: tmp})
+	r := ResolveWith(context.Background(), []string{"uvx", project + "==" + version}, Options{UV: uv, Env: env, Dir: tmp})
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatalf("resolving %s==%s ran the sdist's build backend (resolution %+v)", project, version, r)
 	}
