@@ -643,21 +643,30 @@ func (g *Gateway) gateCall(frame []byte, env envelope) {
 	go g.judgeCall(frame, env, true)
 }
 
+// release ends the hold of a request held for a check (gateCall,
+// gateItem), answered or not, and reports whether the client cancelled it
+// meanwhile (then no answer is due). Every path of a held request's judge
+// releases it: an entry left behind is never removed.
+func (g *Gateway) release(id json.RawMessage) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	cancelled := g.held[idKey(id)]
+	delete(g.held, idKey(id))
+	return cancelled
+}
+
 func (g *Gateway) judgeCall(frame []byte, env envelope, held bool) {
 	name, ok := toolName(env.params)
 	if !ok {
+		if held && g.release(env.id) {
+			return
+		}
 		g.toClient(errorFrame(env.id, -32602, "crawlcheck run: a tools/call whose params.name is not one string is not passed on", nil))
 		return
 	}
 	rec, err := g.current(context.Background())
-	if held {
-		g.mu.Lock()
-		cancelled := g.held[idKey(env.id)]
-		delete(g.held, idKey(env.id))
-		g.mu.Unlock()
-		if cancelled {
-			return // the client cancelled it while it was held: no answer is due
-		}
+	if held && g.release(env.id) {
+		return // the client cancelled it while it was held: no answer is due
 	}
 	if err != nil {
 		msg := "crawlcheck run: " + textsafe.Escape(err.Error()) + "; every call is refused until a check is made"

@@ -219,18 +219,15 @@ func (g *Gateway) judgeItem(frame []byte, env envelope, held bool) {
 	}
 	key, ok := stringParam(env.params, param)
 	if !ok {
+		if held && g.release(env.id) {
+			return
+		}
 		g.toClient(errorFrame(env.id, -32602, "crawlcheck run: a "+env.method+" whose params."+param+" is not one string is not passed on", nil))
 		return
 	}
 	rec, err := g.current(context.Background())
-	if held {
-		g.mu.Lock()
-		cancelled := g.held[idKey(env.id)]
-		delete(g.held, idKey(env.id))
-		g.mu.Unlock()
-		if cancelled {
-			return // the client cancelled it while it was held: no answer is due
-		}
+	if held && g.release(env.id) {
+		return // the client cancelled it while it was held: no answer is due
 	}
 	data := map[string]any{param: key}
 	if err != nil {
