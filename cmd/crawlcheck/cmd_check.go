@@ -219,7 +219,9 @@ func cmdCheck(c *cli, args []string) error {
 	if tg.args != nil {
 		// The package the command line launches, compared before the
 		// server runs: another version or tarball is denied unstarted.
-		pre, err := launchedBeforeStart(tg, preflight.Request{Settings: settings, Lock: lock, Now: now, PrevRecordSHA256: prev, HandsNoTools: true})
+		ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+		pre, err := launchedBeforeStart(ctx, tg, preflight.Request{Settings: settings, Lock: lock, Now: now, PrevRecordSHA256: prev, HandsNoTools: true})
+		cancel()
 		if err != nil {
 			return err
 		}

@@ -93,15 +93,16 @@ func cmdRun(c *cli, args []string) error {
 		return err
 	}
 	if len(command) > 0 {
-		if err := runLaunchedGate(*lockPath, command, settings, now()); err != nil {
+		if err := runLaunchedGate(*lockPath, command, settings, now(), c.timeout); err != nil {
 			return err
 		}
 	}
-	var launchedNow func() json.RawMessage
+	var launchedNow func(context.Context) json.RawMessage
 	if len(command) > 0 {
 		// Resolved again at each of the gateway's checks, once the server
 		// has started: npx installs an approved version not yet in its
-		// cache as it starts, so what ran is compared after the start too.
+		// cache as it starts, so what ran is compared after the start too;
+		// within each check's deadline.
 		launchedNow = target{args: command}.launched
 	}
 	code, err := gateway.Run(context.Background(), gateway.Config{

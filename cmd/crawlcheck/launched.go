@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"time"
@@ -15,18 +16,19 @@ import (
 // pipx release has on its index; the digest a docker run names. The
 // environment is the server's: the target's own env (an MCP client
 // config's) wins over ours, as it does for the launcher the target starts.
-// ok is false for an HTTP server or a file.
-func (t target) resolveLaunched() (launched.Resolution, bool) {
+// ok is false for an HTTP server or a file. What it asks npm, a registry
+// or uv ends with ctx: the caller's deadline, never more than a check's.
+func (t target) resolveLaunched(ctx context.Context) (launched.Resolution, bool) {
 	if t.args == nil {
 		return launched.Resolution{}, false
 	}
-	return launched.ResolveCommand(t.args, t.env, t.dir), true
+	return launched.ResolveCommand(ctx, t.args, t.env, t.dir), true
 }
 
 // launched is the observed.launched member of the target; nil for an HTTP
 // server or a file.
-func (t target) launched() json.RawMessage {
-	if r, ok := t.resolveLaunched(); ok {
+func (t target) launched(ctx context.Context) json.RawMessage {
+	if r, ok := t.resolveLaunched(ctx); ok {
 		return r.Observed()
 	}
 	return nil
@@ -41,8 +43,8 @@ func (t target) launched() json.RawMessage {
 // could not be resolved yet (the command-line rule, and the comparison
 // after the start, apply) or is the approved one. The record comes from an
 // engine of its own: the real check that follows is not a check_again.
-func launchedBeforeStart(tg target, req preflight.Request) (*preflight.Record, error) {
-	res, ok := tg.resolveLaunched()
+func launchedBeforeStart(ctx context.Context, tg target, req preflight.Request) (*preflight.Record, error) {
+	res, ok := tg.resolveLaunched(ctx)
 	if !ok || res.Reason == launched.NotALauncher {
 		// Nothing to compare before the start: a command that is not a
 		// launcher is judged on its command line once it answered.
@@ -87,12 +89,14 @@ func launchedBeforeStart(tg target, req preflight.Request) (*preflight.Record, e
 // one (and whose session it stops) is refused with the core's words, and
 // the server never runs. The gateway's own checks after the start compare
 // the command line as before (they do not resolve the package).
-func runLaunchedGate(lockPath string, command []string, settings preflight.Settings, now time.Time) error {
+func runLaunchedGate(lockPath string, command []string, settings preflight.Settings, now time.Time, timeout time.Duration) error {
 	lock, err := readInput("the lockfile", lockPath)
 	if err != nil {
 		return err
 	}
-	pre, err := launchedBeforeStart(target{args: command}, preflight.Request{Settings: settings, Lock: lock, Now: now, HandsNoTools: true})
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	pre, err := launchedBeforeStart(ctx, target{args: command}, preflight.Request{Settings: settings, Lock: lock, Now: now, HandsNoTools: true})
 	if err != nil || pre == nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/zip"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -475,7 +476,7 @@ func TestLaunchedUvx(t *testing.T) {
 
 	// pipx run installs from pip's indexes: the same release read through
 	// PIP_INDEX_URL (pipx itself is not installed here; uv reads the index).
-	pipx := launched.ResolveWith([]string{"pipx", "run", "--spec", spec, project},
+	pipx := launched.ResolveWith(context.Background(), []string{"pipx", "run", "--spec", spec, project},
 		launched.Options{UV: uv, Env: append(os.Environ(), "PIP_INDEX_URL="+index, "UV_PYTHON_DOWNLOADS=never"), Dir: tmp})
 	if p := pipx.Package; p == nil || p.Ecosystem != "pypi" || p.Name != project || len(p.Hashes) != 1 || p.Hashes[0] != want {
 		t.Errorf("pipx run through PIP_INDEX_URL: %+v (%s)", p, pipx.Reason)

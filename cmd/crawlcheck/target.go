@@ -161,7 +161,9 @@ func (t target) observe(c *cli) (preflight.Observation, error) {
 	obs.Timeout = c.timeout // the deadline a timeout's record names
 	// Read once the session is over: npx installs a package on its first
 	// run, so what ran is in its cache by now.
-	obs.Launched = t.launched()
+	lctx, lcancel := context.WithTimeout(context.Background(), c.timeout)
+	obs.Launched = t.launched(lctx)
+	lcancel()
 	if cmd != nil && obs.Failure == preflight.FaultTimeout && obs.FailureAt == preflight.AtHandshake {
 		// The README's own example is "npx -y my-server": its first run
 		// downloads the server inside the deadline, and a person reads only

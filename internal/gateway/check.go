@@ -230,18 +230,33 @@ func (g *Gateway) listTTL(obs preflight.Observation) time.Duration {
 }
 
 // observe reads every tools/list page with the gateway's own requests,
-// following nextCursor by the core's next_page rules, within the check's
-// deadline: the facts of preflight.Observation, from the bytes that came.
+// following nextCursor by the core's next_page rules, and resolves the
+// package the server's command line launches, side by side within the
+// check's deadline: the facts of preflight.Observation, from the bytes
+// that came. A registry or index slow to answer costs the check no more
+// than its deadline (it then resolves to nothing, and the core says what
+// that means against the lockfile's pin), never a wait of its own before
+// the listing, which the client's held handshake answer and calls await.
 func (g *Gateway) observe(ctx context.Context) (preflight.Observation, int64) {
+	ctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
+	defer cancel()
+	// The server has answered its handshake: npx has installed what it
+	// runs (crawlcheck check reads it after its session too).
+	resolved := make(chan json.RawMessage, 1)
+	go func() { resolved <- g.launched(ctx) }()
+	obs, seen := g.observeList(ctx)
+	obs.Launched = <-resolved
+	return obs, seen
+}
+
+// observeList is observe's listing.
+func (g *Gateway) observeList(ctx context.Context) (preflight.Observation, int64) {
 	seen := g.changes.Load()
 	g.mu.Lock()
 	hs := g.hs
 	g.mu.Unlock()
 	obs := preflight.Observation{Endpoint: g.endpoint, Handshake: hs.method, ProtocolVersion: hs.version, HandshakeResult: hs.result, ClientCapabilities: hs.caps,
-		StrayLines: int(g.skipped.Load()),
-		// The server has answered its handshake: npx has installed what
-		// it runs (crawlcheck check reads it after its session too).
-		Launched: g.launched()}
+		StrayLines: int(g.skipped.Load())}
 	if m, ok := strictMembers(hs.result); ok {
 		switch hs.method {
 		case "initialize":
@@ -628,21 +643,30 @@ func (g *Gateway) gateCall(frame []byte, env envelope) {
 	go g.judgeCall(frame, env, true)
 }
 
+// release ends the hold of a request held for a check (gateCall,
+// gateItem), answered or not, and reports whether the client cancelled it
+// meanwhile (then no answer is due). Every path of a held request's judge
+// releases it: an entry left behind is never removed.
+func (g *Gateway) release(id json.RawMessage) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	cancelled := g.held[idKey(id)]
+	delete(g.held, idKey(id))
+	return cancelled
+}
+
 func (g *Gateway) judgeCall(frame []byte, env envelope, held bool) {
 	name, ok := toolName(env.params)
 	if !ok {
+		if held && g.release(env.id) {
+			return
+		}
 		g.toClient(errorFrame(env.id, -32602, "crawlcheck run: a tools/call whose params.name is not one string is not passed on", nil))
 		return
 	}
 	rec, err := g.current(context.Background())
-	if held {
-		g.mu.Lock()
-		cancelled := g.held[idKey(env.id)]
-		delete(g.held, idKey(env.id))
-		g.mu.Unlock()
-		if cancelled {
-			return // the client cancelled it while it was held: no answer is due
-		}
+	if held && g.release(env.id) {
+		return // the client cancelled it while it was held: no answer is due
 	}
 	if err != nil {
 		msg := "crawlcheck run: " + textsafe.Escape(err.Error()) + "; every call is refused until a check is made"

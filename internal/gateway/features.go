@@ -219,18 +219,15 @@ func (g *Gateway) judgeItem(frame []byte, env envelope, held bool) {
 	}
 	key, ok := stringParam(env.params, param)
 	if !ok {
+		if held && g.release(env.id) {
+			return
+		}
 		g.toClient(errorFrame(env.id, -32602, "crawlcheck run: a "+env.method+" whose params."+param+" is not one string is not passed on", nil))
 		return
 	}
 	rec, err := g.current(context.Background())
-	if held {
-		g.mu.Lock()
-		cancelled := g.held[idKey(env.id)]
-		delete(g.held, idKey(env.id))
-		g.mu.Unlock()
-		if cancelled {
-			return // the client cancelled it while it was held: no answer is due
-		}
+	if held && g.release(env.id) {
+		return // the client cancelled it while it was held: no answer is due
 	}
 	data := map[string]any{param: key}
 	if err != nil {
@@ -464,9 +461,9 @@ func (g *Gateway) cacheHints(b *bytes.Buffer) {
 // launched is the check's observed.launched: the package the server's
 // command line launches, resolved now (Config.Launched), when the server
 // is a child.
-func (g *Gateway) launched() json.RawMessage {
+func (g *Gateway) launched(ctx context.Context) json.RawMessage {
 	if g.cfg.Launched == nil || g.cfg.Remote.URL != "" {
 		return nil
 	}
-	return g.cfg.Launched()
+	return g.cfg.Launched(ctx)
 }

@@ -78,8 +78,9 @@ type Config struct {
 	// Launched, when set, resolves the package the server's command line
 	// launches (internal/launched: observed.launched), asked at each check
 	// once the server has started, so that the record compares what ran
-	// (docs/gateway.md, The launched package).
-	Launched func() json.RawMessage
+	// (docs/gateway.md, The launched package). It is given the check's
+	// deadline, and runs beside the check's listing.
+	Launched func(context.Context) json.RawMessage
 	// InputRead, when set, is told the size of each input the session's
 	// start reads before the core parses it (the lockfile, the record log,
 	// then every page of the first check), and

@@ -1,6 +1,7 @@
 package launched
 
 import (
+	"context"
 	"os"
 	"strings"
 )
@@ -13,7 +14,9 @@ import (
 // would use there, and a uvx or pipx release of its index through the uv
 // beside the uvx (or on PATH). Every host that starts a stdio server (the
 // CLI's check and run, the gateway) resolves through this one function.
-func ResolveCommand(argv, env []string, dir string) Resolution {
+// What it asks npm, a registry or uv ends with ctx (the caller's check
+// deadline) or within registryTimeout, whichever comes first.
+func ResolveCommand(ctx context.Context, argv, env []string, dir string) Resolution {
 	getenv := func(k string) string {
 		for i := len(env) - 1; i >= 0; i-- {
 			if name, v, ok := strings.Cut(env[i], "="); ok && name == k {
@@ -34,9 +37,9 @@ func ResolveCommand(argv, env []string, dir string) Resolution {
 	o := Options{NpmCache: cache, Env: full, Dir: dir}
 	switch Launcher(argv) {
 	case "npx":
-		o.NpmRegistry = NpmRegistry(getenv, full, dir)
+		o.NpmRegistry = NpmRegistry(ctx, getenv, full, dir)
 	case "uvx", "pipx":
 		o.UV = UVFor(argv)
 	}
-	return ResolveWith(argv, o)
+	return ResolveWith(ctx, argv, o)
 }

@@ -26,6 +26,7 @@
 package launched
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -162,7 +163,7 @@ func Resolve(argv []string, cacheDir string) Resolution {
 		return resolveImage(image)
 	}
 	if spec, pipx, ok := pypiLaunch(argv); ok {
-		return resolvePyPI(spec, pipx, Options{})
+		return resolvePyPI(context.Background(), spec, pipx, Options{}) // no uv: never asks
 	}
 	spec, ok := npxSpec(argv)
 	if !ok {

@@ -107,7 +107,7 @@ func normalizePyPI(name string) string { return strings.ToLower(pypiSep.ReplaceA
 // resolvePyPI resolves a uvx or pipx spec through the index the launcher
 // would install from, asked by uv (o.UV): the sha256 of every file of that
 // release the index lists.
-func resolvePyPI(spec string, pipx bool, o Options) Resolution {
+func resolvePyPI(ctx context.Context, spec string, pipx bool, o Options) Resolution {
 	name, version, pinned, ok := splitPyPISpec(spec)
 	switch {
 	case !ok:
@@ -117,7 +117,7 @@ func resolvePyPI(spec string, pipx bool, o Options) Resolution {
 	case o.UV == "":
 		return Resolution{Reason: NotInstalled, Spec: spec}
 	}
-	hashes, ok := indexHashes(o, pipx, name, version)
+	hashes, ok := indexHashes(ctx, o, pipx, name, version)
 	if !ok {
 		return Resolution{Reason: NotInstalled, Spec: spec}
 	}
@@ -131,8 +131,8 @@ func resolvePyPI(spec string, pipx bool, o Options) Resolution {
 // taken from a cache. For pipx the indexes are pip's (PIP_INDEX_URL,
 // PIP_EXTRA_INDEX_URL, PIP_FIND_LINKS, any of them for any package, as pip
 // chooses); pip's configuration files are not read.
-func indexHashes(o Options, pipx bool, name, version string) ([]string, bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), registryTimeout)
+func indexHashes(ctx context.Context, o Options, pipx bool, name, version string) ([]string, bool) {
+	ctx, cancel := context.WithTimeout(ctx, registryTimeout)
 	defer cancel()
 	args := []string{"pip", "compile", "-", "--no-deps", "--generate-hashes", "--no-cache", "--no-header", "--no-annotate", "--quiet"}
 	env := o.Env

@@ -51,17 +51,18 @@ const (
 // is the version the registry's dist-tags name now and that version's
 // integrity: npx asks the registry for a tag on every run, so its answer
 // is what runs. A version or tag the registry does not have, or a
-// registry that does not answer, is NotInstalled.
-func ResolveWith(argv []string, o Options) Resolution {
+// registry that does not answer, is NotInstalled. The registry and uv
+// are given until ctx ends, and registryTimeout at most.
+func ResolveWith(ctx context.Context, argv []string, o Options) Resolution {
 	if spec, pipx, ok := pypiLaunch(argv); ok {
-		return resolvePyPI(spec, pipx, o)
+		return resolvePyPI(ctx, spec, pipx, o)
 	}
 	r := Resolve(argv, o.NpmCache)
 	if r.Reason != NotInstalled || o.NpmRegistry == "" {
 		return r
 	}
 	name, want := splitSpec(r.Spec)
-	version, integrity, ok := registryRelease(o.Client, o.NpmRegistry, name, want)
+	version, integrity, ok := registryRelease(ctx, o.Client, o.NpmRegistry, name, want)
 	if !ok {
 		return r
 	}
@@ -73,14 +74,16 @@ func ResolveWith(argv []string, o Options) Resolution {
 // version, or a dist-tag ("" is latest, as npm reads a bare name) that
 // the document's dist-tags map to one. It answers the version and its
 // dist.integrity.
-func registryRelease(c *http.Client, registry, name, want string) (version, integrity string, ok bool) {
+func registryRelease(ctx context.Context, c *http.Client, registry, name, want string) (version, integrity string, ok bool) {
 	if c == nil {
 		c = &http.Client{Timeout: registryTimeout}
 	}
 	// One path segment, a scoped name's slash escaped as npm sends it
 	// (@scope%2Fname).
 	u := strings.TrimRight(registry, "/") + "/" + url.PathEscape(name)
-	req, err := http.NewRequest(http.MethodGet, u, nil)
+	ctx, cancel := context.WithTimeout(ctx, registryTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return "", "", false
 	}
@@ -133,14 +136,14 @@ func registryRelease(c *http.Client, registry, name, want string) (version, inte
 // with that environment in dir: npm_config_registry when the environment
 // sets it, else npm's own answer (`npm config get registry`, which reads
 // the project's, the user's and the global .npmrc and npm's default).
-// "" when npm does not answer within registryTimeout.
-func NpmRegistry(getenv func(string) string, env []string, dir string) string {
+// "" when npm does not answer before ctx ends or within registryTimeout.
+func NpmRegistry(ctx context.Context, getenv func(string) string, env []string, dir string) string {
 	for _, k := range []string{"npm_config_registry", "NPM_CONFIG_REGISTRY"} {
 		if v := getenv(k); v != "" {
 			return v
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), registryTimeout)
+	ctx, cancel := context.WithTimeout(ctx, registryTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "npm", "config", "get", "registry")
 	cmd.Dir = dir
