@@ -317,7 +317,7 @@ func (g *Gateway) readUITemplate(env envelope, uri string, rec *preflight.Record
 	}
 	req := map[string]any{"record": corecall.Text(rec.Raw), "lock": corecall.Text(lock), "uri": uri, "result": corecall.Page(answer)}
 	if err := corecall.Into("ui_template_check", req, &check); err != nil {
-		g.toClient(errorFrame(env.id, RefusedCode, "crawlcheck run: the UI template "+textsafe.Escape(uri)+" could not be checked: "+err.Error(), data))
+		g.toClient(errorFrame(env.id, RefusedCode, "crawlcheck run: the UI template "+textsafe.Escape(uri)+" could not be checked: "+textsafe.Escape(err.Error()), data))
 		return
 	}
 	if !check.Same || check.Template == nil {
