@@ -26,7 +26,7 @@ var registryServers = []struct {
 }{
 	{"@azure/mcp@2.0.5", "node_modules/.bin/azmcp server start --mode all", true, ""},
 	{"@upstash/context7-mcp@4.1.1", "node_modules/.bin/context7-mcp", false, "context7.json"},
-	{"@playwright/mcp@0.0.83", "node_modules/.bin/playwright-mcp", false, "playwright.json"},
+	{"@playwright/mcp@0.0.86", "node_modules/.bin/playwright-mcp", false, "playwright.json"},
 	{"@modelcontextprotocol/server-github@2025.4.8", "node_modules/.bin/mcp-server-github", false, "github.json"},
 	{"PyPI duckduckgo-mcp-server==0.7.0", "venv/bin/duckduckgo-mcp-server", false, "duckduckgo.json"},
 }
