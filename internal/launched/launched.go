@@ -34,6 +34,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/crawlcheck/verifier/core"
 	"github.com/crawlcheck/verifier/internal/boundedread"
 )
 
@@ -187,7 +188,7 @@ func Resolve(argv []string, cacheDir string) Resolution {
 		return Resolution{Reason: NotInstalled, Spec: spec}
 	}
 	p, ok := readInstall(dir, name, version)
-	if !ok {
+	if !ok || !p.readable() {
 		return Resolution{Reason: Unreadable, Spec: spec}
 	}
 	return Resolution{Package: p, Spec: spec}
@@ -299,16 +300,7 @@ func readInstall(dir, name, version string) (*Package, bool) {
 func (r Resolution) Observed() json.RawMessage {
 	var v any
 	if p := r.Package; p != nil {
-		pkg := map[string]any{"ecosystem": p.Ecosystem, "name": p.Name}
-		switch p.Ecosystem {
-		case "npm":
-			pkg["version"], pkg["integrity"] = p.Version, p.Integrity
-		case "pypi":
-			pkg["version"], pkg["hashes"] = p.Version, p.Hashes
-		case "oci":
-			pkg["digest"] = p.Digest
-		}
-		v = map[string]any{"package": pkg}
+		v = map[string]json.RawMessage{"package": p.json()}
 	} else if r.Spec != "" {
 		v = map[string]string{"not_resolved": r.Reason, "spec": r.Spec}
 	} else {
@@ -317,3 +309,26 @@ func (r Resolution) Observed() json.RawMessage {
 	b, _ := json.Marshal(v) // maps of strings and string slices always marshal
 	return b
 }
+
+// json is the package as observed.launched.package writes it.
+func (p *Package) json() json.RawMessage {
+	pkg := map[string]any{"ecosystem": p.Ecosystem, "name": p.Name}
+	switch p.Ecosystem {
+	case "npm":
+		pkg["version"], pkg["integrity"] = p.Version, p.Integrity
+	case "pypi":
+		pkg["version"], pkg["hashes"] = p.Version, p.Hashes
+	case "oci":
+		pkg["digest"] = p.Digest
+	}
+	b, _ := json.Marshal(pkg) // a map of strings and a string slice always marshals
+	return b
+}
+
+// readable says whether the core reads p as a package
+// (core.LaunchedPackageValid). What a registry, an index or an npx cache
+// says is not the host's to vouch for: an integrity that is not an SRI
+// string, or more files than a pin holds, would make the core refuse the
+// whole check. Such a package is resolved as the registry or the cache
+// giving no answer (NotInstalled, Unreadable), which the core judges.
+func (p *Package) readable() bool { return core.LaunchedPackageValid(p.json()) }

@@ -9,8 +9,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-
-	"github.com/crawlcheck/verifier/internal/boundedread"
 )
 
 // uvFlags and pipxFlags are the options of `uvx` and `pipx run` that take
@@ -118,10 +116,13 @@ func resolvePyPI(ctx context.Context, spec string, pipx bool, o Options) Resolut
 		return Resolution{Reason: NotInstalled, Spec: spec}
 	}
 	hashes, ok := indexHashes(ctx, o, pipx, name, version)
-	if !ok {
+	p := &Package{Ecosystem: "pypi", Name: normalizePyPI(name), Version: version, Hashes: hashes}
+	if !ok || !p.readable() {
+		// An index listing more files than a pin holds (or a version the
+		// core does not read as exact) is read as no answer.
 		return Resolution{Reason: NotInstalled, Spec: spec}
 	}
-	return Resolution{Package: &Package{Ecosystem: "pypi", Name: normalizePyPI(name), Version: version, Hashes: hashes}, Spec: spec}
+	return Resolution{Package: p, Spec: spec}
 }
 
 // indexHashes asks uv for the hashes of name==version on the index: `uv
@@ -162,12 +163,8 @@ func indexHashes(ctx context.Context, o Options, pipx bool, name, version string
 	cmd := exec.CommandContext(ctx, o.UV, args...)
 	cmd.Dir, cmd.Env = o.Dir, env
 	cmd.Stdin = strings.NewReader(name + "==" + version + "\n")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil || cmd.Start() != nil {
-		return nil, false
-	}
-	out, rerr := boundedread.Read(stdout, maxUVAnswer)
-	if err := cmd.Wait(); err != nil || rerr != nil {
+	out, ok := output(cmd, maxUVAnswer)
+	if !ok {
 		return nil, false
 	}
 	return parseHashes(string(out), name, version)

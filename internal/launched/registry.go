@@ -63,10 +63,11 @@ func ResolveWith(ctx context.Context, argv []string, o Options) Resolution {
 	}
 	name, want := splitSpec(r.Spec)
 	version, integrity, ok := registryRelease(ctx, o.Client, o.NpmRegistry, name, want)
-	if !ok {
-		return r
+	p := &Package{Ecosystem: "npm", Name: name, Version: version, Integrity: integrity}
+	if !ok || !p.readable() {
+		return r // an answer the core would not read is no answer
 	}
-	return Resolution{Package: &Package{Ecosystem: "npm", Name: name, Version: version, Integrity: integrity}, Spec: r.Spec}
+	return Resolution{Package: p, Spec: r.Spec}
 }
 
 // registryRelease reads the release want names from the registry's
@@ -148,12 +149,8 @@ func NpmRegistry(ctx context.Context, getenv func(string) string, env []string, 
 	cmd := exec.CommandContext(ctx, "npm", "config", "get", "registry")
 	cmd.Dir = dir
 	cmd.Env = env
-	stdout, err := cmd.StdoutPipe()
-	if err != nil || cmd.Start() != nil {
-		return ""
-	}
-	out, rerr := boundedread.Read(stdout, maxConfigAnswer)
-	if err := cmd.Wait(); err != nil || rerr != nil {
+	out, ok := output(cmd, maxConfigAnswer)
+	if !ok {
 		return ""
 	}
 	reg := strings.TrimSpace(string(out))
