@@ -197,6 +197,11 @@ func (s *Session) ReadResource(ctx context.Context, params *mcp.ReadResourcePara
 	if err := itemAllowed(rec, h, "resources", params.URI); err != nil {
 		return nil, err
 	}
+	// Sent under checkMu, as every resources/read the session sends: a
+	// check's ui:// read takes the n-th answer of the method since its mark
+	// (fetchAnswer), which a read sent beside it would be.
+	s.checkMu.Lock()
+	defer s.checkMu.Unlock()
 	return s.clientSession().ReadResource(ctx, params)
 }
 
@@ -223,10 +228,15 @@ func (s *Session) readUITemplate(ctx context.Context, params *mcp.ReadResourcePa
 	s.mu.Lock()
 	lock, cs := s.lock, s.cs
 	s.mu.Unlock()
+	// Under checkMu: fetchAnswer takes the n-th resources/read answer since
+	// its mark, so no other read (a check's, or the app's) may be sent
+	// while it waits (docs/decisions.md, concurrent reads).
+	s.checkMu.Lock()
 	answer, failure := s.t.fetchAnswer(ctx, MethodRead, func(c context.Context) error {
 		_, err := cs.ReadResource(c, params)
 		return err
 	})
+	s.checkMu.Unlock()
 	if failure != "" {
 		return nil, fmt.Errorf("preflight: reading %s: %s", shownText(params.URI), failure)
 	}

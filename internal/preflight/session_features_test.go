@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/crawlcheck/verifier/internal/preflight"
@@ -223,5 +225,63 @@ func TestSessionUITemplateHandsWhatWasCompared(t *testing.T) {
 	read, err := sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: "ui://issues/view"})
 	if err != nil || len(read.Contents) != 1 || read.Contents[0].Text != "<div id=issue></div>" || len(read.Meta) != 0 {
 		t.Fatalf("ReadResource handed what was not compared: %+v %v", read, err)
+	}
+}
+
+// TestSessionConcurrentReads: a check captures its ui:// read as the n-th
+// resources/read answer since a mark, so the app's reads sent beside it
+// must not be sent in between (the session serialises them with its check
+// lock). Plain reads, ui:// reads and re-checks run at once, many times:
+// each read gets its own resource, and every record stays proceed (a
+// check that took the readme's answer for its template records
+// ui_template_changed).
+func TestSessionConcurrentReads(t *testing.T) {
+	s := start(t, "http", featuresScenario)
+	sess, recs := open(t, s, preflight.Config{LockPath: featuresLockOf(t, s)})
+	if rec := recs.next(t); rec.Effect != preflight.EffectProceed {
+		t.Fatalf("first check: %s", rec.Raw)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
+	defer cancel()
+	const rounds = 8
+	errs := make(chan error, 3*rounds)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range rounds {
+			rec, err := sess.Recheck(ctx)
+			if err == nil && rec.Effect != preflight.EffectProceed {
+				err = fmt.Errorf("a re-check beside reads: %s", rec.Raw)
+			}
+			errs <- err
+		}
+	}()
+	var wg sync.WaitGroup
+	for range rounds {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			r, err := sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: "issues://readme"})
+			if err == nil && (len(r.Contents) != 1 || r.Contents[0].Text != "# Read me") {
+				err = fmt.Errorf("the readme read got %+v", r.Contents[0])
+			}
+			errs <- err
+		}()
+		go func() {
+			defer wg.Done()
+			r, err := sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: "ui://issues/view"})
+			if err == nil && (len(r.Contents) != 1 || r.Contents[0].Text != "<div id=issue></div>") {
+				err = fmt.Errorf("the template read got %+v", r.Contents[0])
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	<-done
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -231,7 +231,10 @@ export async function readChecked(g, params, read) {
   if (params.uri.startsWith("ui://")) return readUITemplate(g, params);
   const { rec } = await g.gate();
   allowed(g, rec, handed(g, rec, "resources", params.uri), "resources", params.uri);
-  return read();
+  // In the check's serial queue, as every resources/read sent here: a
+  // check's ui:// read takes the n-th answer of the method since its mark
+  // (fetchAnswer), which a read sent beside it would be.
+  return g.serial(read);
 }
 
 /**
@@ -251,7 +254,9 @@ async function readUITemplate(g, params) {
   }
   if (!named.includes(uri)) throw refusal(g, rec, { list: "ui_templates", key: uri, reason: "not_named" });
   const lock = g.lock;
-  const got = await readAnswer(g, params, AbortSignal.timeout(g.timeout));
+  // In the serial queue: no other read (a check's, the app's) is sent
+  // while this one waits for the n-th answer since its mark.
+  const got = await g.serial(() => readAnswer(g, params, AbortSignal.timeout(g.timeout)));
   if (!got.page) throw new PreflightError(`crawlcheck: reading ${JSON.stringify(g.cc.shown(uri))}: ${got.failure}`);
   const check = g.cc.call("ui_template_check", { record: enc.encode(rec.raw), lock, uri, result: got.page });
   if (!check.same) {

@@ -125,6 +125,26 @@ test("a ui:// answer's members beside contents are in no pin: readResource hands
   assert.deepEqual(await client.readResource({ uri: "ui://issues/view" }), view);
 });
 
+// A check captures its ui:// read as the n-th resources/read answer since a
+// mark, so the app's reads must not be sent in between: the host sends
+// every read in its check queue. Plain reads, ui:// reads and re-checks run
+// at once, many times: each read gets its own resource, every record stays
+// proceed (a check that took the readme's answer records
+// ui_template_changed).
+test("reads beside a re-check: neither the check's ui:// read nor the app's readResource takes the other's answer", async (t) => {
+  const dir = tempDir(t);
+  const server = await startHttp(t, writeScenario(dir, SCENARIO));
+  const client = await connected(t, 2, server.url, lockOf(dir, server.url));
+  assert.equal(client.continuity.record.effect, "proceed", client.continuity.record.raw);
+  const work = [];
+  for (let i = 0; i < 20; i++) {
+    work.push(client.readResource({ uri: "ui://issues/view" }).then((r) => assert.deepEqual(r, SCENARIO.reads["ui://issues/view"])));
+    work.push(client.readResource({ uri: "issues://readme" }).then((r) => assert.equal(r.contents[0].text, "# Read me")));
+    work.push(client.continuity.recheck().then((rec) => assert.equal(rec.effect, "proceed", rec.raw)));
+  }
+  await Promise.all(work);
+});
+
 test("a lockfile that pins no prompts or resources: nothing of them is handed over, and the refusal says why", async (t) => {
   const dir = tempDir(t);
   const server = await startHttp(t, writeScenario(dir, SCENARIO));
