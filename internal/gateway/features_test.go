@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -186,21 +185,8 @@ func TestFeaturesFirstRecordAsCheck(t *testing.T) {
 	}
 	for _, hs := range []struct{ flag, version string }{{"initialize", "2025-11-25"}, {"newest", ""}} {
 		t.Run(hs.flag, func(t *testing.T) {
-			os.Remove(e.log)
-			args := []string{"run", "--now", now, "--lock", e.lock, "--log", e.log, "--"}
-			cmd := exec.Command(crawlcheck, append(args, e.server...)...)
-			stderr := &lockedBuffer{}
-			cmd.Stderr = stderr
-			s := connectCmd(t, cmd, stderr, nil, hs.version)
-			names(t, s)
-			s.Close()
-			got, err := os.ReadFile(e.log)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = got[:bytes.IndexByte(got, '\n')]
-			want, _ := exec.Command(crawlcheck, "check", "--now", now, "--handshake", hs.flag, "--json", "--lock", e.lock, "--server", strings.Join(e.server, " ")).Output()
-			if !bytes.Equal(got, bytes.TrimSpace(want)) {
+			got, want := firstRecordAndCheck(t, e.lock, e.log, e.server, now, hs.flag, hs.version)
+			if !bytes.Equal(got, want) {
 				t.Errorf("the gateway's first record:\n%s\ncrawlcheck check --json:\n%s", got, want)
 			}
 			if !bytes.Contains(got, []byte(`"prompt_changed"`)) {

@@ -540,6 +540,31 @@ func TestNoProcessLeft(t *testing.T) {
 	}
 }
 
+// firstRecordAndCheck runs the gateway in front of server against lock
+// (its log at logPath, emptied first), lists the tools once with a client
+// speaking version, and answers the gateway's first record and what
+// crawlcheck check --json --handshake flag says of the same server, both
+// with the flags extra.
+func firstRecordAndCheck(t *testing.T, lock, logPath string, server []string, now, flag, version string, extra ...string) (got, want []byte) {
+	t.Helper()
+	os.Remove(logPath)
+	args := slices.Concat([]string{"run", "--now", now, "--lock", lock, "--log", logPath}, extra, []string{"--"}, server)
+	cmd := exec.Command(crawlcheck, args...)
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	s := connectCmd(t, cmd, stderr, nil, version)
+	names(t, s)
+	s.Close()
+	got, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = got[:bytes.IndexByte(got, '\n')]
+	check := slices.Concat([]string{"check", "--now", now, "--handshake", flag, "--json"}, extra, []string{"--lock", lock, "--server", strings.Join(server, " ")})
+	want, _ = exec.Command(crawlcheck, check...).Output()
+	return got, bytes.TrimSpace(want)
+}
+
 // TestFirstRecordAsCheck: the gateway's first record is byte-identical to
 // crawlcheck check --json's at the same clock against the same server (the
 // handshake the client spoke, and the capabilities it declared: none), in
@@ -552,21 +577,8 @@ func TestFirstRecordAsCheck(t *testing.T) {
 	for _, hs := range []struct{ flag, version string }{{"initialize", "2025-11-25"}, {"newest", ""}} {
 		for _, mode := range []string{"enforce", "review", "observe"} {
 			t.Run(hs.flag+"/"+mode, func(t *testing.T) {
-				os.Remove(e.log)
-				args := []string{"run", "--now", now, "--lock", e.lock, "--log", e.log, "--mode", mode, "--"}
-				cmd := exec.Command(crawlcheck, append(args, e.server...)...)
-				stderr := &lockedBuffer{}
-				cmd.Stderr = stderr
-				s := connectCmd(t, cmd, stderr, nil, hs.version)
-				names(t, s)
-				s.Close()
-				got, err := os.ReadFile(e.log)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got = got[:bytes.IndexByte(got, '\n')]
-				want, _ := exec.Command(crawlcheck, "check", "--now", now, "--handshake", hs.flag, "--json", "--mode", mode, "--lock", e.lock, "--server", strings.Join(e.server, " ")).Output()
-				if !bytes.Equal(got, bytes.TrimSpace(want)) {
+				got, want := firstRecordAndCheck(t, e.lock, e.log, e.server, now, hs.flag, hs.version, "--mode", mode)
+				if !bytes.Equal(got, want) {
 					t.Errorf("the gateway's first record:\n%s\ncrawlcheck check --json:\n%s", got, want)
 				}
 			})
