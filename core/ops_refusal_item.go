@@ -71,6 +71,20 @@ func refusalItem(rd *req.Reader, rec canon.Value) (string, bool) {
 	if !rd.Fail(ir.Err()) {
 		return "", false
 	}
+	text, ok := itemRefusalText(rec, list, key, hasKey, parts, reason)
+	if !ok {
+		rd.Fail(cerr.New(cerr.BadRequest, "%s: the record compared %s: refuse an item of it by its key", o.Path, strings.ReplaceAll(list, "_", " ")))
+		return "", false
+	}
+	return text, true
+}
+
+// itemRefusalText words the refusal of key of list (a ui:// template's by
+// its parts or reason): the refusal op's item, and the session engine's
+// refusal of a prompts/get or resources/read. Without a key (hasKey
+// false) the whole list is refused, which only a list the record compared
+// none of may be: ok is false for another.
+func itemRefusalText(rec canon.Value, list, key string, hasKey bool, parts []string, reason string) (string, bool) {
 	str := func(v canon.Value, k string) string {
 		x, _ := v.Get(k)
 		s, _ := x.Str()
@@ -108,7 +122,6 @@ func refusalItem(rd *req.Reader, rec canon.Value) (string, bool) {
 		return head + "refused: the check compared no " + plural + " (" + why + ")" + suffix, true
 	}
 	if !hasKey {
-		rd.Fail(cerr.New(cerr.BadRequest, "%s: the record compared %s: refuse an item of it by its key", o.Path, plural))
 		return "", false
 	}
 	e, listed := items.Get(key)

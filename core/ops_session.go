@@ -5,6 +5,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/internal/canon"
+	"github.com/crawlcheck/verifier/core/internal/features"
 	"github.com/crawlcheck/verifier/core/internal/req"
 	"github.com/crawlcheck/verifier/core/internal/session"
 	"github.com/crawlcheck/verifier/core/internal/tools"
@@ -89,7 +90,7 @@ var eventFields = map[string][]string{
 	"list_changed": {"at_ms", "seen"},
 	"timer":        {"at_ms"},
 	"use":          {"seen"},
-	"call":         {"name"},
+	"call":         {"method", "name", "uri"},
 	"unheld":       {"names"},
 	"issuer":       {"observed"},
 	"log_proof":    {"proof", "checkpoint"},
@@ -299,20 +300,51 @@ func sessionUse(st *session.State, ev req.Obj) ([]canon.Value, error) {
 // noCheckYet is the refusal of a use before any check.
 const noCheckYet = "crawlcheck: no check has been made: the session has no record to allow a call by"
 
-// sessionCall answers a tools/call the framework wants to make: allow, or
-// refuse with the words every host's refusal error carries (the refusal
-// op's): of the session when it does not proceed, else of the tool.
+// callMethods are the requests a call event may name, each with the
+// member of its params that names what it reaches and the handoff's list
+// that item is judged by (none for tools/call: the handoff's calls).
+var callMethods = map[string]struct{ param, list string }{
+	"tools/call":     {"name", ""},
+	"prompts/get":    {"name", features.Prompts.Name},
+	"resources/read": {"uri", features.Resources.Name},
+}
+
+// sessionCall answers a request the framework wants to send that reaches
+// something the handoff hands over: a tools/call (the default method), a
+// prompts/get or a resources/read. Allow, or refuse with the words every
+// host's refusal error carries (the refusal op's): of the session when it
+// does not proceed, else of the tool, or of the item (the refusal op's
+// item). A ui:// template read is not judged here: the host reads it and
+// the core checks it against its pin (ui_template_check).
 func sessionCall(st *session.State, ev req.Obj) ([]canon.Value, error) {
-	name, err := ev.Str("name", true)
+	method, err := ev.OneOf("method", "tools/call", "tools/call", "prompts/get", "resources/read")
 	if err != nil {
 		return nil, err
 	}
-	if st.CallAllowed(name) {
+	m := callMethods[method]
+	for _, p := range []string{"name", "uri"} {
+		if p != m.param && ev.Has(p) {
+			return nil, cerr.New(cerr.BadRequest, "request.event.%s is not a member of a %s call: it names what it reaches by %s", p, method, m.param)
+		}
+	}
+	key, err := ev.Str(m.param, true)
+	if err != nil {
+		return nil, err
+	}
+	allowed := st.CallAllowed(key)
+	if m.list != "" {
+		allowed = st.ItemAllowed(m.list, key)
+	}
+	if allowed {
 		return []canon.Value{action("allow")}, nil
 	}
 	text := noCheckYet
-	if st.Record.Kind() == canon.Object {
-		text = refusalText(st.Record, name, st.Session == "proceed")
+	switch {
+	case st.Record.Kind() != canon.Object:
+	case m.list == "" || st.Session != "proceed":
+		text = refusalText(st.Record, key, m.list == "" && st.Session == "proceed")
+	default:
+		text, _ = itemRefusalText(st.Record, m.list, key, true, nil, "")
 	}
 	return []canon.Value{action("refuse", canon.M("text", canon.Str(text)))}, nil
 }

@@ -27,6 +27,8 @@ func sessionSequences(t testing.TB) []sessionSequence {
 	one := func(ts []obj) []string { return []string{page(t, ts, "")} }
 	check := func(r obj, seen int) obj { return obj{"type": "check", "check": r, "seen": seen} }
 	call := func(name string) obj { return obj{"type": "call", "name": name} }
+	getPrompt := func(name string) obj { return obj{"type": "call", "method": "prompts/get", "name": name} }
+	read := func(uri string) obj { return obj{"type": "call", "method": "resources/read", "uri": uri} }
 	use := func(seen int) obj { return obj{"type": "use", "seen": seen} }
 	changed := func(at int) obj { return obj{"type": "list_changed", "at_ms": at} }
 	timer := func(at int) obj { return obj{"type": "timer", "at_ms": at} }
@@ -87,6 +89,23 @@ func sessionSequences(t testing.TB) []sessionSequence {
 			check(featuresRequest(t, featuresLock(t), richTools(), featuresObserved(t, basePrompts(), baseResources(), baseTemplates(), uiTemplateApproved), "enforce"), 0),
 			check(featuresRequest(t, featuresLock(t), richTools(), featureChanges()[0].features(t), "enforce"), 0),
 		}},
+		// The engine judges a prompts/get and a resources/read as a
+		// tools/call: by the handoff's keys, in the refusal op's item words.
+		// A URI only a handed resource template matches is not handed over.
+		{"a prompts/get and a resources/read follow the handoff", []obj{
+			check(featuresRequest(t, featuresLock(t), richTools(), featureChanges()[0].features(t), "enforce"), 0),
+			getPrompt("weekly"), getPrompt("triage"), getPrompt("not_offered"), getPrompt("close_issue"),
+			read("issues://readme"), read("issues://issue/7"), read("issues://issue/{number}"), call("get_issue"),
+			check(featuresRequest(t, featuresLock(t), richTools(), featureChanges()[3].features(t), "enforce"), 0),
+			getPrompt("triage"), read("issues://readme"),
+		}},
+		{"an item call against a lockfile that pins no features is refused as not compared", []obj{
+			check(enforce, 0), getPrompt("triage"), read("issues://readme"),
+		}},
+		{"an item call of a session that does not proceed is refused in the session's words", []obj{
+			check(with(pulled, "observed", with(pulled["observed"].(obj), "endpoint", "https://evil.example.com/mcp")), 0), getPrompt("triage"), read("issues://readme"),
+		}},
+		{"an item call before any check is refused", []obj{getPrompt("triage"), read("issues://readme")}},
 		{"tools the framework cannot hold are not handed over, and said once", []obj{
 			check(enforce, 0), {"type": "unheld", "names": []any{"get_issue"}}, {"type": "unheld", "names": []any{"list_issues", "get_issue", "close_\u001b[2Jissue"}},
 			{"type": "unheld", "names": []any{"list_issues"}}, call("get_issue"),
@@ -162,6 +181,9 @@ func sessionVectors(t testing.TB) []opVector {
 	bad("a use whose count is not a count", obj{"event": obj{"type": "use", "seen": -1}})
 	bad("unheld names that are not strings", obj{"event": obj{"type": "unheld", "names": []any{1}}})
 	bad("a timer without its time", obj{"event": obj{"type": "timer"}})
+	bad("a call of a method the engine does not judge", obj{"event": obj{"type": "call", "method": "tools/list", "name": "x"}})
+	bad("a resources/read naming its resource by name", obj{"event": obj{"type": "call", "method": "resources/read", "name": "readme"}})
+	bad("a prompts/get without its name", obj{"event": obj{"type": "call", "method": "prompts/get"}})
 	bad("a kept checkpoint whose size does not read", obj{"event": obj{"type": "log_poll", "checkpoint": "issuer.example.com/log\n007\nAAAA\n"}})
 	bad("a kept checkpoint of one line", obj{"event": obj{"type": "log_poll", "checkpoint": "issuer.example.com/log"}})
 	return vs
@@ -254,4 +276,68 @@ func step(t testing.TB, state, event []byte) (actions, next []byte) {
 		t.Fatalf("session_step: %s", out)
 	}
 	return env.Result.Actions, env.Result.State
+}
+
+// TestItemCallRefusalIsTheRefusalOps: the engine refuses a prompts/get or
+// resources/read of a session that proceeds in the refusal op's item words
+// for the record it keeps — the bytes the hosts' item refusals carried
+// before the engine judged item calls — and every such refusal of the
+// sequences is one of them.
+func TestItemCallRefusalIsTheRefusalOps(t *testing.T) {
+	compared := 0
+	for _, s := range sessionSequences(t) {
+		var state []byte
+		for i, ev := range s.Events {
+			before := state
+			var actions []byte
+			actions, state = step(t, state, mustJSON(t, ev))
+			method, _ := ev["method"].(string)
+			if ev["type"] != "call" || method == "" || method == "tools/call" || before == nil {
+				continue
+			}
+			var kept struct {
+				Record  json.RawMessage `json:"record"`
+				Session *string         `json:"session"`
+			}
+			var text string
+			if err := json.Unmarshal([]byte(mustString(t, before)), &kept); err != nil {
+				t.Fatal(err)
+			}
+			var acts []struct{ Action, Text string }
+			if err := json.Unmarshal(actions, &acts); err != nil || len(acts) != 1 {
+				t.Fatalf("%s, event %d: %s", s.Name, i+1, actions)
+			}
+			if acts[0].Action != "refuse" || kept.Session == nil || *kept.Session != "proceed" {
+				continue
+			}
+			item := obj{"list": "prompts", "key": ev["name"]}
+			if method == "resources/read" {
+				item = obj{"list": "resources", "key": ev["uri"]}
+			}
+			out := core.Call("refusal", mustJSON(t, obj{"record": string(kept.Record), "item": item}))
+			var env struct {
+				Result struct{ Text string } `json:"result"`
+			}
+			if err := json.Unmarshal(out, &env); err != nil {
+				t.Fatal(err)
+			}
+			if text = acts[0].Text; text != env.Result.Text {
+				t.Errorf("%s, event %d: the engine refused\n %s\nthe refusal op words\n %s", s.Name, i+1, text, env.Result.Text)
+			}
+			compared++
+		}
+	}
+	if compared < 5 {
+		t.Errorf("%d item refusals compared: the sequences lost their item calls", compared)
+	}
+}
+
+// mustString reads a JSON string's text.
+func mustString(t testing.TB, raw []byte) string {
+	t.Helper()
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -7,7 +7,8 @@
 // The state is a canonical JSON object the core writes and the host keeps
 // as opaque bytes, handing it back with the next event. It holds the
 // newest record (a refusal is worded from it), the handoff's session and
-// calls, the list_changed notifications seen and covered, the pace, and
+// calls, the keys of the prompts and resources it hands over, the
+// list_changed notifications seen and covered, the pace, and
 // the tools said to be beyond a host's framework.
 package session
 
@@ -45,6 +46,11 @@ type State struct {
 	Session  string
 	Names    []string
 	Unlisted bool
+	// Items are the keys of the prompts and resources the newest handoff
+	// hands over, by list (ItemLists), each sorted: what a prompts/get or
+	// resources/read is judged by. The keys only, not the objects: the
+	// record in the state words a refusal.
+	Items map[string][]string
 	// Changes counts the list_changed events; Seen is how many of them the
 	// newest record covers (the host's count when it began observing).
 	Changes, Seen int64
@@ -148,6 +154,20 @@ func (s *State) Checked(handoff canon.Value, seen int64, refreshed bool) bool {
 	}
 	unlisted, _ := calls.Get("unlisted")
 	s.Unlisted, _ = unlisted.BoolValue()
+	s.Items = nil
+	features, _ := handoff.Get("features")
+	for _, list := range ItemLists {
+		h, _ := features.Get(list)
+		items, _ := h.Get("items")
+		var keys []string
+		for _, it := range items.Elems() {
+			k, _ := it.Get("key")
+			if str, ok := k.Str(); ok {
+				keys = append(keys, str)
+			}
+		}
+		s.setItems(list, keys)
+	}
 	s.Seen, s.HeldMS = max(s.Seen, seen), 0
 	s.Changes = max(s.Changes, s.Seen)
 	s.Refresh = s.Session == "check_again" && !refreshed
@@ -212,9 +232,49 @@ func (s *State) CallAllowed(name string) bool {
 	return s.Session == "proceed" && (s.Unlisted || slices.Contains(s.Names, name))
 }
 
-// Value is the state as the canonical object the host keeps.
+// ItemLists are the lists of the handoff's features whose items a call
+// reads: prompts/get names a prompt, resources/read a resource's uri.
+var ItemLists = []string{"prompts", "resources"}
+
+// setItems keeps the keys of list, sorted and without a repeat; a list
+// with none is not kept (nothing of it may be read).
+func (s *State) setItems(list string, keys []string) {
+	if len(keys) == 0 {
+		return
+	}
+	slices.Sort(keys)
+	if s.Items == nil {
+		s.Items = map[string][]string{}
+	}
+	s.Items[list] = slices.Compact(keys)
+}
+
+// ItemAllowed reports whether a prompts/get (list "prompts") or a
+// resources/read (list "resources") of key may reach the server: the
+// newest handoff proceeds and hands that item over, by its exact key. A
+// URI that only a handed resource template matches is not handed over: no
+// host matched URIs to templates, and the core does not either
+// (docs/decisions.md, Issue 33 (engine, item calls)).
+func (s *State) ItemAllowed(list, key string) bool {
+	_, found := slices.BinarySearch(s.Items[list], key)
+	return s.Session == "proceed" && found
+}
+
+// Value is the state as the canonical object the host keeps. items is
+// written only when the handoff hands some prompt or resource over: a
+// session without them keeps the state it had before items were kept.
 func (s *State) Value() canon.Value {
-	return Obj(
+	var items []canon.Member
+	for _, list := range ItemLists {
+		if keys := s.Items[list]; len(keys) > 0 {
+			items = append(items, canon.M(list, canon.Strs(keys)))
+		}
+	}
+	var opt []canon.Member
+	if len(items) > 0 {
+		opt = append(opt, canon.M("items", Obj(items...)))
+	}
+	return Obj(append(opt,
 		canon.M("kind", canon.Str(Kind)),
 		canon.M("v", canon.Int(Version)),
 		canon.M("record", s.Record),
@@ -232,7 +292,7 @@ func (s *State) Value() canon.Value {
 			canon.M("due_ms", intOrNull(s.DueMS)),
 			canon.M("hold_ms", canon.Int(s.HoldMS)),
 		)),
-	)
+	)...)
 }
 
 func intOrNull(n int64) canon.Value {
@@ -280,6 +340,25 @@ func Parse(v canon.Value, path string) (State, error) {
 	var ok bool
 	if s.Unlisted, ok = member(calls, "unlisted").BoolValue(); !ok {
 		return bad("calls.unlisted")
+	}
+	if items, has := v.Get("items"); has {
+		if items.Kind() != canon.Object {
+			return bad("items")
+		}
+		for _, m := range items.Members() {
+			if !slices.Contains(ItemLists, m.Key) || m.Value.Kind() != canon.Array {
+				return bad("items." + m.Key)
+			}
+			var keys []string
+			for _, k := range m.Value.Elems() {
+				str, ok := k.Str()
+				if !ok {
+					return bad("items." + m.Key)
+				}
+				keys = append(keys, str)
+			}
+			s.setItems(m.Key, keys)
+		}
 	}
 	if s.Refresh, ok = member(v, "refresh").BoolValue(); !ok {
 		return bad("refresh")
