@@ -25,10 +25,11 @@ import (
 //     answered from the core's handoff (the objects the core wrote from
 //     what it hashed, whole, in one page), empty when the session does not
 //     proceed or the lockfile pins none of that list;
-//   - prompts/get and resources/read of an item the handoff does not hand
-//     over are refused with RefusedCode in words a person can act on; one it
-//     hands over is passed on as it came (its answer is data, like a tool
-//     call's result, and is not pinned);
+//   - prompts/get and resources/read are judged by the session engine, as a
+//     tools/call is: one it refuses is refused with RefusedCode in the
+//     engine's words and advice a person can act on; one it allows is
+//     passed on as it came (its answer is data, like a tool call's result,
+//     and is not pinned);
 //   - a resources/read of a ui:// template is read by the gateway itself,
 //     checked by the core against the lockfile's pin (ui_template_check),
 //     and the client gets the bytes the core compared, or a refusal.
@@ -198,8 +199,8 @@ func (g *Gateway) answerFeatureList(env envelope) {
 	g.toClient(b.Bytes())
 }
 
-// gateItem passes a prompts/get or resources/read of an item the handoff
-// hands over on, as it came, and refuses any other with RefusedCode. While
+// gateItem passes a prompts/get or resources/read the session engine
+// allows on, as it came, and refuses any other with RefusedCode. While
 // a check is due or running it is held, as a tools/call is.
 func (g *Gateway) gateItem(frame []byte, env envelope) {
 	if g.ready() {
@@ -236,13 +237,13 @@ func (g *Gateway) judgeItem(frame []byte, env envelope, held bool) {
 		return
 	}
 	data["record_sha256"] = rec.RecordSHA256
-	if rec.Handoff.Session != preflight.SessionProceed {
-		data["effect"] = rec.Effect
-		msg := (&preflight.RefusedError{Effect: rec.Effect, Record: *rec}).Error() + "; to re-approve after reading what changed: " + g.approveCommand()
-		g.toClient(errorFrame(env.id, RefusedCode, msg, data))
-		return
-	}
 	if list == "resources" && strings.HasPrefix(key, "ui://") {
+		if rec.Handoff.Session != preflight.SessionProceed {
+			data["effect"] = rec.Effect
+			msg := (&preflight.RefusedError{Effect: rec.Effect, Record: *rec}).Error() + "; to re-approve after reading what changed: " + g.approveCommand()
+			g.toClient(errorFrame(env.id, RefusedCode, msg, data))
+			return
+		}
 		g.mu.Lock()
 		lock := g.recLock
 		g.mu.Unlock()
@@ -251,26 +252,43 @@ func (g *Gateway) judgeItem(frame []byte, env envelope, held bool) {
 		go g.readUITemplate(env, key, rec, lock, data)
 		return
 	}
-	h, compared := rec.Handoff.Features[list]
-	if compared && slices.ContainsFunc(h.Items, func(it preflight.HandedItem) bool { return it.Key == key }) {
+	// The session engine allows or refuses, in the refusal's words, by the
+	// newest record it answered, as it judges a tools/call.
+	st, err := g.engine.Item(env.method, key)
+	if err != nil || st.Record == nil {
+		msg := "crawlcheck run: the session engine could not judge the " + env.method + "; every " + env.method + " is refused until a check is made"
+		if err != nil {
+			msg = "crawlcheck run: " + textsafe.Escape(err.Error()) + "; every " + env.method + " is refused until a check is made"
+		}
+		g.toClient(errorFrame(env.id, RefusedCode, msg, data))
+		return
+	}
+	if st.Allowed {
 		g.toServer(frame)
 		return
 	}
-	e := &preflight.ItemRefusedError{List: list, Key: key, NotCompared: !compared, Record: *rec}
-	if slices.Contains(h.Withheld, key) {
-		e.Effect = rec.Features[list][key]
-		data["effect"] = e.Effect
+	rec = st.Record
+	data["record_sha256"] = rec.RecordSHA256
+	if rec.Handoff.Session != preflight.SessionProceed {
+		data["effect"] = rec.Effect
+		g.toClient(errorFrame(env.id, RefusedCode, st.Refusal+"; to re-approve after reading what changed: "+g.approveCommand(), data))
+		return
 	}
-	msg := e.Error()
+	items, compared := rec.Features[list]
+	effect := items[key]
+	if effect != "" {
+		data["effect"] = effect
+	}
+	msg := st.Refusal
 	if why := itemDiffered(*rec, key); why != "" {
 		msg += "; " + why
 	}
 	switch {
-	case e.NotCompared:
+	case !compared:
 		// The lockfile pins none of the list: nothing changed to show, so
 		// approve would not ask; a new lock pins it.
 		msg += "; to pin it after reading it: " + g.lockCommand()
-	case e.Effect != "":
+	case effect != "":
 		msg += "; " + g.approveItemsAdvice()
 	}
 	g.toClient(errorFrame(env.id, RefusedCode, msg, data))

@@ -28,14 +28,17 @@ type Engine struct {
 	// one its state judges calls by.
 	rec *Record
 	// calls are the engine's answers to call events since its state last
-	// changed, by name: an answer that left the state byte for byte as it
-	// was is the answer to the same event again, so a call of a name asked
-	// before costs a map lookup, not a core call that reads the whole
-	// state (tens of µs at 10 tools, hundreds at 1,000: the gateway's
-	// per-call path). At most maxCallMemo names; past them, the core is
-	// asked every time.
-	calls map[string]Step
+	// changed, by what the call reaches (callKey): an answer that left the
+	// state byte for byte as it was is the answer to the same event again,
+	// so a call of a tool, prompt or resource asked before costs a map
+	// lookup, not a core call that reads the whole state (tens of µs at 10
+	// tools, hundreds at 1,000: the gateway's per-call path). At most
+	// maxCallMemo of them; past them, the core is asked every time.
+	calls map[callKey]Step
 }
+
+// callKey names a call event: its method and the name or uri it reaches.
+type callKey struct{ method, key string }
 
 // maxCallMemo bounds the names whose call answers an Engine keeps: a
 // client calling names without end cannot grow the process with them.
@@ -129,13 +132,33 @@ func (e *Engine) Unheld(names []string) (Step, error) {
 // Call asks the engine whether a tools/call of name may reach the server:
 // Allowed, or Refusal; Record is the record it was judged by.
 func (e *Engine) Call(name string) (Step, error) {
+	return e.call(callKey{"tools/call", name}, map[string]any{"type": "call", "name": name})
+}
+
+// Item asks the engine whether a prompts/get of the prompt named key, or a
+// resources/read of the resource whose uri is key (method: MethodGet or
+// MethodRead), may reach the server: Allowed, or Refusal in the core's
+// words (of the session when it does not proceed, else the item's); Record
+// is the record it was judged by. A ui:// template read is not the
+// engine's: ui_template_check judges it.
+func (e *Engine) Item(method, key string) (Step, error) {
+	param := "name"
+	if method == MethodRead {
+		param = "uri"
+	}
+	return e.call(callKey{method, key}, map[string]any{"type": "call", "method": method, param: key})
+}
+
+// call answers a call event from the memo, or asks the core (step keeps
+// the answer when it left the state as it was).
+func (e *Engine) call(k callKey, event map[string]any) (Step, error) {
 	e.mu.Lock()
-	st, ok := e.calls[name]
+	st, ok := e.calls[k]
 	e.mu.Unlock()
 	if ok {
 		return st, nil
 	}
-	return e.step(map[string]any{"type": "call", "name": name}, false)
+	return e.step(event, false)
 }
 
 // LogProof asks which consistency proof the log check of proof against
@@ -212,13 +235,29 @@ func (e *Engine) step(event map[string]any, tools bool) (Step, error) {
 	}
 	if string(e.state) != state {
 		e.state, e.calls = []byte(state), nil
-	} else if name, ok := event["name"].(string); ok && event["type"] == "call" && len(e.calls) < maxCallMemo {
+	} else if k, ok := callKeyOf(event); ok && len(e.calls) < maxCallMemo {
 		if e.calls == nil {
-			e.calls = map[string]Step{}
+			e.calls = map[callKey]Step{}
 		}
-		e.calls[name] = st
+		e.calls[k] = st
 	}
 	return st, nil
+}
+
+// callKeyOf is the memo's key of a call event (Call, Item).
+func callKeyOf(event map[string]any) (callKey, bool) {
+	if event["type"] != "call" {
+		return callKey{}, false
+	}
+	method, _ := event["method"].(string)
+	if method == "" {
+		method = "tools/call"
+	}
+	key, ok := event["name"].(string)
+	if uri, isURI := event["uri"].(string); isURI {
+		key, ok = uri, true
+	}
+	return callKey{method, key}, ok
 }
 
 // read executes nothing: it reads the actions into a Step, in order.

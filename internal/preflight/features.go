@@ -21,6 +21,9 @@ const (
 	MethodResources = "resources/list"
 	MethodTemplates = "resources/templates/list"
 	MethodRead      = "resources/read"
+	// MethodGet is the prompts/get the session engine judges beside
+	// resources/read (Engine.Item).
+	MethodGet = "prompts/get"
 )
 
 // FeatureList is one list as read: the pages as received, or the fact that

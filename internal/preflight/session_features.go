@@ -32,12 +32,19 @@ type ItemRefusedError struct {
 	Parts  []string
 	Reason string
 	Record Record
+	// text is the session engine's refusal of a prompts/get or
+	// resources/read (its refuse action), the refusal op's item words; ""
+	// asks the refusal op.
+	text string
 }
 
 // Error is the core's words for the refusal (the refusal op's item), every
 // string from the server shown through escape_text: the same bytes the JS
 // and Python wrappers raise.
 func (e *ItemRefusedError) Error() string {
+	if e.text != "" {
+		return e.text
+	}
 	// A listing refused names no key: the whole list is.
 	item := map[string]any{"list": e.List}
 	if e.Key != "" {
@@ -68,30 +75,52 @@ func shownText(s string) string {
 	return `"` + out.Text + `"`
 }
 
-// handed is the record's handoff of one list, or the refusal of key when
-// the list was not compared.
-func (s *Session) handed(ctx context.Context, list, key string) (Record, HandedList, error) {
+// handed is the record's handoff of one list, for a listing: a list the
+// check did not compare is refused whole (the handoff has none of it).
+func (s *Session) handed(ctx context.Context, list string) (HandedList, error) {
 	rec, _, err := s.gate(ctx)
 	if err != nil {
-		return Record{}, HandedList{}, err
+		return HandedList{}, err
 	}
 	h, ok := rec.Handoff.Features[list]
 	if !ok {
-		return rec, h, &ItemRefusedError{List: list, Key: key, NotCompared: true, Record: rec}
+		return h, &ItemRefusedError{List: list, NotCompared: true, Record: rec}
 	}
-	return rec, h, nil
+	return h, nil
 }
 
-// itemAllowed refuses key unless the list hands it over.
-func itemAllowed(rec Record, h HandedList, list, key string) error {
-	if slices.ContainsFunc(h.Items, func(it HandedItem) bool { return it.Key == key }) {
+// admitItem asks the session engine whether a prompts/get (MethodGet) or a
+// resources/read (MethodRead) of key may reach the server, as CallTool asks
+// it of a tools/call: nil, the session's *RefusedError, or the item's
+// *ItemRefusedError in the engine's words.
+func (s *Session) admitItem(ctx context.Context, method, key string) error {
+	if _, _, err := s.gate(ctx); err != nil {
+		return err
+	}
+	// The engine answers by the record the session follows: no re-check
+	// comes in between.
+	s.checkMu.Lock()
+	st, err := s.engine.Item(method, key)
+	rec := s.Record()
+	s.checkMu.Unlock()
+	if err != nil {
+		return fmt.Errorf("preflight: %w", err)
+	}
+	if st.Allowed {
 		return nil
 	}
-	e := &ItemRefusedError{List: list, Key: key, Record: rec}
-	if slices.Contains(h.Withheld, key) {
-		e.Effect = rec.Features[list][key]
+	if st.Record != nil {
+		rec = *st.Record
 	}
-	return e
+	if rec.Handoff == nil || rec.Handoff.Session != SessionProceed {
+		return &RefusedError{Effect: rec.Effect, Record: rec, text: st.Refusal}
+	}
+	list := "prompts"
+	if method == MethodRead {
+		list = "resources"
+	}
+	items, compared := rec.Features[list]
+	return &ItemRefusedError{List: list, Key: key, Effect: items[key], NotCompared: !compared, Record: rec, text: st.Refusal}
 }
 
 // handedItems parses the handed objects with the SDK's own type; one the
@@ -124,23 +153,20 @@ func (s *Session) ListPrompts(ctx context.Context, params *mcp.ListPromptsParams
 			return nil, err
 		}
 	}
-	_, h, err := s.handed(ctx, "prompts", "")
+	h, err := s.handed(ctx, "prompts")
 	if err != nil {
 		return nil, err
 	}
 	return &mcp.ListPromptsResult{Prompts: handedItems(h, func(p *mcp.Prompt) string { return p.Name })}, nil
 }
 
-// GetPrompt gets a prompt the record lets through, and refuses any other.
+// GetPrompt gets a prompt the record lets through, and refuses any other,
+// as the session engine decides.
 func (s *Session) GetPrompt(ctx context.Context, params *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 	if params == nil {
 		return nil, errors.New("preflight: GetPrompt without params names no prompt")
 	}
-	rec, h, err := s.handed(ctx, "prompts", params.Name)
-	if err != nil {
-		return nil, err
-	}
-	if err := itemAllowed(rec, h, "prompts", params.Name); err != nil {
+	if err := s.admitItem(ctx, MethodGet, params.Name); err != nil {
 		return nil, err
 	}
 	return s.clientSession().GetPrompt(ctx, params)
@@ -154,7 +180,7 @@ func (s *Session) ListResources(ctx context.Context, params *mcp.ListResourcesPa
 			return nil, err
 		}
 	}
-	_, h, err := s.handed(ctx, "resources", "")
+	h, err := s.handed(ctx, "resources")
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +195,7 @@ func (s *Session) ListResourceTemplates(ctx context.Context, params *mcp.ListRes
 			return nil, err
 		}
 	}
-	_, h, err := s.handed(ctx, "resource_templates", "")
+	h, err := s.handed(ctx, "resource_templates")
 	if err != nil {
 		return nil, err
 	}
@@ -178,8 +204,9 @@ func (s *Session) ListResourceTemplates(ctx context.Context, params *mcp.ListRes
 
 // ReadResource reads a resource of the checked list the record lets
 // through, or the ui:// template a tool it hands over names (MCP Apps),
-// and refuses any other URI, one of a resource template included (which
-// URIs a template matches is not decided by the core yet). A ui://
+// and refuses any other URI, as the session engine decides (a URI only a
+// resource template matches included: no one decides which URIs a
+// template matches yet). A ui://
 // template is read, then checked by the core against the lockfile's pin
 // (ui_template_check): one that is not the template approved is refused,
 // never handed to a renderer.
@@ -190,11 +217,7 @@ func (s *Session) ReadResource(ctx context.Context, params *mcp.ReadResourcePara
 	if strings.HasPrefix(params.URI, "ui://") {
 		return s.readUITemplate(ctx, params)
 	}
-	rec, h, err := s.handed(ctx, "resources", params.URI)
-	if err != nil {
-		return nil, err
-	}
-	if err := itemAllowed(rec, h, "resources", params.URI); err != nil {
+	if err := s.admitItem(ctx, MethodRead, params.URI); err != nil {
 		return nil, err
 	}
 	// Sent under checkMu, as every resources/read the session sends: a

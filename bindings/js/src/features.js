@@ -10,8 +10,9 @@
 // - listPrompts, listResources, listResourceTemplates answer the handoff's
 //   items, each the object the core wrote from what it hashed (never the
 //   SDK's parse of the server's page), in one result without a cursor;
-// - getPrompt and readResource reach the server only for an item handed
-//   over, and refuse any other with ItemRefused in the core's words;
+// - getPrompt and readResource reach the server only when the session
+//   engine allows them (its call event, as for a tools/call), and refuse
+//   any other with ItemRefused in the core's words;
 // - readResource of a ui:// template a handed tool names reads it and
 //   hands it over only when the core finds it the template pinned
 //   (ui_template_check).
@@ -28,6 +29,7 @@
 import { CrawlcheckError, PreflightError } from "./errors.js";
 import { RawJSON } from "./core.js";
 import { fetchAnswer } from "./observe.js";
+import { ContinuityRefused } from "./preflight.js";
 
 const enc = new TextEncoder();
 
@@ -168,19 +170,30 @@ function refusal(g, rec, item, extra = {}) {
   return new ItemRefused(text, { list: item.list, key: item.key, record: rec, ...extra });
 }
 
-/** The record's handoff of one list; refuses key when the check compared none of it. */
-function handed(g, rec, list, key) {
+/** The record's handoff of one list, for a listing; refuses the whole list when the check compared none of it. */
+function handed(g, rec, list) {
   const h = rec.handoff?.features?.[list];
-  if (!h) throw refusal(g, rec, { list, key }, { notCompared: true });
+  if (!h) throw refusal(g, rec, { list, key: "" }, { notCompared: true });
   return h;
 }
 
-/** Refuses key unless the list hands it over. */
-function allowed(g, rec, h, list, key) {
-  if (typeof key === "string" && h.items.some((it) => it.key === key)) return;
-  const k = typeof key === "string" ? key : String(key);
-  const effect = h.withheld.includes(k) ? (rec.features?.[list]?.[k] ?? null) : null;
-  throw refusal(g, rec, { list, key: k }, { effect });
+/**
+ * Resolves when the session engine allows a prompts/get of the prompt
+ * named key, or a resources/read of the resource whose uri is key (its
+ * call event, judged as a tools/call is, by the newest record); throws the
+ * engine's refusal: ContinuityRefused of the session, ItemRefused of the item.
+ */
+async function admit(g, method, key) {
+  await g.gate();
+  const [a] = g.step(method === READ ? { type: "call", method, uri: key } : { type: "call", method, name: key });
+  if (a.action === "allow") return;
+  // The engine judged by the newest record (a re-check may have ended
+  // since the gate): the error names it.
+  const rec = g.record;
+  if (rec.handoff?.session !== "proceed") throw new ContinuityRefused(a.text, { effect: rec.effect, record: rec });
+  const list = method === READ ? "resources" : "prompts";
+  const effects = rec.features?.[list];
+  throw new ItemRefused(a.text, { list, key, effect: effects?.[key] ?? null, notCompared: effects === undefined, record: rec });
 }
 
 /** The handed items of a list: each the object the core wrote, one whose key does not match left out. */
@@ -209,28 +222,26 @@ export async function handedList(g, name, params) {
   noCursor(g, params);
   const l = LISTS.find((x) => x.name === name);
   const { rec } = await g.gate();
-  return { [MEMBERS[name]]: itemsOf(handed(g, rec, name, ""), l.key) };
+  return { [MEMBERS[name]]: itemsOf(handed(g, rec, name), l.key) };
 }
 
-/** Resolves when the newest record hands the prompt over; throws ItemRefused when not. */
+/** Resolves when the session engine allows a prompts/get of name; throws its refusal when not. */
 export async function admitPrompt(g, name) {
   if (typeof name !== "string") throw new TypeError("crawlcheck: getPrompt names no prompt");
-  const { rec } = await g.gate();
-  allowed(g, rec, handed(g, rec, "prompts", name), "prompts", name);
+  await admit(g, "prompts/get", name);
 }
 
 /**
  * A resources/read the record covers: a ui:// template a handed tool names,
- * read here and checked against its pin, or a resource handed over, read
- * by read() (the SDK's, the framework's); any other URI is refused, one
- * of a resource template included (which URIs a template matches is not
- * decided by the core yet).
+ * read here and checked against its pin, or a resource the session engine
+ * allows, read by read() (the SDK's, the framework's); any other URI is
+ * refused in the engine's words, one only a resource template matches
+ * included.
  */
 export async function readChecked(g, params, read) {
   if (!params || typeof params.uri !== "string") throw new TypeError("crawlcheck: readResource names no resource");
   if (params.uri.startsWith("ui://")) return readUITemplate(g, params);
-  const { rec } = await g.gate();
-  allowed(g, rec, handed(g, rec, "resources", params.uri), "resources", params.uri);
+  await admit(g, READ, params.uri);
   // In the check's serial queue, as every resources/read sent here: a
   // check's ui:// read takes the n-th answer of the method since its mark
   // (fetchAnswer), which a read sent beside it would be.

@@ -61,8 +61,9 @@ class ItemRefused(ContinuityRefused):
     template, ``parts`` are the parts ``ui_template_check`` answered differ
     from the pin, or, without them, ``reason`` says why it was refused
     (``not_named``: no tool handed over names it; or ``ui_template_check``'s
-    reason). The message is the core's (``refusal`` with ``item``), as a
-    withheld tool's is: the bytes Go's ItemRefusedError and JavaScript's
+    reason). The message is the core's (the session engine's refusal of a
+    prompts/get or resources/read, ``refusal`` with ``item`` otherwise), as
+    a withheld tool's is: the bytes Go's ItemRefusedError and JavaScript's
     ItemRefused carry."""
 
     def __init__(
@@ -73,6 +74,7 @@ class ItemRefused(ContinuityRefused):
         item: Optional[str],
         parts: Optional[Sequence[str]] = None,
         reason: Optional[str] = None,
+        text: Optional[str] = None,
     ) -> None:
         self.record = record
         self.record_raw = record_raw
@@ -93,7 +95,9 @@ class ItemRefused(ContinuityRefused):
         elif reason is not None:
             asked["reason"] = reason
         try:
-            msg = str(refusal(record=record_raw, item=asked)["text"])
+            # The session engine's words when it refused (text), else the
+            # refusal op's: the same bytes.
+            msg = text if text is not None else str(refusal(record=record_raw, item=asked)["text"])
         except CoreError:
             # A record the core cannot read (never one it wrote): the bare facts.
             msg = f"crawlcheck: refused: {list} {show(str(item))} (record {record.get('record_sha256', '')})"
@@ -259,21 +263,35 @@ class FeaturesMixin:
         Returns the record of the check against the new lockfile."""
         return await cast("McpPreflight", self)._confirm(list(names), False, True)
 
-    async def _handed_list(self, list: str, item: Optional[str]) -> Tuple[Dict[str, Any], bytes, Dict[str, Any]]:
-        """The record, its bytes and the handoff's list, or ItemRefused of
-        item (the whole list when None) when the check did not compare it."""
+    async def _handed_list(self, list: str) -> Dict[str, Any]:
+        """The handoff's list, for a listing, or ItemRefused of the whole
+        list when the check did not compare it."""
         pf = cast("McpPreflight", self)
         rec, raw, _ = await pf._gate()
         lists = pf._handoff(rec).get("features") or {}
         if list not in lists:
-            raise ItemRefused(rec, raw, list, item)
-        return rec, raw, lists[list]
+            raise ItemRefused(rec, raw, list, None)
+        return cast(Dict[str, Any], lists[list])
 
     async def _allow(self, list: str, key: Any) -> None:
-        """Returns when the handoff hands key of list over; ItemRefused when not."""
-        rec, raw, handed = await self._handed_list(list, str(key))
-        if not isinstance(key, str) or not any(it["key"] == key for it in handed.get("items") or []):
-            raise ItemRefused(rec, raw, list, str(key))
+        """Returns when the session engine allows a prompts/get (list
+        ``prompts``) of the prompt named key, or a resources/read
+        (``resources``) of the resource whose uri is key — its call event,
+        judged as a tools/call is, by the newest record; ItemRefused in its
+        words when not (ContinuityRefused when the session does not proceed)."""
+        pf = cast("McpPreflight", self)
+        method, param = ("prompts/get", "name") if list == "prompts" else ("resources/read", "uri")
+        if not isinstance(key, str):
+            raise TypeError(f"crawlcheck: a {method} whose {param} is not a string names nothing")
+        await pf._gate()
+        a = pf._step({"type": "call", "method": method, param: key})[0]
+        if a["action"] == "allow":
+            return
+        # The engine judged by the newest record: the error names it.
+        rec, raw = pf._current()
+        if pf._handoff(rec).get("session") != "proceed":
+            raise ContinuityRefused(rec, raw, effect=str(rec.get("effect")))
+        raise ItemRefused(rec, raw, list, key, text=str(a["text"]))
 
     async def _admit_item(self, method: str, params: Any) -> None:
         """The item gate at the wire (``_Tap.gate_send``): a prompts/get or
@@ -296,7 +314,7 @@ class FeaturesMixin:
         from mcp import types
 
         _no_cursor(args, params, cursor)
-        _, _, handed = await self._handed_list("prompts", None)
+        handed = await self._handed_list("prompts")
         return types.ListPromptsResult(prompts=_items(types, types.Prompt, handed, "name"))
 
     async def list_resources(self, *args: Any, params: Any = None, cursor: Optional[str] = None) -> Any:
@@ -305,7 +323,7 @@ class FeaturesMixin:
         from mcp import types
 
         _no_cursor(args, params, cursor)
-        _, _, handed = await self._handed_list("resources", None)
+        handed = await self._handed_list("resources")
         return types.ListResourcesResult(resources=_items(types, types.Resource, handed, "uri"))
 
     async def list_resource_templates(self, *args: Any, params: Any = None, cursor: Optional[str] = None) -> Any:
@@ -313,12 +331,12 @@ class FeaturesMixin:
         from mcp import types
 
         _no_cursor(args, params, cursor)
-        _, _, handed = await self._handed_list("resource_templates", None)
+        handed = await self._handed_list("resource_templates")
         # By its wire name: mcp 2.x names the field resource_templates.
         return types.ListResourceTemplatesResult.model_validate({"resourceTemplates": _items(types, types.ResourceTemplate, handed, "uriTemplate")})
 
     async def get_prompt(self, name: str, arguments: Optional[Dict[str, Any]] = None, *args: Any, **kwargs: Any) -> Any:
-        """Gets a prompt the record lets through; refuses any other with
+        """Gets a prompt the session engine allows; refuses any other with
         ItemRefused before the server is asked. The messages answered are
         the server's at this time, parsed by the SDK: data, like a tool
         call's result, which no lockfile pins (only the prompt's listing is)."""
@@ -326,11 +344,10 @@ class FeaturesMixin:
         return await cast("McpPreflight", self).session.get_prompt(name, arguments, *args, **kwargs)
 
     async def read_resource(self, uri: Any, *args: Any, **kwargs: Any) -> Any:
-        """Reads a resource of the checked list the record lets through, or
-        the ui:// template a tool it hands over names (MCP Apps), and
-        refuses any other URI with ItemRefused, one a resource template
-        matches included (which URIs a template matches the core does not
-        decide yet). A ui:// template is read, then checked by the core
+        """Reads a resource the session engine allows (one of the checked
+        list the record lets through), or the ui:// template a tool it hands
+        over names (MCP Apps), and refuses any other URI with ItemRefused in
+        the engine's words, one only a resource template matches included. A ui:// template is read, then checked by the core
         against the lockfile's pin: one that is not the template approved
         is refused, never handed to a renderer. Another resource's contents
         are the server's answer at this time, parsed by the SDK: data, which
