@@ -256,11 +256,7 @@ func (g *Gateway) judgeItem(frame []byte, env envelope, held bool) {
 	// newest record it answered, as it judges a tools/call.
 	st, err := g.engine.Item(env.method, key)
 	if err != nil || st.Record == nil {
-		msg := "crawlcheck run: the session engine could not judge the " + env.method + "; every " + env.method + " is refused until a check is made"
-		if err != nil {
-			msg = "crawlcheck run: " + textsafe.Escape(err.Error()) + "; every " + env.method + " is refused until a check is made"
-		}
-		g.toClient(errorFrame(env.id, RefusedCode, msg, data))
+		g.toClient(errorFrame(env.id, RefusedCode, "crawlcheck run: the session engine could not judge the "+env.method+"; every "+env.method+" is refused until a check is made", data))
 		return
 	}
 	if st.Allowed {
@@ -268,28 +264,26 @@ func (g *Gateway) judgeItem(frame []byte, env envelope, held bool) {
 		return
 	}
 	rec = st.Record
-	data["record_sha256"] = rec.RecordSHA256
-	if rec.Handoff.Session != preflight.SessionProceed {
-		data["effect"] = rec.Effect
-		g.toClient(errorFrame(env.id, RefusedCode, st.Refusal+"; to re-approve after reading what changed: "+g.approveCommand(), data))
-		return
-	}
 	items, compared := rec.Features[list]
-	effect := items[key]
-	if effect != "" {
-		data["effect"] = effect
-	}
-	msg := st.Refusal
-	if why := itemDiffered(*rec, key); why != "" {
-		msg += "; " + why
-	}
+	data["record_sha256"] = rec.RecordSHA256
+	msg, advice := st.Refusal, ""
 	switch {
+	case rec.Handoff.Session != preflight.SessionProceed:
+		data["effect"] = rec.Effect
+		advice = "to re-approve after reading what changed: " + g.approveCommand()
 	case !compared:
 		// The lockfile pins none of the list: nothing changed to show, so
 		// approve would not ask; a new lock pins it.
-		msg += "; to pin it after reading it: " + g.lockCommand()
-	case effect != "":
-		msg += "; " + g.approveItemsAdvice()
+		advice = "to pin it after reading it: " + g.lockCommand()
+	case items[key] != "":
+		data["effect"] = items[key]
+		advice = g.approveItemsAdvice()
+	}
+	if why := itemDiffered(*rec, key); why != "" && rec.Handoff.Session == preflight.SessionProceed {
+		msg += "; " + why
+	}
+	if advice != "" {
+		msg += "; " + advice
 	}
 	g.toClient(errorFrame(env.id, RefusedCode, msg, data))
 }

@@ -28,17 +28,14 @@ type Engine struct {
 	// one its state judges calls by.
 	rec *Record
 	// calls are the engine's answers to call events since its state last
-	// changed, by what the call reaches (callKey): an answer that left the
+	// changed, by what the call reaches (memoKey): an answer that left the
 	// state byte for byte as it was is the answer to the same event again,
 	// so a call of a tool, prompt or resource asked before costs a map
 	// lookup, not a core call that reads the whole state (tens of µs at 10
 	// tools, hundreds at 1,000: the gateway's per-call path). At most
 	// maxCallMemo of them; past them, the core is asked every time.
-	calls map[callKey]Step
+	calls map[string]Step
 }
-
-// callKey names a call event: its method and the name or uri it reaches.
-type callKey struct{ method, key string }
 
 // maxCallMemo bounds the names whose call answers an Engine keeps: a
 // client calling names without end cannot grow the process with them.
@@ -132,7 +129,7 @@ func (e *Engine) Unheld(names []string) (Step, error) {
 // Call asks the engine whether a tools/call of name may reach the server:
 // Allowed, or Refusal; Record is the record it was judged by.
 func (e *Engine) Call(name string) (Step, error) {
-	return e.call(callKey{"tools/call", name}, map[string]any{"type": "call", "name": name})
+	return e.call(map[string]any{"type": "call", "name": name})
 }
 
 // Item asks the engine whether a prompts/get of the prompt named key, or a
@@ -146,14 +143,14 @@ func (e *Engine) Item(method, key string) (Step, error) {
 	if method == MethodRead {
 		param = "uri"
 	}
-	return e.call(callKey{method, key}, map[string]any{"type": "call", "method": method, param: key})
+	return e.call(map[string]any{"type": "call", "method": method, param: key})
 }
 
 // call answers a call event from the memo, or asks the core (step keeps
 // the answer when it left the state as it was).
-func (e *Engine) call(k callKey, event map[string]any) (Step, error) {
+func (e *Engine) call(event map[string]any) (Step, error) {
 	e.mu.Lock()
-	st, ok := e.calls[k]
+	st, ok := e.calls[memoKey(event)]
 	e.mu.Unlock()
 	if ok {
 		return st, nil
@@ -235,29 +232,27 @@ func (e *Engine) step(event map[string]any, tools bool) (Step, error) {
 	}
 	if string(e.state) != state {
 		e.state, e.calls = []byte(state), nil
-	} else if k, ok := callKeyOf(event); ok && len(e.calls) < maxCallMemo {
+	} else if k := memoKey(event); k != "" && len(e.calls) < maxCallMemo {
 		if e.calls == nil {
-			e.calls = map[callKey]Step{}
+			e.calls = map[string]Step{}
 		}
 		e.calls[k] = st
 	}
 	return st, nil
 }
 
-// callKeyOf is the memo's key of a call event (Call, Item).
-func callKeyOf(event map[string]any) (callKey, bool) {
+// memoKey is the call memo's key of an event: its method ("" for
+// tools/call) and the name or uri it reaches; "" for another event.
+func memoKey(event map[string]any) string {
 	if event["type"] != "call" {
-		return callKey{}, false
+		return ""
 	}
 	method, _ := event["method"].(string)
-	if method == "" {
-		method = "tools/call"
+	key, _ := event["name"].(string)
+	if uri, ok := event["uri"].(string); ok {
+		key = uri
 	}
-	key, ok := event["name"].(string)
-	if uri, isURI := event["uri"].(string); isURI {
-		key, ok = uri, true
-	}
-	return callKey{method, key}, ok
+	return method + "\x00" + key
 }
 
 // read executes nothing: it reads the actions into a Step, in order.

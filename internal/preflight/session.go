@@ -337,17 +337,9 @@ func (s *Session) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mc
 	if params == nil {
 		return nil, errors.New("preflight: CallTool without params names no tool")
 	}
-	if _, _, err := s.gate(ctx); err != nil {
-		return nil, err
-	}
-	// The engine answers by the record the session follows, the one read
-	// with it: no re-check comes in between.
-	s.checkMu.Lock()
-	st, err := s.engine.Call(params.Name)
-	rec := s.Record()
-	s.checkMu.Unlock()
+	st, rec, err := s.judge(ctx, func() (Step, error) { return s.engine.Call(params.Name) })
 	if err != nil {
-		return nil, fmt.Errorf("preflight: %w", err)
+		return nil, err
 	}
 	if !st.Allowed {
 		return nil, &RefusedError{Tool: params.Name, Effect: rec.Tools[params.Name], Record: rec, text: st.Refusal}
@@ -356,6 +348,24 @@ func (s *Session) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mc
 	cs := s.cs
 	s.mu.Unlock()
 	return cs.CallTool(ctx, params)
+}
+
+// judge asks the engine about a call (ask: its call event, Call or Item)
+// once the gate lets the session be used, and returns its answer with the
+// record it judged by: the one the session follows, read with it under
+// checkMu, so no re-check comes in between.
+func (s *Session) judge(ctx context.Context, ask func() (Step, error)) (Step, Record, error) {
+	if _, _, err := s.gate(ctx); err != nil {
+		return Step{}, Record{}, err
+	}
+	s.checkMu.Lock()
+	st, err := ask()
+	rec := s.Record()
+	s.checkMu.Unlock()
+	if err != nil {
+		return st, rec, fmt.Errorf("preflight: %w", err)
+	}
+	return st, rec, nil
 }
 
 // gate brings the check up to date with the server's list_changed

@@ -94,31 +94,14 @@ func (s *Session) handed(ctx context.Context, list string) (HandedList, error) {
 // it of a tools/call: nil, the session's *RefusedError, or the item's
 // *ItemRefusedError in the engine's words.
 func (s *Session) admitItem(ctx context.Context, method, key string) error {
-	if _, _, err := s.gate(ctx); err != nil {
+	st, rec, err := s.judge(ctx, func() (Step, error) { return s.engine.Item(method, key) })
+	if err != nil || st.Allowed {
 		return err
-	}
-	// The engine answers by the record the session follows: no re-check
-	// comes in between.
-	s.checkMu.Lock()
-	st, err := s.engine.Item(method, key)
-	rec := s.Record()
-	s.checkMu.Unlock()
-	if err != nil {
-		return fmt.Errorf("preflight: %w", err)
-	}
-	if st.Allowed {
-		return nil
-	}
-	if st.Record != nil {
-		rec = *st.Record
 	}
 	if rec.Handoff == nil || rec.Handoff.Session != SessionProceed {
 		return &RefusedError{Effect: rec.Effect, Record: rec, text: st.Refusal}
 	}
-	list := "prompts"
-	if method == MethodRead {
-		list = "resources"
-	}
+	list := map[string]string{MethodGet: "prompts", MethodRead: "resources"}[method]
 	items, compared := rec.Features[list]
 	return &ItemRefusedError{List: list, Key: key, Effect: items[key], NotCompared: !compared, Record: rec, text: st.Refusal}
 }
