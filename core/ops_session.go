@@ -300,31 +300,39 @@ func sessionUse(st *session.State, ev req.Obj) ([]canon.Value, error) {
 // noCheckYet is the refusal of a use before any check.
 const noCheckYet = "crawlcheck: no check has been made: the session has no record to allow a call by"
 
-// callMethods are the requests a call event may name, each with the
-// member of its params that names what it reaches and the handoff's list
-// that item is judged by (none for tools/call: the handoff's calls).
-var callMethods = map[string]struct{ param, list string }{
-	"tools/call":     {"name", ""},
-	"prompts/get":    {"name", features.Prompts.Name},
-	"resources/read": {"uri", features.Resources.Name},
+// callForms are the requests a call event may name, each with the member
+// of the event that names what it reaches and the handoff's list that item
+// is judged by (none for tools/call: the handoff's calls). A
+// completion/complete names a prompt (ref/prompt: name) or a resource
+// template (ref/resource: uri, its uriTemplate).
+var callForms = map[string][]struct{ param, list string }{
+	"tools/call":          {{"name", ""}},
+	"prompts/get":         {{"name", features.Prompts.Name}},
+	"resources/read":      {{"uri", features.Resources.Name}},
+	"completion/complete": {{"name", features.Prompts.Name}, {"uri", features.Templates.Name}},
 }
 
 // sessionCall answers a request the framework wants to send that reaches
 // something the handoff hands over: a tools/call (the default method), a
-// prompts/get or a resources/read. Allow, or refuse with the words every
-// host's refusal error carries (the refusal op's): of the session when it
-// does not proceed, else of the tool, or of the item (the refusal op's
-// item). A ui:// template read is not judged here: the host reads it and
-// the core checks it against its pin (ui_template_check).
+// prompts/get, a resources/read or a completion/complete. Allow, or refuse
+// with the words every host's refusal error carries (the refusal op's): of
+// the session when it does not proceed, else of the tool, or of the item
+// (the refusal op's item). A ui:// template read is not judged here: the
+// host reads it and the core checks it against its pin
+// (ui_template_check).
 func sessionCall(st *session.State, ev req.Obj) ([]canon.Value, error) {
-	method, err := ev.OneOf("method", "tools/call", "tools/call", "prompts/get", "resources/read")
+	method, err := ev.OneOf("method", "tools/call", "tools/call", "prompts/get", "resources/read", "completion/complete")
 	if err != nil {
 		return nil, err
 	}
-	m := callMethods[method]
+	forms := callForms[method]
+	m := forms[0]
+	if len(forms) > 1 && ev.Has("uri") {
+		m = forms[1]
+	}
 	for _, p := range []string{"name", "uri"} {
 		if p != m.param && ev.Has(p) {
-			return nil, cerr.New(cerr.BadRequest, "request.event.%s is not a member of a %s call: it names what it reaches by %s", p, method, m.param)
+			return nil, cerr.New(cerr.BadRequest, "request.event.%s is not a member of this %s call: it names what it reaches by %s", p, method, m.param)
 		}
 	}
 	key, err := ev.Str(m.param, true)

@@ -29,6 +29,7 @@ func sessionSequences(t testing.TB) []sessionSequence {
 	call := func(name string) obj { return obj{"type": "call", "name": name} }
 	getPrompt := func(name string) obj { return obj{"type": "call", "method": "prompts/get", "name": name} }
 	read := func(uri string) obj { return obj{"type": "call", "method": "resources/read", "uri": uri} }
+	complete := func(member, key string) obj { return obj{"type": "call", "method": "completion/complete", member: key} }
 	use := func(seen int) obj { return obj{"type": "use", "seen": seen} }
 	changed := func(at int) obj { return obj{"type": "list_changed", "at_ms": at} }
 	timer := func(at int) obj { return obj{"type": "timer", "at_ms": at} }
@@ -99,8 +100,17 @@ func sessionSequences(t testing.TB) []sessionSequence {
 			check(featuresRequest(t, featuresLock(t), richTools(), featureChanges()[3].features(t), "enforce"), 0),
 			getPrompt("triage"), read("issues://readme"),
 		}},
+		// A completion/complete reaches a prompt (ref/prompt: name) or a
+		// resource template (ref/resource: uri, its uriTemplate): judged
+		// as a prompts/get is, the template by the handoff's templates.
+		{"a completion/complete follows the handoff of its prompt or resource template", []obj{
+			check(featuresRequest(t, featuresLock(t), richTools(), featureChanges()[0].features(t), "enforce"), 0),
+			complete("name", "weekly"), complete("name", "triage"), complete("uri", "issues://issue/{number}"), complete("uri", "issues://readme"),
+			check(featuresRequest(t, featuresLock(t), richTools(), featureChanges()[5].features(t), "enforce"), 0),
+			complete("uri", "issues://issue/{number}"), complete("name", "triage"),
+		}},
 		{"an item call against a lockfile that pins no features is refused as not compared", []obj{
-			check(enforce, 0), getPrompt("triage"), read("issues://readme"),
+			check(enforce, 0), getPrompt("triage"), read("issues://readme"), complete("uri", "issues://issue/{number}"),
 		}},
 		{"an item call of a session that does not proceed is refused in the session's words", []obj{
 			check(with(pulled, "observed", with(pulled["observed"].(obj), "endpoint", "https://evil.example.com/mcp")), 0), getPrompt("triage"), read("issues://readme"),
@@ -184,6 +194,7 @@ func sessionVectors(t testing.TB) []opVector {
 	bad("a call of a method the engine does not judge", obj{"event": obj{"type": "call", "method": "tools/list", "name": "x"}})
 	bad("a resources/read naming its resource by name", obj{"event": obj{"type": "call", "method": "resources/read", "name": "readme"}})
 	bad("a prompts/get without its name", obj{"event": obj{"type": "call", "method": "prompts/get"}})
+	bad("a completion naming both a prompt and a template", obj{"event": obj{"type": "call", "method": "completion/complete", "name": "triage", "uri": "issues://issue/{number}"}})
 	bad("a kept checkpoint whose size does not read", obj{"event": obj{"type": "log_poll", "checkpoint": "issuer.example.com/log\n007\nAAAA\n"}})
 	bad("a kept checkpoint of one line", obj{"event": obj{"type": "log_poll", "checkpoint": "issuer.example.com/log"}})
 	return vs
@@ -278,8 +289,8 @@ func step(t testing.TB, state, event []byte) (actions, next []byte) {
 	return env.Result.Actions, env.Result.State
 }
 
-// TestItemCallRefusalIsTheRefusalOps: the engine refuses a prompts/get or
-// resources/read of a session that proceeds in the refusal op's item words
+// TestItemCallRefusalIsTheRefusalOps: the engine refuses a prompts/get,
+// resources/read or completion/complete of a session that proceeds in the refusal op's item words
 // for the record it keeps — the bytes the hosts' item refusals carried
 // before the engine judged item calls — and every such refusal of the
 // sequences is one of them.
@@ -311,8 +322,11 @@ func TestItemCallRefusalIsTheRefusalOps(t *testing.T) {
 				continue
 			}
 			item := obj{"list": "prompts", "key": ev["name"]}
-			if method == "resources/read" {
+			switch {
+			case method == "resources/read":
 				item = obj{"list": "resources", "key": ev["uri"]}
+			case ev["uri"] != nil:
+				item = obj{"list": "resource_templates", "key": ev["uri"]}
 			}
 			out := core.Call("refusal", mustJSON(t, obj{"record": string(kept.Record), "item": item}))
 			var env struct {

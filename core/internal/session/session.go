@@ -7,7 +7,7 @@
 // The state is a canonical JSON object the core writes and the host keeps
 // as opaque bytes, handing it back with the next event. It holds the
 // newest record (a refusal is worded from it), the handoff's session and
-// calls, the keys of the prompts and resources it hands over, the
+// calls, the keys of the prompts, resources and templates it hands over, the
 // list_changed notifications seen and covered, the pace, and
 // the tools said to be beyond a host's framework.
 package session
@@ -46,9 +46,9 @@ type State struct {
 	Session  string
 	Names    []string
 	Unlisted bool
-	// Items are the keys of the prompts and resources the newest handoff
-	// hands over, by list (ItemLists), each sorted: what a prompts/get or
-	// resources/read is judged by. The keys only, not the objects: the
+	// Items are the keys of the prompts, resources and resource templates
+	// the newest handoff hands over, by list (ItemLists), each sorted: what
+	// a prompts/get, resources/read or completion/complete is judged by. The keys only, not the objects: the
 	// record in the state words a refusal.
 	Items map[string][]string
 	// Changes counts the list_changed events; Seen is how many of them the
@@ -233,8 +233,10 @@ func (s *State) CallAllowed(name string) bool {
 }
 
 // ItemLists are the lists of the handoff's features whose items a call
-// reads: prompts/get names a prompt, resources/read a resource's uri.
-var ItemLists = []string{"prompts", "resources"}
+// reaches: prompts/get names a prompt, resources/read a resource's uri,
+// and completion/complete a prompt (ref/prompt) or a resource template's
+// uriTemplate (ref/resource).
+var ItemLists = []string{"prompts", "resources", "resource_templates"}
 
 // setItems keeps the keys of list, sorted and without a repeat; a list
 // with none is not kept (nothing of it may be read).
@@ -249,9 +251,9 @@ func (s *State) setItems(list string, keys []string) {
 	s.Items[list] = slices.Compact(keys)
 }
 
-// ItemAllowed reports whether a prompts/get (list "prompts") or a
-// resources/read (list "resources") of key may reach the server: the
-// newest handoff proceeds and hands that item over, by its exact key. A
+// ItemAllowed reports whether a request reaching key of list (ItemLists)
+// may reach the server: the newest handoff proceeds and hands that item
+// over, by its exact key. A
 // URI that only a handed resource template matches is not handed over: no
 // host matched URIs to templates, and the core does not either
 // (docs/decisions.md, Issue 33 (engine, item calls)).
@@ -261,8 +263,9 @@ func (s *State) ItemAllowed(list, key string) bool {
 }
 
 // Value is the state as the canonical object the host keeps. items is
-// written only when the handoff hands some prompt or resource over: a
-// session without them keeps the state it had before items were kept.
+// written only when the handoff hands some prompt, resource or template
+// over: a session without them keeps the state it had before items were
+// kept.
 func (s *State) Value() canon.Value {
 	var items []canon.Member
 	for _, list := range ItemLists {
