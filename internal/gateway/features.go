@@ -25,7 +25,8 @@ import (
 //     answered from the core's handoff (the objects the core wrote from
 //     what it hashed, whole, in one page), empty when the session does not
 //     proceed or the lockfile pins none of that list;
-//   - prompts/get and resources/read are judged by the session engine, as a
+//   - prompts/get, resources/read and completion/complete (of a prompt or
+//     a resource template) are judged by the session engine, as a
 //     tools/call is: one it refuses is refused with RefusedCode in the
 //     engine's words and advice a person can act on; one it allows is
 //     passed on as it came (its answer is data, like a tool call's result,
@@ -34,8 +35,8 @@ import (
 //     checked by the core against the lockfile's pin (ui_template_check),
 //     and the client gets the bytes the core compared, or a refusal.
 //
-// Everything else of these features (resources/subscribe, updates,
-// completion) passes through as it arrived.
+// Everything else of these features (resources/subscribe, updates)
+// passes through as it arrived.
 
 // featureList is one list the gateway answers from the handoff.
 type featureList struct {
@@ -199,8 +200,9 @@ func (g *Gateway) answerFeatureList(env envelope) {
 	g.toClient(b.Bytes())
 }
 
-// gateItem passes a prompts/get or resources/read the session engine
-// allows on, as it came, and refuses any other with RefusedCode. While
+// gateItem passes a prompts/get, resources/read or completion/complete the
+// session engine allows on, as it came, and refuses any other with
+// RefusedCode. While
 // a check is due or running it is held, as a tools/call is.
 func (g *Gateway) gateItem(frame []byte, env envelope) {
 	if g.ready() {
@@ -214,11 +216,7 @@ func (g *Gateway) gateItem(frame []byte, env envelope) {
 }
 
 func (g *Gateway) judgeItem(frame []byte, env envelope, held bool) {
-	list, param := "prompts", "name"
-	if env.method == "resources/read" {
-		list, param = "resources", "uri"
-	}
-	key, ok := stringParam(env.params, param)
+	list, param, key, ok := itemOf(env.method, env.params)
 	if !ok {
 		if held && g.release(env.id) {
 			return
@@ -254,7 +252,7 @@ func (g *Gateway) judgeItem(frame []byte, env envelope, held bool) {
 	}
 	// The session engine allows or refuses, in the refusal's words, by the
 	// newest record it answered, as it judges a tools/call.
-	st, err := g.engine.Item(env.method, key)
+	st, err := g.engine.Item(env.method, param, key)
 	if err != nil || st.Record == nil {
 		g.toClient(errorFrame(env.id, RefusedCode, "crawlcheck run: the session engine could not judge the "+env.method+"; every "+env.method+" is refused until a check is made", data))
 		return
@@ -344,6 +342,41 @@ func (g *Gateway) readUITemplate(env envelope, uri string, rec *preflight.Record
 	// id: never the server's answer, whose members beside contents (a
 	// result-level _meta, unknown members) are in no part's hash.
 	g.toClient(slices.Concat([]byte(`{"jsonrpc":"2.0","id":`), env.id, []byte(`,"result":`), []byte(*check.Template), []byte(`}`)))
+}
+
+// itemOf reads what a prompts/get, resources/read or completion/complete
+// reaches: the handoff's list it is judged by, the member naming it (name
+// or uri, the session engine's event's too) and its key. A completion's
+// ref reaches a prompt (ref/prompt, its name) or a resource template
+// (ref/resource, its uri: the uriTemplate). ok is false when the params do
+// not name one string so (param then says where: a completion's "ref").
+func itemOf(method string, params json.RawMessage) (list, param, key string, ok bool) {
+	switch method {
+	case "prompts/get":
+		key, ok = stringParam(params, "name")
+		return "prompts", "name", key, ok
+	case "resources/read":
+		key, ok = stringParam(params, "uri")
+		return "resources", "uri", key, ok
+	}
+	var arr [4]member
+	ms, _ := topMembers(params, arr[:0])
+	for _, m := range ms {
+		if string(m.key) != "ref" {
+			continue
+		}
+		switch typ, _ := stringParam(m.val, "type"); typ {
+		case "ref/prompt":
+			if key, ok = stringParam(m.val, "name"); ok {
+				return "prompts", "name", key, true
+			}
+		case "ref/resource":
+			if key, ok = stringParam(m.val, "uri"); ok {
+				return "resource_templates", "uri", key, true
+			}
+		}
+	}
+	return "", "ref", "", false
 }
 
 // stringParam reads params[name] strictly: params an object with no member

@@ -73,7 +73,8 @@ func refusedBy(t *testing.T, what string, err error) *jsonrpc.Error {
 // a prompt rewritten after the start (the server announces it) is
 // withheld alone, the client is told the prompt list changed, and its
 // prompts/get is refused in words that say what differed and how to pin it
-// anew. The records compare every list (blind_parts names none of them).
+// anew, and so is a completion/complete of it (one of a handed prompt or
+// template reaches the server). The records compare every list (blind_parts names none of them).
 func TestFeaturesHandedOver(t *testing.T) {
 	e := newFeaturesEnv(t, issuesScenario)
 	promptsChanged := make(chan struct{}, 8)
@@ -152,6 +153,25 @@ func TestFeaturesHandedOver(t *testing.T) {
 		if !strings.Contains(msg, want) {
 			t.Errorf("refusal of the rewritten prompt lacks %q:\n%s", want, msg)
 		}
+	}
+	// A completion of the withheld prompt is refused in the same words; of
+	// the handed prompt and template it reaches the server (which answers
+	// it as it can, not with the gateway's code); of a template no list
+	// hands over it is refused.
+	complete := func(ref *mcp.CompleteReference) error {
+		_, err := s.Complete(ctx, &mcp.CompleteParams{Ref: ref, Argument: mcp.CompleteParamsArgument{Name: "number", Value: "1"}})
+		return err
+	}
+	if msg := refusedBy(t, "a completion of the rewritten prompt", complete(&mcp.CompleteReference{Type: "ref/prompt", Name: "triage"})).Message; !strings.Contains(msg, `prompt "triage" withheld (pause_tool): prompt_changed`) {
+		t.Errorf("refusal of a completion of the rewritten prompt:\n%s", msg)
+	}
+	for _, ref := range []*mcp.CompleteReference{{Type: "ref/prompt", Name: "weekly"}, {Type: "ref/resource", URI: "issues://issue/{number}"}} {
+		if err := complete(ref); errors.As(err, &rpc) && rpc.Code == gateway.RefusedCode {
+			t.Errorf("a completion of %+v, handed over, was refused: %v", ref, err)
+		}
+	}
+	if msg := refusedBy(t, "a completion of a template no list hands over", complete(&mcp.CompleteReference{Type: "ref/resource", URI: "issues://other/{id}"})).Message; !strings.Contains(msg, `resource template "issues://other/{id}" refused: not in the checked list`) {
+		t.Errorf("refusal of a completion of an unlisted template:\n%s", msg)
 	}
 	if !strings.Contains(s.stderr.String(), `prompt "triage" withheld`) {
 		t.Errorf("stderr does not say the prompt is withheld:\n%s", s.stderr.String())

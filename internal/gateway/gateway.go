@@ -549,7 +549,7 @@ func (g *Gateway) fromClient(line []byte) {
 	case env.request() && featureListMethod(env.method):
 		go g.answerFeatureList(env)
 		return
-	case env.request() && (env.method == "prompts/get" || env.method == "resources/read"):
+	case env.request() && (env.method == "prompts/get" || env.method == "resources/read" || env.method == "completion/complete"):
 		g.gateItem(line, env)
 		return
 	}

@@ -6,11 +6,11 @@ import (
 	"testing"
 )
 
-// A tools/call, prompts/get or resources/read held for a check whose
-// params the gateway refuses (-32602) is released like any other: its
-// held entry does not outlive the answer (a client sending such requests
-// without end would grow the map without end), and one the client
-// cancelled while it was held gets no answer.
+// A tools/call, prompts/get, resources/read or completion/complete held
+// for a check whose params the gateway refuses (-32602) is released like
+// any other: its held entry does not outlive the answer (a client sending
+// such requests without end would grow the map without end), and one the
+// client cancelled while it was held gets no answer.
 func TestHeldBadParamsReleased(t *testing.T) {
 	for _, c := range []struct {
 		frame string
@@ -19,6 +19,8 @@ func TestHeldBadParamsReleased(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":1}}`, func(g *Gateway, f []byte, e envelope) { g.judgeCall(f, e, true) }},
 		{`{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{"name":["x"]}}`, func(g *Gateway, f []byte, e envelope) { g.judgeItem(f, e, true) }},
 		{`{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{}}`, func(g *Gateway, f []byte, e envelope) { g.judgeItem(f, e, true) }},
+		{`{"jsonrpc":"2.0","id":7,"method":"completion/complete","params":{"ref":{"type":"ref/prompt"}}}`, func(g *Gateway, f []byte, e envelope) { g.judgeItem(f, e, true) }},
+		{`{"jsonrpc":"2.0","id":7,"method":"completion/complete","params":{"ref":{"type":"ref/tool","name":"x"}}}`, func(g *Gateway, f []byte, e envelope) { g.judgeItem(f, e, true) }},
 	} {
 		for _, cancelled := range []bool{false, true} {
 			var out bytes.Buffer

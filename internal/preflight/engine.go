@@ -132,18 +132,17 @@ func (e *Engine) Call(name string) (Step, error) {
 	return e.call(map[string]any{"type": "call", "name": name})
 }
 
-// Item asks the engine whether a prompts/get of the prompt named key, or a
-// resources/read of the resource whose uri is key (method: MethodGet or
-// MethodRead), may reach the server: Allowed, or Refusal in the core's
-// words (of the session when it does not proceed, else the item's); Record
-// is the record it was judged by. A ui:// template read is not the
-// engine's: ui_template_check judges it.
-func (e *Engine) Item(method, key string) (Step, error) {
-	param := "name"
-	if method == MethodRead {
-		param = "uri"
-	}
-	return e.call(map[string]any{"type": "call", "method": method, param: key})
+// Item asks the engine whether a request of method reaching an item may
+// reach the server: a prompts/get (MethodGet) of the prompt whose name is
+// key, a resources/read (MethodRead) of the resource whose uri is key, or
+// a completion/complete of a prompt (member "name") or a resource
+// template (member "uri", its uriTemplate). member is the event's member
+// naming it: "name" or "uri". Allowed, or Refusal in the core's words (of
+// the session when it does not proceed, else the item's); Record is the
+// record it was judged by. A ui:// template read is not the engine's:
+// ui_template_check judges it.
+func (e *Engine) Item(method, member, key string) (Step, error) {
+	return e.call(map[string]any{"type": "call", "method": method, member: key})
 }
 
 // call answers a call event from the memo, or asks the core (step keeps

@@ -39,11 +39,11 @@ func TestEngineCallAnswersFollowTheState(t *testing.T) {
 		// A prompt of the tool's name is another call: the lockfile pins
 		// no prompts, so none is handed over, whatever a tools/call of
 		// that name got from the memo.
-		st, err = e.Item(preflight.MethodGet, "get_item")
+		st, err = e.Item(preflight.MethodGet, "name", "get_item")
 		if err != nil || st.Allowed || !strings.Contains(st.Refusal, `prompt "get_item" refused: the check compared no prompts`) || st.Record == nil {
 			t.Fatalf("a prompts/get of a tool's name: %+v, %v", st, err)
 		}
-		st, err = e.Item(preflight.MethodRead, "get_item")
+		st, err = e.Item(preflight.MethodRead, "uri", "get_item")
 		if err != nil || st.Allowed || !strings.Contains(st.Refusal, `resource "get_item" refused: the check compared no resources`) {
 			t.Fatalf("a resources/read of a tool's name: %+v, %v", st, err)
 		}
@@ -58,7 +58,7 @@ func TestEngineCallAnswersFollowTheState(t *testing.T) {
 	if err != nil || st.Allowed || st.Refusal == "" || st.Record == nil || st.Record.RecordSHA256 != second.Record.RecordSHA256 {
 		t.Fatalf("get_item after a check that withholds it: %+v, %v", st, err)
 	}
-	st, err = e.Item(preflight.MethodGet, "get_item")
+	st, err = e.Item(preflight.MethodGet, "name", "get_item")
 	if err != nil || st.Allowed || !strings.Contains(st.Refusal, second.Record.RecordSHA256) {
 		t.Fatalf("a prompts/get after the second check is judged by the first record: %+v, %v", st, err)
 	}

@@ -94,14 +94,17 @@ func (s *Session) handed(ctx context.Context, list string) (HandedList, error) {
 // it of a tools/call: nil, the session's *RefusedError, or the item's
 // *ItemRefusedError in the engine's words.
 func (s *Session) admitItem(ctx context.Context, method, key string) error {
-	st, rec, err := s.judge(ctx, func() (Step, error) { return s.engine.Item(method, key) })
+	list, member := "prompts", "name"
+	if method == MethodRead {
+		list, member = "resources", "uri"
+	}
+	st, rec, err := s.judge(ctx, func() (Step, error) { return s.engine.Item(method, member, key) })
 	if err != nil || st.Allowed {
 		return err
 	}
 	if rec.Handoff == nil || rec.Handoff.Session != SessionProceed {
 		return &RefusedError{Effect: rec.Effect, Record: rec, text: st.Refusal}
 	}
-	list := map[string]string{MethodGet: "prompts", MethodRead: "resources"}[method]
 	items, compared := rec.Features[list]
 	return &ItemRefusedError{List: list, Key: key, Effect: items[key], NotCompared: !compared, Record: rec, text: st.Refusal}
 }
