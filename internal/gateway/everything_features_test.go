@@ -13,8 +13,8 @@ import (
 // behind the gateway with a lockfile that pins its prompts, resources and
 // resource templates: the client lists each from the handoff, gets a
 // prompt and reads a listed resource through the gateway, and a URI that
-// only a resource template names is refused (which URIs a template matches
-// is not decided by the core yet). The record compares every list.
+// only a resource template names is refused (the session engine hands over
+// no URI by a template). The record compares every list.
 func TestEverythingFeatures(t *testing.T) {
 	e := everythingEnv(t)
 	cmd, stderr := e.gatewayCmd("", e.server)

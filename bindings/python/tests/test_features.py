@@ -89,8 +89,8 @@ async def test_prompts_and_resources_are_the_core_objects_and_a_rug_pull_is_with
                     await s.read_resource("file:///etc/passwd")
                 assert str(unlisted.value) == f'crawlcheck: resource "file:///etc/passwd" refused: not in the checked list (record {s.record["record_sha256"]})'
                 assert unlisted.value.effect == "" and not unlisted.value.not_compared
-                # A URI a template matches is not handed over: which URIs a
-                # template matches the core does not decide.
+                # A URI a template matches is not handed over: the session
+                # engine judges by the handed resources' URIs only.
                 with pytest.raises(ItemRefused):
                     await s.read_resource("issues://issue/7")
                 with pytest.raises(ValueError):
