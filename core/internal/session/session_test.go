@@ -77,3 +77,29 @@ func TestNoteSize(t *testing.T) {
 		}
 	}
 }
+
+// TestItemsRoundTrip: the handed keys a state keeps read back as written,
+// sorted and without a repeat, and a state naming a list no call reads, or
+// a key that is not a string, is not one the core wrote.
+func TestItemsRoundTrip(t *testing.T) {
+	s := New()
+	s.Session = "proceed"
+	s.setItems("prompts", []string{"weekly", "triage", "weekly"})
+	back, err := Parse(s.Value(), "state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !back.ItemAllowed("prompts", "triage") || back.ItemAllowed("resources", "triage") || len(back.Items["prompts"]) != 2 {
+		t.Errorf("items read back: %v", back.Items)
+	}
+	for _, bad := range []string{`{"tools":["x"]}`, `{"prompts":[1]}`, `["x"]`} {
+		v, err := canon.Parse([]byte(bad))
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := With(s.Value(), nil, canon.M("items", v))
+		if _, err := Parse(doc, "state"); err == nil {
+			t.Errorf("items %s read as a state the core wrote", bad)
+		}
+	}
+}
