@@ -206,7 +206,11 @@ func (s *scanner) phrasesIn(t string, add func(rule, start, end int)) {
 	s.phraseHit = s.phraseHit[:0]
 	s.ownSentence = -1
 	for i := range ws {
-		for _, pi := range s.c.byFirst.get(ws[i].hash, s.low[ws[i].lo:ws[i].hi]) {
+		sl := s.c.byFirst.get(ws[i].hash, s.low[ws[i].lo:ws[i].hi])
+		if sl == nil || !sl.open && !s.secondFollows(sl, i) {
+			continue
+		}
+		for _, pi := range sl.phrases {
 			p := &s.c.phrases[pi]
 			if i < ruleEnd[p.rule] {
 				continue
@@ -224,6 +228,21 @@ func (s *scanner) phrasesIn(t string, add func(rule, start, end int)) {
 			}
 		}
 	}
+}
+
+// secondFollows says whether a word within the slot's gap after word i,
+// in its sentence, may be one of the second steps of the phrases word i
+// starts (by its bit in the slot's second): when none is, none of them
+// can match there.
+func (s *scanner) secondFollows(sl *wordSlot, i int) bool {
+	ws := s.words
+	for q := i + 1; q <= i+1+sl.gap && q < len(ws) && ws[q].sentence == ws[i].sentence; q++ {
+		s.work++
+		if hi, bit := hashBit(ws[q].hash); sl.second[hi]&bit != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *scanner) matchPhrase(p *phrase, i int) (int, bool) {
