@@ -47,10 +47,19 @@ type automaton struct {
 	lits    []literal
 	class   [256]uint8 // byte → column; 0 for bytes in no literal
 	columns int
-	next    []int32   // state*columns + column → next state (times columns once built)
-	out     [][]int32 // state → literals ending there
-	endRow  int32     // the first row of a state where literals end: those states are numbered last
+	// next is, once built, the byte → column table (class) in its first
+	// acBase entries, then the transitions: the row of a state (acBase +
+	// state*columns) plus a column → the row of the next state. The words
+	// pass steps with next[row+next[c]]: one table, so its loop holds one
+	// pointer for both (splitWords).
+	next   []int32
+	out    [][]int32 // state → literals ending there
+	endRow int32     // the first row of a state where literals end: those states are numbered last
 }
+
+// acBase is where the automaton's rows start in next, after the byte →
+// column table; it is also the row of the start state.
+const acBase = 256
 
 func newAutomaton(lits []literal) *automaton {
 	a := &automaton{lits: lits, columns: 1}
@@ -118,17 +127,20 @@ func newAutomaton(lits []literal) *automaton {
 			}
 		}
 		if !last {
-			a.endRow = n * int32(a.columns)
+			a.endRow = acBase + n*int32(a.columns)
 		}
 	}
-	// Transitions hold the target's row offset, sparing a multiplication
-	// per byte.
-	next := make([]int32, len(a.next))
+	// Transitions hold the target's row, sparing a multiplication per
+	// byte; the byte → column table comes first.
+	next := make([]int32, acBase+len(a.next))
+	for c := range acBase {
+		next[c] = int32(a.class[c])
+	}
 	out := make([][]int32, len(a.out))
 	for st := range a.out {
 		out[perm[st]] = a.out[st]
 		for col := 0; col < a.columns; col++ {
-			next[perm[st]*int32(a.columns)+int32(col)] = perm[a.next[st*a.columns+col]] * int32(a.columns)
+			next[acBase+perm[st]*int32(a.columns)+int32(col)] = acBase + perm[a.next[st*a.columns+col]]*int32(a.columns)
 		}
 	}
 	a.next, a.out = next, out
@@ -148,7 +160,7 @@ type acHit struct {
 func (a *automaton) report(s string, hits []acHit, hit func(l *literal, start, end int)) {
 	for _, h := range hits {
 		i := h.at
-		for _, li := range a.out[h.row/int32(a.columns)] {
+		for _, li := range a.out[(h.row-acBase)/int32(a.columns)] {
 			l := &a.lits[li]
 			start, end := i+1-len(l.text), i+1
 			// A boundary is anything but a letter or digit: identifiers
@@ -191,6 +203,8 @@ const (
 	classWord              // letter, digit or _
 	classID                // letter, digit, _, - or .
 	classDigit             // ASCII digit
+	classUpper             // ASCII capital letter
+	classLower             // ASCII small letter
 )
 
 // classDigitShift is classDigit's bit, for adding it up without a branch.
@@ -204,6 +218,12 @@ var byteClass = func() (t [256]uint8) {
 		}
 		if '0' <= b && b <= '9' {
 			t[c] |= classDigit
+		}
+		if 'A' <= b && b <= 'Z' {
+			t[c] |= classUpper
+		}
+		if 'a' <= b && b <= 'z' {
+			t[c] |= classLower
 		}
 	}
 	t['_'] |= classWord | classID

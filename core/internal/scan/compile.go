@@ -196,7 +196,7 @@ func compile(rs []Rule) *compiled {
 		}
 	}
 	c.ac = newAutomaton(lits)
-	c.byFirst = newWordTable(firsts, byFirst)
+	c.byFirst = newWordTable(firsts, byFirst, c.phrases)
 	return c
 }
 
@@ -343,6 +343,16 @@ type wordSlot struct {
 	hash    uint32
 	word    string
 	phrases []int // nil: an empty slot
+	// What the second steps of these phrases ask of the words after this
+	// one: a bit per word of theirs by its hash (step.hashed's), within
+	// gap+1 words. Most words a phrase starts with are common ("it",
+	// "the"), and most of the time no word after them can be a second
+	// step's: phrasesIn then tries none of the phrases. open is set when
+	// a second step has prefixes, or a phrase is one word: those are
+	// tried whatever follows.
+	second [2]uint64
+	gap    int
+	open   bool
 }
 
 const (
@@ -359,7 +369,7 @@ func wordHash(w string) uint32 {
 	return h
 }
 
-func newWordTable(words []string, of map[string][]int) wordTable {
+func newWordTable(words []string, of map[string][]int, phrases []phrase) wordTable {
 	n := uint32(8)
 	for n < 4*uint32(len(words)) {
 		n *= 2
@@ -371,20 +381,32 @@ func newWordTable(words []string, of map[string][]int) wordTable {
 		for t.slots[i].phrases != nil {
 			i = (i + 1) & t.mask
 		}
-		t.slots[i] = wordSlot{h, w, of[w]}
+		sl := wordSlot{hash: h, word: w, phrases: of[w]}
+		for _, pi := range sl.phrases {
+			p := &phrases[pi]
+			if len(p.steps) < 2 || len(p.steps[1].prefixes) > 0 {
+				sl.open = true
+				continue
+			}
+			sl.second[0] |= p.steps[1].hashed[0]
+			sl.second[1] |= p.steps[1].hashed[1]
+			sl.gap = max(sl.gap, p.steps[1].gap)
+		}
+		t.slots[i] = sl
 	}
 	return t
 }
 
-// get is the phrases the word w (lower case, of hash h) starts, or nil.
-func (t *wordTable) get(h uint32, w []byte) []int {
+// get is the slot of the word w (lower case, of hash h), or nil when it
+// starts no phrase.
+func (t *wordTable) get(h uint32, w []byte) *wordSlot {
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
 		sl := &t.slots[i]
 		if sl.phrases == nil {
 			return nil
 		}
 		if sl.hash == h && sl.word == string(w) {
-			return sl.phrases
+			return sl
 		}
 	}
 }

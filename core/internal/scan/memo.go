@@ -23,45 +23,98 @@ const (
 	memoAdds  = 1 << 14
 )
 
-// memoKey is a text and its place kind (where.bits).
-type memoKey struct {
-	text  string
-	where uint16
-}
-
 // memoAdd is one call of add: a rule's match at start:end of the text.
 type memoAdd struct{ rule, start, end int32 }
 
+// memoEntry is a text remembered in one place kind (where.bits): its adds
+// are adds[from:to]; next is the same text's entry in another place kind,
+// or -1.
+type memoEntry struct {
+	where    uint16
+	from, to int32
+	next     int32
+}
+
 // memo holds the findings of the texts of one scan whose passes read
-// nothing of their tool: each text's adds are adds[from:to].
+// nothing of their tool. Its table is keyed by the text alone, each text's
+// place kinds chained in entries: a string key is hashed by the map's
+// string path, which a key of a text and its place kind together (a
+// struct) missed, and that look-up is made for every text of a scan
+// (docs/benchmarks.md, issue 38 round 6).
 type memo struct {
-	texts map[memoKey]struct{ from, to int32 }
-	adds  []memoAdd
+	texts   map[string]int32 // text → its latest entry
+	entries []memoEntry
+	adds    []memoAdd
 }
 
 // newMemo is a memo for a list of n tools.
 func newMemo(n int) *memo {
-	return &memo{texts: make(map[memoKey]struct{ from, to int32 }, min(memoTexts, 4*n+8))}
+	size := min(memoTexts, 4*n+8)
+	return &memo{texts: make(map[string]int32, size), entries: make([]memoEntry, 0, size)}
 }
 
-// keep remembers key's adds, adds[from:], if the bounds allow; it says
-// whether it did.
-func (m *memo) keep(key memoKey, from int) bool {
-	if len(m.texts) >= memoTexts || len(m.adds) > memoAdds {
+// find is the entry of the text t in the place kind where, if remembered.
+func (m *memo) find(t string, where uint16) (memoEntry, bool) {
+	e, ok := m.texts[t]
+	if !ok {
+		return memoEntry{}, false
+	}
+	for ; e >= 0; e = m.entries[e].next {
+		if m.entries[e].where == where {
+			return m.entries[e], true
+		}
+	}
+	return memoEntry{}, false
+}
+
+// keep remembers the adds of t in the place kind where, adds[from:], if
+// the bounds allow; it says whether it did.
+func (m *memo) keep(t string, where uint16, from int) bool {
+	if len(m.entries) >= memoTexts || len(m.adds) > memoAdds {
 		return false
 	}
-	m.texts[key] = struct{ from, to int32 }{int32(from), int32(len(m.adds))}
+	next, ok := m.texts[t]
+	if !ok {
+		next = -1
+	}
+	m.entries = append(m.entries, memoEntry{where, int32(from), int32(len(m.adds)), next})
+	m.texts[t] = int32(len(m.entries) - 1)
 	return true
 }
 
 // bits packs what a where says of a text's place (all but props, which
-// walk reads before the text is scanned) into a memo key's part.
+// walk reads before the text is scanned) into a memo entry's where.
 func (w where) bits() uint16 {
 	var b uint16
-	for i, f := range [...]bool{w.name, w.description, w.key, w.schema, w.value, w.prose, w.names, w.dialect, w.typ, w.unknownRequired} {
-		if f {
-			b |= 1 << i
-		}
+	if w.name {
+		b |= 1 << 0
+	}
+	if w.description {
+		b |= 1 << 1
+	}
+	if w.key {
+		b |= 1 << 2
+	}
+	if w.schema {
+		b |= 1 << 3
+	}
+	if w.value {
+		b |= 1 << 4
+	}
+	if w.prose {
+		b |= 1 << 5
+	}
+	if w.names {
+		b |= 1 << 6
+	}
+	if w.dialect {
+		b |= 1 << 7
+	}
+	if w.typ {
+		b |= 1 << 8
+	}
+	if w.unknownRequired {
+		b |= 1 << 9
 	}
 	return b
 }

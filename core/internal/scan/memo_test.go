@@ -75,7 +75,7 @@ func TestMemoChangesNothing(t *testing.T) {
 			if got, want := with.result(), without.result(); !reflect.DeepEqual(got, want) {
 				t.Fatalf("%.300s: with the memo %+v, without %+v", b, got.Findings, want.Findings)
 			}
-			remembered += len(m.texts)
+			remembered += len(m.entries)
 			texts += with.seq
 		}
 	}
@@ -83,4 +83,33 @@ func TestMemoChangesNothing(t *testing.T) {
 		t.Fatalf("the memo kept %d of %d texts: the test reads too little of it", remembered, texts)
 	}
 	t.Logf("%d lists twice, %d texts, %d kept by the memo (the rest of their repeats replayed)", len(lists), texts, remembered)
+}
+
+// TestMemoPlaceKinds: the memo keeps one text in several place kinds apart
+// (its table is keyed by the text, the kinds chained), and answers none
+// for a kind it did not keep.
+func TestMemoPlaceKinds(t *testing.T) {
+	m := newMemo(1)
+	kinds := []uint16{where{key: true}.bits(), where{schema: true, value: true}.bits(), where{description: true}.bits()}
+	for i, k := range kinds {
+		from := len(m.adds)
+		for range i + 1 {
+			m.adds = append(m.adds, memoAdd{rule: int32(i)})
+		}
+		if !m.keep("query", k, from) {
+			t.Fatal("the memo kept nothing")
+		}
+	}
+	for i, k := range kinds {
+		e, ok := m.find("query", k)
+		if !ok || int(e.to-e.from) != i+1 || m.adds[e.from].rule != int32(i) {
+			t.Fatalf("kind %b: %+v %v", k, e, ok)
+		}
+	}
+	if _, ok := m.find("query", where{name: true}.bits()); ok {
+		t.Fatal("a kind not kept was found")
+	}
+	if _, ok := m.find("other", kinds[0]); ok {
+		t.Fatal("a text not kept was found")
+	}
 }

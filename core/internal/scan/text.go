@@ -14,8 +14,8 @@ func (s *scanner) text(t string, w where) {
 		s.scanText(t, w, nil)
 		return
 	}
-	key := memoKey{t, w.bits()}
-	if e, ok := m.texts[key]; ok {
+	where := w.bits()
+	if e, ok := m.find(t, where); ok {
 		s.seq++
 		s.work += len(t) + 1
 		for _, a := range m.adds[e.from:e.to] {
@@ -26,7 +26,7 @@ func (s *scanner) text(t string, w where) {
 	from := len(m.adds)
 	s.toolRead = false
 	s.scanText(t, w, m)
-	if s.toolRead || !m.keep(key, from) {
+	if s.toolRead || !m.keep(t, where, from) {
 		m.adds = m.adds[:from]
 	}
 }

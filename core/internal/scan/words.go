@@ -46,56 +46,95 @@ func isAlnum(c byte) bool {
 // the directive matcher reads can be in it at all. A text without them,
 // as most are, skips those passes: each would read the whole text again
 // to find nothing.
+//
+// The bytes of a word are read by a loop of their own that holds only what
+// a word needs (the automaton's row, the lower-case form's length, the
+// word's hash and digits) and calls nothing: it writes the lower-case form
+// by index into a buffer sized for the text, notes only that the automaton
+// reached an end state (a word where one did is read again from the row it
+// started with, to list them), and leaves a camelCase word's end to the
+// loop around it. With the whole pass in one loop that appended as it
+// went, its state did not fit the registers and every byte stored and
+// reloaded it (docs/benchmarks.md, issue 38 round 6). The result is that
+// of splitWordsReference (split_test.go), which TestSplitWordsAsReference
+// compares.
 func (s *scanner) splitWords(t string) {
 	a := s.c.ac
-	next, class, endRow := a.next, &a.class, a.endRow
-	ws, low, hits := s.words[:0], s.low[:0], s.hits[:0]
-	row := int32(0)
-	sentence, inWord, skip := int32(0), false, 0
+	next, endRow := a.next, a.endRow
+	if cap(s.low) < len(t) {
+		s.low = make([]byte, 0, max(len(t), 2*cap(s.low)))
+	}
+	low := s.low[:len(t)] // a text's lower-case words are at most its length
+	ws, hits := s.words[:0], s.hits[:0]
+	row := int32(acBase)
+	sentence := int32(0)
 	seen, digits := uint8(0), 0
-	var w word
-	var h uint32
+	j := 0 // the length of the lower-case words so far
 	for i := 0; i < len(t); i++ {
 		c := t[i]
-		row = next[row+int32(class[c])]
+		row = next[row+next[c]]
 		if row >= endRow {
 			hits = append(hits, acHit{i, row})
 		}
-		if skip > 0 { // the rest of a ’ inside a word
-			skip--
-			continue
-		}
 		bc := byteClass[c]
-		alnum := bc&classAlnum != 0
-		if inWord {
-			switch {
-			case alnum:
+		if bc&classAlnum != 0 {
+			// A word starts at i, whose byte the automaton has read.
+			for {
+				w := word{start: int32(i), lo: int32(j), sentence: sentence}
+				lc := c | 0x20 // lower case for a letter, the same for a digit
+				low[j] = lc
+				j++
+				h := (hashSeed ^ uint32(lc)) * hashPrime
 				digits += int(bc >> classDigitShift & 1)
-				if c <= 'Z' && c >= 'A' && t[i-1] >= 'a' && t[i-1] <= 'z' {
-					break // camelCase: the capital starts the next word
+				from, fromRow := i+1, row
+				top, camel := int32(0), false // top: the highest row the loop reaches
+				for i++; i < len(t); i++ {
+					c = t[i]
+					row = next[row+next[c]]
+					top = max(top, row)
+					bc = byteClass[c]
+					if bc&classAlnum == 0 {
+						if c == '\'' && i+1 < len(t) && isAlnum(t[i+1]) {
+							continue // inside the word, dropped
+						}
+						if c == 0xE2 && strings.HasPrefix(t[i:], "\u2019") && i+3 < len(t) && isAlnum(t[i+3]) {
+							row = next[row+next[t[i+1]]] // the rest of the ’: the automaton reads it
+							top = max(top, row)
+							row = next[row+next[t[i+2]]]
+							top = max(top, row)
+							i += 2
+							continue
+						}
+						break
+					}
+					digits += int(bc >> classDigitShift & 1)
+					if bc&classUpper != 0 && byteClass[t[i-1]]&classLower != 0 {
+						camel = true // the capital starts the next word
+						break
+					}
+					lc = c | 0x20
+					low[j] = lc
+					j++
+					h = (h ^ uint32(lc)) * hashPrime
 				}
-				lc := lower(c)
-				low = append(low, lc)
-				h = (h ^ uint32(lc)) * hashPrime
-				continue
-			case c == '\'' && i+1 < len(t) && isAlnum(t[i+1]):
-				continue
-			case c == 0xE2 && strings.HasPrefix(t[i:], "\u2019") && i+3 < len(t) && isAlnum(t[i+3]):
-				skip = 2
-				continue
+				if top >= endRow { // the end states the loop passed, again
+					r := fromRow
+					for k := from; k <= i && k < len(t); k++ {
+						if r = next[r+next[t[k]]]; r >= endRow {
+							hits = append(hits, acHit{k, r})
+						}
+					}
+				}
+				w.end, w.hi, w.hash = int32(i), int32(j), h
+				ws = append(ws, w)
+				if !camel {
+					break
+				}
 			}
-			w.end, w.hi, w.hash = int32(i), int32(len(low)), h
-			ws = append(ws, w)
-			inWord = false
-		}
-		if alnum {
-			digits += int(bc >> classDigitShift & 1)
-			w = word{start: int32(i), lo: int32(len(low)), sentence: sentence}
-			lc := lower(c)
-			low = append(low, lc)
-			h = (hashSeed ^ uint32(lc)) * hashPrime
-			inWord = true
-			continue
+			if i == len(t) {
+				break
+			}
+			// t[i] ends the word: it is read as any byte between words.
 		}
 		if f := betweenWords[c]; f != 0 {
 			seen |= f & (seenLT | seenBracket | seenAt)
@@ -115,11 +154,7 @@ func (s *scanner) splitWords(t string) {
 			sentence++
 		}
 	}
-	if inWord {
-		w.end, w.hi, w.hash = int32(len(t)), int32(len(low)), h
-		ws = append(ws, w)
-	}
-	s.words, s.low, s.hits = ws, low, hits
+	s.words, s.low, s.hits = ws, low[:j], hits
 	s.seen = seen | valueDigits(digits)
 }
 
@@ -171,7 +206,11 @@ func (s *scanner) phrasesIn(t string, add func(rule, start, end int)) {
 	s.phraseHit = s.phraseHit[:0]
 	s.ownSentence = -1
 	for i := range ws {
-		for _, pi := range s.c.byFirst.get(ws[i].hash, s.low[ws[i].lo:ws[i].hi]) {
+		sl := s.c.byFirst.get(ws[i].hash, s.low[ws[i].lo:ws[i].hi])
+		if sl == nil || !sl.open && !s.secondFollows(sl, i) {
+			continue
+		}
+		for _, pi := range sl.phrases {
 			p := &s.c.phrases[pi]
 			if i < ruleEnd[p.rule] {
 				continue
@@ -189,6 +228,21 @@ func (s *scanner) phrasesIn(t string, add func(rule, start, end int)) {
 			}
 		}
 	}
+}
+
+// secondFollows says whether a word within the slot's gap after word i,
+// in its sentence, may be one of the second steps of the phrases word i
+// starts (by its bit in the slot's second): when none is, none of them
+// can match there.
+func (s *scanner) secondFollows(sl *wordSlot, i int) bool {
+	ws := s.words
+	for q := i + 1; q <= i+1+sl.gap && q < len(ws) && ws[q].sentence == ws[i].sentence; q++ {
+		s.work++
+		if hi, bit := hashBit(ws[q].hash); sl.second[hi]&bit != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *scanner) matchPhrase(p *phrase, i int) (int, bool) {
