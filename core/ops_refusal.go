@@ -113,15 +113,7 @@ func effectWhy(rec canon.Value, tool string, hasTool bool, effect, effectKey str
 		decided = all
 	}
 	if len(decided) > 0 {
-		seen := map[string]bool{}
-		var names []string
-		for _, o := range decided {
-			if n := memberStr(o, "observation"); !seen[n] {
-				seen[n] = true
-				names = append(names, textsafe.Escape(n))
-			}
-		}
-		b.WriteString(": " + strings.Join(names, ", "))
+		b.WriteString(": " + observationNames(decided))
 		server, _ := rec.Get("server")
 		if what := whatDiffered(decided[0], server); what != "" {
 			b.WriteString(" (" + what + ")")
@@ -137,6 +129,21 @@ func effectWhy(rec canon.Value, tool string, hasTool bool, effect, effectKey str
 		}
 	}
 	return b.String()
+}
+
+// observationNames are the names of the observations obs, each once in
+// the order first met, escaped, joined by ", ": the list a refusal says
+// decided it.
+func observationNames(obs []canon.Value) string {
+	seen := map[string]bool{}
+	var names []string
+	for _, o := range obs {
+		if n := memberStr(o, "observation"); !seen[n] {
+			seen[n] = true
+			names = append(names, textsafe.Escape(n))
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 func recordSuffix(sha string) string { return " (record " + textsafe.Escape(sha) + ")" }

@@ -142,15 +142,7 @@ func itemWhy(rec canon.Value, list, key, effect string) string {
 		// Withheld by the session's effect alone: its words say why.
 		return b + ": the session " + effectWhy(rec, "", false, memberStr(rec, "effect"), "effect")
 	}
-	seen := map[string]bool{}
-	var names []string
-	for _, o := range decided {
-		if n := memberStr(o, "observation"); !seen[n] {
-			seen[n] = true
-			names = append(names, textsafe.Escape(n))
-		}
-	}
-	b += ": " + strings.Join(names, ", ")
+	b += ": " + observationNames(decided)
 	server, _ := rec.Get("server")
 	part := ""
 	if p, _ := decided[0].Get("part"); p.Kind() == canon.String {
