@@ -2,9 +2,7 @@ package preflight_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,19 +30,6 @@ type issuerFaultGoldenCase struct {
 	Request    map[string]json.RawMessage
 	Record     json.RawMessage
 	DeadlineMS int `json:"deadline_ms"`
-}
-
-func readIssuerFaultGolden(t *testing.T) issuerFaultGolden {
-	t.Helper()
-	raw, err := os.ReadFile(repoPath("testdata", "issuer-faults.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var g issuerFaultGolden
-	if err := json.Unmarshal(raw, &g); err != nil {
-		t.Fatal(err)
-	}
-	return g
 }
 
 // want is the record a host must give for the case with its issuer at url:
@@ -87,7 +72,7 @@ func (c issuerFaultGoldenCase) want(t *testing.T, url string) []byte {
 // record: the issuer member names the step and the fault, and the core
 // words the detail, so the CLI, JS and Python give the same bytes.
 func TestIssuerFaultsGolden(t *testing.T) {
-	g := readIssuerFaultGolden(t)
+	g := readGolden[issuerFaultGolden](t, "issuer-faults.json")
 	for _, c := range g.Cases {
 		t.Run(c.Name, func(t *testing.T) {
 			t.Parallel()
@@ -109,12 +94,8 @@ func TestIssuerFaultsGolden(t *testing.T) {
 				iss.knobs(t, `{"down":"`+c.Down+`"}`)
 				url = iss.url
 			}
-			deadline := g.TimeoutMS
-			if c.DeadlineMS != 0 {
-				deadline = c.DeadlineMS
-			}
 			cfg := preflight.Config{LockPath: lock, Now: func() time.Time { return at }, Timeout: 10 * time.Second,
-				Issuer: &preflight.Issuer{URL: url, Timeout: time.Duration(deadline) * time.Millisecond}}
+				Issuer: &preflight.Issuer{URL: url, Timeout: goldenDeadline(g.TimeoutMS, c.DeadlineMS)}}
 			cfg.Mode = "enforce"
 			if d, ok := c.Request["key_directory"]; ok {
 				cfg.KeyDirectory = d
@@ -125,18 +106,7 @@ func TestIssuerFaultsGolden(t *testing.T) {
 				}
 			}
 			tr := &mcp.CommandTransport{Command: exec.Command(g.Server.Command[0], g.Server.Command[1:]...), TerminateDuration: time.Second}
-			var rec preflight.Record
-			s, err := preflight.Open(context.Background(), impl, nil, tr, nil, cfg)
-			var refused *preflight.RefusedError
-			switch {
-			case err == nil:
-				rec = s.Record()
-				s.Close()
-			case errors.As(err, &refused):
-				rec = refused.Record
-			default:
-				t.Fatalf("Open: %v, want a record", err)
-			}
+			rec := openRecord(t, tr, cfg)
 			if want := c.want(t, url); !bytes.Equal(rec.Raw, want) {
 				t.Errorf("record differs\n got  %s\n want %s", rec.Raw, want)
 			}
