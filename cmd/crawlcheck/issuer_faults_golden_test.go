@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/crawlcheck/verifier/core"
+	"github.com/crawlcheck/verifier/hosttest/vectors"
 	"github.com/crawlcheck/verifier/internal/listening"
 )
 
@@ -98,41 +99,13 @@ func TestIssuerFaultsGolden(t *testing.T) {
 			if code := run(args, nil, &stdout, &stderr); code != 1 {
 				t.Fatalf("exit %d, want 1\n%s", code, stderr.String())
 			}
-			want := issuerFaultRecord(t, c.Request, c.Record, url)
+			want, err := vectors.IssuerFaultRecord(c.Request, c.Record, url, core.Call)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if got := bytes.TrimSpace(stdout.Bytes()); !bytes.Equal(got, want) {
 				t.Errorf("record differs\n got  %s\n want %s", got, want)
 			}
 		})
 	}
-}
-
-// issuerFaultRecord is the record of a case with its issuer at url: the
-// golden record when that is the request's own, else the core's record of
-// the request naming url.
-func issuerFaultRecord(t *testing.T, request map[string]json.RawMessage, record json.RawMessage, url string) []byte {
-	t.Helper()
-	var trace map[string]any
-	json.Unmarshal(request["issuer"], &trace)
-	if trace["url"] == url {
-		var out bytes.Buffer
-		if err := json.Compact(&out, record); err != nil {
-			t.Fatal(err)
-		}
-		return out.Bytes()
-	}
-	trace["url"] = url
-	req := map[string]json.RawMessage{}
-	for k, v := range request {
-		req[k] = v
-	}
-	req["issuer"], _ = json.Marshal(trace)
-	b, _ := json.Marshal(req)
-	var env struct {
-		OK     bool
-		Result json.RawMessage
-	}
-	if resp := core.Call("continuity_check", b); json.Unmarshal(resp, &env) != nil || !env.OK {
-		t.Fatalf("continuity_check: %s", resp)
-	}
-	return env.Result
 }

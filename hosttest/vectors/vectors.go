@@ -190,3 +190,37 @@ func compact(raw json.RawMessage) []byte {
 	}
 	return b.Bytes()
 }
+
+// IssuerFaultRecord is the record a host must give for a case of
+// testdata/issuer-faults.json (its request and golden record) when its
+// issuer is at url: the golden record, compacted, when url is the
+// request's own; else, since a test issuer listens where it can, what call
+// (the core's Call) answers continuity_check for the request naming url.
+func IssuerFaultRecord(request map[string]json.RawMessage, record json.RawMessage, url string, call func(op string, request []byte) []byte) ([]byte, error) {
+	var trace map[string]any
+	if err := json.Unmarshal(request["issuer"], &trace); err != nil {
+		return nil, fmt.Errorf("the request's issuer: %w", err)
+	}
+	if trace["url"] == url {
+		var out bytes.Buffer
+		if err := json.Compact(&out, record); err != nil {
+			return nil, err
+		}
+		return out.Bytes(), nil
+	}
+	trace["url"] = url
+	req := map[string]json.RawMessage{}
+	for k, v := range request {
+		req[k] = v
+	}
+	req["issuer"], _ = json.Marshal(trace)
+	b, _ := json.Marshal(req)
+	var env struct {
+		OK     bool
+		Result json.RawMessage
+	}
+	if resp := call("continuity_check", b); json.Unmarshal(resp, &env) != nil || !env.OK {
+		return nil, fmt.Errorf("continuity_check: %s", resp)
+	}
+	return env.Result, nil
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/crawlcheck/verifier/core"
+	"github.com/crawlcheck/verifier/hosttest/vectors"
 	"github.com/crawlcheck/verifier/internal/preflight"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -30,40 +31,6 @@ type issuerFaultGoldenCase struct {
 	Request    map[string]json.RawMessage
 	Record     json.RawMessage
 	DeadlineMS int `json:"deadline_ms"`
-}
-
-// want is the record a host must give for the case with its issuer at url:
-// the golden record when that is the request's own, else the core's record
-// of the request naming url (the test issuer listens where it can).
-func (c issuerFaultGoldenCase) want(t *testing.T, url string) []byte {
-	t.Helper()
-	var out bytes.Buffer
-	var trace map[string]any
-	if err := json.Unmarshal(c.Request["issuer"], &trace); err != nil {
-		t.Fatal(err)
-	}
-	if trace["url"] == url {
-		if err := json.Compact(&out, c.Record); err != nil {
-			t.Fatal(err)
-		}
-		return out.Bytes()
-	}
-	trace["url"] = url
-	req := map[string]json.RawMessage{}
-	for k, v := range c.Request {
-		req[k] = v
-	}
-	req["issuer"], _ = json.Marshal(trace)
-	b, _ := json.Marshal(req)
-	var env struct {
-		OK     bool
-		Result json.RawMessage
-	}
-	resp := core.Call("continuity_check", b)
-	if err := json.Unmarshal(resp, &env); err != nil || !env.OK {
-		t.Fatalf("continuity_check: %s", resp)
-	}
-	return env.Result
 }
 
 // TestIssuerFaultsGolden: a session checked with an issuer that gives
@@ -107,7 +74,11 @@ func TestIssuerFaultsGolden(t *testing.T) {
 			}
 			tr := &mcp.CommandTransport{Command: exec.Command(g.Server.Command[0], g.Server.Command[1:]...), TerminateDuration: time.Second}
 			rec := openRecord(t, tr, cfg)
-			if want := c.want(t, url); !bytes.Equal(rec.Raw, want) {
+			want, err := vectors.IssuerFaultRecord(c.Request, c.Record, url, core.Call)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(rec.Raw, want) {
 				t.Errorf("record differs\n got  %s\n want %s", rec.Raw, want)
 			}
 		})
