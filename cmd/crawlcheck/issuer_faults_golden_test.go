@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -22,11 +21,7 @@ import (
 // fault, the core words the detail, and the Go, JS and Python preflights
 // give the same bytes.
 func TestIssuerFaultsGolden(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "issuer-faults.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var g struct {
+	g := readGolden[struct {
 		TimeoutMS int `json:"timeout_ms"`
 		Cases     []struct {
 			Name       string
@@ -35,10 +30,7 @@ func TestIssuerFaultsGolden(t *testing.T) {
 			Record     json.RawMessage
 			DeadlineMS int `json:"deadline_ms"`
 		}
-	}
-	if err := json.Unmarshal(raw, &g); err != nil {
-		t.Fatal(err)
-	}
+	}](t, "issuer-faults.json")
 	bin := t.TempDir()
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/crawlcheck/verifier/hosttest/issuer").CombinedOutput(); err != nil {
 		t.Fatalf("building the test issuer: %v\n%s", err, out)
@@ -90,11 +82,7 @@ func TestIssuerFaultsGolden(t *testing.T) {
 					args = append(args, "--issuer-pin", k.KID+":"+k.PublicKey)
 				}
 			}
-			deadline := g.TimeoutMS
-			if c.DeadlineMS != 0 {
-				deadline = c.DeadlineMS
-			}
-			args = append(args, "--issuer-timeout", strconv.Itoa(deadline)+"ms")
+			args = append(args, "--issuer-timeout", goldenDeadline(g.TimeoutMS, c.DeadlineMS))
 			var stdout, stderr bytes.Buffer
 			if code := run(args, nil, &stdout, &stderr); code != 1 {
 				t.Fatalf("exit %d, want 1\n%s", code, stderr.String())
