@@ -321,6 +321,22 @@ func (c CLI) RunLeavesNothing(t *testing.T, marker, lockfile string, argv []stri
 	NoneLeft(t, marker, 5*time.Second)
 }
 
+// KilledLeavesNothing runs a gateway on argv (locked in lockfile), and
+// once a client's session has begun and at least running processes of the
+// scenario's (marker: the server, and whatever wraps it) are seen, kills
+// the gateway outright (SIGKILL, as a client that crashes): nothing of the
+// scenario's may be left.
+func (c CLI) KilledLeavesNothing(t *testing.T, marker, lockfile string, argv []string, running int) {
+	t.Helper()
+	g := c.StartGateway(t, append([]string{"--lock", lockfile, "--"}, argv...)...)
+	g.Session(t)
+	if seen := ProcessesWith(marker); len(seen) < running {
+		t.Fatalf("want %d processes of the scenario running while the session ran, have %q", running, seen)
+	}
+	g.Kill()
+	NoneLeft(t, marker, 10*time.Second)
+}
+
 // TwoRunsOneLog runs two gateways on argv (locked in lockfile) at once, as
 // Claude Desktop starts two, three times, all appending to one --log
 // beside the scenario sc: the chain verifies and holds a record of each of

@@ -176,13 +176,7 @@ func TestRunKilled(t *testing.T) {
 	need(t)
 	sc, marker := cc.Scenario(t, "Echoes its input.")
 	lockfile, argv := lock(t, sc)
-	g := cc.StartGateway(t, append([]string{"--lock", lockfile, "--"}, argv...)...)
-	g.Session(t)
-	if len(crossrun.ProcessesWith(marker)) == 0 {
-		t.Fatal("no server process seen while the session ran")
-	}
-	g.Kill()
-	crossrun.NoneLeft(t, marker, 10*time.Second)
+	cc.KilledLeavesNothing(t, marker, lockfile, argv, 1)
 }
 
 // TestTwoRunsOneLog: two gateways on one server at once (Claude Desktop

@@ -197,13 +197,9 @@ func TestRunKilled(t *testing.T) {
 	need(t)
 	sc, marker := cc.Scenario(t, "Echoes its input.")
 	lock, argv := lockShim(t, sc)
-	g := cc.StartGateway(t, append([]string{"--lock", lock, "--"}, argv...)...)
-	g.Session(t)
-	if len(crossrun.ProcessesWith(marker)) < 2 {
-		t.Fatalf("want the shim's cmd.exe and the server running, have %q", crossrun.ProcessesWith(marker))
-	}
-	g.Kill() // wine's process for crawlcheck.exe: SIGKILL
-	crossrun.NoneLeft(t, marker, 10*time.Second)
+	// The shim's cmd.exe and the server; the kill is of wine's process for
+	// crawlcheck.exe.
+	cc.KilledLeavesNothing(t, marker, lock, argv, 2)
 }
 
 // TestTwoRunsOneLog: two gateways on one wrapper at once (Claude Desktop
