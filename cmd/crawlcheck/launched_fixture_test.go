@@ -34,6 +34,16 @@ func launchedDeps(t *testing.T, rel string) string {
 	return path
 }
 
+// needNpx is npx's path; without npx on PATH the test is skipped.
+func needNpx(t *testing.T) string {
+	t.Helper()
+	npx, err := exec.LookPath("npx")
+	if err != nil {
+		t.Skip("npx not on PATH")
+	}
+	return npx
+}
+
 // buildCrawlcheck builds this program into dir.
 func buildCrawlcheck(t *testing.T, dir string) string {
 	t.Helper()

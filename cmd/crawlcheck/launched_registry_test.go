@@ -30,9 +30,7 @@ import (
 // A machine whose npx cache still holds the approved install runs that
 // install, and passes.
 func TestLaunchedMovedTarball(t *testing.T) {
-	if _, err := exec.LookPath("npx"); err != nil {
-		t.Skip("npx not on PATH")
-	}
+	needNpx(t)
 	const name, version = "@modelcontextprotocol/server-memory", "2026.8.31"
 	const spec = name + "@" + version
 	ms := newLaunchedMachines(t)

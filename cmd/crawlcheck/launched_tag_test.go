@@ -24,9 +24,7 @@ import (
 // answer is refused as well (fail closed). Locking again approves the new
 // release.
 func TestLaunchedMovedTag(t *testing.T) {
-	if _, err := exec.LookPath("npx"); err != nil {
-		t.Skip("npx not on PATH")
-	}
+	needNpx(t)
 	// Two real releases from the public registry, v1 older than v2.
 	const name, v1, v2 = "@modelcontextprotocol/server-memory", "2026.7.4", "2026.8.31"
 	ms := newLaunchedMachines(t)

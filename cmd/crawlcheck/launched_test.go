@@ -19,10 +19,7 @@ import (
 // whose directories follow its spec, is the same server only over the same
 // directories.
 func TestLaunchedNpx(t *testing.T) {
-	npx, err := exec.LookPath("npx")
-	if err != nil {
-		t.Skip("npx not on PATH")
-	}
+	npx := needNpx(t)
 	tmp := t.TempDir()
 	bin := buildCrawlcheck(t, tmp)
 	cache, dirA, dirB := filepath.Join(tmp, "npm-cache"), filepath.Join(tmp, "a"), filepath.Join(tmp, "b")

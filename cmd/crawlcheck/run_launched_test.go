@@ -26,10 +26,7 @@ import (
 // follows resolves again and denies (launched_package_changed), and the
 // client is told its tool list changed.
 func TestRunLaunchedAfterStart(t *testing.T) {
-	npx, err := exec.LookPath("npx")
-	if err != nil {
-		t.Skip("npx not on PATH")
-	}
+	npx := needNpx(t)
 	tmp := t.TempDir()
 	bin := buildCrawlcheck(t, tmp)
 	cache := filepath.Join(tmp, "npm-cache")
