@@ -8,14 +8,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { ContinuityRefused, withPreflight } from "../src/index.js";
 import { resourceMetadataOf, MAX_METADATA_URL } from "../src/capture.js";
 import { TESTDATA } from "./vectors.js";
-import { ROOT, NOW, TOOLS, crawlcheck, endpointFor, now, pinLock, sdk, tempDir } from "./helpers.js";
+import { ROOT, NOW, TOOLS, crawlcheck, endpointFor, now, pinLock, sdk, spawnListening, tempDir } from "./helpers.js";
 
 const EXAMPLE = join(ROOT, "bindings", "js", "node_modules", "@modelcontextprotocol", "sdk", "dist", "esm", "examples", "server", "simpleStreamableHttp.js");
 
@@ -82,14 +81,7 @@ test("a 401 with WWW-Authenticate: withPreflight on SDK 1.x and 2.x writes crawl
 
 /** bearer-server.js (the SDK's requireBearerAuth) until it prints its URL; stopped at the test's end. */
 async function startBearer(t) {
-  const proc = spawn(process.execPath, [join(ROOT, "bindings", "js", "test", "bearer-server.js")], { stdio: ["ignore", "pipe", "inherit"] });
-  t.after(() => proc.kill());
-  let out = "";
-  while (!out.includes("\n")) {
-    const [chunk] = await once(proc.stdout, "data");
-    out += chunk;
-  }
-  return out.trim();
+  return (await spawnListening(t, process.execPath, [join(ROOT, "bindings", "js", "test", "bearer-server.js")], "bearer-server.js")).url;
 }
 
 test("a 403 insufficient_scope from the SDK's requireBearerAuth: forbidden, as crawlcheck check --header writes it, the token nowhere", { timeout: 120000 }, async (t) => {
