@@ -32,6 +32,24 @@ func holdDocument(t *testing.T, path string, doc canon.Value) []byte {
 	return got
 }
 
+// holdGenerated writes each file (path: its content) when -update is given;
+// otherwise a file whose content differs is stale, because what says.
+func holdGenerated(t *testing.T, what string, files map[string]string) {
+	t.Helper()
+	for path, want := range files {
+		if *update {
+			if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := os.ReadFile(path)
+		if err != nil || string(got) != want {
+			t.Errorf("%s is stale: %s (run go test ./core -update and read the diff)", path, what)
+		}
+	}
+}
+
 // goldenFile describes one golden file of cases: each case's request to op
 // and the result it must give, under the member named result.
 type goldenFile struct {
