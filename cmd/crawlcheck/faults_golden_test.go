@@ -8,20 +8,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/crawlcheck/verifier/hosttest/vectors"
 )
 
 // readGolden reads the golden file testdata/name into a G.
 func readGolden[G any](t *testing.T, name string) G {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var g G
-	if err := json.Unmarshal(raw, &g); err != nil {
-		t.Fatal(err)
-	}
-	return g
+	return vectors.Golden[G](t, filepath.Join("..", "..", "testdata", name))
 }
 
 // goldenDeadline is a golden case's deadline as a flag takes it: its own

@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"testing"
 )
 
 // Vector is one call and the response every host must return, byte for byte.
@@ -223,4 +224,20 @@ func IssuerFaultRecord(request map[string]json.RawMessage, record json.RawMessag
 		return nil, fmt.Errorf("continuity_check: %s", resp)
 	}
 	return env.Result, nil
+}
+
+// Golden reads the golden file at path (one of testdata/'s, docs/testdata.md)
+// into a G, the test's own view of it; a file missing or not of that shape
+// fails t.
+func Golden[G any](t testing.TB, path string) G {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g G
+	if err := json.Unmarshal(raw, &g); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return g
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawlcheck/verifier/hosttest/vectors"
 	"github.com/crawlcheck/verifier/internal/preflight"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -38,15 +39,7 @@ type faultGolden struct {
 // readGolden reads the golden file testdata/name into a G.
 func readGolden[G any](t *testing.T, name string) G {
 	t.Helper()
-	raw, err := os.ReadFile(repoPath("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var g G
-	if err := json.Unmarshal(raw, &g); err != nil {
-		t.Fatal(err)
-	}
-	return g
+	return vectors.Golden[G](t, repoPath("testdata", name))
 }
 
 // goldenDeadline is a golden case's deadline: its own (deadlineMS) when it
