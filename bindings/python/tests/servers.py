@@ -9,10 +9,10 @@ import os
 import subprocess
 import time
 import urllib.request
-from contextlib import contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Dict, Iterator, List, Optional
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Iterator, List, Optional
 
 REPO = Path(__file__).resolve().parents[3]
 BUILD = Path(os.environ.get("BUILD", REPO / "build"))
@@ -156,3 +156,28 @@ async def peak_while_refused(refused: Callable[[], Awaitable[Any]]) -> int:
     finally:
         tracemalloc.stop()
     return peak
+
+
+@asynccontextmanager
+async def stdio_preflight(params: Any, lock: Path, log: Path, timeout: float, records: List[Dict[str, Any]]) -> AsyncIterator[Any]:
+    """An initialized with_preflight session over stdio to params (mcp's
+    StdioServerParameters) checked against lock at the pinned clock within
+    timeout seconds: every record it makes logged to log and appended to
+    records."""
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    from crawlcheck.preflight import with_preflight
+
+    async with stdio_client(params) as (read, write):
+        async with with_preflight(
+            ClientSession(read, write),
+            lock,
+            endpoint=params,
+            now=lambda: NOW,
+            timeout=timeout,
+            log_path=str(log),
+            on_record=lambda r, _: records.append(r),
+        ) as s:
+            await s.initialize()
+            yield s
