@@ -1,9 +1,7 @@
 package core_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -153,19 +151,7 @@ func TestFaultsGolden(t *testing.T) {
 		canon.M("timeout_ms", canon.Int(faultTimeoutMS)),
 		canon.M("cases", canon.Arr(rows...)),
 	)
-	want := canon.Indent(doc)
-	if *update {
-		if err := os.WriteFile(path, want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./core -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s differs from the cases (run go test ./core -update and read the diff)", path)
-	}
+	got := holdDocument(t, path, doc)
 	// Every case is a record of nothing compared, worded by the core.
 	var file struct {
 		Cases []struct {

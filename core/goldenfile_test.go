@@ -10,6 +10,46 @@ import (
 	"github.com/crawlcheck/verifier/core/internal/canon"
 )
 
+// holdDocument writes doc (indented) to the golden file at path when
+// -update is given, then checks that the file holds exactly it: for a
+// golden file whose cases are not goldenFile's (a server or an issuer
+// beside each request). It answers the file's bytes.
+func holdDocument(t *testing.T, path string, doc canon.Value) []byte {
+	t.Helper()
+	want := canon.Indent(doc)
+	if *update {
+		if err := os.WriteFile(path, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./core -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s differs from the cases (run go test ./core -update and read the diff)", path)
+	}
+	return got
+}
+
+// holdGenerated writes each file (path: its content) when -update is given;
+// otherwise a file whose content differs is stale, because what says.
+func holdGenerated(t *testing.T, what string, files map[string]string) {
+	t.Helper()
+	for path, want := range files {
+		if *update {
+			if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := os.ReadFile(path)
+		if err != nil || string(got) != want {
+			t.Errorf("%s is stale: %s (run go test ./core -update and read the diff)", path, what)
+		}
+	}
+}
+
 // goldenFile describes one golden file of cases: each case's request to op
 // and the result it must give, under the member named result.
 type goldenFile struct {

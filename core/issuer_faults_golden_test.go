@@ -1,7 +1,6 @@
 package core_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -125,17 +124,5 @@ func TestIssuerFaultsGolden(t *testing.T) {
 		canon.M("server", canon.Obj(canon.M("command", cmd))),
 		canon.M("cases", canon.Arr(rows...)),
 	)
-	want := canon.Indent(doc)
-	if *update {
-		if err := os.WriteFile(path, want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./core -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s differs from the cases (run go test ./core -update and read the diff)", path)
-	}
+	holdDocument(t, path, doc)
 }

@@ -44,6 +44,20 @@ const (
 	otherDigest = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
 )
 
+// launchedNotStarted is what a host observed of a stdio server it did not
+// start because the launched package it resolved before the start is
+// compared first: the package, no pages, no handshake, the failure saying
+// why.
+func launchedNotStarted(t testing.TB, command string, launched obj) obj {
+	o := launchedObserved(t, command, launched)
+	for _, k := range []string{"pages", "server_info", "protocol_version", "handshake"} {
+		delete(o, k)
+	}
+	o["failure"] = "server_unavailable"
+	o["failure_detail"] = "not started: its launched package is compared first"
+	return o
+}
+
 func timePackage(version string, hashes ...string) obj {
 	return obj{"ecosystem": "pypi", "name": "mcp-server-time", "version": version, "hashes": hashes}
 }
@@ -78,19 +92,10 @@ func launchedKindsCases(t testing.TB) []goldenCase {
 	add("launched pypi: the same distribution passed other arguments", py, launchedObserved(t, "uvx "+timeSpec+" --local-timezone UTC", same))
 	add("launched pypi: another file under the same version", py, launchedObserved(t, "uvx "+timeSpec,
 		obj{"package": timePackage("2025.9.25", timeSdist, "sha256:"+strings.Repeat("ab", 32))}))
-	notStarted := func(command string, launched obj) obj {
-		o := launchedObserved(t, command, launched)
-		for _, k := range []string{"pages", "server_info", "protocol_version", "handshake"} {
-			delete(o, k)
-		}
-		o["failure"] = "server_unavailable"
-		o["failure_detail"] = "not started: its launched package is compared first"
-		return o
-	}
-	add("launched pypi: another file denied before the server starts", py, notStarted("uvx "+timeSpec,
+	add("launched pypi: another file denied before the server starts", py, launchedNotStarted(t, "uvx "+timeSpec,
 		obj{"package": timePackage("2025.9.25", "sha256:"+strings.Repeat("ab", 32))}))
 	add("launched pypi: another version not on the index yet denied before the server starts", py,
-		notStarted("uvx mcp-server-time==2026.1.1", obj{"not_resolved": "not_installed", "spec": "mcp-server-time==2026.1.1"}))
+		launchedNotStarted(t, "uvx mcp-server-time==2026.1.1", obj{"not_resolved": "not_installed", "spec": "mcp-server-time==2026.1.1"}))
 	add("launched pypi: unpinned keeps the command-line rule", py, launchedObserved(t, "uvx mcp-server-time",
 		obj{"not_resolved": "unpinned", "spec": "mcp-server-time"}))
 
@@ -107,7 +112,7 @@ func launchedKindsCases(t testing.TB) []goldenCase {
 	add("launched oci: the same image with other docker options keeps the command-line rule", oci,
 		launchedObserved(t, "docker run -i --rm -v /:/host "+timeImage+"@"+timeDigest, img))
 	add("launched oci: another digest denied before the server starts", oci,
-		notStarted("docker run -i --rm "+timeImage+"@"+otherDigest, obj{"package": timeImagePackage(otherDigest)}))
+		launchedNotStarted(t, "docker run -i --rm "+timeImage+"@"+otherDigest, obj{"package": timeImagePackage(otherDigest)}))
 	add("launched oci: a tag keeps the command-line rule", oci,
 		launchedObserved(t, "docker run -i --rm "+timeImage+":latest", obj{"not_resolved": "unpinned", "spec": timeImage + ":latest"}))
 	return cs
@@ -140,23 +145,14 @@ func launchedCases(t testing.TB) []goldenCase {
 	add("launched: not installed keeps the command-line rule", "/usr/local/bin/npx -y "+memorySpec, obj{"not_resolved": "not_installed", "spec": memorySpec})
 	add("launched: unpinned spec keeps the command-line rule", "npx -y @modelcontextprotocol/server-memory", obj{"not_resolved": "unpinned", "spec": "@modelcontextprotocol/server-memory"})
 	// Before the server is started: the host hands the package it resolved
-	// and no pages; another package is denied without running it.
-	notStarted := func(command string, launched obj) obj {
-		o := launchedObserved(t, command, launched)
-		delete(o, "pages")
-		delete(o, "server_info")
-		delete(o, "protocol_version")
-		delete(o, "handshake")
-		o["failure"] = "server_unavailable"
-		o["failure_detail"] = "not started: its launched package is compared first"
-		return o
-	}
+	// and no pages (launchedNotStarted); another package is denied without
+	// running it.
 	cs = append(cs, goldenCase{"launched: another version denied before the server starts", obj{"now": checkNow, "mode": "enforce", "lock": lock,
-		"observed": notStarted("npx -y @modelcontextprotocol/server-memory@2026.9.1", obj{"package": memoryPackage("2026.9.1", "sha512-BBBBSeJm8op2Cx736ck9MO8SdbFR+Of04KC/uchXnxvCTI68dJCRaxWuUBf8cv5RKNqGK98vHjRAmadapfnuRg==")})}})
+		"observed": launchedNotStarted(t, "npx -y @modelcontextprotocol/server-memory@2026.9.1", obj{"package": memoryPackage("2026.9.1", "sha512-BBBBSeJm8op2Cx736ck9MO8SdbFR+Of04KC/uchXnxvCTI68dJCRaxWuUBf8cv5RKNqGK98vHjRAmadapfnuRg==")})}})
 	cs = append(cs, goldenCase{"launched: another version not installed yet denied before the server starts", obj{"now": checkNow, "mode": "enforce", "lock": lock,
-		"observed": notStarted("npx -y @modelcontextprotocol/server-memory@2026.9.1", obj{"not_resolved": "not_installed", "spec": "@modelcontextprotocol/server-memory@2026.9.1"})}})
+		"observed": launchedNotStarted(t, "npx -y @modelcontextprotocol/server-memory@2026.9.1", obj{"not_resolved": "not_installed", "spec": "@modelcontextprotocol/server-memory@2026.9.1"})}})
 	cs = append(cs, goldenCase{"launched: the approved version not installed yet is not judged before the start", obj{"now": checkNow, "mode": "enforce", "lock": lock,
-		"observed": notStarted("npx -y "+memorySpec, obj{"not_resolved": "not_installed", "spec": memorySpec})}})
+		"observed": launchedNotStarted(t, "npx -y "+memorySpec, obj{"not_resolved": "not_installed", "spec": memorySpec})}})
 	// A lockfile from before the extension: the command line is compared
 	// as before, and the record says what the host resolved.
 	old := deepCopy(lock)
@@ -229,26 +225,17 @@ func launchedTagCases(t testing.TB) []goldenCase {
 	add := func(name string, lock, observed obj) {
 		cs = append(cs, goldenCase{name, obj{"now": checkNow, "mode": "enforce", "lock": lock, "observed": observed}})
 	}
-	notStarted := func(command string, launched obj) obj {
-		o := launchedObserved(t, command, launched)
-		for _, k := range []string{"pages", "server_info", "protocol_version", "handshake"} {
-			delete(o, k)
-		}
-		o["failure"] = "server_unavailable"
-		o["failure_detail"] = "not started: its launched package is compared first"
-		return o
-	}
 	add("launched tag: latest still names the approved release", tagged, launchedObserved(t, "npx -y "+bare, same))
-	add("launched tag: latest moved to another release denied before the server starts", tagged, notStarted("npx -y "+bare, moved))
-	add("launched tag: another tarball under the tagged release denied before the server starts", tagged, notStarted("npx -y "+bare,
+	add("launched tag: latest moved to another release denied before the server starts", tagged, launchedNotStarted(t, "npx -y "+bare, moved))
+	add("launched tag: another tarball under the tagged release denied before the server starts", tagged, launchedNotStarted(t, "npx -y "+bare,
 		obj{"package": memoryPackage("2026.8.31", "sha512-AAAASeJm8op2Cx736ck9MO8SdbFR+Of04KC/uchXnxvCTI68dJCRaxWuUBf8cv5RKNqGK98vHjRAmadapfnuRg==")}))
 	add("launched tag: a tag no registry resolved denied before the server starts", tagged,
-		notStarted("npx -y "+bare, obj{"not_resolved": "not_installed", "spec": bare}))
+		launchedNotStarted(t, "npx -y "+bare, obj{"not_resolved": "not_installed", "spec": bare}))
 	add("launched tag: a range keeps the command-line rule", tagged,
 		launchedObserved(t, "npx -y "+bare+"@^2026.8.31", obj{"not_resolved": "unpinned", "spec": bare + "@^2026.8.31"}))
 	add("launched tag: @latest unresolved against an exact pin denied before the server starts", launchedLock(t),
-		notStarted("npx -y "+bare+"@latest", obj{"not_resolved": "not_installed", "spec": bare + "@latest"}))
+		launchedNotStarted(t, "npx -y "+bare+"@latest", obj{"not_resolved": "not_installed", "spec": bare + "@latest"}))
 	add("launched tag: another package's tag unresolved keeps the command-line rule", tagged,
-		notStarted("npx -y @modelcontextprotocol/server-everything@latest", obj{"not_resolved": "not_installed", "spec": "@modelcontextprotocol/server-everything@latest"}))
+		launchedNotStarted(t, "npx -y @modelcontextprotocol/server-everything@latest", obj{"not_resolved": "not_installed", "spec": "@modelcontextprotocol/server-everything@latest"}))
 	return cs
 }

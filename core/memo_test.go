@@ -3,7 +3,6 @@ package core_test
 import (
 	"bytes"
 	"encoding/json"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -19,22 +18,10 @@ import (
 // as walks first, so that it answers them from the memo), and a hit must
 // give exactly what reading the bytes gave (a miss).
 func TestVectorsTwice(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(testdataDir, "ops", "*", "*.json"))
-	if len(files) < 100 {
-		t.Fatalf("only %d op vectors found", len(files))
-	}
-	type vector struct {
-		name, op  string
-		req, want []byte
-	}
-	var vs []vector
-	for _, f := range files {
-		vf := readOpFile(t, f)
-		vs = append(vs, vector{name: filepath.Base(filepath.Dir(f)) + "/" + filepath.Base(f), op: vf.Op, req: vf.requestBytes(t), want: compact(t, vf.Response)})
-	}
+	vs := opCalls(t)
 	back := slices.Clone(vs)
 	slices.Reverse(back)
-	for round, order := range [][]vector{vs, back, vs} {
+	for round, order := range [][]opCall{vs, back, vs} {
 		for _, v := range order {
 			// next_page answers a page of a walk the core read from the walk
 			// memo: after the first round, its page is read as a walk first,

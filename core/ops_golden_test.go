@@ -442,6 +442,28 @@ type opFile struct {
 	Response   json.RawMessage `json:"response"`
 }
 
+// opCall is one vector of testdata/ops as a call: its name (op/file), op,
+// request bytes and the compacted envelope it must answer.
+type opCall struct {
+	name, op  string
+	req, want []byte
+}
+
+// opCalls are every vector of testdata/ops (at least 100 of them, or t
+// fails: a glob that found too few would make a test of them prove little).
+func opCalls(t testing.TB) []opCall {
+	files, _ := filepath.Glob(filepath.Join(testdataDir, "ops", "*", "*.json"))
+	if len(files) < 100 {
+		t.Fatalf("only %d op vectors found", len(files))
+	}
+	var vs []opCall
+	for _, f := range files {
+		vf := readOpFile(t, f)
+		vs = append(vs, opCall{name: filepath.Base(filepath.Dir(f)) + "/" + filepath.Base(f), op: vf.Op, req: vf.requestBytes(t), want: compact(t, vf.Response)})
+	}
+	return vs
+}
+
 // readOpFile reads one vector file of testdata/ops.
 func readOpFile(t testing.TB, path string) opFile {
 	t.Helper()

@@ -49,13 +49,26 @@ func opRefusal(r req.Obj) (canon.Value, error) {
 // written as itself.
 var refusalVerbs = map[string]string{"pause_tool": "withheld", "pause": "paused", "deny": "denied", "refresh": "refused until refreshed"}
 
-func refusalText(rec canon.Value, tool string, hasTool bool) string {
-	str := func(v canon.Value, k string) string {
-		x, _ := v.Get(k)
-		s, _ := x.Str()
-		return s
+// refusalVerb is effect in a refusal's words: its verb, or the effect
+// itself (escaped: a record may carry any string) when it has none.
+func refusalVerb(effect string) string {
+	if verb := refusalVerbs[effect]; verb != "" {
+		return verb
 	}
-	effect := str(rec, "effect")
+	return textsafe.Escape(effect)
+}
+
+// memberStr is the string member k of the object v; "" when v has no such
+// member or it is not a string, which the refusal words treat as a thing
+// not to say.
+func memberStr(v canon.Value, k string) string {
+	x, _ := v.Get(k)
+	s, _ := x.Str()
+	return s
+}
+
+func refusalText(rec canon.Value, tool string, hasTool bool) string {
+	effect := memberStr(rec, "effect")
 	var b strings.Builder
 	b.WriteString("crawlcheck: ")
 	if hasTool {
@@ -64,14 +77,14 @@ func refusalText(rec canon.Value, tool string, hasTool bool) string {
 		te, ok := tools.Get(tool)
 		if !ok {
 			b.WriteString("refused: not in the checked tool list")
-			return b.String() + recordSuffix(str(rec, "record_sha256"))
+			return b.String() + recordSuffix(memberStr(rec, "record_sha256"))
 		}
 		effect, _ = te.Str()
 	} else {
 		b.WriteString("session ")
 	}
 	b.WriteString(effectWhy(rec, tool, hasTool, effect, "effect"))
-	return b.String() + recordSuffix(str(rec, "record_sha256"))
+	return b.String() + recordSuffix(memberStr(rec, "record_sha256"))
 }
 
 // effectWhy is an effect in words and the observations that decided it:
@@ -80,15 +93,7 @@ func refusalText(rec canon.Value, tool string, hasTool bool) string {
 // proceed; all of them when every one proceeded. The first says what
 // differed.
 func effectWhy(rec canon.Value, tool string, hasTool bool, effect, effectKey string) string {
-	str := func(v canon.Value, k string) string {
-		x, _ := v.Get(k)
-		s, _ := x.Str()
-		return s
-	}
-	verb := refusalVerbs[effect]
-	if verb == "" {
-		verb = textsafe.Escape(effect)
-	}
+	verb := refusalVerb(effect)
 	var b strings.Builder
 	b.WriteString(verb + " (" + textsafe.Escape(effect) + ")")
 	obs, _ := rec.Get("observations")
@@ -100,7 +105,7 @@ func effectWhy(rec canon.Value, tool string, hasTool bool, effect, effectKey str
 			continue
 		}
 		all = append(all, o)
-		if e := str(o, effectKey); e != "proceed" && e != "proceed_recorded" {
+		if e := memberStr(o, effectKey); e != "proceed" && e != "proceed_recorded" {
 			decided = append(decided, o)
 		}
 	}
@@ -108,15 +113,7 @@ func effectWhy(rec canon.Value, tool string, hasTool bool, effect, effectKey str
 		decided = all
 	}
 	if len(decided) > 0 {
-		seen := map[string]bool{}
-		var names []string
-		for _, o := range decided {
-			if n := str(o, "observation"); !seen[n] {
-				seen[n] = true
-				names = append(names, textsafe.Escape(n))
-			}
-		}
-		b.WriteString(": " + strings.Join(names, ", "))
+		b.WriteString(": " + observationNames(decided))
 		server, _ := rec.Get("server")
 		if what := whatDiffered(decided[0], server); what != "" {
 			b.WriteString(" (" + what + ")")
@@ -132,6 +129,21 @@ func effectWhy(rec canon.Value, tool string, hasTool bool, effect, effectKey str
 		}
 	}
 	return b.String()
+}
+
+// observationNames are the names of the observations obs, each once in
+// the order first met, escaped, joined by ", ": the list a refusal says
+// decided it.
+func observationNames(obs []canon.Value) string {
+	seen := map[string]bool{}
+	var names []string
+	for _, o := range obs {
+		if n := memberStr(o, "observation"); !seen[n] {
+			seen[n] = true
+			names = append(names, textsafe.Escape(n))
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 func recordSuffix(sha string) string { return " (record " + textsafe.Escape(sha) + ")" }

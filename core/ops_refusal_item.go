@@ -85,12 +85,7 @@ func refusalItem(rd *req.Reader, rec canon.Value) (string, bool) {
 // false) the whole list is refused, which only a list the record compared
 // none of may be: ok is false for another.
 func itemRefusalText(rec canon.Value, list, key string, hasKey bool, parts []string, reason string) (string, bool) {
-	str := func(v canon.Value, k string) string {
-		x, _ := v.Get(k)
-		s, _ := x.Str()
-		return s
-	}
-	suffix := recordSuffix(str(rec, "record_sha256"))
+	suffix := recordSuffix(memberStr(rec, "record_sha256"))
 	if list == uiTemplatesList {
 		why := uiReasonWords[reason]
 		if len(parts) > 0 {
@@ -113,7 +108,7 @@ func itemRefusalText(rec canon.Value, list, key string, hasKey bool, parts []str
 	if !compared || items.Kind() != canon.Object {
 		base, _ := rec.Get("baseline")
 		why := "this host read none of them; the record names them in baseline.blind_parts"
-		switch str(base, "features") {
+		switch memberStr(base, "features") {
 		case "absent", "not_applicable":
 			why = "the lockfile pins none; lock the server again to pin them"
 		case "ignored":
@@ -137,26 +132,18 @@ func itemRefusalText(rec canon.Value, list, key string, hasKey bool, parts []str
 // session's when it has none: a paused session withholds every item);
 // the first says which part changed and what differed.
 func itemWhy(rec canon.Value, list, key, effect string) string {
-	str := func(v canon.Value, k string) string {
-		x, _ := v.Get(k)
-		s, _ := x.Str()
-		return s
-	}
-	verb := refusalVerbs[effect]
-	if verb == "" {
-		verb = textsafe.Escape(effect)
-	}
+	verb := refusalVerb(effect)
 	own := continuity.ItemObservations(list)
 	obs, _ := rec.Get("observations")
 	var decided, all []canon.Value
 	for _, o := range obs.Elems() {
 		it, _ := o.Get("item")
 		name, isItem := it.Str()
-		if !isItem || name != key || !slices.ContainsFunc(own, func(n policy.Observation) bool { return string(n) == str(o, "observation") }) {
+		if !isItem || name != key || !slices.ContainsFunc(own, func(n policy.Observation) bool { return string(n) == memberStr(o, "observation") }) {
 			continue
 		}
 		all = append(all, o)
-		if e := str(o, "effect"); e != "proceed" && e != "proceed_recorded" {
+		if e := memberStr(o, "effect"); e != "proceed" && e != "proceed_recorded" {
 			decided = append(decided, o)
 		}
 	}
@@ -166,17 +153,9 @@ func itemWhy(rec canon.Value, list, key, effect string) string {
 	b := verb + " (" + textsafe.Escape(effect) + ")"
 	if len(decided) == 0 {
 		// Withheld by the session's effect alone: its words say why.
-		return b + ": the session " + effectWhy(rec, "", false, str(rec, "effect"), "effect")
+		return b + ": the session " + effectWhy(rec, "", false, memberStr(rec, "effect"), "effect")
 	}
-	seen := map[string]bool{}
-	var names []string
-	for _, o := range decided {
-		if n := str(o, "observation"); !seen[n] {
-			seen[n] = true
-			names = append(names, textsafe.Escape(n))
-		}
-	}
-	b += ": " + strings.Join(names, ", ")
+	b += ": " + observationNames(decided)
 	server, _ := rec.Get("server")
 	part := ""
 	if p, _ := decided[0].Get("part"); p.Kind() == canon.String {

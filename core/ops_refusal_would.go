@@ -23,18 +23,13 @@ const wouldNamedTools = 5
 // (it would withhold every tool); otherwise each tool it would withhold,
 // in name order, with the observations that decided and what differed.
 func wouldText(rec canon.Value) (string, bool) {
-	str := func(v canon.Value, k string) string {
-		x, _ := v.Get(k)
-		s, _ := x.Str()
-		return s
-	}
 	w, ok := rec.Get("would")
 	if !ok || w.Kind() != canon.Object {
 		return "", false
 	}
 	var clauses []string
 	// pause_tool as the session's effect only says some tool is withheld.
-	if e, ok := policy.ParseEffect(str(w, "effect")); ok && (e == policy.Refresh || e >= policy.Pause) {
+	if e, ok := policy.ParseEffect(memberStr(w, "effect")); ok && (e == policy.Refresh || e >= policy.Pause) {
 		clauses = append(clauses, "the session "+effectWhy(rec, "", false, e.String(), "would"))
 	} else {
 		tools, _ := w.Get("tools")
@@ -58,5 +53,5 @@ func wouldText(rec canon.Value) (string, bool) {
 	if len(clauses) == 0 {
 		return "", false
 	}
-	return "crawlcheck: observe mode let this through; enforce would have: " + strings.Join(clauses, "; ") + recordSuffix(str(rec, "record_sha256")), true
+	return "crawlcheck: observe mode let this through; enforce would have: " + strings.Join(clauses, "; ") + recordSuffix(memberStr(rec, "record_sha256")), true
 }

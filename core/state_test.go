@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
@@ -111,19 +110,7 @@ func stats() string {
 // read them), gives its envelope every time. The memos' lookups read
 // without a lock; make test runs this under -race.
 func TestCallsConcurrent(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(testdataDir, "ops", "*", "*.json"))
-	if len(files) < 100 {
-		t.Fatalf("only %d op vectors found", len(files))
-	}
-	type vector struct {
-		name, op  string
-		req, want []byte
-	}
-	var vs []vector
-	for _, f := range files {
-		vf := readOpFile(t, f)
-		vs = append(vs, vector{name: filepath.Base(filepath.Dir(f)) + "/" + filepath.Base(f), op: vf.Op, req: vf.requestBytes(t), want: compact(t, vf.Response)})
-	}
+	vs := opCalls(t)
 	// A budget that holds a few of the vectors' documents, so that they
 	// evict each other too.
 	defer core.SetMemoLimit(memo.DefaultLimit)

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,19 +16,12 @@ import (
 // line says "no tool changed", never "no change"; a record without the
 // change adds nothing.
 func TestApproveSaysTheLaunchedPackageChanged(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "continuity.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var file struct {
+	file := readGolden[struct {
 		Cases []struct {
 			Name   string          `json:"name"`
 			Record json.RawMessage `json:"record"`
 		} `json:"cases"`
-	}
-	if err := json.Unmarshal(raw, &file); err != nil {
-		t.Fatal(err)
-	}
+	}](t, "continuity.json")
 	const relock = "crawlcheck lock --server 'npx -y @modelcontextprotocol/server-memory' -o a.lock"
 	changed, unchanged := 0, 0
 	for _, c := range file.Cases {

@@ -8,18 +8,31 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/crawlcheck/verifier/hosttest/vectors"
 )
+
+// readGolden reads the golden file testdata/name into a G.
+func readGolden[G any](t *testing.T, name string) G {
+	t.Helper()
+	return vectors.Golden[G](t, filepath.Join("..", "..", "testdata", name))
+}
+
+// goldenDeadline is a golden case's deadline as a flag takes it: its own
+// (deadlineMS) when it has one, else the file's timeoutMS.
+func goldenDeadline(timeoutMS, deadlineMS int) string {
+	if deadlineMS != 0 {
+		timeoutMS = deadlineMS
+	}
+	return strconv.Itoa(timeoutMS) + "ms"
+}
 
 // TestFaultsGolden: `crawlcheck check` of each host fault's live server in
 // testdata/faults.json prints exactly the golden record (exit 1), the same
 // bytes as the Go, JS and Python preflights give: the detail is the core's
 // wording of the fault, never the SDK's error text.
 func TestFaultsGolden(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "faults.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var g struct {
+	g := readGolden[struct {
 		TimeoutMS int `json:"timeout_ms"`
 		Cases     []struct {
 			Name    string
@@ -32,10 +45,7 @@ func TestFaultsGolden(t *testing.T) {
 			Record     json.RawMessage
 			DeadlineMS int `json:"deadline_ms"`
 		}
-	}
-	if err := json.Unmarshal(raw, &g); err != nil {
-		t.Fatal(err)
-	}
+	}](t, "faults.json")
 	for _, c := range g.Cases {
 		if c.Server == nil {
 			continue
@@ -52,12 +62,8 @@ func TestFaultsGolden(t *testing.T) {
 				// a POSIX shell reads them: what --server takes.
 				source = []string{"--server", strings.TrimPrefix(c.Request.Observed.Endpoint, "stdio:")}
 			}
-			deadline := g.TimeoutMS
-			if c.DeadlineMS != 0 {
-				deadline = c.DeadlineMS
-			}
 			var stdout, stderr bytes.Buffer
-			args := append([]string{"--now", c.Request.Now, "--timeout", strconv.Itoa(deadline) + "ms", "check", "--json", "--lock", lock, "--mode", "enforce"}, source...)
+			args := append([]string{"--now", c.Request.Now, "--timeout", goldenDeadline(g.TimeoutMS, c.DeadlineMS), "check", "--json", "--lock", lock, "--mode", "enforce"}, source...)
 			if code := run(args, nil, &stdout, &stderr); code != 1 {
 				t.Fatalf("exit %d, want 1\n%s", code, stderr.String())
 			}

@@ -6,11 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/crawlcheck/verifier/core"
+	"github.com/crawlcheck/verifier/hosttest/vectors"
 	"github.com/crawlcheck/verifier/internal/listening"
 )
 
@@ -21,11 +21,7 @@ import (
 // fault, the core words the detail, and the Go, JS and Python preflights
 // give the same bytes.
 func TestIssuerFaultsGolden(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "issuer-faults.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var g struct {
+	g := readGolden[struct {
 		TimeoutMS int `json:"timeout_ms"`
 		Cases     []struct {
 			Name       string
@@ -34,10 +30,7 @@ func TestIssuerFaultsGolden(t *testing.T) {
 			Record     json.RawMessage
 			DeadlineMS int `json:"deadline_ms"`
 		}
-	}
-	if err := json.Unmarshal(raw, &g); err != nil {
-		t.Fatal(err)
-	}
+	}](t, "issuer-faults.json")
 	bin := t.TempDir()
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/crawlcheck/verifier/hosttest/issuer").CombinedOutput(); err != nil {
 		t.Fatalf("building the test issuer: %v\n%s", err, out)
@@ -89,50 +82,18 @@ func TestIssuerFaultsGolden(t *testing.T) {
 					args = append(args, "--issuer-pin", k.KID+":"+k.PublicKey)
 				}
 			}
-			deadline := g.TimeoutMS
-			if c.DeadlineMS != 0 {
-				deadline = c.DeadlineMS
-			}
-			args = append(args, "--issuer-timeout", strconv.Itoa(deadline)+"ms")
+			args = append(args, "--issuer-timeout", goldenDeadline(g.TimeoutMS, c.DeadlineMS))
 			var stdout, stderr bytes.Buffer
 			if code := run(args, nil, &stdout, &stderr); code != 1 {
 				t.Fatalf("exit %d, want 1\n%s", code, stderr.String())
 			}
-			want := issuerFaultRecord(t, c.Request, c.Record, url)
+			want, err := vectors.IssuerFaultRecord(c.Request, c.Record, url, core.Call)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if got := bytes.TrimSpace(stdout.Bytes()); !bytes.Equal(got, want) {
 				t.Errorf("record differs\n got  %s\n want %s", got, want)
 			}
 		})
 	}
-}
-
-// issuerFaultRecord is the record of a case with its issuer at url: the
-// golden record when that is the request's own, else the core's record of
-// the request naming url.
-func issuerFaultRecord(t *testing.T, request map[string]json.RawMessage, record json.RawMessage, url string) []byte {
-	t.Helper()
-	var trace map[string]any
-	json.Unmarshal(request["issuer"], &trace)
-	if trace["url"] == url {
-		var out bytes.Buffer
-		if err := json.Compact(&out, record); err != nil {
-			t.Fatal(err)
-		}
-		return out.Bytes()
-	}
-	trace["url"] = url
-	req := map[string]json.RawMessage{}
-	for k, v := range request {
-		req[k] = v
-	}
-	req["issuer"], _ = json.Marshal(trace)
-	b, _ := json.Marshal(req)
-	var env struct {
-		OK     bool
-		Result json.RawMessage
-	}
-	if resp := core.Call("continuity_check", b); json.Unmarshal(resp, &env) != nil || !env.OK {
-		t.Fatalf("continuity_check: %s", resp)
-	}
-	return env.Result
 }

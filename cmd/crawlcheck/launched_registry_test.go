@@ -19,94 +19,6 @@ import (
 	"github.com/crawlcheck/verifier/internal/launched"
 )
 
-// launchedDeps is the directory make test-launched installs the local
-// registries' programs into (verdaccio with npm ci, uv in a venv:
-// hosttest/launched); make test sets it, and CRAWLCHECK_NEED_SERVERS, so
-// there these tests cannot be skipped.
-func launchedDeps(t *testing.T, rel string) string {
-	t.Helper()
-	dir := os.Getenv("CRAWLCHECK_LAUNCHED_DEPS")
-	path := filepath.Join(dir, rel)
-	if _, err := os.Stat(path); dir == "" || err != nil {
-		if os.Getenv("CRAWLCHECK_NEED_SERVERS") != "" {
-			t.Fatalf("%s is not installed under CRAWLCHECK_LAUNCHED_DEPS=%q: make test-launched installs it", rel, dir)
-		}
-		t.Skip("CRAWLCHECK_LAUNCHED_DEPS names no install of " + rel + " (make test-launched)")
-	}
-	return path
-}
-
-// buildCrawlcheck builds this program into dir.
-func buildCrawlcheck(t *testing.T, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "crawlcheck")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building crawlcheck: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// startVerdaccio runs verdaccio on a loopback port with a storage of its
-// own: the package named local is published there alone (never fetched
-// from upstream), every other package is fetched from upstream (the
-// registry this machine's npm uses) as a mirror does. It is stopped at
-// the test's end.
-func startVerdaccio(t *testing.T, dir, local, upstream string) string {
-	t.Helper()
-	bin := launchedDeps(t, filepath.Join("node_modules", ".bin", "verdaccio"))
-	port := freePort(t)
-	conf := fmt.Sprintf(`storage: ./storage
-auth:
-  htpasswd:
-    file: ./htpasswd
-uplinks:
-  upstream:
-    url: %q
-packages:
-  %q:
-    access: $all
-    publish: $all
-    unpublish: $all
-  '**':
-    access: $all
-    publish: $all
-    proxy: upstream
-log: { type: stdout, format: pretty, level: warn }
-`, upstream, local)
-	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	cmd := exec.Command(bin, "--config", filepath.Join(dir, "config.yaml"), "--listen", addr)
-	cmd.Dir = dir
-	logf, err := os.Create(filepath.Join(dir, "verdaccio.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		logf.Close()
-	})
-	url := "http://" + addr + "/"
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		if resp, err := http.Get(url + "-/ping"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return url
-			}
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(dir, "verdaccio.log"))
-			t.Fatalf("verdaccio did not answer on %s within 60 s:\n%s", addr, log)
-		}
-	}
-}
-
 // TestLaunchedMovedTarball republishes a real package under the same
 // version in a local npm registry (verdaccio, on loopback) so that the
 // same command line, `npx -y @modelcontextprotocol/server-memory@V`,
@@ -118,60 +30,25 @@ log: { type: stdout, format: pretty, level: warn }
 // A machine whose npx cache still holds the approved install runs that
 // install, and passes.
 func TestLaunchedMovedTarball(t *testing.T) {
-	if _, err := exec.LookPath("npx"); err != nil {
-		t.Skip("npx not on PATH")
-	}
-	tmp := t.TempDir()
-	bin := buildCrawlcheck(t, tmp)
+	needNpx(t)
 	const name, version = "@modelcontextprotocol/server-memory", "2026.8.31"
 	const spec = name + "@" + version
-	mkdir := func(parts ...string) string {
-		d := filepath.Join(append([]string{tmp}, parts...)...)
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
+	ms := newLaunchedMachines(t)
+	tmp := ms.tmp
 	// The registry this machine's npm uses is the mirror's upstream, and
 	// the origin of the package's first tarball.
-	upstream, err := exec.Command("npm", "config", "get", "registry").Output()
-	if err != nil {
-		t.Fatalf("npm config get registry: %v", err)
-	}
-	reg := startVerdaccio(t, mkdir("verdaccio"), name, strings.TrimSpace(string(upstream)))
-	host := strings.TrimPrefix(strings.TrimSuffix(reg, "/"), "http:")
-	userconfig := filepath.Join(tmp, "npmrc")
-	// verdaccio lets anyone publish (publish: $all); npm sends a token.
-	if err := os.WriteFile(userconfig, []byte(host+"/:_authToken=test\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// npm, as the publisher: a cache of its own, the local registry.
-	npm := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("npm", args...)
-		cmd.Dir = tmp
-		cmd.Env = append(os.Environ(), "npm_config_cache="+mkdir("publisher-cache"), "npm_config_userconfig="+userconfig, "npm_config_update_notifier=false")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("npm %v: %v\n%s", args, err, out)
-		}
-	}
+	mirror := startNPMMirror(t, ms, name)
+	reg := mirror.url
 	// The package's real tarball from upstream, published to the mirror.
-	npm("pack", spec, "--registry", strings.TrimSpace(string(upstream)), "--pack-destination", tmp)
+	mirror.npm(t, "pack", spec, "--registry", mirror.upstream, "--pack-destination", tmp)
 	tgz := filepath.Join(tmp, "modelcontextprotocol-server-memory-"+version+".tgz")
-	npm("publish", tgz, "--registry", reg)
+	mirror.npm(t, "publish", tgz, "--registry", reg)
 
-	// A machine: an npm cache of its own and a working directory of its
-	// own, npx fetching from the mirror.
-	machine := func(n string) []string {
-		return []string{"npm_config_cache=" + mkdir(n, "npm-cache"), "npm_config_registry=" + reg, "npm_config_userconfig=" + userconfig, "npm_config_update_notifier=false"}
-	}
 	type record struct {
-		Effect       string `json:"effect"`
-		Failure      any    `json:"failure"`
-		Observations []struct {
-			Observation string `json:"observation"`
-		} `json:"observations"`
-		Server struct {
+		Effect       string             `json:"effect"`
+		Failure      any                `json:"failure"`
+		Observations recordObservations `json:"observations"`
+		Server       struct {
 			Launched struct {
 				Approved struct{ Integrity string } `json:"approved"`
 				Observed struct{ Integrity string } `json:"observed"`
@@ -179,38 +56,21 @@ func TestLaunchedMovedTarball(t *testing.T) {
 			} `json:"launched"`
 		} `json:"server"`
 	}
+	// A machine: an npm cache of its own and a working directory of its
+	// own, npx fetching from the mirror.
 	crawlcheck := func(t *testing.T, m string, want int, args ...string) []byte {
 		t.Helper()
-		cmd := exec.Command(bin, append([]string{"--timeout", "120s"}, args...)...)
-		cmd.Dir = mkdir(m, "work")
-		cmd.Env = append(os.Environ(), machine(m)...)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if code := cmd.ProcessState.ExitCode(); code != want {
-			t.Fatalf("crawlcheck %v on %s: exit %d (%v), want %d\n%s\n%s", args, m, code, err, want, out, stderr.String())
-		}
-		return append(out, stderr.String()...)
+		return ms.crawlcheck(t, m, mirror.machine(m, reg), "120s", want, args...)
 	}
 	lock := filepath.Join(tmp, "mem.lock")
 	crawlcheck(t, "a", 0, "lock", "--server", "npx -y "+spec, "-o", lock)
-	var pinned struct {
-		Launched struct{ Name, Version, Integrity string } `json:"launched"`
-	}
-	if raw, err := os.ReadFile(lock); err != nil || json.Unmarshal(raw, &pinned) != nil {
-		t.Fatalf("the lockfile: %v\n%s", err, raw)
-	}
-	if pinned.Launched.Name != name || pinned.Launched.Version != version || !strings.HasPrefix(pinned.Launched.Integrity, "sha512-") {
-		t.Fatalf("the lockfile pins %+v", pinned.Launched)
+	pinned := readLaunchedPin(t, lock)
+	if pinned.Name != name || pinned.Version != version || !strings.HasPrefix(pinned.Integrity, "sha512-") {
+		t.Fatalf("the lockfile pins %+v", pinned)
 	}
 	check := func(t *testing.T, m string, want int) record {
 		t.Helper()
-		out := crawlcheck(t, m, want, "check", "--json", "--lock", lock, "--server", "npx -y "+spec)
-		var r record
-		if err := json.NewDecoder(strings.NewReader(string(out))).Decode(&r); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-		return r
+		return decodeRecord[record](t, crawlcheck(t, m, want, "check", "--json", "--lock", lock, "--server", "npx -y "+spec))
 	}
 	// Machine b, while the mirror serves the approved tarball: the same
 	// package, installed there by this check.
@@ -220,8 +80,8 @@ func TestLaunchedMovedTarball(t *testing.T) {
 
 	// The same version republished with another tarball: the package's
 	// own files and one changed line of its README.
-	npm("unpublish", spec, "--force", "--registry", reg)
-	unpacked := mkdir("unpacked")
+	mirror.npm(t, "unpublish", spec, "--force", "--registry", reg)
+	unpacked := ms.dir("unpacked")
 	if out, err := exec.Command("tar", "-xzf", tgz, "-C", unpacked).CombinedOutput(); err != nil {
 		t.Fatalf("tar: %v\n%s", err, out)
 	}
@@ -232,25 +92,17 @@ func TestLaunchedMovedTarball(t *testing.T) {
 	}
 	fmt.Fprintln(f, "\nRepublished under the same version.")
 	f.Close()
-	npm("publish", filepath.Join(unpacked, "package"), "--ignore-scripts", "--registry", reg)
+	mirror.npm(t, "publish", filepath.Join(unpacked, "package"), "--ignore-scripts", "--registry", reg)
 
-	installs := func(m string) []string {
-		found, _ := filepath.Glob(filepath.Join(tmp, m, "npm-cache", "_npx", "*", "node_modules", "@modelcontextprotocol", "server-memory", "package.json"))
-		return found
-	}
 	// Machine c has not installed it: check refuses before the server
 	// starts, its record naming the approved and the served integrity.
 	r := check(t, "c", 1)
-	has := false
-	for _, o := range r.Observations {
-		has = has || o.Observation == "launched_package_changed"
-	}
-	if r.Effect != "deny" || !has || r.Server.Launched.Identity != "changed" ||
-		r.Server.Launched.Approved.Integrity != pinned.Launched.Integrity ||
-		!strings.HasPrefix(r.Server.Launched.Observed.Integrity, "sha512-") || r.Server.Launched.Observed.Integrity == pinned.Launched.Integrity {
+	if r.Effect != "deny" || !r.Observations.has("launched_package_changed") || r.Server.Launched.Identity != "changed" ||
+		r.Server.Launched.Approved.Integrity != pinned.Integrity ||
+		!strings.HasPrefix(r.Server.Launched.Observed.Integrity, "sha512-") || r.Server.Launched.Observed.Integrity == pinned.Integrity {
 		t.Errorf("machine c after the republish: %+v", r)
 	}
-	if n := installs("c"); len(n) != 0 {
+	if n := ms.npxInstalls("c", name); len(n) != 0 {
 		t.Errorf("check on machine c installed %v: the server was started", n)
 	}
 	// run refuses it the same way, before its gateway starts the server.
@@ -258,7 +110,7 @@ func TestLaunchedMovedTarball(t *testing.T) {
 	if !strings.Contains(string(out), "launched_package_changed") || !strings.Contains(string(out), "the server was not started") {
 		t.Errorf("run on machine c:\n%s", out)
 	}
-	if n := installs("c"); len(n) != 0 {
+	if n := ms.npxInstalls("c", name); len(n) != 0 {
 		t.Errorf("run on machine c installed %v: the server was started", n)
 	}
 	// Machine b runs the install its cache holds, the approved one.
@@ -388,17 +240,10 @@ func servePyPIIndex(t *testing.T, root, project, wheel string, port *int) string
 func TestLaunchedUvx(t *testing.T) {
 	uv := launchedDeps(t, filepath.Join("venv", "bin", "uv"))
 	venvBin := filepath.Dir(uv)
-	tmp := t.TempDir()
-	bin := buildCrawlcheck(t, tmp)
 	const project, version = "mcp-server-time", "2026.10.19" // bindings/python/requirements/servers.txt
 	const spec = project + "==" + version
-	mkdir := func(parts ...string) string {
-		d := filepath.Join(append([]string{tmp}, parts...)...)
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
+	ms := newLaunchedMachines(t)
+	tmp, mkdir := ms.tmp, ms.dir
 	// The real wheel, from the registry this machine's pip uses.
 	dl := exec.Command(filepath.Join(venvBin, "python"), "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:", spec, "-d", mkdir("download"))
 	if out, err := dl.CombinedOutput(); err != nil {
@@ -419,10 +264,8 @@ func TestLaunchedUvx(t *testing.T) {
 		Observed struct {
 			Failure string `json:"failure"`
 		} `json:"observed"`
-		Observations []struct {
-			Observation string `json:"observation"`
-		} `json:"observations"`
-		Server struct {
+		Observations recordObservations `json:"observations"`
+		Server       struct {
 			Launched struct {
 				Approved struct{ Hashes []string } `json:"approved"`
 				Observed struct{ Hashes []string } `json:"observed"`
@@ -432,42 +275,20 @@ func TestLaunchedUvx(t *testing.T) {
 	}
 	crawlcheck := func(t *testing.T, m string, want int, args ...string) []byte {
 		t.Helper()
-		cmd := exec.Command(bin, append([]string{"--timeout", "180s"}, args...)...)
-		cmd.Dir = mkdir(m, "work")
-		cmd.Env = append(os.Environ(), machine(m)...)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if code := cmd.ProcessState.ExitCode(); code != want {
-			t.Fatalf("crawlcheck %v on %s: exit %d (%v), want %d\n%s\n%s", args, m, code, err, want, out, stderr.String())
-		}
-		return append(out, stderr.String()...)
+		return ms.crawlcheck(t, m, machine(m), "180s", want, args...)
 	}
 	lock := filepath.Join(tmp, "time.lock")
 	crawlcheck(t, "a", 0, "lock", "--server", "uvx "+spec, "-o", lock)
-	var pinned struct {
-		Launched struct {
-			Ecosystem, Name, Version string
-			Hashes                   []string
-		} `json:"launched"`
-	}
-	if raw, err := os.ReadFile(lock); err != nil || json.Unmarshal(raw, &pinned) != nil {
-		t.Fatalf("the lockfile: %v\n%s", err, raw)
-	}
+	pinned := readLaunchedPin(t, lock)
 	b, _ := os.ReadFile(wheel)
 	want := fmt.Sprintf("sha256:%x", sha256.Sum256(b))
-	if pinned.Launched.Ecosystem != "pypi" || pinned.Launched.Name != project || pinned.Launched.Version != version ||
-		len(pinned.Launched.Hashes) != 1 || pinned.Launched.Hashes[0] != want {
-		t.Fatalf("the lockfile pins %+v, want the wheel's %s", pinned.Launched, want)
+	if pinned.Ecosystem != "pypi" || pinned.Name != project || pinned.Version != version ||
+		len(pinned.Hashes) != 1 || pinned.Hashes[0] != want {
+		t.Fatalf("the lockfile pins %+v, want the wheel's %s", pinned, want)
 	}
 	check := func(t *testing.T, m string, want int, command string) record {
 		t.Helper()
-		out := crawlcheck(t, m, want, "check", "--json", "--lock", lock, "--server", command)
-		var r record
-		if err := json.NewDecoder(strings.NewReader(string(out))).Decode(&r); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-		return r
+		return decodeRecord[record](t, crawlcheck(t, m, want, "check", "--json", "--lock", lock, "--server", command))
 	}
 	// Another machine, uvx by its path, a flag, the spec written name@version.
 	if r := check(t, "b", 0, filepath.Join(venvBin, "uvx")+" --quiet "+project+"@"+version); r.Effect != "proceed" || r.Server.Launched.Identity != "match" {
@@ -487,11 +308,7 @@ func TestLaunchedUvx(t *testing.T) {
 	rewriteWheel(t, wheel, changed, "mcp_server_time/__init__.py", "\n# republished under the same version\n")
 	servePyPIIndex(t, filepath.Join(tmp, "index"), project, changed, &port)
 	r := check(t, "c", 1, "uvx "+spec)
-	has := false
-	for _, o := range r.Observations {
-		has = has || o.Observation == "launched_package_changed"
-	}
-	if r.Effect != "deny" || !has || r.Observed.Failure != "server_unavailable" || r.Server.Launched.Identity != "changed" ||
+	if r.Effect != "deny" || !r.Observations.has("launched_package_changed") || r.Observed.Failure != "server_unavailable" || r.Server.Launched.Identity != "changed" ||
 		len(r.Server.Launched.Observed.Hashes) != 1 || r.Server.Launched.Observed.Hashes[0] == want {
 		t.Errorf("machine c after the wheel changed: %+v", r)
 	}

@@ -24,43 +24,21 @@ import (
 // answer is refused as well (fail closed). Locking again approves the new
 // release.
 func TestLaunchedMovedTag(t *testing.T) {
-	if _, err := exec.LookPath("npx"); err != nil {
-		t.Skip("npx not on PATH")
-	}
-	tmp := t.TempDir()
-	bin := buildCrawlcheck(t, tmp)
+	needNpx(t)
 	// Two real releases from the public registry, v1 older than v2.
 	const name, v1, v2 = "@modelcontextprotocol/server-memory", "2026.7.4", "2026.8.31"
-	mkdir := func(parts ...string) string {
-		d := filepath.Join(append([]string{tmp}, parts...)...)
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	upstream, err := exec.Command("npm", "config", "get", "registry").Output()
-	if err != nil {
-		t.Fatalf("npm config get registry: %v", err)
-	}
-	reg := startVerdaccio(t, mkdir("verdaccio"), name, strings.TrimSpace(string(upstream)))
-	host := strings.TrimPrefix(strings.TrimSuffix(reg, "/"), "http:")
-	userconfig := filepath.Join(tmp, "npmrc")
-	if err := os.WriteFile(userconfig, []byte(host+"/:_authToken=test\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	ms := newLaunchedMachines(t)
+	tmp := ms.tmp
+	mirror := startNPMMirror(t, ms, name)
+	reg := mirror.url
 	npm := func(args ...string) {
 		t.Helper()
-		cmd := exec.Command("npm", args...)
-		cmd.Dir = tmp
-		cmd.Env = append(os.Environ(), "npm_config_cache="+mkdir("publisher-cache"), "npm_config_userconfig="+userconfig, "npm_config_update_notifier=false")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("npm %v: %v\n%s", args, err, out)
-		}
+		mirror.npm(t, args...)
 	}
 	// v1 published first takes latest; v2 is published under next, so
 	// latest names v1 until the tag is moved.
 	for _, v := range []string{v1, v2} {
-		npm("pack", name+"@"+v, "--registry", strings.TrimSpace(string(upstream)), "--pack-destination", tmp)
+		npm("pack", name+"@"+v, "--registry", mirror.upstream, "--pack-destination", tmp)
 	}
 	npm("publish", filepath.Join(tmp, "modelcontextprotocol-server-memory-"+v1+".tgz"), "--registry", reg)
 	npm("publish", filepath.Join(tmp, "modelcontextprotocol-server-memory-"+v2+".tgz"), "--tag", "next", "--registry", reg)
@@ -88,29 +66,15 @@ func TestLaunchedMovedTag(t *testing.T) {
 		t.Fatalf("the mirror's integrities: %v", integrity)
 	}
 
-	machine := func(m, registry string) []string {
-		return []string{"npm_config_cache=" + mkdir(m, "npm-cache"), "npm_config_registry=" + registry, "npm_config_userconfig=" + userconfig, "npm_config_update_notifier=false"}
-	}
 	crawlcheck := func(t *testing.T, m, registry string, want int, args ...string) []byte {
 		t.Helper()
-		cmd := exec.Command(bin, append([]string{"--timeout", "120s"}, args...)...)
-		cmd.Dir = mkdir(m, "work")
-		cmd.Env = append(os.Environ(), machine(m, registry)...)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if code := cmd.ProcessState.ExitCode(); code != want {
-			t.Fatalf("crawlcheck %v on %s: exit %d (%v), want %d\n%s\n%s", args, m, code, err, want, out, stderr.String())
-		}
-		return append(out, stderr.String()...)
+		return ms.crawlcheck(t, m, mirror.machine(m, registry), "120s", want, args...)
 	}
 	type pkg struct{ Version, Integrity string }
 	type record struct {
-		Effect       string `json:"effect"`
-		Observations []struct {
-			Observation string `json:"observation"`
-		} `json:"observations"`
-		Server struct {
+		Effect       string             `json:"effect"`
+		Observations recordObservations `json:"observations"`
+		Server       struct {
 			Launched struct {
 				Approved    pkg    `json:"approved"`
 				Observed    *pkg   `json:"observed"`
@@ -122,39 +86,20 @@ func TestLaunchedMovedTag(t *testing.T) {
 	}
 	check := func(t *testing.T, m, registry string, want int, lock, command string) record {
 		t.Helper()
-		out := crawlcheck(t, m, registry, want, "check", "--json", "--lock", lock, "--server", command)
-		var r record
-		if err := json.NewDecoder(strings.NewReader(string(out))).Decode(&r); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-		return r
+		return decodeRecord[record](t, crawlcheck(t, m, registry, want, "check", "--json", "--lock", lock, "--server", command))
 	}
 	changed := func(r record) bool {
-		for _, o := range r.Observations {
-			if o.Observation == "launched_package_changed" {
-				return r.Effect == "deny" && r.Server.Launched.Identity == "changed"
-			}
-		}
-		return false
+		return r.Observations.has("launched_package_changed") && r.Effect == "deny" && r.Server.Launched.Identity == "changed"
 	}
-	installs := func(m string) []string {
-		found, _ := filepath.Glob(filepath.Join(tmp, m, "npm-cache", "_npx", "*", "node_modules", "@modelcontextprotocol", "server-memory", "package.json"))
-		return found
-	}
+	installs := func(m string) []string { return ms.npxInstalls(m, name) }
 
 	specs := []string{name, name + "@latest"}
 	locks := map[string]string{}
 	for i, spec := range specs {
 		lock := filepath.Join(tmp, []string{"bare.lock", "latest.lock"}[i])
 		crawlcheck(t, "a", reg, 0, "lock", "--server", "npx -y "+spec, "-o", lock)
-		var pinned struct {
-			Launched struct{ Name, Version, Integrity string } `json:"launched"`
-		}
-		if raw, err := os.ReadFile(lock); err != nil || json.Unmarshal(raw, &pinned) != nil {
-			t.Fatalf("the lockfile: %v\n%s", err, raw)
-		}
-		if pinned.Launched.Name != name || pinned.Launched.Version != v1 || pinned.Launched.Integrity != integrity[v1] {
-			t.Fatalf("npx -y %s pins %+v, want %s %s", spec, pinned.Launched, v1, integrity[v1])
+		if pinned := readLaunchedPin(t, lock); pinned.Name != name || pinned.Version != v1 || pinned.Integrity != integrity[v1] {
+			t.Fatalf("npx -y %s pins %+v, want %s %s", spec, pinned, v1, integrity[v1])
 		}
 		locks[spec] = lock
 		// Machine b, while latest names the approved release.
@@ -206,9 +151,9 @@ func TestLaunchedMovedTag(t *testing.T) {
 	// answers, a lockfile it writes still pins the approved release (the
 	// core's approve keeps the old lockfile's launched member).
 	approved := filepath.Join(tmp, "approved.lock")
-	cmd := exec.Command(bin, "--timeout", "120s", "approve", "--yes", "--lock", locks[name], "-o", approved)
-	cmd.Dir = mkdir("e", "work")
-	cmd.Env = append(os.Environ(), machine("e", reg)...)
+	cmd := exec.Command(ms.bin, "--timeout", "120s", "approve", "--yes", "--lock", locks[name], "-o", approved)
+	cmd.Dir = ms.dir("e", "work")
+	cmd.Env = append(os.Environ(), mirror.machine("e", reg)...)
 	out, _ := cmd.CombinedOutput()
 	if raw, err := os.ReadFile(approved); err == nil {
 		var pinned struct {

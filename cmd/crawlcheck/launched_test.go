@@ -19,15 +19,9 @@ import (
 // whose directories follow its spec, is the same server only over the same
 // directories.
 func TestLaunchedNpx(t *testing.T) {
-	npx, err := exec.LookPath("npx")
-	if err != nil {
-		t.Skip("npx not on PATH")
-	}
+	npx := needNpx(t)
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "crawlcheck")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building crawlcheck: %v\n%s", err, out)
-	}
+	bin := buildCrawlcheck(t, tmp)
 	cache, dirA, dirB := filepath.Join(tmp, "npm-cache"), filepath.Join(tmp, "a"), filepath.Join(tmp, "b")
 	for _, d := range []string{cache, dirA, dirB} {
 		if err := os.Mkdir(d, 0o755); err != nil {
@@ -52,11 +46,9 @@ func TestLaunchedNpx(t *testing.T) {
 		return out
 	}
 	type record struct {
-		Effect       string `json:"effect"`
-		Observations []struct {
-			Observation string `json:"observation"`
-		} `json:"observations"`
-		Server struct {
+		Effect       string             `json:"effect"`
+		Observations recordObservations `json:"observations"`
+		Server       struct {
 			Identity string `json:"identity"`
 			Launched struct {
 				Identity string `json:"identity"`
@@ -70,14 +62,6 @@ func TestLaunchedNpx(t *testing.T) {
 			t.Fatal(err)
 		}
 		return r
-	}
-	has := func(r record, o string) bool {
-		for _, x := range r.Observations {
-			if x.Observation == o {
-				return true
-			}
-		}
-		return false
 	}
 
 	run(t, dirA, 0, "lock", "--server", "npx -y "+spec, "-o", lock)
@@ -101,7 +85,7 @@ func TestLaunchedNpx(t *testing.T) {
 
 	// Another version: denied on its spec, before npx could install it.
 	r := check(t, dirB, 1, "npx -y @modelcontextprotocol/server-memory@2026.1.26")
-	if r.Effect != "deny" || !has(r, "launched_package_changed") {
+	if r.Effect != "deny" || !r.Observations.has("launched_package_changed") {
 		t.Errorf("another version: %+v", r)
 	}
 	// run refuses it the same way, before its gateway starts the server.
@@ -133,7 +117,7 @@ func TestLaunchedNpx(t *testing.T) {
 	if err := json.Unmarshal(run(t, dirB, 1, "check", "--json", "--lock", fsLock, "--server", "npx -y "+fsSpec+" "+dirB), &fsr); err != nil {
 		t.Fatal(err)
 	}
-	if !has(fsr, "server_identity_mismatch") || fsr.Server.Launched.Identity != "not_compared" {
+	if !fsr.Observations.has("server_identity_mismatch") || fsr.Server.Launched.Identity != "not_compared" {
 		t.Errorf("server-filesystem over another directory: %+v", fsr)
 	}
 
@@ -152,7 +136,7 @@ func TestLaunchedNpx(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = check(t, dirB, 1, "npx -y "+spec)
-	if r.Effect != "deny" || !has(r, "launched_package_changed") || r.Server.Launched.Identity != "changed" {
+	if r.Effect != "deny" || !r.Observations.has("launched_package_changed") || r.Server.Launched.Identity != "changed" {
 		t.Errorf("another tarball: %+v", r)
 	}
 }

@@ -285,6 +285,41 @@ func TestCheckLogPinnedKeysOnly(t *testing.T) {
 	}
 }
 
+// pilotEnrolment is an issuer's answer to POST /api/v1/pilot.
+type pilotEnrolment struct {
+	ID        string `json:"pilot_id"`
+	Token     string `json:"token"`
+	RecordKey string `json:"record_key"`
+	status    int
+}
+
+// enrollPilot makes a pilot with a POST to url (an issuer's
+// /api/v1/pilot, with any query). What the answer holds is for the test to
+// judge: a member missing reads as "".
+func enrollPilot(t *testing.T, url string) pilotEnrolment {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p pilotEnrolment
+	json.NewDecoder(resp.Body).Decode(&p)
+	resp.Body.Close()
+	p.status = resp.StatusCode
+	return p
+}
+
+// writeToken writes the pilot's token to dir/pilot.token, the file --pilot's
+// third field names, and answers its path.
+func (p pilotEnrolment) writeToken(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "pilot.token")
+	if err := os.WriteFile(path, []byte(p.Token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // TestCorrections: crawlcheck corrections lists the corrections the issuer
 // published for a record log's records, escaped, with the rule table that
 // applies now; a log none names says so.
@@ -306,16 +341,7 @@ func TestCorrections(t *testing.T) {
 		t.Fatalf("corrections before any: %d %s%s", code, out, errs)
 	}
 	records, _ := os.ReadFile(logPath)
-	var p struct {
-		ID    string `json:"pilot_id"`
-		Token string `json:"token"`
-	}
-	resp, err := http.Post(issuer+"/api/v1/pilot", "application/json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	json.NewDecoder(resp.Body).Decode(&p)
-	resp.Body.Close()
+	p := enrollPilot(t, issuer+"/api/v1/pilot")
 	req, _ := http.NewRequest("POST", issuer+"/api/v1/pilot/"+p.ID+"/records", bytes.NewReader(records))
 	req.Header.Set("Authorization", "Bearer "+p.Token)
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
@@ -329,7 +355,7 @@ func TestCorrections(t *testing.T) {
 	var rules struct {
 		RulesSHA256 string `json:"rules_sha256"`
 	}
-	resp, _ = http.Get(issuer + "/api/v1/preflight/rules")
+	resp, _ := http.Get(issuer + "/api/v1/preflight/rules")
 	json.NewDecoder(resp.Body).Decode(&rules)
 	resp.Body.Close()
 	body, _ := json.Marshal(map[string]string{"target": rec.SHA, "reason": "Rule x was too broad\x1b[2J\u202e.", "reporter": "ops@example.com", "rules_sha256": rules.RulesSHA256})
@@ -375,18 +401,8 @@ func TestCheckPilot(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
-	resp, err := http.Post(srv.URL+"/api/v1/pilot", "application/json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p struct {
-		ID    string `json:"pilot_id"`
-		Token string `json:"token"`
-	}
-	json.NewDecoder(resp.Body).Decode(&p)
-	resp.Body.Close()
-	tokenFile := filepath.Join(dir, "pilot.token")
-	os.WriteFile(tokenFile, []byte(p.Token+"\n"), 0o600)
+	p := enrollPilot(t, srv.URL+"/api/v1/pilot")
+	tokenFile := p.writeToken(t, dir)
 	tools := writeTools(t, dir, `[{"name":"a","description":"A."}]`)
 	lock := filepath.Join(dir, "a.lock.json")
 	if code, out, errs := runCLI("lock", "--tools", tools, "--url", "https://mcp.example.com/mcp", "-o", lock); code != 0 {
@@ -429,22 +445,12 @@ func TestCheckPilotRecordKey(t *testing.T) {
 	srv := httptest.NewServer(issuerHandler(t))
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
-	resp, err := http.Post(srv.URL+"/api/v1/pilot?record_key=true", "application/json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p struct {
-		ID        string `json:"pilot_id"`
-		Token     string `json:"token"`
-		RecordKey string `json:"record_key"`
-	}
-	json.NewDecoder(resp.Body).Decode(&p)
-	resp.Body.Close()
+	p := enrollPilot(t, srv.URL+"/api/v1/pilot?record_key=true")
 	if p.RecordKey == "" {
-		t.Fatalf("POST /api/v1/pilot?record_key=true answered no record key: %d", resp.StatusCode)
+		t.Fatalf("POST /api/v1/pilot?record_key=true answered no record key: %d", p.status)
 	}
-	tokenFile, keyFile, badKey := filepath.Join(dir, "pilot.token"), filepath.Join(dir, "pilot.key"), filepath.Join(dir, "not.key")
-	os.WriteFile(tokenFile, []byte(p.Token+"\n"), 0o600)
+	tokenFile := p.writeToken(t, dir)
+	keyFile, badKey := filepath.Join(dir, "pilot.key"), filepath.Join(dir, "not.key")
 	os.WriteFile(keyFile, []byte(p.RecordKey+"\n"), 0o600)
 	os.WriteFile(badKey, []byte(p.Token+"\n"), 0o600)
 	tools := writeTools(t, dir, `[{"name":"a","description":"A."}]`)
@@ -534,18 +540,8 @@ func TestCheckPilotBeside(t *testing.T) {
 	}))
 	t.Cleanup(mcp.Close)
 	dir := t.TempDir()
-	resp, err := http.Post(iss.URL+"/api/v1/pilot", "application/json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p struct {
-		ID    string `json:"pilot_id"`
-		Token string `json:"token"`
-	}
-	json.NewDecoder(resp.Body).Decode(&p)
-	resp.Body.Close()
-	tokenFile := filepath.Join(dir, "pilot.token")
-	os.WriteFile(tokenFile, []byte(p.Token+"\n"), 0o600)
+	p := enrollPilot(t, iss.URL+"/api/v1/pilot")
+	tokenFile := p.writeToken(t, dir)
 	lock := filepath.Join(dir, "a.lock.json")
 	if code, out, errs := runCLI("lock", "--url", mcp.URL+"/mcp", "-o", lock); code != 0 {
 		t.Fatalf("lock: %d %s%s", code, out, errs)

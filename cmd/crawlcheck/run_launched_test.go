@@ -26,15 +26,9 @@ import (
 // follows resolves again and denies (launched_package_changed), and the
 // client is told its tool list changed.
 func TestRunLaunchedAfterStart(t *testing.T) {
-	npx, err := exec.LookPath("npx")
-	if err != nil {
-		t.Skip("npx not on PATH")
-	}
+	npx := needNpx(t)
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "crawlcheck")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building crawlcheck: %v\n%s", err, out)
-	}
+	bin := buildCrawlcheck(t, tmp)
 	cache := filepath.Join(tmp, "npm-cache")
 	if err := os.Mkdir(cache, 0o755); err != nil {
 		t.Fatal(err)
@@ -74,11 +68,9 @@ func TestRunLaunchedAfterStart(t *testing.T) {
 		t.Fatalf("tools/list: %+v %v\n%s", tools, err, stderr.String())
 	}
 	type record struct {
-		Effect       string `json:"effect"`
-		Observations []struct {
-			Observation string `json:"observation"`
-		} `json:"observations"`
-		Server struct {
+		Effect       string             `json:"effect"`
+		Observations recordObservations `json:"observations"`
+		Server       struct {
 			Launched struct {
 				Identity string `json:"identity"`
 			} `json:"launched"`
@@ -145,11 +137,7 @@ func TestRunLaunchedAfterStart(t *testing.T) {
 	}
 	rs := records()
 	last := rs[len(rs)-1]
-	named := false
-	for _, o := range last.Observations {
-		named = named || o.Observation == "launched_package_changed"
-	}
-	if last.Effect != "deny" || last.Server.Launched.Identity != "changed" || !named {
+	if last.Effect != "deny" || last.Server.Launched.Identity != "changed" || !last.Observations.has("launched_package_changed") {
 		t.Errorf("the re-check after the install changed: %+v\n%s", last, stderr.String())
 	}
 	if tools, err := cs.ListTools(ctx, nil); err != nil || len(tools.Tools) != 0 {

@@ -47,6 +47,25 @@ func startPeer(argv []string) (*stdioPeer, error) {
 	return p, cmd.Start()
 }
 
+// sessionStart is a sample of one session's start on a process of argv:
+// the wall time from the spawn to the tool list's answer, and the CPU the
+// process used in all.
+func sessionStart(argv []string) func() (sample, error) {
+	return func() (sample, error) {
+		p, err := startPeer(argv)
+		if err != nil {
+			return sample{}, err
+		}
+		wall, err := p.open()
+		if err != nil {
+			p.close()
+			return sample{}, err
+		}
+		cpu, err := p.close()
+		return sample{wall, cpu}, err
+	}
+}
+
 // request sends a request and reads lines up to its answer.
 func (p *stdioPeer) request(method, params string) ([]byte, error) {
 	p.next++
@@ -137,28 +156,13 @@ func (e *tableEnv) gateway() ([]tableRow, error) {
 		}
 		gw := append([]string{e.cli, "run", "--lock", lock, "--"}, st.server...)
 		relay := append([]string{e.relay, "--"}, st.server...)
-		session := func(argv []string) func() (sample, error) {
-			return func() (sample, error) {
-				p, err := startPeer(argv)
-				if err != nil {
-					return sample{}, err
-				}
-				wall, err := p.open()
-				if err != nil {
-					p.close()
-					return sample{}, err
-				}
-				cpu, err := p.close()
-				return sample{wall, cpu}, err
-			}
-		}
 		what := "`crawlcheck run` session start (initialize + tools/list), " + st.what + ", stdio"
 		fmt.Fprintf(os.Stderr, "bench: %s\n", what)
-		ours, direct, err := interleave(pairs(15), session(gw), session(st.server))
+		ours, direct, err := interleave(pairs(15), sessionStart(gw), sessionStart(st.server))
 		if err != nil {
 			return nil, err
 		}
-		bare, direct2, err := interleave(pairs(15), session(relay), session(st.server))
+		bare, direct2, err := interleave(pairs(15), sessionStart(relay), sessionStart(st.server))
 		if err != nil {
 			return nil, err
 		}

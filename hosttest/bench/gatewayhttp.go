@@ -186,19 +186,7 @@ func (e *tableEnv) gatewayHTTP() ([]tableRow, error) {
 	// Session start, interleaved.
 	what := "`crawlcheck run --url` session start (initialize + tools/list), 1,000 tools (the scenario server), streamable HTTP"
 	fmt.Fprintf(os.Stderr, "bench: %s\n", what)
-	ours, direct, err := interleave(pairs(15), func() (sample, error) {
-		p, err := startPeer(gw)
-		if err != nil {
-			return sample{}, err
-		}
-		wall, err := p.open()
-		if err != nil {
-			p.close()
-			return sample{}, err
-		}
-		cpu, err := p.close()
-		return sample{wall, cpu}, err
-	}, func() (sample, error) {
+	ours, direct, err := interleave(pairs(15), sessionStart(gw), func() (sample, error) {
 		p := newHTTPPeer(url)
 		defer p.close()
 		start := time.Now()

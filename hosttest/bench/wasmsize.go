@@ -17,37 +17,9 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/crawlcheck/verifier/internal/wasmbin"
 )
-
-func uleb(b []byte, i int) (uint64, int, error) {
-	var v uint64
-	for s := uint(0); i < len(b) && s < 64; s += 7 {
-		x := b[i]
-		i++
-		v |= uint64(x&0x7f) << s
-		if x < 0x80 {
-			return v, i, nil
-		}
-	}
-	return 0, i, errors.New("wasm: bad LEB128")
-}
-
-// wasmSections returns each section's id and bytes.
-func wasmSections(b []byte) (ids []byte, bodies [][]byte, err error) {
-	if len(b) < 8 || string(b[:4]) != "\x00asm" {
-		return nil, nil, errors.New("wasm: not a module")
-	}
-	for i := 8; i < len(b); {
-		id := b[i]
-		n, j, err := uleb(b, i+1)
-		if err != nil || j+int(n) > len(b) {
-			return nil, nil, errors.New("wasm: bad section")
-		}
-		ids, bodies = append(ids, id), append(bodies, b[j:j+int(n)])
-		i = j + int(n)
-	}
-	return ids, bodies, nil
-}
 
 // wasmSizeReport writes code bytes by package, then the largest functions.
 func wasmSizeReport(w io.Writer, path string) error {
@@ -55,23 +27,27 @@ func wasmSizeReport(w io.Writer, path string) error {
 	if err != nil {
 		return err
 	}
-	ids, secs, err := wasmSections(b)
+	if len(b) < 8 || string(b[:4]) != "\x00asm" {
+		return errors.New("wasm: not a module")
+	}
+	sections, err := wasmbin.Sections(b)
 	if err != nil {
-		return err
+		return fmt.Errorf("wasm: %w", err)
 	}
 	var imported uint64
 	var sizes []int
 	names := map[uint64]string{}
-	for k, s := range secs {
-		switch ids[k] {
+	for _, sec := range sections {
+		s := sec.Body
+		switch sec.ID {
 		case 2: // imports: count the functions, which come first in the index space
-			c, i, err := uleb(s, 0)
+			c, i, err := wasmbin.Uleb(s, 0)
 			if err != nil {
 				return err
 			}
 			for range c {
 				for range 2 {
-					n, j, err := uleb(s, i)
+					n, j, err := wasmbin.Uleb(s, i)
 					if err != nil {
 						return err
 					}
@@ -82,17 +58,17 @@ func wasmSizeReport(w io.Writer, path string) error {
 				switch kind {
 				case 0:
 					imported++
-					_, i, err = uleb(s, i)
+					_, i, err = wasmbin.Uleb(s, i)
 				case 1:
 					i += 1
 					flags := s[i]
-					if _, i, err = uleb(s, i+1); err == nil && flags&1 == 1 {
-						_, i, err = uleb(s, i)
+					if _, i, err = wasmbin.Uleb(s, i+1); err == nil && flags&1 == 1 {
+						_, i, err = wasmbin.Uleb(s, i)
 					}
 				case 2:
 					flags := s[i]
-					if _, i, err = uleb(s, i+1); err == nil && flags&1 == 1 {
-						_, i, err = uleb(s, i)
+					if _, i, err = wasmbin.Uleb(s, i+1); err == nil && flags&1 == 1 {
+						_, i, err = wasmbin.Uleb(s, i)
 					}
 				case 3:
 					i += 2
@@ -102,12 +78,12 @@ func wasmSizeReport(w io.Writer, path string) error {
 				}
 			}
 		case 10: // code
-			c, i, err := uleb(s, 0)
+			c, i, err := wasmbin.Uleb(s, 0)
 			if err != nil {
 				return err
 			}
 			for range c {
-				n, j, err := uleb(s, i)
+				n, j, err := wasmbin.Uleb(s, i)
 				if err != nil {
 					return err
 				}
@@ -115,23 +91,23 @@ func wasmSizeReport(w io.Writer, path string) error {
 				i = j + int(n)
 			}
 		case 0: // custom: the name section's function names
-			n, i, err := uleb(s, 0)
+			n, i, err := wasmbin.Uleb(s, 0)
 			if err != nil || string(s[i:i+int(n)]) != "name" {
 				continue
 			}
 			for i += int(n); i < len(s); {
 				sub := s[i]
-				l, j, err := uleb(s, i+1)
+				l, j, err := wasmbin.Uleb(s, i+1)
 				if err != nil {
 					return err
 				}
 				end := j + int(l)
 				if sub == 1 {
-					c, j, _ := uleb(s, j)
+					c, j, _ := wasmbin.Uleb(s, j)
 					for range c {
 						var idx, ln uint64
-						idx, j, _ = uleb(s, j)
-						ln, j, _ = uleb(s, j)
+						idx, j, _ = wasmbin.Uleb(s, j)
+						ln, j, _ = wasmbin.Uleb(s, j)
 						names[idx] = string(s[j : j+int(ln)])
 						j += int(ln)
 					}
@@ -164,8 +140,8 @@ func wasmSizeReport(w io.Writer, path string) error {
 	slices.SortFunc(pkgs, bySize)
 	slices.SortFunc(funcs, bySize)
 	fmt.Fprintf(w, "module %d bytes, code %d bytes in %d functions\n", len(b), total, len(sizes))
-	for k, s := range secs {
-		fmt.Fprintf(w, "section %d: %d bytes\n", ids[k], len(s))
+	for _, s := range sections {
+		fmt.Fprintf(w, "section %d: %d bytes\n", s.ID, len(s.Body))
 	}
 	fmt.Fprintln(w, "\ncode by package:")
 	for _, p := range pkgs[:min(40, len(pkgs))] {

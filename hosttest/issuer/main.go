@@ -22,14 +22,13 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
 	"github.com/crawlcheck/verifier/hosttest/issuer/service"
+	"github.com/crawlcheck/verifier/internal/listening"
 )
 
 func main() {
@@ -70,22 +69,7 @@ func run(listen, keysDir string, lifetime time.Duration, now func() time.Time, k
 	defer iss.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ln, err := net.Listen("tcp", listen)
-	if err != nil {
-		return err
-	}
-	if _, err := fmt.Println("http://" + ln.Addr().String()); err != nil {
-		return err
-	}
-	hs := &http.Server{Handler: iss.Handler()}
-	go func() {
-		<-ctx.Done()
-		// Close, not Shutdown: a request held by the hang knob would hold a
-		// graceful shutdown open forever.
-		hs.Close()
-	}()
-	if err := hs.Serve(ln); err != http.ErrServerClosed {
-		return err
-	}
-	return nil
+	// Closed, not shut down, at the signal: a request held by the hang knob
+	// would hold a graceful shutdown open forever.
+	return listening.Serve(ctx, listen, func(hostport string) string { return "http://" + hostport }, iss.Handler())
 }

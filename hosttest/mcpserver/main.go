@@ -14,13 +14,12 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/crawlcheck/verifier/hosttest/mcpserver/scenario"
+	"github.com/crawlcheck/verifier/internal/listening"
 )
 
 func main() {
@@ -64,22 +63,7 @@ func run(scenarioPath, toolsRaw, listen, trigger string, logger *log.Logger) err
 	if listen == "" {
 		return srv.ServeStdio(ctx, os.Stdin, os.Stdout)
 	}
-	ln, err := net.Listen("tcp", listen)
-	if err != nil {
-		return err
-	}
-	if _, err := fmt.Println(scenario.URL(ln.Addr().String())); err != nil {
-		return err
-	}
-	hs := &http.Server{Handler: srv.Handler()}
-	go func() {
-		<-ctx.Done()
-		// Close, not Shutdown: a hung handshake (the hang knob) would hold a
-		// graceful shutdown open forever.
-		hs.Close()
-	}()
-	if err := hs.Serve(ln); err != http.ErrServerClosed {
-		return err
-	}
-	return nil
+	// Closed, not shut down, at the signal: a hung handshake (the hang
+	// knob) would hold a graceful shutdown open forever.
+	return listening.Serve(ctx, listen, scenario.URL, srv.Handler())
 }

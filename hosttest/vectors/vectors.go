@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"testing"
 )
 
 // Vector is one call and the response every host must return, byte for byte.
@@ -189,4 +190,54 @@ func compact(raw json.RawMessage) []byte {
 		panic("vectors: compact of a checked member: " + err.Error())
 	}
 	return b.Bytes()
+}
+
+// IssuerFaultRecord is the record a host must give for a case of
+// testdata/issuer-faults.json (its request and golden record) when its
+// issuer is at url: the golden record, compacted, when url is the
+// request's own; else, since a test issuer listens where it can, what call
+// (the core's Call) answers continuity_check for the request naming url.
+func IssuerFaultRecord(request map[string]json.RawMessage, record json.RawMessage, url string, call func(op string, request []byte) []byte) ([]byte, error) {
+	var trace map[string]any
+	if err := json.Unmarshal(request["issuer"], &trace); err != nil {
+		return nil, fmt.Errorf("the request's issuer: %w", err)
+	}
+	if trace["url"] == url {
+		var out bytes.Buffer
+		if err := json.Compact(&out, record); err != nil {
+			return nil, err
+		}
+		return out.Bytes(), nil
+	}
+	trace["url"] = url
+	req := map[string]json.RawMessage{}
+	for k, v := range request {
+		req[k] = v
+	}
+	req["issuer"], _ = json.Marshal(trace)
+	b, _ := json.Marshal(req)
+	var env struct {
+		OK     bool
+		Result json.RawMessage
+	}
+	if resp := call("continuity_check", b); json.Unmarshal(resp, &env) != nil || !env.OK {
+		return nil, fmt.Errorf("continuity_check: %s", resp)
+	}
+	return env.Result, nil
+}
+
+// Golden reads the golden file at path (one of testdata/'s, docs/testdata.md)
+// into a G, the test's own view of it; a file missing or not of that shape
+// fails t.
+func Golden[G any](t testing.TB, path string) G {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g G
+	if err := json.Unmarshal(raw, &g); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return g
 }

@@ -15,7 +15,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/crawlcheck/verifier/internal/preflight"
@@ -197,16 +196,7 @@ func sameOriginURL(base, ref string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	port := func(u *url.URL) string {
-		if p := u.Port(); p != "" {
-			return p
-		}
-		if u.Scheme == "https" {
-			return "443"
-		}
-		return "80"
-	}
-	if u.Scheme != b.Scheme || !strings.EqualFold(u.Hostname(), b.Hostname()) || port(u) != port(b) {
+	if !preflight.SameOrigin(u, b) {
 		return "", errors.New("another origin")
 	}
 	return u.String(), nil

@@ -1,17 +1,47 @@
-// Package listening starts the project's test servers — the scenario MCP
-// server and the test issuer — the way every test does: run the command with
-// --listen 127.0.0.1:0, read the URL it prints alone on its first line, and
-// stop it with SIGTERM when the test is done.
+// Package listening is both sides of how the project's test servers — the
+// scenario MCP server and the test issuer — are started: Serve is the
+// server's (listen, print the URL alone on the first line of stdout, serve
+// until told to stop), Start the test's (run the command with --listen
+// 127.0.0.1:0, read the URL it prints, and stop it with SIGTERM when the
+// test is done).
 package listening
 
 import (
 	"bufio"
+	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"os/exec"
 	"strings"
 	"syscall"
 	"time"
 )
+
+// Serve listens on addr, prints url(the address it listens on) alone on one
+// line of stdout, and serves h until ctx is done (a test server's SIGINT or
+// SIGTERM). It then closes the server rather than shut it down gracefully:
+// a request a test server holds on purpose (a hang knob) would hold a
+// graceful shutdown open forever.
+func Serve(ctx context.Context, addr string, url func(hostport string) string, h http.Handler) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Println(url(ln.Addr().String())); err != nil {
+		ln.Close()
+		return err
+	}
+	hs := &http.Server{Handler: h}
+	go func() {
+		<-ctx.Done()
+		hs.Close()
+	}()
+	if err := hs.Serve(ln); err != http.ErrServerClosed {
+		return err
+	}
+	return nil
+}
 
 // Timeout bounds the wait for the URL line.
 const Timeout = 10 * time.Second

@@ -151,13 +151,7 @@ func TestSessionLogProofInvalid(t *testing.T) {
 	first := signedLock(t, iss, s, filepath.Join(dir, "first.lock.json"))
 	s.mutate(t, t2RugPull) // another list, another lockfile, another entry
 	second := signedLock(t, iss, s, filepath.Join(dir, "second.lock.json"))
-	proof, err := os.ReadFile(preflight.ProofPath(first))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(preflight.ProofPath(second), proof, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	copyProof(t, first, second)
 	cfg := serviceConfig(t, second, iss)
 	cfg.LogPath = logPath
 	sess, recs := open(t, s, cfg)
@@ -201,15 +195,22 @@ func TestSessionLogPinnedKeysOnly(t *testing.T) {
 
 	s.mutate(t, t2RugPull) // another list, another lockfile, another entry
 	second := signedLock(t, iss, s, filepath.Join(dir, "second.lock.json"))
-	proof, err := os.ReadFile(preflight.ProofPath(first))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(preflight.ProofPath(second), proof, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	copyProof(t, first, second)
 	if rec, l := check(second, iss); rec.Effect != preflight.EffectDeny || !slices.Contains(observations(rec), "log_proof_invalid") || l.Reason != "root_mismatch" {
 		t.Fatalf("pins only, another lockfile's proof: effect %s, observations %v, log %+v; want deny on log_proof_invalid (root_mismatch)", rec.Effect, observations(rec), l)
 	}
 
+}
+
+// copyProof puts the log proof kept beside the lockfile from beside the
+// lockfile to as well: a proof of another lockfile's entry.
+func copyProof(t *testing.T, from, to string) {
+	t.Helper()
+	proof, err := os.ReadFile(preflight.ProofPath(from))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(preflight.ProofPath(to), proof, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

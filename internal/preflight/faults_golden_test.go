@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawlcheck/verifier/hosttest/vectors"
 	"github.com/crawlcheck/verifier/internal/preflight"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -35,17 +36,38 @@ type faultGolden struct {
 	}
 }
 
-func readFaultGolden(t *testing.T) faultGolden {
+// readGolden reads the golden file testdata/name into a G.
+func readGolden[G any](t *testing.T, name string) G {
 	t.Helper()
-	raw, err := os.ReadFile(repoPath("testdata", "faults.json"))
-	if err != nil {
-		t.Fatal(err)
+	return vectors.Golden[G](t, repoPath("testdata", name))
+}
+
+// goldenDeadline is a golden case's deadline: its own (deadlineMS) when it
+// has one, else the file's timeoutMS.
+func goldenDeadline(timeoutMS, deadlineMS int) time.Duration {
+	if deadlineMS != 0 {
+		return time.Duration(deadlineMS) * time.Millisecond
 	}
-	var g faultGolden
-	if err := json.Unmarshal(raw, &g); err != nil {
-		t.Fatal(err)
+	return time.Duration(timeoutMS) * time.Millisecond
+}
+
+// openRecord opens a session on tr with cfg and answers its record: the
+// session's (closed then) or, when Open refused, the refusal's. Any other
+// error fails t: a golden fault is always a record.
+func openRecord(t *testing.T, tr mcp.Transport, cfg preflight.Config) preflight.Record {
+	t.Helper()
+	s, err := preflight.Open(context.Background(), impl, nil, tr, nil, cfg)
+	var refused *preflight.RefusedError
+	switch {
+	case err == nil:
+		rec := s.Record()
+		s.Close()
+		return rec
+	case errors.As(err, &refused):
+		return refused.Record
 	}
-	return g
+	t.Fatalf("Open: %v, want a record", err)
+	return preflight.Record{}
 }
 
 // TestFaultsGolden: a session opened on each fault's live server (a port
@@ -54,7 +76,7 @@ func readFaultGolden(t *testing.T) faultGolden {
 // detail is the core's wording of the fault, never the SDK's error text,
 // so the JS and Python preflights and the CLI give the same bytes.
 func TestFaultsGolden(t *testing.T) {
-	g := readFaultGolden(t)
+	g := readGolden[faultGolden](t, "faults.json")
 	for _, c := range g.Cases {
 		if c.Server == nil {
 			continue
@@ -75,26 +97,11 @@ func TestFaultsGolden(t *testing.T) {
 			} else {
 				tr = &mcp.CommandTransport{Command: exec.Command(c.Server.Command[0], c.Server.Command[1:]...), TerminateDuration: time.Second}
 			}
-			deadline := g.TimeoutMS
-			if c.DeadlineMS != 0 {
-				deadline = c.DeadlineMS
-			}
-			cfg := preflight.Config{LockPath: lockPath, Now: func() time.Time { return now }, Timeout: time.Duration(deadline) * time.Millisecond}
+			cfg := preflight.Config{LockPath: lockPath, Now: func() time.Time { return now }, Timeout: goldenDeadline(g.TimeoutMS, c.DeadlineMS)}
 			cfg.Mode = "enforce"
 			// A fault in the handshake leaves no session, one at tools/list a
 			// session whose record pauses it.
-			var rec preflight.Record
-			s, err := preflight.Open(context.Background(), impl, nil, tr, nil, cfg)
-			var refused *preflight.RefusedError
-			switch {
-			case err == nil:
-				rec = s.Record()
-				s.Close()
-			case errors.As(err, &refused):
-				rec = refused.Record
-			default:
-				t.Fatalf("Open: %v, want a record", err)
-			}
+			rec := openRecord(t, tr, cfg)
 			var want bytes.Buffer
 			if err := json.Compact(&want, c.Record); err != nil {
 				t.Fatal(err)

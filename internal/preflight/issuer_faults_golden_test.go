@@ -2,9 +2,7 @@ package preflight_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/crawlcheck/verifier/core"
+	"github.com/crawlcheck/verifier/hosttest/vectors"
 	"github.com/crawlcheck/verifier/internal/preflight"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -34,60 +33,13 @@ type issuerFaultGoldenCase struct {
 	DeadlineMS int `json:"deadline_ms"`
 }
 
-func readIssuerFaultGolden(t *testing.T) issuerFaultGolden {
-	t.Helper()
-	raw, err := os.ReadFile(repoPath("testdata", "issuer-faults.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var g issuerFaultGolden
-	if err := json.Unmarshal(raw, &g); err != nil {
-		t.Fatal(err)
-	}
-	return g
-}
-
-// want is the record a host must give for the case with its issuer at url:
-// the golden record when that is the request's own, else the core's record
-// of the request naming url (the test issuer listens where it can).
-func (c issuerFaultGoldenCase) want(t *testing.T, url string) []byte {
-	t.Helper()
-	var out bytes.Buffer
-	var trace map[string]any
-	if err := json.Unmarshal(c.Request["issuer"], &trace); err != nil {
-		t.Fatal(err)
-	}
-	if trace["url"] == url {
-		if err := json.Compact(&out, c.Record); err != nil {
-			t.Fatal(err)
-		}
-		return out.Bytes()
-	}
-	trace["url"] = url
-	req := map[string]json.RawMessage{}
-	for k, v := range c.Request {
-		req[k] = v
-	}
-	req["issuer"], _ = json.Marshal(trace)
-	b, _ := json.Marshal(req)
-	var env struct {
-		OK     bool
-		Result json.RawMessage
-	}
-	resp := core.Call("continuity_check", b)
-	if err := json.Unmarshal(resp, &env); err != nil || !env.OK {
-		t.Fatalf("continuity_check: %s", resp)
-	}
-	return env.Result
-}
-
 // TestIssuerFaultsGolden: a session checked with an issuer that gives
 // nothing to judge (nothing listening, hanging past its deadline,
 // answering 500, too much, or what is not JSON) records exactly the golden
 // record: the issuer member names the step and the fault, and the core
 // words the detail, so the CLI, JS and Python give the same bytes.
 func TestIssuerFaultsGolden(t *testing.T) {
-	g := readIssuerFaultGolden(t)
+	g := readGolden[issuerFaultGolden](t, "issuer-faults.json")
 	for _, c := range g.Cases {
 		t.Run(c.Name, func(t *testing.T) {
 			t.Parallel()
@@ -109,12 +61,8 @@ func TestIssuerFaultsGolden(t *testing.T) {
 				iss.knobs(t, `{"down":"`+c.Down+`"}`)
 				url = iss.url
 			}
-			deadline := g.TimeoutMS
-			if c.DeadlineMS != 0 {
-				deadline = c.DeadlineMS
-			}
 			cfg := preflight.Config{LockPath: lock, Now: func() time.Time { return at }, Timeout: 10 * time.Second,
-				Issuer: &preflight.Issuer{URL: url, Timeout: time.Duration(deadline) * time.Millisecond}}
+				Issuer: &preflight.Issuer{URL: url, Timeout: goldenDeadline(g.TimeoutMS, c.DeadlineMS)}}
 			cfg.Mode = "enforce"
 			if d, ok := c.Request["key_directory"]; ok {
 				cfg.KeyDirectory = d
@@ -125,19 +73,12 @@ func TestIssuerFaultsGolden(t *testing.T) {
 				}
 			}
 			tr := &mcp.CommandTransport{Command: exec.Command(g.Server.Command[0], g.Server.Command[1:]...), TerminateDuration: time.Second}
-			var rec preflight.Record
-			s, err := preflight.Open(context.Background(), impl, nil, tr, nil, cfg)
-			var refused *preflight.RefusedError
-			switch {
-			case err == nil:
-				rec = s.Record()
-				s.Close()
-			case errors.As(err, &refused):
-				rec = refused.Record
-			default:
-				t.Fatalf("Open: %v, want a record", err)
+			rec := openRecord(t, tr, cfg)
+			want, err := vectors.IssuerFaultRecord(c.Request, c.Record, url, core.Call)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if want := c.want(t, url); !bytes.Equal(rec.Raw, want) {
+			if !bytes.Equal(rec.Raw, want) {
 				t.Errorf("record differs\n got  %s\n want %s", rec.Raw, want)
 			}
 		})

@@ -601,14 +601,11 @@ func (h *httpTap) legacyStream() func(name string, data []byte) error {
 	}
 }
 
-// sameOrigin reports, as an error, a message endpoint (ref, resolved
-// against the stream's URL as the SDK resolves it) of another origin:
-// scheme, host and port, the port defaulted by the scheme.
-func sameOrigin(stream *url.URL, ref string) error {
-	u, err := stream.Parse(ref)
-	if err != nil {
-		return fmt.Errorf("the SSE endpoint event names no URL: %w", err)
-	}
+// SameOrigin reports whether a and b are of one origin: scheme, host (in
+// any case) and port, the port defaulted by the scheme (443 for https, 80
+// otherwise). The Go preflight and the gateway both hold an SSE server's
+// message endpoint to its stream's origin with it.
+func SameOrigin(a, b *url.URL) bool {
 	port := func(u *url.URL) string {
 		if p := u.Port(); p != "" {
 			return p
@@ -618,7 +615,18 @@ func sameOrigin(stream *url.URL, ref string) error {
 		}
 		return "80"
 	}
-	if u.Scheme != stream.Scheme || !strings.EqualFold(u.Hostname(), stream.Hostname()) || port(u) != port(stream) {
+	return a.Scheme == b.Scheme && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
+// sameOrigin reports, as an error, a message endpoint (ref, resolved
+// against the stream's URL as the SDK resolves it) of another origin:
+// scheme, host and port, the port defaulted by the scheme.
+func sameOrigin(stream *url.URL, ref string) error {
+	u, err := stream.Parse(ref)
+	if err != nil {
+		return fmt.Errorf("the SSE endpoint event names no URL: %w", err)
+	}
+	if !SameOrigin(u, stream) {
 		return fmt.Errorf("the SSE endpoint event names %s, of another origin than the stream %s: refused", u.Redacted(), stream.Redacted())
 	}
 	return nil

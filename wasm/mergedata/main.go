@@ -23,13 +23,14 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/crawlcheck/verifier/internal/wasmbin"
 )
 
 const (
@@ -86,19 +87,17 @@ type segment struct {
 // merge returns the module with its data section as one segment; every
 // other section is copied as it is.
 func merge(mod []byte) ([]byte, error) {
-	if len(mod) < 8 || !bytes.Equal(mod[:8], []byte("\x00asm\x01\x00\x00\x00")) {
+	if len(mod) < 8 || string(mod[:8]) != wasmbin.Header {
 		return nil, errors.New("not a WebAssembly module (version 1)")
+	}
+	sections, err := wasmbin.Sections(mod)
+	if err != nil {
+		return nil, err
 	}
 	out := append([]byte(nil), mod[:8]...)
 	seen := false
-	for i := 8; i < len(mod); {
-		id := mod[i]
-		n, j, err := uleb(mod, i+1)
-		if err != nil || uint64(len(mod)-j) < n {
-			return nil, fmt.Errorf("section at byte %d: truncated", i)
-		}
-		body := mod[j : j+int(n)]
-		i = j + int(n)
+	for _, s := range sections {
+		id, body := s.ID, s.Body
 		switch id {
 		case sectionData:
 			segs, err := readData(body)
@@ -109,10 +108,10 @@ func merge(mod []byte) ([]byte, error) {
 		case sectionDataCount:
 			// One segment now; the count must say so or the module is
 			// invalid.
-			body = appendUleb(nil, 1)
+			body = wasmbin.AppendUleb(nil, 1)
 		}
 		out = append(out, id)
-		out = appendUleb(out, uint64(len(body)))
+		out = wasmbin.AppendUleb(out, uint64(len(body)))
 		out = append(out, body...)
 	}
 	if !seen {
@@ -123,13 +122,13 @@ func merge(mod []byte) ([]byte, error) {
 
 // readData reads the segments of a data section in the one form Go writes.
 func readData(b []byte) ([]segment, error) {
-	count, i, err := uleb(b, 0)
+	count, i, err := wasmbin.Uleb(b, 0)
 	if err != nil {
 		return nil, err
 	}
 	var segs []segment
 	for k := uint64(0); k < count; k++ {
-		flag, j, err := uleb(b, i)
+		flag, j, err := wasmbin.Uleb(b, i)
 		if err != nil {
 			return nil, err
 		}
@@ -139,7 +138,7 @@ func readData(b []byte) ([]segment, error) {
 		if j >= len(b) || b[j] != 0x41 { // i32.const
 			return nil, fmt.Errorf("segment %d: offset is not an i32.const", k)
 		}
-		off, j, err := sleb32(b, j+1)
+		off, j, err := wasmbin.Sleb32(b, j+1)
 		if err != nil {
 			return nil, fmt.Errorf("segment %d: %w", k, err)
 		}
@@ -149,7 +148,7 @@ func readData(b []byte) ([]segment, error) {
 		if off < 0 {
 			return nil, fmt.Errorf("segment %d: negative offset %d", k, off)
 		}
-		size, j, err := uleb(b, j+1)
+		size, j, err := wasmbin.Uleb(b, j+1)
 		if err != nil || uint64(len(b)-j) < size {
 			return nil, fmt.Errorf("segment %d: truncated", k)
 		}
@@ -182,64 +181,10 @@ func writeData(segs []segment) []byte {
 	for _, s := range segs {
 		copy(image[s.offset-start:], s.data)
 	}
-	b := appendUleb(nil, 1)
+	b := wasmbin.AppendUleb(nil, 1)
 	b = append(b, 0, 0x41)
-	b = appendSleb32(b, int32(start))
+	b = wasmbin.AppendSleb32(b, int32(start))
 	b = append(b, 0x0b)
-	b = appendUleb(b, uint64(len(image)))
+	b = wasmbin.AppendUleb(b, uint64(len(image)))
 	return append(b, image...)
-}
-
-func uleb(b []byte, i int) (uint64, int, error) {
-	var v uint64
-	for s := uint(0); i < len(b) && s < 64; s += 7 {
-		x := b[i]
-		i++
-		v |= uint64(x&0x7f) << s
-		if x < 0x80 {
-			return v, i, nil
-		}
-	}
-	return 0, i, errors.New("bad LEB128")
-}
-
-func sleb32(b []byte, i int) (int32, int, error) {
-	var v int64
-	for s := uint(0); i < len(b) && s < 35; s += 7 {
-		x := b[i]
-		i++
-		v |= int64(x&0x7f) << s
-		if x < 0x80 {
-			if s+7 < 64 && x&0x40 != 0 {
-				v |= -1 << (s + 7)
-			}
-			if v < -1<<31 || v > 1<<31-1 {
-				return 0, i, errors.New("i32.const out of range")
-			}
-			return int32(v), i, nil
-		}
-	}
-	return 0, i, errors.New("bad signed LEB128")
-}
-
-func appendUleb(b []byte, v uint64) []byte {
-	for {
-		x := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 {
-			return append(b, x)
-		}
-		b = append(b, x|0x80)
-	}
-}
-
-func appendSleb32(b []byte, v int32) []byte {
-	for {
-		x := byte(v & 0x7f)
-		v >>= 7
-		if (v == 0 && x&0x40 == 0) || (v == -1 && x&0x40 != 0) {
-			return append(b, x)
-		}
-		b = append(b, x|0x80)
-	}
 }

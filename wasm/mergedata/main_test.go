@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/crawlcheck/verifier/internal/wasmbin"
 )
 
 // module is a WebAssembly module of the given sections (id, body).
@@ -14,7 +16,7 @@ func module(sections ...[]byte) []byte {
 	b := []byte("\x00asm\x01\x00\x00\x00")
 	for _, s := range sections {
 		b = append(b, s[0])
-		b = appendUleb(b, uint64(len(s)-1))
+		b = wasmbin.AppendUleb(b, uint64(len(s)-1))
 		b = append(b, s[1:]...)
 	}
 	return b
@@ -23,12 +25,12 @@ func module(sections ...[]byte) []byte {
 // dataSection is a data section of active segments for memory 0, in the
 // order given.
 func dataSection(segs ...segment) []byte {
-	b := appendUleb([]byte{sectionData}, uint64(len(segs)))
+	b := wasmbin.AppendUleb([]byte{sectionData}, uint64(len(segs)))
 	for _, s := range segs {
 		b = append(b, 0, 0x41)
-		b = appendSleb32(b, int32(s.offset))
+		b = wasmbin.AppendSleb32(b, int32(s.offset))
 		b = append(b, 0x0b)
-		b = appendUleb(b, uint64(len(s.data)))
+		b = wasmbin.AppendUleb(b, uint64(len(s.data)))
 		b = append(b, s.data...)
 	}
 	return b
@@ -37,14 +39,13 @@ func dataSection(segs ...segment) []byte {
 // sections splits a module into its sections (id byte, then body).
 func sections(t *testing.T, mod []byte) [][]byte {
 	t.Helper()
+	secs, err := wasmbin.Sections(mod)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out [][]byte
-	for i := 8; i < len(mod); {
-		n, j, err := uleb(mod, i+1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, append([]byte{mod[i]}, mod[j:j+int(n)]...))
-		i = j + int(n)
+	for _, s := range secs {
+		out = append(out, append([]byte{s.ID}, s.Body...))
 	}
 	return out
 }

@@ -8,14 +8,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { ContinuityRefused, withPreflight } from "../src/index.js";
 import { resourceMetadataOf, MAX_METADATA_URL } from "../src/capture.js";
 import { TESTDATA } from "./vectors.js";
-import { ROOT, NOW, TOOLS, crawlcheck, endpointFor, now, pinLock, sdk, tempDir } from "./helpers.js";
+import { ROOT, NOW, TOOLS, crawlcheck, endpointFor, now, pinLock, sdk, spawnListening, tempDir } from "./helpers.js";
 
 const EXAMPLE = join(ROOT, "bindings", "js", "node_modules", "@modelcontextprotocol", "sdk", "dist", "esm", "examples", "server", "simpleStreamableHttp.js");
 
@@ -60,6 +59,15 @@ test("a 401 with WWW-Authenticate: withPreflight on SDK 1.x and 2.x writes crawl
   assert.equal(obs.length, 1);
   assert.equal(obs[0].observation, "server_unavailable");
   assert.ok(obs[0].detail.detail.includes("HTTP 401") && obs[0].detail.detail.endsWith(`; its resource metadata: ${metadata}`), obs[0].detail.detail);
+  await refusedOnBothSDKs(url, lock, { "X-Api-Key": SECRET }, go, [SECRET, "invalid_token", "Missing Authorization header"]);
+});
+
+/**
+ * withPreflight on SDK 1.x and 2.x connecting to url with headers: each
+ * connect is refused by a record, the records are byte for byte go (what
+ * crawlcheck check --json wrote), and none holds any of hidden.
+ */
+async function refusedOnBothSDKs(url, lock, headers, go, hidden) {
   for (const major of [1, 2]) {
     const { Client, StreamableHTTPClientTransport } = await sdk(major);
     const raws = [];
@@ -69,27 +77,20 @@ test("a 401 with WWW-Authenticate: withPreflight on SDK 1.x and 2.x writes crawl
     });
     let refused = null;
     try {
-      await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { "X-Api-Key": SECRET } } }));
+      await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
     } catch (e) {
       refused = e;
     }
     await client.close().catch(() => {});
     assert.ok(refused instanceof ContinuityRefused, `SDK ${major}.x: connect was not refused by a record: ${refused?.stack ?? refused}`);
     assert.deepEqual(raws, go, `SDK ${major}.x`);
-    for (const word of [SECRET, "invalid_token", "Missing Authorization header"]) assert.ok(!raws[0].includes(word), `SDK ${major}.x: the record holds ${word}`);
+    for (const word of hidden) assert.ok(!raws[0].includes(word), `SDK ${major}.x: the record holds ${word}`);
   }
-});
+}
 
 /** bearer-server.js (the SDK's requireBearerAuth) until it prints its URL; stopped at the test's end. */
 async function startBearer(t) {
-  const proc = spawn(process.execPath, [join(ROOT, "bindings", "js", "test", "bearer-server.js")], { stdio: ["ignore", "pipe", "inherit"] });
-  t.after(() => proc.kill());
-  let out = "";
-  while (!out.includes("\n")) {
-    const [chunk] = await once(proc.stdout, "data");
-    out += chunk;
-  }
-  return out.trim();
+  return (await spawnListening(t, process.execPath, [join(ROOT, "bindings", "js", "test", "bearer-server.js")], "bearer-server.js")).url;
 }
 
 test("a 403 insufficient_scope from the SDK's requireBearerAuth: forbidden, as crawlcheck check --header writes it, the token nowhere", { timeout: 120000 }, async (t) => {
@@ -101,24 +102,7 @@ test("a 403 insufficient_scope from the SDK's requireBearerAuth: forbidden, as c
   assert.equal(go.length, 1);
   const detail = JSON.parse(go[0]).observations[0].detail.detail;
   assert.ok(detail.includes("HTTP 403") && detail.endsWith(`; its resource metadata: ${url.replace(/\/mcp$/, "")}/.well-known/oauth-protected-resource/mcp`), detail);
-  for (const major of [1, 2]) {
-    const { Client, StreamableHTTPClientTransport } = await sdk(major);
-    const raws = [];
-    const client = withPreflight(new Client({ name: "auth-driver", version: "1.0.0" }), {
-      lock,
-      continuity: { now, timeout: 10000, onRecord: (r) => raws.push(r.raw) },
-    });
-    let refused = null;
-    try {
-      await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
-    } catch (e) {
-      refused = e;
-    }
-    await client.close().catch(() => {});
-    assert.ok(refused instanceof ContinuityRefused, `SDK ${major}.x: connect was not refused by a record: ${refused?.stack ?? refused}`);
-    assert.deepEqual(raws, go, `SDK ${major}.x`);
-    for (const word of [token, "insufficient_scope", "Insufficient scope"]) assert.ok(!raws[0].includes(word), `SDK ${major}.x: the record holds ${word}`);
-  }
+  await refusedOnBothSDKs(url, lock, { Authorization: `Bearer ${token}` }, go, [token, "insufficient_scope", "Insufficient scope"]);
 });
 
 test("resourceMetadataOf reads WWW-Authenticate as the Go host's parser does", () => {

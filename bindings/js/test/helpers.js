@@ -7,7 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
-import { load, endpointOf, withPreflight } from "../src/index.js";
+import assert from "node:assert/strict";
+import { ContinuityRefused, load, endpointOf, withPreflight } from "../src/index.js";
 
 export const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 export const MCPSERVER = join(ROOT, "build", "mcpserver");
@@ -27,6 +28,24 @@ export function writeScenario(dir, scenario, name = "scenario.json") {
   return p;
 }
 
+/**
+ * Connects client (a withPreflight client) over transport and answers the
+ * raw record its preflight made: the session's, the client closed again,
+ * or, when the connect was refused, the refusal's. A failure that is not a
+ * refusal by a record fails the test.
+ */
+export async function connectRecord(client, transport) {
+  try {
+    await client.connect(transport);
+    const raw = client.continuity.record.raw;
+    await client.close();
+    return raw;
+  } catch (e) {
+    assert.ok(e instanceof ContinuityRefused, `not a refusal: ${e}`);
+    return e.record.raw;
+  }
+}
+
 /** The stdio server parameters (command and args) of a scenario. */
 export function stdioParams(scenarioPath, extra = []) {
   return { command: MCPSERVER, args: ["--scenario", scenarioPath, ...extra] };
@@ -36,7 +55,7 @@ export function stdioParams(scenarioPath, extra = []) {
  * Spawns a test program that prints the address it listens on as its first
  * line of output; resolves {url, stop}. The child ends with the test.
  */
-async function spawnListening(t, program, args, what) {
+export async function spawnListening(t, program, args, what) {
   const child = spawn(program, args, { stdio: ["ignore", "pipe", "inherit"] });
   const stop = () => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");

@@ -15,12 +15,11 @@
 // may be exposed).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
-import { once } from "node:events";
+import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { writeFileSync } from "node:fs";
 import { ContinuityRefused, load, withPreflight } from "../src/index.js";
-import { NOW, ROOT, crawlcheck, endpointFor, now, pinLock, sdk, tempDir } from "./helpers.js";
+import { NOW, ROOT, crawlcheck, endpointFor, now, pinLock, sdk, spawnListening, tempDir } from "./helpers.js";
 
 const ATTACKER = join(ROOT, "build", "attacker");
 const APPROVED = JSON.parse(execFileSync(ATTACKER, ["--tools"], { encoding: "utf8" }));
@@ -73,14 +72,7 @@ const HTTP_ATTACKS = ["sse_other_event"];
 
 /** The attack served over streamable HTTP until the test ends; its URL. */
 async function httpAttacker(t, attack) {
-  const proc = spawn(ATTACKER, ["--attack", attack, "--http", "127.0.0.1:0"], { stdio: ["ignore", "pipe", "inherit"] });
-  t.after(() => proc.kill());
-  let out = "";
-  while (!out.includes("\n")) {
-    const [chunk] = await once(proc.stdout, "data");
-    out += chunk;
-  }
-  return out.trim();
+  return (await spawnListening(t, ATTACKER, ["--attack", attack, "--http", "127.0.0.1:0"], "attacker")).url;
 }
 
 for (const attack of HTTP_ATTACKS) {

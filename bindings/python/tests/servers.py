@@ -9,10 +9,10 @@ import os
 import subprocess
 import time
 import urllib.request
-from contextlib import contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Iterator, List, Optional
 
 REPO = Path(__file__).resolve().parents[3]
 BUILD = Path(os.environ.get("BUILD", REPO / "build"))
@@ -128,3 +128,56 @@ def pin(tmp: Path, endpoint: str, tools: Optional[List[Dict[str, Any]]] = None, 
     p = tmp / name
     p.write_text(lock)
     return p
+
+
+def huge_answer_scenario(tmp: Path) -> Path:
+    """A scenario whose tools/list answer is 64 MiB (one tool's
+    description), after an initialize handshake: what a 1 MiB
+    max_answer_bytes must refuse as it arrives (issue 22, F9)."""
+    return scenario(tmp, handshake="initialize", tools=[{"name": "big", "description": "a" * (64 << 20), "inputSchema": {"type": "object"}}])
+
+
+async def peak_while_refused(refused: Callable[[], Awaitable[Any]]) -> int:
+    """Awaits refused() under tracemalloc; it must raise ContinuityRefused
+    (the test fails otherwise). Answers the peak of the memory traced
+    meanwhile, in bytes, as tests/test_wire.py measures it."""
+    import tracemalloc
+
+    import pytest
+
+    from crawlcheck.preflight import ContinuityRefused
+
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        with pytest.raises(ContinuityRefused):
+            await refused()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak
+
+
+@asynccontextmanager
+async def stdio_preflight(params: Any, lock: Path, log: Path, timeout: float, records: List[Dict[str, Any]]) -> AsyncIterator[Any]:
+    """An initialized with_preflight session over stdio to params (mcp's
+    StdioServerParameters) checked against lock at the pinned clock within
+    timeout seconds: every record it makes logged to log and appended to
+    records."""
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    from crawlcheck.preflight import with_preflight
+
+    async with stdio_client(params) as (read, write):
+        async with with_preflight(
+            ClientSession(read, write),
+            lock,
+            endpoint=params,
+            now=lambda: NOW,
+            timeout=timeout,
+            log_path=str(log),
+            on_record=lambda r, _: records.append(r),
+        ) as s:
+            await s.initialize()
+            yield s

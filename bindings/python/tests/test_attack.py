@@ -16,13 +16,12 @@ from typing import Any, Dict, List
 
 import anyio
 import pytest
-from servers import BUILD, NOW, pin
+from servers import BUILD, pin, stdio_preflight
 
-from crawlcheck.preflight import endpoint_of, with_preflight
+from crawlcheck.preflight import endpoint_of
 
 mcp = pytest.importorskip("mcp")
-from mcp import ClientSession, StdioServerParameters  # noqa: E402
-from mcp.client.stdio import stdio_client  # noqa: E402
+from mcp import StdioServerParameters  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
@@ -57,29 +56,19 @@ async def test_every_check_has_a_record_and_no_tainted_call_reaches_the_server(a
     after_idle: List[int] = []  # the records counted after idling, if the session got that far
 
     async def drive() -> None:
-        async with stdio_client(params) as (read, write):
-            async with with_preflight(
-                ClientSession(read, write),
-                lock,
-                endpoint=params,
-                now=lambda: NOW,
-                timeout=3.0,
-                log_path=str(log),
-                on_record=lambda r, _: records.append(r),
-            ) as s:
-                await s.initialize()
+        async with stdio_preflight(params, lock, log, 3.0, records) as s:
 
-                async def call_all() -> None:
-                    for tool in APPROVED:
-                        try:
-                            await s.call_tool(tool["name"], {})
-                        except Exception:  # noqa: BLE001, S110 - a refusal or the server's error; the call log judges
-                            pass
+            async def call_all() -> None:
+                for tool in APPROVED:
+                    try:
+                        await s.call_tool(tool["name"], {})
+                    except Exception:  # noqa: BLE001, S110 - a refusal or the server's error; the call log judges
+                        pass
 
-                await call_all()
-                await anyio.sleep(IDLE)
-                await call_all()
-                after_idle.append(len(records))
+            await call_all()
+            await anyio.sleep(IDLE)
+            await call_all()
+            after_idle.append(len(records))
 
     try:
         with anyio.fail_after(IDLE + 60):

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 import pytest
-from servers import MCPSERVER, NOW, TOOLS, http_server, mutate_http, pin, rug_pull, scenario
+from servers import MCPSERVER, NOW, TOOLS, http_server, huge_answer_scenario, mutate_http, peak_while_refused, pin, rug_pull, scenario
 
 pytest.importorskip("langchain_mcp_adapters")
 from langchain_mcp_adapters.client import MultiServerMCPClient  # noqa: E402
@@ -68,24 +68,16 @@ async def test_a_64_mib_answer_is_refused_before_it_is_decoded(transport: str, t
     64 MiB tools/list answer against a 1 MiB max_answer_bytes is refused as
     it arrives (tracemalloc's peak under 8 MiB while the check reads it, as
     tests/test_wire.py measures), and the check leaves a record."""
-    import tracemalloc
-
-    big = [{"name": "big", "description": "a" * (64 << 20), "inputSchema": {"type": "object"}}]
-    scen = scenario(tmp_path, handshake="initialize", tools=big)
+    scen = huge_answer_scenario(tmp_path)
     records: List[Dict[str, Any]] = []
 
     async def check(client: MultiServerMCPClient, endpoint: Any) -> None:
         lock = pin(tmp_path, endpoint)
-        tracemalloc.start()
-        try:
-            tracemalloc.reset_peak()
-            with pytest.raises(ContinuityRefused):
-                await load_mcp_tools_with_continuity(
-                    client, lock, server_name="big", now=lambda: NOW, max_answer_bytes=1 << 20, timeout=60.0, on_record=lambda r, _: records.append(r)
-                )
-            _, peak = tracemalloc.get_traced_memory()
-        finally:
-            tracemalloc.stop()
+        peak = await peak_while_refused(
+            lambda: load_mcp_tools_with_continuity(
+                client, lock, server_name="big", now=lambda: NOW, max_answer_bytes=1 << 20, timeout=60.0, on_record=lambda r, _: records.append(r)
+            )
+        )
         assert peak < 8 << 20, f"peak {peak} bytes while reading a 64 MiB answer with a 1 MiB limit"
 
     if transport == "http":

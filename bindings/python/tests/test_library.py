@@ -9,10 +9,8 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from pathlib import Path
-from typing import List
 
 import pytest
 
@@ -116,25 +114,11 @@ def test_other_abi_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_threads_give_identical_answers() -> None:
     """8 threads × 1,000 calls of a real check give the same bytes."""
-    from vectors import compact, members
+    from vectors import answers_from_threads, compact, members
 
     m = members(EXAMPLE.read_bytes())
     req, want = compact(m["request"]), compact(m["response"])
-    got: List[set] = [set() for _ in range(8)]  # type: ignore[type-arg]
-    errors: List[BaseException] = []
-
-    def work(i: int) -> None:
-        try:
-            for _ in range(1000):
-                got[i].add(crawlcheck.call_bytes("continuity_check", req))
-        except BaseException as e:  # noqa: BLE001 - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    got, errors = answers_from_threads(lambda: crawlcheck.call_bytes("continuity_check", req), threads=8, calls=1000)
     assert not errors
     assert all(g == {want} for g in got)
 

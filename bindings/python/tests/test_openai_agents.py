@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, List
 
 import pytest
-from servers import MCPSERVER, NOW, http_server, mutate_http, pin, rug_pull, scenario
+from servers import MCPSERVER, NOW, http_server, huge_answer_scenario, mutate_http, peak_while_refused, pin, rug_pull, scenario
 
 pytest.importorskip("agents")
 from agents import Agent, RunContextWrapper  # noqa: E402
@@ -111,10 +111,7 @@ async def test_a_64_mib_answer_is_refused_before_it_is_decoded(transport: str, t
     64 MiB tools/list answer against a 1 MiB max_answer_bytes is refused as
     it arrives (tracemalloc's peak under 8 MiB while the check reads it, as
     tests/test_wire.py measures), and the check leaves a record."""
-    import tracemalloc
-
-    big = [{"name": "big", "description": "a" * (64 << 20), "inputSchema": {"type": "object"}}]
-    scen = scenario(tmp_path, handshake="initialize", tools=big)
+    scen = huge_answer_scenario(tmp_path)
     records: List[Any] = []
 
     async def check(server: Any, endpoint: str) -> None:
@@ -122,14 +119,7 @@ async def test_a_64_mib_answer_is_refused_before_it_is_decoded(transport: str, t
         wrapped = with_continuity(server, lock, now=lambda: NOW, max_answer_bytes=1 << 20, timeout=60.0, on_record=lambda r, _: records.append(r))
         await wrapped.connect()
         try:
-            tracemalloc.start()
-            try:
-                tracemalloc.reset_peak()
-                with pytest.raises(ContinuityRefused):
-                    await wrapped.list_tools()
-                _, peak = tracemalloc.get_traced_memory()
-            finally:
-                tracemalloc.stop()
+            peak = await peak_while_refused(wrapped.list_tools)
         finally:
             await wrapped.cleanup()
         assert peak < 8 << 20, f"peak {peak} bytes while reading a 64 MiB answer with a 1 MiB limit"

@@ -12,13 +12,12 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 import pytest
-from servers import MCPSERVER, NOW, pin
+from servers import MCPSERVER, pin, stdio_preflight
 
-from crawlcheck.preflight import endpoint_of, with_preflight
+from crawlcheck.preflight import endpoint_of
 
 mcp = pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
-from mcp.client.stdio import stdio_client  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
@@ -38,17 +37,8 @@ async def test_invalid_utf8_mid_listing_leaves_a_record(tmp_path: Path) -> None:
     log = tmp_path / "records.jsonl"
     records: List[Dict[str, Any]] = []
     try:
-        async with stdio_client(params) as (read, write):
-            async with with_preflight(
-                ClientSession(read, write),
-                lock,
-                endpoint=params,
-                now=lambda: NOW,
-                timeout=1.0,
-                log_path=str(log),
-                on_record=lambda r, _: records.append(r),
-            ) as s:
-                await s.initialize()
+        async with stdio_preflight(params, lock, log, 1.0, records):
+            pass
     except BaseException:  # noqa: BLE001 - the transport's own failure may surface; the record is what counts
         pass
     assert len(records) == 1, records

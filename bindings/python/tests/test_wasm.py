@@ -11,9 +11,8 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
-from typing import Dict, List
+from typing import List
 
 import pytest
 
@@ -150,24 +149,10 @@ def test_edges_answer_as_the_native_library(wasm: WasmCore, native: _lib.Library
 def test_threads_give_identical_answers(wasm: WasmCore) -> None:
     """The module runs one call at a time; 4 threads × 200 calls of a real
     check, serialized by its lock, give the same bytes."""
-    from vectors import compact, members
+    from vectors import answers_from_threads, compact, members
 
     m = members((ROOT / "testdata" / "ops" / "continuity_check" / "example.json").read_bytes())
     req, want = compact(m["request"]), compact(m["response"])
-    got: Dict[int, set] = {i: set() for i in range(4)}  # type: ignore[type-arg]
-    errors: List[BaseException] = []
-
-    def work(i: int) -> None:
-        try:
-            for _ in range(200):
-                got[i].add(wasm.call("continuity_check", req))
-        except BaseException as e:  # noqa: BLE001 - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    got, errors = answers_from_threads(lambda: wasm.call("continuity_check", req), threads=4, calls=200)
     assert not errors
-    assert all(g == {want} for g in got.values())
+    assert all(g == {want} for g in got)

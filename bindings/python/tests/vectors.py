@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Callable, Dict, List, Set, Tuple
 
 WS = b" \t\r\n"
 REPO_TESTDATA = Path(__file__).resolve().parents[3] / "testdata"
@@ -155,3 +156,25 @@ def load(root: Path) -> List[Vector]:
             want = b'{"ok":true,"result":' + compact(cm[member]) + b"}"
             vs.append(Vector(f"{suite}/{json.loads(cm['name'])}", op, compact(cm["request"]), want))
     return vs
+
+
+def answers_from_threads(call: Callable[[], bytes], threads: int, calls: int) -> Tuple[List[Set[bytes]], List[BaseException]]:
+    """Runs `call` `calls` times on each of `threads` threads at once: the
+    set of answers each thread got, in thread order, and what any raised
+    (for the test to judge: every thread's set should be the one answer)."""
+    got: List[Set[bytes]] = [set() for _ in range(threads)]
+    errors: List[BaseException] = []
+
+    def work(i: int) -> None:
+        try:
+            for _ in range(calls):
+                got[i].add(call())
+        except BaseException as e:  # noqa: BLE001 - reported to the caller
+            errors.append(e)
+
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return got, errors

@@ -93,9 +93,27 @@ var errHostNotASCII = errors.New("has a host that is not ASCII: write its ASCII 
 // writes the ASCII form once (a browser's address bar or idn2 shows it).
 // Anything that is not an http(s) URL passes.
 func CheckHost(s string) error {
-	scheme, rest, ok := strings.Cut(strings.TrimSpace(s), "://")
-	if scheme = asciiLower(scheme); !ok || scheme != "http" && scheme != "https" {
+	host, ok := httpHost(strings.TrimSpace(s))
+	if !ok {
 		return nil
+	}
+	for i := 0; i < len(host); i++ {
+		if host[i] >= 0x80 || host[i] == '%' && !strings.HasPrefix(host, "[") {
+			return errHostNotASCII
+		}
+	}
+	return nil
+}
+
+// httpHost is the host of the URL s (the brackets of an IPv6 literal kept,
+// no userinfo, no port) when its scheme is http or https in any case; ok is
+// false for any other scheme, or none. (Only ASCII letters are folded: no
+// other rune lowercases to one of "https", so a scheme reads the same as
+// under strings.ToLower.)
+func httpHost(s string) (host string, ok bool) {
+	scheme, rest, ok := strings.Cut(s, "://")
+	if scheme = asciiLower(scheme); !ok || scheme != "http" && scheme != "https" {
+		return "", false
 	}
 	end := strings.IndexAny(rest, "/?#")
 	if end < 0 {
@@ -105,13 +123,8 @@ func CheckHost(s string) error {
 	if i := strings.LastIndexByte(authority, '@'); i >= 0 {
 		authority = authority[i+1:]
 	}
-	host, _ := splitHostPort(authority)
-	for i := 0; i < len(host); i++ {
-		if host[i] >= 0x80 || host[i] == '%' && !strings.HasPrefix(host, "[") {
-			return errHostNotASCII
-		}
-	}
-	return nil
+	host, _ = splitHostPort(authority)
+	return host, true
 }
 
 // splitHostPort splits "host:port" or "[v6]:port"; the brackets stay on the host.
@@ -160,20 +173,8 @@ func Same(a, b string) bool { return Canonical(a) == Canonical(b) }
 // IsHTTP reports whether s is an http or https URL with a host: the
 // endpoint of a streamable HTTP server.
 func IsHTTP(s string) bool {
-	scheme, rest, ok := strings.Cut(s, "://")
-	if scheme = strings.ToLower(scheme); !ok || scheme != "http" && scheme != "https" {
-		return false
-	}
-	end := strings.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
-	}
-	authority := rest[:end]
-	if i := strings.LastIndexByte(authority, '@'); i >= 0 {
-		authority = authority[i+1:]
-	}
-	host, _ := splitHostPort(authority)
-	return host != "" && strings.TrimSpace(s) == s
+	host, ok := httpHost(s)
+	return ok && host != "" && strings.TrimSpace(s) == s
 }
 
 // Stdio is the endpoint of a stdio server: "stdio:" followed by the

@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/crawlcheck/verifier/internal/issuer/service"
-	"github.com/crawlcheck/verifier/internal/issuer/store"
-	"github.com/crawlcheck/verifier/internal/issuer/store/pgtest"
 )
 
 // operatorToken is the operator's credential in these tests; the service
@@ -67,16 +65,7 @@ func TestCorrectionsOperatorOnly(t *testing.T) {
 }
 
 func TestCorrectionsPostgres(t *testing.T) {
-	pg := pgtest.Run(t)
-	dsn, err := pg.CreateDB("corrections")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := pgStore(t, "corrections")
 	cfg := operatorConfig()
 	cfg.Store = st
 	testCorrections(t, newEnv(t, allowLoopback(), cfg))

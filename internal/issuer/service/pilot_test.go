@@ -17,29 +17,18 @@ import (
 	"time"
 
 	"github.com/crawlcheck/verifier/internal/issuer/service"
-	"github.com/crawlcheck/verifier/internal/issuer/store"
-	"github.com/crawlcheck/verifier/internal/issuer/store/pgtest"
 )
 
 // records are n chained continuity records, as a host's record log holds
 // them (the core's bytes, one a line).
 func records(t testing.TB, n int) ([]string, []string) {
-	lock := coreOp(t, "make_lock", obj{"tools": json.RawMessage(tools), "approved_at": "2026-12-01T10:00:00Z", "server": obj{"url": "https://mcp.example.com/mcp"}})
-	var l struct{ Lock json.RawMessage }
-	json.Unmarshal(lock, &l)
+	lock := madeLock(t, obj{"tools": json.RawMessage(tools), "approved_at": "2026-12-01T10:00:00Z", "server": obj{"url": "https://mcp.example.com/mcp"}})
 	var lines, sums []string
+	prev := ""
 	for i := 0; i < n; i++ {
-		q := obj{"now": fmt.Sprintf("2026-12-01T10:%02d:00Z", i+1), "mode": "enforce", "lock": l.Lock,
-			"observed": obj{"endpoint": "https://mcp.example.com/mcp", "pages": []string{`{"tools":` + tools + `}`}}}
-		if i > 0 {
-			q["prev_record_sha256"] = sums[i-1]
-		}
-		rec := coreOp(t, "continuity_check", q)
-		var r struct {
-			SHA string `json:"record_sha256"`
-		}
-		json.Unmarshal(rec, &r)
-		lines, sums = append(lines, string(rec)), append(sums, r.SHA)
+		rec, sha := chainedRecord(t, obj{"now": fmt.Sprintf("2026-12-01T10:%02d:00Z", i+1), "mode": "enforce", "lock": lock,
+			"observed": obj{"endpoint": "https://mcp.example.com/mcp", "pages": []string{`{"tools":` + tools + `}`}}}, prev)
+		lines, sums, prev = append(lines, string(rec)), append(sums, sha), sha
 	}
 	return lines, sums
 }
@@ -100,16 +89,7 @@ func lines(ls ...string) []byte { return []byte(strings.Join(ls, "\n") + "\n") }
 func TestPilotSQLite(t *testing.T) { testPilot(t, newEnv(t, allowLoopback(), service.Config{})) }
 
 func TestPilotPostgres(t *testing.T) {
-	pg := pgtest.Run(t)
-	dsn, err := pg.CreateDB("pilot")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := pgStore(t, "pilot")
 	testPilot(t, newEnv(t, allowLoopback(), service.Config{Store: st}))
 }
 

@@ -77,22 +77,12 @@ func testReportMemoryBounded(t *testing.T, st store.Store) {
 	var batch bytes.Buffer
 	var prev string
 	size, n := 0, 0
-	lock := coreOp(t, "make_lock", obj{"tools": json.RawMessage(tools), "approved_at": "2026-12-01T10:00:00Z", "server": obj{"url": "https://mcp.example.com/mcp"}})
-	var l struct{ Lock json.RawMessage }
-	json.Unmarshal(lock, &l)
+	lock := madeLock(t, obj{"tools": json.RawMessage(tools), "approved_at": "2026-12-01T10:00:00Z", "server": obj{"url": "https://mcp.example.com/mcp"}})
 	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	for size < 10<<20 {
-		q := obj{"now": start.Add(time.Duration(n) * time.Second).Format(time.RFC3339), "mode": "enforce", "lock": l.Lock,
-			"observed": obj{"endpoint": "https://mcp.example.com/mcp", "pages": []string{`{"tools":` + tools + `}`}}}
-		if prev != "" {
-			q["prev_record_sha256"] = prev
-		}
-		rec := coreOp(t, "continuity_check", q)
-		var r struct {
-			SHA string `json:"record_sha256"`
-		}
-		json.Unmarshal(rec, &r)
-		prev = r.SHA
+		var rec json.RawMessage
+		rec, prev = chainedRecord(t, obj{"now": start.Add(time.Duration(n) * time.Second).Format(time.RFC3339), "mode": "enforce", "lock": lock,
+			"observed": obj{"endpoint": "https://mcp.example.com/mcp", "pages": []string{`{"tools":` + tools + `}`}}}, prev)
 		batch.Write(rec)
 		batch.WriteByte('\n')
 		size, n = size+len(rec)+1, n+1

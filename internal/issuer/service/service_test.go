@@ -176,6 +176,30 @@ func coreOp(t testing.TB, op string, req any) json.RawMessage {
 	return out.Result
 }
 
+// madeLock is the lockfile make_lock makes of req.
+func madeLock(t testing.TB, req obj) json.RawMessage {
+	t.Helper()
+	var l struct{ Lock json.RawMessage }
+	json.Unmarshal(coreOp(t, "make_lock", req), &l)
+	return l.Lock
+}
+
+// chainedRecord is the record continuity_check makes of q, chained after
+// the record whose record_sha256 is prev (none when prev is ""), and its
+// own record_sha256: the next line of a host's record log.
+func chainedRecord(t testing.TB, q obj, prev string) (json.RawMessage, string) {
+	t.Helper()
+	if prev != "" {
+		q["prev_record_sha256"] = prev
+	}
+	rec := coreOp(t, "continuity_check", q)
+	var r struct {
+		SHA string `json:"record_sha256"`
+	}
+	json.Unmarshal(rec, &r)
+	return rec, r.SHA
+}
+
 func (e *env) trust(lock []byte) (string, string) {
 	var v struct {
 		Trust  string

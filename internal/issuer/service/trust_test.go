@@ -2,7 +2,6 @@ package service_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -15,7 +14,6 @@ import (
 	"github.com/crawlcheck/verifier/internal/issuer/fetch"
 	"github.com/crawlcheck/verifier/internal/issuer/service"
 	"github.com/crawlcheck/verifier/internal/issuer/store"
-	"github.com/crawlcheck/verifier/internal/issuer/store/pgtest"
 )
 
 // provenanceOf is a signed lockfile's provenance and trust as the core
@@ -197,16 +195,7 @@ type namedStore struct {
 // stores are SQLite and a throwaway PostgreSQL (pgtest): the principal a
 // document is recorded with is a column of both (migration 11).
 func stores(t *testing.T) []namedStore {
-	pg := pgtest.Run(t)
-	dsn, err := pg.CreateDB("trust")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := pgStore(t, "trust")
 	return []namedStore{{"sqlite", nil}, {"postgres", st}}
 }
 

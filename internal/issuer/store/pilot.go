@@ -126,18 +126,29 @@ func (s *sqlStore) HoldsRecord(ctx context.Context, sha256 string) (bool, error)
 }
 
 func (s *sqlStore) AddCorrection(ctx context.Context, c Correction, entry []byte, sign func(size uint64, root tlog.Hash) (string, error)) (uint64, string, error) {
+	return s.addLogged(ctx, "correction", fmt.Sprintf("correction %d of %s", c.Version, c.Target), entry, sign,
+		`INSERT INTO corrections (sha256, target, version, issued_at, body) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		c.SHA256, c.Target, c.Version, micros(c.IssuedAt), c.Body)
+}
+
+// addLogged inserts one row (insert, an INSERT ... ON CONFLICT DO NOTHING,
+// with args) and, when entry is not nil, appends entry to the log, in one
+// transaction: the row and its log entry are kept together or not at all.
+// A row that inserted nothing is ErrConflict, named by conflict; every
+// other error names what. It answers the entry's index and the checkpoint
+// the log was signed at.
+func (s *sqlStore) addLogged(ctx context.Context, what, conflict string, entry []byte, sign func(size uint64, root tlog.Hash) (string, error), insert string, args ...any) (uint64, string, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, "", fmt.Errorf("store: add correction: %w", err)
+		return 0, "", fmt.Errorf("store: add %s: %w", what, err)
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, s.q(`INSERT INTO corrections (sha256, target, version, issued_at, body) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
-		c.SHA256, c.Target, c.Version, micros(c.IssuedAt), c.Body)
+	res, err := tx.ExecContext(ctx, s.q(insert), args...)
 	if err != nil {
-		return 0, "", fmt.Errorf("store: add correction: %w", err)
+		return 0, "", fmt.Errorf("store: add %s: %w", what, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return 0, "", fmt.Errorf("store: correction %d of %s: %w", c.Version, c.Target, ErrConflict)
+		return 0, "", fmt.Errorf("store: %s: %w", conflict, ErrConflict)
 	}
 	var first uint64
 	var note string
@@ -147,7 +158,7 @@ func (s *sqlStore) AddCorrection(ctx context.Context, c Correction, entry []byte
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return 0, "", fmt.Errorf("store: add correction: commit: %w", err)
+		return 0, "", fmt.Errorf("store: add %s: commit: %w", what, err)
 	}
 	return first, note, nil
 }
@@ -161,30 +172,9 @@ func (s *sqlStore) AllCorrections(ctx context.Context) ([]Correction, error) {
 }
 
 func (s *sqlStore) AddResigning(ctx context.Context, r Resigning, entry []byte, sign func(size uint64, root tlog.Hash) (string, error)) (uint64, string, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, "", fmt.Errorf("store: add re-signing: %w", err)
-	}
-	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, s.q(`INSERT INTO correction_resignings (sha256, original, key_id, signed_at, body) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
+	return s.addLogged(ctx, "re-signing", fmt.Sprintf("re-signing of %s by %s", r.Original, r.KeyID), entry, sign,
+		`INSERT INTO correction_resignings (sha256, original, key_id, signed_at, body) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 		r.SHA256, r.Original, r.KeyID, micros(r.SignedAt), r.Body)
-	if err != nil {
-		return 0, "", fmt.Errorf("store: add re-signing: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return 0, "", fmt.Errorf("store: re-signing of %s by %s: %w", r.Original, r.KeyID, ErrConflict)
-	}
-	var first uint64
-	var note string
-	if entry != nil {
-		if first, note, _, err = s.logAppendTx(ctx, tx, [][]byte{entry}, sign); err != nil {
-			return 0, "", err
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return 0, "", fmt.Errorf("store: add re-signing: commit: %w", err)
-	}
-	return first, note, nil
 }
 
 func (s *sqlStore) Resignings(ctx context.Context, original string) ([]Resigning, error) {
