@@ -71,6 +71,7 @@ func init() {
 		"sign_correction":     opSignCorrection,
 		"corrections_apply":   opCorrectionsApply,
 		"resign_correction":   opResignCorrection,
+		"resource_metadata":   opResourceMetadata,
 	} {
 		ops[name] = fn
 	}

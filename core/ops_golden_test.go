@@ -416,6 +416,7 @@ func opVectors(t testing.TB) []opVector {
 	vs = append(vs, receiptVectors(t)...)
 	vs = append(vs, scanVectors(t)...)
 	vs = append(vs, escapeVectors()...)
+	vs = append(vs, resourceMetadataVectors(t)...)
 	vs = append(vs, signatureVectors(t)...)
 	vs = append(vs, chainVectors(t)...)
 	vs = append(vs, launchedOpVectors(t)...)

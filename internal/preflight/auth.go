@@ -6,30 +6,28 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"github.com/crawlcheck/verifier/internal/corecall"
 )
 
-// maxMetadataURL bounds the resource metadata URL kept from a
-// WWW-Authenticate: a longer one is the server's noise, not a URL to show.
-const maxMetadataURL = 2048
-
 // ResourceMetadataOf is the resource_metadata parameter of a 401's or a
-// 403's WWW-Authenticate challenges (RFC 9728, section 5.1), read by the
-// MCP SDK's own parser (oauthex): the URL of the server's protected
-// resource metadata, "" when no challenge names one, when the field does
-// not parse, or for a URL longer than 2048 bytes. It is the server's text:
-// whoever shows it shows it escaped (the core does, in a record's detail).
+// 403's WWW-Authenticate lines (RFC 9728, section 5.1): the URL of the
+// server's protected resource metadata, "" when none is kept. How the
+// server's header is read is the core's rule (its resource_metadata op,
+// the same for every host); this only hands it the lines. It is the
+// server's text: whoever shows it shows it escaped (the core does, in a
+// record's detail).
 func ResourceMetadataOf(h http.Header) string {
-	challenges, err := oauthex.ParseWWWAuthenticate(h.Values("Www-Authenticate"))
-	if err != nil {
-		return ""
+	lines := h.Values("Www-Authenticate")
+	if lines == nil {
+		lines = []string{}
 	}
-	for _, c := range challenges {
-		if u := c.Params["resource_metadata"]; u != "" && len(u) <= maxMetadataURL {
-			return u
-		}
+	var out struct {
+		ResourceMetadata string `json:"resource_metadata"`
 	}
-	return ""
+	if corecall.Into("resource_metadata", map[string]any{"www_authenticate": lines}, &out) != nil {
+		return "" // the request is the host's own and always reads; nothing kept otherwise
+	}
+	return out.ResourceMetadata
 }
 
 // HeaderTransport returns a RoundTripper that adds headers (credentials:

@@ -11,8 +11,9 @@ import (
 )
 
 // TestResourceMetadataVectors: testdata/www-authenticate.json is what the
-// Go host keeps of a 401's WWW-Authenticate lines; the JS and Python
-// captures replay the same cases, so every host records the same
+// core's resource_metadata op keeps of a 401's WWW-Authenticate lines; the
+// Go host hands it the lines of an http.Header (ResourceMetadataOf), and the
+// JS and Python hosts replay the same cases, so every host records the same
 // resource_metadata for the same server.
 func TestResourceMetadataVectors(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "www-authenticate.json"))

@@ -68,6 +68,7 @@ export const OPS = [
   "replay_decision",
   "replay_state",
   "resign_correction",
+  "resource_metadata",
   "rules",
   "scan",
   "scan_items",

@@ -1265,6 +1265,18 @@ export interface EscapeTextResult {
   text: string;
 }
 
+/** The request of resource_metadata. */
+export interface ResourceMetadataRequest {
+  /** the response's WWW-Authenticate lines, in order ([] when there are none) */
+  www_authenticate: string[];
+}
+
+/** The result of resource_metadata. */
+export interface ResourceMetadataResult {
+  /** the URL, "" when none is kept */
+  resource_metadata: string;
+}
+
 /** The request of refusal. */
 export interface RefusalRequest {
   /** the continuity record that decided */
@@ -1774,6 +1786,18 @@ export interface Ops {
    */
   escapeText(request: EscapeTextRequest): EscapeTextResult;
   /**
+   * The resource_metadata URL (RFC 9728, section 5.1) of a 401's or a 403's WWW-Authenticate lines,
+   * which a host's fault `unauthorized` or `forbidden` carries (docs/continuity.md, Host faults).
+   * The lines are read as go-sdk's `oauthex.ParseWWWAuthenticate` reads them: challenges split at a
+   * comma not followed by a `key=`, parameters `key=token` or `key="quoted"` with backslash escapes
+   * and keys in any case, a malformed challenge on any line failing the whole header, the first
+   * challenge naming the parameter winning; a URL over 2048 bytes is not kept. A host hands the
+   * lines over as the server sent them (each header line a string, text that is not UTF-8 read with
+   * U+FFFD) and keeps the answer; the vectors are testdata/www-authenticate.json's cases. The URL
+   * is the server's text: show it through `escape_text`. Throws CoreError with the core's code.
+   */
+  resourceMetadata(request: ResourceMetadataRequest): ResourceMetadataResult;
+  /**
    * Why a record refuses a call or a session, in the words every host's refusal error carries (Go
    * `RefusedError`, JS and Python `ContinuityRefused`): `crawlcheck: session denied (deny):
    * server_identity_mismatch (approved https://a/mcp, answering https://b/mcp) (record …)`, or
@@ -1914,6 +1938,7 @@ export interface OpTypes {
   scan_items: { request: ScanItemsRequest; result: ScanItemsResult };
   ui_template_check: { request: UiTemplateCheckRequest; result: UiTemplateCheckResult };
   escape_text: { request: EscapeTextRequest; result: EscapeTextResult };
+  resource_metadata: { request: ResourceMetadataRequest; result: ResourceMetadataResult };
   refusal: { request: RefusalRequest; result: RefusalResult };
   verify_record: { request: VerifyRecordRequest; result: VerifyRecordResult };
   verify_chain: { request: VerifyChainRequest; result: VerifyChainResult };

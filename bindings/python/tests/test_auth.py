@@ -24,7 +24,7 @@ import pytest
 from servers import CLI, NOW, NOW_S, REPO, pin
 
 from crawlcheck.preflight import ContinuityRefused, endpoint_of, with_preflight
-from crawlcheck.transport import MAX_METADATA_URL, _httpx, resource_metadata_of, streamable_http_client
+from crawlcheck.transport import _httpx, resource_metadata_of, streamable_http_client
 
 mcp = pytest.importorskip("mcp")
 from mcp import ClientSession  # noqa: E402
@@ -136,28 +136,10 @@ async def test_a_403_records_forbidden_as_crawlcheck_check_header_does_and_the_t
         assert word.encode() not in py[0], word
 
 
-def test_resource_metadata_is_read_as_the_go_host_reads_it() -> None:
-    u = "https://rs.example/.well-known/oauth-protected-resource"
-    assert resource_metadata_of([]) == ""
-    assert resource_metadata_of([f'Bearer resource_metadata="{u}"'.encode()]) == u
-    assert resource_metadata_of([f'Bearer error="invalid_token", Resource_Metadata={u}'.encode()]) == u
-    # The first challenge naming it wins, over lines too; a comma inside quotes is no separator.
-    assert resource_metadata_of([b'Basic realm="a, b"', f'Bearer resource_metadata="{u}", DPoP resource_metadata="https://other.example/"'.encode()]) == u
-    assert resource_metadata_of([b'Bearer resource_metadata="https://rs.example/\\"q\\""']) == 'https://rs.example/"q"'
-    # A malformed challenge on any line fails the whole header, as in Go.
-    assert resource_metadata_of([f'Bearer resource_metadata="{u}"'.encode(), b'Basic realm="open']) == ""
-    assert resource_metadata_of([f'"Bearer" resource_metadata="{u}"'.encode()]) == ""
-    assert resource_metadata_of([b'Bearer resource_metadata=""']) == ""
-    # Bounded at 2,048 bytes: a longer one is dropped, not cut.
-    at = "https://rs.example/" + "a" * (MAX_METADATA_URL - 19)
-    assert len(at) == MAX_METADATA_URL
-    assert resource_metadata_of([f'Bearer resource_metadata="{at}"'.encode()]) == at
-    assert resource_metadata_of([f'Bearer resource_metadata="{at}a"'.encode()]) == ""
-
-
 def test_www_authenticate_vectors() -> None:
-    """testdata/www-authenticate.json: the resource metadata URL the Go host
-    keeps of each case's header lines, as httpx gives them (bytes)."""
+    """testdata/www-authenticate.json: the resource metadata URL the core's
+    resource_metadata op keeps of each case's header lines, handed over as
+    httpx gives them (bytes)."""
     cases = json.loads((REPO / "testdata" / "www-authenticate.json").read_text("utf-8"))["cases"]
     assert cases
     for c in cases:

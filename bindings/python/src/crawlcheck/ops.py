@@ -1495,6 +1495,38 @@ def escape_text(
     return cast(EscapeTextResult, call("escape_text", _req(text=text)))
 
 
+class ResourceMetadataResult(TypedDict):
+    """The result of resource_metadata."""
+    #: the URL, "" when none is kept
+    resource_metadata: str
+
+
+def resource_metadata(
+    *,
+    www_authenticate: Sequence[str],
+) -> ResourceMetadataResult:
+    """The resource_metadata URL (RFC 9728, section 5.1) of a 401's or a 403's WWW-Authenticate
+    lines, which a host's fault `unauthorized` or `forbidden` carries (docs/continuity.md, Host
+    faults). The lines are read as go-sdk's `oauthex.ParseWWWAuthenticate` reads them: challenges
+    split at a comma not followed by a `key=`, parameters `key=token` or `key="quoted"` with
+    backslash escapes and keys in any case, a malformed challenge on any line failing the whole
+    header, the first challenge naming the parameter winning; a URL over 2048 bytes is not kept.
+    A host hands the lines over as the server sent them (each header line a string, text that is
+    not UTF-8 read with U+FFFD) and keeps the answer; the vectors are
+    testdata/www-authenticate.json's cases. The URL is the server's text: show it through
+    `escape_text`.
+    """
+    return cast(
+        ResourceMetadataResult,
+        call(
+            "resource_metadata",
+            _req(
+                www_authenticate=www_authenticate,
+            ),
+        ),
+    )
+
+
 class RefusalResult(TypedDict):
     """The result of refusal."""
     #: the message, safe to show; null only with `would` when enforce would have refused nothing

@@ -34,12 +34,13 @@ import inspect
 import subprocess
 import sys
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Optional, TextIO, Tuple
+from typing import Any, AsyncIterator, Awaitable, Callable, List, Optional, TextIO, Tuple
 
 import anyio
 
 from ._frames import members, value
 from ._limits import limits
+from .ops import resource_metadata as _resource_metadata_op
 
 if sys.version_info < (3, 11):  # pragma: no cover - the backport anyio depends on there
     from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found]
@@ -415,110 +416,13 @@ async def stdio_client(server: Any, errlog: TextIO = sys.stderr) -> AsyncIterato
 
 #: The longest resource metadata URL kept (bytes), as the Go host bounds it:
 #: a longer one is noise, not a URL a person follows.
-MAX_METADATA_URL = 2048
-
-
 def resource_metadata_of(headers: List[bytes]) -> str:
     """The resource_metadata parameter (RFC 9728) of a 401's or 403's
-    WWW-Authenticate lines, "" when none names it, one cannot be parsed, or
-    it is longer than MAX_METADATA_URL bytes. The lines are read as the Go
-    host's parser (go-sdk's oauthex.ParseWWWAuthenticate) reads them, so
-    both record the same URL for the same server: challenges split at a
-    comma not followed by a ``key=``, parameters ``key=token`` or
-    ``key="quoted"`` with backslash escapes, a malformed challenge failing
-    the whole header, the first challenge naming the parameter winning. The
-    bytes are read one char each (latin-1); the URL is them as UTF-8."""
-    found = ""
-    for line in headers:
-        challenges = _split_challenges(line.decode("latin-1"))
-        if challenges is None:
-            return ""
-        for c in challenges:
-            if not _go_trim(c):
-                continue
-            params = _challenge_params(c)
-            if params is None:
-                return ""
-            u = params.get("resource_metadata", "")
-            if not found and u and len(u) <= MAX_METADATA_URL:
-                found = u
-    return found.encode("latin-1").decode("utf-8", "replace")
-
-
-def _go_trim(s: str) -> str:
-    """Go's strings.TrimSpace on bytes read as latin-1 (ASCII space only:
-    a byte past 0x7f is no whole rune)."""
-    return s.strip(" \t\n\r\v\f")
-
-
-def _split_challenges(h: str) -> Optional[List[str]]:
-    """The challenges of one header line (oauthex's splitChallenges), None
-    if it is malformed."""
-    out: List[str] = []
-    in_quotes = False
-    start = 0
-    for i, c in enumerate(h):
-        if c == '"':
-            if i == 0:
-                return None  # a challenge begins with a token, never a quote
-            if h[i - 1] != "\\":
-                in_quotes = not in_quotes
-        elif c == "," and not in_quotes:
-            look = _go_trim(h[i + 1 :])
-            eq = look.find("=")
-            if not (eq > 0 and not any(ch in " \t\n\r\v\f" for ch in look[:eq])):
-                out.append(h[start:i])
-                start = i + 1
-    out.append(h[start:])
-    return out
-
-
-def _challenge_params(s: str) -> Optional[Dict[str, str]]:
-    """The parameters of one challenge (oauthex's parseSingleChallenge),
-    keys lower-cased; None if it is malformed."""
-    s = _go_trim(s)
-    params: Dict[str, str] = {}
-    sp = s.find(" ")
-    if sp < 0:
-        return params
-    rest = s[sp + 1 :]
-    while rest:
-        key_end = rest.find("=")
-        if key_end <= 0:
-            return None
-        key = _go_trim(rest[:key_end])
-        rest = _go_trim(rest[key_end + 1 :])
-        if rest.startswith('"'):
-            rest = rest[1:]
-            chars: List[str] = []
-            i = 0
-            while i < len(rest):
-                if rest[i] == "\\" and i + 1 < len(rest):
-                    chars.append(rest[i + 1])
-                    i += 1
-                elif rest[i] == '"':
-                    break
-                else:
-                    chars.append(rest[i])
-                i += 1
-            if i == len(rest):
-                return None  # unterminated
-            value = "".join(chars)
-            rest = _go_trim(rest[i + 1 :])
-        else:
-            comma = rest.find(",")
-            if comma < 0:
-                value, rest = rest, ""
-            else:
-                value, rest = _go_trim(rest[:comma]), _go_trim(rest[comma:])
-        if not value:
-            return None
-        params[key.lower()] = value
-        if rest.startswith(","):
-            rest = _go_trim(rest[1:])
-        elif rest:
-            return None
-    return params
+    WWW-Authenticate lines, "" when none is kept: the core's rule (its
+    resource_metadata op, the same for every host), handed the lines as the
+    server sent them (bytes that are not UTF-8 read as U+FFFD)."""
+    lines = [line.decode("utf-8", "replace") for line in headers]
+    return _resource_metadata_op(www_authenticate=lines)["resource_metadata"]
 
 
 def _httpx() -> Any:
