@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/crawlcheck/verifier/core/textsafe"
 	"github.com/crawlcheck/verifier/internal/corecall"
 )
 
@@ -68,7 +69,7 @@ func openLog(f *os.File) (*Log, error) {
 		return nil, err
 	}
 	if !chain.Valid {
-		return nil, fmt.Errorf("broken at record %d: %s; move it aside to start a new log", chain.BrokenAt+1, chain.Reason)
+		return nil, fmt.Errorf("broken at record %d: %s; move it aside to start a new log", chain.BrokenAt+1, textsafe.Escape(chain.Reason))
 	}
 	switch {
 	case chain.TornTail:
@@ -118,7 +119,7 @@ func (l *Log) syncHead() error {
 		return err
 	}
 	if !chain.Valid {
-		return fmt.Errorf("the records appended by another process do not continue the chain (record %d after this process's last: %s)", chain.BrokenAt+1, chain.Reason)
+		return fmt.Errorf("the records appended by another process do not continue the chain (record %d after this process's last: %s)", chain.BrokenAt+1, textsafe.Escape(chain.Reason))
 	}
 	size := fi.Size()
 	if chain.TornTail {

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,5 +85,20 @@ func TestLogTwoProcesses(t *testing.T) {
 	chain, err := preflight.VerifyChain(data)
 	if err != nil || !chain.Valid || chain.Count != 2*n {
 		t.Errorf("chain %+v, %v; want %d records, valid", chain, err, 2*n)
+	}
+}
+
+// TestOpenLogShowsTheReasonEscaped: why a log does not verify can quote the
+// log's own bytes (a record kind written into the file), and the error a
+// person reads shows them through the core's escape rule, as JS does: a
+// right-to-left override from the file must not reorder the message.
+func TestOpenLogShowsTheReasonEscaped(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "records.jsonl")
+	if err := os.WriteFile(logPath, []byte("{\"kind\":\"\u202eevil\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := preflight.OpenLog(logPath)
+	if err == nil || !strings.Contains(err.Error(), `record kind is "\u{202E}evil"`) || strings.ContainsRune(err.Error(), '\u202e') {
+		t.Errorf("OpenLog of a log with an override in it: %v; want the override escaped", err)
 	}
 }

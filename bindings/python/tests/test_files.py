@@ -15,7 +15,7 @@ import pytest
 from servers import NOW, pin
 
 from crawlcheck._limits import limits
-from crawlcheck._log import LogError
+from crawlcheck._log import LogError, RecordLog
 from crawlcheck.preflight import PreflightError, with_preflight
 
 pytestmark = pytest.mark.anyio
@@ -79,3 +79,14 @@ async def test_a_record_log_that_is_not_a_regular_file_of_at_most_the_cores_reco
     ]:
         e = await refused(lock, log_path=log)
         assert isinstance(e, LogError) and want in str(e), (log, str(e))
+
+
+def test_why_a_record_log_does_not_verify_is_shown_escaped(tmp_path: Path) -> None:
+    """The reason can quote the log's own bytes (a record kind written into
+    the file): the error shows them through the core's escape rule, as the
+    JS and Go hosts do, so an override from the file reorders nothing."""
+    log = tmp_path / "records.jsonl"
+    log.write_bytes('{"kind":"\u202eevil"}\n'.encode())
+    with pytest.raises(LogError) as e:
+        RecordLog(str(log))
+    assert 'record kind is "\\u{202E}evil"' in str(e.value) and "\u202e" not in str(e.value), str(e.value)

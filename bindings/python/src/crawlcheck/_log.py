@@ -12,7 +12,7 @@ from ._errors import CrawlcheckError
 
 from ._files import FileRefused, read_regular
 from ._limits import limits
-from .ops import verify_chain
+from .ops import escape_text, verify_chain
 
 
 class LogError(CrawlcheckError, RuntimeError):
@@ -62,7 +62,7 @@ class RecordLog:
         if not chain.get("valid"):
             raise LogError(
                 f"record log {self.path}: broken at record {int(chain.get('broken_at') or 0) + 1}: "
-                f"{chain.get('reason')}; move it aside to start a new log"
+                f"{escape_text(text=str(chain.get('reason') or ''))['text']}; move it aside to start a new log"
             )
         if chain.get("torn_tail"):
             os.ftruncate(self._fd, data.rfind(b"\n") + 1)
