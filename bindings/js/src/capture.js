@@ -26,6 +26,7 @@
 // says so (FAILURE_TOO_LARGE, which the core records as server_unavailable).
 
 import { CrawlcheckError } from "./errors.js";
+import { load } from "./core.js";
 import { capped } from "./bounded.js";
 import { idKey, members, parseMember } from "./frames.js";
 
@@ -535,108 +536,19 @@ function concat(a, b) {
   return out;
 }
 
-/** The longest resource metadata URL kept (bytes), as the Go host bounds it: a longer one is noise, not a URL a person follows. */
-export const MAX_METADATA_URL = 2048;
-
 /**
  * The resource_metadata parameter (RFC 9728) of a 401's or 403's
- * WWW-Authenticate, "" when it names none, cannot be parsed, or is longer
- * than MAX_METADATA_URL bytes. It reads the header as the Go host's parser
- * (the go-sdk's oauthex.ParseWWWAuthenticate) does, so both record the
- * same URL for the same server: challenges split at a comma not followed by
- * a `key=`, parameters `key=token` or `key="quoted"` with backslash
- * escapes, any malformed challenge failing the whole header, the first
- * challenge naming the parameter winning. fetch joins repeated header lines
- * with ", ", which this split reads as Go reads the lines one by one.
- * A header value is bytes (one char each, latin1, as fetch gives it); the
- * URL is those bytes as UTF-8.
+ * WWW-Authenticate, "" when none is kept: the core's rule (its
+ * resource_metadata op, the same for every host). fetch joins repeated
+ * header lines with ", ", which the core's split reads as it reads the lines
+ * one by one. A header value is bytes (one char each, latin1, as fetch gives
+ * it), handed over as the UTF-8 text they are.
+ * @param {import("./core.js").Core} cc
  * @param {string|null} header
  */
-export function resourceMetadataOf(header) {
-  if (header === null) return "";
-  const challenges = splitChallenges(header);
-  if (challenges === null) return "";
-  let found = "";
-  for (const cs of challenges) {
-    if (goTrim(cs) === "") continue;
-    const params = challengeParams(cs);
-    if (params === null) return "";
-    const u = params.get("resource_metadata") ?? "";
-    if (found === "" && u !== "" && u.length <= MAX_METADATA_URL) found = u;
-  }
-  return found === "" ? "" : Buffer.from(found, "latin1").toString("utf8");
-}
-
-/**
- * Go's strings.TrimSpace on bytes read as latin1: ASCII white space only
- * (a byte past 0x7f alone is no whole rune there).
- */
-function goTrim(s) {
-  return s.replace(/^[ \t\n\r\v\f]+|[ \t\n\r\v\f]+$/g, "");
-}
-
-/** The challenges of one header value (oauthex's splitChallenges), null if it is malformed. */
-function splitChallenges(h) {
-  const out = [];
-  let inQuotes = false;
-  let start = 0;
-  for (let i = 0; i < h.length; i++) {
-    const c = h[i];
-    if (c === '"') {
-      if (i === 0) return null; // a challenge begins with a token, never a quote
-      if (h[i - 1] !== "\\") inQuotes = !inQuotes;
-    } else if (c === "," && !inQuotes) {
-      const look = goTrim(h.slice(i + 1));
-      const eq = look.indexOf("=");
-      if (!(eq > 0 && !/[ \t\n\r\v\f]/.test(look.slice(0, eq)))) {
-        out.push(h.slice(start, i));
-        start = i + 1;
-      }
-    }
-  }
-  out.push(h.slice(start));
-  return out;
-}
-
-/** The parameters of one challenge (oauthex's parseSingleChallenge), keys lower-cased; null if it is malformed. */
-function challengeParams(s) {
-  s = goTrim(s);
-  const params = new Map();
-  const sp = s.indexOf(" ");
-  if (sp < 0) return params;
-  let rest = s.slice(sp + 1);
-  while (rest !== "") {
-    const keyEnd = rest.indexOf("=");
-    if (keyEnd <= 0) return null;
-    const key = goTrim(rest.slice(0, keyEnd));
-    rest = goTrim(rest.slice(keyEnd + 1));
-    let value = "";
-    if (rest.startsWith('"')) {
-      rest = rest.slice(1);
-      let i = 0;
-      for (; i < rest.length; i++) {
-        if (rest[i] === "\\" && i + 1 < rest.length) value += rest[++i];
-        else if (rest[i] === '"') break;
-        else value += rest[i];
-      }
-      if (i === rest.length) return null; // unterminated
-      rest = goTrim(rest.slice(i + 1));
-    } else {
-      const comma = rest.indexOf(",");
-      if (comma < 0) {
-        value = rest;
-        rest = "";
-      } else {
-        value = goTrim(rest.slice(0, comma));
-        rest = goTrim(rest.slice(comma));
-      }
-    }
-    if (value === "") return null;
-    params.set(key.toLowerCase(), value);
-    if (rest.startsWith(",")) rest = goTrim(rest.slice(1));
-    else if (rest !== "") return null;
-  }
-  return params;
+export function resourceMetadataOf(cc, header) {
+  const lines = header === null ? [] : [Buffer.from(header, "latin1").toString("utf8")];
+  return cc.call("resource_metadata", { www_authenticate: lines }).resource_metadata;
 }
 
 /** The socket errors of a connection that was never made (Node's fetch, undici). */
@@ -667,7 +579,7 @@ async function tapFetch(rec, inner, input, init, legacy, streamTapped) {
     throw e;
   }
   if (resp.status === 401 || resp.status === 403) {
-    rec.authFault(resp.status === 401 ? "unauthorized" : "forbidden", resourceMetadataOf(resp.headers.get("www-authenticate")));
+    rec.authFault(resp.status === 401 ? "unauthorized" : "forbidden", resourceMetadataOf(await load(), resp.headers.get("www-authenticate")));
   }
   if (!resp.body) return resp;
   const type = (resp.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();

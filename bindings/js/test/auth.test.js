@@ -12,7 +12,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { ContinuityRefused, withPreflight } from "../src/index.js";
-import { resourceMetadataOf, MAX_METADATA_URL } from "../src/capture.js";
+import { resourceMetadataOf } from "../src/capture.js";
+import { load } from "../src/core.js";
 import { TESTDATA } from "./vectors.js";
 import { ROOT, NOW, TOOLS, crawlcheck, endpointFor, now, pinLock, sdk, spawnListening, tempDir } from "./helpers.js";
 
@@ -105,29 +106,10 @@ test("a 403 insufficient_scope from the SDK's requireBearerAuth: forbidden, as c
   await refusedOnBothSDKs(url, lock, { Authorization: `Bearer ${token}` }, go, [token, "insufficient_scope", "Insufficient scope"]);
 });
 
-test("resourceMetadataOf reads WWW-Authenticate as the Go host's parser does", () => {
-  const u = "https://rs.example/.well-known/oauth-protected-resource";
-  assert.equal(resourceMetadataOf(null), "");
-  assert.equal(resourceMetadataOf(`Bearer resource_metadata="${u}"`), u);
-  assert.equal(resourceMetadataOf(`Bearer error="invalid_token", Resource_Metadata=${u}`), u);
-  // The first challenge naming it wins; a comma inside quotes is no separator.
-  assert.equal(resourceMetadataOf(`Basic realm="a, b", Bearer resource_metadata="${u}", DPoP resource_metadata="https://other.example/"`), u);
-  // Backslash escapes inside a quoted value.
-  assert.equal(resourceMetadataOf(`Bearer resource_metadata="https://rs.example/\\"q\\""`), 'https://rs.example/"q"');
-  // A malformed challenge anywhere fails the whole header, as in Go.
-  assert.equal(resourceMetadataOf(`Bearer resource_metadata="${u}", Basic realm="open`), "");
-  assert.equal(resourceMetadataOf(`"Bearer" resource_metadata="${u}"`), "");
-  assert.equal(resourceMetadataOf(`Bearer resource_metadata=""`), "");
-  // Bounded at 2,048 bytes: a longer one is dropped, not cut.
-  const at = "https://rs.example/" + "a".repeat(MAX_METADATA_URL - 19);
-  assert.equal(at.length, MAX_METADATA_URL);
-  assert.equal(resourceMetadataOf(`Bearer resource_metadata="${at}"`), at);
-  assert.equal(resourceMetadataOf(`Bearer resource_metadata="${at}a"`), "");
-});
-
-test("testdata/www-authenticate.json: the resource metadata URL the Go host keeps of each header", () => {
+test("testdata/www-authenticate.json: the resource metadata URL the core keeps of each header, as fetch gives it", async () => {
+  const cc = await load();
   const { cases } = JSON.parse(readFileSync(join(TESTDATA, "www-authenticate.json"), "utf8"));
   assert.ok(cases.length > 0);
   // fetch gives repeated lines joined by ", ", each byte one char (latin1).
-  for (const c of cases) assert.equal(resourceMetadataOf(Buffer.from(c.www_authenticate.join(", "), "utf8").toString("latin1")), c.resource_metadata, c.name);
+  for (const c of cases) assert.equal(resourceMetadataOf(cc, Buffer.from(c.www_authenticate.join(", "), "utf8").toString("latin1")), c.resource_metadata, c.name);
 });
