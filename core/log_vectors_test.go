@@ -98,6 +98,13 @@ func logVectors(t testing.TB) []opVector {
 	verify("consistency proof unavailable", f.proof(12), obj{"checkpoint": f.checkpoint(10), "consistency_unavailable": true})
 	verify("consistency proof unavailable, the kept checkpoint the same", f.proof(12), obj{"checkpoint": f.checkpoint(12), "consistency_unavailable": true})
 	verify("consistency proof unavailable and given", f.proof(12), obj{"checkpoint": f.checkpoint(10), "consistency": f.consistency(10, 12), "consistency_unavailable": true})
+	// The issuer's answer as it came (consistency_answer): the core reads the proof out of it.
+	answer := string(mustJSON(t, obj{"consistency": f.consistency(10, 12)}))
+	verify("consistency answer", f.proof(12), obj{"checkpoint": f.checkpoint(10), "consistency_answer": answer})
+	verify("consistency answer not JSON", f.proof(12), obj{"checkpoint": f.checkpoint(10), "consistency_answer": "<html>busy</html>"})
+	verify("consistency answer of numbers", f.proof(12), obj{"checkpoint": f.checkpoint(10), "consistency_answer": `{"consistency":[1,2]}`})
+	verify("consistency answer without the proof", f.proof(12), obj{"checkpoint": f.checkpoint(10), "consistency_answer": `{"hashes":[]}`})
+	verify("consistency answer and consistency", f.proof(12), obj{"checkpoint": f.checkpoint(10), "consistency": f.consistency(10, 12), "consistency_answer": answer})
 	verify("kept checkpoint of another log", f.proof(12), obj{"checkpoint": (&coretest.Log{Origin: "other.example/log", Entries: f.log.Entries}).Checkpoint(10, f.issuer), "consistency": f.consistency(10, 12)})
 	verify("kept checkpoint malformed", f.proof(12), obj{"checkpoint": "not a note", "consistency": f.consistency(10, 12)})
 	edited := deepCopy(f.lock)

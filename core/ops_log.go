@@ -24,16 +24,50 @@ var logFields = []Field{
 	may("checkpoint", "string", "the newest checkpoint the host kept (a signed note, as the last check's `log.keep` gave it)"),
 	may("consistency", "array of strings", "base64 hashes: the consistency proof between the kept checkpoint's tree and the proof's, smaller to larger"),
 	may("consistency_unavailable", "bool", "true when the trees differ in size and the host could not obtain the consistency proof (no issuer configured, or it did not answer): the check fails as `log_inconsistent` with reason `consistency_unavailable`, not as a fork proved; not with `consistency`"),
+	may("consistency_answer", "document", "instead of `consistency`: the issuer's answer to GET /api/v1/log/consistency as it sent it, `{\"consistency\": [base64 hashes]}`; an answer that is not that object (not JSON, no array of strings) gives no proof, as `consistency_unavailable` does; not with `consistency` or `consistency_unavailable`"),
 }
 
 // consistencyOf reads consistency and consistency_unavailable, which
-// contradict each other when both are given.
+// contradict each other when both are given, or consistency_answer, the
+// issuer's answer as it came, which stands for either.
 func consistencyOf(rd *req.Reader) ([]string, bool) {
 	cons, unavailable := rd.Strings("consistency"), rd.Bool("consistency_unavailable")
 	if unavailable && rd.Has("consistency") {
 		rd.Fail(cerr.New(cerr.BadRequest, "give %s or %s, not both", rd.Field("consistency"), rd.Field("consistency_unavailable")))
 	}
+	if rd.Has("consistency_answer") {
+		if rd.Has("consistency") || rd.Has("consistency_unavailable") {
+			rd.Fail(cerr.New(cerr.BadRequest, "give %s alone: it stands for %s or %s", rd.Field("consistency_answer"), rd.Field("consistency"), rd.Field("consistency_unavailable")))
+		}
+		cons, unavailable = consistencyAnswer(rd.Page("consistency_answer", false))
+	}
 	return cons, unavailable
+}
+
+// consistencyAnswer reads the issuer's answer to GET
+// /api/v1/log/consistency, {"consistency": [base64 hashes]}: the proof, or
+// none (unavailable) for an answer that is not that object. The issuer's
+// bytes are read here, once, instead of by each host's client (which
+// differed: one of them passed an array of numbers on, and the check failed
+// instead of recording the proof as unavailable).
+func consistencyAnswer(page string) ([]string, bool) {
+	v, err := canon.ParseString(page)
+	if err != nil || v.Kind() != canon.Object {
+		return nil, true
+	}
+	c, ok := v.Get("consistency")
+	if !ok || c.Kind() != canon.Array {
+		return nil, true
+	}
+	hashes := make([]string, 0, len(c.Elems()))
+	for _, e := range c.Elems() {
+		h, ok := e.Str()
+		if !ok {
+			return nil, true
+		}
+		hashes = append(hashes, h)
+	}
+	return hashes, false
 }
 
 // logDirectory reads the required key directory the log's checkpoints are

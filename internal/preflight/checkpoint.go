@@ -2,7 +2,6 @@ package preflight
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -11,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/crawlcheck/verifier/internal/atomicfile"
+	"github.com/crawlcheck/verifier/internal/corecall"
 )
 
 // The issuer's transparency log on the host's side (docs/log.md, What a
@@ -34,12 +34,15 @@ func CheckpointPath(logPath string) string { return logPath + ".log-checkpoint" 
 const maxProofBytes = 64 << 10
 
 // LogInput is continuity_check's "log" member: the lockfile's tlog-proof,
-// the checkpoint kept ("" the first time) and the consistency proof between
-// the two trees (base64 hashes, from the smaller to the larger).
+// the checkpoint kept ("" the first time) and the issuer's answer carrying
+// the consistency proof between the two trees.
 type LogInput struct {
-	Proof       string   `json:"proof"`
-	Checkpoint  string   `json:"checkpoint,omitempty"`
-	Consistency []string `json:"consistency,omitempty"`
+	Proof      string `json:"proof"`
+	Checkpoint string `json:"checkpoint,omitempty"`
+	// ConsistencyAnswer is the issuer's answer to GET
+	// /api/v1/log/consistency as it sent it: the core reads the proof out
+	// of it, and an answer without one is a proof unavailable.
+	ConsistencyAnswer any `json:"consistency_answer,omitempty"`
 	// ConsistencyUnavailable tells the core that the two trees differ in
 	// size and no consistency proof could be had (no issuer to ask, or its
 	// error): the record's log_inconsistent then carries the core's reason
@@ -141,31 +144,22 @@ func (k *Checkpoints) Input(ctx context.Context, proof string, issuer *IssuerCli
 		in.Unavailable = fmt.Sprintf("the kept checkpoint is of %d entries and the proof's of %d, and no issuer is configured to ask for the consistency proof between them", kept, have)
 		return in
 	}
-	cons, err := issuer.consistency(ctx, from, to)
+	answer, err := issuer.consistency(ctx, from, to)
 	if err != nil {
 		in.ConsistencyUnavailable = true
 		in.Unavailable = fmt.Sprintf("the issuer gave no consistency proof from %d to %d entries: %v", from, to, err)
 		return in
 	}
-	in.Consistency = cons
+	in.ConsistencyAnswer = corecall.Page(answer)
 	return in
 }
 
 // consistency asks the issuer for the consistency proof between trees of
-// from and to entries (GET /api/v1/log/consistency), within its timeout.
-func (c *IssuerClient) consistency(ctx context.Context, from, to uint64) ([]string, error) {
+// from and to entries (GET /api/v1/log/consistency), within its timeout:
+// its answer, which the core reads (consistency_answer).
+func (c *IssuerClient) consistency(ctx context.Context, from, to uint64) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	q := url.Values{"from": {strconv.FormatUint(from, 10)}, "to": {strconv.FormatUint(to, 10)}}
-	body, err := c.get(ctx, "/api/v1/log/consistency?"+q.Encode())
-	if err != nil {
-		return nil, err
-	}
-	var a struct {
-		Consistency []string `json:"consistency"`
-	}
-	if err := json.Unmarshal(body, &a); err != nil {
-		return nil, fmt.Errorf("the consistency proof: %w", err)
-	}
-	return a.Consistency, nil
+	return c.get(ctx, "/api/v1/log/consistency?"+q.Encode())
 }

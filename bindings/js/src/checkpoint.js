@@ -51,8 +51,8 @@ export class Checkpoints {
 
   /**
    * continuity_check's log member for proof: the checkpoint kept and, when
-   * the two trees differ in size, the consistency proof between them asked
-   * of the issuer. None to be had (no issuer, or it does not answer) is said
+   * the two trees differ in size, the issuer's answer asked for the
+   * consistency proof between them. None to be had (no issuer, or it does not answer) is said
    * as consistency_unavailable, and the core records log_inconsistent with
    * that reason in its own words: not a fork proved.
    */
@@ -66,11 +66,12 @@ export class Checkpoints {
     if (!ask) return input;
     const { from, to } = ask;
     try {
-      if (issuer) input.consistency = await issuer.consistency(from, to);
+      // The issuer's answer as it came: the core reads the proof out of it.
+      if (issuer) input.consistency_answer = await issuer.consistency(from, to);
     } catch {
-      // No proof: said below, and the core fails the check closed.
+      // No answer: said below, and the core fails the check closed.
     }
-    if (!input.consistency) input.consistency_unavailable = true;
+    if (input.consistency_answer === undefined) input.consistency_unavailable = true;
     return input;
   }
 

@@ -762,6 +762,13 @@ export interface LogVerifyRequest {
    * `consistency_unavailable`, not as a fork proved; not with `consistency`
    */
   consistency_unavailable?: boolean;
+  /**
+   * instead of `consistency`: the issuer's answer to GET /api/v1/log/consistency as it sent it,
+   * `{"consistency": [base64 hashes]}`; an answer that is not that object (not JSON, no array of
+   * strings) gives no proof, as `consistency_unavailable` does; not with `consistency` or
+   * `consistency_unavailable`
+   */
+  consistency_answer?: Document;
 }
 
 /** The result of log_verify. */

@@ -63,8 +63,8 @@ class Checkpoints:
 
     async def input(self, proof: str, issuer: Optional["IssuerClient"]) -> Dict[str, Any]:
         """continuity_check's log member for proof: the checkpoint kept and,
-        when the two trees differ in size, the consistency proof between them
-        asked of the issuer. None to be had (no issuer, or it does not answer)
+        when the two trees differ in size, the issuer's answer asked for the
+        consistency proof between them. None to be had (no issuer, or it does not answer)
         is said as consistency_unavailable, and the core records
         log_inconsistent with that reason in its own words: not a fork
         proved."""
@@ -77,11 +77,12 @@ class Checkpoints:
         ask = call("session_step", {"event": {"type": "log_proof", "proof": proof, "checkpoint": self.kept}})["actions"]
         if not ask:
             return member
-        cons = None
+        answer = None
         if issuer is not None:
-            cons = await issuer.consistency(ask[0]["from"], ask[0]["to"])
-        if cons is not None:
-            member["consistency"] = cons
+            answer = await issuer.consistency(ask[0]["from"], ask[0]["to"])
+        if answer is not None:
+            # The issuer's answer as it came: the core reads the proof out of it.
+            member["consistency_answer"] = answer.decode("utf-8", "replace")
         else:
             member["consistency_unavailable"] = True
         return member

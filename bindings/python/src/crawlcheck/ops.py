@@ -811,6 +811,7 @@ def log_verify(
     checkpoint: Optional[str] = None,
     consistency: Optional[Sequence[str]] = None,
     consistency_unavailable: Optional[bool] = None,
+    consistency_answer: Optional[Document] = None,
 ) -> LogVerifyResult:
     """Verifies a tlog-proof: its checkpoint is a signed note of the log `<key directory
     issuer>/log` by a directory key that may vouch at `now`, and the entry is at its index under
@@ -830,6 +831,7 @@ def log_verify(
                 checkpoint=checkpoint,
                 consistency=consistency,
                 consistency_unavailable=consistency_unavailable,
+                consistency_answer=consistency_answer,
             ),
         ),
     )
