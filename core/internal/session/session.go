@@ -63,6 +63,8 @@ type State struct {
 	// WaitMS the current wait; DueMS the wake asked for (-1: none), and
 	// HoldMS how long it holds the re-check back.
 	LastMS, WaitMS, DueMS, HoldMS int64
+	// Walk is the observation in progress (walk.go); nil between walks.
+	Walk *Walk
 }
 
 // New is the state of a session before any event.
@@ -214,7 +216,7 @@ func (s *State) CallAllowed(name string) bool {
 
 // Value is the state as the canonical object the host keeps.
 func (s *State) Value() canon.Value {
-	return Obj(
+	v := Obj(
 		canon.M("kind", canon.Str(Kind)),
 		canon.M("v", canon.Int(Version)),
 		canon.M("record", s.Record),
@@ -233,6 +235,10 @@ func (s *State) Value() canon.Value {
 			canon.M("hold_ms", canon.Int(s.HoldMS)),
 		)),
 	)
+	if s.Walk != nil {
+		v = With(v, nil, canon.M("walk", s.Walk.value()))
+	}
+	return v
 }
 
 func intOrNull(n int64) canon.Value {
@@ -296,6 +302,11 @@ func Parse(v canon.Value, path string) (State, error) {
 		}
 		s.Unheld = append(s.Unheld, str)
 	}
+	walk, err := parseWalk(member(v, "walk"))
+	if err != nil {
+		return State{}, err
+	}
+	s.Walk = walk
 	pace := member(v, "pace")
 	for _, f := range []struct {
 		v        canon.Value
