@@ -161,7 +161,7 @@ func (w *Walk) Fail(f Fault) error {
 func (w *Walk) step(ev map[string]any) error {
 	req := map[string]any{"event": ev}
 	if w.state != "" {
-		req["state"] = w.state
+		req["state"] = corecall.Text(w.state)
 	}
 	var out struct {
 		State   string       `json:"state"`
