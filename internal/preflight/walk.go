@@ -51,17 +51,23 @@ type Fault struct {
 	StderrTail       string
 }
 
-func (f *Fault) event() map[string]any {
-	m := map[string]any{"failure": f.Failure}
-	for k, v := range map[string]string{"failure_detail": f.Detail, "resource_metadata": f.ResourceMetadata, "failure_command": f.Command, "stderr_tail": f.StderrTail} {
-		if v != "" {
-			m[k] = v
-		}
+// event is the fault as an event's fault member (a status below 0, a
+// signal's, is no exit status).
+func (f *Fault) event() faultEvent {
+	status := f.ExitStatus
+	if status != nil && *status < 0 {
+		status = nil
 	}
-	if f.ExitStatus != nil && *f.ExitStatus >= 0 {
-		m["exit_status"] = *f.ExitStatus
-	}
-	return m
+	return faultEvent{f.Failure, f.Detail, f.ResourceMetadata, f.Command, status, f.StderrTail}
+}
+
+type faultEvent struct {
+	Failure          string `json:"failure"`
+	Detail           string `json:"failure_detail,omitempty"`
+	ResourceMetadata string `json:"resource_metadata,omitempty"`
+	Command          string `json:"failure_command,omitempty"`
+	ExitStatus       *int   `json:"exit_status,omitempty"`
+	StderrTail       string `json:"stderr_tail,omitempty"`
 }
 
 // Walk executes the session engine's observation (docs/abi.md, The
@@ -77,7 +83,7 @@ type Walk struct {
 	result json.RawMessage
 	pages  [][]byte
 	cursor *string // the page to read next; nil once the walk ended
-	end    *walkEnd
+	end    *walkAction
 }
 
 // walkAction is the engine's answer to a handshake or page event.
@@ -101,8 +107,6 @@ type walkAction struct {
 	HandshakeResult bool    `json:"handshake_result"`
 	Stop            *string `json:"stop"`
 }
-
-type walkEnd = walkAction
 
 // BeginWalk begins an observation with the handshake as the transport saw
 // it: method ("initialize", "server/discover", "" none answered) and its
@@ -176,11 +180,10 @@ func (w *Walk) step(ev map[string]any) error {
 	w.state = out.State
 	switch a := out.Actions[0]; a.Action {
 	case "read_page":
-		c := ""
+		w.cursor = new(string)
 		if a.Cursor != nil {
-			c = *a.Cursor
+			*w.cursor = *a.Cursor
 		}
-		w.cursor = &c
 	case "observed":
 		w.cursor, w.end = nil, &a
 	default:
