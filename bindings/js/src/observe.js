@@ -184,11 +184,29 @@ export function endWalk(obs, a, pages, result) {
 }
 
 /**
+ * The session engine's step for one walk, in a state of its own: a walk
+ * needs none of the session's state, and the session's holds its newest
+ * record, which every page's step would otherwise read and write again.
+ * @param {import("./core.js").Core} cc the core
+ * @returns {(event: object) => object[]} the step: an event in, the actions out
+ */
+export function walker(cc) {
+  let state = null;
+  return (event) => {
+    const req = { event };
+    if (state !== null) req.state = new TextEncoder().encode(state);
+    const answer = cc.call("session_step", req);
+    state = answer.state;
+    return answer.actions;
+  };
+}
+
+/**
  * Reads the tools/list pages of a connected session as the session engine
  * asks: the handshake event, then each page it asks for (read_page), until
  * it answers the observation (observed). No rule of when to stop lives here.
  * @param {object} o
- * @param {(event: object) => object[]} o.step the engine's step (the session's state chained)
+ * @param {(event: object) => object[]} o.step the engine's step for this walk (walker())
  * @param {object} o.cap the capture (attach())
  * @param {(params: object, options: object) => Promise<unknown>} o.listPage sends one tools/list through the SDK
  * @param {Observation} o.obs the host's facts (hostFacts), filled in here

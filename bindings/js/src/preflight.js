@@ -7,7 +7,7 @@
 import { load, CoreError } from "./core.js";
 import { CrawlcheckError, PreflightError } from "./errors.js";
 import { attach } from "./capture.js";
-import { hostFacts, handshakeEvent, faultEvent, endWalk, observePages, observedRequest, classify } from "./observe.js";
+import { hostFacts, handshakeEvent, faultEvent, endWalk, observePages, observedRequest, classify, walker } from "./observe.js";
 import { RecordLog, writeFileAtomic } from "./log.js";
 import { readRegularFile } from "./files.js";
 import { IssuerClient, nonceStatePath, useConsultation } from "./issuer.js";
@@ -303,7 +303,7 @@ class Gate {
     if (Number.isInteger(rec0.exitStatus) && rec0.exitStatus >= 0) hs.fault.exit_status = rec0.exitStatus;
     const tail = failure.failure === "process_exited" ? rec0.stderrTail() : "";
     if (tail) hs.fault.stderr_tail = tail;
-    const obs = endWalk(facts, this.step(hs)[0], [], hs.result ?? null);
+    const obs = endWalk(facts, walker(this.cc)(hs)[0], [], hs.result ?? null);
     const [rec] = await this.serial(() => this.check(obs, this.cap.rec.listChanged));
     this.record = rec;
     this.shutdown();
@@ -458,7 +458,7 @@ class Gate {
     const signal = AbortSignal.timeout(this.timeout);
     const obs = hostFacts(this.cap, this.endpoint, this.client);
     const handshake = handshakeEvent(this.cap, this.client, this.pageCap);
-    const walked = await observePages({ step: (ev) => this.step(ev), cap: this.cap, listPage: this.listPage, obs, handshake, timeoutMs: this.timeout, signal });
+    const walked = await observePages({ step: walker(this.cc), cap: this.cap, listPage: this.listPage, obs, handshake, timeoutMs: this.timeout, signal });
     // After a whole tool list, the prompts, resources and UI templates (features.js).
     return observeFeatures(this, walked, signal);
   }

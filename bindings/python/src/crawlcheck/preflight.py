@@ -99,6 +99,37 @@ def _at_ms() -> int:
     return round(anyio.current_time() * 1000)
 
 
+class _Walk:
+    """The session engine's steps for one walk (the handshake and page
+    events), in a state of its own: a walk needs none of the session's
+    state, and the session's holds its newest record, which every page's
+    step would otherwise read and write again."""
+
+    def __init__(self) -> None:
+        self._state: Optional[str] = None
+
+    def step(self, event: Dict[str, Any]) -> Dict[str, Any]:
+        """Hands the engine one event; answers its one action (read_page,
+        or observed at the walk's end)."""
+        req: Dict[str, Any] = {"event": event}
+        if self._state is not None:
+            req["state"] = self._state.encode("utf-8")
+        answer = json.loads(call_result("session_step", req))
+        self._state = answer["state"]
+        action: Dict[str, Any] = answer["actions"][0]
+        return action
+
+    def page(self, page: bytes) -> Dict[str, Any]:
+        """Hands the engine one page; a page the core cannot take in one
+        request goes again as oversized (the engine records pages_over_cap)."""
+        try:
+            return self.step({"type": "page", "page": page})
+        except CoreError as e:
+            if e.code != "input_too_large":
+                raise
+            return self.step({"type": "page", "oversized": True})
+
+
 class McpPreflight(FeaturesMixin):
     """An mcp ClientSession whose tools pass a continuity check before the
     model sees them (docs/preflight.md has the Go twin).
@@ -621,17 +652,7 @@ class McpPreflight(FeaturesMixin):
         """The observation of a handshake that did not end: the engine's."""
         obs.client_capabilities = self._tap.client_capabilities
         ev = self._handshake_event(self._fault(*fault))
-        obs.apply(self._step(ev)[0], [], ev.get("result"))
-
-    def _page_step(self, page: bytes) -> Dict[str, Any]:
-        """Hands the engine one page; a page the core cannot take in one
-        request goes again as oversized (the engine records pages_over_cap)."""
-        try:
-            return self._step({"type": "page", "page": page})[0]
-        except CoreError as e:
-            if e.code != "input_too_large":
-                raise
-            return self._step({"type": "page", "oversized": True})[0]
+        obs.apply(_Walk().step(ev), [], ev.get("result"))
 
     async def _observe(self) -> Tuple[Observation, int]:
         """Reads the tools/list pages the session engine asks for, within
@@ -643,7 +664,8 @@ class McpPreflight(FeaturesMixin):
         seen = self._tap.changes
         hs = self._handshake_event()
         pages: List[bytes] = []
-        a = self._step(hs)[0]
+        walk = _Walk()
+        a = walk.step(hs)
         deadline = anyio.current_time() + self.timeout
         try:
             with anyio.fail_after(self.timeout):
@@ -653,20 +675,20 @@ class McpPreflight(FeaturesMixin):
                     finally:
                         self._fetched()
                     if failure:
-                        a = self._step({"type": "page", "fault": self._fault(failure, detail)})[0]
+                        a = walk.step({"type": "page", "fault": self._fault(failure, detail)})
                         continue
                     assert page is not None
                     pages.append(page)
-                    a = self._page_step(page)
+                    a = walk.page(page)
         except TimeoutError:
-            a = self._step({"type": "page", "fault": self._fault(*self._tap.fault(timed_out=True))})[0]
+            a = walk.step({"type": "page", "fault": self._fault(*self._tap.fault(timed_out=True))})
         except anyio.get_cancelled_exc_class():
             if not self._tap.ended:
                 raise
             # The transport died mid-listing (mcp 1.x's stdio reader on one
             # invalid UTF-8 byte) and its task group cancels the session's
             # body, this check too: the record is still made, shielded.
-            a = self._step({"type": "page", "fault": self._fault(*self._tap.fault())})[0]
+            a = walk.step({"type": "page", "fault": self._fault(*self._tap.fault())})
             obs.apply(a, pages, hs.get("result"))
             with anyio.CancelScope(shield=True):
                 await self._settle(obs, seen)
