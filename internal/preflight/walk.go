@@ -9,18 +9,10 @@ import (
 
 // WalkStep is the core's next_page answer: the cursor to follow next (nil:
 // the walk ends, Stop says why), the cursors followed so far, and whether
-// it ended at the page cap.
-type WalkStep = walkStep
-
-// NextPage asks the core (next_page) whether a tools/list walk reads
-// another page after page, and with which cursor: the page cap, a repeated
-// cursor and an empty or non-string one are its rules, not a host's. pageCap
-// 0 is the core's default. The gateway (crawlcheck run) steps its walk over
-// its own transport by it; Observe executes the session engine's walk
+// it ended at the page cap. The features' lists (prompts, resources,
+// templates) are walked by next_page; the tool list by the session engine
 // (Walk).
-func NextPage(page []byte, followed []string, pageCap int) (WalkStep, error) {
-	return nextPage(page, followed, pageCap)
-}
+type WalkStep = walkStep
 
 // PageOf returns the page a captured tools/list answer frame carries: its
 // result member's bytes when the frame is an object with exactly one
