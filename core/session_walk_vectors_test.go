@@ -36,6 +36,8 @@ func walkSequences(t testing.TB) []sessionSequence {
 			start, raw(`{"tools":[],"nextCursor":7}`),
 			start, raw(`{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"Method not found"}}`),
 			start, raw("not json \x1b[2J"),
+			start, raw(`{"tools":[],"tools":[{"name":"shadow"}]}`),
+			start, obj{"type": "page", "page": obj{"base64": "/3sidG9vbHMiOltdfQ=="}},
 		}},
 		{"a fault at a page says which page, and keeps the pages before it", []obj{
 			start, pg("c1"), fault(obj{"failure": "session_ended"}),
