@@ -107,7 +107,9 @@ class _Tap:
         self.order: List[str] = []  # ids of tools/list requests, in order
         self.answers: Dict[str, Tuple[str, Any]] = {}  # id -> ("result"|"error", value)
         self.broken: List[bytes] = []  # frames that were not JSON-RPC
-        self.handshake: Optional[Tuple[str, Dict[str, Any]]] = None
+        #: the handshake answered: its method and, where the wire's bytes were
+        #: not seen (handshake_raw), the SDK's decoded result
+        self.handshake: Optional[Tuple[str, Optional[Dict[str, Any]]]] = None
         #: what the newest request declaring the client's capabilities declared
         self.client_capabilities: Optional[Dict[str, Any]] = None
         self.changes = 0
@@ -229,14 +231,10 @@ class _Tap:
         if method in ("initialize", "server/discover"):
             result = m.get("result") if (m is not None and matched) else None
             if result is not None:
+                # The bytes as sent: the session engine reads them, not the tap.
                 self.handshake_raw = result
                 self._handshake_last = True
-                hm, _ = _raw_members(result)
-                facts: Dict[str, Any] = {}
-                for k in ("serverInfo", "protocolVersion", "_meta"):
-                    if hm is not None and k in hm:
-                        facts[k] = _raw_value(hm[k])
-                self.handshake = (method, facts)
+                self.handshake = (method, None)
         elif self._paged(method):
             ok = matched and m is not None and "result" in m
             # The page, from the members just read (a 1,000-tool frame is not
