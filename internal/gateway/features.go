@@ -359,8 +359,13 @@ func itemOf(method string, params json.RawMessage) (list, param, key string, ok 
 		key, ok = stringParam(params, "uri")
 		return "resources", "uri", key, ok
 	}
+	// Strictly, as stringParam reads: params naming "ref" twice is not
+	// judged by its first, which a server's decoder may not read.
 	var arr [4]member
-	ms, _ := topMembers(params, arr[:0])
+	ms, strict := topMembers(params, arr[:0])
+	if !strict {
+		return "", "ref", "", false
+	}
 	for _, m := range ms {
 		if string(m.key) != "ref" {
 			continue
