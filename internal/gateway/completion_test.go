@@ -2,9 +2,12 @@ package gateway_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/crawlcheck/verifier/internal/gateway"
 )
 
 // rawFeatures starts the gateway in front of the issues scenario for a
@@ -59,5 +62,28 @@ func TestCompletionRefNamedTwice(t *testing.T) {
 	send(`{"jsonrpc":"2.0","id":2,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"weekly"},"argument":{"name":"number","value":"1"},"ref":{"type":"ref/prompt","name":"not_offered"}}}`)
 	if got := string(answer("2")["error"]); !strings.Contains(got, "-32602") || !strings.Contains(got, "crawlcheck run") {
 		t.Errorf("a completion naming ref twice reached the server: %s", got)
+	}
+}
+
+// TestCompletionPromptNamedAsTemplate: a prompt whose name is a handed
+// template's uriTemplate is judged as a prompt (not in the checked list),
+// though a completion of the template of that key was allowed just before:
+// the engine's call memo keeps a ref/prompt's name and a ref/resource's
+// uri apart.
+func TestCompletionPromptNamedAsTemplate(t *testing.T) {
+	send, answer := rawFeatures(t)
+	complete := func(id int, ref string) string {
+		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"completion/complete","params":{"ref":%s,"argument":{"name":"number","value":"1"}}}`, id, ref))
+		m := answer(fmt.Sprint(id))
+		return string(m["error"])
+	}
+	// The template's own completion reaches the server (its answer is not
+	// the gateway's refusal) ...
+	if got := complete(3, `{"type":"ref/resource","uri":"issues://issue/{number}"}`); strings.Contains(got, fmt.Sprint(gateway.RefusedCode)) {
+		t.Errorf("a completion of the handed template was refused: %s", got)
+	}
+	// ... and a prompt of that name, which no list hands over, does not.
+	if got := complete(4, `{"type":"ref/prompt","name":"issues://issue/{number}"}`); !strings.Contains(got, fmt.Sprint(gateway.RefusedCode)) || !strings.Contains(got, `prompt \"issues://issue/{number}\" refused: not in the checked list`) {
+		t.Errorf("a completion of a prompt named as a handed template: %s", got)
 	}
 }

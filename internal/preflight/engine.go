@@ -241,17 +241,20 @@ func (e *Engine) step(event map[string]any, tools bool) (Step, error) {
 }
 
 // memoKey is the call memo's key of an event: its method ("" for
-// tools/call) and the name or uri it reaches; "" for another event.
+// tools/call), the member naming what it reaches and its value; "" for
+// another event. The member is part of it: a completion/complete names a
+// prompt by name and a resource template by uri, and a prompt whose name
+// is a template's uriTemplate is another item.
 func memoKey(event map[string]any) string {
 	if event["type"] != "call" {
 		return ""
 	}
 	method, _ := event["method"].(string)
-	key, _ := event["name"].(string)
 	if uri, ok := event["uri"].(string); ok {
-		key = uri
+		return method + "\x00uri\x00" + uri
 	}
-	return method + "\x00" + key
+	name, _ := event["name"].(string)
+	return method + "\x00name\x00" + name
 }
 
 // read executes nothing: it reads the actions into a Step, in order.
