@@ -39,7 +39,14 @@ type Engine struct {
 
 // maxCallMemo bounds the names whose call answers an Engine keeps: a
 // client calling names without end cannot grow the process with them.
-const maxCallMemo = 1024
+// maxMemoKey bounds each name's bytes (a tool name, a prompt's name, a
+// URI): a longer one, which a client may send up to the line cap, is
+// judged by the core every time, so the memo holds at most about
+// maxCallMemo × maxMemoKey bytes of keys (and the refusals that quote them).
+const (
+	maxCallMemo = 1024
+	maxMemoKey  = 4096
+)
 
 // Step is what the engine answered one event: the actions, read.
 type Step struct {
@@ -231,7 +238,7 @@ func (e *Engine) step(event map[string]any, tools bool) (Step, error) {
 	}
 	if string(e.state) != state {
 		e.state, e.calls = []byte(state), nil
-	} else if k := memoKey(event); k != "" && len(e.calls) < maxCallMemo {
+	} else if k := memoKey(event); k != "" && len(k) <= maxMemoKey && len(e.calls) < maxCallMemo {
 		if e.calls == nil {
 			e.calls = map[string]Step{}
 		}
