@@ -274,11 +274,15 @@ func (g *Gateway) judgeItem(frame []byte, env envelope, held bool) {
 		// approve would not ask; a new lock pins it.
 		advice = "to pin it after reading it: " + g.lockCommand()
 	case items[key] != "":
+		// Only an item this list withholds has parts that changed: one
+		// it does not list may share its key with another list's item
+		// that did (a prompt and a URI of one name), whose parts are not
+		// this item's.
 		data["effect"] = items[key]
+		if why := itemDiffered(*rec, key); why != "" {
+			msg += "; " + why
+		}
 		advice = g.approveItemsAdvice()
-	}
-	if why := itemDiffered(*rec, key); why != "" && rec.Handoff.Session == preflight.SessionProceed {
-		msg += "; " + why
 	}
 	if advice != "" {
 		msg += "; " + advice
