@@ -279,11 +279,12 @@ class _Tap:
         the record lets its tool through, whichever SDK method sent it
         (call_tool, send_request(CallToolRequest), a task-augmented call,
         send_notification, anything reached through the wrapper's
-        ``__getattr__``); prompts/get and resources/read unless it hands
-        the prompt or resource over (``admit_item``)."""
+        ``__getattr__``); prompts/get, resources/read and
+        completion/complete unless it hands the prompt, resource or
+        template over (``admit_item``)."""
         m = _message(item)
         method = getattr(m, "method", None)
-        if method in ("prompts/get", "resources/read") and self.admit_item is not None:
+        if method in ("prompts/get", "resources/read", "completion/complete") and self.admit_item is not None:
             # The same for a prompt or a resource (issue 35), unless it is
             # the template the preflight is reading to check it.
             params = getattr(m, "params", None)
