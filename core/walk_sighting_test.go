@@ -66,3 +66,43 @@ func TestOnePageWalkKeptBeforeTheCheck(t *testing.T) {
 		t.Fatalf("a page with a nextCursor counted as a whole walk: kept %d -> %d", before.Kept, after.Kept)
 	}
 }
+
+// TestOnePageWalkKeptAfterTheEngine: the session engine's walk (the
+// handshake and page events) notes a one-page list as next_page does, so
+// a host on the engine parses and hashes it once for ui_templates and the
+// check.
+func TestOnePageWalkKeptAfterTheEngine(t *testing.T) {
+	core.SetMemoLimit(0)
+	core.SetMemoLimit(memo.DefaultLimit)
+	unique := strconv.FormatInt(time.Now().UnixNano(), 10)
+	step := func(state json.RawMessage, event map[string]any) json.RawMessage {
+		t.Helper()
+		req := map[string]any{"event": event}
+		if state != nil {
+			req["state"] = state
+		}
+		b, _ := json.Marshal(req)
+		var got struct {
+			OK     bool `json:"ok"`
+			Result struct {
+				State json.RawMessage `json:"state"`
+			} `json:"result"`
+		}
+		raw := core.Call("session_step", b)
+		if json.Unmarshal(raw, &got) != nil || !got.OK {
+			t.Fatalf("session_step: %s", raw)
+		}
+		return got.Result.State
+	}
+	state := step(nil, map[string]any{"type": "handshake", "handshake": "initialize", "result": `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}`})
+	page := `{"tools":[{"name":"e` + unique + `","description":"Walks.","inputSchema":{"type":"object"}}]}`
+	step(state, map[string]any{"type": "page", "page": page})
+	before := walkStats(t)
+	b, _ := json.Marshal(map[string]any{"pages": []string{page}})
+	if got := core.Call("ui_templates", b); !bytes.HasPrefix(got, []byte(`{"ok":true`)) {
+		t.Fatalf("ui_templates: %s", got)
+	}
+	if after := walkStats(t); after.Kept != before.Kept+1 {
+		t.Fatalf("ui_templates after the engine's walk of one page: kept %d -> %d, want one more", before.Kept, after.Kept)
+	}
+}

@@ -89,6 +89,12 @@ func (w *Walk) PageStep(page string) (cursor, stop string, over bool) {
 	var err error
 	if !known { // a page of a walk the core has not read before
 		_, next, more, err = tools.ParsePage(page)
+		if err == nil && !more && w.Pages == 1 {
+			// A whole walk in one page: a sighting for the walk memo, as
+			// next_page's read of one is, so that ui_templates keeps it and
+			// the check and make_lock find it instead of parsing it again.
+			tools.NoteOnePageWalk(page)
+		}
 	}
 	if err != nil {
 		return "", StopMalformed, false
