@@ -45,13 +45,17 @@ func opSessionStep(r req.Obj) (canon.Value, error) {
 	}
 	fields, known := eventFields[typ]
 	if !known {
-		return canon.Value{}, cerr.New(cerr.BadRequest, "request.event.type %q is not an event of the session engine (known: check, list_changed, timer, use, call, unheld, issuer, log_proof, log_poll)", typ)
+		return canon.Value{}, cerr.New(cerr.BadRequest, "request.event.type %q is not an event of the session engine (known: handshake, page, check, list_changed, timer, use, call, unheld, issuer, log_proof, log_poll)", typ)
 	}
 	if err := ev.Only(append([]string{"type"}, fields...)...); err != nil {
 		return canon.Value{}, err
 	}
 	var actions []canon.Value
 	switch typ {
+	case "handshake":
+		actions, err = sessionHandshake(&st, ev)
+	case "page":
+		actions, err = sessionPage(&st, ev)
 	case "check":
 		actions, err = sessionCheck(&st, ev)
 	case "list_changed":
@@ -86,6 +90,8 @@ func opSessionStep(r req.Obj) (canon.Value, error) {
 
 // eventFields are the members each event type takes besides its type.
 var eventFields = map[string][]string{
+	"handshake":    {"handshake", "result", "negotiated", "page_cap", "fault"},
+	"page":         {"page", "fault", "oversized"},
 	"check":        {"check", "seen", "oversized"},
 	"list_changed": {"at_ms", "seen"},
 	"timer":        {"at_ms"},

@@ -56,6 +56,9 @@ func opNextPage(r req.Obj) (canon.Value, error) {
 		_, next, more, err = features.ParsePage(kind, page)
 	} else if next, more, known = tools.PageCursor(page); !known { // a page of a walk the core read before
 		_, next, more, err = tools.ParsePage(page)
+		if err == nil && !more && len(followed) == 0 {
+			tools.NoteOnePageWalk(page)
+		}
 	}
 	switch {
 	case err != nil:

@@ -45,7 +45,7 @@ func sessionSequences(t testing.TB) []sessionSequence {
 		return fmt.Sprintf("issuer.example.com/log\n%d\nAAAA\n\n— issuer.example.com sig\n", size)
 	}
 	proof := func(size int) string { return "crawlcheck-tlog-proof\nindex 3\n\n" + note(size) }
-	return []sessionSequence{
+	return append([]sessionSequence{
 		{"a rug pull withholds one tool, the calls follow the handoff", []obj{
 			check(pulled, 0), call("get_issue"), call("list_issues"), call("delete_repository"),
 		}},
@@ -154,7 +154,7 @@ func sessionSequences(t testing.TB) []sessionSequence {
 			{"type": "log_poll", "checkpoint": note(7)},
 			{"type": "log_poll", "checkpoint": note(0)},
 		}},
-	}
+	}, walkSequences(t)...)
 }
 
 // sessionVectors are every step of every sequence as one testdata/ops
@@ -185,7 +185,7 @@ func sessionVectors(t testing.TB) []opVector {
 		}
 	}
 	bad := func(name string, r obj) { vs = append(vs, opVector{Op: "session_step", Name: name, Request: r}) }
-	bad("an event of no known type", obj{"event": obj{"type": "page"}})
+	bad("an event of no known type", obj{"event": obj{"type": "frame"}})
 	bad("a state the core did not write", obj{"state": obj{"kind": "crawlcheck-session-state", "v": 2}, "event": obj{"type": "call", "name": "x"}})
 	bad("a check that sets its own recheck", obj{"event": obj{"type": "check", "check": obj{"recheck": obj{}}}})
 	bad("a use whose count is not a count", obj{"event": obj{"type": "use", "seen": -1}})
@@ -197,7 +197,7 @@ func sessionVectors(t testing.TB) []opVector {
 	bad("a completion naming both a prompt and a template", obj{"event": obj{"type": "call", "method": "completion/complete", "name": "triage", "uri": "issues://issue/{number}"}})
 	bad("a kept checkpoint whose size does not read", obj{"event": obj{"type": "log_poll", "checkpoint": "issuer.example.com/log\n007\nAAAA\n"}})
 	bad("a kept checkpoint of one line", obj{"event": obj{"type": "log_poll", "checkpoint": "issuer.example.com/log"}})
-	return vs
+	return append(vs, walkBadVectors()...)
 }
 
 // sessionFile is testdata/session.json: the sequences with the actions of

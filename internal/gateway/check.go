@@ -255,63 +255,48 @@ func (g *Gateway) observeList(ctx context.Context) (preflight.Observation, int64
 	g.mu.Lock()
 	hs := g.hs
 	g.mu.Unlock()
-	obs := preflight.Observation{Endpoint: g.endpoint, Handshake: hs.method, ProtocolVersion: hs.version, HandshakeResult: hs.result, ClientCapabilities: hs.caps,
-		StrayLines: int(g.skipped.Load())}
-	if m, ok := strictMembers(hs.result); ok {
-		switch hs.method {
-		case "initialize":
-			obs.ServerInfo = m["serverInfo"]
-		case "server/discover":
-			if meta, ok := strictMembers(m["_meta"]); ok {
-				obs.ServerInfo = meta["io.modelcontextprotocol/serverInfo"]
-			}
-		}
-	}
+	obs := preflight.Observation{Endpoint: g.endpoint, ClientCapabilities: hs.caps, StrayLines: int(g.skipped.Load())}
 	ctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
 	defer cancel()
 	obs.Timeout = g.cfg.Timeout
-	followed := []string{}
-	cursor := ""
-	total := 0
-	for {
+	// The session engine's walk (preflight.Walk): the handshake as the
+	// client's session had it, then each page the engine asks for.
+	w, err := preflight.BeginWalk(hs.method, hs.result, hs.version, g.cfg.PageCap, nil)
+	for err == nil {
+		cursor, more := w.Next()
+		if !more {
+			break
+		}
 		page, fault := g.ask(ctx, "tools/list", cursor, hs.meta)
 		if fault != "" {
-			obs.Failure, obs.ResourceMetadata = fault, g.metadataOf(fault)
+			f := preflight.Fault{Failure: fault, ResourceMetadata: g.metadataOf(fault)}
 			if fault == preflight.FailureTooLarge {
-				obs.FailureDetail = strconv.Itoa(g.cfg.MaxLine)
-			} else {
-				obs.FailureAt, obs.FailurePage = preflight.AtToolsList, len(obs.Pages)+1
+				f.Detail = strconv.Itoa(g.cfg.MaxLine)
 			}
-			return obs, seen
+			err = w.Fail(f)
+			continue
 		}
-		if total += len(page); total > preflight.MaxListBytes {
-			obs.Failure, obs.FailureAt, obs.FailurePage = preflight.FaultPagesOverCap, preflight.AtToolsList, len(obs.Pages)+1
-			obs.Pages = nil
-			return obs, seen
-		}
-		obs.Pages = append(obs.Pages, page)
 		if g.cfg.InputRead != nil && !g.isChecked() {
 			// The first check's pages, read before Started is called; a
 			// re-check runs only once checked is closed.
 			g.cfg.InputRead(len(page))
 		}
-		step, err := preflight.NextPage(page, followed, g.cfg.PageCap)
-		if err != nil {
-			obs.Stop = preflight.StopMalformed
-			return obs, seen
-		}
-		if step.Cursor == nil {
-			obs.Stop, obs.PageCapReached = step.Stop, step.PageCapReached
-			// What the server offers beside its tools, read as the Go
-			// preflight reads it (issue 35): the gateway answers these
-			// lists from the handoff (features.go).
-			if obs.Stop == preflight.StopListEnd {
-				obs.Features = g.observeFeatures(ctx, hs, obs.Pages)
-			}
-			return obs, seen
-		}
-		followed, cursor = step.Followed, *step.Cursor
+		err = w.Page(page)
 	}
+	if err != nil {
+		// The core refused an event of the walk (a fault of this build):
+		// recorded in its words, as the Go preflight records it.
+		obs.Failure, obs.FailureDetail = preflight.FailureUnavailable, "the session engine refused the walk: "+err.Error()
+		return obs, seen
+	}
+	w.Observe(&obs)
+	// What the server offers beside its tools, read as the Go preflight
+	// reads it (issue 35): the gateway answers these lists from the
+	// handoff (features.go).
+	if obs.Stop == preflight.StopListEnd {
+		obs.Features = g.observeFeatures(ctx, hs, obs.Pages)
+	}
+	return obs, seen
 }
 
 // ask sends one request of the gateway's own to the server (an id the

@@ -274,11 +274,15 @@ func (g *Gateway) judgeItem(frame []byte, env envelope, held bool) {
 		// approve would not ask; a new lock pins it.
 		advice = "to pin it after reading it: " + g.lockCommand()
 	case items[key] != "":
+		// Only an item this list withholds has parts that changed: one
+		// it does not list may share its key with another list's item
+		// that did (a prompt and a URI of one name), whose parts are not
+		// this item's.
 		data["effect"] = items[key]
+		if why := itemDiffered(*rec, key); why != "" {
+			msg += "; " + why
+		}
 		advice = g.approveItemsAdvice()
-	}
-	if why := itemDiffered(*rec, key); why != "" && rec.Handoff.Session == preflight.SessionProceed {
-		msg += "; " + why
 	}
 	if advice != "" {
 		msg += "; " + advice
@@ -359,8 +363,13 @@ func itemOf(method string, params json.RawMessage) (list, param, key string, ok 
 		key, ok = stringParam(params, "uri")
 		return "resources", "uri", key, ok
 	}
+	// Strictly, as stringParam reads: params naming "ref" twice is not
+	// judged by its first, which a server's decoder may not read.
 	var arr [4]member
-	ms, _ := topMembers(params, arr[:0])
+	ms, strict := topMembers(params, arr[:0])
+	if !strict {
+		return "", "ref", "", false
+	}
 	for _, m := range ms {
 		if string(m.key) != "ref" {
 			continue

@@ -532,6 +532,12 @@ func (g *Gateway) fromClient(line []byte) {
 			}
 			g.mu.Unlock()
 		}
+	case env.notification() && judgedMethod(env.method):
+		// A request's method without an id (or with a null one): the SDKs'
+		// servers ignore it, a lenient server might act on it, and nothing
+		// judged it (nothing can be answered either): not passed on.
+		g.say("a %s without an id was not passed on: a request needs one, and only a request is judged", env.method)
+		return
 	case env.request() && env.method == "logging/setLevel":
 		var p struct {
 			Level string `json:"level"`
@@ -549,11 +555,21 @@ func (g *Gateway) fromClient(line []byte) {
 	case env.request() && featureListMethod(env.method):
 		go g.answerFeatureList(env)
 		return
-	case env.request() && (env.method == "prompts/get" || env.method == "resources/read" || env.method == "completion/complete"):
+	case env.request() && judgedMethod(env.method):
 		g.gateItem(line, env)
 		return
 	}
 	g.toServer(line)
+}
+
+// judgedMethod reports whether the session engine judges a request of
+// method before it reaches the server (a tools/call, or a call of an item).
+func judgedMethod(method string) bool {
+	switch method {
+	case "tools/call", "prompts/get", "resources/read", "completion/complete":
+		return true
+	}
+	return false
 }
 
 func (g *Gateway) noteHandshakeRequest(env envelope) {

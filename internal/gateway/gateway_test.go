@@ -664,6 +664,18 @@ func TestClientFramesReadStrictly(t *testing.T) {
 	if m := answer("5"); !strings.Contains(string(m["error"]), fmt.Sprint(gateway.RefusedCode)) {
 		t.Errorf("t2: %s", m["error"])
 	}
+	// A tools/call sent as a notification (no id, or a null one) is not
+	// judged, so it is not passed on either; frames are routed in order, so
+	// the answer to the ping after them comes after the gateway said so.
+	send(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"t2","arguments":{}}}`)
+	send(`{"jsonrpc":"2.0","id":null,"method":"prompts/get","params":{"name":"p"}}`)
+	send(`{"jsonrpc":"2.0","id":6,"method":"ping"}`)
+	answer("6")
+	for _, method := range []string{"tools/call", "prompts/get"} {
+		if want := "a " + method + " without an id was not passed on"; !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+		}
+	}
 }
 
 // TestInstructions: the handshake's answer reaches the client only after

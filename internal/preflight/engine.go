@@ -39,7 +39,14 @@ type Engine struct {
 
 // maxCallMemo bounds the names whose call answers an Engine keeps: a
 // client calling names without end cannot grow the process with them.
-const maxCallMemo = 1024
+// maxMemoKey bounds each name's bytes (a tool name, a prompt's name, a
+// URI): a longer one, which a client may send up to the line cap, is
+// judged by the core every time, so the memo holds at most about
+// maxCallMemo × maxMemoKey bytes of keys (and the refusals that quote them).
+const (
+	maxCallMemo = 1024
+	maxMemoKey  = 4096
+)
 
 // Step is what the engine answered one event: the actions, read.
 type Step struct {
@@ -231,7 +238,7 @@ func (e *Engine) step(event map[string]any, tools bool) (Step, error) {
 	}
 	if string(e.state) != state {
 		e.state, e.calls = []byte(state), nil
-	} else if k := memoKey(event); k != "" && len(e.calls) < maxCallMemo {
+	} else if k := memoKey(event); k != "" && len(k) <= maxMemoKey && len(e.calls) < maxCallMemo {
 		if e.calls == nil {
 			e.calls = map[string]Step{}
 		}
@@ -241,17 +248,20 @@ func (e *Engine) step(event map[string]any, tools bool) (Step, error) {
 }
 
 // memoKey is the call memo's key of an event: its method ("" for
-// tools/call) and the name or uri it reaches; "" for another event.
+// tools/call), the member naming what it reaches and its value; "" for
+// another event. The member is part of it: a completion/complete names a
+// prompt by name and a resource template by uri, and a prompt whose name
+// is a template's uriTemplate is another item.
 func memoKey(event map[string]any) string {
 	if event["type"] != "call" {
 		return ""
 	}
 	method, _ := event["method"].(string)
-	key, _ := event["name"].(string)
 	if uri, ok := event["uri"].(string); ok {
-		key = uri
+		return method + "\x00uri\x00" + uri
 	}
-	return method + "\x00" + key
+	name, _ := event["name"].(string)
+	return method + "\x00name\x00" + name
 }
 
 // read executes nothing: it reads the actions into a Step, in order.

@@ -212,17 +212,21 @@ func Connect(ctx context.Context, client *mcp.Client, t *Transport, sopts *mcp.C
 	t.checkOnly = opts != nil && opts.CheckOnly
 	cs, err := client.Connect(ctx, t, sopts)
 	if err != nil {
-		obs := t.handshakeFacts(nil)
-		obs.Failure, obs.FailureDetail = t.classify(ctx, err)
-		obs.ResourceMetadata = t.rec.metadataOf(obs.Failure)
-		if obs.FailureDetail == "" {
-			obs.FailureAt = AtHandshake
-		}
-		switch obs.Failure {
+		f := Fault{}
+		f.Failure, f.Detail = t.classify(ctx, err)
+		f.ResourceMetadata = t.rec.metadataOf(f.Failure)
+		switch f.Failure {
 		case FaultCommandNotFound:
-			obs.Command = t.command()
+			f.Command = t.command()
 		case FaultProcessExited:
-			obs.ExitStatus, obs.StderrTail = t.rec.exit()
+			f.ExitStatus, f.StderrTail = t.rec.exit()
+		}
+		obs := t.hostFacts()
+		method, result := t.rec.handshake()
+		if w, err := BeginWalk(method, result, "", 0, &f); err == nil {
+			w.Observe(&obs)
+		} else {
+			obs.Failure, obs.FailureDetail = engineRefused(err)
 		}
 		return nil, obs
 	}
@@ -238,52 +242,42 @@ func Connect(ctx context.Context, client *mcp.Client, t *Transport, sopts *mcp.C
 // the session lists tools: a later listing may be answered from the SDK's
 // cache (FaultListCached).
 func Observe(ctx context.Context, cs *mcp.ClientSession, t *Transport, opts *Options) (obs Observation) {
-	obs = t.handshakeFacts(cs)
+	obs = t.hostFacts()
 	defer func() { obs.StrayLines = t.rec.strayLines() }()
 	pageCap := 0 // the core's default
 	if opts != nil && opts.PageCap > 0 {
-		pageCap = min(opts.PageCap, MaxPages)
+		pageCap = opts.PageCap
 	}
 	if opts != nil && opts.MaxAnswerBytes > 0 {
 		t.rec.maxFrame.Store(opts.MaxAnswerBytes)
 	}
-	followed := []string{}
-	cursor := ""
-	total := 0
-	for {
+	negotiated := ""
+	if cs != nil && cs.InitializeResult() != nil {
+		negotiated = cs.InitializeResult().ProtocolVersion
+	}
+	method, result := t.rec.handshake()
+	w, err := BeginWalk(method, result, negotiated, pageCap, nil)
+	for err == nil {
+		cursor, more := w.Next()
+		if !more {
+			break
+		}
 		page, failure, detail := t.fetchPage(ctx, cs, cursor)
 		if failure != "" {
-			obs.Failure, obs.FailureDetail = failure, detail
-			obs.ResourceMetadata = t.rec.metadataOf(failure)
-			if detail == "" && failure != FaultListCached && failure != FaultNotCaptured {
-				obs.FailureAt, obs.FailurePage = AtToolsList, len(obs.Pages)+1
-			}
-			return obs
+			err = w.Fail(Fault{Failure: failure, Detail: detail, ResourceMetadata: t.rec.metadataOf(failure)})
+		} else {
+			err = w.Page(page)
 		}
-		if total += len(page); total > MaxListBytes {
-			// No check could carry these pages: none is kept, and the
-			// record says why (the server's fault, not the operator's).
-			obs.Failure, obs.FailureAt, obs.FailurePage = FaultPagesOverCap, AtToolsList, len(obs.Pages)+1
-			obs.Pages = nil
-			return obs
-		}
-		obs.Pages = append(obs.Pages, page)
-		step, err := nextPage(page, followed, pageCap)
-		if err != nil {
-			// The core refused the step itself (a page past its request
-			// cap): the walk ends, and the check says what the page is.
-			obs.Stop = StopMalformed
-			return obs
-		}
-		if step.Cursor == nil {
-			obs.Stop, obs.PageCapReached = step.Stop, step.PageCapReached
-			if opts != nil && opts.Features && obs.Stop == StopListEnd {
-				obs.Features = t.observeFeatures(ctx, cs, obs.Pages, pageCap)
-			}
-			return obs
-		}
-		followed, cursor = step.Followed, *step.Cursor
 	}
+	if err != nil {
+		obs.Failure, obs.FailureDetail = engineRefused(err)
+		return obs
+	}
+	w.Observe(&obs)
+	if opts != nil && opts.Features && obs.Stop == StopListEnd {
+		obs.Features = t.observeFeatures(ctx, cs, obs.Pages, min(pageCap, MaxPages))
+	}
+	return obs
 }
 
 // walkStep is the core's next_page answer.
@@ -395,25 +389,18 @@ func pageOf(frame []byte, valid bool) []byte {
 	return frame
 }
 
-// handshakeFacts fills the endpoint and handshake fields from the captured
-// handshake answer, and the negotiated version from the session if any.
-func (t *Transport) handshakeFacts(cs *mcp.ClientSession) Observation {
-	obs := Observation{Endpoint: t.endpoint, StrayLines: t.rec.strayLines()}
-	obs.Handshake, obs.HandshakeResult = t.rec.handshake()
-	obs.ClientCapabilities = t.rec.clientCapabilities()
-	fields, _ := members(obs.HandshakeResult)
-	switch obs.Handshake {
-	case "initialize":
-		obs.ServerInfo = fields["serverInfo"]
-		_ = json.Unmarshal(fields["protocolVersion"], &obs.ProtocolVersion)
-	case "server/discover":
-		meta, _ := members(fields["_meta"])
-		obs.ServerInfo = meta["io.modelcontextprotocol/serverInfo"]
-	}
-	if cs != nil && cs.InitializeResult() != nil {
-		obs.ProtocolVersion = cs.InitializeResult().ProtocolVersion
-	}
-	return obs
+// engineRefused is the observation's failure when the core refused an
+// event of the walk it should take (a fault of this build, not of the
+// server): no rule of a host stands in for the engine's, and the record
+// says the list was not read, in the core's words.
+func engineRefused(err error) (failure, detail string) {
+	return FailureUnavailable, "the session engine refused the walk: " + err.Error()
+}
+
+// hostFacts are the observation's facts of the host's own: the endpoint,
+// the capabilities the client declared, the stray lines so far.
+func (t *Transport) hostFacts() Observation {
+	return Observation{Endpoint: t.endpoint, StrayLines: t.rec.strayLines(), ClientCapabilities: t.rec.clientCapabilities()}
 }
 
 // membersOfValid is members for a document the recorder has already

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawlcheck/verifier/internal/corecall"
 	"github.com/crawlcheck/verifier/internal/listening"
 	"github.com/crawlcheck/verifier/internal/preflight"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -315,8 +316,19 @@ func TestHandshakes(t *testing.T) {
 				if obs.Handshake != c.want || obs.ProtocolVersion != c.version {
 					t.Errorf("handshake %q version %q, want %q %q", obs.Handshake, obs.ProtocolVersion, c.want, c.version)
 				}
-				if got := string(obs.ServerInfo); got != `{"name":"shop","version":"2.1"}` {
-					t.Errorf("serverInfo %s", got)
+				// The core reads serverInfo of the handshake's bytes, from
+				// where each handshake puts it (a lockfile pins it).
+				var made struct{ Lock string }
+				observed := map[string]any{"handshake": obs.Handshake, "handshake_result": string(obs.HandshakeResult), "pages": []string{string(obs.Pages[0])}}
+				if err := corecall.Into("make_lock", map[string]any{"observed": observed, "approved_at": "2026-10-01T00:00:00Z"}, &made); err != nil {
+					t.Fatal(err)
+				}
+				var lock struct {
+					Server struct{ Info json.RawMessage }
+				}
+				var info bytes.Buffer
+				if json.Unmarshal([]byte(made.Lock), &lock); json.Compact(&info, lock.Server.Info) != nil || info.String() != `{"name":"shop","version":"2.1"}` {
+					t.Errorf("serverInfo %s", lock.Server.Info)
 				}
 				if len(toolsOf(t, obs)) != 5 {
 					t.Errorf("tools %v", toolsOf(t, obs))

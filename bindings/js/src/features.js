@@ -13,6 +13,9 @@
 // - getPrompt and readResource reach the server only when the session
 //   engine allows them (its call event, as for a tools/call), and refuse
 //   any other with ItemRefused in the core's words;
+// - complete of a prompt (ref/prompt) or a resource template (ref/resource)
+//   reaches the server only when the session engine allows it, as the
+//   gateway's completion/complete does;
 // - readResource of a ui:// template a handed tool names reads it and
 //   hands it over only when the core finds it the template pinned
 //   (ui_template_check).
@@ -178,20 +181,21 @@ function handed(g, rec, list) {
 }
 
 /**
- * Resolves when the session engine allows a prompts/get of the prompt
- * named key, or a resources/read of the resource whose uri is key (its
- * call event, judged as a tools/call is, by the newest record); throws the
- * engine's refusal: ContinuityRefused of the session, ItemRefused of the item.
+ * Resolves when the session engine allows a request of method reaching key
+ * of list, named by the event's member (name or uri): a prompts/get of a
+ * prompt, a resources/read of a resource, a completion/complete of a prompt
+ * or a resource template (its call event, judged as a tools/call is, by
+ * the newest record); throws the engine's refusal: ContinuityRefused of the
+ * session, ItemRefused of the item.
  */
-async function admit(g, method, key) {
+async function admit(g, method, member, list, key) {
   await g.gate();
-  const [a] = g.step(method === READ ? { type: "call", method, uri: key } : { type: "call", method, name: key });
+  const [a] = g.step({ type: "call", method, [member]: key });
   if (a.action === "allow") return;
   // The engine judged by the newest record (a re-check may have ended
   // since the gate): the error names it.
   const rec = g.record;
   if (rec.handoff?.session !== "proceed") throw new ContinuityRefused(a.text, { effect: rec.effect, record: rec });
-  const list = method === READ ? "resources" : "prompts";
   const effects = rec.features?.[list];
   throw new ItemRefused(a.text, { list, key, effect: effects?.[key] ?? null, notCompared: effects === undefined, record: rec });
 }
@@ -228,7 +232,20 @@ export async function handedList(g, name, params) {
 /** Resolves when the session engine allows a prompts/get of name; throws its refusal when not. */
 export async function admitPrompt(g, name) {
   if (typeof name !== "string") throw new TypeError("crawlcheck: getPrompt names no prompt");
-  await admit(g, "prompts/get", name);
+  await admit(g, "prompts/get", "name", "prompts", name);
+}
+
+/**
+ * Resolves when the session engine allows a completion/complete of ref: a
+ * prompt's (ref/prompt, by its name) or a resource template's (ref/resource,
+ * by its uri, the uriTemplate), as the gateway judges it; throws its
+ * refusal when not, so a withheld prompt's arguments are not completed by
+ * the server. A ref of neither form is a TypeError, never sent.
+ */
+export async function admitCompletion(g, ref) {
+  const [member, list] = ref?.type === "ref/prompt" ? ["name", "prompts"] : ref?.type === "ref/resource" ? ["uri", "resource_templates"] : [];
+  if (member === undefined || typeof ref[member] !== "string") throw new TypeError("crawlcheck: complete names no prompt (ref/prompt) or resource template (ref/resource)");
+  await admit(g, "completion/complete", member, list, ref[member]);
 }
 
 /**
@@ -241,7 +258,7 @@ export async function admitPrompt(g, name) {
 export async function readChecked(g, params, read) {
   if (!params || typeof params.uri !== "string") throw new TypeError("crawlcheck: readResource names no resource");
   if (params.uri.startsWith("ui://")) return readUITemplate(g, params);
-  await admit(g, READ, params.uri);
+  await admit(g, READ, "uri", "resources", params.uri);
   // In the check's serial queue, as every resources/read sent here: a
   // check's ui:// read takes the n-th answer of the method since its mark
   // (fetchAnswer), which a read sent beside it would be.
@@ -300,5 +317,10 @@ export function installFeatures(client, g, request) {
   };
   client.readResource = async function (params, ...rest) {
     return readChecked(g, params, () => readResource.call(this, params, ...rest));
+  };
+  const complete = client.complete;
+  client.complete = async function (params, ...rest) {
+    await admitCompletion(g, params?.ref);
+    return complete.call(this, params, ...rest);
   };
 }

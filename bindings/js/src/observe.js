@@ -1,21 +1,13 @@
 // Observing a server: the facts a continuity check is made on (the
-// handshake, every tools/list page as received, why the walk stopped (the
-// core's next_page answer), a failure), and nothing else. The same steps as bindings/go/preflight's
-// Observe, so that the same server gives the same request to the core.
+// handshake, every tools/list page as received, why the walk stopped, a
+// failure), and nothing else. The walk is the session engine's (docs/abi.md,
+// The session engine: the handshake and page events): this host sends what
+// arrived and reads the page the engine asks for, as the Go preflight's
+// Observe does, so that the same server gives the same request to the core.
 
 import { CrawlcheckError } from "./errors.js";
-import { members, parseMember, utf8 } from "./frames.js";
-import { RawJSON, toBase64 } from "./core.js";
-
-/** The bytes as the SDK's JSON.parse reads them, or undefined. */
-function sdkParse(b) {
-  const text = utf8(b);
-  try {
-    return text === null ? undefined : JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
+import { utf8 } from "./frames.js";
+import { CoreError, RawJSON, toBase64 } from "./core.js";
 
 /**
  * Capture failures: the SDK produced a tools/list answer the capture did not
@@ -98,57 +90,128 @@ export function metadataOf(rec, failure) {
  * @property {number} strayLines stdio lines that were no JSON-RPC message, skipped (docs/mcpserver.md, Stray lines)
  */
 
-/** The handshake facts of the capture (and the session's negotiated version). */
-export function handshakeFacts(cap, endpoint, client) {
+/**
+ * The observation's facts of the host's own: the endpoint, the capabilities
+ * the client declared, the stray lines so far, and (an adapter, whose client
+ * connected before the capture) the serverInfo the client kept. The rest is
+ * the engine's, at the walk's end (observePages, endWalk).
+ */
+export function hostFacts(cap, endpoint, client) {
   const obs = { endpoint, handshake: "", protocolVersion: "", serverInfo: null, handshakeResult: null, clientCapabilities: null, pages: [], stop: "", pageCapReached: false, failure: "", failureDetail: "", failureAt: "", failurePage: 0, timeoutMs: 0, strayLines: cap.rec.strayLines };
-  // What the client declared: as sent, or (an adapter, whose client
-  // connected before the capture) what both SDK majors keep of it.
+  // What the client declared: as sent, or what both SDK majors keep of it.
   obs.clientCapabilities = cap.rec.clientCaps;
   if (obs.clientCapabilities === null && client && client._capabilities && typeof client._capabilities === "object") obs.clientCapabilities = client._capabilities;
-  const { method, result } = cap.rec.handshake();
-  obs.handshake = method;
-  // The bytes the server sent: the core reads serverInfo and instructions
-  // of them, and one it cannot read is an observation on the record, never
-  // a refused request (issue 22, F6).
-  if (method && result) obs.handshakeResult = result;
-  const fields = result ? members(result) : null;
-  if (method === "initialize") {
-    obs.serverInfo = fields?.get("serverInfo") ?? null;
-    const v = parseMember(fields, "protocolVersion");
-    if (typeof v === "string") obs.protocolVersion = v;
-  } else if (method === "server/discover") {
-    const meta = fields?.get("_meta") ? members(fields.get("_meta")) : null;
-    obs.serverInfo = meta?.get("io.modelcontextprotocol/serverInfo") ?? null;
-  }
-  if (method === "" && client && typeof client.getServerVersion === "function") {
-    // The handshake happened before the capture (an adapter on a connected
-    // client): the serverInfo the client kept, not the bytes received.
+  if (cap.rec.handshake().method === "" && client && typeof client.getServerVersion === "function") {
+    // The handshake happened before the capture: the serverInfo the client
+    // kept, not the bytes received (the engine has none to read).
     const info = client.getServerVersion();
     if (info && typeof info === "object") obs.serverInfo = new TextEncoder().encode(JSON.stringify(info));
-  }
-  const negotiated = client && typeof client.getNegotiatedProtocolVersion === "function" ? client.getNegotiatedProtocolVersion() : undefined;
-  if (typeof negotiated === "string" && negotiated !== "") obs.protocolVersion = negotiated;
-  else if (method === "initialize" && result && fields === null) {
-    // An answer the strict reader refuses (a repeated key) still set the
-    // session's version: SDK 1.x keeps no getter for it, so it is what the
-    // SDK's own JSON.parse read of the same bytes, as Go takes go-sdk's
-    // and SDK 2.x its getNegotiatedProtocolVersion.
-    const v = sdkParse(result)?.protocolVersion;
-    if (typeof v === "string") obs.protocolVersion = v;
   }
   return obs;
 }
 
 /**
- * Reads every tools/list page of a connected session, following nextCursor
- * as the core's next_page answers after each page: no rule of when to stop
- * lives here.
+ * The engine's handshake event: the handshake's answer as the capture saw
+ * it (its result's bytes), the version the SDK settled on, and the page cap
+ * (undefined: the core's default).
+ */
+export function handshakeEvent(cap, client, pageCap) {
+  const { method, result } = cap.rec.handshake();
+  const ev = { type: "handshake" };
+  if (method) {
+    ev.handshake = method;
+    if (result) ev.result = result;
+  }
+  const negotiated = client && typeof client.getNegotiatedProtocolVersion === "function" ? client.getNegotiatedProtocolVersion() : sdkVersion(client, method, result);
+  if (typeof negotiated === "string" && negotiated !== "") ev.negotiated = negotiated;
+  if (pageCap !== undefined) ev.page_cap = pageCap;
+  return ev;
+}
+
+/**
+ * The version SDK 1.x settled on, which it keeps nowhere a host can ask:
+ * its own JSON.parse of the initialize answer's bytes (the SDK reads them so,
+ * last member of a repeated name winning), as the Go preflight takes
+ * go-sdk's and SDK 2.x its getter's. The engine reads the same answer
+ * strictly, and an answer that repeats a key gives it no version of its
+ * own (docs/decisions.md, Issue 33 (engine, handshake and pages)).
+ */
+function sdkVersion(client, method, result) {
+  if (!client || method !== "initialize" || !result) return undefined;
+  try {
+    return JSON.parse(new TextDecoder().decode(result))?.protocolVersion;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A fault as the engine's events take it: the code and the facts only the
+ * transport knows; where it happened, and which facts the record carries,
+ * are the engine's.
+ */
+export function faultEvent(rec, failure, detail, timeoutMs) {
+  const f = { failure };
+  if (detail) f.failure_detail = detail;
+  const md = metadataOf(rec, failure);
+  if (md) f.resource_metadata = md;
+  if (timeoutMs > 0) f.timeout_ms = timeoutMs;
+  return f;
+}
+
+/**
+ * Writes the engine's observed action into obs: its facts, the handshake's
+ * result bytes when it says so, and the first `pages` pages read.
+ */
+export function endWalk(obs, a, pages, result) {
+  const o = a.observed;
+  obs.handshake = o.handshake ?? "";
+  obs.protocolVersion = o.protocol_version ?? "";
+  obs.pageCapReached = o.page_cap_reached === true;
+  obs.failure = o.failure ?? "";
+  obs.failureDetail = o.failure_detail ?? "";
+  obs.failureAt = o.failure_at ?? "";
+  obs.failurePage = o.failure_page ?? 0;
+  obs.resourceMetadata = o.resource_metadata ?? "";
+  if (o.timeout_ms !== undefined) obs.timeoutMs = o.timeout_ms;
+  if (o.failure_command !== undefined) obs.command = o.failure_command;
+  if (o.exit_status !== undefined) obs.exitStatus = o.exit_status;
+  if (o.stderr_tail !== undefined) obs.stderrTail = o.stderr_tail;
+  obs.handshakeResult = a.handshake_result ? result : null;
+  obs.pages = a.pages === null ? [] : pages.slice(0, a.pages);
+  obs.stop = a.stop ?? "";
+  return obs;
+}
+
+/**
+ * The session engine's step for one walk, in a state of its own: a walk
+ * needs none of the session's state, and the session's holds its newest
+ * record, which every page's step would otherwise read and write again.
+ * @param {import("./core.js").Core} cc the core
+ * @returns {(event: object) => object[]} the step: an event in, the actions out
+ */
+export function walker(cc) {
+  let state = null;
+  return (event) => {
+    const req = { event };
+    if (state !== null) req.state = new TextEncoder().encode(state);
+    const answer = cc.call("session_step", req);
+    state = answer.state;
+    return answer.actions;
+  };
+}
+
+/**
+ * Reads the tools/list pages of a connected session as the session engine
+ * asks: the handshake event, then each page it asks for (read_page), until
+ * it answers the observation (observed). No rule of when to stop lives here.
  * @param {object} o
- * @param {import("./core.js").Core} o.cc the core
+ * @param {(event: object) => object[]} o.step the engine's step for this walk (walker())
  * @param {object} o.cap the capture (attach())
  * @param {(params: object, options: object) => Promise<unknown>} o.listPage sends one tools/list through the SDK
- * @param {Observation} o.obs the handshake facts, filled in here
- * @param {number|undefined} o.pageCap undefined: the core's default
+ * @param {Observation} o.obs the host's facts (hostFacts), filled in here
+ * @param {object} o.handshake the handshake event (handshakeEvent)
+ * @param {number} o.timeoutMs the check's deadline, which a timeout's record names
  * @param {AbortSignal} o.signal the check's deadline
  */
 export async function observePages(o) {
@@ -160,51 +223,26 @@ export async function observePages(o) {
   }
 }
 
-async function walkPages({ cc, cap, listPage, obs, pageCap, signal }) {
-  let followed = [];
-  let cursor;
-  // The pages are counted as they arrive: past the core's bound on them
-  // together no check could carry them, and a check always leaves a record.
-  const maxBytes = cc.limits.pages_bytes;
-  let total = 0;
-  for (;;) {
-    const { page, failure, detail } = await fetchPage(cap, listPage, cursor, signal);
+async function walkPages({ step, cap, listPage, obs, handshake, timeoutMs, signal }) {
+  const pages = [];
+  let [a] = step(handshake);
+  while (a.action === "read_page") {
+    const { page, failure, detail } = await fetchPage(cap, listPage, a.cursor ?? undefined, signal);
     if (failure) {
-      obs.failure = failure;
-      obs.failureDetail = detail;
-      obs.resourceMetadata = metadataOf(cap.rec, failure);
-      if (detail === "" && failure !== FAULT_LIST_CACHED && failure !== FAULT_NOT_CAPTURED) {
-        obs.failureAt = "tools/list";
-        obs.failurePage = obs.pages.length + 1;
-      }
-      return obs;
+      [a] = step({ type: "page", fault: faultEvent(cap.rec, failure, detail, timeoutMs) });
+      continue;
     }
-    total += page.length;
-    if (total > maxBytes) {
-      // None is kept; the record says why (the server's doing).
-      overCap(obs, obs.pages.length + 1);
-      return obs;
-    }
-    obs.pages.push(page);
-    const req = { page, followed };
-    if (pageCap !== undefined) req.page_cap = pageCap;
-    let step;
+    pages.push(page);
     try {
-      step = cc.nextPage(req);
-    } catch {
-      // The core refused the step itself (a page past its request cap):
-      // the walk ends, and the check says what the page is.
-      obs.stop = "response_malformed";
-      return obs;
+      [a] = step({ type: "page", page });
+    } catch (e) {
+      if (!(e instanceof CoreError && e.code === "input_too_large")) throw e;
+      // A page as large as a request: the engine records pages_over_cap.
+      [a] = step({ type: "page", oversized: true });
     }
-    if (step.cursor === null) {
-      obs.stop = step.stop;
-      obs.pageCapReached = step.page_cap_reached;
-      return obs;
-    }
-    followed = step.followed;
-    cursor = step.cursor;
   }
+  if (a.action !== "observed") throw new CrawlcheckError(`crawlcheck: the session engine answered a walk with ${a.action}`);
+  return endWalk(obs, a, pages, handshake.result ?? null);
 }
 
 // fetchPage sends one tools/list through the SDK and returns the answer
@@ -279,15 +317,6 @@ export async function fetchAnswer(cap, method, send, signal) {
   } finally {
     signal.removeEventListener("abort", onAbort);
   }
-}
-
-/**
- * Makes obs the observation of pages that no check can carry, the fault
- * pages_over_cap at tools/list page n (the core words it): the pages are
- * dropped, as the walk's end with them.
- */
-export function overCap(obs, n) {
-  Object.assign(obs, { pages: [], stop: "", pageCapReached: false, failure: FAULT_PAGES_OVER_CAP, failureDetail: "", failureAt: "tools/list", failurePage: n });
 }
 
 /**

@@ -7,7 +7,7 @@
 import { load, CoreError } from "./core.js";
 import { CrawlcheckError, PreflightError } from "./errors.js";
 import { attach } from "./capture.js";
-import { handshakeFacts, observePages, observedRequest, classify, metadataOf } from "./observe.js";
+import { hostFacts, handshakeEvent, faultEvent, endWalk, observePages, observedRequest, classify, walker } from "./observe.js";
 import { RecordLog, writeFileAtomic } from "./log.js";
 import { readRegularFile } from "./files.js";
 import { IssuerClient, nonceStatePath, useConsultation } from "./issuer.js";
@@ -287,24 +287,23 @@ class Gate {
       failure = classify(this.cap.rec, signal, e);
     }
     if (!failure) return made;
-    const obs = handshakeFacts(this.cap, this.endpoint, null);
-    obs.failure = failure.failure;
-    obs.failureDetail = failure.detail;
-    obs.resourceMetadata = metadataOf(this.cap.rec, failure.failure);
-    if (failure.detail === "") obs.failureAt = "handshake";
-    obs.timeoutMs = this.timeout;
+    const facts = hostFacts(this.cap, this.endpoint, null);
+    const hs = handshakeEvent(this.cap, null, this.pageCap);
     try {
       await this.transport.close?.();
     } catch {
       // the connection failed already
     }
-    // What the capture knows of a stdio command that did not start or
-    // exited at once (the child has been closed by now): the core words it.
-    if (obs.failure === "command_not_found") obs.command = this.cap.rec.command;
-    if (obs.failure === "process_exited") {
-      obs.exitStatus = this.cap.rec.exitStatus;
-      obs.stderrTail = this.cap.rec.stderrTail();
-    }
+    // The engine ends the observation at the handshake: the fault and what
+    // the capture knows of a stdio command that did not start or exited at
+    // once (the child has been closed by now).
+    const rec0 = this.cap.rec;
+    hs.fault = faultEvent(rec0, failure.failure, failure.detail, this.timeout);
+    if (typeof rec0.command === "string" && rec0.command !== "") hs.fault.failure_command = rec0.command;
+    if (Number.isInteger(rec0.exitStatus) && rec0.exitStatus >= 0) hs.fault.exit_status = rec0.exitStatus;
+    const tail = failure.failure === "process_exited" ? rec0.stderrTail() : "";
+    if (tail) hs.fault.stderr_tail = tail;
+    const obs = endWalk(facts, walker(this.cc)(hs)[0], [], hs.result ?? null);
     const [rec] = await this.serial(() => this.check(obs, this.cap.rec.listChanged));
     this.record = rec;
     this.shutdown();
@@ -457,10 +456,11 @@ class Gate {
 
   async observe() {
     const signal = AbortSignal.timeout(this.timeout);
-    const obs = handshakeFacts(this.cap, this.endpoint, this.client);
-    obs.timeoutMs = this.timeout;
+    const obs = hostFacts(this.cap, this.endpoint, this.client);
+    const handshake = handshakeEvent(this.cap, this.client, this.pageCap);
+    const walked = await observePages({ step: walker(this.cc), cap: this.cap, listPage: this.listPage, obs, handshake, timeoutMs: this.timeout, signal });
     // After a whole tool list, the prompts, resources and UI templates (features.js).
-    return observeFeatures(this, await observePages({ cc: this.cc, cap: this.cap, listPage: this.listPage, obs, pageCap: this.pageCap, signal }), signal);
+    return observeFeatures(this, walked, signal);
   }
 
   /**

@@ -357,3 +357,38 @@ async def test_confirm_features_approves_a_rug_pulled_prompt(tmp_path: Path) -> 
         after = json.loads(lock.read_text())["features"]
         assert after == fresh
         assert after != json.loads(before)["features"]
+
+
+async def test_complete_of_a_prompt_or_template_is_judged_by_the_session_engine(tmp_path: Path) -> None:
+    """A completion/complete (complete, however sent) reaches the server only
+    when the session engine allows the prompt or resource template its ref
+    names, as the gateway's does (and JavaScript's complete): a rug-pulled
+    prompt's arguments are not completed by the server."""
+    from mcp import types
+
+    arg = {"name": "number", "value": "1"}
+    with http_server(scenario(tmp_path, tools=TOOLS, **FEATURES)) as url:
+        lock = lock_features(tmp_path, url)
+        async with streamable_client(url) as streams:
+            async with with_preflight(ClientSession(streams[0], streams[1]), lock, endpoint=url, now=lambda: NOW, timeout=5.0) as s:
+                await s.initialize()
+                rec = s.record
+                # What the handoff hands over reaches the server (which answers it as it can).
+                for ref in (types.PromptReference(type="ref/prompt", name="weekly"), types.ResourceTemplateReference(type="ref/resource", uri="issues://issue/{number}")):
+                    with pytest.raises(Exception) as answered:  # noqa: B017 - the SDK's error of the server's answer
+                        await s.complete(ref, arg)
+                    assert not isinstance(answered.value, ItemRefused), answered.value
+                with pytest.raises(ItemRefused) as unlisted:
+                    await s.complete(types.PromptReference(type="ref/prompt", name="nope"), arg)
+                assert str(unlisted.value) == f'crawlcheck: prompt "nope" refused: not in the checked list (record {rec["record_sha256"]})'
+                with pytest.raises(ItemRefused) as template:
+                    await s.complete(types.ResourceTemplateReference(type="ref/resource", uri="issues://other/{id}"), arg)
+                assert template.value.list == "resource_templates"
+                assert str(template.value) == f'crawlcheck: resource template "issues://other/{{id}}" refused: not in the checked list (record {rec["record_sha256"]})'
+
+                mutate_http(url, RUG_PULL)
+                rec = await s.recheck()
+                with pytest.raises(ItemRefused) as withheld:
+                    await s.session.complete(types.PromptReference(type="ref/prompt", name="triage"), arg)
+                assert withheld.value.effect == "pause_tool"
+                assert str(withheld.value) == f'crawlcheck: prompt "triage" withheld (pause_tool): prompt_changed (description) (record {rec["record_sha256"]})'

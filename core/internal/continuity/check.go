@@ -501,10 +501,16 @@ func (c *check) compare() {
 	}
 	// Tools on pages that were not read are not "removed": a truncated list
 	// cannot say what is missing (and pauses the session anyway).
-	if obs.Truncated == "" {
+	if obs.Truncated == "" && len(r.Removed) > 0 {
+		// The baseline's hashes by name, taken once: Lookup scans the
+		// baseline, and a check of an empty list against a 1,000-tool
+		// lockfile (the SDKs' warm-up check) removes every tool.
+		hashes := make(map[string]string, len(c.base.Tools))
+		for i := len(c.base.Tools) - 1; i >= 0; i-- { // the first of a name wins, as in Lookup
+			hashes[c.base.Tools[i].Name] = c.base.Tools[i].SHA256
+		}
 		for _, n := range r.Removed {
-			bt, _ := c.base.Lookup(n)
-			c.add(policy.ToolRemoved, n, "", bt.SHA256, caps)
+			c.add(policy.ToolRemoved, n, "", hashes[n], caps)
 		}
 	}
 	for _, m := range r.Modified {

@@ -156,8 +156,14 @@ func (c *check) addItem(o policy.Observation, item, part, sha string) {
 func (c *check) compareUI(approved map[string]features.Hashes, read map[string]ObservedUI) {
 	for i := range c.observed.Tools {
 		t := &c.observed.Tools[i]
+		// The URI first: most tools name no template, and Lookup is a scan
+		// of the baseline's tools (a 1,000-tool check spent a million
+		// name comparisons here).
 		uri := features.UIResourceURI(t)
-		if _, ok := c.base.Lookup(t.Name); !ok || uri == "" {
+		if uri == "" {
+			continue
+		}
+		if _, ok := c.base.Lookup(t.Name); !ok {
 			continue
 		}
 		fail := func(reason string, ms ...canon.Member) {

@@ -69,6 +69,8 @@ type State struct {
 	// WaitMS the current wait; DueMS the wake asked for (-1: none), and
 	// HoldMS how long it holds the re-check back.
 	LastMS, WaitMS, DueMS, HoldMS int64
+	// Walk is the observation in progress (walk.go); nil between walks.
+	Walk *Walk
 }
 
 // New is the state of a session before any event.
@@ -277,7 +279,7 @@ func (s *State) Value() canon.Value {
 	if len(items) > 0 {
 		opt = append(opt, canon.M("items", Obj(items...)))
 	}
-	return Obj(append(opt,
+	v := Obj(append(opt,
 		canon.M("kind", canon.Str(Kind)),
 		canon.M("v", canon.Int(Version)),
 		canon.M("record", s.Record),
@@ -296,6 +298,10 @@ func (s *State) Value() canon.Value {
 			canon.M("hold_ms", canon.Int(s.HoldMS)),
 		)),
 	)...)
+	if s.Walk != nil {
+		v = With(v, nil, canon.M("walk", s.Walk.value()))
+	}
+	return v
 }
 
 func intOrNull(n int64) canon.Value {
@@ -378,6 +384,11 @@ func Parse(v canon.Value, path string) (State, error) {
 		}
 		s.Unheld = append(s.Unheld, str)
 	}
+	walk, err := parseWalk(member(v, "walk"))
+	if err != nil {
+		return State{}, err
+	}
+	s.Walk = walk
 	pace := member(v, "pace")
 	for _, f := range []struct {
 		v        canon.Value

@@ -112,6 +112,15 @@ func PageCursor(page string) (cursor string, hasCursor, ok bool) {
 	return end.cursor, end.more, ok
 }
 
+// NoteOnePageWalk notes a sighting of the walk that is page alone: next_page
+// parsed it, and it ends its walk where it starts (no nextCursor, no cursor
+// followed before it). That read is a sighting as PageCursor's hit is one.
+// A host asks next_page of each page, then hands the walk to ui_templates
+// and to the check: with this sighting the first of them keeps the walk and
+// the check finds it, where a process that reads the list once (the CLI)
+// parsed and hashed it twice and kept it for nothing.
+func NoteOnePageWalk(page string) { walks.Note(canon.Fingerprint(page)) }
+
 // walkCost is an estimate from above of what a walk keeps alive: its pages,
 // the trees of its tools parsed from them, and the tools.
 func walkCost(w *walk) int64 {

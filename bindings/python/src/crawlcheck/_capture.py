@@ -107,7 +107,9 @@ class _Tap:
         self.order: List[str] = []  # ids of tools/list requests, in order
         self.answers: Dict[str, Tuple[str, Any]] = {}  # id -> ("result"|"error", value)
         self.broken: List[bytes] = []  # frames that were not JSON-RPC
-        self.handshake: Optional[Tuple[str, Dict[str, Any]]] = None
+        #: the handshake answered: its method and, where the wire's bytes were
+        #: not seen (handshake_raw), the SDK's decoded result
+        self.handshake: Optional[Tuple[str, Optional[Dict[str, Any]]]] = None
         #: what the newest request declaring the client's capabilities declared
         self.client_capabilities: Optional[Dict[str, Any]] = None
         self.changes = 0
@@ -229,14 +231,10 @@ class _Tap:
         if method in ("initialize", "server/discover"):
             result = m.get("result") if (m is not None and matched) else None
             if result is not None:
+                # The bytes as sent: the session engine reads them, not the tap.
                 self.handshake_raw = result
                 self._handshake_last = True
-                hm, _ = _raw_members(result)
-                facts: Dict[str, Any] = {}
-                for k in ("serverInfo", "protocolVersion", "_meta"):
-                    if hm is not None and k in hm:
-                        facts[k] = _raw_value(hm[k])
-                self.handshake = (method, facts)
+                self.handshake = (method, None)
         elif self._paged(method):
             ok = matched and m is not None and "result" in m
             # The page, from the members just read (a 1,000-tool frame is not
@@ -281,11 +279,12 @@ class _Tap:
         the record lets its tool through, whichever SDK method sent it
         (call_tool, send_request(CallToolRequest), a task-augmented call,
         send_notification, anything reached through the wrapper's
-        ``__getattr__``); prompts/get and resources/read unless it hands
-        the prompt or resource over (``admit_item``)."""
+        ``__getattr__``); prompts/get, resources/read and
+        completion/complete unless it hands the prompt, resource or
+        template over (``admit_item``)."""
         m = _message(item)
         method = getattr(m, "method", None)
-        if method in ("prompts/get", "resources/read") and self.admit_item is not None:
+        if method in ("prompts/get", "resources/read", "completion/complete") and self.admit_item is not None:
             # The same for a prompt or a resource (issue 35), unless it is
             # the template the preflight is reading to check it.
             params = getattr(m, "params", None)

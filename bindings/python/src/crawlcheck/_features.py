@@ -273,14 +273,18 @@ class FeaturesMixin:
             raise ItemRefused(rec, raw, list, None)
         return cast(Dict[str, Any], lists[list])
 
-    async def _allow(self, list: str, key: Any) -> None:
+    async def _allow(self, list: str, key: Any, method: Optional[str] = None) -> None:
         """Returns when the session engine allows a prompts/get (list
         ``prompts``) of the prompt named key, or a resources/read
-        (``resources``) of the resource whose uri is key — its call event,
+        (``resources``) of the resource whose uri is key, or a
+        completion/complete (method) of either a prompt or a resource
+        template (``resource_templates``, its uriTemplate) — its call event,
         judged as a tools/call is, by the newest record; ItemRefused in its
         words when not (ContinuityRefused when the session does not proceed)."""
         pf = cast("McpPreflight", self)
-        method, param = ("prompts/get", "name") if list == "prompts" else ("resources/read", "uri")
+        param = "name" if list == "prompts" else "uri"
+        if method is None:
+            method = "prompts/get" if list == "prompts" else "resources/read"
         if not isinstance(key, str):
             raise TypeError(f"crawlcheck: a {method} whose {param} is not a string names nothing")
         await pf._gate()
@@ -298,7 +302,21 @@ class FeaturesMixin:
         resources/read that did not come through get_prompt / read_resource
         (``send_request``, the session reached past the wrapper) leaves only
         for what the handoff hands over; a ui:// template only through
-        read_resource, which checks it against its pin."""
+        read_resource, which checks it against its pin. A
+        completion/complete (``complete``, however sent) leaves only when
+        the engine allows the prompt (ref/prompt) or resource template
+        (ref/resource) its ref names, as the gateway's does; a ref of
+        neither form is a TypeError, never sent."""
+        if method == "completion/complete":
+            ref = params.get("ref") if isinstance(params, dict) else getattr(params, "ref", None)
+            kind, name, uri = ((ref.get(k) if isinstance(ref, dict) else getattr(ref, k, None)) for k in ("type", "name", "uri"))
+            if kind == "ref/prompt":
+                await self._allow("prompts", name, method)
+            elif kind == "ref/resource":
+                await self._allow("resource_templates", uri, method)
+            else:
+                raise TypeError("crawlcheck: a completion/complete names no prompt (ref/prompt) or resource template (ref/resource)")
+            return
         key = params.get("name" if method == "prompts/get" else "uri") if isinstance(params, dict) else getattr(params, "name" if method == "prompts/get" else "uri", None)
         if method == "prompts/get":
             await self._allow("prompts", key)

@@ -51,11 +51,11 @@ class Observation:
     #: record, never a refused request: issue 22, F6)
     handshake_result: Union[str, bytes, None] = None
     pages: List[bytes] = field(default_factory=list)
-    #: why the walk ended, the core's next_page answer: list_end,
+    #: why the walk ended, the session engine's: list_end,
     #: page_cap_reached, cursor_repeated, response_malformed; "" when a
     #: failure ended it.
     stop: str = ""
-    #: the walk ended at the page cap (next_page's answer, for the check).
+    #: the walk ended at the page cap (the engine's, for the check).
     page_cap_reached: bool = False
     #: "", a host fault (connect_refused, timeout, process_exited,
     #: session_ended, session_failed, pages_over_cap), a capture failure
@@ -84,19 +84,26 @@ class Observation:
     #: observed.features as the core reads it; None when nothing was read
     features: Optional[Dict[str, Any]] = None
 
-    def fail(self, failure: str, detail: str, at: str, page: int = 0) -> None:
-        """Sets the failure; a fault (no detail) says where it happened, a
-        capture failure nothing of where."""
-        self.failure, self.failure_detail = failure, detail
-        if not detail and failure not in (FAULT_LIST_CACHED, FAULT_NOT_CAPTURED):
-            self.failure_at, self.failure_page = at, page
-
-    def over_cap(self, page: int) -> None:
-        """Makes this the observation of pages no check can carry: the fault
-        pages_over_cap at tools/list page (the core words it), the pages
-        dropped, as the walk's end with them."""
-        self.pages, self.stop, self.page_cap_reached = [], "", False
-        self.fail(FAULT_PAGES_OVER_CAP, "", "tools/list", page)
+    def apply(self, a: Dict[str, Any], pages: List[bytes], result: Union[str, bytes, None]) -> None:
+        """Takes in the session engine's observed action (the walk's end,
+        docs/abi.md): the facts it decided, the handshake's result when it
+        says so, and the first ``pages`` of the pages read."""
+        o = a["observed"]
+        self.handshake = o.get("handshake", "")
+        self.protocol_version = o.get("protocol_version", "")
+        self.page_cap_reached = o.get("page_cap_reached", False)
+        self.failure = o.get("failure", "")
+        self.failure_detail = o.get("failure_detail", "")
+        self.failure_at = o.get("failure_at", "")
+        self.failure_page = o.get("failure_page", 0)
+        self.resource_metadata = o.get("resource_metadata", "")
+        self.timeout_ms = o.get("timeout_ms", self.timeout_ms)
+        self.command = o.get("failure_command", "")
+        self.exit_status = o.get("exit_status")
+        self.stderr_tail = o.get("stderr_tail", "")
+        self.handshake_result = result if a["handshake_result"] else None
+        self.pages = [] if a["pages"] is None else pages[: a["pages"]]
+        self.stop = a["stop"] or ""
 
     def observed(self) -> Dict[str, Any]:
         """continuity_check's ``observed`` member (as bindings/go/preflight builds it)."""

@@ -60,7 +60,6 @@ from ._log import RecordLog, write_atomic
 from ._pilot import Pilot as Pilot, PilotError as PilotError, PilotUploader, pilot_ack_path as pilot_ack_path, upload_pending as upload_pending
 from ._observation import FAILURE_TOO_LARGE as FAILURE_TOO_LARGE, FAULT_PAGES_OVER_CAP as FAULT_PAGES_OVER_CAP, FAULT_TIMEOUT as FAULT_TIMEOUT
 from ._observation import FAULT_FORBIDDEN, FAULT_LIST_CACHED, FAULT_NOT_CAPTURED, FAULT_UNAUTHORIZED, Observation as Observation, _sdk_tool
-from .ops import next_page as _next_page_op
 from .ops import escape_text, refusal, verify_lock
 from .transport import is_transport as _is_transport
 from .transport import unwrapped as _unwrapped
@@ -98,6 +97,37 @@ PROCEED, PROCEED_RECORDED, REFRESH, PAUSE_TOOL, PAUSE, DENY = (
 def _at_ms() -> int:
     """The session engine's clock: anyio's monotonic time in milliseconds."""
     return round(anyio.current_time() * 1000)
+
+
+class _Walk:
+    """The session engine's steps for one walk (the handshake and page
+    events), in a state of its own: a walk needs none of the session's
+    state, and the session's holds its newest record, which every page's
+    step would otherwise read and write again."""
+
+    def __init__(self) -> None:
+        self._state: Optional[str] = None
+
+    def step(self, event: Dict[str, Any]) -> Dict[str, Any]:
+        """Hands the engine one event; answers its one action (read_page,
+        or observed at the walk's end)."""
+        req: Dict[str, Any] = {"event": event}
+        if self._state is not None:
+            req["state"] = self._state.encode("utf-8")
+        answer = json.loads(call_result("session_step", req))
+        self._state = answer["state"]
+        action: Dict[str, Any] = answer["actions"][0]
+        return action
+
+    def page(self, page: bytes) -> Dict[str, Any]:
+        """Hands the engine one page; a page the core cannot take in one
+        request goes again as oversized (the engine records pages_over_cap)."""
+        try:
+            return self.step({"type": "page", "page": page})
+        except CoreError as e:
+            if e.code != "input_too_large":
+                raise
+            return self.step({"type": "page", "oversized": True})
 
 
 class McpPreflight(FeaturesMixin):
@@ -200,6 +230,9 @@ class McpPreflight(FeaturesMixin):
         self._engine: Optional[str] = None
         self._handed: Dict[str, Any] = {}
         self._untapped_handshake = False
+        # The SDK's typed handshake result: the version it settled on, for
+        # an SDK (mcp 1.x) that keeps it nowhere else.
+        self._sdk_result: Any = None
         # The lockfile is read and verified here, before any session or
         # transport exists: a missing or bad one is PreflightError itself,
         # never an error inside a transport's task group.
@@ -302,6 +335,7 @@ class McpPreflight(FeaturesMixin):
         if initialize_result is None:
             how, initialize_result = "server/discover", getattr(self.session, "discover_result", None)
         self._typed_handshake(how, initialize_result)
+        self._sdk_result = initialize_result
         self._connected = True
 
     def _typed_handshake(self, method: str, result: Any) -> None:
@@ -441,32 +475,33 @@ class McpPreflight(FeaturesMixin):
     async def _handshake(self, how: str) -> Any:
         async with self._check_lock:
             result = None
+            fault = ("", "")
             obs = Observation(endpoint=self.endpoint, timeout_ms=self._timeout_ms())
             try:
                 with anyio.fail_after(self.timeout):
                     result = await self._sdk_handshake(how)
+                self._sdk_result = result
                 if self._untapped_handshake and self._tap.handshake is None:
                     self._typed_handshake("initialize" if how == "initialize" else "server/discover", result)
                 self._connected = True
             except TimeoutError:
-                obs.fail(*self._tap.fault(timed_out=True), "handshake")
+                fault = self._tap.fault(timed_out=True)
             except Exception:  # noqa: BLE001 - whatever the SDK raised, the server was not connected
-                obs.fail(*self._tap.fault(), "handshake")
+                fault = self._tap.fault()
             except anyio.get_cancelled_exc_class():
                 # The transport's task group failed (a refused connection, a
                 # server that exited) and cancels everything inside it, this
                 # check too: the record is still made, shielded, so the log
                 # and on_record show that nothing was compared. (The
                 # timeout's own cancellation is TimeoutError above.)
-                obs.fail(*self._tap.fault(), "handshake")
                 with anyio.CancelScope(shield=True):
-                    self._facts(obs)
+                    self._handshake_failed(obs, self._tap.fault())
                     await self._settle(obs)
                 raise
             if self._connected:
                 await self._recheck()
             else:
-                self._facts(obs)
+                self._handshake_failed(obs, fault)
                 await self._settle(obs)
             rec = self._current()
             if not self._connected:
@@ -552,14 +587,6 @@ class McpPreflight(FeaturesMixin):
         if wire is not None:
             # The lines skipped up to the check's end: the core records them.
             obs.stray_lines = wire.stray_lines
-            # What the transport knows of a command that did not start or
-            # exited at once: the core words it.
-            obs.command = wire.command
-            obs.exit_status, obs.stderr_tail = wire.exit_status, wire.stderr_tail()
-            # An auth fault's resource metadata URL, when the failure is the
-            # fault the transport saw.
-            if obs.failure in (FAULT_UNAUTHORIZED, FAULT_FORBIDDEN) and obs.failure == wire.fault:
-                obs.resource_metadata = wire.resource_metadata
         try:
             rec, raw, cons, again = await self._check(obs, self._seen if seen is None else seen)
             if again:
@@ -576,89 +603,97 @@ class McpPreflight(FeaturesMixin):
         if seen is not None:
             self._seen = seen
 
-    def _facts(self, obs: Observation) -> None:
-        """The handshake's facts, from its answer as the tap saw it."""
-        obs.client_capabilities = self._tap.client_capabilities
+    def _handshake_event(self, fault: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+        """The session engine's handshake event: the answer as the tap saw
+        it (the wire's bytes, or where the tap saw the SDK's decoded result,
+        that as JSON, ASCII-escaped so that a lone surrogate reaches the core
+        as the escape the server sent), the version the SDK settled on, the
+        page cap, and the fault that ended the handshake."""
+        ev: Dict[str, Any] = {"type": "handshake"}
         hs = self._tap.handshake
-        if hs is None:
-            return
-        method, result = hs
-        obs.handshake = method
-        if self._tap.handshake_raw is not None:
-            # The wire's bytes (crawlcheck.transport), as the Go preflight hands them.
-            obs.handshake_result = self._tap.handshake_raw
-        else:
-            # ASCII-escaped, so that a lone surrogate reaches the core as the
-            # escape the server sent, which the core refuses there.
-            obs.handshake_result = json.dumps(result, ensure_ascii=True)
-        if method == "initialize":
-            obs.server_info = result.get("serverInfo")
-            pv = result.get("protocolVersion")
-            obs.protocol_version = pv if isinstance(pv, str) else ""
-        else:
-            meta = result.get("_meta")
-            if isinstance(meta, dict):
-                obs.server_info = meta.get("io.modelcontextprotocol/serverInfo")
-            pv = getattr(self.session, "_negotiated_version", None)
-            obs.protocol_version = pv if isinstance(pv, str) else ""
+        if hs is not None:
+            ev["handshake"] = hs[0]
+            ev["result"] = self._tap.handshake_raw if self._tap.handshake_raw is not None else json.dumps(hs[1], ensure_ascii=True)
+        negotiated = getattr(self.session, "_negotiated_version", None)
+        if not isinstance(negotiated, str) or not negotiated:
+            negotiated = getattr(self._sdk_result, "protocolVersion", None)
+        if isinstance(negotiated, str) and negotiated:
+            ev["negotiated"] = negotiated
+        if self.page_cap is not None:
+            ev["page_cap"] = self.page_cap
+        if fault is not None:
+            ev["fault"] = fault
+        return ev
+
+    def _fault(self, failure: str, detail: str) -> Dict[str, Any]:
+        """A fault as the engine's events take it: the code and what the
+        transport knows of it (the check's deadline, the command, a child's
+        exit and stderr, an auth fault's metadata URL when the failure is
+        the fault it saw). Which of them the record carries is the engine's."""
+        f: Dict[str, Any] = {"failure": failure}
+        if detail:
+            f["failure_detail"] = detail
+        if self._timeout_ms() > 0:
+            f["timeout_ms"] = self._timeout_ms()
+        wire = self._tap.wire
+        if wire is not None:
+            if wire.command:
+                f["failure_command"] = wire.command
+            if wire.exit_status is not None and wire.exit_status >= 0:
+                f["exit_status"] = wire.exit_status
+            tail = wire.stderr_tail()
+            if tail:
+                f["stderr_tail"] = tail
+            if failure in (FAULT_UNAUTHORIZED, FAULT_FORBIDDEN) and failure == wire.fault and wire.resource_metadata:
+                f["resource_metadata"] = wire.resource_metadata
+        return f
+
+    def _handshake_failed(self, obs: Observation, fault: Tuple[str, str]) -> None:
+        """The observation of a handshake that did not end: the engine's."""
+        obs.client_capabilities = self._tap.client_capabilities
+        ev = self._handshake_event(self._fault(*fault))
+        obs.apply(_Walk().step(ev), [], ev.get("result"))
 
     async def _observe(self) -> Tuple[Observation, int]:
-        """Reads every tools/list page within the timeout."""
+        """Reads the tools/list pages the session engine asks for, within
+        the timeout: the handshake event, then each page (read_page), until
+        it answers the observation (observed). No rule of when to stop lives
+        here."""
         obs = Observation(endpoint=self.endpoint, timeout_ms=self._timeout_ms())
-        self._facts(obs)
+        obs.client_capabilities = self._tap.client_capabilities
         seen = self._tap.changes
-        followed: List[str] = []
-        cursor: Optional[str] = None
-        # The pages are counted as they arrive: past the core's bound on them
-        # together no check could carry them, and a check always leaves a
-        # record.
-        max_bytes, total = limits()["pages_bytes"], 0
+        hs = self._handshake_event()
+        pages: List[bytes] = []
+        walk = _Walk()
+        a = walk.step(hs)
         deadline = anyio.current_time() + self.timeout
         try:
             with anyio.fail_after(self.timeout):
-                while True:
+                while a["action"] == "read_page":
                     try:
-                        page, failure, detail = await self._fetch_page(cursor)
+                        page, failure, detail = await self._fetch_page(a["cursor"])
                     finally:
                         self._fetched()
                     if failure:
-                        obs.fail(failure, detail, "tools/list", len(obs.pages) + 1)
-                        return obs, seen
+                        a = walk.step({"type": "page", "fault": self._fault(failure, detail)})
+                        continue
                     assert page is not None
-                    total += len(page)
-                    if total > max_bytes:
-                        obs.over_cap(len(obs.pages) + 1)
-                        return obs, seen
-                    obs.pages.append(page)
-                    # When to follow nextCursor is the core's rule (next_page).
-                    try:
-                        step = _next_page_op(page=page, followed=followed, page_cap=self.page_cap)
-                    except CoreError:
-                        # The core refused the step itself (a page past its
-                        # request cap): the walk ends, and the check says
-                        # what the page is.
-                        obs.stop = "response_malformed"
-                        return obs, seen
-                    if step["cursor"] is None:
-                        # The core names the reason whenever it gives no
-                        # cursor; were it ever null, the list is not whole.
-                        obs.stop = step["stop"] or "response_malformed"
-                        obs.page_cap_reached = step["page_cap_reached"]
-                        break
-                    followed, cursor = step["followed"], step["cursor"]
+                    pages.append(page)
+                    a = walk.page(page)
         except TimeoutError:
-            obs.fail(*self._tap.fault(timed_out=True), "tools/list", len(obs.pages) + 1)
-            return obs, seen
+            a = walk.step({"type": "page", "fault": self._fault(*self._tap.fault(timed_out=True))})
         except anyio.get_cancelled_exc_class():
             if not self._tap.ended:
                 raise
             # The transport died mid-listing (mcp 1.x's stdio reader on one
             # invalid UTF-8 byte) and its task group cancels the session's
             # body, this check too: the record is still made, shielded.
-            obs.fail(*self._tap.fault(), "tools/list", len(obs.pages) + 1)
+            a = walk.step({"type": "page", "fault": self._fault(*self._tap.fault())})
+            obs.apply(a, pages, hs.get("result"))
             with anyio.CancelScope(shield=True):
                 await self._settle(obs, seen)
             raise
+        obs.apply(a, pages, hs.get("result"))
         # After a whole tool list, what the server offers beside it, within
         # what is left of the deadline (_features.py).
         if obs.stop == "list_end":
