@@ -52,9 +52,10 @@ export class Checkpoints {
   /**
    * continuity_check's log member for proof: the checkpoint kept and, when
    * the two trees differ in size, the issuer's answer asked for the
-   * consistency proof between them. None to be had (no issuer, or it does not answer) is said
-   * as consistency_unavailable, and the core records log_inconsistent with
-   * that reason in its own words: not a fork proved.
+   * consistency proof between them (the core reads the proof out of it). No
+   * answer to be had (no issuer, or it does not answer) is said as
+   * consistency_unavailable, and the core records log_inconsistent with that
+   * reason in its own words: not a fork proved.
    */
   async input(proof, issuer, cc) {
     const input = { proof };
