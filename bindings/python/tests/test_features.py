@@ -99,6 +99,9 @@ async def test_prompts_and_resources_are_the_core_objects_and_a_rug_pull_is_with
                 with pytest.raises(ValueError) as hostile:
                     await s.list_prompts(cursor="p\x1b[2J\u202e")
                 assert "p\\u{1B}[2J\\u{202E}" in str(hostile.value), str(hostile.value)
+                with pytest.raises(ValueError) as hostile:
+                    await s.list_tools(cursor="t\x1b[2J\u202e")
+                assert "t\\u{1B}[2J\\u{202E}" in str(hostile.value), str(hostile.value)
 
                 # The ui:// template show_issue names is checked against its
                 # pin at read time: swapped after the check, it is refused.

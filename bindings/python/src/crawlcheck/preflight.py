@@ -42,7 +42,7 @@ from ._core import CoreError, call_result
 from ._checkpoint import Checkpoints, checkpoint_path, proof_path, read_proof
 from ._check import check, logger
 from ._confirm import approved_lock
-from ._features import FeaturesMixin, observe_features
+from ._features import FeaturesMixin, _no_cursor, observe_features
 from ._features import ItemRefused as ItemRefused
 from ._capture import _MAX_CALLS, _Tap, _attach_tap, _dump, _install_tap
 from ._entry import ContinuityRefused as ContinuityRefused
@@ -849,9 +849,7 @@ class McpPreflight(FeaturesMixin):
         logger."""
         from mcp import types
 
-        given = cursor or (args[0] if args else None) or getattr(params, "cursor", None)
-        if given:
-            raise ValueError(f"crawlcheck: unknown cursor {given!r}: list_tools answers in one page")
+        _no_cursor(args, params, cursor)
         rec, _, _ = await self._gate()
         handed = self._handoff(rec).get("tools") or []
         # The core's bytes, parsed by the SDK's own type: what the model
