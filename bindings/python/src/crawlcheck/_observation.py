@@ -15,6 +15,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple, Union
 
+from ._core import CoreError, call_result
+
 #: A frame went past max_answer_bytes; the failure's detail is the limit in
 #: bytes, from which the core words the record's server_unavailable detail.
 FAILURE_TOO_LARGE = "answer_too_large"
@@ -178,3 +180,34 @@ def _members(page: bytes) -> Optional[Dict[str, Any]]:
     except ValueError:
         return None
     return v if isinstance(v, dict) else None
+
+
+class _Walk:
+    """The session engine's steps for one walk (the handshake and page
+    events), in a state of its own: a walk needs none of the session's
+    state, and the session's holds its newest record, which every page's
+    step would otherwise read and write again."""
+
+    def __init__(self) -> None:
+        self._state: Optional[str] = None
+
+    def step(self, event: Dict[str, Any]) -> Dict[str, Any]:
+        """Hands the engine one event; answers its one action (read_page,
+        or observed at the walk's end)."""
+        req: Dict[str, Any] = {"event": event}
+        if self._state is not None:
+            req["state"] = self._state.encode("utf-8")
+        answer = json.loads(call_result("session_step", req))
+        self._state = answer["state"]
+        action: Dict[str, Any] = answer["actions"][0]
+        return action
+
+    def page(self, page: bytes) -> Dict[str, Any]:
+        """Hands the engine one page; a page the core cannot take in one
+        request goes again as oversized (the engine records pages_over_cap)."""
+        try:
+            return self.step({"type": "page", "page": page})
+        except CoreError as e:
+            if e.code != "input_too_large":
+                raise
+            return self.step({"type": "page", "oversized": True})

@@ -59,6 +59,7 @@ from ._limits import limits
 from ._log import RecordLog, write_atomic
 from ._pilot import Pilot as Pilot, PilotError as PilotError, PilotUploader, pilot_ack_path as pilot_ack_path, upload_pending as upload_pending
 from ._observation import FAILURE_TOO_LARGE as FAILURE_TOO_LARGE, FAULT_PAGES_OVER_CAP as FAULT_PAGES_OVER_CAP, FAULT_TIMEOUT as FAULT_TIMEOUT
+from ._observation import _Walk
 from ._observation import FAULT_FORBIDDEN, FAULT_LIST_CACHED, FAULT_NOT_CAPTURED, FAULT_UNAUTHORIZED, Observation as Observation, _sdk_tool
 from .ops import escape_text, refusal, verify_lock
 from .transport import is_transport as _is_transport
@@ -97,37 +98,6 @@ PROCEED, PROCEED_RECORDED, REFRESH, PAUSE_TOOL, PAUSE, DENY = (
 def _at_ms() -> int:
     """The session engine's clock: anyio's monotonic time in milliseconds."""
     return round(anyio.current_time() * 1000)
-
-
-class _Walk:
-    """The session engine's steps for one walk (the handshake and page
-    events), in a state of its own: a walk needs none of the session's
-    state, and the session's holds its newest record, which every page's
-    step would otherwise read and write again."""
-
-    def __init__(self) -> None:
-        self._state: Optional[str] = None
-
-    def step(self, event: Dict[str, Any]) -> Dict[str, Any]:
-        """Hands the engine one event; answers its one action (read_page,
-        or observed at the walk's end)."""
-        req: Dict[str, Any] = {"event": event}
-        if self._state is not None:
-            req["state"] = self._state.encode("utf-8")
-        answer = json.loads(call_result("session_step", req))
-        self._state = answer["state"]
-        action: Dict[str, Any] = answer["actions"][0]
-        return action
-
-    def page(self, page: bytes) -> Dict[str, Any]:
-        """Hands the engine one page; a page the core cannot take in one
-        request goes again as oversized (the engine records pages_over_cap)."""
-        try:
-            return self.step({"type": "page", "page": page})
-        except CoreError as e:
-            if e.code != "input_too_large":
-                raise
-            return self.step({"type": "page", "oversized": True})
 
 
 class McpPreflight(FeaturesMixin):
