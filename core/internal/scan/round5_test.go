@@ -8,9 +8,10 @@ import "testing"
 // source file before any rule of the round was written (docs/scan.md,
 // "Round 5"). The development half's misses were read and rules written from
 // them; the held-out half was measured once, when the round was done.
-// Before any rule of round 5: development 17 of 27, held-out 35 of 37.
+// Before any rule of round 5: development 17 of 27, held-out 35 of 37;
+// after: development 25 of 27.
 const (
-	round5DevFloor     = 0.62 // 17 of 27
+	round5DevFloor     = 0.92 // 25 of 27
 	round5HeldoutFloor = 0.94 // 35 of 37
 )
 
