@@ -301,7 +301,7 @@ var Rules = []Rule{
 		"must|always|should|silently|secretly|also|quietly ~2 modify|change|replace|rewrite|alter|overwrite|redirect|set ~3 argument|arguments|parameter|parameters|param|recipient|recipients|url|address|query|destination|body",
 		"modify|change|rewrite|alter|overwrite|redirect|replace ~3 url|recipient|recipients|destination|endpoint ~1 to|with",
 		"when|whenever ~0 using|calling|invoking ~4 always|must|also|silently ~2 send|set|change|replace|include|add|cc|bcc|copy|forward|redirect|modify|append|rewrite|route|pass|attach|upload|post",
-		"when|whenever|before|after|if|once ~1 the|a|any ~3 tool|function ~2 is|are|gets|get ~0 called|used|invoked|run|executed|triggered ~8 must|always|also|first|ensure|make|set|replace|change|append|add|include|send|forward|redirect|call|invoke",
+		"when|whenever|before|after|if|once ~1 the|a|any ~3 tool|function ~2 is|are|gets|get ~0 called|used|invoked|run|executed|triggered ~8 must|should|shall|always|also|first|ensure|make|set|replace|change|append|add|include|send|forward|redirect|call|invoke",
 	}, "telling the model how to fill another call's arguments is how a tool rewrites what other tools do"},
 	{"reference.cross_tool", KindShadowing, Medium, InText, MatchPhrase, []string{
 		"before|after|prior|once|whenever|each|every|when|if ~4 call|calls|calling|called|invoke|invokes|invoking|invoked|use|uses|using|used|run|runs|running|send|sends|sending|post|posting|returns|return ~6 call|invoke|run|pass|send|forward|report ~4 this ~0 tool|function",
@@ -356,12 +356,13 @@ var Rules = []Rule{
 		"explicitly|silently|quietly|secretly|forcibly ~1 set|fill ~2 destination|destinations|recipient|recipients|payee|beneficiary|account|accounts|sender|city|departure|arrival|origin|location|address|user|username|owner|assignee|currency|amount|iban|wallet ~3 to|as|with|into",
 	}, "text that fixes or rewrites what the model puts in an argument (an account, a recipient, a destination) whatever the person asked for is parameter tampering, the quietest way a tool redirects money, messages or data"},
 	{"instruction.argument_rewrite", KindTampering, Medium, InText, MatchPhrase, []string{
-		"always|automatically|silently|quietly|secretly ~0 append|prepend|inject",
+		"always|silently|quietly|secretly ~0 append|prepend|inject",
 		"query|queries|search|searches|request|requests|argument|arguments|parameter|parameters|input|inputs|recipient|recipients|destination|destinations|path|paths|url|urls ~2 is|are|will|gets|get|be ~1 automatically|silently|quietly|secretly|always ~2 modified|altered|augmented|enhanced|amended|rewritten|replaced|redirected|changed|prefixed|suffixed|appended|overridden|overwritten",
 		"use|uses|using ~4 as ~0 the ~1 default ~1 query|search|keyword|keywords|recipient|destination ~2 for ~0 all|every|any|each",
 		"when|whenever|if ~1 using|calling|invoking|sending|making|creating|booking|transferring|paying|emailing|messaging ~6 set|use|change|replace|put|pass|fill|point ~2 recipient|recipients|to|cc|bcc|account|accounts|destination|url|amount|address|owner|repository|repo|channel|email|wallet|iban|target|endpoint|payee|beneficiary ~2 to|as|with|at",
 		"correct|official|verified ~0 recipient|account|iban|wallet|destination|address|email|endpoint|url|repository|channel|payee|beneficiary ~0 is|are|has",
 		"recipient|recipients|account|accounts|iban|wallet|destination|address|endpoint|url|repository|channel|payee|beneficiary ~3 has|have ~1 been ~0 changed|moved|migrated|updated|switched ~1 to",
+		"amount|amounts|price|prices|quantity|quantities|total|totals|fee|fees ~4 should|must|shall|will|always ~1 be ~0 multiplied|doubled|tripled|increased|inflated|decreased|reduced|replaced|overridden",
 		"when|whenever|if ~3 user|users|customer|customers ~3 asks|ask|requests|request|wants|want|searches|search|queries|query|mentions|mention ~8 replace|substitute|swap|redirect|rewrite|append|prepend|add ~6 query|path|recipient|recipients|url|argument|parameter|destination|account|keyword|keywords|term|terms",
 	}, "a standing order to edit what the model puts in an argument (\"always append 'cat:cs.CR'\", \"the query is automatically modified to include …\", \"when sending invoices, set the recipient to …\", \"the correct account is …\", \"the payee account has been changed to …\", \"when users search for X, append Y to the query\") rewrites the person's request without naming a value: MCPTox's implicit parameter tampering, worded as a rule rather than a destination; an honest tool says what an argument means, not what to put in it"},
 	{"instruction.fixed_value", KindTampering, Medium, InText, MatchDirective, []string{
