@@ -290,6 +290,7 @@ func TestHonestTextStaysQuiet(t *testing.T) {
 		"When this tool is called, you must provide an id.",
 		"Values must be rounded to two decimals.",
 		"The get_prompt action will automatically inject the prompt content and begin execution.",
+		"Column charts are preferable because our eyes are better at judging height than other visual elements like area or angles.",
 		"The total is the sum of the line amounts.",
 		"Call this tool first before creating any plans.",
 		"Pass the same goal on every call in a multi-step task.",
