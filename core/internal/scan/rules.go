@@ -389,7 +389,7 @@ var Rules = []Rule{
 	{"instruction.fixed_value", KindTampering, Medium, InText, MatchDirective, []string{
 		"must", "always", "never", "only", "should", "shall", "required", "mandatory", "locked", "forced", "exclusively", "instead", "regardless", "ignore", "discard", "override", "overridden", "every", "all", "whatever", "whichever", "whoever", "exceptions",
 		"|", "recipient", "recipients", "email", "emails", "send", "forward", "cc", "bcc", "from", "account", "accounts", "iban", "wallet", "payee", "beneficiary", "destination", "channel", "owner", "url", "endpoint", "webhook", "host", "address", "bucket", "routed", "sent", "forwarded", "transferred", "paid", "payout", "payouts", "refund", "refunds", "card", "remote", "record", "access",
-		"|", "examples", "instance", "format", "formats", "default", "defaults", "like", "such", "usually", "typically", "form", "sample", "eg", "ie",
+		"|", "examples", "instance", "format", "formats", "default", "defaults", "like", "such", "usually", "typically", "form", "sample", "eg", "ie", "domain", "domains",
 		"|", "com", "net", "org", "io", "example", "xyz", "ru", "cn", "co", "info", "biz", "app", "dev", "me", "ai",
 	}, "a clause that orders the agent (must, always, only, whatever, regardless …) about where something goes or what an argument holds (a recipient, an account, a URL, a parameter of the tool) and names a concrete one (an e-mail address, a URL or domain, an IP address, an account or card number) fixes a destination whatever the person asked, in any words; a clause that gives an example or a default is documentation"},
 	{"reference.call_destructive", KindShadowing, Medium, InText, MatchCallTool, []string{
