@@ -428,7 +428,7 @@ var Rules = []Rule{
 	// Where data could go.
 	{"exfiltration.send", KindExfiltration, Medium, InText, MatchPhrase, []string{
 		"send|sent|post|upload|forward|transmit|exfiltrate|leak|copy|email|mail|bcc|cc ~3 all|every|any|the|full|entire|your|their|its ~2 credentials|secrets|tokens|keys|passwords|conversation|conversations|history|chat|messages|emails|environment|contents|data ~3 to",
-		"pass|include|put|add|append|insert|attach|embed|need|needs|require|requires|expects ~3 content|contents|text|data|output|result ~6 as|in|into|inside ~3 parameter|argument|field|sidenote|note|param|notes|comment",
+		"pass|include|put|add|append|insert|attach|embed|need|needs|require|requires|expects ~3 content|contents|text|data|output|result ~6 as|in|into|inside ~3 parameter|argument|field|sidenote|param",
 		"send|sent|include|pass|forward|upload|attach|copy|share|append|add|post|put|embed|need|needs|require|requires|expects ~3 conversation|chat ~1 history|transcript|log|logs",
 		"include|pass|send|forward|attach|append|add|provide|copy|share|put ~4 previous|prior|last|recent|earlier|past ~3 messages|conversation|conversations|chats|prompts|turns|emails",
 		"contains|contain|include|includes|append|add|attach|embed|insert|put|with ~3 user|users|your|their ~1 api|access|auth|session|secret|private ~0 token|key|tokens|keys",

@@ -327,6 +327,7 @@ func TestHonestTextStaysQuiet(t *testing.T) {
 		"Send the access token to the token endpoint.",
 		"The delivery address should be a full postal address for all orders.",
 		"URL of the page to read.\n    - Must be from the docs.aws.amazon.com domain\n    - Must end with .html",
+		"Insert content into an existing note relative to a heading.",
 		"The total is the sum of the line amounts.",
 		"Call this tool first before creating any plans.",
 		"Pass the same goal on every call in a multi-step task.",
