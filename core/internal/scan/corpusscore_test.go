@@ -13,6 +13,7 @@ import (
 // (scan-attacks, scan-public): Split only in scan-public/cases.json.
 type corpusCase struct {
 	ID, Class, Split string
+	Tool             string // when set, the poisoned tool of a whole list: the case is scored on its findings
 	Tools            json.RawMessage
 }
 
@@ -50,7 +51,11 @@ func scoreCases(t *testing.T, cases []corpusCase, miss func(corpusCase, Result))
 	byClass := map[string]score{}
 	all := score{}
 	for _, c := range cases {
-		r := Run(coretest.Hashed(t, string(c.Tools)), nil)
+		var only map[string]bool
+		if c.Tool != "" {
+			only = map[string]bool{c.Tool: true}
+		}
+		r := Run(coretest.Hashed(t, string(c.Tools)), only)
 		s := byClass[c.Class]
 		s.total++
 		all.total++
