@@ -1,14 +1,9 @@
 package scan
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/crawlcheck/verifier/core/internal/coretest"
 )
 
 // TestSecondStepSkipsNothing: the phrases phrasesIn leaves untried after a
@@ -20,24 +15,7 @@ import (
 // which tries every phrase after every word it starts with. What they find
 // must be the same.
 func TestSecondStepSkipsNothing(t *testing.T) {
-	var corpus []string
-	for _, dir := range []string{"scan-real", "scan-reference", "scan-attacks", "scan-public", "scan-changes"} {
-		files, _ := filepath.Glob(coretest.RepoPath(t, "testdata", dir, "*.json"))
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var v any
-			if err := json.Unmarshal(b, &v); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			corpus = appendStrings(corpus, v)
-		}
-	}
-	if len(corpus) < 10000 {
-		t.Fatalf("only %d texts: the corpora are missing", len(corpus))
-	}
+	corpus := corpusTexts(t, nil)
 	secondStepSkipsNothing(t, rules(), corpus)
 	// The table with phrases of the shapes that open a slot (a second
 	// step with prefixes, a phrase of one word), which today's rules may

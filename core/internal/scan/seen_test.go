@@ -31,23 +31,7 @@ func TestSeenSkipsNothing(t *testing.T) {
 		"always send to ftp://intranet", "every payout goes to iban DE89370400440532013000", "the owner is always a@b.c",
 		"Use <IMPORTANT> tags", "see [SYSTEM] note", "<!-- hidden -->", "a@b", "@", ".", "1234", "-1234-", "x.", ".x",
 	}
-	for _, dir := range []string{"scan-real", "scan-reference", "scan-attacks", "scan-public", "scan-changes"} {
-		files, _ := filepath.Glob(coretest.RepoPath(t, "testdata", dir, "*.json"))
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var v any
-			if err := json.Unmarshal(b, &v); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			texts = appendStrings(texts, v)
-		}
-	}
-	if len(texts) < 10000 {
-		t.Fatalf("only %d texts: the corpora are missing", len(texts))
-	}
+	texts = corpusTexts(t, texts)
 	s := newScanner([]string{"send_email", "get_user"})
 	type hit struct{ rule, start, end int }
 	passes := func(x string, every bool) []hit {
@@ -78,6 +62,31 @@ func TestSeenSkipsNothing(t *testing.T) {
 		t.Fatalf("the passes found %d things in %d texts: the test reads too little", found, checked)
 	}
 	t.Logf("%d texts, %d findings", checked, found)
+}
+
+// corpusTexts appends to texts every string (member names included) of
+// the scan corpora in testdata, for the tests that compare a fast pass with
+// its reference on real and attack text; it fails when they are missing.
+func corpusTexts(t *testing.T, texts []string) []string {
+	t.Helper()
+	for _, dir := range []string{"scan-real", "scan-reference", "scan-attacks", "scan-public", "scan-changes"} {
+		files, _ := filepath.Glob(coretest.RepoPath(t, "testdata", dir, "*.json"))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v any
+			if err := json.Unmarshal(b, &v); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			texts = appendStrings(texts, v)
+		}
+	}
+	if len(texts) < 10000 {
+		t.Fatalf("only %d texts: the corpora are missing", len(texts))
+	}
+	return texts
 }
 
 func appendStrings(out []string, v any) []string {

@@ -1,15 +1,10 @@
 package scan
 
 import (
-	"encoding/json"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/crawlcheck/verifier/core/internal/coretest"
 )
 
 // TestSplitWordsAsReference: splitWords finds the words, lower-case forms,
@@ -26,23 +21,7 @@ func TestSplitWordsAsReference(t *testing.T) {
 		"e.g. 1.2.3.4", "ops@x.example", "a_1-2_3-4", "12-34", "1234", "x.", ".x", "...", "a. b! c? d.e", "end.",
 		"Tool 0 does one thing well. It reads the input, checks it and answers.", "<x>[y]@z:w", "\u00e9t\u00e9 caf\u00e9",
 	}
-	for _, dir := range []string{"scan-real", "scan-reference", "scan-attacks", "scan-public", "scan-changes"} {
-		files, _ := filepath.Glob(coretest.RepoPath(t, "testdata", dir, "*.json"))
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var v any
-			if err := json.Unmarshal(b, &v); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			texts = appendStrings(texts, v)
-		}
-	}
-	if len(texts) < 10000 {
-		t.Fatalf("only %d texts: the corpora are missing", len(texts))
-	}
+	texts = corpusTexts(t, texts)
 	r := rand.New(rand.NewPCG(38, 6))
 	const alphabet = "aZ9 '._-@:<[!?\n\xe2\x80\x99"
 	for range 20000 {
