@@ -16,37 +16,7 @@ import (
 func rawFeatures(t *testing.T) (e *env, send func(string), answer func(id string) map[string]json.RawMessage) {
 	t.Helper()
 	e = newFeaturesEnv(t, issuesScenario)
-	stdin, stdout, stderr := e.startRaw(t)
-	lines := make(chan map[string]json.RawMessage, 16)
-	go func() {
-		dec := json.NewDecoder(stdout)
-		for {
-			var m map[string]json.RawMessage
-			if dec.Decode(&m) != nil {
-				close(lines)
-				return
-			}
-			lines <- m
-		}
-	}()
-	answer = func(id string) map[string]json.RawMessage {
-		t.Helper()
-		timeout := time.After(deadline)
-		for {
-			select {
-			case m, ok := <-lines:
-				if !ok {
-					t.Fatalf("the gateway ended\n%s", stderr.String())
-				}
-				if string(m["id"]) == id {
-					return m
-				}
-			case <-timeout:
-				t.Fatalf("no answer to %s\n%s", id, stderr.String())
-			}
-		}
-	}
-	send = func(s string) { stdin.Write([]byte(s + "\n")) }
+	send, answer, _ = e.rawSession(t)
 	send(initializeFrame)
 	answer("1")
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)

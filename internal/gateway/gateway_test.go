@@ -608,13 +608,11 @@ func (e *env) startRaw(t *testing.T) (io.WriteCloser, io.Reader, *lockedBuffer) 
 	return stdin, stdout, stderr
 }
 
-// TestClientFramesReadStrictly: what a lenient server might read as a
-// tools/call the gateway never judged is not passed on: a frame with two
-// "method" members (-32700) and a batch (-32600); and a client that lists
-// before it sent notifications/initialized is answered all the same.
-func TestClientFramesReadStrictly(t *testing.T) {
-	e := newEnv(t, threeTools)
-	e.setTools(t, t2Changed)
+// rawSession starts the gateway for a test that writes frames by hand:
+// send writes one line, answer waits for the answer with that id (the
+// gateway's stderr in the failure), stderr is what the gateway said.
+func (e *env) rawSession(t *testing.T) (send func(string), answer func(id string) map[string]json.RawMessage, stderr *lockedBuffer) {
+	t.Helper()
 	stdin, stdout, stderr := e.startRaw(t)
 	lines := make(chan map[string]json.RawMessage, 16)
 	go func() {
@@ -628,7 +626,7 @@ func TestClientFramesReadStrictly(t *testing.T) {
 			lines <- m
 		}
 	}()
-	answer := func(id string) map[string]json.RawMessage {
+	answer = func(id string) map[string]json.RawMessage {
 		t.Helper()
 		timeout := time.After(deadline)
 		for {
@@ -645,7 +643,18 @@ func TestClientFramesReadStrictly(t *testing.T) {
 			}
 		}
 	}
-	send := func(s string) { stdin.Write([]byte(s + "\n")) }
+	send = func(s string) { stdin.Write([]byte(s + "\n")) }
+	return send, answer, stderr
+}
+
+// TestClientFramesReadStrictly: what a lenient server might read as a
+// tools/call the gateway never judged is not passed on: a frame with two
+// "method" members (-32700) and a batch (-32600); and a client that lists
+// before it sent notifications/initialized is answered all the same.
+func TestClientFramesReadStrictly(t *testing.T) {
+	e := newEnv(t, threeTools)
+	e.setTools(t, t2Changed)
+	send, answer, stderr := e.rawSession(t)
 	send(initializeFrame)
 	answer("1")
 	send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
