@@ -246,6 +246,11 @@ func continuityCases(t testing.TB) []goldenCase {
 	add("empty-string cursor", continuityRequest(lock, []string{`{"nextCursor":"","tools":` + string(mustJSON(t, base[:2])) + `}`}, "enforce"))
 	add("two pages read whole", continuityRequest(lock, []string{page(t, base[:2], "c2"), page(t, base[2:], "")}, "enforce"))
 	add("invalid UTF-8 in a page", withObserved(enforce(base), "pages", []any{obj{"base64": "eyJ0b29scyI6W3sibmFtZSI6Iv8ifV19"}}))
+	// A frame that is no JSON reaches the core whole (no host can take its
+	// result out): the error is located in its result, so two hosts whose
+	// request ids differ in length record the same words.
+	add("a page whose frame is no JSON: located in its result", withObserved(enforce(base), "pages", []any{`{"jsonrpc":"2.0","id":7,"result":{not json}`}))
+	add("a page whose frame is no JSON, a longer id: the same error", withObserved(enforce(base), "pages", []any{`{"jsonrpc":"2.0","id":"gateway-7","result":{not json}`}))
 	add("duplicate tool names across pages", continuityRequest(lock, []string{page(t, base[:2], "c2"), page(t, base[1:], "")}, "enforce"))
 	add("stdio server", withObserved(continuityRequest(lockDocAt(t, base, "stdio:issues-server --stdio"), one(base), "enforce"), "endpoint", "stdio:issues-server  --stdio"))
 	add("evidence_expired after a refresh", with(evidence("evidence_expired", obj{})("enforce"), "refreshed", true))

@@ -28,13 +28,32 @@ func ParseString(s string) (Value, error) {
 	return parse(s, memo.Text{})
 }
 
+// ParseAnswerString is ParseString for a server's answer as a host handed
+// it: a result, or the whole JSON-RPC response when the host could not take
+// the result out of it (a frame that is no JSON). A refusal at or after the
+// start of the value of the document's top-level member "result" is
+// located from that start ("at offset N of its result"), not from the
+// frame's: the bytes before it hold the request id, which the host chose
+// (the gateway's ids are longer than crawlcheck check's), and a record
+// must say the same of the same server bytes whichever host read them.
+func ParseAnswerString(s string) (Value, error) {
+	return parseFrom(s, memo.Text{}, -1)
+}
+
 // parse parses s, which is doc's text when the parser owns it (Parse's
 // copy) and doc the zero Text otherwise.
 func parse(s string, doc memo.Text) (Value, error) {
+	return parseFrom(s, doc, 0)
+}
+
+// parseFrom is parse with the origin refusals are located from: 0 the
+// document's start, -1 the start of its top-level "result" value once the
+// parser reaches it (the document's start until then).
+func parseFrom(s string, doc memo.Text, origin int) (Value, error) {
 	if len(s) > MaxBytes {
 		return Value{}, cerr.New(cerr.InputTooLarge, "document of %d bytes exceeds the limit of %d", len(s), MaxBytes)
 	}
-	p := parser{s: s, doc: doc}
+	p := parser{s: s, doc: doc, result: origin}
 	p.skipSpace()
 	v, err := p.value(0)
 	if err != nil {
@@ -66,6 +85,11 @@ type parser struct {
 	// use, a number not in its ES6 form, members out of order. An array or
 	// object in which it did not grow is its own canonical text (raw).
 	dirty int
+
+	// result is where refusals are located from: 0 the document's start;
+	// below 0 (ParseAnswerString) the start of the top-level "result"
+	// value, which is noted here when the parser reaches it.
+	result int
 
 	// doc is s when s is the parser's own copy, which the container memo
 	// may keep (containers.go): a Text, so that no caller's buffer can be
@@ -177,7 +201,11 @@ func take[T any](slab *[]T, n int) []T {
 
 func (p *parser) fail(code cerr.Code, format string, args ...any) error {
 	e := cerr.New(code, format, args...)
-	e.Msg += " at offset " + strconv.Itoa(p.i)
+	if p.result > 0 {
+		e.Msg += " at offset " + strconv.Itoa(p.i-p.result) + " of its result"
+	} else {
+		e.Msg += " at offset " + strconv.Itoa(p.i)
+	}
 	return e
 }
 
@@ -297,6 +325,9 @@ func (p *parser) object(depth int) (Value, error) {
 		}
 		p.i++
 		p.skipSpace()
+		if depth == 1 && p.result < 0 && key == "result" {
+			p.result = p.i
+		}
 		v, err := p.value(depth)
 		if err != nil {
 			return Value{}, err

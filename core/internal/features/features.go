@@ -126,7 +126,7 @@ const (
 // taken: no reader of these lists writes one. An empty-string nextCursor is
 // refused, as for tools.
 func ParsePage(k Kind, raw string) (list canon.Value, cursor string, hasCursor bool, err error) {
-	v, err := canon.ParseString(raw)
+	v, err := canon.ParseAnswerString(raw)
 	if err != nil {
 		return list, "", false, asMalformed(err)
 	}

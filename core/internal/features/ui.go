@@ -78,7 +78,7 @@ func ReadUITemplate(raw string) (Hashes, error) {
 // own _meta, unknown members, a "Contents" a case-insensitive decoder may
 // take for contents) are in no part's hash, so they never reach a renderer.
 func ReadUITemplateHanded(raw string) (Hashes, canon.Value, error) {
-	v, err := canon.ParseString(raw)
+	v, err := canon.ParseAnswerString(raw)
 	if err != nil {
 		return nil, canon.Value{}, asMalformed(err)
 	}

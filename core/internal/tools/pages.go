@@ -46,7 +46,7 @@ func (o Observed) ListSHA256() string {
 // array of tools. An empty-string nextCursor is refused: MCP gives no
 // meaning to it, and clients disagree on whether it ends the list.
 func ParsePage(raw string) (list canon.Value, cursor string, hasCursor bool, err error) {
-	v, err := canon.ParseString(raw)
+	v, err := canon.ParseAnswerString(raw)
 	if err != nil {
 		return list, "", false, err
 	}
