@@ -303,19 +303,34 @@ func sessionUse(st *session.State, ev req.Obj) ([]canon.Value, error) {
 	return []canon.Value{action("refuse", canon.M("text", canon.Str(refusalText(st.Record, "", false))))}, nil
 }
 
+// recordLists reports whether the record compared an item of list by key
+// (its features.<list> names it, with whatever effect).
+func recordLists(rec canon.Value, list, key string) bool {
+	all, _ := rec.Get("features")
+	items, _ := all.Get(list)
+	if items.Kind() != canon.Object {
+		return false
+	}
+	_, ok := items.Get(key)
+	return ok
+}
+
 // noCheckYet is the refusal of a use before any check.
 const noCheckYet = "crawlcheck: no check has been made: the session has no record to allow a call by"
 
 // callForms are the requests a call event may name, each with the member
 // of the event that names what it reaches and the handoff's list that item
-// is judged by (none for tools/call: the handoff's calls). A
-// completion/complete names a prompt (ref/prompt: name) or a resource
-// template (ref/resource: uri, its uriTemplate).
-var callForms = map[string][]struct{ param, list string }{
-	"tools/call":          {{"name", ""}},
-	"prompts/get":         {{"name", features.Prompts.Name}},
-	"resources/read":      {{"uri", features.Resources.Name}},
-	"completion/complete": {{"name", features.Prompts.Name}, {"uri", features.Templates.Name}},
+// is judged by (none for tools/call: the handoff's calls), and a second
+// list whose item it may name instead ("" none). A completion/complete
+// names a prompt (ref/prompt: name) or a resource (ref/resource: uri):
+// MCP's ResourceTemplateReference uri is "the URI or URI template of the
+// resource", so a resource template's uriTemplate or a fixed resource's
+// uri.
+var callForms = map[string][]struct{ param, list, or string }{
+	"tools/call":          {{"name", "", ""}},
+	"prompts/get":         {{"name", features.Prompts.Name, ""}},
+	"resources/read":      {{"uri", features.Resources.Name, ""}},
+	"completion/complete": {{"name", features.Prompts.Name, ""}, {"uri", features.Templates.Name, features.Resources.Name}},
 }
 
 // sessionCall answers a request the framework wants to send that reaches
@@ -347,7 +362,7 @@ func sessionCall(st *session.State, ev req.Obj) ([]canon.Value, error) {
 	}
 	allowed := st.CallAllowed(key)
 	if m.list != "" {
-		allowed = st.ItemAllowed(m.list, key)
+		allowed = st.ItemAllowed(m.list, key) || (m.or != "" && st.ItemAllowed(m.or, key))
 	}
 	if allowed {
 		return []canon.Value{action("allow")}, nil
@@ -358,7 +373,11 @@ func sessionCall(st *session.State, ev req.Obj) ([]canon.Value, error) {
 	case m.list == "" || st.Session != "proceed":
 		text = refusalText(st.Record, key, m.list == "" && st.Session == "proceed")
 	default:
-		text, _ = itemRefusalText(st.Record, m.list, key, true, nil, "")
+		list := m.list
+		if m.or != "" && !recordLists(st.Record, m.list, key) && recordLists(st.Record, m.or, key) {
+			list = m.or // a withheld resource is refused in its own list's words
+		}
+		text, _ = itemRefusalText(st.Record, list, key, true, nil, "")
 	}
 	return []canon.Value{action("refuse", canon.M("text", canon.Str(text)))}, nil
 }

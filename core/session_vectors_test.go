@@ -101,13 +101,24 @@ func sessionSequences(t testing.TB) []sessionSequence {
 			getPrompt("triage"), read("issues://readme"),
 		}},
 		// A completion/complete reaches a prompt (ref/prompt: name) or a
-		// resource template (ref/resource: uri, its uriTemplate): judged
-		// as a prompts/get is, the template by the handoff's templates.
+		// resource (ref/resource: uri, a template's uriTemplate or a
+		// resource's uri): judged as a prompts/get is, the uri by the
+		// handoff's templates and resources.
 		{"a completion/complete follows the handoff of its prompt or resource template", []obj{
 			check(featuresRequest(t, featuresLock(t), richTools(), featureChanges()[0].features(t), "enforce"), 0),
 			complete("name", "weekly"), complete("name", "triage"), complete("uri", "issues://issue/{number}"), complete("uri", "issues://readme"),
 			check(featuresRequest(t, featuresLock(t), richTools(), featureChanges()[5].features(t), "enforce"), 0),
 			complete("uri", "issues://issue/{number}"), complete("name", "triage"),
+		}},
+		// MCP's ResourceTemplateReference uri is "the URI or URI template
+		// of the resource": a handed resource's uri may be completed, a
+		// withheld one is refused in its own list's words, a uri neither
+		// list names in the template's words.
+		{"a completion's ref/resource may name a fixed resource's uri", []obj{
+			check(featuresRequest(t, featuresLock(t), richTools(), featureChanges()[0].features(t), "enforce"), 0),
+			complete("uri", "issues://readme"), complete("uri", "issues://issue/7"),
+			check(featuresRequest(t, featuresLock(t), richTools(), featureChanges()[3].features(t), "enforce"), 0),
+			complete("uri", "issues://readme"), complete("uri", "issues://issue/{number}"),
 		}},
 		{"an item call against a lockfile that pins no features is refused as not compared", []obj{
 			check(enforce, 0), getPrompt("triage"), read("issues://readme"), complete("uri", "issues://issue/{number}"),
@@ -291,7 +302,8 @@ func step(t testing.TB, state, event []byte) (actions, next []byte) {
 
 // TestItemCallRefusalIsTheRefusalOps: the engine refuses a prompts/get,
 // resources/read or completion/complete of a session that proceeds in the refusal op's item words
-// for the record it keeps — the bytes the hosts' item refusals carried
+// (a completion's ref/resource in the words of the resource a record lists
+// by that uri, else of the template) for the record it keeps — the bytes the hosts' item refusals carried
 // before the engine judged item calls — and every such refusal of the
 // sequences is one of them.
 func TestItemCallRefusalIsTheRefusalOps(t *testing.T) {
@@ -326,7 +338,18 @@ func TestItemCallRefusalIsTheRefusalOps(t *testing.T) {
 			case method == "resources/read":
 				item = obj{"list": "resources", "key": ev["uri"]}
 			case ev["uri"] != nil:
+				// A completion's uri: a template's, unless only the
+				// record's resources name it (a withheld resource).
 				item = obj{"list": "resource_templates", "key": ev["uri"]}
+				var rec struct{ Features map[string]map[string]string }
+				if err := json.Unmarshal(kept.Record, &rec); err != nil {
+					t.Fatal(err)
+				}
+				key, _ := ev["uri"].(string)
+				_, template := rec.Features["resource_templates"][key]
+				if _, resource := rec.Features["resources"][key]; resource && !template {
+					item = obj{"list": "resources", "key": key}
+				}
 			}
 			out := core.Call("refusal", mustJSON(t, obj{"record": string(kept.Record), "item": item}))
 			var env struct {

@@ -262,6 +262,12 @@ func (g *Gateway) judgeItem(frame []byte, env envelope, held bool) {
 		return
 	}
 	rec = st.Record
+	if list == "resource_templates" && rec.Features[list][key] == "" && rec.Features["resources"][key] != "" {
+		// A completion's ref/resource naming a resource's uri: the
+		// engine refused it in that resource's words, and the advice
+		// follows (what changed, how to approve it).
+		list = "resources"
+	}
 	items, compared := rec.Features[list]
 	data["record_sha256"] = rec.RecordSHA256
 	msg, advice := st.Refusal, ""
@@ -351,8 +357,10 @@ func (g *Gateway) readUITemplate(env envelope, uri string, rec *preflight.Record
 // itemOf reads what a prompts/get, resources/read or completion/complete
 // reaches: the handoff's list it is judged by, the member naming it (name
 // or uri, the session engine's event's too) and its key. A completion's
-// ref reaches a prompt (ref/prompt, its name) or a resource template
-// (ref/resource, its uri: the uriTemplate). ok is false when the params do
+// ref reaches a prompt (ref/prompt, its name) or a resource
+// (ref/resource, its uri: a template's uriTemplate or a resource's uri;
+// judged under resource_templates, whose member the engine's event shares
+// with a fixed resource's). ok is false when the params do
 // not name one string so (param then says where: a completion's "ref").
 func itemOf(method string, params json.RawMessage) (list, param, key string, ok bool) {
 	switch method {

@@ -237,8 +237,8 @@ export async function admitPrompt(g, name) {
 
 /**
  * Resolves when the session engine allows a completion/complete of ref: a
- * prompt's (ref/prompt, by its name) or a resource template's (ref/resource,
- * by its uri, the uriTemplate), as the gateway judges it; throws its
+ * prompt's (ref/prompt, by its name) or a resource's (ref/resource, by its
+ * uri: a template's uriTemplate or a resource's uri), as the gateway judges it; throws its
  * refusal when not, so a withheld prompt's arguments are not completed by
  * the server. A ref of neither form is a TypeError, never sent.
  */

@@ -1874,15 +1874,15 @@ export interface Ops {
    * handoff hands over: `method` `tools/call`, the default, with `name`; `prompts/get` with `name`;
    * `resources/read` with `uri`, not of a ui:// template, which `ui_template_check` judges;
    * `completion/complete` with `name` for a `ref/prompt`, `uri` for a `ref/resource`, a resource
-   * template's uriTemplate), `unheld` (`names`: tools of the handoff the framework's type could not
-   * hold, which the host does not hand over), `issuer` (`observed`, as `check`'s: whether the
-   * service path asks the issuer about this observation at all), `log_proof` (`proof` and the
-   * `checkpoint` kept), `log_poll` (a monitor's poll of the issuer's log, with the `checkpoint`
-   * kept, if any). Actions: `read_page` (`cursor`: send tools/list with this cursor, none when
-   * null, and send its answer as `page`), `observed` (the walk ended: `observed` the check's
-   * observed members the engine decided — handshake, protocol_version, page_cap_reached and the
-   * fault's, failure_at and failure_page included — to which the host adds its own facts, `pages`
-   * the first that many pages it read as `observed.pages` (null: no pages member),
+   * template's uriTemplate or a resource's uri), `unheld` (`names`: tools of the handoff the
+   * framework's type could not hold, which the host does not hand over), `issuer` (`observed`, as
+   * `check`'s: whether the service path asks the issuer about this observation at all), `log_proof`
+   * (`proof` and the `checkpoint` kept), `log_poll` (a monitor's poll of the issuer's log, with the
+   * `checkpoint` kept, if any). Actions: `read_page` (`cursor`: send tools/list with this cursor,
+   * none when null, and send its answer as `page`), `observed` (the walk ended: `observed` the
+   * check's observed members the engine decided — handshake, protocol_version, page_cap_reached
+   * and the fault's, failure_at and failure_page included — to which the host adds its own facts,
+   * `pages` the first that many pages it read as `observed.pages` (null: no pages member),
    * `handshake_result` whether the handshake's result bytes go in as `observed.handshake_result`,
    * `stop` why the walk ended, null after a fault), `append_record` (`record`: the record's
    * canonical JSON, the line to append, as a string), `keep_checkpoint` (`checkpoint`), `hand` (the
@@ -1909,8 +1909,10 @@ export interface Ops {
    * `use` the newest record does not cover (a notification since) re-checks at once; a
    * `prompts/get`, `resources/read` or `completion/complete` is allowed when the newest handoff
    * proceeds and hands that prompt, resource or resource template over, by its exact key (a URI
-   * only a handed resource template matches is not a resource handed over). Throws CoreError with
-   * the core's code.
+   * only a handed resource template matches is not a resource handed over; a completion's
+   * `ref/resource` uri may be a handed template's or a handed resource's, and is refused in the
+   * words of the resource the record names by it, else of the template). Throws CoreError with the
+   * core's code.
    */
   sessionStep(request: SessionStepRequest): SessionStepResult;
   /**

@@ -237,7 +237,7 @@ func (s *State) CallAllowed(name string) bool {
 // ItemLists are the lists of the handoff's features whose items a call
 // reaches: prompts/get names a prompt, resources/read a resource's uri,
 // and completion/complete a prompt (ref/prompt) or a resource template's
-// uriTemplate (ref/resource).
+// uriTemplate or a resource's uri (ref/resource).
 var ItemLists = []string{"prompts", "resources", "resource_templates"}
 
 // setItems keeps the keys of list, sorted and without a repeat; a list

@@ -304,8 +304,8 @@ class FeaturesMixin:
         for what the handoff hands over; a ui:// template only through
         read_resource, which checks it against its pin. A
         completion/complete (``complete``, however sent) leaves only when
-        the engine allows the prompt (ref/prompt) or resource template
-        (ref/resource) its ref names, as the gateway's does; a ref of
+        the engine allows the prompt (ref/prompt) or resource template or
+        resource (ref/resource) its ref names, as the gateway's does; a ref of
         neither form is a TypeError, never sent."""
         if method == "completion/complete":
             ref = params.get("ref") if isinstance(params, dict) else getattr(params, "ref", None)

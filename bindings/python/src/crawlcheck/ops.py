@@ -1808,43 +1808,45 @@ def session_step(
     the handoff hands over: `method` `tools/call`, the default, with `name`; `prompts/get` with
     `name`; `resources/read` with `uri`, not of a ui:// template, which `ui_template_check`
     judges; `completion/complete` with `name` for a `ref/prompt`, `uri` for a `ref/resource`, a
-    resource template's uriTemplate), `unheld` (`names`: tools of the handoff the framework's
-    type could not hold, which the host does not hand over), `issuer` (`observed`, as `check`'s:
-    whether the service path asks the issuer about this observation at all), `log_proof` (`proof`
-    and the `checkpoint` kept), `log_poll` (a monitor's poll of the issuer's log, with the
-    `checkpoint` kept, if any). Actions: `read_page` (`cursor`: send tools/list with this cursor,
-    none when null, and send its answer as `page`), `observed` (the walk ended: `observed` the
-    check's observed members the engine decided — handshake, protocol_version, page_cap_reached
-    and the fault's, failure_at and failure_page included — to which the host adds its own
-    facts, `pages` the first that many pages it read as `observed.pages` (null: no pages member),
-    `handshake_result` whether the handshake's result bytes go in as `observed.handshake_result`,
-    `stop` why the walk ended, null after a fault), `append_record` (`record`: the record's
-    canonical JSON, the line to append, as a string), `keep_checkpoint` (`checkpoint`), `hand`
-    (the handoff: `session`, `tools`, `withheld`, `calls`, `instructions`, `features`; and
-    `passes`: the session proceeds and nothing offered is withheld, no tool and no prompt,
-    resource or template — a command line's exit 0), `check_again` (observe again and send one
-    more `check`), `recheck` (`held_back_ms`: observe and send a `check`; after `use`, then send
-    the same `use` again), `wake` (`at_ms`: send `timer` then), `allow`, `refuse` (`text`: the
-    refusal's words, of the session after `use`, after `call` of the session when it does not
-    proceed, else of the tool, or of the prompt or resource in the `refusal` op's `item` words),
-    `warn` (`text`: tell a person, once: after a `check`, what enforce would have refused of an
-    observe-mode record, once for each distinct `would`; after `unheld`, the tools not said
-    before), `ask_issuer` (`reading`: ask the issuer about the observation's whole list, and hand
-    guard this `observed_tools_sha256`; no action: ask nothing, the consultation is not asked),
-    `ask_consistency` (`from`, `to`: the issuer's consistency proof between the trees, for the
-    check's `log`; `kept_size` and `proof_size` say which tree is which), `poll_log` (`from`: ask
-    the issuer's log for its checkpoint and the consistency proof from this tree size; 0 when no
-    checkpoint is kept). The walk follows nextCursor to the list's end, the page cap, a cursor
-    repeated, a page the strict parser refuses, a fault, or pages together past
-    `limits.pages_bytes` (`pages_over_cap`, the pages dropped). The engine makes a check the
-    issuer's unreadable key directory refused again without it (the record: `service_unavailable`
-    at `key_directory`) and one whose pages the core cannot take again as `pages_over_cap`; a
-    refresh is exactly one more check; re-checks after list_changed are paced (1 s, doubling to
-    60 s in a storm) and their records carry `recheck`; a `use` the newest record does not cover
-    (a notification since) re-checks at once; a `prompts/get`, `resources/read` or
-    `completion/complete` is allowed when the newest handoff proceeds and hands that prompt,
-    resource or resource template over, by its exact key (a URI only a handed resource template
-    matches is not a resource handed over).
+    resource template's uriTemplate or a resource's uri), `unheld` (`names`: tools of the handoff
+    the framework's type could not hold, which the host does not hand over), `issuer`
+    (`observed`, as `check`'s: whether the service path asks the issuer about this observation at
+    all), `log_proof` (`proof` and the `checkpoint` kept), `log_poll` (a monitor's poll of the
+    issuer's log, with the `checkpoint` kept, if any). Actions: `read_page` (`cursor`: send
+    tools/list with this cursor, none when null, and send its answer as `page`), `observed` (the
+    walk ended: `observed` the check's observed members the engine decided — handshake,
+    protocol_version, page_cap_reached and the fault's, failure_at and failure_page included —
+    to which the host adds its own facts, `pages` the first that many pages it read as
+    `observed.pages` (null: no pages member), `handshake_result` whether the handshake's result
+    bytes go in as `observed.handshake_result`, `stop` why the walk ended, null after a fault),
+    `append_record` (`record`: the record's canonical JSON, the line to append, as a string),
+    `keep_checkpoint` (`checkpoint`), `hand` (the handoff: `session`, `tools`, `withheld`,
+    `calls`, `instructions`, `features`; and `passes`: the session proceeds and nothing offered
+    is withheld, no tool and no prompt, resource or template — a command line's exit 0),
+    `check_again` (observe again and send one more `check`), `recheck` (`held_back_ms`: observe
+    and send a `check`; after `use`, then send the same `use` again), `wake` (`at_ms`: send
+    `timer` then), `allow`, `refuse` (`text`: the refusal's words, of the session after `use`,
+    after `call` of the session when it does not proceed, else of the tool, or of the prompt or
+    resource in the `refusal` op's `item` words), `warn` (`text`: tell a person, once: after a
+    `check`, what enforce would have refused of an observe-mode record, once for each distinct
+    `would`; after `unheld`, the tools not said before), `ask_issuer` (`reading`: ask the issuer
+    about the observation's whole list, and hand guard this `observed_tools_sha256`; no action:
+    ask nothing, the consultation is not asked), `ask_consistency` (`from`, `to`: the issuer's
+    consistency proof between the trees, for the check's `log`; `kept_size` and `proof_size` say
+    which tree is which), `poll_log` (`from`: ask the issuer's log for its checkpoint and the
+    consistency proof from this tree size; 0 when no checkpoint is kept). The walk follows
+    nextCursor to the list's end, the page cap, a cursor repeated, a page the strict parser
+    refuses, a fault, or pages together past `limits.pages_bytes` (`pages_over_cap`, the pages
+    dropped). The engine makes a check the issuer's unreadable key directory refused again
+    without it (the record: `service_unavailable` at `key_directory`) and one whose pages the
+    core cannot take again as `pages_over_cap`; a refresh is exactly one more check; re-checks
+    after list_changed are paced (1 s, doubling to 60 s in a storm) and their records carry
+    `recheck`; a `use` the newest record does not cover (a notification since) re-checks at once;
+    a `prompts/get`, `resources/read` or `completion/complete` is allowed when the newest handoff
+    proceeds and hands that prompt, resource or resource template over, by its exact key (a URI
+    only a handed resource template matches is not a resource handed over; a completion's
+    `ref/resource` uri may be a handed template's or a handed resource's, and is refused in the
+    words of the resource the record names by it, else of the template).
     """
     return cast(SessionStepResult, call("session_step", _req(state=state, event=event)))
 
