@@ -319,7 +319,7 @@ var opSpecs = []OpSpec{
 		}},
 	{Name: "continuity_handoff", Summary: "`continuity_check` and what the host does with it (docs/continuity.md, The handoff): whether the session proceeds, stops or checks again, the exact tool objects to hand the framework (written by the core from what it hashed), the tools withheld, the names a call may reach and the instructions the model may be given. The request is `continuity_check`'s, and `tool_texts`.",
 		Request: concat(continuityRequestFields, []Field{
-			may("tool_texts", "bool", "false for a host that hands no tools on (a command line that prints the record): `tools` is then null and no tool object is written; the rest of the answer is the same (default true)"),
+			may("tool_texts", "bool", "false for a host that hands no tools on (a command line that prints the record): `tools` is then null and no tool object is written, nor a prompt's or resource's (`features` items keep their `key`, `item` null, so an item call on the session is judged as with texts); the rest of the answer is the same (default true)"),
 		}),
 		Result: []Field{
 			need("record", "object", "the `crawlcheck-continuity-record`, as `continuity_check` answers it"),

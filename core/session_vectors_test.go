@@ -120,6 +120,14 @@ func sessionSequences(t testing.TB) []sessionSequence {
 			check(featuresRequest(t, featuresLock(t), richTools(), featureChanges()[3].features(t), "enforce"), 0),
 			complete("uri", "issues://readme"), complete("uri", "issues://issue/{number}"),
 		}},
+		// A check made without texts (tool_texts false: a command line)
+		// keeps the keys it hands over, so an item call on its state is
+		// judged as on a check with texts: the handed prompt allowed, the
+		// withheld one refused for its change, not as unlisted.
+		{"a check without texts judges item calls by the keys it hands over", []obj{
+			check(with(featuresRequest(t, featuresLock(t), richTools(), featureChanges()[0].features(t), "enforce"), "tool_texts", false), 0),
+			getPrompt("weekly"), getPrompt("triage"), read("issues://readme"), complete("uri", "issues://issue/{number}"),
+		}},
 		{"an item call against a lockfile that pins no features is refused as not compared", []obj{
 			check(enforce, 0), getPrompt("triage"), read("issues://readme"), complete("uri", "issues://issue/{number}"),
 		}},

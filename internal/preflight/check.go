@@ -181,7 +181,7 @@ type Handoff struct {
 // HandedList is one list of a Handoff's Features.
 type HandedList struct {
 	// Items are the items to hand over, each the JSON object the core
-	// wrote (nil without texts).
+	// wrote (its key alone, Item "", without texts: HandsNoTools).
 	Items    []HandedItem `json:"items"`
 	Withheld []string     `json:"withheld"`
 }

@@ -617,7 +617,9 @@ export interface ContinuityHandoffRequest {
   log?: Request;
   /**
    * false for a host that hands no tools on (a command line that prints the record): `tools` is
-   * then null and no tool object is written; the rest of the answer is the same (default true)
+   * then null and no tool object is written, nor a prompt's or resource's (`features` items keep
+   * their `key`, `item` null, so an item call on the session is judged as with texts); the rest of
+   * the answer is the same (default true)
    */
   tool_texts?: boolean;
 }

@@ -269,19 +269,21 @@ func (c *check) handedFeatures(session string, d policy.Decision, texts bool) ca
 					withheld = append(withheld, it.Key)
 					continue
 				}
+				// Without texts the key stays: what may be reached is the
+				// handoff's decision, as the tools' calls.names are, and
+				// the session engine judges an item call by it; only the
+				// object (the bulk of the answer) is not written.
+				item := canon.NullValue()
 				if texts {
-					handed = append(handed, canon.Obj(
-						canon.M("key", canon.Str(it.Key)),
-						canon.M("item", canon.Str(string(canon.Canonical(handedItem(cl.kind, it))))),
-					))
+					item = canon.Str(string(canon.Canonical(handedItem(cl.kind, it))))
 				}
-			}
-			items := canon.NullValue()
-			if texts {
-				items = canon.Arr(handed...)
+				handed = append(handed, canon.Obj(
+					canon.M("key", canon.Str(it.Key)),
+					canon.M("item", item),
+				))
 			}
 			ms = append(ms, canon.M(k, canon.Obj(
-				canon.M("items", items),
+				canon.M("items", canon.Arr(handed...)),
 				canon.M("withheld", canon.Strs(sortedKeys(withheld))),
 			)))
 		}
