@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/crawlcheck/verifier/internal/preflight"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A server announcing list changes without end (issue 22, F8): background
@@ -21,13 +23,22 @@ import (
 // unchanged.
 const sameT2 = `{"notify":true,"ops":[{"op":"edit","name":"t2","set":{"description":"Lists the items."}}]}`
 
-// kept collects every record a session makes.
+// kept collects every record a session makes; added, when set, is called
+// after each (a waiter's wake).
 type kept struct {
-	mu   sync.Mutex
-	recs []preflight.Record
+	mu    sync.Mutex
+	recs  []preflight.Record
+	added func()
 }
 
-func (k *kept) add(r preflight.Record) { k.mu.Lock(); k.recs = append(k.recs, r); k.mu.Unlock() }
+func (k *kept) add(r preflight.Record) {
+	k.mu.Lock()
+	k.recs = append(k.recs, r)
+	k.mu.Unlock()
+	if k.added != nil {
+		k.added()
+	}
+}
 
 func (k *kept) all() []preflight.Record {
 	k.mu.Lock()
@@ -35,19 +46,20 @@ func (k *kept) all() []preflight.Record {
 	return append([]preflight.Record(nil), k.recs...)
 }
 
-func openKept(t *testing.T, s *server) (*preflight.Session, *kept) {
+// openKept opens a session on s that keeps its records in k (copts: the
+// client's options, nil for none).
+func openKept(t *testing.T, s *server, k *kept, copts *mcp.ClientOptions) *preflight.Session {
 	t.Helper()
-	k := &kept{}
 	cfg := preflight.Config{LockPath: lockOf(t, s, preflight.LockOptions{}), LogPath: filepath.Join(t.TempDir(), "records.jsonl"),
 		Now: fixedNow, Timeout: checkTimeout, OnRecord: k.add}
 	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
 	defer cancel()
-	sess, err := preflight.Open(ctx, impl, nil, s.inner(), nil, cfg)
+	sess, err := preflight.Open(ctx, impl, copts, s.inner(), nil, cfg)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(func() { sess.Close() })
-	return sess, k
+	return sess
 }
 
 func TestStormRecordsAreBoundedAndSaySo(t *testing.T) {
@@ -58,7 +70,8 @@ func TestStormRecordsAreBoundedAndSaySo(t *testing.T) {
 	// Each stdio connection is a server of its own: the lockfile's listing
 	// (lockOf) does not count.
 	s := start(t, "stdio", `{"tools":`+threeTools+`,"mutations":[`+strings.Join(storm, ",")+`]}`)
-	sess, k := openKept(t, s)
+	k := &kept{}
+	sess := openKept(t, s, k, nil)
 	time.Sleep(3500 * time.Millisecond)
 	recs := k.all()
 	// The first check, then background re-checks at about 0 s, 1 s and 3 s.
@@ -90,39 +103,62 @@ func TestStormRecordsAreBoundedAndSaySo(t *testing.T) {
 	}
 }
 
+// TestStormCoalescedNotifications: every list_changed the client received
+// is covered by exactly one re-check, and a burst of them is coalesced
+// into one held-back re-check (the first runs at once, the rest wait out
+// the pace). What is counted is what the client received, not the
+// mutations sent: the server's SDK debounces list changes (10 ms), so on a
+// loaded machine two mutations close together give one notification, and
+// one mutation (a placeholder tool added, then removed) may give two — the
+// test once failed so, counting six mutations against five or seven
+// notifications. It waits on its events (a notification, a record) with a
+// deadline, never on a sleep.
 func TestStormCoalescedNotifications(t *testing.T) {
 	s := start(t, "stdio", `{"tools":`+threeTools+`}`)
-	_, k := openKept(t, s)
-	const announced = 6
-	for range announced {
+	events := make(chan struct{}, 1)
+	wake := func() {
+		select {
+		case events <- struct{}{}:
+		default:
+		}
+	}
+	// The handler runs after the session's own (which counts first), so a
+	// record may cover a notification a moment before it is counted here:
+	// covered above received is waited out, not failed at once.
+	var received atomic.Int64
+	k := &kept{added: wake}
+	openKept(t, s, k, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		received.Add(1)
+		wake()
+	}})
+	const mutations = 6
+	for range mutations {
 		s.mutate(t, sameT2)
 	}
-	// Every notification is covered by exactly one re-check: the first runs
-	// at once, the rest are coalesced into the one held back after it.
-	deadline := time.Now().Add(checkTimeout)
+	deadline := time.NewTimer(checkTimeout)
+	defer deadline.Stop()
 	for {
-		covered, coalesced := 0, false
-		for _, r := range k.all()[1:] {
+		covered, coalesced := int64(0), false
+		recs := k.all()
+		for _, r := range recs[1:] {
 			switch {
 			case r.Storm != nil:
-				covered += r.Storm.Coalesced
+				covered += int64(r.Storm.Coalesced)
 				coalesced = coalesced || r.Storm.Coalesced > 1
 			default:
 				covered++
 			}
 		}
-		if covered == announced {
-			if !coalesced {
-				b, _ := json.Marshal(k.all()[1:])
-				t.Errorf("no record coalesced the burst: %s", b)
-			}
+		n := received.Load()
+		if covered == n && coalesced {
 			return
 		}
-		if covered > announced || time.Now().After(deadline) {
-			b, _ := json.Marshal(k.all())
+		select {
+		case <-events:
+		case <-deadline.C:
+			b, _ := json.Marshal(recs)
 			t.Logf("%s", b)
-			t.Fatalf("re-checks covered %d notifications, want %d", covered, announced)
+			t.Fatalf("re-checks covered %d notifications of the %d received (from %d mutations), coalesced %v: want all, and a burst coalesced", covered, n, mutations, coalesced)
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
