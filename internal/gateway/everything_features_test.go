@@ -12,7 +12,8 @@ import (
 // TestEverythingFeatures: server-everything (a server nobody here wrote)
 // behind the gateway with a lockfile that pins its prompts, resources and
 // resource templates: the client lists each from the handoff, gets a
-// prompt and reads a listed resource through the gateway, and a URI that
+// prompt, reads a listed resource and completes a ref/resource of a listed
+// resource's URI and of a template through the gateway, and a URI that
 // only a resource template names is refused (the session engine hands over
 // no URI by a template). The record compares every list.
 func TestEverythingFeatures(t *testing.T) {
@@ -57,6 +58,16 @@ func TestEverythingFeatures(t *testing.T) {
 	read, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: resources[0]})
 	if err != nil || len(read.Contents) == 0 || read.Contents[0].Text == "" && len(read.Contents[0].Blob) == 0 {
 		t.Errorf("resources/read %s through the gateway: %+v %v", resources[0], read, err)
+	}
+	// A completion whose ref/resource names a listed resource's URI (MCP's
+	// ResourceTemplateReference: "the URI or URI template of the
+	// resource") reaches server-everything, which answers it, as it does
+	// for a template's.
+	for _, uri := range []string{resources[0], templates[0]} {
+		done, err := s.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: uri}, Argument: mcp.CompleteParamsArgument{Name: "resourceId", Value: ""}})
+		if err != nil || done == nil {
+			t.Errorf("completion/complete of ref/resource %s through the gateway: %+v %v", uri, done, err)
+		}
 	}
 	fromTemplate := strings.Replace(templates[0], "{resourceId}", "1", 1)
 	_, err = s.ReadResource(ctx, &mcp.ReadResourceParams{URI: fromTemplate})
