@@ -143,7 +143,7 @@ func (e *Engine) Call(name string) (Step, error) {
 // reach the server: a prompts/get (MethodGet) of the prompt whose name is
 // key, a resources/read (MethodRead) of the resource whose uri is key, or
 // a completion/complete of a prompt (member "name") or a resource
-// template (member "uri", its uriTemplate). member is the event's member
+// template or resource (member "uri", a uriTemplate or a resource's uri). member is the event's member
 // naming it: "name" or "uri". Allowed, or Refusal in the core's words (of
 // the session when it does not proceed, else the item's); Record is the
 // record it was judged by. A ui:// template read is not the engine's:
