@@ -45,6 +45,11 @@ var goTypes = map[string]goType{
 
 // goTypeOf finds a field's Go types, as typeOf does the other SDKs'.
 func goTypeOf(op string, f core.Field) (goType, error) {
+	if f.Name == "handshake_result" {
+		// Read as observed.handshake_result is: like a page, so that bytes
+		// that are not UTF-8 go as {"base64": …} (corecall.Page).
+		return goTypes["page string"], nil
+	}
 	if f.Type == "string" && docFields[f.Name] {
 		return goTypes["document"], nil
 	}
@@ -155,10 +160,11 @@ import (
 		goDoc(&b, "", name+" runs "+s.Name+": "+s.Summary)
 		b.WriteString("func " + name + "(r " + name + "Request) (" + name + "Result, error) {\n\tvar out " + name + "Result\n\treturn out, r.Decode(&out)\n}\n\n")
 		b.WriteString("// Call runs " + s.Name + " and answers its result's bytes, canonical JSON.\n")
-		b.WriteString("func (r *" + name + "Request) Call() (json.RawMessage, error) {\n\treturn corecall.Call(\"" + s.Name + "\", r.members())\n}\n\n")
+		b.WriteString("func (r *" + name + "Request) Call() (json.RawMessage, error) {\n\treturn corecall.Call(\"" + s.Name + "\", r.Members())\n}\n\n")
 		b.WriteString("// Decode runs " + s.Name + " and decodes its result into out.\n")
-		b.WriteString("func (r *" + name + "Request) Decode(out any) error {\n\treturn corecall.Into(\"" + s.Name + "\", r.members(), out)\n}\n\n")
-		b.WriteString("func (r *" + name + "Request) members() map[string]any {\n")
+		b.WriteString("func (r *" + name + "Request) Decode(out any) error {\n\treturn corecall.Into(\"" + s.Name + "\", r.Members(), out)\n}\n\n")
+		b.WriteString("// Members are the request's members as corecall.Call takes them (documents\n// as corecall.Text, attachments), also for a request inside another's member.\n")
+		b.WriteString("func (r *" + name + "Request) Members() map[string]any {\n")
 		if len(s.Request) == 0 {
 			b.WriteString("\treturn map[string]any{}\n}\n")
 			continue

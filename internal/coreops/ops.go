@@ -42,15 +42,17 @@ func Version(r VersionRequest) (VersionResult, error) {
 
 // Call runs version and answers its result's bytes, canonical JSON.
 func (r *VersionRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("version", r.members())
+	return corecall.Call("version", r.Members())
 }
 
 // Decode runs version and decodes its result into out.
 func (r *VersionRequest) Decode(out any) error {
-	return corecall.Into("version", r.members(), out)
+	return corecall.Into("version", r.Members(), out)
 }
 
-func (r *VersionRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *VersionRequest) Members() map[string]any {
 	return map[string]any{}
 }
 
@@ -83,15 +85,17 @@ func Rules(r RulesRequest) (RulesResult, error) {
 
 // Call runs rules and answers its result's bytes, canonical JSON.
 func (r *RulesRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("rules", r.members())
+	return corecall.Call("rules", r.Members())
 }
 
 // Decode runs rules and decodes its result into out.
 func (r *RulesRequest) Decode(out any) error {
-	return corecall.Into("rules", r.members(), out)
+	return corecall.Into("rules", r.Members(), out)
 }
 
-func (r *RulesRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *RulesRequest) Members() map[string]any {
 	return map[string]any{}
 }
 
@@ -117,15 +121,17 @@ func Canonicalize(r CanonicalizeRequest) (CanonicalizeResult, error) {
 
 // Call runs canonicalize and answers its result's bytes, canonical JSON.
 func (r *CanonicalizeRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("canonicalize", r.members())
+	return corecall.Call("canonicalize", r.Members())
 }
 
 // Decode runs canonicalize and decodes its result into out.
 func (r *CanonicalizeRequest) Decode(out any) error {
-	return corecall.Into("canonicalize", r.members(), out)
+	return corecall.Into("canonicalize", r.Members(), out)
 }
 
-func (r *CanonicalizeRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *CanonicalizeRequest) Members() map[string]any {
 	m := make(map[string]any, 1)
 	m["json"] = r.JSON
 	return m
@@ -167,15 +173,17 @@ func HashTools(r HashToolsRequest) (HashToolsResult, error) {
 
 // Call runs hash_tools and answers its result's bytes, canonical JSON.
 func (r *HashToolsRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("hash_tools", r.members())
+	return corecall.Call("hash_tools", r.Members())
 }
 
 // Decode runs hash_tools and decodes its result into out.
 func (r *HashToolsRequest) Decode(out any) error {
-	return corecall.Into("hash_tools", r.members(), out)
+	return corecall.Into("hash_tools", r.Members(), out)
 }
 
-func (r *HashToolsRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *HashToolsRequest) Members() map[string]any {
 	m := make(map[string]any, 3)
 	if r.Tools != nil {
 		m["tools"] = r.Tools
@@ -235,15 +243,17 @@ func MakeLock(r MakeLockRequest) (MakeLockResult, error) {
 
 // Call runs make_lock and answers its result's bytes, canonical JSON.
 func (r *MakeLockRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("make_lock", r.members())
+	return corecall.Call("make_lock", r.Members())
 }
 
 // Decode runs make_lock and decodes its result into out.
 func (r *MakeLockRequest) Decode(out any) error {
-	return corecall.Into("make_lock", r.members(), out)
+	return corecall.Into("make_lock", r.Members(), out)
 }
 
-func (r *MakeLockRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *MakeLockRequest) Members() map[string]any {
 	m := make(map[string]any, 11)
 	if r.Tools != nil {
 		m["tools"] = r.Tools
@@ -295,7 +305,7 @@ type ScanRequest struct {
 	Instructions string `json:"instructions,omitempty"`
 	// instead of `instructions`: the handshake's result as the server sent it
 	// (`observed.handshake_result`), whose instructions the core reads and scans
-	HandshakeResult corecall.Text `json:"handshake_result,omitempty"`
+	HandshakeResult any `json:"handshake_result,omitempty"`
 }
 
 // ScanResult is the result of scan.
@@ -328,15 +338,17 @@ func Scan(r ScanRequest) (ScanResult, error) {
 
 // Call runs scan and answers its result's bytes, canonical JSON.
 func (r *ScanRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("scan", r.members())
+	return corecall.Call("scan", r.Members())
 }
 
 // Decode runs scan and decodes its result into out.
 func (r *ScanRequest) Decode(out any) error {
-	return corecall.Into("scan", r.members(), out)
+	return corecall.Into("scan", r.Members(), out)
 }
 
-func (r *ScanRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *ScanRequest) Members() map[string]any {
 	m := make(map[string]any, 6)
 	if r.Tools != nil {
 		m["tools"] = r.Tools
@@ -416,15 +428,17 @@ func VerifyLock(r VerifyLockRequest) (VerifyLockResult, error) {
 
 // Call runs verify_lock and answers its result's bytes, canonical JSON.
 func (r *VerifyLockRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("verify_lock", r.members())
+	return corecall.Call("verify_lock", r.Members())
 }
 
 // Decode runs verify_lock and decodes its result into out.
 func (r *VerifyLockRequest) Decode(out any) error {
-	return corecall.Into("verify_lock", r.members(), out)
+	return corecall.Into("verify_lock", r.Members(), out)
 }
 
-func (r *VerifyLockRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *VerifyLockRequest) Members() map[string]any {
 	m := make(map[string]any, 6)
 	m["lock"] = r.Lock
 	m["now"] = r.Now
@@ -470,15 +484,17 @@ func SignLock(r SignLockRequest) (SignLockResult, error) {
 
 // Call runs sign_lock and answers its result's bytes, canonical JSON.
 func (r *SignLockRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("sign_lock", r.members())
+	return corecall.Call("sign_lock", r.Members())
 }
 
 // Decode runs sign_lock and decodes its result into out.
 func (r *SignLockRequest) Decode(out any) error {
-	return corecall.Into("sign_lock", r.members(), out)
+	return corecall.Into("sign_lock", r.Members(), out)
 }
 
-func (r *SignLockRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *SignLockRequest) Members() map[string]any {
 	m := make(map[string]any, 3)
 	m["lock"] = r.Lock
 	m["private_key"] = r.PrivateKey
@@ -511,15 +527,17 @@ func PublicKey(r PublicKeyRequest) (PublicKeyResult, error) {
 
 // Call runs public_key and answers its result's bytes, canonical JSON.
 func (r *PublicKeyRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("public_key", r.members())
+	return corecall.Call("public_key", r.Members())
 }
 
 // Decode runs public_key and decodes its result into out.
 func (r *PublicKeyRequest) Decode(out any) error {
-	return corecall.Into("public_key", r.members(), out)
+	return corecall.Into("public_key", r.Members(), out)
 }
 
-func (r *PublicKeyRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *PublicKeyRequest) Members() map[string]any {
 	m := make(map[string]any, 1)
 	m["private_key"] = r.PrivateKey
 	return m
@@ -561,15 +579,17 @@ func ConvertLock(r ConvertLockRequest) (ConvertLockResult, error) {
 
 // Call runs convert_lock and answers its result's bytes, canonical JSON.
 func (r *ConvertLockRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("convert_lock", r.members())
+	return corecall.Call("convert_lock", r.Members())
 }
 
 // Decode runs convert_lock and decodes its result into out.
 func (r *ConvertLockRequest) Decode(out any) error {
-	return corecall.Into("convert_lock", r.members(), out)
+	return corecall.Into("convert_lock", r.Members(), out)
 }
 
-func (r *ConvertLockRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *ConvertLockRequest) Members() map[string]any {
 	m := make(map[string]any, 8)
 	m["lock"] = r.Lock
 	m["to"] = r.To
@@ -635,15 +655,17 @@ func InstructionsDiff(r InstructionsDiffRequest) (InstructionsDiffResult, error)
 
 // Call runs instructions_diff and answers its result's bytes, canonical JSON.
 func (r *InstructionsDiffRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("instructions_diff", r.members())
+	return corecall.Call("instructions_diff", r.Members())
 }
 
 // Decode runs instructions_diff and decodes its result into out.
 func (r *InstructionsDiffRequest) Decode(out any) error {
-	return corecall.Into("instructions_diff", r.members(), out)
+	return corecall.Into("instructions_diff", r.Members(), out)
 }
 
-func (r *InstructionsDiffRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *InstructionsDiffRequest) Members() map[string]any {
 	m := make(map[string]any, 2)
 	m["handshake_result"] = r.HandshakeResult
 	if r.Old != nil {
@@ -685,15 +707,17 @@ func Diff(r DiffRequest) (DiffResult, error) {
 
 // Call runs diff and answers its result's bytes, canonical JSON.
 func (r *DiffRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("diff", r.members())
+	return corecall.Call("diff", r.Members())
 }
 
 // Decode runs diff and decodes its result into out.
 func (r *DiffRequest) Decode(out any) error {
-	return corecall.Into("diff", r.members(), out)
+	return corecall.Into("diff", r.Members(), out)
 }
 
-func (r *DiffRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *DiffRequest) Members() map[string]any {
 	m := make(map[string]any, 3)
 	m["old"] = r.Old
 	m["new"] = r.New
@@ -776,15 +800,17 @@ func LockCheck(r LockCheckRequest) (LockCheckResult, error) {
 
 // Call runs lock_check and answers its result's bytes, canonical JSON.
 func (r *LockCheckRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("lock_check", r.members())
+	return corecall.Call("lock_check", r.Members())
 }
 
 // Decode runs lock_check and decodes its result into out.
 func (r *LockCheckRequest) Decode(out any) error {
-	return corecall.Into("lock_check", r.members(), out)
+	return corecall.Into("lock_check", r.Members(), out)
 }
 
-func (r *LockCheckRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *LockCheckRequest) Members() map[string]any {
 	m := make(map[string]any, 14)
 	m["lock"] = r.Lock
 	if r.Tools != nil {
@@ -937,15 +963,17 @@ func ContinuityCheck(r ContinuityCheckRequest) (ContinuityCheckResult, error) {
 
 // Call runs continuity_check and answers its result's bytes, canonical JSON.
 func (r *ContinuityCheckRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("continuity_check", r.members())
+	return corecall.Call("continuity_check", r.Members())
 }
 
 // Decode runs continuity_check and decodes its result into out.
 func (r *ContinuityCheckRequest) Decode(out any) error {
-	return corecall.Into("continuity_check", r.members(), out)
+	return corecall.Into("continuity_check", r.Members(), out)
 }
 
-func (r *ContinuityCheckRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *ContinuityCheckRequest) Members() map[string]any {
 	m := make(map[string]any, 18)
 	m["now"] = r.Now
 	if r.Mode != "" {
@@ -1095,15 +1123,17 @@ func ContinuityHandoff(r ContinuityHandoffRequest) (ContinuityHandoffResult, err
 
 // Call runs continuity_handoff and answers its result's bytes, canonical JSON.
 func (r *ContinuityHandoffRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("continuity_handoff", r.members())
+	return corecall.Call("continuity_handoff", r.Members())
 }
 
 // Decode runs continuity_handoff and decodes its result into out.
 func (r *ContinuityHandoffRequest) Decode(out any) error {
-	return corecall.Into("continuity_handoff", r.members(), out)
+	return corecall.Into("continuity_handoff", r.Members(), out)
 }
 
-func (r *ContinuityHandoffRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *ContinuityHandoffRequest) Members() map[string]any {
 	m := make(map[string]any, 19)
 	m["now"] = r.Now
 	if r.Mode != "" {
@@ -1229,15 +1259,17 @@ func Approve(r ApproveRequest) (ApproveResult, error) {
 
 // Call runs approve and answers its result's bytes, canonical JSON.
 func (r *ApproveRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("approve", r.members())
+	return corecall.Call("approve", r.Members())
 }
 
 // Decode runs approve and decodes its result into out.
 func (r *ApproveRequest) Decode(out any) error {
-	return corecall.Into("approve", r.members(), out)
+	return corecall.Into("approve", r.Members(), out)
 }
 
-func (r *ApproveRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *ApproveRequest) Members() map[string]any {
 	m := make(map[string]any, 12)
 	m["record"] = r.Record
 	m["lock"] = r.Lock
@@ -1299,15 +1331,17 @@ func LogEntry(r LogEntryRequest) (LogEntryResult, error) {
 
 // Call runs log_entry and answers its result's bytes, canonical JSON.
 func (r *LogEntryRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("log_entry", r.members())
+	return corecall.Call("log_entry", r.Members())
 }
 
 // Decode runs log_entry and decodes its result into out.
 func (r *LogEntryRequest) Decode(out any) error {
-	return corecall.Into("log_entry", r.members(), out)
+	return corecall.Into("log_entry", r.Members(), out)
 }
 
-func (r *LogEntryRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *LogEntryRequest) Members() map[string]any {
 	m := make(map[string]any, 2)
 	if r.Document != nil {
 		m["document"] = r.Document
@@ -1380,15 +1414,17 @@ func LogVerify(r LogVerifyRequest) (LogVerifyResult, error) {
 
 // Call runs log_verify and answers its result's bytes, canonical JSON.
 func (r *LogVerifyRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("log_verify", r.members())
+	return corecall.Call("log_verify", r.Members())
 }
 
 // Decode runs log_verify and decodes its result into out.
 func (r *LogVerifyRequest) Decode(out any) error {
-	return corecall.Into("log_verify", r.members(), out)
+	return corecall.Into("log_verify", r.Members(), out)
 }
 
-func (r *LogVerifyRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *LogVerifyRequest) Members() map[string]any {
 	m := make(map[string]any, 9)
 	if r.Document != nil {
 		m["document"] = r.Document
@@ -1457,15 +1493,17 @@ func LogConsistency(r LogConsistencyRequest) (LogConsistencyResult, error) {
 
 // Call runs log_consistency and answers its result's bytes, canonical JSON.
 func (r *LogConsistencyRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("log_consistency", r.members())
+	return corecall.Call("log_consistency", r.Members())
 }
 
 // Decode runs log_consistency and decodes its result into out.
 func (r *LogConsistencyRequest) Decode(out any) error {
-	return corecall.Into("log_consistency", r.members(), out)
+	return corecall.Into("log_consistency", r.Members(), out)
 }
 
-func (r *LogConsistencyRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *LogConsistencyRequest) Members() map[string]any {
 	m := make(map[string]any, 5)
 	m["new"] = r.New
 	if r.Checkpoint != "" {
@@ -1522,15 +1560,17 @@ func PilotBatch(r PilotBatchRequest) (PilotBatchResult, error) {
 
 // Call runs pilot_batch and answers its result's bytes, canonical JSON.
 func (r *PilotBatchRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("pilot_batch", r.members())
+	return corecall.Call("pilot_batch", r.Members())
 }
 
 // Decode runs pilot_batch and decodes its result into out.
 func (r *PilotBatchRequest) Decode(out any) error {
-	return corecall.Into("pilot_batch", r.members(), out)
+	return corecall.Into("pilot_batch", r.Members(), out)
 }
 
-func (r *PilotBatchRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *PilotBatchRequest) Members() map[string]any {
 	m := make(map[string]any, 4)
 	m["records"] = r.Records
 	if r.Head != "" {
@@ -1573,15 +1613,17 @@ func SignPilotUpload(r SignPilotUploadRequest) (SignPilotUploadResult, error) {
 
 // Call runs sign_pilot_upload and answers its result's bytes, canonical JSON.
 func (r *SignPilotUploadRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("sign_pilot_upload", r.members())
+	return corecall.Call("sign_pilot_upload", r.Members())
 }
 
 // Decode runs sign_pilot_upload and decodes its result into out.
 func (r *SignPilotUploadRequest) Decode(out any) error {
-	return corecall.Into("sign_pilot_upload", r.members(), out)
+	return corecall.Into("sign_pilot_upload", r.Members(), out)
 }
 
-func (r *SignPilotUploadRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *SignPilotUploadRequest) Members() map[string]any {
 	m := make(map[string]any, 3)
 	m["private_key"] = r.PrivateKey
 	m["pilot_id"] = r.PilotID
@@ -1620,15 +1662,17 @@ func VerifyPilotUpload(r VerifyPilotUploadRequest) (VerifyPilotUploadResult, err
 
 // Call runs verify_pilot_upload and answers its result's bytes, canonical JSON.
 func (r *VerifyPilotUploadRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("verify_pilot_upload", r.members())
+	return corecall.Call("verify_pilot_upload", r.Members())
 }
 
 // Decode runs verify_pilot_upload and decodes its result into out.
 func (r *VerifyPilotUploadRequest) Decode(out any) error {
-	return corecall.Into("verify_pilot_upload", r.members(), out)
+	return corecall.Into("verify_pilot_upload", r.Members(), out)
 }
 
-func (r *VerifyPilotUploadRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *VerifyPilotUploadRequest) Members() map[string]any {
 	m := make(map[string]any, 4)
 	m["public_key"] = r.PublicKey
 	m["pilot_id"] = r.PilotID
@@ -1691,15 +1735,17 @@ func PilotQueue(r PilotQueueRequest) (PilotQueueResult, error) {
 
 // Call runs pilot_queue and answers its result's bytes, canonical JSON.
 func (r *PilotQueueRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("pilot_queue", r.members())
+	return corecall.Call("pilot_queue", r.Members())
 }
 
 // Decode runs pilot_queue and decodes its result into out.
 func (r *PilotQueueRequest) Decode(out any) error {
-	return corecall.Into("pilot_queue", r.members(), out)
+	return corecall.Into("pilot_queue", r.Members(), out)
 }
 
-func (r *PilotQueueRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *PilotQueueRequest) Members() map[string]any {
 	m := make(map[string]any, 5)
 	if r.Ack != nil {
 		m["ack"] = r.Ack
@@ -1762,15 +1808,17 @@ func SignCorrection(r SignCorrectionRequest) (SignCorrectionResult, error) {
 
 // Call runs sign_correction and answers its result's bytes, canonical JSON.
 func (r *SignCorrectionRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("sign_correction", r.members())
+	return corecall.Call("sign_correction", r.Members())
 }
 
 // Decode runs sign_correction and decodes its result into out.
 func (r *SignCorrectionRequest) Decode(out any) error {
-	return corecall.Into("sign_correction", r.members(), out)
+	return corecall.Into("sign_correction", r.Members(), out)
 }
 
-func (r *SignCorrectionRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *SignCorrectionRequest) Members() map[string]any {
 	m := make(map[string]any, 11)
 	m["private_key"] = r.PrivateKey
 	if r.KeyID != "" {
@@ -1830,15 +1878,17 @@ func ResignCorrection(r ResignCorrectionRequest) (ResignCorrectionResult, error)
 
 // Call runs resign_correction and answers its result's bytes, canonical JSON.
 func (r *ResignCorrectionRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("resign_correction", r.members())
+	return corecall.Call("resign_correction", r.Members())
 }
 
 // Decode runs resign_correction and decodes its result into out.
 func (r *ResignCorrectionRequest) Decode(out any) error {
-	return corecall.Into("resign_correction", r.members(), out)
+	return corecall.Into("resign_correction", r.Members(), out)
 }
 
-func (r *ResignCorrectionRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *ResignCorrectionRequest) Members() map[string]any {
 	m := make(map[string]any, 5)
 	m["private_key"] = r.PrivateKey
 	if r.KeyID != "" {
@@ -1888,15 +1938,17 @@ func CorrectionsApply(r CorrectionsApplyRequest) (CorrectionsApplyResult, error)
 
 // Call runs corrections_apply and answers its result's bytes, canonical JSON.
 func (r *CorrectionsApplyRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("corrections_apply", r.members())
+	return corecall.Call("corrections_apply", r.Members())
 }
 
 // Decode runs corrections_apply and decodes its result into out.
 func (r *CorrectionsApplyRequest) Decode(out any) error {
-	return corecall.Into("corrections_apply", r.members(), out)
+	return corecall.Into("corrections_apply", r.Members(), out)
 }
 
-func (r *CorrectionsApplyRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *CorrectionsApplyRequest) Members() map[string]any {
 	m := make(map[string]any, 4)
 	m["records"] = r.Records
 	if r.Corrections != nil {
@@ -1950,15 +2002,17 @@ func Endpoint(r EndpointRequest) (EndpointResult, error) {
 
 // Call runs endpoint and answers its result's bytes, canonical JSON.
 func (r *EndpointRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("endpoint", r.members())
+	return corecall.Call("endpoint", r.Members())
 }
 
 // Decode runs endpoint and decodes its result into out.
 func (r *EndpointRequest) Decode(out any) error {
-	return corecall.Into("endpoint", r.members(), out)
+	return corecall.Into("endpoint", r.Members(), out)
 }
 
-func (r *EndpointRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *EndpointRequest) Members() map[string]any {
 	m := make(map[string]any, 3)
 	if r.URL != "" {
 		m["url"] = r.URL
@@ -2028,15 +2082,17 @@ func CiPlan(r CiPlanRequest) (CiPlanResult, error) {
 
 // Call runs ci_plan and answers its result's bytes, canonical JSON.
 func (r *CiPlanRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("ci_plan", r.members())
+	return corecall.Call("ci_plan", r.Members())
 }
 
 // Decode runs ci_plan and decodes its result into out.
 func (r *CiPlanRequest) Decode(out any) error {
-	return corecall.Into("ci_plan", r.members(), out)
+	return corecall.Into("ci_plan", r.Members(), out)
 }
 
-func (r *CiPlanRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *CiPlanRequest) Members() map[string]any {
 	m := make(map[string]any, 3)
 	if r.Lock != nil {
 		m["lock"] = r.Lock
@@ -2103,15 +2159,17 @@ func CiVerdict(r CiVerdictRequest) (CiVerdictResult, error) {
 
 // Call runs ci_verdict and answers its result's bytes, canonical JSON.
 func (r *CiVerdictRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("ci_verdict", r.members())
+	return corecall.Call("ci_verdict", r.Members())
 }
 
 // Decode runs ci_verdict and decodes its result into out.
 func (r *CiVerdictRequest) Decode(out any) error {
-	return corecall.Into("ci_verdict", r.members(), out)
+	return corecall.Into("ci_verdict", r.Members(), out)
 }
 
-func (r *CiVerdictRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *CiVerdictRequest) Members() map[string]any {
 	m := make(map[string]any, 4)
 	if r.Lock != nil {
 		m["lock"] = r.Lock
@@ -2154,15 +2212,17 @@ func ReplayState(r ReplayStateRequest) (ReplayStateResult, error) {
 
 // Call runs replay_state and answers its result's bytes, canonical JSON.
 func (r *ReplayStateRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("replay_state", r.members())
+	return corecall.Call("replay_state", r.Members())
 }
 
 // Decode runs replay_state and decodes its result into out.
 func (r *ReplayStateRequest) Decode(out any) error {
-	return corecall.Into("replay_state", r.members(), out)
+	return corecall.Into("replay_state", r.Members(), out)
 }
 
-func (r *ReplayStateRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *ReplayStateRequest) Members() map[string]any {
 	m := make(map[string]any, 2)
 	if r.File != nil {
 		m["file"] = r.File
@@ -2213,15 +2273,17 @@ func NextPage(r NextPageRequest) (NextPageResult, error) {
 
 // Call runs next_page and answers its result's bytes, canonical JSON.
 func (r *NextPageRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("next_page", r.members())
+	return corecall.Call("next_page", r.Members())
 }
 
 // Decode runs next_page and decodes its result into out.
 func (r *NextPageRequest) Decode(out any) error {
-	return corecall.Into("next_page", r.members(), out)
+	return corecall.Into("next_page", r.Members(), out)
 }
 
-func (r *NextPageRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *NextPageRequest) Members() map[string]any {
 	m := make(map[string]any, 4)
 	m["page"] = r.Page
 	if r.Followed != nil {
@@ -2266,15 +2328,17 @@ func UITemplates(r UITemplatesRequest) (UITemplatesResult, error) {
 
 // Call runs ui_templates and answers its result's bytes, canonical JSON.
 func (r *UITemplatesRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("ui_templates", r.members())
+	return corecall.Call("ui_templates", r.Members())
 }
 
 // Decode runs ui_templates and decodes its result into out.
 func (r *UITemplatesRequest) Decode(out any) error {
-	return corecall.Into("ui_templates", r.members(), out)
+	return corecall.Into("ui_templates", r.Members(), out)
 }
 
-func (r *UITemplatesRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *UITemplatesRequest) Members() map[string]any {
 	m := make(map[string]any, 3)
 	if r.Tools != nil {
 		m["tools"] = r.Tools
@@ -2324,15 +2388,17 @@ func ScanItems(r ScanItemsRequest) (ScanItemsResult, error) {
 
 // Call runs scan_items and answers its result's bytes, canonical JSON.
 func (r *ScanItemsRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("scan_items", r.members())
+	return corecall.Call("scan_items", r.Members())
 }
 
 // Decode runs scan_items and decodes its result into out.
 func (r *ScanItemsRequest) Decode(out any) error {
-	return corecall.Into("scan_items", r.members(), out)
+	return corecall.Into("scan_items", r.Members(), out)
 }
 
-func (r *ScanItemsRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *ScanItemsRequest) Members() map[string]any {
 	m := make(map[string]any, 2)
 	m["features"] = r.Features
 	if r.Items != nil {
@@ -2381,15 +2447,17 @@ func UITemplateCheck(r UITemplateCheckRequest) (UITemplateCheckResult, error) {
 
 // Call runs ui_template_check and answers its result's bytes, canonical JSON.
 func (r *UITemplateCheckRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("ui_template_check", r.members())
+	return corecall.Call("ui_template_check", r.Members())
 }
 
 // Decode runs ui_template_check and decodes its result into out.
 func (r *UITemplateCheckRequest) Decode(out any) error {
-	return corecall.Into("ui_template_check", r.members(), out)
+	return corecall.Into("ui_template_check", r.Members(), out)
 }
 
-func (r *UITemplateCheckRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *UITemplateCheckRequest) Members() map[string]any {
 	m := make(map[string]any, 4)
 	m["record"] = r.Record
 	m["lock"] = r.Lock
@@ -2424,15 +2492,17 @@ func EscapeText(r EscapeTextRequest) (EscapeTextResult, error) {
 
 // Call runs escape_text and answers its result's bytes, canonical JSON.
 func (r *EscapeTextRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("escape_text", r.members())
+	return corecall.Call("escape_text", r.Members())
 }
 
 // Decode runs escape_text and decodes its result into out.
 func (r *EscapeTextRequest) Decode(out any) error {
-	return corecall.Into("escape_text", r.members(), out)
+	return corecall.Into("escape_text", r.Members(), out)
 }
 
-func (r *EscapeTextRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *EscapeTextRequest) Members() map[string]any {
 	m := make(map[string]any, 1)
 	m["text"] = r.Text
 	return m
@@ -2467,15 +2537,17 @@ func ResourceMetadata(r ResourceMetadataRequest) (ResourceMetadataResult, error)
 
 // Call runs resource_metadata and answers its result's bytes, canonical JSON.
 func (r *ResourceMetadataRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("resource_metadata", r.members())
+	return corecall.Call("resource_metadata", r.Members())
 }
 
 // Decode runs resource_metadata and decodes its result into out.
 func (r *ResourceMetadataRequest) Decode(out any) error {
-	return corecall.Into("resource_metadata", r.members(), out)
+	return corecall.Into("resource_metadata", r.Members(), out)
 }
 
-func (r *ResourceMetadataRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *ResourceMetadataRequest) Members() map[string]any {
 	m := make(map[string]any, 1)
 	m["www_authenticate"] = r.WwwAuthenticate
 	return m
@@ -2526,15 +2598,17 @@ func Refusal(r RefusalRequest) (RefusalResult, error) {
 
 // Call runs refusal and answers its result's bytes, canonical JSON.
 func (r *RefusalRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("refusal", r.members())
+	return corecall.Call("refusal", r.Members())
 }
 
 // Decode runs refusal and decodes its result into out.
 func (r *RefusalRequest) Decode(out any) error {
-	return corecall.Into("refusal", r.members(), out)
+	return corecall.Into("refusal", r.Members(), out)
 }
 
-func (r *RefusalRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *RefusalRequest) Members() map[string]any {
 	m := make(map[string]any, 4)
 	m["record"] = r.Record
 	if r.Tool != "" {
@@ -2572,15 +2646,17 @@ func VerifyRecord(r VerifyRecordRequest) (VerifyRecordResult, error) {
 
 // Call runs verify_record and answers its result's bytes, canonical JSON.
 func (r *VerifyRecordRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("verify_record", r.members())
+	return corecall.Call("verify_record", r.Members())
 }
 
 // Decode runs verify_record and decodes its result into out.
 func (r *VerifyRecordRequest) Decode(out any) error {
-	return corecall.Into("verify_record", r.members(), out)
+	return corecall.Into("verify_record", r.Members(), out)
 }
 
-func (r *VerifyRecordRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *VerifyRecordRequest) Members() map[string]any {
 	m := make(map[string]any, 1)
 	m["record"] = r.Record
 	return m
@@ -2620,15 +2696,17 @@ func VerifyChain(r VerifyChainRequest) (VerifyChainResult, error) {
 
 // Call runs verify_chain and answers its result's bytes, canonical JSON.
 func (r *VerifyChainRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("verify_chain", r.members())
+	return corecall.Call("verify_chain", r.Members())
 }
 
 // Decode runs verify_chain and decodes its result into out.
 func (r *VerifyChainRequest) Decode(out any) error {
-	return corecall.Into("verify_chain", r.members(), out)
+	return corecall.Into("verify_chain", r.Members(), out)
 }
 
-func (r *VerifyChainRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *VerifyChainRequest) Members() map[string]any {
 	m := make(map[string]any, 3)
 	m["records"] = r.Records
 	if r.After != "" {
@@ -2705,15 +2783,17 @@ func Guard(r GuardRequest) (GuardResult, error) {
 
 // Call runs guard and answers its result's bytes, canonical JSON.
 func (r *GuardRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("guard", r.members())
+	return corecall.Call("guard", r.Members())
 }
 
 // Decode runs guard and decodes its result into out.
 func (r *GuardRequest) Decode(out any) error {
-	return corecall.Into("guard", r.members(), out)
+	return corecall.Into("guard", r.Members(), out)
 }
 
-func (r *GuardRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *GuardRequest) Members() map[string]any {
 	m := make(map[string]any, 11)
 	m["receipt"] = r.Receipt
 	m["expected_subject"] = r.ExpectedSubject
@@ -2778,15 +2858,17 @@ func ReplayDecision(r ReplayDecisionRequest) (ReplayDecisionResult, error) {
 
 // Call runs replay_decision and answers its result's bytes, canonical JSON.
 func (r *ReplayDecisionRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("replay_decision", r.members())
+	return corecall.Call("replay_decision", r.Members())
 }
 
 // Decode runs replay_decision and decodes its result into out.
 func (r *ReplayDecisionRequest) Decode(out any) error {
-	return corecall.Into("replay_decision", r.members(), out)
+	return corecall.Into("replay_decision", r.Members(), out)
 }
 
-func (r *ReplayDecisionRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *ReplayDecisionRequest) Members() map[string]any {
 	m := make(map[string]any, 2)
 	m["receipt"] = r.Receipt
 	if r.Lock != nil {
@@ -2832,15 +2914,17 @@ func SignReceipt(r SignReceiptRequest) (SignReceiptResult, error) {
 
 // Call runs sign_receipt and answers its result's bytes, canonical JSON.
 func (r *SignReceiptRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("sign_receipt", r.members())
+	return corecall.Call("sign_receipt", r.Members())
 }
 
 // Decode runs sign_receipt and decodes its result into out.
 func (r *SignReceiptRequest) Decode(out any) error {
-	return corecall.Into("sign_receipt", r.members(), out)
+	return corecall.Into("sign_receipt", r.Members(), out)
 }
 
-func (r *SignReceiptRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *SignReceiptRequest) Members() map[string]any {
 	m := make(map[string]any, 11)
 	if r.Kind != "" {
 		m["kind"] = r.Kind
@@ -2948,15 +3032,17 @@ func SessionStep(r SessionStepRequest) (SessionStepResult, error) {
 
 // Call runs session_step and answers its result's bytes, canonical JSON.
 func (r *SessionStepRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("session_step", r.members())
+	return corecall.Call("session_step", r.Members())
 }
 
 // Decode runs session_step and decodes its result into out.
 func (r *SessionStepRequest) Decode(out any) error {
-	return corecall.Into("session_step", r.members(), out)
+	return corecall.Into("session_step", r.Members(), out)
 }
 
-func (r *SessionStepRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *SessionStepRequest) Members() map[string]any {
 	m := make(map[string]any, 2)
 	if r.State != nil {
 		m["state"] = r.State
@@ -2993,15 +3079,17 @@ func DocumentKind(r DocumentKindRequest) (DocumentKindResult, error) {
 
 // Call runs document_kind and answers its result's bytes, canonical JSON.
 func (r *DocumentKindRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("document_kind", r.members())
+	return corecall.Call("document_kind", r.Members())
 }
 
 // Decode runs document_kind and decodes its result into out.
 func (r *DocumentKindRequest) Decode(out any) error {
-	return corecall.Into("document_kind", r.members(), out)
+	return corecall.Into("document_kind", r.Members(), out)
 }
 
-func (r *DocumentKindRequest) members() map[string]any {
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *DocumentKindRequest) Members() map[string]any {
 	m := make(map[string]any, 1)
 	m["document"] = r.Document
 	return m

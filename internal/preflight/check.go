@@ -11,6 +11,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core/timefmt"
 	"github.com/crawlcheck/verifier/internal/corecall"
+	"github.com/crawlcheck/verifier/internal/coreops"
 	"github.com/crawlcheck/verifier/internal/jsonframe"
 )
 
@@ -97,51 +98,28 @@ func Check(r Request) (Record, error) {
 }
 
 // checkRequest is the check event's check: continuity_handoff's request
-// without recheck and refreshed, which the engine sets.
-func checkRequest(r Request) map[string]any {
-	req := map[string]any{
-		"now":      timefmt.Format(r.Now),
-		"lock":     corecall.Text(r.Lock),
-		"observed": observedJSON(r.Observation),
-	}
-	if r.Mode != "" {
-		req["mode"] = r.Mode
-	}
-	if r.ServerName != "" {
-		req["server_name"] = r.ServerName
-	}
-	if r.Policy != nil {
-		req["policy"] = corecall.Text(r.Policy)
-	}
-	if r.ExpectedPolicyVersion != "" {
-		req["expected_policy_version"] = r.ExpectedPolicyVersion
-	}
-	if len(r.OperatorKeys) > 0 {
-		req["operator_keys"] = r.OperatorKeys
-	}
-	if r.KeyDirectory != nil {
-		req["key_directory"] = corecall.Text(r.KeyDirectory)
+// without recheck and refreshed, which the engine sets. A list, trace or
+// log the request does not have is left out, never sent as null.
+func checkRequest(r Request) coreops.ContinuityHandoffRequest {
+	req := coreops.ContinuityHandoffRequest{
+		Now: timefmt.Format(r.Now), Lock: r.Lock, Observed: observedJSON(r.Observation), Mode: r.Mode, ServerName: r.ServerName,
+		Policy: r.Policy, ExpectedPolicyVersion: r.ExpectedPolicyVersion, OperatorKeys: orNil(r.OperatorKeys),
+		KeyDirectory: r.KeyDirectory, FetchedKeyDirectory: r.FetchedKeyDirectory, PrevRecordSHA256: r.PrevRecordSHA256,
 	}
 	if len(r.PinnedKeys) > 0 {
-		req["pinned_keys"] = r.PinnedKeys
-	}
-	if r.FetchedKeyDirectory != nil {
-		req["fetched_key_directory"] = corecall.Text(r.FetchedKeyDirectory)
+		req.PinnedKeys = r.PinnedKeys
 	}
 	if len(r.Evidence) > 0 {
-		req["evidence"] = r.Evidence
+		req.Evidence = r.Evidence
 	}
 	if r.Issuer != nil {
-		req["issuer"] = r.Issuer
-	}
-	if r.PrevRecordSHA256 != "" {
-		req["prev_record_sha256"] = r.PrevRecordSHA256
+		req.Issuer = r.Issuer
 	}
 	if r.Log != nil {
-		req["log"] = r.Log
+		req.Log = r.Log
 	}
 	if r.HandsNoTools {
-		req["tool_texts"] = false
+		req.ToolTexts = new(false)
 	}
 	return req
 }
@@ -345,14 +323,11 @@ func observedJSON(o Observation) map[string]any {
 	if len(o.ClientCapabilities) > 0 && o.ClientCapabilities[0] == '{' {
 		obs["client_capabilities"] = o.ClientCapabilities
 	}
-	pages := make([]any, len(o.Pages))
-	for i, p := range o.Pages {
-		pages[i] = corecall.Page(p)
-	}
-	if len(pages) > 0 || o.Failure == "" {
+	pages, capped := pagesOf(o)
+	if pages != nil {
 		obs["pages"] = pages
 	}
-	if o.PageCapReached {
+	if capped != nil {
 		obs["page_cap_reached"] = true
 	}
 	if o.StrayLines > 0 {
@@ -396,6 +371,24 @@ func observedJSON(o Observation) map[string]any {
 		}
 	}
 	return obs
+}
+
+// pagesOf is an observation's pages as a request's pages member takes
+// them (corecall.Page: their text, or base64 for bytes that are not
+// UTF-8), nil for no list (a failure before any page), and its
+// page_cap_reached: nil unless the cap was reached.
+func pagesOf(o Observation) (pages []any, capped *bool) {
+	if o.PageCapReached {
+		capped = new(true)
+	}
+	if len(o.Pages) == 0 && o.Failure != "" {
+		return nil, capped
+	}
+	pages = make([]any, len(o.Pages))
+	for i, p := range o.Pages {
+		pages[i] = corecall.Page(p)
+	}
+	return pages, capped
 }
 
 // Record is a crawlcheck-continuity-record (docs/continuity.md, The
