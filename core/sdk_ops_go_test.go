@@ -116,37 +116,14 @@ import (
 	"github.com/crawlcheck/verifier/internal/corecall"
 )
 `)
+	if err := goRequest(&b, "Observed", "Observed is continuity_check's observed (and make_lock's and approve's): what the host saw of the server.", "observed", core.ObservedFields); err != nil {
+		return "", err
+	}
 	for _, s := range specs {
 		name := goName(s.Name)
-		b.WriteString("\n// " + name + "Request is the request of " + s.Name + ".\ntype " + name + "Request struct {\n")
-		var members strings.Builder
-		for _, f := range s.Request {
-			ty, err := goTypeOf(s.Name, f)
-			if err != nil {
-				return "", err
-			}
-			t := ty.req
-			if f.Optional && (t == "bool" || t == "int64") {
-				t = "*" + t
-			}
-			goDoc(&b, "\t", f.Doc)
-			tag := f.Name
-			if f.Optional {
-				tag += ",omitempty"
-			}
-			b.WriteString("\t" + goName(f.Name) + " " + t + " `json:\"" + tag + "\"`\n")
-			field := "r." + goName(f.Name)
-			set := "\tm[\"" + f.Name + "\"] = " + field + "\n"
-			switch {
-			case !f.Optional:
-				members.WriteString(set)
-			case t == "string":
-				members.WriteString("\tif " + field + " != \"\" {\n\t" + set + "\t}\n")
-			default:
-				members.WriteString("\tif " + field + " != nil {\n\t" + set + "\t}\n")
-			}
+		if err := goRequest(&b, name+"Request", name+"Request is the request of "+s.Name+".", s.Name, s.Request); err != nil {
+			return "", err
 		}
-		b.WriteString("}\n\n")
 		b.WriteString("// " + name + "Result is the result of " + s.Name + ".\ntype " + name + "Result struct {\n")
 		for _, f := range s.Result {
 			ty, err := goTypeOf(s.Name, f)
@@ -162,17 +139,54 @@ import (
 		b.WriteString("// Call runs " + s.Name + " and answers its result's bytes, canonical JSON.\n")
 		b.WriteString("func (r *" + name + "Request) Call() (json.RawMessage, error) {\n\treturn corecall.Call(\"" + s.Name + "\", r.Members())\n}\n\n")
 		b.WriteString("// Decode runs " + s.Name + " and decodes its result into out.\n")
-		b.WriteString("func (r *" + name + "Request) Decode(out any) error {\n\treturn corecall.Into(\"" + s.Name + "\", r.Members(), out)\n}\n\n")
-		b.WriteString("// Members are the request's members as corecall.Call takes them (documents\n// as corecall.Text, attachments), also for a request inside another's member.\n")
-		b.WriteString("func (r *" + name + "Request) Members() map[string]any {\n")
-		if len(s.Request) == 0 {
-			b.WriteString("\treturn map[string]any{}\n}\n")
-			continue
-		}
-		b.WriteString("\tm := make(map[string]any, " + strconv.Itoa(len(s.Request)) + ")\n")
-		b.WriteString(members.String())
-		b.WriteString("\treturn m\n}\n")
+		b.WriteString("func (r *" + name + "Request) Decode(out any) error {\n\treturn corecall.Into(\"" + s.Name + "\", r.Members(), out)\n}\n")
 	}
 	out, err := format.Source([]byte(b.String()))
 	return string(out), err
+}
+
+// goRequest writes a request type: its struct, and Members, the map of the
+// members set (a zero value left out, as goOps says).
+func goRequest(b *strings.Builder, name, doc, op string, fields []core.Field) error {
+	b.WriteString("\n")
+	goDoc(b, "", doc)
+	b.WriteString("type " + name + " struct {\n")
+	var members strings.Builder
+	for _, f := range fields {
+		ty, err := goTypeOf(op, f)
+		if err != nil {
+			return err
+		}
+		t := ty.req
+		if f.Optional && (t == "bool" || t == "int64") {
+			t = "*" + t
+		}
+		goDoc(b, "\t", f.Doc)
+		tag := f.Name
+		if f.Optional {
+			tag += ",omitempty"
+		}
+		b.WriteString("\t" + goName(f.Name) + " " + t + " `json:\"" + tag + "\"`\n")
+		field := "r." + goName(f.Name)
+		set := "\tm[\"" + f.Name + "\"] = " + field + "\n"
+		switch {
+		case !f.Optional:
+			members.WriteString(set)
+		case t == "string":
+			members.WriteString("\tif " + field + " != \"\" {\n\t" + set + "\t}\n")
+		default:
+			members.WriteString("\tif " + field + " != nil {\n\t" + set + "\t}\n")
+		}
+	}
+	b.WriteString("}\n\n")
+	b.WriteString("// Members are the request's members as corecall.Call takes them (documents\n// as corecall.Text, attachments), also for a request inside another's member.\n")
+	b.WriteString("func (r *" + name + ") Members() map[string]any {\n")
+	if len(fields) == 0 {
+		b.WriteString("\treturn map[string]any{}\n}\n\n")
+		return nil
+	}
+	b.WriteString("\tm := make(map[string]any, " + strconv.Itoa(len(fields)) + ")\n")
+	b.WriteString(members.String())
+	b.WriteString("\treturn m\n}\n\n")
+	return nil
 }

@@ -12,8 +12,156 @@ import (
 	"github.com/crawlcheck/verifier/internal/corecall"
 )
 
+// Observed is continuity_check's observed (and make_lock's and approve's): what the host saw of the
+// server.
+type Observed struct {
+	// the endpoint that answered (the `endpoint` op's string)
+	Endpoint string `json:"endpoint,omitempty"`
+	// the negotiated protocol version
+	ProtocolVersion string `json:"protocol_version,omitempty"`
+	// serverInfo as the server sent it (give `handshake_result` instead: a server_info the strict
+	// parser refuses breaks the request, not the check)
+	ServerInfo any `json:"server_info,omitempty"`
+	// the handshake's result (of `initialize` or `server/discover`, or the JSON-RPC response carrying
+	// it) as the server sent it, like a page: its text, `{"base64": …}` or an attachment. The core
+	// reads `serverInfo` and `instructions` of it; one it cannot read is the observation
+	// `handshake_malformed`, never a refused request. Not with `server_info`
+	HandshakeResult any `json:"handshake_result,omitempty"`
+	// `initialize` or `server/discover`
+	Handshake string `json:"handshake,omitempty"`
+	// the capabilities the checking client declared in `initialize`, as sent; a tool added or removed
+	// while they differ from the lockfile's `server.client_capabilities` says so in its detail
+	ClientCapabilities any `json:"client_capabilities,omitempty"`
+	// the raw `tools/list` pages (required without `failure`)
+	Pages []any `json:"pages,omitempty"`
+	// the host stopped at its page cap
+	PageCapReached *bool `json:"page_cap_reached,omitempty"`
+	// the package the stdio command line launches, as the host resolved it from what npm installed:
+	// `{"package": {"ecosystem": "npm", "name", "version", "integrity"}}`, or `{"not_resolved":
+	// "not_a_launcher"|"unpinned"|"not_installed"|"unreadable", "spec"?: "name@version"}` (the spec
+	// the command line names: the pinned package at another exact version is
+	// `launched_package_changed` even before npm installs it). make_lock pins the package (the
+	// lockfile's `launched`); against a lockfile that pins one, another package, version or integrity
+	// is `launched_package_changed`, and the same package passed the same arguments is the approved
+	// server whichever path or directory launched it (docs/continuity.md)
+	Launched any `json:"launched,omitempty"`
+	// how many lines of a stdio server's stdout were no JSON-RPC message (their first byte after
+	// blanks neither `{` nor `[`: a banner, a log line) and were skipped, as the official SDK clients
+	// skip them; recorded as `observed.stray_lines` when more than 0, never an observation
+	// (docs/mcpserver.md, Stray lines)
+	StrayLines *int64 `json:"stray_lines,omitempty"`
+	// the prompts, resources, resource templates and ui:// templates the host read beside the tools
+	// (docs/continuity.md, Prompts, resources and UI templates); a list absent was not read and is not
+	// compared (the record's `blind_parts` names it)
+	Features any `json:"features,omitempty"`
+	// why there are no pages: a host fault the core words (`connect_refused`, `command_not_found`,
+	// `timeout`, `cancelled`, `process_exited`, `session_ended`, `session_failed`, `pages_over_cap`,
+	// `unauthorized` (HTTP 401), `forbidden` (HTTP 403); docs/continuity.md), a capture failure the
+	// core words (`list_cached`: the host's MCP SDK answered without a `tools/list` on the wire;
+	// `answer_not_captured`: it took an answer the capture did not see; recorded as
+	// `server_unavailable` with `capture_failed: ` leading the detail), `answer_too_large` (the server
+	// sent a frame past the host's answer limit, which the host cut off; recorded as
+	// `server_unavailable`, the detail worded by the core from the limit), or the classes
+	// `server_unavailable` and `check_timeout` with the host's own detail
+	Failure string `json:"failure,omitempty"`
+	// with `server_unavailable` or `check_timeout`: what the host saw of the failure; with
+	// `answer_too_large`, the limit in bytes as a positive decimal integer; refused with a host fault
+	FailureDetail string `json:"failure_detail,omitempty"`
+	// with a host fault (required): `handshake` (connecting and the handshake) or `tools/list`
+	FailureAt string `json:"failure_at,omitempty"`
+	// with `failure_at` `tools/list` (required): the page, from 1
+	FailurePage *int64 `json:"failure_page,omitempty"`
+	// with `timeout`: the check's deadline in milliseconds, which the detail names
+	TimeoutMS *int64 `json:"timeout_ms,omitempty"`
+	// with `command_not_found` (required): the program the host could not find, as it tried to start
+	// it; the detail reads `command not found: NAME`
+	FailureCommand string `json:"failure_command,omitempty"`
+	// with `process_exited`: the status the server's process exited with, when the host knows it
+	ExitStatus *int64 `json:"exit_status,omitempty"`
+	// with `process_exited`: the end of what the process wrote to its stderr (the host keeps at most
+	// its last 4096 bytes); the detail quotes its last 3 lines that are not blank, each clipped at 160
+	// bytes (kept as written, shown through `escape_text`)
+	StderrTail string `json:"stderr_tail,omitempty"`
+	// with `unauthorized` or `forbidden`: the protected resource metadata URL the server's
+	// `WWW-Authenticate` named (RFC 9728), which the detail shows escaped
+	ResourceMetadata string `json:"resource_metadata,omitempty"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *Observed) Members() map[string]any {
+	m := make(map[string]any, 20)
+	if r.Endpoint != "" {
+		m["endpoint"] = r.Endpoint
+	}
+	if r.ProtocolVersion != "" {
+		m["protocol_version"] = r.ProtocolVersion
+	}
+	if r.ServerInfo != nil {
+		m["server_info"] = r.ServerInfo
+	}
+	if r.HandshakeResult != nil {
+		m["handshake_result"] = r.HandshakeResult
+	}
+	if r.Handshake != "" {
+		m["handshake"] = r.Handshake
+	}
+	if r.ClientCapabilities != nil {
+		m["client_capabilities"] = r.ClientCapabilities
+	}
+	if r.Pages != nil {
+		m["pages"] = r.Pages
+	}
+	if r.PageCapReached != nil {
+		m["page_cap_reached"] = r.PageCapReached
+	}
+	if r.Launched != nil {
+		m["launched"] = r.Launched
+	}
+	if r.StrayLines != nil {
+		m["stray_lines"] = r.StrayLines
+	}
+	if r.Features != nil {
+		m["features"] = r.Features
+	}
+	if r.Failure != "" {
+		m["failure"] = r.Failure
+	}
+	if r.FailureDetail != "" {
+		m["failure_detail"] = r.FailureDetail
+	}
+	if r.FailureAt != "" {
+		m["failure_at"] = r.FailureAt
+	}
+	if r.FailurePage != nil {
+		m["failure_page"] = r.FailurePage
+	}
+	if r.TimeoutMS != nil {
+		m["timeout_ms"] = r.TimeoutMS
+	}
+	if r.FailureCommand != "" {
+		m["failure_command"] = r.FailureCommand
+	}
+	if r.ExitStatus != nil {
+		m["exit_status"] = r.ExitStatus
+	}
+	if r.StderrTail != "" {
+		m["stderr_tail"] = r.StderrTail
+	}
+	if r.ResourceMetadata != "" {
+		m["resource_metadata"] = r.ResourceMetadata
+	}
+	return m
+}
+
 // VersionRequest is the request of version.
 type VersionRequest struct {
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *VersionRequest) Members() map[string]any {
+	return map[string]any{}
 }
 
 // VersionResult is the result of version.
@@ -50,14 +198,14 @@ func (r *VersionRequest) Decode(out any) error {
 	return corecall.Into("version", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *VersionRequest) Members() map[string]any {
-	return map[string]any{}
-}
-
 // RulesRequest is the request of rules.
 type RulesRequest struct {
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *RulesRequest) Members() map[string]any {
+	return map[string]any{}
 }
 
 // RulesResult is the result of rules.
@@ -93,16 +241,18 @@ func (r *RulesRequest) Decode(out any) error {
 	return corecall.Into("rules", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *RulesRequest) Members() map[string]any {
-	return map[string]any{}
-}
-
 // CanonicalizeRequest is the request of canonicalize.
 type CanonicalizeRequest struct {
 	// the document's bytes
 	JSON corecall.Text `json:"json"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *CanonicalizeRequest) Members() map[string]any {
+	m := make(map[string]any, 1)
+	m["json"] = r.JSON
+	return m
 }
 
 // CanonicalizeResult is the result of canonicalize.
@@ -129,14 +279,6 @@ func (r *CanonicalizeRequest) Decode(out any) error {
 	return corecall.Into("canonicalize", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *CanonicalizeRequest) Members() map[string]any {
-	m := make(map[string]any, 1)
-	m["json"] = r.JSON
-	return m
-}
-
 // HashToolsRequest is the request of hash_tools.
 type HashToolsRequest struct {
 	// the tool list, part of the request (give `tools` or `pages`)
@@ -145,6 +287,22 @@ type HashToolsRequest struct {
 	Pages []any `json:"pages,omitempty"`
 	// with `pages`: the host stopped following `nextCursor` at its page cap
 	PageCapReached *bool `json:"page_cap_reached,omitempty"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *HashToolsRequest) Members() map[string]any {
+	m := make(map[string]any, 3)
+	if r.Tools != nil {
+		m["tools"] = r.Tools
+	}
+	if r.Pages != nil {
+		m["pages"] = r.Pages
+	}
+	if r.PageCapReached != nil {
+		m["page_cap_reached"] = r.PageCapReached
+	}
+	return m
 }
 
 // HashToolsResult is the result of hash_tools.
@@ -181,22 +339,6 @@ func (r *HashToolsRequest) Decode(out any) error {
 	return corecall.Into("hash_tools", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *HashToolsRequest) Members() map[string]any {
-	m := make(map[string]any, 3)
-	if r.Tools != nil {
-		m["tools"] = r.Tools
-	}
-	if r.Pages != nil {
-		m["pages"] = r.Pages
-	}
-	if r.PageCapReached != nil {
-		m["page_cap_reached"] = r.PageCapReached
-	}
-	return m
-}
-
 // MakeLockRequest is the request of make_lock.
 type MakeLockRequest struct {
 	// the tool list, part of the request (give `tools` or `pages`)
@@ -226,29 +368,6 @@ type MakeLockRequest struct {
 	// itself) or `submitted` (tools or pages handed to it), `by` `operator`, `tenant:<id>` or
 	// `anonymous` (never with `submitted`)
 	Provenance any `json:"provenance,omitempty"`
-}
-
-// MakeLockResult is the result of make_lock.
-type MakeLockResult struct {
-	// the exact bytes to write (indented, trailing newline); a crawlcheck lockfile carries
-	// `scan_at_approval`, the `scan` answer for the same tools
-	Lock string `json:"lock"`
-}
-
-// MakeLock runs make_lock: A new lockfile pinning a tool list that was read whole.
-func MakeLock(r MakeLockRequest) (MakeLockResult, error) {
-	var out MakeLockResult
-	return out, r.Decode(&out)
-}
-
-// Call runs make_lock and answers its result's bytes, canonical JSON.
-func (r *MakeLockRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("make_lock", r.Members())
-}
-
-// Decode runs make_lock and decodes its result into out.
-func (r *MakeLockRequest) Decode(out any) error {
-	return corecall.Into("make_lock", r.Members(), out)
 }
 
 // Members are the request's members as corecall.Call takes them (documents
@@ -289,6 +408,29 @@ func (r *MakeLockRequest) Members() map[string]any {
 	return m
 }
 
+// MakeLockResult is the result of make_lock.
+type MakeLockResult struct {
+	// the exact bytes to write (indented, trailing newline); a crawlcheck lockfile carries
+	// `scan_at_approval`, the `scan` answer for the same tools
+	Lock string `json:"lock"`
+}
+
+// MakeLock runs make_lock: A new lockfile pinning a tool list that was read whole.
+func MakeLock(r MakeLockRequest) (MakeLockResult, error) {
+	var out MakeLockResult
+	return out, r.Decode(&out)
+}
+
+// Call runs make_lock and answers its result's bytes, canonical JSON.
+func (r *MakeLockRequest) Call() (json.RawMessage, error) {
+	return corecall.Call("make_lock", r.Members())
+}
+
+// Decode runs make_lock and decodes its result into out.
+func (r *MakeLockRequest) Decode(out any) error {
+	return corecall.Into("make_lock", r.Members(), out)
+}
+
 // ScanRequest is the request of scan.
 type ScanRequest struct {
 	// the tool list, part of the request (give `tools` or `pages`)
@@ -306,6 +448,31 @@ type ScanRequest struct {
 	// instead of `instructions`: the handshake's result as the server sent it
 	// (`observed.handshake_result`), whose instructions the core reads and scans
 	HandshakeResult any `json:"handshake_result,omitempty"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *ScanRequest) Members() map[string]any {
+	m := make(map[string]any, 6)
+	if r.Tools != nil {
+		m["tools"] = r.Tools
+	}
+	if r.Pages != nil {
+		m["pages"] = r.Pages
+	}
+	if r.PageCapReached != nil {
+		m["page_cap_reached"] = r.PageCapReached
+	}
+	if r.Names != nil {
+		m["names"] = r.Names
+	}
+	if r.Instructions != "" {
+		m["instructions"] = r.Instructions
+	}
+	if r.HandshakeResult != nil {
+		m["handshake_result"] = r.HandshakeResult
+	}
+	return m
 }
 
 // ScanResult is the result of scan.
@@ -346,31 +513,6 @@ func (r *ScanRequest) Decode(out any) error {
 	return corecall.Into("scan", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *ScanRequest) Members() map[string]any {
-	m := make(map[string]any, 6)
-	if r.Tools != nil {
-		m["tools"] = r.Tools
-	}
-	if r.Pages != nil {
-		m["pages"] = r.Pages
-	}
-	if r.PageCapReached != nil {
-		m["page_cap_reached"] = r.PageCapReached
-	}
-	if r.Names != nil {
-		m["names"] = r.Names
-	}
-	if r.Instructions != "" {
-		m["instructions"] = r.Instructions
-	}
-	if r.HandshakeResult != nil {
-		m["handshake_result"] = r.HandshakeResult
-	}
-	return m
-}
-
 // VerifyLockRequest is the request of verify_lock.
 type VerifyLockRequest struct {
 	// the lockfile
@@ -385,6 +527,27 @@ type VerifyLockRequest struct {
 	RequireSigned *bool `json:"require_signed,omitempty"`
 	// agentgate: the server to apply the lockfile to
 	ServerName string `json:"server_name,omitempty"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *VerifyLockRequest) Members() map[string]any {
+	m := make(map[string]any, 6)
+	m["lock"] = r.Lock
+	m["now"] = r.Now
+	if r.KeyDirectory != nil {
+		m["key_directory"] = r.KeyDirectory
+	}
+	if r.OperatorKeys != nil {
+		m["operator_keys"] = r.OperatorKeys
+	}
+	if r.RequireSigned != nil {
+		m["require_signed"] = r.RequireSigned
+	}
+	if r.ServerName != "" {
+		m["server_name"] = r.ServerName
+	}
+	return m
 }
 
 // VerifyLockResult is the result of verify_lock.
@@ -436,27 +599,6 @@ func (r *VerifyLockRequest) Decode(out any) error {
 	return corecall.Into("verify_lock", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *VerifyLockRequest) Members() map[string]any {
-	m := make(map[string]any, 6)
-	m["lock"] = r.Lock
-	m["now"] = r.Now
-	if r.KeyDirectory != nil {
-		m["key_directory"] = r.KeyDirectory
-	}
-	if r.OperatorKeys != nil {
-		m["operator_keys"] = r.OperatorKeys
-	}
-	if r.RequireSigned != nil {
-		m["require_signed"] = r.RequireSigned
-	}
-	if r.ServerName != "" {
-		m["server_name"] = r.ServerName
-	}
-	return m
-}
-
 // SignLockRequest is the request of sign_lock.
 type SignLockRequest struct {
 	// a crawlcheck lockfile
@@ -465,6 +607,18 @@ type SignLockRequest struct {
 	PrivateKey string `json:"private_key"`
 	// default: the operator key id `op_<16 hex>`
 	KeyID string `json:"key_id,omitempty"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *SignLockRequest) Members() map[string]any {
+	m := make(map[string]any, 3)
+	m["lock"] = r.Lock
+	m["private_key"] = r.PrivateKey
+	if r.KeyID != "" {
+		m["key_id"] = r.KeyID
+	}
+	return m
 }
 
 // SignLockResult is the result of sign_lock.
@@ -492,22 +646,18 @@ func (r *SignLockRequest) Decode(out any) error {
 	return corecall.Into("sign_lock", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *SignLockRequest) Members() map[string]any {
-	m := make(map[string]any, 3)
-	m["lock"] = r.Lock
-	m["private_key"] = r.PrivateKey
-	if r.KeyID != "" {
-		m["key_id"] = r.KeyID
-	}
-	return m
-}
-
 // PublicKeyRequest is the request of public_key.
 type PublicKeyRequest struct {
 	// base64 Ed25519 seed
 	PrivateKey string `json:"private_key"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *PublicKeyRequest) Members() map[string]any {
+	m := make(map[string]any, 1)
+	m["private_key"] = r.PrivateKey
+	return m
 }
 
 // PublicKeyResult is the result of public_key.
@@ -535,14 +685,6 @@ func (r *PublicKeyRequest) Decode(out any) error {
 	return corecall.Into("public_key", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *PublicKeyRequest) Members() map[string]any {
-	m := make(map[string]any, 1)
-	m["private_key"] = r.PrivateKey
-	return m
-}
-
 // ConvertLockRequest is the request of convert_lock.
 type ConvertLockRequest struct {
 	// the lockfile to convert
@@ -561,30 +703,6 @@ type ConvertLockRequest struct {
 	Tools any `json:"tools,omitempty"`
 	// to crawlcheck: the tools as raw pages
 	Pages []any `json:"pages,omitempty"`
-}
-
-// ConvertLockResult is the result of convert_lock.
-type ConvertLockResult struct {
-	// the converted file's bytes
-	Lock string   `json:"lock"`
-	Lost []string `json:"lost"`
-}
-
-// ConvertLock runs convert_lock: Converts between the lockfile formats where the information
-// allows; `lost` names what the target format cannot carry.
-func ConvertLock(r ConvertLockRequest) (ConvertLockResult, error) {
-	var out ConvertLockResult
-	return out, r.Decode(&out)
-}
-
-// Call runs convert_lock and answers its result's bytes, canonical JSON.
-func (r *ConvertLockRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("convert_lock", r.Members())
-}
-
-// Decode runs convert_lock and decodes its result into out.
-func (r *ConvertLockRequest) Decode(out any) error {
-	return corecall.Into("convert_lock", r.Members(), out)
 }
 
 // Members are the request's members as corecall.Call takes them (documents
@@ -614,6 +732,30 @@ func (r *ConvertLockRequest) Members() map[string]any {
 	return m
 }
 
+// ConvertLockResult is the result of convert_lock.
+type ConvertLockResult struct {
+	// the converted file's bytes
+	Lock string   `json:"lock"`
+	Lost []string `json:"lost"`
+}
+
+// ConvertLock runs convert_lock: Converts between the lockfile formats where the information
+// allows; `lost` names what the target format cannot carry.
+func ConvertLock(r ConvertLockRequest) (ConvertLockResult, error) {
+	var out ConvertLockResult
+	return out, r.Decode(&out)
+}
+
+// Call runs convert_lock and answers its result's bytes, canonical JSON.
+func (r *ConvertLockRequest) Call() (json.RawMessage, error) {
+	return corecall.Call("convert_lock", r.Members())
+}
+
+// Decode runs convert_lock and decodes its result into out.
+func (r *ConvertLockRequest) Decode(out any) error {
+	return corecall.Into("convert_lock", r.Members(), out)
+}
+
 // InstructionsDiffRequest is the request of instructions_diff.
 type InstructionsDiffRequest struct {
 	// the handshake's result (of `initialize` or `server/discover`, or the JSON-RPC response carrying
@@ -621,6 +763,17 @@ type InstructionsDiffRequest struct {
 	HandshakeResult any `json:"handshake_result"`
 	// the `instructions_json` answered for the reading before (absent: none was read)
 	Old corecall.Text `json:"old,omitempty"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *InstructionsDiffRequest) Members() map[string]any {
+	m := make(map[string]any, 2)
+	m["handshake_result"] = r.HandshakeResult
+	if r.Old != nil {
+		m["old"] = r.Old
+	}
+	return m
 }
 
 // InstructionsDiffResult is the result of instructions_diff.
@@ -663,17 +816,6 @@ func (r *InstructionsDiffRequest) Decode(out any) error {
 	return corecall.Into("instructions_diff", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *InstructionsDiffRequest) Members() map[string]any {
-	m := make(map[string]any, 2)
-	m["handshake_result"] = r.HandshakeResult
-	if r.Old != nil {
-		m["old"] = r.Old
-	}
-	return m
-}
-
 // DiffRequest is the request of diff.
 type DiffRequest struct {
 	// a lockfile, a tool array, one page, or `{"pages": [...]}` (the pages of one walk, each its text
@@ -684,6 +826,18 @@ type DiffRequest struct {
 	New corecall.Text `json:"new"`
 	// agentgate `old`: which server
 	ServerName string `json:"server_name,omitempty"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *DiffRequest) Members() map[string]any {
+	m := make(map[string]any, 3)
+	m["old"] = r.Old
+	m["new"] = r.New
+	if r.ServerName != "" {
+		m["server_name"] = r.ServerName
+	}
+	return m
 }
 
 // DiffResult is the result of diff.
@@ -713,18 +867,6 @@ func (r *DiffRequest) Call() (json.RawMessage, error) {
 // Decode runs diff and decodes its result into out.
 func (r *DiffRequest) Decode(out any) error {
 	return corecall.Into("diff", r.Members(), out)
-}
-
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *DiffRequest) Members() map[string]any {
-	m := make(map[string]any, 3)
-	m["old"] = r.Old
-	m["new"] = r.New
-	if r.ServerName != "" {
-		m["server_name"] = r.ServerName
-	}
-	return m
 }
 
 // LockCheckRequest is the request of lock_check.
@@ -763,49 +905,6 @@ type LockCheckRequest struct {
 	// with `unauthorized` or `forbidden`: the protected resource metadata URL the server's
 	// `WWW-Authenticate` named (RFC 9728), which the detail shows escaped
 	ResourceMetadata string `json:"resource_metadata,omitempty"`
-}
-
-// LockCheckResult is the result of lock_check.
-type LockCheckResult struct {
-	// `crawlcheck-mcp-lock-check`
-	Kind string `json:"kind"`
-	// 1
-	V int64 `json:"v"`
-	// `unchanged`, `changed` or `unreachable`
-	Verdict string `json:"verdict"`
-	// `connect` or `block`
-	Decision string `json:"decision"`
-	// the lockfile's tools_sha256 (null for an agentgate.lock)
-	LockToolsSHA256 *string `json:"lock_tools_sha256"`
-	// the observed list's tools_sha256 (null when unreachable)
-	ToolsSHA256 *string  `json:"tools_sha256"`
-	Added       []string `json:"added"`
-	Removed     []string `json:"removed"`
-	Modified    []string `json:"modified"`
-	// one `diff` entry per modified tool
-	ModifiedDetail json.RawMessage `json:"modified_detail"`
-	// parts the lockfile cannot see
-	BlindParts []string `json:"blind_parts"`
-	// `{reason, detail}` when nothing was compared
-	Unreachable json.RawMessage `json:"unreachable"`
-}
-
-// LockCheck runs lock_check: The `crawlcheck-mcp-lock-check` answer: any difference blocks, and so
-// does a list not read whole. A lockfile whose `sha256` no longer matches its content is
-// `lock_invalid`; signatures are `verify_lock`'s business.
-func LockCheck(r LockCheckRequest) (LockCheckResult, error) {
-	var out LockCheckResult
-	return out, r.Decode(&out)
-}
-
-// Call runs lock_check and answers its result's bytes, canonical JSON.
-func (r *LockCheckRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("lock_check", r.Members())
-}
-
-// Decode runs lock_check and decodes its result into out.
-func (r *LockCheckRequest) Decode(out any) error {
-	return corecall.Into("lock_check", r.Members(), out)
 }
 
 // Members are the request's members as corecall.Call takes them (documents
@@ -853,6 +952,49 @@ func (r *LockCheckRequest) Members() map[string]any {
 		m["resource_metadata"] = r.ResourceMetadata
 	}
 	return m
+}
+
+// LockCheckResult is the result of lock_check.
+type LockCheckResult struct {
+	// `crawlcheck-mcp-lock-check`
+	Kind string `json:"kind"`
+	// 1
+	V int64 `json:"v"`
+	// `unchanged`, `changed` or `unreachable`
+	Verdict string `json:"verdict"`
+	// `connect` or `block`
+	Decision string `json:"decision"`
+	// the lockfile's tools_sha256 (null for an agentgate.lock)
+	LockToolsSHA256 *string `json:"lock_tools_sha256"`
+	// the observed list's tools_sha256 (null when unreachable)
+	ToolsSHA256 *string  `json:"tools_sha256"`
+	Added       []string `json:"added"`
+	Removed     []string `json:"removed"`
+	Modified    []string `json:"modified"`
+	// one `diff` entry per modified tool
+	ModifiedDetail json.RawMessage `json:"modified_detail"`
+	// parts the lockfile cannot see
+	BlindParts []string `json:"blind_parts"`
+	// `{reason, detail}` when nothing was compared
+	Unreachable json.RawMessage `json:"unreachable"`
+}
+
+// LockCheck runs lock_check: The `crawlcheck-mcp-lock-check` answer: any difference blocks, and so
+// does a list not read whole. A lockfile whose `sha256` no longer matches its content is
+// `lock_invalid`; signatures are `verify_lock`'s business.
+func LockCheck(r LockCheckRequest) (LockCheckResult, error) {
+	var out LockCheckResult
+	return out, r.Decode(&out)
+}
+
+// Call runs lock_check and answers its result's bytes, canonical JSON.
+func (r *LockCheckRequest) Call() (json.RawMessage, error) {
+	return corecall.Call("lock_check", r.Members())
+}
+
+// Decode runs lock_check and decodes its result into out.
+func (r *LockCheckRequest) Decode(out any) error {
+	return corecall.Into("lock_check", r.Members(), out)
 }
 
 // ContinuityCheckRequest is the request of continuity_check.
@@ -908,6 +1050,61 @@ type ContinuityCheckRequest struct {
 	// keys. A proof that does not verify adds `log_proof_invalid`, a checkpoint not consistent with
 	// the kept one `log_inconsistent`
 	Log any `json:"log,omitempty"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *ContinuityCheckRequest) Members() map[string]any {
+	m := make(map[string]any, 18)
+	m["now"] = r.Now
+	if r.Mode != "" {
+		m["mode"] = r.Mode
+	}
+	m["lock"] = r.Lock
+	if r.ServerName != "" {
+		m["server_name"] = r.ServerName
+	}
+	m["observed"] = r.Observed
+	if r.Policy != nil {
+		m["policy"] = r.Policy
+	}
+	if r.ExpectedPolicyVersion != "" {
+		m["expected_policy_version"] = r.ExpectedPolicyVersion
+	}
+	if r.KeyDirectory != nil {
+		m["key_directory"] = r.KeyDirectory
+	}
+	if r.OperatorKeys != nil {
+		m["operator_keys"] = r.OperatorKeys
+	}
+	if r.PinnedKeys != nil {
+		m["pinned_keys"] = r.PinnedKeys
+	}
+	if r.FetchedKeyDirectory != nil {
+		m["fetched_key_directory"] = r.FetchedKeyDirectory
+	}
+	if r.RequireSignedBaseline != nil {
+		m["require_signed_baseline"] = r.RequireSignedBaseline
+	}
+	if r.Evidence != nil {
+		m["evidence"] = r.Evidence
+	}
+	if r.Issuer != nil {
+		m["issuer"] = r.Issuer
+	}
+	if r.PrevRecordSHA256 != "" {
+		m["prev_record_sha256"] = r.PrevRecordSHA256
+	}
+	if r.Refreshed != nil {
+		m["refreshed"] = r.Refreshed
+	}
+	if r.Recheck != nil {
+		m["recheck"] = r.Recheck
+	}
+	if r.Log != nil {
+		m["log"] = r.Log
+	}
+	return m
 }
 
 // ContinuityCheckResult is the result of continuity_check.
@@ -971,61 +1168,6 @@ func (r *ContinuityCheckRequest) Decode(out any) error {
 	return corecall.Into("continuity_check", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *ContinuityCheckRequest) Members() map[string]any {
-	m := make(map[string]any, 18)
-	m["now"] = r.Now
-	if r.Mode != "" {
-		m["mode"] = r.Mode
-	}
-	m["lock"] = r.Lock
-	if r.ServerName != "" {
-		m["server_name"] = r.ServerName
-	}
-	m["observed"] = r.Observed
-	if r.Policy != nil {
-		m["policy"] = r.Policy
-	}
-	if r.ExpectedPolicyVersion != "" {
-		m["expected_policy_version"] = r.ExpectedPolicyVersion
-	}
-	if r.KeyDirectory != nil {
-		m["key_directory"] = r.KeyDirectory
-	}
-	if r.OperatorKeys != nil {
-		m["operator_keys"] = r.OperatorKeys
-	}
-	if r.PinnedKeys != nil {
-		m["pinned_keys"] = r.PinnedKeys
-	}
-	if r.FetchedKeyDirectory != nil {
-		m["fetched_key_directory"] = r.FetchedKeyDirectory
-	}
-	if r.RequireSignedBaseline != nil {
-		m["require_signed_baseline"] = r.RequireSignedBaseline
-	}
-	if r.Evidence != nil {
-		m["evidence"] = r.Evidence
-	}
-	if r.Issuer != nil {
-		m["issuer"] = r.Issuer
-	}
-	if r.PrevRecordSHA256 != "" {
-		m["prev_record_sha256"] = r.PrevRecordSHA256
-	}
-	if r.Refreshed != nil {
-		m["refreshed"] = r.Refreshed
-	}
-	if r.Recheck != nil {
-		m["recheck"] = r.Recheck
-	}
-	if r.Log != nil {
-		m["log"] = r.Log
-	}
-	return m
-}
-
 // ContinuityHandoffRequest is the request of continuity_handoff.
 type ContinuityHandoffRequest struct {
 	Now string `json:"now"`
@@ -1082,53 +1224,6 @@ type ContinuityHandoffRequest struct {
 	// false for a host that hands no tools on (a command line that prints the record): `tools` is then
 	// null and no tool object is written; the rest of the answer is the same (default true)
 	ToolTexts *bool `json:"tool_texts,omitempty"`
-}
-
-// ContinuityHandoffResult is the result of continuity_handoff.
-type ContinuityHandoffResult struct {
-	// the `crawlcheck-continuity-record`, as `continuity_check` answers it
-	Record json.RawMessage `json:"record"`
-	// `proceed` (hand over `tools`, nothing else), `check_again` (a refresh: check once more with
-	// `refreshed`, hand over nothing before) or `stop` (pause or deny: hand over nothing, call
-	// nothing)
-	Session string `json:"session"`
-	// the tools the model may be offered, in the server's order; `tool` is the JSON text to parse with
-	// the SDK's own types and hand over as it is; null when the request's `tool_texts` was false
-	Tools json.RawMessage `json:"tools"`
-	// offered tools not handed over, sorted
-	Withheld []string `json:"withheld"`
-	// the names a `tools/call` may reach; `unlisted` true (observe mode only) lets a call to a name
-	// the list did not offer through, recorded
-	Calls json.RawMessage `json:"calls"`
-	// the server's instructions the model may be given; null: give it none
-	Instructions *string `json:"instructions"`
-	// only when a prompts, resources or resource templates list was compared (issue 35): for each,
-	// `{items, withheld}`: `items` the `[{key, item}]` the host may hand over, in the server's order
-	// (`key` its name, uri or uriTemplate; `item` the JSON text of the object, written by the core
-	// with the members the lockfile pins one by one; null when `tool_texts` was false), `withheld` the
-	// keys of those offered and not handed over, sorted. A list not in it was not compared: hand none
-	// of it over, and refuse a `prompts/get` or `resources/read` of it
-	Features json.RawMessage `json:"features"`
-}
-
-// ContinuityHandoff runs continuity_handoff: `continuity_check` and what the host does with it
-// (docs/continuity.md, The handoff): whether the session proceeds, stops or checks again, the exact
-// tool objects to hand the framework (written by the core from what it hashed), the tools withheld,
-// the names a call may reach and the instructions the model may be given. The request is
-// `continuity_check`'s, and `tool_texts`.
-func ContinuityHandoff(r ContinuityHandoffRequest) (ContinuityHandoffResult, error) {
-	var out ContinuityHandoffResult
-	return out, r.Decode(&out)
-}
-
-// Call runs continuity_handoff and answers its result's bytes, canonical JSON.
-func (r *ContinuityHandoffRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("continuity_handoff", r.Members())
-}
-
-// Decode runs continuity_handoff and decodes its result into out.
-func (r *ContinuityHandoffRequest) Decode(out any) error {
-	return corecall.Into("continuity_handoff", r.Members(), out)
 }
 
 // Members are the request's members as corecall.Call takes them (documents
@@ -1189,6 +1284,53 @@ func (r *ContinuityHandoffRequest) Members() map[string]any {
 	return m
 }
 
+// ContinuityHandoffResult is the result of continuity_handoff.
+type ContinuityHandoffResult struct {
+	// the `crawlcheck-continuity-record`, as `continuity_check` answers it
+	Record json.RawMessage `json:"record"`
+	// `proceed` (hand over `tools`, nothing else), `check_again` (a refresh: check once more with
+	// `refreshed`, hand over nothing before) or `stop` (pause or deny: hand over nothing, call
+	// nothing)
+	Session string `json:"session"`
+	// the tools the model may be offered, in the server's order; `tool` is the JSON text to parse with
+	// the SDK's own types and hand over as it is; null when the request's `tool_texts` was false
+	Tools json.RawMessage `json:"tools"`
+	// offered tools not handed over, sorted
+	Withheld []string `json:"withheld"`
+	// the names a `tools/call` may reach; `unlisted` true (observe mode only) lets a call to a name
+	// the list did not offer through, recorded
+	Calls json.RawMessage `json:"calls"`
+	// the server's instructions the model may be given; null: give it none
+	Instructions *string `json:"instructions"`
+	// only when a prompts, resources or resource templates list was compared (issue 35): for each,
+	// `{items, withheld}`: `items` the `[{key, item}]` the host may hand over, in the server's order
+	// (`key` its name, uri or uriTemplate; `item` the JSON text of the object, written by the core
+	// with the members the lockfile pins one by one; null when `tool_texts` was false), `withheld` the
+	// keys of those offered and not handed over, sorted. A list not in it was not compared: hand none
+	// of it over, and refuse a `prompts/get` or `resources/read` of it
+	Features json.RawMessage `json:"features"`
+}
+
+// ContinuityHandoff runs continuity_handoff: `continuity_check` and what the host does with it
+// (docs/continuity.md, The handoff): whether the session proceeds, stops or checks again, the exact
+// tool objects to hand the framework (written by the core from what it hashed), the tools withheld,
+// the names a call may reach and the instructions the model may be given. The request is
+// `continuity_check`'s, and `tool_texts`.
+func ContinuityHandoff(r ContinuityHandoffRequest) (ContinuityHandoffResult, error) {
+	var out ContinuityHandoffResult
+	return out, r.Decode(&out)
+}
+
+// Call runs continuity_handoff and answers its result's bytes, canonical JSON.
+func (r *ContinuityHandoffRequest) Call() (json.RawMessage, error) {
+	return corecall.Call("continuity_handoff", r.Members())
+}
+
+// Decode runs continuity_handoff and decodes its result into out.
+func (r *ContinuityHandoffRequest) Decode(out any) error {
+	return corecall.Into("continuity_handoff", r.Members(), out)
+}
+
 // ApproveRequest is the request of approve.
 type ApproveRequest struct {
 	// the `continuity_check` record or `lock_check` answer made from the tools against `lock`
@@ -1223,6 +1365,43 @@ type ApproveRequest struct {
 	// pages, and a crawlcheck lockfile pins the observed server as `make_lock` does. One with a
 	// `failure` is `bad_request`
 	Observed any `json:"observed,omitempty"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *ApproveRequest) Members() map[string]any {
+	m := make(map[string]any, 12)
+	m["record"] = r.Record
+	m["lock"] = r.Lock
+	if r.Tools != nil {
+		m["tools"] = r.Tools
+	}
+	if r.Pages != nil {
+		m["pages"] = r.Pages
+	}
+	if r.PageCapReached != nil {
+		m["page_cap_reached"] = r.PageCapReached
+	}
+	if r.Names != nil {
+		m["names"] = r.Names
+	}
+	if r.ApproveInstructions != nil {
+		m["approve_instructions"] = r.ApproveInstructions
+	}
+	if r.ApproveFeatures != nil {
+		m["approve_features"] = r.ApproveFeatures
+	}
+	m["approved_at"] = r.ApprovedAt
+	if r.ServerName != "" {
+		m["server_name"] = r.ServerName
+	}
+	if r.Server != nil {
+		m["server"] = r.Server
+	}
+	if r.Observed != nil {
+		m["observed"] = r.Observed
+	}
+	return m
 }
 
 // ApproveResult is the result of approve.
@@ -1267,49 +1446,25 @@ func (r *ApproveRequest) Decode(out any) error {
 	return corecall.Into("approve", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *ApproveRequest) Members() map[string]any {
-	m := make(map[string]any, 12)
-	m["record"] = r.Record
-	m["lock"] = r.Lock
-	if r.Tools != nil {
-		m["tools"] = r.Tools
-	}
-	if r.Pages != nil {
-		m["pages"] = r.Pages
-	}
-	if r.PageCapReached != nil {
-		m["page_cap_reached"] = r.PageCapReached
-	}
-	if r.Names != nil {
-		m["names"] = r.Names
-	}
-	if r.ApproveInstructions != nil {
-		m["approve_instructions"] = r.ApproveInstructions
-	}
-	if r.ApproveFeatures != nil {
-		m["approve_features"] = r.ApproveFeatures
-	}
-	m["approved_at"] = r.ApprovedAt
-	if r.ServerName != "" {
-		m["server_name"] = r.ServerName
-	}
-	if r.Server != nil {
-		m["server"] = r.Server
-	}
-	if r.Observed != nil {
-		m["observed"] = r.Observed
-	}
-	return m
-}
-
 // LogEntryRequest is the request of log_entry.
 type LogEntryRequest struct {
 	// a signed lockfile or receipt (give `document` or `entry`)
 	Document corecall.Text `json:"document,omitempty"`
 	// an entry's text as the log holds it
 	Entry string `json:"entry,omitempty"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *LogEntryRequest) Members() map[string]any {
+	m := make(map[string]any, 2)
+	if r.Document != nil {
+		m["document"] = r.Document
+	}
+	if r.Entry != "" {
+		m["entry"] = r.Entry
+	}
+	return m
 }
 
 // LogEntryResult is the result of log_entry.
@@ -1339,19 +1494,6 @@ func (r *LogEntryRequest) Decode(out any) error {
 	return corecall.Into("log_entry", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *LogEntryRequest) Members() map[string]any {
-	m := make(map[string]any, 2)
-	if r.Document != nil {
-		m["document"] = r.Document
-	}
-	if r.Entry != "" {
-		m["entry"] = r.Entry
-	}
-	return m
-}
-
 // LogVerifyRequest is the request of log_verify.
 type LogVerifyRequest struct {
 	// the signed lockfile or receipt the proof is for (give `document` or `entry`)
@@ -1378,6 +1520,34 @@ type LogVerifyRequest struct {
 	// strings) gives no proof, as `consistency_unavailable` does; not with `consistency` or
 	// `consistency_unavailable`
 	ConsistencyAnswer corecall.Text `json:"consistency_answer,omitempty"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *LogVerifyRequest) Members() map[string]any {
+	m := make(map[string]any, 9)
+	if r.Document != nil {
+		m["document"] = r.Document
+	}
+	if r.Entry != "" {
+		m["entry"] = r.Entry
+	}
+	m["now"] = r.Now
+	m["key_directory"] = r.KeyDirectory
+	m["proof"] = r.Proof
+	if r.Checkpoint != "" {
+		m["checkpoint"] = r.Checkpoint
+	}
+	if r.Consistency != nil {
+		m["consistency"] = r.Consistency
+	}
+	if r.ConsistencyUnavailable != nil {
+		m["consistency_unavailable"] = r.ConsistencyUnavailable
+	}
+	if r.ConsistencyAnswer != nil {
+		m["consistency_answer"] = r.ConsistencyAnswer
+	}
+	return m
 }
 
 // LogVerifyResult is the result of log_verify.
@@ -1422,34 +1592,6 @@ func (r *LogVerifyRequest) Decode(out any) error {
 	return corecall.Into("log_verify", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *LogVerifyRequest) Members() map[string]any {
-	m := make(map[string]any, 9)
-	if r.Document != nil {
-		m["document"] = r.Document
-	}
-	if r.Entry != "" {
-		m["entry"] = r.Entry
-	}
-	m["now"] = r.Now
-	m["key_directory"] = r.KeyDirectory
-	m["proof"] = r.Proof
-	if r.Checkpoint != "" {
-		m["checkpoint"] = r.Checkpoint
-	}
-	if r.Consistency != nil {
-		m["consistency"] = r.Consistency
-	}
-	if r.ConsistencyUnavailable != nil {
-		m["consistency_unavailable"] = r.ConsistencyUnavailable
-	}
-	if r.ConsistencyAnswer != nil {
-		m["consistency_answer"] = r.ConsistencyAnswer
-	}
-	return m
-}
-
 // LogConsistencyRequest is the request of log_consistency.
 type LogConsistencyRequest struct {
 	// the checkpoint the log serves (GET /log/checkpoint)
@@ -1462,6 +1604,22 @@ type LogConsistencyRequest struct {
 	Now string `json:"now"`
 	// the issuer's key directory
 	KeyDirectory corecall.Text `json:"key_directory"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *LogConsistencyRequest) Members() map[string]any {
+	m := make(map[string]any, 5)
+	m["new"] = r.New
+	if r.Checkpoint != "" {
+		m["checkpoint"] = r.Checkpoint
+	}
+	if r.Consistency != nil {
+		m["consistency"] = r.Consistency
+	}
+	m["now"] = r.Now
+	m["key_directory"] = r.KeyDirectory
+	return m
 }
 
 // LogConsistencyResult is the result of log_consistency.
@@ -1501,22 +1659,6 @@ func (r *LogConsistencyRequest) Decode(out any) error {
 	return corecall.Into("log_consistency", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *LogConsistencyRequest) Members() map[string]any {
-	m := make(map[string]any, 5)
-	m["new"] = r.New
-	if r.Checkpoint != "" {
-		m["checkpoint"] = r.Checkpoint
-	}
-	if r.Consistency != nil {
-		m["consistency"] = r.Consistency
-	}
-	m["now"] = r.Now
-	m["key_directory"] = r.KeyDirectory
-	return m
-}
-
 // PilotBatchRequest is the request of pilot_batch.
 type PilotBatchRequest struct {
 	// the upload's JSON lines
@@ -1528,6 +1670,23 @@ type PilotBatchRequest struct {
 	// record_sha256 of the batch's records the issuer holds for this pilot (from a first call's
 	// `digests`)
 	Known []string `json:"known,omitempty"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *PilotBatchRequest) Members() map[string]any {
+	m := make(map[string]any, 4)
+	m["records"] = r.Records
+	if r.Head != "" {
+		m["head"] = r.Head
+	}
+	if r.LoggedHead != "" {
+		m["logged_head"] = r.LoggedHead
+	}
+	if r.Known != nil {
+		m["known"] = r.Known
+	}
+	return m
 }
 
 // PilotBatchResult is the result of pilot_batch.
@@ -1568,23 +1727,6 @@ func (r *PilotBatchRequest) Decode(out any) error {
 	return corecall.Into("pilot_batch", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *PilotBatchRequest) Members() map[string]any {
-	m := make(map[string]any, 4)
-	m["records"] = r.Records
-	if r.Head != "" {
-		m["head"] = r.Head
-	}
-	if r.LoggedHead != "" {
-		m["logged_head"] = r.LoggedHead
-	}
-	if r.Known != nil {
-		m["known"] = r.Known
-	}
-	return m
-}
-
 // SignPilotUploadRequest is the request of sign_pilot_upload.
 type SignPilotUploadRequest struct {
 	// the pilot's record key (base64 Ed25519 seed), as `POST /api/v1/pilot` answered it
@@ -1593,6 +1735,16 @@ type SignPilotUploadRequest struct {
 	PilotID string `json:"pilot_id"`
 	// the upload's bytes, exactly as posted
 	Records corecall.Text `json:"records"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *SignPilotUploadRequest) Members() map[string]any {
+	m := make(map[string]any, 3)
+	m["private_key"] = r.PrivateKey
+	m["pilot_id"] = r.PilotID
+	m["records"] = r.Records
+	return m
 }
 
 // SignPilotUploadResult is the result of sign_pilot_upload.
@@ -1621,16 +1773,6 @@ func (r *SignPilotUploadRequest) Decode(out any) error {
 	return corecall.Into("sign_pilot_upload", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *SignPilotUploadRequest) Members() map[string]any {
-	m := make(map[string]any, 3)
-	m["private_key"] = r.PrivateKey
-	m["pilot_id"] = r.PilotID
-	m["records"] = r.Records
-	return m
-}
-
 // VerifyPilotUploadRequest is the request of verify_pilot_upload.
 type VerifyPilotUploadRequest struct {
 	// the record key's public key (base64), as the issuer keeps it
@@ -1641,6 +1783,19 @@ type VerifyPilotUploadRequest struct {
 	Records corecall.Text `json:"records"`
 	// the upload's signature (absent: unsigned)
 	Signature string `json:"signature,omitempty"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *VerifyPilotUploadRequest) Members() map[string]any {
+	m := make(map[string]any, 4)
+	m["public_key"] = r.PublicKey
+	m["pilot_id"] = r.PilotID
+	m["records"] = r.Records
+	if r.Signature != "" {
+		m["signature"] = r.Signature
+	}
+	return m
 }
 
 // VerifyPilotUploadResult is the result of verify_pilot_upload.
@@ -1670,19 +1825,6 @@ func (r *VerifyPilotUploadRequest) Decode(out any) error {
 	return corecall.Into("verify_pilot_upload", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *VerifyPilotUploadRequest) Members() map[string]any {
-	m := make(map[string]any, 4)
-	m["public_key"] = r.PublicKey
-	m["pilot_id"] = r.PilotID
-	m["records"] = r.Records
-	if r.Signature != "" {
-		m["signature"] = r.Signature
-	}
-	return m
-}
-
 // PilotQueueRequest is the request of pilot_queue.
 type PilotQueueRequest struct {
 	// the ack file's bytes, at most `limits.pilot_ack_bytes` + 1 read (absent: there is none)
@@ -1695,6 +1837,26 @@ type PilotQueueRequest struct {
 	Window any `json:"window,omitempty"`
 	// the issuer's HTTP status and answer (at most `limits.pilot_answer_bytes`) to the POST of `batch`
 	Answer any `json:"answer,omitempty"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *PilotQueueRequest) Members() map[string]any {
+	m := make(map[string]any, 5)
+	if r.Ack != nil {
+		m["ack"] = r.Ack
+	}
+	m["log_size"] = r.LogSize
+	if r.WindowOffset != nil {
+		m["window_offset"] = r.WindowOffset
+	}
+	if r.Window != nil {
+		m["window"] = r.Window
+	}
+	if r.Answer != nil {
+		m["answer"] = r.Answer
+	}
+	return m
 }
 
 // PilotQueueResult is the result of pilot_queue.
@@ -1743,26 +1905,6 @@ func (r *PilotQueueRequest) Decode(out any) error {
 	return corecall.Into("pilot_queue", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *PilotQueueRequest) Members() map[string]any {
-	m := make(map[string]any, 5)
-	if r.Ack != nil {
-		m["ack"] = r.Ack
-	}
-	m["log_size"] = r.LogSize
-	if r.WindowOffset != nil {
-		m["window_offset"] = r.WindowOffset
-	}
-	if r.Window != nil {
-		m["window"] = r.Window
-	}
-	if r.Answer != nil {
-		m["answer"] = r.Answer
-	}
-	return m
-}
-
 // SignCorrectionRequest is the request of sign_correction.
 type SignCorrectionRequest struct {
 	// base64 Ed25519 seed of the issuer's key
@@ -1786,6 +1928,32 @@ type SignCorrectionRequest struct {
 	RulesSHA256 string `json:"rules_sha256,omitempty"`
 	// when a default changes: the policy version that applies now
 	PolicyVersion string `json:"policy_version,omitempty"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *SignCorrectionRequest) Members() map[string]any {
+	m := make(map[string]any, 11)
+	m["private_key"] = r.PrivateKey
+	if r.KeyID != "" {
+		m["key_id"] = r.KeyID
+	}
+	m["issuer"] = r.Issuer
+	m["issued_at"] = r.IssuedAt
+	m["target"] = r.Target
+	m["version"] = r.Version
+	if r.Supersedes != "" {
+		m["supersedes"] = r.Supersedes
+	}
+	m["reason"] = r.Reason
+	m["reporter"] = r.Reporter
+	if r.RulesSHA256 != "" {
+		m["rules_sha256"] = r.RulesSHA256
+	}
+	if r.PolicyVersion != "" {
+		m["policy_version"] = r.PolicyVersion
+	}
+	return m
 }
 
 // SignCorrectionResult is the result of sign_correction.
@@ -1816,32 +1984,6 @@ func (r *SignCorrectionRequest) Decode(out any) error {
 	return corecall.Into("sign_correction", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *SignCorrectionRequest) Members() map[string]any {
-	m := make(map[string]any, 11)
-	m["private_key"] = r.PrivateKey
-	if r.KeyID != "" {
-		m["key_id"] = r.KeyID
-	}
-	m["issuer"] = r.Issuer
-	m["issued_at"] = r.IssuedAt
-	m["target"] = r.Target
-	m["version"] = r.Version
-	if r.Supersedes != "" {
-		m["supersedes"] = r.Supersedes
-	}
-	m["reason"] = r.Reason
-	m["reporter"] = r.Reporter
-	if r.RulesSHA256 != "" {
-		m["rules_sha256"] = r.RulesSHA256
-	}
-	if r.PolicyVersion != "" {
-		m["policy_version"] = r.PolicyVersion
-	}
-	return m
-}
-
 // ResignCorrectionRequest is the request of resign_correction.
 type ResignCorrectionRequest struct {
 	// base64 Ed25519 seed of the key that signs now
@@ -1853,6 +1995,20 @@ type ResignCorrectionRequest struct {
 	Correction corecall.Text `json:"correction"`
 	// a directory under which the correction verifies: the issuer's history of keys
 	KeyDirectory corecall.Text `json:"key_directory"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *ResignCorrectionRequest) Members() map[string]any {
+	m := make(map[string]any, 5)
+	m["private_key"] = r.PrivateKey
+	if r.KeyID != "" {
+		m["key_id"] = r.KeyID
+	}
+	m["resigned_at"] = r.ResignedAt
+	m["correction"] = r.Correction
+	m["key_directory"] = r.KeyDirectory
+	return m
 }
 
 // ResignCorrectionResult is the result of resign_correction.
@@ -1886,20 +2042,6 @@ func (r *ResignCorrectionRequest) Decode(out any) error {
 	return corecall.Into("resign_correction", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *ResignCorrectionRequest) Members() map[string]any {
-	m := make(map[string]any, 5)
-	m["private_key"] = r.PrivateKey
-	if r.KeyID != "" {
-		m["key_id"] = r.KeyID
-	}
-	m["resigned_at"] = r.ResignedAt
-	m["correction"] = r.Correction
-	m["key_directory"] = r.KeyDirectory
-	return m
-}
-
 // CorrectionsApplyRequest is the request of corrections_apply.
 type CorrectionsApplyRequest struct {
 	// the log's JSON lines (a line that does not parse names nothing)
@@ -1910,6 +2052,23 @@ type CorrectionsApplyRequest struct {
 	KeyDirectory corecall.Text `json:"key_directory,omitempty"`
 	// with corrections: the time keys are judged at
 	Now string `json:"now,omitempty"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *CorrectionsApplyRequest) Members() map[string]any {
+	m := make(map[string]any, 4)
+	m["records"] = r.Records
+	if r.Corrections != nil {
+		m["corrections"] = r.Corrections
+	}
+	if r.KeyDirectory != nil {
+		m["key_directory"] = r.KeyDirectory
+	}
+	if r.Now != "" {
+		m["now"] = r.Now
+	}
+	return m
 }
 
 // CorrectionsApplyResult is the result of corrections_apply.
@@ -1946,23 +2105,6 @@ func (r *CorrectionsApplyRequest) Decode(out any) error {
 	return corecall.Into("corrections_apply", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *CorrectionsApplyRequest) Members() map[string]any {
-	m := make(map[string]any, 4)
-	m["records"] = r.Records
-	if r.Corrections != nil {
-		m["corrections"] = r.Corrections
-	}
-	if r.KeyDirectory != nil {
-		m["key_directory"] = r.KeyDirectory
-	}
-	if r.Now != "" {
-		m["now"] = r.Now
-	}
-	return m
-}
-
 // EndpointRequest is the request of endpoint.
 type EndpointRequest struct {
 	// an http or https URL with a host (give one of `url`, `command` and `endpoint`)
@@ -1971,6 +2113,22 @@ type EndpointRequest struct {
 	Command []string `json:"command,omitempty"`
 	// a written endpoint, to read back
 	Endpoint string `json:"endpoint,omitempty"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *EndpointRequest) Members() map[string]any {
+	m := make(map[string]any, 3)
+	if r.URL != "" {
+		m["url"] = r.URL
+	}
+	if r.Command != nil {
+		m["command"] = r.Command
+	}
+	if r.Endpoint != "" {
+		m["endpoint"] = r.Endpoint
+	}
+	return m
 }
 
 // EndpointResult is the result of endpoint.
@@ -2010,22 +2168,6 @@ func (r *EndpointRequest) Decode(out any) error {
 	return corecall.Into("endpoint", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *EndpointRequest) Members() map[string]any {
-	m := make(map[string]any, 3)
-	if r.URL != "" {
-		m["url"] = r.URL
-	}
-	if r.Command != nil {
-		m["command"] = r.Command
-	}
-	if r.Endpoint != "" {
-		m["endpoint"] = r.Endpoint
-	}
-	return m
-}
-
 // CiPlanRequest is the request of ci_plan.
 type CiPlanRequest struct {
 	// the lockfile (crawlcheck or agentgate) of every server; required unless `locks`
@@ -2038,6 +2180,22 @@ type CiPlanRequest struct {
 	// the MCP client config (required for an agentgate.lock and with `locks`); each entry `command`,
 	// `args`, `env`, `cwd`, or `url`, `type`, `headers`; `disabled`, `refused`
 	Config corecall.Text `json:"config,omitempty"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *CiPlanRequest) Members() map[string]any {
+	m := make(map[string]any, 3)
+	if r.Lock != nil {
+		m["lock"] = r.Lock
+	}
+	if r.Locks != nil {
+		m["locks"] = r.Locks
+	}
+	if r.Config != nil {
+		m["config"] = r.Config
+	}
+	return m
 }
 
 // CiPlanResult is the result of ci_plan.
@@ -2090,22 +2248,6 @@ func (r *CiPlanRequest) Decode(out any) error {
 	return corecall.Into("ci_plan", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *CiPlanRequest) Members() map[string]any {
-	m := make(map[string]any, 3)
-	if r.Lock != nil {
-		m["lock"] = r.Lock
-	}
-	if r.Locks != nil {
-		m["locks"] = r.Locks
-	}
-	if r.Config != nil {
-		m["config"] = r.Config
-	}
-	return m
-}
-
 // CiVerdictRequest is the request of ci_verdict.
 type CiVerdictRequest struct {
 	// the lockfile (crawlcheck or agentgate), as `ci_plan` reads it
@@ -2118,6 +2260,23 @@ type CiVerdictRequest struct {
 	// `page_cap_reached`) or a host fault (`failure`, `failure_detail`, `failure_at`, `failure_page`,
 	// `timeout_ms`, `resource_metadata`), as `lock_check` takes them
 	Checks any `json:"checks"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *CiVerdictRequest) Members() map[string]any {
+	m := make(map[string]any, 4)
+	if r.Lock != nil {
+		m["lock"] = r.Lock
+	}
+	if r.Locks != nil {
+		m["locks"] = r.Locks
+	}
+	if r.Config != nil {
+		m["config"] = r.Config
+	}
+	m["checks"] = r.Checks
+	return m
 }
 
 // CiVerdictResult is the result of ci_verdict.
@@ -2167,29 +2326,25 @@ func (r *CiVerdictRequest) Decode(out any) error {
 	return corecall.Into("ci_verdict", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *CiVerdictRequest) Members() map[string]any {
-	m := make(map[string]any, 4)
-	if r.Lock != nil {
-		m["lock"] = r.Lock
-	}
-	if r.Locks != nil {
-		m["locks"] = r.Locks
-	}
-	if r.Config != nil {
-		m["config"] = r.Config
-	}
-	m["checks"] = r.Checks
-	return m
-}
-
 // ReplayStateRequest is the request of replay_state.
 type ReplayStateRequest struct {
 	// the state file as read (give `file` or `seen_nonces`)
 	File corecall.Text `json:"file,omitempty"`
 	// `guard`'s answer, to be written
 	SeenNonces any `json:"seen_nonces,omitempty"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *ReplayStateRequest) Members() map[string]any {
+	m := make(map[string]any, 2)
+	if r.File != nil {
+		m["file"] = r.File
+	}
+	if r.SeenNonces != nil {
+		m["seen_nonces"] = r.SeenNonces
+	}
+	return m
 }
 
 // ReplayStateResult is the result of replay_state.
@@ -2220,19 +2375,6 @@ func (r *ReplayStateRequest) Decode(out any) error {
 	return corecall.Into("replay_state", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *ReplayStateRequest) Members() map[string]any {
-	m := make(map[string]any, 2)
-	if r.File != nil {
-		m["file"] = r.File
-	}
-	if r.SeenNonces != nil {
-		m["seen_nonces"] = r.SeenNonces
-	}
-	return m
-}
-
 // NextPageRequest is the request of next_page.
 type NextPageRequest struct {
 	// the page just read, as received (a string, `{"base64": …}` or an attachment, as a `pages`
@@ -2245,6 +2387,23 @@ type NextPageRequest struct {
 	// the list walked: `tools/list` (default), `prompts/list`, `resources/list` or
 	// `resources/templates/list`
 	List string `json:"list,omitempty"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *NextPageRequest) Members() map[string]any {
+	m := make(map[string]any, 4)
+	m["page"] = r.Page
+	if r.Followed != nil {
+		m["followed"] = r.Followed
+	}
+	if r.PageCap != nil {
+		m["page_cap"] = r.PageCap
+	}
+	if r.List != "" {
+		m["list"] = r.List
+	}
+	return m
 }
 
 // NextPageResult is the result of next_page.
@@ -2281,23 +2440,6 @@ func (r *NextPageRequest) Decode(out any) error {
 	return corecall.Into("next_page", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *NextPageRequest) Members() map[string]any {
-	m := make(map[string]any, 4)
-	m["page"] = r.Page
-	if r.Followed != nil {
-		m["followed"] = r.Followed
-	}
-	if r.PageCap != nil {
-		m["page_cap"] = r.PageCap
-	}
-	if r.List != "" {
-		m["list"] = r.List
-	}
-	return m
-}
-
 // UITemplatesRequest is the request of ui_templates.
 type UITemplatesRequest struct {
 	// the tool list, part of the request (give `tools` or `pages`)
@@ -2306,6 +2448,22 @@ type UITemplatesRequest struct {
 	Pages []any `json:"pages,omitempty"`
 	// with `pages`: the host stopped following `nextCursor` at its page cap
 	PageCapReached *bool `json:"page_cap_reached,omitempty"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *UITemplatesRequest) Members() map[string]any {
+	m := make(map[string]any, 3)
+	if r.Tools != nil {
+		m["tools"] = r.Tools
+	}
+	if r.Pages != nil {
+		m["pages"] = r.Pages
+	}
+	if r.PageCapReached != nil {
+		m["page_cap_reached"] = r.PageCapReached
+	}
+	return m
 }
 
 // UITemplatesResult is the result of ui_templates.
@@ -2336,22 +2494,6 @@ func (r *UITemplatesRequest) Decode(out any) error {
 	return corecall.Into("ui_templates", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *UITemplatesRequest) Members() map[string]any {
-	m := make(map[string]any, 3)
-	if r.Tools != nil {
-		m["tools"] = r.Tools
-	}
-	if r.Pages != nil {
-		m["pages"] = r.Pages
-	}
-	if r.PageCapReached != nil {
-		m["page_cap_reached"] = r.PageCapReached
-	}
-	return m
-}
-
 // ScanItemsRequest is the request of scan_items.
 type ScanItemsRequest struct {
 	// the lists as `observed.features` gives them (`{pages, page_cap_reached?}` each; a list absent is
@@ -2359,6 +2501,17 @@ type ScanItemsRequest struct {
 	Features any `json:"features"`
 	// the items whose findings to keep (the lists still count whole: a truncated list is refused)
 	Items any `json:"items,omitempty"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *ScanItemsRequest) Members() map[string]any {
+	m := make(map[string]any, 2)
+	m["features"] = r.Features
+	if r.Items != nil {
+		m["items"] = r.Items
+	}
+	return m
 }
 
 // ScanItemsResult is the result of scan_items.
@@ -2396,17 +2549,6 @@ func (r *ScanItemsRequest) Decode(out any) error {
 	return corecall.Into("scan_items", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *ScanItemsRequest) Members() map[string]any {
-	m := make(map[string]any, 2)
-	m["features"] = r.Features
-	if r.Items != nil {
-		m["items"] = r.Items
-	}
-	return m
-}
-
 // UITemplateCheckRequest is the request of ui_template_check.
 type UITemplateCheckRequest struct {
 	// the continuity record the host acts on
@@ -2417,6 +2559,17 @@ type UITemplateCheckRequest struct {
 	URI string `json:"uri"`
 	// the `resources/read` answer as received
 	Result any `json:"result"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *UITemplateCheckRequest) Members() map[string]any {
+	m := make(map[string]any, 4)
+	m["record"] = r.Record
+	m["lock"] = r.Lock
+	m["uri"] = r.URI
+	m["result"] = r.Result
+	return m
 }
 
 // UITemplateCheckResult is the result of ui_template_check.
@@ -2455,21 +2608,18 @@ func (r *UITemplateCheckRequest) Decode(out any) error {
 	return corecall.Into("ui_template_check", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *UITemplateCheckRequest) Members() map[string]any {
-	m := make(map[string]any, 4)
-	m["record"] = r.Record
-	m["lock"] = r.Lock
-	m["uri"] = r.URI
-	m["result"] = r.Result
-	return m
-}
-
 // EscapeTextRequest is the request of escape_text.
 type EscapeTextRequest struct {
 	// the string to show (may be empty)
 	Text corecall.Text `json:"text"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *EscapeTextRequest) Members() map[string]any {
+	m := make(map[string]any, 1)
+	m["text"] = r.Text
+	return m
 }
 
 // EscapeTextResult is the result of escape_text.
@@ -2500,18 +2650,18 @@ func (r *EscapeTextRequest) Decode(out any) error {
 	return corecall.Into("escape_text", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *EscapeTextRequest) Members() map[string]any {
-	m := make(map[string]any, 1)
-	m["text"] = r.Text
-	return m
-}
-
 // ResourceMetadataRequest is the request of resource_metadata.
 type ResourceMetadataRequest struct {
 	// the response's WWW-Authenticate lines, in order ([] when there are none)
 	WwwAuthenticate []string `json:"www_authenticate"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *ResourceMetadataRequest) Members() map[string]any {
+	m := make(map[string]any, 1)
+	m["www_authenticate"] = r.WwwAuthenticate
+	return m
 }
 
 // ResourceMetadataResult is the result of resource_metadata.
@@ -2545,14 +2695,6 @@ func (r *ResourceMetadataRequest) Decode(out any) error {
 	return corecall.Into("resource_metadata", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *ResourceMetadataRequest) Members() map[string]any {
-	m := make(map[string]any, 1)
-	m["www_authenticate"] = r.WwwAuthenticate
-	return m
-}
-
 // RefusalRequest is the request of refusal.
 type RefusalRequest struct {
 	// the continuity record that decided
@@ -2567,6 +2709,23 @@ type RefusalRequest struct {
 	// (…)`, or `crawlcheck: UI template "ui://…" refused: its contents changed since it was
 	// approved (record …)`
 	Item any `json:"item,omitempty"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *RefusalRequest) Members() map[string]any {
+	m := make(map[string]any, 4)
+	m["record"] = r.Record
+	if r.Tool != "" {
+		m["tool"] = r.Tool
+	}
+	if r.Would != nil {
+		m["would"] = r.Would
+	}
+	if r.Item != nil {
+		m["item"] = r.Item
+	}
+	return m
 }
 
 // RefusalResult is the result of refusal.
@@ -2606,27 +2765,18 @@ func (r *RefusalRequest) Decode(out any) error {
 	return corecall.Into("refusal", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *RefusalRequest) Members() map[string]any {
-	m := make(map[string]any, 4)
-	m["record"] = r.Record
-	if r.Tool != "" {
-		m["tool"] = r.Tool
-	}
-	if r.Would != nil {
-		m["would"] = r.Would
-	}
-	if r.Item != nil {
-		m["item"] = r.Item
-	}
-	return m
-}
-
 // VerifyRecordRequest is the request of verify_record.
 type VerifyRecordRequest struct {
 	// a continuity record
 	Record corecall.Text `json:"record"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *VerifyRecordRequest) Members() map[string]any {
+	m := make(map[string]any, 1)
+	m["record"] = r.Record
+	return m
 }
 
 // VerifyRecordResult is the result of verify_record.
@@ -2654,14 +2804,6 @@ func (r *VerifyRecordRequest) Decode(out any) error {
 	return corecall.Into("verify_record", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *VerifyRecordRequest) Members() map[string]any {
-	m := make(map[string]any, 1)
-	m["record"] = r.Record
-	return m
-}
-
 // VerifyChainRequest is the request of verify_chain.
 type VerifyChainRequest struct {
 	// the log's JSON lines
@@ -2670,6 +2812,20 @@ type VerifyChainRequest struct {
 	After string `json:"after,omitempty"`
 	// the record_sha256 the last record must be (a head kept elsewhere)
 	Head string `json:"head,omitempty"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *VerifyChainRequest) Members() map[string]any {
+	m := make(map[string]any, 3)
+	m["records"] = r.Records
+	if r.After != "" {
+		m["after"] = r.After
+	}
+	if r.Head != "" {
+		m["head"] = r.Head
+	}
+	return m
 }
 
 // VerifyChainResult is the result of verify_chain.
@@ -2704,20 +2860,6 @@ func (r *VerifyChainRequest) Decode(out any) error {
 	return corecall.Into("verify_chain", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *VerifyChainRequest) Members() map[string]any {
-	m := make(map[string]any, 3)
-	m["records"] = r.Records
-	if r.After != "" {
-		m["after"] = r.After
-	}
-	if r.Head != "" {
-		m["head"] = r.Head
-	}
-	return m
-}
-
 // GuardRequest is the request of guard.
 type GuardRequest struct {
 	// the receipt as received
@@ -2740,6 +2882,38 @@ type GuardRequest struct {
 	Lock                corecall.Text `json:"lock"`
 	Policy              corecall.Text `json:"policy,omitempty"`
 	ObservedToolsSHA256 string        `json:"observed_tools_sha256,omitempty"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *GuardRequest) Members() map[string]any {
+	m := make(map[string]any, 11)
+	m["receipt"] = r.Receipt
+	m["expected_subject"] = r.ExpectedSubject
+	if r.ExpectedOperation != "" {
+		m["expected_operation"] = r.ExpectedOperation
+	}
+	m["now"] = r.Now
+	if r.KeyDirectory != nil {
+		m["key_directory"] = r.KeyDirectory
+	}
+	if r.FetchedKeyDirectory != nil {
+		m["fetched_key_directory"] = r.FetchedKeyDirectory
+	}
+	if r.PinnedKeys != nil {
+		m["pinned_keys"] = r.PinnedKeys
+	}
+	if r.SeenNonces != nil {
+		m["seen_nonces"] = r.SeenNonces
+	}
+	m["lock"] = r.Lock
+	if r.Policy != nil {
+		m["policy"] = r.Policy
+	}
+	if r.ObservedToolsSHA256 != "" {
+		m["observed_tools_sha256"] = r.ObservedToolsSHA256
+	}
+	return m
 }
 
 // GuardResult is the result of guard.
@@ -2791,43 +2965,22 @@ func (r *GuardRequest) Decode(out any) error {
 	return corecall.Into("guard", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *GuardRequest) Members() map[string]any {
-	m := make(map[string]any, 11)
-	m["receipt"] = r.Receipt
-	m["expected_subject"] = r.ExpectedSubject
-	if r.ExpectedOperation != "" {
-		m["expected_operation"] = r.ExpectedOperation
-	}
-	m["now"] = r.Now
-	if r.KeyDirectory != nil {
-		m["key_directory"] = r.KeyDirectory
-	}
-	if r.FetchedKeyDirectory != nil {
-		m["fetched_key_directory"] = r.FetchedKeyDirectory
-	}
-	if r.PinnedKeys != nil {
-		m["pinned_keys"] = r.PinnedKeys
-	}
-	if r.SeenNonces != nil {
-		m["seen_nonces"] = r.SeenNonces
-	}
-	m["lock"] = r.Lock
-	if r.Policy != nil {
-		m["policy"] = r.Policy
-	}
-	if r.ObservedToolsSHA256 != "" {
-		m["observed_tools_sha256"] = r.ObservedToolsSHA256
-	}
-	return m
-}
-
 // ReplayDecisionRequest is the request of replay_decision.
 type ReplayDecisionRequest struct {
 	Receipt corecall.Text `json:"receipt"`
 	// required when the receipt carries only the lockfile's digest
 	Lock corecall.Text `json:"lock,omitempty"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *ReplayDecisionRequest) Members() map[string]any {
+	m := make(map[string]any, 2)
+	m["receipt"] = r.Receipt
+	if r.Lock != nil {
+		m["lock"] = r.Lock
+	}
+	return m
 }
 
 // ReplayDecisionResult is the result of replay_decision.
@@ -2866,17 +3019,6 @@ func (r *ReplayDecisionRequest) Decode(out any) error {
 	return corecall.Into("replay_decision", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *ReplayDecisionRequest) Members() map[string]any {
-	m := make(map[string]any, 2)
-	m["receipt"] = r.Receipt
-	if r.Lock != nil {
-		m["lock"] = r.Lock
-	}
-	return m
-}
-
 // SignReceiptRequest is the request of sign_receipt.
 type SignReceiptRequest struct {
 	// lock-check (default) or decision receipt
@@ -2895,31 +3037,6 @@ type SignReceiptRequest struct {
 	// also answer the receipt's transparency-log entry: what an issuer appends, without handing the
 	// receipt back to `log_entry`
 	LogEntry *bool `json:"log_entry,omitempty"`
-}
-
-// SignReceiptResult is the result of sign_receipt.
-type SignReceiptResult struct {
-	Receipt json.RawMessage `json:"receipt"`
-	SHA256  string          `json:"sha256"`
-	KeyID   string          `json:"key_id"`
-	// with `log_entry` true: the entry `log_entry` answers for this receipt
-	LogEntry string `json:"log_entry"`
-}
-
-// SignReceipt runs sign_receipt: Issues a signed receipt (the test issuer's op; docs/receipts.md).
-func SignReceipt(r SignReceiptRequest) (SignReceiptResult, error) {
-	var out SignReceiptResult
-	return out, r.Decode(&out)
-}
-
-// Call runs sign_receipt and answers its result's bytes, canonical JSON.
-func (r *SignReceiptRequest) Call() (json.RawMessage, error) {
-	return corecall.Call("sign_receipt", r.Members())
-}
-
-// Decode runs sign_receipt and decodes its result into out.
-func (r *SignReceiptRequest) Decode(out any) error {
-	return corecall.Into("sign_receipt", r.Members(), out)
 }
 
 // Members are the request's members as corecall.Call takes them (documents
@@ -2948,6 +3065,31 @@ func (r *SignReceiptRequest) Members() map[string]any {
 	return m
 }
 
+// SignReceiptResult is the result of sign_receipt.
+type SignReceiptResult struct {
+	Receipt json.RawMessage `json:"receipt"`
+	SHA256  string          `json:"sha256"`
+	KeyID   string          `json:"key_id"`
+	// with `log_entry` true: the entry `log_entry` answers for this receipt
+	LogEntry string `json:"log_entry"`
+}
+
+// SignReceipt runs sign_receipt: Issues a signed receipt (the test issuer's op; docs/receipts.md).
+func SignReceipt(r SignReceiptRequest) (SignReceiptResult, error) {
+	var out SignReceiptResult
+	return out, r.Decode(&out)
+}
+
+// Call runs sign_receipt and answers its result's bytes, canonical JSON.
+func (r *SignReceiptRequest) Call() (json.RawMessage, error) {
+	return corecall.Call("sign_receipt", r.Members())
+}
+
+// Decode runs sign_receipt and decodes its result into out.
+func (r *SignReceiptRequest) Decode(out any) error {
+	return corecall.Into("sign_receipt", r.Members(), out)
+}
+
 // SessionStepRequest is the request of session_step.
 type SessionStepRequest struct {
 	// the `state` of the previous answer, as it was (the string, or an attachment of its bytes);
@@ -2958,6 +3100,17 @@ type SessionStepRequest struct {
 	// {at_ms}, `use` {seen?}, `call` {method?, name | uri}, `unheld` {names}, `issuer` {observed},
 	// `log_proof` {proof, checkpoint?}, `log_poll` {checkpoint?}
 	Event any `json:"event"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *SessionStepRequest) Members() map[string]any {
+	m := make(map[string]any, 2)
+	if r.State != nil {
+		m["state"] = r.State
+	}
+	m["event"] = r.Event
+	return m
 }
 
 // SessionStepResult is the result of session_step.
@@ -3040,21 +3193,18 @@ func (r *SessionStepRequest) Decode(out any) error {
 	return corecall.Into("session_step", r.Members(), out)
 }
 
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *SessionStepRequest) Members() map[string]any {
-	m := make(map[string]any, 2)
-	if r.State != nil {
-		m["state"] = r.State
-	}
-	m["event"] = r.Event
-	return m
-}
-
 // DocumentKindRequest is the request of document_kind.
 type DocumentKindRequest struct {
 	// the document as given (a string of its bytes, or an attachment)
 	Document corecall.Text `json:"document"`
+}
+
+// Members are the request's members as corecall.Call takes them (documents
+// as corecall.Text, attachments), also for a request inside another's member.
+func (r *DocumentKindRequest) Members() map[string]any {
+	m := make(map[string]any, 1)
+	m["document"] = r.Document
+	return m
 }
 
 // DocumentKindResult is the result of document_kind.
@@ -3085,12 +3235,4 @@ func (r *DocumentKindRequest) Call() (json.RawMessage, error) {
 // Decode runs document_kind and decodes its result into out.
 func (r *DocumentKindRequest) Decode(out any) error {
 	return corecall.Into("document_kind", r.Members(), out)
-}
-
-// Members are the request's members as corecall.Call takes them (documents
-// as corecall.Text, attachments), also for a request inside another's member.
-func (r *DocumentKindRequest) Members() map[string]any {
-	m := make(map[string]any, 1)
-	m["document"] = r.Document
-	return m
 }

@@ -301,76 +301,50 @@ func jsonString(b []byte) (string, error) {
 // saw them. The failure goes as it is, capture_failed included: the core
 // decides how a record carries it (as server_unavailable, docs/abi.md).
 func observedJSON(o Observation) map[string]any {
-	obs := map[string]any{}
-	if o.Endpoint != "" {
-		obs["endpoint"] = o.Endpoint
-	}
-	if o.ProtocolVersion != "" {
-		obs["protocol_version"] = o.ProtocolVersion
-	}
+	obs := coreops.Observed{Endpoint: o.Endpoint, ProtocolVersion: o.ProtocolVersion, Handshake: o.Handshake}
 	switch {
 	case o.HandshakeResult != nil:
 		// The bytes the server sent: the core reads serverInfo and
 		// instructions of them, and one it cannot read is an observation,
 		// never a refused request (issue 22, F6).
-		obs["handshake_result"] = corecall.Page(o.HandshakeResult)
+		obs.HandshakeResult = corecall.Page(o.HandshakeResult)
 	case o.ServerInfo != nil:
-		obs["server_info"] = o.ServerInfo
-	}
-	if o.Handshake != "" {
-		obs["handshake"] = o.Handshake
+		obs.ServerInfo = o.ServerInfo
 	}
 	if len(o.ClientCapabilities) > 0 && o.ClientCapabilities[0] == '{' {
-		obs["client_capabilities"] = o.ClientCapabilities
+		obs.ClientCapabilities = o.ClientCapabilities
 	}
-	pages, capped := pagesOf(o)
-	if pages != nil {
-		obs["pages"] = pages
-	}
-	if capped != nil {
-		obs["page_cap_reached"] = true
-	}
+	obs.Pages, obs.PageCapReached = pagesOf(o)
 	if o.StrayLines > 0 {
-		obs["stray_lines"] = o.StrayLines
+		obs.StrayLines = new(int64(o.StrayLines))
 	}
 	if o.Features != nil {
-		obs["features"] = featuresJSON(o.Features)
+		obs.Features = featuresJSON(o.Features)
 	}
 	if len(o.Launched) > 0 {
-		obs["launched"] = o.Launched
+		obs.Launched = o.Launched
 	}
 	if o.Failure != "" {
-		obs["failure"] = o.Failure
-		if o.FailureDetail != "" {
-			obs["failure_detail"] = o.FailureDetail
-		}
-		if o.FailureAt != "" {
-			obs["failure_at"] = o.FailureAt
-		}
+		obs.Failure, obs.FailureDetail, obs.FailureAt, obs.ResourceMetadata = o.Failure, o.FailureDetail, o.FailureAt, o.ResourceMetadata
 		if o.FailurePage > 0 {
-			obs["failure_page"] = o.FailurePage
-		}
-		if o.ResourceMetadata != "" {
-			obs["resource_metadata"] = o.ResourceMetadata
+			obs.FailurePage = new(int64(o.FailurePage))
 		}
 		if o.Failure == FaultTimeout && o.Timeout >= time.Millisecond {
-			obs["timeout_ms"] = o.Timeout.Milliseconds()
+			obs.TimeoutMS = new(o.Timeout.Milliseconds())
 		}
 		if o.Failure == FaultCommandNotFound {
-			obs["failure_command"] = o.Command
+			obs.FailureCommand = o.Command
 		}
 		if o.Failure == FaultProcessExited && o.FailureAt == AtHandshake {
 			if o.ExitStatus != nil {
-				obs["exit_status"] = *o.ExitStatus
+				obs.ExitStatus = new(int64(*o.ExitStatus))
 			}
-			if o.StderrTail != "" {
-				// Display text, never hashed: bytes that are not UTF-8 are
-				// shown as U+FFFD (the JSON encoder would do it anyway).
-				obs["stderr_tail"] = strings.ToValidUTF8(o.StderrTail, "\uFFFD")
-			}
+			// Display text, never hashed: bytes that are not UTF-8 are
+			// shown as U+FFFD (the JSON encoder would do it anyway).
+			obs.StderrTail = strings.ToValidUTF8(o.StderrTail, "\uFFFD")
 		}
 	}
-	return obs
+	return obs.Members()
 }
 
 // pagesOf is an observation's pages as a request's pages member takes
