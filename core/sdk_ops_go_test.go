@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"errors"
 	"go/format"
 	"strconv"
 	"strings"
@@ -62,7 +63,7 @@ func goTypeOf(op string, f core.Field) (goType, error) {
 	case strings.HasPrefix(f.Type, "object `{"), strings.HasPrefix(f.Type, "object, "):
 		return goTypes["object"], nil
 	}
-	return goType{}, &unknownType{op, f.Name, f.Type}
+	return goType{}, errors.New("core/sdk_ops_go_test.go: " + op + "." + f.Name + " has the type " + f.Type + ", which goTypes does not map: add it")
 }
 
 // goInitialisms are the words a Go name writes in capitals (key_id → KeyID).
