@@ -11,10 +11,11 @@ import (
 
 // TestSDKOps holds the SDKs' op layers to the op table: the JavaScript
 // declarations (bindings/js/src/ops.d.ts: one request and one result
-// interface per op, and the Core method of each) and the Python op
-// functions with TypedDict results (crawlcheck/ops.py) are written from
+// interface per op, and the Core method of each), the Python op
+// functions with TypedDict results (crawlcheck/ops.py) and the Go host's
+// request and result types with their calls (internal/coreops/ops.go) are written from
 // core.Specs() by go test ./core -update, as docs/abi.md is, and this test
-// fails when either is stale. A hand-written copy drifted (five fields of
+// fails when any is stale. A hand-written copy drifted (five fields of
 // the .d.ts, continuity_handoff's log in Python); a generated one cannot.
 func TestSDKOps(t *testing.T) {
 	specs := core.Specs()
@@ -26,7 +27,12 @@ func TestSDKOps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	goSrc, err := goOps(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
 	holdGenerated(t, "the SDK's op layer differs from core.Specs()", map[string]string{
+		filepath.Join("..", "internal", "coreops", "ops.go"):                     goSrc,
 		filepath.Join("..", "bindings", "js", "src", "ops.d.ts"):                 js,
 		filepath.Join("..", "bindings", "python", "src", "crawlcheck", "ops.py"): py,
 	})

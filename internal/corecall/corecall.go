@@ -90,8 +90,8 @@ type reference struct {
 	Raw int `json:"$raw"`
 }
 
-// replace returns v with every Text in its maps and slices replaced by a
-// reference to a new attachment holding its bytes. Other values, and
+// replace returns v with every Text in its maps and slices ([]any, []Text)
+// replaced by a reference to a new attachment holding its bytes. Other values, and
 // anything inside a struct, are left as they are (a Text there still
 // marshals as a string).
 func (a *attachments) replace(v any) any {
@@ -106,6 +106,13 @@ func (a *attachments) replace(v any) any {
 		}
 		return out
 	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = a.replace(e)
+		}
+		return out
+	case []Text:
+		// An array of documents (coreops' []corecall.Text members).
 		out := make([]any, len(v))
 		for i, e := range v {
 			out[i] = a.replace(e)

@@ -36,3 +36,19 @@ func TestPage(t *testing.T) {
 		}
 	}
 }
+
+// TestTextsAreAttachments: the documents of an array of documents ([]Text,
+// coreops' type for one) are attachments, as a Text in a map or a []any is.
+func TestTextsAreAttachments(t *testing.T) {
+	var a attachments
+	got, err := json.Marshal(a.replace(map[string]any{"one": Text("x"), "many": []Text{Text("y"), Text("z")}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != `{"many":[{"$raw":1},{"$raw":2}],"one":{"$raw":0}}` && string(got) != `{"many":[{"$raw":0},{"$raw":1}],"one":{"$raw":2}}` {
+		t.Errorf("request %s", got)
+	}
+	if len(a.parts) != 3 {
+		t.Errorf("%d attachments, want 3", len(a.parts))
+	}
+}

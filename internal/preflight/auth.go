@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/crawlcheck/verifier/internal/corecall"
+	"github.com/crawlcheck/verifier/internal/coreops"
 )
 
 // ResourceMetadataOf is the resource_metadata parameter of a 401's or a
@@ -21,12 +21,8 @@ func ResourceMetadataOf(h http.Header) string {
 	if lines == nil {
 		lines = []string{}
 	}
-	var out struct {
-		ResourceMetadata string `json:"resource_metadata"`
-	}
-	if corecall.Into("resource_metadata", map[string]any{"www_authenticate": lines}, &out) != nil {
-		return "" // the request is the host's own and always reads; nothing kept otherwise
-	}
+	// The request is the host's own and always reads: on an error, "".
+	out, _ := coreops.ResourceMetadata(coreops.ResourceMetadataRequest{WwwAuthenticate: lines})
 	return out.ResourceMetadata
 }
 

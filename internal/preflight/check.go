@@ -11,6 +11,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core/timefmt"
 	"github.com/crawlcheck/verifier/internal/corecall"
+	"github.com/crawlcheck/verifier/internal/coreops"
 	"github.com/crawlcheck/verifier/internal/jsonframe"
 )
 
@@ -97,51 +98,28 @@ func Check(r Request) (Record, error) {
 }
 
 // checkRequest is the check event's check: continuity_handoff's request
-// without recheck and refreshed, which the engine sets.
-func checkRequest(r Request) map[string]any {
-	req := map[string]any{
-		"now":      timefmt.Format(r.Now),
-		"lock":     corecall.Text(r.Lock),
-		"observed": observedJSON(r.Observation),
-	}
-	if r.Mode != "" {
-		req["mode"] = r.Mode
-	}
-	if r.ServerName != "" {
-		req["server_name"] = r.ServerName
-	}
-	if r.Policy != nil {
-		req["policy"] = corecall.Text(r.Policy)
-	}
-	if r.ExpectedPolicyVersion != "" {
-		req["expected_policy_version"] = r.ExpectedPolicyVersion
-	}
-	if len(r.OperatorKeys) > 0 {
-		req["operator_keys"] = r.OperatorKeys
-	}
-	if r.KeyDirectory != nil {
-		req["key_directory"] = corecall.Text(r.KeyDirectory)
+// without recheck and refreshed, which the engine sets. A list, trace or
+// log the request does not have is left out, never sent as null.
+func checkRequest(r Request) coreops.ContinuityHandoffRequest {
+	req := coreops.ContinuityHandoffRequest{
+		Now: timefmt.Format(r.Now), Lock: r.Lock, Observed: observedJSON(r.Observation), Mode: r.Mode, ServerName: r.ServerName,
+		Policy: r.Policy, ExpectedPolicyVersion: r.ExpectedPolicyVersion, OperatorKeys: orNil(r.OperatorKeys),
+		KeyDirectory: r.KeyDirectory, FetchedKeyDirectory: r.FetchedKeyDirectory, PrevRecordSHA256: r.PrevRecordSHA256,
 	}
 	if len(r.PinnedKeys) > 0 {
-		req["pinned_keys"] = r.PinnedKeys
-	}
-	if r.FetchedKeyDirectory != nil {
-		req["fetched_key_directory"] = corecall.Text(r.FetchedKeyDirectory)
+		req.PinnedKeys = r.PinnedKeys
 	}
 	if len(r.Evidence) > 0 {
-		req["evidence"] = r.Evidence
+		req.Evidence = r.Evidence
 	}
 	if r.Issuer != nil {
-		req["issuer"] = r.Issuer
-	}
-	if r.PrevRecordSHA256 != "" {
-		req["prev_record_sha256"] = r.PrevRecordSHA256
+		req.Issuer = r.Issuer
 	}
 	if r.Log != nil {
-		req["log"] = r.Log
+		req.Log = r.Log
 	}
 	if r.HandsNoTools {
-		req["tool_texts"] = false
+		req.ToolTexts = new(false)
 	}
 	return req
 }
@@ -323,79 +301,68 @@ func jsonString(b []byte) (string, error) {
 // saw them. The failure goes as it is, capture_failed included: the core
 // decides how a record carries it (as server_unavailable, docs/abi.md).
 func observedJSON(o Observation) map[string]any {
-	obs := map[string]any{}
-	if o.Endpoint != "" {
-		obs["endpoint"] = o.Endpoint
-	}
-	if o.ProtocolVersion != "" {
-		obs["protocol_version"] = o.ProtocolVersion
-	}
+	obs := coreops.Observed{Endpoint: o.Endpoint, ProtocolVersion: o.ProtocolVersion, Handshake: o.Handshake}
 	switch {
 	case o.HandshakeResult != nil:
 		// The bytes the server sent: the core reads serverInfo and
 		// instructions of them, and one it cannot read is an observation,
 		// never a refused request (issue 22, F6).
-		obs["handshake_result"] = corecall.Page(o.HandshakeResult)
+		obs.HandshakeResult = corecall.Page(o.HandshakeResult)
 	case o.ServerInfo != nil:
-		obs["server_info"] = o.ServerInfo
-	}
-	if o.Handshake != "" {
-		obs["handshake"] = o.Handshake
+		obs.ServerInfo = o.ServerInfo
 	}
 	if len(o.ClientCapabilities) > 0 && o.ClientCapabilities[0] == '{' {
-		obs["client_capabilities"] = o.ClientCapabilities
+		obs.ClientCapabilities = o.ClientCapabilities
 	}
-	pages := make([]any, len(o.Pages))
-	for i, p := range o.Pages {
-		pages[i] = corecall.Page(p)
-	}
-	if len(pages) > 0 || o.Failure == "" {
-		obs["pages"] = pages
-	}
-	if o.PageCapReached {
-		obs["page_cap_reached"] = true
-	}
+	obs.Pages, obs.PageCapReached = pagesOf(o)
 	if o.StrayLines > 0 {
-		obs["stray_lines"] = o.StrayLines
+		obs.StrayLines = new(int64(o.StrayLines))
 	}
 	if o.Features != nil {
-		obs["features"] = featuresJSON(o.Features)
+		obs.Features = featuresJSON(o.Features)
 	}
 	if len(o.Launched) > 0 {
-		obs["launched"] = o.Launched
+		obs.Launched = o.Launched
 	}
 	if o.Failure != "" {
-		obs["failure"] = o.Failure
-		if o.FailureDetail != "" {
-			obs["failure_detail"] = o.FailureDetail
-		}
-		if o.FailureAt != "" {
-			obs["failure_at"] = o.FailureAt
-		}
+		obs.Failure, obs.FailureDetail, obs.FailureAt, obs.ResourceMetadata = o.Failure, o.FailureDetail, o.FailureAt, o.ResourceMetadata
 		if o.FailurePage > 0 {
-			obs["failure_page"] = o.FailurePage
-		}
-		if o.ResourceMetadata != "" {
-			obs["resource_metadata"] = o.ResourceMetadata
+			obs.FailurePage = new(int64(o.FailurePage))
 		}
 		if o.Failure == FaultTimeout && o.Timeout >= time.Millisecond {
-			obs["timeout_ms"] = o.Timeout.Milliseconds()
+			obs.TimeoutMS = new(o.Timeout.Milliseconds())
 		}
 		if o.Failure == FaultCommandNotFound {
-			obs["failure_command"] = o.Command
+			obs.FailureCommand = o.Command
 		}
 		if o.Failure == FaultProcessExited && o.FailureAt == AtHandshake {
 			if o.ExitStatus != nil {
-				obs["exit_status"] = *o.ExitStatus
+				obs.ExitStatus = new(int64(*o.ExitStatus))
 			}
-			if o.StderrTail != "" {
-				// Display text, never hashed: bytes that are not UTF-8 are
-				// shown as U+FFFD (the JSON encoder would do it anyway).
-				obs["stderr_tail"] = strings.ToValidUTF8(o.StderrTail, "\uFFFD")
-			}
+			// Display text, never hashed: bytes that are not UTF-8 are
+			// shown as U+FFFD (the JSON encoder would do it anyway).
+			obs.StderrTail = strings.ToValidUTF8(o.StderrTail, "\uFFFD")
 		}
 	}
-	return obs
+	return obs.Members()
+}
+
+// pagesOf is an observation's pages as a request's pages member takes
+// them (corecall.Page: their text, or base64 for bytes that are not
+// UTF-8), nil for no list (a failure before any page), and its
+// page_cap_reached: nil unless the cap was reached.
+func pagesOf(o Observation) (pages []any, capped *bool) {
+	if o.PageCapReached {
+		capped = new(true)
+	}
+	if len(o.Pages) == 0 && o.Failure != "" {
+		return nil, capped
+	}
+	pages = make([]any, len(o.Pages))
+	for i, p := range o.Pages {
+		pages[i] = corecall.Page(p)
+	}
+	return pages, capped
 }
 
 // Record is a crawlcheck-continuity-record (docs/continuity.md, The

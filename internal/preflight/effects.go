@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/crawlcheck/verifier/internal/corecall"
+	"github.com/crawlcheck/verifier/internal/coreops"
 )
 
 // Effects, weakest to strongest, as the core's rule table orders them. They
@@ -36,14 +37,11 @@ func (e *RefusedError) Error() string {
 	if e.text != "" {
 		return e.text
 	}
-	req := map[string]any{"record": corecall.Text(e.Record.Raw)}
-	if e.Tool != "" {
-		req["tool"] = e.Tool
-	}
 	var out struct {
 		Text string `json:"text"`
 	}
-	if len(e.Record.Raw) > 0 && corecall.Into("refusal", req, &out) == nil && out.Text != "" {
+	req := coreops.RefusalRequest{Record: corecall.Text(e.Record.Raw), Tool: e.Tool}
+	if len(e.Record.Raw) > 0 && req.Decode(&out) == nil && out.Text != "" {
 		return out.Text
 	}
 	// A record the core cannot read (never one it wrote): the bare facts.

@@ -1,7 +1,7 @@
 package preflight
 
 import (
-	"github.com/crawlcheck/verifier/internal/corecall"
+	"github.com/crawlcheck/verifier/internal/coreops"
 )
 
 // StdioEndpoint is the endpoint string a record carries for a stdio server,
@@ -10,20 +10,17 @@ import (
 // resolved on PATH), so that the same configuration names the same server
 // on every machine and in every language binding.
 func StdioEndpoint(args []string) (string, error) {
-	return endpointOf(map[string]any{"command": args})
+	return endpointOf(coreops.EndpointRequest{Command: args})
 }
 
 // URLEndpoint is the endpoint string a record carries for an HTTP server:
 // the URL as given, once the core's endpoint op has found it an http or
 // https URL with a host.
 func URLEndpoint(url string) (string, error) {
-	return endpointOf(map[string]any{"url": url})
+	return endpointOf(coreops.EndpointRequest{URL: url})
 }
 
-func endpointOf(req map[string]any) (string, error) {
-	var ep struct {
-		Endpoint string `json:"endpoint"`
-	}
-	err := corecall.Into("endpoint", req, &ep)
+func endpointOf(req coreops.EndpointRequest) (string, error) {
+	ep, err := coreops.Endpoint(req)
 	return ep.Endpoint, err
 }

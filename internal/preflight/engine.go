@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crawlcheck/verifier/internal/corecall"
+	"github.com/crawlcheck/verifier/internal/coreops"
 	"github.com/crawlcheck/verifier/internal/jsonframe"
 )
 
@@ -90,7 +91,7 @@ type Step struct {
 // covers (recheck), itself.
 func (e *Engine) Check(r Request, seen int64) (Step, error) {
 	req := checkRequest(r)
-	ev := map[string]any{"type": "check", "check": req, "seen": seen}
+	ev := map[string]any{"type": "check", "check": req.Members(), "seen": seen}
 	st, err := e.step(ev, !r.HandsNoTools)
 	var ce *corecall.Error
 	if errors.As(err, &ce) && ce.Code == "input_too_large" && len(r.Observation.Pages) > 0 {
@@ -99,9 +100,10 @@ func (e *Engine) Check(r Request, seen int64) (Step, error) {
 		// pages_over_cap (the ABI's rule for an oversized check event).
 		o := r.Observation
 		o.Pages = nil
-		req["observed"] = observedJSON(o)
-		delete(req["observed"].(map[string]any), "pages")
-		ev["oversized"] = len(r.Observation.Pages)
+		observed := observedJSON(o)
+		delete(observed, "pages")
+		req.Observed = observed
+		ev["check"], ev["oversized"] = req.Members(), len(r.Observation.Pages)
 		st, err = e.step(ev, !r.HandsNoTools)
 	}
 	return st, err
@@ -210,11 +212,7 @@ func (e *Engine) atMS() int64 {
 func (e *Engine) step(event map[string]any, tools bool) (Step, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	req := map[string]any{"event": event}
-	if e.state != nil {
-		req["state"] = corecall.Text(e.state)
-	}
-	raw, err := corecall.Call("session_step", req)
+	raw, err := (&coreops.SessionStepRequest{State: e.state, Event: event}).Call()
 	if err != nil {
 		return Step{}, err
 	}

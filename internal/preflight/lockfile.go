@@ -9,6 +9,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core/timefmt"
 	"github.com/crawlcheck/verifier/internal/corecall"
+	"github.com/crawlcheck/verifier/internal/coreops"
 )
 
 // Lockfile formats, as verify_lock names them.
@@ -45,24 +46,25 @@ type LockInfo struct {
 // Untrusted is not an error: it is in Trust, and the continuity check turns
 // it into baseline_untrusted.
 func ReadLock(lock []byte, now time.Time, s Settings) (LockInfo, error) {
-	req := map[string]any{"lock": corecall.Text(lock), "now": timefmt.Format(now)}
-	if len(s.OperatorKeys) > 0 {
-		req["operator_keys"] = s.OperatorKeys
-	}
-	if s.KeyDirectory != nil {
-		req["key_directory"] = corecall.Text(s.KeyDirectory)
-	}
-	if s.ServerName != "" {
-		req["server_name"] = s.ServerName
-	}
+	req := coreops.VerifyLockRequest{Lock: lock, Now: timefmt.Format(now), OperatorKeys: orNil(s.OperatorKeys), KeyDirectory: s.KeyDirectory, ServerName: s.ServerName}
 	var info LockInfo
-	if err := corecall.Into("verify_lock", req, &info); err != nil {
+	if err := req.Decode(&info); err != nil {
 		return LockInfo{}, err
 	}
 	if info.Servers == nil {
 		info.Servers = []string{}
 	}
 	return info, nil
+}
+
+// orNil is s, or nil when it is empty: a list the request then leaves out,
+// as an empty list of operator keys always was (the core reads a given
+// operator_keys, even [], as keys given).
+func orNil[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
 }
 
 // LockOptions say how MakeLock pins an observation.
@@ -104,7 +106,7 @@ func (obs Observation) FailureError() error {
 	if obs.Failure == FaultUnauthorized || obs.Failure == FaultForbidden {
 		// What to do about a login is the core's to word (the record's
 		// detail): its refusal to pin a failed observation carries it.
-		_, err := corecall.Call("make_lock", map[string]any{"observed": observedJSON(obs), "approved_at": "1970-01-01T00:00:00.000Z"})
+		_, err := (&coreops.MakeLockRequest{Observed: observedJSON(obs), ApprovedAt: "1970-01-01T00:00:00.000Z"}).Call()
 		return fmt.Errorf("%w: %v", ErrIncomplete, err)
 	}
 	if obs.FailureDetail == "" && obs.FailureAt == "" {
@@ -116,7 +118,7 @@ func (obs Observation) FailureError() error {
 		// handshake: command not found: NAME"), in its refusal to pin
 		// facts that hold no list.
 		var ce *corecall.Error
-		err := corecall.Into("make_lock", map[string]any{"observed": observedJSON(obs), "approved_at": "1970-01-01T00:00:00Z"}, &struct{}{})
+		_, err := (&coreops.MakeLockRequest{Observed: observedJSON(obs), ApprovedAt: "1970-01-01T00:00:00Z"}).Call()
 		if errors.As(err, &ce) {
 			return &incompleteError{ce.Message}
 		}
@@ -139,18 +141,14 @@ func MakeLock(obs Observation, o LockOptions) ([]byte, error) {
 		return nil, err
 	}
 	// The facts as observed: the core decides what of them a lockfile pins.
-	req := map[string]any{"observed": observedJSON(obs), "approved_at": timefmt.Format(o.Now)}
+	req := coreops.MakeLockRequest{Observed: observedJSON(obs), ApprovedAt: timefmt.Format(o.Now)}
 	switch o.Format {
 	case "", "crawlcheck":
 	case "agentgate":
 		if o.SigningKey != "" {
 			return nil, errors.New("an agentgate.lock cannot be signed; use the crawlcheck format to sign")
 		}
-		req["format"] = "agentgate"
-		req["name"] = o.Name
-		if o.Into != nil {
-			req["into"] = corecall.Text(o.Into)
-		}
+		req.Format, req.Name, req.Into = "agentgate", o.Name, o.Into
 	default:
 		return nil, fmt.Errorf("unknown lockfile format %q (crawlcheck or agentgate)", o.Format)
 	}
@@ -159,7 +157,7 @@ func MakeLock(obs Observation, o LockOptions) ([]byte, error) {
 	// string (canonicalString), where encoding/json scanned and unquoted a
 	// 1,000-tool lockfile by reflection (a tenth of crawlcheck lock
 	// --server's CPU).
-	raw, err := corecall.Call("make_lock", req)
+	raw, err := req.Call()
 	if err != nil {
 		return nil, err
 	}
@@ -230,32 +228,24 @@ func (e *ApprovalRefusedError) Error() string { return e.Reason }
 // A refusal is an *ApprovalRefusedError; the core decides which
 // observations may stay unnamed, so every binding refuses alike.
 func Approve(record, lock []byte, obs Observation, o ApproveOptions) ([]byte, error) {
-	facts := observedJSON(obs)
-	req := map[string]any{"record": corecall.Text(record), "lock": corecall.Text(lock), "approved_at": timefmt.Format(o.Now), "names": o.Names}
+	req := coreops.ApproveRequest{Record: record, Lock: lock, ApprovedAt: timefmt.Format(o.Now), Names: o.Names, ServerName: o.ServerName}
 	if o.Names == nil {
-		req["names"] = []string{}
+		req.Names = []string{}
 	}
 	switch {
 	case obs.Failure != "":
 		// No tool list: the core's answer on the record says why.
 	case o.PinObserved || o.Instructions || o.Features:
 		// The core pins what it decides of the observed facts.
-		req["observed"] = facts
+		req.Observed = observedJSON(obs)
 		if o.Instructions {
-			req["approve_instructions"] = true
+			req.ApproveInstructions = new(true)
 		}
 		if o.Features {
-			req["approve_features"] = true
+			req.ApproveFeatures = new(true)
 		}
 	default:
-		for _, k := range []string{"pages", "page_cap_reached"} {
-			if v, ok := facts[k]; ok {
-				req[k] = v
-			}
-		}
-	}
-	if o.ServerName != "" {
-		req["server_name"] = o.ServerName
+		req.Pages, req.PageCapReached = pagesOf(obs)
 	}
 	var a struct {
 		ApprovalRefusedError
@@ -263,7 +253,7 @@ func Approve(record, lock []byte, obs Observation, o ApproveOptions) ([]byte, er
 		Lock     *string `json:"lock"`
 		Format   string  `json:"format"`
 	}
-	if err := corecall.Into("approve", req, &a); err != nil {
+	if err := req.Decode(&a); err != nil {
 		return nil, err
 	}
 	if !a.Approved || a.Lock == nil {
@@ -279,13 +269,8 @@ func Approve(record, lock []byte, obs Observation, o ApproveOptions) ([]byte, er
 // SignLock signs a crawlcheck lockfile with an Ed25519 seed (base64) as an
 // operator key (sign_lock); a signature it had is replaced.
 func SignLock(lock []byte, key string) ([]byte, error) {
-	var signed struct {
-		Lock string `json:"lock"`
-	}
-	if err := corecall.Into("sign_lock", map[string]any{"lock": corecall.Text(lock), "private_key": key}, &signed); err != nil {
-		return nil, err
-	}
-	return []byte(signed.Lock), nil
+	signed, err := coreops.SignLock(coreops.SignLockRequest{Lock: lock, PrivateKey: key})
+	return []byte(signed.Lock), err
 }
 
 // LockCheck is the core's crawlcheck-mcp-lock-check answer (the lockfile

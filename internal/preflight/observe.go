@@ -11,6 +11,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core"
 	"github.com/crawlcheck/verifier/internal/corecall"
+	"github.com/crawlcheck/verifier/internal/coreops"
 	"github.com/crawlcheck/verifier/internal/jsonframe"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -291,13 +292,12 @@ type walkStep struct {
 // nextPage asks the core whether to read another page, and with which
 // cursor; pageCap 0 is the core's default.
 func nextPage(page []byte, followed []string, pageCap int) (walkStep, error) {
-	req := map[string]any{"page": corecall.Page(page), "followed": followed}
+	req := coreops.NextPageRequest{Page: corecall.Page(page), Followed: followed}
 	if pageCap > 0 {
-		req["page_cap"] = pageCap
+		req.PageCap = new(int64(pageCap))
 	}
 	var step walkStep
-	err := corecall.Into("next_page", req, &step)
-	return step, err
+	return step, req.Decode(&step)
 }
 
 // fetchPage sends one tools/list through the SDK and returns the answer

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/crawlcheck/verifier/internal/corecall"
+	"github.com/crawlcheck/verifier/internal/coreops"
 )
 
 // Scan is the core's approval scan of a tool list (docs/scan.md): what
@@ -65,7 +66,7 @@ var ScanSeverities = sync.OnceValue(func() []string {
 			Severities []string `json:"severities"`
 		} `json:"scan_rules"`
 	}
-	if corecall.Into("rules", struct{}{}, &rules) != nil {
+	if (&coreops.RulesRequest{}).Decode(&rules) != nil {
 		return nil
 	}
 	return rules.ScanRules.Severities
@@ -79,7 +80,7 @@ var Modes = sync.OnceValue(func() []string {
 			Modes map[string]string `json:"modes"`
 		} `json:"rules"`
 	}
-	if corecall.Into("rules", struct{}{}, &rules) != nil {
+	if (&coreops.RulesRequest{}).Decode(&rules) != nil {
 		return nil
 	}
 	out := make([]string, 0, len(rules.Rules.Modes))
@@ -101,16 +102,10 @@ func ScanTools(obs Observation, names []string) (Scan, error) {
 	if err := obs.FailureError(); err != nil {
 		return Scan{}, err
 	}
-	facts := observedJSON(obs)
-	req := map[string]any{"pages": facts["pages"]}
-	if hr, ok := facts["handshake_result"]; ok && names == nil {
-		req["handshake_result"] = hr
-	}
-	if v, ok := facts["page_cap_reached"]; ok {
-		req["page_cap_reached"] = v
-	}
-	if names != nil {
-		req["names"] = names
+	req := coreops.ScanRequest{Names: names}
+	req.Pages, req.PageCapReached = pagesOf(obs)
+	if obs.HandshakeResult != nil && names == nil {
+		req.HandshakeResult = corecall.Page(obs.HandshakeResult)
 	}
 	return scanOp(req)
 }
@@ -122,11 +117,8 @@ func ScanInstructions(obs Observation) (Scan, error) {
 	if obs.HandshakeResult == nil {
 		return Scan{}, errors.New("the observation has no handshake result to read the instructions of")
 	}
-	facts := observedJSON(obs)
-	req := map[string]any{"pages": facts["pages"], "names": []string{}, "handshake_result": facts["handshake_result"]}
-	if v, ok := facts["page_cap_reached"]; ok {
-		req["page_cap_reached"] = v
-	}
+	req := coreops.ScanRequest{Names: []string{}, HandshakeResult: corecall.Page(obs.HandshakeResult)}
+	req.Pages, req.PageCapReached = pagesOf(obs)
 	return scanOp(req)
 }
 
@@ -162,11 +154,11 @@ func PinnedScan(lock []byte) (Scan, bool) {
 // ScanList scans a tool list document (a JSON array of tools, or a
 // tools/list result or response).
 func ScanList(list []byte) (Scan, error) {
-	return scanOp(map[string]any{"pages": []string{string(list)}})
+	return scanOp(coreops.ScanRequest{Pages: []any{string(list)}})
 }
 
-func scanOp(req map[string]any) (Scan, error) {
-	raw, err := corecall.Call("scan", req)
+func scanOp(req coreops.ScanRequest) (Scan, error) {
+	raw, err := req.Call()
 	if err != nil {
 		return Scan{}, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/crawlcheck/verifier/internal/corecall"
+	"github.com/crawlcheck/verifier/internal/coreops"
 )
 
 // WalkStep is the core's next_page answer: the cursor to follow next (nil:
@@ -155,15 +156,15 @@ func (w *Walk) Fail(f Fault) error {
 }
 
 func (w *Walk) step(ev map[string]any) error {
-	req := map[string]any{"event": ev}
+	req := coreops.SessionStepRequest{Event: ev}
 	if w.state != "" {
-		req["state"] = corecall.Text(w.state)
+		req.State = corecall.Text(w.state)
 	}
 	var out struct {
 		State   string       `json:"state"`
 		Actions []walkAction `json:"actions"`
 	}
-	if err := corecall.Into("session_step", req, &out); err != nil {
+	if err := req.Decode(&out); err != nil {
 		return err
 	}
 	if len(out.Actions) != 1 {

@@ -548,7 +548,7 @@ function concat(a, b) {
  */
 export function resourceMetadataOf(cc, header) {
   const lines = header === null ? [] : [Buffer.from(header, "latin1").toString("utf8")];
-  return cc.call("resource_metadata", { www_authenticate: lines }).resource_metadata;
+  return cc.resourceMetadata({ www_authenticate: lines }).resource_metadata;
 }
 
 /** The socket errors of a connection that was never made (Node's fetch, undici). */

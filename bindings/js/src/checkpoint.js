@@ -63,7 +63,7 @@ export class Checkpoints {
     input.checkpoint = this.kept;
     // The session engine reads the trees' sizes (log_proof): none asked for
     // when they are the same tree, or a size the log check will refuse.
-    const [ask] = cc.call("session_step", { event: { type: "log_proof", proof, checkpoint: this.kept } }).actions;
+    const [ask] = cc.sessionStep({ event: { type: "log_proof", proof, checkpoint: this.kept } }).actions;
     if (!ask) return input;
     const { from, to } = ask;
     try {

@@ -193,9 +193,7 @@ export function endWalk(obs, a, pages, result) {
 export function walker(cc) {
   let state = null;
   return (event) => {
-    const req = { event };
-    if (state !== null) req.state = new TextEncoder().encode(state);
-    const answer = cc.call("session_step", req);
+    const answer = cc.sessionStep(state === null ? { event } : { event, state: new TextEncoder().encode(state) });
     state = answer.state;
     return answer.actions;
   };

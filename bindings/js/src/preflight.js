@@ -331,9 +331,7 @@ class Gate {
    * it answers; returns the actions, in the order they are to be done.
    */
   step(event) {
-    const req = { event };
-    if (this.engineState !== null) req.state = enc.encode(this.engineState);
-    const { state, actions } = this.cc.call("session_step", req);
+    const { state, actions } = this.cc.sessionStep(this.engineState === null ? { event } : { event, state: enc.encode(this.engineState) });
     this.engineState = state;
     return actions;
   }

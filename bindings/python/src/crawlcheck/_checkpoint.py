@@ -11,9 +11,9 @@ from __future__ import annotations
 import errno
 from typing import TYPE_CHECKING, Any, Dict, Optional
 
-from ._core import call
 from ._files import read_regular_file
 from ._log import write_atomic
+from .ops import session_step
 
 if TYPE_CHECKING:
     from ._issuer import IssuerClient
@@ -74,7 +74,7 @@ class Checkpoints:
         member["checkpoint"] = self.kept
         # The session engine reads the trees' sizes (log_proof): none asked
         # for when they are the same tree, or a size the log check refuses.
-        ask = call("session_step", {"event": {"type": "log_proof", "proof": proof, "checkpoint": self.kept}})["actions"]
+        ask = session_step(event={"type": "log_proof", "proof": proof, "checkpoint": self.kept})["actions"]
         if not ask:
             return member
         answer = None

@@ -15,7 +15,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple, Union
 
-from ._core import CoreError, call_result
+from ._core import CoreError
+from .ops import session_step
 
 #: A frame went past max_answer_bytes; the failure's detail is the limit in
 #: bytes, from which the core words the record's server_unavailable detail.
@@ -194,10 +195,7 @@ class _Walk:
     def step(self, event: Dict[str, Any]) -> Dict[str, Any]:
         """Hands the engine one event; answers its one action (read_page,
         or observed at the walk's end)."""
-        req: Dict[str, Any] = {"event": event}
-        if self._state is not None:
-            req["state"] = self._state.encode("utf-8")
-        answer = json.loads(call_result("session_step", req))
+        answer = session_step(event=event, state=None if self._state is None else self._state.encode("utf-8"))
         self._state = answer["state"]
         action: Dict[str, Any] = answer["actions"][0]
         return action

@@ -38,7 +38,7 @@ from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequ
 
 import anyio
 
-from ._core import CoreError, call_result
+from ._core import CoreError
 from ._checkpoint import Checkpoints, checkpoint_path, proof_path, read_proof
 from ._check import check, logger
 from ._confirm import approved_lock
@@ -61,7 +61,7 @@ from ._pilot import Pilot as Pilot, PilotError as PilotError, PilotUploader, pil
 from ._observation import FAILURE_TOO_LARGE as FAILURE_TOO_LARGE, FAULT_PAGES_OVER_CAP as FAULT_PAGES_OVER_CAP, FAULT_TIMEOUT as FAULT_TIMEOUT
 from ._observation import _Walk
 from ._observation import FAULT_FORBIDDEN, FAULT_LIST_CACHED, FAULT_NOT_CAPTURED, FAULT_UNAUTHORIZED, Observation as Observation, _sdk_tool
-from .ops import escape_text, refusal, verify_lock
+from .ops import escape_text, refusal, session_step, verify_lock
 from .transport import is_transport as _is_transport
 from .transport import unwrapped as _unwrapped
 
@@ -762,10 +762,7 @@ class McpPreflight(FeaturesMixin):
     def _step(self, event: Dict[str, Any]) -> List[Dict[str, Any]]:
         """Hands the session engine one event (session_step) and keeps the
         state it answers; returns the actions, in the order they are done."""
-        req: Dict[str, Any] = {"event": event}
-        if self._engine is not None:
-            req["state"] = self._engine.encode("utf-8")
-        answer = json.loads(call_result("session_step", req))
+        answer = session_step(event=event, state=None if self._engine is None else self._engine.encode("utf-8"))
         self._engine = answer["state"]
         return list(answer["actions"])
 
