@@ -57,8 +57,10 @@ func scoreAttacks(t *testing.T, file string, floor float64) float64 {
 // tuned against; the figure measured when they were written (3 of 20),
 // and 6 of 20 since the structural rules of issue 38 round 2, written from
 // the public corpus's development half (not from these lists); 8 of 20
-// after round 5 (whose rules were not written from them either).
-const late2Floor = 0.3
+// after round 5 (whose rules were not written from them either); 9 of 20
+// after round 6, whose rules were written from late3.json and probes of
+// our own, with late2's texts left unread.
+const late2Floor = 0.45
 
 // TestAttackCorpusLate2 scores the scan on the lists written last.
 func TestAttackCorpusLate2(t *testing.T) {
@@ -69,9 +71,11 @@ func TestAttackCorpusLate2(t *testing.T) {
 
 // late3Floor is the recall at medium on testdata/scan-attacks/late3.json:
 // twelve lists written after all of issue 38 round 5's rules, in shapes
-// chosen to differ from them, never tuned against; 1 of 12 when they were
-// written (docs/scan.md, "Round 5").
-const late3Floor = 0.08
+// chosen to differ from them; 1 of 12 when they were written (docs/scan.md,
+// "Round 5"). Round 6 read every miss and generalised their structures, so
+// they are development data now: 12 of 12 is what the rules were shaped to
+// reach, not a measure of transfer (late2.json, never read, is one).
+const late3Floor = 1.0
 
 // TestAttackCorpusLate3 scores the scan on the lists written after round 5.
 func TestAttackCorpusLate3(t *testing.T) {

@@ -20,6 +20,7 @@ type foreignRule struct {
 	rule   int
 	verbs  map[string]bool // a verb that orders the call, right before the name (an article between)
 	claims [][]string      // words that, after "<name> tool", announce what it now does
+	route  *routeRule      // the foreign_route rule, or nil (route.go)
 }
 
 // foreignGroups reads the matcher's Args: verbs, "|", claims (one or two
@@ -118,10 +119,16 @@ func (s *scanner) foreignIn(t string, lo, hi int, marked bool, add func(rule, st
 	} else if end, ok := s.announcedAfter(t, hi); ok {
 		from, to = lo, end
 	}
+	rule := f.rule
+	if from < 0 {
+		if v, ok := s.routedBefore(t, lo, hi); ok && s.flowsBefore(lo) {
+			from, rule = v, f.route.rule
+		}
+	}
 	if from < 0 || s.ownOrParam(t[lo:hi]) {
 		return
 	}
-	add(f.rule, from, to)
+	add(rule, from, to)
 }
 
 // calledBefore says whether a verb of the rule ends right before lo, across
