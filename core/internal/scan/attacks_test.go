@@ -57,10 +57,10 @@ func scoreAttacks(t *testing.T, file string, floor float64) float64 {
 // tuned against; the figure measured when they were written (3 of 20),
 // and 6 of 20 since the structural rules of issue 38 round 2, written from
 // the public corpus's development half (not from these lists); 8 of 20
-// after round 5 (whose rules were not written from them either); 9 of 20
-// after round 6, whose rules were written from late3.json and probes of
-// our own, with late2's texts left unread.
-const late2Floor = 0.45
+// after round 5 (whose rules were not written from them either); 10 of 20
+// after round 6, whose rules were written from late3.json and three probe
+// sets of our own, with late2's texts left unread.
+const late2Floor = 0.5
 
 // TestAttackCorpusLate2 scores the scan on the lists written last.
 func TestAttackCorpusLate2(t *testing.T) {
@@ -81,5 +81,19 @@ const late3Floor = 1.0
 func TestAttackCorpusLate3(t *testing.T) {
 	if recall := scoreAttacks(t, "late3.json", 0); recall < late3Floor {
 		t.Errorf("recall at medium %.3f is below the floor %.3f", recall, late3Floor)
+	}
+}
+
+// probes6Floor is the recall at medium on testdata/scan-attacks/probes6.json:
+// the three probe sets of issue 38 round 6, each scored once when written
+// (9 of 32, 7 of 30, 13 of 30: docs/scan.md, "Round 6") and then used to
+// generalise the rules, so development data: 87 of 92 since. The floor is
+// today's figure, so a change that loses one fails.
+const probes6Floor = 0.94
+
+// TestAttackCorpusProbes6 scores the scan on round 6's probe sets.
+func TestAttackCorpusProbes6(t *testing.T) {
+	if recall := scoreAttacks(t, "probes6.json", 0); recall < probes6Floor {
+		t.Errorf("recall at medium %.3f is below the floor %.3f", recall, probes6Floor)
 	}
 }

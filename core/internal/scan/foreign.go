@@ -20,7 +20,7 @@ type foreignRule struct {
 	rule   int
 	verbs  map[string]bool // a verb that orders the call, right before the name (an article between)
 	claims [][]string      // words that, after "<name> tool", announce what it now does
-	route  *routeRule      // the foreign_route rule, or nil (route.go)
+	routes []*routeRule    // the foreign_route rules (route.go)
 }
 
 // foreignGroups reads the matcher's Args: verbs, "|", claims (one or two
@@ -121,8 +121,8 @@ func (s *scanner) foreignIn(t string, lo, hi int, marked bool, add func(rule, st
 	}
 	rule := f.rule
 	if from < 0 {
-		if v, ok := s.routedBefore(t, lo, hi); ok && s.flowsBefore(lo) {
-			from, rule = v, f.route.rule
+		if r, v, ok := s.routed(t, lo, hi); ok {
+			from, rule = v, r
 		}
 	}
 	if from < 0 || s.ownOrParam(t[lo:hi]) {
