@@ -97,3 +97,17 @@ func TestAttackCorpusProbes6(t *testing.T) {
 		t.Errorf("recall at medium %.3f is below the floor %.3f", recall, probes6Floor)
 	}
 }
+
+// late4Floor is the recall at medium on testdata/scan-attacks/late4.json:
+// 24 lists written after every rule of issue 38 round 6 was committed, in
+// shapes chosen to differ from them, never tuned against (docs/scan.md,
+// "Round 6"): 6 of 24 when they were written. The floor is that figure, so a
+// change that loses one fails; a change shaped on them would spend them.
+const late4Floor = 0.25
+
+// TestAttackCorpusLate4 scores the scan on the lists written after round 6.
+func TestAttackCorpusLate4(t *testing.T) {
+	if recall := scoreAttacks(t, "late4.json", 0); recall < late4Floor {
+		t.Errorf("recall at medium %.3f is below the floor %.3f", recall, late4Floor)
+	}
+}
