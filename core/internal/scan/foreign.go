@@ -135,38 +135,13 @@ func (s *scanner) foreignIn(t string, lo, hi int, marked bool, add func(rule, st
 // at most three blanks, quotes, backticks or asterisks and an optional
 // "the", and is not the tail of a longer word ("paid-call pendingApproval"
 // is not a call). It returns where the verb starts. Bounded: a few bytes
-// back.
+// back (wordBefore, route.go).
 func (s *scanner) calledBefore(t string, lo int) (int, bool) {
-	for range 2 {
-		j := lo
-		for k := 0; k < 3 && j > 0 && strings.IndexByte(" \t\r\n`'\"*", t[j-1]) >= 0; k++ {
-			j--
-		}
-		if j == lo {
-			return 0, false
-		}
-		v := j
-		for v > 0 && j-v < 10 && byteClass[t[v-1]]&classAlnum != 0 {
-			v--
-		}
-		s.work += lo - v
-		if v == j || v > 0 && byteClass[t[v-1]]&classID != 0 {
-			return 0, false
-		}
-		var buf [10]byte
-		for k := v; k < j; k++ {
-			buf[k-v] = lower(t[k])
-		}
-		w := string(buf[:j-v])
-		if s.c.foreign.verbs[w] {
-			return v, true
-		}
-		if w != "the" {
-			return 0, false
-		}
-		lo = v
+	v, w, ok := s.wordBefore(t, lo)
+	if ok && w == "the" {
+		v, w, ok = s.wordBefore(t, v)
 	}
-	return 0, false
+	return v, ok && s.c.foreign.verbs[w]
 }
 
 // announcedAfter says whether "tool" or "function" follows hi (after a
