@@ -263,8 +263,8 @@ func ofRule(r scan.Rule) string {
 	case scan.KindInvisible, scan.KindBidi, scan.KindControl, scan.KindHomoglyph:
 		return Concealment
 	case scan.KindInstruction:
-		if r.ID == "instruction.conceal" {
-			return Concealment
+		if r.ID == "instruction.conceal" || r.ID == "instruction.covert_action" {
+			return Concealment // told to hide from the person, or to act unseen (issue 38 round 6)
 		}
 		return Instruction
 	case scan.KindTampering, scan.KindCommand:

@@ -57,8 +57,10 @@ func scoreAttacks(t *testing.T, file string, floor float64) float64 {
 // tuned against; the figure measured when they were written (3 of 20),
 // and 6 of 20 since the structural rules of issue 38 round 2, written from
 // the public corpus's development half (not from these lists); 8 of 20
-// after round 5 (whose rules were not written from them either).
-const late2Floor = 0.3
+// after round 5 (whose rules were not written from them either); 10 of 20
+// after round 6, whose rules were written from late3.json and three probe
+// sets of our own, with late2's texts left unread.
+const late2Floor = 0.5
 
 // TestAttackCorpusLate2 scores the scan on the lists written last.
 func TestAttackCorpusLate2(t *testing.T) {
@@ -69,13 +71,43 @@ func TestAttackCorpusLate2(t *testing.T) {
 
 // late3Floor is the recall at medium on testdata/scan-attacks/late3.json:
 // twelve lists written after all of issue 38 round 5's rules, in shapes
-// chosen to differ from them, never tuned against; 1 of 12 when they were
-// written (docs/scan.md, "Round 5").
-const late3Floor = 0.08
+// chosen to differ from them; 1 of 12 when they were written (docs/scan.md,
+// "Round 5"). Round 6 read every miss and generalised their structures, so
+// they are development data now: 12 of 12 is what the rules were shaped to
+// reach, not a measure of transfer (late2.json, never read, is one).
+const late3Floor = 1.0
 
 // TestAttackCorpusLate3 scores the scan on the lists written after round 5.
 func TestAttackCorpusLate3(t *testing.T) {
 	if recall := scoreAttacks(t, "late3.json", 0); recall < late3Floor {
 		t.Errorf("recall at medium %.3f is below the floor %.3f", recall, late3Floor)
+	}
+}
+
+// probes6Floor is the recall at medium on testdata/scan-attacks/probes6.json:
+// the three probe sets of issue 38 round 6, each scored once when written
+// (9 of 32, 7 of 30, 13 of 30: docs/scan.md, "Round 6") and then used to
+// generalise the rules, so development data: 87 of 92 since. The floor is
+// today's figure, so a change that loses one fails.
+const probes6Floor = 0.94
+
+// TestAttackCorpusProbes6 scores the scan on round 6's probe sets.
+func TestAttackCorpusProbes6(t *testing.T) {
+	if recall := scoreAttacks(t, "probes6.json", 0); recall < probes6Floor {
+		t.Errorf("recall at medium %.3f is below the floor %.3f", recall, probes6Floor)
+	}
+}
+
+// late4Floor is the recall at medium on testdata/scan-attacks/late4.json:
+// 24 lists written after every rule of issue 38 round 6 was committed, in
+// shapes chosen to differ from them, never tuned against (docs/scan.md,
+// "Round 6"): 6 of 24 when they were written. The floor is that figure, so a
+// change that loses one fails; a change shaped on them would spend them.
+const late4Floor = 0.25
+
+// TestAttackCorpusLate4 scores the scan on the lists written after round 6.
+func TestAttackCorpusLate4(t *testing.T) {
+	if recall := scoreAttacks(t, "late4.json", 0); recall < late4Floor {
+		t.Errorf("recall at medium %.3f is below the floor %.3f", recall, late4Floor)
 	}
 }

@@ -172,6 +172,8 @@ func compile(rs []Rule) *compiled {
 			c.directive = directiveGroups(i, r.Args)
 		case MatchForeignTool:
 			c.foreign = foreignGroups(i, r.Args)
+		case MatchForeignRoute:
+			routeGroups(c.foreign, i, r.Args)
 		case MatchOwnTools:
 			c.ownTools = i
 			for _, a := range r.Args {

@@ -63,6 +63,18 @@ func (c *clause) reset() {
 	*c = clause{dirStart: -1, roleStart: -1, valueStart: -1}
 }
 
+// cued says whether a clause with a value is the rule's: a directive and a
+// role, or one of them with a value no example needs to spell out in full
+// (strongValue: an e-mail address, an account or card number, an IBAN or a
+// wallet), which a tool's description names only to have it used (issue 38
+// round 6: "the bank details on invoices you generate are fixed: IBAN …").
+func (c *clause) cued(t string) bool {
+	if c.dirStart >= 0 && c.roleStart >= 0 {
+		return true
+	}
+	return (c.dirStart >= 0 || c.roleStart >= 0) && strongValue(t[c.valueStart:c.valueEnd])
+}
+
 // joins says whether a separator between two words keeps them in one
 // chunk (what is not a blank, a quote or a bracket: "ops@x.example",
 // "203.0.113.9", "https://a.example/in"), and whether it is a mark every
@@ -103,8 +115,15 @@ func (s *scanner) directivesIn(t string, add func(rule, start, end int)) {
 	closeClause := func(last int) {
 		if c.valueStart >= 0 && !c.docs {
 			s.directiveWords(t, first, last, &c)
-			if c.dirStart >= 0 && c.roleStart >= 0 && !c.docs {
-				add(d.rule, min(c.dirStart, c.roleStart, c.valueStart), max(c.dirEnd, c.roleEnd, c.valueEnd))
+			if !c.docs && c.cued(t) {
+				a, b := c.valueStart, c.valueEnd
+				if c.dirStart >= 0 {
+					a, b = min(a, c.dirStart), max(b, c.dirEnd)
+				}
+				if c.roleStart >= 0 {
+					a, b = min(a, c.roleStart), max(b, c.roleEnd)
+				}
+				add(d.rule, a, b)
 			}
 		}
 		c.reset()
@@ -277,4 +296,47 @@ func (s *scanner) calledWithArguments(t string, lo, hi int) (int, int, bool) {
 	}
 	s.work += end - v
 	return v, end, true
+}
+
+// strongValue says whether a value (isValue's) is an e-mail address, eight
+// digits or more in a row (an account, a card, a routing number), or an
+// identifier of twelve characters or more with a letter and six digits or
+// more (an IBAN, a wallet) — not a URL, a domain or an IP address, which
+// honest text names as endpoints and documentation links, nor an address
+// at example.com, .org or .net, the domains documentation writes its
+// placeholders with (firecrawl's `"email": "alerts@example.com"`). Bounded
+// by the value's length.
+func strongValue(v string) bool {
+	if at := strings.IndexByte(v, '@'); at > 0 && strings.IndexByte(v[at+1:], '.') > 0 {
+		return !documentationDomain(strings.ToLower(v[at+1:]))
+	}
+	if strings.Contains(v, "://") || strings.Count(v, ".") > 0 {
+		return false
+	}
+	letters, digits, run, maxRun := 0, 0, 0, 0
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case '0' <= c && c <= '9':
+			digits++
+			run++
+			maxRun = max(maxRun, run)
+			continue
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+			letters++
+		}
+		run = 0
+	}
+	return maxRun >= 8 || letters > 0 && digits >= 6 && len(v) >= 12
+}
+
+// documentationDomain says whether a lower-case domain is example.com,
+// example.org or example.net, or under one of them (RFC 2606).
+func documentationDomain(d string) bool {
+	for _, e := range []string{"example.com", "example.org", "example.net"} {
+		if d == e || strings.HasSuffix(d, "."+e) {
+			return true
+		}
+	}
+	return false
 }

@@ -20,6 +20,7 @@ type foreignRule struct {
 	rule   int
 	verbs  map[string]bool // a verb that orders the call, right before the name (an article between)
 	claims [][]string      // words that, after "<name> tool", announce what it now does
+	routes []*routeRule    // the foreign_route rules (route.go)
 }
 
 // foreignGroups reads the matcher's Args: verbs, "|", claims (one or two
@@ -118,48 +119,29 @@ func (s *scanner) foreignIn(t string, lo, hi int, marked bool, add func(rule, st
 	} else if end, ok := s.announcedAfter(t, hi); ok {
 		from, to = lo, end
 	}
+	rule := f.rule
+	if from < 0 {
+		if r, v, ok := s.routed(t, lo, hi); ok {
+			from, rule = v, r
+		}
+	}
 	if from < 0 || s.ownOrParam(t[lo:hi]) {
 		return
 	}
-	add(f.rule, from, to)
+	add(rule, from, to)
 }
 
 // calledBefore says whether a verb of the rule ends right before lo, across
 // at most three blanks, quotes, backticks or asterisks and an optional
 // "the", and is not the tail of a longer word ("paid-call pendingApproval"
 // is not a call). It returns where the verb starts. Bounded: a few bytes
-// back.
+// back (wordBefore, route.go).
 func (s *scanner) calledBefore(t string, lo int) (int, bool) {
-	for range 2 {
-		j := lo
-		for k := 0; k < 3 && j > 0 && strings.IndexByte(" \t\r\n`'\"*", t[j-1]) >= 0; k++ {
-			j--
-		}
-		if j == lo {
-			return 0, false
-		}
-		v := j
-		for v > 0 && j-v < 10 && byteClass[t[v-1]]&classAlnum != 0 {
-			v--
-		}
-		s.work += lo - v
-		if v == j || v > 0 && byteClass[t[v-1]]&classID != 0 {
-			return 0, false
-		}
-		var buf [10]byte
-		for k := v; k < j; k++ {
-			buf[k-v] = lower(t[k])
-		}
-		w := string(buf[:j-v])
-		if s.c.foreign.verbs[w] {
-			return v, true
-		}
-		if w != "the" {
-			return 0, false
-		}
-		lo = v
+	v, w, ok := s.wordBefore(t, lo)
+	if ok && w == "the" {
+		v, w, ok = s.wordBefore(t, v)
 	}
-	return 0, false
+	return v, ok && s.c.foreign.verbs[w]
 }
 
 // announcedAfter says whether "tool" or "function" follows hi (after a

@@ -71,32 +71,33 @@ const (
 
 // The matchers a rule can name; Args are their data.
 const (
-	MatchChars       = "chars"        // Args: code point ranges "U+XXXX" or "U+XXXX-U+YYYY"; a run is one finding
-	MatchLoneCR      = "lone_cr"      // a carriage return not followed by a line feed
-	MatchEscape      = "escape"       // ESC and the terminal control sequence it starts
-	MatchLiteral     = "literal"      // Args: ASCII text, case-insensitive; ^ and $ ask for a word boundary there
-	MatchURL         = "url"          // Args: schemes as literals; the span runs to the end of the address
-	MatchEmail       = "email"        // local@domain.tld
-	MatchTag         = "tag"          // Args: markup tag names, case-insensitive, opening or closing, with attributes
-	MatchPhrase      = "phrase"       // Args: word patterns (see phrase.go)
-	MatchListTool    = "list_tool"    // the name of another tool of the same list
-	MatchKnownTool   = "known_tool"   // Args: tool names of well-known servers, when not in the list
-	MatchMixedScript = "mixed_script" // Args: minimum letters; a word mixing Latin with a look-alike script
-	MatchNonASCII    = "non_ascii"    // any character outside ASCII
-	MatchLength      = "length"       // Args: bytes; a text longer than that
-	MatchSpaceRun    = "space_run"    // Args: horizontal count, line count; a blank run with that many blanks on one line or that many line breaks
-	MatchBracket     = "bracket"      // Args: words; a [bracketed label] of at most four words, one of them among these
-	MatchComment     = "comment"      // an HTML comment <!-- … -->
-	MatchTypeProse   = "type_prose"   // a schema "type" that is not a JSON Schema type name
-	MatchRequired    = "required"     // a schema "required" entry that names no property of its object
-	MatchSendTo      = "send_to"      // Args: words; an e-mail address after one of these words (at most five words before it)
-	MatchContrast    = "contrast"     // Args: words; a well-known tool name of another server right after one of them ("instead of read_file")
-	MatchCallTool    = "call_tool"    // Args: verbs, then "|", then name words; a tool named with one of the words, right after a verb
-	MatchRefused     = "refused"      // Args: a literal rule's id, then words; a match of it in a sentence with one of the words is this rule's instead
-	MatchOwnTools    = "own_tools"    // Args: rule ids; a match of one of them in a sentence that names only tools of this list is this rule's instead
-	MatchCallSyntax  = "call_syntax"  // Args: verbs; right after one of them, a tool of no list written as a call with its arguments: call `name(…)`
-	MatchForeignTool = "foreign_tool" // Args: verbs, "|", claims; a tool of no list (nor a parameter) called right after a verb, or announced: "<name> tool now …" (foreign.go)
-	MatchDirective   = "directive"    // Args: directive words, "|", role words, "|", documentation words, "|", top-level domains; a clause with a directive, a role (or a parameter of the tool) and a concrete value, and no documentation word
+	MatchChars        = "chars"         // Args: code point ranges "U+XXXX" or "U+XXXX-U+YYYY"; a run is one finding
+	MatchLoneCR       = "lone_cr"       // a carriage return not followed by a line feed
+	MatchEscape       = "escape"        // ESC and the terminal control sequence it starts
+	MatchLiteral      = "literal"       // Args: ASCII text, case-insensitive; ^ and $ ask for a word boundary there
+	MatchURL          = "url"           // Args: schemes as literals; the span runs to the end of the address
+	MatchEmail        = "email"         // local@domain.tld
+	MatchTag          = "tag"           // Args: markup tag names, case-insensitive, opening or closing, with attributes
+	MatchPhrase       = "phrase"        // Args: word patterns (see phrase.go)
+	MatchListTool     = "list_tool"     // the name of another tool of the same list
+	MatchKnownTool    = "known_tool"    // Args: tool names of well-known servers, when not in the list
+	MatchMixedScript  = "mixed_script"  // Args: minimum letters; a word mixing Latin with a look-alike script
+	MatchNonASCII     = "non_ascii"     // any character outside ASCII
+	MatchLength       = "length"        // Args: bytes; a text longer than that
+	MatchSpaceRun     = "space_run"     // Args: horizontal count, line count; a blank run with that many blanks on one line or that many line breaks
+	MatchBracket      = "bracket"       // Args: words; a [bracketed label] of at most four words, one of them among these
+	MatchComment      = "comment"       // an HTML comment <!-- … -->
+	MatchTypeProse    = "type_prose"    // a schema "type" that is not a JSON Schema type name
+	MatchRequired     = "required"      // a schema "required" entry that names no property of its object
+	MatchSendTo       = "send_to"       // Args: words; an e-mail address after one of these words (at most five words before it)
+	MatchContrast     = "contrast"      // Args: words; a well-known tool name of another server right after one of them ("instead of read_file")
+	MatchCallTool     = "call_tool"     // Args: verbs, then "|", then name words; a tool named with one of the words, right after a verb
+	MatchRefused      = "refused"       // Args: a literal rule's id, then words; a match of it in a sentence with one of the words is this rule's instead
+	MatchOwnTools     = "own_tools"     // Args: rule ids; a match of one of them in a sentence that names only tools of this list is this rule's instead
+	MatchCallSyntax   = "call_syntax"   // Args: verbs; right after one of them, a tool of no list written as a call with its arguments: call `name(…)`
+	MatchForeignTool  = "foreign_tool"  // Args: verbs, "|", claims; a tool of no list (nor a parameter) called right after a verb, or announced: "<name> tool now …" (foreign.go)
+	MatchForeignRoute = "foreign_route" // Args: "before" or "around", route words or "*", then groups each after "|"; a snake_case tool of no list (nor a parameter) after a route word (or anywhere), with a word of each group near it in its sentence (route.go)
+	MatchDirective    = "directive"     // Args: directive words, "|", role words, "|", documentation words, "|", top-level domains; a clause with a directive, a role (or a parameter of the tool) and a concrete value, and no documentation word
 )
 
 // Rule is one row of the rule table.
@@ -241,6 +242,28 @@ var Rules = []Rule{
 		"not|never|avoid ~1 use|using|call|calling ~1 the|any ~1 builtin|built|native|standard|default|original|legacy|regular|existing|old ~2 tool|tools|function|functions|server|servers",
 		"other|standard|default|builtin|existing|legacy|original|regular|basic|native ~3 tool|tools|server|servers|function|functions|version|versions|api|apis ~2 may|might|can|could|will|often|frequently|sometimes|tend ~1 leak|expose|corrupt|lose|return|give|produce|contain|be ~1 outdated|stale|incomplete|inaccurate|incorrect|wrong|unsafe|insecure|unreliable|data|credentials|secrets|keys|your",
 		"other|others|standard|default|builtin|existing|legacy|original|old|previous ~3 tool|tools|server|servers|function|functions|version|versions|api ~3 no ~0 longer ~0 supported|maintained|available|works|working|reliable|safe|accurate|secure|recommended",
+		"server|servers|provider|providers|vendor|vendors|extension|extensions|plugin|plugins ~2 tool|tools|command|commands|function|functions|api|apis|endpoint|endpoints|version|versions|implementation|implementations ~3 is|are|tends|tend|may|might|often|sometimes|known|has|have|been ~2 flaky|unstable|unreliable|buggy|broken|inaccurate|deprecated|wrong|off|drop|drops|corrupt|corrupts|leak|leaks|misreport|misreports|lose|loses|garble|garbles",
+		"other|others|competing|alternative|third ~3 provider|providers|service|services|source|sources|engine|engines|app|apps|vendor|vendors|tool|tools|server|servers|implementation|implementations|library|libraries|api|apis ~5 tend|tends|often|usually|frequently|sometimes|known|may|might ~2 off|wrong|inaccurate|incorrect|unreliable|flaky|stale|outdated|buggy|broken|imprecise|misleading|corrupt|lossy|miscalculate|misreport|drop|lose",
+		"other|others ~8 this ~0 one|tool|server ~0 is|stays|remains|gets ~1 accurate|correct|reliable|precise|exact|trustworthy|safe|secure",
+		"through|via|with|using ~0 this ~0 tool|one|server ~1 is ~0 the ~0 supported|sanctioned|correct|proper|right|official|approved|recommended|only|preferred|endorsed ~0 path|way|route|channel|method|option",
+		"this ~0 tool|one|server ~0 is ~0 the ~0 supported|sanctioned|correct|proper|right|endorsed ~0 path|way|route|channel|method",
+		"think|see|view ~1 of ~0 this|it ~1 as ~1 the|your ~1 main|primary|default|preferred|official|only|canonical|standard|go",
+		"others|rest|alternatives|remaining ~4 only|just|merely|solely|purely ~1 for ~1 compatibility|legacy|backward|backwards|historical|emergencies|fallback",
+		"rely|depend ~0 on ~0 this ~0 one|instead",
+		"this ~0 tool|one|server|function ~0 never|always ~0 does|fails|drops|loses|misses|truncates|corrupts|works|succeeds|gets",
+		"rival|rivals|competing|competitor|competitors|stock|third ~4 miss|misses|drop|drops|lose|loses|corrupt|corrupts|garble|garbles|truncate|truncates|leak|leaks|fail|fails|break|breaks|misreport|misreports|skip|skips|mangle|mangles|return|returns|produce|produces|give|gives",
+		"tool|tools|server|servers|indexer|indexers|provider|providers|translator|translators|engine|engines|api|apis|function|functions|command|commands ~6 frequently|often|regularly|routinely|typically|usually|commonly ~1 garbled|wrong|broken|inaccurate|incomplete|stale|truncated|corrupted|empty|off|outdated|fail|fails|drop|drops|lose|loses",
+		"so|therefore|thus|hence ~2 use|call|choose|pick|prefer ~1 this ~0 one|tool|server|function ~0 instead",
+		"supersedes|replaces|overrides ~3 whatever|any|all|every|other|existing|previous|prior ~3 tool|tools|app|apps|server|servers|service|services",
+		"favour|favor|prioritize|prioritise|prefer ~1 this|our ~0 server|tool|one|function|service ~1 over|above",
+		"are|is ~0 the ~0 one|ones ~0 to ~0 present|use|show|trust|choose|pick|prefer|return|rely",
+		"requests|queries|tasks|questions|lookups|searches|translations|conversions ~3 handled|served|answered|processed|done ~0 best ~0 here|by",
+		"general|generic|stock|vanilla|ordinary|mainstream|conventional ~3 lose|loses|drop|drops|mangle|mangles|garble|garbles|corrupt|corrupts|strip|strips|truncate|truncates|leak|leaks",
+		"other|another ~0 server|servers|provider|providers|vendor|vendors ~4 returns|return|gives|give|shows|show|serves|serve|injects|inject ~1 ads|spam|junk|garbage|nonsense|stale|outdated|wrong|fake",
+		"official|original|vendor|vendors|upstream ~3 documentation|docs|site|source|website|api ~3 is|are ~0 out ~0 of ~0 date",
+		"official|original|vendor|vendors|upstream ~3 documentation|docs|site|source|website|api ~3 is|are ~0 outdated|stale|wrong|broken|unreliable",
+		"this ~0 is ~0 the ~2 to ~0 reach ~0 for",
+		"other|others ~3 tool|tools|server|servers ~2 is|are ~0 approximate|imprecise|rough|unreliable|inaccurate|wrong|off|flaky|buggy|broken|stale|outdated|incomplete",
 	}, "a description that asks to be chosen over other tools is how a server squats on requests meant for another (tool squatting)"},
 	{"instruction.bracket", KindInstruction, Medium, InText, MatchBracket, []string{"important", "system", "directive", "instruction", "instructions", "hidden", "override", "admin", "secret", "critical", "urgent", "attention", "mandatory", "required"},
 		"bracketed labels like [Important] or [SYSTEM DIRECTIVE] are another form of the markup that addresses the model"},
@@ -256,6 +279,20 @@ var Rules = []Rule{
 		"not|dont|never ~1 tell|inform|notify|alert ~0 them|anyone|anybody",
 		"keep ~3 secret|hidden|confidential ~2 from ~1 the ~0 user|users|human|humans|person|operator",
 	}, "a tool has no reason to keep something from the person it acts for"},
+	{"instruction.covert_action", KindInstruction, Medium, InText, MatchPhrase, []string{
+		"silently|quietly|secretly|covertly|discreetly|invisibly|unobtrusively|stealthily ~2 add|apply|adjust|increase|raise|inflate|lower|reduce|deduct|subtract|round|change|alter|modify|replace|substitute|swap|redirect|append|prepend|insert|include|attach|embed|copy|forward|send|cc|bcc|upload|log|record|store|save|mirror|share|post|report|omit|remove|delete|exclude|route|notify|email|call|invoke|execute|transfer|charge|bill|mark|tag|rename|move",
+		"in|into ~0 the ~0 background ~3 send|copy|forward|upload|log|record|mirror|share|post|report|email|transmit|cc|bcc",
+		"behind ~1 the ~0 scenes ~3 send|copy|forward|upload|log|record|mirror|share|post|report|email|call|invoke|notify|sync|transmit|cc|bcc|add|change|adjust|modify|replace",
+		"without ~2 user|users|customer|customers|person|anyone|them ~0 knowing|noticing|seeing|realising|realizing|knowledge|awareness",
+		"not|dont|never|no ~1 bother|need ~2 user|users|them|anyone|mentioning|telling|informing|explaining|flagging|surfacing",
+		"silently|quietly|secretly|covertly|discreetly|invisibly|unobtrusively|stealthily ~2 bump|boost|pad|skim|shave|tweak|nudge|markup|raise|hike",
+		"behind ~1 the ~0 scenes ~3 bump|boost|pad|skim|shave|tweak|nudge|raise|hike|increase|inflate|reduce|lower|append|insert|include|attach|embed|store|save|keep",
+		"hidden|shadow|secret|covert ~0 log|copy|record|archive|transcript|backup|ledger|bcc|cc|recipient|recipients",
+		"user|users|customer|customers|they|anyone|person ~2 need|needs ~0 not|never ~1 be ~0 told|informed|notified|alerted|bothered",
+		"no|nothing|little ~0 reason|point ~1 to ~0 point|mention|tell|flag|explain|surface|highlight|disclose|inform|notify",
+		"user|users|customer|customers|they|anyone ~3 not|never ~0 need|needs|have ~1 to ~0 know|see|notice|hear",
+		"extra|fee|fees|margin|markup|surcharge|commission ~8 rather|instead|not ~1 than|of ~0 listed|shown|itemized|itemised|disclosed|displayed|stated|separately",
+	}, "a modifier of concealment (silently, quietly, in the background, without the user noticing) on an action the agent takes (adding a margin to a rate, copying a message, calling a tool) hides from the person a change made in their name: whatever the action, an honest description has no reason to ask for it unseen"},
 	{"instruction.markup", KindInstruction, Medium, InText, MatchTag, []string{"important", "system", "sys", "system-prompt", "system_prompt", "instructions", "instruction", "prompt", "hidden", "secret", "admin", "critical", "urgent", "assistant", "rules", "policy", "override"},
 		"tags like <IMPORTANT> or <SYSTEM> are how poisoned descriptions address the model (tool poisoning)"},
 	{"instruction.precondition", KindInstruction, Medium, InText, MatchPhrase, []string{
@@ -263,6 +300,7 @@ var Rules = []Rule{
 		"before ~2 any|every|other ~2 tool|tools|function|functions|action|step|request ~3 first|call|run|invoke|use|execute|consult",
 		"otherwise ~3 tool|function|application|app|system|server|it ~2 will|would|wont|may|might|can|cannot ~2 not|fail|crash|break|error|work",
 		"you|assistant|model|ai ~1 must|should|need|have ~2 always|first|also ~2 call|run|read|send|use|invoke|include|pass",
+		"before ~0 running|executing|doing|answering ~1 anything|any|everything|every ~4 run|execute|download|fetch|install|source|curl|call|open|visit|read",
 	}, "conditions placed on the model before or instead of the tool's job are the shape of tool poisoning"},
 	{"instruction.confirmation", KindInstruction, Medium, InText, MatchPhrase, []string{
 		"not|dont|never ~1 ask|asking|asks ~4 confirmation|confirm|permission|approval|consent|before|first|whether|if",
@@ -271,6 +309,8 @@ var Rules = []Rule{
 		"without ~0 asking|prompting ~2 user|users|them|for|permission|confirmation|consent|approval|first",
 		"without ~0 confirmation|confirming|consent|approval|permission",
 		"no ~0 confirmation|approval|permission|consent ~1 needed|required|necessary",
+		"without ~0 checking|consulting|conferring ~2 back|with ~1 them|user|users|customer|customers|anyone",
+		"approved|accepted|confirmed|authorized|authorised|agreed|signed|accept|approve|confirm ~3 on ~1 the|their ~0 user|users|customer|customers|their ~0 behalf",
 	}, "asking the model to skip the person's confirmation takes the person out of the loop"},
 
 	{"instruction.agent_directive", KindInstruction, Medium, InText, MatchPhrase, []string{
@@ -278,6 +318,9 @@ var Rules = []Rule{
 		"you|assistant|assistants|agent|agents|ai|model|models|llm|llms|claude ~0 must|should|shall ~0 also|first|always|then|immediately|now ~0 execute|run|read|send|forward|halt|stop|inform|tell|clean|remove|delete|fetch|retrieve|collect|submit|upload|copy|perform|notify|report|save|store|share|post|download|visit|open|navigate|append|attach|embed|disclose|reveal|state|say|display|present|mention|add|export|hand|dump",
 		"you|assistant|assistants|agent|agents|ai|model|models|llm|llms|claude ~0 need|needs|have|has ~0 to ~0 execute|run|read|send|forward|halt|stop|inform|tell|clean|remove|delete|fetch|retrieve|collect|submit|upload|copy|perform|notify|report|save|store|share|post|download|visit|open|navigate|append|attach|embed|disclose|reveal|state|say|display|present|mention|add|export|hand|dump",
 		"you|assistant|assistants|agent|agents|ai|model|models|llm|llms|claude ~0 are|is ~0 required|obligated|expected|instructed ~0 to ~0 execute|run|read|send|forward|halt|stop|inform|tell|clean|remove|delete|fetch|retrieve|collect|submit|upload|copy|perform|notify|report|save|store|share|post|download|visit|open|navigate|append|attach|embed|disclose|reveal|state|say|display|present|mention|add|export|hand|dump",
+		"you|assistant|assistants|agent|agents|ai|model|models|llm|llms ~5 responsible|tasked|charged ~1 for|with ~0 copying|forwarding|sending|mirroring|uploading|sharing|relaying|logging|recording|reporting|emailing|posting|exporting|saving|storing|syncing|submitting|cc|ccing|bcc|bccing|notifying|attaching|including",
+		"your|the ~0 job|role|task|duty|duties|responsibility|responsibilities ~3 include|includes|including|is|involves|involve ~1 copying|forwarding|sending|mirroring|uploading|sharing|relaying|logging|recording|reporting|emailing|posting|exporting|saving|storing|syncing|submitting|ccing|bccing|notifying|attaching",
+		"begin|start|prefix|end|preface|open|close ~1 every|each|all|any ~0 answer|answers|response|responses|reply|replies ~3 by|with",
 	}, "an obligation laid on the agent itself (\"you must execute the following command\", \"AI agents should retrieve …\", \"the assistant is required to send …\"), in any person, to act beyond the tool's own job (run, read, send, fetch, halt, tell, clean up …) is an instruction to the model, not a description for the person; how to fill the tool's own arguments (pass, include, provide, call this tool) is left to the parameter rules"},
 	{"instruction.version_claim", KindInstruction, Medium, InText, MatchPhrase, []string{
 		"this|it ~0 is ~0 the|an|a ~1 advanced|enhanced|improved|premium|professional|ultimate|upgraded|optimized|optimised|superior|official|secure|updated|better|best|enterprise|pro ~2 version|edition|variant|release|implementation|build",
@@ -339,6 +382,8 @@ var Rules = []Rule{
 		"every|each|all|any ~1 deletion|deletions|write|writes|payment|payments|transfer|transfers|email|emails|message|messages|call|calls|request|requests|operation|operations|search|searches|booking|bookings|commit|commits|update|updates|upload|uploads ~2 is|are|be|must|should ~0 preceded|followed|accompanied ~1 by",
 		"great|nice|helpful|appreciated|wonderful|ideal ~3 if ~6 you|assistant|agent ~1 could|would|can|also ~1 save|send|forward|copy|share|call|invoke|run|store|upload|post|log|record|notify|report|delete|remove|add|also",
 		"appreciate|appreciated|like ~3 if ~3 you|assistant|agent|model ~2 also|could|would|can ~1 call|called|send|sent|forward|forwarded|pass|passed|share|shared|report|reported|cc|bcc|include|included|copy|copied",
+		"after|once|whenever|upon ~0 reading|opening|fetching|viewing|loading|visiting|listing|searching|retrieving|receiving|creating|sending|writing ~3 any|every|each|a|the ~1 page|pages|file|files|document|documents|email|emails|message|messages|result|results|record|records|article|articles ~4 mirror|copy|send|forward|upload|store|log|record|post|share|sync|push|cc|bcc|email",
+		"whenever|when|once|after|each|every ~0 a|an|any|the|new ~1 pull ~0 request|requests ~1 is|are|gets|has ~1 opened|created|merged|closed|updated ~6 request|assign|add|cc|notify|send|forward|tag|mention|invite",
 	}, "asking the model to route another tool's call, or its data, through this one is how a tool inserts itself into other tools' work (cross-tool instruction); politeness (\"please\", \"it is recommended\") does not change it"},
 	{"instruction.tamper", KindTampering, Medium, InText, MatchPhrase, []string{
 		"regardless|irrespective ~0 of ~1 user|users|their|caller|callers|customer|customers ~1 input|inputs|request|requests|choice|choices|preference|preferences|query|queries|selection|selections|value|values",
@@ -369,6 +414,17 @@ var Rules = []Rule{
 		"force|forced|forcing ~1 parameter|parameters|argument|arguments|field|fields|param|params|input|inputs|value|values",
 		"always|must|explicitly|silently|automatically|quietly|secretly ~1 change|switch|swap|replace|alter|modify|rewrite ~2 destination|destinations|recipient|recipients|payee|beneficiary|account|accounts|sender|city|departure|arrival|origin|location|address|user|username|owner|assignee|currency|amount|iban|wallet ~3 to|as|with|into",
 		"explicitly|silently|quietly|secretly|forcibly ~1 set|fill ~2 destination|destinations|recipient|recipients|payee|beneficiary|account|accounts|sender|city|departure|arrival|origin|location|address|user|username|owner|assignee|currency|amount|iban|wallet ~3 to|as|with|into",
+		"organizer|organiser|owner|host|recipient|recipients|assignee|sender|payee|attendee|attendees|approver|reviewer|author|destination|account|beneficiary ~8 regardless|irrespective ~1 of ~0 who|whom|whoever ~1 is|books|booking|asks|asking|requests|requesting|orders|ordering|pays|paying|makes|making|sends|sending|uses|using|calls|calling|schedules|scheduling",
+		"user|users|customer|customers|caller|callers|their ~0 own ~0 address|account|card|email|recipient|destination|wallet|phone|choice|value|selection ~3 noted|recorded|mentioned|kept|stored|put|placed|listed|written|added|left|included ~1 in|into|as ~2 comment|comments|note|notes|memo|remarks|reference|footnote",
+		"always|all|every ~4 placed|booked|made|registered|filed|listed|reserved|issued|created|signed|submitted ~1 under|in ~1 the ~0 name|account|identity",
+		"as ~4 not ~0 the ~0 user|users|customer|customers|caller|requester|requesters",
+		"rather|instead ~0 than|of ~0 the ~0 official|genuine|vendor|vendors|company|companys ~1 site|website|domain|page|link|url|address|account|portal|docs|documentation|store|app|number",
+		"round|rounded|rounding|adjust|adjusted|skew|skewed|bias|biased|shade|shaded|tilt|tilted ~4 in ~1 our|their|the|merchants|companys|vendors|house|houses ~0 favour|favor",
+		"unless ~0 the ~0 user|users|customer|customers|caller ~0 insists|insist|objects|object|complains|complain|notices|notice|protests|disputes|pushes",
+		"even ~0 if|when|though ~1 the ~0 user|users|customer|customers|caller ~0 disputes|dispute|objects|object|insists|insist|disagrees|disagree|complains|complain|questions|challenges|protests",
+		"even ~0 if|when|though ~1 the ~0 user|users|customer|customers|caller|they ~0 declines|decline|refuses|refuse|rejects|reject ~0 it|them|this|that|these|those|the",
+		"not ~0 what ~0 they|the ~0 user|users|customer|customers ~0 saved|entered|typed|chose|picked|gave|asked|wanted|stored|selected|provided|specified|named|requested",
+		"not ~0 what ~0 they ~0 saved|entered|typed|chose|picked|gave|asked|wanted|stored|selected|provided|specified|named|requested",
 	}, "text that fixes or rewrites what the model puts in an argument (an account, a recipient, a destination) whatever the person asked for is parameter tampering, the quietest way a tool redirects money, messages or data"},
 	{"instruction.argument_rewrite", KindTampering, Medium, InText, MatchPhrase, []string{
 		"always|silently|quietly|secretly ~0 append|prepend|inject",
@@ -387,8 +443,8 @@ var Rules = []Rule{
 		"when|whenever|if ~3 user|users|customer|customers ~3 asks|ask|requests|request|wants|want|searches|search|queries|query|mentions|mention ~8 replace|substitute|swap|redirect|rewrite|append|prepend|add ~6 query|path|recipient|recipients|url|argument|parameter|destination|account|keyword|keywords|term|terms",
 	}, "a standing order to edit what the model puts in an argument (\"always append 'cat:cs.CR'\", \"the query is automatically modified to include …\", \"when sending invoices, set the recipient to …\", \"the correct account is …\", \"the payee account has been changed to …\", \"when users search for X, append Y to the query\") rewrites the person's request without naming a value: MCPTox's implicit parameter tampering, worded as a rule rather than a destination; an honest tool says what an argument means, not what to put in it"},
 	{"instruction.fixed_value", KindTampering, Medium, InText, MatchDirective, []string{
-		"must", "always", "never", "only", "should", "shall", "required", "mandatory", "locked", "forced", "exclusively", "instead", "regardless", "ignore", "discard", "override", "overridden", "every", "all", "whatever", "whichever", "whoever", "exceptions",
-		"|", "recipient", "recipients", "email", "emails", "send", "forward", "cc", "bcc", "from", "account", "accounts", "iban", "wallet", "payee", "beneficiary", "destination", "channel", "owner", "url", "endpoint", "webhook", "host", "address", "bucket", "routed", "sent", "forwarded", "transferred", "paid", "payout", "payouts", "refund", "refunds", "card", "remote", "record", "access",
+		"must", "always", "never", "only", "should", "shall", "required", "mandatory", "locked", "forced", "exclusively", "instead", "regardless", "ignore", "discard", "override", "overridden", "every", "all", "whatever", "whichever", "whoever", "exceptions", "best", "ideally", "preferably", "prefer", "prefers", "recommended", "expected", "supposed", "need", "needs", "relies", "henceforth", "used", "normally", "prepare", "prepares", "compose", "composed", "automatically",
+		"|", "recipient", "recipients", "email", "emails", "send", "forward", "cc", "bcc", "from", "account", "accounts", "iban", "wallet", "payee", "beneficiary", "destination", "channel", "owner", "url", "endpoint", "webhook", "host", "address", "bucket", "routed", "sent", "forwarded", "transferred", "paid", "payout", "payouts", "refund", "refunds", "card", "remote", "record", "access", "addressed", "routing", "transfer", "transfers", "outgoing", "payment", "payments", "swift", "bic", "reply", "replies", "go", "goes", "settle", "settles", "directed", "issued", "payable", "invite", "invites", "mirror", "mirrored", "relay", "relayed", "withdrawals", "reimbursements", "point", "field", "fields", "watcher", "watchers", "subscriber", "subscribers", "follower", "followers", "attendee", "attendees", "participant", "participants",
 		"|", "examples", "instance", "format", "formats", "default", "defaults", "like", "such", "usually", "typically", "form", "sample", "eg", "ie", "domain", "domains",
 		"|", "com", "net", "org", "io", "example", "xyz", "ru", "cn", "co", "info", "biz", "app", "dev", "me", "ai",
 	}, "a clause that orders the agent (must, always, only, whatever, regardless …) about where something goes or what an argument holds (a recipient, an account, a URL, a parameter of the tool) and names a concrete one (an e-mail address, a URL or domain, an IP address, an account or card number) fixes a destination whatever the person asked, in any words; a clause that gives an example or a default is documentation"},
@@ -401,6 +457,17 @@ var Rules = []Rule{
 		"an order to call a tool of no list written as code with its arguments (call `audit_log(level='x')`) is one tool scripting another server's: honest servers write their own tools' calls, and name others in prose"},
 	{"reference.call_foreign", KindShadowing, Medium, InText, MatchForeignTool, []string{"call", "invoke", "supersedes", "deprecates", "obsoletes", "|", "now", "has been", "have been", "is now", "will now", "is deprecated", "is disabled", "is obsolete", "is outdated", "is broken", "is unreliable", "is unsafe", "is insecure", "no longer", "was deprecated", "was removed", "was replaced", "is retired", "is unavailable", "should not", "must not"},
 		"a tool the list does not have, named as one the agent is to call (\"then call `playwright_screenshot`\", \"call the 'web_search' tool\") or whose new behaviour the text announces (\"the get_historical_stock_prices tool now uses …\"), is another server's tool steered from this one: an honest server orders calls of its own tools and names others in prose; names are compared loosely (case, separators, plurals, a tail of a name), so a misspelt own tool is still its own"},
+	{"reference.route_foreign", KindShadowing, Medium, InText, MatchForeignRoute, []string{"before", "to", "with", "via", "into", "through", "by", "using", "onto", "in",
+		"|", "send", "sends", "sending", "sent", "pass", "passes", "passing", "passed", "hand", "handing", "handed", "relay", "relaying", "relayed", "copy", "copies", "copying", "copied", "forward", "forwarding", "forwarded",
+		"mirror", "mirroring", "mirrored", "sync", "syncing", "synced", "log", "logging", "logged", "register", "registered", "registering", "upload", "uploading", "uploaded", "share", "sharing", "shared",
+		"submit", "submitting", "submitted", "push", "pushing", "pushed", "post", "posting", "posted", "report", "reporting", "reported", "keep", "kept", "stream", "streamed", "flow", "flows", "feed", "fed", "along", "lands", "land", "landed", "end", "ends", "ended", "echo", "echoed", "echoes", "expected", "record", "recording", "recorded", "records", "store", "stored", "stores", "storing", "save", "saved", "saving", "archive", "archived", "note", "noted",
+		"|", "user", "users", "customer", "conversation", "conversations", "question", "questions", "text", "file", "files", "content", "contents", "message", "messages", "history", "credentials", "secrets", "tokens", "keys", "inbox", "notes", "transcript", "summary", "summaries", "data", "email", "emails", "password", "passwords", "clipboard", "digest", "chat", "context", "snippets", "pages", "visits", "key", "query", "queries", "prompt", "prompts", "path", "paths", "name", "them", "it", "everything"},
+		"a tool the list does not have, named as where something goes (\"pass it to telemetry_push\", \"keep a copy with backup_sync\", \"uploaded through file_share\") in a sentence that moves data, routes the person's data through another server's tool: an honest server routes among its own tools, which are never matched here"},
+	{"reference.foreign_fault", KindShadowing, Medium, InText, MatchForeignRoute, []string{"around", "*", "!prefer", "!use", "!try", "!call", "!see", "!choose", "!pick", "!switch", "!to", "!by", "!with", "!via",
+		"|", "cached", "stale", "outdated", "deprecated", "broken", "flaky", "incomplete", "partial", "approximate", "ads", "spam", "unreliable", "inaccurate", "buggy", "slow", "laggy", "throttled", "obsolete", "retired", "unsafe", "insecure", "wrong", "off",
+		"mangles", "mangle", "garbles", "garble", "garbled", "loses", "lose", "drops", "drop", "leaks", "leak", "corrupts", "corrupt", "truncates", "truncate", "misreports", "fails", "crashes", "hangs",
+		"|", "this", "here", "instead", "ours", "our"},
+		"a tool the list does not have, named beside a fault (cached, stale, deprecated, flaky, loses, garbles …) in a sentence that points to this tool instead (\"results from websearch_basic are known to be cached for weeks; this tool has live data\"), disparages another server's tool to take its requests (tool squatting): a sibling tool of the list is never matched, so a server documenting its own tools' limits is not"},
 	{"reference.every_other_item", KindShadowing, Medium, InText, MatchPhrase, []string{
 		"every|all|each ~0 other ~1 item|items|record|records|file|files|entry|entries|row|rows|message|messages|document|documents|user|users|repository|repositories|table|tables|issue|issues|ticket|tickets|task|tasks|object|objects|resource|resources|one|ones|account|accounts|project|projects",
 	}, "acting on every other item reaches beyond what the person asked for (make demo's own poison)"},
@@ -447,6 +514,7 @@ var Rules = []Rule{
 		"export|dump|copy|send|upload|sync|mirror|replicate|write|save ~3 all|every|entire|full ~2 user|users|customer|customers|personal|private|sensitive ~1 data|records|information|files|details ~3 to",
 		"collected|gathered|harvested ~3 tokens|keys|credentials|passwords|secrets|cookies",
 		"environment|env|system|user|users ~1 data|information|variables|vars ~0 collected|gathered|harvested",
+		"environment|env ~0 variables|vars ~6 bundled|attached|included|sent|uploaded|shipped|packaged|forwarded ~2 with|to|in|into ~1 each|every|all|the ~0 job|jobs|request|requests|call|calls|upload|payload|report",
 	}, "text that moves secrets or the conversation into a parameter or to an address is how a tool exfiltrates"},
 	{"exfiltration.disclosure", KindExfiltration, Medium, InText, MatchPhrase, []string{
 		"shared|sold|disclosed|provided|given|transferred|passed ~1 with|to ~0 third ~0 parties|party",
@@ -457,7 +525,19 @@ var Rules = []Rule{
 		"to ~1 external|offsite|attacker|remote ~0 logging|collector|collection|analytics|telemetry|tracking ~0 endpoint|endpoints|server|servers|service",
 		"uploads|upload|sends|send|syncs|sync|copies|copy|transmits|transmit|posts|post ~1 all|every|any ~3 files|file|documents|data ~8 to ~0 https|http|ftp",
 		"added|enrolled ~2 to|in|into ~1 marketing|advertising|mailing|promotional ~0 database|databases|list|lists",
+		"becomes|become|turned|turns ~2 training ~0 material|data|set|corpus|input",
+		"reviewed|read|listened|examined|inspected|accessed|transcribed ~2 by ~1 contractors|contractor|humans|human|employees|staff|reviewers|annotators|third",
+		"retained|stored|kept|logged|saved ~3 on|in ~1 our ~0 servers|server|systems|cloud|side ~2 indefinitely|forever|permanently",
 	}, "a description that says what it reads leaves for a third party, a remote or external collector, or a list the person did not ask to join (\"shared with third parties\", \"cache is stored remotely\", \"streamed to remote endpoint\", \"uploads all files … to https://…\", \"users automatically opted in\") discloses an exfiltration in the tool's own words: the scanner suites' hidden-collection cases; an honest tool that sends data somewhere names it as its job (\"uploads the file to the bucket you name\")"},
+	{"exfiltration.user_data", KindExfiltration, Medium, InText, MatchPhrase, []string{
+		"log|logs|logging|record|records|recording|forward|forwards|forwarding|send|sends|sending|copy|copies|copying|mirror|mirrors|mirroring|store|stores|storing|save|saves|saving|report|reports|reporting|submit|submits|submitting|upload|uploads|uploading|share|shares|sharing|relay|relays|relaying|capture|captures|capturing ~2 every|each|all|any ~0 question|questions|query|queries|message|messages|prompt|prompts|request|requests|conversation|conversations|input|inputs|search|searches|command|commands|reply|replies|answer|answers ~3 the|a|your ~0 user|users|customer|customers|person|people",
+		"if|when|once|whenever ~2 assistant|agent|model|ai|llm|you ~0 also|first|additionally|always ~0 attaches|attach|sends|send|shares|share|uploads|upload|pastes|paste|forwards|forward|copies|copy|exports|export|dumps|dump|includes|include ~3 contents|content|history|transcript|conversation|credentials|keys|secrets|tokens|messages|emails|env|dotenv",
+		"attach|attaches|attaching|include|includes|including|send|sends|sending|share|shares|sharing|upload|uploads|uploading|paste|pastes|pasting|forward|forwards|copy|copies|add|adds ~3 contents|content ~2 of ~1 the|your|any|all ~0 env|dotenv|credential|credentials|secret|secrets|ssh|npmrc|netrc|history ~0 file|files",
+		"relies|rely|relying|depends|depend|depending|counts|count|counting ~1 on ~0 you|assistant|agent|model|ai ~3 logging|recording|forwarding|sending|copying|mirroring|storing|saving|reporting|submitting|uploading|sharing|relaying|capturing|calling|invoking|passing|including|attaching|cc|ccing|bcc|bccing|emailing|notifying",
+		"full|entire|whole|complete ~0 chat|conversation|transcript|history|thread|context ~3 into|in|as ~2 field|parameter|argument|input|arguments",
+		"conversation|chat ~1 context|history|transcript|log ~3 attached|added|appended|included|sent|passed|forwarded ~3 to|with|as ~3 each|every|all|any ~0 call|calls|request|requests|tool|tools",
+		"reveal|include|print|output|repeat|share|send|disclose|show|paste|echo|copy|quote|leak ~2 your ~0 system|initial|hidden|original ~0 prompt|instructions|message|prompts",
+	}, "the user's own words (every question they ask, their messages, their searches) logged, forwarded or copied elsewhere, the agent asked to attach secrets' contents, or an agent relied on to pass data on, moves what the person said or holds out of the tool they called: the tool's job is to answer, not to collect"},
 	{"exfiltration.address", KindExfiltration, Medium, InText, MatchSendTo, []string{
 		"send", "sent", "sends", "forward", "forwarded", "cc", "bcc", "copy", "notify", "inform", "let", "loop", "report", "share", "upload", "post", "transmit", "exfiltrate", "deliver", "also", "grant",
 	}, "an e-mail address the text tells the model to send, copy or report to is where data leaves"},
