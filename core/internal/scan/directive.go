@@ -268,6 +268,7 @@ func (s *scanner) calledWithArguments(t string, lo, hi int) (int, int, bool) {
 		buf[k-lo] = lower(t[k])
 	}
 	s.toolRead = true
+	s.nameTables()
 	if id := string(buf[:hi-lo]); id == s.self || s.own[id] {
 		return 0, 0, false
 	}

@@ -52,16 +52,32 @@ func RunServer(ts []tools.Tool, only map[string]bool, srv Server) Result {
 // newScanner is a scanner for a list whose tools have these names.
 func newScanner(names []string) *scanner {
 	rules := rules()
-	s := &scanner{c: rules, names: make(map[string]int, len(names)+len(rules.known)), last: make([]int, len(Rules)), phraseEnd: make([]int, len(Rules))}
+	s := &scanner{c: rules, listNames: names, last: make([]int, len(Rules)), phraseEnd: make([]int, len(Rules))}
 	for i := range s.last {
 		s.last[i] = -1
 	}
+	s.foreign.names = names
+	return s
+}
+
+// nameTables builds, on first need, the tables of the list's names (names,
+// nameFilter, own, ownPart): the scan of a whole list needs them, but the
+// change classifier reads a few short insertions of a list of up to
+// thousands of tools, most with no identifier in them, and building the
+// maps of every name for each list was a tenth of its profile
+// (docs/benchmarks.md, issue 38 round 7).
+func (s *scanner) nameTables() {
+	if s.namesBuilt {
+		return
+	}
+	s.namesBuilt = true
+	rules, names := s.c, s.listNames
+	s.names = make(map[string]int, len(names)+len(rules.known))
 	for n, rule := range rules.known {
 		s.names[n] = rule
 		s.nameFilter.put(n)
 	}
 	s.own, s.ownPart = make(map[string]bool, len(names)), make(map[string]int, len(names))
-	s.foreign.names = names
 	for _, name := range names {
 		s.own[strings.ToLower(name)] = true
 		nameParts(name, s.ownPart)
@@ -71,7 +87,6 @@ func newScanner(names []string) *scanner {
 			s.nameFilter.put(n)
 		}
 	}
-	return s
 }
 
 // Texts scans lone texts of one list, each as the description of a tool
@@ -431,6 +446,8 @@ func identifierLike(name string) bool {
 
 type scanner struct {
 	c           *compiled
+	listNames   []string       // the list's tool names, as the list spells them
+	namesBuilt  bool           // nameTables built names, nameFilter, own and ownPart
 	names       map[string]int // lower case tool name → rule: the list's identifier-like names, then well-known ones
 	nameFilter  wordFilter     // what names certainly lacks
 	tool        int

@@ -289,6 +289,7 @@ func (s *scanner) namesOwnTools(t string, i int) bool {
 	if s.ownSentence == sent {
 		return s.ownAnswer
 	}
+	s.nameTables()
 	lo, hi := i, i+1
 	for lo > 0 && int(ws[lo-1].sentence) == sent {
 		lo--
@@ -349,6 +350,7 @@ func (s *scanner) namesOwnTools(t string, i int) bool {
 // than the one described.
 func (s *scanner) family(w string) bool {
 	s.toolRead = true
+	s.nameTables()
 	n := s.ownPart[w]
 	if n > 0 {
 		self := map[string]int{} // rare: only after "other" or "another"
@@ -418,7 +420,10 @@ func (s *scanner) identifiersIn(t string, add func(rule, start, end int)) {
 				add(s.c.callSyntax, from, to)
 			}
 		}
-		if hi-lo < 3 || !s.nameFilter.has(lower(t[lo]), lower(t[hi-1]), hi-lo) {
+		if hi-lo < 3 {
+			continue
+		}
+		if s.nameTables(); !s.nameFilter.has(lower(t[lo]), lower(t[hi-1]), hi-lo) {
 			continue
 		}
 		buf = buf[:0]
