@@ -268,7 +268,7 @@ func (s *scanner) calledWithArguments(t string, lo, hi int) (int, int, bool) {
 		buf[k-lo] = lower(t[k])
 	}
 	s.toolRead = true
-	s.nameTables()
+	s.ownTables()
 	if id := string(buf[:hi-lo]); id == s.self || s.own[id] {
 		return 0, 0, false
 	}

@@ -60,10 +60,10 @@ func newScanner(names []string) *scanner {
 	return s
 }
 
-// nameTables builds, on first need, the tables of the list's names (names,
-// nameFilter, own, ownPart): the scan of a whole list needs them, but the
-// change classifier reads a few short insertions of a list of up to
-// thousands of tools, most with no identifier in them, and building the
+// nameTables builds, on first need, the table of the names an identifier
+// is looked up in (names, nameFilter): the scan of a whole list needs it,
+// but the change classifier reads a few short insertions of a list of up
+// to thousands of tools, most with no identifier in them, and building the
 // maps of every name for each list was a tenth of its profile
 // (docs/benchmarks.md, issue 38 round 7).
 func (s *scanner) nameTables() {
@@ -77,15 +77,28 @@ func (s *scanner) nameTables() {
 		s.names[n] = rule
 		s.nameFilter.put(n)
 	}
-	s.own, s.ownPart = make(map[string]bool, len(names)), make(map[string]int, len(names))
 	for _, name := range names {
-		s.own[strings.ToLower(name)] = true
-		nameParts(name, s.ownPart)
 		if identifierLike(name) && rules.listTool >= 0 {
 			n := strings.ToLower(name)
 			s.names[n] = rules.listTool
 			s.nameFilter.put(n)
 		}
+	}
+}
+
+// ownTables builds, on first need, the tables of the list's own names
+// (own, ownPart), which only the sentences that steer among tools and the
+// calls with arguments read: most scans of a whole list never build them.
+func (s *scanner) ownTables() {
+	if s.ownBuilt {
+		return
+	}
+	s.ownBuilt = true
+	names := s.listNames
+	s.own, s.ownPart = make(map[string]bool, len(names)), make(map[string]int, len(names))
+	for _, name := range names {
+		s.own[strings.ToLower(name)] = true
+		nameParts(name, s.ownPart)
 	}
 }
 
@@ -447,7 +460,8 @@ func identifierLike(name string) bool {
 type scanner struct {
 	c           *compiled
 	listNames   []string       // the list's tool names, as the list spells them
-	namesBuilt  bool           // nameTables built names, nameFilter, own and ownPart
+	namesBuilt  bool           // nameTables built names and nameFilter
+	ownBuilt    bool           // ownTables built own and ownPart
 	names       map[string]int // lower case tool name → rule: the list's identifier-like names, then well-known ones
 	nameFilter  wordFilter     // what names certainly lacks
 	tool        int

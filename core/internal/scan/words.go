@@ -298,6 +298,7 @@ func (s *scanner) namesOwnTools(t string, i int) bool {
 		return s.ownAnswer
 	}
 	s.nameTables()
+	s.ownTables()
 	lo, hi := i, i+1
 	for lo > 0 && int(ws[lo-1].sentence) == sent {
 		lo--
@@ -358,7 +359,7 @@ func (s *scanner) namesOwnTools(t string, i int) bool {
 // than the one described.
 func (s *scanner) family(w string) bool {
 	s.toolRead = true
-	s.nameTables()
+	s.ownTables()
 	n := s.ownPart[w]
 	if n > 0 {
 		self := map[string]int{} // rare: only after "other" or "another"
