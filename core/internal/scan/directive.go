@@ -269,7 +269,7 @@ func (s *scanner) calledWithArguments(t string, lo, hi int) (int, int, bool) {
 	}
 	s.toolRead = true
 	s.ownTables()
-	if id := string(buf[:hi-lo]); id == s.self || s.own[id] {
+	if id := string(buf[:hi-lo]); id == s.selfName() || s.own[id] {
 		return 0, 0, false
 	}
 	end := hi + 1

@@ -118,11 +118,14 @@ func NewTexts(names []string) *Texts { return &Texts{newScanner(names)} }
 // the scanner's: it is valid until the next call.
 func (x *Texts) Text(text, self string) []Finding {
 	s := x.s
-	s.found = s.found[:0]
-	for i := range s.last {
-		s.last[i] = -1
+	// Only the rules of the last text's findings have a latest finding to
+	// forget (add sets last for a finding it appends, nothing else does):
+	// clearing the whole table was a tenth of a short text's classification.
+	for _, f := range s.found {
+		s.last[f.Rule] = -1
 	}
-	s.tool, s.toolName, s.self = 0, self, strings.ToLower(self)
+	s.found = s.found[:0]
+	s.tool, s.toolName, s.selfLowered = 0, self, false
 	s.schema, s.paramsRead = nil, false
 	s.path = append(s.path[:0], "description")
 	s.scanText(text, where{description: true}, nil)
@@ -148,7 +151,7 @@ func runWith(ts []tools.Tool, only map[string]bool, srv Server, m *memo) *scanne
 	s := newScanner(names)
 	s.memo = m
 	if srv.HasInstructions {
-		s.tool, s.toolName, s.self = -1, "", ""
+		s.tool, s.toolName, s.selfLowered = -1, "", false
 		s.schema, s.paramsRead = nil, false
 		s.path = append(s.path[:0], "instructions")
 		s.text(srv.Instructions, where{})
@@ -158,7 +161,7 @@ func runWith(ts []tools.Tool, only map[string]bool, srv Server, m *memo) *scanne
 		if only != nil && !only[t.Name] {
 			continue
 		}
-		s.tool, s.toolName, s.self = rank, t.Name, strings.ToLower(t.Name)
+		s.tool, s.toolName, s.selfLowered = rank, t.Name, false
 		s.schema, s.paramsRead = &t.InputSchema, false
 		s.path = append(s.path[:0], "name")
 		s.text(t.Name, where{name: true})
@@ -469,7 +472,8 @@ type scanner struct {
 	seq         int
 	found       []Finding
 	last        []int  // rule → its latest finding, or -1 (of the current text if its seq is)
-	self        string // the current tool's name, lower case
+	self        string // the current tool's name, lower case, once selfName made it
+	selfLowered bool   // self is toolName's
 	phraseEnd   []int  // rule → end of its latest phrase match in the current text, in words
 	phraseHit   []int  // the rules phraseEnd holds an end for
 	work        int    // steps taken, one per byte and one per look-around step: the fuzz target holds it linear
@@ -497,6 +501,15 @@ type scanner struct {
 	foreign     foreignState // the foreign_tool matcher's names (foreign.go)
 	memo        *memo        // the findings of texts seen before in this scan (memo.go), or nil
 	toolRead    bool         // a pass of the current text read its tool's name or parameters: the memo must not keep it
+}
+
+// selfName is the current tool's name in lower case, made on first need:
+// most texts are of no rule that compares a name with it.
+func (s *scanner) selfName() string {
+	if !s.selfLowered {
+		s.self, s.selfLowered = strings.ToLower(s.toolName), true
+	}
+	return s.self
 }
 
 // add records a match of rule in the current text, merging it into the

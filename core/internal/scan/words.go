@@ -321,7 +321,7 @@ func (s *scanner) namesOwnTools(t string, i int) bool {
 		case "alternative", "alternatives", "server", "servers":
 			foreign = true
 		default:
-			own = own || w != s.self && s.own[w]
+			own = own || w != s.selfName() && s.own[w]
 		}
 	}
 	for a := int(ws[lo].start); a < int(ws[hi-1].end) && !foreign; {
@@ -343,7 +343,7 @@ func (s *scanner) namesOwnTools(t string, i int) bool {
 		}
 		id := strings.ToLower(t[x:y])
 		switch {
-		case id == s.self:
+		case id == s.selfName():
 		case s.own[id]:
 			own = true
 		case s.names[id] >= 0 && s.names[id] != s.c.listTool && hasKey(s.names, id):
@@ -430,7 +430,7 @@ func (s *scanner) identifiersIn(t string, add func(rule, start, end int)) {
 			buf = append(buf, lower(t[j]))
 		}
 		s.toolRead = true
-		if string(buf) == s.self {
+		if string(buf) == s.selfName() {
 			continue
 		}
 		if rule, ok := s.names[string(buf)]; ok {
