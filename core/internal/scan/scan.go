@@ -120,7 +120,7 @@ func (x *Texts) Text(text, self string) []Finding {
 	s := x.s
 	// Only the rules of the last text's findings have a latest finding to
 	// forget (add sets last for a finding it appends, nothing else does):
-	// clearing the whole table was a tenth of a short text's classification.
+	// the whole table need not be cleared for every short text.
 	for _, f := range s.found {
 		s.last[f.Rule] = -1
 	}
@@ -504,7 +504,8 @@ type scanner struct {
 }
 
 // selfName is the current tool's name in lower case, made on first need:
-// most texts are of no rule that compares a name with it.
+// most texts are of no rule that compares a name with it, and lowering it
+// for every text was 6% of the change classifier's profile.
 func (s *scanner) selfName() string {
 	if !s.selfLowered {
 		s.self, s.selfLowered = strings.ToLower(s.toolName), true

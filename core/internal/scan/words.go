@@ -128,7 +128,8 @@ func (s *scanner) splitWords(t string) {
 				// The record is written field by field where it goes: a word
 				// built on the stack by 32-bit stores and copied by 16-byte
 				// loads stalled every word (the loads cannot be forwarded
-				// from the stores), a third of this pass.
+				// from the stores; the copy held a third of this pass's
+				// profile samples).
 				if len(ws) == cap(ws) {
 					ws = append(ws, word{})[:len(ws)]
 				}
