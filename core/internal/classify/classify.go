@@ -317,21 +317,25 @@ func (k *Classifier) markers(t string, within []int, fd *found, deleted bool) {
 	// Words are compared lower case through a buffer: a marker is short,
 	// and a longer word is none of them.
 	var lowBuf, nextBuf [16]byte
+	// next is the word after word i in its sentence, lower case, or "":
+	// asked only after "do" and "make", not lowered for every word.
+	next := func(i int) string {
+		if i+1 < len(words) && words[i+1].sentence == words[i].sentence {
+			return lowerWord(&nextBuf, words[i+1].text)
+		}
+		return ""
+	}
 	for i, w := range words {
 		lw := lowerWord(&lowBuf, w.text)
-		next := ""
-		if i+1 < len(words) && words[i+1].sentence == w.sentence {
-			next = lowerWord(&nextBuf, words[i+1].text)
-		}
 		switch lw {
 		case "you", "your", "yourself", "assistant", "agent", "llm", "must", "always", "never", "ensure", "remember", "mandatory", "important", "should", "consider":
 			note(Instruction, sentence(i))
 		case "do", "dont", "don't":
-			if lw != "do" || next == "not" {
+			if lw != "do" || next(i) == "not" {
 				note(Instruction, sentence(i))
 			}
 		case "make":
-			if next == "sure" {
+			if next(i) == "sure" {
 				note(Instruction, sentence(i))
 			}
 		case "call", "invoke", "run", "execute", "send", "forward", "read", "pass", "include", "ignore", "delete", "write", "fetch", "upload", "share", "post", "copy", "email", "transfer", "open", "close", "remove", "replace", "modify",
@@ -475,10 +479,16 @@ func split(t string, within []int, out []token) []token {
 		}
 		fs := i
 		for i < len(t) {
-			c, size := rune(t[i]), 1
-			if c >= utf8.RuneSelf {
-				c, size = utf8.DecodeRuneInString(t[i:])
+			// ASCII by a table: a token's bytes are mostly ASCII letters,
+			// which need neither a rune's decoding nor isSpace's switch.
+			if b := t[i]; b < utf8.RuneSelf {
+				if asciiSpace[b] {
+					break
+				}
+				i++
+				continue
 			}
+			c, size := utf8.DecodeRuneInString(t[i:])
 			if isSpace(c) {
 				break
 			}
@@ -536,6 +546,9 @@ func isSpace(r rune) bool {
 	}
 	return 0x2000 <= r && r <= 0x200A
 }
+
+// asciiSpace is isSpace of the ASCII characters, by byte.
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 // bullet says whether a blank-separated field is a list bullet or a dash
 // between clauses: -, *, •, – or —.

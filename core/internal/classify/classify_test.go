@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 )
 
 // words is a word diff good enough for the tests: the common prefix and
@@ -105,6 +106,7 @@ func TestSplitAsFields(t *testing.T) {
 	for _, text := range []string{
 		"", "  ", "Read it.  Then (call) `x`, \"quoted\"; done!",
 		"a\u00a0b\u2003c\u3000d\u0085e", "bad \xff\xfe utf-8 \xe2\x80", "...", "* - *", "Don’t stop. MA\u212aE sure",
+		"tab\tnew\nline\vvt\fff\rcr\x1cfs\x00nul \x7f",
 	} {
 		var want []token
 		at := 0
@@ -137,6 +139,12 @@ func TestIsSpace(t *testing.T) {
 	for r := rune(0); r <= unicode.MaxRune; r++ {
 		if isSpace(r) != unicode.IsSpace(r) {
 			t.Fatalf("isSpace(%U) = %v", r, isSpace(r))
+		}
+	}
+	// split's table of ASCII blanks, the same on every byte below 0x80.
+	for b := 0; b < utf8.RuneSelf; b++ {
+		if asciiSpace[b] != unicode.IsSpace(rune(b)) {
+			t.Fatalf("asciiSpace[%#x] = %v", b, asciiSpace[b])
 		}
 	}
 }

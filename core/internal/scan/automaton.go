@@ -205,6 +205,7 @@ const (
 	classDigit             // ASCII digit
 	classUpper             // ASCII capital letter
 	classLower             // ASCII small letter
+	classMark              // digit, _, - or .: what marks an identifier as a tool name (identifiersIn)
 )
 
 // classDigitShift is classDigit's bit, for adding it up without a branch.
@@ -229,6 +230,9 @@ var byteClass = func() (t [256]uint8) {
 	t['_'] |= classWord | classID
 	t['-'] |= classID
 	t['.'] |= classID
+	for _, c := range "0123456789_-." {
+		t[c] |= classMark
+	}
 	return t
 }()
 

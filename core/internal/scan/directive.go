@@ -287,7 +287,8 @@ func (s *scanner) calledWithArguments(t string, lo, hi int) (int, int, bool) {
 		buf[k-lo] = lower(t[k])
 	}
 	s.toolRead = true
-	if id := string(buf[:hi-lo]); id == s.self || s.own[id] {
+	s.ownTables()
+	if id := string(buf[:hi-lo]); id == s.selfName() || s.own[id] {
 		return 0, 0, false
 	}
 	end := hi + 1

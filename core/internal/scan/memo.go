@@ -83,38 +83,21 @@ func (m *memo) keep(t string, where uint16, from int) bool {
 }
 
 // bits packs what a where says of a text's place (all but props, which
-// walk reads before the text is scanned) into a memo entry's where.
+// walk reads before the text is scanned) into a memo entry's where. Each
+// bool is converted, not branched on: the place kinds of a list's texts
+// alternate, and a branch per field was 5% of the scan's profile.
 func (w where) bits() uint16 {
-	var b uint16
-	if w.name {
-		b |= 1 << 0
+	return b2u(w.name) | b2u(w.description)<<1 | b2u(w.key)<<2 | b2u(w.schema)<<3 |
+		b2u(w.value)<<4 | b2u(w.prose)<<5 | b2u(w.names)<<6 | b2u(w.dialect)<<7 |
+		b2u(w.typ)<<8 | b2u(w.unknownRequired)<<9
+}
+
+// b2u is 1 for true, 0 for false (the compiler makes it a move of the
+// bool's byte).
+func b2u(b bool) uint16 {
+	var u uint16
+	if b {
+		u = 1
 	}
-	if w.description {
-		b |= 1 << 1
-	}
-	if w.key {
-		b |= 1 << 2
-	}
-	if w.schema {
-		b |= 1 << 3
-	}
-	if w.value {
-		b |= 1 << 4
-	}
-	if w.prose {
-		b |= 1 << 5
-	}
-	if w.names {
-		b |= 1 << 6
-	}
-	if w.dialect {
-		b |= 1 << 7
-	}
-	if w.typ {
-		b |= 1 << 8
-	}
-	if w.unknownRequired {
-		b |= 1 << 9
-	}
-	return b
+	return u
 }

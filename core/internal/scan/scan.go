@@ -52,26 +52,54 @@ func RunServer(ts []tools.Tool, only map[string]bool, srv Server) Result {
 // newScanner is a scanner for a list whose tools have these names.
 func newScanner(names []string) *scanner {
 	rules := rules()
-	s := &scanner{c: rules, names: make(map[string]int, len(names)+len(rules.known)), last: make([]int, len(Rules)), phraseEnd: make([]int, len(Rules))}
+	s := &scanner{c: rules, listNames: names, last: make([]int, len(Rules)), phraseEnd: make([]int, len(Rules))}
 	for i := range s.last {
 		s.last[i] = -1
 	}
+	s.foreign.names = names
+	return s
+}
+
+// nameTables builds, on first need, the table of the names an identifier
+// is looked up in (names, nameFilter): the scan of a whole list needs it,
+// but the change classifier reads a few short insertions of a list of up
+// to thousands of tools, most with no identifier in them, and building the
+// maps of every name for each list was a tenth of its profile
+// (docs/benchmarks.md, issue 38 round 7).
+func (s *scanner) nameTables() {
+	if s.namesBuilt {
+		return
+	}
+	s.namesBuilt = true
+	rules, names := s.c, s.listNames
+	s.names = make(map[string]int, len(names)+len(rules.known))
 	for n, rule := range rules.known {
 		s.names[n] = rule
 		s.nameFilter.put(n)
 	}
-	s.own, s.ownPart = make(map[string]bool, len(names)), make(map[string]int, len(names))
-	s.foreign.names = names
 	for _, name := range names {
-		s.own[strings.ToLower(name)] = true
-		nameParts(name, s.ownPart)
 		if identifierLike(name) && rules.listTool >= 0 {
 			n := strings.ToLower(name)
 			s.names[n] = rules.listTool
 			s.nameFilter.put(n)
 		}
 	}
-	return s
+}
+
+// ownTables builds, on first need, the tables of the list's own names
+// (own, ownPart), which only the sentences that steer among tools and the
+// calls with arguments read: most scans of a whole list never build them.
+func (s *scanner) ownTables() {
+	if s.ownBuilt {
+		return
+	}
+	s.ownBuilt = true
+	names := s.listNames
+	s.own, s.ownPart = make(map[string]bool, len(names)), make(map[string]int, len(names))
+	for _, name := range names {
+		s.own[strings.ToLower(name)] = true
+		nameParts(name, s.ownPart)
+	}
 }
 
 // Texts scans lone texts of one list, each as the description of a tool
@@ -90,11 +118,14 @@ func NewTexts(names []string) *Texts { return &Texts{newScanner(names)} }
 // the scanner's: it is valid until the next call.
 func (x *Texts) Text(text, self string) []Finding {
 	s := x.s
-	s.found = s.found[:0]
-	for i := range s.last {
-		s.last[i] = -1
+	// Only the rules of the last text's findings have a latest finding to
+	// forget (add sets last for a finding it appends, nothing else does):
+	// the whole table need not be cleared for every short text.
+	for _, f := range s.found {
+		s.last[f.Rule] = -1
 	}
-	s.tool, s.toolName, s.self = 0, self, strings.ToLower(self)
+	s.found = s.found[:0]
+	s.tool, s.toolName, s.selfLowered = 0, self, false
 	s.schema, s.paramsRead = nil, false
 	s.path = append(s.path[:0], "description")
 	s.scanText(text, where{description: true}, nil)
@@ -120,7 +151,7 @@ func runWith(ts []tools.Tool, only map[string]bool, srv Server, m *memo) *scanne
 	s := newScanner(names)
 	s.memo = m
 	if srv.HasInstructions {
-		s.tool, s.toolName, s.self = -1, "", ""
+		s.tool, s.toolName, s.selfLowered = -1, "", false
 		s.schema, s.paramsRead = nil, false
 		s.path = append(s.path[:0], "instructions")
 		s.text(srv.Instructions, where{})
@@ -130,7 +161,7 @@ func runWith(ts []tools.Tool, only map[string]bool, srv Server, m *memo) *scanne
 		if only != nil && !only[t.Name] {
 			continue
 		}
-		s.tool, s.toolName, s.self = rank, t.Name, strings.ToLower(t.Name)
+		s.tool, s.toolName, s.selfLowered = rank, t.Name, false
 		s.schema, s.paramsRead = &t.InputSchema, false
 		s.path = append(s.path[:0], "name")
 		s.text(t.Name, where{name: true})
@@ -431,6 +462,9 @@ func identifierLike(name string) bool {
 
 type scanner struct {
 	c           *compiled
+	listNames   []string       // the list's tool names, as the list spells them
+	namesBuilt  bool           // nameTables built names and nameFilter
+	ownBuilt    bool           // ownTables built own and ownPart
 	names       map[string]int // lower case tool name → rule: the list's identifier-like names, then well-known ones
 	nameFilter  wordFilter     // what names certainly lacks
 	tool        int
@@ -438,7 +472,8 @@ type scanner struct {
 	seq         int
 	found       []Finding
 	last        []int  // rule → its latest finding, or -1 (of the current text if its seq is)
-	self        string // the current tool's name, lower case
+	self        string // the current tool's name, lower case, once selfName made it
+	selfLowered bool   // self is toolName's
 	phraseEnd   []int  // rule → end of its latest phrase match in the current text, in words
 	phraseHit   []int  // the rules phraseEnd holds an end for
 	work        int    // steps taken, one per byte and one per look-around step: the fuzz target holds it linear
@@ -466,6 +501,16 @@ type scanner struct {
 	foreign     foreignState // the foreign_tool matcher's names (foreign.go)
 	memo        *memo        // the findings of texts seen before in this scan (memo.go), or nil
 	toolRead    bool         // a pass of the current text read its tool's name or parameters: the memo must not keep it
+}
+
+// selfName is the current tool's name in lower case, made on first need:
+// most texts are of no rule that compares a name with it, and lowering it
+// for every text was 6% of the change classifier's profile.
+func (s *scanner) selfName() string {
+	if !s.selfLowered {
+		s.self, s.selfLowered = strings.ToLower(s.toolName), true
+	}
+	return s.self
 }
 
 // add records a match of rule in the current text, merging it into the
