@@ -326,12 +326,16 @@ const noCheckYet = "crawlcheck: no check has been made: the session has no recor
 // MCP's ResourceTemplateReference uri is "the URI or URI template of the
 // resource", so a resource template's uriTemplate or a fixed resource's
 // uri.
-var callForms = map[string][]struct{ param, list, or string }{
+var callForms = map[string][]callForm{
 	"tools/call":          {{"name", "", ""}},
 	"prompts/get":         {{"name", features.Prompts.Name, ""}},
 	"resources/read":      {{"uri", features.Resources.Name, ""}},
 	"completion/complete": {{"name", features.Prompts.Name, ""}, {"uri", features.Templates.Name, features.Resources.Name}},
 }
+
+// callForm is one form of a call event: the member naming what it reaches,
+// the handoff's list that item is judged by, and a second list ("" none).
+type callForm struct{ param, list, or string }
 
 // sessionCall answers a request the framework wants to send that reaches
 // something the handoff hands over: a tools/call (the default method), a
@@ -373,13 +377,26 @@ func sessionCall(st *session.State, ev req.Obj) ([]canon.Value, error) {
 	case m.list == "" || st.Session != "proceed":
 		text = refusalText(st.Record, key, m.list == "" && st.Session == "proceed")
 	default:
-		list := m.list
-		if m.or != "" && !recordLists(st.Record, m.list, key) && recordLists(st.Record, m.or, key) {
-			list = m.or // a withheld resource is refused in its own list's words
-		}
-		text, _ = itemRefusalText(st.Record, list, key, true, nil, "")
+		return []canon.Value{itemRefusal(st.Record, m, key)}, nil
 	}
 	return []canon.Value{action("refuse", canon.M("text", canon.Str(text)))}, nil
+}
+
+// itemRefusal is the refuse action of an item call that a proceeding
+// session's handoff does not hand over: the refusal op's item words, and
+// the list and key they are the words of. One function picks the list and
+// words it, so a host's error (ItemRefused's list, effect) and its advice
+// after the words (what changed, how to approve it) follow the list the
+// words name, never one the host guesses from the method: a completion's
+// ref/resource uri that only the record's resources name (a withheld
+// resource) is refused as that resource, anything else as the template.
+func itemRefusal(rec canon.Value, m callForm, key string) canon.Value {
+	list := m.list
+	if m.or != "" && !recordLists(rec, m.list, key) && recordLists(rec, m.or, key) {
+		list = m.or
+	}
+	text, _ := itemRefusalText(rec, list, key, true, nil, "")
+	return action("refuse", canon.M("text", canon.Str(text)), canon.M("list", canon.Str(list)), canon.M("key", canon.Str(key)))
 }
 
 // sessionUnheld answers a host whose framework's type could not hold some

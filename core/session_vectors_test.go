@@ -323,7 +323,7 @@ func TestItemCallRefusalIsTheRefusalOps(t *testing.T) {
 			var actions []byte
 			actions, state = step(t, state, mustJSON(t, ev))
 			method, _ := ev["method"].(string)
-			if ev["type"] != "call" || method == "" || method == "tools/call" || before == nil {
+			if ev["type"] != "call" || before == nil {
 				continue
 			}
 			var kept struct {
@@ -334,11 +334,22 @@ func TestItemCallRefusalIsTheRefusalOps(t *testing.T) {
 			if err := json.Unmarshal([]byte(mustString(t, before)), &kept); err != nil {
 				t.Fatal(err)
 			}
-			var acts []struct{ Action, Text string }
+			var acts []struct {
+				Action, Text string
+				List, Key    *string
+			}
 			if err := json.Unmarshal(actions, &acts); err != nil || len(acts) != 1 {
 				t.Fatalf("%s, event %d: %s", s.Name, i+1, actions)
 			}
-			if acts[0].Action != "refuse" || kept.Session == nil || *kept.Session != "proceed" {
+			if acts[0].Action != "refuse" {
+				continue
+			}
+			if method == "" || method == "tools/call" || kept.Session == nil || *kept.Session != "proceed" {
+				// Not an item's refusal (a tool's, or the session's): it
+				// names no item, so a host raises no item error for it.
+				if acts[0].List != nil || acts[0].Key != nil {
+					t.Errorf("%s, event %d: a refusal that is not an item's names an item: %s", s.Name, i+1, actions)
+				}
 				continue
 			}
 			item := obj{"list": "prompts", "key": ev["name"]}
@@ -368,6 +379,11 @@ func TestItemCallRefusalIsTheRefusalOps(t *testing.T) {
 			}
 			if text = acts[0].Text; text != env.Result.Text {
 				t.Errorf("%s, event %d: the engine refused\n %s\nthe refusal op words\n %s", s.Name, i+1, text, env.Result.Text)
+			}
+			// The action names the item its words are of: a host's error
+			// and advice follow it, never a list of the host's choosing.
+			if acts[0].List == nil || *acts[0].List != item["list"] || acts[0].Key == nil || *acts[0].Key != item["key"] {
+				t.Errorf("%s, event %d: the engine's refusal names %s, its words are of %v", s.Name, i+1, actions, item)
 			}
 			compared++
 		}

@@ -129,7 +129,22 @@ func TestCompletionOfAFixedResource(t *testing.T) {
 	send(initializeFrame)
 	answer("1")
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	if got := complete(send, answer, 2, "issues://readme"); !strings.Contains(got, refused) || !strings.Contains(got, `resource \"issues://readme\" withheld`) || !strings.Contains(got, "changed since it was approved: description") {
-		t.Errorf("a completion of a withheld resource's uri: %s", got)
+	// The engine's refusal names the resource's list, and the advice after
+	// its words follows that list, not the templates' (which do not name
+	// the uri): the resource's effect, what changed, how to approve it.
+	var refusal struct {
+		Code    int
+		Message string
+		Data    struct{ Effect, URI string }
+	}
+	if err := json.Unmarshal([]byte(complete(send, answer, 2, "issues://readme")), &refusal); err != nil {
+		t.Fatal(err)
+	}
+	const approve = "; to re-approve after reading what changed: crawlcheck approve --lock "
+	if refusal.Code != gateway.RefusedCode || refusal.Data.Effect != "pause_tool" || refusal.Data.URI != "issues://readme" ||
+		!strings.HasPrefix(refusal.Message, `crawlcheck: resource "issues://readme" withheld (pause_tool)`) ||
+		!strings.Contains(refusal.Message, "; changed since it was approved: description"+approve) ||
+		!strings.HasSuffix(refusal.Message, " (it asks about prompts, resources and templates too)") {
+		t.Errorf("a completion of a withheld resource's uri: %+v", refusal)
 	}
 }

@@ -262,17 +262,15 @@ func (g *Gateway) judgeItem(frame []byte, env envelope, held bool) {
 		return
 	}
 	rec = st.Record
-	if list == "resource_templates" && rec.Features[list][key] == "" && rec.Features["resources"][key] != "" {
-		// A completion's ref/resource naming a resource's uri: the
-		// engine refused it in that resource's words, and the advice
-		// follows (what changed, how to approve it).
-		list = "resources"
-	}
-	items, compared := rec.Features[list]
+	// The advice follows the item the engine's words are of (a
+	// completion's ref/resource may name a withheld resource, not a
+	// template): none when the refusal is the session's.
+	items, compared := rec.Features[st.RefusedList]
 	data["record_sha256"] = rec.RecordSHA256
 	msg, advice := st.Refusal, ""
 	switch {
-	case rec.Handoff.Session != preflight.SessionProceed:
+	case st.RefusedList == "":
+		// The session's refusal (it does not proceed), not an item's.
 		data["effect"] = rec.Effect
 		advice = "to re-approve after reading what changed: " + g.approveCommand()
 	case !compared:

@@ -69,6 +69,14 @@ type Step struct {
 	// words (allow, refuse).
 	Allowed bool
 	Refusal string
+	// RefusedList and RefusedKey name the item a refusal's words are of,
+	// when they are an item's (a prompts/get, resources/read or
+	// completion/complete the session proceeds for): "prompts",
+	// "resources" or "resource_templates", and its name, uri or
+	// uriTemplate; "" for the session's or a tool's refusal. The engine
+	// picks the list with the words, so the error and advice follow it
+	// (a completion's ref/resource may name a resource's uri).
+	RefusedList, RefusedKey string
 	// ConsistencyFrom and ConsistencyTo, when To is not zero, are the trees
 	// between which the issuer's consistency proof is needed
 	// (ask_consistency); KeptSize and ProofSize say which is the
@@ -312,6 +320,12 @@ func (e *Engine) read(actions []byte, tools bool) (Step, error) {
 			st.Allowed = true
 		case "refuse":
 			err = json.Unmarshal(a["text"], &st.Refusal)
+			// An item's refusal names the item its words are of.
+			for k, into := range map[string]*string{"list": &st.RefusedList, "key": &st.RefusedKey} {
+				if err == nil && a[k] != nil {
+					err = json.Unmarshal(a[k], into)
+				}
+			}
 		case "ask_consistency":
 			for k, into := range map[string]*uint64{"from": &st.ConsistencyFrom, "to": &st.ConsistencyTo, "kept_size": &st.KeptSize, "proof_size": &st.ProofSize} {
 				if err == nil {

@@ -94,19 +94,20 @@ func (s *Session) handed(ctx context.Context, list string) (HandedList, error) {
 // it of a tools/call: nil, the session's *RefusedError, or the item's
 // *ItemRefusedError in the engine's words.
 func (s *Session) admitItem(ctx context.Context, method, key string) error {
-	list, member := "prompts", "name"
+	member := "name"
 	if method == MethodRead {
-		list, member = "resources", "uri"
+		member = "uri"
 	}
 	st, rec, err := s.judge(ctx, func() (Step, error) { return s.engine.Item(method, member, key) })
 	if err != nil || st.Allowed {
 		return err
 	}
-	if rec.Handoff == nil || rec.Handoff.Session != SessionProceed {
+	if st.RefusedList == "" {
+		// Not an item's refusal: the session's (it does not proceed).
 		return &RefusedError{Effect: rec.Effect, Record: rec, text: st.Refusal}
 	}
-	items, compared := rec.Features[list]
-	return &ItemRefusedError{List: list, Key: key, Effect: items[key], NotCompared: !compared, Record: rec, text: st.Refusal}
+	items, compared := rec.Features[st.RefusedList]
+	return &ItemRefusedError{List: st.RefusedList, Key: st.RefusedKey, Effect: items[st.RefusedKey], NotCompared: !compared, Record: rec, text: st.Refusal}
 }
 
 // handedItems parses the handed objects with the SDK's own type; one the

@@ -1827,26 +1827,29 @@ def session_step(
     and send a `check`; after `use`, then send the same `use` again), `wake` (`at_ms`: send
     `timer` then), `allow`, `refuse` (`text`: the refusal's words, of the session after `use`,
     after `call` of the session when it does not proceed, else of the tool, or of the prompt or
-    resource in the `refusal` op's `item` words), `warn` (`text`: tell a person, once: after a
-    `check`, what enforce would have refused of an observe-mode record, once for each distinct
-    `would`; after `unheld`, the tools not said before), `ask_issuer` (`reading`: ask the issuer
-    about the observation's whole list, and hand guard this `observed_tools_sha256`; no action:
-    ask nothing, the consultation is not asked), `ask_consistency` (`from`, `to`: the issuer's
-    consistency proof between the trees, for the check's `log`; `kept_size` and `proof_size` say
-    which tree is which), `poll_log` (`from`: ask the issuer's log for its checkpoint and the
-    consistency proof from this tree size; 0 when no checkpoint is kept). The walk follows
-    nextCursor to the list's end, the page cap, a cursor repeated, a page the strict parser
-    refuses, a fault, or pages together past `limits.pages_bytes` (`pages_over_cap`, the pages
-    dropped). The engine makes a check the issuer's unreadable key directory refused again
-    without it (the record: `service_unavailable` at `key_directory`) and one whose pages the
-    core cannot take again as `pages_over_cap`; a refresh is exactly one more check; re-checks
-    after list_changed are paced (1 s, doubling to 60 s in a storm) and their records carry
-    `recheck`; a `use` the newest record does not cover (a notification since) re-checks at once;
-    a `prompts/get`, `resources/read` or `completion/complete` is allowed when the newest handoff
-    proceeds and hands that prompt, resource or resource template over, by its exact key (a URI
-    only a handed resource template matches is not a resource handed over; a completion's
-    `ref/resource` uri may be a handed template's or a handed resource's, and is refused in the
-    words of the resource the record names by it, else of the template).
+    resource in the `refusal` op's `item` words, with `list` and `key` the item those words name
+    — `prompts`, `resources` or `resource_templates` and its name, uri or uriTemplate — for
+    the host's error and advice; no `list` when the refusal is not an item's), `warn` (`text`:
+    tell a person, once: after a `check`, what enforce would have refused of an observe-mode
+    record, once for each distinct `would`; after `unheld`, the tools not said before),
+    `ask_issuer` (`reading`: ask the issuer about the observation's whole list, and hand guard
+    this `observed_tools_sha256`; no action: ask nothing, the consultation is not asked),
+    `ask_consistency` (`from`, `to`: the issuer's consistency proof between the trees, for the
+    check's `log`; `kept_size` and `proof_size` say which tree is which), `poll_log` (`from`: ask
+    the issuer's log for its checkpoint and the consistency proof from this tree size; 0 when no
+    checkpoint is kept). The walk follows nextCursor to the list's end, the page cap, a cursor
+    repeated, a page the strict parser refuses, a fault, or pages together past
+    `limits.pages_bytes` (`pages_over_cap`, the pages dropped). The engine makes a check the
+    issuer's unreadable key directory refused again without it (the record: `service_unavailable`
+    at `key_directory`) and one whose pages the core cannot take again as `pages_over_cap`; a
+    refresh is exactly one more check; re-checks after list_changed are paced (1 s, doubling to
+    60 s in a storm) and their records carry `recheck`; a `use` the newest record does not cover
+    (a notification since) re-checks at once; a `prompts/get`, `resources/read` or
+    `completion/complete` is allowed when the newest handoff proceeds and hands that prompt,
+    resource or resource template over, by its exact key (a URI only a handed resource template
+    matches is not a resource handed over; a completion's `ref/resource` uri may be a handed
+    template's or a handed resource's, and is refused in the words of the resource the record
+    names by it, else of the template).
     """
     return cast(SessionStepResult, call("session_step", _req(state=state, event=event)))
 
