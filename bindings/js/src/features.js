@@ -181,23 +181,24 @@ function handed(g, rec, list) {
 }
 
 /**
- * Resolves when the session engine allows a request of method reaching key
- * of list, named by the event's member (name or uri): a prompts/get of a
- * prompt, a resources/read of a resource, a completion/complete of a prompt
- * or a resource template (its call event, judged as a tools/call is, by
- * the newest record); throws the engine's refusal: ContinuityRefused of the
- * session, ItemRefused of the item.
+ * Resolves when the session engine allows a request of method reaching key,
+ * named by the event's member (name or uri): a prompts/get of a prompt, a
+ * resources/read of a resource, a completion/complete of a prompt or a
+ * resource template or resource (its call event, judged as a tools/call
+ * is, by the newest record); throws the engine's refusal: ContinuityRefused
+ * of the session, ItemRefused of the item its action names (list and key:
+ * a completion's uri may be a withheld resource's, not a template's).
  */
-async function admit(g, method, member, list, key) {
+async function admit(g, method, member, key) {
   await g.gate();
   const [a] = g.step({ type: "call", method, [member]: key });
   if (a.action === "allow") return;
   // The engine judged by the newest record (a re-check may have ended
   // since the gate): the error names it.
   const rec = g.record;
-  if (rec.handoff?.session !== "proceed") throw new ContinuityRefused(a.text, { effect: rec.effect, record: rec });
-  const effects = rec.features?.[list];
-  throw new ItemRefused(a.text, { list, key, effect: effects?.[key] ?? null, notCompared: effects === undefined, record: rec });
+  if (a.list === undefined) throw new ContinuityRefused(a.text, { effect: rec.effect, record: rec });
+  const effects = rec.features?.[a.list];
+  throw new ItemRefused(a.text, { list: a.list, key: a.key, effect: effects?.[a.key] ?? null, notCompared: effects === undefined, record: rec });
 }
 
 /** The handed items of a list: each the object the core wrote, one whose key does not match left out. */
@@ -232,7 +233,7 @@ export async function handedList(g, name, params) {
 /** Resolves when the session engine allows a prompts/get of name; throws its refusal when not. */
 export async function admitPrompt(g, name) {
   if (typeof name !== "string") throw new TypeError("crawlcheck: getPrompt names no prompt");
-  await admit(g, "prompts/get", "name", "prompts", name);
+  await admit(g, "prompts/get", "name", name);
 }
 
 /**
@@ -243,9 +244,9 @@ export async function admitPrompt(g, name) {
  * the server. A ref of neither form is a TypeError, never sent.
  */
 export async function admitCompletion(g, ref) {
-  const [member, list] = ref?.type === "ref/prompt" ? ["name", "prompts"] : ref?.type === "ref/resource" ? ["uri", "resource_templates"] : [];
+  const member = ref?.type === "ref/prompt" ? "name" : ref?.type === "ref/resource" ? "uri" : undefined;
   if (member === undefined || typeof ref[member] !== "string") throw new TypeError("crawlcheck: complete names no prompt (ref/prompt) or resource template (ref/resource)");
-  await admit(g, "completion/complete", member, list, ref[member]);
+  await admit(g, "completion/complete", member, ref[member]);
 }
 
 /**
@@ -258,7 +259,7 @@ export async function admitCompletion(g, ref) {
 export async function readChecked(g, params, read) {
   if (!params || typeof params.uri !== "string") throw new TypeError("crawlcheck: readResource names no resource");
   if (params.uri.startsWith("ui://")) return readUITemplate(g, params);
-  await admit(g, READ, "uri", "resources", params.uri);
+  await admit(g, READ, "uri", params.uri);
   // In the check's serial queue, as every resources/read sent here: a
   // check's ui:// read takes the n-th answer of the method since its mark
   // (fetchAnswer), which a read sent beside it would be.
