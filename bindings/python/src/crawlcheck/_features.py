@@ -278,9 +278,13 @@ class FeaturesMixin:
         ``prompts``) of the prompt named key, or a resources/read
         (``resources``) of the resource whose uri is key, or a
         completion/complete (method) of either a prompt or a resource
-        template (``resource_templates``, its uriTemplate) — its call event,
-        judged as a tools/call is, by the newest record; ItemRefused in its
-        words when not (ContinuityRefused when the session does not proceed)."""
+        template or resource (``resource_templates``, its uriTemplate or a
+        resource's uri) — its call event, judged as a tools/call is, by the
+        newest record; ItemRefused in its words when not, of the item its
+        refuse action names (a completion's uri may be a withheld
+        resource's, not a template's), or ContinuityRefused when the action
+        names none (the session does not proceed). list only says which
+        member and method the event has."""
         pf = cast("McpPreflight", self)
         param = "name" if list == "prompts" else "uri"
         if method is None:
@@ -293,9 +297,9 @@ class FeaturesMixin:
             return
         # The engine judged by the newest record: the error names it.
         rec, raw = pf._current()
-        if pf._handoff(rec).get("session") != "proceed":
+        if "list" not in a:
             raise ContinuityRefused(rec, raw, effect=str(rec.get("effect")))
-        raise ItemRefused(rec, raw, list, key, text=str(a["text"]))
+        raise ItemRefused(rec, raw, str(a["list"]), str(a["key"]), text=str(a["text"]))
 
     async def _admit_item(self, method: str, params: Any) -> None:
         """The item gate at the wire (``_Tap.gate_send``): a prompts/get or
