@@ -223,6 +223,8 @@ func (s *State) NotHeld(names []string) []string {
 			fresh = append(fresh, n)
 		}
 	}
+	// sorting.Strings, not slices.Sort: one copy of the sort code in the
+	// wasm module for every shape (core/internal/sorting).
 	sorting.Strings(fresh)
 	s.Unheld = append(s.Unheld, fresh...)
 	sorting.Strings(s.Unheld)
