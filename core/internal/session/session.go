@@ -19,6 +19,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/internal/canon"
+	"github.com/crawlcheck/verifier/core/internal/sorting"
 )
 
 // Kind names a session state document.
@@ -222,9 +223,11 @@ func (s *State) NotHeld(names []string) []string {
 			fresh = append(fresh, n)
 		}
 	}
-	slices.Sort(fresh)
+	// sorting.Strings, not slices.Sort: one copy of the sort code in the
+	// wasm module for every shape (core/internal/sorting).
+	sorting.Strings(fresh)
 	s.Unheld = append(s.Unheld, fresh...)
-	slices.Sort(s.Unheld)
+	sorting.Strings(s.Unheld)
 	return fresh
 }
 
@@ -246,7 +249,7 @@ func (s *State) setItems(list string, keys []string) {
 	if len(keys) == 0 {
 		return
 	}
-	slices.Sort(keys)
+	sorting.Strings(keys)
 	if s.Items == nil {
 		s.Items = map[string][]string{}
 	}
