@@ -130,7 +130,7 @@ var continuityRequestFields = concat([]Field{
 	may("expected_policy_version", "string", ""),
 }, keyFields, []Field{
 	may("pinned_keys", "array of `{kid, public_key}`", "issuer keys the deployment pinned: the baseline is judged by guard's rule (a pinned key the directory holds by its status and window, one it does not hold as pinned)"),
-	may("fetched_key_directory", "document", "instead of `key_directory`, with `pinned_keys`: the issuer's live directory as the host fetched it at this check (`GET /api/v1/keys`), handed over as received; only its pinned keys (same `kid` and `public_key`) are kept, and one the core cannot read is `issuer_keys_invalid` (the issuer's fault: check again without it, with `issuer.step` `key_directory` and the error's message)"),
+	may("fetched_key_directory", "document", "instead of `key_directory`, with `pinned_keys`: the issuer's live directory as the host fetched it at this check (`GET /api/v1/keys`), handed over as received; only its pinned keys (same `kid` and `public_key`) are kept, and one the core cannot read is `issuer_keys_invalid` (the issuer's fault: check again without it, with `issuer.step` `key_directory` and the fault `keys_invalid`, or `response_malformed` for one that is not a UTF-8 JSON object; the session engine does so itself)"),
 	may("require_signed_baseline", "bool", "overrides the policy"),
 	may("evidence", "array of `{observation, detail?}`", "observations from signed evidence"),
 	may("issuer", "object `{url, guard?, step?, fault?, status?, timeout_ms?, unavailable?}`", "what the issuer asked said: `guard` (its answer, judged), or `step` (`key_directory` or `lock_check`) and `fault` when it gave none — `connect_refused`, `timeout` (`timeout_ms`: the consultation's deadline), `session_ended`, `http_status` (`status`: the HTTP status, a redirect included), `answer_too_large` (past `limits.issuer_answer_bytes`), `response_malformed` (a 200 answer that is not a JSON object), `keys_invalid` (a key directory the core cannot read) — which also adds the evidence `service_unavailable` with detail `{issuer, operation, step, error, fallback}`, `error` worded by the core (docs/receipts.md); `unavailable` (text only, no evidence) is the older form"),
@@ -598,12 +598,12 @@ var opSpecs = []OpSpec{
 		}},
 	{Name: "guard", Summary: "Judges an issuer's receipt (spec §7): the `crawlcheck-guard-answer`, the observations for `continuity_check`'s `evidence` and the updated `seen_nonces` (docs/receipts.md). Whatever the receipt holds is an answer, never an error; at least one of `key_directory` and `pinned_keys` is required.",
 		Request: []Field{
-			need("receipt", "document", "the receipt as received"),
+			need("receipt", "document", "the lock check's answer as received, bytes a host does not judge: one that is not a UTF-8 JSON object is `issuer_fault` `{step: lock_check, fault: response_malformed}`"),
 			need("expected_subject", "string", ""),
 			may("expected_operation", "string", "the operation the receipt must be of; default `mcp.lock.check`, what a host asks at `POST /api/v1/mcp/lock/check`"),
 			need("now", "time", ""),
 			may("key_directory", "document", "the operator's copy of the issuer's key directory, trusted as it is"),
-			may("fetched_key_directory", "document", "instead of `key_directory`, with `pinned_keys`: the directory as fetched from the issuer; only its pinned keys (same `kid` and `public_key`) are kept, none kept means the pins alone decide, and one the core cannot read is `issuer_keys_invalid` (the issuer's fault: report it as `issuer.step` `key_directory`)"),
+			may("fetched_key_directory", "document", "instead of `key_directory`, with `pinned_keys`: the directory as fetched from the issuer, as received; only its pinned keys (same `kid` and `public_key`) are kept, none kept means the pins alone decide; one that is not a UTF-8 JSON object, or that the core cannot read, is `issuer_fault` at the step `key_directory` (`response_malformed`, `keys_invalid`), judged before the receipt"),
 			may("pinned_keys", "array of `{kid, public_key}`", ""),
 			may("seen_nonces", "array of `{nonce, expires_at}`", ""),
 			need("lock", "document", "the approved lockfile"),
@@ -634,6 +634,7 @@ var opSpecs = []OpSpec{
 			need("observations", "array", "for `continuity_check`'s `evidence`"),
 			need("seen_nonces", "array", "the updated replay state"),
 			need("engine", "object", ""),
+			may("issuer_fault", "object `{step, fault}`", "present when the issuer's answers give nothing to judge (`fetched_key_directory` or `receipt` above): the step and fault a host hands `continuity_check` as its `issuer` member instead of `guard`, keeping neither this answer nor its `seen_nonces`"),
 		}},
 	{Name: "replay_decision", Summary: "Recomputes a receipt's decision from its inputs (docs/receipts.md).",
 		Request: []Field{

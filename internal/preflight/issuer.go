@@ -16,7 +16,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/crawlcheck/verifier/core"
 	"github.com/crawlcheck/verifier/core/timefmt"
@@ -152,8 +151,8 @@ const (
 	IssuerSessionEnded      = "session_ended"      // the connection closed before the answer was read
 	IssuerHTTPStatus        = "http_status"        // a status other than 200 (Status), a redirect included
 	IssuerAnswerTooLarge    = "answer_too_large"   // longer than the core's limits.issuer_answer_bytes
-	IssuerResponseMalformed = "response_malformed" // a 200 answer that is not a JSON object
-	IssuerKeysInvalid       = "keys_invalid"       // a key directory the core cannot read
+	IssuerResponseMalformed = "response_malformed" // a 200 answer that is not a JSON object (guard's issuer_fault)
+	IssuerKeysInvalid       = "keys_invalid"       // a key directory the core cannot read (guard's issuer_fault)
 )
 
 // issuerFault is a request to the issuer that gave nothing to judge: the
@@ -332,13 +331,7 @@ func (c *IssuerClient) Consult(ctx context.Context, q ServiceQuery) (Consultatio
 		req["policy"] = corecall.Text(q.Settings.Policy)
 	}
 	raw, err := corecall.Call("guard", req)
-	var ce *corecall.Error
-	switch {
-	case errors.As(err, &ce) && ce.Code == ErrIssuerKeysInvalid:
-		// A directory the core cannot read is the issuer's garbage, not
-		// the deployment's mistake.
-		return c.unavailable("key_directory", issuerFault{Fault: IssuerKeysInvalid}), nil
-	case err != nil:
+	if err != nil {
 		return Consultation{}, fmt.Errorf("issuer: judging its answer: %w", err)
 	}
 	var g struct {
@@ -346,9 +339,23 @@ func (c *IssuerClient) Consult(ctx context.Context, q ServiceQuery) (Consultatio
 		EvidenceLevel string          `json:"evidence_level"`
 		Observations  []Evidence      `json:"observations"`
 		SeenNonces    json.RawMessage `json:"seen_nonces"`
+		IssuerFault   *struct {
+			Step  string `json:"step"`
+			Fault string `json:"fault"`
+		} `json:"issuer_fault"`
 	}
 	if err := json.Unmarshal(raw, &g); err != nil {
 		return Consultation{}, fmt.Errorf("issuer: reading guard's answer: %w", err)
+	}
+	if f := g.IssuerFault; f != nil {
+		// Answers that are no answers (guard's issuer_fault): the issuer's
+		// garbage, not the deployment's mistake. A directory that is none
+		// judges no baseline either.
+		cons := c.unavailable(f.Step, issuerFault{Fault: f.Fault})
+		if f.Step == "lock_check" {
+			cons = withFetched(cons)
+		}
+		return cons, nil
 	}
 	if err := c.keep(g.SeenNonces); err != nil {
 		return Consultation{}, err
@@ -394,9 +401,9 @@ func (c *IssuerClient) faultOf(err error) issuerFault {
 }
 
 // get and post send one request within ctx and return the body of a 200
-// answer. Anything else — no connection, the deadline, another status, a
-// body cut short or too long, bytes that are not a JSON object — is an
-// *issuerFault: the issuer gave nothing to judge.
+// answer, as it came. Anything else — no connection, the deadline, another
+// status, a body cut short or too long — is an *issuerFault: the issuer
+// gave nothing to judge.
 func (c *IssuerClient) get(ctx context.Context, path string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.cfg.URL+path, nil)
 	if err != nil {
@@ -446,9 +453,9 @@ func (c *IssuerClient) do(req *http.Request) ([]byte, error) {
 		return nil, fault(IssuerSessionEnded)
 	case len(body) > maxIssuerAnswer:
 		return nil, fault(IssuerAnswerTooLarge)
-	case !utf8.Valid(body) || !json.Valid(body) || !bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("{")):
-		return nil, fault(IssuerResponseMalformed)
 	}
+	// Whether the body is a JSON object is the core's to say (guard's
+	// issuer_fault, continuity_check's consistency_answer).
 	return body, nil
 }
 

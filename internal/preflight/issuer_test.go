@@ -406,40 +406,45 @@ func TestServicePinnedKeys(t *testing.T) {
 }
 
 // TestServiceFetchedDirectoryRefused: a key directory fetched from the
-// issuer that the core cannot read is the issuer's fault, not the
-// deployment's: service_unavailable at the step key_directory, with the
-// core's words, and the local comparison stands, the pins alone judging the
-// baseline. Whether guard reads it first (the lock check answered) or the
-// continuity check does (the lock check failed after the fetch), the record
-// is the same.
+// issuer that the core cannot read, or that is not JSON at all, is the
+// issuer's fault, not the deployment's: service_unavailable at the step
+// key_directory, with the core's words, and the local comparison stands,
+// the pins alone judging the baseline. Whether guard reads it first (the
+// lock check answered) or the continuity check does (the lock check failed
+// after the fetch), the record is the same: the host judges neither.
 func TestServiceFetchedDirectoryRefused(t *testing.T) {
 	s := start(t, "http", `{"tools":`+threeTools+`}`)
 	lockPath := lockOf(t, s, preflight.LockOptions{})
-	for name, lockCheck := range map[string]int{"guard reads it": http.StatusOK, "the check reads it": http.StatusServiceUnavailable} {
-		t.Run(name, func(t *testing.T) {
-			issuer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.URL.Path == "/api/v1/keys" {
-					w.Write([]byte(`{"kind":"crawlcheck-key-directory","v":1,"keys":"all of them"}`))
-					return
+	directories := map[string]struct{ body, fault, want string }{
+		"unreadable": {`{"kind":"crawlcheck-key-directory","v":1,"keys":"all of them"}`, "keys_invalid", "the key directory it served is not one the core can read"},
+		"not JSON":   {`<html>busy</html>`, "response_malformed", "the answer is not a JSON object"},
+	}
+	for dname, dir := range directories {
+		for name, lockCheck := range map[string]int{"guard reads it": http.StatusOK, "the check reads it": http.StatusServiceUnavailable} {
+			t.Run(dname+", "+name, func(t *testing.T) {
+				issuer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Path == "/api/v1/keys" {
+						w.Write([]byte(dir.body))
+						return
+					}
+					w.WriteHeader(lockCheck)
+					w.Write([]byte(`{}`))
+				}))
+				t.Cleanup(issuer.Close)
+				sess, _ := open(t, s, preflight.Config{LockPath: lockPath,
+					Issuer: &preflight.Issuer{URL: issuer.URL, PinnedKeys: []preflight.PinnedKey{activeKey}, Timeout: issuerTimeout}})
+				rec := sess.Record()
+				f := finding(t, rec, "service_unavailable")
+				var d map[string]string
+				json.Unmarshal(f.Detail, &d)
+				if rec.Effect != preflight.EffectPause || d["step"] != "key_directory" || d["error"] != dir.want || d["fallback"] != "local_comparison" {
+					t.Errorf("effect %s, detail %s; want pause, the step key_directory and %q", rec.Effect, f.Detail, dir.want)
 				}
-				w.WriteHeader(lockCheck)
-				w.Write([]byte(`{}`))
-			}))
-			t.Cleanup(issuer.Close)
-			sess, _ := open(t, s, preflight.Config{LockPath: lockPath,
-				Issuer: &preflight.Issuer{URL: issuer.URL, PinnedKeys: []preflight.PinnedKey{activeKey}, Timeout: issuerTimeout}})
-			rec := sess.Record()
-			f := finding(t, rec, "service_unavailable")
-			var d map[string]string
-			json.Unmarshal(f.Detail, &d)
-			want := "the key directory it served is not one the core can read"
-			if rec.Effect != preflight.EffectPause || d["step"] != "key_directory" || d["error"] != want || d["fallback"] != "local_comparison" {
-				t.Errorf("effect %s, detail %s; want pause, the step key_directory and %q", rec.Effect, f.Detail, want)
-			}
-			if got := sess.Consultation().Unavailable; lockCheck == http.StatusOK && got != "key_directory: keys_invalid" {
-				t.Errorf("Unavailable %q", got)
-			}
-		})
+				if got := sess.Consultation().Unavailable; lockCheck == http.StatusOK && got != "key_directory: "+dir.fault {
+					t.Errorf("Unavailable %q", got)
+				}
+			})
+		}
 	}
 }
 

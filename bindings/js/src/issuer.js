@@ -15,8 +15,9 @@ import { DIAL_CODES } from "./capture.js";
 /**
  * A request to the issuer that gave nothing to judge: the fault the core
  * words (continuity_check's issuer fault: connect_refused, timeout,
- * session_ended, http_status with the status, answer_too_large,
- * response_malformed, keys_invalid), never the fetch's error text; the
+ * session_ended, http_status with the status, answer_too_large; the
+ * core's guard says response_malformed and keys_invalid), never the
+ * fetch's error text; the
  * message is for a person (log reconciliation, which makes no record).
  */
 class IssuerFault extends CrawlcheckError {
@@ -130,14 +131,17 @@ export class IssuerClient {
     try {
       raw = this.cc.callResultText("guard", req);
     } catch (e) {
-      // A directory the core cannot read is the issuer's garbage, not the
-      // deployment's mistake.
-      if (e instanceof CoreError && e.code === "issuer_keys_invalid") {
-        return this.#unavailable("key_directory", { fault: "keys_invalid" });
-      }
       throw new CrawlcheckError(`crawlcheck: issuer: judging its answer: ${e.message}`, { cause: e });
     }
     const g = JSON.parse(raw);
+    if (g.issuer_fault) {
+      // Answers that are no answers (guard's issuer_fault): the issuer's
+      // garbage, not the deployment's mistake. A directory that is none
+      // judges no baseline either.
+      const { step, fault } = g.issuer_fault;
+      const cons = this.#unavailable(step, { fault });
+      return step === "lock_check" ? { ...cons, fetched } : cons;
+    }
     this.#keep(g.seen_nonces);
     return {
       asked: true,
@@ -161,12 +165,12 @@ export class IssuerClient {
 
   /**
    * The issuer's answer to GET /api/v1/log/consistency between trees of from
-   * and to entries, within its timeout, as text: the core reads the proof
-   * out of it (consistency_answer).
+   * and to entries, within its timeout, as it sent it: the core reads the
+   * proof out of it (consistency_answer), or finds none.
    */
   async consistency(from, to) {
     const q = new URLSearchParams({ from: String(from), to: String(to) });
-    return new TextDecoder().decode(await this.#get(`/api/v1/log/consistency?${q}`, AbortSignal.timeout(this.timeout)));
+    return this.#get(`/api/v1/log/consistency?${q}`, AbortSignal.timeout(this.timeout));
   }
 
   // The host's own reading of the list (its tools_sha256), or null when
@@ -209,7 +213,7 @@ export class IssuerClient {
   }
 
   // One request within the consultation's deadline; the body of a 200
-  // answer that is a JSON object. Anything else is an IssuerFault: the
+  // answer, as it came. Anything else is an IssuerFault: the
   // issuer gave nothing to judge. Redirects are not followed ("manual":
   // Node answers the 3xx itself): the lockfile and the pages would go
   // wherever it points; its status is the fault.
@@ -235,14 +239,8 @@ export class IssuerClient {
       throw new IssuerFault(what, init.signal.aborted ? "timeout" : "session_ended");
     }
     if (over) throw new IssuerFault(what, "answer_too_large");
-    let text = null;
-    try {
-      text = new TextDecoder("utf-8", { fatal: true }).decode(body);
-      JSON.parse(text);
-    } catch {
-      text = null;
-    }
-    if (text === null || !text.trimStart().startsWith("{")) throw new IssuerFault(what, "response_malformed");
+    // Whether the body is a JSON object is the core's to say (guard's
+    // issuer_fault, continuity_check's consistency_answer).
     return body;
   }
 

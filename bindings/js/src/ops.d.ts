@@ -462,8 +462,9 @@ export interface ContinuityCheckRequest {
    * instead of `key_directory`, with `pinned_keys`: the issuer's live directory as the host fetched
    * it at this check (`GET /api/v1/keys`), handed over as received; only its pinned keys (same
    * `kid` and `public_key`) are kept, and one the core cannot read is `issuer_keys_invalid` (the
-   * issuer's fault: check again without it, with `issuer.step` `key_directory` and the error's
-   * message)
+   * issuer's fault: check again without it, with `issuer.step` `key_directory` and the fault
+   * `keys_invalid`, or `response_malformed` for one that is not a UTF-8 JSON object; the session
+   * engine does so itself)
    */
   fetched_key_directory?: Document;
   /** overrides the policy */
@@ -578,8 +579,9 @@ export interface ContinuityHandoffRequest {
    * instead of `key_directory`, with `pinned_keys`: the issuer's live directory as the host fetched
    * it at this check (`GET /api/v1/keys`), handed over as received; only its pinned keys (same
    * `kid` and `public_key`) are kept, and one the core cannot read is `issuer_keys_invalid` (the
-   * issuer's fault: check again without it, with `issuer.step` `key_directory` and the error's
-   * message)
+   * issuer's fault: check again without it, with `issuer.step` `key_directory` and the fault
+   * `keys_invalid`, or `response_malformed` for one that is not a UTF-8 JSON object; the session
+   * engine does so itself)
    */
   fetched_key_directory?: Document;
   /** overrides the policy */
@@ -1348,7 +1350,10 @@ export interface VerifyChainResult {
 
 /** The request of guard. */
 export interface GuardRequest {
-  /** the receipt as received */
+  /**
+   * the lock check's answer as received, bytes a host does not judge: one that is not a UTF-8 JSON
+   * object is `issuer_fault` `{step: lock_check, fault: response_malformed}`
+   */
   receipt: Document;
   expected_subject: string;
   /**
@@ -1360,10 +1365,11 @@ export interface GuardRequest {
   /** the operator's copy of the issuer's key directory, trusted as it is */
   key_directory?: Document;
   /**
-   * instead of `key_directory`, with `pinned_keys`: the directory as fetched from the issuer; only
-   * its pinned keys (same `kid` and `public_key`) are kept, none kept means the pins alone decide,
-   * and one the core cannot read is `issuer_keys_invalid` (the issuer's fault: report it as
-   * `issuer.step` `key_directory`)
+   * instead of `key_directory`, with `pinned_keys`: the directory as fetched from the issuer, as
+   * received; only its pinned keys (same `kid` and `public_key`) are kept, none kept means the pins
+   * alone decide; one that is not a UTF-8 JSON object, or that the core cannot read, is
+   * `issuer_fault` at the step `key_directory` (`response_malformed`, `keys_invalid`), judged
+   * before the receipt
    */
   fetched_key_directory?: Document;
   pinned_keys?: RequestValue[];
@@ -1402,6 +1408,12 @@ export interface GuardResult {
   /** the updated replay state */
   seen_nonces: Json[];
   engine: { [key: string]: Json };
+  /**
+   * present when the issuer's answers give nothing to judge (`fetched_key_directory` or `receipt`
+   * above): the step and fault a host hands `continuity_check` as its `issuer` member instead of
+   * `guard`, keeping neither this answer nor its `seen_nonces`
+   */
+  issuer_fault?: { [key: string]: Json };
 }
 
 /** The request of replay_decision. */

@@ -56,7 +56,7 @@ class Consultation:
     #: why the issuer gave no answer, for a person ("step: fault")
     unavailable: str = ""
     #: the step that failed and the fault (connect_refused, timeout,
-    #: session_ended, http_status with status, answer_too_large,
+    #: session_ended, http_status with status, answer_too_large; guard's
     #: response_malformed, keys_invalid), for continuity_check's issuer
     #: member: the core words the service_unavailable evidence from them
     step: str = ""
@@ -203,25 +203,25 @@ class IssuerClient:
         except _Unavailable as e:
             return self._unavailable(step, e, fetched)
 
-        try:
-            g = guard(
-                receipt=answer,
-                expected_subject=str(endpoint),
-                now=now,
-                key_directory=self.directory,
-                fetched_key_directory=fetched,
-                pinned_keys=self.pins or None,
-                seen_nonces=self.seen,
-                lock=lock,
-                policy=policy,
-                observed_tools_sha256=reading,
-            )
-        except CoreError as e:
-            # A directory the core cannot read is the issuer's garbage, not
-            # the deployment's mistake.
-            if e.code == "issuer_keys_invalid":
-                return self._unavailable("key_directory", _Unavailable("guard", "keys_invalid"))
-            raise
+        g = guard(
+            receipt=answer,
+            expected_subject=str(endpoint),
+            now=now,
+            key_directory=self.directory,
+            fetched_key_directory=fetched,
+            pinned_keys=self.pins or None,
+            seen_nonces=self.seen,
+            lock=lock,
+            policy=policy,
+            observed_tools_sha256=reading,
+        )
+        fault = g.get("issuer_fault")
+        if fault is not None:
+            # Answers that are no answers (guard's issuer_fault): the
+            # issuer's garbage, not the deployment's mistake. A directory
+            # that is none judges no baseline either.
+            step = fault["step"]
+            return self._unavailable(step, _Unavailable("guard", fault["fault"]), fetched if step == "lock_check" else None)
         self._keep(g.get("seen_nonces"))
         return Consultation(
             asked=True,
@@ -253,7 +253,7 @@ class IssuerClient:
 
     async def _do(self, method: str, path: str, body: Any, deadline: float) -> bytes:
         """One request within the consultation's deadline; the body of a 200
-        answer that is a JSON object, else _Unavailable."""
+        answer as it came, else _Unavailable."""
         data = None if body is None else json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         req = urllib.request.Request(self.url + path, data=data, method=method)
         if data is not None:
@@ -290,12 +290,8 @@ class IssuerClient:
             raise _Unavailable(what, "http_status", status)
         if len(answer) > self.max_answer:
             raise _Unavailable(what, "answer_too_large")
-        try:
-            ok = isinstance(json.loads(answer.decode("utf-8")), dict)
-        except ValueError:
-            ok = False
-        if not ok:
-            raise _Unavailable(what, "response_malformed")
+        # Whether the body is a JSON object is the core's to say (guard's
+        # issuer_fault, continuity_check's consistency_answer).
         return answer
 
     def _unavailable(self, step: str, f: _Unavailable, fetched: Optional[bytes] = None) -> Consultation:

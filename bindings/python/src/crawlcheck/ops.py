@@ -1627,8 +1627,7 @@ def verify_chain(
     )
 
 
-class GuardResult(TypedDict):
-    """The result of guard."""
+class _GuardResultRequired(TypedDict):
     #: `crawlcheck-guard-answer`
     kind: str
     v: int
@@ -1655,6 +1654,14 @@ class GuardResult(TypedDict):
     #: the updated replay state
     seen_nonces: List[JSON]
     engine: Dict[str, Any]
+
+
+class GuardResult(_GuardResultRequired, total=False):
+    """The result of guard."""
+    #: present when the issuer's answers give nothing to judge (`fetched_key_directory` or `receipt`
+    #: above): the step and fault a host hands `continuity_check` as its `issuer` member instead of
+    #: `guard`, keeping neither this answer nor its `seen_nonces`
+    issuer_fault: Dict[str, Any]
 
 
 def guard(
