@@ -81,8 +81,9 @@ type Consultation struct {
 	// URL is the issuer asked.
 	URL string
 	// Unavailable says why the issuer gave no answer to judge ("" when it
-	// answered), for a person: the record's evidence is then
-	// service_unavailable, which the core words from the step and fault.
+	// answered), for a person: the record's issuer.unavailable, the core's
+	// words for the step and fault (set by Recorded, which a Session does
+	// with each record it makes).
 	Unavailable string
 	step        string
 	fault       issuerFault
@@ -113,6 +114,21 @@ type Consultation struct {
 func (r *Request) Use(c Consultation) {
 	r.Evidence, r.Issuer = c.Evidence, c.Trace()
 	r.PinnedKeys, r.FetchedKeyDirectory = c.pins, c.fetched
+}
+
+// Recorded is the consultation as rec, the record made with it, tells it:
+// Unavailable in the record's words (its issuer.unavailable), so a person
+// reads what the record keeps, never a host's own wording of the fault.
+func (c Consultation) Recorded(rec Record) Consultation {
+	var r struct {
+		Issuer *struct {
+			Unavailable string `json:"unavailable"`
+		} `json:"issuer"`
+	}
+	if c.Asked && json.Unmarshal(rec.Raw, &r) == nil && r.Issuer != nil {
+		c.Unavailable = r.Issuer.Unavailable
+	}
+	return c
 }
 
 // Trace is what the continuity check records of this consultation (its
@@ -378,11 +394,7 @@ func (c *IssuerClient) baselinePins() []PinnedKey {
 // the step that failed and the fault, which the core turns into the
 // evidence service_unavailable (continuity_check's issuer step and fault).
 func (c *IssuerClient) unavailable(step string, f issuerFault) Consultation {
-	why := step + ": " + f.Fault
-	if f.Status != 0 {
-		why += fmt.Sprintf(" %d", f.Status)
-	}
-	return Consultation{Asked: true, URL: c.cfg.URL, Unavailable: why, step: step, fault: f, pins: c.baselinePins()}
+	return Consultation{Asked: true, URL: c.cfg.URL, step: step, fault: f, pins: c.baselinePins()}
 }
 
 // faultOf is the fault of a failed request: the one do classified, a

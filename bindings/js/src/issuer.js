@@ -190,10 +190,9 @@ export class IssuerClient {
   // The consultation of an issuer that gave no answer to judge: the step
   // that failed and the fault, which the core turns into the evidence
   // service_unavailable in its own words (continuity_check's issuer step
-  // and fault).
+  // and fault); its unavailable is the record's (recordedConsultation).
   #unavailable(step, f) {
-    const why = `${step}: ${f.fault}${f.status ? ` ${f.status}` : ""}`;
-    return { asked: true, url: this.url, unavailable: why, step, fault: f, guard: null, evidence: [], pins: this.#baselinePins(), fetched: null };
+    return { asked: true, url: this.url, unavailable: "", step, fault: f, guard: null, evidence: [], pins: this.#baselinePins(), fetched: null };
   }
 
   // The fault of a failed request, a timeout naming the consultation's
@@ -272,6 +271,15 @@ export function useConsultation(req, c) {
   }
   if (c.pins?.length > 0) req.pinned_keys = c.pins;
   if (c.fetched) req.fetched_key_directory = c.fetched;
+}
+
+/**
+ * The consultation as rec, the record made with it, tells it: unavailable
+ * in the record's words (its issuer.unavailable, the core's), never a
+ * host's own wording of the fault.
+ */
+export function recordedConsultation(c, rec) {
+  return c?.asked ? { ...c, unavailable: rec.json.issuer?.unavailable ?? "" } : c;
 }
 
 /**

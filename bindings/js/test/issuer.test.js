@@ -51,7 +51,9 @@ for (const down of ["503", "hang", "garbage", "refused"]) {
     const ev = rec.observations.find((o) => o.observation === "service_unavailable");
     assert.equal(ev.detail.fallback, "local_comparison");
     assert.equal(ev.detail.step, "lock_check");
-    assert.ok(rec.json.issuer.unavailable);
+    // What a person reads of the consultation is the record's words.
+    assert.equal(rec.json.issuer.unavailable, `lock_check: ${ev.detail.error}`);
+    assert.equal(s.client.continuity.consultation.unavailable, rec.json.issuer.unavailable);
     await assert.rejects(s.client.listTools(), ContinuityRefused);
 
     // The operator accepts the local comparison alone: an unchanged server proceeds.
@@ -179,5 +181,6 @@ for (const [who, status] of [["guard", 200], ["the continuity check", 503]]) for
       error,
       fallback: "local_comparison",
     });
+    assert.equal(s.client.continuity.consultation.unavailable, `key_directory: ${error}`);
   });
 }

@@ -116,7 +116,7 @@ async def test_issuer_unavailable_falls_back(knobs: Any, fault: str, want: str, 
                 assert observations(rec) == ["unchanged", "service_unavailable"]
                 detail = finding(rec, "service_unavailable")["detail"]
                 assert detail["fallback"] == "local_comparison" and detail["error"] == want, detail
-                assert s.consultation.unavailable == "lock_check: " + fault
+                assert s.consultation.unavailable == "lock_check: " + want
 
             # The operator accepts the local comparison alone: unchanged proceeds,
             # the record still says the issuer was not heard.
@@ -264,6 +264,7 @@ async def test_fetched_directory_the_core_cannot_read(tmp_path: Path, lock_check
                     "error": error,
                     "fallback": "local_comparison",
                 }
+                assert s.consultation.unavailable == "key_directory: " + error
     finally:
         httpd.shutdown()
 

@@ -53,7 +53,9 @@ class Consultation:
 
     asked: bool = False
     url: str = ""
-    #: why the issuer gave no answer, for a person ("step: fault")
+    #: why the issuer gave no answer, for a person: the record's
+    #: issuer.unavailable, the core's words (set by recorded, which a
+    #: session does with each record it makes)
     unavailable: str = ""
     #: the step that failed and the fault (connect_refused, timeout,
     #: session_ended, http_status with status, answer_too_large; guard's
@@ -88,6 +90,14 @@ class Consultation:
             req["pinned_keys"] = self.pins
         if self.fetched is not None:
             req["fetched_key_directory"] = self.fetched
+
+    def recorded(self, rec: Mapping[str, Any]) -> "Consultation":
+        """The consultation as rec, the record made with it, tells it:
+        unavailable in the record's words (its issuer.unavailable), never a
+        host's own wording of the fault."""
+        if self.asked:
+            self.unavailable = str((rec.get("issuer") or {}).get("unavailable") or "")
+        return self
 
     def trace(self) -> Optional[Dict[str, Any]]:
         """continuity_check's ``issuer`` member; None when not asked."""
@@ -302,7 +312,6 @@ class IssuerClient:
         return Consultation(
             asked=True,
             url=self.url,
-            unavailable=f"{step}: {f.fault}" + (f" {f.status}" if f.status else ""),
             step=step,
             fault=f.fault,
             status=f.status,
