@@ -129,7 +129,7 @@ var continuityRequestFields = concat([]Field{
 	may("policy", "document", "the operator's policy (default: the default policy)"),
 	may("expected_policy_version", "string", ""),
 }, keyFields, []Field{
-	may("pinned_keys", "array of `{kid, public_key}`", "issuer keys the deployment pinned: the baseline is judged by guard's rule (a pinned key the directory holds by its status and window, one it does not hold as pinned)"),
+	may("pinned_keys", "array of `{kid, public_key}`", "issuer keys the deployment pinned: the baseline is judged by guard's rule (a pinned key the directory holds by its status and window, one it does not hold as pinned); beside `key_directory` they are read and judge nothing (the operator's copy vouches for the baseline), so a host hands its pins as configured"),
 	may("fetched_key_directory", "document", "instead of `key_directory`, with `pinned_keys`: the issuer's live directory as the host fetched it at this check (`GET /api/v1/keys`), handed over as received; only its pinned keys (same `kid` and `public_key`) are kept, and one the core cannot read is `issuer_keys_invalid` (the issuer's fault: check again without it, with `issuer.step` `key_directory` and the fault `keys_invalid`, or `response_malformed` for one that is not a UTF-8 JSON object; the session engine does so itself)"),
 	may("require_signed_baseline", "bool", "overrides the policy"),
 	may("evidence", "array of `{observation, detail?}`", "observations from signed evidence"),

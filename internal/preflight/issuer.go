@@ -102,6 +102,8 @@ type Consultation struct {
 	// keys, and the directory as fetched at this consultation (nil when it
 	// was not fetched, or the core could not read it). The one fetch serves
 	// guard and the baseline, so both are judged by the same directory.
+	// Beside the operator's copy the core lets the pins judge no baseline
+	// (continuity_check's pinned_keys), so they are handed as configured.
 	pins    []PinnedKey
 	fetched []byte
 }
@@ -296,7 +298,7 @@ func (c *IssuerClient) Consult(ctx context.Context, q ServiceQuery) (Consultatio
 	facts := observedJSON(obs)
 	whole, err := AskIssuer(facts)
 	if err != nil || !whole.AskIssuer {
-		return Consultation{pins: c.baselinePins()}, nil
+		return Consultation{pins: c.cfg.PinnedKeys}, nil
 	}
 	pages, reading := facts["pages"], whole.Reading
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
@@ -377,24 +379,14 @@ func (c *IssuerClient) Consult(ctx context.Context, q ServiceQuery) (Consultatio
 		return Consultation{}, err
 	}
 	return withFetched(Consultation{Asked: true, URL: c.cfg.URL, Guard: raw, PolicyResult: g.PolicyResult, EvidenceLevel: g.EvidenceLevel, Evidence: g.Observations,
-		pins: c.baselinePins()}), nil
-}
-
-// baselinePins are the pinned keys the baseline is judged by: none when
-// the deployment keeps its own copy of the directory (Settings.KeyDirectory
-// vouches for the baseline then, as without an issuer).
-func (c *IssuerClient) baselinePins() []PinnedKey {
-	if c.directory != nil {
-		return nil
-	}
-	return c.cfg.PinnedKeys
+		pins: c.cfg.PinnedKeys}), nil
 }
 
 // unavailable is the consultation of an issuer that gave no answer to judge:
 // the step that failed and the fault, which the core turns into the
 // evidence service_unavailable (continuity_check's issuer step and fault).
 func (c *IssuerClient) unavailable(step string, f issuerFault) Consultation {
-	return Consultation{Asked: true, URL: c.cfg.URL, step: step, fault: f, pins: c.baselinePins()}
+	return Consultation{Asked: true, URL: c.cfg.URL, step: step, fault: f, pins: c.cfg.PinnedKeys}
 }
 
 // faultOf is the fault of a failed request: the one do classified, a

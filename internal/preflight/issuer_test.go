@@ -485,3 +485,47 @@ func TestIssuerConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestPinsBesideTheOperatorsDirectory: a host hands its pinned keys as
+// configured, and beside the operator's own copy of the key directory the
+// core lets them judge no baseline (continuity_check's pinned_keys): the
+// record is byte for byte the one without pins. A copy that lacks the key
+// the lockfile is signed with leaves it untrusted, a pin of that key
+// notwithstanding.
+func TestPinsBesideTheOperatorsDirectory(t *testing.T) {
+	s := start(t, "http", `{"tools":`+threeTools+`}`)
+	lockPath := signedLock(t, startIssuer(t), s, filepath.Join(t.TempDir(), "crawlcheck.lock"))
+	var dir map[string]any
+	if err := json.Unmarshal(testDirectory(t), &dir); err != nil {
+		t.Fatal(err)
+	}
+	var others []any
+	for _, k := range dir["keys"].([]any) {
+		if k.(map[string]any)["kid"] != activeKey.KID {
+			others = append(others, k)
+		}
+	}
+	dir["keys"] = others
+	withoutActive, _ := json.Marshal(dir)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + ln.Addr().String()
+	ln.Close()
+	var raws [][]byte
+	for _, pins := range [][]preflight.PinnedKey{nil, {activeKey}} {
+		sess, _ := open(t, s, preflight.Config{LockPath: lockPath, Now: func() time.Time { return testNow },
+			Settings: preflight.Settings{KeyDirectory: withoutActive},
+			Issuer:   &preflight.Issuer{URL: refused, PinnedKeys: pins, Timeout: issuerTimeout}})
+		rec := sess.Record()
+		sess.Close()
+		if !slices.Contains(observations(rec), "baseline_untrusted") {
+			t.Errorf("pins %v: observations %v; want baseline_untrusted", pins, observations(rec))
+		}
+		raws = append(raws, rec.Raw)
+	}
+	if !bytes.Equal(raws[0], raws[1]) {
+		t.Errorf("the record with pins differs from the one without:\n%s\n%s", raws[0], raws[1])
+	}
+}

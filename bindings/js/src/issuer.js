@@ -92,7 +92,7 @@ export class IssuerClient {
   async consult({ lock, serverName, policy, obs, now, observedPages }) {
     if (!obs.endpoint) throw new CrawlcheckError("crawlcheck: issuer: the observation names no endpoint for a receipt to speak about");
     const whole = this.#wholeList(obs, observedPages);
-    if (!whole) return { asked: false, pins: this.#baselinePins() };
+    if (!whole) return { asked: false, pins: this.pins };
     const deadline = AbortSignal.timeout(this.timeout);
 
     // Without the operator's copy, the issuer's own directory is fetched;
@@ -151,16 +151,9 @@ export class IssuerClient {
       policyResult: g.policy_result,
       evidenceLevel: g.evidence_level,
       evidence: g.observations ?? [],
-      pins: this.#baselinePins(),
+      pins: this.pins,
       fetched,
     };
-  }
-
-  // The pinned keys the baseline is judged by: none when the deployment
-  // keeps its own copy of the directory (it vouches for the baseline then,
-  // as without an issuer).
-  #baselinePins() {
-    return this.directory ? [] : this.pins;
   }
 
   /**
@@ -192,7 +185,7 @@ export class IssuerClient {
   // service_unavailable in its own words (continuity_check's issuer step
   // and fault); its unavailable is the record's (recordedConsultation).
   #unavailable(step, f) {
-    return { asked: true, url: this.url, unavailable: "", step, fault: f, guard: null, evidence: [], pins: this.#baselinePins(), fetched: null };
+    return { asked: true, url: this.url, unavailable: "", step, fault: f, guard: null, evidence: [], pins: this.pins, fetched: null };
   }
 
   // The fault of a failed request, a timeout naming the consultation's
@@ -258,11 +251,12 @@ export class IssuerClient {
 
 /**
  * Hands the continuity check what a consultation gave it: guard's evidence,
- * the issuer member, and without the operator's copy of the key directory
- * the pinned keys and the live directory fetched at this consultation
- * (pinned_keys, fetched_key_directory), so the baseline follows the
- * issuer's rotation as the receipts do (docs/keys.md). The one fetch serves
- * guard and the baseline: both are judged by the same directory.
+ * the issuer member, the pinned keys and the live directory fetched at this
+ * consultation (pinned_keys, fetched_key_directory), so the baseline
+ * follows the issuer's rotation as the receipts do (docs/keys.md). The one
+ * fetch serves guard and the baseline: both are judged by the same
+ * directory. Beside the operator's copy of the directory the core lets the
+ * pins judge no baseline.
  */
 export function useConsultation(req, c) {
   if (c.asked) {

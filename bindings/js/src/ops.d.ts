@@ -455,7 +455,9 @@ export interface ContinuityCheckRequest {
   operator_keys?: string[];
   /**
    * issuer keys the deployment pinned: the baseline is judged by guard's rule (a pinned key the
-   * directory holds by its status and window, one it does not hold as pinned)
+   * directory holds by its status and window, one it does not hold as pinned); beside
+   * `key_directory` they are read and judge nothing (the operator's copy vouches for the baseline),
+   * so a host hands its pins as configured
    */
   pinned_keys?: RequestValue[];
   /**
@@ -572,7 +574,9 @@ export interface ContinuityHandoffRequest {
   operator_keys?: string[];
   /**
    * issuer keys the deployment pinned: the baseline is judged by guard's rule (a pinned key the
-   * directory holds by its status and window, one it does not hold as pinned)
+   * directory holds by its status and window, one it does not hold as pinned); beside
+   * `key_directory` they are read and judge nothing (the operator's copy vouches for the baseline),
+   * so a host hands its pins as configured
    */
   pinned_keys?: RequestValue[];
   /**

@@ -72,7 +72,8 @@ class Consultation:
     #: the issuer keys the baseline is judged by without the operator's copy
     #: of the directory: the pins, and the directory as fetched at this
     #: consultation (None when not fetched, or the core could not read it).
-    #: The one fetch serves guard and the baseline alike.
+    #: The one fetch serves guard and the baseline alike. Beside the
+    #: operator's copy the core lets the pins judge no baseline.
     pins: List[Dict[str, str]] = field(default_factory=list)
     fetched: Optional[bytes] = None
 
@@ -191,7 +192,7 @@ class IssuerClient:
             raise IssuerConfigError("issuer: the observation names no endpoint for a receipt to speak about")
         whole = _whole_list(observed)
         if whole is None:
-            return Consultation(pins=self._baseline_pins())
+            return Consultation(pins=self.pins)
         pages, reading = whole
         # Without the operator's copy, the issuer's own directory is fetched;
         # guard keeps of it only the pinned keys (fetched_key_directory).
@@ -240,15 +241,9 @@ class IssuerClient:
             policy_result=str(g.get("policy_result") or ""),
             evidence_level=str(g.get("evidence_level") or ""),
             evidence=list(g.get("observations") or []),
-            pins=self._baseline_pins(),
+            pins=self.pins,
             fetched=fetched,
         )
-
-    def _baseline_pins(self) -> List[Dict[str, str]]:
-        """The pinned keys the baseline is judged by: none when the deployment
-        keeps its own copy of the directory (it vouches for the baseline
-        then, as without an issuer)."""
-        return [] if self.directory is not None else self.pins
 
     async def consistency(self, start: int, end: int) -> Optional[bytes]:
         """The issuer's answer to GET /api/v1/log/consistency between trees of
@@ -316,7 +311,7 @@ class IssuerClient:
             fault=f.fault,
             status=f.status,
             timeout_ms=int(round(self.timeout * 1000)) if f.fault == "timeout" else 0,
-            pins=self._baseline_pins(),
+            pins=self.pins,
             fetched=fetched,
         )
 
