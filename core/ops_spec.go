@@ -595,6 +595,8 @@ var opSpecs = []OpSpec{
 			need("reason", "string or null", ""),
 			need("head", "string or null", "record_sha256 of the last good record"),
 			need("torn_tail", "bool", ""),
+			need("keep_bytes", "number", "how many bytes of `records` a log appended to keeps: all of them, or, with `torn_tail`, those before the torn last line (cut at its last newline); all of them when not `valid`"),
+			need("add_newline", "bool", "a whole last record lacks its newline: a log appended to writes one before its next record, so that record starts a line of its own"),
 		}},
 	{Name: "guard", Summary: "Judges an issuer's receipt (spec §7): the `crawlcheck-guard-answer`, the observations for `continuity_check`'s `evidence` and the updated `seen_nonces` (docs/receipts.md). Whatever the receipt holds is an answer, never an error; at least one of `key_directory` and `pinned_keys` is required.",
 		Request: []Field{

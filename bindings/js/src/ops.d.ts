@@ -1350,6 +1350,16 @@ export interface VerifyChainResult {
   /** record_sha256 of the last good record */
   head: string | null;
   torn_tail: boolean;
+  /**
+   * how many bytes of `records` a log appended to keeps: all of them, or, with `torn_tail`, those
+   * before the torn last line (cut at its last newline); all of them when not `valid`
+   */
+  keep_bytes: number;
+  /**
+   * a whole last record lacks its newline: a log appended to writes one before its next record, so
+   * that record starts a line of its own
+   */
+  add_newline: boolean;
 }
 
 /** The request of guard. */

@@ -1601,6 +1601,12 @@ class VerifyChainResult(TypedDict):
     #: record_sha256 of the last good record
     head: Optional[str]
     torn_tail: bool
+    #: how many bytes of `records` a log appended to keeps: all of them, or, with `torn_tail`, those
+    #: before the torn last line (cut at its last newline); all of them when not `valid`
+    keep_bytes: int
+    #: a whole last record lacks its newline: a log appended to writes one before its next record,
+    #: so that record starts a line of its own
+    add_newline: bool
 
 
 def verify_chain(
