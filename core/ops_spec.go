@@ -412,13 +412,15 @@ var opSpecs = []OpSpec{
 			need("valid", "bool", "signed by that key over that pilot and those bytes"),
 			need("reason", "string or null", "why not: `unsigned`, `bad_signature`, `malformed_signature`, `wrong_operator_key` (another key), or another of verify_lock's reasons"),
 		}},
-	{Name: "pilot_queue", Summary: "One step of a host's pilot upload (docs/preflight.md, The pilot upload): what to read of the record log, what to post and what the issuer's answer makes of the ack file `<log>.pilot-ack` (`END DIGEST START`: where the last acknowledged line ends, its record_sha256 or `-`, where it begins; empty: none). Asked with `ack` and `log_size`, it answers `read`; asked again with that window, `batch` (whole lines after the ack, at most 500 or 4 MiB, one record up to 8 MiB alone); asked again with the issuer's `answer`, the new `ack`: lines answered `accepted`, `duplicate` or `edited` are acknowledged, a `chain_gap` stops the pass there (`error`), and an answer that does not name the batch's records in order acknowledges nothing past them. An ack file that is not its form, or a log that ends before or no longer holds the acknowledged line, is `reset`: `ack` is empty and the pass starts again from byte 0 (the issuer answers duplicates). A host writes `ack` when it is not null, stops the pass with `error` (and backs off), and asks again from a fresh read while `more`.",
+	{Name: "pilot_queue", Summary: "One step of a host's pilot upload (docs/preflight.md, The pilot upload): what to read of the record log, what to post and what the issuer's answer makes of the ack file `<log>.pilot-ack` (`END DIGEST START`: where the last acknowledged line ends, its record_sha256 or `-`, where it begins; empty: none). Asked with `ack` and `log_size`, it answers `read`; asked again with that window, `batch` (whole lines after the ack, at most 500 or 4 MiB, one record up to 8 MiB alone); asked again with the issuer's `answer`, the new `ack`: lines answered `accepted`, `duplicate` or `edited` are acknowledged, a `chain_gap` stops the pass there (`error`), and an answer that does not name the batch's records in order acknowledges nothing past them. An ack file that is not its form, or a log that ends before or no longer holds the acknowledged line, is `reset`: `ack` is empty and the pass starts again from byte 0 (the issuer answers duplicates). A host writes `ack` when it is not null, stops the pass with `error` (and backs off), and asks again from a fresh read while `more`. After a pass that failed (an `error`, an issuer it could not reach, a file it could not read), it asks with `failed_passes` alone (and `backoff_ms`), and waits a time it draws at random within the answer's `wait`, which a new record does not cut short.",
 		Request: []Field{
 			may("ack", "page string", "the ack file's bytes, at most `limits.pilot_ack_bytes` + 1 read (absent: there is none)"),
-			need("log_size", "number", "the record log's size in bytes"),
+			may("log_size", "number", "the record log's size in bytes: required, except with `failed_passes`"),
 			may("window_offset", "number", "with `window`: the `read.offset` answered"),
 			may("window", "page string", "the log's bytes `read` named (fewer when the log ends sooner)"),
 			may("answer", "object `{status, body}`", "the issuer's HTTP status and answer (at most `limits.pilot_answer_bytes`) to the POST of `batch`"),
+			may("failed_passes", "number", "instead of the rest: how many passes failed in a row, this one included (at least 1); the answer is `wait`, every other member null"),
+			may("backoff_ms", "object `{min, max}`", "with `failed_passes`: the back-off's bounds in milliseconds, replacing 1000 (`min`) and 300000 (`max`), each optional"),
 		},
 		Result: []Field{
 			need("reset", "string or null", "`ack_corrupt`, `log_truncated` or `log_rewritten` when the ack file was set aside"),
@@ -428,6 +430,7 @@ var opSpecs = []OpSpec{
 			need("error", "object or null", "`{code, message}`: why the pass stops: `issuer_status`, `answer_invalid`, `answer_mismatch`, `answer_short`, `chain_gap` or `record_too_large`"),
 			need("acknowledged", "number", "lines the answer acknowledged"),
 			need("more", "bool", "ask again at once, from a fresh read of the ack file and the log"),
+			need("wait", "object or null", "with `failed_passes`: `{min, max}`, the milliseconds to wait before the next pass, drawn by the host within them: with d = min(max, min·2^min(failed_passes−1, 20)), [d/2, d]; null otherwise"),
 		}},
 	{Name: "sign_correction", Summary: "Writes and signs a correction (docs/issuer.md, Corrections): `{kind: crawlcheck-correction, v: 1, issuer, issued_at, target, version, supersedes, reason, reporter, rules_sha256, policy_version, key_id, sha256, signature}`, signed as a receipt is (`crawlcheck.sig.v1:crawlcheck-correction:<sha256>`). The original is never changed: a correction names it by digest, and a later one names the correction it supersedes.",
 		Request: []Field{

@@ -919,8 +919,8 @@ export interface VerifyPilotUploadResult {
 export interface PilotQueueRequest {
   /** the ack file's bytes, at most `limits.pilot_ack_bytes` + 1 read (absent: there is none) */
   ack?: Page;
-  /** the record log's size in bytes */
-  log_size: number;
+  /** the record log's size in bytes: required, except with `failed_passes` */
+  log_size?: number;
   /** with `window`: the `read.offset` answered */
   window_offset?: number;
   /** the log's bytes `read` named (fewer when the log ends sooner) */
@@ -930,6 +930,16 @@ export interface PilotQueueRequest {
    * `batch`
    */
   answer?: Request;
+  /**
+   * instead of the rest: how many passes failed in a row, this one included (at least 1); the
+   * answer is `wait`, every other member null
+   */
+  failed_passes?: number;
+  /**
+   * with `failed_passes`: the back-off's bounds in milliseconds, replacing 1000 (`min`) and 300000
+   * (`max`), each optional
+   */
+  backoff_ms?: Request;
 }
 
 /** The result of pilot_queue. */
@@ -951,6 +961,12 @@ export interface PilotQueueResult {
   acknowledged: number;
   /** ask again at once, from a fresh read of the ack file and the log */
   more: boolean;
+  /**
+   * with `failed_passes`: `{min, max}`, the milliseconds to wait before the next pass, drawn by the
+   * host within them: with d = min(max, min·2^min(failed_passes−1, 20)), [d/2, d]; null
+   * otherwise
+   */
+  wait: { [key: string]: Json } | null;
 }
 
 /** The request of sign_correction. */
@@ -1691,9 +1707,12 @@ export interface Ops {
    * file that is not its form, or a log that ends before or no longer holds the acknowledged line,
    * is `reset`: `ack` is empty and the pass starts again from byte 0 (the issuer answers
    * duplicates). A host writes `ack` when it is not null, stops the pass with `error` (and backs
-   * off), and asks again from a fresh read while `more`. Throws CoreError with the core's code.
+   * off), and asks again from a fresh read while `more`. After a pass that failed (an `error`, an
+   * issuer it could not reach, a file it could not read), it asks with `failed_passes` alone (and
+   * `backoff_ms`), and waits a time it draws at random within the answer's `wait`, which a new
+   * record does not cut short. Throws CoreError with the core's code.
    */
-  pilotQueue(request: PilotQueueRequest): PilotQueueResult;
+  pilotQueue(request?: PilotQueueRequest): PilotQueueResult;
   /**
    * Writes and signs a correction (docs/issuer.md, Corrections): `{kind: crawlcheck-correction, v:
    * 1, issuer, issued_at, target, version, supersedes, reason, reporter, rules_sha256,
