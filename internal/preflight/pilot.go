@@ -297,11 +297,12 @@ func (u *Uploader) loop() {
 func (u *Uploader) backoff(failures int) (time.Duration, error) {
 	req := map[string]any{"failed_passes": failures}
 	bounds := map[string]any{}
+	ms := func(d time.Duration) int64 { return int64((d + time.Millisecond - 1) / time.Millisecond) } // whole, rounded up
 	if u.MinBackoff > 0 {
-		bounds["min"] = u.MinBackoff.Milliseconds()
+		bounds["min"] = ms(u.MinBackoff)
 	}
 	if u.MaxBackoff > 0 {
-		bounds["max"] = u.MaxBackoff.Milliseconds()
+		bounds["max"] = ms(u.MaxBackoff)
 	}
 	if len(bounds) > 0 {
 		req["backoff_ms"] = bounds
