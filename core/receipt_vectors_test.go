@@ -38,6 +38,10 @@ func receiptVectors(t testing.TB) []opVector {
 	// judge: the host's issuer member names the step and fault guard says.
 	add("guard", "receipt not json is an issuer fault", with(good, "receipt", `<html>busy</html>`))
 	add("guard", "receipt not an object is an issuer fault", with(good, "receipt", `["kind"]`))
+	// Decided once where the hosts' readers differed (docs/decisions.md):
+	// Python took NaN, JS dropped a byte order mark.
+	add("guard", "receipt with NaN is an issuer fault", with(good, "receipt", `{"kind":NaN}`))
+	add("guard", "receipt led by a byte order mark is an issuer fault", with(good, "receipt", "\ufeff"+string(mustJSON(t, good["receipt"]))))
 	add("guard", "receipt of padded json is judged", with(good, "receipt", " \n"+string(mustJSON(t, good["receipt"]))+"\n"))
 
 	decision := g.receipt(receiptSpec{kind: guard.KindDecision})
