@@ -237,6 +237,13 @@ func continuityCases(t testing.TB) []goldenCase {
 	add("live directory: a key it holds but nobody pinned", live(signed, string(mustJSON(t, directory)), retiredKey))
 	add("live directory unreadable: the pins alone, service_unavailable", with(live(signed, "", issuer), "issuer", obj{"url": "https://issuer.example",
 		"step": "key_directory", "fault": "keys_invalid"}))
+	// Beside the operator's own copy of the directory the pins judge no
+	// baseline (the hosts had dropped them themselves): a copy without the
+	// signing key leaves the baseline untrusted, a pin of it
+	// notwithstanding.
+	ownCopy := live(signed, "", issuer)
+	ownCopy["key_directory"] = obj{"kind": "crawlcheck-key-directory", "v": 1, "issuer": "test-issuer.crawlcheck.invalid", "keys": []any{}}
+	add("the operator's directory beside pins: the directory alone vouches", ownCopy)
 	legacySigned := signDoc(t, legacy, issuer, true)
 	partsAdded := deepCopy(legacySigned)
 	partsAdded["parts"] = lock["parts"]

@@ -212,7 +212,7 @@ func TestHostFactsGiveTheSameBytes(t *testing.T) {
 	same("guard: a fetched directory without a pinned key leaves the pins", "guard",
 		with(good, "fetched_key_directory", with(h.fetched, "keys", []any{h.fetched["keys"].([]any)[2]})), good)
 	got := core.Call("guard", mustJSON(t, with(good, "fetched_key_directory", "<html>")))
-	if !bytes.Contains(got, []byte(`"code":"issuer_keys_invalid","message":"request.fetched_key_directory: the issuer's key directory is refused: `)) {
+	if !bytes.Contains(got, []byte(`"issuer_fault":{"fault":"response_malformed","step":"key_directory"}`)) {
 		t.Errorf("a fetched directory that is not JSON: %s", got)
 	}
 

@@ -101,6 +101,10 @@ func logVectors(t testing.TB) []opVector {
 	// The issuer's answer as it came (consistency_answer): the core reads the proof out of it.
 	answer := string(mustJSON(t, obj{"consistency": f.consistency(10, 12)}))
 	verify("consistency answer", f.proof(12), obj{"checkpoint": f.checkpoint(10), "consistency_answer": answer})
+	// As the issuer serves it, its checkpoint beside the proof: what the
+	// CLI's log verify hands over, the checkpoint also given as checkpoint.
+	served := string(mustJSON(t, obj{"checkpoint": f.checkpoint(12), "consistency": f.consistency(10, 12)}))
+	verify("consistency answer as served, with its checkpoint", f.proof(10), obj{"checkpoint": f.checkpoint(12), "consistency_answer": served})
 	verify("consistency answer not JSON", f.proof(12), obj{"checkpoint": f.checkpoint(10), "consistency_answer": "<html>busy</html>"})
 	verify("consistency answer of numbers", f.proof(12), obj{"checkpoint": f.checkpoint(10), "consistency_answer": `{"consistency":[1,2]}`})
 	verify("consistency answer without the proof", f.proof(12), obj{"checkpoint": f.checkpoint(10), "consistency_answer": `{"hashes":[]}`})

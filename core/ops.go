@@ -1,6 +1,8 @@
 package core
 
 import (
+	"strings"
+
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/internal/canon"
 	"github.com/crawlcheck/verifier/core/internal/continuity"
@@ -306,6 +308,7 @@ func opVerifyChain(r req.Obj) (canon.Value, error) {
 	if c.BrokenAt >= 0 {
 		broken = canon.Int(int64(c.BrokenAt))
 	}
+	keep, newline := logHead(lines, c)
 	return canon.Obj(
 		canon.M("valid", canon.BoolOf(c.Valid)),
 		canon.M("count", canon.Int(int64(c.Count))),
@@ -313,5 +316,24 @@ func opVerifyChain(r req.Obj) (canon.Value, error) {
 		canon.M("reason", canon.StrOrNull(c.Reason, c.Reason != "")),
 		canon.M("head", canon.StrOrNull(c.Head, c.Head != "")),
 		canon.M("torn_tail", canon.BoolOf(c.TornTail)),
+		canon.M("keep_bytes", canon.Int(keep)),
+		canon.M("add_newline", canon.BoolOf(newline)),
 	), nil
+}
+
+// logHead is what a log appended to keeps of the records it read and
+// whether it writes a newline before its next record, so that the next
+// record starts a line of its own: a torn last line (a writer that died
+// mid-append) was never a record and is cut at the last newline; a whole
+// last record whose newline was never written gets it. A log that does
+// not verify is appended to by no one: all of it is kept, nothing added.
+// Each host (Go, JS, Python) had decided both itself.
+func logHead(lines string, c continuity.Chain) (keep int64, newline bool) {
+	switch {
+	case !c.Valid:
+		return int64(len(lines)), false
+	case c.TornTail:
+		return int64(strings.LastIndexByte(lines, '\n') + 1), false
+	}
+	return int64(len(lines)), lines != "" && lines[len(lines)-1] != '\n'
 }

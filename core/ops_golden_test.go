@@ -281,6 +281,11 @@ func opVectors(t testing.TB) []opVector {
 	chain := string(first) + "\n" + string(second) + "\n"
 	add("verify_chain", "valid", obj{"records": chain})
 	add("verify_chain", "torn tail", obj{"records": chain + string(first)[:40]})
+	// What a log appended to keeps and adds (keep_bytes, add_newline): a
+	// whole last record without its newline gets one; a torn line alone is
+	// cut to nothing.
+	add("verify_chain", "last record without its newline", obj{"records": string(first) + "\n" + string(second)})
+	add("verify_chain", "a torn line alone", obj{"records": string(first)[:40]})
 	add("verify_chain", "broken link", obj{"records": string(second) + "\n" + string(first) + "\n"})
 	add("verify_chain", "edited record", obj{"records": string(mustJSON(t, editedRec)) + "\n"})
 	add("verify_chain", "empty", obj{"records": ""})

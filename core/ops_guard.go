@@ -6,6 +6,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/internal/canon"
+	"github.com/crawlcheck/verifier/core/internal/continuity"
 	"github.com/crawlcheck/verifier/core/internal/guard"
 	"github.com/crawlcheck/verifier/core/internal/policy"
 	"github.com/crawlcheck/verifier/core/internal/req"
@@ -40,19 +41,28 @@ func lockAndDigest(rd *req.Reader, field string) (canon.Value, string) {
 }
 
 func opGuard(r req.Obj) (canon.Value, error) {
+	if !r.Has("receipt") {
+		return canon.Value{}, cerr.New(cerr.BadRequest, "%s is required", r.Read().Field("receipt"))
+	}
+	step, fault := issuerAnswerFault(r)
+	if step == continuity.IssuerSteps[0] {
+		// The directory is no answer: the pins alone are read, as the
+		// check does without it (session.WithoutUnreadableDirectory).
+		r = r.With(r.V.Without("fetched_key_directory"))
+	}
 	rd := r.Read()
 	in := guard.Input{Run: runnerAt("receipt.inputs"), Policy: policy.Default()}
-	if !rd.Has("receipt") {
-		return canon.Value{}, cerr.New(cerr.BadRequest, "%s is required", rd.Field("receipt"))
-	}
 	// A receipt is what an issuer sent: bytes that are not JSON are an
 	// answer (malformed_receipt), not an error of the request.
 	in.Receipt = rd.Text("receipt")
-	if s, ok := in.Receipt.Str(); ok {
+	if s, ok := in.Receipt.Str(); ok && step == "" {
 		var err error
 		if in.Receipt, err = canon.ParseString(s); err != nil {
 			in.Unreadable = cerr.In("receipt", err)
 		}
+	}
+	if step != "" {
+		in.Unreadable = cerr.New(cerr.BadRequest, "the issuer gave no answer to judge (%s: %s)", step, fault)
 	}
 	in.ExpectedSubject = rd.Str("expected_subject", true)
 	// The operation a host asks an issuer for is the core's to name, so no
@@ -82,7 +92,62 @@ func opGuard(r req.Obj) (canon.Value, error) {
 		return canon.Value{}, err
 	}
 	a := guard.Check(in)
-	return a.Value(), nil
+	v := a.Value()
+	if step != "" {
+		// An answer that is no answer: the host's issuer member names this
+		// step and fault (continuity_check's issuer), and relies on none of
+		// the rest.
+		v = canon.Obj(append(v.Members(), canon.M("issuer_fault", canon.Obj(
+			canon.M("step", canon.Str(step)), canon.M("fault", canon.Str(fault)))))...)
+	}
+	return v, nil
+}
+
+// issuerAnswerFault is the fault of an issuer's answers that gives guard
+// nothing to judge, as the issuer member's step and fault ("" when they
+// can be judged), in the order a host asks: the key directory it fetched
+// (fetched_key_directory) that is not a JSON object (response_malformed)
+// or that the core cannot read (keys_invalid), then the lock check's
+// answer (receipt) that is not a JSON object. Each host had checked the
+// first and last itself, after each request; the core says it once.
+func issuerAnswerFault(r req.Obj) (step, fault string) {
+	if r.Has("fetched_key_directory") {
+		if !isJSONObject(r, "fetched_key_directory") {
+			return continuity.IssuerSteps[0], continuity.IssuerResponseMalformed
+		}
+		kr := r.Read()
+		if issuerKeys(kr); kr.Failed() && cerr.CodeOf(kr.Err()) == cerr.IssuerKeysInvalid {
+			return continuity.IssuerSteps[0], continuity.IssuerKeysInvalid
+		}
+	}
+	if !isJSONObject(r, "receipt") {
+		return continuity.IssuerSteps[1], continuity.IssuerResponseMalformed
+	}
+	return "", ""
+}
+
+// isJSONObject reports whether a document field given as an issuer sent
+// it is a UTF-8 JSON object: its text is JSON syntax in UTF-8 whose value
+// is an object. The core's stricter refusals (a duplicate key, a lone
+// surrogate, depth, a number out of range) still leave a JSON object,
+// which is an answer to judge (guard's malformed_receipt), as every host's
+// own JSON reader had taken it. A field given as a JSON value is judged by
+// its kind; one the request cannot resolve is left to the op's own read.
+func isJSONObject(r req.Obj, name string) bool {
+	text, ok, err := r.DocText(name)
+	switch {
+	case err != nil:
+		return true
+	case !ok:
+		return r.Value(name).Kind() == canon.Object
+	}
+	if _, err := canon.ParseString(text); err != nil {
+		switch cerr.CodeOf(err) {
+		case cerr.JSONSyntax, cerr.JSONInvalidUTF8, cerr.InputTooLarge:
+			return false
+		}
+	}
+	return strings.HasPrefix(strings.TrimLeft(text, " \t\r\n"), "{")
 }
 
 // receiptKeys reads the keys a receipt may be signed with: the issuer's
@@ -146,10 +211,13 @@ func issuerKeys(rd *req.Reader) (*sig.Directory, []guard.PinnedKey) {
 // directory does not hold vouches as pinned, since the pins alone decide
 // what the directory does not say. So an issuer's live directory, fetched
 // at each check, can retire a pinned key for the baseline as for a
-// receipt, and vouch for no other key.
+// receipt, and vouch for no other key. Beside the operator's own copy of
+// the directory (key_directory) the pins judge no baseline: that copy
+// vouches for it, as without an issuer, and the pins (still read) serve
+// guard alone. Each host had dropped its pins itself before the check.
 func baselineKeys(rd *req.Reader) *sig.Directory {
 	dir, pinned := issuerKeys(rd)
-	if len(pinned) == 0 {
+	if len(pinned) == 0 || rd.Has("key_directory") {
 		return dir
 	}
 	out := &sig.Directory{}

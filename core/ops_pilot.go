@@ -61,6 +61,9 @@ func opPilotBatch(r req.Obj) (canon.Value, error) {
 // and writes the files, posts and waits; every decision is this op's, so
 // every host keeps the same ack file after the same answers.
 func opPilotQueue(r req.Obj) (canon.Value, error) {
+	if r.Has("failed_passes") {
+		return pilotWait(r)
+	}
 	rd := r.Read()
 	in := continuity.PilotQueueInput{HasAck: r.Has("ack"), HasWindow: r.Has("window")}
 	in.Ack = rd.Page("ack", false)
@@ -106,13 +109,69 @@ func opPilotQueue(r req.Obj) (canon.Value, error) {
 	if q.ErrCode != "" {
 		qerr = canon.Obj(canon.M("code", canon.Str(q.ErrCode)), canon.M("message", canon.Str(q.ErrMessage)))
 	}
+	return pilotAnswer(q.Reset, read, batch, ack, qerr, q.Acknowledged, q.More, canon.NullValue()), nil
+}
+
+func pilotAnswer(reset string, read, batch, ack, qerr canon.Value, acknowledged int, more bool, wait canon.Value) canon.Value {
 	return canon.Obj(
-		canon.M("reset", canon.StrOrNull(q.Reset, q.Reset != "")),
+		canon.M("reset", canon.StrOrNull(reset, reset != "")),
 		canon.M("read", read),
 		canon.M("batch", batch),
 		canon.M("ack", ack),
 		canon.M("error", qerr),
-		canon.M("acknowledged", canon.Int(int64(q.Acknowledged))),
-		canon.M("more", canon.BoolOf(q.More)),
-	), nil
+		canon.M("acknowledged", canon.Int(int64(acknowledged))),
+		canon.M("more", canon.BoolOf(more)),
+		canon.M("wait", wait),
+	)
+}
+
+// The pilot upload's back-off after failed passes, by default: from 1 s,
+// doubling with each pass that failed in a row (at most 20 doublings), to
+// 5 minutes.
+const (
+	pilotMinBackoffMS = 1_000
+	pilotMaxBackoffMS = 300_000
+	pilotDoublings    = 20
+)
+
+// pilotWait answers how long a host waits before its next pass after
+// failed_passes passes failed in a row (the issuer could not take the
+// records, or could not be reached): d = min(max, min·2^min(n−1, 20)), the
+// wait drawn at random in [d/2, d] so that many hosts that failed together
+// do not come back together. The host draws within wait and keeps the
+// clock; a kick (a new record) does not cut the wait short. backoff_ms
+// replaces the bounds (a deployment's own, or a test's).
+func pilotWait(r req.Obj) (canon.Value, error) {
+	// With failed_passes the request holds nothing of a pass.
+	if err := r.Only("failed_passes", "backoff_ms"); err != nil {
+		return canon.Value{}, err
+	}
+	rd := r.Read()
+	n := wholeInt(rd, "failed_passes", 1)
+	least, most := int64(pilotMinBackoffMS), int64(pilotMaxBackoffMS)
+	if b, ok := rd.Object("backoff_ms"); ok && !rd.Failed() {
+		if rd.Fail(b.Only("min", "max")) {
+			br := b.Read()
+			if b.Has("min") {
+				least = int64(wholeInt(br, "min", 1))
+			}
+			if b.Has("max") {
+				most = int64(wholeInt(br, "max", 1))
+			}
+			rd.Fail(br.Err())
+			if !rd.Failed() && least > most {
+				rd.Fail(cerr.New(cerr.BadRequest, "%s.min must not exceed its max", rd.Field("backoff_ms")))
+			}
+		}
+	}
+	if err := rd.Err(); err != nil {
+		return canon.Value{}, err
+	}
+	d := least
+	for i := 1; i < n && i <= pilotDoublings && d < most; i++ {
+		d *= 2
+	}
+	d = min(d, most)
+	null := canon.NullValue()
+	return pilotAnswer("", null, null, null, null, 0, false, canon.Obj(canon.M("min", canon.Int(d/2)), canon.M("max", canon.Int(d)))), nil
 }

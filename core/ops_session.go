@@ -5,6 +5,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/internal/canon"
+	"github.com/crawlcheck/verifier/core/internal/continuity"
 	"github.com/crawlcheck/verifier/core/internal/features"
 	"github.com/crawlcheck/verifier/core/internal/req"
 	"github.com/crawlcheck/verifier/core/internal/session"
@@ -164,7 +165,11 @@ func sessionCheck(st *session.State, ev req.Obj) ([]canon.Value, error) {
 	}
 	handoff, err := run("continuity_handoff", opContinuityHandoff, chk.With(v))
 	if cerr.CodeOf(err) == cerr.IssuerKeysInvalid {
-		if again, ok := session.WithoutUnreadableDirectory(v); ok {
+		fault := continuity.IssuerKeysInvalid
+		if !isJSONObject(chk.With(v), "fetched_key_directory") {
+			fault = continuity.IssuerResponseMalformed
+		}
+		if again, ok := session.WithoutUnreadableDirectory(v, fault); ok {
 			v = again
 			handoff, err = run("continuity_handoff", opContinuityHandoff, chk.With(v))
 		}

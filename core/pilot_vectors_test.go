@@ -84,6 +84,17 @@ func pilotQueueVectors(t testing.TB) []opVector {
 	add := func(name string, request obj) {
 		vs = append(vs, opVector{Op: "pilot_queue", Name: name, Request: request})
 	}
+	// After a failed pass: the wait's bounds, d = min(max, min·2^(n−1))
+	// and [d/2, d]; the doubling stops at 20 and at the max.
+	add("first failed pass: wait 0.5 to 1 s", obj{"failed_passes": 1})
+	add("third failed pass: wait 2 to 4 s", obj{"failed_passes": 3})
+	add("failed passes past the max: wait 2.5 to 5 min", obj{"failed_passes": 40})
+	add("failed passes with the deployment's bounds", obj{"failed_passes": 4, "backoff_ms": obj{"min": 20, "max": 100}})
+	add("failed passes of an odd bound", obj{"failed_passes": 1, "backoff_ms": obj{"min": 3, "max": 3}})
+	add("failed passes with the max alone", obj{"failed_passes": 2, "backoff_ms": obj{"max": 1500}})
+	add("failed passes with a pass's members refused", obj{"failed_passes": 1, "log_size": size})
+	add("failed passes of zero refused", obj{"failed_passes": 0})
+	add("backoff bounds reversed refused", obj{"failed_passes": 1, "backoff_ms": obj{"min": 100, "max": 20}})
 	add("no ack file: read from the start", obj{"log_size": size})
 	add("an empty ack file acknowledges nothing", obj{"ack": "", "log_size": size})
 	add("an empty log: nothing to read", obj{"log_size": 0})

@@ -34,6 +34,15 @@ func receiptVectors(t testing.TB) []opVector {
 	add("guard", "seen nonce without expires_at", with(good, "seen_nonces", []any{obj{"nonce": guardNonce}}))
 	add("guard", "observed_tools_sha256 not a hash", with(good, "observed_tools_sha256", "abc"))
 	add("guard", "receipt with a duplicate key is not a receipt", with(good, "receipt", `{"kind":"crawlcheck-mcp-lock-check","kind":"x"}`))
+	// An issuer's answer that is not a UTF-8 JSON object is no answer to
+	// judge: the host's issuer member names the step and fault guard says.
+	add("guard", "receipt not json is an issuer fault", with(good, "receipt", `<html>busy</html>`))
+	add("guard", "receipt not an object is an issuer fault", with(good, "receipt", `["kind"]`))
+	// Decided once where the hosts' readers differed (docs/decisions.md):
+	// Python took NaN, JS dropped a byte order mark.
+	add("guard", "receipt with NaN is an issuer fault", with(good, "receipt", `{"kind":NaN}`))
+	add("guard", "receipt led by a byte order mark is an issuer fault", with(good, "receipt", "\ufeff"+string(mustJSON(t, good["receipt"]))))
+	add("guard", "receipt of padded json is judged", with(good, "receipt", " \n"+string(mustJSON(t, good["receipt"]))+"\n"))
 
 	decision := g.receipt(receiptSpec{kind: guard.KindDecision})
 	liar := g.receipt(receiptSpec{inputs: obj{"lock": g.lock, "pages": g.pages(rugPull(g.tools))}, resealWith: &g.active,

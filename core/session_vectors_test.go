@@ -64,6 +64,8 @@ func sessionSequences(t testing.TB) []sessionSequence {
 			check(expired, 0), check(expired, 0), call("list_issues"),
 		}},
 		{"an unreadable live key directory is checked again without it", []obj{check(unreadable, 0)}},
+		{"a live key directory that is not JSON, the lock check refused, is the directory's fault", []obj{check(with(with(unreadable,
+			"fetched_key_directory", `<html>busy</html>`), "issuer", obj{"url": "https://issuer.example.com", "step": "lock_check", "fault": "connect_refused"}), 0)}},
 		{"pages the core refused as too large are recorded as pages_over_cap", []obj{
 			{"type": "check", "check": withoutPages, "seen": 0, "oversized": 2},
 		}},

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -173,7 +172,7 @@ func cmdCheck(c *cli, args []string) error {
 		// scan finds in them now (the record does not carry it: docs/decisions.md).
 		printScanOf(out, "\nscan of the changed tools", obs, changedTools(rec))
 		if issuer != nil {
-			printConsultation(out, isf.url, cons, rec)
+			printConsultation(out, isf.url, cons)
 		}
 		_ = out.Flush() // as say: what cannot be printed does not change the verdict
 		return nil
@@ -210,7 +209,7 @@ func cmdCheck(c *cli, args []string) error {
 			// the cause (no issuer, or its error) is the host's to say.
 			say(c.stderr, "crawlcheck: log: %s\n", req.Log.Unavailable)
 		}
-		return *st.Record, st.CheckAgain, emit(*st.Record, st.Keep, cons, obs)
+		return *st.Record, st.CheckAgain, emit(*st.Record, st.Keep, cons.Recorded(*st.Record), obs)
 	}
 	prev := ""
 	if log != nil {
@@ -396,22 +395,13 @@ func (f *issuerFlags) client(keyDirectory []byte, logPath string) (*preflight.Is
 
 // printConsultation writes what the issuer said, after the record that
 // carries it as evidence: why it was unavailable in the record's words
-// (the core's, from the fault the host saw).
-func printConsultation(w io.Writer, url string, cons preflight.Consultation, rec preflight.Record) {
+// (the core's, from the fault the host saw: Consultation.Recorded).
+func printConsultation(w io.Writer, url string, cons preflight.Consultation) {
 	switch {
 	case !cons.Asked:
 		say(w, "issuer    %s: not asked: no whole tool list was read\n", url)
 	case cons.Unavailable != "":
-		var r struct {
-			Issuer struct {
-				Unavailable string `json:"unavailable"`
-			} `json:"issuer"`
-		}
-		why := cons.Unavailable
-		if json.Unmarshal(rec.Raw, &r) == nil && r.Issuer.Unavailable != "" {
-			why = r.Issuer.Unavailable
-		}
-		say(w, "issuer    %s: unavailable (%s); the local comparison is the fallback\n", url, why)
+		say(w, "issuer    %s: unavailable (%s); the local comparison is the fallback\n", url, cons.Unavailable)
 	default:
 		var names []string
 		for _, e := range cons.Evidence {

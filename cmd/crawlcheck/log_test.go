@@ -129,6 +129,36 @@ func TestLogVerify(t *testing.T) {
 	}
 }
 
+// TestLogVerifyConsistencyAnswerWithoutProof: the issuer's consistency
+// answer is read by the core (consistency_answer): one whose proof is not
+// an array of base64 strings is no proof, and the log it serves, of
+// another size than the proof's, is not shown to extend it
+// (consistency_unavailable, exit 1), rather than the CLI's own reading
+// failing on it or taking it.
+func TestLogVerifyConsistencyAnswerWithoutProof(t *testing.T) {
+	h := issuerHandler(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/v1/log/consistency" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		var a map[string]any
+		json.Unmarshal(rec.Body.Bytes(), &a)
+		a["consistency"] = []int{1, 2, 3}
+		json.NewEncoder(w).Encode(a)
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	first := signLock(t, srv.URL, dir, "first.lock.json", `[{"name":"a","description":"A."}]`)
+	signLock(t, srv.URL, dir, "second.lock.json", `[{"name":"b","description":"B."}]`)
+	code, out, errs := runCLI("log", "verify", "--issuer", srv.URL, first)
+	if code != 1 || !strings.Contains(out, "THE LOG DOES NOT EXTEND THE PROOF'S CHECKPOINT: log_inconsistent (consistency_unavailable)") {
+		t.Fatalf("log verify: %d\n%s%s", code, out, errs)
+	}
+}
+
 // TestLogMonitor polls the issuer's log: the first poll keeps its
 // checkpoint, the next shows the log grew consistently and lists the new
 // entries about one server, and a kept checkpoint of another history (a

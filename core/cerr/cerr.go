@@ -5,10 +5,6 @@
 // The list is documented in docs/abi.md; adding a code is an ABI change.
 package cerr
 
-import (
-	"errors"
-)
-
 // Code names a class of error. The set is closed: see docs/abi.md.
 type Code string
 
@@ -65,8 +61,7 @@ func In(place string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var e *Error
-	if errors.As(err, &e) {
+	if e := as(err); e != nil {
 		return &Error{Code: e.Code, Msg: place + ": " + e.Msg}
 	}
 	return &Error{Code: Internal, Msg: place + ": " + err.Error()}
@@ -74,8 +69,7 @@ func In(place string, err error) error {
 
 // CodeOf returns the code of err, Internal for an uncoded error.
 func CodeOf(err error) Code {
-	var e *Error
-	if errors.As(err, &e) {
+	if e := as(err); e != nil {
 		return e.Code
 	}
 	return Internal
@@ -83,9 +77,33 @@ func CodeOf(err error) Code {
 
 // Message returns the message of err without its code.
 func Message(err error) string {
-	var e *Error
-	if errors.As(err, &e) {
+	if e := as(err); e != nil {
 		return e.Msg
 	}
 	return err.Error()
+}
+
+// as finds the first *Error in err's chain, as errors.As would: through
+// Unwrap() error and, depth first, Unwrap() []error. Written out because
+// errors.As reaches its target through internal/reflectlite, which is
+// otherwise not linked into the wasm module (28 KB of code).
+func as(err error) *Error {
+	for err != nil {
+		switch u := err.(type) {
+		case *Error:
+			return u
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, x := range u.Unwrap() {
+				if e := as(x); e != nil {
+					return e
+				}
+			}
+			return nil
+		default:
+			return nil
+		}
+	}
+	return nil
 }

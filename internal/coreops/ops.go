@@ -1016,12 +1016,16 @@ type ContinuityCheckRequest struct {
 	// base64 Ed25519 public keys of the operator
 	OperatorKeys []string `json:"operator_keys,omitempty"`
 	// issuer keys the deployment pinned: the baseline is judged by guard's rule (a pinned key the
-	// directory holds by its status and window, one it does not hold as pinned)
+	// directory holds by its status and window, one it does not hold as pinned); beside
+	// `key_directory` they are read and judge nothing (the operator's copy vouches for the baseline),
+	// so a host hands its pins as configured
 	PinnedKeys any `json:"pinned_keys,omitempty"`
 	// instead of `key_directory`, with `pinned_keys`: the issuer's live directory as the host fetched
 	// it at this check (`GET /api/v1/keys`), handed over as received; only its pinned keys (same `kid`
 	// and `public_key`) are kept, and one the core cannot read is `issuer_keys_invalid` (the issuer's
-	// fault: check again without it, with `issuer.step` `key_directory` and the error's message)
+	// fault: check again without it, with `issuer.step` `key_directory` and the fault `keys_invalid`,
+	// or `response_malformed` for one that is not a UTF-8 JSON object; the session engine does so
+	// itself)
 	FetchedKeyDirectory corecall.Text `json:"fetched_key_directory,omitempty"`
 	// overrides the policy
 	RequireSignedBaseline *bool `json:"require_signed_baseline,omitempty"`
@@ -1187,12 +1191,16 @@ type ContinuityHandoffRequest struct {
 	// base64 Ed25519 public keys of the operator
 	OperatorKeys []string `json:"operator_keys,omitempty"`
 	// issuer keys the deployment pinned: the baseline is judged by guard's rule (a pinned key the
-	// directory holds by its status and window, one it does not hold as pinned)
+	// directory holds by its status and window, one it does not hold as pinned); beside
+	// `key_directory` they are read and judge nothing (the operator's copy vouches for the baseline),
+	// so a host hands its pins as configured
 	PinnedKeys any `json:"pinned_keys,omitempty"`
 	// instead of `key_directory`, with `pinned_keys`: the issuer's live directory as the host fetched
 	// it at this check (`GET /api/v1/keys`), handed over as received; only its pinned keys (same `kid`
 	// and `public_key`) are kept, and one the core cannot read is `issuer_keys_invalid` (the issuer's
-	// fault: check again without it, with `issuer.step` `key_directory` and the error's message)
+	// fault: check again without it, with `issuer.step` `key_directory` and the fault `keys_invalid`,
+	// or `response_malformed` for one that is not a UTF-8 JSON object; the session engine does so
+	// itself)
 	FetchedKeyDirectory corecall.Text `json:"fetched_key_directory,omitempty"`
 	// overrides the policy
 	RequireSignedBaseline *bool `json:"require_signed_baseline,omitempty"`
@@ -1831,24 +1839,32 @@ func (r *VerifyPilotUploadRequest) Decode(out any) error {
 type PilotQueueRequest struct {
 	// the ack file's bytes, at most `limits.pilot_ack_bytes` + 1 read (absent: there is none)
 	Ack any `json:"ack,omitempty"`
-	// the record log's size in bytes
-	LogSize int64 `json:"log_size"`
+	// the record log's size in bytes: required, except with `failed_passes`
+	LogSize *int64 `json:"log_size,omitempty"`
 	// with `window`: the `read.offset` answered
 	WindowOffset *int64 `json:"window_offset,omitempty"`
 	// the log's bytes `read` named (fewer when the log ends sooner)
 	Window any `json:"window,omitempty"`
 	// the issuer's HTTP status and answer (at most `limits.pilot_answer_bytes`) to the POST of `batch`
 	Answer any `json:"answer,omitempty"`
+	// instead of the rest: how many passes failed in a row, this one included (at least 1); the answer
+	// is `wait`, every other member null
+	FailedPasses *int64 `json:"failed_passes,omitempty"`
+	// with `failed_passes`: the back-off's bounds in milliseconds, replacing 1000 (`min`) and 300000
+	// (`max`), each optional
+	BackoffMS any `json:"backoff_ms,omitempty"`
 }
 
 // Members are the request's members as corecall.Call takes them (documents
 // as corecall.Text, attachments), also for a request inside another's member.
 func (r *PilotQueueRequest) Members() map[string]any {
-	m := make(map[string]any, 5)
+	m := make(map[string]any, 7)
 	if r.Ack != nil {
 		m["ack"] = r.Ack
 	}
-	m["log_size"] = r.LogSize
+	if r.LogSize != nil {
+		m["log_size"] = r.LogSize
+	}
 	if r.WindowOffset != nil {
 		m["window_offset"] = r.WindowOffset
 	}
@@ -1857,6 +1873,12 @@ func (r *PilotQueueRequest) Members() map[string]any {
 	}
 	if r.Answer != nil {
 		m["answer"] = r.Answer
+	}
+	if r.FailedPasses != nil {
+		m["failed_passes"] = r.FailedPasses
+	}
+	if r.BackoffMS != nil {
+		m["backoff_ms"] = r.BackoffMS
 	}
 	return m
 }
@@ -1878,6 +1900,9 @@ type PilotQueueResult struct {
 	Acknowledged int64 `json:"acknowledged"`
 	// ask again at once, from a fresh read of the ack file and the log
 	More bool `json:"more"`
+	// with `failed_passes`: `{min, max}`, the milliseconds to wait before the next pass, drawn by the
+	// host within them: with d = min(max, min·2^min(failed_passes−1, 20)), [d/2, d]; null otherwise
+	Wait json.RawMessage `json:"wait"`
 }
 
 // PilotQueue runs pilot_queue: One step of a host's pilot upload (docs/preflight.md, The pilot
@@ -1891,7 +1916,10 @@ type PilotQueueResult struct {
 // past them. An ack file that is not its form, or a log that ends before or no longer holds the
 // acknowledged line, is `reset`: `ack` is empty and the pass starts again from byte 0 (the issuer
 // answers duplicates). A host writes `ack` when it is not null, stops the pass with `error` (and
-// backs off), and asks again from a fresh read while `more`.
+// backs off), and asks again from a fresh read while `more`. After a pass that failed (an `error`,
+// an issuer it could not reach, a file it could not read), it asks with `failed_passes` alone (and
+// `backoff_ms`), and waits a time it draws at random within the answer's `wait`, which a new record
+// does not cut short.
 func PilotQueue(r PilotQueueRequest) (PilotQueueResult, error) {
 	var out PilotQueueResult
 	return out, r.Decode(&out)
@@ -2841,6 +2869,12 @@ type VerifyChainResult struct {
 	// record_sha256 of the last good record
 	Head     *string `json:"head"`
 	TornTail bool    `json:"torn_tail"`
+	// how many bytes of `records` a log appended to keeps: all of them, or, with `torn_tail`, those
+	// before the torn last line (cut at its last newline); all of them when not `valid`
+	KeepBytes int64 `json:"keep_bytes"`
+	// a whole last record lacks its newline: a log appended to writes one before its next record, so
+	// that record starts a line of its own
+	AddNewline bool `json:"add_newline"`
 }
 
 // VerifyChain runs verify_chain: Verifies a JSON-lines log of records: every line one record in
@@ -2864,7 +2898,8 @@ func (r *VerifyChainRequest) Decode(out any) error {
 
 // GuardRequest is the request of guard.
 type GuardRequest struct {
-	// the receipt as received
+	// the lock check's answer as received, bytes a host does not judge: one that is not a UTF-8 JSON
+	// object is `issuer_fault` `{step: lock_check, fault: response_malformed}`
 	Receipt         corecall.Text `json:"receipt"`
 	ExpectedSubject string        `json:"expected_subject"`
 	// the operation the receipt must be of; default `mcp.lock.check`, what a host asks at `POST
@@ -2873,10 +2908,11 @@ type GuardRequest struct {
 	Now               string `json:"now"`
 	// the operator's copy of the issuer's key directory, trusted as it is
 	KeyDirectory corecall.Text `json:"key_directory,omitempty"`
-	// instead of `key_directory`, with `pinned_keys`: the directory as fetched from the issuer; only
-	// its pinned keys (same `kid` and `public_key`) are kept, none kept means the pins alone decide,
-	// and one the core cannot read is `issuer_keys_invalid` (the issuer's fault: report it as
-	// `issuer.step` `key_directory`)
+	// instead of `key_directory`, with `pinned_keys`: the directory as fetched from the issuer, as
+	// received; only its pinned keys (same `kid` and `public_key`) are kept, none kept means the pins
+	// alone decide; one that is not a UTF-8 JSON object, or that the core cannot read, is
+	// `issuer_fault` at the step `key_directory` (`response_malformed`, `keys_invalid`), judged before
+	// the receipt
 	FetchedKeyDirectory corecall.Text `json:"fetched_key_directory,omitempty"`
 	PinnedKeys          any           `json:"pinned_keys,omitempty"`
 	SeenNonces          any           `json:"seen_nonces,omitempty"`
@@ -2946,6 +2982,10 @@ type GuardResult struct {
 	// the updated replay state
 	SeenNonces json.RawMessage `json:"seen_nonces"`
 	Engine     json.RawMessage `json:"engine"`
+	// present when the issuer's answers give nothing to judge (`fetched_key_directory` or `receipt`
+	// above): the step and fault a host hands `continuity_check` as its `issuer` member instead of
+	// `guard`, keeping neither this answer nor its `seen_nonces`
+	IssuerFault json.RawMessage `json:"issuer_fault"`
 }
 
 // Guard runs guard: Judges an issuer's receipt (spec §7): the `crawlcheck-guard-answer`, the

@@ -16,7 +16,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/crawlcheck/verifier/core"
 	"github.com/crawlcheck/verifier/core/timefmt"
@@ -82,8 +81,9 @@ type Consultation struct {
 	// URL is the issuer asked.
 	URL string
 	// Unavailable says why the issuer gave no answer to judge ("" when it
-	// answered), for a person: the record's evidence is then
-	// service_unavailable, which the core words from the step and fault.
+	// answered), for a person: the record's issuer.unavailable, the core's
+	// words for the step and fault (set by Recorded, which a Session does
+	// with each record it makes).
 	Unavailable string
 	step        string
 	fault       issuerFault
@@ -102,6 +102,8 @@ type Consultation struct {
 	// keys, and the directory as fetched at this consultation (nil when it
 	// was not fetched, or the core could not read it). The one fetch serves
 	// guard and the baseline, so both are judged by the same directory.
+	// Beside the operator's copy the core lets the pins judge no baseline
+	// (continuity_check's pinned_keys), so they are handed as configured.
 	pins    []PinnedKey
 	fetched []byte
 }
@@ -114,6 +116,21 @@ type Consultation struct {
 func (r *Request) Use(c Consultation) {
 	r.Evidence, r.Issuer = c.Evidence, c.Trace()
 	r.PinnedKeys, r.FetchedKeyDirectory = c.pins, c.fetched
+}
+
+// Recorded is the consultation as rec, the record made with it, tells it:
+// Unavailable in the record's words (its issuer.unavailable), so a person
+// reads what the record keeps, never a host's own wording of the fault.
+func (c Consultation) Recorded(rec Record) Consultation {
+	var r struct {
+		Issuer *struct {
+			Unavailable string `json:"unavailable"`
+		} `json:"issuer"`
+	}
+	if c.Asked && json.Unmarshal(rec.Raw, &r) == nil && r.Issuer != nil {
+		c.Unavailable = r.Issuer.Unavailable
+	}
+	return c
 }
 
 // Trace is what the continuity check records of this consultation (its
@@ -152,8 +169,8 @@ const (
 	IssuerSessionEnded      = "session_ended"      // the connection closed before the answer was read
 	IssuerHTTPStatus        = "http_status"        // a status other than 200 (Status), a redirect included
 	IssuerAnswerTooLarge    = "answer_too_large"   // longer than the core's limits.issuer_answer_bytes
-	IssuerResponseMalformed = "response_malformed" // a 200 answer that is not a JSON object
-	IssuerKeysInvalid       = "keys_invalid"       // a key directory the core cannot read
+	IssuerResponseMalformed = "response_malformed" // a 200 answer that is not a JSON object (guard's issuer_fault)
+	IssuerKeysInvalid       = "keys_invalid"       // a key directory the core cannot read (guard's issuer_fault)
 )
 
 // issuerFault is a request to the issuer that gave nothing to judge: the
@@ -281,7 +298,7 @@ func (c *IssuerClient) Consult(ctx context.Context, q ServiceQuery) (Consultatio
 	facts := observedJSON(obs)
 	whole, err := AskIssuer(facts)
 	if err != nil || !whole.AskIssuer {
-		return Consultation{pins: c.baselinePins()}, nil
+		return Consultation{pins: c.cfg.PinnedKeys}, nil
 	}
 	pages, reading := facts["pages"], whole.Reading
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
@@ -332,13 +349,7 @@ func (c *IssuerClient) Consult(ctx context.Context, q ServiceQuery) (Consultatio
 		req["policy"] = corecall.Text(q.Settings.Policy)
 	}
 	raw, err := corecall.Call("guard", req)
-	var ce *corecall.Error
-	switch {
-	case errors.As(err, &ce) && ce.Code == ErrIssuerKeysInvalid:
-		// A directory the core cannot read is the issuer's garbage, not
-		// the deployment's mistake.
-		return c.unavailable("key_directory", issuerFault{Fault: IssuerKeysInvalid}), nil
-	case err != nil:
+	if err != nil {
 		return Consultation{}, fmt.Errorf("issuer: judging its answer: %w", err)
 	}
 	var g struct {
@@ -346,36 +357,36 @@ func (c *IssuerClient) Consult(ctx context.Context, q ServiceQuery) (Consultatio
 		EvidenceLevel string          `json:"evidence_level"`
 		Observations  []Evidence      `json:"observations"`
 		SeenNonces    json.RawMessage `json:"seen_nonces"`
+		IssuerFault   *struct {
+			Step  string `json:"step"`
+			Fault string `json:"fault"`
+		} `json:"issuer_fault"`
 	}
 	if err := json.Unmarshal(raw, &g); err != nil {
 		return Consultation{}, fmt.Errorf("issuer: reading guard's answer: %w", err)
+	}
+	if f := g.IssuerFault; f != nil {
+		// Answers that are no answers (guard's issuer_fault): the issuer's
+		// garbage, not the deployment's mistake. A directory that is none
+		// judges no baseline either.
+		cons := c.unavailable(f.Step, issuerFault{Fault: f.Fault})
+		if f.Step == "lock_check" {
+			cons = withFetched(cons)
+		}
+		return cons, nil
 	}
 	if err := c.keep(g.SeenNonces); err != nil {
 		return Consultation{}, err
 	}
 	return withFetched(Consultation{Asked: true, URL: c.cfg.URL, Guard: raw, PolicyResult: g.PolicyResult, EvidenceLevel: g.EvidenceLevel, Evidence: g.Observations,
-		pins: c.baselinePins()}), nil
-}
-
-// baselinePins are the pinned keys the baseline is judged by: none when
-// the deployment keeps its own copy of the directory (Settings.KeyDirectory
-// vouches for the baseline then, as without an issuer).
-func (c *IssuerClient) baselinePins() []PinnedKey {
-	if c.directory != nil {
-		return nil
-	}
-	return c.cfg.PinnedKeys
+		pins: c.cfg.PinnedKeys}), nil
 }
 
 // unavailable is the consultation of an issuer that gave no answer to judge:
 // the step that failed and the fault, which the core turns into the
 // evidence service_unavailable (continuity_check's issuer step and fault).
 func (c *IssuerClient) unavailable(step string, f issuerFault) Consultation {
-	why := step + ": " + f.Fault
-	if f.Status != 0 {
-		why += fmt.Sprintf(" %d", f.Status)
-	}
-	return Consultation{Asked: true, URL: c.cfg.URL, Unavailable: why, step: step, fault: f, pins: c.baselinePins()}
+	return Consultation{Asked: true, URL: c.cfg.URL, step: step, fault: f, pins: c.cfg.PinnedKeys}
 }
 
 // faultOf is the fault of a failed request: the one do classified, a
@@ -394,9 +405,9 @@ func (c *IssuerClient) faultOf(err error) issuerFault {
 }
 
 // get and post send one request within ctx and return the body of a 200
-// answer. Anything else — no connection, the deadline, another status, a
-// body cut short or too long, bytes that are not a JSON object — is an
-// *issuerFault: the issuer gave nothing to judge.
+// answer, as it came. Anything else — no connection, the deadline, another
+// status, a body cut short or too long — is an *issuerFault: the issuer
+// gave nothing to judge.
 func (c *IssuerClient) get(ctx context.Context, path string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.cfg.URL+path, nil)
 	if err != nil {
@@ -446,9 +457,9 @@ func (c *IssuerClient) do(req *http.Request) ([]byte, error) {
 		return nil, fault(IssuerSessionEnded)
 	case len(body) > maxIssuerAnswer:
 		return nil, fault(IssuerAnswerTooLarge)
-	case !utf8.Valid(body) || !json.Valid(body) || !bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("{")):
-		return nil, fault(IssuerResponseMalformed)
 	}
+	// Whether the body is a JSON object is the core's to say (guard's
+	// issuer_fault, continuity_check's consistency_answer).
 	return body, nil
 }
 

@@ -207,7 +207,7 @@ func TestServiceUnavailable(t *testing.T) {
 				t.Fatalf("effect %s, observations %v; want pause with unchanged and service_unavailable", rec.Effect, observations(rec))
 			}
 			f := finding(t, rec, "service_unavailable")
-			if cons.Unavailable != "lock_check: "+c.fault || !bytes.Contains(f.Detail, []byte(`"fallback":"local_comparison"`)) ||
+			if cons.Unavailable != "lock_check: "+strings.Trim(c.want, `"`) || !bytes.Contains(f.Detail, []byte(`"fallback":"local_comparison"`)) ||
 				!bytes.Contains(f.Detail, []byte(`"error":`+c.want)) {
 				t.Errorf("unavailable %q, detail %s; want %s, %s and the fallback named", cons.Unavailable, f.Detail, c.fault, c.want)
 			}
@@ -267,7 +267,7 @@ func TestServiceRedirect(t *testing.T) {
 		sess, _ := open(t, s, cfg)
 		cons := sess.Consultation()
 		sess.Close()
-		if !strings.HasSuffix(cons.Unavailable, ": http_status 307") {
+		if !strings.HasSuffix(cons.Unavailable, ": the issuer answered HTTP 307, a redirect, which is not followed") {
 			t.Errorf("%s: unavailable %q; want the redirect's status", name, cons.Unavailable)
 		}
 		if f := finding(t, sess.Record(), "service_unavailable"); !bytes.Contains(f.Detail, []byte(`"error":"the issuer answered HTTP 307, a redirect, which is not followed"`)) {
@@ -406,40 +406,45 @@ func TestServicePinnedKeys(t *testing.T) {
 }
 
 // TestServiceFetchedDirectoryRefused: a key directory fetched from the
-// issuer that the core cannot read is the issuer's fault, not the
-// deployment's: service_unavailable at the step key_directory, with the
-// core's words, and the local comparison stands, the pins alone judging the
-// baseline. Whether guard reads it first (the lock check answered) or the
-// continuity check does (the lock check failed after the fetch), the record
-// is the same.
+// issuer that the core cannot read, or that is not JSON at all, is the
+// issuer's fault, not the deployment's: service_unavailable at the step
+// key_directory, with the core's words, and the local comparison stands,
+// the pins alone judging the baseline. Whether guard reads it first (the
+// lock check answered) or the continuity check does (the lock check failed
+// after the fetch), the record is the same: the host judges neither.
 func TestServiceFetchedDirectoryRefused(t *testing.T) {
 	s := start(t, "http", `{"tools":`+threeTools+`}`)
 	lockPath := lockOf(t, s, preflight.LockOptions{})
-	for name, lockCheck := range map[string]int{"guard reads it": http.StatusOK, "the check reads it": http.StatusServiceUnavailable} {
-		t.Run(name, func(t *testing.T) {
-			issuer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.URL.Path == "/api/v1/keys" {
-					w.Write([]byte(`{"kind":"crawlcheck-key-directory","v":1,"keys":"all of them"}`))
-					return
+	directories := map[string]struct{ body, fault, want string }{
+		"unreadable": {`{"kind":"crawlcheck-key-directory","v":1,"keys":"all of them"}`, "keys_invalid", "the key directory it served is not one the core can read"},
+		"not JSON":   {`<html>busy</html>`, "response_malformed", "the answer is not a JSON object"},
+	}
+	for dname, dir := range directories {
+		for name, lockCheck := range map[string]int{"guard reads it": http.StatusOK, "the check reads it": http.StatusServiceUnavailable} {
+			t.Run(dname+", "+name, func(t *testing.T) {
+				issuer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Path == "/api/v1/keys" {
+						w.Write([]byte(dir.body))
+						return
+					}
+					w.WriteHeader(lockCheck)
+					w.Write([]byte(`{}`))
+				}))
+				t.Cleanup(issuer.Close)
+				sess, _ := open(t, s, preflight.Config{LockPath: lockPath,
+					Issuer: &preflight.Issuer{URL: issuer.URL, PinnedKeys: []preflight.PinnedKey{activeKey}, Timeout: issuerTimeout}})
+				rec := sess.Record()
+				f := finding(t, rec, "service_unavailable")
+				var d map[string]string
+				json.Unmarshal(f.Detail, &d)
+				if rec.Effect != preflight.EffectPause || d["step"] != "key_directory" || d["error"] != dir.want || d["fallback"] != "local_comparison" {
+					t.Errorf("effect %s, detail %s; want pause, the step key_directory and %q", rec.Effect, f.Detail, dir.want)
 				}
-				w.WriteHeader(lockCheck)
-				w.Write([]byte(`{}`))
-			}))
-			t.Cleanup(issuer.Close)
-			sess, _ := open(t, s, preflight.Config{LockPath: lockPath,
-				Issuer: &preflight.Issuer{URL: issuer.URL, PinnedKeys: []preflight.PinnedKey{activeKey}, Timeout: issuerTimeout}})
-			rec := sess.Record()
-			f := finding(t, rec, "service_unavailable")
-			var d map[string]string
-			json.Unmarshal(f.Detail, &d)
-			want := "the key directory it served is not one the core can read"
-			if rec.Effect != preflight.EffectPause || d["step"] != "key_directory" || d["error"] != want || d["fallback"] != "local_comparison" {
-				t.Errorf("effect %s, detail %s; want pause, the step key_directory and %q", rec.Effect, f.Detail, want)
-			}
-			if got := sess.Consultation().Unavailable; lockCheck == http.StatusOK && got != "key_directory: keys_invalid" {
-				t.Errorf("Unavailable %q", got)
-			}
-		})
+				if got := sess.Consultation().Unavailable; got != "key_directory: "+dir.want {
+					t.Errorf("Unavailable %q", got)
+				}
+			})
+		}
 	}
 }
 
@@ -478,5 +483,49 @@ func TestIssuerConfig(t *testing.T) {
 		if f() == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// TestPinsBesideTheOperatorsDirectory: a host hands its pinned keys as
+// configured, and beside the operator's own copy of the key directory the
+// core lets them judge no baseline (continuity_check's pinned_keys): the
+// record is byte for byte the one without pins. A copy that lacks the key
+// the lockfile is signed with leaves it untrusted, a pin of that key
+// notwithstanding.
+func TestPinsBesideTheOperatorsDirectory(t *testing.T) {
+	s := start(t, "http", `{"tools":`+threeTools+`}`)
+	lockPath := signedLock(t, startIssuer(t), s, filepath.Join(t.TempDir(), "crawlcheck.lock"))
+	var dir map[string]any
+	if err := json.Unmarshal(testDirectory(t), &dir); err != nil {
+		t.Fatal(err)
+	}
+	var others []any
+	for _, k := range dir["keys"].([]any) {
+		if k.(map[string]any)["kid"] != activeKey.KID {
+			others = append(others, k)
+		}
+	}
+	dir["keys"] = others
+	withoutActive, _ := json.Marshal(dir)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + ln.Addr().String()
+	ln.Close()
+	var raws [][]byte
+	for _, pins := range [][]preflight.PinnedKey{nil, {activeKey}} {
+		sess, _ := open(t, s, preflight.Config{LockPath: lockPath, Now: func() time.Time { return testNow },
+			Settings: preflight.Settings{KeyDirectory: withoutActive},
+			Issuer:   &preflight.Issuer{URL: refused, PinnedKeys: pins, Timeout: issuerTimeout}})
+		rec := sess.Record()
+		sess.Close()
+		if !slices.Contains(observations(rec), "baseline_untrusted") {
+			t.Errorf("pins %v: observations %v; want baseline_untrusted", pins, observations(rec))
+		}
+		raws = append(raws, rec.Raw)
+	}
+	if !bytes.Equal(raws[0], raws[1]) {
+		t.Errorf("the record with pins differs from the one without:\n%s\n%s", raws[0], raws[1])
 	}
 }

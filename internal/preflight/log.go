@@ -1,7 +1,6 @@
 package preflight
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -32,9 +31,10 @@ type Log struct {
 // record_sha256 of its last good record, which the next record must name.
 //
 // A last line cut off mid-write (no newline, not JSON: a crash during an
-// append) is the one damage tolerated: the core reports it as torn_tail,
-// and OpenLog truncates those bytes so that the next record starts on a
-// line of its own — they never were a record. Any other damage (an edited
+// append) is the one damage tolerated: the core reports it as torn_tail
+// and says which bytes to keep (keep_bytes), and OpenLog truncates the
+// rest so that the next record starts on a line of its own — they never
+// were a record. Any other damage (an edited
 // record, a broken link) is an error: appending to a log that no longer
 // verifies would hide where it was broken.
 func OpenLog(path string) (*Log, error) {
@@ -71,24 +71,33 @@ func openLog(f *os.File) (*Log, error) {
 	if !chain.Valid {
 		return nil, fmt.Errorf("broken at record %d: %s; move it aside to start a new log", chain.BrokenAt+1, textsafe.Escape(chain.Reason))
 	}
-	switch {
-	case chain.TornTail:
-		keep := bytes.LastIndexByte(data, '\n') + 1
-		if err := f.Truncate(int64(keep)); err != nil {
-			return nil, fmt.Errorf("cutting off a torn last line: %w", err)
-		}
-		size = int64(keep)
-	case data[len(data)-1] != '\n':
-		// A whole last record whose newline was never written.
-		if _, err := f.Write([]byte{'\n'}); err != nil {
-			return nil, err
-		}
-		size++
+	if size, err = keepHead(f, 0, size, chain); err != nil {
+		return nil, err
 	}
 	if err := f.Sync(); err != nil {
 		return nil, err
 	}
 	return &Log{f: f, head: chain.Head, size: size}, nil
+}
+
+// keepHead does to the file what the core's verify_chain says of the bytes
+// read from offset at to size: keep its keep_bytes of them (a torn last
+// line cut off), and write the newline a whole last record lacks. It
+// answers the file's size after.
+func keepHead(f *os.File, at, size int64, chain Chain) (int64, error) {
+	if keep := at + chain.KeepBytes; keep != size {
+		if err := f.Truncate(keep); err != nil {
+			return 0, fmt.Errorf("cutting off a torn last line: %w", err)
+		}
+		size = keep
+	}
+	if chain.AddNewline {
+		if _, err := f.Write([]byte{'\n'}); err != nil {
+			return 0, err
+		}
+		size++
+	}
+	return size, nil
 }
 
 // syncHead, under the file lock, reads the records other processes
@@ -121,18 +130,9 @@ func (l *Log) syncHead() error {
 	if !chain.Valid {
 		return fmt.Errorf("the records appended by another process do not continue the chain (record %d after this process's last: %s)", chain.BrokenAt+1, textsafe.Escape(chain.Reason))
 	}
-	size := fi.Size()
-	if chain.TornTail {
-		keep := l.size + int64(bytes.LastIndexByte(data, '\n')+1)
-		if err := l.f.Truncate(keep); err != nil {
-			return fmt.Errorf("cutting off a torn last line: %w", err)
-		}
-		size = keep
-	} else if data[len(data)-1] != '\n' {
-		if _, err := l.f.Write([]byte{'\n'}); err != nil {
-			return err
-		}
-		size++
+	size, err := keepHead(l.f, l.size, fi.Size(), chain)
+	if err != nil {
+		return err
 	}
 	if chain.Count > 0 {
 		l.head = chain.Head
@@ -230,6 +230,12 @@ type Chain struct {
 	Reason   string `json:"reason"`
 	Head     string `json:"head"`
 	TornTail bool   `json:"torn_tail"`
+	// KeepBytes and AddNewline are what a log appended to keeps of the
+	// bytes verified, and whether it writes a newline before its next
+	// record (a torn last line cut, a whole last record's missing newline
+	// added): the core decides both.
+	KeepBytes  int64 `json:"keep_bytes"`
+	AddNewline bool  `json:"add_newline"`
 }
 
 // VerifyChain checks a JSON-lines log with the core: every line one record

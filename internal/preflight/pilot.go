@@ -207,9 +207,10 @@ type Uploader struct {
 	stop    context.CancelFunc
 	ctx     context.Context
 	wg      sync.WaitGroup
-	// Backoff bounds the wait between failed tries (doubling from the
-	// first, with jitter); Poll is how often it looks again with nothing
-	// kicked.
+	// MinBackoff and MaxBackoff replace the bounds of the wait between
+	// failed tries (0: the core's, 1 s and 5 minutes); how it grows is the
+	// core's (pilot_queue's wait). Poll is how often it looks again with
+	// nothing kicked.
 	MinBackoff, MaxBackoff, Poll time.Duration
 
 	mu  sync.Mutex
@@ -219,8 +220,7 @@ type Uploader struct {
 // NewUploader makes an uploader of the log at logPath; Start starts it.
 func NewUploader(p Pilot, logPath string) *Uploader {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Uploader{p: p, logPath: logPath, kick: make(chan struct{}, 1), ctx: ctx, stop: cancel,
-		MinBackoff: time.Second, MaxBackoff: 5 * time.Minute, Poll: time.Minute}
+	return &Uploader{p: p, logPath: logPath, kick: make(chan struct{}, 1), ctx: ctx, stop: cancel, Poll: time.Minute}
 }
 
 // Start runs the upload loop.
@@ -278,10 +278,40 @@ func (u *Uploader) loop() {
 			continue
 		}
 		failures++
-		d := u.MinBackoff << min(failures-1, 20)
-		if d > u.MaxBackoff || d <= 0 {
-			d = u.MaxBackoff
+		wait, err := u.backoff(failures)
+		if err != nil {
+			// Bounds the core refuses: no wait can be drawn, so no pass is
+			// tried again; Err says why.
+			u.mu.Lock()
+			u.err = err
+			u.mu.Unlock()
+			return
 		}
-		next = time.Now().Add(d/2 + rand.N(d/2+1))
+		next = time.Now().Add(wait)
 	}
+}
+
+// backoff draws the wait after failures passes failed in a row within the
+// bounds the core answers (pilot_queue's wait): the draw and the clock are
+// the host's, the bounds a rule.
+func (u *Uploader) backoff(failures int) (time.Duration, error) {
+	req := map[string]any{"failed_passes": failures}
+	bounds := map[string]any{}
+	ms := func(d time.Duration) int64 { return int64((d + time.Millisecond - 1) / time.Millisecond) } // whole, rounded up
+	if u.MinBackoff > 0 {
+		bounds["min"] = ms(u.MinBackoff)
+	}
+	if u.MaxBackoff > 0 {
+		bounds["max"] = ms(u.MaxBackoff)
+	}
+	if len(bounds) > 0 {
+		req["backoff_ms"] = bounds
+	}
+	var q struct {
+		Wait struct{ Min, Max int64 }
+	}
+	if err := corecall.Into("pilot_queue", req, &q); err != nil {
+		return 0, fmt.Errorf("pilot: the back-off: %w", err)
+	}
+	return time.Duration(q.Wait.Min+rand.Int64N(q.Wait.Max-q.Wait.Min+1)) * time.Millisecond, nil
 }

@@ -615,7 +615,7 @@ func (s *Session) check(ctx context.Context, obs Observation, seen int64) (rec R
 	if rec.Handoff.Notice != "" {
 		s.say(rec.Handoff.Notice)
 	}
-	return rec, cons, st.CheckAgain, nil
+	return rec, cons.Recorded(rec), st.CheckAgain, nil
 }
 
 // Confirm re-approves the tool list of the current record, as a person's

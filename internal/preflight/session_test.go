@@ -492,6 +492,18 @@ func TestLogChainAndTornTail(t *testing.T) {
 		t.Errorf("chain %+v, %v; want 2 records, no torn tail", chain, err)
 	}
 
+	// A whole last record whose newline was never written gets it (the
+	// core's add_newline) before the next record.
+	os.WriteFile(logPath, bytes.TrimSuffix(data, []byte("\n")), 0o644)
+	_, recs = open(t, s, preflight.Config{LockPath: lockPath, LogPath: logPath})
+	recs.next(t)
+	if whole, _ := os.ReadFile(logPath); !bytes.HasPrefix(whole, data) {
+		t.Errorf("after a last record without its newline: the log does not keep it on its own line:\n%s", whole)
+	} else if chain, err := preflight.VerifyChain(whole); err != nil || !chain.Valid || chain.Count != 3 {
+		t.Errorf("chain %+v, %v; want 3 records", chain, err)
+	}
+	os.WriteFile(logPath, data, 0o644)
+
 	// An edited record is not appended to.
 	edited := bytes.Replace(data, []byte(`"mode":"enforce"`), []byte(`"mode":"observe"`), 1)
 	os.WriteFile(logPath, edited, 0o644)

@@ -38,9 +38,9 @@ const enc = new TextEncoder();
 
 /** The lists a session reads beside tools/list: the record's name, the method, the member naming an item. */
 const LISTS = [
-  { name: "prompts", method: "prompts/list", capability: "prompts", key: "name", sdk: "listPrompts" },
-  { name: "resources", method: "resources/list", capability: "resources", key: "uri", sdk: "listResources" },
-  { name: "resource_templates", method: "resources/templates/list", capability: "resources", key: "uriTemplate", sdk: "listResourceTemplates" },
+  { name: "prompts", method: "prompts/list", capability: "prompts", key: "name" },
+  { name: "resources", method: "resources/list", capability: "resources", key: "uri" },
+  { name: "resource_templates", method: "resources/templates/list", capability: "resources", key: "uriTemplate" },
 ];
 const READ = "resources/read";
 
@@ -66,17 +66,30 @@ export class ItemRefused extends CrawlcheckError {
 }
 
 /**
- * How the session sends a features request through the SDK: 2.x through
- * its request (no aggregation, no cache), 1.x through its own methods (own:
- * the client's methods before withPreflight replaced them).
+ * The result schema a 1.x request of the features is sent with: it takes
+ * the answer as it came. The session reads each answer from the wire (the
+ * capture) and never from the SDK's parse of it, so the SDK's typed parse
+ * (its zod schema of the whole list) was work thrown away, in every check.
+ * 1.x reads a result with the schema's safeParse (through its zod-compat
+ * layer, which treats a schema without zod's internals as zod 3's) or,
+ * before that layer, its parse: both answer the data untouched.
+ */
+const UNPARSED = Object.freeze({
+  parse: (data) => data,
+  safeParse: (data) => ({ success: true, data }),
+});
+
+/**
+ * How the session sends a features request through the SDK: its request
+ * (own.request: the client's before withPreflight replaced it), as the
+ * list methods send it, without their aggregation or cache (2.x) or their
+ * typed parse of the answer (1.x: UNPARSED).
  */
 export function featureSender(client, own = client) {
   if (typeof client.getNegotiatedProtocolVersion === "function") {
     return (method, params, options) => own.request.call(client, { method, params }, options);
   }
-  const byMethod = Object.fromEntries(LISTS.map((l) => [l.method, own[l.sdk]]));
-  byMethod[READ] = own.readResource;
-  return (method, params, options) => byMethod[method].call(client, params, options);
+  return (method, params, options) => own.request.call(client, { method, params }, UNPARSED, options);
 }
 
 /**
@@ -304,11 +317,9 @@ async function readUITemplate(g, params) {
  * the client's request before withPreflight replaced it.
  */
 export function installFeatures(client, g, request) {
-  const own = { request, getPrompt: client.getPrompt, readResource: client.readResource };
-  for (const l of LISTS) own[l.sdk] = client[l.sdk];
-  g.featureSend = featureSender(client, own);
-  const getPrompt = own.getPrompt;
-  const readResource = own.readResource;
+  g.featureSend = featureSender(client, { request });
+  const getPrompt = client.getPrompt;
+  const readResource = client.readResource;
   client.listPrompts = (params) => handedList(g, "prompts", params);
   client.listResources = (params) => handedList(g, "resources", params);
   client.listResourceTemplates = (params) => handedList(g, "resource_templates", params);

@@ -99,7 +99,8 @@ export interface ContinuityOptions {
    * (docs/preflight.md, "The pilot upload"): needs logPath, never blocks or
    * fails a check; what the issuer acknowledged is kept in
    * `<log>.pilot-ack`. Backoff after a failure doubles from minBackoffMs
-   * (default 1 s) to maxBackoffMs (default 5 min).
+   * (default 1 s) to maxBackoffMs (default 5 min), the core's pilot_queue
+   * answering the wait's bounds (whole milliseconds).
    */
   /** recordKey: the seed POST /api/v1/pilot?record_key=true answered; each upload is then signed with it. */
   pilot?: { url: string; id: string; token: string; recordKey?: string; minBackoffMs?: number; maxBackoffMs?: number };

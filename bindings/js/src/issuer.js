@@ -15,8 +15,9 @@ import { DIAL_CODES } from "./capture.js";
 /**
  * A request to the issuer that gave nothing to judge: the fault the core
  * words (continuity_check's issuer fault: connect_refused, timeout,
- * session_ended, http_status with the status, answer_too_large,
- * response_malformed, keys_invalid), never the fetch's error text; the
+ * session_ended, http_status with the status, answer_too_large; the
+ * core's guard says response_malformed and keys_invalid), never the
+ * fetch's error text; the
  * message is for a person (log reconciliation, which makes no record).
  */
 class IssuerFault extends CrawlcheckError {
@@ -91,7 +92,7 @@ export class IssuerClient {
   async consult({ lock, serverName, policy, obs, now, observedPages }) {
     if (!obs.endpoint) throw new CrawlcheckError("crawlcheck: issuer: the observation names no endpoint for a receipt to speak about");
     const whole = this.#wholeList(obs, observedPages);
-    if (!whole) return { asked: false, pins: this.#baselinePins() };
+    if (!whole) return { asked: false, pins: this.pins };
     const deadline = AbortSignal.timeout(this.timeout);
 
     // Without the operator's copy, the issuer's own directory is fetched;
@@ -130,14 +131,17 @@ export class IssuerClient {
     try {
       raw = this.cc.callResultText("guard", req);
     } catch (e) {
-      // A directory the core cannot read is the issuer's garbage, not the
-      // deployment's mistake.
-      if (e instanceof CoreError && e.code === "issuer_keys_invalid") {
-        return this.#unavailable("key_directory", { fault: "keys_invalid" });
-      }
       throw new CrawlcheckError(`crawlcheck: issuer: judging its answer: ${e.message}`, { cause: e });
     }
     const g = JSON.parse(raw);
+    if (g.issuer_fault) {
+      // Answers that are no answers (guard's issuer_fault): the issuer's
+      // garbage, not the deployment's mistake. A directory that is none
+      // judges no baseline either.
+      const { step, fault } = g.issuer_fault;
+      const cons = this.#unavailable(step, { fault });
+      return step === "lock_check" ? { ...cons, fetched } : cons;
+    }
     this.#keep(g.seen_nonces);
     return {
       asked: true,
@@ -147,26 +151,19 @@ export class IssuerClient {
       policyResult: g.policy_result,
       evidenceLevel: g.evidence_level,
       evidence: g.observations ?? [],
-      pins: this.#baselinePins(),
+      pins: this.pins,
       fetched,
     };
   }
 
-  // The pinned keys the baseline is judged by: none when the deployment
-  // keeps its own copy of the directory (it vouches for the baseline then,
-  // as without an issuer).
-  #baselinePins() {
-    return this.directory ? [] : this.pins;
-  }
-
   /**
    * The issuer's answer to GET /api/v1/log/consistency between trees of from
-   * and to entries, within its timeout, as text: the core reads the proof
-   * out of it (consistency_answer).
+   * and to entries, within its timeout, as it sent it: the core reads the
+   * proof out of it (consistency_answer), or finds none.
    */
   async consistency(from, to) {
     const q = new URLSearchParams({ from: String(from), to: String(to) });
-    return new TextDecoder().decode(await this.#get(`/api/v1/log/consistency?${q}`, AbortSignal.timeout(this.timeout)));
+    return this.#get(`/api/v1/log/consistency?${q}`, AbortSignal.timeout(this.timeout));
   }
 
   // The host's own reading of the list (its tools_sha256), or null when
@@ -186,10 +183,9 @@ export class IssuerClient {
   // The consultation of an issuer that gave no answer to judge: the step
   // that failed and the fault, which the core turns into the evidence
   // service_unavailable in its own words (continuity_check's issuer step
-  // and fault).
+  // and fault); its unavailable is the record's (recordedConsultation).
   #unavailable(step, f) {
-    const why = `${step}: ${f.fault}${f.status ? ` ${f.status}` : ""}`;
-    return { asked: true, url: this.url, unavailable: why, step, fault: f, guard: null, evidence: [], pins: this.#baselinePins(), fetched: null };
+    return { asked: true, url: this.url, unavailable: "", step, fault: f, guard: null, evidence: [], pins: this.pins, fetched: null };
   }
 
   // The fault of a failed request, a timeout naming the consultation's
@@ -209,7 +205,7 @@ export class IssuerClient {
   }
 
   // One request within the consultation's deadline; the body of a 200
-  // answer that is a JSON object. Anything else is an IssuerFault: the
+  // answer, as it came. Anything else is an IssuerFault: the
   // issuer gave nothing to judge. Redirects are not followed ("manual":
   // Node answers the 3xx itself): the lockfile and the pages would go
   // wherever it points; its status is the fault.
@@ -235,14 +231,8 @@ export class IssuerClient {
       throw new IssuerFault(what, init.signal.aborted ? "timeout" : "session_ended");
     }
     if (over) throw new IssuerFault(what, "answer_too_large");
-    let text = null;
-    try {
-      text = new TextDecoder("utf-8", { fatal: true }).decode(body);
-      JSON.parse(text);
-    } catch {
-      text = null;
-    }
-    if (text === null || !text.trimStart().startsWith("{")) throw new IssuerFault(what, "response_malformed");
+    // Whether the body is a JSON object is the core's to say (guard's
+    // issuer_fault, continuity_check's consistency_answer).
     return body;
   }
 
@@ -261,11 +251,12 @@ export class IssuerClient {
 
 /**
  * Hands the continuity check what a consultation gave it: guard's evidence,
- * the issuer member, and without the operator's copy of the key directory
- * the pinned keys and the live directory fetched at this consultation
- * (pinned_keys, fetched_key_directory), so the baseline follows the
- * issuer's rotation as the receipts do (docs/keys.md). The one fetch serves
- * guard and the baseline: both are judged by the same directory.
+ * the issuer member, the pinned keys and the live directory fetched at this
+ * consultation (pinned_keys, fetched_key_directory), so the baseline
+ * follows the issuer's rotation as the receipts do (docs/keys.md). The one
+ * fetch serves guard and the baseline: both are judged by the same
+ * directory. Beside the operator's copy of the directory the core lets the
+ * pins judge no baseline.
  */
 export function useConsultation(req, c) {
   if (c.asked) {
@@ -274,6 +265,15 @@ export function useConsultation(req, c) {
   }
   if (c.pins?.length > 0) req.pinned_keys = c.pins;
   if (c.fetched) req.fetched_key_directory = c.fetched;
+}
+
+/**
+ * The consultation as rec, the record made with it, tells it: unavailable
+ * in the record's words (its issuer.unavailable, the core's), never a
+ * host's own wording of the fault.
+ */
+export function recordedConsultation(c, rec) {
+  return c?.asked ? { ...c, unavailable: rec.json.issuer?.unavailable ?? "" } : c;
 }
 
 /**

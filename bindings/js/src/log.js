@@ -16,8 +16,8 @@ export class RecordLog {
    * record_sha256 of its last good record, which the next record must name.
    *
    * A last line cut off mid-write (no newline, not JSON: a crash during an
-   * append) is the one damage tolerated: it is truncated, since it never
-   * was a record. Any other damage (an edited record, a broken link) is an
+   * append) is the one damage tolerated: it is truncated (the core's
+   * keep_bytes), since it never was a record. Any other damage (an edited record, a broken link) is an
    * error: appending to a log that no longer verifies would hide where it
    * broke.
    * @param {string} path
@@ -50,12 +50,11 @@ export class RecordLog {
     if (!chain.valid) {
       throw new CrawlcheckError(`broken at record ${chain.broken_at + 1}: ${cc.shown(chain.reason ?? "")}; move it aside to start a new log`);
     }
-    if (chain.torn_tail) {
-      ftruncateSync(this.#fd, data.lastIndexOf(0x0a) + 1);
-    } else if (data[size - 1] !== 0x0a) {
-      // A whole last record whose newline was never written.
-      writeSync(this.#fd, "\n");
-    }
+    // What to keep of it and whether to end its last line are the core's
+    // (keep_bytes: a torn last line cut; add_newline: a whole last record
+    // whose newline was never written).
+    if (chain.keep_bytes !== size) ftruncateSync(this.#fd, chain.keep_bytes);
+    if (chain.add_newline) writeSync(this.#fd, "\n");
     fsyncSync(this.#fd);
     return chain.head ?? "";
   }

@@ -455,15 +455,18 @@ export interface ContinuityCheckRequest {
   operator_keys?: string[];
   /**
    * issuer keys the deployment pinned: the baseline is judged by guard's rule (a pinned key the
-   * directory holds by its status and window, one it does not hold as pinned)
+   * directory holds by its status and window, one it does not hold as pinned); beside
+   * `key_directory` they are read and judge nothing (the operator's copy vouches for the baseline),
+   * so a host hands its pins as configured
    */
   pinned_keys?: RequestValue[];
   /**
    * instead of `key_directory`, with `pinned_keys`: the issuer's live directory as the host fetched
    * it at this check (`GET /api/v1/keys`), handed over as received; only its pinned keys (same
    * `kid` and `public_key`) are kept, and one the core cannot read is `issuer_keys_invalid` (the
-   * issuer's fault: check again without it, with `issuer.step` `key_directory` and the error's
-   * message)
+   * issuer's fault: check again without it, with `issuer.step` `key_directory` and the fault
+   * `keys_invalid`, or `response_malformed` for one that is not a UTF-8 JSON object; the session
+   * engine does so itself)
    */
   fetched_key_directory?: Document;
   /** overrides the policy */
@@ -571,15 +574,18 @@ export interface ContinuityHandoffRequest {
   operator_keys?: string[];
   /**
    * issuer keys the deployment pinned: the baseline is judged by guard's rule (a pinned key the
-   * directory holds by its status and window, one it does not hold as pinned)
+   * directory holds by its status and window, one it does not hold as pinned); beside
+   * `key_directory` they are read and judge nothing (the operator's copy vouches for the baseline),
+   * so a host hands its pins as configured
    */
   pinned_keys?: RequestValue[];
   /**
    * instead of `key_directory`, with `pinned_keys`: the issuer's live directory as the host fetched
    * it at this check (`GET /api/v1/keys`), handed over as received; only its pinned keys (same
    * `kid` and `public_key`) are kept, and one the core cannot read is `issuer_keys_invalid` (the
-   * issuer's fault: check again without it, with `issuer.step` `key_directory` and the error's
-   * message)
+   * issuer's fault: check again without it, with `issuer.step` `key_directory` and the fault
+   * `keys_invalid`, or `response_malformed` for one that is not a UTF-8 JSON object; the session
+   * engine does so itself)
    */
   fetched_key_directory?: Document;
   /** overrides the policy */
@@ -915,8 +921,8 @@ export interface VerifyPilotUploadResult {
 export interface PilotQueueRequest {
   /** the ack file's bytes, at most `limits.pilot_ack_bytes` + 1 read (absent: there is none) */
   ack?: Page;
-  /** the record log's size in bytes */
-  log_size: number;
+  /** the record log's size in bytes: required, except with `failed_passes` */
+  log_size?: number;
   /** with `window`: the `read.offset` answered */
   window_offset?: number;
   /** the log's bytes `read` named (fewer when the log ends sooner) */
@@ -926,6 +932,16 @@ export interface PilotQueueRequest {
    * `batch`
    */
   answer?: Request;
+  /**
+   * instead of the rest: how many passes failed in a row, this one included (at least 1); the
+   * answer is `wait`, every other member null
+   */
+  failed_passes?: number;
+  /**
+   * with `failed_passes`: the back-off's bounds in milliseconds, replacing 1000 (`min`) and 300000
+   * (`max`), each optional
+   */
+  backoff_ms?: Request;
 }
 
 /** The result of pilot_queue. */
@@ -947,6 +963,12 @@ export interface PilotQueueResult {
   acknowledged: number;
   /** ask again at once, from a fresh read of the ack file and the log */
   more: boolean;
+  /**
+   * with `failed_passes`: `{min, max}`, the milliseconds to wait before the next pass, drawn by the
+   * host within them: with d = min(max, min·2^min(failed_passes−1, 20)), [d/2, d]; null
+   * otherwise
+   */
+  wait: { [key: string]: Json } | null;
 }
 
 /** The request of sign_correction. */
@@ -1346,11 +1368,24 @@ export interface VerifyChainResult {
   /** record_sha256 of the last good record */
   head: string | null;
   torn_tail: boolean;
+  /**
+   * how many bytes of `records` a log appended to keeps: all of them, or, with `torn_tail`, those
+   * before the torn last line (cut at its last newline); all of them when not `valid`
+   */
+  keep_bytes: number;
+  /**
+   * a whole last record lacks its newline: a log appended to writes one before its next record, so
+   * that record starts a line of its own
+   */
+  add_newline: boolean;
 }
 
 /** The request of guard. */
 export interface GuardRequest {
-  /** the receipt as received */
+  /**
+   * the lock check's answer as received, bytes a host does not judge: one that is not a UTF-8 JSON
+   * object is `issuer_fault` `{step: lock_check, fault: response_malformed}`
+   */
   receipt: Document;
   expected_subject: string;
   /**
@@ -1362,10 +1397,11 @@ export interface GuardRequest {
   /** the operator's copy of the issuer's key directory, trusted as it is */
   key_directory?: Document;
   /**
-   * instead of `key_directory`, with `pinned_keys`: the directory as fetched from the issuer; only
-   * its pinned keys (same `kid` and `public_key`) are kept, none kept means the pins alone decide,
-   * and one the core cannot read is `issuer_keys_invalid` (the issuer's fault: report it as
-   * `issuer.step` `key_directory`)
+   * instead of `key_directory`, with `pinned_keys`: the directory as fetched from the issuer, as
+   * received; only its pinned keys (same `kid` and `public_key`) are kept, none kept means the pins
+   * alone decide; one that is not a UTF-8 JSON object, or that the core cannot read, is
+   * `issuer_fault` at the step `key_directory` (`response_malformed`, `keys_invalid`), judged
+   * before the receipt
    */
   fetched_key_directory?: Document;
   pinned_keys?: RequestValue[];
@@ -1404,6 +1440,12 @@ export interface GuardResult {
   /** the updated replay state */
   seen_nonces: Json[];
   engine: { [key: string]: Json };
+  /**
+   * present when the issuer's answers give nothing to judge (`fetched_key_directory` or `receipt`
+   * above): the step and fault a host hands `continuity_check` as its `issuer` member instead of
+   * `guard`, keeping neither this answer nor its `seen_nonces`
+   */
+  issuer_fault?: { [key: string]: Json };
 }
 
 /** The request of replay_decision. */
@@ -1667,9 +1709,12 @@ export interface Ops {
    * file that is not its form, or a log that ends before or no longer holds the acknowledged line,
    * is `reset`: `ack` is empty and the pass starts again from byte 0 (the issuer answers
    * duplicates). A host writes `ack` when it is not null, stops the pass with `error` (and backs
-   * off), and asks again from a fresh read while `more`. Throws CoreError with the core's code.
+   * off), and asks again from a fresh read while `more`. After a pass that failed (an `error`, an
+   * issuer it could not reach, a file it could not read), it asks with `failed_passes` alone (and
+   * `backoff_ms`), and waits a time it draws at random within the answer's `wait`, which a new
+   * record does not cut short. Throws CoreError with the core's code.
    */
-  pilotQueue(request: PilotQueueRequest): PilotQueueResult;
+  pilotQueue(request?: PilotQueueRequest): PilotQueueResult;
   /**
    * Writes and signs a correction (docs/issuer.md, Corrections): `{kind: crawlcheck-correction, v:
    * 1, issuer, issued_at, target, version, supersedes, reason, reporter, rules_sha256,

@@ -127,8 +127,11 @@ export class PilotUploader {
     }
     this.pilot = pilot;
     this.logPath = logPath;
-    this.minBackoff = pilot.minBackoffMs > 0 ? pilot.minBackoffMs : 1000;
-    this.maxBackoff = pilot.maxBackoffMs > 0 ? pilot.maxBackoffMs : 300_000;
+    // The back-off's bounds, when the deployment (or a test) gives its own:
+    // how the wait grows is the core's (pilot_queue's wait).
+    this.backoff = {};
+    if (pilot.minBackoffMs > 0) this.backoff.min = Math.ceil(pilot.minBackoffMs);
+    if (pilot.maxBackoffMs > 0) this.backoff.max = Math.ceil(pilot.maxBackoffMs);
     this.poll = 60_000;
     this.failures = 0;
     this.next = 0;
@@ -174,8 +177,20 @@ export class PilotUploader {
     if (this.failures === 0) {
       this.schedule(this.again ? 0 : this.poll);
     } else {
-      const d = Math.min(this.maxBackoff, this.minBackoff * 2 ** Math.min(this.failures - 1, 20));
-      this.schedule(d / 2 + Math.random() * (d / 2));
+      // The wait's bounds are the core's; the draw within them the host's.
+      let wait;
+      try {
+        const req = { failed_passes: this.failures };
+        if (Object.keys(this.backoff).length > 0) req.backoff_ms = this.backoff;
+        ({ wait } = (await load()).pilotQueue(req));
+      } catch (e) {
+        // Bounds the core refuses: no wait can be drawn, so no pass is
+        // tried again; error says why.
+        this.error = e;
+        this.again = false;
+        return;
+      }
+      this.schedule(wait.min + Math.random() * (wait.max - wait.min));
     }
     this.again = false;
   }

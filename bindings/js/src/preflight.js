@@ -10,7 +10,7 @@ import { attach } from "./capture.js";
 import { hostFacts, handshakeEvent, faultEvent, endWalk, observePages, observedRequest, classify, walker } from "./observe.js";
 import { RecordLog, writeFileAtomic } from "./log.js";
 import { readRegularFile } from "./files.js";
-import { IssuerClient, nonceStatePath, useConsultation } from "./issuer.js";
+import { IssuerClient, nonceStatePath, useConsultation, recordedConsultation } from "./issuer.js";
 import { Checkpoints, checkpointPath, proofPath, readProof } from "./checkpoint.js";
 import { PilotUploader } from "./pilot.js";
 import { observeFeatures, installFeatures } from "./features.js";
@@ -532,7 +532,7 @@ class Gate {
     // what enforce would have refused, the engine's words, once for each
     // distinct would.
     if (notice) console.warn(notice);
-    return [rec, cons, again];
+    return [rec, recordedConsultation(cons, rec), again];
   }
 
   /** The handoff's instructions of the newest record, undefined for none. */

@@ -322,3 +322,34 @@ test("SDK 2.x: complete of a withheld resource's uri is ItemRefused of the resou
   assert.equal(r.notCompared, false);
   assert.equal(r.message, `crawlcheck: resource "issues://readme" withheld (pause_tool): resource_changed (description) (record ${rec.record_sha256})`);
 });
+
+test("SDK 1.x: the check's features requests (the lists, the ui:// read) skip the SDK's typed parse of the answer, which the record never reads; the record is the Go preflight's", async (t) => {
+  const dir = tempDir(t);
+  const server = await startHttp(t, writeScenario(dir, SCENARIO));
+  const lock = lockOf(dir, server.url);
+  const { Client, StreamableHTTPClientTransport } = await sdk(1);
+  const client = new Client({ name: "crawlcheck-js-test", version: "1.0.0" });
+  // Every request the check sends, with the result schema it is sent with
+  // (the SDK's own request, which withPreflight keeps as the original).
+  const sent = [];
+  const request = client.request;
+  client.request = function (req, schema, ...rest) {
+    sent.push({ method: req.method, schema });
+    return request.call(this, req, schema, ...rest);
+  };
+  withPreflight(client, { lock, continuity: { now, timeout: 5000 } });
+  t.after(() => client.close().catch(() => {}));
+  await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+  const rec = client.continuity.record;
+  assert.equal(rec.effect, "proceed", rec.raw);
+  assert.equal(rec.raw, crawlcheck(["check", "--lock", lock, "--url", server.url, "--handshake", "initialize", "--now", NOW, "--json"]).trim());
+  const features = sent.filter((s) => ["prompts/list", "resources/list", "resources/templates/list", "resources/read"].includes(s.method));
+  assert.deepEqual(features.map((s) => s.method), ["prompts/list", "resources/list", "resources/templates/list", "resources/read"]);
+  const answer = { prompts: [{ name: 7 }] }; // not a prompt by the SDK's types
+  for (const { method, schema } of features) {
+    // Not a zod schema (the SDK's ListPromptsResultSchema and the others are): the answer as it came.
+    assert.equal(Object.hasOwn(schema, "_zod"), false, method);
+    assert.equal(schema.safeParse(answer).data, answer, method);
+    assert.equal(schema.parse(answer), answer, method);
+  }
+});

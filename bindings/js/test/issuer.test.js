@@ -51,7 +51,9 @@ for (const down of ["503", "hang", "garbage", "refused"]) {
     const ev = rec.observations.find((o) => o.observation === "service_unavailable");
     assert.equal(ev.detail.fallback, "local_comparison");
     assert.equal(ev.detail.step, "lock_check");
-    assert.ok(rec.json.issuer.unavailable);
+    // What a person reads of the consultation is the record's words.
+    assert.equal(rec.json.issuer.unavailable, `lock_check: ${ev.detail.error}`);
+    assert.equal(s.client.continuity.consultation.unavailable, rec.json.issuer.unavailable);
     await assert.rejects(s.client.listTools(), ContinuityRefused);
 
     // The operator accepts the local comparison alone: an unchanged server proceeds.
@@ -150,12 +152,18 @@ test("pinned keys with the issuer's own directory: the core keeps of it only the
 });
 
 // Whether guard reads it first (the lock check answered) or the continuity
-// check does (the lock check failed after the fetch), the record is the same.
-for (const [who, status] of [["guard", 200], ["the continuity check", 503]]) {
-  test(`a fetched key directory the core cannot read (${who} reads it): service_unavailable at the step key_directory, in the core's words`, async (t) => {
+// check does (the lock check failed after the fetch), the record is the
+// same; the host judges neither a directory the core cannot read nor one
+// that is not JSON.
+const DIRECTORIES = [
+  ["the core cannot read", '{"kind":"crawlcheck-key-directory","v":1,"keys":"all of them"}', "the key directory it served is not one the core can read"],
+  ["that is not JSON", "<html>busy</html>", "the answer is not a JSON object"],
+];
+for (const [who, status] of [["guard", 200], ["the continuity check", 503]]) for (const [what, body, error] of DIRECTORIES) {
+  test(`a fetched key directory ${what} (${who} reads it): service_unavailable at the step key_directory, in the core's words`, async (t) => {
     const { createServer } = await import("node:http");
     const srv = createServer((req, res) => {
-      if (req.url === "/api/v1/keys") return res.end('{"kind":"crawlcheck-key-directory","v":1,"keys":"all of them"}');
+      if (req.url === "/api/v1/keys") return res.end(body);
       res.statusCode = status;
       res.end("{}");
     });
@@ -170,8 +178,9 @@ for (const [who, status] of [["guard", 200], ["the continuity check", 503]]) {
       issuer: url,
       operation: "mcp.lock.check",
       step: "key_directory",
-      error: "the key directory it served is not one the core can read",
+      error,
       fallback: "local_comparison",
     });
+    assert.equal(s.client.continuity.consultation.unavailable, `key_directory: ${error}`);
   });
 }

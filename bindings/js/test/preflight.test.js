@@ -186,6 +186,18 @@ test("the log is a chain the core verifies, continued across sessions; a torn ta
   assert.equal(chain.torn_tail, false);
   assert.equal(chain.count, 5);
 
+  // A whole last record whose newline was never written gets it (the
+  // core's add_newline) before the next record.
+  const whole = readFileSync(logPath);
+  writeFileSync(logPath, whole.subarray(0, whole.length - 1));
+  const fourth = await openSdk1(t, "stdio", { tools: TOOLS }, { continuity: { logPath, lock: s.lockPath } });
+  await fourth.client.close();
+  const after = readFileSync(logPath);
+  assert.deepEqual(after.subarray(0, whole.length), whole);
+  chain = cc.verifyChain({ records: after });
+  assert.equal(chain.valid, true);
+  assert.equal(chain.count, 6);
+
   const lines = readFileSync(logPath, "utf8").split("\n");
   lines[1] = lines[1].replace('"mode":"enforce"', '"mode":"observe"');
   writeFileSync(logPath, lines.join("\n"));

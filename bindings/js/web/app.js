@@ -320,7 +320,6 @@
     records: "The record or log",
     page: "The page",
     proof: "The tlog-proof",
-    consistency: "The consistency answer",
   };
   const MEANS = {
     json_syntax: "is not JSON",

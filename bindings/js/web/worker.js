@@ -299,25 +299,15 @@ function check(id, input) {
   if (input.expected_policy_version) ccReq.expected_policy_version = input.expected_policy_version;
   if (input.proof) {
     // The issuer's log (docs/log.md): the proof, the checkpoint this
-    // browser kept, and the consistency proof the person pasted (the
-    // issuer's answer, or its array alone). The core judges all three; with
-    // a checkpoint kept and none pasted, the page has no proof to give
-    // (consistency_unavailable: trees of two sizes fail in the core's words,
-    // never as a fork proved).
+    // browser kept, and the issuer's consistency answer the person pasted,
+    // as pasted: the core reads the proof out of it (consistency_answer),
+    // and one that holds none is no proof. With a checkpoint kept and none
+    // pasted, the page has no proof to give (consistency_unavailable: trees
+    // of two sizes fail in the core's words, never as a fork proved).
     const log = { proof: new TextDecoder().decode(input.proof) };
     if (input.kept_checkpoint) log.checkpoint = input.kept_checkpoint;
-    if (input.consistency) {
-      let c;
-      try {
-        c = JSON.parse(input.consistency);
-      } catch {
-        throw new Failed("consistency", { code: "json_syntax", message: "the consistency answer is not JSON" });
-      }
-      log.consistency = Array.isArray(c) ? c : c && c.consistency;
-      if (!Array.isArray(log.consistency)) throw new Failed("consistency", { code: "bad_request", message: "the consistency answer holds no consistency array" });
-    } else if (input.kept_checkpoint) {
-      log.consistency_unavailable = true;
-    }
+    if (input.consistency) log.consistency_answer = input.consistency;
+    else if (input.kept_checkpoint) log.consistency_unavailable = true;
     ccReq.log = log;
   }
   progress(id, ++step, steps, `Applying the policy in ${input.mode} mode`);

@@ -144,6 +144,13 @@ def test_log_torn_tail_and_damage(tmp_path: Path) -> None:
     log.append(raws[1], json.loads(raws[1])["record_sha256"], json.loads(raws[1])["prev_record_sha256"])
     log.close()
     assert crawlcheck.verify_chain(records=path.read_bytes())["count"] == 2
+    # A whole last record whose newline was never written gets it (the
+    # core's add_newline): the log reopens and stays one record a line.
+    whole = path.read_bytes()
+    path.write_bytes(whole[:-1])
+    log = RecordLog(str(path))
+    log.close()
+    assert path.read_bytes() == whole
     path.write_bytes(path.read_bytes().replace(b'"enforce"', b'"observe"', 1))
     with pytest.raises(LogError):
         RecordLog(str(path))

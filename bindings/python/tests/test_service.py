@@ -116,7 +116,7 @@ async def test_issuer_unavailable_falls_back(knobs: Any, fault: str, want: str, 
                 assert observations(rec) == ["unchanged", "service_unavailable"]
                 detail = finding(rec, "service_unavailable")["detail"]
                 assert detail["fallback"] == "local_comparison" and detail["error"] == want, detail
-                assert s.consultation.unavailable == "lock_check: " + fault
+                assert s.consultation.unavailable == "lock_check: " + want
 
             # The operator accepts the local comparison alone: unchanged proceeds,
             # the record still says the issuer was not heard.
@@ -213,20 +213,29 @@ async def test_pinned_keys_with_the_issuers_own_directory(tmp_path: Path) -> Non
             assert isinstance(leaf(bad.value), ValueError) and "no key" in str(leaf(bad.value))
 
 
+_DIRECTORIES = {
+    "unreadable": (b'{"kind":"crawlcheck-key-directory","v":1,"keys":"all of them"}', "the key directory it served is not one the core can read"),
+    "not JSON": (b"<html>busy</html>", "the answer is not a JSON object"),
+}
+
+
+@pytest.mark.parametrize("directory", sorted(_DIRECTORIES))
 @pytest.mark.parametrize("lock_check", [200, 503], ids=["guard reads it", "the check reads it"])
-async def test_fetched_directory_the_core_cannot_read(tmp_path: Path, lock_check: int) -> None:
-    """A key directory fetched from the issuer that the core cannot read is
-    the issuer's fault: service_unavailable at the step key_directory, in
-    the core's words; the local comparison stands. Whether guard reads it
-    first (the lock check answered) or the continuity check does (the lock
-    check failed after the fetch), the record is the same."""
+async def test_fetched_directory_the_core_cannot_read(tmp_path: Path, lock_check: int, directory: str) -> None:
+    """A key directory fetched from the issuer that the core cannot read, or
+    that is not JSON, is the issuer's fault: service_unavailable at the step
+    key_directory, in the core's words; the local comparison stands. Whether
+    guard reads it first (the lock check answered) or the continuity check
+    does (the lock check failed after the fetch), the record is the same:
+    the host judges neither."""
+    served, error = _DIRECTORIES[directory]
     import http.server
     import threading
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def _answer(self) -> None:
             keys = self.path == "/api/v1/keys"
-            body = b'{"kind":"crawlcheck-key-directory","v":1,"keys":"all of them"}' if keys else b"{}"
+            body = served if keys else b"{}"
             self.send_response(200 if keys else lock_check)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -252,9 +261,10 @@ async def test_fetched_directory_the_core_cannot_read(tmp_path: Path, lock_check
                     "issuer": url,
                     "operation": "mcp.lock.check",
                     "step": "key_directory",
-                    "error": "the key directory it served is not one the core can read",
+                    "error": error,
                     "fallback": "local_comparison",
                 }
+                assert s.consultation.unavailable == "key_directory: " + error
     finally:
         httpd.shutdown()
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/crawlcheck/verifier/core/cerr"
 	"github.com/crawlcheck/verifier/core/internal/canon"
+	"github.com/crawlcheck/verifier/core/internal/sorting"
 )
 
 // Kind names a session state document.
@@ -222,9 +223,11 @@ func (s *State) NotHeld(names []string) []string {
 			fresh = append(fresh, n)
 		}
 	}
-	slices.Sort(fresh)
+	// sorting.Strings, not slices.Sort: one copy of the sort code in the
+	// wasm module for every shape (core/internal/sorting).
+	sorting.Strings(fresh)
 	s.Unheld = append(s.Unheld, fresh...)
-	slices.Sort(s.Unheld)
+	sorting.Strings(s.Unheld)
 	return fresh
 }
 
@@ -246,7 +249,7 @@ func (s *State) setItems(list string, keys []string) {
 	if len(keys) == 0 {
 		return
 	}
-	slices.Sort(keys)
+	sorting.Strings(keys)
 	if s.Items == nil {
 		s.Items = map[string][]string{}
 	}
@@ -463,17 +466,18 @@ next:
 // refused the issuer's live key directory (issuer_keys_invalid): the
 // directory is the issuer's garbage, not the deployment's mistake, so the
 // check goes on without it, the pins alone judging the baseline, and the
-// record says the issuer failed at the step key_directory (fault
-// keys_invalid, in the core's words). ok is false when the request named
-// no fetched directory or no issuer: the error is then the deployment's.
-func WithoutUnreadableDirectory(check canon.Value) (canon.Value, bool) {
+// record says the issuer failed at the step key_directory with fault
+// (keys_invalid, or response_malformed for one that is not a JSON object,
+// in the core's words). ok is false when the request named no fetched
+// directory or no issuer: the error is then the deployment's.
+func WithoutUnreadableDirectory(check canon.Value, fault string) (canon.Value, bool) {
 	issuer, hasIssuer := check.Get("issuer")
 	dir, hasDir := check.Get("fetched_key_directory")
 	if !hasIssuer || issuer.IsNull() || !hasDir || dir.IsNull() {
 		return canon.Value{}, false
 	}
 	url, _ := issuer.Get("url")
-	trace := Obj(canon.M("url", url), canon.M("step", canon.Str("key_directory")), canon.M("fault", canon.Str("keys_invalid")))
+	trace := Obj(canon.M("url", url), canon.M("step", canon.Str("key_directory")), canon.M("fault", canon.Str(fault)))
 	return With(check, []string{"fetched_key_directory"}, canon.M("issuer", trace)), true
 }
 

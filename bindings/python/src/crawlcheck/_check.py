@@ -110,4 +110,4 @@ async def check(pf: "McpPreflight", obs: Observation, seen: int) -> Tuple[Dict[s
         # enforce would have refused, the engine's words, once for each
         # distinct would.
         logger.warning("%s", notice)
-    return rec, raw, cons, again
+    return rec, raw, cons.recorded(rec), again

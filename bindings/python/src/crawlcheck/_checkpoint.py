@@ -82,7 +82,7 @@ class Checkpoints:
             answer = await issuer.consistency(ask[0]["from"], ask[0]["to"])
         if answer is not None:
             # The issuer's answer as it came: the core reads the proof out of it.
-            member["consistency_answer"] = answer.decode("utf-8", "replace")
+            member["consistency_answer"] = answer
         else:
             member["consistency_unavailable"] = True
         return member

@@ -53,10 +53,12 @@ class Consultation:
 
     asked: bool = False
     url: str = ""
-    #: why the issuer gave no answer, for a person ("step: fault")
+    #: why the issuer gave no answer, for a person: the record's
+    #: issuer.unavailable, the core's words (set by recorded, which a
+    #: session does with each record it makes)
     unavailable: str = ""
     #: the step that failed and the fault (connect_refused, timeout,
-    #: session_ended, http_status with status, answer_too_large,
+    #: session_ended, http_status with status, answer_too_large; guard's
     #: response_malformed, keys_invalid), for continuity_check's issuer
     #: member: the core words the service_unavailable evidence from them
     step: str = ""
@@ -70,7 +72,8 @@ class Consultation:
     #: the issuer keys the baseline is judged by without the operator's copy
     #: of the directory: the pins, and the directory as fetched at this
     #: consultation (None when not fetched, or the core could not read it).
-    #: The one fetch serves guard and the baseline alike.
+    #: The one fetch serves guard and the baseline alike. Beside the
+    #: operator's copy the core lets the pins judge no baseline.
     pins: List[Dict[str, str]] = field(default_factory=list)
     fetched: Optional[bytes] = None
 
@@ -88,6 +91,14 @@ class Consultation:
             req["pinned_keys"] = self.pins
         if self.fetched is not None:
             req["fetched_key_directory"] = self.fetched
+
+    def recorded(self, rec: Mapping[str, Any]) -> "Consultation":
+        """The consultation as rec, the record made with it, tells it:
+        unavailable in the record's words (its issuer.unavailable), never a
+        host's own wording of the fault."""
+        if self.asked:
+            self.unavailable = str((rec.get("issuer") or {}).get("unavailable") or "")
+        return self
 
     def trace(self) -> Optional[Dict[str, Any]]:
         """continuity_check's ``issuer`` member; None when not asked."""
@@ -181,7 +192,7 @@ class IssuerClient:
             raise IssuerConfigError("issuer: the observation names no endpoint for a receipt to speak about")
         whole = _whole_list(observed)
         if whole is None:
-            return Consultation(pins=self._baseline_pins())
+            return Consultation(pins=self.pins)
         pages, reading = whole
         # Without the operator's copy, the issuer's own directory is fetched;
         # guard keeps of it only the pinned keys (fetched_key_directory).
@@ -203,25 +214,25 @@ class IssuerClient:
         except _Unavailable as e:
             return self._unavailable(step, e, fetched)
 
-        try:
-            g = guard(
-                receipt=answer,
-                expected_subject=str(endpoint),
-                now=now,
-                key_directory=self.directory,
-                fetched_key_directory=fetched,
-                pinned_keys=self.pins or None,
-                seen_nonces=self.seen,
-                lock=lock,
-                policy=policy,
-                observed_tools_sha256=reading,
-            )
-        except CoreError as e:
-            # A directory the core cannot read is the issuer's garbage, not
-            # the deployment's mistake.
-            if e.code == "issuer_keys_invalid":
-                return self._unavailable("key_directory", _Unavailable("guard", "keys_invalid"))
-            raise
+        g = guard(
+            receipt=answer,
+            expected_subject=str(endpoint),
+            now=now,
+            key_directory=self.directory,
+            fetched_key_directory=fetched,
+            pinned_keys=self.pins or None,
+            seen_nonces=self.seen,
+            lock=lock,
+            policy=policy,
+            observed_tools_sha256=reading,
+        )
+        fault = g.get("issuer_fault")
+        if fault is not None:
+            # Answers that are no answers (guard's issuer_fault): the
+            # issuer's garbage, not the deployment's mistake. A directory
+            # that is none judges no baseline either.
+            step = fault["step"]
+            return self._unavailable(step, _Unavailable("guard", fault["fault"]), fetched if step == "lock_check" else None)
         self._keep(g.get("seen_nonces"))
         return Consultation(
             asked=True,
@@ -230,15 +241,9 @@ class IssuerClient:
             policy_result=str(g.get("policy_result") or ""),
             evidence_level=str(g.get("evidence_level") or ""),
             evidence=list(g.get("observations") or []),
-            pins=self._baseline_pins(),
+            pins=self.pins,
             fetched=fetched,
         )
-
-    def _baseline_pins(self) -> List[Dict[str, str]]:
-        """The pinned keys the baseline is judged by: none when the deployment
-        keeps its own copy of the directory (it vouches for the baseline
-        then, as without an issuer)."""
-        return [] if self.directory is not None else self.pins
 
     async def consistency(self, start: int, end: int) -> Optional[bytes]:
         """The issuer's answer to GET /api/v1/log/consistency between trees of
@@ -253,7 +258,7 @@ class IssuerClient:
 
     async def _do(self, method: str, path: str, body: Any, deadline: float) -> bytes:
         """One request within the consultation's deadline; the body of a 200
-        answer that is a JSON object, else _Unavailable."""
+        answer as it came, else _Unavailable."""
         data = None if body is None else json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         req = urllib.request.Request(self.url + path, data=data, method=method)
         if data is not None:
@@ -290,12 +295,8 @@ class IssuerClient:
             raise _Unavailable(what, "http_status", status)
         if len(answer) > self.max_answer:
             raise _Unavailable(what, "answer_too_large")
-        try:
-            ok = isinstance(json.loads(answer.decode("utf-8")), dict)
-        except ValueError:
-            ok = False
-        if not ok:
-            raise _Unavailable(what, "response_malformed")
+        # Whether the body is a JSON object is the core's to say (guard's
+        # issuer_fault, continuity_check's consistency_answer).
         return answer
 
     def _unavailable(self, step: str, f: _Unavailable, fetched: Optional[bytes] = None) -> Consultation:
@@ -306,12 +307,11 @@ class IssuerClient:
         return Consultation(
             asked=True,
             url=self.url,
-            unavailable=f"{step}: {f.fault}" + (f" {f.status}" if f.status else ""),
             step=step,
             fault=f.fault,
             status=f.status,
             timeout_ms=int(round(self.timeout * 1000)) if f.fault == "timeout" else 0,
-            pins=self._baseline_pins(),
+            pins=self.pins,
             fetched=fetched,
         )
 

@@ -26,7 +26,7 @@ class RecordLog:
     A last line cut off mid-write (no newline, not JSON: a crash during an
     append; the core's verify_chain reports torn_tail) is cut off so the next
     record starts on its own line. A whole last record without its newline
-    gets the newline. Any other damage is an error: appending to a log that no
+    gets the newline. Both are the core's to say (keep_bytes, add_newline). Any other damage is an error: appending to a log that no
     longer verifies would hide where it broke.
     """
 
@@ -64,9 +64,12 @@ class RecordLog:
                 f"record log {self.path}: broken at record {int(chain.get('broken_at') or 0) + 1}: "
                 f"{escape_text(text=str(chain.get('reason') or ''))['text']}; move it aside to start a new log"
             )
-        if chain.get("torn_tail"):
-            os.ftruncate(self._fd, data.rfind(b"\n") + 1)
-        elif not data.endswith(b"\n"):
+        # What to keep of it and whether to end its last line are the core's
+        # (keep_bytes: a torn last line cut; add_newline: a whole last record
+        # whose newline was never written).
+        if chain["keep_bytes"] != len(data):
+            os.ftruncate(self._fd, int(chain["keep_bytes"]))
+        if chain["add_newline"]:
             os.write(self._fd, b"\n")
         os.fsync(self._fd)
         return str(chain.get("head") or "")

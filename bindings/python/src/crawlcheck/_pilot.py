@@ -10,6 +10,7 @@ and waits."""
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import threading
@@ -18,8 +19,9 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple, cast
 
+from ._core import CoreError
 from ._errors import CrawlcheckError
 from ._limits import limits
 from ._log import write_atomic
@@ -47,8 +49,11 @@ class Pilot:
     url: str
     id: str
     token: str
-    min_backoff: float = 1.0
-    max_backoff: float = 300.0
+    #: seconds: the bounds of the back-off after failed passes, when the
+    #: deployment (or a test) gives its own; 0: the core's, 1 s and 5
+    #: minutes. How the wait grows is the core's (pilot_queue's wait).
+    min_backoff: float = 0.0
+    max_backoff: float = 0.0
     record_key: Optional[str] = None
 
 
@@ -178,5 +183,23 @@ class PilotUploader:
                 nxt = time.monotonic() + self.poll
             except (PilotError, OSError) as e:
                 self.error, failures = e, failures + 1
-                d = min(self.pilot.max_backoff, self.pilot.min_backoff * 2 ** min(failures - 1, 20))
-                nxt = time.monotonic() + d / 2 + random.random() * d / 2
+                try:
+                    wait = self._backoff(failures)
+                except CoreError as refused:
+                    # Bounds the core refuses: no wait can be drawn, so no
+                    # pass is tried again; error says why.
+                    self.error = refused
+                    return
+                nxt = time.monotonic() + wait
+
+    def _backoff(self, failures: int) -> float:
+        """The wait, in seconds, after failures passes failed in a row: drawn
+        here within the bounds the core answers (pilot_queue's wait)."""
+        bounds: Dict[str, int] = {}
+        if self.pilot.min_backoff > 0:
+            bounds["min"] = math.ceil(self.pilot.min_backoff * 1000)
+        if self.pilot.max_backoff > 0:
+            bounds["max"] = math.ceil(self.pilot.max_backoff * 1000)
+        # With failed_passes the core always answers wait.
+        wait = cast(Dict[str, int], pilot_queue(failed_passes=failures, backoff_ms=bounds or None)["wait"])
+        return random.uniform(wait["min"], wait["max"]) / 1000

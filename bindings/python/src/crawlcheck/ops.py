@@ -1009,15 +1009,21 @@ class PilotQueueResult(TypedDict):
     acknowledged: int
     #: ask again at once, from a fresh read of the ack file and the log
     more: bool
+    #: with `failed_passes`: `{min, max}`, the milliseconds to wait before the next pass, drawn by
+    #: the host within them: with d = min(max, min·2^min(failed_passes−1, 20)), [d/2, d]; null
+    #: otherwise
+    wait: Optional[Dict[str, Any]]
 
 
 def pilot_queue(
     *,
     ack: Optional[Page] = None,
-    log_size: int,
+    log_size: Optional[int] = None,
     window_offset: Optional[int] = None,
     window: Optional[Page] = None,
     answer: Optional[Mapping[str, Any]] = None,
+    failed_passes: Optional[int] = None,
+    backoff_ms: Optional[Mapping[str, Any]] = None,
 ) -> PilotQueueResult:
     """One step of a host's pilot upload (docs/preflight.md, The pilot upload): what to read of the
     record log, what to post and what the issuer's answer makes of the ack file `<log>.pilot-ack`
@@ -1030,7 +1036,10 @@ def pilot_queue(
     ack file that is not its form, or a log that ends before or no longer holds the acknowledged
     line, is `reset`: `ack` is empty and the pass starts again from byte 0 (the issuer answers
     duplicates). A host writes `ack` when it is not null, stops the pass with `error` (and backs
-    off), and asks again from a fresh read while `more`.
+    off), and asks again from a fresh read while `more`. After a pass that failed (an `error`, an
+    issuer it could not reach, a file it could not read), it asks with `failed_passes` alone (and
+    `backoff_ms`), and waits a time it draws at random within the answer's `wait`, which a new
+    record does not cut short.
     """
     return cast(
         PilotQueueResult,
@@ -1042,6 +1051,8 @@ def pilot_queue(
                 window_offset=window_offset,
                 window=window,
                 answer=answer,
+                failed_passes=failed_passes,
+                backoff_ms=backoff_ms,
             ),
         ),
     )
@@ -1601,6 +1612,12 @@ class VerifyChainResult(TypedDict):
     #: record_sha256 of the last good record
     head: Optional[str]
     torn_tail: bool
+    #: how many bytes of `records` a log appended to keeps: all of them, or, with `torn_tail`, those
+    #: before the torn last line (cut at its last newline); all of them when not `valid`
+    keep_bytes: int
+    #: a whole last record lacks its newline: a log appended to writes one before its next record,
+    #: so that record starts a line of its own
+    add_newline: bool
 
 
 def verify_chain(
@@ -1627,8 +1644,7 @@ def verify_chain(
     )
 
 
-class GuardResult(TypedDict):
-    """The result of guard."""
+class _GuardResultRequired(TypedDict):
     #: `crawlcheck-guard-answer`
     kind: str
     v: int
@@ -1655,6 +1671,14 @@ class GuardResult(TypedDict):
     #: the updated replay state
     seen_nonces: List[JSON]
     engine: Dict[str, Any]
+
+
+class GuardResult(_GuardResultRequired, total=False):
+    """The result of guard."""
+    #: present when the issuer's answers give nothing to judge (`fetched_key_directory` or `receipt`
+    #: above): the step and fault a host hands `continuity_check` as its `issuer` member instead of
+    #: `guard`, keeping neither this answer nor its `seen_nonces`
+    issuer_fault: Dict[str, Any]
 
 
 def guard(
