@@ -420,7 +420,7 @@ var opSpecs = []OpSpec{
 			may("window", "page string", "the log's bytes `read` named (fewer when the log ends sooner)"),
 			may("answer", "object `{status, body}`", "the issuer's HTTP status and answer (at most `limits.pilot_answer_bytes`) to the POST of `batch`"),
 			may("failed_passes", "number", "instead of the rest: how many passes failed in a row, this one included (at least 1); the answer is `wait`, every other member null"),
-			may("backoff_ms", "object `{min, max}`", "with `failed_passes`: the back-off's bounds in milliseconds, replacing 1000 (`min`) and 300000 (`max`), each optional"),
+			may("backoff_ms", "object `{min, max}`", "with `failed_passes`: the back-off's bounds in milliseconds, replacing 1000 (`min`) and 300000 (`max`), each optional; one given alone moves the other's default to it (a `max` of 200 alone is a `min` of 200 too)"),
 		},
 		Result: []Field{
 			need("reset", "string or null", "`ack_corrupt`, `log_truncated` or `log_rewritten` when the ack file was set aside"),

@@ -1851,7 +1851,8 @@ type PilotQueueRequest struct {
 	// is `wait`, every other member null
 	FailedPasses *int64 `json:"failed_passes,omitempty"`
 	// with `failed_passes`: the back-off's bounds in milliseconds, replacing 1000 (`min`) and 300000
-	// (`max`), each optional
+	// (`max`), each optional; one given alone moves the other's default to it (a `max` of 200 alone is
+	// a `min` of 200 too)
 	BackoffMS any `json:"backoff_ms,omitempty"`
 }
 

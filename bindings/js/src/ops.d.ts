@@ -939,7 +939,8 @@ export interface PilotQueueRequest {
   failed_passes?: number;
   /**
    * with `failed_passes`: the back-off's bounds in milliseconds, replacing 1000 (`min`) and 300000
-   * (`max`), each optional
+   * (`max`), each optional; one given alone moves the other's default to it (a `max` of 200 alone
+   * is a `min` of 200 too)
    */
   backoff_ms?: Request;
 }
