@@ -588,7 +588,7 @@ var opSpecs = []OpSpec{
 			need("reason", "string or null", ""),
 		}},
 	{Name: "verify_chain", Summary: "Verifies a JSON-lines log of records: every line one record in canonical form, each hash, each `prev_record_sha256` link, and the anchors: the first record starts the chain or follows `after`; with `head`, the last record is it (docs/continuity.md, What the chain proves). A torn last line is set aside, not an edit.",
-		Request: []Field{need("records", "string", "the log's JSON lines"),
+		Request: []Field{need("records", "string", "the log's JSON lines, as read: an attachment (or `{\"base64\": …}`) may hold bytes that are not UTF-8, as a last line a crash cut inside a character does (a torn tail)"),
 			may("after", "string", "the record_sha256 the first record must follow (a log continued from a rotated one)"),
 			may("head", "string", "the record_sha256 the last record must be (a head kept elsewhere)")},
 		Result: []Field{

@@ -2837,7 +2837,8 @@ func (r *VerifyRecordRequest) Decode(out any) error {
 
 // VerifyChainRequest is the request of verify_chain.
 type VerifyChainRequest struct {
-	// the log's JSON lines
+	// the log's JSON lines, as read: an attachment (or `{"base64": …}`) may hold bytes that are not
+	// UTF-8, as a last line a crash cut inside a character does (a torn tail)
 	Records corecall.Text `json:"records"`
 	// the record_sha256 the first record must follow (a log continued from a rotated one)
 	After string `json:"after,omitempty"`
