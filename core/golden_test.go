@@ -258,6 +258,10 @@ func continuityCases(t testing.TB) []goldenCase {
 	// request ids differ in length record the same words.
 	add("a page whose frame is no JSON: located in its result", withObserved(enforce(base), "pages", []any{`{"jsonrpc":"2.0","id":7,"result":{not json}`}))
 	add("a page whose frame is no JSON, a longer id: the same error", withObserved(enforce(base), "pages", []any{`{"jsonrpc":"2.0","id":"gateway-7","result":{not json}`}))
+	// The TypeScript SDK writes its id after the result: a frame cut off
+	// after it is refused after its result, with no offset that counts it.
+	add("a page whose frame is cut off after its result and id", withObserved(enforce(base), "pages", []any{`{"result":{"tools":[]},"jsonrpc":"2.0","id":7`}))
+	add("a page whose frame is cut off after its result and a longer id: the same error", withObserved(enforce(base), "pages", []any{`{"result":{"tools":[]},"jsonrpc":"2.0","id":"gateway-7"`}))
 	add("duplicate tool names across pages", continuityRequest(lock, []string{page(t, base[:2], "c2"), page(t, base[1:], "")}, "enforce"))
 	add("stdio server", withObserved(continuityRequest(lockDocAt(t, base, "stdio:issues-server --stdio"), one(base), "enforce"), "endpoint", "stdio:issues-server  --stdio"))
 	add("evidence_expired after a refresh", with(evidence("evidence_expired", obj{})("enforce"), "refreshed", true))

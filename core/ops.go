@@ -293,7 +293,12 @@ func opVerifyRecord(r req.Obj) (canon.Value, error) {
 
 func opVerifyChain(r req.Obj) (canon.Value, error) {
 	rd := r.Read()
-	lines := rd.Str("records", false)
+	// The log's bytes as the host read them, UTF-8 or not (Page, not Str):
+	// a crash mid-append can cut a record inside a multi-byte character,
+	// and that torn last line is the damage a log tolerates, not a request
+	// to refuse (a line that is not UTF-8 is not JSON: torn when last,
+	// else a broken record).
+	lines := rd.Page("records", false)
 	a := continuity.Anchor{After: rd.Str("after", false), Head: rd.Str("head", false)}
 	if err := rd.Err(); err != nil {
 		return canon.Value{}, err

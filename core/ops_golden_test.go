@@ -286,6 +286,9 @@ func opVectors(t testing.TB) []opVector {
 	// cut to nothing.
 	add("verify_chain", "last record without its newline", obj{"records": string(first) + "\n" + string(second)})
 	add("verify_chain", "a torn line alone", obj{"records": string(first)[:40]})
+	// A crash can cut the last line inside a multi-byte character (records
+	// hold servers' texts as UTF-8): still a torn tail, cut at the newline.
+	add("verify_chain", "torn tail cut inside a character", obj{"records": obj{"base64": base64.StdEncoding.EncodeToString([]byte(chain + "{\"a\":\"\u00e9\u00e9"[:9]))}})
 	add("verify_chain", "broken link", obj{"records": string(second) + "\n" + string(first) + "\n"})
 	add("verify_chain", "edited record", obj{"records": string(mustJSON(t, editedRec)) + "\n"})
 	add("verify_chain", "empty", obj{"records": ""})

@@ -159,7 +159,18 @@ func pilotWait(r req.Obj) (canon.Value, error) {
 				most = int64(wholeInt(br, "max", 1))
 			}
 			rd.Fail(br.Err())
-			if !rd.Failed() && least > most {
+			// A bound given alone moves the default of the other to it
+			// (a max of 200 ms alone is a wait of at most 200 ms, not a
+			// refusal against the default 1 s min): only a min and a max
+			// both given can disagree, and a host that sets one bound
+			// would otherwise never try a pass again.
+			switch {
+			case rd.Failed():
+			case !b.Has("min"):
+				least = min(least, most)
+			case !b.Has("max"):
+				most = max(most, least)
+			case least > most:
 				rd.Fail(cerr.New(cerr.BadRequest, "%s.min must not exceed its max", rd.Field("backoff_ms")))
 			}
 		}
@@ -168,7 +179,13 @@ func pilotWait(r req.Obj) (canon.Value, error) {
 		return canon.Value{}, err
 	}
 	d := least
+	// d > most/2 stops the doubling before it could pass the int64 range
+	// (a deployment's max near it): min(d·2, most) is then most.
 	for i := 1; i < n && i <= pilotDoublings && d < most; i++ {
+		if d > most/2 {
+			d = most
+			break
+		}
 		d *= 2
 	}
 	d = min(d, most)

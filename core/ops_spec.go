@@ -420,7 +420,7 @@ var opSpecs = []OpSpec{
 			may("window", "page string", "the log's bytes `read` named (fewer when the log ends sooner)"),
 			may("answer", "object `{status, body}`", "the issuer's HTTP status and answer (at most `limits.pilot_answer_bytes`) to the POST of `batch`"),
 			may("failed_passes", "number", "instead of the rest: how many passes failed in a row, this one included (at least 1); the answer is `wait`, every other member null"),
-			may("backoff_ms", "object `{min, max}`", "with `failed_passes`: the back-off's bounds in milliseconds, replacing 1000 (`min`) and 300000 (`max`), each optional"),
+			may("backoff_ms", "object `{min, max}`", "with `failed_passes`: the back-off's bounds in milliseconds, replacing 1000 (`min`) and 300000 (`max`), each optional; one given alone moves the other's default to it (a `max` of 200 alone is a `min` of 200 too)"),
 		},
 		Result: []Field{
 			need("reset", "string or null", "`ack_corrupt`, `log_truncated` or `log_rewritten` when the ack file was set aside"),
@@ -588,7 +588,7 @@ var opSpecs = []OpSpec{
 			need("reason", "string or null", ""),
 		}},
 	{Name: "verify_chain", Summary: "Verifies a JSON-lines log of records: every line one record in canonical form, each hash, each `prev_record_sha256` link, and the anchors: the first record starts the chain or follows `after`; with `head`, the last record is it (docs/continuity.md, What the chain proves). A torn last line is set aside, not an edit.",
-		Request: []Field{need("records", "string", "the log's JSON lines"),
+		Request: []Field{need("records", "string", "the log's JSON lines, as read: an attachment (or `{\"base64\": …}`) may hold bytes that are not UTF-8, as a last line a crash cut inside a character does (a torn tail)"),
 			may("after", "string", "the record_sha256 the first record must follow (a log continued from a rotated one)"),
 			may("head", "string", "the record_sha256 the last record must be (a head kept elsewhere)")},
 		Result: []Field{

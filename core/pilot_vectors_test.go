@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -92,6 +93,8 @@ func pilotQueueVectors(t testing.TB) []opVector {
 	add("failed passes with the deployment's bounds", obj{"failed_passes": 4, "backoff_ms": obj{"min": 20, "max": 100}})
 	add("failed passes of an odd bound", obj{"failed_passes": 1, "backoff_ms": obj{"min": 3, "max": 3}})
 	add("failed passes with the max alone", obj{"failed_passes": 2, "backoff_ms": obj{"max": 1500}})
+	add("failed passes with a max alone under the default min", obj{"failed_passes": 3, "backoff_ms": obj{"max": 200}})
+	add("failed passes with a min alone over the default max", obj{"failed_passes": 1, "backoff_ms": obj{"min": 600000}})
 	add("failed passes with a pass's members refused", obj{"failed_passes": 1, "log_size": size})
 	add("failed passes of zero refused", obj{"failed_passes": 0})
 	add("backoff bounds reversed refused", obj{"failed_passes": 1, "backoff_ms": obj{"min": 100, "max": 20}})
@@ -136,4 +139,22 @@ func pilotQueueVectors(t testing.TB) []opVector {
 	add("log_size missing", obj{"ack": acked1})
 	add("log_size negative", obj{"log_size": -1})
 	return vs
+}
+
+// TestPilotWaitNearInt64Range: a deployment's bounds near the int64 range
+// (a vector cannot carry them: JSON numbers past 2^53 do not replay alike
+// in JS) double to the max, never past the range into a wait that wraps
+// around (it had answered a max of 150994944 ms). The core reads numbers
+// as canonical JSON writes them, so the bounds read are 6917529027641082000
+// and 9223372036854775000.
+func TestPilotWaitNearInt64Range(t *testing.T) {
+	res := call(t, "pilot_queue", json.RawMessage(`{"failed_passes":30,"backoff_ms":{"min":6917529027641081856,"max":9223372036854774784}}`))
+	var a struct {
+		Wait struct{ Min, Max json.Number }
+	}
+	d := json.NewDecoder(bytes.NewReader(res))
+	d.UseNumber()
+	if err := d.Decode(&a); err != nil || a.Wait.Max != "9223372036854775000" || a.Wait.Min != "4611686018427387500" {
+		t.Fatalf("wait %+v (%v) in %s", a.Wait, err, res)
+	}
 }

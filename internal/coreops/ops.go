@@ -1851,7 +1851,8 @@ type PilotQueueRequest struct {
 	// is `wait`, every other member null
 	FailedPasses *int64 `json:"failed_passes,omitempty"`
 	// with `failed_passes`: the back-off's bounds in milliseconds, replacing 1000 (`min`) and 300000
-	// (`max`), each optional
+	// (`max`), each optional; one given alone moves the other's default to it (a `max` of 200 alone is
+	// a `min` of 200 too)
 	BackoffMS any `json:"backoff_ms,omitempty"`
 }
 
@@ -2836,7 +2837,8 @@ func (r *VerifyRecordRequest) Decode(out any) error {
 
 // VerifyChainRequest is the request of verify_chain.
 type VerifyChainRequest struct {
-	// the log's JSON lines
+	// the log's JSON lines, as read: an attachment (or `{"base64": …}`) may hold bytes that are not
+	// UTF-8, as a last line a crash cut inside a character does (a torn tail)
 	Records corecall.Text `json:"records"`
 	// the record_sha256 the first record must follow (a log continued from a rotated one)
 	After string `json:"after,omitempty"`

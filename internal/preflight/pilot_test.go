@@ -112,6 +112,18 @@ func TestPilotUploadIssuerDown(t *testing.T) {
 // TestPilotUploadBackoff: an uploader whose issuer is down keeps every
 // record and tries again with backoff, and sends them once it is back.
 func TestPilotUploadBackoff(t *testing.T) {
+	uploadWithBackoff(t, 20*time.Millisecond, 100*time.Millisecond)
+}
+
+// TestPilotUploadMaxBackoffAlone: a deployment that bounds only the longest
+// wait (under the default 1 s least) still tries again within it: the core
+// moves the default min to the max given, where it had refused the bounds
+// and the uploader had stopped for good after its first failed pass.
+func TestPilotUploadMaxBackoffAlone(t *testing.T) {
+	uploadWithBackoff(t, 0, 100*time.Millisecond)
+}
+
+func uploadWithBackoff(t *testing.T, least, most time.Duration) {
 	s := start(t, "http", `{"tools":`+threeTools+`}`)
 	iss := startIssuer(t)
 	p := newPilot(t, iss)
@@ -124,7 +136,7 @@ func TestPilotUploadBackoff(t *testing.T) {
 	sess.Close()
 	iss.knobs(t, `{"down":"503"}`)
 	u := preflight.NewUploader(p, logPath)
-	u.MinBackoff, u.MaxBackoff = 20*time.Millisecond, 100*time.Millisecond
+	u.MinBackoff, u.MaxBackoff = least, most
 	u.Start()
 	defer u.Close()
 	time.Sleep(300 * time.Millisecond)

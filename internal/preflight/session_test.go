@@ -523,6 +523,34 @@ func TestLogChainAndTornTail(t *testing.T) {
 	}
 }
 
+// TestLogTornInsideACharacter: a crash that cut the last line inside a
+// multi-byte character (a record holds servers' texts as UTF-8) leaves a
+// torn tail like any other, cut off at the next open; the core had refused
+// the whole log as not UTF-8, and the log could not be opened at all.
+func TestLogTornInsideACharacter(t *testing.T) {
+	s := start(t, "http", `{"tools":`+threeTools+`}`)
+	lockPath := lockOf(t, s, preflight.LockOptions{})
+	logPath := filepath.Join(t.TempDir(), "records.jsonl")
+	sess, recs := open(t, s, preflight.Config{LockPath: lockPath, LogPath: logPath})
+	first := recs.next(t)
+	sess.Close()
+	whole, _ := os.ReadFile(logPath)
+	f, err := os.OpenFile(logPath, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("{\"baseline\":{\"detail\":\"caf\xc3")
+	f.Close()
+	l, err := preflight.OpenLog(logPath)
+	if err != nil {
+		t.Fatalf("OpenLog of a log torn inside a character: %v", err)
+	}
+	defer l.Close()
+	if data, _ := os.ReadFile(logPath); !bytes.Equal(data, whole) || l.Head() != first.RecordSHA256 {
+		t.Errorf("after the torn line: head %q (want %q), log %q", l.Head(), first.RecordSHA256, data)
+	}
+}
+
 // TestSessionInstructionsConfirm: a change of the server's instructions
 // pauses the session; Confirm, which names tools only, is refused with the
 // change unnamed, and ConfirmInstructions approves it, pinning the new

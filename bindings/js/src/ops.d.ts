@@ -939,7 +939,8 @@ export interface PilotQueueRequest {
   failed_passes?: number;
   /**
    * with `failed_passes`: the back-off's bounds in milliseconds, replacing 1000 (`min`) and 300000
-   * (`max`), each optional
+   * (`max`), each optional; one given alone moves the other's default to it (a `max` of 200 alone
+   * is a `min` of 200 too)
    */
   backoff_ms?: Request;
 }
@@ -1349,7 +1350,10 @@ export interface VerifyRecordResult {
 
 /** The request of verify_chain. */
 export interface VerifyChainRequest {
-  /** the log's JSON lines */
+  /**
+   * the log's JSON lines, as read: an attachment (or `{"base64": …}`) may hold bytes that are not
+   * UTF-8, as a last line a crash cut inside a character does (a torn tail)
+   */
   records: string | Uint8Array;
   /** the record_sha256 the first record must follow (a log continued from a rotated one) */
   after?: string;

@@ -290,3 +290,28 @@ func TestRawCopy(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerErrorAfterResultIgnoresTheID: a frame that puts its id after
+// its result and is cut off after it is refused in the same words whatever
+// id the host chose (the gateway's are longer than check's), where the
+// offset "of its result" had counted the id; within the result, the offset
+// still counts from its start.
+func TestAnswerErrorAfterResultIgnoresTheID(t *testing.T) {
+	msg := func(s string) string {
+		_, err := ParseAnswerString(s)
+		if err == nil {
+			t.Fatalf("%s parsed", s)
+		}
+		return err.Error()
+	}
+	for _, tail := range []string{``, `}x`, `,`} {
+		short := msg(`{"result":{"tools":[]},"jsonrpc":"2.0","id":7` + tail)
+		long := msg(`{"result":{"tools":[]},"jsonrpc":"2.0","id":"gateway-000000007"` + tail)
+		if short != long || !strings.Contains(short, "after its result") {
+			t.Errorf("tail %q: %q and %q", tail, short, long)
+		}
+	}
+	if m := msg(`{"jsonrpc":"2.0","id":7,"result":{"tools":[x]}}`); !strings.Contains(m, "at offset 10 of its result") {
+		t.Errorf("within the result: %q", m)
+	}
+}

@@ -35,7 +35,10 @@ func ParseString(s string) (Value, error) {
 // located from that start ("at offset N of its result"), not from the
 // frame's: the bytes before it hold the request id, which the host chose
 // (the gateway's ids are longer than crawlcheck check's), and a record
-// must say the same of the same server bytes whichever host read them.
+// must say the same of the same server bytes whichever host read them. A
+// refusal past the end of that value is said to be after its result, with
+// no offset: the members after it may hold the id (the TypeScript SDK
+// writes result, jsonrpc, id in that order).
 func ParseAnswerString(s string) (Value, error) {
 	return parseFrom(s, memo.Text{}, -1)
 }
@@ -90,6 +93,11 @@ type parser struct {
 	// below 0 (ParseAnswerString) the start of the top-level "result"
 	// value, which is noted here when the parser reaches it.
 	result int
+	// resultEnd is where that "result" value ends, once parsed: a refusal
+	// past it is in the members after the result (a frame that puts its
+	// id after its result, cut off after it), where an offset would count
+	// the host's id again, so it is located only as after the result.
+	resultEnd int
 
 	// doc is s when s is the parser's own copy, which the container memo
 	// may keep (containers.go): a Text, so that no caller's buffer can be
@@ -201,9 +209,12 @@ func take[T any](slab *[]T, n int) []T {
 
 func (p *parser) fail(code cerr.Code, format string, args ...any) error {
 	e := cerr.New(code, format, args...)
-	if p.result > 0 {
+	switch {
+	case p.resultEnd > 0 && p.i >= p.resultEnd:
+		e.Msg += " after its result"
+	case p.result > 0:
 		e.Msg += " at offset " + strconv.Itoa(p.i-p.result) + " of its result"
-	} else {
+	default:
 		e.Msg += " at offset " + strconv.Itoa(p.i)
 	}
 	return e
@@ -325,12 +336,16 @@ func (p *parser) object(depth int) (Value, error) {
 		}
 		p.i++
 		p.skipSpace()
-		if depth == 1 && p.result < 0 && key == "result" {
+		isResult := depth == 1 && p.result < 0 && key == "result"
+		if isResult {
 			p.result = p.i
 		}
 		v, err := p.value(depth)
 		if err != nil {
 			return Value{}, err
+		}
+		if isResult {
+			p.resultEnd = p.i
 		}
 		if len(p.members) == cap(p.members) {
 			p.growMembers()
