@@ -161,3 +161,17 @@ func TestAttackCorpusLate5Benign(t *testing.T) {
 		t.Errorf("%d benign lists at medium, more than %d", medium, late5BenignMedium)
 	}
 }
+
+// probes7Floor is the recall at medium on testdata/scan-attacks/probes7.json:
+// twelve lists written by round 7's engineer after the round's patterns, in
+// other words for the same classes, scored once when written (2 of 12): the
+// round's transfer check on its own wording (docs/scan.md, "Round 7"). The
+// floor is that figure, so a change that loses one fails.
+const probes7Floor = 2.0 / 12
+
+// TestAttackCorpusProbes7 scores the scan on round 7's probe set.
+func TestAttackCorpusProbes7(t *testing.T) {
+	if recall := scoreAttacks(t, "probes7.json", 0); recall < probes7Floor {
+		t.Errorf("recall at medium %.3f is below the floor %.3f", recall, probes7Floor)
+	}
+}
