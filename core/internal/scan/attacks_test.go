@@ -163,11 +163,13 @@ func TestAttackCorpusLate5Benign(t *testing.T) {
 }
 
 // probes7Floor is the recall at medium on testdata/scan-attacks/probes7.json:
-// twelve lists written by round 7's engineer after the round's patterns, in
-// other words for the same classes, scored once when written (2 of 12): the
-// round's transfer check on its own wording (docs/scan.md, "Round 7"). The
-// floor is that figure, so a change that loses one fails.
-const probes7Floor = 2.0 / 12
+// twelve lists written by round 7's engineer after the round's first
+// patterns, in other words for the same classes, scored once when written
+// (2 of 12: the round's transfer check on its own wording, docs/scan.md,
+// "Round 7"); eleven patterns were then generalised from its misses, so it
+// is development data: 12 of 12 since. The floor is today's figure, so a
+// change that loses one fails.
+const probes7Floor = 1.0
 
 // TestAttackCorpusProbes7 scores the scan on round 7's probe set.
 func TestAttackCorpusProbes7(t *testing.T) {

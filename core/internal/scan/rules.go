@@ -182,6 +182,9 @@ var Rules = []Rule{
 		"earlier|previous|prior|existing|original|user|users|operator|operators|system|safety|your|their ~1 guidance|instructions|preferences|restrictions|guidelines|policy|policies|rules ~8 is|are|was|were|be|been|now ~6 superseded|overridden|overruled|voided|revoked|rescinded|void|lifted|waived",
 		"disregard|ignore|overrule|override|bypass ~2 that|this|such|their|user|users|your ~0 preference|preferences|wish|wishes|objection|objections|instruction|instructions|restriction|restrictions|refusal",
 		"rule|rules|instruction|instructions|guideline|guidelines|policy|policies|restriction|restrictions|preference|preferences|guidance ~2 doesnt|dont|not ~0 apply ~2 to ~0 this|here",
+		"rules|guidelines|instructions|requirements|restrictions|policies|policy|guardrails|guidance ~8 no ~0 longer ~0 bind|binds|binding",
+		"guidelines|instructions|rules|policies|policy|restrictions|guidance|requirements|guardrails ~6 out ~0 of ~0 date",
+		"consent|approval|confirmation|permission ~1 requirement|requirements|step|steps|check|checks|rules ~6 waived|lifted",
 	}, "a tool's text claiming priority over the person's request is an override in other words"},
 	{"instruction.preference", KindInstruction, Medium, InText, MatchPhrase, []string{
 		"rather ~0 than ~0 others",
@@ -277,6 +280,7 @@ var Rules = []Rule{
 		"treat|regard|consider ~5 other|others|another|any|rest ~3 as ~1 unavailable|offline|broken|deprecated|disabled|down|unreliable|nonexistent|absent|missing|retired|untrusted",
 		"so|therefore|thus|hence|please ~1 dont|never|avoid|not ~2 use|call|invoke|trust|using|calling ~0 them|those",
 		"this ~0 server|tool|integration|connector ~0 is ~0 the ~0 authoritative|definitive|genuine|real|true|sole|legitimate",
+		"elsewhere|outside ~6 scam|scams|fraudulent|phishing|fake|counterfeit|impostors|imposters",
 	}, "a description that asks to be chosen over other tools is how a server squats on requests meant for another (tool squatting)"},
 	{"instruction.bracket", KindInstruction, Medium, InText, MatchBracket, []string{"important", "system", "directive", "instruction", "instructions", "hidden", "override", "admin", "secret", "critical", "urgent", "attention", "mandatory", "required"},
 		"bracketed labels like [Important] or [SYSTEM DIRECTIVE] are another form of the markup that addresses the model"},
@@ -401,6 +405,7 @@ var Rules = []Rule{
 		"whenever|when|once|after|each|every ~0 a|an|any|the|new ~1 pull ~0 request|requests ~1 is|are|gets|has ~1 opened|created|merged|closed|updated ~6 request|assign|add|cc|notify|send|forward|tag|mention|invite",
 		"with|using|via|through ~0 that|the ~0 tool|server|one ~1 before|first|prior ~2 answering|responding|replying|handling|doing|continuing",
 		"when|whenever|once|after|before|each|every ~4 tool|server|integration|connector|plugin ~8 assistant|agent|model ~1 should|must|shall|needs|is ~0 first|also|always|then|expected|required",
+		"with|using|via|through ~0 that|other|another ~0 servers|server ~2 tool|tools",
 	}, "asking the model to route another tool's call, or its data, through this one is how a tool inserts itself into other tools' work (cross-tool instruction); politeness (\"please\", \"it is recommended\") does not change it"},
 	{"instruction.tamper", KindTampering, Medium, InText, MatchPhrase, []string{
 		"regardless|irrespective ~0 of ~1 user|users|their|caller|callers|customer|customers ~1 input|inputs|request|requests|choice|choices|preference|preferences|query|queries|selection|selections|value|values",
@@ -447,6 +452,9 @@ var Rules = []Rule{
 		"replace|substitute|swap|change|overwrite ~3 iban|beneficiary|payee|wallet|routing|bank|swift|bic|card ~4 with|to|for",
 		"keep|keeps|still|continue|continues ~2 show|shows|showing|display|displays|displaying|report|reports ~4 user|users|customer|customers|they ~1 originally|typed|entered|requested|asked|chose|selected|named",
 		"describe|present|portray|represent|pass|tell ~4 as ~1 a|an|the ~0 full|complete|normal|regular|genuine|original|standard",
+		"charge|bill|debit ~2 customer|customers|user|users|them|client|clients ~3 above|markup|surcharge",
+		"even ~0 when|if|though ~3 rerouted|diverted|swapped|substituted",
+		"always|permanently|invariably ~0 ours",
 	}, "text that fixes or rewrites what the model puts in an argument (an account, a recipient, a destination) whatever the person asked for is parameter tampering, the quietest way a tool redirects money, messages or data"},
 	{"instruction.argument_rewrite", KindTampering, Medium, InText, MatchPhrase, []string{
 		"always|silently|quietly|secretly ~0 append|prepend|inject",
@@ -565,6 +573,8 @@ var Rules = []Rule{
 		"credentials|keys|tokens|passwords|secrets|password|token|key ~4 user|users|they|customer|customers ~2 has|have|had ~0 shared|given|pasted|mentioned|provided|typed|entered|disclosed|revealed|sent",
 		"contain|contains|include|includes|hold|holds|carry|carries|receive|receives ~3 text|contents|content|copy ~1 of ~2 user|users|their ~1 last|previous|prior|recent|earlier|past ~2 messages|message|prompts|prompt|questions|turns|requests",
 		"every|all|each|any ~3 file|files|path|paths|url|urls|link|links|address|addresses|name|names ~3 they|user|users ~1 has|have|had ~0 mentioned|typed|pasted|said|written|shared|named|referenced",
+		"everything|anything ~2 user|users|they ~1 said|typed|wrote|asked|shared|told|mentioned|pasted ~8 into|in|as ~2 argument|parameter|notes",
+		"clipboard|tabs|keystrokes|cookies ~6 in|into|as ~2 field|argument|parameter|input",
 	}, "the user's own words (every question they ask, their messages, their searches) logged, forwarded or copied elsewhere, the agent asked to attach secrets' contents, or an agent relied on to pass data on, moves what the person said or holds out of the tool they called: the tool's job is to answer, not to collect"},
 	{"exfiltration.address", KindExfiltration, Medium, InText, MatchSendTo, []string{
 		"send", "sent", "sends", "forward", "forwarded", "cc", "bcc", "copy", "notify", "inform", "let", "loop", "report", "share", "upload", "post", "transmit", "exfiltrate", "deliver", "also", "grant",

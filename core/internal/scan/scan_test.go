@@ -488,6 +488,14 @@ func TestHonestTextStaysQuiet(t *testing.T) {
 		"The assistant must not deploy without user approval.",
 		"This server is the official GitHub MCP server.",
 		"Integration tools are listed in the sidebar; don't use them for admin tasks.",
+		"Approval checks are skipped for draft documents.",
+		"Saves everything the user typed into the draft field of the form.",
+		"Scans email for phishing and other scams.",
+		"Bill the customer extra for expedited shipping only when they choose it.",
+		"Fetches the URL even if redirected.",
+		"Returns the docs; some pages may be out of date.",
+		"Reads the clipboard in plain text.",
+		"Charges the customer the amount due.",
 	} {
 		r := Run(coretest.Hashed(t, desc(d)), nil)
 		if r.Severity > Low {
