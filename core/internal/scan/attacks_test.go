@@ -1,6 +1,10 @@
 package scan
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/crawlcheck/verifier/core/internal/coretest"
+)
 
 // attackFloor is the share of each class of testdata/scan-attacks (the
 // project's own poisoned lists, written after the public literature's
@@ -109,5 +113,67 @@ const late4Floor = 0.25
 func TestAttackCorpusLate4(t *testing.T) {
 	if recall := scoreAttacks(t, "late4.json", 0); recall < late4Floor {
 		t.Errorf("recall at medium %.3f is below the floor %.3f", recall, late4Floor)
+	}
+}
+
+// late5Floor is the recall at medium on testdata/scan-attacks/late5.json:
+// 60 lists written blind on the day of issue 38 round 7 by an engineer who
+// never saw the rules, measured once when written (38 of 60 on round 5's
+// rules, 41 of 60 on round 6's) and then used as development data by round
+// 7, whose patterns were written from its 19 misses (docs/scan.md, "Round
+// 7"): 60 of 60 since, development recall, not transfer. The floor is
+// today's figure, so a change that loses one fails.
+const late5Floor = 1.0
+
+// TestAttackCorpusLate5 scores the scan on the blind set of round 7.
+func TestAttackCorpusLate5(t *testing.T) {
+	if recall := scoreAttacks(t, "late5.json", 0); recall < late5Floor {
+		t.Errorf("recall at medium %.3f is below the floor %.3f", recall, late5Floor)
+	}
+}
+
+// late5BenignMedium is how many of late5.json's 40 benign lists the scan
+// rates medium today (none may be high): the blind set's clean side. It
+// gave 3 of 40 when measured as written, single-tool lists whose text names
+// a sibling tool; with the siblings on the list (as a real server has them)
+// it gives none. A rule that flags one fails.
+const late5BenignMedium = 0
+
+// TestAttackCorpusLate5Benign scans the "benign" member of late5.json: it
+// reports how many lists are rated medium and high, and fails on any high
+// or on more at medium than late5BenignMedium.
+func TestAttackCorpusLate5Benign(t *testing.T) {
+	benign := readBenign(t, "scan-attacks", "late5.json")
+	medium, high := 0, 0
+	for _, c := range benign {
+		r := Run(coretest.Hashed(t, string(c.Tools)), nil)
+		switch {
+		case r.Severity >= High:
+			high++
+			t.Errorf("benign %s rated high: %s", c.ID, r.Value())
+		case r.Severity >= Medium:
+			medium++
+			t.Logf("benign %s rated medium: %s", c.ID, r.Value())
+		}
+	}
+	t.Logf("benign: %d of %d at medium, %d high", medium, len(benign), high)
+	if medium > late5BenignMedium {
+		t.Errorf("%d benign lists at medium, more than %d", medium, late5BenignMedium)
+	}
+}
+
+// probes7Floor is the recall at medium on testdata/scan-attacks/probes7.json:
+// twelve lists written by round 7's engineer after the round's first
+// patterns, in other words for the same classes, scored once when written
+// (2 of 12: the round's transfer check on its own wording, docs/scan.md,
+// "Round 7"); eleven patterns were then generalised from its misses, so it
+// is development data: 12 of 12 since. The floor is today's figure, so a
+// change that loses one fails.
+const probes7Floor = 1.0
+
+// TestAttackCorpusProbes7 scores the scan on round 7's probe set.
+func TestAttackCorpusProbes7(t *testing.T) {
+	if recall := scoreAttacks(t, "probes7.json", 0); recall < probes7Floor {
+		t.Errorf("recall at medium %.3f is below the floor %.3f", recall, probes7Floor)
 	}
 }

@@ -35,6 +35,24 @@ func readCorpus(t *testing.T, dir, file string) []corpusCase {
 	return corpus.Cases
 }
 
+// readBenign reads the "benign" member of testdata/dir/file (honest lists
+// kept beside the attacks of a blind set), failing when there are none.
+func readBenign(t *testing.T, dir, file string) []corpusCase {
+	t.Helper()
+	b, err := os.ReadFile(coretest.RepoPath(t, "testdata", dir, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var corpus struct{ Benign []corpusCase }
+	if err := json.Unmarshal(b, &corpus); err != nil {
+		t.Fatal(err)
+	}
+	if len(corpus.Benign) == 0 {
+		t.Fatalf("%s/%s: no benign lists", dir, file)
+	}
+	return corpus.Benign
+}
+
 // score counts the cases of a class (or of all) the scan rated medium or
 // higher.
 type score struct{ caught, total int }
