@@ -143,7 +143,15 @@ const late5BenignMedium = 0
 // reports how many lists are rated medium and high, and fails on any high
 // or on more at medium than late5BenignMedium.
 func TestAttackCorpusLate5Benign(t *testing.T) {
-	benign := readBenign(t, "scan-attacks", "late5.json")
+	scoreBenign(t, "late5.json", late5BenignMedium)
+}
+
+// scoreBenign scans the "benign" member of one file of testdata/scan-attacks:
+// it reports how many lists are rated medium and high, and fails on any high
+// or on more at medium than ceiling.
+func scoreBenign(t *testing.T, file string, ceiling int) {
+	t.Helper()
+	benign := readBenign(t, "scan-attacks", file)
 	medium, high := 0, 0
 	for _, c := range benign {
 		r := Run(coretest.Hashed(t, string(c.Tools)), nil)
@@ -157,8 +165,8 @@ func TestAttackCorpusLate5Benign(t *testing.T) {
 		}
 	}
 	t.Logf("benign: %d of %d at medium, %d high", medium, len(benign), high)
-	if medium > late5BenignMedium {
-		t.Errorf("%d benign lists at medium, more than %d", medium, late5BenignMedium)
+	if medium > ceiling {
+		t.Errorf("%d benign lists at medium, more than %d", medium, ceiling)
 	}
 }
 
@@ -176,4 +184,32 @@ func TestAttackCorpusProbes7(t *testing.T) {
 	if recall := scoreAttacks(t, "probes7.json", 0); recall < probes7Floor {
 		t.Errorf("recall at medium %.3f is below the floor %.3f", recall, probes7Floor)
 	}
+}
+
+// late6Floor is the recall at medium on testdata/scan-attacks/late6.json:
+// 60 lists written blind after round 7's patterns by an engineer who never
+// saw the rules, the corpora or the earlier blind sets, a third of them
+// with the payload in a parameter's description, default, enum or title,
+// measured once when written (32 of 60 on round 5's rules, 35 on round
+// 6's, 37 on round 7's). No rule has been written from it: it measures
+// transfer, and its figure is the floor, so a change that loses one fails.
+const late6Floor = 37.0 / 60
+
+// TestAttackCorpusLate6 scores the scan on the blind set written after
+// round 7.
+func TestAttackCorpusLate6(t *testing.T) {
+	if recall := scoreAttacks(t, "late6.json", 0); recall < late6Floor-1e-9 {
+		t.Errorf("recall at medium %.3f is below the floor %.3f", recall, late6Floor)
+	}
+}
+
+// late6BenignMedium is how many of late6.json's 40 benign lists (siblings
+// named by a text are on its list) the scan rates medium when written: one,
+// a firewall rule's "0.0.0.0/0 is allowed only for ports 80 and 443"
+// (docs/scan.md, "Round 7", measured after).
+const late6BenignMedium = 1
+
+// TestAttackCorpusLate6Benign scans the "benign" member of late6.json.
+func TestAttackCorpusLate6Benign(t *testing.T) {
+	scoreBenign(t, "late6.json", late6BenignMedium)
 }
