@@ -31,8 +31,16 @@ const lateFloor = 0.9
 // TestAttackCorpusLate scores the scan on the lists written after the
 // rules: how far they generalise.
 func TestAttackCorpusLate(t *testing.T) {
-	if recall := scoreAttacks(t, "late.json", 0); recall < lateFloor {
-		t.Errorf("recall at medium %.3f is below the floor %.3f", recall, lateFloor)
+	scoreAtLeast(t, "late.json", lateFloor)
+}
+
+// scoreAtLeast scores the scan on one file of testdata/scan-attacks and
+// fails when the recall of all classes together is below floor (a share; a
+// figure measured as k of n passes at exactly k/n).
+func scoreAtLeast(t *testing.T, file string, floor float64) {
+	t.Helper()
+	if recall := scoreAttacks(t, file, 0); recall < floor-1e-9 {
+		t.Errorf("recall at medium %.3f is below the floor %.3f", recall, floor)
 	}
 }
 
@@ -68,9 +76,7 @@ const late2Floor = 0.5
 
 // TestAttackCorpusLate2 scores the scan on the lists written last.
 func TestAttackCorpusLate2(t *testing.T) {
-	if recall := scoreAttacks(t, "late2.json", 0); recall < late2Floor {
-		t.Errorf("recall at medium %.3f is below the floor %.3f", recall, late2Floor)
-	}
+	scoreAtLeast(t, "late2.json", late2Floor)
 }
 
 // late3Floor is the recall at medium on testdata/scan-attacks/late3.json:
@@ -83,9 +89,7 @@ const late3Floor = 1.0
 
 // TestAttackCorpusLate3 scores the scan on the lists written after round 5.
 func TestAttackCorpusLate3(t *testing.T) {
-	if recall := scoreAttacks(t, "late3.json", 0); recall < late3Floor {
-		t.Errorf("recall at medium %.3f is below the floor %.3f", recall, late3Floor)
-	}
+	scoreAtLeast(t, "late3.json", late3Floor)
 }
 
 // probes6Floor is the recall at medium on testdata/scan-attacks/probes6.json:
@@ -97,9 +101,7 @@ const probes6Floor = 0.94
 
 // TestAttackCorpusProbes6 scores the scan on round 6's probe sets.
 func TestAttackCorpusProbes6(t *testing.T) {
-	if recall := scoreAttacks(t, "probes6.json", 0); recall < probes6Floor {
-		t.Errorf("recall at medium %.3f is below the floor %.3f", recall, probes6Floor)
-	}
+	scoreAtLeast(t, "probes6.json", probes6Floor)
 }
 
 // late4Floor is the recall at medium on testdata/scan-attacks/late4.json:
@@ -111,9 +113,7 @@ const late4Floor = 0.25
 
 // TestAttackCorpusLate4 scores the scan on the lists written after round 6.
 func TestAttackCorpusLate4(t *testing.T) {
-	if recall := scoreAttacks(t, "late4.json", 0); recall < late4Floor {
-		t.Errorf("recall at medium %.3f is below the floor %.3f", recall, late4Floor)
-	}
+	scoreAtLeast(t, "late4.json", late4Floor)
 }
 
 // late5Floor is the recall at medium on testdata/scan-attacks/late5.json:
@@ -127,9 +127,7 @@ const late5Floor = 1.0
 
 // TestAttackCorpusLate5 scores the scan on the blind set of round 7.
 func TestAttackCorpusLate5(t *testing.T) {
-	if recall := scoreAttacks(t, "late5.json", 0); recall < late5Floor {
-		t.Errorf("recall at medium %.3f is below the floor %.3f", recall, late5Floor)
-	}
+	scoreAtLeast(t, "late5.json", late5Floor)
 }
 
 // late5BenignMedium is how many of late5.json's 40 benign lists the scan
@@ -181,9 +179,7 @@ const probes7Floor = 1.0
 
 // TestAttackCorpusProbes7 scores the scan on round 7's probe set.
 func TestAttackCorpusProbes7(t *testing.T) {
-	if recall := scoreAttacks(t, "probes7.json", 0); recall < probes7Floor {
-		t.Errorf("recall at medium %.3f is below the floor %.3f", recall, probes7Floor)
-	}
+	scoreAtLeast(t, "probes7.json", probes7Floor)
 }
 
 // late6Floor is the recall at medium on testdata/scan-attacks/late6.json:
@@ -198,9 +194,7 @@ const late6Floor = 37.0 / 60
 // TestAttackCorpusLate6 scores the scan on the blind set written after
 // round 7.
 func TestAttackCorpusLate6(t *testing.T) {
-	if recall := scoreAttacks(t, "late6.json", 0); recall < late6Floor-1e-9 {
-		t.Errorf("recall at medium %.3f is below the floor %.3f", recall, late6Floor)
-	}
+	scoreAtLeast(t, "late6.json", late6Floor)
 }
 
 // late6BenignMedium is how many of late6.json's 40 benign lists (siblings
