@@ -88,16 +88,16 @@ func (s *scanner) routed(t string, lo, hi int) (int, int, bool) {
 	for _, r := range rs {
 		from := lo
 		if r.routes == nil && len(r.not) > 0 {
-			if _, w, ok := s.wordBefore(t, lo); ok && r.not[w] {
+			if _, w, ok := s.wordBefore(t, lo); ok && w.in(r.not) {
 				continue // "prefer get_issue_v2 instead": the name is recommended, not shunned
 			}
 		}
 		if r.routes != nil {
 			v, w, ok := s.wordBefore(t, lo)
-			if ok && (w == "the" || w == "a" || w == "our") { // "lands in the shared_summaries store"
+			if ok && (w.is("the") || w.is("a") || w.is("our")) { // "lands in the shared_summaries store"
 				v, w, ok = s.wordBefore(t, v)
 			}
-			if !ok || !r.routes[w] {
+			if !ok || !w.in(r.routes) {
 				continue
 			}
 			from = v
@@ -112,29 +112,47 @@ func (s *scanner) routed(t string, lo, hi int) (int, int, bool) {
 // wordBefore answers the word (lower case, at most ten letters) that ends
 // right before lo across blanks, quotes, backticks or asterisks (at most
 // three), and where it starts; not the tail of an identifier. Bounded: a
-// few bytes back.
-func (s *scanner) wordBefore(t string, lo int) (int, string, bool) {
+// few bytes back. The word is a shortWord, not a string: it is asked for
+// before every identifier of no list, and a string made of it would be an
+// allocation each time.
+func (s *scanner) wordBefore(t string, lo int) (int, shortWord, bool) {
+	var w shortWord
 	j := lo
 	for k := 0; k < 3 && j > 0 && strings.IndexByte(" \t\r\n`'\"*", t[j-1]) >= 0; k++ {
 		j--
 	}
 	if j == lo {
-		return 0, "", false
+		return 0, w, false
 	}
 	v := j
-	for v > 0 && j-v < 10 && byteClass[t[v-1]]&classAlnum != 0 {
+	for v > 0 && j-v < len(w.b) && byteClass[t[v-1]]&classAlnum != 0 {
 		v--
 	}
 	s.work += lo - v
 	if v == j || v > 0 && byteClass[t[v-1]]&classID != 0 {
-		return 0, "", false
+		return 0, w, false
 	}
-	var buf [10]byte
 	for k := v; k < j; k++ {
-		buf[k-v] = lower(t[k])
+		w.b[k-v] = lower(t[k])
 	}
-	return v, string(buf[:j-v]), true
+	w.n = j - v
+	return v, w, true
 }
+
+// shortWord is a word of at most ten letters, lower case, held by value:
+// comparing it or looking it up converts its bytes in place (the compiler
+// makes no string of them), so reading the word before a name allocates
+// nothing.
+type shortWord struct {
+	b [10]byte
+	n int
+}
+
+// is says whether the word is s.
+func (w *shortWord) is(s string) bool { return string(w.b[:w.n]) == s }
+
+// in says whether the word is a key of m that maps to true.
+func (w *shortWord) in(m map[string]bool) bool { return m[string(w.b[:w.n])] }
 
 // groupsNear says whether each group of the rule has a word in the
 // sentence of the name t[lo:hi], at most routeWindow words before it (or
