@@ -506,6 +506,9 @@ func TestHonestTextStaysQuiet(t *testing.T) {
 		"The user's query is sent to the search API using top_k results.",
 		"Send the message text to the channel given by channel_id.",
 		"The file is uploaded to the bucket named by upload_bucket in the config.",
+		// Windows' Volume Shadow Copy (and its shadow backups) is not a
+		// covert copy (review2).
+		"Creates a Volume Shadow Copy of the drive before the backup starts, then deletes the shadow backup.",
 	} {
 		r := Run(coretest.Hashed(t, desc(d)), nil)
 		if r.Severity > Low {
