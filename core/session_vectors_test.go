@@ -130,6 +130,13 @@ func sessionSequences(t testing.TB) []sessionSequence {
 			check(with(featuresRequest(t, featuresLock(t), richTools(), featureChanges()[0].features(t), "enforce"), "tool_texts", false), 0),
 			getPrompt("weekly"), getPrompt("triage"), read("issues://readme"), complete("uri", "issues://issue/{number}"),
 		}},
+		// Observe mode withholds nothing: an item call of a prompt the
+		// list did not offer, or of a resource a template's URI reaches,
+		// goes through as a tools/call of an unlisted name does.
+		{"observe mode lets an item call of an item not handed over through", []obj{
+			check(featuresRequest(t, featuresLock(t), richTools(), featureChanges()[0].features(t), "observe"), 0),
+			call("not_offered"), getPrompt("triage"), getPrompt("not_offered"), read("issues://issue/7"), complete("uri", "issues://other"),
+		}},
 		{"an item call against a lockfile that pins no features is refused as not compared", []obj{
 			check(enforce, 0), getPrompt("triage"), read("issues://readme"), complete("uri", "issues://issue/{number}"),
 		}},
@@ -403,4 +410,28 @@ func mustString(t testing.TB, raw []byte) string {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestObserveModeWithholdsNoItem: in observe mode every call of the
+// sequence that says so is allowed, an item not handed over as a tool the
+// list did not offer: observe withholds nothing (an unlisted prompt, a
+// resource a template's URI reaches, a completion of a uri no list
+// names). Review2: the engine refused the items while it let the tool
+// through.
+func TestObserveModeWithholdsNoItem(t *testing.T) {
+	for _, s := range sessionSequences(t) {
+		if s.Name != "observe mode lets an item call of an item not handed over through" {
+			continue
+		}
+		var state []byte
+		for i, ev := range s.Events {
+			var actions []byte
+			actions, state = step(t, state, mustJSON(t, ev))
+			if ev["type"] == "call" && string(actions) != `[{"action":"allow"}]` {
+				t.Errorf("event %d %v: %s", i+1, ev, actions)
+			}
+		}
+		return
+	}
+	t.Fatal("no observe-mode item sequence")
 }

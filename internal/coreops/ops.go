@@ -3223,9 +3223,10 @@ type SessionStepResult struct {
 // and their records carry `recheck`; a `use` the newest record does not cover (a notification
 // since) re-checks at once; a `prompts/get`, `resources/read` or `completion/complete` is allowed
 // when the newest handoff proceeds and hands that prompt, resource or resource template over, by
-// its exact key (a URI only a handed resource template matches is not a resource handed over; a
-// completion's `ref/resource` uri may be a handed template's or a handed resource's, and is refused
-// in the words of the resource the record names by it, else of the template).
+// its exact key, or, in observe mode (`calls.unlisted`), whatever it names (a URI only a handed
+// resource template matches is not a resource handed over; a completion's `ref/resource` uri may be
+// a handed template's or a handed resource's, and is refused in the words of the resource the
+// record names by it, else of the template).
 func SessionStep(r SessionStepRequest) (SessionStepResult, error) {
 	var out SessionStepResult
 	return out, r.Decode(&out)

@@ -274,3 +274,22 @@ func TestFeaturesUITemplateHandsWhatWasCompared(t *testing.T) {
 		t.Fatalf("resources/read of the pinned UI template handed what was not compared: %+v %v", res, err)
 	}
 }
+
+// TestFeaturesObserveWithholdsNoItem: in observe mode the gateway passes a
+// prompts/get of a prompt the list did not offer and a resources/read of a
+// URI only the template reaches on to the server, as it passes a
+// tools/call of an unlisted name: observe withholds nothing (enforce
+// refuses both: TestFeaturesHandedOver).
+func TestFeaturesObserveWithholdsNoItem(t *testing.T) {
+	e := newFeaturesEnv(t, issuesScenario)
+	s := e.connect(t, "observe", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	var rpc *jsonrpc.Error
+	if _, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: "issues://issue/7"}); errors.As(err, &rpc) && rpc.Code == gateway.RefusedCode {
+		t.Errorf("observe refused a resources/read a template reaches: %s", rpc.Message)
+	}
+	if _, err := s.GetPrompt(ctx, &mcp.GetPromptParams{Name: "not_offered"}); errors.As(err, &rpc) && rpc.Code == gateway.RefusedCode {
+		t.Errorf("observe refused a prompts/get of an unlisted prompt: %s", rpc.Message)
+	}
+}

@@ -305,13 +305,14 @@ func (s *scanner) calledWithArguments(t string, lo, hi int) (int, int, bool) {
 // more (an IBAN, a wallet) — not a URL, a domain or an IP address, which
 // honest text names as endpoints and documentation links, nor an address
 // at example.com, .org or .net, the domains documentation writes its
-// placeholders with (firecrawl's `"email": "alerts@example.com"`). Bounded
-// by the value's length.
+// placeholders with (firecrawl's `"email": "alerts@example.com"`), nor
+// eight digits that read as a date (YYYYMMDD: "the API version must
+// always be 20240601"). Bounded by the value's length.
 func strongValue(v string) bool {
 	if at := strings.IndexByte(v, '@'); at > 0 && strings.IndexByte(v[at+1:], '.') > 0 {
 		return !documentationDomain(strings.ToLower(v[at+1:]))
 	}
-	if strings.Contains(v, "://") || strings.Count(v, ".") > 0 {
+	if strings.Contains(v, "://") || strings.Count(v, ".") > 0 || compactDate(v) {
 		return false
 	}
 	letters, digits, run, maxRun := 0, 0, 0, 0
@@ -329,6 +330,24 @@ func strongValue(v string) bool {
 		run = 0
 	}
 	return maxRun >= 8 || letters > 0 && digits >= 6 && len(v) >= 12
+}
+
+// compactDate says whether v is eight digits that read as a date of 1900
+// to 2099 (YYYYMMDD), as API versions and dates are written: an account
+// number that happens to read so is missed, a date is not an account.
+func compactDate(v string) bool {
+	if len(v) != 8 {
+		return false
+	}
+	n := [8]int{}
+	for i := 0; i < 8; i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return false
+		}
+		n[i] = int(v[i] - '0')
+	}
+	century, month, day := n[0]*10+n[1], n[4]*10+n[5], n[6]*10+n[7]
+	return (century == 19 || century == 20) && month >= 1 && month <= 12 && day >= 1 && day <= 31
 }
 
 // documentationDomain says whether a lower-case domain is example.com,

@@ -138,10 +138,10 @@ func (s *scanner) foreignIn(t string, lo, hi int, marked bool, add func(rule, st
 // back (wordBefore, route.go).
 func (s *scanner) calledBefore(t string, lo int) (int, bool) {
 	v, w, ok := s.wordBefore(t, lo)
-	if ok && w == "the" {
+	if ok && w.is("the") {
 		v, w, ok = s.wordBefore(t, v)
 	}
-	return v, ok && s.c.foreign.verbs[w]
+	return v, ok && w.in(s.c.foreign.verbs)
 }
 
 // announcedAfter says whether "tool" or "function" follows hi (after a

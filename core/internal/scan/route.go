@@ -22,12 +22,19 @@ import (
 // Each word alone is everywhere in honest text ("set to Standard_DS1_v2",
 // "pass the id", "results are cached"), and an identifier of the list (a
 // sibling tool) or a parameter of the tool is never read here: a server
-// steering among its own tools is normal.
+// steering among its own tools is normal. Nor is a name the text itself
+// calls something else than a tool: "stored in the audit_log table", "saved
+// in plain_text format", "with end_to_end encryption" (a word of kinds
+// right after it), or "the channel given by channel_id" (a word of naming
+// right before its route word): tables, formats, fields and settings are
+// written in snake_case as tools are.
 type routeRule struct {
 	rule   int
 	around bool              // the groups' words may follow the name too (else they come before it)
 	routes map[string]bool   // the word right before the name, or nil for any place
 	not    map[string]bool   // for any place: words that must not be right before the name
+	kinds  map[string]bool   // words that, right after the name, say it is no tool ("table", "format")
+	naming map[string]bool   // words that, right before the route word, say the name names a value ("given by")
 	groups []map[string]bool // each needs a word in the name's sentence, at most routeWindow words away
 }
 
@@ -40,14 +47,15 @@ const maxRouteGroups = 4
 
 // routeGroups reads a foreign_route rule's Args: "before" or "around", route
 // words (or "*" for any place, then "!word" for each word that must not be
-// right before the name), then groups of words, each after a "|". The
+// right before the name), ">word" for each word of kinds, "<word" for each
+// word of naming, then groups of words, each after a "|". The
 // foreign_tool rule must come before it in the table: they share the list's
 // names (foreignState).
 func routeGroups(f *foreignRule, rule int, args []string) {
 	if f == nil || len(args) < 4 || args[0] != "before" && args[0] != "around" {
 		panic("scan: a foreign_route rule needs the foreign_tool rule before it, then before/around, route words and groups")
 	}
-	r := &routeRule{rule: rule, around: args[0] == "around", routes: map[string]bool{}, not: map[string]bool{}}
+	r := &routeRule{rule: rule, around: args[0] == "around", routes: map[string]bool{}, not: map[string]bool{}, kinds: map[string]bool{}, naming: map[string]bool{}}
 	for _, a := range args[1:] {
 		switch {
 		case a == "|":
@@ -58,6 +66,10 @@ func routeGroups(f *foreignRule, rule int, args []string) {
 			r.routes = nil
 		case a[0] == '!':
 			r.not[a[1:]] = true
+		case a[0] == '>':
+			r.kinds[a[1:]] = true
+		case a[0] == '<':
+			r.naming[a[1:]] = true
 		default:
 			r.routes[a] = true
 		}
@@ -87,18 +99,26 @@ func (s *scanner) routed(t string, lo, hi int) (int, int, bool) {
 	}
 	for _, r := range rs {
 		from := lo
+		if len(r.kinds) > 0 {
+			if w, ok := s.wordAfter(t, hi); ok && w.in(r.kinds) {
+				continue // "stored in the audit_log table": a table, not a tool
+			}
+		}
 		if r.routes == nil && len(r.not) > 0 {
-			if _, w, ok := s.wordBefore(t, lo); ok && r.not[w] {
+			if _, w, ok := s.wordBefore(t, lo); ok && w.in(r.not) {
 				continue // "prefer get_issue_v2 instead": the name is recommended, not shunned
 			}
 		}
 		if r.routes != nil {
 			v, w, ok := s.wordBefore(t, lo)
-			if ok && (w == "the" || w == "a" || w == "our") { // "lands in the shared_summaries store"
+			if ok && (w.is("the") || w.is("a") || w.is("our")) { // "lands in the shared_summaries store"
 				v, w, ok = s.wordBefore(t, v)
 			}
-			if !ok || !r.routes[w] {
+			if !ok || !w.in(r.routes) {
 				continue
+			}
+			if _, n, ok := s.wordBefore(t, v); ok && n.in(r.naming) {
+				continue // "the channel given by channel_id": a value's name
 			}
 			from = v
 		}
@@ -112,29 +132,75 @@ func (s *scanner) routed(t string, lo, hi int) (int, int, bool) {
 // wordBefore answers the word (lower case, at most ten letters) that ends
 // right before lo across blanks, quotes, backticks or asterisks (at most
 // three), and where it starts; not the tail of an identifier. Bounded: a
-// few bytes back.
-func (s *scanner) wordBefore(t string, lo int) (int, string, bool) {
+// few bytes back. The word is a shortWord, not a string: it is asked for
+// before every identifier of no list, and a string made of it would be an
+// allocation each time.
+func (s *scanner) wordBefore(t string, lo int) (int, shortWord, bool) {
+	var w shortWord
 	j := lo
 	for k := 0; k < 3 && j > 0 && strings.IndexByte(" \t\r\n`'\"*", t[j-1]) >= 0; k++ {
 		j--
 	}
 	if j == lo {
-		return 0, "", false
+		return 0, w, false
 	}
 	v := j
-	for v > 0 && j-v < 10 && byteClass[t[v-1]]&classAlnum != 0 {
+	for v > 0 && j-v < len(w.b) && byteClass[t[v-1]]&classAlnum != 0 {
 		v--
 	}
 	s.work += lo - v
 	if v == j || v > 0 && byteClass[t[v-1]]&classID != 0 {
-		return 0, "", false
+		return 0, w, false
 	}
-	var buf [10]byte
 	for k := v; k < j; k++ {
-		buf[k-v] = lower(t[k])
+		w.b[k-v] = lower(t[k])
 	}
-	return v, string(buf[:j-v]), true
+	w.n = j - v
+	return v, w, true
 }
+
+// wordAfter answers the word (lower case, at most ten letters) that starts
+// right after hi across blanks, quotes, backticks or asterisks (at most
+// three), not the head of an identifier or a longer word. Bounded: a few
+// bytes on.
+func (s *scanner) wordAfter(t string, hi int) (shortWord, bool) {
+	var w shortWord
+	j := hi
+	for k := 0; k < 3 && j < len(t) && strings.IndexByte(" \t\r\n`'\"*", t[j]) >= 0; k++ {
+		j++
+	}
+	if j == hi {
+		return w, false
+	}
+	e := j
+	for e < len(t) && e-j < len(w.b) && byteClass[t[e]]&classAlnum != 0 {
+		e++
+	}
+	s.work += e - hi
+	if e == j || e < len(t) && byteClass[t[e]]&classWord != 0 {
+		return w, false
+	}
+	for k := j; k < e; k++ {
+		w.b[k-j] = lower(t[k])
+	}
+	w.n = e - j
+	return w, true
+}
+
+// shortWord is a word of at most ten letters, lower case, held by value:
+// comparing it or looking it up converts its bytes in place (the compiler
+// makes no string of them), so reading the word before a name allocates
+// nothing.
+type shortWord struct {
+	b [10]byte
+	n int
+}
+
+// is says whether the word is s.
+func (w *shortWord) is(s string) bool { return string(w.b[:w.n]) == s }
+
+// in says whether the word is a key of m that maps to true.
+func (w *shortWord) in(m map[string]bool) bool { return m[string(w.b[:w.n])] }
 
 // groupsNear says whether each group of the rule has a word in the
 // sentence of the name t[lo:hi], at most routeWindow words before it (or

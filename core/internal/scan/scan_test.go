@@ -496,6 +496,21 @@ func TestHonestTextStaysQuiet(t *testing.T) {
 		"Returns the docs; some pages may be out of date.",
 		"Reads the clipboard in plain text.",
 		"Charges the customer the amount due.",
+		// snake_case names the text itself calls no tool (review2): a
+		// table, a column, a format, an encryption, a parameter named by.
+		"Stores the user's notes in the notes_db database.",
+		"User messages are logged in the audit_log table.",
+		"The conversation summary is stored in the summary_text column.",
+		"Text content is saved in plain_text format.",
+		"Your data is stored with end_to_end encryption.",
+		"The user's query is sent to the search API using top_k results.",
+		"Send the message text to the channel given by channel_id.",
+		"The file is uploaded to the bucket named by upload_bucket in the config.",
+		// Windows' Volume Shadow Copy (and its shadow backups) is not a
+		// covert copy (review2).
+		"Creates a Volume Shadow Copy of the drive before the backup starts, then deletes the shadow backup.",
+		// A compact date is not an account number (review2).
+		"The API version must always be 20240601.",
 	} {
 		r := Run(coretest.Hashed(t, desc(d)), nil)
 		if r.Severity > Low {

@@ -261,10 +261,14 @@ func (s *State) setItems(list string, keys []string) {
 // over, by its exact key. A
 // URI that only a handed resource template matches is not handed over: no
 // host matched URIs to templates, and the core does not either
-// (docs/decisions.md, Issue 33 (engine, item calls)).
+// (docs/decisions.md, Issue 33 (engine, item calls)). In observe mode
+// (Unlisted: the handoff lets a tools/call of a name the list did not
+// offer through) an item not handed over goes through too: observe
+// withholds nothing, not a prompt the list did not offer nor a resource a
+// template's URI reaches.
 func (s *State) ItemAllowed(list, key string) bool {
 	_, found := slices.BinarySearch(s.Items[list], key)
-	return s.Session == "proceed" && found
+	return s.Session == "proceed" && (found || s.Unlisted)
 }
 
 // Value is the state as the canonical object the host keeps. items is
