@@ -224,25 +224,7 @@ func isValue(v string, tlds map[string]bool) bool {
 	if len(v) > 4 && strings.EqualFold(v[:4], "www.") && isAlnum(v[4]) {
 		return true
 	}
-	letters, digits, run, maxRun, dots, ident := 0, 0, 0, 0, 0, true
-	for i := 0; i < len(v); i++ {
-		switch c := v[i]; {
-		case '0' <= c && c <= '9':
-			digits++
-			run++
-			maxRun = max(maxRun, run)
-			continue
-		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
-			letters++
-		case c == '.':
-			dots++
-			ident = false
-		case c == '_' || c == '-':
-		default:
-			ident = false
-		}
-		run = 0
-	}
+	letters, digits, maxRun, dots, ident := valueShape(v)
 	if maxRun >= 6 || ident && letters > 0 && digits >= 4 && len(v) >= 8 {
 		return true
 	}
@@ -315,20 +297,7 @@ func strongValue(v string) bool {
 	if strings.Contains(v, "://") || strings.Count(v, ".") > 0 || compactDate(v) {
 		return false
 	}
-	letters, digits, run, maxRun := 0, 0, 0, 0
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		switch {
-		case '0' <= c && c <= '9':
-			digits++
-			run++
-			maxRun = max(maxRun, run)
-			continue
-		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
-			letters++
-		}
-		run = 0
-	}
+	letters, digits, maxRun, _, _ := valueShape(v)
 	return maxRun >= 8 || letters > 0 && digits >= 6 && len(v) >= 12
 }
 
@@ -359,4 +328,32 @@ func documentationDomain(d string) bool {
 		}
 	}
 	return false
+}
+
+// valueShape counts a value's ASCII letters, digits and dots, its longest
+// run of digits, and whether it is made of letters, digits, _ and - only
+// (an identifier): the shape both a fixed value and a strong value are
+// judged by. Bounded by the value's length.
+func valueShape(v string) (letters, digits, maxRun, dots int, ident bool) {
+	run := 0
+	ident = true
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case '0' <= c && c <= '9':
+			digits++
+			run++
+			maxRun = max(maxRun, run)
+			continue
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+			letters++
+		case c == '.':
+			dots++
+			ident = false
+		case c == '_' || c == '-':
+		default:
+			ident = false
+		}
+		run = 0
+	}
+	return letters, digits, maxRun, dots, ident
 }

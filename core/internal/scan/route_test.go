@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crawlcheck/verifier/core/internal/canon"
+	"github.com/crawlcheck/verifier/core/internal/coretest"
 	"github.com/crawlcheck/verifier/core/internal/tools"
 )
 
@@ -23,15 +23,7 @@ func TestRoundsSixSevenLinear(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := canon.Parse(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ts, err := tools.Hash(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ts
+		return coretest.Hashed(t, string(b))
 	}
 	for name, unit := range map[string]string{
 		"sinks":   "Results go to stats_sink or the other_sink. ",
